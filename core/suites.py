@@ -1,0 +1,120 @@
+"""The shipped test suites and any suite a user names by file.
+
+Suites are CSV files under ``data/suites/`` (schemas in ``data/README.md``).
+:func:`load_suite` returns one row per pair to encode, in the tidy layout the
+runner expects; the OOV suite becomes three rows per item, one per variant
+(original, entity replaced in both sentences, entity replaced in the second
+sentence only), sharing the item's ``pair_id``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from core import constants as C
+from core.pairs_io import PairsFileError, read_pairs_file
+from core.paths import SUITES_DIR
+
+SUITE_FILES = {
+    C.SUITE_OOV: SUITES_DIR / "oov.csv",
+    C.SUITE_BASELINE: SUITES_DIR / "baseline.csv",
+    C.SUITE_FAILURE_MODES: SUITES_DIR / "failure-modes.csv",
+}
+
+
+class SuiteError(ValueError):
+    """A suite name or file cannot be used."""
+
+
+def read_suite_file(name: str) -> pd.DataFrame:
+    """The raw rows of a shipped suite file, one per pair or OOV item."""
+    try:
+        path = SUITE_FILES[name]
+    except KeyError as exc:
+        raise SuiteError(f"unknown suite {name!r}; choose one of {', '.join(C.SUITES)} or {C.SUITE_ALL}") from exc
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame[C.COL_SUITE] = name
+    if name == C.SUITE_OOV:
+        frame[C.COL_CATEGORY] = C.CAT_OOV
+    return frame
+
+
+def replace_entity(text: str, entity: str, replacement: str) -> str:
+    """Replace whole-word occurrences of ``entity`` (case-sensitive)."""
+    return re.sub(rf"\b{re.escape(entity)}\b", replacement, text)
+
+
+def expand_oov(items: pd.DataFrame) -> pd.DataFrame:
+    """One row per OOV item and variant.
+
+    ``original`` keeps both sentences; ``replaced_both`` puts the invented
+    word in both; ``replaced_b`` only in the second sentence.
+    """
+    rows = []
+    for item in items.to_dict("records"):
+        ent, rep = item[C.COL_ENTITY], item[C.COL_REPLACEMENT]
+        a, b = item[C.COL_TEXT_A], item[C.COL_TEXT_B]
+        variants = {
+            C.VARIANT_ORIGINAL: (a, b),
+            C.VARIANT_REPLACED_BOTH: (replace_entity(a, ent, rep), replace_entity(b, ent, rep)),
+            C.VARIANT_REPLACED_B: (a, replace_entity(b, ent, rep)),
+        }
+        for variant, (ta, tb) in variants.items():
+            rows.append({**item, C.COL_VARIANT: variant, C.COL_TEXT_A: ta, C.COL_TEXT_B: tb})
+    return pd.DataFrame(rows)
+
+
+def load_suite(name_or_path: str) -> pd.DataFrame:
+    """Pairs to encode for a suite name, ``all``, or a pairs file path.
+
+    Returns:
+        Columns ``suite``, ``category``, ``pair_id``, ``text_a``, ``text_b``
+        plus whatever the suite carries (``domain``, ``source``, ``entity``,
+        ``replacement``, ``variant``, ``label``).
+
+    Raises:
+        SuiteError: unknown name, or a file that cannot be read.
+    """
+    if name_or_path == C.SUITE_ALL:
+        return pd.concat([load_suite(s) for s in C.SUITES], ignore_index=True)
+    if name_or_path in SUITE_FILES:
+        frame = read_suite_file(name_or_path)
+        return expand_oov(frame) if name_or_path == C.SUITE_OOV else frame
+    path = Path(name_or_path).expanduser()
+    if not path.exists():
+        raise SuiteError(f"no suite named {name_or_path!r} and no such file; suites: {', '.join(C.SUITES)}, {C.SUITE_ALL}")
+    try:
+        frame, _notes = read_pairs_file(path)
+    except PairsFileError as exc:
+        raise SuiteError(f"{path}: {exc}") from exc
+    return frame
+
+
+def suite_report(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per-category variety figures of a suite (as documented in data/README.md).
+
+    Returns:
+        Columns category, pairs, distinct_words, mean_len, min_len, max_len,
+        where lengths are in words per sentence.
+    """
+    from core.validators import words
+
+    rows = []
+    for cat, group in frame.groupby(C.COL_CATEGORY, sort=False):
+        sentences = list(group[C.COL_TEXT_A]) + list(group[C.COL_TEXT_B])
+        lengths = [len(words(s)) for s in sentences]
+        vocab = {w for s in sentences for w in words(s)}
+        rows.append(
+            {
+                "category": cat,
+                "pairs": len(group),
+                "distinct_words": len(vocab),
+                "mean_len": round(sum(lengths) / len(lengths), 1),
+                "min_len": min(lengths),
+                "max_len": max(lengths),
+            }
+        )
+    return pd.DataFrame(rows)

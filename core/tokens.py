@@ -1,0 +1,139 @@
+"""How a model's tokenizer sees a text: subword splits, counts, [UNK], cut-off.
+
+Works with any Hugging Face tokenizer (WordPiece, SentencePiece, BPE).  Word
+splits tokenize each whitespace/punctuation-separated word on its own, which
+for WordPiece is exactly how the sentence is split (BERT's pre-tokenizer
+splits on whitespace and punctuation before WordPiece runs).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+_WORD_RE = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class WordSplit:
+    """One word and its subword pieces.
+
+    Attributes:
+        word: the word as typed.
+        pieces: subword tokens, e.g. ``["x", "##yl", "##op", "##hri", "##x"]``.
+        in_vocab: the word is a single vocabulary entry (one piece, not [UNK]).
+        n_unk: pieces that are the unknown token.
+    """
+
+    word: str
+    pieces: tuple[str, ...]
+    in_vocab: bool
+    n_unk: int
+
+
+@dataclass(frozen=True)
+class Tokenization:
+    """A text as one model's tokenizer sees it.
+
+    Attributes:
+        text: the input text.
+        tokens: subword tokens without special tokens.
+        n_tokens: ``len(tokens)``.
+        n_with_special: tokens the model receives ([CLS], [SEP] included).
+        max_tokens: what the model keeps.
+        n_past_max: tokens cut off (0 when the text fits).
+        n_unk: [UNK] tokens.
+        words: per-word splits.
+    """
+
+    text: str
+    tokens: tuple[str, ...]
+    n_tokens: int
+    n_with_special: int
+    max_tokens: int
+    n_past_max: int
+    n_unk: int
+    words: tuple[WordSplit, ...]
+
+    @property
+    def truncated(self) -> bool:
+        return self.n_past_max > 0
+
+
+def token_counts(tokenizer, texts: Sequence[str]) -> list[int]:
+    """Tokens each text becomes, special tokens included (batched, fast)."""
+    if not texts:
+        return []
+    enc = tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)
+    return [len(ids) for ids in enc["input_ids"]]
+
+
+def split_words(text: str) -> list[str]:
+    """Words and punctuation marks of a text, in order."""
+    return _WORD_RE.findall(text)
+
+
+def _unk(tokenizer) -> str | None:
+    return getattr(tokenizer, "unk_token", None)
+
+
+def word_pieces(tokenizer, word: str) -> list[str]:
+    """Subword pieces of one word (no special tokens)."""
+    return list(tokenizer.tokenize(word))
+
+
+def is_vocab_entry(tokenizer, word: str) -> bool:
+    """True when ``word`` is a single vocabulary entry of this tokenizer.
+
+    SentencePiece/BPE tokenizers mark a word start (``▁word``, ``Ġword``);
+    that marker still counts as one entry.
+    """
+    pieces = word_pieces(tokenizer, word)
+    return len(pieces) == 1 and pieces[0] != _unk(tokenizer)
+
+
+def split_word(tokenizer, word: str) -> WordSplit:
+    """The :class:`WordSplit` of one word."""
+    pieces = tuple(word_pieces(tokenizer, word))
+    unk = _unk(tokenizer)
+    n_unk = sum(1 for p in pieces if p == unk)
+    return WordSplit(word, pieces, len(pieces) == 1 and n_unk == 0, n_unk)
+
+
+def tokenize(tokenizer, text: str, max_tokens: int) -> Tokenization:
+    """Tokenize a text the way the model will, and say what gets cut.
+
+    Args:
+        tokenizer: a Hugging Face tokenizer.
+        text: any text.
+        max_tokens: the model's maximum sequence length (specials included).
+    """
+    tokens = tuple(tokenizer.tokenize(text))
+    n_special = token_counts(tokenizer, [text])[0]
+    unk = _unk(tokenizer)
+    words = tuple(split_word(tokenizer, w) for w in split_words(text))
+    return Tokenization(
+        text=text,
+        tokens=tokens,
+        n_tokens=len(tokens),
+        n_with_special=n_special,
+        max_tokens=max_tokens,
+        n_past_max=max(0, n_special - max_tokens),
+        n_unk=sum(1 for t in tokens if t == unk),
+        words=words,
+    )
+
+
+def identical_splits(splits: dict[str, Sequence[str]]) -> bool:
+    """True when every model split a text into the same tokens.
+
+    Word-start markers (``▁``, ``Ġ``) and WordPiece's ``##`` are ignored, so
+    tokenizers of different families compare by where they cut, not by how
+    they spell a cut.
+    """
+    def norm(tokens: Sequence[str]) -> tuple[str, ...]:
+        return tuple(t.replace("##", "", 1).lstrip("▁Ġ").lower() for t in tokens)
+
+    forms = {norm(t) for t in splits.values()}
+    return len(forms) <= 1

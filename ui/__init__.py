@@ -1,0 +1,1 @@
+"""Streamlit layer: cache wrappers, shared state and widgets. Pages import from here."""

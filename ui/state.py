@@ -1,0 +1,159 @@
+"""Session state shared by every page: selected models, threshold, results.
+
+The sidebar is drawn by ``app.py`` on every rerun, so its widgets keep their
+values across page switches.  Results are stored per analysis key in
+``st.session_state`` and only replaced by a run that produced something, so a
+failed run never wipes what the user already had.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from core import constants as C
+from core import registry
+from core.models import REMOTE_CODE_WARNING, ModelUnavailable
+from core.runner import RunResult, run_pairs
+from ui import resources
+
+KEY_MODELS = "selected_models"
+KEY_CUSTOM = "custom_models"
+KEY_THRESHOLD = "threshold"
+KEY_REMOTE = "remote_code_models"
+KEY_RESULTS = "results"
+KEY_ERRORS = "last_errors"
+DEFAULTS_ENV = "COSINE_PROBE_DEFAULT_MODELS"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What the sidebar says: models to run, threshold, remote-code opt-ins."""
+
+    models: list[str]
+    threshold: float
+    remote_code: frozenset[str]
+
+
+def default_models() -> list[str]:
+    """Bundled models, or the comma-separated ``COSINE_PROBE_DEFAULT_MODELS``."""
+    env = os.environ.get(DEFAULTS_ENV, "").strip()
+    if env:
+        return [m.strip() for m in env.split(",") if m.strip()]
+    return list(registry.BUNDLED)
+
+
+def init_state() -> None:
+    """Give every shared key its default once per session."""
+    ss = st.session_state
+    ss.setdefault(KEY_CUSTOM, [])
+    ss.setdefault(KEY_MODELS, default_models())
+    ss.setdefault(KEY_THRESHOLD, C.DEFAULT_THRESHOLD)
+    ss.setdefault(KEY_REMOTE, [])
+    ss.setdefault(KEY_RESULTS, {})
+    ss.setdefault(KEY_ERRORS, {})
+
+
+def _label(name: str) -> str:
+    return registry.short_name(name) if name in registry.REGISTRY else name
+
+
+def _add_custom_model() -> None:
+    ss = st.session_state
+    name = (ss.get("custom_model_input") or "").strip()
+    if not name:
+        return
+    try:
+        meta = registry.resolve(name)
+    except ValueError as exc:
+        ss["custom_model_message"] = f"⚠️ {exc}"
+        return
+    if meta.name not in ss[KEY_CUSTOM] and meta.name not in registry.REGISTRY:
+        ss[KEY_CUSTOM] = [*ss[KEY_CUSTOM], meta.name]
+    if meta.name not in ss[KEY_MODELS]:
+        ss[KEY_MODELS] = [*ss[KEY_MODELS], meta.name]
+    ss["custom_model_message"] = f"Added {meta.name}."
+    ss["custom_model_input"] = ""
+
+
+def sidebar() -> Selection:
+    """Draw the model picker and threshold; return the current selection."""
+    init_state()
+    ss = st.session_state
+    with st.sidebar:
+        st.subheader("Models")
+        options = list(dict.fromkeys([*registry.BUNDLED, *registry.PAPER_MODELS, *ss[KEY_CUSTOM], *ss[KEY_MODELS]]))
+        st.multiselect("Models to compare", options, key=KEY_MODELS, format_func=_label, help="Bundled models work offline; the papers' large models need the Hugging Face hub or a local cache.")
+        with st.expander("Add a Hugging Face id or local folder"):
+            st.text_input("Model id or path", key="custom_model_input", placeholder="intfloat/e5-small-v2 or ./my-model")
+            st.button("Add model", on_click=_add_custom_model)
+            if ss.get("custom_model_message"):
+                st.caption(ss["custom_model_message"])
+        remote: set[str] = set(ss[KEY_REMOTE])
+        for name in ss[KEY_MODELS]:
+            meta = registry.resolve(name)
+            if meta.trust_remote_code or meta.source != registry.SOURCE_BUNDLED and name in ss[KEY_CUSTOM]:
+                checked = st.checkbox(f"Run remote code for {_label(name)}", value=name in remote, key=f"remote::{name}", help=REMOTE_CODE_WARNING)
+                remote = remote | {name} if checked else remote - {name}
+        ss[KEY_REMOTE] = sorted(remote)
+        with st.expander("Availability", expanded=False):
+            for name in ss[KEY_MODELS]:
+                avail = resources.model_availability(name, name in remote)
+                icon = "✅" if avail.available else ("🔒" if avail.status == "needs-opt-in" else "⛔")
+                st.markdown(f"{icon} **{_label(name)}** — {avail.status}")
+                st.caption(avail.reason)
+            if remote:
+                st.warning(REMOTE_CODE_WARNING, icon="⚠️")
+        st.subheader("Retrieval threshold")
+        st.slider("Pairs scoring above this count as retrieved as the same", 0.0, 1.0, step=0.01, key=KEY_THRESHOLD)
+    return Selection(list(ss[KEY_MODELS]), float(ss[KEY_THRESHOLD]), frozenset(ss[KEY_REMOTE]))
+
+
+def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scoring pairs") -> RunResult | None:
+    """Run pairs on the selected models with a progress display.
+
+    The result is stored under ``key`` only when at least one model produced
+    rows; otherwise the previous result stays and the errors are shown.
+    """
+    if not selection.models:
+        st.warning("Select at least one model in the sidebar.")
+        return None
+    with st.status(f"{label}: {len(pairs)} pairs × {len(selection.models)} models", expanded=False) as status:
+        bar = st.progress(0.0)
+
+        def progress(fraction: float, message: str) -> None:
+            bar.progress(fraction, text=message)
+
+        # Load through the shared resource wrapper so every session reuses one instance.
+        for name in selection.models:
+            try:
+                resources.model(name, name in selection.remote_code)
+            except ModelUnavailable:
+                pass  # run_pairs reports it with the reason
+        result = run_pairs(pairs, selection.models, cache=resources.embedding_cache(), allow_remote_code=sorted(selection.remote_code), progress=progress)
+        ok = not result.results.empty
+        status.update(label=f"{label}: done in {result.seconds:.1f} s" if ok else f"{label}: no model produced results", state="complete" if ok else "error")
+    st.session_state[KEY_ERRORS][key] = result.errors
+    if ok:
+        st.session_state[KEY_RESULTS][key] = result
+    return result if ok else None
+
+
+def stored(key: str) -> RunResult | None:
+    """The last successful result for an analysis key, if any."""
+    init_state()
+    return st.session_state[KEY_RESULTS].get(key)
+
+
+def show_errors(key: str) -> None:
+    """One error box per model that failed in the last run under ``key``."""
+    for reason in st.session_state.get(KEY_ERRORS, {}).get(key, {}).values():
+        st.error(reason, icon="⛔")
+
+
+def short(name: str) -> str:
+    """Chart label of a model."""
+    return _label(name)
