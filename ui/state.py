@@ -157,3 +157,10 @@ def show_errors(key: str) -> None:
 def short(name: str) -> str:
     """Chart label of a model."""
     return _label(name)
+
+
+def current() -> Selection:
+    """The selection the sidebar holds (pages call this; app.py draws the widgets)."""
+    init_state()
+    ss = st.session_state
+    return Selection(list(ss[KEY_MODELS]), float(ss[KEY_THRESHOLD]), frozenset(ss[KEY_REMOTE]))
