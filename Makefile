@@ -42,4 +42,4 @@ bench: setup
 	$(BIN)/python -m bench
 
 lint: setup
-	$(BIN)/ruff check core pages tests app.py
+	$(BIN)/ruff check core ui views tests bench app.py

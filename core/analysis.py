@@ -315,3 +315,188 @@ def summarize(results: pd.DataFrame, threshold: float = C.DEFAULT_THRESHOLD) -> 
             out[f"oov_deltas_{reading}"] = deltas
             out[f"oov_summary_{reading}"] = oov_summary(deltas, dyn)
     return out
+
+
+# ------------------------------------------------------ compare & tokenizer
+# Tables behind the Compare and Tokenizer pages.
+
+ABOVE_THRESHOLD = "above threshold"
+BELOW_THRESHOLD = "below threshold"
+COMPARE_COLUMNS = [C.COL_MODEL, C.COL_COSINE, "verdict", C.COL_TOKENS_A, C.COL_TOKENS_B, C.COL_TRUNCATED, "published", "note"]
+
+
+def compare_table(results: pd.DataFrame, threshold: float = C.DEFAULT_THRESHOLD, published: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per model for typed pairs: cosine, verdict, token counts, published cosine.
+
+    Args:
+        results: runner output (any number of pairs; usually one).
+        threshold: a cosine strictly above it is "above threshold" (the
+            failure-paper rule: such a pair would be retrieved as the same).
+        published: the failure paper's example table
+            (:func:`core.reference.load_failure_examples`: text_a, text_b,
+            model, published_cosine, note) or None.  A row gets the published
+            cosine when its model and both texts match an example exactly;
+            NaN otherwise.
+
+    Returns:
+        Columns model, cosine, verdict, n_tokens_a, n_tokens_b, truncated,
+        published, note (plus text_a, text_b, pair_id), in result order.
+    """
+    cols = [*COMPARE_COLUMNS, C.COL_TEXT_A, C.COL_TEXT_B, C.COL_PAIR_ID]
+    if results.empty:
+        return pd.DataFrame(columns=cols)
+    out = results[[C.COL_MODEL, C.COL_PAIR_ID, C.COL_TEXT_A, C.COL_TEXT_B, C.COL_COSINE, C.COL_TOKENS_A, C.COL_TOKENS_B, C.COL_TRUNCATED]].copy()
+    out["verdict"] = np.where(out[C.COL_COSINE].to_numpy(float) > threshold, ABOVE_THRESHOLD, BELOW_THRESHOLD)
+    if published is not None and not published.empty:
+        keys = [C.COL_MODEL, C.COL_TEXT_A, C.COL_TEXT_B]
+        ref = published[[*keys, "published_cosine", "note"]].drop_duplicates(keys).rename(columns={"published_cosine": "published"})
+        out = out.merge(ref, on=keys, how="left")
+        out["note"] = out["note"].fillna("")
+    else:
+        out["published"] = math.nan
+        out["note"] = ""
+    out["published"] = out["published"].astype(float)
+    return out[cols].reset_index(drop=True)
+
+
+def published_split_check(entities: pd.DataFrame, text: str, tokens: Sequence[str]) -> dict | None:
+    """Compare a tokenizer's split of a word with the OOV paper's Table 2.
+
+    Args:
+        entities: :func:`core.reference.load_oov_entities` (entity,
+            replacement, original_tokens, replacement_tokens, note).
+        text: a line the user typed; matched case-insensitively, after
+            stripping, against the 20 entities and their replacements.
+        tokens: the subword tokens a model produced for ``text``.
+
+    Returns:
+        None when ``text`` is none of the 40 words, else a dict with entity,
+        replacement, kind (``original`` or ``replacement``), published (the
+        paper's split, space-separated), ours (``tokens`` space-separated),
+        match (bool: identical splits) and note.
+    """
+    word = text.strip().lower()
+    if not word or entities.empty:
+        return None
+    for row in entities.to_dict("records"):
+        for kind, name_col, split_col in (("replacement", "replacement", "replacement_tokens"), ("original", "entity", "original_tokens")):
+            if str(row[name_col]).strip().lower() == word:
+                ours = " ".join(tokens)
+                published = " ".join(str(row[split_col]).split())
+                return {
+                    C.COL_ENTITY: row["entity"],
+                    C.COL_REPLACEMENT: row["replacement"],
+                    "kind": kind,
+                    "published": published,
+                    "ours": ours,
+                    "match": ours == published,
+                    "note": str(row.get("note", "") or ""),
+                }
+    return None
+
+
+# ------------------------------------------------- user data: gold labels
+# Used by the "Your data" page: an uploaded file may carry a gold label per
+# pair (a similarity score, 0/1 relevance ...).  When every given label is a
+# number, the labels are correlated with the cosines, per model.
+
+
+def _numeric_labels(results: pd.DataFrame, column: str) -> pd.Series:
+    """The labels as floats: NaN where a label is empty or not a finite number."""
+    if column not in results.columns:
+        return pd.Series(np.nan, index=results.index, dtype=float)
+    text = results[column].astype("string").str.strip().fillna("")
+    values = pd.to_numeric(text.where(text != ""), errors="coerce").astype(float)
+    return values.where(np.isfinite(values))
+
+
+def labels_are_numeric(results: pd.DataFrame, column: str = C.COL_LABEL) -> bool:
+    """Whether ``column`` holds at least 3 labels and every non-empty one is a number.
+
+    Empty labels are ignored; a single non-numeric label ("yes", "n/a")
+    makes the answer False, so text labels are never half-read as numbers.
+    """
+    if results.empty or column not in results.columns:
+        return False
+    text = results[column].astype("string").str.strip().fillna("")
+    given = text != ""
+    numeric = _numeric_labels(results, column).notna()
+    return bool(given.sum() >= 3 and (numeric[given]).all())
+
+
+def label_correlation(results: pd.DataFrame, column: str = C.COL_LABEL) -> pd.DataFrame:
+    """Pearson and Spearman correlation of a numeric gold label with cosine, per model.
+
+    Only rows whose label is a finite number count; a model with fewer than
+    3 such rows is left out.  A constant label or cosine gives NaN
+    correlations (see :func:`core.stats.correlation`).
+
+    Returns:
+        Columns model, pearson_r, pearson_p, spearman_rho, spearman_p, n.
+    """
+    cols = [C.COL_MODEL, "pearson_r", "pearson_p", "spearman_rho", "spearman_p", "n"]
+    if results.empty or column not in results.columns:
+        return pd.DataFrame(columns=cols)
+    labels = _numeric_labels(results, column)
+    data = results.assign(_label=labels)[labels.notna()]
+    rows = []
+    for model, group in data.groupby(C.COL_MODEL, sort=False):
+        if len(group) < 3:
+            continue
+        res = stats.correlation(group["_label"].to_numpy(float), group[C.COL_COSINE].to_numpy(float))
+        rows.append({C.COL_MODEL: model, **res._asdict()})
+    return pd.DataFrame(rows, columns=cols)
+
+
+# ------------------------------------------------------ OOV page (by tokens)
+# Table 10 per model: each model's own tokenizer decides which originals are
+# single-token (see core.tokens.piece_counts).
+
+
+def oov_token_groups(deltas: pd.DataFrame, counts_by_model: dict[str, dict[str, int]]) -> pd.DataFrame:
+    """OOV-paper Table 10, wide: mean delta of single- vs multi-token originals per model.
+
+    Args:
+        deltas: output of :func:`oov_deltas`.
+        counts_by_model: model -> (entity -> subword count of the original
+            entity under that model's tokenizer).  A model missing here, or an
+            entity missing from its map, counts as single-token (as in
+            :func:`oov_by_original_tokens`).
+
+    Returns:
+        Columns model, n_single, single_token_mean_delta, n_multi,
+        multi_token_mean_delta; a group without entities has n 0 and NaN mean.
+    """
+    cols = [C.COL_MODEL, "n_single", "single_token_mean_delta", "n_multi", "multi_token_mean_delta"]
+    rows = []
+    for model in _models(deltas):
+        groups = oov_by_original_tokens(deltas[deltas[C.COL_MODEL] == model], counts_by_model.get(model, {})).set_index("group")
+        row = {C.COL_MODEL: model}
+        for group, key in (("single-token", "single"), ("multi-token", "multi")):
+            row[f"n_{key}"] = int(groups.at[group, "n"]) if group in groups.index else 0
+            row[f"{key}_token_mean_delta"] = float(groups.at[group, "mean_delta"]) if group in groups.index else math.nan
+        rows.append(row)
+    return pd.DataFrame(rows, columns=cols)
+
+
+def oov_readings(results: pd.DataFrame, dynamic: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Mean OOV delta per model under both readings of the paper's design.
+
+    The OOV paper does not say whether the invented word replaces the entity
+    in both sentences of a pair or in one; this puts the two side by side.
+
+    Returns:
+        Columns model, reading, reading_label, n, mean_delta, ci_low,
+        ci_high, normalized_mean (one row per model and reading).
+    """
+    dyn = dynamic if dynamic is not None else dynamic_ranges(results)
+    frames = []
+    for reading, label in C.OOV_READINGS.items():
+        summary = oov_summary(oov_deltas(results, reading, dyn), dyn)
+        if summary.empty:
+            continue
+        frames.append(summary[[C.COL_MODEL, "n", "mean_delta", "ci_low", "ci_high", "normalized_mean"]].assign(reading=reading, reading_label=label))
+    cols = [C.COL_MODEL, "reading", "reading_label", "n", "mean_delta", "ci_low", "ci_high", "normalized_mean"]
+    if not frames:
+        return pd.DataFrame(columns=cols)
+    return pd.concat(frames, ignore_index=True)[cols]

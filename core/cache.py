@@ -14,6 +14,7 @@ warning.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sqlite3
 import threading
@@ -102,10 +103,8 @@ class EmbeddingCache:
     def _recover(self, exc: BaseException) -> None:
         """Move a corrupt database aside and start a fresh one."""
         if self._conn is not None:
-            try:
+            with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
-            except sqlite3.Error:
-                pass
             self._conn = None
         stamp = time.strftime("%Y%m%d-%H%M%S")
         try:

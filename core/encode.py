@@ -74,7 +74,10 @@ def encode_texts(
     unique = _unique(texts)
     report = EncodeReport(model=model.name, n_unique=len(unique))
     prompt = model.meta.prompt
-    counts = token_counts(model.tokenizer, [prompt + t for t in unique])
+    # The tokenizer is shared with encoding and is not safe to call concurrently
+    # (a call resets its padding/truncation state), so it goes through the lock too.
+    with model.lock:
+        counts = token_counts(model.tokenizer, [prompt + t for t in unique])
     report.token_counts = dict(zip(unique, counts, strict=True))
     limit = model.max_seq_length
     report.truncated = [Truncation(t, n, limit) for t, n in report.token_counts.items() if n > limit]

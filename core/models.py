@@ -10,6 +10,7 @@ the tokenizers promise thread safety for concurrent calls on one model.
 
 from __future__ import annotations
 
+import copy
 import os
 import socket
 import threading
@@ -81,6 +82,9 @@ class LoadedModel:
 _HUB_STATE: dict[str, tuple[float, str | None]] = {}
 _HUB_LOCK = threading.Lock()
 _HUB_TTL = 60.0
+# The whole availability answer must come within HUB_TIMEOUT_SECONDS, so the
+# probe gets most of that budget and the local cache lookups the rest.
+_PROBE_SECONDS = HUB_TIMEOUT_SECONDS * 0.8
 
 
 def _hub_endpoint() -> str:
@@ -89,7 +93,7 @@ def _hub_endpoint() -> str:
 
 def _probe(host: str, port: int, result: list) -> None:
     try:
-        with socket.create_connection((host, port), timeout=HUB_TIMEOUT_SECONDS):
+        with socket.create_connection((host, port), timeout=_PROBE_SECONDS):
             result.append(None)
     except OSError as exc:
         result.append(f"{type(exc).__name__}: {exc}")
@@ -99,7 +103,7 @@ def hub_unreachable_reason() -> str | None:
     """None when the Hugging Face hub answers a TCP connect, else why not.
 
     Honours ``HF_HUB_OFFLINE``.  The probe runs in a daemon thread joined for
-    at most ``HUB_TIMEOUT_SECONDS`` so a hanging DNS lookup cannot stall the
+    at most 80% of ``HUB_TIMEOUT_SECONDS`` so a hanging DNS lookup cannot stall the
     caller; the answer is remembered for a minute.
     """
     if os.environ.get("HF_HUB_OFFLINE", "").strip() not in ("", "0", "false", "False"):
@@ -113,8 +117,8 @@ def hub_unreachable_reason() -> str | None:
     result: list = []
     worker = threading.Thread(target=_probe, args=(host, port, result), daemon=True)
     worker.start()
-    worker.join(HUB_TIMEOUT_SECONDS)
-    reason = result[0] if result else f"no answer from {host} within {HUB_TIMEOUT_SECONDS:.0f} s"
+    worker.join(_PROBE_SECONDS)
+    reason = result[0] if result else f"no answer from {host} within {_PROBE_SECONDS:.0f} s"
     if reason is not None:
         reason = f"the Hugging Face hub ({host}) is unreachable: {reason}"
     with _HUB_LOCK:
@@ -144,7 +148,7 @@ def _local_folder_problem(path: Path) -> str | None:
         return f"{path} is a file, not a model folder"
     if not any((path / f).exists() for f in ("modules.json", "config.json")):
         return f"{path} has no modules.json or config.json: not a sentence-transformers or transformers model folder"
-    if not any(path.rglob(pattern) for pattern in _WEIGHT_FILES):
+    if not any(next(path.rglob(pattern), None) is not None for pattern in _WEIGHT_FILES):
         return f"{path} has no weights file ({', '.join(_WEIGHT_FILES[:2])}, …)"
     return None
 
@@ -261,11 +265,19 @@ def load_tokenizer(name: str):
         ModelUnavailable: when neither the model nor its tokenizer is reachable.
     """
     meta = registry.resolve(name)
-    with _REGISTRY_LOCK:
-        for (loaded_name, _), loaded in _LOADED.items():
-            if loaded_name == meta.name:
-                return loaded.tokenizer
-    return _tokenizer_for(meta)
+    # A separate instance from the loaded model's: HF tokenizer calls mutate
+    # padding/truncation state, and the model's copy is guarded by its lock.
+    try:
+        return _tokenizer_for(meta)
+    except ModelUnavailable:
+        with _REGISTRY_LOCK:
+            loaded = next((m for (n, _), m in _LOADED.items() if n == meta.name), None)
+        if loaded is None:
+            raise
+        with loaded.lock:
+            tok = copy.deepcopy(loaded.tokenizer)
+        _TOKENIZERS[meta.name] = tok
+        return tok
 
 
 _TOKENIZERS: dict[str, object] = {}

@@ -51,6 +51,15 @@ def _decode(data: bytes) -> tuple[str, str]:
         raise PairsFileError("this looks like an Excel or zip file; save it as CSV (UTF-8) and upload that")
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return data.decode("utf-16"), "utf-16"
+    sample = data[:4096]
+    zeros_odd, zeros_even = sample[1::2].count(0), sample[0::2].count(0)
+    if zeros_even == 0 and zeros_odd > len(sample) // 4:
+        return data.decode("utf-16-le", errors="replace"), "utf-16-le"
+    if zeros_odd == 0 and zeros_even > len(sample) // 4:
+        return data.decode("utf-16-be", errors="replace"), "utf-16-be"
+    if b"\x00" in sample:
+        # NUL never occurs in text files other than UTF-16, whose BOM was handled above.
+        raise PairsFileError("the file is binary, not text; upload a CSV, TSV or JSONL file")
     try:
         return data.decode("utf-8-sig"), "utf-8"
     except UnicodeDecodeError:
@@ -122,7 +131,7 @@ def parse_pairs(data: bytes, filename: str, max_rows: int = C.MAX_UPLOAD_ROWS) -
     if frame.empty:
         raise PairsFileError("the file has a header but no data rows")
     if len(frame) > max_rows:
-        raise PairsFileError(f"the file has {len(frame):,} rows; the limit is {max_rows:,} (COSINE_PROBE_MAX_ROWS / --max-rows)")
+        raise PairsFileError(f"the file has {len(frame):,} rows; the limit is {max_rows:,}: split it into smaller files")
     return ParsedPairs(frame, delimiter, encoding, notes)
 
 

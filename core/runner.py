@@ -17,9 +17,9 @@ import pandas as pd
 
 from core import constants as C
 from core.cache import EmbeddingCache
-from core.encode import EncodeReport, encode_texts
+from core.encode import EncodeReport, embedding_matrix, encode_texts
 from core.models import LoadedModel, ModelUnavailable, load_model
-from core.stats import token_jaccard, word_jaccard
+from core.stats import cos_sim, token_jaccard, word_jaccard
 
 ProgressFn = Callable[[float, str], None]
 """Progress callback: (fraction done in [0, 1], message)."""
@@ -93,7 +93,8 @@ def score_pairs(model: LoadedModel, pairs: pd.DataFrame, cache: EmbeddingCache |
 
     def toks(text: str) -> list[str]:
         if text not in token_cache:
-            token_cache[text] = tokenize(text)
+            with model.lock:  # shared tokenizer: see encode_texts
+                token_cache[text] = tokenize(text)
         return token_cache[text]
 
     out = pairs.copy()
@@ -160,3 +161,27 @@ def run_pairs(
     result.results = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*C.RESULT_COLUMNS])
     result.seconds = time.perf_counter() - start
     return result
+
+
+def similarity_matrix(model: LoadedModel, texts: Sequence[str], cache: EmbeddingCache | None = None) -> np.ndarray:
+    """Cosine of every text with every other text under one model.
+
+    Each distinct text is encoded once (through ``cache`` when given), with
+    the model's prompt, exactly as :func:`run_pairs` encodes pair texts.
+
+    Args:
+        model: a loaded model.
+        texts: n texts, repeats allowed (a repeat gets its own row/column).
+        cache: vector cache or None.
+
+    Returns:
+        (n, n) float64 matrix, symmetric, 1 on the diagonal, values in [-1, 1].
+
+    Raises:
+        ValueError: when ``texts`` is empty.
+    """
+    if not texts:
+        raise ValueError("texts is empty; give at least one text")
+    vectors, _report = encode_texts(model, list(texts), cache)
+    matrix = embedding_matrix(vectors, list(texts)).astype(np.float64)
+    return cos_sim(matrix, matrix)

@@ -9,6 +9,7 @@ splits on whitespace and punctuation before WordPiece runs).
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -61,11 +62,26 @@ class Tokenization:
         return self.n_past_max > 0
 
 
+_LOCKS: dict[int, threading.RLock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def tokenizer_lock(tokenizer) -> threading.RLock:
+    """The lock serializing calls on one tokenizer object.
+
+    Hugging Face fast tokenizers reset their padding/truncation state on every
+    call, so two threads using one instance can corrupt each other's batch.
+    """
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(id(tokenizer), threading.RLock())
+
+
 def token_counts(tokenizer, texts: Sequence[str]) -> list[int]:
     """Tokens each text becomes, special tokens included (batched, fast)."""
     if not texts:
         return []
-    enc = tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)
+    with tokenizer_lock(tokenizer):
+        enc = tokenizer(list(texts), add_special_tokens=True, truncation=False, verbose=False)
     return [len(ids) for ids in enc["input_ids"]]
 
 
@@ -80,7 +96,8 @@ def _unk(tokenizer) -> str | None:
 
 def word_pieces(tokenizer, word: str) -> list[str]:
     """Subword pieces of one word (no special tokens)."""
-    return list(tokenizer.tokenize(word))
+    with tokenizer_lock(tokenizer):
+        return list(tokenizer.tokenize(word))
 
 
 def is_vocab_entry(tokenizer, word: str) -> bool:
@@ -109,7 +126,8 @@ def tokenize(tokenizer, text: str, max_tokens: int) -> Tokenization:
         text: any text.
         max_tokens: the model's maximum sequence length (specials included).
     """
-    tokens = tuple(tokenizer.tokenize(text))
+    with tokenizer_lock(tokenizer):
+        tokens = tuple(tokenizer.tokenize(text))
     n_special = token_counts(tokenizer, [text])[0]
     unk = _unk(tokenizer)
     words = tuple(split_word(tokenizer, w) for w in split_words(text))
@@ -137,3 +155,12 @@ def identical_splits(splits: dict[str, Sequence[str]]) -> bool:
 
     forms = {norm(t) for t in splits.values()}
     return len(forms) <= 1
+
+
+def piece_counts(tokenizer, words: Sequence[str]) -> dict[str, int]:
+    """Subword pieces each word becomes under ``tokenizer`` (no special tokens).
+
+    Used for the OOV paper's Table 2/10 counts: ``{"Bitcoin": 3, "Google": 1}``
+    under MiniLM's WordPiece.
+    """
+    return {w: len(word_pieces(tokenizer, w)) for w in dict.fromkeys(words)}

@@ -216,7 +216,7 @@ def test_failure_examples_file() -> None:
 
 
 def test_reference_dir_is_inside_the_repo() -> None:
-    assert R.REFERENCE_DIR == Path(R.__file__).parent.parent / "data" / "reference"
+    assert Path(R.__file__).parent.parent / "data" / "reference" == R.REFERENCE_DIR
     assert R.REFERENCE_DIR.is_dir()
 
 

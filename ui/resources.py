@@ -13,7 +13,7 @@ import streamlit as st
 
 from core import reference, suites
 from core.cache import EmbeddingCache
-from core.models import Availability, LoadedModel, availability, load_model
+from core.models import Availability, LoadedModel, availability, load_model, load_tokenizer
 
 
 @st.cache_resource(show_spinner=False)
@@ -62,3 +62,9 @@ def failure_examples() -> pd.DataFrame:
 def oov_entities() -> pd.DataFrame:
     """OOV paper Table 2: entities, replacements and their published splits."""
     return reference.load_oov_entities()
+
+
+@st.cache_resource(show_spinner=False)
+def tokenizer(name: str):
+    """A model's tokenizer, without its weights when possible (raises ModelUnavailable)."""
+    return load_tokenizer(name)

@@ -8,6 +8,7 @@ failed run never wipes what the user already had.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 
@@ -129,10 +130,8 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
 
         # Load through the shared resource wrapper so every session reuses one instance.
         for name in selection.models:
-            try:
+            with contextlib.suppress(ModelUnavailable):  # run_pairs reports it with the reason
                 resources.model(name, name in selection.remote_code)
-            except ModelUnavailable:
-                pass  # run_pairs reports it with the reason
         result = run_pairs(pairs, selection.models, cache=resources.embedding_cache(), allow_remote_code=sorted(selection.remote_code), progress=progress)
         ok = not result.results.empty
         status.update(label=f"{label}: done in {result.seconds:.1f} s" if ok else f"{label}: no model produced results", state="complete" if ok else "error")

@@ -19,17 +19,40 @@ def downloads(frame: pd.DataFrame, name: str) -> None:
     """CSV (spreadsheet-safe) and JSON download buttons for a table."""
     slug = _slug(name)
     left, right = st.columns(2)
-    left.download_button("⬇ CSV", to_csv_bytes(frame), file_name=f"{slug}.csv", mime="text/csv", key=f"dl-csv-{slug}", use_container_width=True)
-    right.download_button("⬇ JSON", to_json_bytes(frame), file_name=f"{slug}.json", mime="application/json", key=f"dl-json-{slug}", use_container_width=True)
+    left.download_button("⬇ CSV", to_csv_bytes(frame), file_name=f"{slug}.csv", mime="text/csv", key=f"dl-csv-{slug}", width="stretch")
+    right.download_button("⬇ JSON", to_json_bytes(frame), file_name=f"{slug}.json", mime="application/json", key=f"dl-json-{slug}", width="stretch")
 
 
 def table(frame: pd.DataFrame, name: str, **kwargs) -> None:
     """A dataframe with its downloads underneath."""
-    st.dataframe(frame, use_container_width=True, hide_index=True, **kwargs)
+    st.dataframe(frame, width="stretch", hide_index=True, **kwargs)
     downloads(frame, name)
 
 
 def chart(fig: go.Figure, frame: pd.DataFrame, name: str) -> None:
     """A Plotly chart with the data behind it as downloads."""
-    st.plotly_chart(fig, use_container_width=True, key=f"chart-{_slug(name)}")
+    st.plotly_chart(fig, width="stretch", key=f"chart-{_slug(name)}")
     downloads(frame, name)
+
+
+# --- text that survives page switches (pattern shared by the pages) ---------
+# Streamlit forgets the state of widgets a page did not draw, so each text
+# widget keeps a copy of its value under "<key>_saved" and is refilled from it.
+
+
+def persistent_text_area(label: str, key: str, default: str, **kwargs) -> str:
+    """A text area whose text survives reruns and page switches; returns the text."""
+    ss = st.session_state
+    saved = f"{key}_saved"
+    ss.setdefault(saved, default)
+    if key not in ss:
+        ss[key] = ss[saved]
+    value = st.text_area(label, key=key, **kwargs)
+    ss[saved] = value
+    return value
+
+
+def set_text(key: str, value: str) -> None:
+    """Fill a persistent text widget (call from a callback, before it is drawn)."""
+    st.session_state[key] = value
+    st.session_state[f"{key}_saved"] = value

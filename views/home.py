@@ -15,19 +15,19 @@ st.markdown(
 left, right = st.columns(2)
 with left:
     st.subheader("Start here")
-    st.page_link("pages/compare.py", label="Compare two sentences under every model", icon="⚖️")
-    st.page_link("pages/tokenizer.py", label="See how tokenizers split invented words", icon="🔤")
-    st.page_link("pages/oov.py", label="Reproduce the OOV-robustness paper", icon="🧪")
-    st.page_link("pages/failure_modes.py", label="Reproduce the failure-modes paper", icon="🚨")
-    st.page_link("pages/your_data.py", label="Test your own sentence pairs", icon="📄")
-    st.page_link("pages/papers.py", label="Published figures vs recomputed", icon="📚")
+    st.page_link("views/compare.py", label="Compare two sentences under every model", icon="⚖️")
+    st.page_link("views/tokenizer.py", label="See how tokenizers split invented words", icon="🔤")
+    st.page_link("views/oov.py", label="Reproduce the OOV-robustness paper", icon="🧪")
+    st.page_link("views/failure_modes.py", label="Reproduce the failure-modes paper", icon="🚨")
+    st.page_link("views/your_data.py", label="Test your own sentence pairs", icon="📄")
+    st.page_link("views/papers.py", label="Published figures vs recomputed", icon="📚")
 with right:
     st.subheader("Models")
     rows = []
     for name, meta in registry.REGISTRY.items():
         avail = resources.model_availability(name)
         rows.append({"model": short(name), "id": name, "source": meta.source, "dim": meta.dimension, "status": avail.status, "why": avail.reason})
-    st.dataframe(rows, hide_index=True, use_container_width=True)
+    st.dataframe(rows, hide_index=True, width="stretch")
 st.caption(
     "The papers' numbers are claims, not truth: every page shows what the bundled models actually compute, "
     "next to what was published."

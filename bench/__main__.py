@@ -1,0 +1,72 @@
+"""`make bench`: measure the six performance figures, write bench/results.json, print a table.
+
+Usage: python -m bench [FIGURE ...]   (default: all six)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+from bench import figures
+
+FIGURES = {
+    "typed_pair_warm": figures.typed_pair_warm,
+    "full_suites_cold": figures.full_suites_cold,
+    "full_suites_warm": figures.full_suites_warm_vs_cold,
+    "app_start": figures.app_start,
+    "peak_memory": figures.peak_memory,
+    "backends": figures.backends,
+}
+RESULTS = Path(__file__).parent / "results.json"
+
+
+def _machine() -> dict:
+    mem_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return {"python": platform.python_version(), "cpus": os.cpu_count(), "memory_gb": round(mem_gb, 1), "platform": platform.platform()}
+
+
+def _headline(name: str, fig: dict) -> str:
+    keys = {
+        "typed_pair_warm": ("p50_ms", "p95_ms", "ratio_to_bare"),
+        "full_suites_cold": ("seconds", "baseline_seconds", "speedup_vs_baseline"),
+        "full_suites_warm": ("cold_seconds", "warm_seconds", "speedup"),
+        "app_start": ("seconds",),
+        "peak_memory": ("peak_rss_mb",),
+        "backends": ("int8_vs_fp32_throughput", "int8_vs_fp32_max_cosine_diff"),
+    }[name]
+    return ", ".join(f"{k}={fig.get(k)}" for k in keys)
+
+
+def main(argv: list[str]) -> int:
+    wanted = argv or list(FIGURES)
+    unknown = [w for w in wanted if w not in FIGURES]
+    if unknown:
+        print(f"error: unknown figure(s) {unknown}; choose from {list(FIGURES)}", file=sys.stderr)
+        return 2
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    results["machine"] = _machine()
+    results.setdefault("figures", {})
+    for name in wanted:
+        print(f"measuring {name} …", file=sys.stderr, flush=True)
+        start = time.perf_counter()
+        try:
+            results["figures"][name] = {**FIGURES[name](), "measured_at": time.strftime("%Y-%m-%d %H:%M:%S")}
+        except Exception as exc:  # noqa: BLE001 - one failed figure must not lose the others
+            results["figures"][name] = {"error": f"{type(exc).__name__}: {exc}"}
+        print(f"  done in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+        RESULTS.write_text(json.dumps(results, indent=1))
+    print(f"\n{'figure':<20} {'met':<6} headline")
+    for name, fig in results["figures"].items():
+        met = fig.get("met", "-") if "error" not in fig else "ERROR"
+        print(f"{name:<20} {str(met):<6} {fig.get('error') or _headline(name, fig)}")
+    print(f"\nwrote {RESULTS}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,43 @@
+"""Shared fixtures: an isolated cache folder for the whole session, MiniLM, a fresh cache.
+
+The cache folder is set before any test runs, so no test (and no subprocess
+started by a test, which inherits the environment) touches the user's real
+cache.  The mpnet bundle is extracted into it at most once per session.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from core.constants import CACHE_ENV_VAR
+from core.registry import MINILM_L6
+
+DEFAULT_MODELS_ENV = "COSINE_PROBE_DEFAULT_MODELS"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_cache_dir(tmp_path_factory):
+    """A fresh cache folder for the session, and MiniLM as the default model."""
+    folder = tmp_path_factory.mktemp("cosine-probe-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(CACHE_ENV_VAR, str(folder))
+        mp.setenv(DEFAULT_MODELS_ENV, MINILM_L6)
+        yield folder
+
+
+@pytest.fixture(scope="session")
+def minilm(session_cache_dir):
+    """The shared, loaded all-MiniLM-L6-v2."""
+    from core.models import load_model
+
+    return load_model(MINILM_L6)
+
+
+@pytest.fixture
+def fresh_cache(tmp_path):
+    """An empty embedding cache in its own sqlite file."""
+    from core.cache import EmbeddingCache
+
+    cache = EmbeddingCache(tmp_path / "embeddings.sqlite")
+    yield cache
+    cache.close()

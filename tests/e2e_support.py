@@ -1,0 +1,396 @@
+"""Helpers for the end-to-end browser tests (tests/test_e2e_browser.py).
+
+A real ``streamlit run app.py`` server, a headless Chromium driven through
+Playwright's sync API, and waits that follow Streamlit's own script state
+instead of sleeping:
+
+* ``stApp`` carries ``data-test-script-state`` (``initial``, ``running``,
+  ``rerunRequested``, ``notRunning``) and ``data-test-connection-state``;
+* an init script counts every transition into ``running``, so an action can
+  wait for *its* rerun to start and finish, not for a stale idle state.
+
+Nothing here is collected as a test (the file name does not start with
+``test_``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(os.environ.get("COSINE_PROBE_E2E_ROOT") or Path(__file__).resolve().parent.parent)
+SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
+CHROMIUM = os.environ.get("COSINE_PROBE_E2E_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-sync",
+]
+TEST_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+HEALTH_TIMEOUT_S = 60.0
+RUN_TIMEOUT_MS = 120_000  # a script run that loads a model and scores a suite
+START_GRACE_MS = 3_000  # how long an action may take to start its rerun
+VIEWPORT = {"width": 1600, "height": 1000}
+
+# Server log lines that say nothing about a failure.
+NOISE = re.compile(r"use_container_width|width='stretch'|width='content'|will be removed after")
+
+# Selectors (Streamlit 1.67 test ids).
+APP = '[data-testid="stApp"]'
+MAIN = '[data-testid="stMain"]'
+SIDEBAR = '[data-testid="stSidebar"]'
+STATUS_WIDGET = '[data-testid="stStatusWidget"]'
+EXCEPTION = '[data-testid="stException"]'
+ERROR_ALERT = '[data-testid="stAlertContentError"]'
+DIALOG = '[role="dialog"]'
+DATAFRAME = '[data-testid="stDataFrame"]'
+
+# Counts runs of the script as the browser sees them (see module docstring).
+INIT_SCRIPT = """
+(() => {
+  window.__stRuns = 0;
+  let last = null;
+  const check = () => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const state = app ? app.getAttribute('data-test-script-state') : null;
+    if (state !== last) {
+      if (state === 'running' || state === 'rerunRequested') window.__stRuns += (last === 'running' || last === 'rerunRequested') ? 0 : 1;
+      last = state;
+    }
+  };
+  new MutationObserver(check).observe(document, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-test-script-state']});
+})();
+"""
+
+IDLE_JS = """
+() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return !!app
+    && app.getAttribute('data-test-connection-state') === 'CONNECTED'
+    && app.getAttribute('data-test-script-state') === 'notRunning'
+    && !document.querySelector('[data-testid="stStatusWidget"]')
+    && !document.querySelector('[data-testid="stSkeleton"]');
+}
+"""
+
+# Height of the app's content (Streamlit scrolls inside stMain, not the document).
+HEIGHT_JS = """
+() => Math.max(document.documentElement.scrollHeight,
+  ...[...document.querySelectorAll('[data-testid="stMain"], [data-testid="stSidebarContent"]')].map(el => el.scrollHeight))
+"""
+
+
+# ---------------------------------------------------------------- the server
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class StreamlitServer:
+    """``streamlit run app.py`` in a subprocess, with its log in a file."""
+
+    root: Path
+    env: dict[str, str]
+    log_path: Path
+    port: int = field(default_factory=free_port)
+    proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        streamlit = self.root / ".venv" / "bin" / "streamlit"
+        cmd = [
+            str(streamlit) if streamlit.exists() else "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(self.port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+            # The repo holds .venv: watching it floods inotify and a stray
+            # save would rerun the app in the middle of a test.
+            "--server.fileWatcherType",
+            "none",
+        ]
+        self._log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(cmd, cwd=self.root, env=self.env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_healthy(self, timeout: float = HEALTH_TIMEOUT_S) -> None:
+        """Poll ``/_stcore/health`` until it says ok; fail with the log otherwise."""
+        deadline = time.monotonic() + timeout
+        last = "no answer"
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with code {self.proc.returncode} before it was healthy:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as resp:
+                    body = resp.read().decode().strip()
+                if body == "ok":
+                    return
+                last = f"health said {body!r}"
+            except (urllib.error.URLError, OSError) as exc:
+                last = str(exc)
+            time.sleep(0.25)
+        raise TimeoutError(f"streamlit not healthy after {timeout:.0f} s ({last}):\n{self.log_tail()}")
+
+    def stop(self, grace: float = 10.0) -> None:
+        """SIGTERM the server's process group; SIGKILL it if it lingers."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=grace)
+        self._log.close()
+
+    def log_tail(self, lines: int = 60) -> str:
+        """The server log's last lines, without Streamlit's deprecation chatter."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        kept = [line for line in text.splitlines() if line.strip() and not NOISE.search(line)]
+        return "\n".join(kept[-lines:]) or "(log has nothing but deprecation notes)"
+
+
+def chromium_available() -> str | None:
+    """Why the browser tests cannot run here, or None when they can."""
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+        return f"no Chromium at {CHROMIUM} (set COSINE_PROBE_E2E_CHROMIUM)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed"
+    return None
+
+
+# ------------------------------------------------------------------ waiting
+
+
+def wait_idle(page, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
+    """Wait until the app is connected, not running, and drawn.
+
+    "Drawn": no "Running…" status widget and no skeleton placeholders (the
+    script can be done while lazily loaded elements still show skeletons).
+    """
+    try:
+        page.wait_for_function(IDLE_JS, timeout=timeout_ms)
+    except Exception as exc:  # noqa: BLE001 - re-raised with the state that explains it
+        state = page.evaluate(
+            "() => { const a = document.querySelector('[data-testid=\"stApp\"]');"
+            " return a ? [a.getAttribute('data-test-script-state'), a.getAttribute('data-test-connection-state')] : null; }"
+        )
+        raise AssertionError(f"Streamlit still busy after {timeout_ms / 1000:.0f} s (stApp script/connection state: {state})") from exc
+
+
+def runs(page) -> int:
+    """How many script runs this page has seen start."""
+    return int(page.evaluate("() => window.__stRuns || 0"))
+
+
+def act(page, action: Callable[[], object], timeout_ms: int = RUN_TIMEOUT_MS, expect_rerun: bool = True) -> None:
+    """Do ``action`` and wait for the rerun it triggers to finish.
+
+    If no rerun starts within START_GRACE_MS (the action needed none, or the
+    run was too quick to observe), carry on once the app is idle: callers
+    assert the outcome they expect, so a missed rerun still fails loudly.
+    """
+    before = runs(page)
+    action()
+    if expect_rerun:
+        with contextlib.suppress(Exception):
+            page.wait_for_function(f"() => (window.__stRuns || 0) > {before}", timeout=START_GRACE_MS)
+    wait_idle(page, timeout_ms)
+
+
+def goto(page, url: str, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
+    """Open a page of the app and wait for its first run to finish."""
+    page.goto(url, wait_until="domcontentloaded")
+    page.wait_for_selector(APP, timeout=30_000)
+    # The first run starts once the websocket connects.
+    with contextlib.suppress(Exception):
+        page.wait_for_function("() => (window.__stRuns || 0) > 0", timeout=15_000)
+    wait_idle(page, timeout_ms)
+
+
+# ---------------------------------------------------------------- assertions
+
+
+def error_texts(page, selector: str) -> list[str]:
+    return [t.strip()[:500] for t in page.locator(selector).all_inner_texts()]
+
+
+def assert_no_errors(page, allow_error_alerts: bool = False) -> None:
+    """No traceback element; no st.error box unless the caller expects one."""
+    exceptions = error_texts(page, EXCEPTION)
+    assert not exceptions, f"{len(exceptions)} exception element(s) on {page.url}:\n" + "\n---\n".join(exceptions)
+    if not allow_error_alerts:
+        alerts = error_texts(page, ERROR_ALERT)
+        assert not alerts, f"{len(alerts)} st.error box(es) on {page.url}:\n" + "\n---\n".join(alerts)
+    # Streamlit's own modals ("Page not found", connection errors) block every click.
+    dialogs = error_texts(page, DIALOG)
+    assert not dialogs, f"modal dialog open on {page.url}:\n" + "\n---\n".join(dialogs)
+
+
+def settled_height(page, timeout_ms: int = 5_000) -> int:
+    """The content height once it stopped changing for three polls in a row (bounded)."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    last, same = -1, 0
+    while time.monotonic() < deadline and same < 3:
+        height = int(page.evaluate(HEIGHT_JS))
+        same = same + 1 if height == last else 0
+        last = height
+        page.wait_for_timeout(150)
+    return last
+
+
+def screenshot(page, name: str, max_height: int = 12_000) -> Path:
+    """A screenshot of the whole app in tests/screenshots/<name>.png.
+
+    Streamlit scrolls inside its main container, not the document, so
+    Playwright's ``full_page`` alone only captures the viewport: grow the
+    viewport to the content's height for the shot, then restore it.
+    """
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
+    size = page.viewport_size or VIEWPORT
+    height = settled_height(page)
+    tall = min(max(height, size["height"]), max_height)
+    try:
+        if tall > size["height"]:
+            page.set_viewport_size({"width": size["width"], "height": tall})
+            page.wait_for_timeout(400)  # let the data grids and charts lay out again
+        page.screenshot(path=str(path), full_page=True)
+    finally:
+        if tall > size["height"]:
+            page.set_viewport_size(size)
+    return path
+
+
+# ------------------------------------------------------------- reading data
+
+
+READ_GRID_JS = """
+async (el) => {
+  const sleep = (ms) => new Promise(r => setTimeout(r, ms));
+  const header = {}, cells = {};
+  let colcount = 0, rowcount = 0;
+  const signature = () => {
+    const table = el.querySelector('table');
+    if (!table) return '';
+    const first = table.querySelector('tbody tr');
+    return [first && first.getAttribute('aria-rowindex'), ...[...table.querySelectorAll('thead th')].map(th => th.getAttribute('aria-colindex'))].join(',');
+  };
+  const collect = () => {
+    const table = el.querySelector('table');
+    if (!table) return;
+    colcount = Number(table.getAttribute('aria-colcount') || 0);
+    rowcount = Number(table.getAttribute('aria-rowcount') || 0);
+    table.querySelectorAll('thead th').forEach(th => { header[th.getAttribute('aria-colindex')] = th.innerText.trim(); });
+    table.querySelectorAll('tbody tr').forEach(tr => {
+      const row = (cells[tr.getAttribute('aria-rowindex')] ||= {});
+      tr.querySelectorAll('td').forEach(td => { row[td.getAttribute('aria-colindex')] = td.innerText.trim(); });
+    });
+  };
+  // Scroll, then wait (bounded) for the grid to render the new region.
+  const scrollTo = async (scroller, x, y) => {
+    const before = signature(), left = scroller.scrollLeft, top = scroller.scrollTop;
+    scroller.scrollTo(x, y);
+    if (scroller.scrollLeft === left && scroller.scrollTop === top) return;
+    for (let waited = 0; waited < 1000 && signature() === before; waited += 25) await sleep(25);
+    await sleep(25);
+  };
+  collect();
+  const scroller = el.querySelector('.dvn-scroller');
+  const complete = () => Object.keys(header).length >= colcount && Object.keys(cells).length >= rowcount - 1;
+  if (scroller && !complete()) {
+    const stepX = Math.max(50, scroller.clientWidth - 40), stepY = Math.max(30, scroller.clientHeight - 80);
+    for (let y = 0, i = 0; i < 500 && !complete(); y += stepY, i++) {
+      for (let x = 0, j = 0; j < 50; x += stepX, j++) {
+        await scrollTo(scroller, x, y);
+        collect();
+        if (x + scroller.clientWidth >= scroller.scrollWidth) break;
+      }
+      if (y + scroller.clientHeight >= scroller.scrollHeight) break;
+    }
+    await scrollTo(scroller, 0, 0);
+  }
+  return {header, cells, colcount, rowcount};
+}
+"""
+
+
+def read_dataframe(grid) -> pd.DataFrame:
+    """Cell values of an ``st.dataframe`` as a frame of strings.
+
+    Glide Data Grid paints on a canvas but keeps an accessible ``<table>`` of
+    the rendered cells; that is what a screen reader gets, and what this
+    reads.  Cells hold the *values*, not their display format (``0.96`` for a
+    cell shown as ``96%``, full precision for ``%.4f``).  The grid renders
+    only the rows and columns in view, so when some are missing this scrolls
+    the grid through the rest, collecting cells by their ARIA row and column
+    index, and scrolls back.
+    """
+    grid.locator("table").first.wait_for(state="attached", timeout=30_000)
+    data = grid.evaluate(READ_GRID_JS)
+    columns = sorted(data["header"], key=int)
+    header = [data["header"][c] for c in columns]
+    rows = [[data["cells"][r].get(c, "") for c in columns] for r in sorted(data["cells"], key=int)]
+    frame = pd.DataFrame(rows, columns=header)
+    missing = data["colcount"] - len(header), data["rowcount"] - 1 - len(rows)
+    assert missing == (0, 0), f"read {len(rows)} rows × {len(header)} columns of a {data['rowcount'] - 1} × {data['colcount']} grid"
+    return frame
+
+
+def download_csv(page, button) -> pd.DataFrame:
+    """Click a CSV download button and parse what the browser received."""
+    with page.expect_download(timeout=30_000) as info:
+        button.click()
+    path = info.value.path()
+    raw = Path(path).read_bytes()
+    return pd.read_csv(io.BytesIO(raw), dtype=str, keep_default_na=False)
+
+
+NUMBER = re.compile(r"[-+]?\d*\.\d+|[-+]?\d+")
+
+
+def to_float(text: str) -> float:
+    """The number in a cell ('0.8123', '81.2%', '−0.05'); percentages stay as shown."""
+    match = NUMBER.search(text.replace("−", "-").replace(",", ""))
+    if match is None:
+        raise ValueError(f"no number in {text!r}")
+    return float(match.group())

@@ -1,0 +1,106 @@
+"""Compare/tokenizer analyses: similarity_matrix, compare_table, published_split_check."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core import analysis
+from core import constants as C
+from core.cache import EmbeddingCache
+from core.models import load_model
+from core.reference import load_failure_examples, load_oov_entities
+from core.runner import similarity_matrix
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+SENTENCES = [
+    "The patient is allergic to penicillin",
+    "The patient is not allergic to penicillin",
+    "Stock prices fell sharply in March",
+    "The patient is allergic to penicillin",  # a repeat gets its own row
+]
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return load_model(MINILM)
+
+
+def test_similarity_matrix_matches_direct_sentence_transformer(minilm, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    from core.bundled import bundle_path
+
+    got = similarity_matrix(minilm, SENTENCES, EmbeddingCache(tmp_path / "e.sqlite"))
+    direct = SentenceTransformer(str(bundle_path("minilm_l6")), device="cpu").encode(SENTENCES, convert_to_numpy=True)
+    direct = direct / np.linalg.norm(direct, axis=1, keepdims=True)
+    expected = direct @ direct.T
+    assert got.shape == (4, 4)
+    np.testing.assert_allclose(got, expected, atol=1e-5)
+    np.testing.assert_allclose(np.diag(got), 1.0, atol=1e-5)
+    np.testing.assert_allclose(got, got.T, atol=1e-7)
+    assert got[0, 3] == pytest.approx(1.0, abs=1e-6)
+    # served from the cache the second time, same numbers
+    again = similarity_matrix(minilm, SENTENCES, EmbeddingCache(tmp_path / "e.sqlite"))
+    np.testing.assert_allclose(again, got, atol=1e-6)
+
+
+def test_similarity_matrix_rejects_no_texts(minilm):
+    with pytest.raises(ValueError, match="empty"):
+        similarity_matrix(minilm, [], None)
+
+
+def _results(cosines: dict[str, float], a: str, b: str) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            C.COL_MODEL: list(cosines),
+            C.COL_PAIR_ID: "typed-1",
+            C.COL_TEXT_A: a,
+            C.COL_TEXT_B: b,
+            C.COL_COSINE: list(cosines.values()),
+            C.COL_TOKENS_A: 10,
+            C.COL_TOKENS_B: 11,
+            C.COL_TRUNCATED: False,
+        }
+    )
+
+
+def test_compare_table_verdict_is_strictly_above_threshold():
+    res = _results({"m1": 0.7, "m2": 0.70001, "m3": 0.2}, "x", "y")
+    table = analysis.compare_table(res, threshold=0.7)
+    assert list(table["verdict"]) == [analysis.BELOW_THRESHOLD, analysis.ABOVE_THRESHOLD, analysis.BELOW_THRESHOLD]
+    assert table["published"].isna().all()
+    assert list(table[C.COL_MODEL]) == ["m1", "m2", "m3"]
+    assert list(analysis.compare_table(res, threshold=0.1)["verdict"]) == [analysis.ABOVE_THRESHOLD] * 3
+
+
+def test_compare_table_attaches_published_cosine_for_exact_example():
+    ex = load_failure_examples()
+    a, b = "The patient is allergic to penicillin", "The patient is not allergic to penicillin"
+    res = _results({MINILM: 0.947, "some/other-model": 0.5}, a, b)
+    table = analysis.compare_table(res, 0.7, ex)
+    assert table.loc[0, "published"] == pytest.approx(0.92)
+    assert "did not reproduce" in table.loc[0, "note"]
+    assert math.isnan(table.loc[1, "published"])
+    # a different pair gets nothing
+    other = analysis.compare_table(_results({MINILM: 0.9}, a, b + "!"), 0.7, ex)
+    assert math.isnan(other.loc[0, "published"])
+
+
+def test_compare_table_empty():
+    assert analysis.compare_table(pd.DataFrame()).empty
+
+
+def test_published_split_check():
+    ent = load_oov_entities()
+    hit = analysis.published_split_check(ent, " xylophrix ", ["x", "##yl", "##op", "##hri", "##x"])
+    assert hit is not None and hit["match"] is True and hit["kind"] == "replacement" and hit[C.COL_ENTITY] == "Google"
+    miss = analysis.published_split_check(ent, "Xylophrix", ["xylophrix"])
+    assert miss is not None and miss["match"] is False and miss["published"] == "x ##yl ##op ##hri ##x"
+    orig = analysis.published_split_check(ent, "penicillin", ["pen", "##ici", "##llin"])
+    assert orig is not None and orig["kind"] == "original" and orig["match"] is True
+    assert analysis.published_split_check(ent, "aspirin", ["aspirin"]) is None
+    assert analysis.published_split_check(ent, "   ", []) is None

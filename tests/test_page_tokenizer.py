@@ -1,0 +1,87 @@
+"""Tokenizer page (AppTest, real MiniLM tokenizers): splits, vocabulary, [UNK], agreement, Table 2."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+os.environ["COSINE_PROBE_DEFAULT_MODELS"] = "sentence-transformers/all-MiniLM-L6-v2"
+os.environ.setdefault("COSINE_PROBE_CACHE_DIR", tempfile.mkdtemp(prefix="cosine-probe-test-"))
+
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+INT8 = "all-MiniLM-L6-v2-int8"
+
+
+def token_table(at: AppTest):
+    frames = [df.value for df in at.dataframe if "identical_across_models" in df.value.columns]
+    assert len(frames) == 1
+    return frames[0]
+
+
+def word_tables(at: AppTest):
+    return [df.value for df in at.dataframe if "in vocabulary" in df.value.columns]
+
+
+@pytest.fixture()
+def at() -> AppTest:
+    app = AppTest.from_file(APP, default_timeout=60)
+    app.run()
+    app.switch_page("views/tokenizer.py").run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_default_invented_words(at):
+    table = token_table(at)
+    row = table[table["text"] == "Xylophrix"].iloc[0]
+    assert row["tokens"] == "x ##yl ##op ##hri ##x"
+    assert row["n_tokens"] == 5 and row["n_unk"] == 0 and row["n_past_max"] == 0
+    assert row["published_split"] == "x ##yl ##op ##hri ##x" and row["matches_published"] == True  # noqa: E712
+    words = word_tables(at)[0]
+    xy = words[words["word"] == "Xylophrix"].iloc[0]
+    assert xy["pieces"] == "x ##yl ##op ##hri ##x" and xy["in vocabulary"] == "no"
+    assert "x ##yl ##op ##hri ##x" in [c.value for c in at.code]
+    assert any("published" in t.value and "✅ match" in t.value for t in at.text)
+    # the real sentence is no Table 2 word; "patient" is one vocabulary entry
+    sentence = table[table["text"].str.startswith("The patient")].iloc[0]
+    assert sentence["published_split"] is None or sentence["published_split"] != sentence["published_split"]
+    last = word_tables(at)[-1]
+    assert last.loc[last["word"] == "patient", "in vocabulary"].iloc[0] == "yes"
+    assert len(at.download_button) >= 2  # token table downloads
+
+
+def test_emoji_gives_unk(at):
+    at.text_area(key="tok_text").input("I love it 😀").run()
+    assert not at.exception
+    row = token_table(at).iloc[0]
+    assert row["n_unk"] > 0 and "[UNK]" in row["tokens"]
+    words = word_tables(at)[0]
+    assert words.loc[words["word"] == "😀", "[UNK]"].iloc[0] > 0
+
+
+def test_identical_splits_banner_with_two_models(at):
+    # AppTest runs the page without the router's sidebar; set the key its multiselect writes.
+    at.session_state["selected_models"] = [MINILM, INT8]
+    at.run()
+    assert not at.exception
+    table = token_table(at)
+    assert set(table["model_id"]) == {MINILM, INT8}
+    assert table["identical_across_models"].all()
+    banners = [s.value for s in at.success]
+    assert len(banners) == 5 and all("All selected models split this line identically" in b for b in banners)
+
+
+def test_long_line_past_max_and_empty_input(at):
+    at.text_area(key="tok_text").input("word " * 300).run()
+    row = token_table(at).iloc[0]
+    assert row["max_tokens"] == 256 and row["n_past_max"] == 302 - 256
+    assert any("past the maximum" in w.value for w in at.warning)
+    at.text_area(key="tok_text").input("  \n ").run()
+    assert not at.exception
+    assert any("Type a word or sentence" in w.value for w in at.warning)

@@ -1,0 +1,242 @@
+"""Compare: two sentences scored by every selected model at once.
+
+Cosines, the threshold verdict, token counts and truncation per model; the
+failure paper's example pairs one click away, with the published cosine next
+to ours; and a sentence × sentence similarity heatmap per model.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from core import analysis
+from core import constants as C
+from core.models import ModelUnavailable, max_seq_length
+from core.runner import similarity_matrix
+from core.tokens import tokenize
+from ui import resources
+from ui.state import current, run, short, show_errors, stored
+from ui.widgets import chart, persistent_text_area, set_text, table
+
+RESULT_KEY = "compare"
+KEY_A, KEY_B = "cmp_text_a", "cmp_text_b"
+KEY_EXAMPLE = "cmp_example"
+KEY_PENDING = "cmp_pending"
+KEY_LAST_MODELS = "cmp_last_models"
+KEY_HEAT_TEXT = "cmp_heat_text"
+KEY_HEATMAP = "cmp_heatmap"
+KEY_HEAT_MODELS = "cmp_heat_models"
+DEFAULT_A = "The patient is allergic to penicillin"
+DEFAULT_B = "The patient is not allergic to penicillin"
+DEFAULT_HEAT = "\n".join(
+    [
+        "The patient is allergic to penicillin",
+        "The patient is not allergic to penicillin",
+        "The patient has a penicillin allergy",
+        "Stock prices fell sharply in March",
+    ]
+)
+MAX_HEAT_SENTENCES = 12
+EMPTY_WARNING = "Type a sentence in both boxes"
+COLOR_ABOVE, COLOR_BELOW = "#d62728", "#1f77b4"
+
+ss = st.session_state
+sel = current()
+
+st.title("Compare two sentences")
+st.caption(
+    "Every selected model scores the same pair. A cosine above the sidebar threshold means a retrieval system "
+    "using that threshold would treat the two sentences as the same."
+)
+
+
+# ------------------------------------------------------------------ examples
+def _examples() -> dict[str, dict[str, str]]:
+    """Example pairs by id: the paper's section 4.6 pairs, then quantifier and hedging from the suite."""
+    out: dict[str, dict[str, str]] = {}
+    counts: dict[str, int] = {}
+    paper = resources.failure_examples().drop_duplicates(C.COL_PAIR_ID)
+    suite_rows = resources.suite_rows(C.SUITE_FAILURE_MODES)
+    extra = suite_rows[(suite_rows[C.COL_SOURCE] == "paper") & suite_rows[C.COL_CATEGORY].isin([C.CAT_QUANTIFIER, C.CAT_HEDGING])]
+    for row in [*paper.to_dict("records"), *extra.drop_duplicates(C.COL_CATEGORY).to_dict("records")]:
+        cat = row[C.COL_CATEGORY]
+        counts[cat] = counts.get(cat, 0) + 1
+        out[row[C.COL_PAIR_ID]] = {"category": cat, "a": row[C.COL_TEXT_A], "b": row[C.COL_TEXT_B], "n": counts[cat]}
+    for ex in out.values():
+        name = C.CATEGORY_LABELS.get(ex["category"], ex["category"])
+        ex["label"] = f"{name} {ex['n']}" if counts[ex["category"]] > 1 else name
+    return out
+
+
+def _choose_example(examples: dict[str, dict[str, str]]) -> None:
+    pid = ss.get(KEY_EXAMPLE)
+    if pid in examples:
+        set_text(KEY_A, examples[pid]["a"])
+        set_text(KEY_B, examples[pid]["b"])
+        ss[KEY_PENDING] = True
+    ss[KEY_EXAMPLE] = None  # act like buttons: the same example can be picked again after editing
+
+
+EXAMPLES = _examples()
+st.pills(
+    "Example pairs",
+    options=list(EXAMPLES),
+    format_func=lambda pid: EXAMPLES[pid]["label"],
+    selection_mode="single",
+    key=KEY_EXAMPLE,
+    on_change=_choose_example,
+    args=(EXAMPLES,),
+    help="One click fills both boxes with a pair from the failure-modes paper and scores it.",
+)
+
+# -------------------------------------------------------------------- inputs
+left, right = st.columns(2)
+with left:
+    text_a = persistent_text_area("Sentence A", KEY_A, DEFAULT_A, height=90)
+with right:
+    text_b = persistent_text_area("Sentence B", KEY_B, DEFAULT_B, height=90)
+clicked = st.button("Compare", type="primary", key="cmp_compare")
+
+pending = ss.pop(KEY_PENDING, False)
+models_changed = sorted(sel.models) != ss.get(KEY_LAST_MODELS)
+if clicked or pending or models_changed:
+    ss[KEY_LAST_MODELS] = sorted(sel.models)
+    if not text_a.strip() or not text_b.strip():
+        st.warning(EMPTY_WARNING, icon="⚠️")
+    else:
+        pairs = pd.DataFrame({C.COL_TEXT_A: [text_a], C.COL_TEXT_B: [text_b], C.COL_SUITE: ["compare"], C.COL_CATEGORY: ["typed"], C.COL_PAIR_ID: ["typed-1"]})
+        run(pairs, sel, key=RESULT_KEY, label="Comparing")
+
+# ------------------------------------------------------------------- results
+
+
+def _bar_chart(frame: pd.DataFrame, threshold: float) -> go.Figure:
+    fig = go.Figure()
+    for verdict, color in ((analysis.ABOVE_THRESHOLD, COLOR_ABOVE), (analysis.BELOW_THRESHOLD, COLOR_BELOW)):
+        part = frame[frame["verdict"] == verdict]
+        if not part.empty:
+            fig.add_bar(
+                x=part[C.COL_COSINE], y=part["label"], orientation="h", name=verdict, marker_color=color,
+                text=[f"{v:.4f}" for v in part[C.COL_COSINE]], textposition="outside", cliponaxis=False,
+            )
+    pub = frame.dropna(subset=["published"])
+    if not pub.empty:
+        fig.add_scatter(x=pub["published"], y=pub["label"], mode="markers", name="published", marker={"symbol": "diamond", "size": 12, "color": "black"})
+    fig.add_vline(x=threshold, line_dash="dash", line_color="gray", annotation_text=f"threshold {threshold:.2f}", annotation_position="top")
+    fig.update_layout(
+        xaxis={"title": "cosine similarity", "range": [min(0.0, float(frame[C.COL_COSINE].min())), 1.0]},
+        yaxis={"title": None, "autorange": "reversed"},
+        barmode="overlay", height=120 + 45 * len(frame), margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        legend={"orientation": "h", "y": 1.12},
+    )
+    return fig
+
+
+def _token_expander(model: str, text_a: str, text_b: str) -> None:
+    with st.expander(f"Tokens: {short(model)}"):
+        try:
+            tok = resources.tokenizer(model)
+        except (ModelUnavailable, ValueError) as exc:
+            st.error(str(exc), icon="⛔")
+            return
+        limit = max_seq_length(model)
+        for side, text in (("Sentence A", text_a), ("Sentence B", text_b)):
+            t = tokenize(tok, text, limit)
+            st.text(f"{side}: {t.n_tokens} subword tokens, {t.n_with_special} with special tokens (model keeps {t.max_tokens})")
+            st.code(" ".join(t.tokens), language=None)
+
+
+show_errors(RESULT_KEY)
+result = stored(RESULT_KEY)
+if result is not None:
+    frame = analysis.compare_table(result.results, sel.threshold, resources.failure_examples())
+    scored_a, scored_b = str(frame[C.COL_TEXT_A].iloc[0]), str(frame[C.COL_TEXT_B].iloc[0])
+    st.subheader("Cosine per model")
+    if (scored_a, scored_b) != (text_a, text_b):
+        st.info("The boxes changed since this pair was scored: press Compare to score what you typed.", icon="ℹ️")
+    st.text(f"A: {scored_a}\nB: {scored_b}")
+    for model, report in result.reports.items():
+        for cut in report.truncated:
+            side = "Sentence A" if cut.text == scored_a else "Sentence B"
+            st.warning(
+                f"{short(model)}: {side} is {cut.n_tokens} tokens but the model keeps {cut.max_tokens}; "
+                "every token past that was cut before encoding and does not affect the cosine.",
+                icon="✂️",
+            )
+    frame["label"] = frame[C.COL_MODEL].map(short)
+    chart(_bar_chart(frame, sel.threshold), frame.drop(columns=["label"]), "compare cosines")
+    shown = frame.rename(columns={C.COL_TOKENS_A: "tokens A", C.COL_TOKENS_B: "tokens B"})
+    shown = shown[["label", C.COL_COSINE, "verdict", "tokens A", "tokens B", C.COL_TRUNCATED, "published", "note", C.COL_MODEL]]
+    shown = shown.rename(columns={"label": "model", C.COL_MODEL: "model id"})
+    table(
+        shown,
+        "compare table",
+        column_config={
+            C.COL_COSINE: st.column_config.NumberColumn(format="%.4f"),
+            "published": st.column_config.NumberColumn(format="%.2f", help="The failure paper's published cosine for this pair and model (section 4.6)."),
+            "tokens A": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
+            "tokens B": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
+        },
+    )
+    if frame["published"].notna().any():
+        st.caption("**published**: the failure-modes paper's section 4.6 figure for this exact pair, shown next to what the model computes here.")
+    for model in result.models:
+        _token_expander(model, scored_a, scored_b)
+
+# ------------------------------------------------------------------- heatmap
+st.divider()
+st.subheader("Similarity heatmap")
+heat_text = persistent_text_area("Sentences for the heatmap (one per line)", KEY_HEAT_TEXT, DEFAULT_HEAT, height=160)
+build = st.button("Build heatmap", key="cmp_build_heatmap")
+if build or sorted(sel.models) != ss.get(KEY_HEAT_MODELS):
+    ss[KEY_HEAT_MODELS] = sorted(sel.models)
+    sentences = [line.strip() for line in heat_text.splitlines() if line.strip()]
+    if len(sentences) > MAX_HEAT_SENTENCES:
+        st.warning(f"{len(sentences)} sentences typed; the heatmap uses the first {MAX_HEAT_SENTENCES}.", icon="⚠️")
+        sentences = sentences[:MAX_HEAT_SENTENCES]
+    if len(sentences) < 2:
+        st.warning("Type at least two sentences, one per line.", icon="⚠️")
+    elif not sel.models:
+        st.warning("Select at least one model in the sidebar.")
+    else:
+        matrices, errors = {}, {}
+        with st.status(f"Heatmap: {len(sentences)} sentences × {len(sel.models)} models", expanded=False) as status:
+            bar = st.progress(0.0)
+            for i, name in enumerate(sel.models):
+                bar.progress(i / len(sel.models), text=f"{short(name)} ({i + 1}/{len(sel.models)})")
+                try:
+                    loaded = resources.model(name, name in sel.remote_code)
+                    matrices[name] = similarity_matrix(loaded, sentences, resources.embedding_cache())
+                except ModelUnavailable as exc:
+                    errors[name] = str(exc)
+                except Exception as exc:  # noqa: BLE001 - one model's failure must not stop the others
+                    errors[name] = f"{name}: failed while encoding ({type(exc).__name__})"
+            bar.progress(1.0, text="done")
+            status.update(label="Heatmap: done" if matrices else "Heatmap: no model produced results", state="complete" if matrices else "error")
+        if matrices:
+            ss[KEY_HEATMAP] = {"sentences": sentences, "matrices": matrices, "errors": errors}
+        else:
+            for reason in errors.values():
+                st.error(reason, icon="⛔")
+
+heat = ss.get(KEY_HEATMAP)
+if heat:
+    for reason in heat["errors"].values():
+        st.error(reason, icon="⛔")
+    labels = [f"S{i + 1}" for i in range(len(heat["sentences"]))]
+    table(pd.DataFrame({"label": labels, "sentence": heat["sentences"]}), "heatmap sentences")
+    cols = st.columns(2)
+    for i, (name, matrix) in enumerate(heat["matrices"].items()):
+        fig = go.Figure(
+            go.Heatmap(
+                z=matrix, x=labels, y=labels, zmin=-1.0, zmax=1.0, zmid=0.0, colorscale="RdBu_r",
+                texttemplate="%{z:.3f}", hovertemplate="%{y} × %{x}: %{z:.4f}<extra></extra>", colorbar={"title": "cosine"},
+            )
+        )
+        fig.update_layout(title=short(name), yaxis={"autorange": "reversed"}, height=140 + 38 * len(labels), margin={"l": 10, "r": 10, "t": 40, "b": 10})
+        data = pd.DataFrame(matrix, columns=labels).assign(model=name, label=labels, sentence=heat["sentences"])
+        with cols[i % 2]:
+            chart(fig, data[["model", "label", "sentence", *labels]], f"heatmap {short(name)}")
+    st.caption(f"Cells above the sidebar threshold ({sel.threshold:.2f}) are pairs a retrieval system would treat as the same.")

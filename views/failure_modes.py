@@ -1,0 +1,233 @@
+"""Failure modes: reproduce "When Cosine Similarity Lies" on the selected models.
+
+Runs the shipped failure-mode suite (251 adversarial pairs in six failure
+modes plus 85 controls) and shows the paper's Tables 1-5 and Appendix A, a
+failure-rate curve per mode with the sidebar threshold marked, the worst
+pairs (searchable), and the published figures next to ours.  Every number
+comes from ``core.analysis``; this page only lays it out.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core import analysis
+from core import constants as C
+from ui import charts, resources, state, widgets
+
+RUN_KEY = "failure_modes"
+SEARCH_KEY = "fm_search"
+DOMAINS_KEY = "fm_domains"
+MODES_KEY = "fm_modes"
+PUBLISHED_THRESHOLDS = {"Table 2": 0.7, "Appendix B": 0.8}
+
+
+# ------------------------------------------------- widget values that survive page switches
+# Streamlit forgets a widget's state when another page is shown; each widget
+# here copies its value to "<key>__saved" on change and is drawn from it.
+
+
+def _saved(key: str, default):
+    return st.session_state.setdefault(f"{key}__saved", default)
+
+
+def _persist(key: str) -> None:
+    st.session_state[f"{key}__saved"] = st.session_state[key]
+
+
+def _model_columns(wide: pd.DataFrame) -> pd.DataFrame:
+    """Rename model-id columns to their short chart names."""
+    return wide.rename(columns={m: state.short(m) for m in wide.columns}).rename_axis(columns=None)
+
+
+def _mode_rows(wide: pd.DataFrame) -> pd.DataFrame:
+    """Failure modes in the paper's order, labelled, as a first column."""
+    wide = wide.reindex([m for m in charts.ordered_categories(wide.index) if m in wide.index])
+    out = wide.reset_index()
+    out.insert(0, "failure mode", out[C.COL_CATEGORY].map(charts.category_label))
+    return out
+
+
+# --------------------------------------------------------------------------- page
+
+st.title("🚨 Failure modes")
+st.markdown(
+    "Reproduces *When Cosine Similarity Lies*: six kinds of sentence pairs whose meanings differ sharply "
+    "(negation, numbers, swapped roles, before/after, all/none, hedging) and the controls they are measured against. "
+    "A **failure** is a pair that scores **above the retrieval threshold** set in the sidebar: a search system "
+    "would return it as a match."
+)
+
+selection = state.current()
+threshold = selection.threshold
+suite_pairs = resources.suite(C.SUITE_FAILURE_MODES)
+st.caption(f"Suite: {len(suite_pairs)} pairs ({sum(suite_pairs[C.COL_CATEGORY].isin(C.FAILURE_MODES))} adversarial, "
+           f"{sum(suite_pairs[C.COL_CATEGORY].isin(C.CONTROLS))} controls) across {suite_pairs[C.COL_DOMAIN].nunique()} domains.")
+
+if st.button("Run failure-mode suite", type="primary", help="Scores every pair of the suite with the models selected in the sidebar."):
+    state.run(suite_pairs, selection, key=RUN_KEY, label="Scoring the failure-mode suite")
+state.show_errors(RUN_KEY)
+
+stored = state.stored(RUN_KEY)
+if stored is None:
+    st.info("Press **Run failure-mode suite** to score the suite with the models selected in the sidebar.")
+    results = pd.DataFrame()
+else:
+    results = stored.results
+    models = stored.models
+    st.success(f"Results for {len(models)} model(s): {', '.join(state.short(m) for m in models)} · threshold {threshold:.2f}")
+    if set(models) != set(selection.models):
+        st.caption("The sidebar selection changed since this run; press the button again to score the new selection.")
+
+if not results.empty:
+    models = stored.models
+    summary = analysis.category_summary(results, threshold, suite=C.SUITE_FAILURE_MODES)
+    modes = analysis.failure_mode_table(results, threshold)
+
+    # ---- Table 1: mean ± SD heatmap
+    st.header("Mean cosine by category")
+    st.caption("Failure paper Table 1. Each cell: mean cosine ± SD over the category's pairs. "
+               "Failure-mode pairs that score like the positive controls (paraphrases) are the problem.")
+    fig, frame = charts.category_heatmap(summary, title="Mean cosine ± SD by category and model")
+    widgets.chart(fig, frame, "failure-modes-mean-cosine")
+
+    # ---- failure-rate curves
+    st.header("Failure rate across thresholds")
+    st.caption("Share of pairs scoring above each threshold, one panel per failure mode (and the positive controls, "
+               "where a high share is what you want). The dashed line is the sidebar threshold; move the slider to move it.")
+    curves = analysis.failure_rate_curves(results)
+    curves = curves[curves[C.COL_CATEGORY].isin([*C.FAILURE_MODES, C.CAT_POSITIVE])]
+    widgets.chart(charts.failure_rate_curves_figure(curves, threshold), curves, "failure-modes-rate-curves")
+
+    # ---- Table 2: failure rate at the threshold, with bootstrap CI
+    st.header(f"Failure rate at threshold {threshold:.2f}")
+    st.caption("Failure paper Table 2 (published at 0.70; Appendix B at 0.80): share of adversarial pairs scoring above the "
+               "threshold, with a 95% bootstrap confidence interval.")
+    fr = summary[summary[C.COL_CATEGORY].isin(C.FAILURE_MODES)]
+    fr_table = pd.DataFrame(index=pd.Index([m for m in C.FAILURE_MODES if m in set(fr[C.COL_CATEGORY])], name=C.COL_CATEGORY))
+    percent = {}
+    for model in models:
+        mine = fr[fr[C.COL_MODEL] == model].set_index(C.COL_CATEGORY)
+        name = state.short(model)
+        fr_table[name] = mine["failure_rate"]
+        fr_table[f"{name} CI low"] = mine["fr_ci_low"]
+        fr_table[f"{name} CI high"] = mine["fr_ci_high"]
+        for col in (name, f"{name} CI low", f"{name} CI high"):
+            percent[col] = st.column_config.NumberColumn(col, format="percent")
+    fr_out = _mode_rows(fr_table)
+    widgets.table(fr_out, "failure-modes-failure-rate", column_config=percent)
+
+    # ---- Table 3: severity
+    st.header("Severity")
+    st.caption("Failure paper Table 3. Severity ratio = mean cosine of the failure mode ÷ mean cosine of the positive controls "
+               "(paraphrases). A ratio ≥ 1.0 means the model scores these pairs as **more similar than real paraphrases**. "
+               "The ranking averages over the models in this run.")
+    left, right = st.columns(2)
+    with left:
+        ranking = analysis.severity_ranking(results)
+        ranking.insert(0, "failure mode", ranking[C.COL_CATEGORY].map(charts.category_label))
+        ranking = ranking[["rank", "failure mode", "avg_similarity", "severity_ratio", C.COL_CATEGORY]]
+        widgets.table(ranking, "failure-modes-severity-ranking")
+    with right:
+        sev = _mode_rows(_model_columns(modes.pivot(index=C.COL_CATEGORY, columns=C.COL_MODEL, values="severity_ratio")))
+        st.caption("Severity ratio per model")
+        widgets.table(sev, "failure-modes-severity-per-model")
+
+    # ---- Table 5: Cohen's d
+    st.header("Effect size against paraphrases (Cohen's d)")
+    st.caption("Failure paper Table 5: Cohen's d of the positive controls vs the failure mode. "
+               "**A negative d means the failure pairs score higher than true paraphrases**; the larger |d|, the clearer the gap.")
+    d_table = _mode_rows(_model_columns(modes.pivot(index=C.COL_CATEGORY, columns=C.COL_MODEL, values="cohens_d")))
+    widgets.table(d_table, "failure-modes-cohens-d")
+
+    # ---- Appendix A: Kruskal-Wallis
+    st.header("Do the models differ? (Kruskal-Wallis)")
+    if len(models) < 2:
+        st.info("The Kruskal-Wallis test compares models: select at least two models in the sidebar and run the suite again.")
+    else:
+        st.caption("Failure paper Appendix A: Kruskal-Wallis H-test across models, per failure mode. "
+                   "A small p means at least one model scores this mode differently from the others.")
+        kw = analysis.kruskal_by_category(results)
+        kw.insert(0, "failure mode", kw[C.COL_CATEGORY].map(charts.category_label))
+        widgets.table(kw, "failure-modes-kruskal-wallis")
+
+    # ---- Table 4: vulnerability ranking
+    st.header("Vulnerability ranking")
+    if len(models) < 2:
+        st.info("The vulnerability ranking orders models against each other: select at least two models and run again.")
+    else:
+        st.caption("Failure paper Table 4. The paper gives the scores but not the rule; this one reproduces its Table 4 "
+                   "exactly from its Table 1: for each failure mode, rank the models by mean cosine (1 = highest = most fooled); "
+                   "a model's score is the sum over modes of (rank − 1). **Lower score = more vulnerable** (0 = most fooled in every mode).")
+        vuln = analysis.vulnerability_ranking(results)
+        vuln[C.COL_MODEL] = vuln[C.COL_MODEL].map(state.short)
+        vuln["modes_ranked_first"] = vuln["modes_ranked_first"].map(
+            lambda text: ", ".join(charts.category_label(m) for m in text.split(", ")) if text else "")
+        widgets.table(vuln, "failure-modes-vulnerability")
+
+    # ---- worst cases
+    st.header("Worst cases")
+    st.caption("Adversarial pairs sorted by cosine, highest first: the higher the score, the worse the failure. "
+               "Filter by domain or failure mode, or search the sentences.")
+    worst = results[results[C.COL_CATEGORY].isin(C.FAILURE_MODES)]
+    domains = sorted(worst[C.COL_DOMAIN].dropna().unique()) if C.COL_DOMAIN in worst.columns else []
+    mode_options = [m for m in C.FAILURE_MODES if m in set(worst[C.COL_CATEGORY])]
+    c1, c2, c3 = st.columns([2, 2, 3])
+    chosen_domains = c1.multiselect("Domains", domains, default=[d for d in _saved(DOMAINS_KEY, []) if d in domains],
+                                    key=DOMAINS_KEY, on_change=_persist, args=(DOMAINS_KEY,), placeholder="All domains", help="Empty = all domains.")
+    chosen_modes = c2.multiselect("Failure modes", mode_options, default=[m for m in _saved(MODES_KEY, []) if m in mode_options],
+                                  format_func=charts.category_label, key=MODES_KEY, on_change=_persist, args=(MODES_KEY,),
+                                  placeholder="All failure modes", help="Empty = all failure modes.")
+    query = c3.text_input("Search pairs", value=_saved(SEARCH_KEY, ""), key=SEARCH_KEY, on_change=_persist, args=(SEARCH_KEY,),
+                          placeholder="e.g. insulin, acquired, before", help="Case-insensitive; matches either sentence.")
+    if chosen_domains:
+        worst = worst[worst[C.COL_DOMAIN].isin(chosen_domains)]
+    if chosen_modes:
+        worst = worst[worst[C.COL_CATEGORY].isin(chosen_modes)]
+    if query.strip():
+        needle = query.strip()
+        hit = worst[C.COL_TEXT_A].str.contains(needle, case=False, regex=False) | worst[C.COL_TEXT_B].str.contains(needle, case=False, regex=False)
+        worst = worst[hit]
+    cols = [c for c in (C.COL_COSINE, C.COL_MODEL, C.COL_CATEGORY, C.COL_DOMAIN, C.COL_TEXT_A, C.COL_TEXT_B) if c in worst.columns]
+    worst_out = worst.sort_values(C.COL_COSINE, ascending=False)[cols].reset_index(drop=True)
+    worst_out[C.COL_MODEL] = worst_out[C.COL_MODEL].map(state.short)
+    worst_out[C.COL_CATEGORY] = worst_out[C.COL_CATEGORY].map(charts.category_label)
+    st.caption(f"{len(worst_out)} pair score(s) match.")
+    widgets.table(worst_out, "failure-modes-worst-cases",
+                  column_config={C.COL_COSINE: st.column_config.NumberColumn(C.COL_COSINE, format="%.4f")})
+
+# ---- published figures next to ours
+st.header("Published figures vs this run")
+st.caption("Failure paper Table 1 (mean ± SD), Table 2 (failure rate at 0.70) and Appendix B (at 0.80), next to what this run "
+           "computes for the same model. Published failure rates are at fixed thresholds, so ours are shown at those same "
+           "thresholds, not at the sidebar's. The paper's suite and ours are not the same pairs, so expect differences.")
+published = resources.published("failure")
+ran = set(results[C.COL_MODEL]) if not results.empty else set()
+published_models = [m for m in dict.fromkeys(published.loc[published["table"] == "Table 1", "model"]) if m]
+shown = [m for m in published_models if m in ran] or [published_models[0]]
+ours_summary = analysis.category_summary(results, suite=C.SUITE_FAILURE_MODES) if ran else pd.DataFrame()
+ours_rates = {table: analysis.failure_mode_table(results, thr) for table, thr in PUBLISHED_THRESHOLDS.items()} if ran else {}
+for model in shown:
+    pub = published[published["model"] == model]
+    t1 = pub[pub["table"] == "Table 1"].pivot(index=C.COL_CATEGORY, columns="metric", values="value")
+    compare = pd.DataFrame(index=pd.Index(charts.ordered_categories(t1.index), name=C.COL_CATEGORY))
+    compare["published mean"] = t1["mean_cosine"]
+    compare["published SD"] = t1["sd_cosine"]
+    if model in ran:
+        mine = ours_summary[ours_summary[C.COL_MODEL] == model].set_index(C.COL_CATEGORY)
+        compare["our mean"] = mine["mean"]
+        compare["our SD"] = mine["sd"]
+    for table, thr in PUBLISHED_THRESHOLDS.items():
+        rows = pub[(pub["table"] == table) & (pub["metric"] == "failure_rate")].set_index(C.COL_CATEGORY)
+        compare[f"published rate > {thr:.1f}"] = rows["value"]
+        if model in ran:
+            mine = ours_rates[table]
+            compare[f"our rate > {thr:.1f}"] = mine[mine[C.COL_MODEL] == model].set_index(C.COL_CATEGORY)["failure_rate"]
+    compare = compare.reset_index()
+    compare.insert(0, "category label", compare[C.COL_CATEGORY].map(charts.category_label))
+    st.subheader(state.short(model))
+    if model not in ran:
+        st.caption("Not in this run: run the suite with this model selected to see our figures next to these.")
+    formats = {c: st.column_config.NumberColumn(c, format="percent" if "rate" in c else "%.3f") for c in compare.columns if "rate" in c or "mean" in c or "SD" in c}
+    widgets.table(compare, f"failure-modes-published-{state.short(model)}", column_config=formats)

@@ -1,0 +1,386 @@
+"""OOV robustness: the OOV paper's analyses recomputed on the selected models.
+
+Runs the OOV suite (20 entities, each pair scored as original, with the
+invented word in both sentences, and in the second sentence only) and the
+100-pair baseline suite, then shows every figure the paper reports next to
+its published value.  Statistics come from ``core.analysis``; the matching of
+published rows to ours from ``core.reproduce``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+import streamlit as st
+
+from core import analysis as A
+from core import constants as C
+from core import reference as R
+from core import reproduce as P
+from core.models import ModelUnavailable
+from core.tokens import piece_counts
+from ui import charts, resources, widgets
+from ui.state import current, run, short, show_errors, stored
+
+KEY = "oov"
+PAPER = R.PAPER_OOV
+READING_KEY = "oov_reading"
+ENTITY_VALUES_KEY = "oov_entity_values"
+TOKEN_SOURCE_KEY = "oov_token_source"
+READING_LABELS = {C.VARIANT_REPLACED_BOTH: "both sentences", C.VARIANT_REPLACED_B: "second sentence only"}
+RAW, NORMALIZED = "Raw delta", "Normalized delta (% of dynamic range)"
+FROM_TOKENIZER, FROM_TABLE2 = "each model's tokenizer", "the paper's Table 2"
+PUBLISHED_COLOR = "#9e9e9e"
+PERCENT = st.column_config.NumberColumn(format="percent")
+
+
+# ------------------------------------------------- widget values that survive page switches
+
+
+def _saved(key: str, default):
+    return st.session_state.setdefault(f"{key}__saved", default)
+
+
+def _persist(key: str) -> None:
+    st.session_state[f"{key}__saved"] = st.session_state[key]
+
+
+def _radio(label: str, options: list, key: str, **kwargs):
+    value = _saved(key, options[0])
+    index = options.index(value) if value in options else 0
+    return st.radio(label, options, index=index, key=key, on_change=_persist, args=(key,), horizontal=True, **kwargs)
+
+
+def _plain(text: str) -> str:
+    """Text with Markdown characters escaped (model names and errors may come from the user)."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", text)
+
+
+# --------------------------------------------------------------------- charts
+
+
+def _label(frame: pd.DataFrame) -> list[str]:
+    return [short(m) for m in frame[C.COL_MODEL]]
+
+
+def _bars_with_published(frame: pd.DataFrame, value: str, low: str | None, high: str | None, title: str, reading: str | None, percent: bool = False) -> go.Figure:
+    """Our value per model (with CI whiskers) beside the paper's value."""
+    ours = frame[frame["source"] == "recomputed"]
+    fig = go.Figure()
+    name = f"recomputed ({READING_LABELS[reading]})" if reading else "recomputed"
+    error = None
+    if low and high:
+        error = {"type": "data", "array": (ours[high] - ours[value]).clip(lower=0), "arrayminus": (ours[value] - ours[low]).clip(lower=0)}
+    fig.add_trace(go.Bar(name=name, x=_label(ours), y=ours[value], error_y=error))
+    pub_col = f"{value} (published)"
+    if pub_col in frame.columns:
+        fig.add_trace(go.Bar(name="published", x=_label(frame), y=frame[pub_col], marker_color=PUBLISHED_COLOR))
+    fig.update_layout(barmode="group", title=title, margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.15})
+    if percent:
+        fig.update_yaxes(tickformat=".0%")
+    fig.add_hline(y=0, line_color="black", line_width=1)
+    return fig
+
+
+def _range_bars(frame: pd.DataFrame) -> go.Figure:
+    """Each model's span from mean negative to mean positive cosine, ours and published."""
+    fig = go.Figure()
+    ours = frame[frame["source"] == "recomputed"]
+    fig.add_trace(go.Bar(name="recomputed", x=_label(ours), y=ours["dynamic_range"], base=ours["mean_negative"], hovertemplate="%{x}: %{base:.3f} → %{y:.3f} wide<extra>recomputed</extra>"))
+    pub = frame.dropna(subset=["dynamic_range (published)"])
+    fig.add_trace(
+        go.Bar(name="published", x=_label(pub), y=pub["dynamic_range (published)"], base=pub["mean_negative (published)"], marker_color=PUBLISHED_COLOR, hovertemplate="%{x}: %{base:.3f} → %{y:.3f} wide<extra>published</extra>")
+    )
+    fig.update_layout(barmode="group", title="Dynamic range: bar from mean negative-control to mean positive-control cosine", yaxis={"title": "cosine", "range": [min(0.0, float(frame[["mean_negative", "mean_negative (published)"]].min().min()) - 0.05), 1.0]}, margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    return fig
+
+
+def _entity_heatmap(wide: pd.DataFrame, title: str, percent: bool) -> go.Figure:
+    fmt = ".1%" if percent else ".3f"
+    fig = go.Figure(
+        go.Heatmap(
+            z=wide.to_numpy(float),
+            x=list(wide.columns),
+            y=list(wide.index),
+            texttemplate="%{z:" + fmt + "}",
+            colorscale="RdBu_r",
+            zmid=0,
+            colorbar={"title": "% of range" if percent else "delta", "tickformat": ".0%" if percent else ".2f"},
+            hovertemplate="%{y} · %{x}: %{z:" + fmt + "}<extra></extra>",
+        )
+    )
+    fig.update_layout(title=title, yaxis={"autorange": "reversed"}, height=max(360, 26 * len(wide) + 140), margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    return fig
+
+
+def _d_heatmap(matrix: pd.DataFrame) -> go.Figure:
+    labels = [short(m) for m in matrix.index]
+    fig = go.Figure(
+        go.Heatmap(
+            z=matrix.to_numpy(float),
+            x=labels,
+            y=labels,
+            texttemplate="%{z:.2f}",
+            colorscale="RdBu_r",
+            zmid=0,
+            colorbar={"title": "Cohen's d"},
+            hovertemplate="row %{y} vs column %{x}: d = %{z:.3f}<extra></extra>",
+        )
+    )
+    fig.update_layout(title="Cohen's d of the row model's deltas vs the column model's", yaxis={"autorange": "reversed"}, margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    return fig
+
+
+def _jaccard_scatter(baseline: pd.DataFrame, corr: pd.DataFrame) -> go.Figure:
+    stats = corr.set_index(C.COL_MODEL)
+    data = baseline.assign(
+        panel=[f"{short(m)} (r = {stats.at[m, 'pearson_r']:.3f}, ρ = {stats.at[m, 'spearman_rho']:.3f})" if m in stats.index else short(m) for m in baseline[C.COL_MODEL]],
+        category_label=baseline[C.COL_CATEGORY].map(charts.category_label),
+    )
+    fig = px.scatter(
+        data,
+        x=C.COL_TOKEN_JACCARD,
+        y=C.COL_COSINE,
+        color="category_label",
+        facet_col="panel",
+        facet_col_wrap=2,
+        hover_data={C.COL_TEXT_A: True, C.COL_TEXT_B: True, "panel": False},
+        labels={C.COL_TOKEN_JACCARD: "token Jaccard", C.COL_COSINE: "cosine", "category_label": "category"},
+        title="Token Jaccard vs cosine on the 100 baseline pairs (Pearson r, Spearman ρ per model)",
+    )
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    rows = -(-data["panel"].nunique() // 2)
+    fig.update_layout(height=max(380, 340 * rows + 80), margin={"l": 10, "r": 10, "t": 60, "b": 10})
+    return fig
+
+
+def _token_group_bars(frame: pd.DataFrame) -> go.Figure:
+    ours = frame[frame["source"] == "recomputed"]
+    fig = go.Figure()
+    for col, name in (("single_token_mean_delta", "single-token originals"), ("multi_token_mean_delta", "multi-token originals")):
+        fig.add_trace(go.Bar(name=f"{name} (recomputed)", x=_label(ours), y=ours[col]))
+        fig.add_trace(go.Bar(name=f"{name} (published)", x=_label(frame), y=frame[f"{col} (published)"], marker_pattern_shape="/", opacity=0.6))
+    fig.update_layout(barmode="group", title="Mean OOV delta by the original entity's token count", margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    fig.add_hline(y=0, line_color="black", line_width=1)
+    return fig
+
+
+# ----------------------------------------------------------------- tokenizers
+
+
+def _counts_by_model(models: list[str], entities: list[str], remote: frozenset[str]) -> tuple[dict[str, dict[str, int]], list[str]]:
+    """Each model's own split of the original entities; failures fall back to Table 2."""
+    table2 = P.table2_token_counts()
+    counts: dict[str, dict[str, int]] = {}
+    problems: list[str] = []
+    for name in models:
+        try:
+            tok = resources.tokenizer(name)
+            counts[name] = piece_counts(tok, entities)
+        except ModelUnavailable as exc:
+            counts[name] = {e: table2.get(e, 1) for e in entities}
+            problems.append(f"{short(name)}: tokenizer unavailable, Table 2 counts used ({exc})")
+    return counts, problems
+
+
+# ----------------------------------------------------------------------- page
+
+
+def _intro() -> None:
+    st.title("OOV robustness")
+    st.markdown(
+        "How much similarity does a sentence pair lose when a well-known entity (*Google*, *Einstein*, *penicillin*) "
+        "is replaced by an invented word (*Xylophrix*, *Wompelfritz*, *flobnaxitol*)? This page reruns the design of "
+        "*Out-of-Vocabulary Robustness in Sentence Embeddings*: 20 OOV pairs plus 100 baseline pairs, "
+        "with every figure next to the value the paper published."
+    )
+    st.caption(
+        "Published rows for models not run here (BGE, Nomic, GTE unless you select them) are shown as "
+        "**published** only. The paper's sentences were not released, so the pairs here are our own, built to its design."
+    )
+
+
+def _reading_box(readings: pd.DataFrame) -> None:
+    st.info(
+        "**Which sentences carry the invented word?** The paper says the replacement sentence has the entity replaced, "
+        "but not whether the *other* sentence of the pair keeps the real name. Both readings are computed. "
+        "With the entity replaced in **both sentences**, the two sentences share the invented word, which pulls them "
+        "together: the mean delta is *negative* for MiniLM (the pair becomes more similar). With it replaced in the "
+        "**second sentence only**, the pair loses a shared word and the delta is positive, as in the paper. "
+        "Only the one-sided reading resembles the published deltas. Every OOV number below is labelled with the reading it uses.",
+        icon="ℹ️",
+    )
+    if not readings.empty:
+        shown = readings.assign(model=readings[C.COL_MODEL].map(short))[["model", "reading_label", "n", "mean_delta", "ci_low", "ci_high", "normalized_mean"]]
+        widgets.table(shown, "oov mean delta under both readings", column_config={"normalized_mean": PERCENT})
+
+
+def _section_raw(summary: pd.DataFrame, reading: str) -> None:
+    st.subheader("Raw OOV delta")
+    st.caption(f"Delta = cosine of the original pair − cosine with the invented word ({C.OOV_READINGS[reading]}); bars are means with 95% bootstrap CIs. Published: Table 4.")
+    cols = {c: ("Table 4", c) for c in ("mean_delta", "sd_delta", "min_delta", "max_delta")}
+    frame = P.published_alongside(summary[[C.COL_MODEL, "n", "mean_delta", "ci_low", "ci_high", "sd_delta", "min_delta", "max_delta"]], PAPER, cols)
+    widgets.chart(_bars_with_published(frame, "mean_delta", "ci_low", "ci_high", "Mean OOV delta per model", reading), frame, "oov raw delta chart")
+    widgets.table(frame, "oov raw delta")
+    st.caption("The paper's SDs are population SDs (ddof = 0); ours are sample SDs (ddof = 1).")
+
+
+def _section_dynamic(dyn: pd.DataFrame) -> None:
+    st.subheader("Dynamic range")
+    st.caption("Mean positive-control minus mean negative-control cosine on the baseline suite (Table 5). It does not depend on the reading.")
+    cols = {"mean_positive": ("Table 5", "mean_positive"), "mean_negative": ("Table 5", "mean_negative"), "dynamic_range": ("Table 5", "dynamic_range")}
+    frame = P.published_alongside(dyn, PAPER, cols)
+    widgets.chart(_range_bars(frame), frame, "oov dynamic range chart")
+    widgets.table(frame, "oov dynamic range")
+
+
+def _section_normalized(summary: pd.DataFrame, reading: str) -> None:
+    st.subheader("Normalized delta (% of dynamic range)")
+    st.caption(f"Delta ÷ the model's dynamic range, with 95% bootstrap CIs ({C.OOV_READINGS[reading]}). Published: Table 5.")
+    cols = {"normalized_mean": ("Table 5", "normalized_mean_delta"), "normalized_max": ("Table 5", "normalized_max_delta")}
+    frame = P.published_alongside(summary[[C.COL_MODEL, "dynamic_range", "normalized_mean", "norm_ci_low", "norm_ci_high", "normalized_max"]], PAPER, cols)
+    fig = _bars_with_published(frame, "normalized_mean", "norm_ci_low", "norm_ci_high", "Mean normalized OOV delta per model", reading, percent=True)
+    widgets.chart(fig, frame, "oov normalized delta chart")
+    pct = ("normalized_mean", "norm_ci_low", "norm_ci_high", "normalized_max", "normalized_mean (published)", "normalized_max (published)")
+    widgets.table(frame, "oov normalized delta", column_config={c: PERCENT for c in pct})
+
+
+def _section_entities(deltas: pd.DataFrame, reading: str) -> None:
+    st.subheader("Per-entity deltas")
+    which = _radio("Heatmap values", [RAW, NORMALIZED], ENTITY_VALUES_KEY)
+    normalized = which == NORMALIZED
+    value, table, metric = ("normalized_delta", "Table C1", "normalized_delta") if normalized else ("delta", "Table A1", "delta")
+    ours = deltas.pivot_table(index=C.COL_ENTITY, columns=C.COL_MODEL, values=value, sort=False)
+    ours.columns = [f"{short(m)}" for m in ours.columns]
+    published = R.published_wide(PAPER, table, metric, index="entity")
+    published.columns = [f"{R.MODEL_SHORT_NAMES.get(m, short(m))} (published)" for m in published.columns]
+    wide = ours.join(published, how="outer").reindex(list(dict.fromkeys([*ours.index, *published.index])))
+    title = f"{which} by entity ({C.OOV_READINGS[reading]}) beside the paper's {table}"
+    widgets.chart(_entity_heatmap(wide, title, normalized), wide.reset_index(), f"oov entity heatmap {value}")
+    cols = {"cosine_original": ("Table A1", "original_cosine"), "cosine_replaced": ("Table A1", "modified_cosine"), "delta": ("Table A1", "delta"), "normalized_delta": ("Table C1", "normalized_delta")}
+    frame = P.published_alongside(deltas[[C.COL_MODEL, C.COL_ENTITY, C.COL_REPLACEMENT, "cosine_original", "cosine_replaced", "delta", "normalized_delta"]], PAPER, cols, keys=(C.COL_MODEL, C.COL_ENTITY))
+    with st.expander("Per-entity table (Tables A1 and C1)"):
+        widgets.table(frame, "oov per entity", column_config={"normalized_delta": PERCENT, "normalized_delta (published)": PERCENT})
+
+
+def _section_cohens_d(results: pd.DataFrame, deltas: pd.DataFrame, reading: str) -> None:
+    st.subheader("Effect sizes between models (Cohen's d)")
+    if deltas[C.COL_MODEL].nunique() < 2:
+        st.info("Cohen's d between models needs at least two models: select more in the sidebar and run again.")
+    else:
+        matrix = A.cohens_d_matrix(deltas)
+        widgets.chart(_d_heatmap(matrix), matrix.rename(index=short, columns=short).reset_index(names="model"), "oov cohens d matrix")
+    comp = P.compare_to_published(results, PAPER, "Table 7", reading=reading)
+    comp = comp[comp["metric"] == "cohens_d"][["model", "model_b", "published", "recomputed", "difference", "status", "remark"]]
+    st.caption(f"Published Table 7 (row model minus column model, pooled sample SD) beside ours ({C.OOV_READINGS[reading]}).")
+    widgets.table(comp, "oov cohens d vs published")
+
+
+def _section_jaccard(results: pd.DataFrame) -> None:
+    st.subheader("Token overlap vs cosine")
+    baseline = results[results[C.COL_SUITE] == C.SUITE_BASELINE]
+    corr = A.jaccard_correlation(results)
+    if baseline.empty or corr.empty:
+        st.info("No baseline pairs in these results.")
+        return
+    widgets.chart(_jaccard_scatter(baseline, corr), baseline[[C.COL_MODEL, C.COL_CATEGORY, C.COL_PAIR_ID, C.COL_TOKEN_JACCARD, C.COL_COSINE]], "oov jaccard scatter")
+    frame = P.published_alongside(corr, PAPER, {"pearson_r": ("Table 11", "pearson_r"), "spearman_rho": ("Table 11", "spearman_rho")})
+    widgets.table(frame, "oov jaccard correlation")
+
+
+def _section_tokens(results: pd.DataFrame, deltas: pd.DataFrame, reading: str, remote: frozenset[str]) -> None:
+    st.subheader("Single- vs multi-token originals")
+    source = _radio("Original token counts from", [FROM_TOKENIZER, FROM_TABLE2], TOKEN_SOURCE_KEY)
+    models = list(dict.fromkeys(deltas[C.COL_MODEL]))
+    entities = list(dict.fromkeys(deltas[C.COL_ENTITY]))
+    table2 = P.table2_token_counts()
+    if source == FROM_TOKENIZER:
+        counts, problems = _counts_by_model(models, entities, remote)
+        for problem in problems:
+            st.warning(_plain(problem))
+    else:
+        counts = {m: {e: table2.get(e, 1) for e in entities} for m in models}
+    groups = A.oov_token_groups(deltas, counts)
+    cols = {"single_token_mean_delta": ("Table 10", "single_token_mean_delta"), "multi_token_mean_delta": ("Table 10", "multi_token_mean_delta")}
+    frame = P.published_alongside(groups, PAPER, cols)
+    st.caption(f"Counts from {source}; the paper's Table 10 groups 17 single-token and 3 multi-token originals ({C.OOV_READINGS[reading]}).")
+    widgets.chart(_token_group_bars(frame), frame, "oov token groups chart")
+    widgets.table(frame, "oov token groups")
+    with st.expander("Token counts of the original entities"):
+        count_table = pd.DataFrame({"entity": entities, "Table 2": [table2.get(e) for e in entities]})
+        for m in models:
+            count_table[short(m)] = [counts[m].get(e) for e in entities]
+        widgets.table(count_table, "oov original token counts")
+
+
+def _section_swap(results: pd.DataFrame) -> None:
+    st.subheader("Entity-swap check")
+    st.caption("Same words, roles swapped (baseline suite): near-1 cosines mean word order barely matters (Table 3).")
+    frame = P.published_alongside(A.entity_swap_check(results), PAPER, {"mean": ("Table 3", "mean_cosine")})
+    widgets.table(frame, "oov entity swap check")
+
+
+def _section_categories(results: pd.DataFrame, threshold: float) -> None:
+    st.subheader("Category means (baseline suite)")
+    summary = A.category_summary(results, threshold, suite=C.SUITE_BASELINE)
+    if summary.empty:
+        st.info("No baseline pairs in these results.")
+        return
+    published = R.published_table(PAPER, "Table 12")
+    published = published[published["metric"] == "mean_cosine"]
+    published_cells = pd.DataFrame(
+        {
+            C.COL_MODEL: [f"{R.MODEL_SHORT_NAMES.get(m, short(m))} (published)" for m in published["model"]],
+            C.COL_CATEGORY: published["category"],
+            "n": float("nan"),
+            "mean": published["value"],
+            "sd": float("nan"),
+        }
+    )
+    both = pd.concat([summary[[C.COL_MODEL, C.COL_CATEGORY, "n", "mean", "sd"]], published_cells], ignore_index=True)
+    fig, data = charts.category_heatmap(both, "Mean cosine by baseline category, ours beside the paper's Table 12")
+    widgets.chart(fig, data, "oov category heatmap")
+    cols = [C.COL_MODEL, C.COL_CATEGORY, "n", "mean", "sd", "failure_rate"]
+    frame = P.published_alongside(summary[cols], PAPER, {"mean": ("Table 12", "mean_cosine")}, keys=(C.COL_MODEL, C.COL_CATEGORY))
+    st.caption(f"failure_rate = share of pairs scoring above the sidebar threshold ({threshold:.2f}).")
+    widgets.table(frame, "oov category means", column_config={"failure_rate": PERCENT})
+
+
+def main() -> None:
+    selection = current()
+    _intro()
+    if st.button("Run OOV suites", key="oov_run", type="primary", help="Scores the OOV suite (3 variants × 20 pairs) and the 100 baseline pairs with every selected model."):
+        pairs = pd.concat([resources.suite(C.SUITE_OOV), resources.suite(C.SUITE_BASELINE)], ignore_index=True)
+        run(pairs, selection, key=KEY, label="OOV + baseline suites")
+    show_errors(KEY)
+    result = stored(KEY)
+    if result is None:
+        st.info("Press **Run OOV suites** to score the suites with the models selected in the sidebar.")
+        return
+    results = result.results
+    if not {C.SUITE_OOV, C.SUITE_BASELINE} <= set(results[C.COL_SUITE]):
+        st.warning("The stored results lack the OOV or baseline suite; run the suites again.")
+        return
+    st.text(f"Results for: {', '.join(short(m) for m in result.models)} ({len(results)} scored pairs, {result.seconds:.1f} s)")
+
+    reading = _radio("Entity replaced in", list(READING_LABELS), READING_KEY, format_func=READING_LABELS.get)
+    dyn = A.dynamic_ranges(results)
+    _reading_box(A.oov_readings(results, dyn))
+    deltas = A.oov_deltas(results, reading, dyn)
+    summary = A.oov_summary(deltas, dyn)
+
+    _section_raw(summary, reading)
+    _section_dynamic(dyn)
+    _section_normalized(summary, reading)
+    _section_entities(deltas, reading)
+    _section_cohens_d(results, deltas, reading)
+    _section_jaccard(results)
+    _section_tokens(results, deltas, reading, selection.remote_code)
+    _section_swap(results)
+    _section_categories(results, selection.threshold)
+
+
+main()

@@ -1,0 +1,207 @@
+"""Papers: each published table next to the same figures recomputed live.
+
+The matching of published cells to recomputed ones lives in
+``core.reproduce.compare_to_published``; this page picks the table, runs the
+suites and styles the cells that differ by more than a tolerance.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import streamlit as st
+
+from core import analysis as A
+from core import constants as C
+from core import reference as R
+from core import reproduce as P
+from core.models import ModelUnavailable
+from core.tokens import piece_counts
+from ui import resources, widgets
+from ui.state import current, run, short, show_errors, stored
+
+KEY = "papers"
+PAPER_KEY = "papers_paper"
+TOLERANCE_KEY = "papers_tolerance"
+READING_KEY = "papers_reading"
+HIDE_KEY = "papers_hide_published_only"
+PAPER_TITLES = {
+    R.PAPER_FAILURE: "When Cosine Similarity Lies (failure modes)",
+    R.PAPER_OOV: "Out-of-Vocabulary Robustness in Sentence Embeddings (OOV)",
+}
+READING_LABELS = {C.VARIANT_REPLACED_BOTH: "both sentences", C.VARIANT_REPLACED_B: "second sentence only"}
+DIFF_STYLE = "background-color: #f8c9c4; color: #5a0000; font-weight: 600"
+PUBLISHED_ONLY_STYLE = "color: #8a8a8a"
+SHOWN = ["model", "model_b", "category", "entity", "item", "metric", "threshold", "published", "published_text", "recomputed", "recomputed_text", "difference", "differs", "status", "note", "remark"]
+
+
+# ------------------------------------------------- widget values that survive page switches
+
+
+def _saved(key: str, default):
+    return st.session_state.setdefault(f"{key}__saved", default)
+
+
+def _persist(key: str) -> None:
+    st.session_state[f"{key}__saved"] = st.session_state[key]
+
+
+def _select(label: str, options: list, key: str, **kwargs):
+    value = _saved(key, options[0])
+    index = options.index(value) if value in options else 0
+    return st.selectbox(label, options, index=index, key=key, on_change=_persist, args=(key,), **kwargs)
+
+
+# ----------------------------------------------------------------- helpers
+
+
+def _plain(text: str) -> str:
+    """Text with Markdown characters escaped (model names may come from the user)."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", text)
+
+
+def _token_counts(results: pd.DataFrame, remote: frozenset[str]) -> tuple[dict[str, int] | None, str]:
+    """Subword counts of the OOV words from MiniLM's tokenizer (else the first model's)."""
+    if results.empty or C.COL_ENTITY not in results.columns:
+        return None, ""
+    oov = results[results[C.COL_SUITE] == C.SUITE_OOV]
+    words = [*oov[C.COL_ENTITY].dropna(), *oov[C.COL_REPLACEMENT].dropna()]
+    models = list(dict.fromkeys(results[C.COL_MODEL]))
+    ordered = [R.MODEL_MINILM] if R.MODEL_MINILM in models else models
+    for name in ordered:
+        try:
+            return piece_counts(resources.tokenizer(name), words), name
+        except ModelUnavailable:
+            continue
+    return None, ""
+
+
+def _display(comp: pd.DataFrame, hide_published_only: bool) -> pd.DataFrame:
+    """The comparison with empty columns dropped and model ids shortened (display only)."""
+    shown = comp[comp["status"] != P.STATUS_NOT_RUN] if hide_published_only else comp
+    shown = shown[[c for c in SHOWN if c in shown.columns]].copy()
+    keep = [c for c in shown.columns if c in ("model", "published", "recomputed", "difference", "differs", "status") or shown[c].replace("", pd.NA).notna().any()]
+    shown = shown[keep]
+    for col in ("model", "model_b"):
+        if col in shown.columns:
+            shown[col] = [short(m) if m else "" for m in shown[col]]
+    return shown.rename(columns={"differs": "beyond tolerance"}).reset_index(drop=True)
+
+
+def _style(shown: pd.DataFrame):
+    """Red cells where |difference| > tolerance; grey rows that are published only."""
+
+    def cells(frame: pd.DataFrame) -> pd.DataFrame:
+        css = pd.DataFrame("", index=frame.index, columns=frame.columns)
+        grey = frame["status"] == P.STATUS_NOT_RUN
+        css.loc[grey, :] = PUBLISHED_ONLY_STYLE
+        flagged = frame["beyond tolerance"].astype(bool)
+        for col in ("difference", "recomputed"):
+            css.loc[flagged, col] = DIFF_STYLE
+        return css
+
+    fmt = {c: "{:.4f}" for c in ("published", "recomputed", "difference") if c in shown.columns}
+    if "threshold" in shown.columns:
+        fmt["threshold"] = "{:.2f}"
+    return shown.style.apply(cells, axis=None).format(fmt, na_rep="—")
+
+
+# ----------------------------------------------------------------------- page
+
+
+def main() -> None:
+    selection = current()
+    st.title("Papers")
+    st.markdown(
+        "Every table of the two source papers, cell by cell, next to the same figure recomputed on the models you selected. "
+        "The papers' numbers are claims: where ours differ, the **difference** column says by how much, and cells beyond "
+        "the tolerance are highlighted. Models the papers used but you did not run stay as *published (model not run here)*."
+    )
+    left, mid, right = st.columns([2, 2, 1])
+    with left:
+        paper = _select("Paper", list(PAPER_TITLES), PAPER_KEY, format_func=PAPER_TITLES.get)
+    with mid:
+        table = _select("Table", list(P.TABLES[paper]), f"papers_table_{paper}", format_func=lambda t: P.table_title(paper, t))
+    with right:
+        tolerance = st.number_input(
+            "Highlight differences larger than",
+            min_value=0.0,
+            max_value=10.0,
+            value=float(_saved(TOLERANCE_KEY, P.DEFAULT_TOLERANCE)),
+            step=0.005,
+            format="%.3f",
+            key=TOLERANCE_KEY,
+            on_change=_persist,
+            args=(TOLERANCE_KEY,),
+        )
+    reading = C.VARIANT_REPLACED_BOTH
+    if paper == R.PAPER_OOV:
+        options = list(READING_LABELS)
+        saved = _saved(READING_KEY, options[0])
+        reading = st.radio(
+            "Entity replaced in",
+            options,
+            index=options.index(saved) if saved in options else 0,
+            format_func=READING_LABELS.get,
+            key=READING_KEY,
+            on_change=_persist,
+            args=(READING_KEY,),
+            horizontal=True,
+            help="The OOV paper does not say whether the invented word replaces the entity in both sentences of a pair or in one; see the OOV robustness page.",
+        )
+
+    if st.button("Recompute", key="papers_run", type="primary", help="Runs all three suites (OOV, baseline, failure modes) on the selected models."):
+        run(resources.suite(C.SUITE_ALL), selection, key=KEY, label="All suites")
+    show_errors(KEY)
+    result = stored(KEY)
+    if result is None:
+        st.info("Showing the published values only. Press **Recompute** to run all suites on the selected models and compare.")
+        results = pd.DataFrame(columns=list(C.RESULT_COLUMNS))
+    else:
+        results = result.results
+        st.text(f"Recomputed on: {', '.join(short(m) for m in result.models)} ({len(results)} scored pairs)")
+
+    token_counts, token_model = _token_counts(results, selection.remote_code)
+    comp = P.compare_to_published(results, paper, table, tolerance=tolerance, reading=reading, token_counts=token_counts)
+    counts = P.comparison_counts(comp)
+
+    st.subheader(P.table_title(paper, table))
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Cells compared", counts[P.STATUS_COMPARED])
+    c2.metric(f"Differ by more than {tolerance:.3f}", counts["differs"])
+    c3.metric("Published only", counts[P.STATUS_NOT_RUN] + counts[P.STATUS_NOT_RECOMPUTED])
+    c4.metric("Recomputed only", counts[P.STATUS_EXTRA])
+    _captions(paper, table, reading, token_model)
+
+    hide = st.checkbox("Hide rows of models not run here", key=HIDE_KEY, value=bool(_saved(HIDE_KEY, False)), on_change=_persist, args=(HIDE_KEY,))
+    shown = _display(comp, hide)
+    if shown.empty:
+        st.info("Nothing to show for this table with the current filter.")
+    else:
+        st.dataframe(_style(shown), width="stretch", hide_index=True, key=f"papers_table_view_{paper}_{table}")
+    widgets.downloads(comp, f"papers {paper} {table}")
+
+    if paper == R.PAPER_FAILURE and table in ("Table 2", "Appendix B") and not results.empty:
+        st.markdown(f"**At your sidebar threshold ({selection.threshold:.2f})**")
+        at_yours = A.failure_mode_table(results, threshold=selection.threshold)[[C.COL_MODEL, C.COL_CATEGORY, "n", "failure_rate"]]
+        widgets.table(at_yours, f"papers failure rate at sidebar threshold {paper} {table}", column_config={"failure_rate": st.column_config.NumberColumn(format="percent")})
+
+
+def _captions(paper: str, table: str, reading: str, token_model: str) -> None:
+    notes = []
+    if paper == R.PAPER_FAILURE and table in ("Table 2", "Appendix B"):
+        notes.append("Failure rates are recomputed at the threshold the paper used for this table (shown in the threshold column), so the comparison is like for like; the table below the comparison uses your sidebar threshold.")
+    if paper == R.PAPER_FAILURE:
+        notes.append("The failure paper did not release its 336 pairs; the failure-modes suite follows its design, with its printed examples included verbatim.")
+    if paper == R.PAPER_OOV:
+        notes.append(f"OOV deltas use the reading: entity replaced in {READING_LABELS[reading]}. The paper's sentences were not released; the suites follow its design.")
+    if paper == R.PAPER_OOV and table in ("Table 9", "Table 10") and token_model:
+        notes.append(f"Token counts from {_plain(short(token_model))}'s tokenizer.")
+    if (paper, table) in {(R.PAPER_FAILURE, "Table 3"), (R.PAPER_FAILURE, "Table 4"), (R.PAPER_FAILURE, "Appendix A"), (R.PAPER_OOV, "Table 7")}:
+        notes.append("This figure compares or averages models, so its recomputed value depends on which models you ran.")
+    for note in notes:
+        st.caption(note)
+
+
+main()

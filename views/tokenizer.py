@@ -1,0 +1,124 @@
+"""Tokenizer: how each selected model's tokenizer splits what you type.
+
+Only tokenizers load here (no model weights).  Per line: the subword split,
+token count, per-word pieces and vocabulary membership, [UNK] count, tokens
+past the model's maximum, whether all selected models cut the line the same
+way, and the OOV paper's published split for its 40 words.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core import analysis
+from core.models import ModelUnavailable, max_seq_length
+from core.tokens import identical_splits, tokenize
+from ui import resources
+from ui.state import current, short
+from ui.widgets import persistent_text_area, table
+
+KEY_TEXT = "tok_text"
+DEFAULT_TEXT = "\n".join(["Xylophrix", "Wompelfritz", "flobnaxitol", "Frondlebard", "The patient is allergic to penicillin"])
+MAX_LINES = 30
+SAME = "All selected models split this line identically"
+DIFFERENT = "The selected models split this line differently"
+ONE_MODEL = "Only one model is selected: add another in the sidebar to compare splits"
+
+sel = current()
+st.title("Tokenizer")
+st.caption(
+    "An invented word (an out-of-vocabulary entity) is cut into subword pieces the model has to interpret. "
+    "Only the tokenizers load on this page, not the model weights."
+)
+
+text = persistent_text_area("Words or sentences (one per line)", KEY_TEXT, DEFAULT_TEXT, height=170)
+lines = [line.strip() for line in text.splitlines() if line.strip()]
+if not lines:
+    st.warning("Type a word or sentence, one per line.", icon="⚠️")
+    st.stop()
+if len(lines) > MAX_LINES:
+    st.warning(f"{len(lines)} lines typed; only the first {MAX_LINES} are shown.", icon="⚠️")
+    lines = lines[:MAX_LINES]
+if not sel.models:
+    st.warning("Select at least one model in the sidebar.")
+    st.stop()
+
+# ---------------------------------------------------------------- tokenize
+tokenizations: dict[str, dict[str, object]] = {}  # model -> line -> Tokenization
+for name in sel.models:
+    try:
+        tok = resources.tokenizer(name)
+    except (ModelUnavailable, ValueError) as exc:
+        st.error(str(exc), icon="⛔")
+        continue
+    limit = max_seq_length(name)
+    tokenizations[name] = {line: tokenize(tok, line, limit) for line in dict.fromkeys(lines)}
+if not tokenizations:
+    st.stop()
+
+entities = resources.oov_entities()
+models = list(tokenizations)
+rows, word_rows = [], []
+for i, line in enumerate(lines, start=1):
+    same = identical_splits({m: tokenizations[m][line].tokens for m in models})
+    for m in models:
+        t = tokenizations[m][line]
+        check = analysis.published_split_check(entities, line, t.tokens)
+        rows.append(
+            {
+                "line": i,
+                "text": line,
+                "model": short(m),
+                "tokens": " ".join(t.tokens),
+                "n_tokens": t.n_tokens,
+                "n_with_special": t.n_with_special,
+                "max_tokens": t.max_tokens,
+                "n_past_max": t.n_past_max,
+                "n_unk": t.n_unk,
+                "identical_across_models": same,
+                "published_split": check["published"] if check else None,
+                "matches_published": check["match"] if check else None,
+                "model_id": m,
+            }
+        )
+        for w in t.words:
+            word_rows.append(
+                {"line": i, "model": short(m), "word": w.word, "pieces": " ".join(w.pieces), "in vocabulary": "yes" if w.in_vocab else "no", "[UNK]": w.n_unk, "model_id": m}
+            )
+token_table = pd.DataFrame(rows)
+word_table = pd.DataFrame(word_rows)
+
+# ---------------------------------------------------------------- overview
+st.subheader("All lines")
+table(token_table, "token table", column_config={"tokens": st.column_config.TextColumn(width="large")})
+
+# ---------------------------------------------------------------- per line
+st.subheader("Line by line")
+for i, line in enumerate(lines, start=1):
+    mine = token_table[token_table["line"] == i]
+    with st.container(border=True):
+        st.text(f"Line {i}: {line}")
+        if len(models) < 2:
+            st.info(ONE_MODEL, icon="ℹ️")
+        elif bool(mine["identical_across_models"].iloc[0]):
+            st.success(f"{SAME} ({len(models)} models).", icon="✅")
+        else:
+            st.warning(f"{DIFFERENT}.", icon="🔀")
+        for row in mine.to_dict("records"):
+            st.text(f"{row['model']}: {row['n_tokens']} tokens, {row['n_unk']} [UNK]")
+            st.code(row["tokens"] or "(no tokens)", language=None)
+            if row["n_past_max"] > 0:
+                st.warning(
+                    f"{row['model']}: {row['n_with_special']} tokens with special tokens, the model keeps {row['max_tokens']}; "
+                    f"{row['n_past_max']} tokens past the maximum are cut before encoding.",
+                    icon="✂️",
+                )
+            if pd.notna(row["published_split"]):
+                marker = "✅ match" if row["matches_published"] else "❌ mismatch"
+                st.text(f"OOV paper Table 2 (published): {row['published_split']}   ours: {row['tokens']}   {marker}")
+        check = analysis.published_split_check(entities, line, ())
+        if check and check["note"]:
+            st.caption(f"Table 2 note: {check['note']}")
+        words = word_table[word_table["line"] == i].drop(columns=["line", "model_id"])
+        table(words, f"words line {i}")

@@ -1,0 +1,268 @@
+"""Your data: score your own sentence pairs and see every analysis they allow.
+
+Upload a CSV, TSV or JSONL file (or paste tab-separated pairs), map its
+columns, run the selected models, then read per-pair results, category
+summaries, failure rates at the sidebar threshold, threshold curves and, when
+the columns allow, dynamic range, label correlation and the failure-mode
+statistics.  Statistics come from ``core.analysis``; this page lays them out.
+
+State: the bytes of the last upload or paste live in ``yd_upload_bytes`` and
+``yd_upload_name`` (non-widget keys, so they survive page switches).  They are
+parsed once per new content; a file that cannot be read shows an error and
+leaves the previously parsed pairs, mapping and results in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import streamlit as st
+
+from core import analysis
+from core import constants as C
+from core.pairs_io import PairsFileError, apply_mapping, guess_mapping, parse_pairs
+from ui import charts, state, widgets
+
+RUN_KEY = "your_data"
+KEY_BYTES = "yd_upload_bytes"  # bytes of the last upload or paste
+KEY_NAME = "yd_upload_name"  # its file name (the suffix picks the parser)
+KEY_UPLOAD_ID = "yd_upload_id"  # file_id of the uploader file already copied to KEY_BYTES
+KEY_SIGNATURE = "yd_ingested"  # digest of the name + bytes last parsed
+KEY_PARSED = "yd_parsed"  # ParsedPairs of the last file that parsed
+KEY_SOURCE = "yd_source"  # name of that file
+KEY_ERROR = "yd_error"  # (name, message) of the last file that did not parse, or None
+KEY_MAPPING = "yd_mapping"  # role -> column of KEY_PARSED
+KEY_VERSION = "yd_version"  # bumps on every new parsed file so mapping widgets start fresh
+KEY_RUN_INFO = "yd_run_info"  # what the stored results were computed from
+PASTE_KEY = "yd_paste"
+UPLOAD_LABEL = "Upload sentence pairs (CSV, TSV or JSONL)"
+PASTE_LABEL = "Or paste tab-separated pairs (text A<TAB>text B per line)"
+UPLOAD_TYPES = ["csv", "tsv", "txt", "jsonl", "json", "xlsx", "xls"]
+PASTED_NAME = "pasted pairs.tsv"
+NONE = "(none)"
+MAX_CURVE_PANELS = 12
+ROLES = (
+    (C.COL_TEXT_A, "Text A column", False),
+    (C.COL_TEXT_B, "Text B column", False),
+    (C.COL_CATEGORY, "Category column (optional)", True),
+    (C.COL_LABEL, "Label column (optional)", True),
+)
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def _md(text: str) -> str:
+    """User text made inert for st.markdown-rendering elements (error, info)."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+# ------------------------------------------------- widget values that survive page switches
+
+
+def _saved(key: str, default):
+    return st.session_state.setdefault(f"{key}__saved", default)
+
+
+def _persist(key: str) -> None:
+    st.session_state[f"{key}__saved"] = st.session_state[key]
+
+
+def _set_mapping(role: str, widget_key: str) -> None:
+    value = st.session_state[widget_key]
+    st.session_state[KEY_MAPPING] = {**st.session_state[KEY_MAPPING], role: None if value == NONE else value}
+
+
+# ------------------------------------------------------------------- ingesting input
+
+
+def pasted_to_tsv(text: str) -> bytes:
+    """Pasted lines as a TSV file with a header, for ``parse_pairs``.
+
+    Lines are "text A<TAB>text B[<TAB>category[<TAB>label]]"; a first line
+    that already reads "text_a<TAB>text_b…" is kept as the header.
+    """
+    lines = [line.rstrip("\r") for line in text.splitlines() if line.strip()]
+    if not lines:
+        return b""
+    first = [f.strip().lower() for f in lines[0].split("\t")]
+    if first[:2] == [C.COL_TEXT_A, C.COL_TEXT_B]:
+        return "\n".join(lines).encode("utf-8")
+    width = max(line.count("\t") + 1 for line in lines)
+    names = [C.COL_TEXT_A, C.COL_TEXT_B, C.COL_CATEGORY, C.COL_LABEL]
+    header = (names + [f"column_{i + 1}" for i in range(len(names), width)])[: max(width, 2)]
+    return "\n".join(["\t".join(header), *lines]).encode("utf-8")
+
+
+def _use_paste() -> None:
+    text = st.session_state.get(PASTE_KEY, "") or ""
+    st.session_state[f"{PASTE_KEY}__saved"] = text
+    if not text.strip():
+        st.session_state[KEY_ERROR] = ("pasted text", "nothing to use: paste at least one line with two tab-separated sentences")
+        return
+    if "\t" not in text:
+        st.session_state[KEY_ERROR] = ("pasted text", "no tab found: put a tab between text A and text B on each line")
+        return
+    st.session_state[KEY_BYTES] = pasted_to_tsv(text)
+    st.session_state[KEY_NAME] = PASTED_NAME
+    st.session_state[KEY_SIGNATURE] = None  # an explicit "use" re-reads even unchanged text
+
+
+def _ingest() -> None:
+    """Parse KEY_BYTES when they are new; keep the previous pairs if they do not parse."""
+    ss = st.session_state
+    data, name = ss.get(KEY_BYTES), ss.get(KEY_NAME) or "upload.csv"
+    if data is None:
+        return
+    signature = hashlib.sha256(name.encode("utf-8", "replace") + b"\0" + bytes(data)).hexdigest()
+    if signature == ss.get(KEY_SIGNATURE):
+        return
+    ss[KEY_SIGNATURE] = signature
+    try:
+        parsed = parse_pairs(bytes(data), name)
+    except PairsFileError as exc:
+        ss[KEY_ERROR] = (name, str(exc))
+        return
+    ss[KEY_PARSED] = parsed
+    ss[KEY_SOURCE] = name
+    ss[KEY_ERROR] = None
+    ss[KEY_MAPPING] = guess_mapping(list(parsed.frame.columns))
+    ss[KEY_VERSION] = ss.get(KEY_VERSION, 0) + 1
+
+
+# --------------------------------------------------------------------------- page
+
+ss = st.session_state
+st.title("📄 Your data")
+st.markdown(
+    "Score **your own sentence pairs** with the models selected in the sidebar. A file needs two text columns; "
+    "an optional **category** column unlocks per-category summaries (use `positive` / `negative` for paraphrase and "
+    "unrelated controls, and the failure-mode names such as `negation` or `numerical` for the paper's statistics), "
+    "and an optional numeric **label** column (a gold similarity score) unlocks correlation with cosine."
+)
+
+up_col, paste_col = st.columns(2)
+with up_col:
+    uploaded = st.file_uploader(UPLOAD_LABEL, type=UPLOAD_TYPES, key="yd_uploader",
+                                help=f"Up to {C.MAX_UPLOAD_ROWS:,} rows. Excel files are not read: save the sheet as CSV (UTF-8).")
+    if uploaded is not None and uploaded.file_id != ss.get(KEY_UPLOAD_ID):
+        ss[KEY_UPLOAD_ID] = uploaded.file_id
+        ss[KEY_BYTES] = uploaded.getvalue()
+        ss[KEY_NAME] = uploaded.name
+        ss[KEY_SIGNATURE] = None  # a new upload is read even when its bytes match an earlier one
+with paste_col:
+    st.text_area(PASTE_LABEL, value=_saved(PASTE_KEY, ""), key=PASTE_KEY, on_change=_persist, args=(PASTE_KEY,), height=140,
+                 placeholder="The patient has diabetes\tThe patient does not have diabetes\tnegation")
+    st.button("Use pasted pairs", on_click=_use_paste, help="Optional third column: category; fourth: label.")
+
+_ingest()
+if ss.get(KEY_ERROR):
+    bad_name, message = ss[KEY_ERROR]
+    kept = f" The pairs from {_md(ss[KEY_SOURCE])} are kept." if ss.get(KEY_PARSED) is not None else ""
+    st.error(f"Could not read {_md(bad_name)}: {_md(message.rstrip('.'))}.{kept}", icon="⛔")
+
+parsed = ss.get(KEY_PARSED)
+pairs = None
+if parsed is None:
+    st.info("Upload a file or paste pairs to start.")
+else:
+    st.subheader("Columns")
+    st.caption(f"Source: {_md(ss[KEY_SOURCE])} · {len(parsed.frame)} rows · columns: {_md(', '.join(parsed.frame.columns))}")
+    columns = list(parsed.frame.columns)
+    mapping = ss[KEY_MAPPING]
+    version = ss.get(KEY_VERSION, 0)
+    for (role, label, optional), col in zip(ROLES, st.columns(len(ROLES)), strict=True):
+        options = [NONE, *columns] if optional else columns
+        current = mapping.get(role)
+        if current not in options:
+            current = NONE if optional else columns[min(len(columns) - 1, 0 if role == C.COL_TEXT_A else 1)]
+            ss[KEY_MAPPING] = mapping = {**mapping, role: None if current == NONE else current}
+        widget_key = f"yd_map_{role}_{version}"
+        col.selectbox(label, options, index=options.index(current), key=widget_key, on_change=_set_mapping, args=(role, widget_key))
+    try:
+        pairs, notes = apply_mapping(parsed, ss[KEY_MAPPING])
+    except PairsFileError as exc:
+        st.error(f"These columns cannot be used: {_md(exc)}.", icon="⛔")
+        pairs, notes = None, []
+    if pairs is not None:
+        if ss[KEY_MAPPING].get(C.COL_TEXT_A) == ss[KEY_MAPPING].get(C.COL_TEXT_B):
+            st.warning("Text A and text B are the same column: every pair will score 1.0.")
+        for note in notes:
+            st.info(_md(note))
+        st.subheader("Preview")
+        st.caption(f"{len(pairs)} pairs after mapping; the first 20:")
+        st.dataframe(pairs.head(20), hide_index=True, width="stretch")
+
+selection = state.current()
+threshold = selection.threshold
+clicked = pairs is not None and st.button("Run on selected models", type="primary")
+if clicked and state.run(pairs, selection, key=RUN_KEY, label="Scoring your pairs") is not None:
+    ss[KEY_RUN_INFO] = f"{ss[KEY_SOURCE]} · {len(pairs)} pairs"
+state.show_errors(RUN_KEY)
+
+stored = state.stored(RUN_KEY)
+if stored is not None:
+    results = stored.results
+    models = stored.models
+    st.success(f"Results for {len(models)} model(s): {', '.join(state.short(m) for m in models)} · threshold {threshold:.2f}")
+    st.caption(f"Computed from {_md(ss.get(KEY_RUN_INFO, 'your pairs'))}. Change the file or columns and run again to update.")
+    categories = set(results[C.COL_CATEGORY])
+
+    st.header("Per-pair results")
+    st.caption("One row per pair and model: cosine, token counts, whether a text was cut at the model's limit, and overlap.")
+    shown = results.assign(**{C.COL_MODEL: results[C.COL_MODEL].map(state.short)})
+    st.dataframe(shown, width="stretch", hide_index=True, column_config={C.COL_COSINE: st.column_config.NumberColumn(C.COL_COSINE, format="%.4f")})
+    widgets.downloads(results, "your-data-results")
+
+    summary = analysis.category_summary(results, threshold)
+    st.header("Category summary")
+    st.caption(f"Per model and category: mean cosine ± SD with a 95% bootstrap CI, and the share of pairs scoring above "
+               f"the threshold ({threshold:.2f}) with its CI.")
+    rate_cols = {c: st.column_config.NumberColumn(c, format="percent") for c in ("failure_rate", "fr_ci_low", "fr_ci_high")}
+    st.dataframe(summary.assign(**{C.COL_MODEL: summary[C.COL_MODEL].map(state.short)}), width="stretch", hide_index=True, column_config=rate_cols)
+    widgets.downloads(summary, "your-data-category-summary")
+    fig, frame = charts.category_heatmap(summary, title="Mean cosine ± SD by category and model")
+    widgets.chart(fig, frame, "your-data-mean-cosine")
+
+    st.header(f"Share above threshold {threshold:.2f}")
+    st.caption("For pairs that should **not** match, this is the retrieval failure rate; for paraphrases it is the share "
+               "a search at this threshold would find.")
+    widgets.chart(charts.failure_rate_bars(summary, threshold), summary[[C.COL_MODEL, C.COL_CATEGORY, "n", "failure_rate", "fr_ci_low", "fr_ci_high"]],
+                  "your-data-failure-rate")
+    curves = analysis.failure_rate_curves(results, suite=None)
+    st.header("Share above each threshold")
+    st.caption("The dashed line is the sidebar threshold; move the slider to move it.")
+    plotted = charts.ordered_categories(curves[C.COL_CATEGORY])[:MAX_CURVE_PANELS]
+    if len(categories) > MAX_CURVE_PANELS:
+        st.caption(f"Plotting the first {MAX_CURVE_PANELS} of {len(categories)} categories; the downloads hold them all.")
+    fig = charts.failure_rate_curves_figure(curves[curves[C.COL_CATEGORY].isin(plotted)], threshold)
+    widgets.chart(fig, curves, "your-data-rate-curves")
+
+    if {C.CAT_POSITIVE, C.CAT_NEGATIVE} <= categories:
+        st.header("Dynamic range")
+        st.caption("Mean cosine of your positive pairs minus that of your negative pairs: the room a model leaves between "
+                   "'same meaning' and 'unrelated'. A narrow range makes any fixed threshold fragile.")
+        dyn = analysis.dynamic_ranges(results, suite=None)
+        dyn[C.COL_MODEL] = dyn[C.COL_MODEL].map(state.short)
+        widgets.table(dyn, "your-data-dynamic-range")
+
+    if analysis.labels_are_numeric(results):
+        st.header("Label vs cosine")
+        st.caption("Pearson (linear) and Spearman (rank) correlation of your numeric label with the cosine, per model. "
+                   "Rows with an empty label are left out.")
+        corr = analysis.label_correlation(results)
+        corr[C.COL_MODEL] = corr[C.COL_MODEL].map(state.short)
+        widgets.table(corr, "your-data-label-correlation")
+    elif C.COL_LABEL in results.columns:
+        st.caption("The label column is not all numbers, so no correlation with cosine is computed.")
+
+    if C.CAT_POSITIVE in categories and categories & set(C.FAILURE_MODES):
+        st.header("Failure-mode statistics")
+        st.caption("As in the failure paper (Tables 3 and 5): severity ratio = mean cosine of the failure mode ÷ mean cosine "
+                   "of your positive pairs (≥ 1.0: scored as more similar than paraphrases); Cohen's d of positives vs the "
+                   "failure mode (**negative d: failures score above paraphrases**).")
+        fm = analysis.failure_mode_table(results, threshold, suite=None)
+        fm.insert(1, "failure mode", fm[C.COL_CATEGORY].map(charts.category_label))
+        fm[C.COL_MODEL] = fm[C.COL_MODEL].map(state.short)
+        widgets.table(fm, "your-data-failure-modes", column_config={"failure_rate": st.column_config.NumberColumn("failure_rate", format="percent")})
+elif parsed is not None:
+    st.info("Press **Run on selected models** to score these pairs.")
