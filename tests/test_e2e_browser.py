@@ -29,15 +29,19 @@ if SKIP_REASON:
 from playwright.sync_api import expect, sync_playwright  # noqa: E402 - after the skip check
 
 # url path -> words the page's title (its h1) must show
+# A deep link comes first, so the first visitor of a fresh server lands on a
+# sub-page: pages live in views/, not pages/, so Streamlit must not fall back
+# to its legacy multipage mode or show "Page not found" (streamlit#9992).
 PAGES = {
-    "": "cosine-probe",
     "compare": "Compare",
+    "": "cosine-probe",
     "tokenizer": "Tokeni",
     "oov": "OOV",
     "failure-modes": "Failure",
     "your-data": "Your",
     "papers": "Paper",
 }
+NAV_ORDER = ["", "compare", "tokenizer", "oov", "failure-modes", "your-data", "papers"]  # as app.py lists them
 
 
 # ------------------------------------------------------------------ fixtures
@@ -81,16 +85,6 @@ def server(request, tmp_path_factory, browser):
     srv.start()
     try:
         srv.wait_healthy()
-        # Until one session has run app.py, the server does not know the
-        # st.navigation pages, and a deep link (e.g. /compare) gets Streamlit's
-        # "Page not found" modal over the right page (streamlit/streamlit#9992).
-        # Open the home page once so every test starts from a warm server.
-        context = browser.new_context(viewport=E.VIEWPORT)
-        context.add_init_script(E.INIT_SCRIPT)
-        try:
-            E.goto(context.new_page(), srv.url + "/")
-        finally:
-            context.close()
         yield srv
     finally:
         srv.stop()
@@ -134,7 +128,7 @@ def test_sidebar_navigation_reaches_every_page(page):
     E.goto(page, page.base + "/")
     links = page.locator('[data-testid="stSidebarNav"] a')
     expect(links).to_have_count(len(PAGES))
-    for i, path in enumerate(PAGES):
+    for i, path in enumerate(NAV_ORDER):
         E.act(page, lambda i=i: links.nth(i).click())
         expect(page).to_have_url(f"{page.base}/{path}")
         title = page.locator(f"{E.MAIN} h1").first

@@ -83,13 +83,10 @@ def test_default_pair_is_scored_on_first_load(at):
 
 
 def test_threshold_changes_verdict(at):
-    # AppTest runs a page of a pages/ folder without the router, so the sidebar
-    # widgets are not drawn here; the page reads the same session keys they write.
-    at.session_state["threshold"] = 0.99
-    at.run()
+    # The router draws the sidebar, so the real threshold slider drives the page.
+    at.slider(key="threshold").set_value(0.99).run()
     assert minilm_row(at)["verdict"] == "below threshold"
-    at.session_state["threshold"] = 0.7
-    at.run()
+    at.slider(key="threshold").set_value(0.7).run()
     assert minilm_row(at)["verdict"] == "above threshold"
 
 

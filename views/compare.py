@@ -128,8 +128,8 @@ def _bar_chart(frame: pd.DataFrame, threshold: float) -> go.Figure:
     fig.update_layout(
         xaxis={"title": "cosine similarity", "range": [min(0.0, float(frame[C.COL_COSINE].min())), 1.0]},
         yaxis={"title": None, "autorange": "reversed"},
-        barmode="overlay", height=120 + 45 * len(frame), margin={"l": 10, "r": 10, "t": 30, "b": 10},
-        legend={"orientation": "h", "y": 1.12},
+        barmode="overlay", height=150 + 45 * len(frame), margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.08, "x": 0, "xanchor": "left"},
     )
     return fig
 
