@@ -8,7 +8,6 @@ the tables the page shows and compare them with ``core.analysis`` applied to
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -26,19 +25,6 @@ from core.suites import load_suite
 MINILM = R.MODEL_MINILM
 PAGE = "views/oov.py"
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _env(tmp_path_factory):
-    saved = {k: os.environ.get(k) for k in ("COSINE_PROBE_DEFAULT_MODELS", C.CACHE_ENV_VAR)}
-    os.environ["COSINE_PROBE_DEFAULT_MODELS"] = MINILM
-    os.environ.setdefault(C.CACHE_ENV_VAR, str(tmp_path_factory.mktemp("cache")))
-    yield
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ once; the tests pick tables and compare the cells shown with core.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -26,19 +25,6 @@ MINILM = R.MODEL_MINILM
 PAGE = "views/papers.py"
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 DIFF_COLOR = "#f8c9c4"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _env(tmp_path_factory):
-    saved = {k: os.environ.get(k) for k in ("COSINE_PROBE_DEFAULT_MODELS", C.CACHE_ENV_VAR)}
-    os.environ["COSINE_PROBE_DEFAULT_MODELS"] = MINILM
-    os.environ.setdefault(C.CACHE_ENV_VAR, str(tmp_path_factory.mktemp("cache")))
-    yield
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
 
 
 def _shown(app: AppTest) -> pd.DataFrame:

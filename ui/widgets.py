@@ -56,3 +56,17 @@ def set_text(key: str, value: str) -> None:
     """Fill a persistent text widget (call from a callback, before it is drawn)."""
     st.session_state[key] = value
     st.session_state[f"{key}_saved"] = value
+
+
+def saved(key: str, default):
+    """The value a widget last had (kept under ``<key>__saved``), or ``default``.
+
+    Pass it as the widget's initial value and :func:`persist` as its
+    ``on_change`` callback (``args=(key,)``) so the choice survives page switches.
+    """
+    return st.session_state.setdefault(f"{key}__saved", default)
+
+
+def persist(key: str) -> None:
+    """``on_change`` callback: copy a widget's value to ``<key>__saved``."""
+    st.session_state[f"{key}__saved"] = st.session_state[key]

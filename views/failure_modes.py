@@ -28,13 +28,6 @@ PUBLISHED_THRESHOLDS = {"Table 2": 0.7, "Appendix B": 0.8}
 # here copies its value to "<key>__saved" on change and is drawn from it.
 
 
-def _saved(key: str, default):
-    return st.session_state.setdefault(f"{key}__saved", default)
-
-
-def _persist(key: str) -> None:
-    st.session_state[f"{key}__saved"] = st.session_state[key]
-
 
 def _model_columns(wide: pd.DataFrame) -> pd.DataFrame:
     """Rename model-id columns to their short chart names."""
@@ -174,12 +167,12 @@ if not results.empty:
     domains = sorted(worst[C.COL_DOMAIN].dropna().unique()) if C.COL_DOMAIN in worst.columns else []
     mode_options = [m for m in C.FAILURE_MODES if m in set(worst[C.COL_CATEGORY])]
     c1, c2, c3 = st.columns([2, 2, 3])
-    chosen_domains = c1.multiselect("Domains", domains, default=[d for d in _saved(DOMAINS_KEY, []) if d in domains],
-                                    key=DOMAINS_KEY, on_change=_persist, args=(DOMAINS_KEY,), placeholder="All domains", help="Empty = all domains.")
-    chosen_modes = c2.multiselect("Failure modes", mode_options, default=[m for m in _saved(MODES_KEY, []) if m in mode_options],
-                                  format_func=charts.category_label, key=MODES_KEY, on_change=_persist, args=(MODES_KEY,),
+    chosen_domains = c1.multiselect("Domains", domains, default=[d for d in widgets.saved(DOMAINS_KEY, []) if d in domains],
+                                    key=DOMAINS_KEY, on_change=widgets.persist, args=(DOMAINS_KEY,), placeholder="All domains", help="Empty = all domains.")
+    chosen_modes = c2.multiselect("Failure modes", mode_options, default=[m for m in widgets.saved(MODES_KEY, []) if m in mode_options],
+                                  format_func=charts.category_label, key=MODES_KEY, on_change=widgets.persist, args=(MODES_KEY,),
                                   placeholder="All failure modes", help="Empty = all failure modes.")
-    query = c3.text_input("Search pairs", value=_saved(SEARCH_KEY, ""), key=SEARCH_KEY, on_change=_persist, args=(SEARCH_KEY,),
+    query = c3.text_input("Search pairs", value=widgets.saved(SEARCH_KEY, ""), key=SEARCH_KEY, on_change=widgets.persist, args=(SEARCH_KEY,),
                           placeholder="e.g. insulin, acquired, before", help="Case-insensitive; matches either sentence.")
     if chosen_domains:
         worst = worst[worst[C.COL_DOMAIN].isin(chosen_domains)]

@@ -40,18 +40,11 @@ PERCENT = st.column_config.NumberColumn(format="percent")
 # ------------------------------------------------- widget values that survive page switches
 
 
-def _saved(key: str, default):
-    return st.session_state.setdefault(f"{key}__saved", default)
-
-
-def _persist(key: str) -> None:
-    st.session_state[f"{key}__saved"] = st.session_state[key]
-
 
 def _radio(label: str, options: list, key: str, **kwargs):
-    value = _saved(key, options[0])
+    value = widgets.saved(key, options[0])
     index = options.index(value) if value in options else 0
-    return st.radio(label, options, index=index, key=key, on_change=_persist, args=(key,), horizontal=True, **kwargs)
+    return st.radio(label, options, index=index, key=key, on_change=widgets.persist, args=(key,), horizontal=True, **kwargs)
 
 
 def _plain(text: str) -> str:

@@ -39,18 +39,11 @@ SHOWN = ["model", "model_b", "category", "entity", "item", "metric", "threshold"
 # ------------------------------------------------- widget values that survive page switches
 
 
-def _saved(key: str, default):
-    return st.session_state.setdefault(f"{key}__saved", default)
-
-
-def _persist(key: str) -> None:
-    st.session_state[f"{key}__saved"] = st.session_state[key]
-
 
 def _select(label: str, options: list, key: str, **kwargs):
-    value = _saved(key, options[0])
+    value = widgets.saved(key, options[0])
     index = options.index(value) if value in options else 0
-    return st.selectbox(label, options, index=index, key=key, on_change=_persist, args=(key,), **kwargs)
+    return st.selectbox(label, options, index=index, key=key, on_change=widgets.persist, args=(key,), **kwargs)
 
 
 # ----------------------------------------------------------------- helpers
@@ -128,24 +121,24 @@ def main() -> None:
             "Highlight differences larger than",
             min_value=0.0,
             max_value=10.0,
-            value=float(_saved(TOLERANCE_KEY, P.DEFAULT_TOLERANCE)),
+            value=float(widgets.saved(TOLERANCE_KEY, P.DEFAULT_TOLERANCE)),
             step=0.005,
             format="%.3f",
             key=TOLERANCE_KEY,
-            on_change=_persist,
+            on_change=widgets.persist,
             args=(TOLERANCE_KEY,),
         )
     reading = C.VARIANT_REPLACED_BOTH
     if paper == R.PAPER_OOV:
         options = list(READING_LABELS)
-        saved = _saved(READING_KEY, options[0])
+        saved = widgets.saved(READING_KEY, options[0])
         reading = st.radio(
             "Entity replaced in",
             options,
             index=options.index(saved) if saved in options else 0,
             format_func=READING_LABELS.get,
             key=READING_KEY,
-            on_change=_persist,
+            on_change=widgets.persist,
             args=(READING_KEY,),
             horizontal=True,
             help="The OOV paper does not say whether the invented word replaces the entity in both sentences of a pair or in one; see the OOV robustness page.",
@@ -174,7 +167,7 @@ def main() -> None:
     c4.metric("Recomputed only", counts[P.STATUS_EXTRA])
     _captions(paper, table, reading, token_model)
 
-    hide = st.checkbox("Hide rows of models not run here", key=HIDE_KEY, value=bool(_saved(HIDE_KEY, False)), on_change=_persist, args=(HIDE_KEY,))
+    hide = st.checkbox("Hide rows of models not run here", key=HIDE_KEY, value=bool(widgets.saved(HIDE_KEY, False)), on_change=widgets.persist, args=(HIDE_KEY,))
     shown = _display(comp, hide)
     if shown.empty:
         st.info("Nothing to show for this table with the current filter.")

@@ -59,13 +59,6 @@ def _md(text: str) -> str:
 # ------------------------------------------------- widget values that survive page switches
 
 
-def _saved(key: str, default):
-    return st.session_state.setdefault(f"{key}__saved", default)
-
-
-def _persist(key: str) -> None:
-    st.session_state[f"{key}__saved"] = st.session_state[key]
-
 
 def _set_mapping(role: str, widget_key: str) -> None:
     value = st.session_state[widget_key]
@@ -150,7 +143,7 @@ with up_col:
         ss[KEY_NAME] = uploaded.name
         ss[KEY_SIGNATURE] = None  # a new upload is read even when its bytes match an earlier one
 with paste_col:
-    st.text_area(PASTE_LABEL, value=_saved(PASTE_KEY, ""), key=PASTE_KEY, on_change=_persist, args=(PASTE_KEY,), height=140,
+    st.text_area(PASTE_LABEL, value=widgets.saved(PASTE_KEY, ""), key=PASTE_KEY, on_change=widgets.persist, args=(PASTE_KEY,), height=140,
                  placeholder="The patient has diabetes\tThe patient does not have diabetes\tnegation")
     st.button("Use pasted pairs", on_click=_use_paste, help="Optional third column: category; fourth: label.")
 
