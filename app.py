@@ -13,8 +13,10 @@ st.set_page_config(page_title="cosine-probe", page_icon="🧭", layout="wide")
 PAGES = [
     st.Page("views/home.py", title="Home", icon="🏠", default=True),
     st.Page("views/compare.py", title="Compare", icon="⚖️", url_path="compare"),
+    st.Page("views/perturb.py", title="Perturbations", icon="🧬", url_path="perturb"),
     st.Page("views/tokenizer.py", title="Tokenizer", icon="🔤", url_path="tokenizer"),
     st.Page("views/oov.py", title="OOV robustness", icon="🧪", url_path="oov"),
+    st.Page("views/invented.py", title="Invented words", icon="🔮", url_path="invented-words"),
     st.Page("views/failure_modes.py", title="Failure modes", icon="🚨", url_path="failure-modes"),
     st.Page("views/your_data.py", title="Your data", icon="📄", url_path="your-data"),
     st.Page("views/papers.py", title="Papers", icon="📚", url_path="papers"),

@@ -17,7 +17,7 @@ Conventions:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -322,16 +322,37 @@ def summarize(results: pd.DataFrame, threshold: float = C.DEFAULT_THRESHOLD) -> 
 
 ABOVE_THRESHOLD = "above threshold"
 BELOW_THRESHOLD = "below threshold"
-COMPARE_COLUMNS = [C.COL_MODEL, C.COL_COSINE, "verdict", C.COL_TOKENS_A, C.COL_TOKENS_B, C.COL_TRUNCATED, "published", "note"]
+NO_THRESHOLD = "no calibrated threshold"
+COMPARE_COLUMNS = [C.COL_MODEL, C.COL_COSINE, C.COL_THRESHOLD, "verdict", C.COL_TOKENS_A, C.COL_TOKENS_B, C.COL_TRUNCATED, "published", "note"]
 
 
-def compare_table(results: pd.DataFrame, threshold: float = C.DEFAULT_THRESHOLD, published: pd.DataFrame | None = None) -> pd.DataFrame:
+def thresholds_for(results: pd.DataFrame, threshold: float | Mapping[str, float]) -> np.ndarray:
+    """Each row's threshold: one global value, or each model's own (NaN for a model without one).
+
+    Returns:
+        Shape (n_rows,), aligned with ``results``.
+    """
+    if isinstance(threshold, Mapping):
+        return results[C.COL_MODEL].map(lambda m: threshold.get(m, math.nan)).to_numpy(float)
+    return np.full(len(results), float(threshold))
+
+
+def _verdicts(cosines: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    verdict = np.where(cosines > thresholds, ABOVE_THRESHOLD, BELOW_THRESHOLD).astype(object)
+    verdict[np.isnan(thresholds)] = NO_THRESHOLD
+    return verdict
+
+
+def compare_table(
+    results: pd.DataFrame, threshold: float | Mapping[str, float] = C.DEFAULT_THRESHOLD, published: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """One row per model for typed pairs: cosine, verdict, token counts, published cosine.
 
     Args:
         results: runner output (any number of pairs; usually one).
         threshold: a cosine strictly above it is "above threshold" (the
             failure-paper rule: such a pair would be retrieved as the same).
+            A mapping gives each model its own (calibrated) threshold.
         published: the failure paper's example table
             (:func:`core.reference.load_failure_examples`: text_a, text_b,
             model, published_cosine, note) or None.  A row gets the published
@@ -339,14 +360,15 @@ def compare_table(results: pd.DataFrame, threshold: float = C.DEFAULT_THRESHOLD,
             NaN otherwise.
 
     Returns:
-        Columns model, cosine, verdict, n_tokens_a, n_tokens_b, truncated,
-        published, note (plus text_a, text_b, pair_id), in result order.
+        Columns model, cosine, threshold, verdict, n_tokens_a, n_tokens_b,
+        truncated, published, note (plus text_a, text_b, pair_id), in result order.
     """
     cols = [*COMPARE_COLUMNS, C.COL_TEXT_A, C.COL_TEXT_B, C.COL_PAIR_ID]
     if results.empty:
         return pd.DataFrame(columns=cols)
     out = results[[C.COL_MODEL, C.COL_PAIR_ID, C.COL_TEXT_A, C.COL_TEXT_B, C.COL_COSINE, C.COL_TOKENS_A, C.COL_TOKENS_B, C.COL_TRUNCATED]].copy()
-    out["verdict"] = np.where(out[C.COL_COSINE].to_numpy(float) > threshold, ABOVE_THRESHOLD, BELOW_THRESHOLD)
+    out[C.COL_THRESHOLD] = thresholds_for(out, threshold)
+    out["verdict"] = _verdicts(out[C.COL_COSINE].to_numpy(float), out[C.COL_THRESHOLD].to_numpy(float))
     if published is not None and not published.empty:
         keys = [C.COL_MODEL, C.COL_TEXT_A, C.COL_TEXT_B]
         ref = published[[*keys, "published_cosine", "note"]].drop_duplicates(keys).rename(columns={"published_cosine": "published"})
@@ -500,3 +522,23 @@ def oov_readings(results: pd.DataFrame, dynamic: pd.DataFrame | None = None) -> 
     if not frames:
         return pd.DataFrame(columns=cols)
     return pd.concat(frames, ignore_index=True)[cols]
+
+
+def perturbation_table(results: pd.DataFrame, threshold: float | Mapping[str, float] = C.DEFAULT_THRESHOLD) -> pd.DataFrame:
+    """Scored perturbations (``core.perturb``): one row per variant per model with its verdict.
+
+    Args:
+        results: runner output for ``PerturbationReport.to_frame()`` pairs.
+        threshold: one global threshold, or each model's own.
+
+    Returns:
+        Columns pair_id, category, rule, change, text_b, model, cosine,
+        threshold, verdict, in the report's variant order.
+    """
+    cols = [C.COL_PAIR_ID, C.COL_CATEGORY, C.COL_RULE, C.COL_CHANGE, C.COL_TEXT_B, C.COL_MODEL, C.COL_COSINE, C.COL_THRESHOLD, "verdict"]
+    if results.empty:
+        return pd.DataFrame(columns=cols)
+    out = results.copy()
+    out[C.COL_THRESHOLD] = thresholds_for(out, threshold)
+    out["verdict"] = _verdicts(out[C.COL_COSINE].to_numpy(float), out[C.COL_THRESHOLD].to_numpy(float))
+    return out.sort_values([C.COL_PAIR_ID], kind="stable")[cols].reset_index(drop=True)

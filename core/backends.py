@@ -8,6 +8,7 @@ L2-normalized float32 rows, ``tokenizer`` is a Hugging Face tokenizer, and
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Protocol
 
@@ -15,6 +16,16 @@ import numpy as np
 
 # Two cores: more threads than that only fight each other.
 _THREADS = max(1, min(2, os.cpu_count() or 1))
+
+# transformers 5 imports its classes lazily, on first use, and those first
+# imports are not thread-safe: two threads running ``from transformers import
+# AutoTokenizer`` at once (an ONNX model loading in one Streamlit session while
+# another loads a tokenizer) fail with "ImportError: cannot import name
+# 'AutoTokenizer' from 'transformers'", and ``from_pretrained`` imports more
+# classes the same way.  So every construction of Hugging Face objects in the
+# process (backends here, standalone tokenizers in core.models) holds this
+# lock.  Encoding does not: it only uses what a load already imported.
+HF_LOAD_LOCK = threading.RLock()
 
 
 class Backend(Protocol):
@@ -43,18 +54,19 @@ class TorchBackend:
         trust_remote_code: bool = False,
         local_files_only: bool = False,
     ) -> None:
-        import torch
-        from sentence_transformers import SentenceTransformer
+        with HF_LOAD_LOCK:
+            import torch
+            from sentence_transformers import SentenceTransformer
 
-        if torch.get_num_threads() > _THREADS:
-            torch.set_num_threads(_THREADS)
-        self.model = SentenceTransformer(
-            name_or_path,
-            device="cpu",
-            revision=revision,
-            trust_remote_code=trust_remote_code,
-            local_files_only=local_files_only,
-        )
+            if torch.get_num_threads() > _THREADS:
+                torch.set_num_threads(_THREADS)
+            self.model = SentenceTransformer(
+                name_or_path,
+                device="cpu",
+                revision=revision,
+                trust_remote_code=trust_remote_code,
+                local_files_only=local_files_only,
+            )
         self.tokenizer = self.model.tokenizer
         self.max_seq_length = int(self.model.max_seq_length or 512)
         dim_fn = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
@@ -75,17 +87,18 @@ class OnnxBackend:
     """An ONNX export run by onnxruntime, mean-pooled with the attention mask."""
 
     def __init__(self, onnx_path: Path, tokenizer_dir: Path, max_seq_length: int) -> None:
-        import onnxruntime as ort
-        from transformers import AutoTokenizer
+        with HF_LOAD_LOCK:
+            import onnxruntime as ort
+            from transformers import AutoTokenizer
 
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = _THREADS
-        opts.inter_op_num_threads = 1
-        # ORT's worker threads spin after each run by default; on two cores that
-        # spinning starves the torch models encoding right after (3x slower).
-        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
-        self.tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
+            opts = ort.SessionOptions()
+            opts.intra_op_num_threads = _THREADS
+            opts.inter_op_num_threads = 1
+            # ORT's worker threads spin after each run by default; on two cores that
+            # spinning starves the torch models encoding right after (3x slower).
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            self.session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
+            self.tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
         self.max_seq_length = max_seq_length
         self._inputs = {i.name for i in self.session.get_inputs()}
         # The first output is the token-level hidden state for the int8 export;

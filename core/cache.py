@@ -90,7 +90,7 @@ class EmbeddingCache:
         except sqlite3.DatabaseError as exc:
             self._recover(exc)
         except OSError as exc:
-            self._disable(f"cannot use {self.path} ({exc}); caching in memory only")
+            self._disable(f"cannot use the embedding cache {self.path} ({exc}); caching in memory only")
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)

@@ -1,4 +1,4 @@
-"""Command line: ``python -m core {models,compare,tokens,run,validate}``.
+"""Command line: ``python -m core {models,compare,tokens,run,validate,perturb,calibrate,oov-words}``.
 
 User errors print one line to stderr and exit 2; a model that fails prints
 its reason and the others still report.  No traceback reaches the user.
@@ -56,6 +56,21 @@ def _cache(args):
     return EmbeddingCache(False if args.no_cache else None)
 
 
+def _score(args, pairs: pd.DataFrame, models: list[str]):
+    """Run pairs with progress on stderr; None (after saying so) when no model produced results."""
+    from core.runner import run_pairs
+
+    quiet = getattr(args, "quiet", True)
+    result = run_pairs(pairs, models, cache=_cache(args), allow_remote_code=getattr(args, "trust_remote_code", None) or [], progress=None if quiet else _progress)
+    if not quiet:
+        print(file=sys.stderr)
+    _print_errors(result.errors)
+    if result.results.empty:
+        print("error: no model produced results", file=sys.stderr)
+        return None
+    return result
+
+
 # ------------------------------------------------------------------ commands
 
 
@@ -93,9 +108,15 @@ def cmd_models(args) -> int:
 
 
 def _require_text(label: str, text: str) -> str:
-    if not text or not text.strip():
-        raise CliError(f"{label} is empty; give a non-empty sentence")
-    return text
+    """The text to score, after ``core.text_checks``: a problem is a user error, notes go to stderr."""
+    from core.text_checks import check_text
+
+    check = check_text(text, label)
+    if check.problem:
+        raise CliError(check.problem)
+    for note in check.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return check.cleaned
 
 
 def cmd_compare(args) -> int:
@@ -171,13 +192,14 @@ def cmd_tokens(args) -> int:
 
 def cmd_run(args) -> int:
     from core.analysis import summarize
-    from core.runner import run_pairs
-    from core.suites import SuiteError, load_suite
+    from core.suites import SuiteError, load_suite_with_notes
 
     try:
-        pairs = load_suite(args.suite)
+        pairs, notes = load_suite_with_notes(args.suite)
     except SuiteError as exc:
         raise CliError(str(exc)) from exc
+    for note in notes:
+        print(f"note: {args.suite}: {note}", file=sys.stderr)
     models = _models_arg(args.models)
     out = Path(args.out)
     try:
@@ -185,12 +207,8 @@ def cmd_run(args) -> int:
     except OSError as exc:
         raise CliError(f"cannot create output folder {out}: {exc.strerror or exc}") from exc
     print(f"{len(pairs)} pairs × {len(models)} models", file=sys.stderr)
-    result = run_pairs(pairs, models, cache=_cache(args), allow_remote_code=args.trust_remote_code or [], progress=None if args.quiet else _progress)
-    if not args.quiet:
-        print(file=sys.stderr)
-    _print_errors(result.errors)
-    if result.results.empty:
-        print("error: no model produced results", file=sys.stderr)
+    result = _score(args, pairs, models)
+    if result is None:
         return EXIT_NO_MODEL
     safe_frame(result.results).to_csv(out / "pairs.csv", index=False)
     tables = summarize(result.results, args.threshold)
@@ -231,6 +249,212 @@ def cmd_validate(args) -> int:
     return 1 if problems else 0
 
 
+def _oov_tokenizers(models: Sequence[str]) -> tuple[list[tuple[str, object]], dict[str, str]]:
+    """(model, tokenizer) for each model whose tokenizer loads, and the others' reasons."""
+    from core.models import ModelUnavailable, load_tokenizer
+
+    loaded, errors = [], {}
+    for name in models:
+        try:
+            loaded.append((registry.resolve(name).name, load_tokenizer(name)))
+        except (ModelUnavailable, ValueError) as exc:
+            errors[name] = str(exc)
+    return loaded, errors
+
+
+def _oov_words_list(args, kinds: list[str], toks: list[tuple[str, object]]) -> int:
+    from core.invented import generate_words
+    from core.tokens import word_pieces
+
+    entity = args.word.strip()
+    ref_name, ref = toks[0]
+    words = []
+    try:
+        for kind in kinds:
+            words += generate_words(
+                ref, args.n, kind=kind, pieces=args.pieces, length=tuple(args.length), seed=args.seed,
+                capitalize=entity[:1].isupper(), entity=entity, exclude=[w.word for w in words], other_tokenizers=[t for _, t in toks[1:]],
+            )
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    entity_pieces = word_pieces(ref, entity)
+    if args.json:
+        doc = {"entity": entity, "entity_pieces": entity_pieces, "model": ref_name, "checked_models": [n for n, _ in toks], "words": [w.as_dict() for w in words]}
+        print(json.dumps(doc, indent=2, ensure_ascii=False))
+        return 0
+    short = registry.short_name(ref_name)
+    print(f"{entity!r} under {short}: {len(entity_pieces)} piece{'s' if len(entity_pieces) != 1 else ''}: {' '.join(entity_pieces)}")
+    checked = ", ".join(registry.short_name(n) for n, _ in toks)
+    for kind in kinds:
+        print(f"{kind} words (pieces under {short}; none is a vocabulary entry of {checked}):")
+        width = max(len(w.word) for w in words)
+        for w in (w for w in words if w.kind == kind):
+            print(f"  {w.word:<{width}}  {w.n_pieces}  {' '.join(w.pieces)}")
+    return 0
+
+
+def _oov_words_run(args, kinds: list[str], toks: list[tuple[str, object]]) -> int:
+    from core.invented import oov_replacements, oov_replicate_summary
+    from core.suites import read_suite_file
+
+    items = read_suite_file(C.SUITE_OOV)
+    if args.entities:
+        known = dict(zip(items[C.COL_ENTITY].str.casefold(), items[C.COL_ENTITY], strict=True))
+        unknown = [e for e in args.entities if e.casefold() not in known]
+        if unknown:
+            raise CliError(f"no OOV entity {', '.join(map(repr, unknown))}; entities: {', '.join(items[C.COL_ENTITY])}")
+        items = items[items[C.COL_ENTITY].isin([known[e.casefold()] for e in args.entities])]
+    reading = C.VARIANT_REPLACED_BOTH if args.reading == "both" else C.VARIANT_REPLACED_B
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CliError(f"cannot create output folder {out}: {exc.strerror or exc}") from exc
+    try:
+        pairs = oov_replacements(
+            items, toks[0][1], args.k, kinds=kinds, readings=[reading], pieces=args.pieces, length=tuple(args.length),
+            seed=args.seed, other_tokenizers=[t for _, t in toks[1:]],
+        )
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    models = [n for n, _ in toks]
+    print(f"{len(items)} entities × {len(kinds)} kinds × k={args.k} ({len(pairs)} pairs) × {len(models)} models", file=sys.stderr)
+    result = _score(args, pairs, models)
+    if result is None:
+        return EXIT_NO_MODEL
+    tables = oov_replicate_summary(result.results)
+    doc = {
+        "k": args.k, "kinds": kinds, "reading": reading, "pieces": args.pieces, "length": list(args.length), "seed": args.seed,
+        "word_model": models[0], "models": result.models, "errors": result.errors,
+        "tables": {name: json.loads(t.to_json(orient="records")) for name, t in tables.items()},
+    }
+    if out is not None:
+        safe_frame(result.results).to_csv(out / "pairs.csv", index=False)
+        (out / "summary.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False))
+    if args.json:
+        print(json.dumps(doc, indent=1, ensure_ascii=False))
+        return 0
+    titles = {"by_model": "mean delta per model and kind (CI over entities)", "plausible_vs_random": "plausible vs random (paired over entities)",
+              "by_entity": f"mean delta per entity and kind (CI over the k={args.k} words)"}
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 60, "display.float_format", "{:.4f}".format):
+        for name in ("by_model", "plausible_vs_random", "by_entity"):
+            table = tables[name].assign(model=lambda t: t[C.COL_MODEL].map(registry.short_name))
+            print(f"\n== {titles[name]} ==")
+            print(table.to_string(index=False) if not table.empty else "(empty)")
+    if out is not None:
+        print(f"\nwrote {out / 'pairs.csv'} and {out / 'summary.json'}")
+    return 0
+
+
+def cmd_oov_words(args) -> int:
+    from core.invented import validate_request
+
+    if args.run and args.word is not None:
+        raise CliError("give ENTITY_OR_WORD or --run, not both (use --entities to pick entities for --run)")
+    if not args.run and (args.word is None or not args.word.strip()):
+        raise CliError("ENTITY_OR_WORD is missing or empty; give the word to replace, or --run to measure OOV deltas")
+    for flag, value in (("--n", args.n), ("--k", args.k)):
+        if value < 1:
+            raise CliError(f"{flag} must be at least 1, got {value}")
+    kinds = list(C.WORD_KINDS) if args.kind == "both" else [args.kind]
+    try:
+        for kind in kinds:
+            validate_request(args.k if args.run else args.n, kind=kind, pieces=args.pieces, length=tuple(args.length))
+    except (TypeError, ValueError) as exc:
+        raise CliError(f"{exc}") from exc
+    toks, errors = _oov_tokenizers(_models_arg(args.models))
+    _print_errors(errors)
+    if not toks:
+        return EXIT_NO_MODEL
+    return _oov_words_run(args, kinds, toks) if args.run else _oov_words_list(args, kinds, toks)
+
+
+def _calibrated_thresholds(args, models: list[str]) -> dict[str, float]:
+    """Each model's Youden-J threshold from the failure-mode suite's controls (``--calibrated``)."""
+    from core.calibration import calibrate, control_pairs, thresholds_by_model
+    from core.runner import run_pairs
+
+    result = run_pairs(control_pairs(), models, cache=_cache(args), allow_remote_code=args.trust_remote_code or [])
+    return thresholds_by_model(calibrate(result.results)) if not result.results.empty else {}
+
+
+def cmd_perturb(args) -> int:
+    from core.perturb import perturb
+    from core.runner import run_pairs
+
+    try:
+        report = perturb(args.text)
+    except ValueError as exc:
+        raise CliError(f"TEXT: {exc}") from exc
+    doc = {
+        "text": report.text,
+        "variants": [{"mode": v.mode, "rule": v.rule, "change": v.change, "text": v.text} for v in report.variants],
+        "not_applicable": report.not_applicable,
+        "threshold": args.threshold,
+        "scores": [],
+    }
+    errors: dict[str, str] = {}
+    if report.variants and not args.no_score:
+        models = _models_arg(args.models)
+        thresholds = _calibrated_thresholds(args, models) if args.calibrated else {}
+        result = run_pairs(report.to_frame(), models, cache=_cache(args), allow_remote_code=args.trust_remote_code or [])
+        errors = result.errors
+        for r in result.results.to_dict("records"):
+            cut = thresholds.get(r[C.COL_MODEL], args.threshold)
+            doc["scores"].append(
+                {"pair_id": r[C.COL_PAIR_ID], "model": r[C.COL_MODEL], "cosine": round(float(r[C.COL_COSINE]), 6), "threshold": round(cut, 6), "same": bool(r[C.COL_COSINE] > cut)}
+            )
+    _print_errors(errors)
+    if args.json:
+        print(json.dumps(doc, indent=2, ensure_ascii=False))
+        return 0
+    print(f"{report.text!r}: {len(report.variants)} variant(s)")
+    by_pair: dict[str, list[dict]] = {}
+    for row in doc["scores"]:
+        by_pair.setdefault(row["pair_id"], []).append(row)
+    for i, v in enumerate(report.variants):
+        print(f"\n[{C.CATEGORY_LABELS.get(v.mode, v.mode)}] {v.rule}: {v.change}\n  {v.text}")
+        for row in by_pair.get(f"perturb-{i + 1:02d}", []):
+            verdict = "SAME (above" if row["same"] else "different (below"
+            print(f"    {row['cosine']:.4f}  {verdict} {row['threshold']:.3f})  {registry.short_name(row['model'])}")
+    for mode, why in report.not_applicable.items():
+        print(f"\n[{C.CATEGORY_LABELS.get(mode, mode)}] not applicable: {why}")
+    return 0
+
+
+def cmd_calibrate(args) -> int:
+    from core.calibration import calibrate, control_pairs, failure_rates, thresholds_by_model
+    from core.suites import load_suite
+
+    if not 0.0 <= args.max_fpr <= 1.0:
+        raise CliError(f"--max-fpr must be between 0 and 1, got {args.max_fpr}")
+    negatives = (C.CAT_NEGATIVE, C.CAT_NEAR_MISS) if args.near_miss else (C.CAT_NEGATIVE,)
+    models = _models_arg(args.models)
+    pairs = load_suite(C.SUITE_FAILURE_MODES) if args.failure_rates else control_pairs(negatives)
+    result = _score(args, pairs, models)
+    if result is None:
+        return EXIT_NO_MODEL
+    table = calibrate(result.results, negatives, args.max_fpr, args.threshold)
+    rates = failure_rates(result.results, thresholds_by_model(table, args.method), args.threshold) if args.failure_rates else pd.DataFrame()
+    if args.json:
+        doc = {"negatives": list(negatives), "method": args.method, "calibration": json.loads(table.to_json(orient="records"))}
+        if args.failure_rates:
+            doc["failure_rates"] = json.loads(rates.to_json(orient="records"))
+        print(json.dumps(doc, indent=2))
+        return 0
+    shown = table.assign(model=table[C.COL_MODEL].map(registry.short_name))
+    columns = ["model", "auc", "youden_threshold", "youden_tpr", "youden_fpr", "fpr_threshold", "fpr_tpr", "fpr_fpr", "global_tpr", "global_fpr"]
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
+        print(f"controls: positive vs {' + '.join(negatives)}; FPR target {args.max_fpr:g}; global threshold {args.threshold:g}")
+        print(shown[columns].to_string(index=False))
+        if args.failure_rates:
+            rates = rates.assign(model=rates[C.COL_MODEL].map(registry.short_name))
+            print(f"\nfailure rate at the global threshold vs each model's own ({args.method})")
+            print(rates[["model", "category", "failure_rate_global", "calibrated_threshold", "failure_rate_calibrated", "change"]].to_string(index=False))
+    return 0
+
+
 # ------------------------------------------------------------------- parser
 
 
@@ -269,9 +493,42 @@ def build_parser() -> argparse.ArgumentParser:
     model_opts(p)
     p.set_defaults(func=cmd_run)
 
+    p = sub.add_parser("perturb", help="failure-mode variants of one sentence, scored by every model")
+    p.add_argument("text", metavar="TEXT")
+    p.add_argument("--no-score", action="store_true", help="only list the variants; load no model")
+    p.add_argument("--calibrated", action="store_true", help="mark each model at its own Youden-J threshold from the controls, not --threshold")
+    model_opts(p)
+    p.set_defaults(func=cmd_perturb)
+
+    p = sub.add_parser("calibrate", help="each model's threshold from the control pairs: Youden J, a target FPR, ROC AUC")
+    p.add_argument("--near-miss", action="store_true", help="count near-miss controls as negatives too")
+    p.add_argument("--max-fpr", type=float, default=0.05, help="false-positive rate for the FPR threshold (default %(default)s)")
+    p.add_argument("--failure-rates", action="store_true", help="also run the failure modes and compare rates at the global and calibrated thresholds")
+    p.add_argument("--method", choices=["youden", "fpr"], default="youden", help="which calibrated threshold --failure-rates uses (default %(default)s)")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    model_opts(p)
+    p.set_defaults(func=cmd_calibrate)
+
     p = sub.add_parser("validate", help="check a suite against its category rules and counts")
     p.add_argument("suite", help="suite name or pairs file")
     p.set_defaults(func=cmd_validate)
+    p = sub.add_parser("oov-words", help="invented out-of-vocabulary words for an entity, or the OOV measurement with k of them per entity")
+    p.add_argument("word", nargs="?", metavar="ENTITY_OR_WORD", help="the word to replace (its case sets the words' case)")
+    p.add_argument("--run", action="store_true", help="run the OOV suite with k invented words per entity and kind, and summarize")
+    p.add_argument("--n", type=int, default=10, help="words per kind to list (default %(default)s)")
+    p.add_argument("--k", type=int, default=C.OOV_REPLICATES, help="with --run: words per entity and kind (default %(default)s)")
+    p.add_argument("--kind", choices=[*C.WORD_KINDS, "both"], default="both", help="plausible (English-like), random (letters) or both (default)")
+    p.add_argument("--pieces", type=int, help="exact subword pieces per word under the first model's tokenizer (>= 2; default: any)")
+    p.add_argument("--length", type=int, nargs=2, default=list(C.INVENTED_LENGTH), metavar=("MIN", "MAX"), help="letters per word (default %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="seed; the same seed gives the same words (default %(default)s)")
+    p.add_argument("--models", "--model", nargs="+", metavar="M", help="pieces count under the first; words are out of every one's vocabulary (default: installed bundled models)")
+    p.add_argument("--entities", nargs="+", metavar="E", help="with --run: only these OOV-suite entities")
+    p.add_argument("--reading", choices=["both", "b"], default="both", help="with --run: replace the entity in both sentences or only the second (default both)")
+    p.add_argument("--out", help="with --run: folder for pairs.csv and summary.json")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the disk cache")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_oov_words)
     return parser
 
 
@@ -282,7 +539,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if threshold is not None and not -1.0 <= threshold <= 1.0:
         print("error: --threshold must be between -1 and 1", file=sys.stderr)
         return EXIT_USAGE
-    warnings.filterwarnings("ignore", category=FutureWarning)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=FutureWarning)
+        # One "warning:" line (e.g. the cache fell back to memory), not Python's two-line format.
+        warnings.showwarning = lambda message, category, *_args, **_kw: print(f"warning: {message}", file=sys.stderr)
+        return _run(args)
+
+
+def _run(args) -> int:
+    """Run the command; every failure becomes one stderr line and an exit code."""
     try:
         return args.func(args)
     except CliError as exc:

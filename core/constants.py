@@ -26,6 +26,9 @@ COL_TRUNCATED = "truncated"
 COL_TOKEN_JACCARD = "token_jaccard"
 COL_WORD_JACCARD = "word_jaccard"
 COL_ERROR = "error"
+COL_RULE = "rule"
+COL_THRESHOLD = "threshold"
+COL_CHANGE = "change"
 
 RESULT_COLUMNS = (
     COL_MODEL,
@@ -43,6 +46,8 @@ SUITE_BASELINE = "baseline"
 SUITE_FAILURE_MODES = "failure-modes"
 SUITES = (SUITE_OOV, SUITE_BASELINE, SUITE_FAILURE_MODES)
 SUITE_ALL = "all"
+# Pairs made on the fly from one typed sentence by core.perturb (not a shipped suite).
+SUITE_PERTURB = "perturb"
 
 # --- categories ---
 CAT_NEGATION = "negation"
@@ -117,6 +122,23 @@ OOV_READINGS = {
     VARIANT_REPLACED_B: "entity replaced in the second sentence only",
 }
 
+# --- invented words (core.invented): k fabricated words per OOV entity ---
+# Its own suite name, so analysis.oov_deltas (suite "oov", one word per item)
+# never averages several replicates into one cell.
+SUITE_OOV_INVENTED = "oov-invented"
+# A typed sentence against itself with one word replaced by invented ones.
+SUITE_OOV_SLOT = "oov-slot"
+COL_KIND = "kind"
+COL_REPLICATE = "replicate"
+COL_N_PIECES = "n_pieces"
+COL_PIECES = "pieces"
+WORD_PLAUSIBLE = "plausible"
+WORD_RANDOM = "random"
+WORD_KINDS = (WORD_PLAUSIBLE, WORD_RANDOM)
+OOV_REPLICATES = 5
+INVENTED_LENGTH = (5, 10)
+INVENTED_ATTEMPTS_PER_WORD = 5000
+
 # --- defaults ---
 DEFAULT_THRESHOLD = 0.7
 THRESHOLD_GRID_STEP = 0.01
@@ -127,3 +149,8 @@ ENCODE_BATCH_SIZE = 32
 HUB_TIMEOUT_SECONDS = 5.0
 CACHE_ENV_VAR = "COSINE_PROBE_CACHE_DIR"
 MAX_UPLOAD_ROWS = 5000
+# Megabytes per uploaded or CLI pairs file.  The upload widget passes it to
+# st.file_uploader, core.pairs_io refuses larger files with a message naming it,
+# and .streamlit/config.toml's server.maxUploadSize must hold the same number
+# (tests/test_robustness_upload.py checks they agree).
+MAX_UPLOAD_MB = 5

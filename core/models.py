@@ -6,11 +6,24 @@ then by one bounded probe of the hub (at most ``HUB_TIMEOUT_SECONDS``).  A
 loaded model is kept for the life of the process and shared by every
 Streamlit session; encoding goes through its lock because neither torch nor
 the tokenizers promise thread safety for concurrent calls on one model.
+
+Every real load of weights (not a return of the shared instance) is logged at
+INFO on the ``core.models`` logger as ``loaded model <name> in <s> s``, and,
+when the environment variable ``COSINE_PROBE_LOAD_LOG`` names a file, appended
+to that file as one JSON line: ``{"event": "load", "model": ..., "seconds":
+..., "pid": ..., "time": ...}``.  Streamlit only configures its own loggers
+(``--logger.level`` does not reach ``core.models``), so the file is the way to
+see from outside a ``streamlit run`` server which models it loaded, when, how
+long each took, and that none was loaded twice::
+
+    COSINE_PROBE_LOAD_LOG=/tmp/loads.jsonl streamlit run app.py
 """
 
 from __future__ import annotations
 
 import copy
+import json
+import logging
 import os
 import socket
 import threading
@@ -20,10 +33,14 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from core import registry
-from core.backends import Backend, OnnxBackend, TorchBackend
+from core.backends import HF_LOAD_LOCK, Backend, OnnxBackend, TorchBackend
 from core.bundled import BundleError, bundle_path, is_installed, tokenizer_path
 from core.constants import HUB_TIMEOUT_SECONDS
 from core.registry import BACKEND_ONNX, SOURCE_BUNDLED, SOURCE_LOCAL, ModelMeta
+
+log = logging.getLogger(__name__)
+
+LOAD_LOG_ENV = "COSINE_PROBE_LOAD_LOG"
 
 REMOTE_CODE_WARNING = (
     "Opting in to remote code lets this model run Python code downloaded from its "
@@ -244,7 +261,27 @@ def load_model(name: str, allow_remote_code: bool = False) -> LoadedModel:
         with _REGISTRY_LOCK:
             _LOADED[key] = loaded
             LOAD_COUNTS[meta.name] = LOAD_COUNTS.get(meta.name, 0) + 1
+        _record_load(loaded)
         return loaded
+
+
+def _record_load(loaded: LoadedModel) -> None:
+    """Log one real load; append it to ``$COSINE_PROBE_LOAD_LOG`` when that is set.
+
+    A load log that cannot be written is reported on the logger and never
+    fails the load.
+    """
+    log.info("loaded model %s in %.2f s", loaded.name, loaded.load_seconds)
+    path = os.environ.get(LOAD_LOG_ENV, "").strip()
+    if not path:
+        return
+    event = {"event": "load", "model": loaded.name, "seconds": round(loaded.load_seconds, 3), "pid": os.getpid(), "time": time.time()}
+    try:
+        # One write of one short line in append mode: concurrent processes do not interleave it.
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(event) + "\n")
+    except OSError as exc:
+        log.warning("cannot append to the load log %s (%s=%s): %s", path, LOAD_LOG_ENV, path, exc)
 
 
 def loaded_models() -> list[str]:
@@ -286,24 +323,30 @@ _TOKENIZERS: dict[str, object] = {}
 def _tokenizer_for(meta: ModelMeta):
     if meta.name in _TOKENIZERS:
         return _TOKENIZERS[meta.name]
-    from transformers import AutoTokenizer
+    # Under the process-wide Hugging Face load lock (see core.backends): the
+    # first ``from transformers import AutoTokenizer`` is not thread-safe.
+    # Holding it also makes two sessions asking at once share one instance.
+    with HF_LOAD_LOCK:
+        if meta.name in _TOKENIZERS:
+            return _TOKENIZERS[meta.name]
+        from transformers import AutoTokenizer
 
-    try:
-        if meta.source == SOURCE_BUNDLED:
-            folder = tokenizer_path(meta.bundle)
-        elif meta.source == SOURCE_LOCAL:
-            folder = Path(meta.local_path or meta.name)
-        else:
-            folder = _in_hf_cache(meta)
-            if folder is None:
-                raise ModelUnavailable(f"{meta.name}: tokenizer not in the local Hugging Face cache")
-        tok = AutoTokenizer.from_pretrained(str(folder))
-    except ModelUnavailable:
-        raise
-    except Exception as exc:  # noqa: BLE001
-        raise ModelUnavailable(f"{meta.name}: tokenizer failed to load ({type(exc).__name__}: {_first_line(exc)})") from exc
-    _TOKENIZERS[meta.name] = tok
-    return tok
+        try:
+            if meta.source == SOURCE_BUNDLED:
+                folder = tokenizer_path(meta.bundle)
+            elif meta.source == SOURCE_LOCAL:
+                folder = Path(meta.local_path or meta.name)
+            else:
+                folder = _in_hf_cache(meta)
+                if folder is None:
+                    raise ModelUnavailable(f"{meta.name}: tokenizer not in the local Hugging Face cache")
+            tok = AutoTokenizer.from_pretrained(str(folder))
+        except ModelUnavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise ModelUnavailable(f"{meta.name}: tokenizer failed to load ({type(exc).__name__}: {_first_line(exc)})") from exc
+        _TOKENIZERS[meta.name] = tok
+        return tok
 
 
 def max_seq_length(name: str) -> int:

@@ -21,6 +21,10 @@ SUPPORTED_SUFFIXES = (".csv", ".tsv", ".txt", ".jsonl", ".json")
 _ENCODINGS = ("utf-8-sig", "utf-16")
 _TEXT_A_GUESSES = ("text_a", "sentence1", "sentence_a", "text1", "premise", "query", "a", "s1")
 _TEXT_B_GUESSES = ("text_b", "sentence2", "sentence_b", "text2", "hypothesis", "document", "b", "s2")
+_CATEGORY_GUESSES = ("category", "type", "kind", "group")
+_LABEL_GUESSES = ("label", "score", "gold", "similar")
+_ID_GUESSES = ("pair_id", "id")
+_BYTES_PER_MB = 1024 * 1024  # Streamlit's server.maxUploadSize counts MB this way
 
 
 class PairsFileError(ValueError):
@@ -100,21 +104,41 @@ def _sniff(text: str, suffix: str) -> str:
         return "\t" if sample.count("\t") > sample.count(",") else ","
 
 
-def parse_pairs(data: bytes, filename: str, max_rows: int = C.MAX_UPLOAD_ROWS) -> ParsedPairs:
+def _check_size(n_bytes: int, max_mb: float) -> None:
+    if n_bytes > max_mb * _BYTES_PER_MB:
+        raise PairsFileError(
+            f"the file is {n_bytes:,} bytes ({n_bytes / _BYTES_PER_MB:.1f} MB); the limit is {max_mb:g} MB: split it into smaller files"
+        )
+
+
+def _one_column_message(frame: pd.DataFrame, delimiter: str) -> str:
+    column = str(frame.columns[0]) if len(frame.columns) else ""
+    if delimiter == "jsonl":
+        return f"each record has only one field ({column!r}); a pairs file needs two text fields, such as text_a and text_b"
+    return (
+        f"found only one column ({column!r}): a pairs file needs two text columns separated by a comma, tab, "
+        "semicolon or |; check the file's delimiter"
+    )
+
+
+def parse_pairs(data: bytes, filename: str, max_rows: int = C.MAX_UPLOAD_ROWS, max_mb: float = C.MAX_UPLOAD_MB) -> ParsedPairs:
     """Parse an uploaded or local pairs file into a table of strings.
 
     Args:
         data: the file's bytes.
         filename: its name (the suffix picks JSONL vs delimited text).
         max_rows: refuse files with more data rows than this.
+        max_mb: refuse files larger than this many megabytes (MiB, as
+            Streamlit's ``server.maxUploadSize`` counts them).
 
     Raises:
-        PairsFileError: empty, binary, Excel, undecodable, malformed, or too
-            many rows.
+        PairsFileError: empty, binary, Excel, undecodable, malformed, one
+            column only, too many rows or too many bytes.
     """
     suffix = Path(filename).suffix.lower()
     if suffix in (".xlsx", ".xls", ".ods"):
         raise PairsFileError(f"{suffix} spreadsheets are not read directly; save the sheet as CSV (UTF-8) and upload that")
+    _check_size(len(data), max_mb)
     text, encoding = _decode(data)
     notes = [] if encoding == "utf-8" else [f"decoded as {encoding}"]
     if suffix in (".jsonl", ".json") or text.lstrip().startswith(("{", "[")):
@@ -130,28 +154,70 @@ def parse_pairs(data: bytes, filename: str, max_rows: int = C.MAX_UPLOAD_ROWS) -
     frame.columns = [str(c).strip() for c in frame.columns]
     if frame.empty:
         raise PairsFileError("the file has a header but no data rows")
+    if len(frame.columns) < 2:
+        raise PairsFileError(_one_column_message(frame, delimiter))
     if len(frame) > max_rows:
         raise PairsFileError(f"the file has {len(frame):,} rows; the limit is {max_rows:,}: split it into smaller files")
     return ParsedPairs(frame, delimiter, encoding, notes)
 
 
-def guess_mapping(columns: list[str]) -> dict[str, str | None]:
-    """Best guess of which columns hold text A, text B, category and label."""
+def _by_name(columns: list[str]) -> dict[str, str | None]:
+    """Roles whose column is recognised by its name (case-insensitive)."""
     lower = {c.lower(): c for c in columns}
 
     def pick(options: tuple[str, ...]) -> str | None:
         return next((lower[o] for o in options if o in lower), None)
 
-    text_a, text_b = pick(_TEXT_A_GUESSES), pick(_TEXT_B_GUESSES)
-    if text_a is None and text_b is None and len(columns) >= 2:
-        text_a, text_b = columns[0], columns[1]
     return {
-        C.COL_TEXT_A: text_a,
-        C.COL_TEXT_B: text_b,
-        C.COL_CATEGORY: pick(("category", "type", "kind", "group")),
-        C.COL_LABEL: pick(("label", "score", "gold", "similar")),
-        C.COL_PAIR_ID: pick(("pair_id", "id")),
+        C.COL_TEXT_A: pick(_TEXT_A_GUESSES),
+        C.COL_TEXT_B: pick(_TEXT_B_GUESSES),
+        C.COL_CATEGORY: pick(_CATEGORY_GUESSES),
+        C.COL_LABEL: pick(_LABEL_GUESSES),
+        C.COL_PAIR_ID: pick(_ID_GUESSES),
     }
+
+
+def guess_mapping(columns: list[str]) -> dict[str, str | None]:
+    """Best guess of which columns hold text A, text B, category, label and id.
+
+    Columns are recognised by name; a text role no column is named for takes
+    the first column no other role uses, so the two texts never default to
+    the same column.
+    """
+    mapping = _by_name(columns)
+    free = [c for c in columns if c not in mapping.values()]
+    for role in (C.COL_TEXT_A, C.COL_TEXT_B):
+        if mapping[role] is None and free:
+            mapping[role] = free.pop(0)
+    return mapping
+
+
+def mapping_note(columns: list[str], mapping: Mapping[str, str | None] | None = None) -> str | None:
+    """What to tell the user when the text columns were guessed, not recognised.
+
+    Args:
+        columns: the file's columns.
+        mapping: the mapping in use; once its text columns differ from the
+            guess the user has chosen them, and there is nothing to say.
+
+    Returns:
+        None when both text columns are recognised by name (or were chosen);
+        otherwise a sentence naming the guessed columns (or the missing
+        ones) and asking the user to check the mapping.
+    """
+    named, guessed = _by_name(columns), guess_mapping(columns)
+    missing = [role for role in (C.COL_TEXT_A, C.COL_TEXT_B) if named[role] is None]
+    chosen = mapping is not None and any(mapping.get(role) != guessed[role] for role in missing if guessed[role] is not None)
+    if not missing or chosen:
+        return None
+    used = [f"{guessed[role]!r} as {role}" for role in missing if guessed[role] is not None]
+    unguessed = [role for role in missing if guessed[role] is None]
+    advice = [f"using {' and '.join(used)}"] if used else []
+    advice.append(f"choose the {' and '.join(unguessed)} column below" if unguessed else "choose other columns below if that is wrong")
+    return (
+        f"no column is named {' or '.join(missing)} (nor sentence1/sentence2, premise/hypothesis, query/document): "
+        + "; ".join(advice)
+    )
 
 
 def apply_mapping(parsed: ParsedPairs, mapping: Mapping[str, str | None], suite: str = "uploaded") -> tuple[pd.DataFrame, list[str]]:
@@ -177,7 +243,9 @@ def apply_mapping(parsed: ParsedPairs, mapping: Mapping[str, str | None], suite:
         }
     )
     cat_col = mapping.get(C.COL_CATEGORY)
-    out[C.COL_CATEGORY] = frame[cat_col].astype(str).str.strip().replace("", "uncategorized") if cat_col else "uncategorized"
+    categories = frame[cat_col].astype(str).str.strip() if cat_col else pd.Series("", index=frame.index)
+    no_category = categories == ""
+    out[C.COL_CATEGORY] = categories.replace("", "uncategorized")
     label_col = mapping.get(C.COL_LABEL)
     if label_col:
         out[C.COL_LABEL] = frame[label_col].astype(str).str.strip()
@@ -185,6 +253,9 @@ def apply_mapping(parsed: ParsedPairs, mapping: Mapping[str, str | None], suite:
     out[C.COL_PAIR_ID] = frame[id_col].astype(str) if id_col else [f"row-{i + 1}" for i in range(len(frame))]
     out[C.COL_SUITE] = suite
     notes = list(parsed.notes)
+    unused = [str(c) for c in frame.columns if c not in {v for v in mapping.values() if v}]
+    if unused:
+        notes.append(f"ignored {len(unused)} column(s) not chosen below: {', '.join(unused)}")
     empty = (out[C.COL_TEXT_A] == "") | (out[C.COL_TEXT_B] == "")
     if empty.any():
         notes.append(f"dropped {int(empty.sum())} row(s) with an empty text")
@@ -195,18 +266,26 @@ def apply_mapping(parsed: ParsedPairs, mapping: Mapping[str, str | None], suite:
         out = out[~dup]
     if out.empty:
         raise PairsFileError("no pair is left after dropping rows with an empty text")
+    if cat_col and no_category[out.index].any():
+        notes.append(f"{int(no_category[out.index].sum())} pair(s) have an empty category cell: grouped as 'uncategorized'")
     if out[C.COL_PAIR_ID].duplicated().any():
         out[C.COL_PAIR_ID] = [f"row-{i + 1}" for i in range(len(out))]
         notes.append("pair ids were not unique; numbered the rows instead")
     return out.reset_index(drop=True), notes
 
 
-def read_pairs_file(path: str | Path, max_rows: int = C.MAX_UPLOAD_ROWS) -> tuple[pd.DataFrame, list[str]]:
-    """Read a pairs file from disk with the guessed column mapping."""
+def read_pairs_file(path: str | Path, max_rows: int = C.MAX_UPLOAD_ROWS, max_mb: float = C.MAX_UPLOAD_MB) -> tuple[pd.DataFrame, list[str]]:
+    """Read a pairs file from disk with the guessed column mapping.
+
+    The size is checked before reading, so a huge file is refused at once.
+    """
     path = Path(path)
     try:
+        _check_size(path.stat().st_size, max_mb)
         data = path.read_bytes()
     except OSError as exc:
         raise PairsFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    parsed = parse_pairs(data, path.name, max_rows=max_rows)
-    return apply_mapping(parsed, guess_mapping(list(parsed.frame.columns)), suite=path.stem)
+    parsed = parse_pairs(data, path.name, max_rows=max_rows, max_mb=max_mb)
+    frame, notes = apply_mapping(parsed, guess_mapping(list(parsed.frame.columns)), suite=path.stem)
+    guessed = mapping_note(list(parsed.frame.columns))
+    return frame, ([guessed] if guessed else []) + notes

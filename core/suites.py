@@ -68,29 +68,35 @@ def expand_oov(items: pd.DataFrame) -> pd.DataFrame:
 
 
 def load_suite(name_or_path: str) -> pd.DataFrame:
-    """Pairs to encode for a suite name, ``all``, or a pairs file path.
+    """Pairs to encode for a suite name, ``all``, or a pairs file path (see :func:`load_suite_with_notes`)."""
+    return load_suite_with_notes(name_or_path)[0]
+
+
+def load_suite_with_notes(name_or_path: str) -> tuple[pd.DataFrame, list[str]]:
+    """Pairs to encode for a suite name, ``all``, or a pairs file path, and what reading a file changed.
 
     Returns:
-        Columns ``suite``, ``category``, ``pair_id``, ``text_a``, ``text_b``
-        plus whatever the suite carries (``domain``, ``source``, ``entity``,
-        ``replacement``, ``variant``, ``label``).
+        The pairs, with columns ``suite``, ``category``, ``pair_id``,
+        ``text_a``, ``text_b`` plus whatever the suite carries (``domain``,
+        ``source``, ``entity``, ``replacement``, ``variant``, ``label``); and
+        the file's notes (decoding, dropped or duplicate rows), empty for a
+        shipped suite.
 
     Raises:
         SuiteError: unknown name, or a file that cannot be read.
     """
     if name_or_path == C.SUITE_ALL:
-        return pd.concat([load_suite(s) for s in C.SUITES], ignore_index=True)
+        return pd.concat([load_suite(s) for s in C.SUITES], ignore_index=True), []
     if name_or_path in SUITE_FILES:
         frame = read_suite_file(name_or_path)
-        return expand_oov(frame) if name_or_path == C.SUITE_OOV else frame
+        return (expand_oov(frame) if name_or_path == C.SUITE_OOV else frame), []
     path = Path(name_or_path).expanduser()
     if not path.exists():
         raise SuiteError(f"no suite named {name_or_path!r} and no such file; suites: {', '.join(C.SUITES)}, {C.SUITE_ALL}")
     try:
-        frame, _notes = read_pairs_file(path)
+        return read_pairs_file(path)
     except PairsFileError as exc:
         raise SuiteError(f"{path}: {exc}") from exc
-    return frame
 
 
 def suite_report(frame: pd.DataFrame) -> pd.DataFrame:

@@ -394,3 +394,28 @@ def to_float(text: str) -> float:
     if match is None:
         raise ValueError(f"no number in {text!r}")
     return float(match.group())
+
+
+def section_screenshot(page, name: str, first: str, until: str, max_height: int = 12_000) -> Path:
+    """A screenshot of the main area from the heading containing ``first`` up to the one containing ``until``.
+
+    Used for the README's pictures of one page section; grows the viewport
+    like :func:`screenshot` so the whole section is laid out.
+    """
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
+    size = page.viewport_size or VIEWPORT
+    tall = min(max(settled_height(page), size["height"]), max_height)
+    try:
+        page.set_viewport_size({"width": size["width"], "height": tall})
+        page.wait_for_timeout(400)
+        heading = f"{MAIN} :is(h1, h2, h3)"
+        top = page.locator(heading, has_text=first).first.bounding_box()
+        bottom = page.locator(heading, has_text=until).first.bounding_box()
+        main = page.locator(MAIN).bounding_box()
+        assert top and bottom and main, f"section {first!r}..{until!r} not found"
+        clip = {"x": main["x"], "y": top["y"] - 16, "width": main["width"], "height": bottom["y"] - top["y"]}
+        page.screenshot(path=str(path), full_page=True, clip=clip)
+    finally:
+        page.set_viewport_size(size)
+    return path

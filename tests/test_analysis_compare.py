@@ -104,3 +104,25 @@ def test_published_split_check():
     assert orig is not None and orig["kind"] == "original" and orig["match"] is True
     assert analysis.published_split_check(ent, "aspirin", ["aspirin"]) is None
     assert analysis.published_split_check(ent, "   ", []) is None
+
+
+def test_compare_table_per_model_thresholds():
+    res = _results({"m1": 0.5, "m2": 0.5, "m3": 0.5}, "x", "y")
+    table = analysis.compare_table(res, threshold={"m1": 0.4, "m2": 0.6})
+    assert list(table[C.COL_THRESHOLD].fillna(-1)) == [0.4, 0.6, -1]
+    assert list(table["verdict"]) == [analysis.ABOVE_THRESHOLD, analysis.BELOW_THRESHOLD, analysis.NO_THRESHOLD]
+
+
+def test_perturbation_table_marks_each_variant_per_model():
+    from core.perturb import perturb
+
+    pairs = perturb("Google acquired YouTube").to_frame()
+    rows = []
+    for model, cos in (("m1", 0.9), ("m2", 0.65)):
+        rows.append(pairs.assign(**{C.COL_MODEL: model, C.COL_COSINE: cos}))
+    table = analysis.perturbation_table(pd.concat(rows), {"m1": 0.95, "m2": 0.6})
+    assert len(table) == 2 * len(pairs)
+    assert list(table.columns[:4]) == [C.COL_PAIR_ID, C.COL_CATEGORY, C.COL_RULE, C.COL_CHANGE]
+    by_model = table.groupby(C.COL_MODEL)["verdict"].agg(set).to_dict()
+    assert by_model == {"m1": {analysis.BELOW_THRESHOLD}, "m2": {analysis.ABOVE_THRESHOLD}}
+    assert table[C.COL_PAIR_ID].is_monotonic_increasing

@@ -55,7 +55,7 @@ def small_tsv(tmp_path_factory) -> Path:
 
 USER_ERRORS = {
     "empty text": (["compare", "", "some text"], "TEXT_A is empty"),
-    "blank text": (["compare", "some text", "   "], "TEXT_B is empty"),
+    "blank text": (["compare", "some text", "   "], "TEXT_B holds only whitespace"),
     "empty token text": (["tokens", ""], "TEXT is empty"),
     "unknown suite": (["run", "--suite", "no-such-suite", "--out", "{tmp}/out", "--models", MINILM_L6], "no suite named"),
     "threshold out of range": (["compare", "a", "b", "--threshold", "5"], "--threshold must be between -1 and 1"),

@@ -35,13 +35,15 @@ from playwright.sync_api import expect, sync_playwright  # noqa: E402 - after th
 PAGES = {
     "compare": "Compare",
     "": "cosine-probe",
+    "perturb": "Perturbations",
     "tokenizer": "Tokeni",
     "oov": "OOV",
+    "invented-words": "Invented words",
     "failure-modes": "Failure",
     "your-data": "Your",
     "papers": "Paper",
 }
-NAV_ORDER = ["", "compare", "tokenizer", "oov", "failure-modes", "your-data", "papers"]  # as app.py lists them
+NAV_ORDER = ["", "compare", "perturb", "tokenizer", "oov", "invented-words", "failure-modes", "your-data", "papers"]  # as app.py lists them
 
 
 # ------------------------------------------------------------------ fixtures
@@ -313,3 +315,71 @@ def test_your_data_upload_and_run(page, tmp_path, core_scores):
     # Categories unlock the summaries.
     expect(page.locator(E.MAIN).get_by_role("heading", name="Category summary")).to_be_visible()
     expect(page.locator(E.MAIN).get_by_role("heading", name="Dynamic range")).to_be_visible()
+
+
+# ------------------------------------------------- generators and calibrated thresholds
+
+
+def _core_thresholds(core_scores) -> float:
+    from core.calibration import calibrate, control_pairs, thresholds_by_model
+
+    return thresholds_by_model(calibrate(core_scores(control_pairs())))[E.TEST_MODEL]
+
+
+def test_perturb_scores_each_variant_and_switches_to_calibrated(page, core_scores):
+    """Type a sentence, score its variants; the calibrated marker moves the verdict threshold to the model's own."""
+    from core.perturb import perturb
+
+    text = "Google acquired YouTube"
+    E.goto(page, f"{page.base}/perturb")
+    _type_into(page, "Sentence", text)
+    E.act(page, lambda: page.get_by_role("button", name="Score variants").click())
+    expect(page.locator(E.MAIN).get_by_text(f"Scored sentence: {text}")).to_be_visible()
+    E.assert_no_errors(page)
+    want = core_scores(perturb(text).to_frame())
+    shown = E.read_dataframe(_after_heading(page, "Scores"))
+    got = {r["variant"]: E.to_float(r["cosine"]) for _, r in shown.iterrows()}
+    assert set(got) == set(want[C.COL_TEXT_B]), f"variants shown {sorted(got)}"
+    for variant, cosine in zip(want[C.COL_TEXT_B], want[C.COL_COSINE], strict=True):
+        assert got[variant] == pytest.approx(float(cosine), abs=1e-3)
+    assert [E.to_float(t) for t in shown["threshold"]] == pytest.approx([0.7] * len(shown))
+    E.screenshot(page, "readme-perturbations")
+
+    E.act(page, lambda: page.get_by_text("each model's calibrated threshold").click())
+    E.act(page, lambda: page.get_by_role("button", name="Calibrate on the control pairs").click())
+    expect(page.get_by_text("Each model's own threshold comes from the control pairs")).to_have_count(0)
+    E.assert_no_errors(page)
+    own = _core_thresholds(core_scores)
+    shown = E.read_dataframe(_after_heading(page, "Scores"))
+    assert {round(E.to_float(t), 3) for t in shown["threshold"]} == {round(own, 3)}
+    for _, row in shown.iterrows():
+        assert row["verdict"] == ("above threshold" if E.to_float(row["cosine"]) > own else "below threshold")
+
+
+def test_invented_words_run_with_k_per_entity(page, core_scores):
+    """Words appear as the page opens; the k-per-entity OOV run shows plausible vs random as core computes it."""
+    from core.invented import oov_replacements, oov_replicate_summary
+    from core.models import load_tokenizer
+
+    E.goto(page, f"{page.base}/invented-words")
+    words = E.read_dataframe(_after_heading(page, "Generate words"))
+    assert len(words) == 16 and {"word", "pieces"} <= set(words.columns)
+    E.act(page, lambda: page.get_by_role("button", name="Run OOV with invented words").click())
+    expect(page.locator(E.MAIN).get_by_text(f"20 entities × k = {C.OOV_REPLICATES}")).to_be_visible()
+    E.assert_no_errors(page)
+    pairs = oov_replacements(suites.read_suite_file(C.SUITE_OOV), load_tokenizer(E.TEST_MODEL), C.OOV_REPLICATES)
+    want = oov_replicate_summary(core_scores(pairs))["plausible_vs_random"].iloc[0]
+    shown = E.read_dataframe(_after_heading(page, "Plausible vs random")).iloc[0]
+    assert E.to_float(shown["difference"]) == pytest.approx(float(want["difference"]), abs=1e-3)
+    E.screenshot(page, "readme-invented-words")
+
+
+def test_failure_modes_calibrated_thresholds(page, core_scores):
+    """The failure-modes page shows each model's calibrated threshold next to the global one."""
+    E.goto(page, f"{page.base}/failure-modes")
+    E.act(page, lambda: page.get_by_role("button", name="Run failure-mode suite").click())
+    expect(page.locator(E.MAIN).get_by_text("Results for 1 model(s)")).to_be_visible()
+    E.assert_no_errors(page)
+    shown = E.read_dataframe(_after_heading(page, "Each model's own threshold")).iloc[0]
+    assert E.to_float(shown["youden_threshold"]) == pytest.approx(_core_thresholds(core_scores), abs=1e-3)
+    E.section_screenshot(page, "readme-calibrated-thresholds", "Each model's own threshold", "Severity")

@@ -122,7 +122,7 @@ def test_empty_input_warns_and_keeps_previous_table(at):
     at.text_area(key="cmp_text_a").input("   ")
     at.button(key="cmp_compare").click().run()
     assert not at.exception
-    assert any(w.value == "Type a sentence in both boxes" for w in at.warning)
+    assert [w.value for w in at.warning] == ["Sentence A holds only whitespace: type a sentence to compare."]
     assert minilm_row(at)["cosine"] == pytest.approx(before, abs=1e-9)
     assert at.text_area(key="cmp_text_b").value == "The drug may help with some cancer symptoms"
 
@@ -160,3 +160,25 @@ def test_text_survives_page_switch(at):
     assert at.text_area(key="cmp_text_b").value == "The drug may help with some cancer symptoms"
     assert len(heatmaps(at)) == 1  # results persist across pages
     assert len(compare_table(at)) == 1
+
+
+def test_marker_switches_to_each_models_calibrated_threshold(at):
+    from core.cache import EmbeddingCache
+    from core.calibration import calibrate, control_pairs, thresholds_by_model
+    from core.runner import run_pairs
+
+    at.radio(key="cmp_marker").set_value("calibrated").run()
+    assert not at.exception
+    assert any("Calibrate on the control pairs" in i.value for i in at.info)
+    assert minilm_row(at)["threshold"] == pytest.approx(at.slider(key="threshold").value)  # global until calibrated
+    at.button(key="cmp_calibrate").click().run()
+    assert not at.exception
+    own = thresholds_by_model(calibrate(run_pairs(control_pairs(), [MINILM], cache=EmbeddingCache()).results))[MINILM]
+    row = minilm_row(at)
+    assert row["threshold"] == pytest.approx(own)
+    assert row["verdict"] == ("above threshold" if row["cosine"] > own else "below threshold")
+    bars = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    ticks = [t for spec in bars for t in spec["data"] if t.get("name") == "model's calibrated threshold"]
+    assert ticks and as_array(ticks[0]["x"])[0] == pytest.approx(own)
+    at.radio(key="cmp_marker").set_value("global").run()
+    assert minilm_row(at)["threshold"] == pytest.approx(at.slider(key="threshold").value)

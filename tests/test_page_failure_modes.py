@@ -141,3 +141,41 @@ def test_worst_cases_search_and_domain_filter(at):
     assert len(_worst(at)) == len(legal)
     at.multiselect(key="fm_domains").set_value([]).run()
     assert len(_worst(at)) == len(full)
+
+
+# ---------------------------------------------------------------- calibrated thresholds
+
+
+def test_calibration_section_matches_core(at, core_results):
+    from core import calibration as cal
+
+    table = _table(at, "youden_threshold").set_index(C.COL_MODEL)
+    expected = cal.calibrate(core_results).set_index(C.COL_MODEL)
+    assert table.loc["MiniLM-L6", "youden_threshold"] == pytest.approx(expected.loc[MINILM, "youden_threshold"])
+    assert table.loc["MiniLM-L6", "auc"] == pytest.approx(expected.loc[MINILM, "auc"])
+    rates = _table(at, "failure_rate_calibrated")
+    assert set(rates[C.COL_MODEL]) == {"MiniLM-L6"}
+    rates = rates.set_index(C.COL_CATEGORY)
+    own = expected.loc[MINILM, "youden_threshold"]
+    negation = core_results[core_results[C.COL_CATEGORY] == C.CAT_NEGATION][C.COL_COSINE]
+    assert rates.loc[C.CAT_NEGATION, "failure_rate_calibrated"] == pytest.approx((negation > own).mean())
+    assert rates.loc[C.CAT_NEGATION, "failure_rate_global"] == pytest.approx((negation > 0.7).mean())
+
+
+def test_calibration_settings_change_the_threshold_and_survive_a_page_switch(at, core_results):
+    from core import calibration as cal
+
+    at.checkbox(key="cal_near_miss").check().run()
+    assert not at.exception
+    table = _table(at, "youden_threshold").set_index(C.COL_MODEL)
+    with_near_miss = cal.calibrate(core_results, negatives=(C.CAT_NEGATIVE, C.CAT_NEAR_MISS)).set_index(C.COL_MODEL)
+    assert table.loc["MiniLM-L6", "n_negative"] == 50
+    assert table.loc["MiniLM-L6", "youden_threshold"] == pytest.approx(with_near_miss.loc[MINILM, "youden_threshold"])
+    at.radio(key="cal_method").set_value("fpr").run()
+    at.switch_page("views/home.py").run()
+    at.switch_page(PAGE).run()
+    assert at.checkbox(key="cal_near_miss").value is True
+    assert at.radio(key="cal_method").value == "fpr"
+    at.checkbox(key="cal_near_miss").uncheck().run()
+    at.radio(key="cal_method").set_value("youden").run()
+    assert not at.exception

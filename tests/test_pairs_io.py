@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core import constants as C
-from core.pairs_io import PairsFileError, apply_mapping, guess_mapping, parse_pairs, read_pairs_file
+from core.pairs_io import PairsFileError, apply_mapping, guess_mapping, mapping_note, parse_pairs, read_pairs_file
 
 
 def _pairs(data: bytes, filename: str = "pairs.csv", **kwargs):
@@ -103,9 +103,9 @@ def test_missing_required_columns_are_named():
         apply_mapping(parsed, {C.COL_TEXT_A: "foo", C.COL_TEXT_B: None})
     assert C.COL_TEXT_B in str(info.value) and "foo, bar" in str(info.value)
 
-    single = parse_pairs(b"only\nx\n", "pairs.csv")
-    with pytest.raises(PairsFileError, match="text_a.*only"):
-        apply_mapping(single, guess_mapping(list(single.frame.columns)))
+    # One column cannot hold a pair: refused when parsed, naming the column and the likely cause.
+    with pytest.raises(PairsFileError, match="only one column \\('only'\\).*delimiter"):
+        parse_pairs(b"only\nx\n", "pairs.csv")
 
 
 def test_unknown_column_names_fall_back_to_the_first_two():
@@ -230,3 +230,72 @@ def test_read_pairs_file(tmp_path):
     assert len(frame) == 2 and notes == []
     with pytest.raises(PairsFileError, match="cannot read"):
         read_pairs_file(tmp_path / "missing.csv")
+
+
+# ------------------------------------------------------------- limits and hints
+
+
+def test_byte_limit_is_named():
+    data = b"text_a,text_b\n" + b"a long enough sentence,another one\n" * 40
+    with pytest.raises(PairsFileError, match=r"the limit is 0\.001 MB: split it into smaller files") as info:
+        parse_pairs(data, "pairs.csv", max_mb=0.001)
+    assert f"{len(data):,} bytes" in str(info.value)
+    assert len(parse_pairs(data, "pairs.csv").frame) == 40
+    over = b"text_a,text_b\n" + b"x" * (C.MAX_UPLOAD_MB * 1024 * 1024)
+    with pytest.raises(PairsFileError, match=f"the limit is {C.MAX_UPLOAD_MB} MB"):
+        parse_pairs(over, "pairs.csv")
+
+
+def test_byte_limit_is_checked_before_reading_a_file(tmp_path, monkeypatch):
+    path = tmp_path / "big.csv"
+    path.write_bytes(b"text_a,text_b\n" + b"a,b\n" * 1000)
+    monkeypatch.setattr("pathlib.Path.read_bytes", lambda self: pytest.fail("read a file over the limit"))
+    with pytest.raises(PairsFileError, match="the limit is 0.001 MB"):
+        read_pairs_file(path, max_mb=0.001)
+
+
+@pytest.mark.parametrize(
+    ("data", "name", "fragment"),
+    [
+        (b"text_a:text_b\nOne:Two\n", "pairs.csv", "only one column ('text_a:text_b')"),
+        (b"text_a;text_b\nOne;Two\n", "pairs.tsv", "only one column ('text_a;text_b')"),
+        (b'{"text_a": "x"}\n{"text_a": "y"}\n', "pairs.jsonl", "only one field ('text_a')"),
+    ],
+    ids=["colon", "semicolon-named-tsv", "jsonl"],
+)
+def test_wrong_delimiter_leaves_one_column_and_says_so(data, name, fragment):
+    with pytest.raises(PairsFileError) as info:
+        parse_pairs(data, name)
+    assert fragment in str(info.value)
+
+
+def test_missing_text_column_is_guessed_from_a_free_column_and_said():
+    columns = ["id", "text_a", "notes"]
+    mapping = guess_mapping(columns)
+    assert (mapping[C.COL_TEXT_A], mapping[C.COL_TEXT_B], mapping[C.COL_PAIR_ID]) == ("text_a", "notes", "id")
+    note = mapping_note(columns)
+    assert note.startswith("no column is named text_b")
+    assert "using 'notes' as text_b" in note
+    # Once the user picks another column there is nothing left to say.
+    assert mapping_note(columns, {**mapping, C.COL_TEXT_B: "id"}) is None
+    assert mapping_note(["text_a", "text_b"]) is None
+
+
+def test_no_text_column_named_uses_the_first_two_and_says_so():
+    note = mapping_note(["question", "answer", "category"])
+    assert "no column is named text_a or text_b" in note
+    assert "using 'question' as text_a and 'answer' as text_b" in note
+
+
+def test_unguessable_text_column_asks_for_a_choice():
+    columns = ["question", "type"]
+    assert guess_mapping(columns)[C.COL_TEXT_B] is None
+    assert mapping_note(columns).endswith("choose the text_b column below")
+
+
+def test_unused_columns_and_empty_categories_are_said():
+    data = b"text_a,text_b,category,notes,source\nx,y,negation,n1,s1\nu,v,,n2,s2\nw,z,,n3,s3\n"
+    _, frame, notes = _pairs(data)
+    assert "ignored 2 column(s) not chosen below: notes, source" in notes
+    assert "2 pair(s) have an empty category cell: grouped as 'uncategorized'" in notes
+    assert frame[C.COL_CATEGORY].tolist() == ["negation", "uncategorized", "uncategorized"]

@@ -123,3 +123,164 @@ def failure_rate_bars(summary: pd.DataFrame, threshold: float) -> go.Figure:
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
     return fig
+
+
+# ------------------------------------------- calibrated thresholds and perturbations
+
+
+def roc_figure(roc: pd.DataFrame, calibration_table: pd.DataFrame, method: str) -> go.Figure:
+    """One ROC curve per model with its calibrated threshold marked.
+
+    Args:
+        roc: ``core.calibration.roc_table`` output.
+        calibration_table: ``core.calibration.calibrate`` output.
+        method: ``youden`` or ``fpr``: which threshold to mark.
+    """
+    fig = go.Figure()
+    palette = px.colors.qualitative.Plotly
+    for i, (model, curve) in enumerate(roc.groupby(C.COL_MODEL, sort=False)):
+        color = palette[i % len(palette)]
+        row = calibration_table[calibration_table[C.COL_MODEL] == model]
+        auc = f" (AUC {row['auc'].iloc[0]:.3f})" if not row.empty else ""
+        fig.add_trace(
+            go.Scatter(
+                x=curve["fpr"], y=curve["tpr"], mode="lines", name=short(model) + auc, line={"color": color, "shape": "hv"},
+                customdata=curve["threshold"], hovertemplate="threshold %{customdata:.3f}: TPR %{y:.2f}, FPR %{x:.2f}<extra></extra>",
+            )
+        )
+        if not row.empty:
+            fig.add_trace(
+                go.Scatter(
+                    x=row[f"{method}_fpr"], y=row[f"{method}_tpr"], mode="markers", marker={"size": 12, "color": color, "symbol": "star"},
+                    name=f"{short(model)} threshold {row[f'{method}_threshold'].iloc[0]:.3f}", showlegend=True,
+                    hovertemplate=f"{short(model)}: threshold %{{customdata:.3f}}<extra></extra>", customdata=row[f"{method}_threshold"],
+                )
+            )
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line={"dash": "dot", "color": "gray"}, name="chance", hoverinfo="skip"))
+    fig.update_layout(
+        title="ROC on the controls: positive pairs vs negative pairs",
+        xaxis={"title": "false-positive rate (negative controls above the threshold)", "range": [-0.02, 1.02]},
+        yaxis={"title": "true-positive rate (paraphrases above the threshold)", "range": [-0.02, 1.02]},
+        height=460, margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.2},
+    )
+    return fig
+
+
+def calibrated_rates_figure(rates: pd.DataFrame) -> go.Figure:
+    """Failure rate per mode at the global threshold (light) and each model's own (dark), per model.
+
+    Args:
+        rates: ``core.calibration.failure_rates`` output.
+    """
+    cats = ordered_categories(rates[C.COL_CATEGORY])
+    long = rates.melt(
+        id_vars=[C.COL_MODEL, C.COL_CATEGORY], value_vars=["failure_rate_global", "failure_rate_calibrated"], var_name="threshold_kind", value_name="rate"
+    )
+    long["threshold_kind"] = long["threshold_kind"].map({"failure_rate_global": "global threshold", "failure_rate_calibrated": "model's calibrated threshold"})
+    long["model_label"] = long[C.COL_MODEL].map(short)
+    long["category_label"] = long[C.COL_CATEGORY].map(category_label)
+    fig = px.bar(
+        long, x="category_label", y="rate", color="threshold_kind", barmode="group", facet_col="model_label", facet_col_wrap=2,
+        category_orders={"category_label": [category_label(c) for c in cats]},
+        labels={"category_label": "", "rate": "failure rate", "threshold_kind": "", "model_label": "model"},
+        color_discrete_sequence=["#9ecae1", "#08519c"], title="Failure rate: one global threshold vs each model's own",
+    )
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.05])
+    rows = -(-rates[C.COL_MODEL].nunique() // 2)
+    fig.update_layout(height=max(340, 300 * rows + 90), margin={"l": 10, "r": 10, "t": 60, "b": 10}, legend={"orientation": "h", "y": -0.12})
+    return fig
+
+
+def perturbation_figure(table: pd.DataFrame) -> go.Figure:
+    """Each variant's cosine per model, with each model's threshold as a tick.
+
+    Args:
+        table: ``core.analysis.perturbation_table`` output, plus a ``label`` column naming the variant.
+    """
+    fig = go.Figure()
+    palette = px.colors.qualitative.Plotly
+    labels = list(dict.fromkeys(table["label"]))
+    for i, (model, group) in enumerate(table.groupby(C.COL_MODEL, sort=False)):
+        color = palette[i % len(palette)]
+        above = group[C.COL_COSINE] > group[C.COL_THRESHOLD]
+        fig.add_trace(
+            go.Scatter(
+                x=group[C.COL_COSINE], y=group["label"], mode="markers", name=short(model),
+                marker={"color": color, "size": 12, "symbol": ["circle" if a else "circle-open" for a in above], "line": {"width": 2, "color": color}},
+                hovertemplate="%{y}<br>cosine %{x:.4f}<extra>" + short(model) + "</extra>",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=group[C.COL_THRESHOLD], y=group["label"], mode="markers", name=f"{short(model)} threshold", showlegend=i == 0 or group[C.COL_THRESHOLD].nunique() > 0,
+                marker={"color": color, "symbol": "line-ns", "size": 18, "line": {"width": 2, "color": color}},
+                hovertemplate="threshold %{x:.3f}<extra>" + short(model) + "</extra>",
+            )
+        )
+    fig.update_layout(
+        title="Cosine of each variant with the original (filled: above the model's threshold, treated as the same)",
+        xaxis={"title": "cosine", "range": [min(0.0, float(table[C.COL_COSINE].min()) - 0.05), 1.02]},
+        yaxis={"autorange": "reversed", "categoryorder": "array", "categoryarray": labels},
+        height=max(300, 42 * len(labels) + 140), margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.15},
+    )
+    return fig
+
+
+def plot_text(text: object) -> str:
+    """User text made literal for Plotly labels, which read ``<b>``, ``<br>`` and entities as markup."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# ------------------------------------------- invented words
+
+KIND_COLORS = {C.WORD_PLAUSIBLE: "#2ca02c", C.WORD_RANDOM: "#ff7f0e"}
+
+
+def invented_by_model_figure(by_model: pd.DataFrame) -> go.Figure:
+    """Mean OOV delta per model, plausible vs random words, with 95% bootstrap CIs over entities.
+
+    Args:
+        by_model: ``core.invented.oov_replicate_summary(...)["by_model"]``.
+    """
+    fig = go.Figure()
+    for kind, group in by_model.groupby(C.COL_KIND, sort=False):
+        fig.add_trace(
+            go.Bar(
+                name=f"{kind} words", x=[short(m) for m in group[C.COL_MODEL]], y=group["mean_delta"], marker_color=KIND_COLORS.get(kind),
+                error_y={"type": "data", "array": (group["ci_high"] - group["mean_delta"]).clip(lower=0), "arrayminus": (group["mean_delta"] - group["ci_low"]).clip(lower=0)},
+                hovertemplate="%{x}: %{y:.4f}<extra>" + kind + "</extra>",
+            )
+        )
+    fig.add_hline(y=0, line_color="black", line_width=1)
+    fig.update_layout(
+        barmode="group", title="Mean OOV delta (original − replaced cosine), 95% CI over entities",
+        yaxis={"title": "mean delta"}, margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.15},
+    )
+    return fig
+
+
+def invented_by_entity_figure(by_entity: pd.DataFrame, model: str) -> go.Figure:
+    """One model's mean delta per entity and word kind, with 95% CIs over the k words.
+
+    Args:
+        by_entity: ``core.invented.oov_replicate_summary(...)["by_entity"]``.
+        model: Which model to draw.
+    """
+    data = by_entity[by_entity[C.COL_MODEL] == model]
+    fig = go.Figure()
+    for kind, group in data.groupby(C.COL_KIND, sort=False):
+        fig.add_trace(
+            go.Scatter(
+                x=group["mean_delta"], y=group[C.COL_ENTITY], mode="markers", name=f"{kind} words", marker={"color": KIND_COLORS.get(kind), "size": 10},
+                error_x={"type": "data", "array": (group["ci_high"] - group["mean_delta"]).clip(lower=0), "arrayminus": (group["mean_delta"] - group["ci_low"]).clip(lower=0)},
+                hovertemplate="%{y}: %{x:.4f}<extra>" + kind + "</extra>",
+            )
+        )
+    fig.add_vline(x=0, line_color="black", line_width=1)
+    fig.update_layout(
+        title=f"{short(model)}: mean delta per entity (95% CI over the k words)", xaxis={"title": "mean delta"},
+        yaxis={"autorange": "reversed"}, height=max(320, 26 * data[C.COL_ENTITY].nunique() + 140),
+        margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.1},
+    )
+    return fig

@@ -20,6 +20,7 @@ from core import registry
 from core.models import REMOTE_CODE_WARNING, ModelUnavailable
 from core.runner import RunResult, run_pairs
 from ui import resources
+from ui.widgets import md_escape
 
 KEY_MODELS = "selected_models"
 KEY_CUSTOM = "custom_models"
@@ -92,20 +93,20 @@ def sidebar() -> Selection:
             st.text_input("Model id or path", key="custom_model_input", placeholder="intfloat/e5-small-v2 or ./my-model")
             st.button("Add model", on_click=_add_custom_model)
             if ss.get("custom_model_message"):
-                st.caption(ss["custom_model_message"])
+                st.caption(md_escape(ss["custom_model_message"]))
         remote: set[str] = set(ss[KEY_REMOTE])
         for name in ss[KEY_MODELS]:
             meta = registry.resolve(name)
             if meta.trust_remote_code or meta.source != registry.SOURCE_BUNDLED and name in ss[KEY_CUSTOM]:
-                checked = st.checkbox(f"Run remote code for {_label(name)}", value=name in remote, key=f"remote::{name}", help=REMOTE_CODE_WARNING)
+                checked = st.checkbox(f"Run remote code for {md_escape(_label(name))}", value=name in remote, key=f"remote::{name}", help=REMOTE_CODE_WARNING)
                 remote = remote | {name} if checked else remote - {name}
         ss[KEY_REMOTE] = sorted(remote)
         with st.expander("Availability", expanded=False):
             for name in ss[KEY_MODELS]:
                 avail = resources.model_availability(name, name in remote)
                 icon = "✅" if avail.available else ("🔒" if avail.status == "needs-opt-in" else "⛔")
-                st.markdown(f"{icon} **{_label(name)}** — {avail.status}")
-                st.caption(avail.reason)
+                st.markdown(f"{icon} **{md_escape(_label(name))}** — {avail.status}")
+                st.caption(md_escape(avail.reason))
             if remote:
                 st.warning(REMOTE_CODE_WARNING, icon="⚠️")
         st.subheader("Retrieval threshold")
@@ -126,7 +127,7 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
         bar = st.progress(0.0)
 
         def progress(fraction: float, message: str) -> None:
-            bar.progress(fraction, text=message)
+            bar.progress(fraction, text=md_escape(message))  # messages name the models, which users type
 
         # Load through the shared resource wrapper so every session reuses one instance.
         for name in selection.models:
@@ -148,9 +149,23 @@ def stored(key: str) -> RunResult | None:
 
 
 def show_errors(key: str) -> None:
-    """One error box per model that failed in the last run under ``key``."""
+    """One error box per model that failed in the last run under ``key``, then
+    the embedding cache's warning if the disk cache was rebuilt or disabled."""
     for reason in st.session_state.get(KEY_ERRORS, {}).get(key, {}).values():
-        st.error(reason, icon="⛔")
+        st.error(md_escape(reason), icon="⛔")
+    show_cache_warning()
+
+
+def show_cache_warning() -> None:
+    """Say so when the shared embedding cache lost its disk layer or rebuilt it.
+
+    Results are still right (vectors are kept in memory); only reuse across
+    restarts is lost, which the user should know about rather than discover.
+    """
+    cache = resources.embedding_cache()
+    if cache.warning:
+        tail = "Scores are unaffected." if cache.on_disk else "Scores are unaffected, but vectors are recomputed after every restart."
+        st.warning(f"{md_escape(cache.warning[:1].upper() + cache.warning[1:])}. {tail}", icon="💾")
 
 
 def short(name: str) -> str:

@@ -10,6 +10,20 @@ import streamlit as st
 
 from core.export import to_csv_bytes, to_json_bytes
 
+# Every character Markdown, Streamlit's ":color[...]"/":emoji:" directives or
+# LaTeX ("$") give a meaning to; escaped, each one is shown as typed.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=^&])")
+
+
+def md_escape(text: object) -> str:
+    """Text made inert for elements that render Markdown (error, warning, info, caption, labels).
+
+    User text (typed sentences, file names, cells, model ids, messages that
+    quote them) goes through this before any Markdown-rendering element, so
+    ``**bold**`` stays two asterisks and ``<img onerror=…>`` stays text.
+    """
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "table"

@@ -15,12 +15,15 @@ from core import analysis
 from core import constants as C
 from core.models import ModelUnavailable, max_seq_length
 from core.runner import similarity_matrix
+from core.text_checks import check_lines, check_text, unknown_token_note
 from core.tokens import tokenize
-from ui import resources
+from ui import calibration, resources
 from ui.state import current, run, short, show_errors, stored
-from ui.widgets import chart, persistent_text_area, set_text, table
+from ui.widgets import chart, md_escape, persist, persistent_text_area, saved, set_text, table
 
 RESULT_KEY = "compare"
+KEY_MARKER = "cmp_marker"
+MARKERS = {"global": "global threshold (sidebar)", "calibrated": "each model's calibrated threshold"}
 KEY_A, KEY_B = "cmp_text_a", "cmp_text_b"
 KEY_EXAMPLE = "cmp_example"
 KEY_PENDING = "cmp_pending"
@@ -39,7 +42,7 @@ DEFAULT_HEAT = "\n".join(
     ]
 )
 MAX_HEAT_SENTENCES = 12
-EMPTY_WARNING = "Type a sentence in both boxes"
+SIDES = ("Sentence A", "Sentence B")
 COLOR_ABOVE, COLOR_BELOW = "#d62728", "#1f77b4"
 
 ss = st.session_state
@@ -98,23 +101,31 @@ with left:
 with right:
     text_b = persistent_text_area("Sentence B", KEY_B, DEFAULT_B, height=90)
 clicked = st.button("Compare", type="primary", key="cmp_compare")
+# What gets scored is the cleaned text (control characters removed); the boxes keep what was typed.
+checks = (check_text(text_a, SIDES[0]), check_text(text_b, SIDES[1]))
+for check in checks:
+    for note in check.notes:
+        st.info(note, icon="ℹ️")
 
 pending = ss.pop(KEY_PENDING, False)
 models_changed = sorted(sel.models) != ss.get(KEY_LAST_MODELS)
 if clicked or pending or models_changed:
     ss[KEY_LAST_MODELS] = sorted(sel.models)
-    if not text_a.strip() or not text_b.strip():
-        st.warning(EMPTY_WARNING, icon="⚠️")
-    else:
-        pairs = pd.DataFrame({C.COL_TEXT_A: [text_a], C.COL_TEXT_B: [text_b], C.COL_SUITE: ["compare"], C.COL_CATEGORY: ["typed"], C.COL_PAIR_ID: ["typed-1"]})
+    problems = [check.problem for check in checks if not check.ok]
+    for problem in problems:
+        st.warning(problem, icon="⚠️")
+    if not problems:
+        clean_a, clean_b = checks[0].cleaned, checks[1].cleaned
+        pairs = pd.DataFrame({C.COL_TEXT_A: [clean_a], C.COL_TEXT_B: [clean_b], C.COL_SUITE: ["compare"], C.COL_CATEGORY: ["typed"], C.COL_PAIR_ID: ["typed-1"]})
         run(pairs, sel, key=RESULT_KEY, label="Comparing")
 
 # ------------------------------------------------------------------- results
 
 
-def _bar_chart(frame: pd.DataFrame, threshold: float) -> go.Figure:
+def _bar_chart(frame: pd.DataFrame, threshold: float | None) -> go.Figure:
+    """Cosine bars per model; one dashed line at a global threshold, or a tick at each model's own (None)."""
     fig = go.Figure()
-    for verdict, color in ((analysis.ABOVE_THRESHOLD, COLOR_ABOVE), (analysis.BELOW_THRESHOLD, COLOR_BELOW)):
+    for verdict, color in ((analysis.ABOVE_THRESHOLD, COLOR_ABOVE), (analysis.BELOW_THRESHOLD, COLOR_BELOW), (analysis.NO_THRESHOLD, "#9e9e9e")):
         part = frame[frame["verdict"] == verdict]
         if not part.empty:
             fig.add_bar(
@@ -124,7 +135,14 @@ def _bar_chart(frame: pd.DataFrame, threshold: float) -> go.Figure:
     pub = frame.dropna(subset=["published"])
     if not pub.empty:
         fig.add_scatter(x=pub["published"], y=pub["label"], mode="markers", name="published", marker={"symbol": "diamond", "size": 12, "color": "black"})
-    fig.add_vline(x=threshold, line_dash="dash", line_color="gray", annotation_text=f"threshold {threshold:.2f}", annotation_position="top")
+    if threshold is not None:
+        fig.add_vline(x=threshold, line_dash="dash", line_color="gray", annotation_text=f"threshold {threshold:.2f}", annotation_position="top")
+    else:
+        own = frame.dropna(subset=[C.COL_THRESHOLD])
+        fig.add_scatter(
+            x=own[C.COL_THRESHOLD], y=own["label"], mode="markers", name="model's calibrated threshold",
+            marker={"symbol": "line-ns", "size": 26, "line": {"width": 3, "color": "black"}}, hovertemplate="threshold %{x:.3f}<extra></extra>",
+        )
     fig.update_layout(
         xaxis={"title": "cosine similarity", "range": [min(0.0, float(frame[C.COL_COSINE].min())), 1.0]},
         yaxis={"title": None, "autorange": "reversed"},
@@ -134,41 +152,68 @@ def _bar_chart(frame: pd.DataFrame, threshold: float) -> go.Figure:
     return fig
 
 
-def _token_expander(model: str, text_a: str, text_b: str) -> None:
-    with st.expander(f"Tokens: {short(model)}"):
-        try:
-            tok = resources.tokenizer(model)
-        except (ModelUnavailable, ValueError) as exc:
-            st.error(str(exc), icon="⛔")
+def _tokenizations(model: str, texts: tuple[str, str]) -> dict[str, object] | str:
+    """Side label -> Tokenization of the scored texts, or why the tokenizer is unavailable."""
+    try:
+        tok = resources.tokenizer(model)
+    except (ModelUnavailable, ValueError) as exc:
+        return str(exc)
+    limit = max_seq_length(model)
+    return {side: tokenize(tok, text, limit) for side, text in zip(SIDES, texts, strict=True)}
+
+
+def _token_expander(model: str, splits: dict[str, object] | str) -> None:
+    with st.expander(f"Tokens: {md_escape(short(model))}"):
+        if isinstance(splits, str):
+            st.error(md_escape(splits), icon="⛔")
             return
-        limit = max_seq_length(model)
-        for side, text in (("Sentence A", text_a), ("Sentence B", text_b)):
-            t = tokenize(tok, text, limit)
+        for side, t in splits.items():
             st.text(f"{side}: {t.n_tokens} subword tokens, {t.n_with_special} with special tokens (model keeps {t.max_tokens})")
             st.code(" ".join(t.tokens), language=None)
 
 
+marker = st.radio(
+    "Threshold marker", list(MARKERS), format_func=MARKERS.get, horizontal=True, key=KEY_MARKER,
+    index=list(MARKERS).index(saved(KEY_MARKER, "global")), on_change=persist, args=(KEY_MARKER,),
+    help="Global: the sidebar threshold for every model. Calibrated: each model's own threshold from the control pairs "
+    "(set on the Failure modes page or here).",
+)
+marked: float | dict[str, float] | None = sel.threshold
+if marker == "calibrated":
+    with st.expander("Calibration settings"):
+        calibration.settings_widgets()
+    marked = calibration.thresholds(sel, calibration.current_settings(), button_key="cmp_calibrate")
+
 show_errors(RESULT_KEY)
 result = stored(RESULT_KEY)
 if result is not None:
-    frame = analysis.compare_table(result.results, sel.threshold, resources.failure_examples())
+    per_model = isinstance(marked, dict)
+    frame = analysis.compare_table(result.results, marked if per_model else sel.threshold, resources.failure_examples())
     scored_a, scored_b = str(frame[C.COL_TEXT_A].iloc[0]), str(frame[C.COL_TEXT_B].iloc[0])
     st.subheader("Cosine per model")
-    if (scored_a, scored_b) != (text_a, text_b):
+    if (scored_a, scored_b) != (checks[0].cleaned, checks[1].cleaned):
         st.info("The boxes changed since this pair was scored: press Compare to score what you typed.", icon="ℹ️")
     st.text(f"A: {scored_a}\nB: {scored_b}")
     for model, report in result.reports.items():
         for cut in report.truncated:
-            side = "Sentence A" if cut.text == scored_a else "Sentence B"
+            side = SIDES[0] if cut.text == scored_a else SIDES[1]
             st.warning(
-                f"{short(model)}: {side} is {cut.n_tokens} tokens but the model keeps {cut.max_tokens}; "
+                f"{md_escape(short(model))}: {side} is {cut.n_tokens} tokens but the model keeps {cut.max_tokens}; "
                 "every token past that was cut before encoding and does not affect the cosine.",
                 icon="✂️",
             )
+    splits = {model: _tokenizations(model, (scored_a, scored_b)) for model in result.models}
+    for model, per_side in splits.items():
+        if isinstance(per_side, str):
+            continue
+        for side, t in per_side.items():
+            note = unknown_token_note(md_escape(short(model)), side, t.n_unk, t.n_tokens)
+            if note:
+                st.warning(note, icon="❓")
     frame["label"] = frame[C.COL_MODEL].map(short)
-    chart(_bar_chart(frame, sel.threshold), frame.drop(columns=["label"]), "compare cosines")
+    chart(_bar_chart(frame, None if per_model else sel.threshold), frame.drop(columns=["label"]), "compare cosines")
     shown = frame.rename(columns={C.COL_TOKENS_A: "tokens A", C.COL_TOKENS_B: "tokens B"})
-    shown = shown[["label", C.COL_COSINE, "verdict", "tokens A", "tokens B", C.COL_TRUNCATED, "published", "note", C.COL_MODEL]]
+    shown = shown[["label", C.COL_COSINE, C.COL_THRESHOLD, "verdict", "tokens A", "tokens B", C.COL_TRUNCATED, "published", "note", C.COL_MODEL]]
     shown = shown.rename(columns={"label": "model", C.COL_MODEL: "model id"})
     table(
         shown,
@@ -182,8 +227,8 @@ if result is not None:
     )
     if frame["published"].notna().any():
         st.caption("**published**: the failure-modes paper's section 4.6 figure for this exact pair, shown next to what the model computes here.")
-    for model in result.models:
-        _token_expander(model, scored_a, scored_b)
+    for model, per_side in splits.items():
+        _token_expander(model, per_side)
 
 # ------------------------------------------------------------------- heatmap
 st.divider()
@@ -192,7 +237,9 @@ heat_text = persistent_text_area("Sentences for the heatmap (one per line)", KEY
 build = st.button("Build heatmap", key="cmp_build_heatmap")
 if build or sorted(sel.models) != ss.get(KEY_HEAT_MODELS):
     ss[KEY_HEAT_MODELS] = sorted(sel.models)
-    sentences = [line.strip() for line in heat_text.splitlines() if line.strip()]
+    sentences, line_notes = check_lines(heat_text)
+    for note in line_notes:
+        st.info(note, icon="ℹ️")
     if len(sentences) > MAX_HEAT_SENTENCES:
         st.warning(f"{len(sentences)} sentences typed; the heatmap uses the first {MAX_HEAT_SENTENCES}.", icon="⚠️")
         sentences = sentences[:MAX_HEAT_SENTENCES]
@@ -205,7 +252,7 @@ if build or sorted(sel.models) != ss.get(KEY_HEAT_MODELS):
         with st.status(f"Heatmap: {len(sentences)} sentences × {len(sel.models)} models", expanded=False) as status:
             bar = st.progress(0.0)
             for i, name in enumerate(sel.models):
-                bar.progress(i / len(sel.models), text=f"{short(name)} ({i + 1}/{len(sel.models)})")
+                bar.progress(i / len(sel.models), text=f"{md_escape(short(name))} ({i + 1}/{len(sel.models)})")
                 try:
                     loaded = resources.model(name, name in sel.remote_code)
                     matrices[name] = similarity_matrix(loaded, sentences, resources.embedding_cache())
@@ -219,12 +266,12 @@ if build or sorted(sel.models) != ss.get(KEY_HEAT_MODELS):
             ss[KEY_HEATMAP] = {"sentences": sentences, "matrices": matrices, "errors": errors}
         else:
             for reason in errors.values():
-                st.error(reason, icon="⛔")
+                st.error(md_escape(reason), icon="⛔")
 
 heat = ss.get(KEY_HEATMAP)
 if heat:
     for reason in heat["errors"].values():
-        st.error(reason, icon="⛔")
+        st.error(md_escape(reason), icon="⛔")
     labels = [f"S{i + 1}" for i in range(len(heat["sentences"]))]
     table(pd.DataFrame({"label": labels, "sentence": heat["sentences"]}), "heatmap sentences")
     cols = st.columns(2)

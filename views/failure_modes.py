@@ -13,8 +13,9 @@ import pandas as pd
 import streamlit as st
 
 from core import analysis
+from core import calibration as cal
 from core import constants as C
-from ui import charts, resources, state, widgets
+from ui import calibration, charts, resources, state, widgets
 
 RUN_KEY = "failure_modes"
 SEARCH_KEY = "fm_search"
@@ -69,7 +70,7 @@ if stored is None:
 else:
     results = stored.results
     models = stored.models
-    st.success(f"Results for {len(models)} model(s): {', '.join(state.short(m) for m in models)} · threshold {threshold:.2f}")
+    st.success(f"Results for {len(models)} model(s): {widgets.md_escape(', '.join(state.short(m) for m in models))} · threshold {threshold:.2f}")
     if set(models) != set(selection.models):
         st.caption("The sidebar selection changed since this run; press the button again to score the new selection.")
 
@@ -110,6 +111,28 @@ if not results.empty:
             percent[col] = st.column_config.NumberColumn(col, format="percent")
     fr_out = _mode_rows(fr_table)
     widgets.table(fr_out, "failure-modes-failure-rate", column_config=percent)
+
+    # ---- calibrated thresholds (beyond the paper)
+    st.header("Each model's own threshold")
+    st.caption(
+        "One fixed threshold means different things to a model whose unrelated pairs score 0.0 and one whose unrelated "
+        "pairs score 0.7. Here each model gets its own threshold from this run's control pairs (paraphrases should pass, "
+        "unrelated pairs should not), and the failure rates are recomputed at it. The ROC curve shows every threshold's "
+        "trade-off; the star marks the calibrated one."
+    )
+    cal_settings = calibration.settings_widgets()
+    cal_table = cal.calibrate(results, cal_settings.negatives, cal_settings.max_fpr, threshold)
+    if cal_table.empty:
+        st.info("This run has no positive and negative controls to calibrate on.")
+    else:
+        roc = cal.roc_table(results, cal_settings.negatives)
+        widgets.chart(charts.roc_figure(roc, cal_table, cal_settings.method), roc, "failure-modes-roc")
+        shown_cal = cal_table.assign(model=cal_table[C.COL_MODEL].map(state.short))
+        widgets.table(shown_cal, "failure-modes-calibration", column_config={c: st.column_config.NumberColumn(format="%.3f") for c in cal_table.columns if cal_table[c].dtype.kind == "f"})
+        rates = cal.failure_rates(results, cal.thresholds_by_model(cal_table, cal_settings.method), threshold)
+        st.plotly_chart(charts.calibrated_rates_figure(rates), width="stretch", key="chart-failure-modes-calibrated-rates")
+        percent = {c: st.column_config.NumberColumn(c, format="percent") for c in ("failure_rate_global", "failure_rate_calibrated", "change")}
+        widgets.table(rates.assign(model=rates[C.COL_MODEL].map(state.short)), "failure-modes-calibrated-rates", column_config=percent)
 
     # ---- Table 3: severity
     st.header("Severity")

@@ -9,8 +9,6 @@ published rows to ours from ``core.reproduce``.
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
@@ -45,11 +43,6 @@ def _radio(label: str, options: list, key: str, **kwargs):
     value = widgets.saved(key, options[0])
     index = options.index(value) if value in options else 0
     return st.radio(label, options, index=index, key=key, on_change=widgets.persist, args=(key,), horizontal=True, **kwargs)
-
-
-def _plain(text: str) -> str:
-    """Text with Markdown characters escaped (model names and errors may come from the user)."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", text)
 
 
 # --------------------------------------------------------------------- charts
@@ -293,7 +286,7 @@ def _section_tokens(results: pd.DataFrame, deltas: pd.DataFrame, reading: str, r
     if source == FROM_TOKENIZER:
         counts, problems = _counts_by_model(models, entities, remote)
         for problem in problems:
-            st.warning(_plain(problem))
+            st.warning(widgets.md_escape(problem))
     else:
         counts = {m: {e: table2.get(e, 1) for e in entities} for m in models}
     groups = A.oov_token_groups(deltas, counts)

@@ -7,8 +7,6 @@ suites and styles the cells that differ by more than a tolerance.
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 import streamlit as st
 
@@ -47,11 +45,6 @@ def _select(label: str, options: list, key: str, **kwargs):
 
 
 # ----------------------------------------------------------------- helpers
-
-
-def _plain(text: str) -> str:
-    """Text with Markdown characters escaped (model names may come from the user)."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$])", r"\\\1", text)
 
 
 def _token_counts(results: pd.DataFrame, remote: frozenset[str]) -> tuple[dict[str, int] | None, str]:
@@ -190,7 +183,7 @@ def _captions(paper: str, table: str, reading: str, token_model: str) -> None:
     if paper == R.PAPER_OOV:
         notes.append(f"OOV deltas use the reading: entity replaced in {READING_LABELS[reading]}. The paper's sentences were not released; the suites follow its design.")
     if paper == R.PAPER_OOV and table in ("Table 9", "Table 10") and token_model:
-        notes.append(f"Token counts from {_plain(short(token_model))}'s tokenizer.")
+        notes.append(f"Token counts from {widgets.md_escape(short(token_model))}'s tokenizer.")
     if (paper, table) in {(R.PAPER_FAILURE, "Table 3"), (R.PAPER_FAILURE, "Table 4"), (R.PAPER_FAILURE, "Appendix A"), (R.PAPER_OOV, "Table 7")}:
         notes.append("This figure compares or averages models, so its recomputed value depends on which models you ran.")
     for note in notes:

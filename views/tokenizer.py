@@ -16,7 +16,7 @@ from core.models import ModelUnavailable, max_seq_length
 from core.tokens import identical_splits, tokenize
 from ui import resources
 from ui.state import current, short
-from ui.widgets import persistent_text_area, table
+from ui.widgets import md_escape, persistent_text_area, table
 
 KEY_TEXT = "tok_text"
 DEFAULT_TEXT = "\n".join(["Xylophrix", "Wompelfritz", "flobnaxitol", "Frondlebard", "The patient is allergic to penicillin"])
@@ -50,7 +50,7 @@ for name in sel.models:
     try:
         tok = resources.tokenizer(name)
     except (ModelUnavailable, ValueError) as exc:
-        st.error(str(exc), icon="⛔")
+        st.error(md_escape(exc), icon="⛔")
         continue
     limit = max_seq_length(name)
     tokenizations[name] = {line: tokenize(tok, line, limit) for line in dict.fromkeys(lines)}
@@ -110,7 +110,7 @@ for i, line in enumerate(lines, start=1):
             st.code(row["tokens"] or "(no tokens)", language=None)
             if row["n_past_max"] > 0:
                 st.warning(
-                    f"{row['model']}: {row['n_with_special']} tokens with special tokens, the model keeps {row['max_tokens']}; "
+                    f"{md_escape(row['model'])}: {row['n_with_special']} tokens with special tokens, the model keeps {row['max_tokens']}; "
                     f"{row['n_past_max']} tokens past the maximum are cut before encoding.",
                     icon="✂️",
                 )

@@ -15,13 +15,12 @@ leaves the previously parsed pairs, mapping and results in place.
 from __future__ import annotations
 
 import hashlib
-import re
 
 import streamlit as st
 
 from core import analysis
 from core import constants as C
-from core.pairs_io import PairsFileError, apply_mapping, guess_mapping, parse_pairs
+from core.pairs_io import PairsFileError, apply_mapping, guess_mapping, mapping_note, parse_pairs
 from ui import charts, state, widgets
 
 RUN_KEY = "your_data"
@@ -48,14 +47,6 @@ ROLES = (
     (C.COL_CATEGORY, "Category column (optional)", True),
     (C.COL_LABEL, "Label column (optional)", True),
 )
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
-
-
-def _md(text: str) -> str:
-    """User text made inert for st.markdown-rendering elements (error, info)."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
-
-
 # ------------------------------------------------- widget values that survive page switches
 
 
@@ -135,8 +126,8 @@ st.markdown(
 
 up_col, paste_col = st.columns(2)
 with up_col:
-    uploaded = st.file_uploader(UPLOAD_LABEL, type=UPLOAD_TYPES, key="yd_uploader",
-                                help=f"Up to {C.MAX_UPLOAD_ROWS:,} rows. Excel files are not read: save the sheet as CSV (UTF-8).")
+    uploaded = st.file_uploader(UPLOAD_LABEL, type=UPLOAD_TYPES, key="yd_uploader", max_upload_size=C.MAX_UPLOAD_MB,
+                                help=f"Up to {C.MAX_UPLOAD_MB} MB and {C.MAX_UPLOAD_ROWS:,} rows. Excel files are not read: save the sheet as CSV (UTF-8).")
     if uploaded is not None and uploaded.file_id != ss.get(KEY_UPLOAD_ID):
         ss[KEY_UPLOAD_ID] = uploaded.file_id
         ss[KEY_BYTES] = uploaded.getvalue()
@@ -150,8 +141,8 @@ with paste_col:
 _ingest()
 if ss.get(KEY_ERROR):
     bad_name, message = ss[KEY_ERROR]
-    kept = f" The pairs from {_md(ss[KEY_SOURCE])} are kept." if ss.get(KEY_PARSED) is not None else ""
-    st.error(f"Could not read {_md(bad_name)}: {_md(message.rstrip('.'))}.{kept}", icon="⛔")
+    kept = f" The pairs from {widgets.md_escape(ss[KEY_SOURCE])} are kept." if ss.get(KEY_PARSED) is not None else ""
+    st.error(f"Could not read {widgets.md_escape(bad_name)}: {widgets.md_escape(message.rstrip('.'))}.{kept}", icon="⛔")
 
 parsed = ss.get(KEY_PARSED)
 pairs = None
@@ -159,9 +150,12 @@ if parsed is None:
     st.info("Upload a file or paste pairs to start.")
 else:
     st.subheader("Columns")
-    st.caption(f"Source: {_md(ss[KEY_SOURCE])} · {len(parsed.frame)} rows · columns: {_md(', '.join(parsed.frame.columns))}")
+    st.caption(f"Source: {widgets.md_escape(ss[KEY_SOURCE])} · {len(parsed.frame)} rows · columns: {widgets.md_escape(', '.join(parsed.frame.columns))}")
     columns = list(parsed.frame.columns)
     mapping = ss[KEY_MAPPING]
+    hint = mapping_note(columns, mapping)
+    if hint:
+        st.info(widgets.md_escape(hint), icon="🧭")
     version = ss.get(KEY_VERSION, 0)
     for (role, label, optional), col in zip(ROLES, st.columns(len(ROLES)), strict=True):
         options = [NONE, *columns] if optional else columns
@@ -174,13 +168,13 @@ else:
     try:
         pairs, notes = apply_mapping(parsed, ss[KEY_MAPPING])
     except PairsFileError as exc:
-        st.error(f"These columns cannot be used: {_md(exc)}.", icon="⛔")
+        st.error(f"These columns cannot be used: {widgets.md_escape(exc)}.", icon="⛔")
         pairs, notes = None, []
     if pairs is not None:
         if ss[KEY_MAPPING].get(C.COL_TEXT_A) == ss[KEY_MAPPING].get(C.COL_TEXT_B):
             st.warning("Text A and text B are the same column: every pair will score 1.0.")
         for note in notes:
-            st.info(_md(note))
+            st.info(widgets.md_escape(note))
         st.subheader("Preview")
         st.caption(f"{len(pairs)} pairs after mapping; the first 20:")
         st.dataframe(pairs.head(20), hide_index=True, width="stretch")
@@ -196,8 +190,8 @@ stored = state.stored(RUN_KEY)
 if stored is not None:
     results = stored.results
     models = stored.models
-    st.success(f"Results for {len(models)} model(s): {', '.join(state.short(m) for m in models)} · threshold {threshold:.2f}")
-    st.caption(f"Computed from {_md(ss.get(KEY_RUN_INFO, 'your pairs'))}. Change the file or columns and run again to update.")
+    st.success(f"Results for {len(models)} model(s): {widgets.md_escape(', '.join(state.short(m) for m in models))} · threshold {threshold:.2f}")
+    st.caption(f"Computed from {widgets.md_escape(ss.get(KEY_RUN_INFO, 'your pairs'))}. Change the file or columns and run again to update.")
     categories = set(results[C.COL_CATEGORY])
 
     st.header("Per-pair results")

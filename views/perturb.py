@@ -1,0 +1,97 @@
+"""Perturbations: one typed sentence, its variants for each failure mode, every model's verdict.
+
+The rules live in ``core.perturb`` (deterministic, documented there); this
+page lists the variants as the sentence is typed, scores each
+original-variant pair with every selected model on request, and marks each
+cosine against the global threshold or each model's calibrated one.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core import analysis
+from core import constants as C
+from core.perturb import perturb
+from ui import calibration, charts, state, widgets
+
+RUN_KEY = "perturb"
+KEY_TEXT = "pt_text"
+KEY_MARKER = "pt_marker"
+DEFAULT_TEXT = "The patient is allergic to penicillin"
+EXAMPLES = (
+    "The patient is allergic to penicillin",
+    "Google acquired YouTube",
+    "Take 5 mg of the drug twice daily before meals",
+    "All tenants must pay rent before the fifth day",
+    "The drug may reduce symptoms",
+)
+MARKERS = {"global": "global threshold (sidebar)", "calibrated": "each model's calibrated threshold"}
+
+sel = state.current()
+st.title("🧬 Perturbations")
+st.caption(
+    "Type one sentence and get its variants for each failure mode: negation, numbers, swapped entities or roles, "
+    "time, quantifiers and hedging. Each variant changes the meaning; a model that still scores it above its threshold "
+    "would retrieve it as the same sentence."
+)
+
+st.selectbox(
+    "Examples", ["", *EXAMPLES], key="pt_example", format_func=lambda t: t or "Pick an example sentence…",
+    on_change=lambda: st.session_state.pt_example and widgets.set_text(KEY_TEXT, st.session_state.pt_example),
+)
+text = widgets.persistent_text_area("Sentence", KEY_TEXT, DEFAULT_TEXT, height=80, max_chars=2000)
+
+report = None
+try:
+    report = perturb(text)
+except ValueError as exc:
+    st.warning(f"No variants: {widgets.md_escape(exc)}.", icon="✍️")
+
+if report is not None:
+    st.subheader(f"{len(report.variants)} variant(s)")
+    listing = report.to_frame()
+    listing.insert(0, "failure mode", listing[C.COL_CATEGORY].map(charts.category_label))
+    widgets.table(listing[["failure mode", C.COL_RULE, C.COL_CHANGE, C.COL_TEXT_B, C.COL_PAIR_ID]].rename(columns={C.COL_TEXT_B: "variant"}), "perturbation variants")
+    if report.not_applicable:
+        st.markdown("**No variant for:**")
+        st.dataframe(
+            pd.DataFrame({"failure mode": [charts.category_label(m) for m in report.not_applicable], "why": list(report.not_applicable.values())}),
+            hide_index=True, width="stretch",
+        )
+
+marker = st.radio(
+    "Mark verdicts at", list(MARKERS), format_func=MARKERS.get, horizontal=True,
+    index=list(MARKERS).index(widgets.saved(KEY_MARKER, "global")), key=KEY_MARKER, on_change=widgets.persist, args=(KEY_MARKER,),
+)
+threshold: float | dict[str, float] | None = sel.threshold
+if marker == "calibrated":
+    with st.expander("Calibration settings", expanded=False):
+        settings = calibration.settings_widgets()
+    threshold = calibration.thresholds(sel, settings, button_key="pt_calibrate")
+
+if report is not None and report.variants and st.button("Score variants", type="primary", help="Every selected model scores each original-variant pair."):
+    state.run(report.to_frame(), sel, key=RUN_KEY, label="Scoring the variants")
+state.show_errors(RUN_KEY)
+
+result = state.stored(RUN_KEY)
+if result is not None and threshold is not None:
+    scored = str(result.results[C.COL_TEXT_A].iloc[0])
+    if report is None or scored != report.text:
+        st.info("The sentence changed since these variants were scored: press **Score variants** to score what you typed.", icon="ℹ️")
+    st.subheader("Scores")
+    st.text(f"Scored sentence: {scored}")
+    table = analysis.perturbation_table(result.results, threshold)
+    table["label"] = [f"{charts.category_label(c)}: {charts.plot_text(ch)}" for c, ch in zip(table[C.COL_CATEGORY], table[C.COL_CHANGE], strict=True)]
+    widgets.chart(charts.perturbation_figure(table), table.drop(columns=["label"]), "perturbation cosines")
+    same = table[table["verdict"] == analysis.ABOVE_THRESHOLD]
+    st.caption(f"{len(same)} of {len(table)} model × variant scores are above the model's threshold: treated as the same sentence.")
+    shown = table.assign(model=table[C.COL_MODEL].map(state.short), category=table[C.COL_CATEGORY].map(charts.category_label))
+    widgets.table(
+        shown[["category", C.COL_CHANGE, C.COL_TEXT_B, "model", C.COL_COSINE, C.COL_THRESHOLD, "verdict"]].rename(columns={C.COL_TEXT_B: "variant"}),
+        "perturbation scores",
+        column_config={C.COL_COSINE: st.column_config.NumberColumn(format="%.4f"), C.COL_THRESHOLD: st.column_config.NumberColumn(format="%.3f")},
+    )
+elif result is None:
+    st.info("Press **Score variants** to score every variant with the models selected in the sidebar.")
