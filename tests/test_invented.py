@@ -415,3 +415,17 @@ def test_cli_run_end_to_end_on_minilm(capsys, tmp_path, minilm):
     assert cli.main([a for a in args if a not in ("--json", "--out", str(out))]) == 0
     plain = capsys.readouterr().out
     assert "== plausible vs random (paired over entities) ==" in plain and "Einstein" in plain
+
+
+def test_slot_pairs_replace_the_whole_word_only():
+    from core.invented import InventedWord, slot_pairs
+
+    words = [InventedWord("Xylophrix", C.WORD_PLAUSIBLE, ("x", "##yl", "##op", "##hri", "##x"), 5)]
+    pairs = slot_pairs("Google bought Googleplex from Google.", "Google", words)
+    assert pairs[C.COL_TEXT_B].tolist() == ["Xylophrix bought Googleplex from Xylophrix."]
+    assert pairs[C.COL_TEXT_A].tolist() == ["Google bought Googleplex from Google."]
+    assert pairs[C.COL_SUITE].tolist() == [C.SUITE_OOV_SLOT]
+    with pytest.raises(ValueError, match="not a whole word"):
+        slot_pairs("google is lower case here", "Google", words)
+    with pytest.raises(ValueError, match="give both"):
+        slot_pairs("   ", "Google", words)
