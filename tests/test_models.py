@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from apptest_support import CrashingBackend
 
 from core import constants as C
 from core import models
@@ -150,20 +151,10 @@ def test_run_reports_unknown_model_and_runs_the_rest(hub_refuses, minilm):
     assert "unreachable" in result.errors["no-such-org/x"]
 
 
-class _BrokenBackend:
-    def __init__(self, like):
-        self.tokenizer = like.tokenizer
-        self.max_seq_length = like.max_seq_length
-        self.dimension = like.dimension
-
-    def embed(self, texts):
-        raise RuntimeError("simulated encoder crash\nsecond line")
-
-
 def test_model_failing_while_encoding_is_isolated(monkeypatch, minilm):
     name = "fake-org/encoder-that-crashes"
     meta = ModelMeta(name=name, short_name="crashes", hf_id=name)
-    monkeypatch.setitem(models._LOADED, (name, False), LoadedModel(meta=meta, backend=_BrokenBackend(minilm.backend), load_seconds=0.0))
+    monkeypatch.setitem(models._LOADED, (name, False), LoadedModel(meta=meta, backend=CrashingBackend(minilm.backend), load_seconds=0.0))
     pairs = pd.DataFrame({C.COL_TEXT_A: ["Crash test one", "Crash test two"], C.COL_TEXT_B: ["Crash test uno", "Crash test dos"]})
 
     result = run_pairs(pairs, [name, MINILM_L6])

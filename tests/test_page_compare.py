@@ -14,9 +14,9 @@ import pytest
 os.environ["COSINE_PROBE_DEFAULT_MODELS"] = "sentence-transformers/all-MiniLM-L6-v2"
 os.environ.setdefault("COSINE_PROBE_CACHE_DIR", tempfile.mkdtemp(prefix="cosine-probe-test-"))
 
+from apptest_support import compare_table, expected_cosine, minilm_row  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from core.encode import encode_texts  # noqa: E402
 from core.models import load_model  # noqa: E402
 from core.runner import similarity_matrix  # noqa: E402
 
@@ -24,24 +24,6 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_A = "The patient is allergic to penicillin"
 DEFAULT_B = "The patient is not allergic to penicillin"
-
-
-def expected_cosine(a: str, b: str) -> float:
-    vectors, _ = encode_texts(load_model(MINILM), [a, b], None)
-    return float(np.dot(vectors[a], vectors[b]))
-
-
-def compare_table(at: AppTest):
-    frames = [df.value for df in at.dataframe if {"cosine", "verdict"} <= set(df.value.columns)]
-    assert len(frames) == 1, "exactly one compare table"
-    return frames[0]
-
-
-def minilm_row(at: AppTest):
-    table = compare_table(at)
-    rows = table[table["model id"] == MINILM]
-    assert len(rows) == 1
-    return rows.iloc[0]
 
 
 def as_array(value) -> np.ndarray:

@@ -16,15 +16,14 @@ import socket
 import threading
 from pathlib import Path
 
-import numpy as np
 import pytest
+from apptest_support import CrashingBackend, expected_cosine
 from markup_guard import assert_never_rendered
 from streamlit.testing.v1 import AppTest
 
 from core import bundled, cli, models
 from core import constants as C
-from core.encode import encode_texts
-from core.models import LoadedModel, load_model
+from core.models import LoadedModel
 from core.registry import MINILM_L3_ONNX, MINILM_L6, NOMIC, ModelMeta, short_name
 from ui import resources
 from ui.widgets import md_escape
@@ -34,18 +33,6 @@ UNKNOWN = "no-such-org/no-such-model-xyz"
 CRASHES = "fake-org/encoder-that-crashes"
 MARKUP_ID = "evil/<img src=x onerror=alert(1)>**bold**"
 A, B = "The patient is allergic to penicillin", "The patient is not allergic to penicillin"
-
-
-class _CrashingBackend:
-    """MiniLM's tokenizer, an encoder that raises: a model that loads but fails on use."""
-
-    def __init__(self, like):
-        self.tokenizer = like.tokenizer
-        self.max_seq_length = like.max_seq_length
-        self.dimension = like.dimension
-
-    def embed(self, texts):
-        raise RuntimeError("simulated encoder crash\nsecond line")
 
 
 @pytest.fixture
@@ -63,7 +50,7 @@ def hub_refuses(monkeypatch):
 def crashing_model(monkeypatch, minilm):
     """A registered-looking model whose encoder raises; dropped from every cache afterwards."""
     meta = ModelMeta(name=CRASHES, short_name="crashes", hf_id=CRASHES)
-    monkeypatch.setitem(models._LOADED, (CRASHES, False), LoadedModel(meta=meta, backend=_CrashingBackend(minilm.backend), load_seconds=0.0))
+    monkeypatch.setitem(models._LOADED, (CRASHES, False), LoadedModel(meta=meta, backend=CrashingBackend(minilm.backend), load_seconds=0.0))
     yield CRASHES
     resources.model.clear()
 
@@ -75,11 +62,6 @@ def weightless(tmp_path) -> Path:
     (folder / "config.json").write_text("{}")
     (folder / "modules.json").write_text("[]")
     return folder
-
-
-def expected_cosine(a: str, b: str) -> float:
-    vectors, _ = encode_texts(load_model(MINILM_L6), [a, b], None)
-    return float(np.dot(vectors[a], vectors[b]))
 
 
 def new_compare_page() -> AppTest:

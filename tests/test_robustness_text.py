@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from apptest_support import compare_table, expected_cosine, minilm_row
 from markup_guard import assert_never_rendered
 from streamlit.testing.v1 import AppTest
 
 from core import cli
-from core.encode import encode_texts
 from core.models import load_model
 from core.registry import MINILM_L6, short_name
 from core.tokens import token_counts, tokenize
@@ -35,22 +35,6 @@ MORE_MARKUP = "<b>bold</b> _under_ `code` $x^2$ :red[red] :smile: > quote"
 
 
 # ------------------------------------------------------------------ helpers
-
-
-def expected_cosine(a: str, b: str) -> float:
-    vectors, _ = encode_texts(load_model(MINILM_L6), [a, b], None)
-    return float(np.dot(vectors[a], vectors[b]))
-
-
-def compare_table(at: AppTest):
-    frames = [df.value for df in at.dataframe if {"cosine", "verdict"} <= set(df.value.columns)]
-    assert len(frames) == 1, "exactly one compare table"
-    return frames[0]
-
-
-def minilm_row(at: AppTest):
-    table = compare_table(at)
-    return table[table["model id"] == MINILM_L6].iloc[0]
 
 
 def scored_text(at: AppTest) -> str:
