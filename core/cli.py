@@ -380,6 +380,7 @@ def _calibrated_thresholds(args, models: list[str]) -> dict[str, float]:
 
 
 def cmd_perturb(args) -> int:
+    from core.analysis import ABOVE_THRESHOLD, perturbation_table
     from core.perturb import perturb
     from core.runner import run_pairs
 
@@ -387,6 +388,7 @@ def cmd_perturb(args) -> int:
         report = perturb(args.text)
     except ValueError as exc:
         raise CliError(f"TEXT: {exc}") from exc
+    pairs = report.to_frame()
     doc = {
         "text": report.text,
         "variants": [{"mode": v.mode, "rule": v.rule, "change": v.change, "text": v.text} for v in report.variants],
@@ -397,13 +399,15 @@ def cmd_perturb(args) -> int:
     errors: dict[str, str] = {}
     if report.variants and not args.no_score:
         models = _models_arg(args.models)
-        thresholds = _calibrated_thresholds(args, models) if args.calibrated else {}
-        result = run_pairs(report.to_frame(), models, cache=_cache(args), allow_remote_code=args.trust_remote_code or [])
+        calibrated = _calibrated_thresholds(args, models) if args.calibrated else {}
+        result = run_pairs(pairs, models, cache=_cache(args), allow_remote_code=args.trust_remote_code or [])
         errors = result.errors
-        for r in result.results.to_dict("records"):
-            cut = thresholds.get(r[C.COL_MODEL], args.threshold)
+        # A model the controls could not calibrate keeps the global threshold.
+        thresholds = {m: calibrated.get(m, args.threshold) for m in result.models}
+        for r in perturbation_table(result.results, thresholds).to_dict("records"):
             doc["scores"].append(
-                {"pair_id": r[C.COL_PAIR_ID], "model": r[C.COL_MODEL], "cosine": round(float(r[C.COL_COSINE]), 6), "threshold": round(cut, 6), "same": bool(r[C.COL_COSINE] > cut)}
+                {"pair_id": r[C.COL_PAIR_ID], "model": r[C.COL_MODEL], "cosine": round(float(r[C.COL_COSINE]), 6),
+                 "threshold": round(float(r[C.COL_THRESHOLD]), 6), "same": r["verdict"] == ABOVE_THRESHOLD}
             )
     _print_errors(errors)
     if args.json:
@@ -413,9 +417,9 @@ def cmd_perturb(args) -> int:
     by_pair: dict[str, list[dict]] = {}
     for row in doc["scores"]:
         by_pair.setdefault(row["pair_id"], []).append(row)
-    for i, v in enumerate(report.variants):
+    for v, pair_id in zip(report.variants, pairs[C.COL_PAIR_ID], strict=True):
         print(f"\n[{C.CATEGORY_LABELS.get(v.mode, v.mode)}] {v.rule}: {v.change}\n  {v.text}")
-        for row in by_pair.get(f"perturb-{i + 1:02d}", []):
+        for row in by_pair.get(pair_id, []):
             verdict = "SAME (above" if row["same"] else "different (below"
             print(f"    {row['cosine']:.4f}  {verdict} {row['threshold']:.3f})  {registry.short_name(row['model'])}")
     for mode, why in report.not_applicable.items():

@@ -317,9 +317,9 @@ def _plural_noun(word: str) -> bool:
     return bool(nouns) and nouns[0] != w and w.endswith("s")
 
 
-def _subject_plural(s: _Sentence, clause: _Clause) -> bool:
-    """Whether the word right before the verb group is plural (decides "was"/"were", "reduce"/"reduces")."""
-    before = [i for i in s.words if i < clause.start]
+def _subject_plural(s: _Sentence, verb_start: int) -> bool:
+    """Whether the word right before the verb group at ``verb_start`` is plural (decides "was"/"were", "reduce"/"reduces")."""
+    before = [i for i in s.words if i < verb_start]
     if not before:
         return False
     head = s.lower(before[-1])
@@ -601,7 +601,7 @@ def change_tense(s: _Sentence, clause: _Clause | None) -> list[Perturbation]:
         between = [i for i in s.words if clause.start < i < clause.end]
         if between:  # "will not go": leave negated futures alone
             return []
-        plural = _subject_plural(s, clause)
+        plural = _subject_plural(s, clause.start)
         past = ("were" if plural else "was") if clause.lemma == "be" else _inflect(clause.lemma, "VBD")
         t[clause.start : clause.end + 1] = [past]
         return [Perturbation(C.CAT_TEMPORAL, "future_to_past", s.join(t), f"{old} -> {past}")]
@@ -665,12 +665,8 @@ def remove_hedge(s: _Sentence) -> list[Perturbation]:
             if not nxt:
                 continue
             verb = nxt[0]
-            if s.lower(verb) == "be":
-                clause = _Clause(i, verb, w, "be", "MD")
-                new = "are" if _subject_plural(s, clause) else "is"
-            else:
-                clause = _Clause(i, verb, w, s.lower(verb), "MD")
-                new = _inflect(s.lower(verb), "VBP" if _subject_plural(s, clause) else "VBZ")
+            plural = _subject_plural(s, i)
+            new = ("are" if plural else "is") if s.lower(verb) == "be" else _inflect(s.lower(verb), "VBP" if plural else "VBZ")
             t[verb] = new
             change = f"{s.tokens[i]} {s.tokens[verb]} -> {new}"
         return [Perturbation(C.CAT_HEDGING, "remove_hedge", s.join(t), change)]
