@@ -24,6 +24,7 @@ FAILURE_MODES_KEY = "failure_modes"  # views/failure_modes.py stores the whole s
 KEY_NEAR_MISS = "cal_near_miss"
 KEY_MAX_FPR = "cal_max_fpr"
 KEY_METHOD = "cal_method"
+MARKERS = {"global": "global threshold (sidebar)", "calibrated": "each model's calibrated threshold"}
 METHOD_LABELS = {calibration.METHOD_YOUDEN: "best separation (Youden J)", calibration.METHOD_FPR: "false-positive-rate target"}
 
 
@@ -126,3 +127,24 @@ def thresholds(selection: state.Selection, settings: Settings, button_key: str) 
         st.info("Each model's own threshold comes from the control pairs: press **Calibrate on the control pairs**.")
         return None
     return calibration.thresholds_by_model(cal, settings.method)
+
+
+def marker(label: str, key: str, button_key: str, selection: state.Selection) -> float | dict[str, float] | None:
+    """A global/calibrated switch for the threshold a page marks verdicts at.
+
+    Returns:
+        The sidebar threshold; each model's calibrated one (after drawing the
+        settings and the calibrate button); or None while "calibrated" is
+        chosen but the control pairs are not scored yet.
+    """
+    chosen = st.radio(
+        label, list(MARKERS), format_func=MARKERS.get, horizontal=True, key=key,
+        index=list(MARKERS).index(widgets.saved(key, "global")), on_change=widgets.persist, args=(key,),
+        help="Global: the sidebar threshold for every model. Calibrated: each model's own threshold from the control pairs "
+        "(set on the Failure modes page or here).",
+    )
+    if chosen != "calibrated":
+        return selection.threshold
+    with st.expander("Calibration settings"):
+        settings = settings_widgets()
+    return thresholds(selection, settings, button_key=button_key)

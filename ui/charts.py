@@ -19,6 +19,11 @@ from ui.state import short
 _CATEGORY_ORDER = (C.CAT_POSITIVE, C.CAT_NEGATIVE, C.CAT_NEAR_MISS, C.CAT_ENTITY_SWAP, C.CAT_TEMPORAL, C.CAT_NEGATION, C.CAT_NUMERICAL, C.CAT_QUANTIFIER, C.CAT_HEDGING)
 
 
+def ci_error(value: pd.Series, low: pd.Series, high: pd.Series) -> dict:
+    """Plotly ``error_x``/``error_y`` whiskers from a value and its interval bounds (never negative lengths)."""
+    return {"type": "data", "array": (high - value).clip(lower=0), "arrayminus": (value - low).clip(lower=0)}
+
+
 def category_label(category: str) -> str:
     """Display label of a category (the name itself for user categories)."""
     return C.CATEGORY_LABELS.get(category, category)
@@ -112,7 +117,7 @@ def failure_rate_bars(summary: pd.DataFrame, threshold: float) -> go.Figure:
                 name=short(model),
                 x=[category_label(c) for c in group.index],
                 y=rate,
-                error_y={"type": "data", "array": (group["fr_ci_high"] - rate).clip(lower=0), "arrayminus": (rate - group["fr_ci_low"]).clip(lower=0)},
+                error_y=ci_error(rate, group["fr_ci_low"], group["fr_ci_high"]),
                 hovertemplate="%{x}: %{y:.1%}<extra>" + short(model) + "</extra>",
             )
         )
@@ -213,7 +218,7 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
         )
         fig.add_trace(
             go.Scatter(
-                x=group[C.COL_THRESHOLD], y=group["label"], mode="markers", name=f"{short(model)} threshold", showlegend=i == 0 or group[C.COL_THRESHOLD].nunique() > 0,
+                x=group[C.COL_THRESHOLD], y=group["label"], mode="markers", name=f"{short(model)} threshold", showlegend=bool(group[C.COL_THRESHOLD].notna().any()),
                 marker={"color": color, "symbol": "line-ns", "size": 18, "line": {"width": 2, "color": color}},
                 hovertemplate="threshold %{x:.3f}<extra>" + short(model) + "</extra>",
             )
@@ -248,7 +253,7 @@ def invented_by_model_figure(by_model: pd.DataFrame) -> go.Figure:
         fig.add_trace(
             go.Bar(
                 name=f"{kind} words", x=[short(m) for m in group[C.COL_MODEL]], y=group["mean_delta"], marker_color=KIND_COLORS.get(kind),
-                error_y={"type": "data", "array": (group["ci_high"] - group["mean_delta"]).clip(lower=0), "arrayminus": (group["mean_delta"] - group["ci_low"]).clip(lower=0)},
+                error_y=ci_error(group["mean_delta"], group["ci_low"], group["ci_high"]),
                 hovertemplate="%{x}: %{y:.4f}<extra>" + kind + "</extra>",
             )
         )
@@ -273,7 +278,7 @@ def invented_by_entity_figure(by_entity: pd.DataFrame, model: str) -> go.Figure:
         fig.add_trace(
             go.Scatter(
                 x=group["mean_delta"], y=group[C.COL_ENTITY], mode="markers", name=f"{kind} words", marker={"color": KIND_COLORS.get(kind), "size": 10},
-                error_x={"type": "data", "array": (group["ci_high"] - group["mean_delta"]).clip(lower=0), "arrayminus": (group["mean_delta"] - group["ci_low"]).clip(lower=0)},
+                error_x=ci_error(group["mean_delta"], group["ci_low"], group["ci_high"]),
                 hovertemplate="%{y}: %{x:.4f}<extra>" + kind + "</extra>",
             )
         )

@@ -19,11 +19,10 @@ from core.text_checks import check_lines, check_text, unknown_token_note
 from core.tokens import tokenize
 from ui import calibration, resources
 from ui.state import current, run, short, show_errors, stored
-from ui.widgets import chart, md_escape, persist, persistent_text_area, saved, set_text, table
+from ui.widgets import chart, md_escape, persistent_text_area, set_text, table
 
 RESULT_KEY = "compare"
 KEY_MARKER = "cmp_marker"
-MARKERS = {"global": "global threshold (sidebar)", "calibrated": "each model's calibrated threshold"}
 KEY_A, KEY_B = "cmp_text_a", "cmp_text_b"
 KEY_EXAMPLE = "cmp_example"
 KEY_PENDING = "cmp_pending"
@@ -172,17 +171,8 @@ def _token_expander(model: str, splits: dict[str, object] | str) -> None:
             st.code(" ".join(t.tokens), language=None)
 
 
-marker = st.radio(
-    "Threshold marker", list(MARKERS), format_func=MARKERS.get, horizontal=True, key=KEY_MARKER,
-    index=list(MARKERS).index(saved(KEY_MARKER, "global")), on_change=persist, args=(KEY_MARKER,),
-    help="Global: the sidebar threshold for every model. Calibrated: each model's own threshold from the control pairs "
-    "(set on the Failure modes page or here).",
-)
-marked: float | dict[str, float] | None = sel.threshold
-if marker == "calibrated":
-    with st.expander("Calibration settings"):
-        calibration.settings_widgets()
-    marked = calibration.thresholds(sel, calibration.current_settings(), button_key="cmp_calibrate")
+# None while "calibrated" is chosen but not computed yet: the table then keeps the global threshold.
+marked = calibration.marker("Threshold marker", KEY_MARKER, "cmp_calibrate", sel)
 
 show_errors(RESULT_KEY)
 result = stored(RESULT_KEY)

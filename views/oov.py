@@ -57,9 +57,7 @@ def _bars_with_published(frame: pd.DataFrame, value: str, low: str | None, high:
     ours = frame[frame["source"] == "recomputed"]
     fig = go.Figure()
     name = f"recomputed ({READING_LABELS[reading]})" if reading else "recomputed"
-    error = None
-    if low and high:
-        error = {"type": "data", "array": (ours[high] - ours[value]).clip(lower=0), "arrayminus": (ours[value] - ours[low]).clip(lower=0)}
+    error = charts.ci_error(ours[value], ours[low], ours[high]) if low and high else None
     fig.add_trace(go.Bar(name=name, x=_label(ours), y=ours[value], error_y=error))
     pub_col = f"{value} (published)"
     if pub_col in frame.columns:

@@ -27,7 +27,6 @@ EXAMPLES = (
     "All tenants must pay rent before the fifth day",
     "The drug may reduce symptoms",
 )
-MARKERS = {"global": "global threshold (sidebar)", "calibrated": "each model's calibrated threshold"}
 
 sel = state.current()
 st.title("🧬 Perturbations")
@@ -61,15 +60,7 @@ if report is not None:
             hide_index=True, width="stretch",
         )
 
-marker = st.radio(
-    "Mark verdicts at", list(MARKERS), format_func=MARKERS.get, horizontal=True,
-    index=list(MARKERS).index(widgets.saved(KEY_MARKER, "global")), key=KEY_MARKER, on_change=widgets.persist, args=(KEY_MARKER,),
-)
-threshold: float | dict[str, float] | None = sel.threshold
-if marker == "calibrated":
-    with st.expander("Calibration settings", expanded=False):
-        settings = calibration.settings_widgets()
-    threshold = calibration.thresholds(sel, settings, button_key="pt_calibrate")
+threshold = calibration.marker("Mark verdicts at", KEY_MARKER, "pt_calibrate", sel)
 
 if report is not None and report.variants and st.button("Score variants", type="primary", help="Every selected model scores each original-variant pair."):
     state.run(report.to_frame(), sel, key=RUN_KEY, label="Scoring the variants")
