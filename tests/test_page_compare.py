@@ -6,7 +6,6 @@ import base64
 import json
 import os
 import tempfile
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,13 +13,12 @@ import pytest
 os.environ["COSINE_PROBE_DEFAULT_MODELS"] = "sentence-transformers/all-MiniLM-L6-v2"
 os.environ.setdefault("COSINE_PROBE_CACHE_DIR", tempfile.mkdtemp(prefix="cosine-probe-test-"))
 
-from apptest_support import compare_table, expected_cosine, minilm_row  # noqa: E402
+from apptest_support import compare_table, expected_cosine, minilm_row, open_page  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from core.models import load_model  # noqa: E402
 from core.runner import similarity_matrix  # noqa: E402
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_A = "The patient is allergic to penicillin"
 DEFAULT_B = "The patient is not allergic to penicillin"
@@ -42,11 +40,7 @@ def heatmaps(at: AppTest) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def at() -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=120)
-    app.run()
-    app.switch_page("views/compare.py").run()
-    assert not app.exception, app.exception
-    return app
+    return open_page("views/compare.py", timeout=120)
 
 
 def test_default_pair_is_scored_on_first_load(at):

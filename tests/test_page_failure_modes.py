@@ -10,10 +10,9 @@ compare what the page shows with what ``core`` computes for the same suite
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
+from apptest_support import open_page
 
 from core import constants as C
 from core import stats
@@ -23,7 +22,6 @@ from core.suites import load_suite
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 PAGE = "views/failure_modes.py"
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 @pytest.fixture(scope="module")
@@ -36,11 +34,7 @@ def core_results(at):
 
 @pytest.fixture(scope="module")
 def at():
-    app = AppTest.from_file(APP, default_timeout=300)
-    app.run()  # st.navigation registers the pages on the first run
-    app.switch_page(PAGE)
-    app.run()
-    assert not app.exception
+    app = open_page(PAGE)
     assert any("Run failure-mode suite" in i.value for i in app.info)  # nothing run yet
     next(b for b in app.button if b.label == "Run failure-mode suite").click().run()
     assert not app.exception

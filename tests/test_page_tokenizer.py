@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import os
 import tempfile
-from pathlib import Path
 
 import pytest
+from apptest_support import open_page
 
 os.environ["COSINE_PROBE_DEFAULT_MODELS"] = "sentence-transformers/all-MiniLM-L6-v2"
 os.environ.setdefault("COSINE_PROBE_CACHE_DIR", tempfile.mkdtemp(prefix="cosine-probe-test-"))
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 INT8 = "all-MiniLM-L6-v2-int8"
 
@@ -30,11 +29,7 @@ def word_tables(at: AppTest):
 
 @pytest.fixture()
 def at() -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=60)
-    app.run()
-    app.switch_page("views/tokenizer.py").run()
-    assert not app.exception, app.exception
-    return app
+    return open_page("views/tokenizer.py", timeout=60)
 
 
 def test_default_invented_words(at):

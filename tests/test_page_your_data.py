@@ -8,10 +8,9 @@ stores), the real ``st.file_uploader``, and the paste box.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from apptest_support import open_page
 from streamlit.testing.v1 import AppTest
 
 from core import analysis
@@ -23,7 +22,6 @@ from core.runner import run_pairs
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 PAGE = "views/your_data.py"
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 RUN = "Run on selected models"
 TSV = (
     b"sentence1\tsentence2\tcategory\tscore\n"
@@ -41,11 +39,7 @@ N_PAIRS = 8  # the last row has an empty text and is dropped
 
 
 def _new_app() -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=300)
-    app.run()  # st.navigation registers the pages on the first run
-    app.switch_page(PAGE).run()
-    assert not app.exception
-    return app
+    return open_page(PAGE)
 
 
 def _table(app: AppTest, columns: set[str]):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from apptest_support import open_page
 from streamlit.testing.v1 import AppTest
 
 from core.constants import CACHE_ENV_VAR
@@ -26,7 +27,6 @@ from ui.widgets import md_escape
 # The core cache also raises CacheWarning for these folders; the tests check what the page shows.
 pytestmark = pytest.mark.filterwarnings("ignore::core.cache.CacheWarning")
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 A, B = "The patient is allergic to penicillin", "The patient is not allergic to penicillin"
 
 
@@ -43,11 +43,7 @@ def cache_at(monkeypatch):
 
 
 def compare_page() -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=300)
-    app.run()
-    app.switch_page("views/compare.py").run()
-    assert not app.exception
-    return app
+    return open_page("views/compare.py")
 
 
 def cache_warnings(at: AppTest) -> list[str]:

@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from apptest_support import CrashingBackend, expected_cosine
+from apptest_support import CrashingBackend, expected_cosine, open_page
 from markup_guard import assert_never_rendered
 from streamlit.testing.v1 import AppTest
 
@@ -28,7 +28,6 @@ from core.registry import MINILM_L3_ONNX, MINILM_L6, NOMIC, ModelMeta, short_nam
 from ui import resources
 from ui.widgets import md_escape
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 UNKNOWN = "no-such-org/no-such-model-xyz"
 CRASHES = "fake-org/encoder-that-crashes"
 MARKUP_ID = "evil/<img src=x onerror=alert(1)>**bold**"
@@ -65,11 +64,7 @@ def weightless(tmp_path) -> Path:
 
 
 def new_compare_page() -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=300)
-    app.run()
-    app.switch_page("views/compare.py").run()
-    assert not app.exception
-    return app
+    return open_page("views/compare.py")
 
 
 def add_model(at: AppTest, name: str) -> None:

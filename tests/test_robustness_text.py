@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest_support import compare_table, expected_cosine, minilm_row
+from apptest_support import compare_table, expected_cosine, minilm_row, open_page
 from markup_guard import assert_never_rendered
 from streamlit.testing.v1 import AppTest
 
@@ -24,7 +24,6 @@ from core.registry import MINILM_L6, short_name
 from core.tokens import token_counts, tokenize
 from ui.widgets import md_escape
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 KEY_A, KEY_B, KEY_HEAT = "cmp_text_a", "cmp_text_b", "cmp_heat_text"
 
 LONG_TEXT = ("The patient is allergic to penicillin and was given a different antibiotic instead. " * 300)[:20_000]
@@ -57,11 +56,7 @@ def values(elements) -> list[str]:
 
 @pytest.fixture(scope="module")
 def at() -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=300)
-    app.run()
-    app.switch_page("views/compare.py").run()
-    assert not app.exception
-    return app
+    return open_page("views/compare.py")
 
 
 @pytest.fixture
@@ -252,7 +247,7 @@ def test_heatmap_skips_invisible_lines_and_cleans_control_characters(at):
 
 
 def test_no_unsafe_html_anywhere_in_the_app():
-    root = Path(APP).parent
+    root = Path(__file__).resolve().parents[1]
     sources = [p for folder in ("views", "ui") for p in (root / folder).glob("*.py")] + [root / "app.py"]
     offenders = [str(p) for p in sources if "unsafe_allow_html" in p.read_text(encoding="utf-8")]
     assert offenders == []

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from apptest_support import open_page
 from markup_guard import assert_never_rendered
 from streamlit.testing.v1 import AppTest
 
@@ -92,9 +93,7 @@ def infos(at: AppTest) -> list[str]:
 @pytest.fixture(scope="module")
 def at() -> AppTest:
     """The page after a good file was uploaded and run once."""
-    app = AppTest.from_file(APP, default_timeout=300)
-    app.run()
-    app.switch_page(PAGE).run()
+    app = open_page(PAGE)
     upload(app, GOOD_NAME, GOOD)
     next(b for b in app.button if b.label == RUN).click().run()
     assert not app.exception
