@@ -210,6 +210,7 @@ if result is not None:
         "compare table",
         column_config={
             C.COL_COSINE: st.column_config.NumberColumn(format="%.4f"),
+            C.COL_THRESHOLD: st.column_config.NumberColumn(format="%.3f", help="The threshold this verdict uses: the sidebar's, or the model's calibrated one."),
             "published": st.column_config.NumberColumn(format="%.2f", help="The failure paper's published cosine for this pair and model (section 4.6)."),
             "tokens A": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
             "tokens B": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
