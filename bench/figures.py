@@ -28,8 +28,8 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def _bundled_models():
-    from core import registry
-    from core.models import load_model
+    from core.models import registry
+    from core.models.loading import load_model
 
     return [load_model(name) for name in registry.BUNDLED]
 
@@ -42,9 +42,9 @@ def typed_pair_warm(n_pairs: int = 40) -> dict:
     """
     import pandas as pd
 
-    from core.cache import EmbeddingCache
-    from core.runner import run_pairs
-    from core.suites import load_suite
+    from core.models.cache import EmbeddingCache
+    from core.papers.suites import load_suite
+    from core.scoring.runner import run_pairs
 
     models = _bundled_models()
     names = [m.name for m in models]
@@ -80,9 +80,9 @@ def full_suites_cold() -> dict:
     The baseline is the failure-mode paper's runner: ``model.encode([a, b])``
     once per pair and model, no deduplication, no cache.
     """
-    from core.cache import EmbeddingCache
-    from core.runner import run_pairs
-    from core.suites import load_suite
+    from core.models.cache import EmbeddingCache
+    from core.papers.suites import load_suite
+    from core.scoring.runner import run_pairs
 
     models = _bundled_models()
     pairs = load_suite("all")
@@ -111,11 +111,11 @@ def full_suites_cold() -> dict:
 
 _WARM_SCRIPT = """
 import json, sys, time
-from core import registry
-from core.cache import EmbeddingCache
-from core.models import load_model
-from core.runner import run_pairs
-from core.suites import load_suite
+from core.models import registry
+from core.models.cache import EmbeddingCache
+from core.models.loading import load_model
+from core.scoring.runner import run_pairs
+from core.papers.suites import load_suite
 names = list(registry.BUNDLED)
 for n in names: load_model(n)
 pairs = load_suite("all")
@@ -189,11 +189,11 @@ def app_start() -> dict:
 
 _MEM_SCRIPT = """
 import json, resource
-from core import registry
-from core.cache import EmbeddingCache
-from core.models import load_model
-from core.runner import run_pairs
-from core.suites import load_suite
+from core.models import registry
+from core.models.cache import EmbeddingCache
+from core.models.loading import load_model
+from core.scoring.runner import run_pairs
+from core.papers.suites import load_suite
 names = list(registry.BUNDLED)
 for n in names: load_model(n)
 run_pairs(load_suite("all"), names, cache=EmbeddingCache(False))
@@ -210,9 +210,9 @@ def peak_memory() -> dict:
 
 def backends() -> dict:
     """Figure 6: MiniLM-L6 as torch fp32 vs ONNX int8 on the suites' texts."""
-    from core.models import load_model
-    from core.registry import MINILM_L3_ONNX, MINILM_L6, MINILM_L6_INT8
-    from core.suites import load_suite
+    from core.models.loading import load_model
+    from core.models.registry import MINILM_L3_ONNX, MINILM_L6, MINILM_L6_INT8
+    from core.papers.suites import load_suite
 
     pairs = load_suite("all")
     texts = list(dict.fromkeys([*pairs["text_a"], *pairs["text_b"]]))

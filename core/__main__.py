@@ -1,5 +1,5 @@
 import sys
 
-from core.cli import main
+from core.cli.main import main
 
 sys.exit(main())

@@ -35,8 +35,8 @@ def expected_cosine(a: str, b: str, model: str = MINILM) -> float:
     """The cosine core computes for a pair (no cache): what the page must show."""
     import numpy as np
 
-    from core.encode import encode_texts
-    from core.models import load_model
+    from core.models.encode import encode_texts
+    from core.models.loading import load_model
 
     vectors, _ = encode_texts(load_model(model), [a, b], None)
     return float(np.dot(vectors[a], vectors[b]))

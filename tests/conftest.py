@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from core.constants import CACHE_ENV_VAR
-from core.registry import MINILM_L6
+from core.models.registry import MINILM_L6
 
 DEFAULT_MODELS_ENV = "COSINE_PROBE_DEFAULT_MODELS"
 
@@ -28,7 +28,7 @@ def session_cache_dir(tmp_path_factory):
 @pytest.fixture(scope="session")
 def minilm(session_cache_dir):
     """The shared, loaded all-MiniLM-L6-v2."""
-    from core.models import load_model
+    from core.models.loading import load_model
 
     return load_model(MINILM_L6)
 
@@ -36,7 +36,7 @@ def minilm(session_cache_dir):
 @pytest.fixture
 def fresh_cache(tmp_path):
     """An empty embedding cache in its own sqlite file."""
-    from core.cache import EmbeddingCache
+    from core.models.cache import EmbeddingCache
 
     cache = EmbeddingCache(tmp_path / "embeddings.sqlite")
     yield cache

@@ -11,12 +11,12 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from core import constants as C
+from core import constants
 from ui.state import short
 
 # ------------------------------------------- category charts (failure modes, your data)
 
-_CATEGORY_ORDER = (C.CAT_POSITIVE, C.CAT_NEGATIVE, C.CAT_NEAR_MISS, C.CAT_ENTITY_SWAP, C.CAT_TEMPORAL, C.CAT_NEGATION, C.CAT_NUMERICAL, C.CAT_QUANTIFIER, C.CAT_HEDGING)
+_CATEGORY_ORDER = (constants.CAT_POSITIVE, constants.CAT_NEGATIVE, constants.CAT_NEAR_MISS, constants.CAT_ENTITY_SWAP, constants.CAT_TEMPORAL, constants.CAT_NEGATION, constants.CAT_NUMERICAL, constants.CAT_QUANTIFIER, constants.CAT_HEDGING)
 
 
 def ci_error(value: pd.Series, low: pd.Series, high: pd.Series) -> dict:
@@ -26,7 +26,7 @@ def ci_error(value: pd.Series, low: pd.Series, high: pd.Series) -> dict:
 
 def category_label(category: str) -> str:
     """Display label of a category (the name itself for user categories)."""
-    return C.CATEGORY_LABELS.get(category, category)
+    return constants.CATEGORY_LABELS.get(category, category)
 
 
 def ordered_categories(categories) -> list[str]:
@@ -44,10 +44,10 @@ def category_heatmap(summary: pd.DataFrame, title: str = "Mean cosine by categor
     Returns:
         The figure and the long table behind it (model, category, n, mean, sd).
     """
-    cats = ordered_categories(summary[C.COL_CATEGORY])
-    models = list(dict.fromkeys(summary[C.COL_MODEL]))
-    mean = summary.pivot_table(index=C.COL_CATEGORY, columns=C.COL_MODEL, values="mean", sort=False).reindex(index=cats, columns=models)
-    sd = summary.pivot_table(index=C.COL_CATEGORY, columns=C.COL_MODEL, values="sd", sort=False, dropna=False).reindex(index=cats, columns=models)
+    cats = ordered_categories(summary[constants.COL_CATEGORY])
+    models = list(dict.fromkeys(summary[constants.COL_MODEL]))
+    mean = summary.pivot_table(index=constants.COL_CATEGORY, columns=constants.COL_MODEL, values="mean", sort=False).reindex(index=cats, columns=models)
+    sd = summary.pivot_table(index=constants.COL_CATEGORY, columns=constants.COL_MODEL, values="sd", sort=False, dropna=False).reindex(index=cats, columns=models)
     text = [[_mean_sd_text(mean.iat[i, j], sd.iat[i, j]) for j in range(len(models))] for i in range(len(cats))]
     fig = go.Figure(
         go.Heatmap(
@@ -63,7 +63,7 @@ def category_heatmap(summary: pd.DataFrame, title: str = "Mean cosine by categor
         )
     )
     fig.update_layout(title=title, yaxis={"autorange": "reversed"}, height=max(280, 48 * len(cats) + 120), margin={"l": 10, "r": 10, "t": 50, "b": 10})
-    frame = summary[[C.COL_MODEL, C.COL_CATEGORY, "n", "mean", "sd"]].reset_index(drop=True)
+    frame = summary[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean", "sd"]].reset_index(drop=True)
     return fig, frame
 
 
@@ -80,8 +80,8 @@ def failure_rate_curves_figure(curves: pd.DataFrame, threshold: float, title: st
         curves: output of ``core.analysis.failure_rate_curves``.
         threshold: the sidebar threshold (drawn as a dashed vertical line).
     """
-    cats = ordered_categories(curves[C.COL_CATEGORY])
-    data = curves.assign(model_label=curves[C.COL_MODEL].map(short), category_label=curves[C.COL_CATEGORY].map(category_label))
+    cats = ordered_categories(curves[constants.COL_CATEGORY])
+    data = curves.assign(model_label=curves[constants.COL_MODEL].map(short), category_label=curves[constants.COL_CATEGORY].map(category_label))
     fig = px.line(
         data,
         x="threshold",
@@ -107,10 +107,10 @@ def failure_rate_bars(summary: pd.DataFrame, threshold: float) -> go.Figure:
     Args:
         summary: output of ``core.analysis.category_summary`` at ``threshold``.
     """
-    cats = ordered_categories(summary[C.COL_CATEGORY])
+    cats = ordered_categories(summary[constants.COL_CATEGORY])
     fig = go.Figure()
-    for model, group in summary.groupby(C.COL_MODEL, sort=False):
-        group = group.set_index(C.COL_CATEGORY).reindex([c for c in cats if c in set(group[C.COL_CATEGORY])])
+    for model, group in summary.groupby(constants.COL_MODEL, sort=False):
+        group = group.set_index(constants.COL_CATEGORY).reindex([c for c in cats if c in set(group[constants.COL_CATEGORY])])
         rate = group["failure_rate"]
         fig.add_trace(
             go.Bar(
@@ -143,9 +143,9 @@ def roc_figure(roc: pd.DataFrame, calibration_table: pd.DataFrame, method: str) 
     """
     fig = go.Figure()
     palette = px.colors.qualitative.Plotly
-    for i, (model, curve) in enumerate(roc.groupby(C.COL_MODEL, sort=False)):
+    for i, (model, curve) in enumerate(roc.groupby(constants.COL_MODEL, sort=False)):
         color = palette[i % len(palette)]
-        row = calibration_table[calibration_table[C.COL_MODEL] == model]
+        row = calibration_table[calibration_table[constants.COL_MODEL] == model]
         auc = f" (AUC {row['auc'].iloc[0]:.3f})" if not row.empty else ""
         fig.add_trace(
             go.Scatter(
@@ -177,13 +177,13 @@ def calibrated_rates_figure(rates: pd.DataFrame) -> go.Figure:
     Args:
         rates: ``core.calibration.failure_rates`` output.
     """
-    cats = ordered_categories(rates[C.COL_CATEGORY])
+    cats = ordered_categories(rates[constants.COL_CATEGORY])
     long = rates.melt(
-        id_vars=[C.COL_MODEL, C.COL_CATEGORY], value_vars=["failure_rate_global", "failure_rate_calibrated"], var_name="threshold_kind", value_name="rate"
+        id_vars=[constants.COL_MODEL, constants.COL_CATEGORY], value_vars=["failure_rate_global", "failure_rate_calibrated"], var_name="threshold_kind", value_name="rate"
     )
     long["threshold_kind"] = long["threshold_kind"].map({"failure_rate_global": "global threshold", "failure_rate_calibrated": "model's calibrated threshold"})
-    long["model_label"] = long[C.COL_MODEL].map(short)
-    long["category_label"] = long[C.COL_CATEGORY].map(category_label)
+    long["model_label"] = long[constants.COL_MODEL].map(short)
+    long["category_label"] = long[constants.COL_CATEGORY].map(category_label)
     fig = px.bar(
         long, x="category_label", y="rate", color="threshold_kind", barmode="group", facet_col="model_label", facet_col_wrap=2,
         category_orders={"category_label": [category_label(c) for c in cats]},
@@ -192,7 +192,7 @@ def calibrated_rates_figure(rates: pd.DataFrame) -> go.Figure:
     )
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
     fig.update_yaxes(tickformat=".0%", range=[0, 1.05])
-    rows = -(-rates[C.COL_MODEL].nunique() // 2)
+    rows = -(-rates[constants.COL_MODEL].nunique() // 2)
     fig.update_layout(height=max(340, 300 * rows + 90), margin={"l": 10, "r": 10, "t": 60, "b": 10}, legend={"orientation": "h", "y": -0.12})
     return fig
 
@@ -206,26 +206,26 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     palette = px.colors.qualitative.Plotly
     labels = list(dict.fromkeys(table["label"]))
-    for i, (model, group) in enumerate(table.groupby(C.COL_MODEL, sort=False)):
+    for i, (model, group) in enumerate(table.groupby(constants.COL_MODEL, sort=False)):
         color = palette[i % len(palette)]
-        above = group[C.COL_COSINE] > group[C.COL_THRESHOLD]
+        above = group[constants.COL_COSINE] > group[constants.COL_THRESHOLD]
         fig.add_trace(
             go.Scatter(
-                x=group[C.COL_COSINE], y=group["label"], mode="markers", name=short(model),
+                x=group[constants.COL_COSINE], y=group["label"], mode="markers", name=short(model),
                 marker={"color": color, "size": 12, "symbol": ["circle" if a else "circle-open" for a in above], "line": {"width": 2, "color": color}},
                 hovertemplate="%{y}<br>cosine %{x:.4f}<extra>" + short(model) + "</extra>",
             )
         )
         fig.add_trace(
             go.Scatter(
-                x=group[C.COL_THRESHOLD], y=group["label"], mode="markers", name=f"{short(model)} threshold", showlegend=bool(group[C.COL_THRESHOLD].notna().any()),
+                x=group[constants.COL_THRESHOLD], y=group["label"], mode="markers", name=f"{short(model)} threshold", showlegend=bool(group[constants.COL_THRESHOLD].notna().any()),
                 marker={"color": color, "symbol": "line-ns", "size": 18, "line": {"width": 2, "color": color}},
                 hovertemplate="threshold %{x:.3f}<extra>" + short(model) + "</extra>",
             )
         )
     fig.update_layout(
         title="Cosine of each variant with the original (filled: above the model's threshold, treated as the same)",
-        xaxis={"title": "cosine", "range": [min(0.0, float(table[C.COL_COSINE].min()) - 0.05), 1.02]},
+        xaxis={"title": "cosine", "range": [min(0.0, float(table[constants.COL_COSINE].min()) - 0.05), 1.02]},
         yaxis={"autorange": "reversed", "categoryorder": "array", "categoryarray": labels},
         height=max(300, 42 * len(labels) + 140), margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.15},
     )
@@ -239,7 +239,7 @@ def plot_text(text: object) -> str:
 
 # ------------------------------------------- invented words
 
-KIND_COLORS = {C.WORD_PLAUSIBLE: "#2ca02c", C.WORD_RANDOM: "#ff7f0e"}
+KIND_COLORS = {constants.WORD_PLAUSIBLE: "#2ca02c", constants.WORD_RANDOM: "#ff7f0e"}
 
 
 def invented_by_model_figure(by_model: pd.DataFrame) -> go.Figure:
@@ -249,10 +249,10 @@ def invented_by_model_figure(by_model: pd.DataFrame) -> go.Figure:
         by_model: ``core.invented.oov_replicate_summary(...)["by_model"]``.
     """
     fig = go.Figure()
-    for kind, group in by_model.groupby(C.COL_KIND, sort=False):
+    for kind, group in by_model.groupby(constants.COL_KIND, sort=False):
         fig.add_trace(
             go.Bar(
-                name=f"{kind} words", x=[short(m) for m in group[C.COL_MODEL]], y=group["mean_delta"], marker_color=KIND_COLORS.get(kind),
+                name=f"{kind} words", x=[short(m) for m in group[constants.COL_MODEL]], y=group["mean_delta"], marker_color=KIND_COLORS.get(kind),
                 error_y=ci_error(group["mean_delta"], group["ci_low"], group["ci_high"]),
                 hovertemplate="%{x}: %{y:.4f}<extra>" + kind + "</extra>",
             )
@@ -272,12 +272,12 @@ def invented_by_entity_figure(by_entity: pd.DataFrame, model: str) -> go.Figure:
         by_entity: ``core.invented.oov_replicate_summary(...)["by_entity"]``.
         model: Which model to draw.
     """
-    data = by_entity[by_entity[C.COL_MODEL] == model]
+    data = by_entity[by_entity[constants.COL_MODEL] == model]
     fig = go.Figure()
-    for kind, group in data.groupby(C.COL_KIND, sort=False):
+    for kind, group in data.groupby(constants.COL_KIND, sort=False):
         fig.add_trace(
             go.Scatter(
-                x=group["mean_delta"], y=group[C.COL_ENTITY], mode="markers", name=f"{kind} words", marker={"color": KIND_COLORS.get(kind), "size": 10},
+                x=group["mean_delta"], y=group[constants.COL_ENTITY], mode="markers", name=f"{kind} words", marker={"color": KIND_COLORS.get(kind), "size": 10},
                 error_x=ci_error(group["mean_delta"], group["ci_low"], group["ci_high"]),
                 hovertemplate="%{y}: %{x:.4f}<extra>" + kind + "</extra>",
             )
@@ -285,7 +285,7 @@ def invented_by_entity_figure(by_entity: pd.DataFrame, model: str) -> go.Figure:
     fig.add_vline(x=0, line_color="black", line_width=1)
     fig.update_layout(
         title=f"{short(model)}: mean delta per entity (95% CI over the k words)", xaxis={"title": "mean delta"},
-        yaxis={"autorange": "reversed"}, height=max(320, 26 * data[C.COL_ENTITY].nunique() + 140),
+        yaxis={"autorange": "reversed"}, height=max(320, 26 * data[constants.COL_ENTITY].nunique() + 140),
         margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.1},
     )
     return fig

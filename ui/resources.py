@@ -11,9 +11,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import reference, suites
-from core.cache import EmbeddingCache
-from core.models import Availability, LoadedModel, availability, load_model, load_tokenizer
+from core.models.cache import EmbeddingCache
+from core.models.loading import Availability, LoadedModel, availability, load_model, load_tokenizer
+from core.papers import reference, suites
 
 
 @st.cache_resource(show_spinner=False)

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from core import constants as C
-from core import registry
-from core.models import REMOTE_CODE_WARNING, ModelUnavailable
-from core.runner import RunResult, run_pairs
+from core import constants
+from core.models import registry
+from core.models.loading import REMOTE_CODE_WARNING, ModelUnavailable
+from core.scoring.runner import RunResult, run_pairs
 from ui import resources
 from ui.widgets import md_escape
 
@@ -53,7 +53,7 @@ def init_state() -> None:
     ss = st.session_state
     ss.setdefault(KEY_CUSTOM, [])
     ss.setdefault(KEY_MODELS, default_models())
-    ss.setdefault(KEY_THRESHOLD, C.DEFAULT_THRESHOLD)
+    ss.setdefault(KEY_THRESHOLD, constants.DEFAULT_THRESHOLD)
     ss.setdefault(KEY_REMOTE, [])
     ss.setdefault(KEY_RESULTS, {})
     ss.setdefault(KEY_ERRORS, {})

@@ -8,7 +8,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.export import to_csv_bytes, to_json_bytes
+from core.files.export import to_csv_bytes, to_json_bytes
 
 # Every character Markdown, Streamlit's ":color[...]"/":emoji:" directives or
 # LaTeX ("$") give a meaning to; escaped, each one is shown as typed.
@@ -49,15 +49,22 @@ def chart(fig: go.Figure, frame: pd.DataFrame, name: str) -> None:
     downloads(frame, name)
 
 
-# --- text that survives page switches (pattern shared by the pages) ---------
-# Streamlit forgets the state of widgets a page did not draw, so each text
-# widget keeps a copy of its value under "<key>_saved" and is refilled from it.
+# --- widget values that survive page switches -------------------------------
+# Streamlit forgets the state of widgets a page did not draw, so each widget
+# keeps a copy of its value under saved_key(key) and is refilled from it.
+
+SAVED_SUFFIX = "__saved"
+
+
+def saved_key(key: str) -> str:
+    """Where a widget's value is kept between page switches."""
+    return f"{key}{SAVED_SUFFIX}"
 
 
 def persistent_text_area(label: str, key: str, default: str, **kwargs) -> str:
     """A text area whose text survives reruns and page switches; returns the text."""
     ss = st.session_state
-    saved = f"{key}_saved"
+    saved = saved_key(key)
     ss.setdefault(saved, default)
     if key not in ss:
         ss[key] = ss[saved]
@@ -69,18 +76,33 @@ def persistent_text_area(label: str, key: str, default: str, **kwargs) -> str:
 def set_text(key: str, value: str) -> None:
     """Fill a persistent text widget (call from a callback, before it is drawn)."""
     st.session_state[key] = value
-    st.session_state[f"{key}_saved"] = value
+    st.session_state[saved_key(key)] = value
 
 
 def saved(key: str, default):
-    """The value a widget last had (kept under ``<key>__saved``), or ``default``.
+    """The value a widget last had (kept under :func:`saved_key`), or ``default``.
 
     Pass it as the widget's initial value and :func:`persist` as its
     ``on_change`` callback (``args=(key,)``) so the choice survives page switches.
     """
-    return st.session_state.setdefault(f"{key}__saved", default)
+    return st.session_state.setdefault(saved_key(key), default)
 
 
 def persist(key: str) -> None:
-    """``on_change`` callback: copy a widget's value to ``<key>__saved``."""
-    st.session_state[f"{key}__saved"] = st.session_state[key]
+    """``on_change`` callback: copy a widget's value to :func:`saved_key`."""
+    st.session_state[saved_key(key)] = st.session_state[key]
+
+
+def _saved_index(key: str, options: list) -> int:
+    value = saved(key, options[0])
+    return options.index(value) if value in options else 0
+
+
+def saved_selectbox(label: str, options: list, key: str, **kwargs):
+    """A selectbox whose choice survives page switches; returns the choice."""
+    return st.selectbox(label, options, index=_saved_index(key, options), key=key, on_change=persist, args=(key,), **kwargs)
+
+
+def saved_radio(label: str, options: list, key: str, **kwargs):
+    """A horizontal radio whose choice survives page switches; returns the choice."""
+    return st.radio(label, options, index=_saved_index(key, options), key=key, on_change=persist, args=(key,), horizontal=True, **kwargs)

@@ -11,13 +11,13 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import analysis
-from core import constants as C
-from core.models import ModelUnavailable, max_seq_length
-from core.runner import similarity_matrix
-from core.text_checks import check_lines, check_text, unknown_token_note
-from core.tokens import tokenize
-from ui import calibration, resources
+from core import constants
+from core.files.text_checks import check_lines, check_text, unknown_token_note
+from core.models.loading import ModelUnavailable, max_seq_length
+from core.models.tokens import tokenize
+from core.scoring import tables
+from core.scoring.runner import similarity_matrix
+from ui import calibration_controls, resources
 from ui.state import current, run, short, show_errors, stored
 from ui.widgets import chart, md_escape, persistent_text_area, set_text, table
 
@@ -59,15 +59,15 @@ def _examples() -> dict[str, dict[str, str]]:
     """Example pairs by id: the paper's section 4.6 pairs, then quantifier and hedging from the suite."""
     out: dict[str, dict[str, str]] = {}
     counts: dict[str, int] = {}
-    paper = resources.failure_examples().drop_duplicates(C.COL_PAIR_ID)
-    suite_rows = resources.suite_rows(C.SUITE_FAILURE_MODES)
-    extra = suite_rows[(suite_rows[C.COL_SOURCE] == "paper") & suite_rows[C.COL_CATEGORY].isin([C.CAT_QUANTIFIER, C.CAT_HEDGING])]
-    for row in [*paper.to_dict("records"), *extra.drop_duplicates(C.COL_CATEGORY).to_dict("records")]:
-        cat = row[C.COL_CATEGORY]
+    paper = resources.failure_examples().drop_duplicates(constants.COL_PAIR_ID)
+    suite_rows = resources.suite_rows(constants.SUITE_FAILURE_MODES)
+    extra = suite_rows[(suite_rows[constants.COL_SOURCE] == "paper") & suite_rows[constants.COL_CATEGORY].isin([constants.CAT_QUANTIFIER, constants.CAT_HEDGING])]
+    for row in [*paper.to_dict("records"), *extra.drop_duplicates(constants.COL_CATEGORY).to_dict("records")]:
+        cat = row[constants.COL_CATEGORY]
         counts[cat] = counts.get(cat, 0) + 1
-        out[row[C.COL_PAIR_ID]] = {"category": cat, "a": row[C.COL_TEXT_A], "b": row[C.COL_TEXT_B], "n": counts[cat]}
+        out[row[constants.COL_PAIR_ID]] = {"category": cat, "a": row[constants.COL_TEXT_A], "b": row[constants.COL_TEXT_B], "n": counts[cat]}
     for ex in out.values():
-        name = C.CATEGORY_LABELS.get(ex["category"], ex["category"])
+        name = constants.CATEGORY_LABELS.get(ex["category"], ex["category"])
         ex["label"] = f"{name} {ex['n']}" if counts[ex["category"]] > 1 else name
     return out
 
@@ -115,7 +115,7 @@ if clicked or pending or models_changed:
         st.warning(problem, icon="⚠️")
     if not problems:
         clean_a, clean_b = checks[0].cleaned, checks[1].cleaned
-        pairs = pd.DataFrame({C.COL_TEXT_A: [clean_a], C.COL_TEXT_B: [clean_b], C.COL_SUITE: ["compare"], C.COL_CATEGORY: ["typed"], C.COL_PAIR_ID: ["typed-1"]})
+        pairs = pd.DataFrame({constants.COL_TEXT_A: [clean_a], constants.COL_TEXT_B: [clean_b], constants.COL_SUITE: ["compare"], constants.COL_CATEGORY: ["typed"], constants.COL_PAIR_ID: ["typed-1"]})
         run(pairs, sel, key=RESULT_KEY, label="Comparing")
 
 # ------------------------------------------------------------------- results
@@ -124,12 +124,12 @@ if clicked or pending or models_changed:
 def _bar_chart(frame: pd.DataFrame, threshold: float | None) -> go.Figure:
     """Cosine bars per model; one dashed line at a global threshold, or a tick at each model's own (None)."""
     fig = go.Figure()
-    for verdict, color in ((analysis.ABOVE_THRESHOLD, COLOR_ABOVE), (analysis.BELOW_THRESHOLD, COLOR_BELOW), (analysis.NO_THRESHOLD, "#9e9e9e")):
+    for verdict, color in ((tables.ABOVE_THRESHOLD, COLOR_ABOVE), (tables.BELOW_THRESHOLD, COLOR_BELOW), (tables.NO_THRESHOLD, "#9e9e9e")):
         part = frame[frame["verdict"] == verdict]
         if not part.empty:
             fig.add_bar(
-                x=part[C.COL_COSINE], y=part["label"], orientation="h", name=verdict, marker_color=color,
-                text=[f"{v:.4f}" for v in part[C.COL_COSINE]], textposition="outside", cliponaxis=False,
+                x=part[constants.COL_COSINE], y=part["label"], orientation="h", name=verdict, marker_color=color,
+                text=[f"{v:.4f}" for v in part[constants.COL_COSINE]], textposition="outside", cliponaxis=False,
             )
     pub = frame.dropna(subset=["published"])
     if not pub.empty:
@@ -137,13 +137,13 @@ def _bar_chart(frame: pd.DataFrame, threshold: float | None) -> go.Figure:
     if threshold is not None:
         fig.add_vline(x=threshold, line_dash="dash", line_color="gray", annotation_text=f"threshold {threshold:.2f}", annotation_position="top")
     else:
-        own = frame.dropna(subset=[C.COL_THRESHOLD])
+        own = frame.dropna(subset=[constants.COL_THRESHOLD])
         fig.add_scatter(
-            x=own[C.COL_THRESHOLD], y=own["label"], mode="markers", name="model's calibrated threshold",
+            x=own[constants.COL_THRESHOLD], y=own["label"], mode="markers", name="model's calibrated threshold",
             marker={"symbol": "line-ns", "size": 26, "line": {"width": 3, "color": "black"}}, hovertemplate="threshold %{x:.3f}<extra></extra>",
         )
     fig.update_layout(
-        xaxis={"title": "cosine similarity", "range": [min(0.0, float(frame[C.COL_COSINE].min())), 1.0]},
+        xaxis={"title": "cosine similarity", "range": [min(0.0, float(frame[constants.COL_COSINE].min())), 1.0]},
         yaxis={"title": None, "autorange": "reversed"},
         barmode="overlay", height=150 + 45 * len(frame), margin={"l": 10, "r": 10, "t": 60, "b": 10},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.08, "x": 0, "xanchor": "left"},
@@ -172,14 +172,14 @@ def _token_expander(model: str, splits: dict[str, object] | str) -> None:
 
 
 # None while "calibrated" is chosen but not computed yet: the table then keeps the global threshold.
-marked = calibration.marker("Threshold marker", KEY_MARKER, "cmp_calibrate", sel)
+marked = calibration_controls.marker("Threshold marker", KEY_MARKER, "cmp_calibrate", sel)
 
 show_errors(RESULT_KEY)
 result = stored(RESULT_KEY)
 if result is not None:
     per_model = isinstance(marked, dict)
-    frame = analysis.compare_table(result.results, marked if per_model else sel.threshold, resources.failure_examples())
-    scored_a, scored_b = str(frame[C.COL_TEXT_A].iloc[0]), str(frame[C.COL_TEXT_B].iloc[0])
+    frame = tables.compare_table(result.results, marked if per_model else sel.threshold, resources.failure_examples())
+    scored_a, scored_b = str(frame[constants.COL_TEXT_A].iloc[0]), str(frame[constants.COL_TEXT_B].iloc[0])
     st.subheader("Cosine per model")
     if (scored_a, scored_b) != (checks[0].cleaned, checks[1].cleaned):
         st.info("The boxes changed since this pair was scored: press Compare to score what you typed.", icon="ℹ️")
@@ -200,17 +200,17 @@ if result is not None:
             note = unknown_token_note(md_escape(short(model)), side, t.n_unk, t.n_tokens)
             if note:
                 st.warning(note, icon="❓")
-    frame["label"] = frame[C.COL_MODEL].map(short)
+    frame["label"] = frame[constants.COL_MODEL].map(short)
     chart(_bar_chart(frame, None if per_model else sel.threshold), frame.drop(columns=["label"]), "compare cosines")
-    shown = frame.rename(columns={C.COL_TOKENS_A: "tokens A", C.COL_TOKENS_B: "tokens B"})
-    shown = shown[["label", C.COL_COSINE, C.COL_THRESHOLD, "verdict", "tokens A", "tokens B", C.COL_TRUNCATED, "published", "note", C.COL_MODEL]]
-    shown = shown.rename(columns={"label": "model", C.COL_MODEL: "model id"})
+    shown = frame.rename(columns={constants.COL_TOKENS_A: "tokens A", constants.COL_TOKENS_B: "tokens B"})
+    shown = shown[["label", constants.COL_COSINE, constants.COL_THRESHOLD, "verdict", "tokens A", "tokens B", constants.COL_TRUNCATED, "published", "note", constants.COL_MODEL]]
+    shown = shown.rename(columns={"label": "model", constants.COL_MODEL: "model id"})
     table(
         shown,
         "compare table",
         column_config={
-            C.COL_COSINE: st.column_config.NumberColumn(format="%.4f"),
-            C.COL_THRESHOLD: st.column_config.NumberColumn(format="%.3f", help="The threshold this verdict uses: the sidebar's, or the model's calibrated one."),
+            constants.COL_COSINE: st.column_config.NumberColumn(format="%.4f"),
+            constants.COL_THRESHOLD: st.column_config.NumberColumn(format="%.3f", help="The threshold this verdict uses: the sidebar's, or the model's calibrated one."),
             "published": st.column_config.NumberColumn(format="%.2f", help="The failure paper's published cosine for this pair and model (section 4.6)."),
             "tokens A": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
             "tokens B": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),

@@ -12,10 +12,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import analysis
-from core import calibration as cal
-from core import constants as C
-from ui import calibration, charts, resources, state, widgets
+from core import constants
+from core.papers import failure_modes
+from core.probes import calibration
+from core.scoring import tables
+from ui import calibration_controls, charts, resources, state, widgets
 
 RUN_KEY = "failure_modes"
 SEARCH_KEY = "fm_search"
@@ -26,7 +27,7 @@ PUBLISHED_THRESHOLDS = {"Table 2": 0.7, "Appendix B": 0.8}
 
 # ------------------------------------------------- widget values that survive page switches
 # Streamlit forgets a widget's state when another page is shown; each widget
-# here copies its value to "<key>__saved" on change and is drawn from it.
+# here copies its value to widgets.saved_key(key) on change and is drawn from it.
 
 
 
@@ -39,7 +40,7 @@ def _mode_rows(wide: pd.DataFrame) -> pd.DataFrame:
     """Failure modes in the paper's order, labelled, as a first column."""
     wide = wide.reindex([m for m in charts.ordered_categories(wide.index) if m in wide.index])
     out = wide.reset_index()
-    out.insert(0, "failure mode", out[C.COL_CATEGORY].map(charts.category_label))
+    out.insert(0, "failure mode", out[constants.COL_CATEGORY].map(charts.category_label))
     return out
 
 
@@ -55,9 +56,9 @@ st.markdown(
 
 selection = state.current()
 threshold = selection.threshold
-suite_pairs = resources.suite(C.SUITE_FAILURE_MODES)
-st.caption(f"Suite: {len(suite_pairs)} pairs ({sum(suite_pairs[C.COL_CATEGORY].isin(C.FAILURE_MODES))} adversarial, "
-           f"{sum(suite_pairs[C.COL_CATEGORY].isin(C.CONTROLS))} controls) across {suite_pairs[C.COL_DOMAIN].nunique()} domains.")
+suite_pairs = resources.suite(constants.SUITE_FAILURE_MODES)
+st.caption(f"Suite: {len(suite_pairs)} pairs ({sum(suite_pairs[constants.COL_CATEGORY].isin(constants.FAILURE_MODES))} adversarial, "
+           f"{sum(suite_pairs[constants.COL_CATEGORY].isin(constants.CONTROLS))} controls) across {suite_pairs[constants.COL_DOMAIN].nunique()} domains.")
 
 if st.button("Run failure-mode suite", type="primary", help="Scores every pair of the suite with the models selected in the sidebar."):
     state.run(suite_pairs, selection, key=RUN_KEY, label="Scoring the failure-mode suite")
@@ -76,8 +77,8 @@ else:
 
 if not results.empty:
     models = stored.models
-    summary = analysis.category_summary(results, threshold, suite=C.SUITE_FAILURE_MODES)
-    modes = analysis.failure_mode_table(results, threshold)
+    summary = tables.category_summary(results, threshold, suite=constants.SUITE_FAILURE_MODES)
+    modes = failure_modes.failure_mode_table(results, threshold)
 
     # ---- Table 1: mean ± SD heatmap
     st.header("Mean cosine by category")
@@ -90,19 +91,19 @@ if not results.empty:
     st.header("Failure rate across thresholds")
     st.caption("Share of pairs scoring above each threshold, one panel per failure mode (and the positive controls, "
                "where a high share is what you want). The dashed line is the sidebar threshold; move the slider to move it.")
-    curves = analysis.failure_rate_curves(results)
-    curves = curves[curves[C.COL_CATEGORY].isin([*C.FAILURE_MODES, C.CAT_POSITIVE])]
+    curves = tables.failure_rate_curves(results)
+    curves = curves[curves[constants.COL_CATEGORY].isin([*constants.FAILURE_MODES, constants.CAT_POSITIVE])]
     widgets.chart(charts.failure_rate_curves_figure(curves, threshold), curves, "failure-modes-rate-curves")
 
     # ---- Table 2: failure rate at the threshold, with bootstrap CI
     st.header(f"Failure rate at threshold {threshold:.2f}")
     st.caption("Failure paper Table 2 (published at 0.70; Appendix B at 0.80): share of adversarial pairs scoring above the "
                "threshold, with a 95% bootstrap confidence interval.")
-    fr = summary[summary[C.COL_CATEGORY].isin(C.FAILURE_MODES)]
-    fr_table = pd.DataFrame(index=pd.Index([m for m in C.FAILURE_MODES if m in set(fr[C.COL_CATEGORY])], name=C.COL_CATEGORY))
+    fr = summary[summary[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)]
+    fr_table = pd.DataFrame(index=pd.Index([m for m in constants.FAILURE_MODES if m in set(fr[constants.COL_CATEGORY])], name=constants.COL_CATEGORY))
     percent = {}
     for model in models:
-        mine = fr[fr[C.COL_MODEL] == model].set_index(C.COL_CATEGORY)
+        mine = fr[fr[constants.COL_MODEL] == model].set_index(constants.COL_CATEGORY)
         name = state.short(model)
         fr_table[name] = mine["failure_rate"]
         fr_table[f"{name} CI low"] = mine["fr_ci_low"]
@@ -120,19 +121,19 @@ if not results.empty:
         "unrelated pairs should not), and the failure rates are recomputed at it. The ROC curve shows every threshold's "
         "trade-off; the star marks the calibrated one."
     )
-    cal_settings = calibration.settings_widgets()
-    cal_table = cal.calibrate(results, cal_settings.negatives, cal_settings.max_fpr, threshold)
+    cal_settings = calibration_controls.settings_widgets()
+    cal_table = calibration.calibrate(results, cal_settings.negatives, cal_settings.max_fpr, threshold)
     if cal_table.empty:
         st.info("This run has no positive and negative controls to calibrate on.")
     else:
-        roc = cal.roc_table(results, cal_settings.negatives)
+        roc = calibration.roc_table(results, cal_settings.negatives)
         widgets.chart(charts.roc_figure(roc, cal_table, cal_settings.method), roc, "failure-modes-roc")
-        shown_cal = cal_table.assign(model=cal_table[C.COL_MODEL].map(state.short))
+        shown_cal = cal_table.assign(model=cal_table[constants.COL_MODEL].map(state.short))
         widgets.table(shown_cal, "failure-modes-calibration", column_config={c: st.column_config.NumberColumn(format="%.3f") for c in cal_table.columns if cal_table[c].dtype.kind == "f"})
-        rates = cal.failure_rates(results, cal.thresholds_by_model(cal_table, cal_settings.method), threshold)
+        rates = calibration.failure_rates(results, calibration.thresholds_by_model(cal_table, cal_settings.method), threshold)
         st.plotly_chart(charts.calibrated_rates_figure(rates), width="stretch", key="chart-failure-modes-calibrated-rates")
         percent = {c: st.column_config.NumberColumn(c, format="percent") for c in ("failure_rate_global", "failure_rate_calibrated", "change")}
-        widgets.table(rates.assign(model=rates[C.COL_MODEL].map(state.short)), "failure-modes-calibrated-rates", column_config=percent)
+        widgets.table(rates.assign(model=rates[constants.COL_MODEL].map(state.short)), "failure-modes-calibrated-rates", column_config=percent)
 
     # ---- Table 3: severity
     st.header("Severity")
@@ -141,12 +142,12 @@ if not results.empty:
                "The ranking averages over the models in this run.")
     left, right = st.columns(2)
     with left:
-        ranking = analysis.severity_ranking(results)
-        ranking.insert(0, "failure mode", ranking[C.COL_CATEGORY].map(charts.category_label))
-        ranking = ranking[["rank", "failure mode", "avg_similarity", "severity_ratio", C.COL_CATEGORY]]
+        ranking = failure_modes.severity_ranking(results)
+        ranking.insert(0, "failure mode", ranking[constants.COL_CATEGORY].map(charts.category_label))
+        ranking = ranking[["rank", "failure mode", "avg_similarity", "severity_ratio", constants.COL_CATEGORY]]
         widgets.table(ranking, "failure-modes-severity-ranking")
     with right:
-        sev = _mode_rows(_model_columns(modes.pivot(index=C.COL_CATEGORY, columns=C.COL_MODEL, values="severity_ratio")))
+        sev = _mode_rows(_model_columns(modes.pivot(index=constants.COL_CATEGORY, columns=constants.COL_MODEL, values="severity_ratio")))
         st.caption("Severity ratio per model")
         widgets.table(sev, "failure-modes-severity-per-model")
 
@@ -154,7 +155,7 @@ if not results.empty:
     st.header("Effect size against paraphrases (Cohen's d)")
     st.caption("Failure paper Table 5: Cohen's d of the positive controls vs the failure mode. "
                "**A negative d means the failure pairs score higher than true paraphrases**; the larger |d|, the clearer the gap.")
-    d_table = _mode_rows(_model_columns(modes.pivot(index=C.COL_CATEGORY, columns=C.COL_MODEL, values="cohens_d")))
+    d_table = _mode_rows(_model_columns(modes.pivot(index=constants.COL_CATEGORY, columns=constants.COL_MODEL, values="cohens_d")))
     widgets.table(d_table, "failure-modes-cohens-d")
 
     # ---- Appendix A: Kruskal-Wallis
@@ -164,8 +165,8 @@ if not results.empty:
     else:
         st.caption("Failure paper Appendix A: Kruskal-Wallis H-test across models, per failure mode. "
                    "A small p means at least one model scores this mode differently from the others.")
-        kw = analysis.kruskal_by_category(results)
-        kw.insert(0, "failure mode", kw[C.COL_CATEGORY].map(charts.category_label))
+        kw = failure_modes.kruskal_by_category(results)
+        kw.insert(0, "failure mode", kw[constants.COL_CATEGORY].map(charts.category_label))
         widgets.table(kw, "failure-modes-kruskal-wallis")
 
     # ---- Table 4: vulnerability ranking
@@ -176,8 +177,8 @@ if not results.empty:
         st.caption("Failure paper Table 4. The paper gives the scores but not the rule; this one reproduces its Table 4 "
                    "exactly from its Table 1: for each failure mode, rank the models by mean cosine (1 = highest = most fooled); "
                    "a model's score is the sum over modes of (rank − 1). **Lower score = more vulnerable** (0 = most fooled in every mode).")
-        vuln = analysis.vulnerability_ranking(results)
-        vuln[C.COL_MODEL] = vuln[C.COL_MODEL].map(state.short)
+        vuln = failure_modes.vulnerability_ranking(results)
+        vuln[constants.COL_MODEL] = vuln[constants.COL_MODEL].map(state.short)
         vuln["modes_ranked_first"] = vuln["modes_ranked_first"].map(
             lambda text: ", ".join(charts.category_label(m) for m in text.split(", ")) if text else "")
         widgets.table(vuln, "failure-modes-vulnerability")
@@ -186,9 +187,9 @@ if not results.empty:
     st.header("Worst cases")
     st.caption("Adversarial pairs sorted by cosine, highest first: the higher the score, the worse the failure. "
                "Filter by domain or failure mode, or search the sentences.")
-    worst = results[results[C.COL_CATEGORY].isin(C.FAILURE_MODES)]
-    domains = sorted(worst[C.COL_DOMAIN].dropna().unique()) if C.COL_DOMAIN in worst.columns else []
-    mode_options = [m for m in C.FAILURE_MODES if m in set(worst[C.COL_CATEGORY])]
+    worst = results[results[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)]
+    domains = sorted(worst[constants.COL_DOMAIN].dropna().unique()) if constants.COL_DOMAIN in worst.columns else []
+    mode_options = [m for m in constants.FAILURE_MODES if m in set(worst[constants.COL_CATEGORY])]
     c1, c2, c3 = st.columns([2, 2, 3])
     chosen_domains = c1.multiselect("Domains", domains, default=[d for d in widgets.saved(DOMAINS_KEY, []) if d in domains],
                                     key=DOMAINS_KEY, on_change=widgets.persist, args=(DOMAINS_KEY,), placeholder="All domains", help="Empty = all domains.")
@@ -198,20 +199,20 @@ if not results.empty:
     query = c3.text_input("Search pairs", value=widgets.saved(SEARCH_KEY, ""), key=SEARCH_KEY, on_change=widgets.persist, args=(SEARCH_KEY,),
                           placeholder="e.g. insulin, acquired, before", help="Case-insensitive; matches either sentence.")
     if chosen_domains:
-        worst = worst[worst[C.COL_DOMAIN].isin(chosen_domains)]
+        worst = worst[worst[constants.COL_DOMAIN].isin(chosen_domains)]
     if chosen_modes:
-        worst = worst[worst[C.COL_CATEGORY].isin(chosen_modes)]
+        worst = worst[worst[constants.COL_CATEGORY].isin(chosen_modes)]
     if query.strip():
         needle = query.strip()
-        hit = worst[C.COL_TEXT_A].str.contains(needle, case=False, regex=False) | worst[C.COL_TEXT_B].str.contains(needle, case=False, regex=False)
+        hit = worst[constants.COL_TEXT_A].str.contains(needle, case=False, regex=False) | worst[constants.COL_TEXT_B].str.contains(needle, case=False, regex=False)
         worst = worst[hit]
-    cols = [c for c in (C.COL_COSINE, C.COL_MODEL, C.COL_CATEGORY, C.COL_DOMAIN, C.COL_TEXT_A, C.COL_TEXT_B) if c in worst.columns]
-    worst_out = worst.sort_values(C.COL_COSINE, ascending=False)[cols].reset_index(drop=True)
-    worst_out[C.COL_MODEL] = worst_out[C.COL_MODEL].map(state.short)
-    worst_out[C.COL_CATEGORY] = worst_out[C.COL_CATEGORY].map(charts.category_label)
+    cols = [c for c in (constants.COL_COSINE, constants.COL_MODEL, constants.COL_CATEGORY, constants.COL_DOMAIN, constants.COL_TEXT_A, constants.COL_TEXT_B) if c in worst.columns]
+    worst_out = worst.sort_values(constants.COL_COSINE, ascending=False)[cols].reset_index(drop=True)
+    worst_out[constants.COL_MODEL] = worst_out[constants.COL_MODEL].map(state.short)
+    worst_out[constants.COL_CATEGORY] = worst_out[constants.COL_CATEGORY].map(charts.category_label)
     st.caption(f"{len(worst_out)} pair score(s) match.")
     widgets.table(worst_out, "failure-modes-worst-cases",
-                  column_config={C.COL_COSINE: st.column_config.NumberColumn(C.COL_COSINE, format="%.4f")})
+                  column_config={constants.COL_COSINE: st.column_config.NumberColumn(constants.COL_COSINE, format="%.4f")})
 
 # ---- published figures next to ours
 st.header("Published figures vs this run")
@@ -219,29 +220,29 @@ st.caption("Failure paper Table 1 (mean ± SD), Table 2 (failure rate at 0.70) a
            "computes for the same model. Published failure rates are at fixed thresholds, so ours are shown at those same "
            "thresholds, not at the sidebar's. The paper's suite and ours are not the same pairs, so expect differences.")
 published = resources.published("failure")
-ran = set(results[C.COL_MODEL]) if not results.empty else set()
+ran = set(results[constants.COL_MODEL]) if not results.empty else set()
 published_models = [m for m in dict.fromkeys(published.loc[published["table"] == "Table 1", "model"]) if m]
 shown = [m for m in published_models if m in ran] or [published_models[0]]
-ours_summary = analysis.category_summary(results, suite=C.SUITE_FAILURE_MODES) if ran else pd.DataFrame()
-ours_rates = {table: analysis.failure_mode_table(results, thr) for table, thr in PUBLISHED_THRESHOLDS.items()} if ran else {}
+ours_summary = tables.category_summary(results, suite=constants.SUITE_FAILURE_MODES) if ran else pd.DataFrame()
+ours_rates = {table: failure_modes.failure_mode_table(results, thr) for table, thr in PUBLISHED_THRESHOLDS.items()} if ran else {}
 for model in shown:
     pub = published[published["model"] == model]
-    t1 = pub[pub["table"] == "Table 1"].pivot(index=C.COL_CATEGORY, columns="metric", values="value")
-    compare = pd.DataFrame(index=pd.Index(charts.ordered_categories(t1.index), name=C.COL_CATEGORY))
+    t1 = pub[pub["table"] == "Table 1"].pivot(index=constants.COL_CATEGORY, columns="metric", values="value")
+    compare = pd.DataFrame(index=pd.Index(charts.ordered_categories(t1.index), name=constants.COL_CATEGORY))
     compare["published mean"] = t1["mean_cosine"]
     compare["published SD"] = t1["sd_cosine"]
     if model in ran:
-        mine = ours_summary[ours_summary[C.COL_MODEL] == model].set_index(C.COL_CATEGORY)
+        mine = ours_summary[ours_summary[constants.COL_MODEL] == model].set_index(constants.COL_CATEGORY)
         compare["our mean"] = mine["mean"]
         compare["our SD"] = mine["sd"]
     for table, thr in PUBLISHED_THRESHOLDS.items():
-        rows = pub[(pub["table"] == table) & (pub["metric"] == "failure_rate")].set_index(C.COL_CATEGORY)
+        rows = pub[(pub["table"] == table) & (pub["metric"] == "failure_rate")].set_index(constants.COL_CATEGORY)
         compare[f"published rate > {thr:.1f}"] = rows["value"]
         if model in ran:
             mine = ours_rates[table]
-            compare[f"our rate > {thr:.1f}"] = mine[mine[C.COL_MODEL] == model].set_index(C.COL_CATEGORY)["failure_rate"]
+            compare[f"our rate > {thr:.1f}"] = mine[mine[constants.COL_MODEL] == model].set_index(constants.COL_CATEGORY)["failure_rate"]
     compare = compare.reset_index()
-    compare.insert(0, "category label", compare[C.COL_CATEGORY].map(charts.category_label))
+    compare.insert(0, "category label", compare[constants.COL_CATEGORY].map(charts.category_label))
     st.subheader(state.short(model))
     if model not in ran:
         st.caption("Not in this run: run the suite with this model selected to see our figures next to these.")

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from core import registry
+from core.models import registry
 from ui import resources
 from ui.state import short
 

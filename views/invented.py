@@ -10,20 +10,20 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import constants as C
-from core.invented import generate_words, oov_replacements, oov_replicate_summary, slot_pairs
-from core.models import ModelUnavailable
-from core.suites import read_suite_file
-from core.tokens import word_pieces
+from core import constants
+from core.models.loading import ModelUnavailable
+from core.models.tokens import word_pieces
+from core.papers.suites import read_suite_file
+from core.probes.invented import generate_words, oov_replacements, oov_replicate_summary, slot_pairs
 from ui import charts, resources, state, widgets
 
 RUN_KEY = "invented_oov"
 SLOT_KEY = "invented_slot"
 KEY_ENTITY = "iw_entity"
 KEY_SENTENCE = "iw_sentence"
-KINDS = {"both": "plausible and random", C.WORD_PLAUSIBLE: "plausible only", C.WORD_RANDOM: "random only"}
+KINDS = {"both": "plausible and random", constants.WORD_PLAUSIBLE: "plausible only", constants.WORD_RANDOM: "random only"}
 ANY = "any"
-READINGS = {C.VARIANT_REPLACED_BOTH: "both sentences", C.VARIANT_REPLACED_B: "second sentence only"}
+READINGS = {constants.VARIANT_REPLACED_BOTH: "both sentences", constants.VARIANT_REPLACED_B: "second sentence only"}
 
 sel = state.current()
 st.title("🔮 Invented words")
@@ -34,9 +34,6 @@ st.caption(
 )
 
 
-def _saved_select(label: str, options: list, key: str, **kwargs):
-    value = widgets.saved(key, options[0])
-    return st.selectbox(label, options, index=options.index(value) if value in options else 0, key=key, on_change=widgets.persist, args=(key,), **kwargs)
 
 
 def _tokenizers() -> tuple[list[tuple[str, object]], dict[str, str]]:
@@ -65,13 +62,13 @@ c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 1, 1])
 entity = c1.text_input("Entity to replace", value=widgets.saved(KEY_ENTITY, "Penicillin"), key=KEY_ENTITY, on_change=widgets.persist, args=(KEY_ENTITY,),
                        max_chars=60, help="Its capitalization sets the words' capitalization; words never contain it.")
 with c2:
-    kind = _saved_select("Kinds", list(KINDS), "iw_kind", format_func=KINDS.get)
+    kind = widgets.saved_selectbox("Kinds", list(KINDS), "iw_kind", format_func=KINDS.get)
 pieces_choice = c3.selectbox("Subword pieces", [ANY, 2, 3, 4, 5, 6], index=[ANY, 2, 3, 4, 5, 6].index(widgets.saved("iw_pieces", ANY)), key="iw_pieces",
                              on_change=widgets.persist, args=("iw_pieces",), help=f"Counted under {state.short(toks[0][0])}, the first selected model.")
 n = c4.number_input("Words", 1, 30, value=int(widgets.saved("iw_n", 8)), key="iw_n", on_change=widgets.persist, args=("iw_n",))
 seed = c5.number_input("Seed", 0, 10**6, value=int(widgets.saved("iw_seed", 0)), key="iw_seed", on_change=widgets.persist, args=("iw_seed",))
 pieces = None if pieces_choice == ANY else int(pieces_choice)
-kinds = list(C.WORD_KINDS) if kind == "both" else [kind]
+kinds = list(constants.WORD_KINDS) if kind == "both" else [kind]
 ref_name, ref_tok = toks[0]
 
 words = []
@@ -86,7 +83,7 @@ else:
         st.error(widgets.md_escape(exc), icon="⛔")
 if words:
     st.text(f"{entity.strip()} under {state.short(ref_name)}: {' '.join(word_pieces(ref_tok, entity.strip()))}")
-    listing = [{"word": w.word, C.COL_KIND: w.kind, C.COL_N_PIECES: w.n_pieces, "pieces": " ".join(w.pieces)} for w in words]
+    listing = [{"word": w.word, constants.COL_KIND: w.kind, constants.COL_N_PIECES: w.n_pieces, "pieces": " ".join(w.pieces)} for w in words]
     widgets.table(pd.DataFrame(listing), "invented words")
 
     # ---- in a sentence
@@ -102,10 +99,10 @@ if words:
     state.show_errors(SLOT_KEY)
     slot = state.stored(SLOT_KEY)
     if slot is not None:
-        frame = slot.results.assign(model=slot.results[C.COL_MODEL].map(state.short))
+        frame = slot.results.assign(model=slot.results[constants.COL_MODEL].map(state.short))
         st.caption("1.0 would mean the model reads the sentence the same with the invented word; the lower, the more the word moved it.")
-        widgets.table(frame[[C.COL_MODEL, C.COL_REPLACEMENT, C.COL_KIND, C.COL_N_PIECES, C.COL_COSINE, C.COL_TEXT_B]], "invented words in a sentence",
-                      column_config={C.COL_COSINE: st.column_config.NumberColumn(format="%.4f")})
+        widgets.table(frame[[constants.COL_MODEL, constants.COL_REPLACEMENT, constants.COL_KIND, constants.COL_N_PIECES, constants.COL_COSINE, constants.COL_TEXT_B]], "invented words in a sentence",
+                      column_config={constants.COL_COSINE: st.column_config.NumberColumn(format="%.4f")})
 
 # ------------------------------------------------------------------ OOV with k words per entity
 st.header("OOV robustness with k invented words per entity")
@@ -115,12 +112,12 @@ st.caption(
     "and plausible words are compared with random strings."
 )
 d1, d2 = st.columns(2)
-k = d1.slider("k words per entity and kind", 1, 10, value=int(widgets.saved("iw_k", C.OOV_REPLICATES)), key="iw_k", on_change=widgets.persist, args=("iw_k",))
+k = d1.slider("k words per entity and kind", 1, 10, value=int(widgets.saved("iw_k", constants.OOV_REPLICATES)), key="iw_k", on_change=widgets.persist, args=("iw_k",))
 reading = d2.radio("Invented word in", list(READINGS), format_func=READINGS.get, horizontal=True,
-                   index=list(READINGS).index(widgets.saved("iw_reading", C.VARIANT_REPLACED_BOTH)), key="iw_reading", on_change=widgets.persist, args=("iw_reading",))
+                   index=list(READINGS).index(widgets.saved("iw_reading", constants.VARIANT_REPLACED_BOTH)), key="iw_reading", on_change=widgets.persist, args=("iw_reading",))
 if st.button("Run OOV with invented words", type="primary"):
     try:
-        pairs = oov_replacements(read_suite_file(C.SUITE_OOV), ref_tok, int(k), kinds=kinds, readings=[reading], pieces=pieces, seed=int(seed),
+        pairs = oov_replacements(read_suite_file(constants.SUITE_OOV), ref_tok, int(k), kinds=kinds, readings=[reading], pieces=pieces, seed=int(seed),
                                  other_tokenizers=[t for _, t in toks[1:]])
     except ValueError as exc:
         st.error(widgets.md_escape(exc), icon="⛔")
@@ -133,7 +130,7 @@ if result is None:
 else:
     tables = oov_replicate_summary(result.results)
     by_model, by_entity, versus = tables["by_model"], tables["by_entity"], tables["plausible_vs_random"]
-    st.success(f"{result.results[C.COL_ENTITY].nunique()} entities × k = {int(result.results[C.COL_REPLICATE].max())} · "
+    st.success(f"{result.results[constants.COL_ENTITY].nunique()} entities × k = {int(result.results[constants.COL_REPLICATE].max())} · "
                f"reading: {READINGS.get(by_model['reading'].iloc[0], by_model['reading'].iloc[0]) if not by_model.empty else ''}")
     widgets.chart(charts.invented_by_model_figure(by_model), by_model, "invented mean delta per model")
     if not versus.empty:
@@ -141,7 +138,7 @@ else:
         st.caption("Difference of mean deltas (plausible − random), paired over entities with a 95% bootstrap interval, and Cohen's d "
                    "over all words. An interval that excludes 0 means the kind of invented word matters; compare the mean piece counts "
                    "before calling it plausibility.")
-        widgets.table(versus.assign(model=versus[C.COL_MODEL].map(state.short)), "invented plausible vs random")
+        widgets.table(versus.assign(model=versus[constants.COL_MODEL].map(state.short)), "invented plausible vs random")
     st.subheader("Per entity")
-    model_choice = st.selectbox("Model", list(by_entity[C.COL_MODEL].unique()), format_func=state.short, key="iw_entity_model")
+    model_choice = st.selectbox("Model", list(by_entity[constants.COL_MODEL].unique()), format_func=state.short, key="iw_entity_model")
     widgets.chart(charts.invented_by_entity_figure(by_entity, model_choice), by_entity, "invented mean delta per entity")

@@ -14,21 +14,20 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import analysis as A
-from core import constants as C
-from core import reference as R
-from core import reproduce as P
-from core.models import ModelUnavailable
-from core.tokens import piece_counts
+from core import constants
+from core.models.loading import ModelUnavailable
+from core.models.tokens import piece_counts
+from core.papers import oov, reference, reproduce
+from core.scoring import tables
 from ui import charts, resources, widgets
 from ui.state import current, run, short, show_errors, stored
 
 KEY = "oov"
-PAPER = R.PAPER_OOV
+PAPER = reference.PAPER_OOV
 READING_KEY = "oov_reading"
 ENTITY_VALUES_KEY = "oov_entity_values"
 TOKEN_SOURCE_KEY = "oov_token_source"
-READING_LABELS = {C.VARIANT_REPLACED_BOTH: "both sentences", C.VARIANT_REPLACED_B: "second sentence only"}
+READING_LABELS = {constants.VARIANT_REPLACED_BOTH: "both sentences", constants.VARIANT_REPLACED_B: "second sentence only"}
 RAW, NORMALIZED = "Raw delta", "Normalized delta (% of dynamic range)"
 FROM_TOKENIZER, FROM_TABLE2 = "each model's tokenizer", "the paper's Table 2"
 PUBLISHED_COLOR = "#9e9e9e"
@@ -39,17 +38,13 @@ PERCENT = st.column_config.NumberColumn(format="percent")
 
 
 
-def _radio(label: str, options: list, key: str, **kwargs):
-    value = widgets.saved(key, options[0])
-    index = options.index(value) if value in options else 0
-    return st.radio(label, options, index=index, key=key, on_change=widgets.persist, args=(key,), horizontal=True, **kwargs)
 
 
 # --------------------------------------------------------------------- charts
 
 
 def _label(frame: pd.DataFrame) -> list[str]:
-    return [short(m) for m in frame[C.COL_MODEL]]
+    return [short(m) for m in frame[constants.COL_MODEL]]
 
 
 def _bars_with_published(frame: pd.DataFrame, value: str, low: str | None, high: str | None, title: str, reading: str | None, percent: bool = False) -> go.Figure:
@@ -119,20 +114,20 @@ def _d_heatmap(matrix: pd.DataFrame) -> go.Figure:
 
 
 def _jaccard_scatter(baseline: pd.DataFrame, corr: pd.DataFrame) -> go.Figure:
-    stats = corr.set_index(C.COL_MODEL)
+    stats = corr.set_index(constants.COL_MODEL)
     data = baseline.assign(
-        panel=[f"{short(m)} (r = {stats.at[m, 'pearson_r']:.3f}, ρ = {stats.at[m, 'spearman_rho']:.3f})" if m in stats.index else short(m) for m in baseline[C.COL_MODEL]],
-        category_label=baseline[C.COL_CATEGORY].map(charts.category_label),
+        panel=[f"{short(m)} (r = {stats.at[m, 'pearson_r']:.3f}, ρ = {stats.at[m, 'spearman_rho']:.3f})" if m in stats.index else short(m) for m in baseline[constants.COL_MODEL]],
+        category_label=baseline[constants.COL_CATEGORY].map(charts.category_label),
     )
     fig = px.scatter(
         data,
-        x=C.COL_TOKEN_JACCARD,
-        y=C.COL_COSINE,
+        x=constants.COL_TOKEN_JACCARD,
+        y=constants.COL_COSINE,
         color="category_label",
         facet_col="panel",
         facet_col_wrap=2,
-        hover_data={C.COL_TEXT_A: True, C.COL_TEXT_B: True, "panel": False},
-        labels={C.COL_TOKEN_JACCARD: "token Jaccard", C.COL_COSINE: "cosine", "category_label": "category"},
+        hover_data={constants.COL_TEXT_A: True, constants.COL_TEXT_B: True, "panel": False},
+        labels={constants.COL_TOKEN_JACCARD: "token Jaccard", constants.COL_COSINE: "cosine", "category_label": "category"},
         title="Token Jaccard vs cosine on the 100 baseline pairs (Pearson r, Spearman ρ per model)",
     )
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
@@ -157,7 +152,7 @@ def _token_group_bars(frame: pd.DataFrame) -> go.Figure:
 
 def _counts_by_model(models: list[str], entities: list[str], remote: frozenset[str]) -> tuple[dict[str, dict[str, int]], list[str]]:
     """Each model's own split of the original entities; failures fall back to Table 2."""
-    table2 = P.table2_token_counts()
+    table2 = reproduce.table2_token_counts()
     counts: dict[str, dict[str, int]] = {}
     problems: list[str] = []
     for name in models:
@@ -198,15 +193,15 @@ def _reading_box(readings: pd.DataFrame) -> None:
         icon="ℹ️",
     )
     if not readings.empty:
-        shown = readings.assign(model=readings[C.COL_MODEL].map(short))[["model", "reading_label", "n", "mean_delta", "ci_low", "ci_high", "normalized_mean"]]
+        shown = readings.assign(model=readings[constants.COL_MODEL].map(short))[["model", "reading_label", "n", "mean_delta", "ci_low", "ci_high", "normalized_mean"]]
         widgets.table(shown, "oov mean delta under both readings", column_config={"normalized_mean": PERCENT})
 
 
 def _section_raw(summary: pd.DataFrame, reading: str) -> None:
     st.subheader("Raw OOV delta")
-    st.caption(f"Delta = cosine of the original pair − cosine with the invented word ({C.OOV_READINGS[reading]}); bars are means with 95% bootstrap CIs. Published: Table 4.")
+    st.caption(f"Delta = cosine of the original pair − cosine with the invented word ({constants.OOV_READINGS[reading]}); bars are means with 95% bootstrap CIs. Published: Table 4.")
     cols = {c: ("Table 4", c) for c in ("mean_delta", "sd_delta", "min_delta", "max_delta")}
-    frame = P.published_alongside(summary[[C.COL_MODEL, "n", "mean_delta", "ci_low", "ci_high", "sd_delta", "min_delta", "max_delta"]], PAPER, cols)
+    frame = reproduce.published_alongside(summary[[constants.COL_MODEL, "n", "mean_delta", "ci_low", "ci_high", "sd_delta", "min_delta", "max_delta"]], PAPER, cols)
     widgets.chart(_bars_with_published(frame, "mean_delta", "ci_low", "ci_high", "Mean OOV delta per model", reading), frame, "oov raw delta chart")
     widgets.table(frame, "oov raw delta")
     st.caption("The paper's SDs are population SDs (ddof = 0); ours are sample SDs (ddof = 1).")
@@ -216,16 +211,16 @@ def _section_dynamic(dyn: pd.DataFrame) -> None:
     st.subheader("Dynamic range")
     st.caption("Mean positive-control minus mean negative-control cosine on the baseline suite (Table 5). It does not depend on the reading.")
     cols = {"mean_positive": ("Table 5", "mean_positive"), "mean_negative": ("Table 5", "mean_negative"), "dynamic_range": ("Table 5", "dynamic_range")}
-    frame = P.published_alongside(dyn, PAPER, cols)
+    frame = reproduce.published_alongside(dyn, PAPER, cols)
     widgets.chart(_range_bars(frame), frame, "oov dynamic range chart")
     widgets.table(frame, "oov dynamic range")
 
 
 def _section_normalized(summary: pd.DataFrame, reading: str) -> None:
     st.subheader("Normalized delta (% of dynamic range)")
-    st.caption(f"Delta ÷ the model's dynamic range, with 95% bootstrap CIs ({C.OOV_READINGS[reading]}). Published: Table 5.")
+    st.caption(f"Delta ÷ the model's dynamic range, with 95% bootstrap CIs ({constants.OOV_READINGS[reading]}). Published: Table 5.")
     cols = {"normalized_mean": ("Table 5", "normalized_mean_delta"), "normalized_max": ("Table 5", "normalized_max_delta")}
-    frame = P.published_alongside(summary[[C.COL_MODEL, "dynamic_range", "normalized_mean", "norm_ci_low", "norm_ci_high", "normalized_max"]], PAPER, cols)
+    frame = reproduce.published_alongside(summary[[constants.COL_MODEL, "dynamic_range", "normalized_mean", "norm_ci_low", "norm_ci_high", "normalized_max"]], PAPER, cols)
     fig = _bars_with_published(frame, "normalized_mean", "norm_ci_low", "norm_ci_high", "Mean normalized OOV delta per model", reading, percent=True)
     widgets.chart(fig, frame, "oov normalized delta chart")
     pct = ("normalized_mean", "norm_ci_low", "norm_ci_high", "normalized_max", "normalized_mean (published)", "normalized_max (published)")
@@ -234,63 +229,63 @@ def _section_normalized(summary: pd.DataFrame, reading: str) -> None:
 
 def _section_entities(deltas: pd.DataFrame, reading: str) -> None:
     st.subheader("Per-entity deltas")
-    which = _radio("Heatmap values", [RAW, NORMALIZED], ENTITY_VALUES_KEY)
+    which = widgets.saved_radio("Heatmap values", [RAW, NORMALIZED], ENTITY_VALUES_KEY)
     normalized = which == NORMALIZED
     value, table, metric = ("normalized_delta", "Table C1", "normalized_delta") if normalized else ("delta", "Table A1", "delta")
-    ours = deltas.pivot_table(index=C.COL_ENTITY, columns=C.COL_MODEL, values=value, sort=False)
+    ours = deltas.pivot_table(index=constants.COL_ENTITY, columns=constants.COL_MODEL, values=value, sort=False)
     ours.columns = [f"{short(m)}" for m in ours.columns]
-    published = R.published_wide(PAPER, table, metric, index="entity")
-    published.columns = [f"{R.MODEL_SHORT_NAMES.get(m, short(m))} (published)" for m in published.columns]
+    published = reference.published_wide(PAPER, table, metric, index="entity")
+    published.columns = [f"{reference.MODEL_SHORT_NAMES.get(m, short(m))} (published)" for m in published.columns]
     wide = ours.join(published, how="outer").reindex(list(dict.fromkeys([*ours.index, *published.index])))
-    title = f"{which} by entity ({C.OOV_READINGS[reading]}) beside the paper's {table}"
+    title = f"{which} by entity ({constants.OOV_READINGS[reading]}) beside the paper's {table}"
     widgets.chart(_entity_heatmap(wide, title, normalized), wide.reset_index(), f"oov entity heatmap {value}")
     cols = {"cosine_original": ("Table A1", "original_cosine"), "cosine_replaced": ("Table A1", "modified_cosine"), "delta": ("Table A1", "delta"), "normalized_delta": ("Table C1", "normalized_delta")}
-    frame = P.published_alongside(deltas[[C.COL_MODEL, C.COL_ENTITY, C.COL_REPLACEMENT, "cosine_original", "cosine_replaced", "delta", "normalized_delta"]], PAPER, cols, keys=(C.COL_MODEL, C.COL_ENTITY))
+    frame = reproduce.published_alongside(deltas[[constants.COL_MODEL, constants.COL_ENTITY, constants.COL_REPLACEMENT, "cosine_original", "cosine_replaced", "delta", "normalized_delta"]], PAPER, cols, keys=(constants.COL_MODEL, constants.COL_ENTITY))
     with st.expander("Per-entity table (Tables A1 and C1)"):
         widgets.table(frame, "oov per entity", column_config={"normalized_delta": PERCENT, "normalized_delta (published)": PERCENT})
 
 
 def _section_cohens_d(results: pd.DataFrame, deltas: pd.DataFrame, reading: str) -> None:
     st.subheader("Effect sizes between models (Cohen's d)")
-    if deltas[C.COL_MODEL].nunique() < 2:
+    if deltas[constants.COL_MODEL].nunique() < 2:
         st.info("Cohen's d between models needs at least two models: select more in the sidebar and run again.")
     else:
-        matrix = A.cohens_d_matrix(deltas)
+        matrix = oov.cohens_d_matrix(deltas)
         widgets.chart(_d_heatmap(matrix), matrix.rename(index=short, columns=short).reset_index(names="model"), "oov cohens d matrix")
-    comp = P.compare_to_published(results, PAPER, "Table 7", reading=reading)
+    comp = reproduce.compare_to_published(results, PAPER, "Table 7", reading=reading)
     comp = comp[comp["metric"] == "cohens_d"][["model", "model_b", "published", "recomputed", "difference", "status", "remark"]]
-    st.caption(f"Published Table 7 (row model minus column model, pooled sample SD) beside ours ({C.OOV_READINGS[reading]}).")
+    st.caption(f"Published Table 7 (row model minus column model, pooled sample SD) beside ours ({constants.OOV_READINGS[reading]}).")
     widgets.table(comp, "oov cohens d vs published")
 
 
 def _section_jaccard(results: pd.DataFrame) -> None:
     st.subheader("Token overlap vs cosine")
-    baseline = results[results[C.COL_SUITE] == C.SUITE_BASELINE]
-    corr = A.jaccard_correlation(results)
+    baseline = results[results[constants.COL_SUITE] == constants.SUITE_BASELINE]
+    corr = oov.jaccard_correlation(results)
     if baseline.empty or corr.empty:
         st.info("No baseline pairs in these results.")
         return
-    widgets.chart(_jaccard_scatter(baseline, corr), baseline[[C.COL_MODEL, C.COL_CATEGORY, C.COL_PAIR_ID, C.COL_TOKEN_JACCARD, C.COL_COSINE]], "oov jaccard scatter")
-    frame = P.published_alongside(corr, PAPER, {"pearson_r": ("Table 11", "pearson_r"), "spearman_rho": ("Table 11", "spearman_rho")})
+    widgets.chart(_jaccard_scatter(baseline, corr), baseline[[constants.COL_MODEL, constants.COL_CATEGORY, constants.COL_PAIR_ID, constants.COL_TOKEN_JACCARD, constants.COL_COSINE]], "oov jaccard scatter")
+    frame = reproduce.published_alongside(corr, PAPER, {"pearson_r": ("Table 11", "pearson_r"), "spearman_rho": ("Table 11", "spearman_rho")})
     widgets.table(frame, "oov jaccard correlation")
 
 
 def _section_tokens(results: pd.DataFrame, deltas: pd.DataFrame, reading: str, remote: frozenset[str]) -> None:
     st.subheader("Single- vs multi-token originals")
-    source = _radio("Original token counts from", [FROM_TOKENIZER, FROM_TABLE2], TOKEN_SOURCE_KEY)
-    models = list(dict.fromkeys(deltas[C.COL_MODEL]))
-    entities = list(dict.fromkeys(deltas[C.COL_ENTITY]))
-    table2 = P.table2_token_counts()
+    source = widgets.saved_radio("Original token counts from", [FROM_TOKENIZER, FROM_TABLE2], TOKEN_SOURCE_KEY)
+    models = list(dict.fromkeys(deltas[constants.COL_MODEL]))
+    entities = list(dict.fromkeys(deltas[constants.COL_ENTITY]))
+    table2 = reproduce.table2_token_counts()
     if source == FROM_TOKENIZER:
         counts, problems = _counts_by_model(models, entities, remote)
         for problem in problems:
             st.warning(widgets.md_escape(problem))
     else:
         counts = {m: {e: table2.get(e, 1) for e in entities} for m in models}
-    groups = A.oov_token_groups(deltas, counts)
+    groups = oov.oov_token_groups(deltas, counts)
     cols = {"single_token_mean_delta": ("Table 10", "single_token_mean_delta"), "multi_token_mean_delta": ("Table 10", "multi_token_mean_delta")}
-    frame = P.published_alongside(groups, PAPER, cols)
-    st.caption(f"Counts from {source}; the paper's Table 10 groups 17 single-token and 3 multi-token originals ({C.OOV_READINGS[reading]}).")
+    frame = reproduce.published_alongside(groups, PAPER, cols)
+    st.caption(f"Counts from {source}; the paper's Table 10 groups 17 single-token and 3 multi-token originals ({constants.OOV_READINGS[reading]}).")
     widgets.chart(_token_group_bars(frame), frame, "oov token groups chart")
     widgets.table(frame, "oov token groups")
     with st.expander("Token counts of the original entities"):
@@ -303,32 +298,32 @@ def _section_tokens(results: pd.DataFrame, deltas: pd.DataFrame, reading: str, r
 def _section_swap(results: pd.DataFrame) -> None:
     st.subheader("Entity-swap check")
     st.caption("Same words, roles swapped (baseline suite): near-1 cosines mean word order barely matters (Table 3).")
-    frame = P.published_alongside(A.entity_swap_check(results), PAPER, {"mean": ("Table 3", "mean_cosine")})
+    frame = reproduce.published_alongside(oov.entity_swap_check(results), PAPER, {"mean": ("Table 3", "mean_cosine")})
     widgets.table(frame, "oov entity swap check")
 
 
 def _section_categories(results: pd.DataFrame, threshold: float) -> None:
     st.subheader("Category means (baseline suite)")
-    summary = A.category_summary(results, threshold, suite=C.SUITE_BASELINE)
+    summary = tables.category_summary(results, threshold, suite=constants.SUITE_BASELINE)
     if summary.empty:
         st.info("No baseline pairs in these results.")
         return
-    published = R.published_table(PAPER, "Table 12")
+    published = reference.published_table(PAPER, "Table 12")
     published = published[published["metric"] == "mean_cosine"]
     published_cells = pd.DataFrame(
         {
-            C.COL_MODEL: [f"{R.MODEL_SHORT_NAMES.get(m, short(m))} (published)" for m in published["model"]],
-            C.COL_CATEGORY: published["category"],
+            constants.COL_MODEL: [f"{reference.MODEL_SHORT_NAMES.get(m, short(m))} (published)" for m in published["model"]],
+            constants.COL_CATEGORY: published["category"],
             "n": float("nan"),
             "mean": published["value"],
             "sd": float("nan"),
         }
     )
-    both = pd.concat([summary[[C.COL_MODEL, C.COL_CATEGORY, "n", "mean", "sd"]], published_cells], ignore_index=True)
+    both = pd.concat([summary[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean", "sd"]], published_cells], ignore_index=True)
     fig, data = charts.category_heatmap(both, "Mean cosine by baseline category, ours beside the paper's Table 12")
     widgets.chart(fig, data, "oov category heatmap")
-    cols = [C.COL_MODEL, C.COL_CATEGORY, "n", "mean", "sd", "failure_rate"]
-    frame = P.published_alongside(summary[cols], PAPER, {"mean": ("Table 12", "mean_cosine")}, keys=(C.COL_MODEL, C.COL_CATEGORY))
+    cols = [constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean", "sd", "failure_rate"]
+    frame = reproduce.published_alongside(summary[cols], PAPER, {"mean": ("Table 12", "mean_cosine")}, keys=(constants.COL_MODEL, constants.COL_CATEGORY))
     st.caption(f"failure_rate = share of pairs scoring above the sidebar threshold ({threshold:.2f}).")
     widgets.table(frame, "oov category means", column_config={"failure_rate": PERCENT})
 
@@ -337,7 +332,7 @@ def main() -> None:
     selection = current()
     _intro()
     if st.button("Run OOV suites", key="oov_run", type="primary", help="Scores the OOV suite (3 variants × 20 pairs) and the 100 baseline pairs with every selected model."):
-        pairs = pd.concat([resources.suite(C.SUITE_OOV), resources.suite(C.SUITE_BASELINE)], ignore_index=True)
+        pairs = pd.concat([resources.suite(constants.SUITE_OOV), resources.suite(constants.SUITE_BASELINE)], ignore_index=True)
         run(pairs, selection, key=KEY, label="OOV + baseline suites")
     show_errors(KEY)
     result = stored(KEY)
@@ -345,16 +340,16 @@ def main() -> None:
         st.info("Press **Run OOV suites** to score the suites with the models selected in the sidebar.")
         return
     results = result.results
-    if not {C.SUITE_OOV, C.SUITE_BASELINE} <= set(results[C.COL_SUITE]):
+    if not {constants.SUITE_OOV, constants.SUITE_BASELINE} <= set(results[constants.COL_SUITE]):
         st.warning("The stored results lack the OOV or baseline suite; run the suites again.")
         return
     st.text(f"Results for: {', '.join(short(m) for m in result.models)} ({len(results)} scored pairs, {result.seconds:.1f} s)")
 
-    reading = _radio("Entity replaced in", list(READING_LABELS), READING_KEY, format_func=READING_LABELS.get)
-    dyn = A.dynamic_ranges(results)
-    _reading_box(A.oov_readings(results, dyn))
-    deltas = A.oov_deltas(results, reading, dyn)
-    summary = A.oov_summary(deltas, dyn)
+    reading = widgets.saved_radio("Entity replaced in", list(READING_LABELS), READING_KEY, format_func=READING_LABELS.get)
+    dyn = oov.dynamic_ranges(results)
+    _reading_box(oov.oov_readings(results, dyn))
+    deltas = oov.oov_deltas(results, reading, dyn)
+    summary = oov.oov_summary(deltas, dyn)
 
     _section_raw(summary, reading)
     _section_dynamic(dyn)

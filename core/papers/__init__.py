@@ -1,0 +1,1 @@
+"""The two papers: their suites, published tables, analyses and the reproduction of their tables."""

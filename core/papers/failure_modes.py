@@ -1,0 +1,93 @@
+"""The failure-mode paper's analyses: per-mode table, severity, Kruskal-Wallis, vulnerability ranking.
+
+Conventions:
+    * Failure mode vs positive controls is ``cohens_d(positive, failure)``,
+      so a negative d means failures score higher than paraphrases (failure
+      paper, Table 5).
+    * A failure is a pair scored strictly above the threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+
+from core import constants, stats
+from core.scoring.tables import category_summary, models_in, rows_of_suite
+
+
+def failure_mode_table(results: pd.DataFrame, threshold: float = constants.DEFAULT_THRESHOLD, suite: str = constants.SUITE_FAILURE_MODES) -> pd.DataFrame:
+    """Failure-paper Tables 1, 2, 3 and 5 in one long table.
+
+    Returns:
+        Per model and failure mode: n, mean, sd, failure_rate at the
+        threshold, severity_ratio (mean failure / mean positive) and cohens_d
+        (positive vs failure; negative = failures score above paraphrases).
+    """
+    data = rows_of_suite(results, suite)
+    rows = []
+    for model in models_in(data):
+        mine = data[data[constants.COL_MODEL] == model]
+        positive = mine.loc[mine[constants.COL_CATEGORY] == constants.CAT_POSITIVE, constants.COL_COSINE].to_numpy(float)
+        for mode in constants.FAILURE_MODES:
+            cos = mine.loc[mine[constants.COL_CATEGORY] == mode, constants.COL_COSINE].to_numpy(float)
+            if cos.size == 0:
+                continue
+            mean, sd = stats.mean_sd(cos)
+            rows.append(
+                {
+                    constants.COL_MODEL: model,
+                    constants.COL_CATEGORY: mode,
+                    "n": int(cos.size),
+                    "mean": mean,
+                    "sd": sd,
+                    "failure_rate": stats.failure_rate(cos, threshold),
+                    "severity_ratio": stats.stat_or_nan(stats.severity_ratio, cos, positive) if positive.size else math.nan,
+                    "cohens_d": stats.stat_or_nan(stats.cohens_d, positive, cos) if positive.size >= 2 else math.nan,
+                }
+            )
+    return pd.DataFrame(rows, columns=[constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean", "sd", "failure_rate", "severity_ratio", "cohens_d"])
+
+
+def severity_ranking(results: pd.DataFrame, suite: str = constants.SUITE_FAILURE_MODES) -> pd.DataFrame:
+    """Failure-paper Table 3: modes ranked by mean cosine averaged over models.
+
+    The severity ratio is the models' average failure-mode mean over their
+    average positive-control mean (the reading that reproduces Table 3).
+    """
+    table = category_summary(results, suite=suite)
+    if table.empty:
+        return pd.DataFrame(columns=[constants.COL_CATEGORY, "avg_similarity", "severity_ratio", "rank"])
+    avg = table.groupby(constants.COL_CATEGORY)["mean"].mean()
+    pos = avg.get(constants.CAT_POSITIVE, math.nan)
+    out = pd.DataFrame({"avg_similarity": avg.reindex([m for m in constants.FAILURE_MODES if m in avg.index])})
+    out["severity_ratio"] = out["avg_similarity"] / pos
+    out = out.sort_values("avg_similarity", ascending=False)
+    out["rank"] = range(1, len(out) + 1)
+    return out.rename_axis(constants.COL_CATEGORY).reset_index()
+
+
+def kruskal_by_category(results: pd.DataFrame, suite: str = constants.SUITE_FAILURE_MODES, categories: Sequence[str] = constants.FAILURE_MODES) -> pd.DataFrame:
+    """Kruskal-Wallis H and p across models, per category (needs ≥ 2 models)."""
+    data = rows_of_suite(results, suite)
+    rows = []
+    if len(models_in(data)) >= 2:
+        for cat in categories:
+            sub = data[data[constants.COL_CATEGORY] == cat]
+            if sub.empty:
+                continue
+            groups = {m: g[constants.COL_COSINE].to_numpy(float) for m, g in sub.groupby(constants.COL_MODEL, sort=False)}
+            res = stats.kruskal_wallis(groups)
+            rows.append({constants.COL_CATEGORY: cat, "h": res.h, "p": res.p, "n_models": res.n_groups})
+    return pd.DataFrame(rows, columns=[constants.COL_CATEGORY, "h", "p", "n_models"])
+
+
+def vulnerability_ranking(results: pd.DataFrame, suite: str = constants.SUITE_FAILURE_MODES) -> pd.DataFrame:
+    """Failure-paper Table 4 by the documented rank-sum rule (see stats)."""
+    table = failure_mode_table(results, suite=suite)
+    if table.empty or table[constants.COL_MODEL].nunique() < 2:  # ranking needs two models
+        return pd.DataFrame(columns=[constants.COL_MODEL, "score", "rank", "modes_ranked_first"])
+    wide = table.pivot(index=constants.COL_CATEGORY, columns=constants.COL_MODEL, values="mean")
+    return stats.vulnerability_scores(wide)

@@ -1,0 +1,482 @@
+"""Published figures next to the same figures recomputed from a run.
+
+The two papers' tables (:mod:`core.reference`) are matched cell by cell to
+what :mod:`core.analysis` computes from a runner results table.  Nothing here
+computes a statistic of its own: each table has a small builder that calls
+the analysis functions and names each recomputed number the way the
+reference data names the published one (``model``, ``model_b``,
+``category``, ``entity``, ``item``, ``metric``).
+
+Matching rules:
+
+* A results model maps to the paper's row of the same name, so the bundled
+  ``sentence-transformers/all-MiniLM-L6-v2`` is the papers' MiniLM.
+* A published row whose model was not run keeps its published value and a
+  NaN recomputed value, status :data:`STATUS_NOT_RUN`.
+* A model that was run but that the paper did not test gets recomputed-only
+  rows for the cells the published table has, status :data:`STATUS_EXTRA`.
+* ``difference = recomputed - published``; ``differs`` is
+  ``|difference| > tolerance`` (False where either side is missing).
+
+Statuses (column ``status``):
+
+===================================== =====================================
+``compared``                          both sides have a number
+``published (model not run here)``    the paper's model was not run
+``published (not recomputed)``        a label, model metadata, or a figure
+                                      that needs more models than were run
+                                      (``remark`` says which)
+``recomputed only (model not in the   a model the paper did not test
+paper)``
+===================================== =====================================
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from core import constants
+from core.papers import failure_modes, oov, reference
+from core.scoring import tables
+
+SECTION_EXAMPLES = "Section 4.6"
+"""The failure paper's worked examples (not a numbered table)."""
+
+TABLES: dict[str, tuple[str, ...]] = {
+    reference.PAPER_OOV: ("Table 3", "Table 4", "Table 5", "Table 6", "Table 7", "Table 8", "Table 9", "Table 10", "Table 11", "Table 12", "Table A1", "Table C1", "Table 1"),
+    reference.PAPER_FAILURE: ("Table 1", "Table 2", "Table 3", "Table 4", "Table 5", "Appendix A", "Appendix B", SECTION_EXAMPLES, "Section 3.1"),
+}
+"""Tables the Papers page offers, in menu order (model-metadata tables last)."""
+
+TABLE_TITLES: dict[tuple[str, str], str] = {
+    (reference.PAPER_OOV, "Table 1"): "Model characteristics",
+    (reference.PAPER_OOV, "Table 3"): "Entity swap cosine similarity",
+    (reference.PAPER_OOV, "Table 4"): "OOV sensitivity (raw cosine deltas)",
+    (reference.PAPER_OOV, "Table 5"): "Normalized OOV sensitivity and dynamic range",
+    (reference.PAPER_OOV, "Table 6"): "Per-entity normalized deltas (selected entities)",
+    (reference.PAPER_OOV, "Table 7"): "Cohen's d between models on OOV deltas",
+    (reference.PAPER_OOV, "Table 8"): "Model size and OOV sensitivity",
+    (reference.PAPER_OOV, "Table 9"): "Raw OOV delta by entity",
+    (reference.PAPER_OOV, "Table 10"): "OOV delta by original token count",
+    (reference.PAPER_OOV, "Table 11"): "Token Jaccard vs cosine correlation",
+    (reference.PAPER_OOV, "Table 12"): "Mean cosine by baseline category",
+    (reference.PAPER_OOV, "Table A1"): "Full OOV delta matrix",
+    (reference.PAPER_OOV, "Table C1"): "Full normalized OOV deltas",
+    (reference.PAPER_FAILURE, "Section 3.1"): "Models tested",
+    (reference.PAPER_FAILURE, "Table 1"): "Mean cosine (± SD) by model and category",
+    (reference.PAPER_FAILURE, "Table 2"): "Retrieval failure rate at 0.7",
+    (reference.PAPER_FAILURE, "Table 3"): "Failure mode severity ranking",
+    (reference.PAPER_FAILURE, "Table 4"): "Model vulnerability ranking",
+    (reference.PAPER_FAILURE, "Table 5"): "Cohen's d, failure mode vs positive controls",
+    (reference.PAPER_FAILURE, "Appendix A"): "Kruskal-Wallis H across models",
+    (reference.PAPER_FAILURE, "Appendix B"): "Retrieval failure rate at 0.8",
+    (reference.PAPER_FAILURE, SECTION_EXAMPLES): "Selected worst-case examples",
+}
+
+STATUS_COMPARED = "compared"
+STATUS_NOT_RUN = "published (model not run here)"
+STATUS_NOT_RECOMPUTED = "published (not recomputed)"
+STATUS_EXTRA = "recomputed only (model not in the paper)"
+
+KEYS = ("model", "model_b", "category", "entity", "item", "metric")
+COMPARE_COLUMNS = (
+    "paper",
+    "table",
+    *KEYS,
+    "threshold",
+    "published",
+    "published_text",
+    "recomputed",
+    "recomputed_text",
+    "difference",
+    "differs",
+    "status",
+    "note",
+    "remark",
+)
+
+DEFAULT_TOLERANCE = 0.02
+
+# Why a published figure has no recomputed counterpart, by metric.
+_NOT_RECOMPUTABLE = {
+    "parameters": "model metadata, not measured",
+    "dimensions": "model metadata, not measured",
+    "layers": "model metadata, not measured",
+    "vocab_size": "model metadata, not measured",
+    "downloads": "model metadata, not measured",
+    "interpretation": "a verbal label",
+}
+
+_OOV_DELTA_TABLES = {"Table 4", "Table 5", "Table 6", "Table 7", "Table 8", "Table 9", "Table 10", "Table A1", "Table C1"}
+
+
+def table_title(paper: str, table: str) -> str:
+    """``"Table 4 — OOV sensitivity (raw cosine deltas)"``."""
+    title = TABLE_TITLES.get((paper, table))
+    return f"{table} — {title}" if title else table
+
+
+# ------------------------------------------------------------------ builders
+
+
+def _row(metric: str, value: float, *, model: str = "", model_b: str = "", category: str = "", entity: str = "", item: str = "", text: str = "") -> dict:
+    return {"model": model, "model_b": model_b, "category": category, "entity": entity, "item": item, "metric": metric, "recomputed": float(value), "recomputed_text": text}
+
+
+def _long(frame: pd.DataFrame, metrics: Mapping[str, str], *, category: str | None = None, category_col: str | None = None, entity_col: str | None = None) -> list[dict]:
+    """Rows ``metric -> value`` from a per-model analysis table (column -> metric)."""
+    rows = []
+    for rec in frame.to_dict("records"):
+        for col, metric in metrics.items():
+            rows.append(
+                _row(
+                    metric,
+                    rec[col],
+                    model=rec[constants.COL_MODEL],
+                    category=rec[category_col] if category_col else (category or ""),
+                    entity=rec[entity_col] if entity_col else "",
+                )
+            )
+    return rows
+
+
+def _oov_parts(results: pd.DataFrame, reading: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    dyn = oov.dynamic_ranges(results)
+    deltas = oov.oov_deltas(results, reading, dyn)
+    summary = oov.oov_summary(deltas, dyn)
+    return dyn, deltas, summary
+
+
+def _oov_tables(table: str, results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    rows: list[dict] = []
+    if table in ("Table 3", "Table 12"):
+        cats = tables.category_summary(results, suite=constants.SUITE_BASELINE)
+        if table == "Table 3":
+            cats = cats[cats[constants.COL_CATEGORY] == constants.CAT_ENTITY_SWAP]
+            return _long(cats, {"mean": "mean_cosine", "sd": "sd_cosine"}, category_col=constants.COL_CATEGORY)
+        return _long(cats, {"mean": "mean_cosine"}, category_col=constants.COL_CATEGORY)
+    if table == "Table 11":
+        corr = oov.jaccard_correlation(results)
+        return _long(corr, {"pearson_r": "pearson_r", "spearman_rho": "spearman_rho"})
+    dyn, deltas, summary = _oov_parts(results, reading)
+    if summary.empty:
+        return rows
+    summary = summary.assign(range_delta=summary["max_delta"] - summary["min_delta"])
+    if table == "Table 4":
+        return _long(summary, {"mean_delta": "mean_delta", "sd_delta": "sd_delta", "min_delta": "min_delta", "max_delta": "max_delta", "range_delta": "range_delta"}, category=constants.CAT_OOV)
+    if table == "Table 5":
+        rows += _long(dyn, {"mean_positive": "mean_positive"}, category=constants.CAT_POSITIVE)
+        rows += _long(dyn, {"mean_negative": "mean_negative"}, category=constants.CAT_NEGATIVE)
+        rows += _long(dyn, {"dynamic_range": "dynamic_range"})
+        rows += _long(summary, {"mean_delta": "mean_delta", "normalized_mean": "normalized_mean_delta", "normalized_max": "normalized_max_delta"}, category=constants.CAT_OOV)
+        return rows
+    if table == "Table 8":
+        return _long(summary, {"mean_delta": "mean_delta", "normalized_mean": "normalized_mean_delta"}, category=constants.CAT_OOV)
+    if table in ("Table 6", "Table C1"):
+        rows += _long(deltas, {"normalized_delta": "normalized_delta"}, category=constants.CAT_OOV, entity_col=constants.COL_ENTITY)
+        if table == "Table C1":
+            rows += _long(summary, {"normalized_mean": "normalized_mean_delta"}, category=constants.CAT_OOV)
+        return rows
+    if table == "Table A1":
+        return _long(deltas, {"cosine_original": "original_cosine", "cosine_replaced": "modified_cosine", "delta": "delta"}, category=constants.CAT_OOV, entity_col=constants.COL_ENTITY)
+    if table == "Table 9":
+        rows += _long(deltas, {"delta": "delta"}, category=constants.CAT_OOV, entity_col=constants.COL_ENTITY)
+        minilm = deltas[deltas[constants.COL_MODEL] == reference.MODEL_MINILM]
+        if not minilm.empty:
+            ranks = minilm["delta"].rank(ascending=False, method="min")
+            rows += [_row("rank", r, category=constants.CAT_OOV, entity=e) for e, r in zip(minilm[constants.COL_ENTITY], ranks, strict=True)]
+        if token_counts:
+            items = results.loc[results[constants.COL_SUITE] == constants.SUITE_OOV, [constants.COL_ENTITY, constants.COL_REPLACEMENT]].drop_duplicates()
+            for ent, rep in zip(items[constants.COL_ENTITY], items[constants.COL_REPLACEMENT], strict=True):
+                if ent in token_counts and rep in token_counts:
+                    arrow = f"{token_counts[ent]}→{token_counts[rep]}"
+                    rows.append(_row("original_n_tokens", token_counts[ent], category=constants.CAT_OOV, entity=ent, text=arrow))
+                    rows.append(_row("replacement_n_tokens", token_counts[rep], category=constants.CAT_OOV, entity=ent, text=arrow))
+        return rows
+    if table == "Table 10":
+        counts = dict(token_counts) if token_counts else table2_token_counts()
+        groups = oov.oov_by_original_tokens(deltas, counts)
+        names = {"single-token": "single_token_mean_delta", "multi-token": "multi_token_mean_delta"}
+        return [_row(names[g], v, model=m, category=constants.CAT_OOV) for m, g, v in zip(groups[constants.COL_MODEL], groups["group"], groups["mean_delta"], strict=True)]
+    if table == "Table 7":
+        matrix = oov.cohens_d_matrix(deltas)
+        models = list(matrix.index)
+        pub_pairs = set(zip(published["model"], published["model_b"], strict=True))
+        for i, a in enumerate(models):
+            for b in models[i + 1 :]:
+                first, second = (b, a) if (b, a) in pub_pairs else (a, b)
+                rows.append(_row("cohens_d", matrix.loc[first, second], model=first, model_b=second, category=constants.CAT_OOV))
+        return rows
+    return rows
+
+
+def _failure_tables(table: str, results: pd.DataFrame, published: pd.DataFrame) -> list[dict]:
+    if table == "Table 1":
+        cats = tables.category_summary(results, suite=constants.SUITE_FAILURE_MODES)
+        return _long(cats, {"mean": "mean_cosine", "sd": "sd_cosine"}, category_col=constants.COL_CATEGORY)
+    if table in ("Table 2", "Appendix B"):
+        rows = []
+        for threshold in sorted(set(published["threshold"].dropna())):
+            modes = failure_modes.failure_mode_table(results, threshold=threshold)
+            rows += _long(modes, {"failure_rate": "failure_rate"}, category_col=constants.COL_CATEGORY)
+        return rows
+    if table == "Table 5":
+        modes = failure_modes.failure_mode_table(results)
+        return _long(modes, {"cohens_d": "cohens_d"}, category_col=constants.COL_CATEGORY)
+    if table == "Table 3":
+        sev = failure_modes.severity_ranking(results)
+        rows = []
+        for rec in sev.to_dict("records"):
+            for col, metric in (("avg_similarity", "avg_similarity"), ("severity_ratio", "severity_ratio"), ("rank", "severity_rank")):
+                rows.append(_row(metric, rec[col], category=rec[constants.COL_CATEGORY]))
+        return rows
+    if table == "Table 4":
+        vul = failure_modes.vulnerability_ranking(results)
+        rows = []
+        for rec in vul.to_dict("records"):
+            rows.append(_row("vulnerability_score", rec["score"], model=rec[constants.COL_MODEL]))
+            rows.append(_row("vulnerability_rank", rec["rank"], model=rec[constants.COL_MODEL]))
+            rows.append(_row("most_vulnerable_failure_mode", math.nan, model=rec[constants.COL_MODEL], text=rec["modes_ranked_first"] or "none ranked first"))
+        return rows
+    if table == "Appendix A":
+        kw = failure_modes.kruskal_by_category(results)
+        rows = []
+        for rec in kw.to_dict("records"):
+            rows.append(_row("kruskal_h", rec["h"], category=rec[constants.COL_CATEGORY]))
+            rows.append(_row("kruskal_p", rec["p"], category=rec[constants.COL_CATEGORY]))
+        return rows
+    if table == SECTION_EXAMPLES:
+        rows = []
+        if results.empty:
+            return rows
+        for rec in published.drop_duplicates("item").to_dict("records"):
+            text_a, text_b = rec["_text_a"], rec["_text_b"]
+            hits = results[(results[constants.COL_TEXT_A] == text_a) & (results[constants.COL_TEXT_B] == text_b)].drop_duplicates(constants.COL_MODEL)
+            for model, cos in zip(hits[constants.COL_MODEL], hits[constants.COL_COSINE], strict=True):
+                rows.append(_row("cosine", cos, model=model, category=rec["category"], item=rec["item"]))
+        return rows
+    return []
+
+
+def example_item(text_a: str, text_b: str) -> str:
+    """How a Section 4.6 example pair is named in the ``item`` column."""
+    return f"“{text_a}” vs “{text_b}”"
+
+
+def _published(paper: str, table: str) -> pd.DataFrame:
+    """Published rows of one table in the comparison layout (``item`` added)."""
+    if paper == reference.PAPER_FAILURE and table == SECTION_EXAMPLES:
+        ex = reference.load_failure_examples()
+        return pd.DataFrame(
+            {
+                "paper": paper,
+                "table": table,
+                "model": ex["model"],
+                "model_b": "",
+                "category": ex["category"],
+                "entity": "",
+                "item": [example_item(a, b) for a, b in zip(ex["text_a"], ex["text_b"], strict=True)],
+                "metric": "cosine",
+                "value": ex["published_cosine"],
+                "value_text": "",
+                "threshold": np.nan,
+                "note": ex["note"],
+                "_text_a": ex["text_a"],
+                "_text_b": ex["text_b"],
+            }
+        )
+    rows = reference.published_table(paper, table)
+    return rows.assign(item="")
+
+
+def table2_token_counts() -> dict[str, int]:
+    """Word -> subword count for the OOV entities and replacements as Table 2 prints them."""
+    ent = reference.load_oov_entities()
+    out = dict(zip(ent["entity"], ent["original_n_tokens"].astype(int), strict=True))
+    out.update(zip(ent["replacement"], ent["replacement_n_tokens"].astype(int), strict=True))
+    return out
+
+
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame(columns=list(COMPARE_COLUMNS))
+
+
+def compare_to_published(
+    results: pd.DataFrame,
+    paper: str,
+    table: str,
+    tolerance: float = DEFAULT_TOLERANCE,
+    reading: str = constants.VARIANT_REPLACED_BOTH,
+    token_counts: Mapping[str, int] | None = None,
+) -> pd.DataFrame:
+    """One published table next to the same figures recomputed from ``results``.
+
+    Args:
+        results: runner output (any suites; each table uses the suite the
+            paper used: baseline/oov for the OOV paper, failure-modes for
+            the failure paper). May be empty: every row is then published
+            only.
+        paper: ``"oov"`` or ``"failure"``.
+        table: a name from :data:`TABLES` (``"Section 4.6"`` is the failure
+            paper's worked examples).
+        tolerance: ``differs`` marks cells with ``|difference| > tolerance``.
+        reading: OOV variant the deltas use (``replaced_both`` or
+            ``replaced_b``, see :data:`core.constants.OOV_READINGS`).
+        token_counts: word -> subword count from a tokenizer, for Table 9's
+            token columns and Table 10's single/multi split; None uses
+            Table 2's printed counts for Table 10 and leaves Table 9's
+            token columns unrecomputed.
+
+    Returns:
+        DataFrame with :data:`COMPARE_COLUMNS`: published rows in the paper's
+        order, then recomputed-only rows of models the paper did not test.
+
+    Raises:
+        ValueError: unknown paper or table, or a reading that is not an OOV
+            variant.
+    """
+    if paper not in TABLES or table not in TABLES[paper]:
+        known = ", ".join(TABLES.get(paper, ()))
+        raise ValueError(f"unknown table {table!r} for paper {paper!r}; known: {known}")
+    if reading not in constants.OOV_READINGS:
+        raise ValueError(f"reading must be one of {', '.join(constants.OOV_READINGS)}, got {reading!r}")
+    published = _published(paper, table)
+    results = results if results is not None else pd.DataFrame(columns=list(constants.RESULT_COLUMNS))
+    run_models = set(results[constants.COL_MODEL]) if not results.empty else set()
+    if results.empty:
+        rec_rows: list[dict] = []
+    elif paper == reference.PAPER_OOV:
+        rec_rows = _oov_tables(table, results, published, reading, token_counts)
+    else:
+        rec_rows = _failure_tables(table, results, published)
+    recomputed = pd.DataFrame(rec_rows, columns=[*KEYS, "recomputed", "recomputed_text"])
+    recomputed = recomputed.drop_duplicates(list(KEYS))
+
+    pub = published.drop(columns=[c for c in ("_text_a", "_text_b") if c in published.columns])
+    pub = pub.rename(columns={"value": "published", "value_text": "published_text"})
+    pub["_order"] = range(len(pub))
+    merged = pub.merge(recomputed, on=list(KEYS), how="outer", indicator=True)
+    paper_models = set(reference.PAPER_MODELS[paper])
+    cell_keys = set(zip(pub["category"], pub["entity"], pub["item"], pub["metric"], strict=True))
+    in_cells = [k in cell_keys for k in zip(merged["category"], merged["entity"], merged["item"], merged["metric"], strict=True)]
+    extra_model = ~merged["model"].isin(paper_models) | (merged["model_b"].ne("") & ~merged["model_b"].isin(paper_models))
+    keep = (merged["_merge"] != "right_only") | (pd.Series(in_cells, index=merged.index) & extra_model & merged["model"].ne(""))
+    merged = merged[keep].copy()
+    if merged.empty:
+        return _empty()
+
+    merged["paper"] = paper
+    merged["table"] = table
+    for col in ("published_text", "recomputed_text", "note"):
+        merged[col] = merged[col].fillna("")
+    merged["difference"] = merged["recomputed"] - merged["published"]
+    merged["differs"] = (merged["difference"].abs() > tolerance).fillna(False).astype(bool)
+
+    def status(row) -> tuple[str, str]:
+        if row["_merge"] == "right_only":
+            return STATUS_EXTRA, ""
+        needed = [m for m in (row["model"], row["model_b"]) if m]
+        if any(m not in run_models for m in needed):
+            return STATUS_NOT_RUN, ""
+        has_recomputed = not pd.isna(row["recomputed"]) or row["recomputed_text"] != ""
+        if not has_recomputed:
+            return STATUS_NOT_RECOMPUTED, _why_not(paper, table, row["metric"], results, token_counts)
+        if pd.isna(row["published"]) and row["published_text"] and not row["recomputed_text"]:
+            return STATUS_COMPARED, f"the paper printed {row['published_text']!r}, no number"
+        return STATUS_COMPARED, ""
+
+    pairs = [status(r) for r in merged.to_dict("records")]
+    merged["status"] = [p[0] for p in pairs]
+    merged["remark"] = [p[1] for p in pairs]
+    context = _context_remark(paper, table, results, reading, token_counts)
+    if context:
+        has_rec = merged["status"].isin([STATUS_COMPARED, STATUS_EXTRA])
+        if paper == reference.PAPER_OOV and table in _OOV_DELTA_TABLES:
+            has_rec &= merged["category"] == constants.CAT_OOV  # the reading only matters for OOV deltas
+        merged.loc[has_rec, "remark"] = [f"{r}; {context}" if r else context for r in merged.loc[has_rec, "remark"]]
+    merged = merged.sort_values(["_order", "model", "model_b"], na_position="last", kind="stable")
+    return merged[list(COMPARE_COLUMNS)].reset_index(drop=True)
+
+
+def _why_not(paper: str, table: str, metric: str, results: pd.DataFrame, token_counts: Mapping[str, int] | None) -> str:
+    if metric in _NOT_RECOMPUTABLE:
+        return _NOT_RECOMPUTABLE[metric]
+    n_models = results[constants.COL_MODEL].nunique() if not results.empty else 0
+    if (paper, table) in {(reference.PAPER_FAILURE, "Table 4"), (reference.PAPER_FAILURE, "Appendix A"), (reference.PAPER_OOV, "Table 7")} and n_models < 2:
+        return "needs at least two models run"
+    if metric == "rank":
+        return "ranked by MiniLM's delta; MiniLM was not run"
+    if metric in ("original_n_tokens", "replacement_n_tokens") and not token_counts:
+        return "no tokenizer counts given"
+    return "not in the results (suite not run?)"
+
+
+def _context_remark(paper: str, table: str, results: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> str:
+    """What a reader must know to compare the recomputed numbers fairly."""
+    parts = []
+    if paper == reference.PAPER_OOV and table in _OOV_DELTA_TABLES:
+        parts.append(constants.OOV_READINGS[reading])
+    if paper == reference.PAPER_OOV and table == "Table 10":
+        parts.append("original token counts from the given tokenizer" if token_counts else "original token counts from Table 2")
+    if (paper, table) in {(reference.PAPER_FAILURE, "Table 3"), (reference.PAPER_FAILURE, "Table 4"), (reference.PAPER_FAILURE, "Appendix A")} and not results.empty:
+        parts.append(f"over the {results[constants.COL_MODEL].nunique()} model(s) run here, not the paper's four")
+    return "; ".join(parts)
+
+
+def comparison_counts(comparison: pd.DataFrame) -> dict[str, int]:
+    """Rows per status plus ``differs`` (compared cells beyond the tolerance)."""
+    counts = {s: int((comparison["status"] == s).sum()) for s in (STATUS_COMPARED, STATUS_NOT_RUN, STATUS_NOT_RECOMPUTED, STATUS_EXTRA)}
+    counts["differs"] = int(comparison["differs"].sum()) if not comparison.empty else 0
+    return counts
+
+
+# ------------------------------------------------- published columns beside ours
+
+
+def published_alongside(ours: pd.DataFrame, paper: str, columns: Mapping[str, tuple[str, str]], keys: Sequence[str] = (constants.COL_MODEL,)) -> pd.DataFrame:
+    """An analysis table with the paper's value of each mapped column beside it.
+
+    Args:
+        ours: an analysis table with a ``model`` column (and the other
+            ``keys``, e.g. ``category`` or ``entity``).
+        paper: ``"oov"`` or ``"failure"``.
+        columns: our column -> (published table, metric), e.g.
+            ``{"mean_delta": ("Table 4", "mean_delta")}``.
+        keys: columns identifying a row in both tables.
+
+    Returns:
+        ``ours`` with a ``source`` column (``"recomputed"``) and, right after
+        each mapped column ``c``, a column ``"c (published)"`` (NaN where the
+        paper has no such row), followed by rows for the paper's models that are not in
+        ``ours``: source :data:`STATUS_NOT_RUN`, our columns NaN, published
+        columns filled.
+    """
+    keys = list(keys)
+    ref = reference.load_reference(paper)
+    pub_wide: pd.DataFrame | None = None
+    for col, (table, metric) in columns.items():
+        rows = ref[(ref["table"] == table) & (ref["metric"] == metric)]
+        part = rows[keys + ["value"]].drop_duplicates(keys).rename(columns={"value": f"{col} (published)"})
+        pub_wide = part if pub_wide is None else pub_wide.merge(part, on=keys, how="outer")
+    out = ours.copy()
+    out.insert(out.columns.get_loc(constants.COL_MODEL) + 1, "source", "recomputed")
+    if pub_wide is None:
+        return out.reset_index(drop=True)
+    pub_wide = pub_wide[pub_wide[constants.COL_MODEL] != ""]
+    out = out.merge(pub_wide, on=keys, how="left")
+    order = [c for c in out.columns if not c.endswith(" (published)")]
+    for col in reversed(list(columns)):
+        order.insert(order.index(col) + 1 if col in order else len(order), f"{col} (published)")
+    out = out[order]
+    ours_models = set(ours[constants.COL_MODEL])
+    missing = pub_wide[~pub_wide[constants.COL_MODEL].isin(ours_models)].copy()
+    if not missing.empty:
+        order = {m: i for i, m in enumerate(reference.PAPER_MODELS[paper])}
+        missing = missing.sort_values(constants.COL_MODEL, key=lambda s: s.map(order), kind="stable")
+        missing["source"] = STATUS_NOT_RUN
+        out = pd.concat([out, missing], ignore_index=True)
+    return out.reset_index(drop=True)

@@ -1,0 +1,1 @@
+"""Probes beyond the papers: perturbations, invented words, calibrated thresholds."""

@@ -1,0 +1,187 @@
+"""Score sentence pairs with several models into one tidy long table.
+
+One row per pair per model, with the cosine, each side's token count, whether
+either side was cut at the model's maximum length, and token/word Jaccard.
+A model that fails to load or to encode is reported in ``errors`` and the
+other models still run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from core import constants
+from core.models.cache import EmbeddingCache
+from core.models.encode import EncodeReport, embedding_matrix, encode_texts
+from core.models.loading import LoadedModel, ModelUnavailable, load_model
+from core.stats import cos_sim, token_jaccard, word_jaccard
+
+ProgressFn = Callable[[float, str], None]
+"""Progress callback: (fraction done in [0, 1], message)."""
+
+
+@dataclass
+class RunResult:
+    """Everything one run produced.
+
+    Attributes:
+        results: tidy long table, one row per pair per model that ran.
+        errors: model name -> one-line reason, for models that did not run.
+        reports: model name -> encoding report (counts, truncations).
+        seconds: wall time of the run.
+    """
+
+    results: pd.DataFrame
+    errors: dict[str, str] = field(default_factory=dict)
+    reports: dict[str, EncodeReport] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def models(self) -> list[str]:
+        return list(dict.fromkeys(self.results[constants.COL_MODEL])) if not self.results.empty else []
+
+    def truncations(self) -> pd.DataFrame:
+        """Texts cut at a model's maximum length: model, text, n_tokens, max_tokens."""
+        rows = [
+            {constants.COL_MODEL: name, "text": t.text, "n_tokens": t.n_tokens, "max_tokens": t.max_tokens}
+            for name, rep in self.reports.items()
+            for t in rep.truncated
+        ]
+        return pd.DataFrame(rows, columns=[constants.COL_MODEL, "text", "n_tokens", "max_tokens"])
+
+
+def _validate_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
+    missing = {constants.COL_TEXT_A, constants.COL_TEXT_B} - set(pairs.columns)
+    if missing:
+        raise ValueError(f"pairs table lacks columns {sorted(missing)}")
+    out = pairs.copy()
+    for col, default in ((constants.COL_SUITE, "custom"), (constants.COL_CATEGORY, "uncategorized")):
+        if col not in out.columns:
+            out[col] = default
+    if constants.COL_PAIR_ID not in out.columns:
+        out[constants.COL_PAIR_ID] = [f"pair-{i + 1}" for i in range(len(out))]
+    out[constants.COL_TEXT_A] = out[constants.COL_TEXT_A].astype(str)
+    out[constants.COL_TEXT_B] = out[constants.COL_TEXT_B].astype(str)
+    return out.reset_index(drop=True)
+
+
+def score_pairs(model: LoadedModel, pairs: pd.DataFrame, cache: EmbeddingCache | None, progress: Callable[[int, int], None] | None = None) -> tuple[pd.DataFrame, EncodeReport]:
+    """Score every pair with one loaded model.
+
+    Args:
+        model: a loaded model.
+        pairs: validated pairs table (n rows).
+        cache: vector cache or None.
+
+    Returns:
+        The pairs table (n rows) with ``model``, ``cosine``, token counts,
+        ``truncated`` and Jaccard columns added, and the encoding report.
+    """
+    texts = list(pairs[constants.COL_TEXT_A]) + list(pairs[constants.COL_TEXT_B])
+    vectors, report = encode_texts(model, texts, cache, progress=progress)
+    a = np.stack([vectors[t] for t in pairs[constants.COL_TEXT_A]]) if len(pairs) else np.zeros((0, 1))
+    b = np.stack([vectors[t] for t in pairs[constants.COL_TEXT_B]]) if len(pairs) else np.zeros((0, 1))
+    # Vectors are unit length, so the row-wise dot product is the cosine.
+    cos = np.clip(np.einsum("ij,ij->i", a, b), -1.0, 1.0)
+    tokenize = model.tokenizer.tokenize
+    token_cache: dict[str, list[str]] = {}
+
+    def toks(text: str) -> list[str]:
+        if text not in token_cache:
+            with model.lock:  # shared tokenizer: see encode_texts
+                token_cache[text] = tokenize(text)
+        return token_cache[text]
+
+    out = pairs.copy()
+    out.insert(0, constants.COL_MODEL, model.name)
+    out[constants.COL_COSINE] = cos.astype(float)
+    out[constants.COL_TOKENS_A] = [report.token_counts[t] for t in pairs[constants.COL_TEXT_A]]
+    out[constants.COL_TOKENS_B] = [report.token_counts[t] for t in pairs[constants.COL_TEXT_B]]
+    out[constants.COL_TRUNCATED] = (out[constants.COL_TOKENS_A] > model.max_seq_length) | (out[constants.COL_TOKENS_B] > model.max_seq_length)
+    out[constants.COL_TOKEN_JACCARD] = [token_jaccard(toks(x), toks(y)) for x, y in zip(pairs[constants.COL_TEXT_A], pairs[constants.COL_TEXT_B], strict=True)]
+    out[constants.COL_WORD_JACCARD] = [word_jaccard(x, y) for x, y in zip(pairs[constants.COL_TEXT_A], pairs[constants.COL_TEXT_B], strict=True)]
+    return out, report
+
+
+def run_pairs(
+    pairs: pd.DataFrame,
+    models: Sequence[str],
+    *,
+    cache: EmbeddingCache | None = None,
+    allow_remote_code: Sequence[str] = (),
+    progress: ProgressFn | None = None,
+) -> RunResult:
+    """Score pairs with each model; one model's failure never stops the rest.
+
+    Args:
+        pairs: at least ``text_a`` and ``text_b``; ``suite``, ``category``
+            and ``pair_id`` are filled in when absent, other columns pass
+            through.
+        models: model names, Hugging Face ids or folders.
+        cache: vector cache shared across calls, or None.
+        allow_remote_code: models the user opted in to run remote code for.
+        progress: called with (fraction done, message).
+
+    Returns:
+        A :class:`RunResult` whose ``results`` has len(pairs) rows per model
+        that ran.
+    """
+    start = time.perf_counter()
+    table = _validate_pairs(pairs)
+    frames: list[pd.DataFrame] = []
+    result = RunResult(results=pd.DataFrame())
+    n = max(1, len(models))
+
+    def note(i: int, frac: float, msg: str) -> None:
+        if progress is not None:
+            progress(min(1.0, (i + frac) / n), msg)
+
+    for i, name in enumerate(models):
+        note(i, 0.0, f"loading {name} ({i + 1}/{n})")
+        try:
+            model = load_model(name, allow_remote_code=name in allow_remote_code)
+        except ModelUnavailable as exc:
+            result.errors[name] = str(exc)
+            continue
+        try:
+            frame, report = score_pairs(
+                model, table, cache, progress=lambda done, total, i=i, name=name: note(i, done / max(total, 1), f"{name}: encoded {done}/{total} new texts")
+            )
+        except Exception as exc:  # noqa: BLE001 - a model's encode may raise anything; the others must still run
+            result.errors[model.name] = f"{model.name}: failed while encoding ({type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''})"
+            continue
+        frames.append(frame)
+        result.reports[model.name] = report
+        note(i, 1.0, f"{model.name}: {report.n_encoded} encoded, {report.n_cached} from cache")
+    result.results = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*constants.RESULT_COLUMNS])
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def similarity_matrix(model: LoadedModel, texts: Sequence[str], cache: EmbeddingCache | None = None) -> np.ndarray:
+    """Cosine of every text with every other text under one model.
+
+    Each distinct text is encoded once (through ``cache`` when given), with
+    the model's prompt, exactly as :func:`run_pairs` encodes pair texts.
+
+    Args:
+        model: a loaded model.
+        texts: n texts, repeats allowed (a repeat gets its own row/column).
+        cache: vector cache or None.
+
+    Returns:
+        (n, n) float64 matrix, symmetric, 1 on the diagonal, values in [-1, 1].
+
+    Raises:
+        ValueError: when ``texts`` is empty.
+    """
+    if not texts:
+        raise ValueError("texts is empty; give at least one text")
+    vectors, _report = encode_texts(model, list(texts), cache)
+    matrix = embedding_matrix(vectors, list(texts)).astype(np.float64)
+    return cos_sim(matrix, matrix)

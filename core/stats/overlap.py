@@ -1,0 +1,98 @@
+"""Lexical overlap: token Jaccard over subword pieces, word Jaccard over words, and the one word tokenizer."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+# A word is a run of letters/digits/underscores, optionally followed by one
+# apostrophe and another run, so "don't" and "patient's" stay one token
+# while "5mg" and "v1.5" split only at punctuation ("v1", "5").
+_WORD_RE = re.compile(r"\w+(?:'\w+)?")
+
+
+# Typographic apostrophes would otherwise split "don’t" into "don" and "t".
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+
+
+def _jaccard(set_a: set[str], set_b: set[str]) -> float:
+    union = set_a | set_b
+    # Two empty token sets are the same (empty) sentence, so overlap is total.
+    if not union:
+        return 1.0
+    return len(set_a & set_b) / len(union)
+
+
+def _token_set(tokens: Sequence[str], name: str) -> set[str]:
+    # A bare string is a Sequence[str] too, but Jaccard over its characters
+    # is never what the caller meant.
+    if isinstance(tokens, str):
+        raise TypeError(f"{name} must be a sequence of tokens, not a string")
+    token_set = set(tokens)
+    if not all(isinstance(tok, str) for tok in token_set):
+        raise TypeError(f"{name} must contain only strings")
+    return token_set
+
+
+def token_jaccard(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> float:
+    """Jaccard overlap of two subword-token sets (OOV paper, Section 3.4).
+
+    ``J(A, B) = |A ∩ B| / |A ∪ B|`` where ``A`` and ``B`` are the *sets* of
+    tokens, so repeated tokens count once and order is ignored (an entity
+    swap therefore scores 1.0). Tokens are compared exactly as the tokenizer
+    produced them (e.g. ``"##mp"``), including case.
+
+    Args:
+        tokens_a: Tokens of the first sentence, length ``n_a``.
+        tokens_b: Tokens of the second sentence, length ``n_b``.
+
+    Returns:
+        Overlap in ``[0, 1]``; 1.0 when both token lists are empty.
+
+    Raises:
+        TypeError: If an argument is a plain string or holds non-strings.
+    """
+    return _jaccard(_token_set(tokens_a, "tokens_a"), _token_set(tokens_b, "tokens_b"))
+
+
+def word_tokens(text: str) -> list[str]:
+    """Lowercase word tokens of ``text``.
+
+    The text is lowercased, typographic apostrophes (’ ‘ ʼ) become ``'``, and
+    tokens are the matches of ``\\w+(?:'\\w+)?``: runs of Unicode letters,
+    digits and underscores, optionally joined by one inner apostrophe.
+    Digits are kept ("500mg" is one token), other punctuation separates
+    tokens ("3.5" gives "3" and "5") and is dropped.
+
+    Args:
+        text: Any string.
+
+    Returns:
+        Tokens in order of appearance, duplicates kept; ``[]`` for text
+        without word characters.
+
+    Raises:
+        TypeError: If ``text`` is not a string.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}")
+    return _WORD_RE.findall(text.translate(_APOSTROPHES).lower())
+
+
+def word_jaccard(text_a: str, text_b: str) -> float:
+    """Jaccard overlap of the word sets of two texts.
+
+    ``J = |W_a ∩ W_b| / |W_a ∪ W_b|`` with ``W = set(word_tokens(text))``.
+    A tokenizer-free companion to :func:`token_jaccard`.
+
+    Args:
+        text_a: First sentence.
+        text_b: Second sentence.
+
+    Returns:
+        Overlap in ``[0, 1]``; 1.0 when neither text has a word token.
+
+    Raises:
+        TypeError: If an argument is not a string.
+    """
+    return _jaccard(set(word_tokens(text_a)), set(word_tokens(text_b)))

@@ -1,0 +1,165 @@
+"""Perturbation rules on sentences they must change and sentences they must leave alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from core import constants
+from core.probes.perturb import perturb
+
+
+def _by_rule(text: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for v in perturb(text).variants:
+        out.setdefault(v.rule, []).append(v.text)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("text", "rule", "expected"),
+    [
+        # negation
+        ("The patient is allergic to penicillin", "add_not_aux", "The patient is not allergic to penicillin"),
+        ("The tenant must pay rent", "add_not_aux", "The tenant must not pay rent"),
+        ("Google acquired YouTube", "add_not_do", "Google did not acquire YouTube"),
+        ("The drug reduces symptoms", "add_not_do", "The drug does not reduce symptoms"),
+        ("The report shows growth", "add_not_do", "The report does not show growth"),
+        ("The patients report severe pain", "add_not_do", "The patients do not report severe pain"),
+        ("The patient is not allergic to penicillin", "remove_not", "The patient is allergic to penicillin"),
+        ("The contract doesn't cover water damage", "remove_not", "The contract covers water damage"),
+        ("The defendant did not sign the agreement", "remove_not", "The defendant signed the agreement"),
+        ("We never share your data", "remove_never_no", "We share your data"),
+        ("No evidence links vaccines to autism", "remove_never_no", "Some evidence links vaccines to autism"),
+        # numerical
+        ("Take 5 mg of the drug twice daily", "scale_number", "Take 50 mg of the drug twice daily"),
+        ("Revenue grew 15% in 2023", "scale_number", "Revenue grew 150% in 2023"),
+        ("The loan is 2.5 million dollars", "scale_number", "The loan is 25 million dollars"),
+        ("The fine is 1,200 dollars", "scale_number", "The fine is 12,000 dollars"),
+        ("The tablet costs 0.25 dollars", "scale_number", "The tablet costs 2.5 dollars"),
+        ("Three patients died", "scale_number_word", "Thirty patients died"),
+        # entity / role swap
+        ("Google acquired YouTube", "swap_entities", "YouTube acquired Google"),
+        ("The flight from Paris to London was delayed", "swap_entities", "The flight from London to Paris was delayed"),
+        ("YouTube was acquired by Google in 2006", "swap_entities", "Google was acquired by YouTube in 2006"),
+        ("The dog bit the man", "swap_roles", "The man bit the dog"),
+        ("The landlord sued the tenant in court", "swap_roles", "The tenant sued the landlord in court"),
+        # temporal
+        ("Take the pill before meals", "swap_temporal_word", "Take the pill after meals"),
+        ("The shipment arrived yesterday", "swap_temporal_word", "The shipment arrived tomorrow"),
+        ("Google acquired YouTube", "past_to_future", "Google will acquire YouTube"),
+        ("The flight was delayed", "past_to_future", "The flight will be delayed"),
+        ("The company will release the product", "future_to_past", "The company released the product"),
+        ("The patient is allergic to penicillin", "present_to_past", "The patient was allergic to penicillin"),
+        ("The drug reduces symptoms", "present_to_past", "The drug reduced symptoms"),
+        ("The patients report severe pain", "present_to_past", "The patients reported severe pain"),
+        # quantifier
+        ("All patients responded to the treatment", "swap_quantifier", "Some patients responded to the treatment"),
+        ("All patients responded to the treatment", "swap_quantifier", "No patients responded to the treatment"),
+        ("Few employees were promoted", "swap_quantifier", "Many employees were promoted"),
+        ("The patients recovered quickly", "add_quantifier", "All patients recovered quickly"),
+        # hedging
+        ("The drug may reduce symptoms", "remove_hedge", "The drug reduces symptoms"),
+        ("The drugs might reduce symptoms", "remove_hedge", "The drugs reduce symptoms"),
+        ("Some evidence suggests that coffee prevents cancer", "remove_hedge", "Coffee prevents cancer"),
+        ("The bridge possibly collapsed", "remove_hedge", "The bridge collapsed"),
+        ("The drug reduces symptoms", "add_hedge", "The drug may reduce symptoms"),
+        ("The patient is not allergic to penicillin", "add_hedge", "The patient may not be allergic to penicillin"),
+        ("Google acquired YouTube", "add_hedge", "Some evidence suggests that Google acquired YouTube"),
+        ("The dog bit the man", "add_hedge", "Some evidence suggests that the dog bit the man"),
+    ],
+)
+def test_rule_makes_expected_variant(text, rule, expected):
+    assert expected in _by_rule(text).get(rule, []), _by_rule(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "mode"),
+    [
+        ("The patient is allergic to penicillin", constants.CAT_NUMERICAL),  # no number
+        ("The war ended in 1945", constants.CAT_NUMERICAL),  # a year is not a magnitude
+        ("The patient is allergic to penicillin", constants.CAT_ENTITY_SWAP),  # copula: no object to swap
+        ("Revenue grew 15%", constants.CAT_ENTITY_SWAP),  # a quantity is not an object
+        ("Penicillin for the patient", constants.CAT_TEMPORAL),  # no verb, no time word
+        ("The report shows growth", constants.CAT_QUANTIFIER),  # singular subject, no quantifier
+        ("Penicillin", constants.CAT_NEGATION),  # no verb
+        ("hello world", constants.CAT_HEDGING),  # no statement to hedge
+        ("The company will not release the product", constants.CAT_TEMPORAL),  # negated future left alone
+    ],
+)
+def test_mode_not_applicable_says_why(text, mode):
+    report = perturb(text)
+    assert mode in report.not_applicable
+    assert report.not_applicable[mode]
+    assert all(v.mode != mode for v in report.variants)
+
+
+@pytest.mark.parametrize(
+    ("text", "not_expected"),
+    [
+        ("The report shows growth", "The do not report shows growth"),  # "report" after "The" is a noun
+        ("The report shows growth", "The report not shows growth"),
+        ("The war ended in 1945", "The war ended in 19450"),
+        ("Say no to drugs", "Say some to drugs"),  # "no" not before a noun phrase is no quantifier
+    ],
+)
+def test_rule_leaves_alone(text, not_expected):
+    assert not_expected not in [v.text for v in perturb(text).variants]
+
+
+def test_report_has_every_mode_exactly_once_and_no_duplicates():
+    report = perturb("Google acquired YouTube for 1.65 billion dollars before 2007")
+    modes = {v.mode for v in report.variants}
+    assert modes | set(report.not_applicable) == set(constants.FAILURE_MODES)
+    assert not modes & set(report.not_applicable)
+    texts = [v.text for v in report.variants]
+    assert len(texts) == len(set(texts)) and report.text not in texts
+    assert [v.mode for v in report.variants] == sorted(
+        (v.mode for v in report.variants), key=constants.FAILURE_MODES.index
+    )
+
+
+def test_deterministic_and_whitespace_normalized():
+    a = perturb("  Google   acquired\nYouTube ")
+    b = perturb("Google acquired YouTube")
+    assert a.text == "Google acquired YouTube"
+    assert a.variants == b.variants
+
+
+def test_to_frame_is_runnable_pairs():
+    frame = perturb("The patient is allergic to penicillin").to_frame()
+    assert list(frame.columns[:3]) == [constants.COL_PAIR_ID, constants.COL_SUITE, constants.COL_CATEGORY]
+    assert (frame[constants.COL_TEXT_A] == "The patient is allergic to penicillin").all()
+    assert frame[constants.COL_PAIR_ID].is_unique
+    assert set(frame[constants.COL_SUITE]) == {constants.SUITE_PERTURB}
+    assert set(frame[constants.COL_CATEGORY]) <= set(constants.FAILURE_MODES)
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "\n\n", "?!.", "—"])
+def test_no_words_is_a_clear_error(bad):
+    with pytest.raises(ValueError, match="at least one word"):
+        perturb(bad)
+
+
+def test_non_string_is_a_type_error():
+    with pytest.raises(TypeError):
+        perturb(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["患者对青霉素过敏", "המטופל אלרגי לפניצילין", "The 🐍 bit the man", "<script>alert(1)</script>", "x" * 5000],
+)
+def test_unusual_text_never_raises(text):
+    report = perturb(text)
+    assert set(report.not_applicable) | {v.mode for v in report.variants} == set(constants.FAILURE_MODES)
+
+
+def test_modal_passive_swaps_agent_and_subject():
+    assert "Debit card can be made by payment at the counter" not in _by_rule("Payment can be made by debit card at the counter")
+    assert _by_rule("Payment can be made by debit card at the counter")["swap_roles"] == [
+        "Debit card can be made by Payment at the counter"
+    ]
+
+
+def test_noun_verb_ambiguity_picks_the_verb():
+    assert _by_rule("Consumer prices rose 3 percent")["add_not_do"] == ["Consumer prices did not rise 3 percent"]

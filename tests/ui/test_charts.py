@@ -1,0 +1,47 @@
+"""ui.charts category helpers: cell text, category order, threshold marker."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from core import constants
+from core.scoring import tables
+from ui import charts
+
+
+def _results():
+    rows = []
+    for model, shift in (("sentence-transformers/all-MiniLM-L6-v2", 0.0), ("other/model", 0.05)):
+        for cat, values in ((constants.CAT_NEGATION, [0.8, 0.9, 0.95]), (constants.CAT_POSITIVE, [0.7, 0.75, 0.8]), ("mine", [0.2, 0.4, 0.6])):
+            rows += [{constants.COL_MODEL: model, constants.COL_SUITE: "s", constants.COL_CATEGORY: cat, constants.COL_COSINE: v + shift} for v in values]
+    return pd.DataFrame(rows)
+
+
+def test_heatmap_cells_read_mean_pm_sd_in_paper_order():
+    summary = tables.category_summary(_results())
+    fig, frame = charts.category_heatmap(summary)
+    heat = fig.data[0]
+    assert list(heat.y) == ["Positive control", "Negation", "mine"]  # Table 1 order, user categories last
+    assert list(heat.x) == ["MiniLM-L6", "other/model"]
+    row = summary[(summary[constants.COL_MODEL] == "other/model") & (summary[constants.COL_CATEGORY] == constants.CAT_NEGATION)].iloc[0]
+    assert heat.text[1][1] == f"{row['mean']:.3f} ± {row['sd']:.3f}"
+    assert len(frame) == 6
+
+
+def test_curves_marker_sits_at_threshold_in_every_panel():
+    curves = tables.failure_rate_curves(_results(), suite=None)
+    fig = charts.failure_rate_curves_figure(curves, 0.83)
+    xs = [s.x0 for s in fig.layout.shapes]
+    assert len(xs) == 3 and set(xs) == {0.83}  # one marker per category panel
+    assert {t.name for t in fig.data} == {"MiniLM-L6", "other/model"}
+
+
+def test_failure_rate_bars_error_bars_are_the_ci():
+    summary = tables.category_summary(_results(), 0.7)
+    fig = charts.failure_rate_bars(summary, 0.7)
+    first = fig.data[0]
+    mine = summary[summary[constants.COL_MODEL] == "sentence-transformers/all-MiniLM-L6-v2"].set_index(constants.COL_CATEGORY)
+    neg = list(first.x).index("Negation")
+    assert first.y[neg] == mine.loc[constants.CAT_NEGATION, "failure_rate"]
+    assert first.y[neg] + first.error_y.array[neg] == pytest.approx(mine.loc[constants.CAT_NEGATION, "fr_ci_high"])

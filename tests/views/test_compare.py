@@ -1,0 +1,162 @@
+"""Compare page (AppTest, real MiniLM): cosines, examples, empty input, heatmap, persistence."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import tempfile
+
+import numpy as np
+import pytest
+
+from core.papers.suites import control_pairs
+
+os.environ["COSINE_PROBE_DEFAULT_MODELS"] = "sentence-transformers/all-MiniLM-L6-v2"
+os.environ.setdefault("COSINE_PROBE_CACHE_DIR", tempfile.mkdtemp(prefix="cosine-probe-test-"))
+
+from apptest_support import compare_table, expected_cosine, minilm_row, open_page  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from core.models.loading import load_model  # noqa: E402
+from core.scoring.runner import similarity_matrix  # noqa: E402
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_A = "The patient is allergic to penicillin"
+DEFAULT_B = "The patient is not allergic to penicillin"
+
+
+def as_array(value) -> np.ndarray:
+    """A Plotly JSON array: a plain list, or Plotly 6's typed {dtype, bdata, shape}."""
+    if isinstance(value, dict) and "bdata" in value:
+        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = [int(n) for n in str(value.get("shape", len(flat))).split(",")]
+        return flat.reshape(shape).astype(float)
+    return np.asarray(value, dtype=float)
+
+
+def heatmaps(at: AppTest) -> list[dict]:
+    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return [s for s in specs if s["data"] and s["data"][0].get("type") == "heatmap"]
+
+
+@pytest.fixture(scope="module")
+def at() -> AppTest:
+    return open_page("views/compare.py", timeout=120)
+
+
+def test_default_pair_is_scored_on_first_load(at):
+    row = minilm_row(at)
+    assert row["cosine"] == pytest.approx(expected_cosine(DEFAULT_A, DEFAULT_B), abs=1e-4)
+    assert row["verdict"] == ("above threshold" if row["cosine"] > 0.7 else "below threshold")
+    assert row["published"] == pytest.approx(0.92)  # the paper's section 4.6 figure for this pair
+    assert row["tokens A"] == 10 and row["tokens B"] == 11 and not row["truncated"]
+    assert any(DEFAULT_A in t.value and DEFAULT_B in t.value for t in at.text)
+    # bar chart + token splits in the per-model expander
+    bars = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    assert any(d.get("type") == "bar" and d.get("orientation") == "h" for s in bars for d in s["data"])
+    codes = [c.value for c in at.code]
+    assert "the patient is allergic to pen ##ici ##llin" in codes
+    assert "the patient is not allergic to pen ##ici ##llin" in codes
+
+
+def test_threshold_changes_verdict(at):
+    # The router draws the sidebar, so the real threshold slider drives the page.
+    at.slider(key="threshold").set_value(0.99).run()
+    assert minilm_row(at)["verdict"] == "below threshold"
+    at.slider(key="threshold").set_value(0.7).run()
+    assert minilm_row(at)["verdict"] == "above threshold"
+
+
+def test_typed_pair_changes_value(at):
+    before = minilm_row(at)["cosine"]
+    a, b = "The cat sat on the mat", "Stock prices fell sharply in March"
+    at.text_area(key="cmp_text_a").input(a)
+    at.text_area(key="cmp_text_b").input(b)
+    at.button(key="cmp_compare").click().run()
+    assert not at.exception
+    after = minilm_row(at)["cosine"]
+    assert after == pytest.approx(expected_cosine(a, b), abs=1e-4)
+    assert abs(after - before) > 0.3
+    assert np.isnan(minilm_row(at)["published"])
+
+
+def test_example_fills_text_areas_and_shows_published(at):
+    at.pills(key="cmp_example").set_value("ex-swap-1").run()
+    assert not at.exception
+    assert at.text_area(key="cmp_text_a").value == "Google acquired YouTube"
+    assert at.text_area(key="cmp_text_b").value == "YouTube acquired Google"
+    row = minilm_row(at)
+    assert row["cosine"] == pytest.approx(expected_cosine("Google acquired YouTube", "YouTube acquired Google"), abs=1e-4)
+    assert row["published"] == pytest.approx(0.99)
+    # quantifier and hedging come from the suite's paper-sourced pairs
+    at.pills(key="cmp_example").set_value("hedge-001").run()
+    assert at.text_area(key="cmp_text_a").value == "The drug cures cancer"
+    assert at.text_area(key="cmp_text_b").value == "The drug may help with some cancer symptoms"
+
+
+def test_empty_input_warns_and_keeps_previous_table(at):
+    before = minilm_row(at)["cosine"]
+    at.text_area(key="cmp_text_a").input("   ")
+    at.button(key="cmp_compare").click().run()
+    assert not at.exception
+    assert [w.value for w in at.warning] == ["Sentence A holds only whitespace: type a sentence to compare."]
+    assert minilm_row(at)["cosine"] == pytest.approx(before, abs=1e-9)
+    assert at.text_area(key="cmp_text_b").value == "The drug may help with some cancer symptoms"
+
+
+def test_heatmap_for_three_sentences(at):
+    sentences = ["The cat sat on the mat", "A feline rested on the rug", "Stock prices fell sharply in March"]
+    at.text_area(key="cmp_heat_text").input("\n".join(sentences) + "\n\n")
+    at.button(key="cmp_build_heatmap").click().run()
+    assert not at.exception
+    maps = heatmaps(at)
+    assert len(maps) == 1
+    z = as_array(maps[0]["data"][0]["z"])
+    expected = similarity_matrix(load_model(MINILM), sentences, None)
+    assert z.shape == (3, 3)
+    np.testing.assert_allclose(z, expected, atol=1e-5)
+    legend = [df.value for df in at.dataframe if list(df.value.columns) == ["label", "sentence"]]
+    assert legend and list(legend[0]["sentence"]) == sentences
+
+
+def test_too_many_heatmap_lines_warn(at):
+    at.text_area(key="cmp_heat_text").input("\n".join(f"sentence number {i}" for i in range(14)))
+    at.button(key="cmp_build_heatmap").click().run()
+    assert any("uses the first 12" in w.value for w in at.warning)
+    z = as_array(heatmaps(at)[0]["data"][0]["z"])
+    assert z.shape == (12, 12)
+
+
+def test_text_survives_page_switch(at):
+    at.text_area(key="cmp_text_a").input("Remember me")
+    at.run()
+    at.switch_page("views/tokenizer.py").run()
+    at.switch_page("views/compare.py").run()
+    assert not at.exception
+    assert at.text_area(key="cmp_text_a").value == "Remember me"
+    assert at.text_area(key="cmp_text_b").value == "The drug may help with some cancer symptoms"
+    assert len(heatmaps(at)) == 1  # results persist across pages
+    assert len(compare_table(at)) == 1
+
+
+def test_marker_switches_to_each_models_calibrated_threshold(at):
+    from core.models.cache import EmbeddingCache
+    from core.probes.calibration import calibrate, thresholds_by_model
+    from core.scoring.runner import run_pairs
+
+    at.radio(key="cmp_marker").set_value("calibrated").run()
+    assert not at.exception
+    assert any("Calibrate on the control pairs" in i.value for i in at.info)
+    assert minilm_row(at)["threshold"] == pytest.approx(at.slider(key="threshold").value)  # global until calibrated
+    at.button(key="cmp_calibrate").click().run()
+    assert not at.exception
+    own = thresholds_by_model(calibrate(run_pairs(control_pairs(), [MINILM], cache=EmbeddingCache()).results))[MINILM]
+    row = minilm_row(at)
+    assert row["threshold"] == pytest.approx(own)
+    assert row["verdict"] == ("above threshold" if row["cosine"] > own else "below threshold")
+    bars = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    ticks = [t for spec in bars for t in spec["data"] if t.get("name") == "model's calibrated threshold"]
+    assert ticks and as_array(ticks[0]["x"])[0] == pytest.approx(own)
+    at.radio(key="cmp_marker").set_value("global").run()
+    assert minilm_row(at)["threshold"] == pytest.approx(at.slider(key="threshold").value)

@@ -1,0 +1,174 @@
+"""The Failure modes page, driven through the real app with MiniLM.
+
+Relies on tests/conftest.py (MiniLM as the default model, a session cache
+folder).  One AppTest session runs the suite once; the tests then move the sidebar
+threshold, filter the worst cases and switch pages on that session, and
+compare what the page shows with what ``core`` computes for the same suite
+(``run_pairs`` + ``stats``, outside the page).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from apptest_support import open_page
+
+from core import constants, stats
+from core.models.cache import EmbeddingCache
+from core.papers.suites import load_suite
+from core.scoring.runner import run_pairs
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+PAGE = "views/failure_modes.py"
+
+
+@pytest.fixture(scope="module")
+def core_results(at):
+    """The suite scored by core directly (vectors from the cache the page filled, so no second encode)."""
+    result = run_pairs(load_suite(constants.SUITE_FAILURE_MODES), [MINILM], cache=EmbeddingCache())
+    assert not result.errors
+    return result.results
+
+
+@pytest.fixture(scope="module")
+def at():
+    app = open_page(PAGE)
+    assert any("Run failure-mode suite" in i.value for i in app.info)  # nothing run yet
+    next(b for b in app.button if b.label == "Run failure-mode suite").click().run()
+    assert not app.exception
+    return app
+
+
+def _table(app, column: str):
+    """The dataframe that has ``column``."""
+    frames = [d.value for d in app.dataframe if column in d.value.columns]
+    assert frames, f"no table with column {column!r}"
+    return frames[0]
+
+
+def _rate_table(app):
+    return _table(app, "MiniLM-L6 CI low").set_index(constants.COL_CATEGORY)
+
+
+def _worst(app):
+    return _table(app, constants.COL_DOMAIN)
+
+
+def _core_rates(core_results, threshold):
+    return {
+        mode: stats.failure_rate(core_results.loc[core_results[constants.COL_CATEGORY] == mode, constants.COL_COSINE].to_numpy(float), threshold)
+        for mode in constants.FAILURE_MODES
+    }
+
+
+def _set_threshold(app, value):
+    app.slider(key="threshold").set_value(value).run()
+    assert not app.exception
+
+
+def test_failure_rate_table_matches_core_and_follows_threshold(at, core_results):
+    _set_threshold(at, 0.7)
+    table = _rate_table(at)
+    assert sorted(table.index) == sorted(constants.FAILURE_MODES)
+    at_07 = _core_rates(core_results, 0.7)
+    assert table.loc[constants.CAT_NEGATION, "MiniLM-L6"] == pytest.approx(at_07[constants.CAT_NEGATION], abs=1e-9)
+    for mode, rate in at_07.items():
+        assert table.loc[mode, "MiniLM-L6"] == pytest.approx(rate, abs=1e-9)
+        assert table.loc[mode, "MiniLM-L6 CI low"] <= rate + 1e-9 <= table.loc[mode, "MiniLM-L6 CI high"] + 2e-9
+    assert any(h.value == "Failure rate at threshold 0.70" for h in at.header)
+
+    _set_threshold(at, 0.95)
+    moved = _rate_table(at)
+    at_095 = _core_rates(core_results, 0.95)
+    for mode, rate in at_095.items():
+        assert moved.loc[mode, "MiniLM-L6"] == pytest.approx(rate, abs=1e-9)
+    assert at_095 != at_07  # the slider really changed the numbers shown
+    assert any(moved.loc[m, "MiniLM-L6"] != table.loc[m, "MiniLM-L6"] for m in constants.FAILURE_MODES)
+    assert any(h.value == "Failure rate at threshold 0.95" for h in at.header)
+
+    # the curves' threshold marker is drawn at the slider value
+    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    curve = next(s for s in specs if s["layout"].get("shapes"))
+    xs = {shape.get("x0") for shape in curve["layout"].get("shapes", [])}
+    assert xs == {0.95}
+    _set_threshold(at, 0.7)
+
+
+def test_heatmap_and_published_columns_match_core(at, core_results):
+    neg = core_results.loc[core_results[constants.COL_CATEGORY] == constants.CAT_NEGATION, constants.COL_COSINE].to_numpy(float)
+    mean, sd = stats.mean_sd(neg)
+    published = _table(at, "published mean").set_index(constants.COL_CATEGORY)
+    assert published.loc[constants.CAT_NEGATION, "published mean"] == pytest.approx(0.898)  # failure paper, Table 1
+    assert published.loc[constants.CAT_NEGATION, "our mean"] == pytest.approx(mean, abs=1e-6)
+    assert published.loc[constants.CAT_NEGATION, "our rate > 0.7"] == pytest.approx(stats.failure_rate(neg, 0.7), abs=1e-9)
+    heat = next(json.loads(el.proto.spec) for el in at.get("plotly_chart") if json.loads(el.proto.spec)["data"][0]["type"] == "heatmap")
+    text = [cell for row in heat["data"][0]["text"] for cell in row]
+    assert f"{mean:.3f} ± {sd:.3f}" in text
+    # Cohen's d sign convention is explained, single-model tests say why they are missing
+    assert any("negative d means the failure pairs score higher" in c.value for c in at.caption)
+    assert sum("at least two models" in i.value for i in at.info) == 2
+
+
+def test_worst_cases_search_and_domain_filter(at):
+    full = _worst(at)
+    assert len(full) == 251  # every adversarial pair, one model
+    assert list(full[constants.COL_COSINE]) == sorted(full[constants.COL_COSINE], reverse=True)
+
+    at.text_input(key="fm_search").input("insulin").run()
+    found = _worst(at)
+    assert 0 < len(found) < len(full)
+    assert all("insulin" in (a + b).lower() for a, b in zip(found[constants.COL_TEXT_A], found[constants.COL_TEXT_B], strict=True))
+
+    at.multiselect(key="fm_domains").set_value(["legal"]).run()
+    assert len(_worst(at)) == 0 or set(_worst(at)[constants.COL_DOMAIN]) == {"legal"}
+    at.text_input(key="fm_search").input("").run()
+    legal = _worst(at)
+    assert 0 < len(legal) < len(full) and set(legal[constants.COL_DOMAIN]) == {"legal"}
+
+    # the filter and the results survive a trip to another page
+    at.switch_page("views/home.py").run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert at.multiselect(key="fm_domains").value == ["legal"]
+    assert len(_worst(at)) == len(legal)
+    at.multiselect(key="fm_domains").set_value([]).run()
+    assert len(_worst(at)) == len(full)
+
+
+# ---------------------------------------------------------------- calibrated thresholds
+
+
+def test_calibration_section_matches_core(at, core_results):
+    from core.probes import calibration
+
+    table = _table(at, "youden_threshold").set_index(constants.COL_MODEL)
+    expected = calibration.calibrate(core_results).set_index(constants.COL_MODEL)
+    assert table.loc["MiniLM-L6", "youden_threshold"] == pytest.approx(expected.loc[MINILM, "youden_threshold"])
+    assert table.loc["MiniLM-L6", "auc"] == pytest.approx(expected.loc[MINILM, "auc"])
+    rates = _table(at, "failure_rate_calibrated")
+    assert set(rates[constants.COL_MODEL]) == {"MiniLM-L6"}
+    rates = rates.set_index(constants.COL_CATEGORY)
+    own = expected.loc[MINILM, "youden_threshold"]
+    negation = core_results[core_results[constants.COL_CATEGORY] == constants.CAT_NEGATION][constants.COL_COSINE]
+    assert rates.loc[constants.CAT_NEGATION, "failure_rate_calibrated"] == pytest.approx((negation > own).mean())
+    assert rates.loc[constants.CAT_NEGATION, "failure_rate_global"] == pytest.approx((negation > 0.7).mean())
+
+
+def test_calibration_settings_change_the_threshold_and_survive_a_page_switch(at, core_results):
+    from core.probes import calibration
+
+    at.checkbox(key="cal_near_miss").check().run()
+    assert not at.exception
+    table = _table(at, "youden_threshold").set_index(constants.COL_MODEL)
+    with_near_miss = calibration.calibrate(core_results, negatives=(constants.CAT_NEGATIVE, constants.CAT_NEAR_MISS)).set_index(constants.COL_MODEL)
+    assert table.loc["MiniLM-L6", "n_negative"] == 50
+    assert table.loc["MiniLM-L6", "youden_threshold"] == pytest.approx(with_near_miss.loc[MINILM, "youden_threshold"])
+    at.radio(key="cal_method").set_value("fpr").run()
+    at.switch_page("views/home.py").run()
+    at.switch_page(PAGE).run()
+    assert at.checkbox(key="cal_near_miss").value is True
+    assert at.radio(key="cal_method").value == "fpr"
+    at.checkbox(key="cal_near_miss").uncheck().run()
+    at.radio(key="cal_method").set_value("youden").run()
+    assert not at.exception

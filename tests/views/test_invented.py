@@ -1,0 +1,78 @@
+"""The Invented words page through the real app with MiniLM (the default model in tests/conftest.py)."""
+
+from __future__ import annotations
+
+import pytest
+from apptest_support import open_page, table_with
+
+from core import constants
+from core.models.cache import EmbeddingCache
+from core.models.loading import load_tokenizer
+from core.models.tokens import is_vocab_entry, word_pieces
+from core.papers.suites import read_suite_file
+from core.probes.invented import oov_replacements, oov_replicate_summary
+from core.scoring.runner import run_pairs
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+PAGE = "views/invented.py"
+
+
+@pytest.fixture(scope="module")
+def at():
+    return open_page(PAGE)
+
+
+def _frame(app, column):
+    return table_with(app, column, last=False)
+
+
+def test_words_have_requested_pieces_and_are_not_vocabulary(at):
+    at.selectbox(key="iw_pieces").set_value(3).run()
+    at.number_input(key="iw_n").set_value(6).run()
+    words = _frame(at, "pieces")
+    tok = load_tokenizer(MINILM)
+    assert len(words) == 12 and set(words[constants.COL_KIND]) == set(constants.WORD_KINDS)
+    for word, pieces in zip(words["word"], words["pieces"], strict=True):
+        assert word_pieces(tok, word) == pieces.split(" ")
+        assert len(pieces.split(" ")) == 3
+        assert not is_vocab_entry(tok, word) and not is_vocab_entry(tok, word.lower())
+    at.selectbox(key="iw_pieces").set_value("any").run()
+
+
+def test_empty_entity_is_a_message_not_a_traceback(at):
+    at.selectbox(key="iw_kind").set_value(constants.WORD_RANDOM).run()
+    at.text_input(key="iw_entity").set_value("").run()
+    assert not at.exception
+    assert any("Type the entity" in w.value for w in at.warning)
+    at.text_input(key="iw_entity").set_value("Penicillin").run()
+    at.selectbox(key="iw_kind").set_value("both").run()
+
+
+def test_words_in_a_sentence_are_scored(at):
+    at.text_area(key="iw_sentence").set_value("The patient is allergic to Penicillin.").run()
+    next(b for b in at.button if b.label == "Score the sentence with each word").click().run()
+    assert not at.exception
+    scored = _frame(at, constants.COL_REPLACEMENT)
+    words = set(_frame(at, "pieces")["word"])
+    assert set(scored[constants.COL_REPLACEMENT]) == words
+    assert all(w in t for w, t in zip(scored[constants.COL_REPLACEMENT], scored[constants.COL_TEXT_B], strict=True))
+    assert ((scored[constants.COL_COSINE] > 0) & (scored[constants.COL_COSINE] < 1)).all()
+
+
+def test_sentence_without_the_entity_says_so(at):
+    at.text_area(key="iw_sentence").set_value("Nothing to replace here.").run()
+    next(b for b in at.button if b.label == "Score the sentence with each word").click().run()
+    assert not at.exception
+    assert any("not a whole word" in e.value for e in at.error)
+    assert at.text_area(key="iw_sentence").value == "Nothing to replace here."
+
+
+def test_oov_with_k_words_matches_core(at):
+    at.slider(key="iw_k").set_value(2).run()
+    next(b for b in at.button if b.label == "Run OOV with invented words").click().run()
+    assert not at.exception
+    versus = _frame(at, "mean_plausible")
+    pairs = oov_replacements(read_suite_file(constants.SUITE_OOV), load_tokenizer(MINILM), 2, readings=[constants.VARIANT_REPLACED_BOTH])
+    expected = oov_replicate_summary(run_pairs(pairs, [MINILM], cache=EmbeddingCache()).results)["plausible_vs_random"]
+    assert versus["difference"].iloc[0] == pytest.approx(expected["difference"].iloc[0], abs=1e-6)
+    assert versus["n_entities"].iloc[0] == 20

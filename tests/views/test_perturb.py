@@ -1,0 +1,90 @@
+"""The Perturbations page through the real app with MiniLM (tests/conftest.py makes it the default model)."""
+
+from __future__ import annotations
+
+import pytest
+from apptest_support import open_page, table_with
+
+from core import constants
+from core.models.cache import EmbeddingCache
+from core.papers.suites import control_pairs
+from core.probes.calibration import calibrate, thresholds_by_model
+from core.probes.perturb import perturb
+from core.scoring import tables
+from core.scoring.runner import run_pairs
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+PAGE = "views/perturb.py"
+
+
+@pytest.fixture(scope="module")
+def at():
+    return open_page(PAGE)
+
+
+def _frame(app, column):
+    return table_with(app, column, last=True)
+
+
+def _score(app):
+    next(b for b in app.button if b.label == "Score variants").click().run()
+    assert not app.exception
+
+
+def test_variants_listed_as_typed_with_reasons_for_the_rest(at):
+    at.text_area(key="pt_text").set_value("Google acquired YouTube").run()
+    listing = _frame(at, constants.COL_RULE)
+    expected = perturb("Google acquired YouTube")
+    assert list(listing["variant"]) == [v.text for v in expected.variants]
+    why = _frame(at, "why")
+    assert set(why["failure mode"]) == {constants.CATEGORY_LABELS[m] for m in expected.not_applicable}
+
+
+def test_scores_match_core_at_global_threshold(at):
+    at.text_area(key="pt_text").set_value("Google acquired YouTube").run()
+    _score(at)
+    scores = _frame(at, "verdict")
+    report = perturb("Google acquired YouTube")
+    core = run_pairs(report.to_frame(), [MINILM], cache=EmbeddingCache()).results
+    assert list(scores["variant"]) == list(core[constants.COL_TEXT_B])
+    assert list(scores[constants.COL_COSINE]) == pytest.approx(list(core[constants.COL_COSINE]), abs=1e-6)
+    swap = scores[scores["variant"] == "YouTube acquired Google"].iloc[0]
+    assert swap["verdict"] == tables.ABOVE_THRESHOLD and swap[constants.COL_THRESHOLD] == pytest.approx(0.7)
+
+
+def test_calibrated_marker_uses_each_models_threshold(at):
+    at.text_area(key="pt_text").set_value("Google acquired YouTube").run()
+    at.radio(key="pt_marker").set_value("calibrated").run()
+    assert any("Calibrate on the control pairs" in i.value for i in at.info)
+    at.button(key="pt_calibrate").click().run()
+    assert not at.exception
+    expected = thresholds_by_model(calibrate(run_pairs(control_pairs(), [MINILM], cache=EmbeddingCache()).results))[MINILM]
+    scores = _frame(at, "verdict")
+    assert scores[constants.COL_THRESHOLD].tolist() == pytest.approx([expected] * len(scores))
+    at.radio(key="pt_marker").set_value("global").run()
+
+
+def test_changed_text_keeps_old_scores_and_says_so(at):
+    at.text_area(key="pt_text").set_value("Google acquired YouTube").run()
+    _score(at)
+    at.text_area(key="pt_text").set_value("The dog bit the man").run()
+    assert any("changed since" in i.value for i in at.info)
+    assert "YouTube acquired Google" in set(_frame(at, "verdict")["variant"])
+    assert "The man bit the dog" in set(_frame(at, constants.COL_RULE)["variant"])
+
+
+@pytest.mark.parametrize("bad", ["", "   \n  ", "?!"])
+def test_no_words_is_a_message_not_an_error(at, bad):
+    at.text_area(key="pt_text").set_value(bad).run()
+    assert not at.exception
+    assert any("at least one word" in w.value for w in at.warning)
+    assert at.text_area(key="pt_text").value == bad
+
+
+def test_markup_is_shown_as_text(at):
+    text = "<script>alert(1)</script> **Google** acquired [YouTube](http://x)"
+    at.text_area(key="pt_text").set_value(text).run()
+    assert not at.exception
+    listing = _frame(at, constants.COL_RULE)
+    assert any("<script>alert(1)</script>" in v for v in listing["variant"])
+    assert all("<script>" not in m.value for m in at.markdown)

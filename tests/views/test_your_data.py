@@ -1,0 +1,197 @@
+"""The Your data page, driven through the real app with MiniLM.
+
+Relies on tests/conftest.py (MiniLM as the default model, a session cache
+folder).  Input reaches the page three ways, all tested: bytes put in
+``st.session_state["yd_upload_bytes"/"yd_upload_name"]`` (what the uploader
+stores), the real ``st.file_uploader``, and the paste box.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from apptest_support import open_page
+from streamlit.testing.v1 import AppTest
+
+from core import constants
+from core.files.reader import apply_mapping, guess_mapping, parse_pairs
+from core.models.cache import EmbeddingCache
+from core.models.registry import short_name
+from core.papers import failure_modes, oov
+from core.scoring import tables
+from core.scoring.runner import run_pairs
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+PAGE = "views/your_data.py"
+RUN = "Run on selected models"
+TSV = (
+    b"sentence1\tsentence2\tcategory\tscore\n"
+    b"The patient has diabetes\tThe patient does not have diabetes\tnegation\t0.1\n"
+    b"The patient is allergic to penicillin\tThe patient is not allergic to penicillin\tnegation\t0.2\n"
+    b"Take 5mg of aspirin daily\tTake 500mg of aspirin daily\tnumerical\t0.2\n"
+    b"Inject 2 units of insulin\tInject 200 units of insulin\tnumerical\t0.1\n"
+    b"The cat sat on the mat\tA feline rested on the rug\tpositive\t0.9\n"
+    b"The meeting was postponed\tThe meeting was delayed\tpositive\t0.95\n"
+    b"The cat sat on the mat\tStock prices fell sharply in March\tnegative\t0\n"
+    b"I like green tea\tThe bridge closed for repairs\tnegative\t0\n"
+    b"\tan empty first text\tpositive\t1\n"
+)
+N_PAIRS = 8  # the last row has an empty text and is dropped
+
+
+def _new_app() -> AppTest:
+    return open_page(PAGE)
+
+
+def _table(app: AppTest, columns: set[str]):
+    frames = [d.value for d in app.dataframe if columns <= set(d.value.columns)]
+    assert frames, f"no table with columns {columns}"
+    return frames[0]
+
+
+def _results(app: AppTest):
+    return _table(app, {constants.COL_MODEL, constants.COL_COSINE, constants.COL_TOKENS_A})
+
+
+def _preview(app: AppTest):
+    frames = [d.value for d in app.dataframe if constants.COL_TEXT_A in d.value.columns and constants.COL_MODEL not in d.value.columns]
+    assert frames, "no preview table"
+    return frames[0]
+
+
+def _run(app: AppTest) -> None:
+    next(b for b in app.button if b.label == RUN).click().run()
+    assert not app.exception
+
+
+@pytest.fixture(scope="module")
+def at():
+    """The page after the TSV arrived through session state and was run once."""
+    app = _new_app()
+    assert any("Upload a file or paste pairs" in i.value for i in app.info)
+    app.session_state["yd_upload_bytes"] = TSV
+    app.session_state["yd_upload_name"] = "mine.tsv"
+    app.run()
+    assert not app.exception
+    _run(app)
+    return app
+
+
+@pytest.fixture(scope="module")
+def expected(at):
+    """The same pairs scored by core (vectors from the cache the page filled)."""
+    parsed = parse_pairs(TSV, "mine.tsv")
+    pairs, _ = apply_mapping(parsed, guess_mapping(list(parsed.frame.columns)))
+    result = run_pairs(pairs, [MINILM], cache=EmbeddingCache())
+    assert not result.errors
+    return result.results
+
+
+def test_mapping_defaults_notes_and_preview(at):
+    boxes = {s.label: s.value for s in at.selectbox}
+    assert boxes == {
+        "Text A column": "sentence1",
+        "Text B column": "sentence2",
+        "Category column (optional)": "category",
+        "Label column (optional)": "score",
+    }
+    assert any("dropped 1 row" in i.value for i in at.info)
+    assert len(_preview(at)) == N_PAIRS
+
+
+def test_results_rows_and_cosines_equal_core(at, expected):
+    shown = _results(at)
+    assert len(shown) == N_PAIRS * 1  # pairs × models (MiniLM only)
+    # The page labels models by their short name; the downloads keep the full id.
+    assert set(shown[constants.COL_MODEL]) == {short_name(MINILM)}
+    merged = shown.merge(expected.assign(**{constants.COL_MODEL: expected[constants.COL_MODEL].map(short_name)}), on=[constants.COL_MODEL, constants.COL_PAIR_ID], suffixes=("_page", "_core"))
+    assert len(merged) == N_PAIRS
+    np.testing.assert_allclose(merged["cosine_page"], merged["cosine_core"], atol=1e-6)
+
+    corr = _table(at, {"pearson_r", "spearman_rho"})
+    want = tables.label_correlation(expected)
+    assert corr["pearson_r"].iloc[0] == pytest.approx(want["pearson_r"].iloc[0], abs=1e-9)
+    assert corr["n"].iloc[0] == N_PAIRS
+
+    dyn = _table(at, {"dynamic_range"})
+    assert dyn["dynamic_range"].iloc[0] == pytest.approx(oov.dynamic_ranges(expected, suite=None)["dynamic_range"].iloc[0], abs=1e-9)
+
+    summary = _table(at, {"failure_rate", "fr_ci_low", "mean"}).set_index(constants.COL_CATEGORY)
+    core_summary = tables.category_summary(expected, 0.7).set_index(constants.COL_CATEGORY)
+    for cat in ("negation", "numerical", "positive", "negative"):
+        assert summary.loc[cat, "failure_rate"] == pytest.approx(core_summary.loc[cat, "failure_rate"], abs=1e-9)
+
+    fm = _table(at, {"severity_ratio", "cohens_d"}).set_index(constants.COL_CATEGORY)
+    core_fm = failure_modes.failure_mode_table(expected, 0.7, suite=None).set_index(constants.COL_CATEGORY)
+    assert fm.loc["negation", "cohens_d"] == pytest.approx(core_fm.loc["negation", "cohens_d"], abs=1e-9)
+
+
+def test_threshold_changes_rates(at, expected):
+    at.slider(key="threshold").set_value(0.95).run()
+    summary = _table(at, {"failure_rate", "fr_ci_low", "mean"}).set_index(constants.COL_CATEGORY)
+    core_summary = tables.category_summary(expected, 0.95).set_index(constants.COL_CATEGORY)
+    for cat in core_summary.index:
+        assert summary.loc[cat, "failure_rate"] == pytest.approx(core_summary.loc[cat, "failure_rate"], abs=1e-9)
+    assert any(h.value == "Share above threshold 0.95" for h in at.header)
+    at.slider(key="threshold").set_value(0.7).run()
+
+
+def test_bad_file_shows_error_and_keeps_pairs_and_results(at):
+    before = _results(at)
+    at.session_state["yd_upload_bytes"] = b"\x00\x01binary"
+    at.session_state["yd_upload_name"] = "x.csv"
+    at.run()
+    assert not at.exception
+    assert len(at.error) == 1 and "x\\.csv" in at.error[0].value and "mine\\.tsv are kept" in at.error[0].value
+    assert len(_preview(at)) == N_PAIRS  # previous pairs still mapped
+    after = _results(at)
+    assert len(after) == len(before)
+    np.testing.assert_allclose(after[constants.COL_COSINE], before[constants.COL_COSINE])
+
+
+def test_results_and_pairs_survive_page_switch(at):
+    at.switch_page("views/home.py").run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert len(_results(at)) == N_PAIRS
+    assert len(_preview(at)) == N_PAIRS
+    assert {s.label: s.value for s in at.selectbox}["Text B column"] == "sentence2"
+
+
+def test_mapping_change_updates_preview(at):
+    box = next(s for s in at.selectbox if s.label == "Category column (optional)")
+    box.set_value("(none)").run()
+    assert not at.exception
+    assert set(_preview(at)[constants.COL_CATEGORY]) == {"uncategorized"}
+    next(s for s in at.selectbox if s.label == "Category column (optional)").set_value("category").run()
+    assert "negation" in set(_preview(at)[constants.COL_CATEGORY])
+
+
+def test_real_file_uploader_and_excel_message():
+    app = _new_app()
+    uploader = app.file_uploader[0]
+    assert uploader.label == "Upload sentence pairs (CSV, TSV or JSONL)"
+    assert {"csv", "tsv", "jsonl", "xlsx"} <= {t.lstrip(".") for t in uploader.allowed_type}
+    uploader.set_value(("pairs.csv", b"text_a,text_b\nOne sentence,Another sentence\nA cat,A dog\n", "text/csv")).run()
+    assert not app.exception
+    assert list(_preview(app)[constants.COL_TEXT_B]) == ["Another sentence", "A dog"]
+    app.file_uploader[0].set_value(("book.xlsx", b"PK\x03\x04rest", "application/vnd.ms-excel")).run()
+    assert not app.exception
+    assert "save the sheet as CSV" in app.error[0].value
+    assert len(_preview(app)) == 2  # the CSV's pairs are kept
+
+
+def test_paste_box():
+    app = _new_app()
+    app.text_area(key="yd_paste").input("The door is open\tThe door is not open\tnegation\nIt rained\tIt did not rain\n").run()
+    next(b for b in app.button if b.label == "Use pasted pairs").click().run()
+    assert not app.exception
+    preview = _preview(app)
+    assert list(preview[constants.COL_TEXT_A]) == ["The door is open", "It rained"]
+    assert list(preview[constants.COL_CATEGORY]) == ["negation", "uncategorized"]
+    # no tab at all: a clear error, the pasted pairs stay
+    app.text_area(key="yd_paste").input("just one sentence").run()
+    next(b for b in app.button if b.label == "Use pasted pairs").click().run()
+    assert "no tab found" in app.error[0].value
+    assert len(_preview(app)) == 2
+    assert app.text_area(key="yd_paste").value == "just one sentence"
