@@ -22,7 +22,7 @@ from core.scoring.runner import run_pairs
 
 MINILM = reference.MODEL_MINILM
 PAGE = "views/papers.py"
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 DIFF_COLOR = "#f8c9c4"
 
 
