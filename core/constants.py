@@ -25,7 +25,6 @@ COL_TOKENS_B = "n_tokens_b"
 COL_TRUNCATED = "truncated"
 COL_TOKEN_JACCARD = "token_jaccard"
 COL_WORD_JACCARD = "word_jaccard"
-COL_ERROR = "error"
 COL_RULE = "rule"
 COL_THRESHOLD = "threshold"
 COL_CHANGE = "change"
@@ -146,11 +145,153 @@ BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 0
 CONFIDENCE = 0.95
 ENCODE_BATCH_SIZE = 32
+# --- devices (core.models.device): what the user asks for, what torch runs on ---
+DEVICE_AUTO = "auto"
+DEVICE_CPU = "cpu"
+DEVICE_CUDA = "cuda"
+DEVICE_MPS = "mps"
+DEVICE_CHOICES = (DEVICE_AUTO, DEVICE_CPU, DEVICE_CUDA, DEVICE_MPS)
+# Texts per forward pass: a GPU amortises its launch cost over more rows; the CPU one is ENCODE_BATCH_SIZE.
+BATCH_SIZE_BY_DEVICE = {DEVICE_CPU: ENCODE_BATCH_SIZE, DEVICE_CUDA: 128, DEVICE_MPS: 64}
 HUB_TIMEOUT_SECONDS = 5.0
 CACHE_ENV_VAR = "COSINE_PROBE_CACHE_DIR"
+# --- run history (core.history): a DuckDB file in the cache folder ---
+HISTORY_FILE = "history.duckdb"
+# "off" (or "0") records nothing; any other value is the history file's path.
+HISTORY_ENV_VAR = "COSINE_PROBE_HISTORY"
+# DuckDB lets one process at a time open the file: another waits this long, then says so.
+HISTORY_LOCK_TIMEOUT_SECONDS = 10.0
+ORIGIN_CLI = "cli"
+ORIGIN_APP = "app"
+COL_RUN_ID = "run_id"
+COL_CREATED_AT = "created_at"
+COL_ORIGIN = "origin"
+COL_COMMAND = "command"
+COL_REVISION = "revision"
+COL_BACKEND = "backend"
 MAX_UPLOAD_ROWS = 5000
 # Megabytes per uploaded or CLI pairs file.  The upload widget passes it to
 # st.file_uploader, core.pairs_io refuses larger files with a message naming it,
 # and .streamlit/config.toml's server.maxUploadSize must hold the same number
 # (tests/test_robustness_upload.py checks they agree).
 MAX_UPLOAD_MB = 5
+
+# --- retrieval probes (core.probes.retrieval): anchor groups, queries, rankings ---
+# Not in SUITES: it is wide (one anchor group per row), not a pairs file.
+SUITE_RETRIEVAL = "retrieval"
+COL_GROUP_ID = "group_id"
+COL_ANCHOR = "anchor"
+COL_PARAPHRASE = "paraphrase"
+COL_QUERY_MODE = "query_mode"
+COL_Q1 = "q1"
+COL_Q2 = "q2"
+COL_ROLE = "role"
+COL_MODE = "mode"
+COL_WHICH = "which"
+COL_TEXT = "text"
+COL_QUERY = "query"
+COL_MITIGATION = "mitigation"
+ROLE_ANCHOR = "anchor"
+ROLE_PARAPHRASE = "paraphrase"
+ROLE_VARIANT = "variant"
+RETRIEVAL_ROLES = (ROLE_ANCHOR, ROLE_PARAPHRASE, ROLE_VARIANT)
+QUERY_WHICH = (COL_Q1, COL_Q2)
+# Pairs-file categories that mark the meaning-preserving passage of a group.
+PARAPHRASE_CATEGORIES = ("paraphrase", CAT_POSITIVE, "correct")
+MITIGATION_NONE = "none"
+MODE_ALL = "all"
+RETRIEVAL_MIN_MODES = 3
+# NevIR: two queries, two passages, ranked at random -> both right with p = 1/4.
+PAIRED_RANDOM_BASELINE = 0.25
+RECALL_KS = (1, 5)
+# Columns of the retrieval tables (core.probes.retrieval.tables).
+COL_N = "n"
+COL_CI_LOW = "ci_low"
+COL_CI_HIGH = "ci_high"
+COL_WIN = "win"
+COL_WINS = "wins"
+COL_WIN_RATE = "win_rate"
+COL_SCORE_PARAPHRASE = "score_paraphrase"
+COL_SCORE_VARIANT = "score_variant"
+COL_PAIRED_CORRECT = "paired_correct"
+COL_PAIRED_ACCURACY = "paired_accuracy"
+COL_RANDOM = "random"
+COL_N_QUERIES = "n_queries"
+COL_RANK_CORRECT = "rank_correct"
+COL_RANK_CONTRADICTION = "rank_contradiction"
+COL_TOP1_CONTRADICTION = "top1_contradiction"
+COL_MRR = "mrr"
+COL_PARAPHRASES_LOST = "paraphrases_lost"
+COL_CORRECT_LOST = "correct_lost"
+COL_MS_PER_QUERY = "ms_per_query"
+COL_OUTRANKS = "outranks"
+# One recall@k column per k of RECALL_KS.
+COL_RECALL_AT = {k: f"recall_at_{k}" for k in RECALL_KS}
+
+# --- why a score (core.probes.explain): token attributions and layer curves ---
+COL_SIDE = "side"
+COL_POSITION = "position"
+COL_TOKEN = "token"
+COL_WORD = "word"
+COL_ATTRIBUTION = "attribution"
+COL_METHOD = "method"
+COL_LAYER = "layer"
+COL_DEPTH = "depth"
+COL_WORD_POSITION = "word_position"
+COL_UNIT = "unit"
+SIDE_A, SIDE_B = "A", "B"
+METHOD_OCCLUSION = "occlusion"
+METHOD_IG = "ig"
+EXPLAIN_METHODS = (METHOD_OCCLUSION, METHOD_IG)
+UNIT_TOKEN, UNIT_WORD = "token", "word"
+EXPLAIN_UNITS = (UNIT_TOKEN, UNIT_WORD)
+# Integrated-gradients baselines: every content token's input embedding becomes [PAD]'s or [MASK]'s.
+BASELINE_PAD, BASELINE_MASK = "pad", "mask"
+IG_BASELINES = (BASELINE_PAD, BASELINE_MASK)
+IG_STEPS = 50
+# [MASK], measured on the penicillin pair: with [PAD], MiniLM spreads the change evenly over both sides (README "Why a score").
+IG_BASELINE = BASELINE_MASK
+# Completeness: attributions must sum to cos(pair) - cos(baseline pair) within this share of it,
+# or within the absolute floor when that difference is itself ~0 (identical sentences).
+IG_MAX_RELATIVE_MISS = 0.05
+IG_MISS_FLOOR = 1e-4
+EXPLAIN_TOP_TOKENS = 5
+
+# --- retrieval mitigations (core.probes.retrieval.mitigations): names in --mitigate, and their settings ---
+MITIGATION_BM25 = "bm25"  # the same as bm25-rrf
+MITIGATION_BM25_RRF = "bm25-rrf"
+MITIGATION_BM25_WEIGHTED = "bm25-weighted"  # bm25-weighted:W, W the weight of the lexical score
+MITIGATION_GUARD = "guard"
+MITIGATION_CALIBRATED = "calibrated"
+MITIGATION_RERANKER = "reranker"  # reranker:ID, a Hugging Face id or local folder of a cross-encoder
+# Reciprocal rank fusion's k (Cormack et al. 2009): 1 / (k + rank) keeps one top rank from dominating.
+RRF_K = 60
+BM25_WEIGHT_STEP = 0.1
+COL_BM25_WEIGHT = "bm25_weight"
+# The guard looks at passages scoring within GAP of a query's best or above MIN, at most MAX_CANDIDATES
+# of them, and subtracts PENALTY from a demoted one.  0.2 moves a contradiction below the near-duplicates
+# it competes with but not below unrelated text: on the retrieval suite with MiniLM-L6 it cut the win rate
+# from 91% to 25% and kept recall@5 at 93% (92% before), where 1.0 cut it to 24% but dropped recall@5 to 75%.
+GUARD_FLOOR_GAP = 0.05
+GUARD_FLOOR_MIN = 0.5
+GUARD_MAX_CANDIDATES = 10
+GUARD_PENALTY = 0.2
+# A cross-encoder rescores each query's RERANK_TOP_K best passages by cosine; the rest keep their order below.
+RERANK_TOP_K = 20
+# How the Retrieval page names each mitigation (bm25-weighted:W and reranker:ID add their argument).
+MITIGATION_LABELS = {
+    MITIGATION_NONE: "none (dense cosine)",
+    MITIGATION_BM25_RRF: "BM25 + dense (RRF)",
+    MITIGATION_BM25_WEIGHTED: "BM25 + dense (weighted)",
+    MITIGATION_GUARD: "contradiction guard",
+    MITIGATION_CALIBRATED: "calibrated threshold",
+    MITIGATION_RERANKER: "reranker",
+}
+# Compare's third box (core.probes.retrieval.should_win): query = sentence A, passages = B and the one that should win.
+COL_COSINE_B = "cosine_b"
+COL_COSINE_SHOULD_WIN = "cosine_should_win"
+COL_RANKED_FIRST = "ranked_first"
+RANKED_B, RANKED_SHOULD_WIN, RANKED_TIE = "sentence B", "the passage that should win", "tie"
+VERDICT_CONTRADICTION_WINS = "the contradiction wins"
+VERDICT_RIGHT_PASSAGE_WINS = "the right passage wins"
+VERDICT_TIE = "a tie: either could be returned first"

@@ -7,12 +7,21 @@ cache.  The mpnet bundle is extracted into it at most once per session.
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import HealthCheck, settings
 
 from core.constants import CACHE_ENV_VAR
 from core.models.registry import MINILM_L6
 
 DEFAULT_MODELS_ENV = "COSINE_PROBE_DEFAULT_MODELS"
+
+# Property tests (tests/core/test_properties.py): few examples in `make test`, many in a
+# nightly or manual run with HYPOTHESIS_PROFILE=nightly.  No deadline: the machine is shared.
+settings.register_profile("default", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("nightly", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture(scope="session", autouse=True)

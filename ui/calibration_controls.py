@@ -130,7 +130,7 @@ def thresholds(selection: state.Selection, settings: Settings, button_key: str) 
     return calibration.thresholds_by_model(cal, settings.method)
 
 
-def marker(label: str, key: str, button_key: str, selection: state.Selection) -> float | dict[str, float] | None:
+def marked_thresholds(label: str, key: str, button_key: str, selection: state.Selection) -> float | dict[str, float] | None:
     """A global/calibrated switch for the threshold a page marks verdicts at.
 
     Returns:

@@ -289,3 +289,30 @@ def invented_by_entity_figure(by_entity: pd.DataFrame, model: str) -> go.Figure:
         margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.1},
     )
     return fig
+
+
+def run_diff_figure(categories: pd.DataFrame, value: str = "mean_change", low: str = "mean_ci_low", high: str = "mean_ci_high",
+                    title: str = "Change in mean cosine (after − before), 95% paired bootstrap CI") -> go.Figure:
+    """Per model and category, one run's change against another with its interval (``core.history.diff``).
+
+    Args:
+        categories: ``RunDiff.categories``.
+        value, low, high: the change column and its interval bounds (mean cosine or failure rate).
+        title: the figure's title.
+    """
+    fig = go.Figure()
+    labels = [category_label(c) for c in ordered_categories(categories[constants.COL_CATEGORY])]
+    for model, group in categories.groupby(constants.COL_MODEL, sort=False):
+        fig.add_trace(
+            go.Scatter(
+                x=group[value], y=group[constants.COL_CATEGORY].map(category_label), mode="markers", name=short(model), marker={"size": 10},
+                error_x=ci_error(group[value], group[low], group[high]), hovertemplate="%{y}: %{x:+.4f}<extra>" + short(model) + "</extra>",
+            )
+        )
+    fig.add_vline(x=0, line_color="black", line_width=1)
+    fig.update_layout(
+        title=title, xaxis={"title": "after − before", "zeroline": False},
+        yaxis={"categoryorder": "array", "categoryarray": labels[::-1]}, height=max(320, 34 * len(labels) + 160),
+        margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.15},
+    )
+    return fig

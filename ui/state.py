@@ -17,6 +17,7 @@ import streamlit as st
 
 from core import constants
 from core.models import registry
+from core.models.device import choose_device
 from core.models.loading import REMOTE_CODE_WARNING, ModelUnavailable
 from core.scoring.runner import RunResult, run_pairs
 from ui import resources
@@ -28,16 +29,19 @@ KEY_THRESHOLD = "threshold"
 KEY_REMOTE = "remote_code_models"
 KEY_RESULTS = "results"
 KEY_ERRORS = "last_errors"
+KEY_DEVICE = "device"
+DEVICE_HELP = "auto takes a CUDA GPU when torch sees one, then Apple's MPS, then the CPU. ONNX models use a GPU only with onnxruntime-gpu installed."
 DEFAULTS_ENV = "COSINE_PROBE_DEFAULT_MODELS"
 
 
 @dataclass(frozen=True)
 class Selection:
-    """What the sidebar says: models to run, threshold, remote-code opt-ins."""
+    """What the sidebar says: models to run, threshold, remote-code opt-ins, device."""
 
     models: list[str]
     threshold: float
     remote_code: frozenset[str]
+    device: str = constants.DEVICE_AUTO
 
 
 def default_models() -> list[str]:
@@ -57,6 +61,7 @@ def init_state() -> None:
     ss.setdefault(KEY_REMOTE, [])
     ss.setdefault(KEY_RESULTS, {})
     ss.setdefault(KEY_ERRORS, {})
+    ss.setdefault(KEY_DEVICE, constants.DEVICE_AUTO)
 
 
 def _label(name: str) -> str:
@@ -87,7 +92,7 @@ def sidebar() -> Selection:
     ss = st.session_state
     with st.sidebar:
         st.subheader("Models")
-        options = list(dict.fromkeys([*registry.BUNDLED, *registry.PAPER_MODELS, *ss[KEY_CUSTOM], *ss[KEY_MODELS]]))
+        options = list(dict.fromkeys([*registry.BUNDLED, *registry.HUB_ONLY_MODELS, *ss[KEY_CUSTOM], *ss[KEY_MODELS]]))
         st.multiselect("Models to compare", options, key=KEY_MODELS, format_func=_label, help="Bundled models work offline; the papers' large models need the Hugging Face hub or a local cache.")
         with st.expander("Add a Hugging Face id or local folder"):
             st.text_input("Model id or path", key="custom_model_input", placeholder="intfloat/e5-small-v2 or ./my-model")
@@ -109,9 +114,15 @@ def sidebar() -> Selection:
                 st.caption(md_escape(avail.reason))
             if remote:
                 st.warning(REMOTE_CODE_WARNING, icon="⚠️")
+        st.selectbox("Device", constants.DEVICE_CHOICES, key=KEY_DEVICE, help=DEVICE_HELP)
+        # Where auto lands is shown under each result ("Encoded on …"), not here: asking torch on
+        # every first page draw would add its import to the app's start.
+        problem = device_problem(ss[KEY_DEVICE])
+        if problem:
+            st.warning(f"{problem}: pick auto or cpu to score.", icon="⚠️")
         st.subheader("Retrieval threshold")
         st.slider("Pairs scoring above this count as retrieved as the same", 0.0, 1.0, step=0.01, key=KEY_THRESHOLD)
-    return Selection(list(ss[KEY_MODELS]), float(ss[KEY_THRESHOLD]), frozenset(ss[KEY_REMOTE]))
+    return Selection(list(ss[KEY_MODELS]), float(ss[KEY_THRESHOLD]), frozenset(ss[KEY_REMOTE]), ss[KEY_DEVICE])
 
 
 def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scoring pairs") -> RunResult | None:
@@ -123,6 +134,10 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
     if not selection.models:
         st.warning("Select at least one model in the sidebar.")
         return None
+    problem = device_problem(selection.device)
+    if problem:
+        st.error(f"{problem}. Pick auto or cpu as the device in the sidebar.", icon="⛔")
+        return None
     with st.status(f"{label}: {len(pairs)} pairs × {len(selection.models)} models", expanded=False) as status:
         bar = st.progress(0.0)
 
@@ -132,10 +147,13 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
         # Load through the shared resource wrapper so every session reuses one instance.
         for name in selection.models:
             with contextlib.suppress(ModelUnavailable):  # run_pairs reports it with the reason
-                resources.model(name, name in selection.remote_code)
-        result = run_pairs(pairs, selection.models, cache=resources.embedding_cache(), allow_remote_code=sorted(selection.remote_code), progress=progress)
+                resources.model(name, name in selection.remote_code, selection.device)
+        result = run_pairs(
+            pairs, selection.models, cache=resources.embedding_cache(), allow_remote_code=sorted(selection.remote_code), progress=progress, device=selection.device
+        )
         ok = not result.results.empty
-        status.update(label=f"{label}: done in {result.seconds:.1f} s" if ok else f"{label}: no model produced results", state="complete" if ok else "error")
+        done = f"{label}: done in {result.seconds:.1f} s on {', '.join(sorted(set(result.devices.values())))}"
+        status.update(label=done if ok else f"{label}: no model produced results", state="complete" if ok else "error")
     st.session_state[KEY_ERRORS][key] = result.errors
     if ok:
         st.session_state[KEY_RESULTS][key] = result
@@ -153,7 +171,31 @@ def show_errors(key: str) -> None:
     the embedding cache's warning if the disk cache was rebuilt or disabled."""
     for reason in st.session_state.get(KEY_ERRORS, {}).get(key, {}).values():
         st.error(md_escape(reason), icon="⛔")
+    show_notes(key)
     show_cache_warning()
+
+
+def show_notes(key: str) -> None:
+    """The device each model encoded on, and one note per way a loaded model departs from the registry
+    (another snapshot, dimension, tokens kept, pooling, prompt), for the last result under ``key``."""
+    result = stored(key)
+    if result is None or not result.reports:
+        return
+    devices = sorted(set(result.devices.values()))
+    st.caption(f"Encoded on {', '.join(devices)}" + ("" if len(devices) == 1 else f" ({', '.join(f'{short(m)}: {d}' for m, d in result.devices.items())})") + ".")
+    for note in result.notes:
+        st.info(md_escape(note), icon="ℹ️")
+
+
+def device_problem(device: str) -> str | None:
+    """Why ``device`` cannot be used here (one sentence), or None."""
+    if device == constants.DEVICE_AUTO:
+        return None
+    try:
+        choose_device(device)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def show_cache_warning() -> None:
@@ -177,4 +219,4 @@ def current() -> Selection:
     """The selection the sidebar holds (pages call this; app.py draws the widgets)."""
     init_state()
     ss = st.session_state
-    return Selection(list(ss[KEY_MODELS]), float(ss[KEY_THRESHOLD]), frozenset(ss[KEY_REMOTE]))
+    return Selection(list(ss[KEY_MODELS]), float(ss[KEY_THRESHOLD]), frozenset(ss[KEY_REMOTE]), ss[KEY_DEVICE])

@@ -172,7 +172,7 @@ def _token_expander(model: str, splits: dict[str, object] | str) -> None:
 
 
 # None while "calibrated" is chosen but not computed yet: the table then keeps the global threshold.
-marked = calibration_controls.marker("Threshold marker", KEY_MARKER, "cmp_calibrate", sel)
+marked = calibration_controls.marked_thresholds("Threshold marker", KEY_MARKER, "cmp_calibrate", sel)
 
 show_errors(RESULT_KEY)
 result = stored(RESULT_KEY)
@@ -220,6 +220,14 @@ if result is not None:
         st.caption("**published**: the failure-modes paper's section 4.6 figure for this exact pair, shown next to what the model computes here.")
     for model, per_side in splits.items():
         _token_expander(model, per_side)
+    from ui.explain import why_this_score  # issue 14: token attributions and the layer curve per model
+
+    why_this_score(result.models, scored_a, scored_b, sel)
+
+# ------------------------------------------------ a passage that should win (issue 11): the ranking a retriever gives query A
+from ui import should_win  # noqa: E402 - kept with its one use so this section stays in one place
+
+should_win.section(sel, result)
 
 # ------------------------------------------------------------------- heatmap
 st.divider()
@@ -245,7 +253,7 @@ if build or sorted(sel.models) != ss.get(KEY_HEAT_MODELS):
             for i, name in enumerate(sel.models):
                 bar.progress(i / len(sel.models), text=f"{md_escape(short(name))} ({i + 1}/{len(sel.models)})")
                 try:
-                    loaded = resources.model(name, name in sel.remote_code)
+                    loaded = resources.model(name, name in sel.remote_code, sel.device)
                     matrices[name] = similarity_matrix(loaded, sentences, resources.embedding_cache())
                 except ModelUnavailable as exc:
                     errors[name] = str(exc)

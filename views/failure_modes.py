@@ -16,7 +16,7 @@ from core import constants
 from core.papers import failure_modes
 from core.probes import calibration
 from core.scoring import tables
-from ui import calibration_controls, charts, resources, state, widgets
+from ui import calibration_controls, charts, history, resources, state, widgets
 
 RUN_KEY = "failure_modes"
 SEARCH_KEY = "fm_search"
@@ -60,8 +60,9 @@ suite_pairs = resources.suite(constants.SUITE_FAILURE_MODES)
 st.caption(f"Suite: {len(suite_pairs)} pairs ({sum(suite_pairs[constants.COL_CATEGORY].isin(constants.FAILURE_MODES))} adversarial, "
            f"{sum(suite_pairs[constants.COL_CATEGORY].isin(constants.CONTROLS))} controls) across {suite_pairs[constants.COL_DOMAIN].nunique()} domains.")
 
-if st.button("Run failure-mode suite", type="primary", help="Scores every pair of the suite with the models selected in the sidebar."):
-    state.run(suite_pairs, selection, key=RUN_KEY, label="Scoring the failure-mode suite")
+clicked = st.button("Run failure-mode suite", type="primary", help="Scores every pair of the suite with the models selected in the sidebar.")
+if clicked and (ran := state.run(suite_pairs, selection, key=RUN_KEY, label="Scoring the failure-mode suite")) is not None:
+    history.record("failure-modes", ran, selection, history.suite_sources(constants.SUITE_FAILURE_MODES))
 state.show_errors(RUN_KEY)
 
 stored = state.stored(RUN_KEY)
@@ -158,7 +159,7 @@ if not results.empty:
     d_table = _mode_rows(_model_columns(modes.pivot(index=constants.COL_CATEGORY, columns=constants.COL_MODEL, values="cohens_d")))
     widgets.table(d_table, "failure-modes-cohens-d")
 
-    # ---- Appendix A: Kruskal-Wallis
+    # ---- Appendix A: Kruskal-Wallis (this and Table 4 compare models, so both open with the same two-model guard)
     st.header("Do the models differ? (Kruskal-Wallis)")
     if len(models) < 2:
         st.info("The Kruskal-Wallis test compares models: select at least two models in the sidebar and run the suite again.")
@@ -177,8 +178,11 @@ if not results.empty:
         st.caption("Failure paper Table 4. The paper gives the scores but not the rule; this one reproduces its Table 4 "
                    "exactly from its Table 1: for each failure mode, rank the models by mean cosine (1 = highest = most fooled); "
                    "a model's score is the sum over modes of (rank − 1). **Lower score = more vulnerable** (0 = most fooled in every mode).")
+        st.caption("The brackets are 95% bootstrap intervals of each model's score and rank (pairs resampled within each failure mode). "
+                   "Models whose score intervals overlap are **tied**: their order could be noise.")
         vuln = failure_modes.vulnerability_ranking(results)
         vuln[constants.COL_MODEL] = vuln[constants.COL_MODEL].map(state.short)
+        vuln["tied_with"] = vuln["tied_with"].map(lambda text: f"tied with {', '.join(state.short(m) for m in text.split(', '))}" if text else "")
         vuln["modes_ranked_first"] = vuln["modes_ranked_first"].map(
             lambda text: ", ".join(charts.category_label(m) for m in text.split(", ")) if text else "")
         widgets.table(vuln, "failure-modes-vulnerability")

@@ -11,8 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from core import constants
-from core.models.loading import ModelUnavailable
-from core.models.tokens import word_pieces
+from core.models.tokens import load_tokenizers, word_pieces
 from core.papers.suites import read_suite_file
 from core.probes.invented import generate_words, oov_replacements, oov_replicate_summary, slot_pairs
 from ui import charts, resources, state, widgets
@@ -36,21 +35,10 @@ st.caption(
 
 
 
-def _tokenizers() -> tuple[list[tuple[str, object]], dict[str, str]]:
-    """(model, tokenizer) for the selected models whose tokenizer loads; the others' reasons."""
-    loaded, errors = [], {}
-    for name in sel.models:
-        try:
-            loaded.append((name, resources.tokenizer(name)))
-        except (ModelUnavailable, ValueError) as exc:
-            errors[name] = str(exc)
-    return loaded, errors
-
-
 if not sel.models:
     st.warning("Select at least one model in the sidebar: pieces are counted under its tokenizer.")
     st.stop()
-toks, tok_errors = _tokenizers()
+toks, tok_errors = load_tokenizers(sel.models, loader=resources.tokenizer)
 for name, reason in tok_errors.items():
     st.error(f"{widgets.md_escape(state.short(name))}: {widgets.md_escape(reason)}", icon="⛔")
 if not toks:
@@ -89,6 +77,7 @@ if words:
     # ---- in a sentence
     st.subheader("In a sentence")
     sentence = widgets.persistent_text_area("A sentence containing the entity", KEY_SENTENCE, "The patient is allergic to Penicillin.", height=70, max_chars=2000)
+    # Like the k-words run below: pairs built in core (a ValueError is the user's to fix), scored through state.run.
     if st.button("Score the sentence with each word", help="Cosine of your sentence with itself where the entity is replaced by each word."):
         try:
             pairs = slot_pairs(sentence, entity.strip(), words)

@@ -15,11 +15,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import constants
-from core.models.loading import ModelUnavailable
-from core.models.tokens import piece_counts
+from core.models.tokens import load_tokenizers, piece_counts
 from core.papers import oov, reference, reproduce
 from core.scoring import tables
-from ui import charts, resources, widgets
+from ui import charts, history, resources, widgets
 from ui.state import current, run, short, show_errors, stored
 
 KEY = "oov"
@@ -96,6 +95,7 @@ def _entity_heatmap(wide: pd.DataFrame, title: str, percent: bool) -> go.Figure:
 
 
 def _d_heatmap(matrix: pd.DataFrame) -> go.Figure:
+    # Diverging around d = 0, model × model; charts.category_heatmap is a mean-cosine scale by category: alike in plotly calls only.
     labels = [short(m) for m in matrix.index]
     fig = go.Figure(
         go.Heatmap(
@@ -150,18 +150,14 @@ def _token_group_bars(frame: pd.DataFrame) -> go.Figure:
 # ----------------------------------------------------------------- tokenizers
 
 
-def _counts_by_model(models: list[str], entities: list[str], remote: frozenset[str]) -> tuple[dict[str, dict[str, int]], list[str]]:
+def _counts_by_model(models: list[str], entities: list[str]) -> tuple[dict[str, dict[str, int]], list[str]]:
     """Each model's own split of the original entities; failures fall back to Table 2."""
     table2 = reproduce.table2_token_counts()
-    counts: dict[str, dict[str, int]] = {}
-    problems: list[str] = []
-    for name in models:
-        try:
-            tok = resources.tokenizer(name)
-            counts[name] = piece_counts(tok, entities)
-        except ModelUnavailable as exc:
-            counts[name] = {e: table2.get(e, 1) for e in entities}
-            problems.append(f"{short(name)}: tokenizer unavailable, Table 2 counts used ({exc})")
+    loaded, errors = load_tokenizers(models, loader=resources.tokenizer)
+    counts = {name: piece_counts(tok, entities) for name, tok in loaded}
+    for name in errors:
+        counts[name] = {e: table2.get(e, 1) for e in entities}
+    problems = [f"{short(name)}: tokenizer unavailable, Table 2 counts used ({reason})" for name, reason in errors.items()]
     return counts, problems
 
 
@@ -270,14 +266,14 @@ def _section_jaccard(results: pd.DataFrame) -> None:
     widgets.table(frame, "oov jaccard correlation")
 
 
-def _section_tokens(results: pd.DataFrame, deltas: pd.DataFrame, reading: str, remote: frozenset[str]) -> None:
+def _section_tokens(results: pd.DataFrame, deltas: pd.DataFrame, reading: str) -> None:
     st.subheader("Single- vs multi-token originals")
     source = widgets.saved_radio("Original token counts from", [FROM_TOKENIZER, FROM_TABLE2], TOKEN_SOURCE_KEY)
     models = list(dict.fromkeys(deltas[constants.COL_MODEL]))
     entities = list(dict.fromkeys(deltas[constants.COL_ENTITY]))
     table2 = reproduce.table2_token_counts()
     if source == FROM_TOKENIZER:
-        counts, problems = _counts_by_model(models, entities, remote)
+        counts, problems = _counts_by_model(models, entities)
         for problem in problems:
             st.warning(widgets.md_escape(problem))
     else:
@@ -333,7 +329,8 @@ def main() -> None:
     _intro()
     if st.button("Run OOV suites", key="oov_run", type="primary", help="Scores the OOV suite (3 variants × 20 pairs) and the 100 baseline pairs with every selected model."):
         pairs = pd.concat([resources.suite(constants.SUITE_OOV), resources.suite(constants.SUITE_BASELINE)], ignore_index=True)
-        run(pairs, selection, key=KEY, label="OOV + baseline suites")
+        if (ran := run(pairs, selection, key=KEY, label="OOV + baseline suites")) is not None:
+            history.record("oov", ran, selection, history.suite_sources(constants.SUITE_OOV, constants.SUITE_BASELINE), readings=list(constants.OOV_VARIANTS))
     show_errors(KEY)
     result = stored(KEY)
     if result is None:
@@ -357,9 +354,12 @@ def main() -> None:
     _section_entities(deltas, reading)
     _section_cohens_d(results, deltas, reading)
     _section_jaccard(results)
-    _section_tokens(results, deltas, reading, selection.remote_code)
+    _section_tokens(results, deltas, reading)
     _section_swap(results)
     _section_categories(results, selection.threshold)
+    from ui.explain import oov_layer_section  # issue 14: where in the network the gap appears
+
+    oov_layer_section(result.models, reading, selection)
 
 
 main()

@@ -60,7 +60,7 @@ if report is not None:
             hide_index=True, width="stretch",
         )
 
-threshold = calibration_controls.marker("Mark verdicts at", KEY_MARKER, "pt_calibrate", sel)
+threshold = calibration_controls.marked_thresholds("Mark verdicts at", KEY_MARKER, "pt_calibrate", sel)
 
 if report is not None and report.variants and st.button("Score variants", type="primary", help="Every selected model scores each original-variant pair."):
     state.run(report.to_frame(), sel, key=RUN_KEY, label="Scoring the variants")

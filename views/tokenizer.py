@@ -11,8 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.models.loading import ModelUnavailable, max_seq_length
-from core.models.tokens import identical_splits, tokenize
+from core.models.tokens import load_tokenizers, token_rows
 from core.papers import oov
 from ui import resources
 from ui.state import current, short
@@ -45,49 +44,39 @@ if not sel.models:
     st.stop()
 
 # ---------------------------------------------------------------- tokenize
-tokenizations: dict[str, dict[str, object]] = {}  # model -> line -> Tokenization
-for name in sel.models:
-    try:
-        tok = resources.tokenizer(name)
-    except (ModelUnavailable, ValueError) as exc:
-        st.error(md_escape(exc), icon="⛔")
-        continue
-    limit = max_seq_length(name)
-    tokenizations[name] = {line: tokenize(tok, line, limit) for line in dict.fromkeys(lines)}
-if not tokenizations:
+loaded, tok_errors = load_tokenizers(sel.models, loader=resources.tokenizer)
+for reason in tok_errors.values():
+    st.error(md_escape(reason), icon="⛔")
+if not loaded:
     st.stop()
 
 entities = resources.oov_entities()
-models = list(tokenizations)
+models = [m for m, _ in loaded]
+line_numbers = {line: [i for i, same in enumerate(lines, start=1) if same == line] for line in dict.fromkeys(lines)}
 rows, word_rows = [], []
-for i, line in enumerate(lines, start=1):
-    same = identical_splits({m: tokenizations[m][line].tokens for m in models})
-    for m in models:
-        t = tokenizations[m][line]
-        check = oov.published_split_check(entities, line, t.tokens)
+for r in token_rows(loaded, list(line_numbers)):
+    m, line = r["model"], r["text"]
+    check = oov.published_split_check(entities, line, tuple(r["tokens"]))
+    for i in line_numbers[line]:
         rows.append(
             {
                 "line": i,
                 "text": line,
                 "model": short(m),
-                "tokens": " ".join(t.tokens),
-                "n_tokens": t.n_tokens,
-                "n_with_special": t.n_with_special,
-                "max_tokens": t.max_tokens,
-                "n_past_max": t.n_past_max,
-                "n_unk": t.n_unk,
-                "identical_across_models": same,
+                "tokens": " ".join(r["tokens"]),
+                **{k: r[k] for k in ("n_tokens", "n_with_special", "max_tokens", "n_past_max", "n_unk", "identical_across_models")},
                 "published_split": check["published"] if check else None,
                 "matches_published": check["match"] if check else None,
                 "model_id": m,
             }
         )
-        for w in t.words:
-            word_rows.append(
-                {"line": i, "model": short(m), "word": w.word, "pieces": " ".join(w.pieces), "in vocabulary": "yes" if w.in_vocab else "no", "[UNK]": w.n_unk, "model_id": m}
-            )
-token_table = pd.DataFrame(rows)
-word_table = pd.DataFrame(word_rows)
+        word_rows += [
+            {"line": i, "model": short(m), "word": w["word"], "pieces": " ".join(w["pieces"]), "in vocabulary": "yes" if w["in_vocab"] else "no", "[UNK]": w["n_unk"], "model_id": m}
+            for w in r["words"]
+        ]
+# Lines first, then models in sidebar order, as the page reads.
+token_table = pd.DataFrame(rows).sort_values("line", kind="stable").reset_index(drop=True)
+word_table = pd.DataFrame(word_rows).sort_values("line", kind="stable")
 
 # ---------------------------------------------------------------- overview
 st.subheader("All lines")

@@ -19,10 +19,11 @@ import hashlib
 import streamlit as st
 
 from core import constants
+from core.files.intake import check_pairs
 from core.files.reader import PairsFileError, apply_mapping, guess_mapping, mapping_note, parse_pairs
 from core.papers import failure_modes, oov
 from core.scoring import tables
-from ui import charts, state, widgets
+from ui import charts, history, state, widgets
 
 RUN_KEY = "your_data"
 KEY_BYTES = "yd_upload_bytes"  # bytes of the last upload or paste
@@ -36,6 +37,12 @@ KEY_MAPPING = "yd_mapping"  # role -> column of KEY_PARSED
 KEY_VERSION = "yd_version"  # bumps on every new parsed file so mapping widgets start fresh
 KEY_RUN_INFO = "yd_run_info"  # what the stored results were computed from
 PASTE_KEY = "yd_paste"
+KEY_DROP_IDENTICAL = "yd_drop_identical"
+KEY_DROP_MIRRORED = "yd_drop_mirrored"
+DROP_IDENTICAL_LABEL = "Drop pairs whose two texts are the same"
+DROP_MIRRORED_LABEL = "Drop mirrored pairs (b, a) after (a, b)"
+ENCODING_KEY = "yd_encoding"
+ENCODINGS = {"auto-detect": None, "UTF-8": "utf-8", "Latin-1": "latin-1", "Windows-1252": "cp1252", "UTF-16": "utf-16"}
 UPLOAD_LABEL = "Upload sentence pairs (CSV, TSV or JSONL)"
 PASTE_LABEL = "Or paste tab-separated pairs (text A<TAB>text B per line)"
 UPLOAD_TYPES = ["csv", "tsv", "txt", "jsonl", "json", "xlsx", "xls"]
@@ -92,26 +99,52 @@ def _use_paste() -> None:
     st.session_state[KEY_SIGNATURE] = None  # an explicit "use" re-reads even unchanged text
 
 
-def _ingest() -> None:
-    """Parse KEY_BYTES when they are new; keep the previous pairs if they do not parse."""
+def _ingest(encoding: str | None) -> None:
+    """Parse KEY_BYTES when they (or the chosen encoding) are new; keep the previous pairs if they do not parse."""
     ss = st.session_state
     data, name = ss.get(KEY_BYTES), ss.get(KEY_NAME) or "upload.csv"
     if data is None:
         return
-    signature = hashlib.sha256(name.encode("utf-8", "replace") + b"\0" + bytes(data)).hexdigest()
+    signature = hashlib.sha256(f"{name}\0{encoding}\0".encode("utf-8", "replace") + bytes(data)).hexdigest()
     if signature == ss.get(KEY_SIGNATURE):
         return
-    ss[KEY_SIGNATURE] = signature
+    # The signature is stored only once the bytes parsed or were refused: a parse
+    # that crashed is tried again on the next rerun, never skipped as already seen.
     try:
-        parsed = parse_pairs(bytes(data), name)
+        parsed = parse_pairs(bytes(data), name, encoding=encoding)
     except PairsFileError as exc:
+        ss[KEY_SIGNATURE] = signature
         ss[KEY_ERROR] = (name, str(exc))
         return
+    ss[KEY_SIGNATURE] = signature
     ss[KEY_PARSED] = parsed
     ss[KEY_SOURCE] = name
     ss[KEY_ERROR] = None
     ss[KEY_MAPPING] = guess_mapping(list(parsed.frame.columns))
     ss[KEY_VERSION] = ss.get(KEY_VERSION, 0) + 1
+
+
+def _checked(pairs, notes: list[str]):
+    """The pairs after the one validation path (``core.files.intake``), with boxes to drop identical or mirrored pairs.
+
+    Returns (pairs to score or None, notes, rule violations).
+    """
+    found = check_pairs(pairs, notes)
+    if not (found.identical or found.mirrored):
+        return found.pairs, found.notes, found.violations
+    left, right = st.columns(2)
+    drop_identical = left.checkbox(DROP_IDENTICAL_LABEL, value=widgets.saved(KEY_DROP_IDENTICAL, False), key=KEY_DROP_IDENTICAL,
+                                   on_change=widgets.persist, args=(KEY_DROP_IDENTICAL,), disabled=not found.identical)
+    drop_mirrored = right.checkbox(DROP_MIRRORED_LABEL, value=widgets.saved(KEY_DROP_MIRRORED, False), key=KEY_DROP_MIRRORED,
+                                   on_change=widgets.persist, args=(KEY_DROP_MIRRORED,), disabled=not found.mirrored)
+    if not (drop_identical or drop_mirrored):
+        return found.pairs, found.notes, found.violations
+    try:
+        kept = check_pairs(pairs, notes, drop_identical=drop_identical, drop_mirrored=drop_mirrored)
+    except ValueError as exc:
+        st.error(f"{widgets.md_escape(exc)}: untick a box to keep some.", icon="⛔")
+        return None, found.notes, found.violations
+    return kept.pairs, kept.notes, kept.violations
 
 
 # --------------------------------------------------------------------------- page
@@ -134,12 +167,14 @@ with up_col:
         ss[KEY_BYTES] = uploaded.getvalue()
         ss[KEY_NAME] = uploaded.name
         ss[KEY_SIGNATURE] = None  # a new upload is read even when its bytes match an earlier one
+    chosen_encoding = widgets.saved_selectbox("File encoding", list(ENCODINGS), key=ENCODING_KEY,
+                                              help="Auto-detect reads UTF-8 (a few bad bytes become U+FFFD, with a note naming their lines), UTF-16 and Latin-1.")
 with paste_col:
     st.text_area(PASTE_LABEL, value=widgets.saved(PASTE_KEY, ""), key=PASTE_KEY, on_change=widgets.persist, args=(PASTE_KEY,), height=140,
                  placeholder="The patient has diabetes\tThe patient does not have diabetes\tnegation")
     st.button("Use pasted pairs", on_click=_use_paste, help="Optional third column: category; fourth: label.")
 
-_ingest()
+_ingest(ENCODINGS[chosen_encoding])
 if ss.get(KEY_ERROR):
     bad_name, message = ss[KEY_ERROR]
     kept = f" The pairs from {widgets.md_escape(ss[KEY_SOURCE])} are kept." if ss.get(KEY_PARSED) is not None else ""
@@ -174,8 +209,13 @@ else:
     if pairs is not None:
         if ss[KEY_MAPPING].get(constants.COL_TEXT_A) == ss[KEY_MAPPING].get(constants.COL_TEXT_B):
             st.warning("Text A and text B are the same column: every pair will score 1.0.")
+        pairs, notes, violations = _checked(pairs, notes)
         for note in notes:
             st.info(widgets.md_escape(note))
+        if violations:
+            with st.expander(f"{len(violations)} pair(s) break the category rules (data/README.md)"):
+                st.dataframe([{"pair_id": v.pair_id, "rule": v.rule, "problem": v.message} for v in violations], hide_index=True, width="stretch")
+    if pairs is not None:
         st.subheader("Preview")
         st.caption(f"{len(pairs)} pairs after mapping; the first 20:")
         st.dataframe(pairs.head(20), hide_index=True, width="stretch")
@@ -183,8 +223,9 @@ else:
 selection = state.current()
 threshold = selection.threshold
 clicked = pairs is not None and st.button("Run on selected models", type="primary")
-if clicked and state.run(pairs, selection, key=RUN_KEY, label="Scoring your pairs") is not None:
+if clicked and (ran := state.run(pairs, selection, key=RUN_KEY, label="Scoring your pairs")) is not None:
     ss[KEY_RUN_INFO] = f"{ss[KEY_SOURCE]} · {len(pairs)} pairs"
+    history.record("your-data", ran, selection, history.upload_source(ss[KEY_SOURCE], None if ss.get(KEY_ERROR) else ss[KEY_BYTES]), mapping=ss[KEY_MAPPING])
 state.show_errors(RUN_KEY)
 
 stored = state.stored(RUN_KEY)

@@ -18,6 +18,8 @@ from pathlib import Path
 import pandas as pd
 
 from core import constants
+from core.cli import about
+from core.cli.pairs_files import add_pairs_file_options
 from core.files.export import safe_frame
 from core.models import registry
 from core.papers.suites import control_pairs
@@ -52,6 +54,12 @@ def _print_errors(errors: dict[str, str]) -> None:
         print(f"error: {reason if reason.startswith(name) else f'{name}: {reason}'}", file=sys.stderr)
 
 
+def _print_notes(notes: Sequence[str]) -> None:
+    """A run's encode notes (e.g. a model's weights changed since they were cached), one ``note:`` line each."""
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+
+
 def _cache(args):
     from core.models.cache import EmbeddingCache
 
@@ -63,10 +71,11 @@ def _score(args, pairs: pd.DataFrame, models: list[str]):
     from core.scoring.runner import run_pairs
 
     quiet = getattr(args, "quiet", True)
-    result = run_pairs(pairs, models, cache=_cache(args), allow_remote_code=getattr(args, "trust_remote_code", None) or [], progress=None if quiet else _progress)
+    result = run_pairs(pairs, models, cache=_cache(args), allow_remote_code=getattr(args, "trust_remote_code", None) or [], progress=None if quiet else _progress, **_run_options(args))
     if not quiet:
         print(file=sys.stderr)
     _print_errors(result.errors)
+    _print_notes(result.notes)
     if result.results.empty:
         print("error: no model produced results", file=sys.stderr)
         return None
@@ -127,8 +136,13 @@ def cmd_compare(args) -> int:
     a, b = _require_text("TEXT_A", args.text_a), _require_text("TEXT_B", args.text_b)
     models = _models_arg(args.models)
     pairs = pd.DataFrame({constants.COL_TEXT_A: [a], constants.COL_TEXT_B: [b], constants.COL_SUITE: ["compare"], constants.COL_CATEGORY: ["typed"], constants.COL_PAIR_ID: ["typed-1"]})
-    result = run_pairs(pairs, models, cache=_cache(args), allow_remote_code=args.trust_remote_code or [])
+    result = run_pairs(pairs, models, cache=_cache(args), allow_remote_code=args.trust_remote_code or [], **_run_options(args))
     _print_errors(result.errors)
+    _print_notes(result.notes)
+    if not result.results.empty:
+        from core.cli.history import record_history
+
+        record_history("compare", result.results, {"threshold": args.threshold, "device": args.device, "devices": result.devices}, result.errors)
     rows = [
         {
             "model": r[constants.COL_MODEL],
@@ -137,12 +151,15 @@ def cmd_compare(args) -> int:
             "n_tokens_a": int(r[constants.COL_TOKENS_A]),
             "n_tokens_b": int(r[constants.COL_TOKENS_B]),
             "truncated": bool(r[constants.COL_TRUNCATED]),
+            "device": result.devices.get(r[constants.COL_MODEL], ""),
         }
         for r in result.results.to_dict("records")
     ]
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
+        if rows:
+            print(f"device: {_devices_line(result.devices)}", file=sys.stderr)
         for row in rows:
             flag = "above" if row["above_threshold"] else "below"
             cut = "  (truncated)" if row["truncated"] else ""
@@ -151,57 +168,55 @@ def cmd_compare(args) -> int:
 
 
 def cmd_tokens(args) -> int:
-    from core.models.loading import ModelUnavailable, load_tokenizer, max_seq_length
-    from core.models.tokens import identical_splits, tokenize
+    from core.models.tokens import load_tokenizers, token_rows
 
     texts = [_require_text("TEXT", t) for t in args.texts]
-    models = _models_arg(args.models)
-    rows, errors = [], {}
-    for name in models:
-        try:
-            tok = load_tokenizer(name)
-        except (ModelUnavailable, ValueError) as exc:
-            errors[name] = str(exc)
-            continue
-        limit = max_seq_length(name)
-        for text in texts:
-            t = tokenize(tok, text, limit)
-            rows.append(
-                {
-                    "model": registry.resolve(name).name,
-                    "text": text,
-                    "tokens": list(t.tokens),
-                    "n_tokens": t.n_tokens,
-                    "n_with_special": t.n_with_special,
-                    "max_tokens": t.max_tokens,
-                    "n_past_max": t.n_past_max,
-                    "n_unk": t.n_unk,
-                    "words": [{"word": w.word, "pieces": list(w.pieces), "in_vocab": w.in_vocab} for w in t.words],
-                }
-            )
+    loaded, errors = load_tokenizers(_models_arg(args.models))
+    rows = token_rows(loaded, texts)
     _print_errors(errors)
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
     else:
         for text in texts:
             mine = [r for r in rows if r["text"] == text]
-            same = identical_splits({r["model"]: r["tokens"] for r in mine})
+            same = mine[0]["identical_across_models"] if mine else True
             print(f"{text!r}  ({'identical' if same else 'different'} splits across {len(mine)} models)")
             for r in mine:
                 print(f"  {registry.short_name(r['model']):<24} {r['n_tokens']:>4}  {' '.join(r['tokens'])}")
     return 0 if rows else EXIT_NO_MODEL
 
 
+def _run_pairs(args) -> tuple[pd.DataFrame, dict]:
+    """The pairs ``run`` scores (a shipped suite with its companions, or a checked file) and what was found; notes to stderr."""
+    from core.cli.pairs_files import PairsArgError, is_shipped, keep_or_drop_hint, read_checked_file, refuse_file_options_for_suite
+    from core.papers.suites import COMPANION_SUITES, SuiteError, load_suite
+
+    source = args.suite
+    try:
+        if is_shipped(source):
+            refuse_file_options_for_suite(args, source)
+            pairs = load_suite(source)
+            for extra in COMPANION_SUITES.get(source, ()):
+                companion = load_suite(extra)
+                print(f"note: {source}: also running the {extra} suite ({len(companion)} pairs): its dynamic range normalizes the OOV deltas", file=sys.stderr)
+                pairs = pd.concat([pairs, companion], ignore_index=True)
+            return pairs, {}
+        checked = read_checked_file(args, source)
+    except (SuiteError, PairsArgError) as exc:
+        raise CliError(str(exc)) from exc
+    hint = keep_or_drop_hint(checked, args)
+    rules = f"{len(checked.violations)} pair(s) break the category rules (first: {checked.violations[0]}); `python -m core validate` lists them" if checked.violations else None
+    for note in [*checked.notes, *filter(None, [hint, rules])]:
+        print(f"note: {source}: {note}", file=sys.stderr)
+    found = {"notes": list(checked.notes), "identical": list(checked.identical), "mirrored": [list(m) for m in checked.mirrored],
+             "dropped": list(checked.dropped), "rule_problems": [str(v) for v in checked.violations]}
+    return checked.pairs, found
+
+
 def cmd_run(args) -> int:
-    from core.papers.suites import SuiteError, load_suite_with_notes
     from core.papers.summary import summarize
 
-    try:
-        pairs, notes = load_suite_with_notes(args.suite)
-    except SuiteError as exc:
-        raise CliError(str(exc)) from exc
-    for note in notes:
-        print(f"note: {args.suite}: {note}", file=sys.stderr)
+    pairs, found = _run_pairs(args)
     models = _models_arg(args.models)
     out = Path(args.out)
     try:
@@ -217,13 +232,31 @@ def cmd_run(args) -> int:
     summary = {
         "threshold": args.threshold,
         "suite": args.suite,
+        "suites": sorted(set(pairs[constants.COL_SUITE])),
+        "file_check": found,
         "models": result.models,
         "errors": result.errors,
         "seconds": round(result.seconds, 3),
-        "encoding": {m: {"unique_texts": r.n_unique, "encoded": r.n_encoded, "from_cache": r.n_cached, "truncated": len(r.truncated)} for m, r in result.reports.items()},
+        "encoding": {
+            m: {"unique_texts": r.n_unique, "encoded": r.n_encoded, "from_cache": r.n_cached, "truncated": len(r.truncated), "device": r.device, "batch_size": r.batch_size, "notes": list(r.notes)}
+            for m, r in result.reports.items()
+        },
         "tables": {name: json.loads(t.to_json(orient="records")) for name, t in tables.items()},
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    from core.cli.history import record_history
+    from core.history.sources import suite_source
+
+    # A file is kept by path and hash; a shipped suite (with any companion it brought) by name and hash.
+    names = (args.suite,) if Path(args.suite).expanduser().is_file() else sorted(set(result.results[constants.COL_SUITE]))
+    record_history(
+        "run", result.results, {"threshold": args.threshold, "sources": [suite_source(n) for n in names], "out": str(out), "device": args.device, "devices": result.devices}, result.errors
+    )
+    if args.json:
+        print(json.dumps(summary, indent=1))
+        print(f"wrote {out / 'pairs.csv'} and {out / 'summary.json'}", file=sys.stderr)
+        print(f"device: {_devices_line(result.devices)}", file=sys.stderr)
+        return 0
     with pd.option_context("display.width", 160, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
         for name, table in tables.items():
             if name.startswith("oov_deltas"):
@@ -231,37 +264,41 @@ def cmd_run(args) -> int:
             print(f"\n== {name} ==")
             print(table.to_string(index=False) if not table.empty else "(empty)")
     print(f"\nwrote {out / 'pairs.csv'} and {out / 'summary.json'}")
+    print(f"device: {_devices_line(result.devices)}", file=sys.stderr)
     return 0
 
 
 def cmd_validate(args) -> int:
-    from core.files.validators import validate_pairs
+    from core.cli.pairs_files import PairsArgError, is_shipped, keep_or_drop_hint, read_checked_file, refuse_file_options_for_suite
+    from core.files.intake import check_pairs
     from core.papers.suites import SuiteError, load_suite, read_suite_file
 
     name = args.suite
+    from core.cli import retrieval as retrieval_cli  # the wide retrieval suite has its own rules
+
+    if retrieval_cli.is_retrieval_suite(name):
+        return retrieval_cli.cmd_validate_retrieval(args)
     try:
-        frame = read_suite_file(name) if name in constants.SUITE_COUNTS else load_suite(name)
-    except SuiteError as exc:
+        if is_shipped(name):
+            refuse_file_options_for_suite(args, name)
+            frame = read_suite_file(name) if name in constants.SUITE_COUNTS else load_suite(name)
+            # The OOV suite's rows are items expanded into variants that share an id: its rules are validators.validate_oov.
+            checked = None if name == constants.SUITE_OOV else check_pairs(frame, expected_counts=constants.SUITE_COUNTS.get(name))
+        else:
+            checked = read_checked_file(args, name)
+    except (SuiteError, PairsArgError) as exc:
         raise CliError(str(exc)) from exc
-    expected = constants.SUITE_COUNTS.get(name)
-    problems = [] if name == constants.SUITE_OOV else validate_pairs(frame, expected)
-    for p in problems:
+    if checked is None:
+        print(f"{len(frame)} rows, 0 problem(s)")
+        return 0
+    hint = keep_or_drop_hint(checked, args) if not is_shipped(name) else None
+    for note in [*checked.notes, *filter(None, [hint])]:
+        print(f"note: {note}")
+    for p in checked.violations:
         print(p)
-    print(f"{len(frame)} rows, {len(problems)} problem(s)")
-    return 1 if problems else 0
-
-
-def _oov_tokenizers(models: Sequence[str]) -> tuple[list[tuple[str, object]], dict[str, str]]:
-    """(model, tokenizer) for each model whose tokenizer loads, and the others' reasons."""
-    from core.models.loading import ModelUnavailable, load_tokenizer
-
-    loaded, errors = [], {}
-    for name in models:
-        try:
-            loaded.append((registry.resolve(name).name, load_tokenizer(name)))
-        except (ModelUnavailable, ValueError) as exc:
-            errors[name] = str(exc)
-    return loaded, errors
+    # The same count ``run`` scores: after empty rows, exact duplicates and any drop asked for.
+    print(f"{len(checked.pairs)} rows, {len(checked.violations)} problem(s)")
+    return 1 if checked.violations else 0
 
 
 def _oov_words_list(args, kinds: list[str], toks: list[tuple[str, object]]) -> int:
@@ -350,6 +387,7 @@ def _oov_words_run(args, kinds: list[str], toks: list[tuple[str, object]]) -> in
 
 
 def cmd_oov_words(args) -> int:
+    from core.models.tokens import load_tokenizers
     from core.probes.invented import validate_request
 
     if args.run and args.word is not None:
@@ -365,7 +403,7 @@ def cmd_oov_words(args) -> int:
             validate_request(args.k if args.run else args.n, kind=kind, pieces=args.pieces, length=tuple(args.length))
     except (TypeError, ValueError) as exc:
         raise CliError(f"{exc}") from exc
-    toks, errors = _oov_tokenizers(_models_arg(args.models))
+    toks, errors = load_tokenizers(_models_arg(args.models))
     _print_errors(errors)
     if not toks:
         return EXIT_NO_MODEL
@@ -377,7 +415,7 @@ def _calibrated_thresholds(args, models: list[str]) -> dict[str, float]:
     from core.probes.calibration import calibrate, thresholds_by_model
     from core.scoring.runner import run_pairs
 
-    result = run_pairs(control_pairs(), models, cache=_cache(args), allow_remote_code=args.trust_remote_code or [])
+    result = run_pairs(control_pairs(), models, cache=_cache(args), allow_remote_code=args.trust_remote_code or [], **_run_options(args))
     return thresholds_by_model(calibrate(result.results)) if not result.results.empty else {}
 
 
@@ -402,7 +440,7 @@ def cmd_perturb(args) -> int:
     if report.variants and not args.no_score:
         models = _models_arg(args.models)
         calibrated = _calibrated_thresholds(args, models) if args.calibrated else {}
-        result = run_pairs(pairs, models, cache=_cache(args), allow_remote_code=args.trust_remote_code or [])
+        result = run_pairs(pairs, models, cache=_cache(args), allow_remote_code=args.trust_remote_code or [], **_run_options(args))
         errors = result.errors
         # A model the controls could not calibrate keeps the global threshold.
         thresholds = {m: calibrated.get(m, args.threshold) for m in result.models}
@@ -472,16 +510,46 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threshold", type=float, default=constants.DEFAULT_THRESHOLD, help="retrieval threshold (default %(default)s)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the disk cache")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--device", choices=constants.DEVICE_CHOICES, default=constants.DEVICE_AUTO, help="where models encode: auto takes a CUDA GPU, then Apple MPS, then the CPU (default %(default)s)")
+    p.add_argument("--batch-size", type=int, metavar="N", help="texts per forward pass (default: 32 on the CPU, 64 on MPS, 128 on CUDA)")
+
+
+def _devices_line(devices: dict[str, str]) -> str:
+    """``cpu`` when every model ran there, else each model's short name and device."""
+    if len(set(devices.values())) == 1:
+        return next(iter(devices.values()))
+    return ", ".join(f"{registry.short_name(m)} {d}" for m, d in devices.items())
+
+
+def _run_options(args) -> dict:
+    """run_pairs keywords from ``--device`` and ``--batch-size`` (commands without them run on auto)."""
+    return {"device": getattr(args, "device", None) or constants.DEVICE_AUTO, "batch_size": getattr(args, "batch_size", None)}
+
+
+def _check_device(args) -> None:
+    """Refuse a device this machine does not have, or a batch size below 1, before any work starts."""
+    from core.models.device import choose_device
+
+    if getattr(args, "batch_size", None) is not None and args.batch_size < 1:
+        raise CliError(f"--batch-size must be at least 1, got {args.batch_size}")
+    device = getattr(args, "device", None)
+    if device and device != constants.DEVICE_AUTO:  # auto always resolves; checking it would import torch for nothing
+        try:
+            choose_device(device)
+        except ValueError as exc:
+            raise CliError(str(exc)) from exc
 
 
 # Commands added after the first version live in their own module with a
 # ``register(subparsers)`` function; list them here.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("core.cli.check", "core.cli.history", "core.cli.retrieval", "core.cli.explain")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m core", description="Where sentence-embedding cosine similarity lies.")
+    parser = argparse.ArgumentParser(prog=about.prog(), description="Where sentence-embedding cosine similarity lies.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {about.version()}")
     sub = parser.add_subparsers(dest="command", required=True)
+    # Declarations read alike by design; options several commands share live in add_model_options / add_pairs_file_options.
 
     p = sub.add_parser("models", help="list registered models and whether they can be loaded here")
     p.add_argument("extra", nargs="*", help="more ids or folders to check")
@@ -505,6 +573,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output folder for pairs.csv and summary.json")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     add_model_options(p)
+    add_pairs_file_options(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("perturb", help="failure-mode variants of one sentence, scored by every model")
@@ -525,6 +594,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", help="check a suite against its category rules and counts")
     p.add_argument("suite", help="suite name or pairs file")
+    add_pairs_file_options(p)
     p.set_defaults(func=cmd_validate)
     p = sub.add_parser("oov-words", help="invented out-of-vocabulary words for an entity, or the OOV measurement with k of them per entity")
     p.add_argument("word", nargs="?", metavar="ENTITY_OR_WORD", help="the word to replace (its case sets the words' case)")
@@ -545,10 +615,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_oov_words)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    about.add_examples(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from core.cli.argv import undecodable_argument
+
+    undecodable = undecodable_argument(sys.argv[1:] if argv is None else argv)
+    if undecodable:
+        print(f"error: {undecodable}", file=sys.stderr)
+        return EXIT_USAGE
     parser = build_parser()
     args = parser.parse_args(argv)
     threshold = getattr(args, "threshold", None)
@@ -565,6 +642,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args) -> int:
     """Run the command; every failure becomes one stderr line and an exit code."""
     try:
+        _check_device(args)
         return args.func(args)
     except CliError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -3,20 +3,26 @@
 OWASP's CSV-injection rule: a cell that begins with ``=``, ``+``, ``-``,
 ``@``, a tab or a carriage return may be run as a formula by Excel, LibreOffice
 or Google Sheets.  Such text cells get a leading apostrophe, which the
-spreadsheet shows as plain text.  Numbers are left alone: ``-0.12`` stays a
-number.
+spreadsheet shows as plain text.  Numbers are left alone, whether they are
+numbers (``-0.12``) or text that is exactly a decimal number (a label column
+read from a file holds ``"-1"``): a spreadsheet reads ``-1`` as a number and
+runs nothing, and ``'-1`` would turn the number into text.
 """
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 _TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+# A plain decimal number: sign, digits, optional fraction and exponent; nothing a formula could hide in.
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def neutralize_cell(value: object) -> object:
-    """Prefix a formula-looking string with ``'``; return anything else as is."""
-    if isinstance(value, str) and value.startswith(_TRIGGERS):
+    """Prefix a formula-looking string with ``'``; return anything else (numbers as text included) as is."""
+    if isinstance(value, str) and value.startswith(_TRIGGERS) and not _NUMBER.fullmatch(value):
         return "'" + value
     return value
 

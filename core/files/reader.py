@@ -7,8 +7,8 @@ on; nothing here lets a parser traceback through.
 from __future__ import annotations
 
 import csv
+import errno
 import io
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,8 +16,11 @@ from pathlib import Path
 import pandas as pd
 
 from core import constants
+from core.files.decoding import decode_bytes
+from core.files.errors import PairsFileError
+from core.files.json_records import parse_json_records, row_listing
+from core.files.text_checks import unusable_reason
 
-SUPPORTED_SUFFIXES = (".csv", ".tsv", ".txt", ".jsonl", ".json")
 _ENCODINGS = ("utf-8-sig", "utf-16")
 _TEXT_A_GUESSES = ("text_a", "sentence1", "sentence_a", "text1", "premise", "query", "a", "s1")
 _TEXT_B_GUESSES = ("text_b", "sentence2", "sentence_b", "text2", "hypothesis", "document", "b", "s2")
@@ -25,10 +28,6 @@ _CATEGORY_GUESSES = ("category", "type", "kind", "group")
 _LABEL_GUESSES = ("label", "score", "gold", "similar")
 _ID_GUESSES = ("pair_id", "id")
 _BYTES_PER_MB = 1024 * 1024  # Streamlit's server.maxUploadSize counts MB this way
-
-
-class PairsFileError(ValueError):
-    """A pairs file cannot be read; the message says why and what to do."""
 
 
 @dataclass
@@ -40,58 +39,21 @@ class ParsedPairs:
         delimiter: the detected delimiter (``jsonl`` for JSON Lines).
         encoding: the encoding that decoded the bytes.
         notes: things the user should know (dropped rows, decoding).
+        nested: for JSON, column -> 1-based rows whose value is an object or
+            array; such a column is refused when mapped to a role.
     """
 
     frame: pd.DataFrame
     delimiter: str
     encoding: str
     notes: list[str] = field(default_factory=list)
+    nested: dict[str, list[int]] = field(default_factory=dict)
 
 
 def _decode(data: bytes) -> tuple[str, str]:
-    if not data.strip():
-        raise PairsFileError("the file is empty")
-    if data[:4] == b"PK\x03\x04":
-        raise PairsFileError("this looks like an Excel or zip file; save it as CSV (UTF-8) and upload that")
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return data.decode("utf-16"), "utf-16"
-    sample = data[:4096]
-    zeros_odd, zeros_even = sample[1::2].count(0), sample[0::2].count(0)
-    if zeros_even == 0 and zeros_odd > len(sample) // 4:
-        return data.decode("utf-16-le", errors="replace"), "utf-16-le"
-    if zeros_odd == 0 and zeros_even > len(sample) // 4:
-        return data.decode("utf-16-be", errors="replace"), "utf-16-be"
-    if b"\x00" in sample:
-        # NUL never occurs in text files other than UTF-16, whose BOM was handled above.
-        raise PairsFileError("the file is binary, not text; upload a CSV, TSV or JSONL file")
-    try:
-        return data.decode("utf-8-sig"), "utf-8"
-    except UnicodeDecodeError:
-        pass
-    if b"\x00" in data[:4096]:
-        raise PairsFileError("the file is binary, not text; upload a CSV, TSV or JSONL file")
-    return data.decode("latin-1"), "latin-1"
-
-
-def _parse_jsonl(text: str) -> pd.DataFrame:
-    stripped = text.strip()
-    if stripped.startswith("["):
-        try:
-            rows = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise PairsFileError(f"invalid JSON: {exc.msg} at line {exc.lineno}") from exc
-    else:
-        rows = []
-        for n, line in enumerate(stripped.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise PairsFileError(f"line {n} is not valid JSON ({exc.msg})") from exc
-    if not rows or not all(isinstance(r, Mapping) for r in rows):
-        raise PairsFileError("JSON Lines input must hold one object per line, e.g. {\"text_a\": …, \"text_b\": …}")
-    return pd.DataFrame(rows).astype("string").fillna("")
+    """(text, encoding) of a file's bytes, as :func:`core.files.decoding.decode_bytes` finds them."""
+    decoded = decode_bytes(data)
+    return decoded.text, decoded.encoding
 
 
 def _sniff(text: str, suffix: str) -> str:
@@ -121,7 +83,14 @@ def _one_column_message(frame: pd.DataFrame, delimiter: str) -> str:
     )
 
 
-def parse_pairs(data: bytes, filename: str, max_rows: int = constants.MAX_UPLOAD_ROWS, max_mb: float = constants.MAX_UPLOAD_MB) -> ParsedPairs:
+def parse_pairs(
+    data: bytes,
+    filename: str,
+    max_rows: int = constants.MAX_UPLOAD_ROWS,
+    max_mb: float = constants.MAX_UPLOAD_MB,
+    header: bool = True,
+    encoding: str | None = None,
+) -> ParsedPairs:
     """Parse an uploaded or local pairs file into a table of strings.
 
     Args:
@@ -130,35 +99,56 @@ def parse_pairs(data: bytes, filename: str, max_rows: int = constants.MAX_UPLOAD
         max_rows: refuse files with more data rows than this.
         max_mb: refuse files larger than this many megabytes (MiB, as
             Streamlit's ``server.maxUploadSize`` counts them).
+        header: the first line of delimited text names the columns; when
+            False it is data and the columns are ``column_1``, ``column_2``, ...
+        encoding: the file's codec as the user names it; None detects it
+            (:mod:`core.files.decoding`).
 
     Raises:
         PairsFileError: empty, binary, Excel, undecodable, malformed, one
-            column only, too many rows or too many bytes.
+            column only, too many rows or too many bytes; never another
+            exception, whatever the bytes.
     """
     suffix = Path(filename).suffix.lower()
     if suffix in (".xlsx", ".xls", ".ods"):
         raise PairsFileError(f"{suffix} spreadsheets are not read directly; save the sheet as CSV (UTF-8) and upload that")
     _check_size(len(data), max_mb)
-    text, encoding = _decode(data)
-    notes = [] if encoding == "utf-8" else [f"decoded as {encoding}"]
+    decoded = decode_bytes(data, encoding)
+    text, notes, nested = decoded.text, list(decoded.notes), {}
     if suffix in (".jsonl", ".json") or text.lstrip().startswith(("{", "[")):
-        frame, delimiter = _parse_jsonl(text), "jsonl"
+        records = parse_json_records(text)
+        frame, delimiter, nested = records.frame, "jsonl", records.nested
+        notes += records.notes
     else:
         delimiter = _sniff(text, suffix)
         try:
-            frame = pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False, skip_blank_lines=True)
+            frame = pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False, skip_blank_lines=True, header=0 if header else None)
         except (pd.errors.ParserError, csv.Error) as exc:
             raise PairsFileError(f"could not parse the file as delimited text: {str(exc).splitlines()[0]}") from exc
         except pd.errors.EmptyDataError as exc:
             raise PairsFileError("the file has no rows") from exc
-    frame.columns = [str(c).strip() for c in frame.columns]
+    frame.columns = _distinct([str(c).strip() if header or delimiter == "jsonl" else f"column_{i + 1}" for i, c in enumerate(frame.columns)])
     if frame.empty:
         raise PairsFileError("the file has a header but no data rows")
     if len(frame.columns) < 2:
         raise PairsFileError(_one_column_message(frame, delimiter))
     if len(frame) > max_rows:
         raise PairsFileError(f"the file has {len(frame):,} rows; the limit is {max_rows:,}: split it into smaller files")
-    return ParsedPairs(frame, delimiter, encoding, notes)
+    return ParsedPairs(frame, delimiter, decoded.encoding, notes, {c.strip(): rows for c, rows in nested.items()})
+
+
+def _distinct(names: list[str]) -> list[str]:
+    """Column names made distinct (``x`` and ``x `` both strip to ``x``: the second becomes ``x.1``)."""
+    seen: set[str] = set()
+    out = []
+    for name in names:
+        unique, n = name, 0
+        while unique in seen:
+            n += 1
+            unique = f"{name}.{n}"
+        seen.add(unique)
+        out.append(unique)
+    return out
 
 
 def _by_name(columns: list[str]) -> dict[str, str | None]:
@@ -192,19 +182,41 @@ def guess_mapping(columns: list[str]) -> dict[str, str | None]:
     return mapping
 
 
-def mapping_note(columns: list[str], mapping: Mapping[str, str | None] | None = None) -> str | None:
+def header_looks_like_data(columns: list[str]) -> bool:
+    """True when no column name is a known role and two or more read like sentences.
+
+    A file without a header row loses its first pair to the header; its
+    "names" then have several words or end a sentence ("The cat sat.").
+    """
+    named = _by_name(columns)
+    if named[constants.COL_TEXT_A] or named[constants.COL_TEXT_B]:
+        return False
+    sentence_like = [c for c in columns if len(str(c).split()) >= 3 or str(c).rstrip().endswith((".", "!", "?"))]
+    return len(sentence_like) >= 2
+
+
+def mapping_note(columns: list[str], mapping: Mapping[str, str | None] | None = None, flags: Mapping[str, str] | None = None) -> str | None:
     """What to tell the user when the text columns were guessed, not recognised.
 
     Args:
         columns: the file's columns.
         mapping: the mapping in use; once its text columns differ from the
             guess the user has chosen them, and there is nothing to say.
+        flags: role -> command-line flag that maps it (and ``"header"`` ->
+            the flag that reads a header-less file), for a terminal where
+            there is no column picker "below"; None words it for the page.
 
     Returns:
         None when both text columns are recognised by name (or were chosen);
         otherwise a sentence naming the guessed columns (or the missing
-        ones) and asking the user to check the mapping.
+        ones) and saying how to map them; first, a file whose header row
+        looks like data is named as such.
     """
+    if header_looks_like_data(columns):
+        shown = ", ".join(repr(str(c)) for c in columns[:2])
+        if flags:
+            return f"the first row looks like data, not column names ({shown}): if the file has no header row, pass {flags['header']} to score it as a pair"
+        return f"the first row looks like data, not column names ({shown}): it is read as the header and not scored; add a header row such as text_a, text_b"
     named, guessed = _by_name(columns), guess_mapping(columns)
     missing = [role for role in (constants.COL_TEXT_A, constants.COL_TEXT_B) if named[role] is None]
     chosen = mapping is not None and any(mapping.get(role) != guessed[role] for role in missing if guessed[role] is not None)
@@ -213,18 +225,27 @@ def mapping_note(columns: list[str], mapping: Mapping[str, str | None] | None = 
     used = [f"{guessed[role]!r} as {role}" for role in missing if guessed[role] is not None]
     unguessed = [role for role in missing if guessed[role] is None]
     advice = [f"using {' and '.join(used)}"] if used else []
-    advice.append(f"choose the {' and '.join(unguessed)} column below" if unguessed else "choose other columns below if that is wrong")
+    if flags:
+        advice.append(
+            f"give the {' and '.join(unguessed)} column with {' and '.join(f'{flags[r]} COL' for r in unguessed)}" if unguessed
+            else f"if that is wrong, map other columns with {' and '.join(f'{flags[r]} COL' for r in missing)}"
+        )
+    else:
+        advice.append(f"choose the {' and '.join(unguessed)} column below" if unguessed else "choose other columns below if that is wrong")
     return (
         f"no column is named {' or '.join(missing)} (nor sentence1/sentence2, premise/hypothesis, query/document): "
         + "; ".join(advice)
     )
 
 
-def apply_mapping(parsed: ParsedPairs, mapping: Mapping[str, str | None], suite: str = "uploaded") -> tuple[pd.DataFrame, list[str]]:
+def apply_mapping(
+    parsed: ParsedPairs, mapping: Mapping[str, str | None], suite: str = "uploaded", flags: Mapping[str, str] | None = None
+) -> tuple[pd.DataFrame, list[str]]:
     """Turn a parsed file into a pairs table with the project's column names.
 
     Rows with an empty text on either side are dropped, exact duplicate pairs
-    are removed; both are counted in the returned notes.
+    are removed; both are counted in the returned notes.  ``flags`` words
+    the notes for the command line, as in :func:`mapping_note`.
 
     Raises:
         PairsFileError: a required column is unmapped or missing.
@@ -233,9 +254,18 @@ def apply_mapping(parsed: ParsedPairs, mapping: Mapping[str, str | None], suite:
     for role in (constants.COL_TEXT_A, constants.COL_TEXT_B):
         col = mapping.get(role)
         if not col:
-            raise PairsFileError(f"choose the column that holds {role}; the file has: {', '.join(map(str, frame.columns))}")
+            how = f"give the column that holds {role} with {flags[role]} COL" if flags else f"choose the column that holds {role}"
+            raise PairsFileError(f"{how}; the file has: {', '.join(map(str, frame.columns))}")
         if col not in frame.columns:
             raise PairsFileError(f"column {col!r} is not in the file; it has: {', '.join(map(str, frame.columns))}")
+    for role, col in mapping.items():
+        if col and col not in frame.columns:
+            raise PairsFileError(f"column {col!r} (for {role}) is not in the file; it has: {', '.join(map(str, frame.columns))}")
+        if col and col in parsed.nested:
+            raise PairsFileError(
+                f"column {col!r} (for {role}) holds JSON objects or arrays, not text, in {row_listing(parsed.nested[col])}: "
+                "give each value as a string"
+            )
     out = pd.DataFrame(
         {
             constants.COL_TEXT_A: frame[mapping[constants.COL_TEXT_A]].astype(str).str.strip(),
@@ -255,11 +285,21 @@ def apply_mapping(parsed: ParsedPairs, mapping: Mapping[str, str | None], suite:
     notes = list(parsed.notes)
     unused = [str(c) for c in frame.columns if c not in {v for v in mapping.values() if v}]
     if unused:
-        notes.append(f"ignored {len(unused)} column(s) not chosen below: {', '.join(unused)}")
+        not_chosen = "not mapped by a column flag" if flags else "not chosen below"
+        notes.append(f"ignored {len(unused)} column(s) {not_chosen}: {', '.join(unused)}")
     empty = (out[constants.COL_TEXT_A] == "") | (out[constants.COL_TEXT_B] == "")
     if empty.any():
         notes.append(f"dropped {int(empty.sum())} row(s) with an empty text")
         out = out[~empty]
+    invisible = pd.Series([_unreadable(a) or _unreadable(b) for a, b in zip(out[constants.COL_TEXT_A], out[constants.COL_TEXT_B], strict=True)],
+                          index=out.index, dtype=bool)
+    if invisible.any():
+        # The typed-text rule (core.files.text_checks): nothing a model could read is not scored.
+        notes.append(
+            f"dropped {int(invisible.sum())} row(s) whose text holds only invisible or control characters "
+            f"({row_listing([int(i) + 1 for i in out.index[invisible]])}): nothing a model could read"
+        )
+        out = out[~invisible]
     dup = out.duplicated(subset=[constants.COL_TEXT_A, constants.COL_TEXT_B])
     if dup.any():
         notes.append(f"removed {int(dup.sum())} duplicate pair(s)")
@@ -274,10 +314,73 @@ def apply_mapping(parsed: ParsedPairs, mapping: Mapping[str, str | None], suite:
     return out.reset_index(drop=True), notes
 
 
-def read_pairs_file(path: str | Path, max_rows: int = constants.MAX_UPLOAD_ROWS, max_mb: float = constants.MAX_UPLOAD_MB) -> tuple[pd.DataFrame, list[str]]:
+def _unreadable(text: str) -> bool:
+    return unusable_reason(text) is not None
+
+
+def _os_error_message(path: Path, exc: OSError) -> str:
+    """What went wrong opening ``path``, in words (a symlink loop is not "no such file")."""
+    if exc.errno == errno.ELOOP:
+        return "cannot read it: it is a symbolic link loop (it leads back to itself); point it at a real file"
+    if exc.errno == errno.ENAMETOOLONG:
+        return "cannot read it: a part of the name is longer than this system allows (255 bytes)"
+    if exc.errno == errno.EISDIR:
+        return "cannot read it: it is a folder, not a file"
+    return f"cannot read {path}: {exc.strerror or exc}"
+
+
+def read_pairs_file(
+    path: str | Path,
+    max_rows: int = constants.MAX_UPLOAD_ROWS,
+    max_mb: float = constants.MAX_UPLOAD_MB,
+    *,
+    columns: Mapping[str, str | None] | None = None,
+    header: bool = True,
+    flags: Mapping[str, str] | None = None,
+    encoding: str | None = None,
+) -> tuple[pd.DataFrame, list[str]]:
     """Read a pairs file from disk with the guessed column mapping.
 
     The size is checked before reading, so a huge file is refused at once.
+
+    Args:
+        path: the file.
+        max_rows: refuse files with more data rows than this.
+        max_mb: refuse files larger than this many MiB.
+        columns: role -> column the user named; they override the guess.
+        header: the first line names the columns (see :func:`parse_pairs`).
+        flags: word notes and errors for the command line (see :func:`mapping_note`).
+        encoding: the file's codec, or None to detect it (see :func:`parse_pairs`).
+
+    Raises:
+        PairsFileError: unreadable, unparsable, a named column missing, or
+            text A and text B mapped to one column.
+    """
+    path = Path(path)
+    try:
+        _check_size(path.stat().st_size, max_mb)
+        data = path.read_bytes()
+    except OSError as exc:
+        raise PairsFileError(_os_error_message(path, exc)) from exc
+    parsed = parse_pairs(data, path.name, max_rows=max_rows, max_mb=max_mb, header=header, encoding=encoding)
+    given = {role: col for role, col in (columns or {}).items() if col}
+    mapping = {**guess_mapping(list(parsed.frame.columns)), **given}
+    if given and mapping[constants.COL_TEXT_A] == mapping[constants.COL_TEXT_B]:
+        raise PairsFileError(f"text_a and text_b are both column {mapping[constants.COL_TEXT_A]!r}: every pair would score 1.0; map two different columns")
+    frame, notes = apply_mapping(parsed, mapping, suite=path.stem, flags=flags)
+    both_given = {constants.COL_TEXT_A, constants.COL_TEXT_B} <= set(given)
+    guessed = None if both_given else mapping_note(list(parsed.frame.columns), mapping, flags)
+    return frame, ([guessed] if guessed else []) + notes
+
+
+def read_text_file(path: str | Path, max_mb: float = constants.MAX_UPLOAD_MB) -> tuple[str, str]:
+    """A user's text file (e.g. a one-column corpus), size-checked and decoded as :func:`parse_pairs` decodes.
+
+    Returns:
+        ``(text, encoding)``.
+
+    Raises:
+        PairsFileError: unreadable, too large, empty, binary, or a spreadsheet.
     """
     path = Path(path)
     try:
@@ -285,7 +388,4 @@ def read_pairs_file(path: str | Path, max_rows: int = constants.MAX_UPLOAD_ROWS,
         data = path.read_bytes()
     except OSError as exc:
         raise PairsFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    parsed = parse_pairs(data, path.name, max_rows=max_rows, max_mb=max_mb)
-    frame, notes = apply_mapping(parsed, guess_mapping(list(parsed.frame.columns)), suite=path.stem)
-    guessed = mapping_note(list(parsed.frame.columns))
-    return frame, ([guessed] if guessed else []) + notes
+    return _decode(data)

@@ -84,6 +84,26 @@ def _unusable(text: str) -> tuple[str | None, str]:
     return None, cleaned
 
 
+def _is_readable(ch: str) -> bool:
+    return not (ch.isspace() or _is_control(ch) or _is_invisible_format(ch))
+
+
+def unusable_reason(text: str) -> str | None:
+    """Why nothing in ``text`` can be scored (empty, only whitespace, only invisible characters), or None.
+
+    The same rule :func:`check_text` applies to typed text, for cells read
+    from files; it stops at the first readable character, so a long cell
+    costs nothing.
+    """
+    if any(_is_readable(ch) for ch in text):
+        return None
+    return _unusable(text)[0]
+
+
+def _lone_surrogates(text: str) -> list[str]:
+    return [c for c in text if "\ud800" <= c <= "\udfff"]
+
+
 def check_text(text: str | None, label: str) -> TextCheck:
     """Decide whether a typed text can be scored and what to tell the user.
 
@@ -99,6 +119,11 @@ def check_text(text: str | None, label: str) -> TextCheck:
     reason, cleaned = _unusable(text)
     if reason is not None:
         return TextCheck(label, text, cleaned, f"{label} {reason}: type a sentence to compare.", ())
+    halves = _lone_surrogates(text)
+    if halves:
+        # No tokenizer can encode these (they are not characters), so refusing beats a crash.
+        problem = f"{label} contains {_listing(halves)}, half of a character that is not valid Unicode (a lone surrogate): type or paste it again."
+        return TextCheck(label, text, cleaned, problem, ())
     notes: list[str] = []
     controls = [c for c in text if _is_control(c)]
     if controls:

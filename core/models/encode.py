@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.constants import ENCODE_BATCH_SIZE
+from core.models.bounds import model_inputs
 from core.models.cache import EmbeddingCache
 from core.models.loading import LoadedModel
-from core.models.tokens import token_counts
+from core.models.registry import SOURCE_LOCAL
 
 
 @dataclass(frozen=True)
@@ -20,26 +20,41 @@ class Truncation:
 
     Attributes:
         text: the text as given (without the model's prompt).
-        n_tokens: its token count, special tokens and prompt included.
+        n_tokens: its token count, special tokens and prompt included; a
+            lower bound when ``counted_part`` is set.
         max_tokens: what the model keeps; the rest is cut.
+        counted_part: the text was so long that only its first part was
+            tokenized and encoded (:mod:`core.models.bounds`); the model keeps
+            the same tokens either way.
     """
 
     text: str
     n_tokens: int
     max_tokens: int
+    counted_part: bool = False
 
 
 @dataclass
 class EncodeReport:
-    """What one :func:`encode_texts` call did."""
+    """What one :func:`encode_texts` call did.
+
+    ``device`` and ``batch_size`` say where and how many texts per forward
+    pass; ``notes`` carries the model's departures from the registry
+    (:attr:`LoadedModel.notes`) so they travel with the results.
+    """
 
     model: str
+    device: str = "cpu"
+    batch_size: int = 0
+    notes: tuple[str, ...] = ()
     n_unique: int = 0
     n_encoded: int = 0
     n_cached: int = 0
     seconds: float = 0.0
     token_counts: dict[str, int] = field(default_factory=dict)
     truncated: list[Truncation] = field(default_factory=list)
+    # text -> the first part of it the model was given, for texts cut before tokenizing (core.models.bounds).
+    model_parts: dict[str, str] = field(default_factory=dict)
 
 
 def _unique(texts: Sequence[str]) -> list[str]:
@@ -51,7 +66,7 @@ def encode_texts(
     texts: Sequence[str],
     cache: EmbeddingCache | None = None,
     *,
-    batch_size: int = ENCODE_BATCH_SIZE,
+    batch_size: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[dict[str, np.ndarray], EncodeReport]:
     """Encode each distinct text once, serving what the cache already has.
@@ -63,33 +78,44 @@ def encode_texts(
         model: a loaded model.
         texts: texts in any order, repeats allowed.
         cache: vector cache, or None to encode everything.
-        batch_size: texts per forward pass.
+        batch_size: texts per forward pass; None uses the model's device default.
         progress: called with (texts encoded so far, texts to encode).
 
     Returns:
         A mapping text -> (dimension,) L2-normalized float32 vector, and a
         report with counts, timing, token counts and truncations.
+
+    Raises:
+        ValueError: ``batch_size`` below 1.
     """
     start = time.perf_counter()
     unique = _unique(texts)
-    report = EncodeReport(model=model.name, n_unique=len(unique))
+    if batch_size is not None and batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1; got {batch_size}")
+    size = batch_size or model.batch_size
+    report = EncodeReport(model=model.name, device=model.device, batch_size=size, notes=tuple(model.notes), n_unique=len(unique))
     prompt = model.meta.prompt
     # The tokenizer is shared with encoding and is not safe to call concurrently
     # (a call resets its padding/truncation state), so it goes through the lock too.
-    with model.lock:
-        counts = token_counts(model.tokenizer, [prompt + t for t in unique])
-    report.token_counts = dict(zip(unique, counts, strict=True))
     limit = model.max_seq_length
-    report.truncated = [Truncation(t, n, limit) for t, n in report.token_counts.items() if n > limit]
+    with model.lock:
+        # A text far past the limit is cut before tokenizing (core.models.bounds): bounded memory per text.
+        inputs = dict(zip(unique, model_inputs(model.tokenizer, [prompt + t for t in unique], limit), strict=True))
+    report.token_counts = {t: i.n_tokens for t, i in inputs.items()}
+    report.truncated = [Truncation(t, i.n_tokens, limit, i.cut) for t, i in inputs.items() if i.n_tokens > limit]
+    report.model_parts = {t: i.text[len(prompt) :] for t, i in inputs.items() if i.cut}
 
-    key = model.meta.cache_key
-    found = cache.get_many(key, unique) if cache is not None else {}
+    key = model.cache_key
+    changed = _model_change_note(model, cache) if cache is not None else None
+    if changed:
+        report.notes = (*report.notes, changed)
+    found = cache.get_many(key, unique, dimension=getattr(model.backend, "dimension", None), unit_norm=True) if cache is not None else {}
     misses = sorted((t for t in unique if t not in found), key=lambda t: report.token_counts[t], reverse=True)
     report.n_cached = len(unique) - len(misses)
-    for begin in range(0, len(misses), batch_size):
-        batch = misses[begin : begin + batch_size]
+    for begin in range(0, len(misses), size):
+        batch = misses[begin : begin + size]
         with model.lock:
-            vectors = model.backend.embed([prompt + t for t in batch])
+            vectors = _embed(model, [inputs[t].text for t in batch])
         if cache is not None:
             cache.put_many(key, batch, vectors)
         found.update(zip(batch, vectors, strict=True))
@@ -98,6 +124,32 @@ def encode_texts(
             progress(report.n_encoded, len(misses))
     report.seconds = time.perf_counter() - start
     return found, report
+
+
+def _short_fingerprint(fingerprint: str) -> str:
+    kind, _, value = fingerprint.partition(":")
+    return f"{kind}:{value[:12]}" if value else kind[:12]
+
+
+def _model_change_note(model: LoadedModel, cache: EmbeddingCache) -> str | None:
+    """A note when the cache last saw this model with other weights (their vectors are never served)."""
+    if not model.fingerprint:
+        return None
+    previous = cache.record_fingerprint(f"{model.name}|{model.meta.prompt}", model.fingerprint)
+    if previous is None:
+        return None
+    where = f"the model at {model.name}" if model.meta.source == SOURCE_LOCAL else f"the model {model.name}"
+    return (
+        f"{where} changed since its vectors were cached (weights {_short_fingerprint(previous)}, now "
+        f"{_short_fingerprint(model.fingerprint)}): its texts are encoded again, none is served from the cache"
+    )
+
+
+def _embed(model: LoadedModel, texts: list[str]) -> np.ndarray:
+    """One forward pass over ``texts``: a chunk larger than the backend's own batch gets its size passed on."""
+    if len(texts) <= model.batch_size:
+        return model.backend.embed(texts)
+    return model.backend.embed(texts, batch_size=len(texts))
 
 
 def embedding_matrix(vectors: dict[str, np.ndarray], texts: Sequence[str]) -> np.ndarray:

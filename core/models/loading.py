@@ -32,10 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-from core.constants import HUB_TIMEOUT_SECONDS
+from core.constants import DEVICE_AUTO, DEVICE_CPU, ENCODE_BATCH_SIZE, HUB_TIMEOUT_SECONDS
 from core.models import registry
 from core.models.backends import HF_LOAD_LOCK, Backend, OnnxBackend, TorchBackend
 from core.models.bundled import BundleError, bundle_path, is_installed, tokenizer_path
+from core.models.device import choose_device, onnx_providers, visible_devices
+from core.models.fingerprint import hub_snapshot, model_fingerprint
+from core.models.reconcile import Observed, reconcile
 from core.models.registry import BACKEND_ONNX, SOURCE_BUNDLED, SOURCE_LOCAL, ModelMeta
 
 log = logging.getLogger(__name__)
@@ -75,12 +78,41 @@ class Availability:
 
 @dataclass
 class LoadedModel:
-    """A model in memory, ready to encode."""
+    """A model in memory, ready to encode.
+
+    Attributes:
+        fingerprint: the weights it was loaded from (:func:`model_fingerprint`);
+            empty for hand-built instances, whose key falls back to the
+            pinned revision.
+        notes: where the loaded model departs from the registry (another
+            snapshot, dimension, tokens kept, pooling, prompt), one sentence each.
+    """
 
     meta: ModelMeta
     backend: Backend
     load_seconds: float
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    fingerprint: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def device(self) -> str:
+        """Where it encodes: ``cpu``, ``cuda`` or ``mps`` (hand-built test doubles: ``cpu``)."""
+        return getattr(self.backend, "device", DEVICE_CPU)
+
+    @property
+    def batch_size(self) -> int:
+        """Texts per forward pass on its device, unless a caller overrides it."""
+        return getattr(self.backend, "batch_size", ENCODE_BATCH_SIZE)
+
+    @property
+    def cache_key(self) -> str:
+        """Identity of the vectors this model produces: name, weights fingerprint, prompt.
+
+        Changed weights at the same name (a folder overwritten in place, a new
+        hub snapshot) give a new key, so no stale vector is ever served.
+        """
+        return f"{self.meta.name}@{self.fingerprint or self.meta.revision or 'unpinned'}|{self.meta.prompt}"
 
     @property
     def name(self) -> str:
@@ -145,21 +177,27 @@ def hub_unreachable_reason() -> str | None:
 
 def _in_hf_cache(meta: ModelMeta) -> str | None:
     """Path of a complete local snapshot of a hub model, or None."""
-    from huggingface_hub import snapshot_download
+    snapshot = hub_snapshot(meta)
+    return str(snapshot) if snapshot is not None else None
+
+
+def _invalid_hub_id(repo_id: str) -> str | None:
+    """Why ``repo_id`` cannot name a Hugging Face repository, or None (asks no server)."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
 
     try:
-        return snapshot_download(meta.hf_id or meta.name, revision=meta.revision, local_files_only=True)
-    except Exception:  # noqa: BLE001 - any failure means "not cached"
-        if meta.revision is None:
-            return None
-        try:  # a cache made without the pinned revision still serves offline users
-            return snapshot_download(meta.hf_id or meta.name, local_files_only=True)
-        except Exception:  # noqa: BLE001
-            return None
+        validate_repo_id(repo_id)
+    except HFValidationError as exc:
+        return _first_line(exc)[:200]
+    return None
 
 
 def _local_folder_problem(path: Path) -> str | None:
-    if not path.exists():
+    try:
+        exists = path.exists()
+    except OSError as exc:  # a part over 255 bytes raises ENAMETOOLONG instead of answering False
+        return f"{str(path)[:80]}… cannot be a folder here ({exc.strerror or exc})"
+    if not exists:
         return f"folder {path} does not exist"
     if not path.is_dir():
         return f"{path} is a file, not a model folder"
@@ -168,6 +206,12 @@ def _local_folder_problem(path: Path) -> str | None:
     if not any(next(path.rglob(pattern), None) is not None for pattern in _WEIGHT_FILES):
         return f"{path} has no weights file ({', '.join(_WEIGHT_FILES[:2])}, …)"
     return None
+
+
+def _cached_reason(meta: ModelMeta, commit: str) -> str:
+    if meta.revision is None or commit == meta.revision:
+        return f"found in the local Hugging Face cache (snapshot {commit[:12]})"
+    return f"found in the local Hugging Face cache (snapshot {commit[:12]}; the pinned revision {meta.revision[:12]} is not cached)"
 
 
 def availability(name: str, allow_remote_code: bool = False, probe_hub: bool = True) -> Availability:
@@ -197,8 +241,12 @@ def availability(name: str, allow_remote_code: bool = False, probe_hub: bool = T
         return Availability(
             meta.name, False, "needs-opt-in", "runs code from its repository: opt in to remote code for this model to load it"
         )
-    if _in_hf_cache(meta):
-        return Availability(meta.name, True, "cached", "found in the local Hugging Face cache")
+    invalid = _invalid_hub_id(meta.hf_id or meta.name)
+    if invalid:
+        return Availability(meta.name, False, "unavailable", f"no such folder here, and not a valid Hugging Face id: {invalid}")
+    snapshot = _in_hf_cache(meta)
+    if snapshot:
+        return Availability(meta.name, True, "cached", _cached_reason(meta, Path(snapshot).name))
     if not probe_hub:
         return Availability(meta.name, False, "unavailable", "not in the local Hugging Face cache")
     reason = hub_unreachable_reason()
@@ -208,38 +256,50 @@ def availability(name: str, allow_remote_code: bool = False, probe_hub: bool = T
 
 
 # ------------------------------------------------------------------- loading
-_LOADED: dict[tuple[str, bool], LoadedModel] = {}
-_LOAD_LOCKS: dict[tuple[str, bool], threading.Lock] = {}
+# Keyed by (name, remote code allowed, resolved device): one instance per device a session asks for.
+_LOADED: dict[tuple[str, bool, str], LoadedModel] = {}
+_LOAD_LOCKS: dict[tuple[str, bool, str], threading.Lock] = {}
 _REGISTRY_LOCK = threading.Lock()
 LOAD_COUNTS: dict[str, int] = {}
 
 
-def _build_backend(meta: ModelMeta, allow_remote_code: bool) -> Backend:
+def _build_backend(meta: ModelMeta, allow_remote_code: bool, device: str = DEVICE_CPU, snapshot: str | None = None) -> Backend:
+    """The backend for a model on a resolved device; a hub model loads from ``snapshot`` when it is cached."""
     if meta.source == SOURCE_BUNDLED:
         if meta.backend == BACKEND_ONNX:
-            return OnnxBackend(bundle_path(meta.bundle), tokenizer_path(meta.bundle), meta.max_seq_length or 256)
-        return TorchBackend(str(bundle_path(meta.bundle)), local_files_only=True)
+            providers = onnx_providers(device, visible_devices())
+            return OnnxBackend(bundle_path(meta.bundle), tokenizer_path(meta.bundle), meta.max_seq_length or 256, providers=providers)
+        return TorchBackend(str(bundle_path(meta.bundle)), local_files_only=True, device=device)
     if meta.source == SOURCE_LOCAL:
-        return TorchBackend(meta.local_path or meta.name, trust_remote_code=allow_remote_code, local_files_only=True)
-    snapshot = _in_hf_cache(meta)
+        return TorchBackend(meta.local_path or meta.name, trust_remote_code=allow_remote_code, local_files_only=True, device=device)
     if snapshot:
-        return TorchBackend(snapshot, trust_remote_code=allow_remote_code, local_files_only=True)
-    return TorchBackend(meta.hf_id or meta.name, revision=meta.revision, trust_remote_code=allow_remote_code)
+        return TorchBackend(snapshot, trust_remote_code=allow_remote_code, local_files_only=True, device=device)
+    return TorchBackend(meta.hf_id or meta.name, revision=meta.revision, trust_remote_code=allow_remote_code, device=device)
 
 
-def load_model(name: str, allow_remote_code: bool = False) -> LoadedModel:
-    """Load a model once per process and return the shared instance.
+def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_AUTO) -> LoadedModel:
+    """Load a model once per process and device and return the shared instance.
 
-    Concurrent callers asking for the same model wait for one load.
+    Concurrent callers asking for the same model wait for one load.  The
+    instance's ``meta`` records what was loaded (:func:`core.models.reconcile.reconcile`):
+    where it departs from the registry, the loaded model wins and ``notes``
+    says so.
+
+    Args:
+        name: registry name, alias, Hugging Face id or local folder.
+        allow_remote_code: the user opted in to this model's remote code.
+        device: ``auto``, ``cpu``, ``cuda`` or ``mps`` (see :mod:`core.models.device`).
 
     Raises:
-        ModelUnavailable: with a one-line reason, for any failure.
+        ModelUnavailable: with a one-line reason, for any failure (a device
+            that is not visible included).
     """
     try:
         meta = registry.resolve(name)
+        resolved = choose_device(device)
     except ValueError as exc:
         raise ModelUnavailable(str(exc)) from exc
-    key = (meta.name, bool(allow_remote_code and meta.source != SOURCE_BUNDLED))
+    key = (meta.name, bool(allow_remote_code and meta.source != SOURCE_BUNDLED), resolved)
     with _REGISTRY_LOCK:
         if key in _LOADED:
             return _LOADED[key]
@@ -251,18 +311,39 @@ def load_model(name: str, allow_remote_code: bool = False) -> LoadedModel:
         if not avail.available:
             raise ModelUnavailable(f"{meta.name}: {avail.reason}")
         start = time.perf_counter()
+        # A folder is fingerprinted before its weights are read (the fingerprint
+        # describes what was loaded); a hub snapshot is known only after a download.
+        fingerprint = model_fingerprint(meta) if meta.source != registry.SOURCE_HUB else ""
+        snapshot = _in_hf_cache(meta) if meta.source == registry.SOURCE_HUB else None
         try:
-            backend = _build_backend(meta, allow_remote_code)
+            backend = _build_backend(meta, allow_remote_code, resolved, snapshot)
         except BundleError as exc:
             raise ModelUnavailable(f"{meta.name}: {exc}") from exc
         except Exception as exc:  # noqa: BLE001 - third-party loaders raise anything
             raise ModelUnavailable(f"{meta.name}: failed to load ({type(exc).__name__}: {_first_line(exc)})") from exc
-        loaded = LoadedModel(meta=meta, backend=backend, load_seconds=time.perf_counter() - start)
+        fingerprint = fingerprint or model_fingerprint(meta, snapshot)
+        try:
+            effective, notes = reconcile(meta, _observed(backend, snapshot))
+        except ValueError as exc:  # a model reporting no usable dimension or length cannot be scored
+            raise ModelUnavailable(f"{meta.name}: {exc}") from exc
+        notes = tuple(f"{meta.name}: {note}" for note in notes)  # they are printed beside other models' notes
+        loaded = LoadedModel(meta=effective, backend=backend, load_seconds=time.perf_counter() - start, fingerprint=fingerprint, notes=notes)
         with _REGISTRY_LOCK:
             _LOADED[key] = loaded
             LOAD_COUNTS[meta.name] = LOAD_COUNTS.get(meta.name, 0) + 1
         _record_load(loaded)
         return loaded
+
+
+def _observed(backend: Backend, snapshot: str | None) -> Observed:
+    """What a freshly built backend reports; the snapshot folder's name is its commit."""
+    return Observed(
+        dimension=int(backend.dimension),
+        max_seq_length=int(backend.max_seq_length),
+        pooling=getattr(backend, "pooling", "unknown"),
+        default_prompt=getattr(backend, "default_prompt", ""),
+        revision=Path(snapshot).name if snapshot else None,
+    )
 
 
 def _record_load(loaded: LoadedModel) -> None:
@@ -308,7 +389,7 @@ def load_tokenizer(name: str):
         return _tokenizer_for(meta)
     except ModelUnavailable:
         with _REGISTRY_LOCK:
-            loaded = next((m for (n, _), m in _LOADED.items() if n == meta.name), None)
+            loaded = next((m for (n, *_), m in _LOADED.items() if n == meta.name), None)
         if loaded is None:
             raise
         with loaded.lock:
@@ -353,7 +434,7 @@ def max_seq_length(name: str) -> int:
     """Tokens kept per text (specials included) for a model."""
     meta = registry.resolve(name)
     with _REGISTRY_LOCK:
-        for (loaded_name, _), loaded in _LOADED.items():
+        for (loaded_name, *_), loaded in _LOADED.items():
             if loaded_name == meta.name:
                 return loaded.max_seq_length
     return meta.max_seq_length or 512

@@ -87,6 +87,7 @@ GTE_LARGE = "thenlper/gte-large"
 MXBAI = "mixedbread-ai/mxbai-embed-large-v1"
 GTE_LARGE_V15 = "Alibaba-NLP/gte-large-en-v1.5"
 
+# One record per model: the entries share a shape because they are data, not repeated logic.
 _MODELS = (
     ModelMeta(
         name=MINILM_L6,
@@ -210,7 +211,7 @@ _MODELS = (
 
 REGISTRY: dict[str, ModelMeta] = {m.name: m for m in _MODELS}
 BUNDLED: tuple[str, ...] = tuple(m.name for m in _MODELS if m.is_bundled)
-PAPER_MODELS: tuple[str, ...] = tuple(m.name for m in _MODELS if not m.is_bundled)
+HUB_ONLY_MODELS: tuple[str, ...] = tuple(m.name for m in _MODELS if not m.is_bundled)
 
 _ALIASES = {m.short_name.lower(): m.name for m in _MODELS} | {
     m.name.split("/")[-1].lower(): m.name for m in _MODELS
@@ -236,14 +237,23 @@ def resolve(name: str) -> ModelMeta:
     if key.lower() in _ALIASES:
         return REGISTRY[_ALIASES[key.lower()]]
     path = Path(key).expanduser()
-    if path.exists() or key.startswith((".", "/", "~")):
+    exists = _exists(path)
+    if exists or key.startswith((".", "/", "~")):
         return ModelMeta(
-            name=str(path.resolve()) if path.exists() else key,
+            name=str(path.resolve()) if exists else key,
             short_name=path.name or key,
             source=SOURCE_LOCAL,
-            local_path=str(path.resolve()) if path.exists() else key,
+            local_path=str(path.resolve()) if exists else key,
         )
     return ModelMeta(name=key, short_name=key.split("/")[-1], hf_id=key)
+
+
+def _exists(path: Path) -> bool:
+    """``path.exists()``, but False where the OS refuses to look (a part over 255 bytes, a loop)."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):  # ENAMETOOLONG; ValueError for an embedded NUL
+        return False
 
 
 def short_name(name: str) -> str:

@@ -8,12 +8,21 @@ splits on whitespace and punctuation before WordPiece runs).
 
 from __future__ import annotations
 
-import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-_WORD_RE = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]", re.UNICODE)
+from core.models import registry
+from core.models.loading import ModelUnavailable, load_tokenizer, max_seq_length
+from core.words import pretokenizer_words
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
+    Tokenizer: TypeAlias = PreTrainedTokenizerBase
+else:
+    Tokenizer: TypeAlias = Any
 
 
 @dataclass(frozen=True)
@@ -85,11 +94,6 @@ def token_counts(tokenizer, texts: Sequence[str]) -> list[int]:
     return [len(ids) for ids in enc["input_ids"]]
 
 
-def split_words(text: str) -> list[str]:
-    """Words and punctuation marks of a text, in order."""
-    return _WORD_RE.findall(text)
-
-
 def _unk(tokenizer) -> str | None:
     return getattr(tokenizer, "unk_token", None)
 
@@ -130,7 +134,7 @@ def tokenize(tokenizer, text: str, max_tokens: int) -> Tokenization:
         tokens = tuple(tokenizer.tokenize(text))
     n_special = token_counts(tokenizer, [text])[0]
     unk = _unk(tokenizer)
-    words = tuple(split_word(tokenizer, w) for w in split_words(text))
+    words = tuple(split_word(tokenizer, w) for w in pretokenizer_words(text))
     return Tokenization(
         text=text,
         tokens=tokens,
@@ -164,3 +168,63 @@ def piece_counts(tokenizer, words: Sequence[str]) -> dict[str, int]:
     under MiniLM's WordPiece.
     """
     return {w: len(word_pieces(tokenizer, w)) for w in dict.fromkeys(words)}
+
+
+def load_tokenizers(names: Sequence[str], loader: Callable[[str], Tokenizer] = load_tokenizer) -> tuple[list[tuple[str, Tokenizer]], dict[str, str]]:
+    """Every model's tokenizer that loads, and why the others did not.
+
+    Args:
+        names: model names, aliases, hub ids or folders, in the order wanted.
+        loader: name -> tokenizer; pages pass their cached
+            ``ui.resources.tokenizer`` so a tokenizer loads once per server.
+
+    Returns:
+        ``(loaded, errors)``: ``loaded`` holds ``(registry name, tokenizer)``
+        in the order of ``names`` (length ``<= len(names)``); ``errors`` maps
+        each name that failed, as given, to its one-line reason.
+    """
+    loaded: list[tuple[str, Tokenizer]] = []
+    errors: dict[str, str] = {}
+    for name in names:
+        try:
+            loaded.append((registry.resolve(name).name, loader(name)))
+        except (ModelUnavailable, ValueError) as exc:
+            errors[name] = str(exc)
+    return loaded, errors
+
+
+def token_rows(tokenizers: Sequence[tuple[str, Tokenizer]], texts: Sequence[str], max_tokens: Callable[[str], int] = max_seq_length) -> list[dict[str, Any]]:
+    """How each model's tokenizer cuts each text, one row per model and text.
+
+    Args:
+        tokenizers: ``(model, tokenizer)`` pairs as :func:`load_tokenizers` gives them.
+        texts: the texts, each tokenized once per model (repeats are kept).
+        max_tokens: model -> tokens the model keeps (specials included).
+
+    Returns:
+        ``len(tokenizers) * len(texts)`` rows, models outer and texts inner,
+        each with ``model``, ``text``, ``tokens`` (list), ``n_tokens``,
+        ``n_with_special``, ``max_tokens``, ``n_past_max``, ``n_unk``,
+        ``identical_across_models`` (every model cut this text alike, see
+        :func:`identical_splits`) and ``words`` (a list of ``{word, pieces,
+        in_vocab, n_unk}``).
+    """
+    unique = list(dict.fromkeys(texts))
+    splits = {model: {text: tokenize(tok, text, max_tokens(model)) for text in unique} for model, tok in tokenizers}
+    same = {text: identical_splits({model: by_text[text].tokens for model, by_text in splits.items()}) for text in unique}
+    return [_token_row(model, splits[model][text], same[text]) for model, _ in tokenizers for text in texts]
+
+
+def _token_row(model: str, t: Tokenization, identical: bool) -> dict[str, Any]:
+    return {
+        "model": model,
+        "text": t.text,
+        "tokens": list(t.tokens),
+        "n_tokens": t.n_tokens,
+        "n_with_special": t.n_with_special,
+        "max_tokens": t.max_tokens,
+        "n_past_max": t.n_past_max,
+        "n_unk": t.n_unk,
+        "identical_across_models": identical,
+        "words": [{"word": w.word, "pieces": list(w.pieces), "in_vocab": w.in_vocab, "n_unk": w.n_unk} for w in t.words],
+    }

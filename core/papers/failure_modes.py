@@ -84,10 +84,29 @@ def kruskal_by_category(results: pd.DataFrame, suite: str = constants.SUITE_FAIL
     return pd.DataFrame(rows, columns=[constants.COL_CATEGORY, "h", "p", "n_models"])
 
 
+VULNERABILITY_COLUMNS = [constants.COL_MODEL, "score", "rank", "modes_ranked_first", "score_ci_low", "score_ci_high", "rank_ci_low", "rank_ci_high", "tied_with"]
+
+
 def vulnerability_ranking(results: pd.DataFrame, suite: str = constants.SUITE_FAILURE_MODES) -> pd.DataFrame:
-    """Failure-paper Table 4 by the documented rank-sum rule (see stats)."""
-    table = failure_mode_table(results, suite=suite)
-    if table.empty or table[constants.COL_MODEL].nunique() < 2:  # ranking needs two models
-        return pd.DataFrame(columns=[constants.COL_MODEL, "score", "rank", "modes_ranked_first"])
-    wide = table.pivot(index=constants.COL_CATEGORY, columns=constants.COL_MODEL, values="mean")
-    return stats.vulnerability_scores(wide)
+    """Failure-paper Table 4 by the documented rank-sum rule, with bootstrap intervals and ties (see ``stats.ranking``).
+
+    Pairs are resampled within each failure mode; a pair some model has no
+    cosine for is left out, so every model is ranked on the same pairs.
+
+    Returns:
+        :data:`VULNERABILITY_COLUMNS`, one row per model; empty with fewer than two models.
+    """
+    data = rows_of_suite(results, suite)
+    data = data[data[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)] if not data.empty else data
+    models = models_in(data)
+    if len(models) < 2:  # ranking needs two models
+        return pd.DataFrame(columns=VULNERABILITY_COLUMNS)
+    cosines = {}
+    for mode in constants.FAILURE_MODES:
+        wide = data[data[constants.COL_CATEGORY] == mode].pivot_table(index=constants.COL_PAIR_ID, columns=constants.COL_MODEL, values=constants.COL_COSINE, sort=False)
+        wide = wide.reindex(columns=models).dropna()
+        if not wide.empty:
+            cosines[mode] = wide.to_numpy(float)
+    if not cosines:
+        return pd.DataFrame(columns=VULNERABILITY_COLUMNS)
+    return stats.vulnerability_bootstrap(cosines, models)[VULNERABILITY_COLUMNS]

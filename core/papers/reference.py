@@ -114,7 +114,7 @@ MODEL_SHORT_NAMES = {
     MODEL_GTE: "GTE",
     MODEL_MXBAI: "MxBAI",
 }
-PAPER_MODELS = {
+MODELS_BY_PAPER = {
     PAPER_OOV: (MODEL_MINILM, MODEL_BGE, MODEL_NOMIC, MODEL_GTE),
     PAPER_FAILURE: (MODEL_MINILM, MODEL_BGE, MODEL_NOMIC, MODEL_MXBAI),
 }
@@ -280,9 +280,9 @@ def _check_metric(rows: pd.DataFrame, paper: str, table: str, metric: str) -> No
 
 
 def _column_order(paper: str, columns: pd.Series) -> list[str]:
-    """Models present in ``columns``, in :data:`PAPER_MODELS` order, model-free last."""
+    """Models present in ``columns``, in :data:`MODELS_BY_PAPER` order, model-free last."""
     present = set(columns)
-    ordered = [m for m in PAPER_MODELS[paper] if m in present]
+    ordered = [m for m in MODELS_BY_PAPER[paper] if m in present]
     return ordered + [MODEL_FREE_COLUMN] * (MODEL_FREE_COLUMN in present)
 
 
@@ -292,7 +292,7 @@ def published_wide(
     """Pivot one published table to ``index`` x model, values = ``value``.
 
     Rows keep the paper's order of first appearance; columns follow
-    :data:`PAPER_MODELS` (MiniLM, BGE, then Nomic and GTE or MxBAI) whatever
+    :data:`MODELS_BY_PAPER` (MiniLM, BGE, then Nomic and GTE or MxBAI) whatever
     order the source table printed them in. Rows without a model
     (model-free figures) form a last column named :data:`MODEL_FREE_COLUMN`.
 

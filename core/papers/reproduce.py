@@ -83,7 +83,7 @@ STATUS_NOT_RECOMPUTED = "published (not recomputed)"
 STATUS_EXTRA = "recomputed only (model not in the paper)"
 
 KEYS = ("model", "model_b", "category", "entity", "item", "metric")
-COMPARE_COLUMNS = (
+REPRODUCTION_COLUMNS = (
     "paper",
     "table",
     *KEYS,
@@ -215,6 +215,7 @@ def _oov_tables(table: str, results: pd.DataFrame, published: pd.DataFrame, read
 
 
 def _failure_tables(table: str, results: pd.DataFrame, published: pd.DataFrame) -> list[dict]:
+    # One branch per published table, each mapping one analysis onto metric rows: the branches share a shape, not logic.
     if table == "Table 1":
         cats = tables.category_summary(results, suite=constants.SUITE_FAILURE_MODES)
         return _long(cats, {"mean": "mean_cosine", "sd": "sd_cosine"}, category_col=constants.COL_CATEGORY)
@@ -302,7 +303,7 @@ def table2_token_counts() -> dict[str, int]:
 
 
 def _empty() -> pd.DataFrame:
-    return pd.DataFrame(columns=list(COMPARE_COLUMNS))
+    return pd.DataFrame(columns=list(REPRODUCTION_COLUMNS))
 
 
 def compare_to_published(
@@ -332,7 +333,7 @@ def compare_to_published(
             token columns unrecomputed.
 
     Returns:
-        DataFrame with :data:`COMPARE_COLUMNS`: published rows in the paper's
+        DataFrame with :data:`REPRODUCTION_COLUMNS`: published rows in the paper's
         order, then recomputed-only rows of models the paper did not test.
 
     Raises:
@@ -360,7 +361,7 @@ def compare_to_published(
     pub = pub.rename(columns={"value": "published", "value_text": "published_text"})
     pub["_order"] = range(len(pub))
     merged = pub.merge(recomputed, on=list(KEYS), how="outer", indicator=True)
-    paper_models = set(reference.PAPER_MODELS[paper])
+    paper_models = set(reference.MODELS_BY_PAPER[paper])
     cell_keys = set(zip(pub["category"], pub["entity"], pub["item"], pub["metric"], strict=True))
     in_cells = [k in cell_keys for k in zip(merged["category"], merged["entity"], merged["item"], merged["metric"], strict=True)]
     extra_model = ~merged["model"].isin(paper_models) | (merged["model_b"].ne("") & ~merged["model_b"].isin(paper_models))
@@ -399,7 +400,7 @@ def compare_to_published(
             has_rec &= merged["category"] == constants.CAT_OOV  # the reading only matters for OOV deltas
         merged.loc[has_rec, "remark"] = [f"{r}; {context}" if r else context for r in merged.loc[has_rec, "remark"]]
     merged = merged.sort_values(["_order", "model", "model_b"], na_position="last", kind="stable")
-    return merged[list(COMPARE_COLUMNS)].reset_index(drop=True)
+    return merged[list(REPRODUCTION_COLUMNS)].reset_index(drop=True)
 
 
 def _why_not(paper: str, table: str, metric: str, results: pd.DataFrame, token_counts: Mapping[str, int] | None) -> str:
@@ -475,7 +476,7 @@ def published_alongside(ours: pd.DataFrame, paper: str, columns: Mapping[str, tu
     ours_models = set(ours[constants.COL_MODEL])
     missing = pub_wide[~pub_wide[constants.COL_MODEL].isin(ours_models)].copy()
     if not missing.empty:
-        order = {m: i for i, m in enumerate(reference.PAPER_MODELS[paper])}
+        order = {m: i for i, m in enumerate(reference.MODELS_BY_PAPER[paper])}
         missing = missing.sort_values(constants.COL_MODEL, key=lambda s: s.map(order), kind="stable")
         missing["source"] = STATUS_NOT_RUN
         out = pd.concat([out, missing], ignore_index=True)

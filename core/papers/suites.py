@@ -9,6 +9,7 @@ sentence only), sharing the item's ``pair_id``.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,12 +19,18 @@ import pandas as pd
 from core import constants
 from core.files.reader import PairsFileError, read_pairs_file
 from core.paths import SUITES_DIR
+from core.words import rule_words
 
 SUITE_FILES = {
     constants.SUITE_OOV: SUITES_DIR / "oov.csv",
     constants.SUITE_BASELINE: SUITES_DIR / "baseline.csv",
     constants.SUITE_FAILURE_MODES: SUITES_DIR / "failure-modes.csv",
 }
+
+
+# Suites whose summary needs another suite's rows: the OOV paper divides each
+# OOV delta by the model's dynamic range, which the baseline suite measures.
+COMPANION_SUITES: dict[str, tuple[str, ...]] = {constants.SUITE_OOV: (constants.SUITE_BASELINE,)}
 
 
 class SuiteError(ValueError):
@@ -73,8 +80,11 @@ def load_suite(name_or_path: str) -> pd.DataFrame:
     return load_suite_with_notes(name_or_path)[0]
 
 
-def load_suite_with_notes(name_or_path: str) -> tuple[pd.DataFrame, list[str]]:
+def load_suite_with_notes(name_or_path: str, **file_options) -> tuple[pd.DataFrame, list[str]]:
     """Pairs to encode for a suite name, ``all``, or a pairs file path, and what reading a file changed.
+
+    ``file_options`` (``columns``, ``header``, ``flags``) go to
+    :func:`core.files.reader.read_pairs_file` for a file.
 
     Returns:
         The pairs, with columns ``suite``, ``category``, ``pair_id``,
@@ -92,10 +102,11 @@ def load_suite_with_notes(name_or_path: str) -> tuple[pd.DataFrame, list[str]]:
         frame = read_suite_file(name_or_path)
         return (expand_oov(frame) if name_or_path == constants.SUITE_OOV else frame), []
     path = Path(name_or_path).expanduser()
-    if not path.exists():
+    # lexists: a symlink loop or a dangling link is there, and the reader says what is wrong with it.
+    if not os.path.lexists(path):
         raise SuiteError(f"no suite named {name_or_path!r} and no such file; suites: {', '.join(constants.SUITES)}, {constants.SUITE_ALL}")
     try:
-        return read_pairs_file(path)
+        return read_pairs_file(path, **file_options)
     except PairsFileError as exc:
         raise SuiteError(f"{path}: {exc}") from exc
 
@@ -107,13 +118,11 @@ def suite_report(frame: pd.DataFrame) -> pd.DataFrame:
         Columns category, pairs, distinct_words, mean_len, min_len, max_len,
         where lengths are in words per sentence.
     """
-    from core.files.validators import words
-
     rows = []
     for cat, group in frame.groupby(constants.COL_CATEGORY, sort=False):
         sentences = list(group[constants.COL_TEXT_A]) + list(group[constants.COL_TEXT_B])
-        lengths = [len(words(s)) for s in sentences]
-        vocab = {w for s in sentences for w in words(s)}
+        lengths = [len(rule_words(s)) for s in sentences]
+        vocab = {w for s in sentences for w in rule_words(s)}
         rows.append(
             {
                 "category": cat,

@@ -53,10 +53,10 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from core import constants
+from core.words import surface_tokens
 
 # ------------------------------------------------------------------ vocabulary
 
-_TOKEN_RE = re.compile(r"\d+(?:[.,]\d+)*%?|\w+(?:['’]\w+)*|[^\w\s]|\s+")
 _NUMBER_RE = re.compile(r"^(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(%?)$")
 
 DETERMINERS = {
@@ -174,7 +174,7 @@ class _Sentence:
     """A sentence as word, number, punctuation and whitespace tokens that join back losslessly."""
 
     def __init__(self, text: str):
-        self.tokens: list[str] = _TOKEN_RE.findall(text)
+        self.tokens: list[str] = surface_tokens(text)
 
     @property
     def words(self) -> list[int]:

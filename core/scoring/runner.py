@@ -42,8 +42,18 @@ class RunResult:
     seconds: float = 0.0
 
     @property
+    def devices(self) -> dict[str, str]:
+        """Model name -> the device it encoded on (``cpu``, ``cuda``, ``mps``)."""
+        return {name: report.device for name, report in self.reports.items()}
+
+    @property
     def models(self) -> list[str]:
         return list(dict.fromkeys(self.results[constants.COL_MODEL])) if not self.results.empty else []
+
+    @property
+    def notes(self) -> list[str]:
+        """Every model's encode notes (e.g. its weights changed since they were cached), once each."""
+        return list(dict.fromkeys(note for report in self.reports.values() for note in report.notes))
 
     def truncations(self) -> pd.DataFrame:
         """Texts cut at a model's maximum length: model, text, n_tokens, max_tokens."""
@@ -70,20 +80,28 @@ def _validate_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def score_pairs(model: LoadedModel, pairs: pd.DataFrame, cache: EmbeddingCache | None, progress: Callable[[int, int], None] | None = None) -> tuple[pd.DataFrame, EncodeReport]:
+def score_pairs(
+    model: LoadedModel,
+    pairs: pd.DataFrame,
+    cache: EmbeddingCache | None,
+    progress: Callable[[int, int], None] | None = None,
+    batch_size: int | None = None,
+) -> tuple[pd.DataFrame, EncodeReport]:
     """Score every pair with one loaded model.
 
     Args:
         model: a loaded model.
         pairs: validated pairs table (n rows).
         cache: vector cache or None.
+        progress: called with (texts encoded so far, texts to encode).
+        batch_size: texts per forward pass; None uses the model's device default.
 
     Returns:
         The pairs table (n rows) with ``model``, ``cosine``, token counts,
         ``truncated`` and Jaccard columns added, and the encoding report.
     """
     texts = list(pairs[constants.COL_TEXT_A]) + list(pairs[constants.COL_TEXT_B])
-    vectors, report = encode_texts(model, texts, cache, progress=progress)
+    vectors, report = encode_texts(model, texts, cache, progress=progress, batch_size=batch_size)
     a = np.stack([vectors[t] for t in pairs[constants.COL_TEXT_A]]) if len(pairs) else np.zeros((0, 1))
     b = np.stack([vectors[t] for t in pairs[constants.COL_TEXT_B]]) if len(pairs) else np.zeros((0, 1))
     # Vectors are unit length, so the row-wise dot product is the cosine.
@@ -94,7 +112,8 @@ def score_pairs(model: LoadedModel, pairs: pd.DataFrame, cache: EmbeddingCache |
     def toks(text: str) -> list[str]:
         if text not in token_cache:
             with model.lock:  # shared tokenizer: see encode_texts
-                token_cache[text] = tokenize(text)
+                # A text cut before encoding (core.models.bounds) is compared by the part the model saw.
+                token_cache[text] = tokenize(report.model_parts.get(text, text))
         return token_cache[text]
 
     out = pairs.copy()
@@ -115,6 +134,8 @@ def run_pairs(
     cache: EmbeddingCache | None = None,
     allow_remote_code: Sequence[str] = (),
     progress: ProgressFn | None = None,
+    device: str = constants.DEVICE_AUTO,
+    batch_size: int | None = None,
 ) -> RunResult:
     """Score pairs with each model; one model's failure never stops the rest.
 
@@ -126,6 +147,10 @@ def run_pairs(
         cache: vector cache shared across calls, or None.
         allow_remote_code: models the user opted in to run remote code for.
         progress: called with (fraction done, message).
+        device: ``auto``, ``cpu``, ``cuda`` or ``mps``; each model's report
+            says where it really ran (ONNX models without a GPU provider stay
+            on the CPU).
+        batch_size: texts per forward pass; None follows each model's device.
 
     Returns:
         A :class:`RunResult` whose ``results`` has len(pairs) rows per model
@@ -144,13 +169,14 @@ def run_pairs(
     for i, name in enumerate(models):
         note(i, 0.0, f"loading {name} ({i + 1}/{n})")
         try:
-            model = load_model(name, allow_remote_code=name in allow_remote_code)
+            model = load_model(name, allow_remote_code=name in allow_remote_code, device=device)
         except ModelUnavailable as exc:
             result.errors[name] = str(exc)
             continue
         try:
             frame, report = score_pairs(
-                model, table, cache, progress=lambda done, total, i=i, name=name: note(i, done / max(total, 1), f"{name}: encoded {done}/{total} new texts")
+                model, table, cache, progress=lambda done, total, i=i, name=name: note(i, done / max(total, 1), f"{name}: encoded {done}/{total} new texts"),
+                batch_size=batch_size,
             )
         except Exception as exc:  # noqa: BLE001 - a model's encode may raise anything; the others must still run
             result.errors[model.name] = f"{model.name}: failed while encoding ({type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''})"

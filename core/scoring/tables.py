@@ -92,7 +92,7 @@ BELOW_THRESHOLD = "below threshold"
 NO_THRESHOLD = "no calibrated threshold"
 
 
-COMPARE_COLUMNS = [constants.COL_MODEL, constants.COL_COSINE, constants.COL_THRESHOLD, "verdict", constants.COL_TOKENS_A, constants.COL_TOKENS_B, constants.COL_TRUNCATED, "published", "note"]
+COMPARE_TABLE_COLUMNS = [constants.COL_MODEL, constants.COL_COSINE, constants.COL_THRESHOLD, "verdict", constants.COL_TOKENS_A, constants.COL_TOKENS_B, constants.COL_TRUNCATED, "published", "note"]
 
 
 def thresholds_for(results: pd.DataFrame, threshold: float | Mapping[str, float]) -> np.ndarray:
@@ -132,7 +132,7 @@ def compare_table(
         Columns model, cosine, threshold, verdict, n_tokens_a, n_tokens_b,
         truncated, published, note (plus text_a, text_b, pair_id), in result order.
     """
-    cols = [*COMPARE_COLUMNS, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_PAIR_ID]
+    cols = [*COMPARE_TABLE_COLUMNS, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_PAIR_ID]
     if results.empty:
         return pd.DataFrame(columns=cols)
     out = results[[constants.COL_MODEL, constants.COL_PAIR_ID, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE, constants.COL_TOKENS_A, constants.COL_TOKENS_B, constants.COL_TRUNCATED]].copy()

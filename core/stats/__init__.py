@@ -25,7 +25,7 @@ Conventions:
 Modules, one concern each (import from ``core.stats``; the names below are re-exported):
 
 * :mod:`core.stats.similarity`: ``cos_sim`` (matrix) and ``pairwise_cos_sim`` (aligned rows).
-* :mod:`core.stats.overlap`: token and word Jaccard, the word tokenizer.
+* :mod:`core.stats.overlap`: token and word Jaccard (words from ``core.words.overlap_words``).
 * :mod:`core.stats.normalization`: OOV delta, dynamic range, normalized delta.
 * :mod:`core.stats.effects`: Cohen's d, severity ratio, mean ± SD.
 * :mod:`core.stats.rates`: failure rate at a threshold, threshold grids and curves.
@@ -42,8 +42,8 @@ from core.stats.effects import cohens_d, cohens_d_from_summary, mean_sd, severit
 from core.stats.guards import interval_or_nan, stat_or_nan
 from core.stats.intervals import bootstrap_ci, bootstrap_diff_ci, failure_rate_ci
 from core.stats.normalization import dynamic_range, normalized_oov_delta, oov_delta
-from core.stats.overlap import token_jaccard, word_jaccard, word_tokens
-from core.stats.ranking import vulnerability_scores
+from core.stats.overlap import token_jaccard, word_jaccard
+from core.stats.ranking import vulnerability_bootstrap, vulnerability_scores
 from core.stats.rates import failure_rate, failure_rate_curve, threshold_grid
 from core.stats.significance import CorrelationResult, KruskalResult, correlation, kruskal_wallis
 from core.stats.similarity import cos_sim, pairwise_cos_sim
@@ -71,7 +71,7 @@ __all__ = [
     "stat_or_nan",
     "threshold_grid",
     "token_jaccard",
+    "vulnerability_bootstrap",
     "vulnerability_scores",
     "word_jaccard",
-    "word_tokens",
 ]

@@ -1,18 +1,10 @@
-"""Lexical overlap: token Jaccard over subword pieces, word Jaccard over words, and the one word tokenizer."""
+"""Lexical overlap: token Jaccard over subword pieces, word Jaccard over words (``core.words.overlap_words``)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-# A word is a run of letters/digits/underscores, optionally followed by one
-# apostrophe and another run, so "don't" and "patient's" stay one token
-# while "5mg" and "v1.5" split only at punctuation ("v1", "5").
-_WORD_RE = re.compile(r"\w+(?:'\w+)?")
-
-
-# Typographic apostrophes would otherwise split "don’t" into "don" and "t".
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+from core.words import overlap_words
 
 
 def _jaccard(set_a: set[str], set_b: set[str]) -> float:
@@ -55,34 +47,10 @@ def token_jaccard(tokens_a: Sequence[str], tokens_b: Sequence[str]) -> float:
     return _jaccard(_token_set(tokens_a, "tokens_a"), _token_set(tokens_b, "tokens_b"))
 
 
-def word_tokens(text: str) -> list[str]:
-    """Lowercase word tokens of ``text``.
-
-    The text is lowercased, typographic apostrophes (’ ‘ ʼ) become ``'``, and
-    tokens are the matches of ``\\w+(?:'\\w+)?``: runs of Unicode letters,
-    digits and underscores, optionally joined by one inner apostrophe.
-    Digits are kept ("500mg" is one token), other punctuation separates
-    tokens ("3.5" gives "3" and "5") and is dropped.
-
-    Args:
-        text: Any string.
-
-    Returns:
-        Tokens in order of appearance, duplicates kept; ``[]`` for text
-        without word characters.
-
-    Raises:
-        TypeError: If ``text`` is not a string.
-    """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a string, got {type(text).__name__}")
-    return _WORD_RE.findall(text.translate(_APOSTROPHES).lower())
-
-
 def word_jaccard(text_a: str, text_b: str) -> float:
     """Jaccard overlap of the word sets of two texts.
 
-    ``J = |W_a ∩ W_b| / |W_a ∪ W_b|`` with ``W = set(word_tokens(text))``.
+    ``J = |W_a ∩ W_b| / |W_a ∪ W_b|`` with ``W = set(overlap_words(text))``.
     A tokenizer-free companion to :func:`token_jaccard`.
 
     Args:
@@ -95,4 +63,4 @@ def word_jaccard(text_a: str, text_b: str) -> float:
     Raises:
         TypeError: If an argument is not a string.
     """
-    return _jaccard(set(word_tokens(text_a)), set(word_tokens(text_b)))
+    return _jaccard(set(overlap_words(text_a)), set(overlap_words(text_b)))

@@ -44,8 +44,9 @@ PAGES = {
     "failure-modes": "Failure",
     "your-data": "Your",
     "papers": "Paper",
+    "history": "History",
 }
-NAV_ORDER = ["", "compare", "perturb", "tokenizer", "oov", "invented-words", "failure-modes", "your-data", "papers"]  # as app.py lists them
+NAV_ORDER = ["", "compare", "perturb", "tokenizer", "oov", "invented-words", "failure-modes", "your-data", "papers", "history"]  # as app.py lists them
 
 
 # ------------------------------------------------------------------ fixtures

@@ -50,7 +50,7 @@ def hub_refuses(monkeypatch):
 def crashing_model(monkeypatch, minilm):
     """A registered-looking model whose encoder raises; dropped from every cache afterwards."""
     meta = ModelMeta(name=CRASHES, short_name="crashes", hf_id=CRASHES)
-    monkeypatch.setitem(loading._LOADED, (CRASHES, False), LoadedModel(meta=meta, backend=CrashingBackend(minilm.backend), load_seconds=0.0))
+    monkeypatch.setitem(loading._LOADED, (CRASHES, False, "cpu"), LoadedModel(meta=meta, backend=CrashingBackend(minilm.backend), load_seconds=0.0))
     yield CRASHES
     resources.model.clear()
 
@@ -146,7 +146,7 @@ def test_model_ids_with_markup_are_shown_as_text(hub_refuses):
 def test_damaged_bundled_weights_fail_for_that_model_alone(monkeypatch):
     wrong = dataclasses.replace(bundled.BUNDLES["minilm_l3_onnx"], sha256="0" * 64)
     monkeypatch.setitem(bundled.BUNDLES, "minilm_l3_onnx", wrong)
-    monkeypatch.delitem(loading._LOADED, (MINILM_L3_ONNX, False), raising=False)  # force a fresh, verified load
+    monkeypatch.delitem(loading._LOADED, (MINILM_L3_ONNX, False, "cpu"), raising=False)  # force a fresh, verified load
     resources.model.clear()
     try:
         at = new_compare_page()

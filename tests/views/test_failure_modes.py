@@ -172,3 +172,24 @@ def test_calibration_settings_change_the_threshold_and_survive_a_page_switch(at,
     at.checkbox(key="cal_near_miss").uncheck().run()
     at.radio(key="cal_method").set_value("youden").run()
     assert not at.exception
+
+
+def test_vulnerability_ranking_shows_intervals_and_ties(monkeypatch):
+    """fp32 and int8 MiniLM differ by noise (issue 17): the page calls them tied, as core does."""
+    from core.models.registry import MINILM_L6_INT8, short_name
+    from core.papers.failure_modes import vulnerability_ranking
+
+    monkeypatch.setenv("COSINE_PROBE_DEFAULT_MODELS", f"{MINILM},{MINILM_L6_INT8}")
+    app = open_page(PAGE)
+    next(b for b in app.button if b.label == "Run failure-mode suite").click().run()
+    assert not app.exception
+    shown = _table(app, "tied_with").set_index(constants.COL_MODEL)
+    results = run_pairs(load_suite(constants.SUITE_FAILURE_MODES), [MINILM, MINILM_L6_INT8], cache=EmbeddingCache()).results
+    expected = vulnerability_ranking(results).set_index(constants.COL_MODEL)
+    for model in (MINILM, MINILM_L6_INT8):
+        row = shown.loc[short_name(model)]
+        for column in ("score", "rank", "score_ci_low", "score_ci_high", "rank_ci_low", "rank_ci_high"):
+            assert row[column] == pytest.approx(expected.loc[model, column]), column
+        other = short_name(MINILM_L6_INT8 if model == MINILM else MINILM)
+        assert expected.loc[model, "tied_with"]  # the noise-level difference is a tie
+        assert row["tied_with"] == f"tied with {other}"

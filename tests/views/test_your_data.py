@@ -195,3 +195,40 @@ def test_paste_box():
     assert "no tab found" in app.error[0].value
     assert len(_preview(app)) == 2
     assert app.text_area(key="yd_paste").value == "just one sentence"
+
+
+# ------------------------------------------------------- identical and mirrored pairs
+
+TWINS = (
+    b"text_a,text_b,category\n"
+    b"The cat sat on the mat,A cat was sitting on the mat,positive\n"
+    b"A cat was sitting on the mat,The cat sat on the mat,positive\n"
+    b"Same text twice,same text twice.,positive\n"
+    b"The patient has diabetes,The patient does not have diabetes,negation\n"
+)
+
+
+def test_identical_and_mirrored_pairs_are_named_and_can_be_dropped():
+    from core.files.intake import check_pairs
+    from ui.widgets import md_escape
+
+    app = _new_app()
+    app.session_state["yd_upload_bytes"] = TWINS
+    app.session_state["yd_upload_name"] = "twins.csv"
+    app.run()
+    assert not app.exception
+    parsed = parse_pairs(TWINS, "twins.csv")
+    expected = check_pairs(*apply_mapping(parsed, guess_mapping(list(parsed.frame.columns))))
+    shown = [i.value for i in app.info]
+    for note in expected.notes:  # the words the CLI prints, from the same path (escaped for markdown)
+        assert md_escape(note) in shown
+    assert any(md_escape("(row-3)") in n and "same text on both sides" in n for n in shown) and any(md_escape("row-2 mirrors row-1") in n for n in shown)
+    assert len(_preview(app)) == 4  # kept until the user says otherwise
+    boxes = {c.label: c for c in app.checkbox}
+    boxes["Drop pairs whose two texts are the same"].check().run()
+    assert _preview(app)[constants.COL_PAIR_ID].tolist() == ["row-1", "row-2", "row-4"]
+    {c.label: c for c in app.checkbox}["Drop mirrored pairs (b, a) after (a, b)"].check().run()
+    assert _preview(app)[constants.COL_PAIR_ID].tolist() == ["row-1", "row-4"]
+    assert any("dropped the mirrors" in i.value for i in app.info)
+    # the rules are checked on what is kept: nothing identical or mirrored is left to break them
+    assert not [e for e in app.expander if "break the category rules" in e.label]

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 
 from core import constants
-from core.models.tokens import split_words
 from core.papers.suites import replace_entity
 from core.probes.invented.words import InventedWord, generate_words, validate_request
+from core.words import pretokenizer_words
 
 
 def _item_seed(seed: int, entity: str, kind: str) -> int:
@@ -123,7 +123,7 @@ def _replacement_rows(
         rows.append({**base, constants.COL_VARIANT: constants.VARIANT_ORIGINAL, constants.COL_KIND: "", constants.COL_REPLICATE: 0, constants.COL_REPLACEMENT: "", constants.COL_N_PIECES: 0, constants.COL_PIECES: "", constants.COL_TEXT_A: a, constants.COL_TEXT_B: b})
         # Words already in the pair are excluded so the invented word is the
         # only new word; words of the other kind too, so no word serves twice.
-        exclude = [*split_words(a), *split_words(b)]
+        exclude = [*pretokenizer_words(a), *pretokenizer_words(b)]
         for kind in kinds:
             words = generate_words(
                 tokenizer, k, kind=kind, pieces=pieces, length=length, seed=_item_seed(seed, entity, kind),

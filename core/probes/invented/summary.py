@@ -103,7 +103,7 @@ _ENTITY_COLUMNS = [constants.COL_MODEL, "reading", constants.COL_ENTITY, constan
 _MODEL_COLUMNS = [constants.COL_MODEL, "reading", constants.COL_KIND, "n_entities", "n_words", "mean_delta", "sd_entity", "ci_low", "ci_high", "min_entity", "max_entity", "mean_pieces"]
 
 
-_COMPARE_COLUMNS = [constants.COL_MODEL, "reading", "n_entities", "mean_plausible", "mean_random", "difference", "ci_low", "ci_high", "cohens_d",
+_PLAUSIBLE_VS_RANDOM_COLUMNS = [constants.COL_MODEL, "reading", "n_entities", "mean_plausible", "mean_random", "difference", "ci_low", "ci_high", "cohens_d",
                     "mean_pieces_plausible", "mean_pieces_random"]
 
 
@@ -162,4 +162,4 @@ def _plausible_vs_random(deltas: pd.DataFrame, by_entity: pd.DataFrame, boot: di
             "mean_pieces_plausible": float(pieces[sel[constants.COL_KIND] == constants.WORD_PLAUSIBLE].mean()),
             "mean_pieces_random": float(pieces[sel[constants.COL_KIND] == constants.WORD_RANDOM].mean()),
         })
-    return pd.DataFrame(rows, columns=_COMPARE_COLUMNS)
+    return pd.DataFrame(rows, columns=_PLAUSIBLE_VS_RANDOM_COLUMNS)

@@ -1,22 +1,11 @@
 """Invented words: plausible or random fabricated words under a model's tokenizer.
 
-The OOV paper replaces each of 20 known entities with ONE hand-made word
-("Einstein" -> "Wompelfritz") and names two limits of that design: a single
-word per entity, and no purely random control.  This module lifts both:
-
-* :func:`generate_words` makes fabricated words under a model's tokenizer,
-  either *plausible* (English-like syllables, as the paper's words) or
-  *random* (uniform letters, the paper's "xyzqwrt" control), optionally with
-  an exact number of subword pieces.  Every word is guaranteed not to be a
-  vocabulary entry of the tokenizer, not an English word (lemminflect's
-  lexicon), not the entity it replaces and not a duplicate.
-* :func:`oov_replacements` turns the OOV suite into k replacements per entity
-  and kind, as a pairs table :func:`core.runner.run_pairs` accepts.
-* :func:`oov_replicate_deltas` / :func:`oov_replicate_summary` turn the run
-  into deltas (original cosine - replaced cosine) with bootstrap intervals per
-  entity, per model, and plausible vs random.
-
-Everything is deterministic given a seed.
+:func:`generate_words` makes *plausible* (English-like syllables, as the OOV
+paper's words) or *random* (uniform letters, the paper's "xyzqwrt" control)
+words, optionally with an exact number of subword pieces.  Every word is
+guaranteed not to be a vocabulary entry of the tokenizer, not an English word
+(lemminflect's lexicon), not the entity it replaces and not a duplicate.
+Deterministic given a seed.  Why the package exists: ``core.probes.invented``.
 """
 
 from __future__ import annotations

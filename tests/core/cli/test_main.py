@@ -154,7 +154,9 @@ def test_tokens_json(capsys):
     assert first["model"] == MINILM_L6 and first["text"] == "Xylophrix acquired Quarbitone"
     assert first["tokens"] == ["x", "##yl", "##op", "##hri", "##x", "acquired", "qu", "##ar", "##bit", "##one"]
     assert first["n_with_special"] == 12 and first["n_past_max"] == 0
-    assert first["words"][0] == {"word": "Xylophrix", "pieces": ["x", "##yl", "##op", "##hri", "##x"], "in_vocab": False}
+    assert first["words"][0] == {"word": "Xylophrix", "pieces": ["x", "##yl", "##op", "##hri", "##x"], "in_vocab": False, "n_unk": 0}
+    # int8 MiniLM shares fp32 MiniLM's WordPiece vocabulary, so every split is the same
+    assert all(row["identical_across_models"] for row in rows)
     assert rows[1]["tokens"] == ["[UNK]"] and rows[1]["n_unk"] == 1
 
 

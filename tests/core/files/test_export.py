@@ -71,3 +71,17 @@ def test_json_bytes_are_verbatim():
     frame = pd.DataFrame({"text": ["=1+1", "Café"], "cosine": [-0.5, 1.0]})
     rows = json.loads(to_json_bytes(frame).decode("utf-8"))
     assert rows == [{"text": "=1+1", "cosine": -0.5}, {"text": "Café", "cosine": 1.0}]
+
+
+@pytest.mark.parametrize("value", ["-1", "-0.25", "+3", "-1e5", "-.5", "+0.75E-3"])
+def test_numbers_held_as_text_stay_numbers(value):
+    # Issue 18, point 11: a label column read from a file holds "-1"; "'-1" would turn it into text.
+    assert neutralize_cell(value) == value
+    exported = pd.read_csv(io.BytesIO(to_csv_bytes(pd.DataFrame({"label": [value], "text_a": ["-x"]}))), dtype=str)
+    assert exported["label"].tolist() == [value] and float(exported["label"][0]) == float(value)
+    assert exported["text_a"].tolist() == ["'-x"]
+
+
+@pytest.mark.parametrize("value", ["-1+1", "-1)", "- 1", "-1\n", "-inf", "-0x10", "+1;=cmd"])
+def test_formulas_that_start_like_numbers_are_still_neutralized(value):
+    assert neutralize_cell(value) == "'" + value

@@ -299,3 +299,53 @@ def test_unused_columns_and_empty_categories_are_said():
     assert "ignored 2 column(s) not chosen below: notes, source" in notes
     assert "2 pair(s) have an empty category cell: grouped as 'uncategorized'" in notes
     assert frame[constants.COL_CATEGORY].tolist() == ["negation", "uncategorized", "uncategorized"]
+
+
+# ------------------------------------------------------- command-line wording, header-less files
+
+FLAGS = {constants.COL_TEXT_A: "--text-a", constants.COL_TEXT_B: "--text-b", constants.COL_CATEGORY: "--category", constants.COL_LABEL: "--label", "header": "--no-header"}
+
+
+def test_command_line_wording_names_flags_not_the_page():
+    guessed = mapping_note(["question", "answer", "category"], flags=FLAGS)
+    assert "below" not in guessed and guessed.endswith("if that is wrong, map other columns with --text-a COL and --text-b COL")
+    assert mapping_note(["question", "type"], flags=FLAGS).endswith("give the text_b column with --text-b COL")
+    parsed = parse_pairs(b"foo,bar,extra\nx,y,z\n", "pairs.csv")
+    with pytest.raises(PairsFileError, match="give the column that holds text_b with --text-b COL"):
+        apply_mapping(parsed, {constants.COL_TEXT_A: "foo", constants.COL_TEXT_B: None}, flags=FLAGS)
+    _, notes = apply_mapping(parsed, {constants.COL_TEXT_A: "foo", constants.COL_TEXT_B: "bar"}, flags=FLAGS)
+    assert notes == ["ignored 1 column(s) not mapped by a column flag: extra"]
+
+
+HEADERLESS = b"The cat sat on the mat.,A cat was sitting on the mat.\nIt rained all day.,It did not rain at all.\n"
+
+
+def test_a_header_row_that_reads_like_data_is_said():
+    parsed = parse_pairs(HEADERLESS, "pairs.csv")
+    columns = list(parsed.frame.columns)
+    assert len(parsed.frame) == 1  # the first pair became the header
+    assert mapping_note(columns, flags=FLAGS).endswith("pass --no-header to score it as a pair")
+    assert "it is read as the header and not scored" in mapping_note(columns)
+    # ordinary headers, even unrecognised ones, are not data
+    assert "first row" not in mapping_note(["question", "answer"])
+
+
+def test_no_header_reads_the_first_line_as_a_pair(tmp_path):
+    parsed = parse_pairs(HEADERLESS, "pairs.csv", header=False)
+    assert list(parsed.frame.columns) == ["column_1", "column_2"] and len(parsed.frame) == 2
+    path = tmp_path / "headerless.csv"
+    path.write_bytes(HEADERLESS)
+    frame, notes = read_pairs_file(path, header=False, columns={constants.COL_TEXT_A: "column_2", constants.COL_TEXT_B: "column_1"}, flags=FLAGS)
+    assert frame[constants.COL_TEXT_A].tolist() == ["A cat was sitting on the mat.", "It did not rain at all."]
+    assert notes == []  # both text columns were named: nothing guessed
+
+
+def test_named_columns_must_exist_and_differ(tmp_path):
+    path = tmp_path / "p.csv"
+    path.write_bytes(b"q,r,s\nx,y,z\n")
+    with pytest.raises(PairsFileError, match=r"column 'nope' \(for category\) is not in the file; it has: q, r, s"):
+        read_pairs_file(path, columns={constants.COL_CATEGORY: "nope"}, flags=FLAGS)
+    with pytest.raises(PairsFileError, match="text_a and text_b are both column 'r'"):
+        read_pairs_file(path, columns={constants.COL_TEXT_A: "r", constants.COL_TEXT_B: "r"}, flags=FLAGS)
+    frame, _ = read_pairs_file(path, columns={constants.COL_TEXT_A: "s", constants.COL_TEXT_B: "q", constants.COL_CATEGORY: "r"}, flags=FLAGS)
+    assert (frame[constants.COL_TEXT_A].tolist(), frame[constants.COL_TEXT_B].tolist(), frame[constants.COL_CATEGORY].tolist()) == (["z"], ["x"], ["y"])

@@ -5,9 +5,18 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core.models.loading import load_tokenizer, max_seq_length
+from core.models.loading import ModelUnavailable, load_tokenizer, max_seq_length
 from core.models.registry import MINILM_L6, MINILM_L6_INT8
-from core.models.tokens import identical_splits, is_vocab_entry, split_word, split_words, token_counts, tokenize, word_pieces
+from core.models.tokens import (
+    identical_splits,
+    is_vocab_entry,
+    load_tokenizers,
+    split_word,
+    token_counts,
+    token_rows,
+    tokenize,
+    word_pieces,
+)
 from core.paths import REFERENCE_DIR
 
 TABLE2 = pd.read_csv(REFERENCE_DIR / "oov_entities.csv", dtype=str, keep_default_na=False)
@@ -75,11 +84,6 @@ def test_token_counts_include_specials(tok):
     assert token_counts(tok, ["", "hello", "hello world"]) == [2, 3, 4]
 
 
-def test_split_words():
-    assert split_words("Don't take 5mg, O'Brien!") == ["Don't", "take", "5mg", ",", "O'Brien", "!"]
-    assert split_words("") == []
-
-
 def test_identical_splits_minilm_and_int8(tok):
     int8 = load_tokenizer(MINILM_L6_INT8)
     for text in ("Xylophrix acquired Quarbitone", "The patient has diabetes", "🦄 and café"):
@@ -98,3 +102,50 @@ def test_identical_splits_ignores_spelling_of_word_starts():
     assert identical_splits({"wordpiece": ["x", "##yl"], "sentencepiece": ["▁x", "yl"], "bpe": ["Ġx", "yl"]})
     assert identical_splits({})
     assert identical_splits({"only": ["a"]})
+
+
+def test_load_tokenizers_keeps_order_and_reasons(tok):
+    def loader(name):
+        if name == "broken":
+            raise ModelUnavailable("broken: no tokenizer here")
+        return tok
+
+    loaded, errors = load_tokenizers(["MiniLM-L6", "broken", "", MINILM_L6_INT8], loader=loader)
+    # the alias resolves to its registry name; the empty name is refused by the registry
+    assert [name for name, _ in loaded] == [MINILM_L6, MINILM_L6_INT8]
+    assert all(t is tok for _, t in loaded)
+    assert errors["broken"] == "broken: no tokenizer here" and "empty" in errors[""]
+
+
+class _Letters:
+    """A toy tokenizer: one piece per letter, so it never cuts like WordPiece."""
+
+    unk_token = "[UNK]"
+
+    def tokenize(self, text):
+        return [c for c in text if not c.isspace()]
+
+    def __call__(self, texts, **_kw):
+        return {"input_ids": [[0, *range(len(self.tokenize(t))), 0] for t in texts]}
+
+
+def test_token_rows(tok):
+    rows = token_rows([(MINILM_L6, tok), ("letters", _Letters())], ["Xylophrix", "go", "Xylophrix"], max_tokens=lambda _m: 4)
+    assert [(r["model"], r["text"]) for r in rows] == [
+        (MINILM_L6, "Xylophrix"), (MINILM_L6, "go"), (MINILM_L6, "Xylophrix"),
+        ("letters", "Xylophrix"), ("letters", "go"), ("letters", "Xylophrix"),
+    ]
+    first = rows[0]
+    assert first["tokens"] == ["x", "##yl", "##op", "##hri", "##x"]  # OOV paper, Table 2
+    assert (first["n_tokens"], first["n_with_special"], first["max_tokens"], first["n_past_max"], first["n_unk"]) == (5, 7, 4, 3, 0)
+    assert first["words"] == [{"word": "Xylophrix", "pieces": ["x", "##yl", "##op", "##hri", "##x"], "in_vocab": False, "n_unk": 0}]
+    # "go" is one WordPiece entry and, under the toy tokenizer, "g" "o": different cuts;
+    # "Xylophrix" is x|yl|op|hri|x vs X|y|l|o|p|h|r|i|x: different too.
+    assert not any(r["identical_across_models"] for r in rows)
+    letters_go = rows[4]
+    assert letters_go["tokens"] == ["g", "o"] and letters_go["n_with_special"] == 4 and letters_go["n_past_max"] == 0
+
+
+def test_token_rows_one_model_is_identical_to_itself(tok):
+    (row,) = token_rows([(MINILM_L6, tok)], ["Google acquired YouTube"])
+    assert row["identical_across_models"] and row["max_tokens"] == max_seq_length(MINILM_L6)

@@ -63,7 +63,7 @@ def _cell(frame: pd.DataFrame, **where) -> pd.Series:
 
 def test_failure_table1_minilm_positive(results):
     out = reproduce.compare_to_published(results, reference.PAPER_FAILURE, "Table 1")
-    assert list(out.columns) == list(reproduce.COMPARE_COLUMNS)
+    assert list(out.columns) == list(reproduce.REPRODUCTION_COLUMNS)
     mean = _cell(out, model=MINILM, category=constants.CAT_POSITIVE, metric="mean_cosine")
     assert mean["published"] == pytest.approx(0.755)
     assert mean["recomputed"] == pytest.approx(0.8)

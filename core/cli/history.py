@@ -1,0 +1,214 @@
+"""``cosine-probe history list|show|diff|export``: the runs the CLI and the app stored, and what changed between two.
+
+Also :func:`record_history`, which the scoring commands call after a run: a
+history that cannot be written costs one ``warning:`` line, never the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from core import constants
+from core.cli.main import CliError
+from core.models import registry
+
+EXAMPLES = {
+    "list": ("cosine-probe history list", "cosine-probe history list --limit 5 --json"),
+    "show": ("cosine-probe history show 12", "cosine-probe history show 12 --json"),
+    "diff": ("cosine-probe history diff 11 12", "cosine-probe history diff 11 12 --threshold 0.8 --json"),
+    "export": ("cosine-probe history export 12 --out run12.parquet",),
+}
+
+
+def record_history(command: str, results: pd.DataFrame, settings: Mapping[str, Any], errors: Mapping[str, str] | None = None) -> int | None:
+    """Store a CLI run in the history; its id, or None when recording is off or failed (after one warning on stderr)."""
+    from core.history import store
+
+    try:
+        if store.history_path() is None:
+            return None
+        run_id = store.record_run(results, command=command, origin=constants.ORIGIN_CLI, settings=settings, errors=errors)
+    except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
+        print(f"warning: run history not written: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
+        return None
+    print(f"note: stored as run {run_id} (cosine-probe history show {run_id})", file=sys.stderr)
+    return run_id
+
+
+def record_retrieval_history(suite_name: str, result: Any, settings: Mapping[str, Any]) -> int | None:
+    """Store a ``retrieval`` run: its dense scores as pairs (``core.history.sources.retrieval_pairs``); one warning if that fails."""
+    from core.history.sources import retrieval_pairs, suite_source
+
+    try:
+        pairs = retrieval_pairs(result.scores, suite_name)
+        sources = [suite_source(suite_name)]
+    except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
+        print(f"warning: run history not written: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
+        return None
+    return record_history("retrieval", pairs, {"sources": sources, **settings}, result.errors)
+
+
+def _store_call(fn, *args, **kwargs):
+    """A history read; its failures are user-facing one-liners."""
+    from core.history.store import HistoryError
+
+    try:
+        return fn(*args, **kwargs)
+    except (HistoryError, ValueError) as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """JSON-ready rows: timestamps as ISO text, NaN as null."""
+    out = []
+    for row in frame.to_dict("records"):
+        out.append({k: (v.isoformat() if hasattr(v, "isoformat") else None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()})
+    return out
+
+
+def _short_models(text: str) -> str:
+    return ", ".join(registry.short_name(m) for m in text.split(", ")) if text else ""
+
+
+def cmd_list(args) -> int:
+    from core.history.store import list_runs
+
+    runs = _store_call(list_runs)
+    if args.limit is not None:
+        runs = runs.head(args.limit)
+    if args.json:
+        print(json.dumps(_records(runs), indent=1, default=str))
+        return 0
+    if runs.empty:
+        print("no runs stored yet; `cosine-probe run`, `check` and `compare`, and the app's suite pages store theirs")
+        return 0
+    shown = runs.assign(models=runs["models"].map(_short_models), created_at=runs["created_at"].dt.strftime("%Y-%m-%d %H:%M:%S"))
+    with pd.option_context("display.width", 200, "display.max_colwidth", 60):
+        print(shown[["run_id", "created_at", "origin", "command", "source", "threshold", "n_pairs", "models", "errors"]].to_string(index=False))
+    return 0
+
+
+def cmd_show(args) -> int:
+    from core.history.diff import run_overview
+    from core.history.store import load_run
+
+    run = _store_call(load_run, args.run_id)
+    overview = run_overview(run.results, run.thresholds())
+    if args.json:
+        doc = {
+            "run_id": run.run_id, "created_at": run.created_at.isoformat(), "origin": run.origin, "command": run.command,
+            "threshold": run.threshold, "source": run.source, "settings": run.settings, "models": _records(run.models),
+            "categories": _records(overview),
+        }
+        print(json.dumps(doc, indent=1, default=str, ensure_ascii=False))
+        return 0
+    print(f"run {run.run_id}: {run.command} ({run.origin}) at {run.created_at:%Y-%m-%d %H:%M:%S} UTC")
+    print(f"source: {run.source or '(typed text)'} · threshold: {run.threshold if run.threshold is not None else 'n/a'}")
+    for key, value in sorted(run.settings.items()):
+        if key not in ("sources", "threshold"):
+            print(f"  {key}: {json.dumps(value, default=str, ensure_ascii=False)}")
+    for m in run.models.to_dict("records"):
+        state = f"{m['n_results']} results" if m["status"] == "ok" else f"error: {m['error']}"
+        print(f"  model {m['model']}  revision {m['revision'] or 'unpinned'}  backend {m['backend'] or '?'}  ({state})")
+    if not overview.empty:
+        shown = overview.assign(model=overview[constants.COL_MODEL].map(registry.short_name))
+        with pd.option_context("display.width", 200, "display.float_format", "{:.3f}".format):
+            print()
+            print(shown.to_string(index=False))
+    return 0
+
+
+def cmd_diff(args) -> int:
+    from core.history.diff import diff_runs
+    from core.history.store import load_run
+
+    if args.threshold is not None and not -1.0 <= args.threshold <= 1.0:
+        raise CliError("--threshold must be between -1 and 1")
+    before, after = _store_call(load_run, args.before), _store_call(load_run, args.after)
+    t_before = args.threshold if args.threshold is not None else before.thresholds()
+    t_after = args.threshold if args.threshold is not None else after.thresholds()
+    result = diff_runs(before.results, after.results, t_before, t_after)
+    if args.json:
+        doc = {
+            "before": before.run_id, "after": after.run_id, "n_matched": result.n_matched, "n_only_before": result.n_only_before,
+            "n_only_after": result.n_only_after, "models_only_before": list(result.models_only_before), "models_only_after": list(result.models_only_after),
+            "categories": _records(result.categories), "crossed": _records(result.crossed),
+        }
+        print(json.dumps(doc, indent=1, default=str, ensure_ascii=False))
+        return 0
+    print(f"run {after.run_id} ({after.command}) against run {before.run_id} ({before.command}): {result.n_matched} matched pair scores, "
+          f"{result.n_only_before} only in {before.run_id}, {result.n_only_after} only in {after.run_id}")
+    for label, models in ((f"only in run {before.run_id}", result.models_only_before), (f"only in run {after.run_id}", result.models_only_after)):
+        if models:
+            print(f"models {label}: {', '.join(models)}")
+    if result.categories.empty:
+        print("no pair is in both runs: nothing to compare (same suite and model in both?)")
+        return 0
+    cats = result.categories.assign(model=result.categories[constants.COL_MODEL].map(registry.short_name))
+    columns = ["model", "category", "n", "mean_change", "mean_ci_low", "mean_ci_high", "rate_before", "rate_after", "rate_change", "rate_ci_low", "rate_ci_high", "n_now_above", "n_now_below"]
+    with pd.option_context("display.width", 220, "display.max_columns", 20, "display.float_format", "{:+.3f}".format):
+        print("\nchange per model and category (after − before, 95% paired bootstrap CI)")
+        print(cats[columns].to_string(index=False))
+    print(f"\n{len(result.crossed)} pair score(s) crossed the threshold")
+    for r in result.crossed.to_dict("records"):
+        print(f"  {r['direction']:<9} {r['cosine_before']:.4f} -> {r['cosine_after']:.4f}  {registry.short_name(r['model'])}  [{r['category']}] {r['text_a']!r} / {r['text_b']!r}")
+    return 0
+
+
+def cmd_export(args) -> int:
+    from core.history.store import export_run
+
+    out = _store_call(export_run, args.run_id, args.out)
+    print(f"wrote {out}")
+    return 0
+
+
+def _positive_id(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"a run id is a whole number from 1 (see `history list`), got {text!r}")
+    return value
+
+
+def _epilog(name: str) -> str:
+    return "\n".join(["examples:", *(f"  {line}" for line in EXAMPLES[name])])
+
+
+def register(subparsers) -> None:
+    """Add ``history`` and its four subcommands."""
+    p = subparsers.add_parser("history", help="runs stored by the CLI and the app: list, show, diff two, export to Parquet")
+    sub = p.add_subparsers(dest="history_command", required=True, metavar="{list,show,diff,export}")
+    kw = {"formatter_class": argparse.RawDescriptionHelpFormatter}
+
+    q = sub.add_parser("list", help="every stored run, newest first", epilog=_epilog("list"), **kw)
+    q.add_argument("--limit", type=_positive_id, metavar="N", help="only the newest N")
+    q.add_argument("--json", action="store_true", help="print JSON")
+    q.set_defaults(func=cmd_list)
+
+    q = sub.add_parser("show", help="one run: settings, models (revision, backend), per-category mean and failure rate", epilog=_epilog("show"), **kw)
+    q.add_argument("run_id", type=_positive_id, metavar="ID")
+    q.add_argument("--json", action="store_true", help="print JSON")
+    q.set_defaults(func=cmd_show)
+
+    q = sub.add_parser("diff", help="what changed from run ID_BEFORE to run ID_AFTER, per model and category, and the pairs that crossed the threshold",
+                       epilog=_epilog("diff"), **kw)
+    q.add_argument("before", type=_positive_id, metavar="ID_BEFORE")
+    q.add_argument("after", type=_positive_id, metavar="ID_AFTER")
+    q.add_argument("--threshold", type=float, help="one threshold for both runs (default: each run's own)")
+    q.add_argument("--json", action="store_true", help="print JSON")
+    q.set_defaults(func=cmd_diff)
+
+    q = sub.add_parser("export", help="a run's per-pair results as a Parquet file", epilog=_epilog("export"), **kw)
+    q.add_argument("run_id", type=_positive_id, metavar="ID")
+    q.add_argument("--out", required=True, metavar="FILE.parquet", help="the file to write")
+    q.set_defaults(func=cmd_export)

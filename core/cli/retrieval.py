@@ -1,0 +1,289 @@
+"""``python -m core retrieval``: does the retriever rank the contradiction above the truth, and which fix stops it.
+
+Runs the retrieval suite (or a user's pairs file) and, with ``--corpus`` and
+``--queries``, corpus mode; ``--mitigate`` adds a before/after table per
+mitigation.  ``--json`` prints one JSON document and nothing else on stdout;
+``--out DIR`` writes every table as CSV plus ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from core import constants
+from core.cli.main import EXIT_NO_MODEL, CliError, _cache, _models_arg, _print_errors, _progress, add_model_options
+from core.files.export import safe_frame
+from core.models import registry
+
+EXAMPLES = (
+    "python -m core retrieval --suite retrieval",
+    "python -m core retrieval --suite retrieval --mitigate bm25,guard --json",
+    "python -m core retrieval --corpus passages.txt --queries questions.txt --models all-MiniLM-L6-v2",
+)
+
+
+def register(subparsers) -> None:
+    """Add the ``retrieval`` command."""
+    p = subparsers.add_parser(
+        "retrieval",
+        help="retrieval probes: adversarial win rate, NevIR paired accuracy, in-corpus ranking, mitigations before/after",
+        epilog="examples:\n  " + "\n  ".join(EXAMPLES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--suite", help="'retrieval' (the shipped suite), a file in its format, or a pairs file (text_a = query or anchor, "
+                                   "text_b = passage, category = paraphrase or a failure mode); default: retrieval, unless --corpus is given")
+    p.add_argument("--corpus", metavar="FILE", help="corpus mode: passages, one per row (.txt line, CSV/TSV column 'text', JSONL)")
+    p.add_argument("--queries", metavar="FILE", help="corpus mode: queries, one per row")
+    p.add_argument("--mitigate", metavar="LIST", help="comma list: bm25, bm25-weighted:W, guard, calibrated, reranker:ID")
+    p.add_argument("--out", metavar="DIR", help="write every table as CSV and summary.json here")
+    p.add_argument("--seed", type=int, default=constants.BOOTSTRAP_SEED, help="seed of the bootstrap intervals (default %(default)s)")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    add_model_options(p)
+    p.set_defaults(func=cmd_retrieval)
+
+
+# ------------------------------------------------------------------ inputs
+
+
+def _check_args(args) -> None:
+    if (args.corpus is None) != (args.queries is None):
+        raise CliError("corpus mode needs both --corpus FILE and --queries FILE")
+    if args.seed < 0:
+        raise CliError(f"--seed must be 0 or more, got {args.seed}")
+    if args.mitigate is not None and not args.mitigate.strip(" ,"):
+        raise CliError("--mitigate is empty; give e.g. bm25,guard")
+
+
+def _load_suite(name: str):
+    from core.probes.retrieval.suite import RetrievalSuiteError, load_retrieval_suite
+
+    try:
+        suite = load_retrieval_suite(name)
+    except RetrievalSuiteError as exc:
+        raise CliError(str(exc)) from exc
+    for note in suite.notes:
+        print(f"note: {name}: {note}", file=sys.stderr)
+    return suite
+
+
+def _load_corpus(args) -> tuple[list[str], list[str]]:
+    from core.probes.retrieval.suite import RetrievalSuiteError, read_text_list
+
+    try:
+        corpus, notes = read_text_list(args.corpus, "corpus")
+        queries, more = read_text_list(args.queries, "queries")
+    except RetrievalSuiteError as exc:
+        raise CliError(str(exc)) from exc
+    for note in (*notes, *more):
+        print(f"note: {note}", file=sys.stderr)
+    return corpus, queries
+
+
+def _mitigations(args, models: list[str]) -> list:
+    """The ``--mitigate`` objects; ``calibrated`` first calibrates each model on the control pairs."""
+    if not args.mitigate:
+        return []
+    try:
+        from core.probes.retrieval.mitigations import parse_mitigations
+    except ImportError as exc:
+        raise CliError(f"--mitigate is not available: core.probes.retrieval.mitigations cannot be imported ({exc})") from exc
+    # Parse once with placeholder thresholds so a typo fails before any model is loaded.
+    try:
+        parsed = parse_mitigations(args.mitigate, thresholds=dict.fromkeys(models, 0.0))
+    except ValueError as exc:
+        raise CliError(f"--mitigate: {exc}") from exc
+    if not any(m.name == constants.MITIGATION_CALIBRATED for m in parsed):
+        return parsed
+    from core.cli.main import _calibrated_thresholds
+
+    if not args.quiet:
+        print("calibrating each model's threshold on the control pairs", file=sys.stderr)
+    thresholds = _calibrated_thresholds(args, models)
+    try:
+        return parse_mitigations(args.mitigate, thresholds=thresholds)
+    except ValueError as exc:
+        raise CliError(f"--mitigate calibrated: {exc}") from exc
+
+
+def _run_kwargs(args) -> dict[str, Any]:
+    from core.cli.main import _check_device, _run_options
+
+    _check_device(args)
+    return {
+        "cache": _cache(args), "allow_remote_code": args.trust_remote_code or [], "progress": None if args.quiet else _progress,
+        "seed": args.seed, **_run_options(args),
+    }
+
+
+# ------------------------------------------------------------------ output
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    # to_json writes NaN and ±inf as null, which is what a JSON reader expects.
+    return json.loads(frame.to_json(orient="records")) if not frame.empty else []
+
+
+def _suite_doc(suite_name: str, result) -> dict[str, Any]:
+    doc = {
+        "suite": suite_name,
+        "models": result.models,
+        "mitigations": result.mitigations,
+        "win_rates": _records(result.win_rates),
+        "paired_accuracy": _records(result.paired),
+        "ranking": _records(result.ranking),
+        "comparisons": _records(result.comparisons),
+        "costs": _records(result.costs),
+        "seconds": round(result.seconds, 3),
+    }
+    if len(result.mitigations) > 1:
+        doc["before_after"] = _records(result.summary())
+    return doc
+
+
+def _corpus_doc(args, corpus: list[str], queries: list[str], result) -> dict[str, Any]:
+    return {
+        "corpus": str(args.corpus), "queries": str(args.queries), "n_passages": len(corpus), "n_queries": len(queries),
+        "models": result.models, "no_variant": result.no_variant, "rates": _records(result.rates), "pairs": _records(result.pairs),
+    }
+
+
+def _cell(rate: float, low: float, high: float) -> str:
+    if pd.isna(rate):
+        return "n/a"
+    return f"{rate:.3f} [{low:.3f}, {high:.3f}]" if not pd.isna(low) else f"{rate:.3f}"
+
+
+def _by_mode(table: pd.DataFrame, value: str) -> pd.DataFrame:
+    """Modes down, models across, 'rate [low, high]' cells, for the ``none`` rows."""
+    rows = table[table[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
+    cells = rows.assign(
+        cell=[_cell(r, lo, hi) + f"  n={n}" for r, lo, hi, n in zip(rows[value], rows[constants.COL_CI_LOW], rows[constants.COL_CI_HIGH], rows[constants.COL_N], strict=True)],
+        model=rows[constants.COL_MODEL].map(registry.short_name),
+    )
+    wide = cells.pivot(index=constants.COL_MODE, columns="model", values="cell")
+    order = [m for m in dict.fromkeys(cells[constants.COL_MODE])]
+    return wide.loc[order, list(dict.fromkeys(cells["model"]))]
+
+
+def _print_suite(result) -> None:
+    with pd.option_context("display.width", 220, "display.max_columns", 30, "display.max_colwidth", 40, "display.float_format", "{:.3f}".format):
+        print("== adversarial win rate: share of variants the anchor ranks above its paraphrase (lower is better) ==")
+        print(_by_mode(result.win_rates, constants.COL_WIN_RATE).to_string())
+        if not result.paired.empty:
+            print(f"\n== NevIR paired accuracy: q1 ranks the anchor first AND q2 the variant (higher is better; random = {constants.PAIRED_RANDOM_BASELINE}) ==")
+            print(_by_mode(result.paired, constants.COL_PAIRED_ACCURACY).to_string())
+        if not result.ranking.empty:
+            print("\n== in-corpus ranking: every passage of the suite is a distractor for every query ==")
+            shown = result.ranking[result.ranking[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
+            print(shown.assign(model=shown[constants.COL_MODEL].map(registry.short_name)).drop(columns=[constants.COL_MITIGATION]).to_string(index=False))
+        overall = result.comparisons[result.comparisons[constants.COL_MODE] == constants.MODE_ALL] if not result.comparisons.empty else result.comparisons
+        overall = overall[overall[constants.COL_MITIGATION] == constants.MITIGATION_NONE] if not overall.empty else overall
+        if not overall.empty:
+            print("\n== model vs model: win-rate difference (paired bootstrap) and McNemar's exact test, all modes ==")
+            print(overall.assign(model_a=overall["model_a"].map(registry.short_name), model_b=overall["model_b"].map(registry.short_name))
+                  .drop(columns=[constants.COL_MITIGATION, constants.COL_MODE]).to_string(index=False))
+        if len(result.mitigations) > 1:
+            print("\n== before / after each mitigation ==")
+            summary = result.summary()
+            print(summary.assign(model=summary[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
+
+
+def _print_corpus(result) -> None:
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
+        print("\n== corpus mode: how often a variant of a query's top passage outranks it ==")
+        rates = result.rates
+        print(rates.assign(model=rates[constants.COL_MODEL].map(registry.short_name)).to_string(index=False) if not rates.empty else "(no variant could be made)")
+        for model, n in result.no_variant.items():
+            if n:
+                print(f"{registry.short_name(model)}: {n} quer{'y' if n == 1 else 'ies'}' top passage gave no rule a handle (no variant)")
+
+
+def _write_out(out: Path, frames: dict[str, pd.DataFrame], doc: dict[str, Any]) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, frame in frames.items():
+            safe_frame(frame).to_csv(out / f"{name}.csv", index=False)
+        (out / "summary.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False))
+    except OSError as exc:
+        raise CliError(f"cannot write to {out}: {exc.strerror or exc}") from exc
+
+
+# ------------------------------------------------------------------ command
+
+
+def cmd_retrieval(args) -> int:
+    """Run the suite and/or corpus mode; print tables or one JSON document."""
+    from core.probes.retrieval.run import run_corpus_probe, run_retrieval
+
+    _check_args(args)
+    run_suite = args.suite is not None or args.corpus is None
+    suite_name = args.suite or constants.SUITE_RETRIEVAL
+    suite = _load_suite(suite_name) if run_suite else None
+    corpus, queries = _load_corpus(args) if args.corpus is not None else ([], [])
+    models = _models_arg(args.models)
+    mitigations = _mitigations(args, models)
+    kwargs = _run_kwargs(args)
+    doc: dict[str, Any] = {"seed": args.seed, "errors": {}}
+    frames: dict[str, pd.DataFrame] = {}
+    result = corpus_result = None
+    if suite is not None:
+        result = run_retrieval(suite, models, mitigations=mitigations, **kwargs)
+        doc.update(_suite_doc(suite.name, result))
+        doc["errors"].update(result.errors)
+        frames.update(result.frames())
+    if args.corpus is not None:
+        corpus_result = run_corpus_probe(corpus, queries, models, mitigations=mitigations, **kwargs)
+        doc["corpus"] = _corpus_doc(args, corpus, queries, corpus_result)
+        doc["errors"].update(corpus_result.errors)
+        frames.update({"corpus_pairs": corpus_result.pairs, "corpus_rates": corpus_result.rates})
+    if not args.quiet:
+        print(file=sys.stderr)
+    _print_errors(doc["errors"])
+    if not any(r is not None and r.models for r in (result, corpus_result)):
+        print("error: no model produced results", file=sys.stderr)
+        return EXIT_NO_MODEL
+    if result is not None and result.models:
+        from core.cli.history import record_retrieval_history
+
+        record_retrieval_history(suite_name, result, {"mitigations": [m.name for m in mitigations], "seed": args.seed})
+    if args.out:
+        _write_out(Path(args.out), frames, doc)
+    if args.json:
+        print(json.dumps(doc, indent=1, ensure_ascii=False))
+    else:
+        if result is not None and result.models:
+            _print_suite(result)
+        if corpus_result is not None:
+            _print_corpus(corpus_result)
+    if args.out:
+        print(f"wrote {len(frames)} tables and summary.json to {args.out}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def is_retrieval_suite(name: str) -> bool:
+    """True for ``retrieval`` and for a file in the wide retrieval format (``validate`` uses it)."""
+    from core.probes.retrieval.suite import is_wide_retrieval_file
+
+    return name == constants.SUITE_RETRIEVAL or (Path(name).is_file() and is_wide_retrieval_file(name))
+
+
+def cmd_validate_retrieval(args) -> int:
+    """``python -m core validate retrieval``: the retrieval suite's rules; exit 1 on any violation."""
+    from core.probes.retrieval.suite import RETRIEVAL_FILE, RetrievalSuiteError, read_retrieval_file, validate_retrieval_suite
+
+    path = RETRIEVAL_FILE if args.suite == constants.SUITE_RETRIEVAL else Path(args.suite)
+    try:
+        wide = read_retrieval_file(path)
+    except RetrievalSuiteError as exc:
+        raise CliError(str(exc)) from exc
+    problems = validate_retrieval_suite(wide)
+    for p in problems:
+        print(p)
+    print(f"{len(wide)} anchor groups, {len(problems)} problem(s)")
+    return 1 if problems else 0

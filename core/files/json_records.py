@@ -1,0 +1,179 @@
+"""Reading JSON and JSON Lines pairs files into records, refusing what is not one.
+
+A pairs file in JSON is a list of objects (``[{"text_a": …, "text_b": …}, …]``)
+or one object per line (JSON Lines); a single object is one record.  Every
+way a file can miss that ends in :class:`PairsFileError` saying what was
+found and what is expected: a wrapper object (``{"pairs": [...]}``), an array
+of strings, nesting too deep for the parser (``RecursionError``), invalid
+JSON.  Values that are objects or arrays are kept as placeholders and their
+rows remembered, so a column holding them is refused when it is used as
+text.  A ``\\ud800`` escape (half of a UTF-16 pair, not a character) becomes
+U+FFFD with a note: left as it is it cannot be encoded and crashes the
+tokenizer later.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from core.files.errors import PairsFileError
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_MAX_ROWS_LISTED = 10
+_EXAMPLE = '{"text_a": "…", "text_b": "…"}'
+
+
+@dataclass
+class JsonRecords:
+    """Records read from JSON text.
+
+    Attributes:
+        frame: one row per record, every value a string (objects and arrays
+            as ``{…}`` / ``[…]`` placeholders).
+        nested: column -> 1-based rows whose value is an object or array.
+        notes: what the user should know (replaced surrogate escapes).
+    """
+
+    frame: pd.DataFrame
+    nested: dict[str, list[int]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def row_listing(rows: list[int]) -> str:
+    """``row 3`` / ``rows 2, 5, and 4 more``."""
+    shown = ", ".join(str(r) for r in rows[:_MAX_ROWS_LISTED])
+    more = len(rows) - _MAX_ROWS_LISTED
+    word = "row" if len(rows) == 1 else "rows"
+    return f"{word} {shown}, and {more} more" if more > 0 else f"{word} {shown}"
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number"
+
+
+def _loads(text: str, where: str) -> object:
+    try:
+        return json.loads(text)
+    except RecursionError as exc:
+        raise PairsFileError(f"{where} is nested too deeply for the JSON parser; a pairs file holds flat records such as {_EXAMPLE}") from exc
+
+
+def _whole_document(stripped: str) -> list:
+    """Records of a file that is one JSON document (an array or a single object)."""
+    try:
+        doc = _loads(stripped, "the JSON")
+    except json.JSONDecodeError as exc:
+        raise PairsFileError(f"invalid JSON: {exc.msg} at line {exc.lineno}") from exc
+    if isinstance(doc, list):
+        return doc
+    if isinstance(doc, Mapping):
+        wrapped = [k for k, v in doc.items() if isinstance(v, list) and v and all(isinstance(r, Mapping) for r in v)]
+        if wrapped:
+            key = wrapped[0]
+            raise PairsFileError(
+                f"the file holds one JSON object with keys {', '.join(map(repr, list(doc)[:5]))}, and its {key!r} holds "
+                f"{len(doc[key])} record(s); a pairs file is a list of records ([{_EXAMPLE}, …]) or one record per line (JSON Lines): "
+                f"save the list under {key!r} on its own"
+            )
+        return [doc]
+    raise PairsFileError(f"the file holds {_kind(doc)}, not records; a pairs file is a list of objects such as [{_EXAMPLE}, …]")
+
+
+def _json_lines(stripped: str) -> list:
+    rows = []
+    for n, line in enumerate(stripped.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(_loads(line, f"line {n}"))
+        except json.JSONDecodeError as exc:
+            raise PairsFileError(f"line {n} is not valid JSON ({exc.msg})") from exc
+        if not isinstance(rows[-1], Mapping):
+            raise PairsFileError(f"line {n} holds {_kind(rows[-1])}, not an object; JSON Lines needs one object per line, such as {_EXAMPLE}")
+    return rows
+
+
+def _records(text: str) -> list:
+    stripped = text.strip()
+    if stripped.startswith("["):
+        return _whole_document(stripped)
+    if stripped.startswith("{") and "\n" in stripped:
+        # JSON Lines when the first line is a whole object; otherwise one object pretty-printed over lines.
+        try:
+            _loads(stripped.split("\n", 1)[0], "line 1")
+        except json.JSONDecodeError:
+            return _whole_document(stripped)
+        return _json_lines(stripped)
+    if stripped.startswith("{"):
+        return _whole_document(stripped)
+    return _json_lines(stripped)
+
+
+def _clean(value: object, row: int, replaced: list[int]) -> str | None:
+    """A scalar as the string the frame holds; surrogates replaced (row noted)."""
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else str(value)
+    if _SURROGATE.search(text):
+        replaced.append(row)
+        text = _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+def parse_json_records(text: str) -> JsonRecords:
+    """Records of a JSON or JSON Lines pairs file.
+
+    Args:
+        text: the decoded file.
+
+    Returns:
+        A :class:`JsonRecords` with every value a string ('' for null).
+
+    Raises:
+        PairsFileError: invalid JSON, nesting too deep, no records, a record
+            that is not an object, or a wrapper object around the records.
+    """
+    records = _records(text)
+    if not records:
+        raise PairsFileError(f"the JSON holds no records; a pairs file is a list of objects such as [{_EXAMPLE}, …]")
+    rows: list[dict[str, str | None]] = []
+    nested: dict[str, list[int]] = {}
+    replaced: list[int] = []
+    for number, record in enumerate(records, start=1):
+        if not isinstance(record, Mapping):
+            raise PairsFileError(
+                f"record {number} is {_kind(record)}, not an object: a pairs file holds a list of objects or one object per line "
+                f"(JSON Lines), each like {_EXAMPLE}"
+            )
+        row: dict[str, str | None] = {}
+        for key, value in record.items():
+            column = _clean(str(key), number, replaced) or ""
+            if isinstance(value, Mapping | list):
+                nested.setdefault(column, []).append(number)
+                row[column] = "{…}" if isinstance(value, Mapping) else "[…]"
+            else:
+                row[column] = _clean(value, number, replaced)
+        rows.append(row)
+    notes = []
+    if replaced:
+        rows_with = sorted(set(replaced))
+        notes.append(
+            f"{row_listing(rows_with)} held \\ud800-style escapes (half of a character, not valid Unicode): each was read as U+FFFD (\ufffd)"
+        )
+    frame = pd.DataFrame(rows).astype("string").fillna("")
+    return JsonRecords(frame, nested, notes)

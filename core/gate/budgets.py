@@ -1,0 +1,227 @@
+"""Budgets evaluated on tidy results: one :class:`Outcome` per budget per model.
+
+A budget holds when the measured value is within it (``<=`` for a maximum,
+``>=`` for a minimum).  A budget that cannot be measured for a model (the
+model did not run, the category is not in the data, no controls to
+calibrate on) is an *error* outcome, and fails the gate like a breach: a
+gate that silently skips what it was asked to check would pass by accident.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from core import constants
+from core.gate.config import (
+    BUDGET_CONTROL_AUC,
+    BUDGET_FAILURE_RATE,
+    BUDGET_PAIRED_ACCURACY,
+    BUDGET_WIN_RATE,
+    Budgets,
+)
+from core.probes import calibration
+from core.stats.rates import failure_rate
+
+STATUS_PASS = "pass"
+STATUS_FAIL = "fail"
+STATUS_ERROR = "error"
+EXIT_PASS = 0
+EXIT_BREACH = 1
+
+# Budgets are stated to a few decimals; a measured rate that equals one up to float noise holds.
+_TOLERANCE = 1e-9
+
+_WHAT = {
+    BUDGET_FAILURE_RATE: "failure rate",
+    BUDGET_CONTROL_AUC: "control AUC",
+    BUDGET_WIN_RATE: "adversarial win rate",
+    BUDGET_PAIRED_ACCURACY: "paired accuracy",
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One budget for one model, measured.
+
+    Attributes:
+        model: the model's name.
+        budget: the budget kind (``max_failure_rate``, ...).
+        key: the category or mode the budget is for; empty for a per-model budget.
+        measured: the measured value; NaN when it could not be measured.
+        limit: the budget.
+        n: how many pairs, groups or controls the value rests on.
+        detail: how it was measured (threshold, counts).
+        error: why it could not be measured, or None.
+    """
+
+    model: str
+    budget: str
+    key: str
+    measured: float
+    limit: float
+    n: int = 0
+    detail: str = ""
+    error: str | None = None
+
+    @property
+    def is_max(self) -> bool:
+        return self.budget.startswith("max_")
+
+    @property
+    def name(self) -> str:
+        """``max_failure_rate[negation]``, or the budget kind alone."""
+        return f"{self.budget}[{self.key}]" if self.key else self.budget
+
+    @property
+    def status(self) -> str:
+        if self.error is not None or not math.isfinite(self.measured):
+            return STATUS_ERROR
+        held = self.measured <= self.limit + _TOLERANCE if self.is_max else self.measured >= self.limit - _TOLERANCE
+        return STATUS_PASS if held else STATUS_FAIL
+
+    @property
+    def passed(self) -> bool:
+        return self.status == STATUS_PASS
+
+    @property
+    def message(self) -> str:
+        """One line with the measured value and the budget."""
+        what = f"{self.key} {_WHAT[self.budget]}" if self.key else _WHAT[self.budget]
+        bound = "max" if self.is_max else "min"
+        if self.status == STATUS_ERROR:
+            return f"{what}: not measured ({self.error or 'no value'}); budget {bound} {self.limit:.3f}"
+        verdict = {STATUS_PASS: "within", STATUS_FAIL: "BREACHES"}[self.status]
+        tail = f" ({self.detail})" if self.detail else ""
+        return f"{what} {self.measured:.3f} {verdict} budget {bound} {self.limit:.3f}{tail}"
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready fields, the status and message included."""
+        return {
+            "model": self.model, "budget": self.budget, "key": self.key, "name": self.name, "status": self.status,
+            "measured": None if not math.isfinite(self.measured) else self.measured, "limit": self.limit,
+            "n": self.n, "detail": self.detail, "error": self.error, "message": self.message,
+        }
+
+
+def exit_code(outcomes: Iterable[Outcome]) -> int:
+    """0 when every budget holds, 1 when one is breached or could not be measured."""
+    return EXIT_PASS if all(o.passed for o in outcomes) else EXIT_BREACH
+
+
+def outcomes_frame(outcomes: Sequence[Outcome]) -> pd.DataFrame:
+    """The outcomes as a table, one row each."""
+    columns = ["model", "budget", "key", "name", "status", "measured", "limit", "n", "detail", "error", "message"]
+    return pd.DataFrame([o.as_dict() for o in outcomes], columns=columns)
+
+
+# ------------------------------------------------------------------ pair budgets
+
+
+def failure_rate_outcomes(results: pd.DataFrame, limits: Mapping[str, float], thresholds: Mapping[str, float], how: str) -> list[Outcome]:
+    """``max_failure_rate``: per model and category, the share of pairs strictly above the model's threshold.
+
+    Args:
+        results: tidy results with ``model``, ``category``, ``cosine``.
+        limits: category -> largest allowed rate.
+        thresholds: model -> threshold (a model missing here gets an error outcome).
+        how: how the thresholds were chosen (``global`` or ``calibrated (youden)``), for the message.
+
+    Returns:
+        One outcome per model in ``results`` and category in ``limits``.
+    """
+    _check_results(results)
+    out = []
+    for model, rows in results.groupby(constants.COL_MODEL, sort=False):
+        threshold = thresholds.get(model)
+        for category, limit in limits.items():
+            cos = rows.loc[rows[constants.COL_CATEGORY] == category, constants.COL_COSINE].dropna().to_numpy(float)
+            if threshold is None or not math.isfinite(threshold):
+                out.append(Outcome(model, BUDGET_FAILURE_RATE, category, math.nan, limit, cos.size, error="no threshold: the controls could not calibrate one"))
+            elif cos.size == 0:
+                out.append(Outcome(model, BUDGET_FAILURE_RATE, category, math.nan, limit, error=f"no {category!r} pairs in the data"))
+            else:
+                rate = failure_rate(cos, threshold)
+                detail = f"{int(np.sum(cos > threshold))}/{cos.size} pairs above {how} threshold {threshold:.3f}"
+                out.append(Outcome(model, BUDGET_FAILURE_RATE, category, rate, limit, cos.size, detail))
+    return out
+
+
+def control_auc_outcomes(results: pd.DataFrame, limit: float, negatives: Sequence[str]) -> list[Outcome]:
+    """``min_control_auc``: per model, the ROC AUC of cosine separating positive from negative controls.
+
+    Args:
+        results: tidy results with ``model``, ``category``, ``cosine``.
+        limit: smallest allowed AUC.
+        negatives: control categories counted as negatives.
+    """
+    _check_results(results)
+    out = []
+    for model, rows in results.groupby(constants.COL_MODEL, sort=False):
+        pos = rows.loc[rows[constants.COL_CATEGORY] == constants.CAT_POSITIVE, constants.COL_COSINE].dropna().to_numpy(float)
+        neg = rows.loc[rows[constants.COL_CATEGORY].isin(negatives), constants.COL_COSINE].dropna().to_numpy(float)
+        if pos.size == 0 or neg.size == 0:
+            out.append(Outcome(model, BUDGET_CONTROL_AUC, "", math.nan, limit, pos.size + neg.size, error=f"needs positive and {' or '.join(negatives)} controls"))
+            continue
+        value = calibration.auc(pos, neg)
+        out.append(Outcome(model, BUDGET_CONTROL_AUC, "", value, limit, pos.size + neg.size, f"{pos.size} positive vs {neg.size} {'+'.join(negatives)}"))
+    return out
+
+
+def _check_results(results: pd.DataFrame) -> None:
+    missing = {constants.COL_MODEL, constants.COL_CATEGORY, constants.COL_COSINE} - set(results.columns)
+    if missing:
+        raise ValueError(f"results lack columns {sorted(missing)}")
+
+
+# ------------------------------------------------------------------ retrieval budgets
+
+
+def _table_outcomes(table: pd.DataFrame, limits: Mapping[str, float], budget: str, value_column: str, models: Sequence[str]) -> list[Outcome]:
+    """Outcomes from a retrieval table (model, mitigation, mode, n, value): the dense scores, mitigation ``none``."""
+    needed = {constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_MODE, constants.COL_N, value_column}
+    missing = needed - set(table.columns)
+    if missing:
+        raise ValueError(f"the retrieval table lacks columns {sorted(missing)}")
+    dense = table[table[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
+    out = []
+    for model in models:
+        mine = dense[dense[constants.COL_MODEL] == model].set_index(constants.COL_MODE)
+        for mode, limit in limits.items():
+            if mode not in mine.index:
+                out.append(Outcome(model, budget, mode, math.nan, limit, error=f"no {mode!r} groups in the retrieval suite"))
+                continue
+            row = mine.loc[mode]
+            detail = f"{int(row[constants.COL_N])} groups, 95% CI {row[constants.COL_CI_LOW]:.3f}-{row[constants.COL_CI_HIGH]:.3f}" if constants.COL_CI_LOW in mine.columns else ""
+            out.append(Outcome(model, budget, mode, float(row[value_column]), limit, int(row[constants.COL_N]), detail))
+    return out
+
+
+def win_rate_outcomes(win_rates: pd.DataFrame, limits: Mapping[str, float], models: Sequence[str]) -> list[Outcome]:
+    """``max_adversarial_win_rate``: per model and mode, from ``RetrievalResult.win_rates`` (no mitigation)."""
+    return _table_outcomes(win_rates, limits, BUDGET_WIN_RATE, constants.COL_WIN_RATE, models)
+
+
+def paired_accuracy_outcomes(paired: pd.DataFrame, limits: Mapping[str, float], models: Sequence[str]) -> list[Outcome]:
+    """``min_paired_accuracy``: per model and query mode, from ``RetrievalResult.paired`` (no mitigation)."""
+    return _table_outcomes(paired, limits, BUDGET_PAIRED_ACCURACY, constants.COL_PAIRED_ACCURACY, models)
+
+
+# ------------------------------------------------------------------ a model that did not run
+
+
+def unmeasured_outcomes(model: str, budgets: Budgets, reason: str, *, pairs: bool = True, retrieval: bool = True) -> list[Outcome]:
+    """An error outcome for each of a model's budgets, when the model (or a whole probe) could not run."""
+    out: list[Outcome] = []
+    if pairs:
+        out += [Outcome(model, BUDGET_FAILURE_RATE, c, math.nan, lim, error=reason) for c, lim in budgets.max_failure_rate.items()]
+        if budgets.min_control_auc is not None:
+            out.append(Outcome(model, BUDGET_CONTROL_AUC, "", math.nan, budgets.min_control_auc, error=reason))
+    if retrieval:
+        out += [Outcome(model, BUDGET_WIN_RATE, m, math.nan, lim, error=reason) for m, lim in budgets.max_adversarial_win_rate.items()]
+        out += [Outcome(model, BUDGET_PAIRED_ACCURACY, m, math.nan, lim, error=reason) for m, lim in budgets.min_paired_accuracy.items()]
+    return out

@@ -1,0 +1,296 @@
+"""The ``cosine-probe check`` config: a TOML file read into frozen dataclasses, every value checked.
+
+Schema (``docs/check-example.toml`` is a commented example)::
+
+    models = ["MiniLM-L6", "mpnet-base"]     # optional; default: every installed bundled model
+    suites = ["failure-modes"]               # shipped pair suites (default: failure-modes when no files)
+    files = ["pairs/regressions.csv"]        # pairs files, relative to the config file
+    threshold = 0.85                         # the global retrieval threshold, in [-1, 1]
+    threshold_mode = "global"                # or "calibrated": each model's own threshold from the controls
+
+    [calibration]                            # for threshold_mode = "calibrated" and min_control_auc
+    method = "youden"                        # or "fpr"
+    negatives = ["negative"]                 # add "near_miss" to count near-misses as negatives
+    max_fpr = 0.05                           # the "fpr" method's target false-positive rate
+
+    [retrieval]                              # for the retrieval budgets
+    suite = "retrieval"                      # the shipped retrieval suite or a file
+
+    [budgets]
+    min_control_auc = 0.95                   # ROC AUC of cosine on the controls, per model
+    min_paired_accuracy = 0.30               # NevIR paired accuracy over all modes (or a table per mode)
+
+    [budgets.max_failure_rate]               # per category: share of pairs above the threshold
+    negation = 0.70
+
+    [budgets.max_adversarial_win_rate]       # per failure mode (or "all"): variants that outrank the paraphrase
+    negation = 0.50
+
+Every problem raises :class:`ConfigError` whose message starts with the key
+(``budgets.max_failure_rate.negation: ...``), so the CLI prints one line.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from core import constants
+from core.probes.calibration import DEFAULT_MAX_FPR, METHOD_YOUDEN, METHODS
+
+THRESHOLD_GLOBAL = "global"
+THRESHOLD_CALIBRATED = "calibrated"
+THRESHOLD_MODES = (THRESHOLD_GLOBAL, THRESHOLD_CALIBRATED)
+
+BUDGET_FAILURE_RATE = "max_failure_rate"
+BUDGET_CONTROL_AUC = "min_control_auc"
+BUDGET_WIN_RATE = "max_adversarial_win_rate"
+BUDGET_PAIRED_ACCURACY = "min_paired_accuracy"
+BUDGET_KINDS = (BUDGET_FAILURE_RATE, BUDGET_CONTROL_AUC, BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY)
+RETRIEVAL_BUDGETS = (BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY)
+PAIR_SUITES = (*constants.SUITES, constants.SUITE_ALL)
+RETRIEVAL_MODES = (*constants.FAILURE_MODES, constants.MODE_ALL)
+
+_TOP_KEYS = ("models", "suites", "files", "threshold", "threshold_mode", "calibration", "retrieval", "budgets")
+_CALIBRATION_KEYS = ("method", "negatives", "max_fpr")
+_RETRIEVAL_KEYS = ("suite",)
+
+
+class ConfigError(ValueError):
+    """A config problem; the message starts with the key it concerns."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(f"{key}: {problem}")
+        self.key = key
+
+
+@dataclass(frozen=True)
+class CalibrationSettings:
+    """How each model's own threshold and the control AUC are computed (``core.probes.calibration``)."""
+
+    method: str = METHOD_YOUDEN
+    negatives: tuple[str, ...] = (constants.CAT_NEGATIVE,)
+    max_fpr: float = DEFAULT_MAX_FPR
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """The limits a run must keep; an empty mapping or None means "no such budget".
+
+    Attributes:
+        max_failure_rate: category -> largest share of pairs above the threshold.
+        min_control_auc: smallest ROC AUC on the controls.
+        max_adversarial_win_rate: failure mode (or ``all``) -> largest retrieval win rate of a variant.
+        min_paired_accuracy: failure mode (or ``all``) -> smallest NevIR paired accuracy.
+    """
+
+    max_failure_rate: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    min_control_auc: float | None = None
+    max_adversarial_win_rate: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    min_paired_accuracy: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def needs_pairs(self) -> bool:
+        """Whether a pairs run is needed (failure-rate or AUC budgets)."""
+        return bool(self.max_failure_rate) or self.min_control_auc is not None
+
+    @property
+    def needs_retrieval(self) -> bool:
+        """Whether the retrieval probes are needed."""
+        return bool(self.max_adversarial_win_rate) or bool(self.min_paired_accuracy)
+
+
+@dataclass(frozen=True)
+class CheckConfig:
+    """One gate: what to run and the budgets it must keep.
+
+    Attributes:
+        path: the config file (files are relative to its folder).
+        models: model names; empty means every installed bundled model.
+        suites: shipped pair suites to run.
+        files: pairs files to run, absolute.
+        threshold: the global retrieval threshold.
+        threshold_mode: ``global`` or ``calibrated``.
+        calibration: calibration settings.
+        retrieval_suite: the retrieval suite name or file (for retrieval budgets).
+        budgets: the budgets.
+    """
+
+    path: Path
+    models: tuple[str, ...]
+    suites: tuple[str, ...]
+    files: tuple[Path, ...]
+    threshold: float
+    threshold_mode: str
+    calibration: CalibrationSettings
+    retrieval_suite: str
+    budgets: Budgets
+
+    @property
+    def calibrated(self) -> bool:
+        return self.threshold_mode == THRESHOLD_CALIBRATED
+
+
+# ------------------------------------------------------------------ value checks
+
+
+def _unknown_keys(table: Mapping[str, Any], known: tuple[str, ...], prefix: str) -> None:
+    for key in table:
+        if key not in known:
+            raise ConfigError(f"{prefix}{key}", f"unknown key; known keys here: {', '.join(known)}")
+
+
+def _table(value: Any, key: str) -> Mapping[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError(key, f"expected a table ([{key}]), got {type(value).__name__} {value!r}")
+    return value
+
+
+def _number(value: Any, key: str, low: float, high: float) -> float:
+    # bool is an int in Python; `threshold = true` is a mistake, not 1.
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConfigError(key, f"expected a number between {low:g} and {high:g}, got {value!r}")
+    if not low <= value <= high:
+        raise ConfigError(key, f"must be between {low:g} and {high:g}, got {value:g}")
+    return float(value)
+
+
+def _strings(value: Any, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ConfigError(key, f"expected a list of non-empty strings, got {value!r}")
+    return tuple(v.strip() for v in value)
+
+
+def _choice(value: Any, key: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ConfigError(key, f"expected one of {', '.join(map(repr, choices))}, got {value!r}")
+    return str(value)
+
+
+def _limits(value: Any, key: str, keys: tuple[str, ...] | None, what: str) -> Mapping[str, float]:
+    """A table of name -> limit in [0, 1]; ``keys`` (when given) are the names allowed."""
+    table = _table(value, key)
+    if not table:
+        raise ConfigError(key, f"is empty; give at least one {what} and its limit")
+    out = {}
+    for name, limit in table.items():
+        if keys is not None and name not in keys:
+            raise ConfigError(f"{key}.{name}", f"no such {what}; {what}s: {', '.join(keys)}")
+        out[name] = _number(limit, f"{key}.{name}", 0.0, 1.0)
+    return MappingProxyType(out)
+
+
+# ------------------------------------------------------------------ sections
+
+
+def _calibration(value: Any) -> CalibrationSettings:
+    table = _table(value, "calibration")
+    _unknown_keys(table, _CALIBRATION_KEYS, "calibration.")
+    method = _choice(table.get("method", METHOD_YOUDEN), "calibration.method", METHODS)
+    negatives = _strings(table.get("negatives", [constants.CAT_NEGATIVE]), "calibration.negatives")
+    for name in negatives:
+        _choice(name, "calibration.negatives", (constants.CAT_NEGATIVE, constants.CAT_NEAR_MISS))
+    max_fpr = _number(table.get("max_fpr", DEFAULT_MAX_FPR), "calibration.max_fpr", 0.0, 1.0)
+    return CalibrationSettings(method, tuple(dict.fromkeys(negatives)), max_fpr)
+
+
+def _known_categories(suites: tuple[str, ...]) -> tuple[str, ...]:
+    chosen = constants.SUITES if constants.SUITE_ALL in suites else suites
+    return tuple(dict.fromkeys(c for s in chosen for c in constants.SUITE_COUNTS[s]))
+
+
+def _budgets(value: Any, suites: tuple[str, ...], has_files: bool) -> Budgets:
+    table = _table(value, "budgets")
+    _unknown_keys(table, BUDGET_KINDS, "budgets.")
+    # A user's file may carry any category; with shipped suites only, a name outside them is a typo.
+    categories = None if has_files else _known_categories(suites)
+    budgets = Budgets(
+        max_failure_rate=_limits(table[BUDGET_FAILURE_RATE], f"budgets.{BUDGET_FAILURE_RATE}", categories, "category")
+        if BUDGET_FAILURE_RATE in table else MappingProxyType({}),
+        min_control_auc=_number(table[BUDGET_CONTROL_AUC], f"budgets.{BUDGET_CONTROL_AUC}", 0.0, 1.0) if BUDGET_CONTROL_AUC in table else None,
+        max_adversarial_win_rate=_limits(table[BUDGET_WIN_RATE], f"budgets.{BUDGET_WIN_RATE}", RETRIEVAL_MODES, "mode")
+        if BUDGET_WIN_RATE in table else MappingProxyType({}),
+        min_paired_accuracy=_paired(table[BUDGET_PAIRED_ACCURACY]) if BUDGET_PAIRED_ACCURACY in table else MappingProxyType({}),
+    )
+    if not budgets.needs_pairs and not budgets.needs_retrieval:
+        raise ConfigError("budgets", f"no budget given; use any of {', '.join(BUDGET_KINDS)}")
+    return budgets
+
+
+def _paired(value: Any) -> Mapping[str, float]:
+    """``min_paired_accuracy``: one number (over all modes) or a table per mode."""
+    key = f"budgets.{BUDGET_PAIRED_ACCURACY}"
+    if isinstance(value, dict):
+        return _limits(value, key, RETRIEVAL_MODES, "mode")
+    return MappingProxyType({constants.MODE_ALL: _number(value, key, 0.0, 1.0)})
+
+
+def _files(value: Any, folder: Path) -> tuple[Path, ...]:
+    out = []
+    for i, name in enumerate(_strings(value, "files")):
+        path = (folder / Path(name).expanduser()).resolve()
+        if not path.is_file():
+            raise ConfigError(f"files[{i}]", f"no such file: {path}")
+        out.append(path)
+    return tuple(out)
+
+
+def parse_config(data: Mapping[str, Any], path: Path) -> CheckConfig:
+    """A config from an already parsed TOML document.
+
+    Args:
+        data: the document as ``tomllib`` returns it.
+        path: where it came from; ``files`` are relative to its folder.
+
+    Raises:
+        ConfigError: the first problem, its message led by the key.
+    """
+    _unknown_keys(data, _TOP_KEYS, "")
+    if "budgets" not in data:
+        raise ConfigError("budgets", "missing; a check needs at least one budget ([budgets] table)")
+    models = _strings(data.get("models", []), "models")
+    files = _files(data.get("files", []), path.parent)
+    suites = _strings(data.get("suites", [] if files else [constants.SUITE_FAILURE_MODES]), "suites")
+    for i, suite in enumerate(suites):
+        _choice(suite, f"suites[{i}]", PAIR_SUITES)
+    threshold = _number(data.get("threshold", constants.DEFAULT_THRESHOLD), "threshold", -1.0, 1.0)
+    threshold_mode = _choice(data.get("threshold_mode", THRESHOLD_GLOBAL), "threshold_mode", THRESHOLD_MODES)
+    calibration = _calibration(data.get("calibration", {}))
+    retrieval = _table(data.get("retrieval", {}), "retrieval")
+    _unknown_keys(retrieval, _RETRIEVAL_KEYS, "retrieval.")
+    retrieval_suite = retrieval.get("suite", constants.SUITE_RETRIEVAL)
+    if not isinstance(retrieval_suite, str) or not retrieval_suite.strip():
+        raise ConfigError("retrieval.suite", f"expected a suite name or a file path, got {retrieval_suite!r}")
+    if retrieval_suite != constants.SUITE_RETRIEVAL:
+        retrieval_suite = str((path.parent / Path(retrieval_suite).expanduser()).resolve())
+        if not Path(retrieval_suite).is_file():
+            raise ConfigError("retrieval.suite", f"no suite named {retrieval.get('suite')!r} and no such file: {retrieval_suite}")
+    budgets = _budgets(data["budgets"], suites, bool(files))
+    if budgets.needs_pairs and not suites and not files:
+        raise ConfigError("suites", "empty; failure-rate and AUC budgets need pairs: give a suite or files")
+    return CheckConfig(path, models, suites, files, threshold, threshold_mode, calibration, retrieval_suite, budgets)
+
+
+def load_config(path: str | Path) -> CheckConfig:
+    """Read and check a config file.
+
+    Raises:
+        ConfigError: the file cannot be read, is not TOML, or a value is wrong.
+    """
+    path = Path(path).expanduser()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(str(path), f"cannot read the config: {exc.strerror or exc}") from exc
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(str(path), "not UTF-8 text; TOML files are UTF-8") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), f"not valid TOML: {exc}") from exc
+    return parse_config(data, path.resolve())

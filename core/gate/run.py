@@ -1,0 +1,222 @@
+"""Run a gate: score the config's pairs (and the retrieval suite when a budget needs it), then every budget.
+
+:func:`evaluate` is pure (tidy tables in, outcomes out); :func:`run_check`
+loads the pairs, runs the models through ``core.scoring.runner`` and
+``core.probes.retrieval``, picks each model's threshold and evaluates.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from core import constants
+from core.gate.budgets import (
+    Outcome,
+    control_auc_outcomes,
+    exit_code,
+    failure_rate_outcomes,
+    paired_accuracy_outcomes,
+    unmeasured_outcomes,
+    win_rate_outcomes,
+)
+from core.gate.config import BUDGET_PAIRED_ACCURACY, BUDGET_WIN_RATE, CheckConfig, ConfigError
+from core.models import registry
+from core.models.cache import EmbeddingCache
+from core.papers.suites import SuiteError, control_pairs, load_suite_with_notes
+from core.probes import calibration
+
+ProgressFn = Callable[[float, str], None]
+
+
+@dataclass
+class GateRun:
+    """Everything one gate run produced.
+
+    Attributes:
+        config: the config it ran.
+        results: tidy pair results (one row per pair per model that ran).
+        thresholds: model -> the threshold its failure rates used.
+        calibration: ``core.probes.calibration.calibrate`` on the controls (empty when not needed).
+        retrieval: the ``RetrievalResult`` when a retrieval budget ran, else None.
+        outcomes: one per budget per model.
+        errors: model -> why it did not run.
+        notes: what the run changed or added (controls appended, file notes).
+        seconds: wall time.
+    """
+
+    config: CheckConfig
+    results: pd.DataFrame
+    thresholds: dict[str, float]
+    calibration: pd.DataFrame
+    retrieval: Any | None
+    outcomes: list[Outcome]
+    errors: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.outcomes)
+
+
+def gather_pairs(config: CheckConfig) -> tuple[pd.DataFrame, list[str]]:
+    """The config's suites and files as one pairs table, plus the controls its budgets need.
+
+    Controls (positive and the chosen negatives from the failure-mode suite)
+    are appended when a calibrated threshold or an AUC budget needs them and
+    the pairs have none.
+
+    Raises:
+        ConfigError: a suite or file that cannot be read (keyed ``suites`` / ``files``).
+    """
+    frames, notes = [], []
+    for key, sources in (("suites", config.suites), ("files", tuple(map(str, config.files)))):
+        for i, source in enumerate(sources):
+            try:
+                frame, file_notes = load_suite_with_notes(source)
+            except SuiteError as exc:
+                raise ConfigError(f"{key}[{i}]", str(exc)) from exc
+            frames.append(frame)
+            notes += [f"{source}: {n}" for n in file_notes]
+    pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(constants.RESULT_COLUMNS))
+    wants_controls = config.calibrated or config.budgets.min_control_auc is not None
+    categories = set(pairs[constants.COL_CATEGORY]) if not pairs.empty else set()
+    if wants_controls and not (constants.CAT_POSITIVE in categories and categories & set(config.calibration.negatives)):
+        pairs = pd.concat([pairs, control_pairs(config.calibration.negatives)], ignore_index=True)
+        notes.append(f"the pairs carry no positive and {'/'.join(config.calibration.negatives)} controls: added the failure-mode suite's")
+    return pairs, notes
+
+
+def choose_thresholds(config: CheckConfig, results: pd.DataFrame) -> tuple[dict[str, float], pd.DataFrame]:
+    """Each model's threshold (the global one, or its calibrated one) and the calibration table.
+
+    A model the controls cannot calibrate is left out of the thresholds, so
+    its failure-rate budgets become error outcomes.
+    """
+    models = list(dict.fromkeys(results[constants.COL_MODEL])) if not results.empty else []
+    needs_calibration = config.calibrated or config.budgets.min_control_auc is not None
+    table = (
+        calibration.calibrate(results, config.calibration.negatives, config.calibration.max_fpr, config.threshold)
+        if needs_calibration and models else pd.DataFrame()
+    )
+    if not config.calibrated:
+        return {m: config.threshold for m in models}, table
+    return (calibration.thresholds_by_model(table, config.calibration.method) if not table.empty else {}), table
+
+
+def threshold_label(config: CheckConfig) -> str:
+    """How the thresholds were chosen, for messages."""
+    return f"calibrated ({config.calibration.method})" if config.calibrated else "global"
+
+
+def evaluate(
+    config: CheckConfig,
+    results: pd.DataFrame,
+    thresholds: Mapping[str, float],
+    retrieval_tables: Mapping[str, pd.DataFrame] | None = None,
+    errors: Mapping[str, str] | None = None,
+) -> list[Outcome]:
+    """Every budget of ``config`` for every model, from tidy tables.
+
+    Args:
+        config: the gate.
+        results: tidy pair results (may be empty when only retrieval budgets are set).
+        thresholds: model -> threshold for the failure rates.
+        retrieval_tables: ``win_rates`` and ``paired`` of a retrieval run, when retrieval budgets are set.
+        errors: model -> reason it did not run; each of its budgets becomes an error outcome.
+
+    Returns:
+        Outcomes, models in run order, budgets in config order.
+    """
+    budgets = config.budgets
+    out: list[Outcome] = []
+    if budgets.needs_pairs and not results.empty:
+        if budgets.max_failure_rate:
+            out += failure_rate_outcomes(results, budgets.max_failure_rate, thresholds, threshold_label(config))
+        if budgets.min_control_auc is not None:
+            out += control_auc_outcomes(results, budgets.min_control_auc, config.calibration.negatives)
+    if budgets.needs_retrieval and retrieval_tables is not None:
+        # Models the retrieval run scored; one it could not run is in ``errors``.
+        models = list(dict.fromkeys(m for name in ("win_rates", "paired") for m in retrieval_tables[name].get(constants.COL_MODEL, [])))
+        if budgets.max_adversarial_win_rate:
+            out += win_rate_outcomes(retrieval_tables["win_rates"], budgets.max_adversarial_win_rate, models)
+        if budgets.min_paired_accuracy:
+            out += paired_accuracy_outcomes(retrieval_tables["paired"], budgets.min_paired_accuracy, models)
+    for model, reason in (errors or {}).items():
+        out += unmeasured_outcomes(model, budgets, reason)
+    return out
+
+
+def retrieval_runner() -> tuple[Callable[..., Any], Callable[[str], Any]]:
+    """``(run_retrieval, load_retrieval_suite)`` from ``core.probes.retrieval``.
+
+    Raises:
+        ConfigError: the retrieval probes are not part of this installation.
+    """
+    try:
+        from core.probes.retrieval.run import run_retrieval
+        from core.probes.retrieval.suite import load_retrieval_suite
+    except ImportError as exc:
+        raise ConfigError(f"budgets.{BUDGET_WIN_RATE} / {BUDGET_PAIRED_ACCURACY}", f"the retrieval probes are not available here ({exc})") from exc
+    return run_retrieval, load_retrieval_suite
+
+
+def _canonical(name: str) -> str:
+    try:
+        return registry.resolve(name).name
+    except ValueError:
+        return name
+
+
+def run_check(
+    config: CheckConfig,
+    models: Sequence[str],
+    *,
+    cache: EmbeddingCache | None = None,
+    allow_remote_code: Sequence[str] = (),
+    progress: ProgressFn | None = None,
+) -> GateRun:
+    """Run the gate on ``models``.
+
+    Raises:
+        ConfigError: a suite or file that cannot be read, or retrieval budgets
+            without the retrieval probes; raised before any model is loaded.
+        ValueError: no model given.
+    """
+    from core.scoring.runner import run_pairs
+
+    if not models:
+        raise ValueError("no model to check")
+    start = time.perf_counter()
+    budgets = config.budgets
+    runner = retrieval_runner() if budgets.needs_retrieval else None
+    suite = None
+    if runner is not None:
+        try:
+            suite = runner[1](config.retrieval_suite)
+        except ValueError as exc:  # RetrievalSuiteError is a ValueError
+            raise ConfigError("retrieval.suite", str(exc)) from exc
+    pairs, notes = gather_pairs(config) if budgets.needs_pairs else (pd.DataFrame(), [])
+    errors: dict[str, str] = {}
+    results = pd.DataFrame(columns=list(constants.RESULT_COLUMNS))
+    if budgets.needs_pairs:
+        scored = run_pairs(pairs, models, cache=cache, allow_remote_code=allow_remote_code, progress=progress)
+        results, errors = scored.results, dict(scored.errors)
+    retrieval = None
+    if runner is not None:
+        retrieval = runner[0](suite, [m for m in models if m not in errors], cache=cache, allow_remote_code=allow_remote_code, progress=progress)
+        # A model that ran the pairs but failed the retrieval probes still has its pair budgets measured.
+        retrieval_errors = {_canonical(m): r for m, r in retrieval.errors.items()}
+    thresholds, table = choose_thresholds(config, results) if budgets.needs_pairs else ({}, pd.DataFrame())
+    tables = {"win_rates": retrieval.win_rates, "paired": retrieval.paired} if retrieval is not None else None
+    outcomes = evaluate(config, results, thresholds, tables, {_canonical(m): r for m, r in errors.items()})
+    if retrieval is not None:
+        for model, reason in retrieval_errors.items():
+            if model not in {_canonical(m) for m in errors}:
+                outcomes += unmeasured_outcomes(model, budgets, reason, pairs=False)
+    return GateRun(config, results, thresholds, table, retrieval, outcomes, errors, notes, time.perf_counter() - start)

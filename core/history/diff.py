@@ -1,0 +1,173 @@
+"""What changed between two runs: per model and category, the change in mean cosine and failure rate, and the pairs that crossed the threshold.
+
+Pairs are matched across the runs by model, suite, pair id, variant and both
+texts (and their order among equal keys), so a suite whose sentences were
+edited between the runs does not pretend to compare like with like.
+Differences are *after − before* (run B − run A) over the matched pairs,
+with paired percentile-bootstrap intervals (``core.stats.intervals.bootstrap_diff_ci``):
+the same pair in both runs is one unit.  A failure is a cosine strictly
+above the threshold, each run at its own threshold for that model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from core import constants
+from core.stats.guards import interval_or_nan
+from core.stats.intervals import bootstrap_diff_ci
+
+_KEY = [constants.COL_MODEL, constants.COL_SUITE, constants.COL_PAIR_ID, constants.COL_VARIANT, constants.COL_TEXT_A, constants.COL_TEXT_B]
+_OCCURRENCE = "_occurrence"
+CROSSED_UP = "now above"
+CROSSED_DOWN = "now below"
+
+CATEGORY_COLUMNS = [
+    constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean_before", "mean_after", "mean_change", "mean_ci_low", "mean_ci_high",
+    "threshold_before", "threshold_after", "rate_before", "rate_after", "rate_change", "rate_ci_low", "rate_ci_high", "n_now_above", "n_now_below",
+]
+CROSSED_COLUMNS = [
+    constants.COL_MODEL, constants.COL_CATEGORY, constants.COL_SUITE, constants.COL_PAIR_ID, constants.COL_VARIANT,
+    constants.COL_TEXT_A, constants.COL_TEXT_B, "cosine_before", "cosine_after", "threshold_before", "threshold_after", "direction",
+]
+
+
+@dataclass(frozen=True)
+class RunDiff:
+    """Run B against run A.
+
+    Attributes:
+        categories: one row per model and category (columns :data:`CATEGORY_COLUMNS`).
+        crossed: the matched pairs on different sides of the threshold in the two runs (:data:`CROSSED_COLUMNS`).
+        n_matched: pairs found in both runs (over all models).
+        n_only_before: rows of run A without a match in run B.
+        n_only_after: rows of run B without a match in run A.
+        models_only_before: models only run A scored.
+        models_only_after: models only run B scored.
+    """
+
+    categories: pd.DataFrame
+    crossed: pd.DataFrame
+    n_matched: int
+    n_only_before: int
+    n_only_after: int
+    models_only_before: tuple[str, ...]
+    models_only_after: tuple[str, ...]
+
+
+def _keyed(results: pd.DataFrame, name: str) -> pd.DataFrame:
+    missing = {constants.COL_MODEL, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE} - set(results.columns)
+    if missing:
+        raise ValueError(f"{name} lacks columns {sorted(missing)}")
+    out = results.copy()
+    for col in (*_KEY, constants.COL_CATEGORY):
+        out[col] = out[col].fillna("").astype(str) if col in out.columns else ""
+    out[constants.COL_COSINE] = pd.to_numeric(out[constants.COL_COSINE], errors="coerce")
+    out = out.dropna(subset=[constants.COL_COSINE])
+    out[_OCCURRENCE] = out.groupby(_KEY, sort=False).cumcount()
+    return out[[*_KEY, _OCCURRENCE, constants.COL_CATEGORY, constants.COL_COSINE]]
+
+
+def _thresholds(value: float | Mapping[str, float], models: pd.Series) -> np.ndarray:
+    if isinstance(value, Mapping):
+        return models.map(lambda m: float(value.get(m, constants.DEFAULT_THRESHOLD))).to_numpy(float)
+    return np.full(len(models), float(value))
+
+
+def diff_runs(
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    threshold_before: float | Mapping[str, float] = constants.DEFAULT_THRESHOLD,
+    threshold_after: float | Mapping[str, float] = constants.DEFAULT_THRESHOLD,
+    *,
+    n_resamples: int = constants.BOOTSTRAP_RESAMPLES,
+    confidence: float = constants.CONFIDENCE,
+    seed: int = constants.BOOTSTRAP_SEED,
+) -> RunDiff:
+    """Compare two runs' tidy results.
+
+    Args:
+        before: run A's results (``model``, ``text_a``, ``text_b``, ``cosine``; ``suite``,
+            ``category``, ``pair_id``, ``variant`` when present).
+        after: run B's results, same columns.
+        threshold_before: run A's threshold, one for all models or per model.
+        threshold_after: run B's threshold, likewise.
+        n_resamples, confidence, seed: of the bootstrap intervals.
+
+    Returns:
+        A :class:`RunDiff`; categories and crossed pairs are empty when the runs share no pair.
+
+    Raises:
+        ValueError: a table lacks the needed columns.
+    """
+    a, b = _keyed(before, "the first run's results"), _keyed(after, "the second run's results")
+    keys = [*_KEY, _OCCURRENCE]
+    merged = a.merge(b, on=keys, how="inner", suffixes=("_before", "_after"))
+    merged[constants.COL_CATEGORY] = merged[f"{constants.COL_CATEGORY}_after"]
+    merged["threshold_before"] = _thresholds(threshold_before, merged[constants.COL_MODEL])
+    merged["threshold_after"] = _thresholds(threshold_after, merged[constants.COL_MODEL])
+    merged["above_before"] = merged[f"{constants.COL_COSINE}_before"] > merged["threshold_before"]
+    merged["above_after"] = merged[f"{constants.COL_COSINE}_after"] > merged["threshold_after"]
+    boot = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    rows = []
+    for (model, category), g in merged.groupby([constants.COL_MODEL, constants.COL_CATEGORY], sort=False):
+        cos_a, cos_b = g[f"{constants.COL_COSINE}_before"].to_numpy(float), g[f"{constants.COL_COSINE}_after"].to_numpy(float)
+        ind_a, ind_b = g["above_before"].to_numpy(float), g["above_after"].to_numpy(float)
+        mean_ci = interval_or_nan(bootstrap_diff_ci, cos_b, cos_a, **boot)
+        rate_ci = interval_or_nan(bootstrap_diff_ci, ind_b, ind_a, **boot)
+        rows.append((
+            model, category, len(g), cos_a.mean(), cos_b.mean(), cos_b.mean() - cos_a.mean(), *mean_ci,
+            float(g["threshold_before"].iloc[0]), float(g["threshold_after"].iloc[0]),
+            ind_a.mean(), ind_b.mean(), ind_b.mean() - ind_a.mean(), *rate_ci,
+            int((~g["above_before"] & g["above_after"]).sum()), int((g["above_before"] & ~g["above_after"]).sum()),
+        ))
+    categories = pd.DataFrame(rows, columns=CATEGORY_COLUMNS)
+    changed = merged[merged["above_before"] != merged["above_after"]]
+    crossed = pd.DataFrame({
+        **{c: changed[c] for c in (constants.COL_MODEL, constants.COL_CATEGORY, constants.COL_SUITE, constants.COL_PAIR_ID, constants.COL_VARIANT,
+                                    constants.COL_TEXT_A, constants.COL_TEXT_B)},
+        "cosine_before": changed[f"{constants.COL_COSINE}_before"], "cosine_after": changed[f"{constants.COL_COSINE}_after"],
+        "threshold_before": changed["threshold_before"], "threshold_after": changed["threshold_after"],
+        "direction": np.where(changed["above_after"], CROSSED_UP, CROSSED_DOWN),
+    }, columns=CROSSED_COLUMNS).reset_index(drop=True)
+    models_a, models_b = set(a[constants.COL_MODEL]), set(b[constants.COL_MODEL])
+    return RunDiff(
+        categories=categories,
+        crossed=crossed,
+        n_matched=len(merged),
+        n_only_before=len(a) - len(merged),
+        n_only_after=len(b) - len(merged),
+        models_only_before=tuple(sorted(models_a - models_b)),
+        models_only_after=tuple(sorted(models_b - models_a)),
+    )
+
+
+def run_overview(results: pd.DataFrame, thresholds: Mapping[str, float]) -> pd.DataFrame:
+    """One stored run at a glance: per model and category, the pairs, mean cosine and share above the model's threshold.
+
+    Args:
+        results: tidy results (``model``, ``category``, ``cosine``).
+        thresholds: model -> threshold (missing models use the default).
+
+    Returns:
+        Columns ``model``, ``category``, ``n``, ``mean_cosine``, ``threshold``, ``share_above``; empty for no results.
+    """
+    columns = [constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean_cosine", constants.COL_THRESHOLD, "share_above"]
+    if results.empty:
+        return pd.DataFrame(columns=columns)
+    missing = {constants.COL_MODEL, constants.COL_COSINE} - set(results.columns)
+    if missing:
+        raise ValueError(f"results lack columns {sorted(missing)}")
+    frame = results.assign(**{constants.COL_CATEGORY: results.get(constants.COL_CATEGORY, pd.Series("", index=results.index)).fillna("")})
+    frame = frame.dropna(subset=[constants.COL_COSINE])
+    frame[constants.COL_THRESHOLD] = frame[constants.COL_MODEL].map(lambda m: float(thresholds.get(m, constants.DEFAULT_THRESHOLD)))
+    frame["above"] = frame[constants.COL_COSINE] > frame[constants.COL_THRESHOLD]
+    out = frame.groupby([constants.COL_MODEL, constants.COL_CATEGORY], sort=False).agg(
+        n=(constants.COL_COSINE, "size"), mean_cosine=(constants.COL_COSINE, "mean"),
+        threshold=(constants.COL_THRESHOLD, "first"), share_above=("above", "mean"),
+    ).reset_index()
+    return out[columns]

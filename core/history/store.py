@@ -1,0 +1,419 @@
+"""The run history: a DuckDB file in the cache folder with every run, its models and its per-pair results.
+
+Tables (one row per …)::
+
+    runs          run:              run_id, created_at (UTC), origin (cli|app), command (or page), threshold,
+                                    source, n_pairs, settings (JSON), tool_version
+    run_models    model of a run:   run_id, model, revision, backend, model_source, status (ok|error), error, n_results
+    pair_results  pair per model:   run_id, row_index, model, suite, category, pair_id, variant, text_a, text_b,
+                                    cosine, n_tokens_a, n_tokens_b, truncated, extra (JSON of the other columns)
+
+Safety:
+
+* A run is written in one transaction: a process killed mid-write leaves the
+  history as it was before that run (DuckDB's write-ahead log replays only
+  committed transactions).
+* DuckDB lets one process at a time open the file.  Every operation opens it,
+  does its work and closes it; a process that finds it locked retries with
+  backoff (jittered, up to :data:`constants.HISTORY_LOCK_TIMEOUT_SECONDS`)
+  and then raises :class:`HistoryBusy` with a message saying so.  Within a
+  process (Streamlit's sessions are threads) a lock serialises operations.
+
+``COSINE_PROBE_HISTORY=off`` turns recording off; any other value is the file to use.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from core import constants
+from core.models import registry
+from core.paths import cache_dir
+
+SCHEMA_VERSION = 1
+OFF_VALUES = ("off", "0", "false", "no")
+STATUS_OK = "ok"
+STATUS_ERROR = "error"
+
+# The per-pair columns kept as columns; every other column of a results table goes into ``extra``.
+PAIR_COLUMNS = (
+    constants.COL_MODEL, constants.COL_SUITE, constants.COL_CATEGORY, constants.COL_PAIR_ID, constants.COL_VARIANT,
+    constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE, constants.COL_TOKENS_A, constants.COL_TOKENS_B,
+    constants.COL_TRUNCATED,
+)
+_REQUIRED = (constants.COL_MODEL, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE)
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
+    """CREATE TABLE IF NOT EXISTS runs (
+        run_id BIGINT PRIMARY KEY, created_at TIMESTAMP NOT NULL, origin VARCHAR NOT NULL, command VARCHAR NOT NULL,
+        threshold DOUBLE, source VARCHAR, n_pairs BIGINT, settings VARCHAR, tool_version VARCHAR)""",
+    """CREATE TABLE IF NOT EXISTS run_models (
+        run_id BIGINT NOT NULL, model VARCHAR NOT NULL, revision VARCHAR, backend VARCHAR, model_source VARCHAR,
+        status VARCHAR NOT NULL, error VARCHAR, n_results BIGINT)""",
+    """CREATE TABLE IF NOT EXISTS pair_results (
+        run_id BIGINT NOT NULL, row_index BIGINT NOT NULL, model VARCHAR NOT NULL, suite VARCHAR, category VARCHAR,
+        pair_id VARCHAR, variant VARCHAR, text_a VARCHAR, text_b VARCHAR, cosine DOUBLE, n_tokens_a BIGINT,
+        n_tokens_b BIGINT, truncated BOOLEAN, extra VARCHAR)""",
+)
+
+# DuckDB shares one database instance among a process's connections; one operation at a time keeps
+# two sessions' transactions from conflicting.
+_PROCESS_LOCK = threading.RLock()
+
+
+class HistoryError(RuntimeError):
+    """The history cannot be read or written; the message says why."""
+
+
+class HistoryBusy(HistoryError):
+    """Another process held the history file for longer than the wait allowed."""
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One run as stored.
+
+    Attributes:
+        run_id: its number.
+        created_at: when it was recorded (UTC).
+        origin: ``cli`` or ``app``.
+        command: the CLI command or the app page.
+        threshold: the global threshold it ran at (None when it had none).
+        source: what it scored, in a few words.
+        settings: everything else it was run with.
+        models: one row per model: model, revision, backend, model_source, status, error, n_results.
+        results: the per-pair results, tidy long, the ``extra`` columns restored.
+    """
+
+    run_id: int
+    created_at: datetime
+    origin: str
+    command: str
+    threshold: float | None
+    source: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    models: pd.DataFrame = field(default_factory=pd.DataFrame)
+    results: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def thresholds(self) -> dict[str, float]:
+        """model -> the threshold its verdicts used: ``settings["thresholds"]`` where given, else the run's threshold."""
+        fallback = self.threshold if self.threshold is not None else constants.DEFAULT_THRESHOLD
+        own = self.settings.get("thresholds") or {}
+        models = list(dict.fromkeys(self.results[constants.COL_MODEL])) if not self.results.empty else []
+        return {m: float(own.get(m, fallback)) for m in models}
+
+
+# ------------------------------------------------------------------ the file
+
+
+def history_path() -> Path | None:
+    """The history file: ``$COSINE_PROBE_HISTORY``, else ``history.duckdb`` in the cache folder; None when recording is off."""
+    env = os.environ.get(constants.HISTORY_ENV_VAR, "").strip()
+    if env.lower() in OFF_VALUES:
+        return None
+    return Path(env).expanduser() if env else cache_dir() / constants.HISTORY_FILE
+
+
+def _resolve(path: str | Path | None) -> Path:
+    target = Path(path) if path is not None else history_path()
+    if target is None:
+        raise HistoryError(f"run history is off ({constants.HISTORY_ENV_VAR}={os.environ.get(constants.HISTORY_ENV_VAR)})")
+    return target
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+@contextmanager
+def _connect(path: Path, timeout: float) -> Iterator[Any]:
+    """An open connection with the schema in place; waits (with backoff) while another process holds the file."""
+    import duckdb
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HistoryError(f"cannot create the history folder {path.parent}: {exc.strerror or exc}") from exc
+    with _PROCESS_LOCK:
+        deadline = time.monotonic() + max(0.0, timeout)
+        delay = 0.02
+        while True:
+            try:
+                con = duckdb.connect(str(path))
+                break
+            except duckdb.IOException as exc:
+                if "lock" not in str(exc).lower():
+                    raise HistoryError(f"cannot open the run history {path}: {_first_line(exc)}") from exc
+                if time.monotonic() >= deadline:
+                    raise HistoryBusy(
+                        f"the run history {path} is in use by another process (waited {timeout:g} s); "
+                        f"try again, or set {constants.HISTORY_ENV_VAR}=off to skip recording"
+                    ) from exc
+                # Jitter, so two waiting processes do not retry in lockstep.
+                time.sleep(min(delay * (0.5 + random.random()), max(0.0, deadline - time.monotonic())))
+                delay = min(delay * 2, 0.5)
+            except duckdb.Error as exc:
+                raise HistoryError(f"cannot open the run history {path}: {_first_line(exc)}") from exc
+        try:
+            _ensure_schema(con)
+            yield con
+        except duckdb.Error as exc:
+            raise HistoryError(f"run history {path}: {_first_line(exc)}") from exc
+        finally:
+            con.close()
+
+
+def _ensure_schema(con: Any) -> None:
+    for statement in _SCHEMA:
+        con.execute(statement)
+    con.execute("INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT DO NOTHING", [str(SCHEMA_VERSION)])
+
+
+def _insert_frame(con: Any, table: str, frame: pd.DataFrame) -> None:
+    """Insert a frame's rows into ``table``, columns matched by name."""
+    con.register("incoming_rows", frame)
+    try:
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM incoming_rows")
+    finally:
+        con.unregister("incoming_rows")
+
+
+# ------------------------------------------------------------------ writing
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    return str(value)
+
+
+def _pair_rows(results: pd.DataFrame) -> pd.DataFrame:
+    """The results as ``pair_results`` rows (without run_id)."""
+    n = len(results)
+    out = pd.DataFrame({"row_index": range(n)})
+    for col in PAIR_COLUMNS:
+        out[col] = results[col].to_numpy() if col in results.columns else None
+    out[constants.COL_COSINE] = pd.to_numeric(out[constants.COL_COSINE], errors="coerce").astype(float)
+    for col in (constants.COL_TOKENS_A, constants.COL_TOKENS_B):
+        out[col] = pd.to_numeric(out[col], errors="coerce").astype("Int64")
+    out[constants.COL_TRUNCATED] = out[constants.COL_TRUNCATED].astype("boolean")
+    for col in (constants.COL_MODEL, constants.COL_SUITE, constants.COL_CATEGORY, constants.COL_PAIR_ID, constants.COL_VARIANT, constants.COL_TEXT_A, constants.COL_TEXT_B):
+        out[col] = out[col].map(lambda v: None if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)).astype(object)
+    extra = [c for c in results.columns if c not in PAIR_COLUMNS]
+    records = results[extra].to_dict("records") if extra else [{}] * n
+    out["extra"] = [json.dumps(r, default=_json_default, ensure_ascii=False, allow_nan=False) if r else None for r in _finite(records)]
+    return out
+
+
+def _finite(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """NaN cells become None (JSON has no NaN)."""
+    return [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()} for r in records]
+
+
+def _model_rows(results: pd.DataFrame, errors: Mapping[str, str]) -> pd.DataFrame:
+    rows = []
+    counts = results[constants.COL_MODEL].value_counts(sort=False) if not results.empty else pd.Series(dtype=int)
+    names = [*counts.index, *(m for m in errors if m not in counts.index)]
+    for name in names:
+        try:
+            meta = registry.resolve(str(name))
+            revision, backend, source = meta.revision, meta.backend, meta.source
+        except ValueError:
+            revision = backend = source = None
+        ok = name in counts.index
+        rows.append({"model": str(name), "revision": revision, "backend": backend, "model_source": source,
+                     "status": STATUS_OK if ok else STATUS_ERROR, "error": None if ok else str(errors[name]), "n_results": int(counts.get(name, 0))})
+    return pd.DataFrame(rows, columns=["model", "revision", "backend", "model_source", "status", "error", "n_results"])
+
+
+def describe_sources(settings: Mapping[str, Any]) -> str:
+    """What a run scored, in a few words, from ``settings["sources"]`` (``[{"suite"|"file": …, "sha256": …}]``)."""
+    parts = []
+    for item in settings.get("sources") or []:
+        if item.get("suite"):
+            parts.append(str(item["suite"]))
+        elif item.get("file"):
+            digest = str(item.get("sha256") or "")[:8]
+            parts.append(f"{Path(str(item['file'])).name}" + (f" ({digest})" if digest else ""))
+    return ", ".join(parts)
+
+
+def _tool_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("cosine-probe")
+    except PackageNotFoundError:
+        return None
+
+
+def record_run(
+    results: pd.DataFrame,
+    *,
+    command: str,
+    origin: str,
+    settings: Mapping[str, Any] | None = None,
+    errors: Mapping[str, str] | None = None,
+    path: str | Path | None = None,
+    timeout: float = constants.HISTORY_LOCK_TIMEOUT_SECONDS,
+) -> int:
+    """Store one run and return its id.
+
+    Args:
+        results: tidy long results, at least ``model``, ``text_a``, ``text_b``, ``cosine``;
+            other columns are kept (``extra``).
+        command: the CLI command or app page (``run``, ``check``, ``failure-modes``, …).
+        origin: ``cli`` or ``app``.
+        settings: JSON-able settings: ``threshold``, ``thresholds`` (per model),
+            ``sources`` (``[{"suite": name} | {"file": path, "sha256": hex}]``), ``reading``, …
+        errors: model -> why it did not run (stored with the models).
+        path: the history file (default :func:`history_path`).
+        timeout: seconds to wait for another process to release the file.
+
+    Raises:
+        ValueError: bad arguments (unknown origin, empty command, missing columns, settings that are not JSON).
+        HistoryBusy: another process kept the file longer than ``timeout``.
+        HistoryError: the file cannot be opened or written (recording off, unreadable file).
+    """
+    if origin not in (constants.ORIGIN_CLI, constants.ORIGIN_APP):
+        raise ValueError(f"origin must be {constants.ORIGIN_CLI!r} or {constants.ORIGIN_APP!r}, got {origin!r}")
+    if not command or not command.strip():
+        raise ValueError("command is empty; name the CLI command or app page")
+    missing = [c for c in _REQUIRED if c not in results.columns]
+    if missing:
+        raise ValueError(f"results lack columns {missing}")
+    settings = dict(settings or {})
+    try:
+        settings_json = json.dumps(settings, sort_keys=True, default=_json_default, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"settings are not JSON: {exc}") from exc
+    threshold = settings.get("threshold")
+    threshold = float(threshold) if isinstance(threshold, int | float) and not isinstance(threshold, bool) else None
+    pairs = _pair_rows(results)
+    models = _model_rows(results, errors or {})
+    n_pairs = int(results.groupby(constants.COL_MODEL).size().max()) if not results.empty else 0
+    target = _resolve(path)
+    with _connect(target, timeout) as con:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            run_id = int(con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs").fetchone()[0])
+            con.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [run_id, datetime.now(UTC).replace(tzinfo=None), origin, command.strip(), threshold, describe_sources(settings), n_pairs, settings_json, _tool_version()],
+            )
+            _insert_frame(con, "run_models", models.assign(run_id=run_id))
+            _insert_frame(con, "pair_results", pairs.assign(run_id=run_id))
+            con.execute("COMMIT")
+        except BaseException:
+            with suppress(Exception):
+                con.execute("ROLLBACK")
+            raise
+    return run_id
+
+
+# ------------------------------------------------------------------ reading
+
+
+def list_runs(path: str | Path | None = None, timeout: float = constants.HISTORY_LOCK_TIMEOUT_SECONDS) -> pd.DataFrame:
+    """Every run, newest first: run_id, created_at, origin, command, source, threshold, n_pairs, models, errors.
+
+    A history file that does not exist yet gives an empty table (and is created).
+    """
+    query = """
+        SELECT r.run_id, r.created_at, r.origin, r.command, r.source, r.threshold, r.n_pairs,
+               coalesce(string_agg(m.model, ', ' ORDER BY m.model) FILTER (WHERE m.status = 'ok'), '') AS models,
+               count(*) FILTER (WHERE m.status = 'error') AS errors
+        FROM runs r LEFT JOIN run_models m USING (run_id)
+        GROUP BY ALL ORDER BY r.run_id DESC"""
+    with _connect(_resolve(path), timeout) as con:
+        return con.execute(query).df()
+
+
+def _check_id(run_id: object) -> int:
+    if isinstance(run_id, bool) or not isinstance(run_id, int) or run_id < 1:
+        raise ValueError(f"a run id is a whole number from 1, got {run_id!r}")
+    return run_id
+
+
+def _restore_extra(frame: pd.DataFrame) -> pd.DataFrame:
+    """Expand the ``extra`` JSON back into columns; columns every row lacks are dropped."""
+    extras = [json.loads(e) if isinstance(e, str) else {} for e in frame.pop("extra")]
+    if any(extras):
+        frame = pd.concat([frame.reset_index(drop=True), pd.DataFrame(extras)], axis=1)
+    return frame.dropna(axis=1, how="all")
+
+
+def load_run(run_id: int, path: str | Path | None = None, timeout: float = constants.HISTORY_LOCK_TIMEOUT_SECONDS) -> StoredRun:
+    """One run with its models and per-pair results.
+
+    Raises:
+        ValueError: no run with that id, or an id that is not a positive whole number.
+        HistoryError: the file cannot be read.
+    """
+    run_id = _check_id(run_id)
+    with _connect(_resolve(path), timeout) as con:
+        row = con.execute("SELECT run_id, created_at, origin, command, threshold, source, settings FROM runs WHERE run_id = ?", [run_id]).fetchone()
+        if row is None:
+            last = con.execute("SELECT max(run_id) FROM runs").fetchone()[0]
+            raise ValueError(f"no run {run_id} in the history ({'it is empty' if last is None else f'runs go up to {last}'})")
+        models = con.execute("SELECT model, revision, backend, model_source, status, error, n_results FROM run_models WHERE run_id = ? ORDER BY rowid", [run_id]).df()
+        columns = ", ".join(["row_index", *PAIR_COLUMNS, "extra"])
+        results = con.execute(f"SELECT {columns} FROM pair_results WHERE run_id = ? ORDER BY model, row_index", [run_id]).df()
+    # Keep the run's model order (the order it scored them in), not the alphabetical one.
+    order = {m: i for i, m in enumerate(models["model"])}
+    results = results.sort_values(["model", "row_index"], key=lambda s: s.map(order) if s.name == "model" else s, kind="stable")
+    results = _restore_extra(results.drop(columns="row_index").reset_index(drop=True))
+    return StoredRun(int(row[0]), row[1], row[2], row[3], row[4], row[5] or "", json.loads(row[6] or "{}"), models, results)
+
+
+def export_run(run_id: int, out: str | Path, path: str | Path | None = None) -> Path:
+    """Write a run's per-pair results to a Parquet file, with the run's id, command, time and each model's revision and backend.
+
+    Raises:
+        ValueError: no such run, or an output folder that does not exist.
+        HistoryError: the history cannot be read.
+    """
+    out = Path(out).expanduser()
+    if not out.parent.is_dir():
+        raise ValueError(f"no folder {out.parent} to write {out.name} into")
+    run = load_run(run_id, path)
+    meta = run.models[["model", "revision", "backend"]]
+    frame = run.results.merge(meta, on=constants.COL_MODEL, how="left")
+    frame.insert(0, constants.COL_RUN_ID, run.run_id)
+    frame.insert(1, constants.COL_COMMAND, run.command)
+    frame.insert(2, constants.COL_CREATED_AT, pd.Timestamp(run.created_at))
+    frame["run_threshold"] = run.threshold
+    try:
+        frame.to_parquet(out, index=False)
+    except OSError as exc:
+        raise ValueError(f"cannot write {out}: {exc.strerror or exc}") from exc
+    return out
+
+
+def run_models(run_id: int, path: str | Path | None = None, timeout: float = constants.HISTORY_LOCK_TIMEOUT_SECONDS) -> pd.DataFrame:
+    """A run's models (model, revision, backend, model_source, status, error, n_results), without its results.
+
+    Raises:
+        ValueError: an id that is not a positive whole number.
+        HistoryError: the file cannot be read.
+    """
+    run_id = _check_id(run_id)
+    with _connect(_resolve(path), timeout) as con:
+        return con.execute("SELECT model, revision, backend, model_source, status, error, n_results FROM run_models WHERE run_id = ? ORDER BY rowid", [run_id]).df()

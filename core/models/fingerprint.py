@@ -1,0 +1,166 @@
+"""Fingerprints of the weights a model is loaded from, for the embedding cache key.
+
+A model name alone does not say which weights produced a vector: a local
+folder can be overwritten in place, and an unpinned hub id resolves to
+whatever snapshot the local Hugging Face cache holds.  The cache key
+therefore carries a fingerprint of the weights actually used:
+
+* a bundled model: the sha256 its weights are verified against
+  (:mod:`core.models.bundled` refuses to load any other file);
+* a hub model: the commit of the resolved snapshot (the snapshot folder's
+  name in the Hugging Face cache);
+* a local folder: a digest of its small files (configs, tokenizer) and, for
+  each weights file, its size, modification time, safetensors header and a
+  few sampled blocks.
+
+Everything here reads files only: no torch, no transformers, so a warm run
+can compute a key without loading a model.  A folder fingerprint reads the
+small files plus 64 KiB per weights file (a few milliseconds).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+from pathlib import Path
+
+from core.models.bundled import BUNDLES
+from core.models.registry import SOURCE_BUNDLED, SOURCE_LOCAL, ModelMeta
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".onnx", ".onnx_data", ".h5", ".msgpack", ".pt", ".pth", ".ckpt", ".gguf")
+_WHOLE_FILE_BYTES = 4 * 1024 * 1024  # configs and tokenizers are hashed whole below this size
+_SAMPLES = 16  # blocks read from each weights file
+_SAMPLE_BYTES = 4096
+_MAX_HEADER_BYTES = 100 * 1024 * 1024  # safetensors caps its JSON header at 100 MB
+_MAX_FILES = 5000  # a folder with more files than a model has is hashed partially, never walked forever
+
+
+def hub_snapshot(meta: ModelMeta) -> Path | None:
+    """The local Hugging Face cache snapshot a hub model loads from, or None.
+
+    The pinned revision first; a cache made without it still serves offline
+    users, so then whatever snapshot the cache has.
+    """
+    from huggingface_hub import snapshot_download
+
+    repo = meta.hf_id or meta.name
+    for revision in dict.fromkeys((meta.revision, None)):
+        try:
+            return Path(snapshot_download(repo, revision=revision, local_files_only=True))
+        except Exception:  # noqa: BLE001 - any failure means "not cached"
+            continue
+    return None
+
+
+def safetensors_header(path: Path) -> bytes:
+    """The JSON header of a ``.safetensors`` file (tensor names, dtypes, shapes, offsets).
+
+    Returns the first 64 KiB instead when the file is too short or its
+    length prefix is implausible, so a damaged file still fingerprints.
+    """
+    with open(path, "rb") as fh:
+        prefix = fh.read(8)
+        if len(prefix) == 8:
+            (length,) = struct.unpack("<Q", prefix)
+            if 0 < length <= _MAX_HEADER_BYTES:
+                header = fh.read(length)
+                if len(header) == length:
+                    return header
+        fh.seek(0)
+        return fh.read(65536)
+
+
+def _sampled_blocks(path: Path, size: int) -> bytes:
+    """``_SAMPLES`` blocks spread over a file: a rewrite that keeps size and mtime still shows."""
+    if size <= _SAMPLES * _SAMPLE_BYTES:
+        return path.read_bytes()
+    step = (size - _SAMPLE_BYTES) // (_SAMPLES - 1)
+    blocks = []
+    with open(path, "rb") as fh:
+        for i in range(_SAMPLES):
+            fh.seek(i * step)
+            blocks.append(fh.read(_SAMPLE_BYTES))
+    return b"".join(blocks)
+
+
+def _folder_files(folder: Path) -> list[Path]:
+    """Files under a model folder, sorted; hidden folders (``.git``, ``.cache``) and symlinked folders skipped."""
+    files: list[Path] = []
+    # followlinks=False: a symlink loop inside the folder cannot trap the walk.
+    for root, dirs, names in os.walk(folder, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        files.extend(Path(root) / n for n in names if not n.startswith("."))
+        if len(files) >= _MAX_FILES:
+            break
+    return sorted(files)[:_MAX_FILES]
+
+
+def _file_record(path: Path, relative: str) -> bytes:
+    stat = path.stat()
+    head = f"{relative}\0{stat.st_size}\0".encode("utf-8", "surrogateescape")
+    if path.name.endswith(WEIGHT_SUFFIXES):
+        body = f"{stat.st_mtime_ns}\0".encode() + _sampled_blocks(path, stat.st_size)
+        if path.suffix == ".safetensors":
+            body += safetensors_header(path)
+        return head + body
+    if stat.st_size <= _WHOLE_FILE_BYTES:
+        return head + path.read_bytes()
+    return head + f"{stat.st_mtime_ns}".encode()
+
+
+def folder_fingerprint(folder: str | Path) -> str:
+    """Digest of a local model folder's weights and configs (32 hex characters).
+
+    Args:
+        folder: a sentence-transformers or transformers model folder.
+
+    Returns:
+        blake2b-128 hex digest over every file's relative path and size; the
+        contents of files up to 4 MiB; and each weights file's modification
+        time, safetensors header and 16 sampled 4 KiB blocks.  A file that
+        cannot be read contributes its error instead, so the digest changes
+        when a file becomes unreadable.
+
+    Raises:
+        ValueError: ``folder`` is not a folder.
+    """
+    root = Path(folder)
+    if not root.is_dir():
+        raise ValueError(f"{root} is not a folder")
+    digest = hashlib.blake2b(digest_size=16)
+    for path in _folder_files(root):
+        relative = path.relative_to(root).as_posix()
+        try:
+            digest.update(_file_record(path, relative))
+        except OSError as exc:
+            digest.update(f"{relative}\0unreadable: {exc.errno}".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def model_fingerprint(meta: ModelMeta, snapshot: str | Path | None = None) -> str:
+    """What identifies the weights a model loads from, without loading them.
+
+    Args:
+        meta: the model's metadata.
+        snapshot: for a hub model, the snapshot folder it loaded from, if
+            known; otherwise the local Hugging Face cache is asked.
+
+    Returns:
+        ``sha256:<hash>`` for a bundled model, ``folder:<digest>`` for a local
+        folder, ``commit:<snapshot>`` for a cached hub model, and
+        ``revision:<pinned revision or 'unpinned'>`` for a hub model the
+        local cache does not hold (it will be downloaded at that revision).
+    """
+    if meta.source == SOURCE_BUNDLED and meta.bundle in BUNDLES:
+        return f"sha256:{BUNDLES[meta.bundle].sha256}"
+    if meta.source == SOURCE_LOCAL:
+        folder = Path(meta.local_path or meta.name)
+        try:
+            return f"folder:{folder_fingerprint(folder)}"
+        except (OSError, ValueError):
+            return f"folder:missing:{folder}"
+    found = Path(snapshot) if snapshot else hub_snapshot(meta)
+    if found is not None:
+        return f"commit:{found.name}"
+    return f"revision:{meta.revision or 'unpinned'}"

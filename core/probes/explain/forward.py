@@ -1,0 +1,110 @@
+"""Running a loaded model on token ids rather than texts.
+
+Occlusion deletes single ids from a sentence, which no text can express
+exactly (deleting the characters of ``##ici`` from ``penicillin`` makes a new
+word), so the variants are encoded as id sequences:
+
+* torch models run their own sentence-transformers pipeline (transformer,
+  the model's own pooling, normalization) on the padded ids;
+* ONNX models run their session and are mean-pooled with the attention mask,
+  as :class:`core.models.backends.OnnxBackend` does;
+* any other backend (a test double) gets the ids decoded back to text.
+
+Callers hold the model's lock: the model and its tokenizer are shared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from core.models.loading import LoadedModel
+
+_BATCH = 32
+
+
+def is_torch(model: LoadedModel) -> bool:
+    """True when the model runs in torch through sentence-transformers (gradients and hidden states exist)."""
+    from core.models.backends import TorchBackend
+
+    return isinstance(model.backend, TorchBackend)
+
+
+def require_torch(model: LoadedModel, what: str):
+    """The sentence-transformers model behind a torch backend.
+
+    Raises:
+        ValueError: the model runs on another backend (ONNX has no gradients or hidden states here).
+    """
+    if not is_torch(model):
+        raise ValueError(f"{what} needs a torch model; {model.name} runs on {model.meta.backend}: use occlusion instead")
+    return model.backend.model
+
+
+def embed_ids(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
+    """Embed token-id sequences (specials included) as the model embeds texts.
+
+    Args:
+        model: a loaded model.
+        rows: id sequences of any lengths, n of them.
+
+    Returns:
+        (n, dimension) L2-normalized float32.
+    """
+    if not rows:
+        return np.zeros((0, model.backend.dimension), dtype=np.float32)
+    if is_torch(model):
+        out = _torch_rows(model, rows)
+    elif hasattr(model.backend, "session"):
+        out = _onnx_rows(model, rows)
+    else:
+        texts = [model.tokenizer.decode(list(r), skip_special_tokens=True) for r in rows]
+        out = np.asarray(model.backend.embed(texts), dtype=np.float32)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return (out / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+def _padded(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
+    width = max(len(r) for r in rows)
+    ids = np.full((len(rows), width), pad_id, dtype=np.int64)
+    mask = np.zeros((len(rows), width), dtype=np.int64)
+    for i, r in enumerate(rows):
+        ids[i, : len(r)] = r
+        mask[i, : len(r)] = 1
+    return ids, mask
+
+
+def _pad_id(model: LoadedModel) -> int:
+    pad = model.tokenizer.pad_token_id
+    return int(pad) if pad is not None else 0
+
+
+def _torch_rows(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
+    import torch
+
+    st = model.backend.model
+    out = []
+    for start in range(0, len(rows), _BATCH):
+        ids, mask = _padded(rows[start : start + _BATCH], _pad_id(model))
+        features = {"input_ids": torch.from_numpy(ids).to(st.device), "attention_mask": torch.from_numpy(mask).to(st.device)}
+        if "token_type_ids" in model.tokenizer.model_input_names:
+            features["token_type_ids"] = torch.zeros_like(features["input_ids"])
+        with torch.inference_mode():
+            out.append(st(features)["sentence_embedding"].float().cpu().numpy())
+    return np.concatenate(out, axis=0)
+
+
+def _onnx_rows(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
+    session = model.backend.session
+    names = {i.name for i in session.get_inputs()}
+    # Same rule as OnnxBackend: the token states are the session's 3-D output.
+    token_output = next(o.name for o in session.get_outputs() if len(o.shape) == 3)
+    out = []
+    for start in range(0, len(rows), _BATCH):
+        ids, mask = _padded(rows[start : start + _BATCH], _pad_id(model))
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        (hidden,) = session.run([token_output], {k: v for k, v in feed.items() if k in names})
+        weights = mask[..., None].astype(np.float32)
+        out.append((hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None))
+    return np.concatenate(out, axis=0).astype(np.float32)

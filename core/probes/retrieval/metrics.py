@@ -1,0 +1,301 @@
+"""Retrieval-level metrics on score arrays: win rate, NevIR paired accuracy, ranks, model vs model.
+
+Every function takes plain arrays of scores (cosines, or a mitigation's
+rescored values where ``-inf`` means "filtered out") and returns numbers; the
+tables that group them per model, mitigation and mode are built in
+:mod:`core.probes.retrieval.tables`.
+
+Ties are resolved against the retriever everywhere: a variant that scores
+exactly as high as the paraphrase is not a win for the retriever (it does not
+rank the truth first), a right passage tied with another is ranked below it,
+and a contradiction tied with the top passage counts as ranked first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from core import constants
+from core.stats.guards import interval_or_nan
+from core.stats.intervals import bootstrap_ci, bootstrap_diff_ci
+
+
+def _scores(values: ArrayLike, name: str) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} holds NaN; a score must be a number (use -inf for a filtered passage)")
+    return arr
+
+
+def _same_length(*arrays: np.ndarray) -> None:
+    if len({len(a) for a in arrays}) > 1:
+        raise ValueError(f"score arrays differ in length: {[len(a) for a in arrays]}")
+
+
+def _indicators(values: ArrayLike, name: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.dtype != bool and not np.isin(arr, (0, 1)).all():
+        raise ValueError(f"{name} must hold booleans or 0/1")
+    return arr.astype(bool)
+
+
+def adversarial_wins(score_paraphrase: ArrayLike, score_variant: ArrayLike) -> np.ndarray:
+    """Where the variant outranks the paraphrase: ``score_variant > score_paraphrase``.
+
+    Args:
+        score_paraphrase: score(anchor, paraphrase) per group, shape ``(n,)``.
+        score_variant: score(anchor, variant) per group, shape ``(n,)``.
+
+    Returns:
+        Boolean array ``(n,)``; a tie is no win, and a filtered (``-inf``)
+        variant never wins.
+
+    Raises:
+        ValueError: NaN, not 1-D, or unequal lengths.
+    """
+    para, var = _scores(score_paraphrase, "score_paraphrase"), _scores(score_variant, "score_variant")
+    _same_length(para, var)
+    return var > para
+
+
+def paired_correct(q1_anchor: ArrayLike, q1_variant: ArrayLike, q2_anchor: ArrayLike, q2_variant: ArrayLike) -> np.ndarray:
+    """NevIR's paired criterion per group: q1 ranks the anchor first AND q2 ranks the variant first.
+
+    Args:
+        q1_anchor, q1_variant: score(q1, anchor) and score(q1, variant), shape ``(n,)``.
+        q2_anchor, q2_variant: score(q2, anchor) and score(q2, variant), shape ``(n,)``.
+
+    Returns:
+        Boolean array ``(n,)``; ties count as wrong.
+
+    Raises:
+        ValueError: NaN, not 1-D, or unequal lengths.
+    """
+    arrays = [_scores(a, n) for a, n in ((q1_anchor, "q1_anchor"), (q1_variant, "q1_variant"), (q2_anchor, "q2_anchor"), (q2_variant, "q2_variant"))]
+    _same_length(*arrays)
+    a1, v1, a2, v2 = arrays
+    return (a1 > v1) & (v2 > a2)
+
+
+def _cluster_rate_ci(values: np.ndarray, clusters: np.ndarray, n_resamples: int, confidence: float, seed: int) -> tuple[float, float]:
+    from scipy import stats
+
+    codes = np.unique(clusters, return_inverse=True)[1]
+    wins, sizes = np.bincount(codes, weights=values), np.bincount(codes).astype(float)
+    result = stats.bootstrap(
+        (wins, sizes),
+        lambda w, n, axis=-1: np.sum(w, axis=axis) / np.sum(n, axis=axis),
+        paired=True,
+        vectorized=True,
+        n_resamples=n_resamples,
+        confidence_level=confidence,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def rate_with_ci(
+    indicators: ArrayLike,
+    clusters: Sequence | np.ndarray | None = None,
+    *,
+    n_resamples: int = constants.BOOTSTRAP_RESAMPLES,
+    confidence: float = constants.CONFIDENCE,
+    seed: int = constants.BOOTSTRAP_SEED,
+) -> tuple[float, float, float]:
+    """A share of successes with its seeded percentile-bootstrap interval.
+
+    Without ``clusters`` (or when every cluster holds one value) this is
+    :func:`core.stats.intervals.bootstrap_ci` of the mean.  With clusters
+    (e.g. the group of each variant, when one group has several), whole
+    clusters are resampled and the pooled share recomputed, since values of
+    one group are not independent.
+
+    Args:
+        indicators: successes, shape ``(n,)``, booleans or 0/1.
+        clusters: cluster label per value, shape ``(n,)``, or None.
+        n_resamples: bootstrap resamples.
+        confidence: confidence level in (0, 1).
+        seed: seed of the resampling.
+
+    Returns:
+        ``(rate, low, high)``; all NaN for ``n == 0``; ``(r, r, r)`` when
+        every value (or the only cluster) is the same.
+
+    Raises:
+        ValueError: non-boolean values, or clusters of another length.
+    """
+    values = _indicators(indicators, "indicators").astype(float)
+    if values.size == 0:
+        return (math.nan, math.nan, math.nan)
+    rate = float(values.mean())
+    if clusters is not None:
+        labels = np.asarray(clusters)
+        if labels.shape != values.shape:
+            raise ValueError(f"clusters has shape {labels.shape}, indicators {values.shape}")
+        n_clusters = len(np.unique(labels))
+        if n_clusters < values.size:
+            if n_clusters == 1 or np.ptp(values) == 0:
+                return (rate, rate, rate)
+            return (rate, *_cluster_rate_ci(values, labels, n_resamples, confidence, seed))
+    low, high = interval_or_nan(bootstrap_ci, values, "mean", n_resamples=n_resamples, confidence=confidence, seed=seed)
+    return (rate, low, high)
+
+
+def target_ranks(scores: ArrayLike, targets: ArrayLike, *, ties_first: bool = False) -> np.ndarray:
+    """1-based rank of one target passage per query among all passages.
+
+    Args:
+        scores: ``(n_queries, n_passages)``; higher ranks higher, ``-inf`` is
+            filtered out.
+        targets: index of each query's target passage, shape ``(n_queries,)``.
+        ties_first: False (for the right passage): passages tied with the
+            target rank above it. True (for a contradiction): the target
+            ranks above passages it ties with. Both resolve ties against the
+            retriever.
+
+    Returns:
+        Float ranks ``(n_queries,)``; ``inf`` where the target is filtered out.
+
+    Raises:
+        ValueError: wrong shapes, NaN, or a target index out of range.
+    """
+    matrix = np.asarray(scores, dtype=float)
+    if matrix.ndim != 2:
+        raise ValueError(f"scores must be (n_queries, n_passages), got shape {matrix.shape}")
+    if np.isnan(matrix).any():
+        raise ValueError("scores hold NaN; use -inf for a filtered passage")
+    idx = np.asarray(targets)
+    if idx.shape != (matrix.shape[0],) or not np.issubdtype(idx.dtype, np.integer):
+        raise ValueError(f"targets must be {matrix.shape[0]} integer indices, got shape {idx.shape}")
+    if idx.size and (idx.min() < 0 or idx.max() >= matrix.shape[1]):
+        raise ValueError(f"a target index is outside 0..{matrix.shape[1] - 1}")
+    own = matrix[np.arange(matrix.shape[0]), idx]
+    above = (matrix > own[:, None]).sum(axis=1)
+    tied_others = (matrix == own[:, None]).sum(axis=1) - 1
+    ranks = 1.0 + above + (0 if ties_first else tied_others)
+    return np.where(np.isneginf(own), np.inf, ranks)
+
+
+@dataclass(frozen=True)
+class RankingSummary:
+    """In-corpus ranking figures over queries.
+
+    Attributes:
+        n_queries: queries ranked.
+        recall: k -> share of queries whose right passage ranks within the top k.
+        mrr: mean reciprocal rank of the right passage (0 where it is filtered out).
+        top1_contradiction: share of queries whose top-ranked passage is the contradiction.
+    """
+
+    n_queries: int
+    recall: dict[int, float]
+    mrr: float
+    top1_contradiction: float
+
+
+def ranking_summary(rank_correct: ArrayLike, rank_contradiction: ArrayLike, ks: Sequence[int] = constants.RECALL_KS) -> RankingSummary:
+    """Recall@k, MRR and the top-1-contradiction share from per-query ranks.
+
+    Args:
+        rank_correct: rank of each query's right passage, shape ``(n,)`` (``inf`` = filtered).
+        rank_contradiction: rank of its contradiction, shape ``(n,)``.
+        ks: the cut-offs for recall.
+
+    Returns:
+        A :class:`RankingSummary`; its figures are NaN when ``n == 0``.
+
+    Raises:
+        ValueError: ranks below 1 or NaN, unequal lengths, or a k below 1.
+    """
+    right, contra = np.asarray(rank_correct, dtype=float), np.asarray(rank_contradiction, dtype=float)
+    for arr, name in ((right, "rank_correct"), (contra, "rank_contradiction")):
+        if arr.ndim != 1 or np.isnan(arr).any() or (arr < 1).any():
+            raise ValueError(f"{name} must be 1-D ranks >= 1 (inf for filtered)")
+    _same_length(right, contra)
+    if any(k < 1 for k in ks):
+        raise ValueError(f"every k must be at least 1, got {list(ks)}")
+    if right.size == 0:
+        return RankingSummary(0, {k: math.nan for k in ks}, math.nan, math.nan)
+    return RankingSummary(
+        n_queries=int(right.size),
+        recall={k: float((right <= k).mean()) for k in ks},
+        mrr=float((1.0 / right).mean()),
+        top1_contradiction=float((contra == 1).mean()),
+    )
+
+
+@dataclass(frozen=True)
+class McNemar:
+    """McNemar's exact test on paired binary outcomes.
+
+    Attributes:
+        a_only: units where only A succeeded (discordant).
+        b_only: units where only B succeeded (discordant).
+        pvalue: two-sided exact binomial p of a_only among the discordant units at 1/2;
+            1.0 when no unit is discordant.
+    """
+
+    a_only: int
+    b_only: int
+    pvalue: float
+
+
+def mcnemar_exact(outcome_a: ArrayLike, outcome_b: ArrayLike) -> McNemar:
+    """McNemar's exact test: do A and B succeed on the same units equally often?
+
+    Args:
+        outcome_a: A's success per unit, shape ``(n,)``, booleans or 0/1.
+        outcome_b: B's success on the same units, shape ``(n,)``.
+
+    Returns:
+        The discordant counts and ``scipy.stats.binomtest(a_only, a_only + b_only, 0.5)``'s p.
+
+    Raises:
+        ValueError: non-boolean values or unequal lengths.
+    """
+    from scipy.stats import binomtest
+
+    a, b = _indicators(outcome_a, "outcome_a"), _indicators(outcome_b, "outcome_b")
+    _same_length(a, b)
+    a_only, b_only = int((a & ~b).sum()), int((~a & b).sum())
+    if a_only + b_only == 0:
+        return McNemar(a_only, b_only, 1.0)
+    return McNemar(a_only, b_only, float(binomtest(a_only, a_only + b_only, 0.5).pvalue))
+
+
+def rate_difference_ci(
+    outcome_a: ArrayLike,
+    outcome_b: ArrayLike,
+    *,
+    n_resamples: int = constants.BOOTSTRAP_RESAMPLES,
+    confidence: float = constants.CONFIDENCE,
+    seed: int = constants.BOOTSTRAP_SEED,
+) -> tuple[float, float, float]:
+    """Difference of two success rates on the same units, with a paired bootstrap interval.
+
+    Args:
+        outcome_a, outcome_b: successes per unit, shape ``(n,)`` each.
+
+    Returns:
+        ``(rate_a - rate_b, low, high)`` via :func:`core.stats.intervals.bootstrap_diff_ci`
+        (units resampled together); all NaN for ``n == 0``.
+
+    Raises:
+        ValueError: non-boolean values or unequal lengths.
+    """
+    a, b = _indicators(outcome_a, "outcome_a").astype(float), _indicators(outcome_b, "outcome_b").astype(float)
+    _same_length(a, b)
+    if a.size == 0:
+        return (math.nan, math.nan, math.nan)
+    low, high = interval_or_nan(bootstrap_diff_ci, a, b, n_resamples=n_resamples, confidence=confidence, seed=seed)
+    return (float(a.mean() - b.mean()), low, high)

@@ -1,0 +1,156 @@
+"""Summary tables of a retrieval run, from its per-group and per-query rows.
+
+Each builder takes the tidy rows :func:`core.probes.retrieval.run.run_retrieval`
+produces and returns one tidy table, models and mitigations in the order they
+ran (``none`` first), modes in failure-mode order followed by ``all``.  The
+arithmetic is in :mod:`core.probes.retrieval.metrics`.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from core import constants
+from core.probes.retrieval.metrics import mcnemar_exact, ranking_summary, rate_difference_ci, rate_with_ci
+
+_KEYS = [constants.COL_MODEL, constants.COL_MITIGATION]
+WIN_RATE_COLUMNS = [*_KEYS, constants.COL_MODE, constants.COL_N, constants.COL_WINS, constants.COL_WIN_RATE, constants.COL_CI_LOW, constants.COL_CI_HIGH]
+PAIRED_COLUMNS = [*_KEYS, constants.COL_MODE, constants.COL_N, constants.COL_PAIRED_CORRECT, constants.COL_PAIRED_ACCURACY, constants.COL_CI_LOW, constants.COL_CI_HIGH, constants.COL_RANDOM]
+RANKING_COLUMNS = [*_KEYS, constants.COL_N_QUERIES, *constants.COL_RECALL_AT.values(), constants.COL_MRR, constants.COL_TOP1_CONTRADICTION]
+COMPARISON_COLUMNS = [
+    constants.COL_MITIGATION, constants.COL_MODE, "model_a", "model_b", constants.COL_N, "win_rate_a", "win_rate_b",
+    "difference", constants.COL_CI_LOW, constants.COL_CI_HIGH, "a_only", "b_only", "mcnemar_p",
+]
+
+
+def _require(frame: pd.DataFrame, columns: list[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"the {what} rows lack columns {missing}")
+
+
+def _modes(frame: pd.DataFrame, column: str) -> list[str]:
+    present = set(frame[column])
+    return [m for m in constants.FAILURE_MODES if m in present] + sorted(present - set(constants.FAILURE_MODES))
+
+
+def win_rate_table(scores: pd.DataFrame, **bootstrap) -> pd.DataFrame:
+    """Adversarial win rate per model, mitigation and mode (and ``all``), with bootstrap intervals.
+
+    Args:
+        scores: per-variant rows with model, mitigation, group_id, mode, win.
+        **bootstrap: ``n_resamples``, ``confidence``, ``seed`` for :func:`rate_with_ci`.
+
+    Returns:
+        Columns of :data:`WIN_RATE_COLUMNS`. The ``all`` row pools every
+        variant and resamples whole groups (one group has several modes).
+    """
+    _require(scores, [*_KEYS, constants.COL_GROUP_ID, constants.COL_MODE, constants.COL_WIN], "score")
+    rows = []
+    for (model, mitigation), frame in scores.groupby(_KEYS, sort=False):
+        parts = [(mode, frame[frame[constants.COL_MODE] == mode]) for mode in _modes(frame, constants.COL_MODE)] + [(constants.MODE_ALL, frame)]
+        for mode, part in parts:
+            rate, low, high = rate_with_ci(part[constants.COL_WIN].to_numpy(bool), part[constants.COL_GROUP_ID].to_numpy(), **bootstrap)
+            rows.append((model, mitigation, mode, len(part), int(part[constants.COL_WIN].sum()), rate, low, high))
+    return pd.DataFrame(rows, columns=WIN_RATE_COLUMNS)
+
+
+def paired_table(paired: pd.DataFrame, **bootstrap) -> pd.DataFrame:
+    """NevIR paired accuracy per model, mitigation and query mode (and ``all``), with the 0.25 random line.
+
+    Args:
+        paired: per-group rows with model, mitigation, group_id, query_mode, paired_correct.
+        **bootstrap: ``n_resamples``, ``confidence``, ``seed``.
+
+    Returns:
+        Columns of :data:`PAIRED_COLUMNS`; empty when no group has queries.
+    """
+    _require(paired, [*_KEYS, constants.COL_GROUP_ID, constants.COL_QUERY_MODE, constants.COL_PAIRED_CORRECT], "paired")
+    rows = []
+    for (model, mitigation), frame in paired.groupby(_KEYS, sort=False):
+        parts = [(mode, frame[frame[constants.COL_QUERY_MODE] == mode]) for mode in _modes(frame, constants.COL_QUERY_MODE)] + [(constants.MODE_ALL, frame)]
+        for mode, part in parts:
+            rate, low, high = rate_with_ci(part[constants.COL_PAIRED_CORRECT].to_numpy(bool), **bootstrap)
+            rows.append((model, mitigation, mode, len(part), int(part[constants.COL_PAIRED_CORRECT].sum()), rate, low, high, constants.PAIRED_RANDOM_BASELINE))
+    return pd.DataFrame(rows, columns=PAIRED_COLUMNS)
+
+
+def ranking_table(ranks: pd.DataFrame) -> pd.DataFrame:
+    """Recall@k, MRR and top-1-contradiction share per model and mitigation.
+
+    Args:
+        ranks: per-query rows with model, mitigation, rank_correct, rank_contradiction.
+
+    Returns:
+        Columns of :data:`RANKING_COLUMNS`; empty when there are no queries.
+    """
+    _require(ranks, [*_KEYS, constants.COL_RANK_CORRECT, constants.COL_RANK_CONTRADICTION], "rank")
+    rows = []
+    for (model, mitigation), frame in ranks.groupby(_KEYS, sort=False):
+        s = ranking_summary(frame[constants.COL_RANK_CORRECT].to_numpy(float), frame[constants.COL_RANK_CONTRADICTION].to_numpy(float))
+        rows.append((model, mitigation, s.n_queries, *(s.recall[k] for k in constants.RECALL_KS), s.mrr, s.top1_contradiction))
+    return pd.DataFrame(rows, columns=RANKING_COLUMNS)
+
+
+def comparison_table(scores: pd.DataFrame, **bootstrap) -> pd.DataFrame:
+    """Model vs model on the same variants: difference in win rate (paired bootstrap) and McNemar's exact test.
+
+    Args:
+        scores: per-variant rows with model, mitigation, group_id, mode, win
+            (and ``variant``, which tells two variants of one mode apart).
+        **bootstrap: ``n_resamples``, ``confidence``, ``seed``.
+
+    Returns:
+        Columns of :data:`COMPARISON_COLUMNS`, one row per mitigation, mode
+        (and ``all``) and pair of models in run order; ``difference`` is
+        ``win_rate_a - win_rate_b`` over the variants both models scored.
+        Empty with fewer than two models.
+    """
+    _require(scores, [*_KEYS, constants.COL_GROUP_ID, constants.COL_MODE, constants.COL_WIN], "score")
+    unit = [constants.COL_GROUP_ID, constants.COL_MODE] + ([constants.COL_VARIANT] if constants.COL_VARIANT in scores.columns else [])
+    rows = []
+    for mitigation, frame in scores.groupby(constants.COL_MITIGATION, sort=False):
+        wide = frame.pivot_table(index=unit, columns=constants.COL_MODEL, values=constants.COL_WIN, aggfunc="first", sort=False)
+        models = list(dict.fromkeys(frame[constants.COL_MODEL]))
+        for a, b in combinations(models, 2):
+            both = wide[[a, b]].dropna()
+            modes = both.index.get_level_values(constants.COL_MODE)
+            for mode in [*_modes(pd.DataFrame({constants.COL_MODE: modes}), constants.COL_MODE), constants.MODE_ALL]:
+                part = both if mode == constants.MODE_ALL else both[modes == mode]
+                wa, wb = part[a].to_numpy(bool), part[b].to_numpy(bool)
+                diff, low, high = rate_difference_ci(wa, wb, **bootstrap)
+                test = mcnemar_exact(wa, wb)
+                rate_a = float(wa.mean()) if wa.size else np.nan
+                rate_b = float(wb.mean()) if wb.size else np.nan
+                rows.append((mitigation, mode, a, b, len(part), rate_a, rate_b, diff, low, high, test.a_only, test.b_only, test.pvalue))
+    return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+
+
+def summary_table(win_rates: pd.DataFrame, paired: pd.DataFrame, ranking: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
+    """The before/after table: model × mitigation -> win rate, paired accuracy, recall@k, MRR, costs, with intervals.
+
+    Args:
+        win_rates: :func:`win_rate_table` output.
+        paired: :func:`paired_table` output (may be empty).
+        ranking: :func:`ranking_table` output (may be empty).
+        costs: model, mitigation, paraphrases_lost, correct_lost, ms_per_query, ...
+
+    Returns:
+        One row per model and mitigation, in run order; figures a suite
+        cannot give (no queries) are NaN.
+    """
+    overall = win_rates[win_rates[constants.COL_MODE] == constants.MODE_ALL][[*_KEYS, constants.COL_WIN_RATE, constants.COL_CI_LOW, constants.COL_CI_HIGH]]
+    table = overall.rename(columns={constants.COL_CI_LOW: "win_ci_low", constants.COL_CI_HIGH: "win_ci_high"})
+    if not paired.empty:
+        pa = paired[paired[constants.COL_MODE] == constants.MODE_ALL][[*_KEYS, constants.COL_PAIRED_ACCURACY, constants.COL_CI_LOW, constants.COL_CI_HIGH]]
+        table = table.merge(pa.rename(columns={constants.COL_CI_LOW: "paired_ci_low", constants.COL_CI_HIGH: "paired_ci_high"}), on=_KEYS, how="left")
+    else:
+        table = table.assign(**{constants.COL_PAIRED_ACCURACY: np.nan, "paired_ci_low": np.nan, "paired_ci_high": np.nan})
+    if not ranking.empty:
+        table = table.merge(ranking.drop(columns=[constants.COL_N_QUERIES]), on=_KEYS, how="left")
+    else:
+        table = table.assign(**{c: np.nan for c in RANKING_COLUMNS[3:]})
+    return table.merge(costs, on=_KEYS, how="left").reset_index(drop=True)

@@ -1,0 +1,123 @@
+"""``cosine-probe history list|show|diff|export`` and the runs ``compare`` and ``run`` store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core import constants
+from core.cli import main as cli
+from core.history import store
+from core.models.registry import MINILM_L6
+
+
+@pytest.fixture
+def history_file(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "history.duckdb"
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(path))
+    return path
+
+
+def _frame(shift: float) -> pd.DataFrame:
+    cos = np.array([0.65, 0.72, 0.9, 0.3])
+    return pd.DataFrame({"model": MINILM_L6, "suite": "s", "category": ["negation", "negation", "negation", "negative"],
+                         "pair_id": ["a", "b", "c", "d"], "text_a": ["A1", "B1", "C1", "D1"], "text_b": ["A2", "B2", "C2", "D2"], "cosine": cos + shift})
+
+
+@pytest.fixture
+def two_runs(history_file) -> tuple[int, int]:
+    first = store.record_run(_frame(0.0), command="run", origin="cli", settings={"threshold": 0.7, "sources": [{"suite": "s"}]})
+    second = store.record_run(_frame(0.1), command="failure-modes", origin="app", settings={"threshold": 0.7})
+    return first, second
+
+
+def test_list_json_is_one_document(two_runs, capsys):
+    assert cli.main(["history", "list", "--json"]) == 0
+    runs = json.loads(capsys.readouterr().out)
+    assert [r["run_id"] for r in runs] == [2, 1]
+    assert runs[1]["command"] == "run" and runs[1]["source"] == "s" and runs[0]["origin"] == "app"
+    assert cli.main(["history", "list", "--limit", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "failure-modes" in text and "MiniLM-L6" in text and " run " not in text
+
+
+def test_show_lists_settings_models_and_categories(two_runs, capsys):
+    assert cli.main(["history", "show", "1", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["run_id"] == 1 and doc["threshold"] == 0.7
+    assert doc["models"][0]["model"] == MINILM_L6 and doc["models"][0]["backend"] == "torch"
+    negation = next(c for c in doc["categories"] if c["category"] == "negation")
+    assert negation["n"] == 3 and negation["share_above"] == pytest.approx(2 / 3)  # 0.72 and 0.9 above 0.7
+    assert cli.main(["history", "show", "2"]) == 0
+    assert "run 2: failure-modes (app)" in capsys.readouterr().out
+
+
+def test_diff_json_reports_changes_and_crossed_pairs(two_runs, capsys):
+    assert cli.main(["history", "diff", "1", "2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["before"], doc["after"], doc["n_matched"]) == (1, 2, 4)
+    negation = next(c for c in doc["categories"] if c["category"] == "negation")
+    assert negation["mean_change"] == pytest.approx(0.1)
+    assert negation["rate_before"] == pytest.approx(2 / 3) and negation["rate_after"] == 1.0
+    assert [(p["pair_id"], p["direction"]) for p in doc["crossed"]] == [("a", "now above")]  # 0.65 -> 0.75
+    assert cli.main(["history", "diff", "1", "2", "--threshold", "0.8"]) == 0
+    out = capsys.readouterr().out
+    # At 0.8 only 0.72 -> 0.82 crosses: 0.9 -> 1.0 stays above, 0.65 -> 0.75 stays below.
+    assert "1 pair score(s) crossed the threshold" in out and "0.7200 -> 0.8200" in out
+
+
+def test_export_round_trips_through_parquet(two_runs, tmp_path, capsys):
+    out = tmp_path / "run2.parquet"
+    assert cli.main(["history", "export", "2", "--out", str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().out
+    frame = pd.read_parquet(out)
+    np.testing.assert_allclose(frame["cosine"].to_numpy(), _frame(0.1)["cosine"].to_numpy())
+    assert set(frame["run_id"]) == {2}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["history", "show", "9"], "no run 9 in the history"),
+    (["history", "diff", "1", "7"], "no run 7"),
+    (["history", "export", "1", "--out", "/no/such/folder/x.parquet"], "no folder /no/such/folder"),
+])
+def test_user_errors_are_one_line(two_runs, capsys, argv, message):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and message in err[0]
+
+
+def test_a_bad_id_is_refused_by_the_parser(capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["history", "show", "first"])
+    assert info.value.code == 2 and "a run id is a whole number" in capsys.readouterr().err
+
+
+def test_empty_history_says_how_to_fill_it(history_file, capsys):
+    assert cli.main(["history", "list"]) == 0
+    assert "no runs stored yet" in capsys.readouterr().out
+
+
+def test_compare_stores_its_run_and_keeps_stdout_json(history_file, minilm, capsys):
+    assert cli.main(["compare", "History cat one", "History cat two", "--models", MINILM_L6, "--json"]) == 0
+    captured = capsys.readouterr()
+    [row] = json.loads(captured.out)
+    assert "note: stored as run 1" in captured.err
+    run = store.load_run(1, history_file)
+    assert run.command == "compare" and run.origin == "cli" and run.threshold == constants.DEFAULT_THRESHOLD
+    assert run.results.loc[0, "cosine"] == pytest.approx(row["cosine"], abs=1e-6)
+
+
+def test_run_stores_the_file_by_hash(history_file, minilm, tmp_path, capsys):
+    from core.history.sources import file_sha256
+
+    pairs = tmp_path / "few.csv"
+    pairs.write_text("text_a,text_b,category\nHistory run one,History run uno,positive\nHistory run two,History run dos,negation\n", encoding="utf-8")
+    assert cli.main(["run", "--suite", str(pairs), "--out", str(tmp_path / "out"), "--models", MINILM_L6, "--quiet"]) == 0
+    capsys.readouterr()
+    run = store.load_run(1, history_file)
+    assert run.command == "run" and len(run.results) == 2
+    assert run.settings["sources"] == [{"file": str(pairs.resolve()), "sha256": file_sha256(pairs)}]

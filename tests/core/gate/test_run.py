@@ -1,0 +1,119 @@
+"""A gate run: pairs gathered (controls added when needed), thresholds chosen, budgets evaluated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core import constants
+from core.gate import run as gate
+from core.gate.config import ConfigError, load_config
+from core.models.registry import MINILM_L6
+from core.papers.suites import load_suite
+from core.probes import calibration
+
+
+def _config(tmp_path: Path, text: str):
+    path = tmp_path / "check.toml"
+    path.write_text(text, encoding="utf-8")
+    return load_config(path)
+
+
+def _pairs_file(tmp_path: Path) -> Path:
+    path = tmp_path / "mine.csv"
+    path.write_text(
+        "text_a,text_b,category\n"
+        "The gate patient has diabetes,The gate patient does not have diabetes,negation\n"
+        "The gate invoice is paid,The gate invoice is not paid,negation\n"
+        "The gate dog chased the cat,The gate cat chased the dog,entity_swap\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_gather_pairs_adds_the_controls_a_calibrated_gate_needs(tmp_path):
+    _pairs_file(tmp_path)
+    config = _config(tmp_path, 'files = ["mine.csv"]\nthreshold_mode = "calibrated"\n[budgets.max_failure_rate]\nnegation = 0.5\n')
+    pairs, notes = gate.gather_pairs(config)
+    suite = load_suite(constants.SUITE_FAILURE_MODES)
+    expected_controls = suite[suite.category.isin([constants.CAT_POSITIVE, constants.CAT_NEGATIVE])]
+    assert len(pairs) == 3 + len(expected_controls)
+    assert (pairs.category == constants.CAT_POSITIVE).sum() == (expected_controls.category == constants.CAT_POSITIVE).sum()
+    assert any("added the failure-mode suite's" in n for n in notes)
+
+
+def test_gather_pairs_keeps_a_suite_with_its_own_controls(tmp_path):
+    config = _config(tmp_path, "[budgets]\nmin_control_auc = 0.9\n")
+    pairs, notes = gate.gather_pairs(config)
+    assert len(pairs) == sum(constants.SUITE_COUNTS[constants.SUITE_FAILURE_MODES].values())
+    assert notes == []
+
+
+def _synthetic(seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    frames = []
+    for model, shift in (("a", 0.0), ("b", 0.1)):
+        for cat, mean, n in (("positive", 0.8, 30), ("negative", 0.2, 30), ("negation", 0.75, 40)):
+            frames.append(pd.DataFrame({"model": model, "category": cat, "cosine": np.clip(rng.normal(mean + shift, 0.08, n), -1, 1)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_calibrated_thresholds_are_each_models_youden_cut(tmp_path):
+    config = _config(tmp_path, 'threshold_mode = "calibrated"\n[budgets.max_failure_rate]\nnegation = 0.5\n')
+    results = _synthetic()
+    thresholds, table = gate.choose_thresholds(config, results)
+    for model in ("a", "b"):
+        rows = results[results.model == model]
+        cut = calibration.youden_threshold(rows[rows.category == "positive"].cosine, rows[rows.category == "negative"].cosine)
+        assert thresholds[model] == pytest.approx(cut.threshold)
+    assert set(table["model"]) == {"a", "b"}
+    outcomes = gate.evaluate(config, results, thresholds)
+    for o in outcomes:
+        cos = results[(results.model == o.model) & (results.category == "negation")].cosine.to_numpy()
+        assert o.measured == pytest.approx(np.mean(cos > thresholds[o.model]))
+
+
+def test_global_thresholds_and_model_errors(tmp_path):
+    config = _config(tmp_path, "threshold = 0.7\n[budgets]\nmin_control_auc = 0.9\n[budgets.max_failure_rate]\nnegation = 0.9\n")
+    results = _synthetic()
+    thresholds, _ = gate.choose_thresholds(config, results)
+    assert thresholds == {"a": 0.7, "b": 0.7}
+    outcomes = gate.evaluate(config, results, thresholds, errors={"broken": "broken: did not load"})
+    names = [(o.model, o.name) for o in outcomes]
+    assert names == [("a", "max_failure_rate[negation]"), ("b", "max_failure_rate[negation]"), ("a", "min_control_auc"), ("b", "min_control_auc"),
+                     ("broken", "max_failure_rate[negation]"), ("broken", "min_control_auc")]
+    assert [o.status for o in outcomes if o.model == "broken"] == ["error", "error"]
+
+
+def test_retrieval_budgets_read_the_retrieval_tables(tmp_path):
+    config = _config(tmp_path, "[budgets]\nmin_paired_accuracy = 0.5\n[budgets.max_adversarial_win_rate]\nnegation = 0.2\n")
+    win = pd.DataFrame([("a", "none", "negation", 10, 1, 0.1, 0.0, 0.3)], columns=["model", "mitigation", "mode", "n", "wins", "win_rate", "ci_low", "ci_high"])
+    paired = pd.DataFrame([("a", "none", "all", 8, 3, 0.375, 0.1, 0.7, 0.25)],
+                          columns=["model", "mitigation", "mode", "n", "paired_correct", "paired_accuracy", "ci_low", "ci_high", "random"])
+    outcomes = gate.evaluate(config, pd.DataFrame(), {}, {"win_rates": win, "paired": paired})
+    assert [(o.name, o.status) for o in outcomes] == [("max_adversarial_win_rate[negation]", "pass"), ("min_paired_accuracy[all]", "fail")]
+
+
+def test_an_unreadable_file_is_a_config_error_before_any_model_loads(tmp_path):
+    path = _pairs_file(tmp_path)
+    config = _config(tmp_path, 'files = ["mine.csv"]\n[budgets.max_failure_rate]\nnegation = 0.5\n')
+    path.write_bytes(b"\x00\x01 not a table")
+    with pytest.raises(ConfigError, match=r"^files\[0\]"):
+        gate.run_check(config, ["no/such-model-is-loaded"])
+
+
+def test_run_check_on_minilm(tmp_path, minilm):
+    _pairs_file(tmp_path)
+    config = _config(tmp_path, 'files = ["mine.csv"]\nthreshold = 0.5\n[budgets]\nmin_control_auc = 0.9\n[budgets.max_failure_rate]\nnegation = 1.0\nentity_swap = 0.0\n')
+    run = gate.run_check(config, [MINILM_L6])
+    assert run.errors == {}
+    by_name = {o.name: o for o in run.outcomes}
+    # "cat chased dog" vs "dog chased cat" shares every word: far above 0.5, so a zero budget is breached.
+    assert by_name["max_failure_rate[entity_swap]"].status == "fail"
+    assert by_name["max_failure_rate[negation]"].status == "pass"
+    rows = run.results[(run.results.model == MINILM_L6) & (run.results.category == "negation")]
+    assert by_name["max_failure_rate[negation]"].measured == pytest.approx(np.mean(rows.cosine.to_numpy() > 0.5))
+    assert run.exit_code == 1

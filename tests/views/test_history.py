@@ -1,0 +1,105 @@
+"""The History page through the real router, and the app runs that feed it (Your data with MiniLM)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from apptest_support import open_page, table_with
+
+from core import constants
+from core.history import store
+from core.models.registry import MINILM_L6
+
+PAGE = "views/history.py"
+PAIRS_TSV = (
+    b"text_a\ttext_b\tcategory\n"
+    b"The history page patient has diabetes\tThe history page patient does not have diabetes\tnegation\n"
+    b"The history page cat sat on the mat\tA history page feline rested on the rug\tpositive\n"
+)
+
+
+@pytest.fixture
+def history_file(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "history.duckdb"
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(path))
+    return path
+
+
+def _frame(cosines: list[float]) -> pd.DataFrame:
+    n = len(cosines)
+    return pd.DataFrame({"model": MINILM_L6, "suite": "s", "category": "negation", "pair_id": [f"p{i}" for i in range(n)],
+                         "text_a": [f"a{i}" for i in range(n)], "text_b": [f"b{i}" for i in range(n)], "cosine": cosines})
+
+
+def test_empty_history_says_how_to_fill_it(history_file):
+    app = open_page(PAGE)
+    assert any("No run stored yet" in i.value for i in app.info)
+
+
+def test_two_runs_are_listed_and_compared(history_file):
+    before, after = [0.5, 0.75, 0.9], [0.72, 0.6, 0.95]
+    store.record_run(_frame(before), command="run", origin="cli", settings={"threshold": 0.7})
+    store.record_run(_frame(after), command="failure-modes", origin="app", settings={"threshold": 0.7})
+    app = open_page(PAGE)
+    runs = table_with(app, "run_id")
+    assert list(runs["run_id"]) == [2, 1]
+    assert app.selectbox(key="hist_before").value == 1 and app.selectbox(key="hist_after").value == 2
+
+    change = table_with(app, "mean_change")
+    [row] = change.to_dict("records")
+    assert row["mean_change"] == pytest.approx(np.mean(after) - np.mean(before))
+    assert row["rate_before"] == pytest.approx(2 / 3) and row["rate_after"] == pytest.approx(2 / 3)
+    crossed = table_with(app, "direction")
+    assert sorted(zip(crossed["pair_id"], crossed["direction"], strict=True)) == [("p0", "now above"), ("p1", "now below")]
+
+    # Judged at one threshold (the sidebar's 0.7 by default) the answer is the same here; at 0.8 p1 stays below.
+    app.session_state["threshold"] = 0.8
+    app.toggle(key="hist_shared_threshold").set_value(True).run()
+    assert not app.exception
+    # 0.5->0.72 and 0.75->0.6 stay below 0.8; 0.9->0.95 stays above: no crossed-pairs table, a note instead.
+    assert not any("direction" in d.value.columns for d in app.dataframe)
+    assert any("No pair crossed" in i.value for i in app.info)
+    assert table_with(app, "rate_change")["threshold_after"].tolist() == [0.8]
+
+    app.selectbox(key="hist_before").set_value(2).run()
+    assert any("Pick two different runs" in w.value for w in app.warning)
+
+
+def test_a_your_data_run_is_stored_and_shows_up(history_file):
+    app = open_page("views/your_data.py")
+    app.session_state["yd_upload_bytes"] = PAIRS_TSV
+    app.session_state["yd_upload_name"] = "history.tsv"
+    app.run()
+    next(b for b in app.button if b.label == "Run on selected models").click().run()
+    assert not app.exception
+    [run] = store.list_runs(history_file).to_dict("records")
+    stored = store.load_run(int(run["run_id"]), history_file)
+    assert (stored.origin, stored.command, stored.threshold) == ("app", "your-data", constants.DEFAULT_THRESHOLD)
+    assert stored.settings["sources"] == [{"file": "history.tsv", "sha256": hashlib.sha256(PAIRS_TSV).hexdigest()}]
+    assert len(stored.results) == 2 and set(stored.results["model"]) == {MINILM_L6}
+    app.switch_page(PAGE).run()
+    assert not app.exception
+    assert list(table_with(app, "run_id")["command"]) == ["your-data"]
+    assert any("Only one run so far" in i.value for i in app.info)
+
+
+def test_a_history_that_cannot_be_written_is_one_warning_and_the_run_stays(tmp_path, monkeypatch):
+    folder = tmp_path / "not-a-file"
+    folder.mkdir()
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(folder))
+    app = open_page("views/your_data.py")
+    app.session_state["yd_upload_bytes"] = PAIRS_TSV
+    app.session_state["yd_upload_name"] = "history.tsv"
+    app.run()
+    next(b for b in app.button if b.label == "Run on selected models").click().run()
+    assert not app.exception
+    warnings = [w.value for w in app.warning if "run history" in w.value]
+    assert len(warnings) == 1 and "results below are unaffected" in warnings[0]
+    assert len(table_with(app, constants.COL_TOKENS_A)) == 2
+    app.switch_page(PAGE).run()
+    assert not app.exception
+    assert any("cannot be read" in e.value for e in app.error)

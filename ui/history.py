@@ -1,0 +1,56 @@
+"""Recording the app's suite runs in the run history (``core.history``), and reading it for the History page.
+
+A page calls :func:`record` after a run that produced results.  Writing the
+history must never break a run: any failure is one warning on the page and
+the results stay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import streamlit as st
+
+from core import constants
+from core.history import store
+from core.history.sources import bytes_sha256, suite_source
+from core.scoring.runner import RunResult
+from ui.state import Selection
+from ui.widgets import md_escape
+
+
+def suite_sources(*names: str) -> list[dict[str, Any]]:
+    """History ``sources`` entries for shipped suites (name and file hash)."""
+    return [suite_source(n) for n in names]
+
+
+def upload_source(name: str, data: bytes | None) -> list[dict[str, Any]]:
+    """The history ``sources`` entry for an uploaded or pasted file: its name and SHA-256 (None: bytes not at hand)."""
+    return [{"file": name, "sha256": bytes_sha256(bytes(data))} if data is not None else {"file": name}]
+
+
+def record(page: str, result: RunResult, selection: Selection, sources: Sequence[Mapping[str, Any]], **settings: Any) -> int | None:
+    """Store one of the app's runs; its id, or None (after a warning) when the history cannot be written.
+
+    Args:
+        page: the page's url path (``failure-modes``, ``oov``, ``your-data``).
+        result: what ``ui.state.run`` returned.
+        selection: the sidebar selection it ran with.
+        sources: what was scored (:func:`suite_sources`, :func:`upload_source`).
+        **settings: anything else worth keeping (column mapping, readings).
+    """
+    try:
+        if store.history_path() is None:
+            return None
+        return store.record_run(
+            result.results, command=page, origin=constants.ORIGIN_APP, errors=result.errors,
+            settings={
+                "threshold": selection.threshold, "sources": list(sources), "models_selected": list(selection.models),
+                "device": selection.device, "devices": result.devices, **settings,
+            },
+        )
+    except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        st.warning(f"This run was not added to the run history: {md_escape(reason)}. The results below are unaffected.", icon="🗂️")
+        return None

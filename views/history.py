@@ -1,0 +1,138 @@
+"""History: every stored run (CLI and app), and what changed between two of them.
+
+The runs come from ``core.history.store``; the comparison (per model and
+category: change in mean cosine and failure rate with paired bootstrap
+intervals, and the pairs that crossed the threshold) from
+``core.history.diff`` through ``ui.resources.history_diff``.  This page lays
+them out.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core import constants
+from core.history import store
+from core.history.diff import CROSSED_UP
+from ui import charts, resources, state, widgets
+
+BEFORE_KEY = "hist_before"
+AFTER_KEY = "hist_after"
+SHARED_THRESHOLD_KEY = "hist_shared_threshold"
+
+
+def _run_label(runs: pd.DataFrame):
+    by_id = runs.set_index(constants.COL_RUN_ID)
+
+    def label(run_id: int) -> str:
+        row = by_id.loc[run_id]
+        source = f" · {row['source']}" if row["source"] else ""
+        return f"#{run_id} · {row['command']} ({row['origin']}){source} · {row[constants.COL_CREATED_AT]:%Y-%m-%d %H:%M}"
+
+    return label
+
+
+def _pick(label: str, key: str, ids: list[int], default: int, format_func) -> int:
+    """A run picker whose choice survives page switches while that run exists."""
+    saved = widgets.saved(key, default)
+    index = ids.index(saved) if saved in ids else ids.index(default)
+    return st.selectbox(label, ids, index=index, key=key, format_func=format_func, on_change=widgets.persist, args=(key,))
+
+
+st.title("🗂️ History")
+st.markdown(
+    "Every run is stored here: `cosine-probe run`, `check` and `compare` on the command line, and the **Failure modes**, "
+    "**OOV robustness** and **Your data** pages in this app. Pick two runs to see what changed for each model and category "
+    "(the same pairs in both runs are compared, after − before) and which pairs crossed the threshold."
+)
+
+path = store.history_path()
+if path is None:
+    st.info(f"Run history is off in this process ({constants.HISTORY_ENV_VAR} is set to off).")
+    st.stop()
+try:
+    runs = store.list_runs()
+except (store.HistoryError, ValueError) as exc:
+    st.error(f"The run history cannot be read: {widgets.md_escape(exc)}", icon="⛔")
+    st.stop()
+
+st.caption(f"Stored in {widgets.md_escape(path)} · {len(runs)} run(s). Command line: `cosine-probe history list`.")
+if runs.empty:
+    st.info("No run stored yet. Run a suite on the **Failure modes**, **OOV robustness** or **Your data** page (or `cosine-probe run`), "
+            "and it appears here.")
+    st.stop()
+
+shown = runs.assign(models=runs["models"].map(lambda text: ", ".join(state.short(m) for m in text.split(", ")) if text else ""))
+st.header("Runs")
+widgets.table(shown, "history-runs", column_config={constants.COL_CREATED_AT: st.column_config.DatetimeColumn("created (UTC)", format="YYYY-MM-DD HH:mm:ss"),
+                                                    "threshold": st.column_config.NumberColumn(format="%.3f")})
+
+st.header("Compare two runs")
+if len(runs) < 2:
+    st.info("Only one run so far: run a suite again (another model, threshold or release) to compare.")
+    st.stop()
+ids = [int(i) for i in runs[constants.COL_RUN_ID]]
+label = _run_label(runs)
+left, right = st.columns(2)
+with left:
+    before = _pick("Before (run A)", BEFORE_KEY, ids, ids[1], label)
+with right:
+    after = _pick("After (run B)", AFTER_KEY, ids, ids[0], label)
+shared = st.toggle(f"Judge both runs at the sidebar threshold ({state.current().threshold:.2f})", key=SHARED_THRESHOLD_KEY,
+                   value=widgets.saved(SHARED_THRESHOLD_KEY, False), on_change=widgets.persist, args=(SHARED_THRESHOLD_KEY,),
+                   help="Off: each run is judged at the threshold it ran with (a check run's calibrated thresholds included).")
+if before == after:
+    st.warning("Pick two different runs.")
+    st.stop()
+
+stamp = f"{path}|" + "|".join(str(runs.set_index(constants.COL_RUN_ID).loc[i, constants.COL_CREATED_AT]) for i in (before, after))
+try:
+    diff = resources.history_diff(before, after, stamp, state.current().threshold if shared else None)
+except (store.HistoryError, ValueError) as exc:
+    st.error(f"These runs cannot be compared: {widgets.md_escape(exc)}", icon="⛔")
+    st.stop()
+
+st.caption(f"Run #{after} against run #{before}: {diff.n_matched} pair score(s) in both, {diff.n_only_before} only in #{before}, "
+           f"{diff.n_only_after} only in #{after}.")
+for run_id, models in ((before, diff.models_only_before), (after, diff.models_only_after)):
+    if models:
+        st.caption(f"Only run #{run_id} scored {widgets.md_escape(', '.join(state.short(m) for m in models))}.")
+if diff.categories.empty:
+    st.info("These two runs share no pair (same model, suite and sentences), so there is nothing to compare.")
+    st.stop()
+
+cats = diff.categories.assign(model=diff.categories[constants.COL_MODEL].map(state.short))
+cats.insert(2, "category label", cats[constants.COL_CATEGORY].map(charts.category_label))
+st.subheader("Change per model and category")
+st.caption("After − before over the pairs both runs scored, with 95% paired bootstrap intervals (the same pair in both runs is one unit). "
+           "Failure rate: the share of pairs scoring above the threshold.")
+widgets.chart(charts.run_diff_figure(diff.categories), cats, "history-mean-change")
+st.plotly_chart(charts.run_diff_figure(diff.categories, "rate_change", "rate_ci_low", "rate_ci_high",
+                                       "Change in failure rate (after − before), 95% paired bootstrap CI"), width="stretch", key="chart-history-rate-change")
+rates = ("rate_before", "rate_after", "rate_change", "rate_ci_low", "rate_ci_high")
+config = {c: st.column_config.NumberColumn(c, format="percent") for c in rates} | {
+    c: st.column_config.NumberColumn(c, format="%+.4f" if "change" in c or "ci" in c else "%.4f")
+    for c in ("mean_before", "mean_after", "mean_change", "mean_ci_low", "mean_ci_high")}
+widgets.table(cats, "history-category-change", column_config=config)
+
+st.subheader("Pairs that crossed the threshold")
+crossed = diff.crossed.assign(model=diff.crossed[constants.COL_MODEL].map(state.short))
+up = int((crossed["direction"] == CROSSED_UP).sum())
+st.caption(f"{len(crossed)} pair score(s) changed side: {up} now above the threshold (would now be retrieved as the same), "
+           f"{len(crossed) - up} now below.")
+if crossed.empty:
+    st.info("No pair crossed the threshold between these runs.")
+else:
+    widgets.table(crossed, "history-crossed-pairs",
+                  column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in ("cosine_before", "cosine_after", "threshold_before", "threshold_after")})
+
+with st.expander("Models of the two runs (revision, backend)"):
+    for run_id in (before, after):
+        try:
+            models = store.run_models(run_id)
+        except (store.HistoryError, ValueError) as exc:
+            st.error(widgets.md_escape(exc), icon="⛔")
+            continue
+        st.caption(f"Run #{run_id}")
+        st.dataframe(models, hide_index=True, width="stretch")

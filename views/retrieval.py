@@ -1,0 +1,445 @@
+"""Retrieval: does a retriever rank the contradiction above the truth, and which fix stops it.
+
+A retriever does not threshold one pair, it ranks passages.  This page runs
+the retrieval probes of ``core.probes.retrieval`` on the models selected in
+the sidebar: the adversarial win rate (an anchor's variant outranks its
+paraphrase), NevIR's paired accuracy against the 25% of random ranking, the
+in-corpus ranking (recall@k, MRR, top-1 contradictions), and each ticked
+mitigation before and after, with its cost.  Inputs: the shipped suite (or
+its first N groups), an uploaded pairs file, or a corpus plus queries.
+
+State: uploaded bytes live in ``rt_<kind>_bytes``/``rt_<kind>_name`` (kinds
+``pairs``, ``corpus``, ``queries``) and the last file that parsed in
+``rt_<kind>_parsed``, so both survive page switches; a file that does not
+parse shows an error and leaves the parsed one and the results in place.
+Runs go through ``ui.resources.retrieval_run``/``corpus_run`` (cached per
+inputs), after the embedding cache is warmed with a progress bar.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from core import constants
+from core.models.encode import encode_texts
+from core.probes.retrieval.run import CorpusResult, RetrievalResult
+from core.probes.retrieval.suite import RetrievalSuite, RetrievalSuiteError
+from core.probes.retrieval.uploads import suite_from_bytes, texts_from_bytes
+from core.probes.retrieval.worst import worst_corpus_pairs, worst_variants
+from ui import calibration_controls, resources, state, widgets
+from ui.retrieval_charts import before_after_figure, mitigation_label, mode_label, ranking_figure, rates_by_mode_figure
+
+SOURCE_SUITE, SOURCE_PAIRS, SOURCE_CORPUS = "suite", "pairs", "corpus"
+SOURCES = {
+    SOURCE_SUITE: "The retrieval suite",
+    SOURCE_PAIRS: "A pairs file",
+    SOURCE_CORPUS: "A corpus and its queries",
+}
+KEY_SOURCE = "rt_source"
+KEY_GROUPS = "rt_groups"
+KEY_RRF, KEY_WEIGHTED, KEY_WEIGHT = "rt_m_rrf", "rt_m_weighted", "rt_m_weight"
+KEY_GUARD, KEY_CALIBRATED, KEY_RERANKER = "rt_m_guard", "rt_m_calibrated", "rt_m_reranker"
+KEY_SHOWN = "rt_shown_mitigation"
+KEY_GROUP_MODEL, KEY_GROUP_MODES, KEY_GROUP_SEARCH = "rt_group_model", "rt_group_modes", "rt_group_search"
+KEY_RESULT = "rt_result"  # StoredRun of the last run that produced something
+KEY_RUN_ERRORS = "rt_run_errors"  # errors of the last run when it produced nothing
+RUN_LABEL = "Run retrieval probes"
+DEFAULT_WEIGHT = 0.3
+UPLOAD_TYPES = ["csv", "tsv", "txt", "jsonl", "json"]
+PERCENT = "percent"
+
+
+@dataclass(frozen=True)
+class Source:
+    """What the next run scores: a suite, or a corpus with queries."""
+
+    key: tuple  # identifies the inputs: ("suite", n), ("pairs", digest) or ("corpus", digest, digest)
+    label: str
+    suite: RetrievalSuite | None = None
+    corpus: tuple[str, ...] = ()
+    queries: tuple[str, ...] = ()
+
+    def texts(self) -> list[str]:
+        """Every text the run encodes up front (corpus mode's variants are made later)."""
+        if self.suite is not None:
+            return list(dict.fromkeys([*self.suite.passages[constants.COL_TEXT], *self.suite.queries[constants.COL_TEXT]]))
+        return list(dict.fromkeys([*self.corpus, *self.queries]))
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A run's result and the inputs it was computed from."""
+
+    inputs: tuple
+    label: str
+    result: RetrievalResult | CorpusResult
+
+
+ss = st.session_state
+
+
+# ------------------------------------------------------------------ uploads
+
+
+def _keys(kind: str) -> dict[str, str]:
+    return {k: f"rt_{kind}_{k}" for k in ("upload_id", "bytes", "name", "tried", "parsed", "digest", "error")}
+
+
+def _receive(kind: str, uploaded) -> None:
+    """Copy a new uploader file to session state (the uploader forgets it on a page switch)."""
+    k = _keys(kind)
+    if uploaded is not None and uploaded.file_id != ss.get(k["upload_id"]):
+        ss[k["upload_id"]] = uploaded.file_id
+        ss[k["bytes"]] = uploaded.getvalue()
+        ss[k["name"]] = uploaded.name
+        ss[k["tried"]] = None  # a new upload is read even when its bytes match an earlier one
+
+
+def _ingest(kind: str) -> None:
+    """Parse ``kind``'s bytes when new; a file that does not parse leaves the last good one in place."""
+    k = _keys(kind)
+    data, name = ss.get(k["bytes"]), ss.get(k["name"]) or f"{kind}.csv"
+    if data is None:
+        return
+    digest = hashlib.sha256(name.encode("utf-8", "replace") + b"\0" + bytes(data)).hexdigest()
+    if digest == ss.get(k["tried"]):
+        return
+    ss[k["tried"]] = digest
+    try:
+        parsed = suite_from_bytes(bytes(data), name) if kind == SOURCE_PAIRS else texts_from_bytes(bytes(data), name, kind)
+    except (RetrievalSuiteError, ValueError) as exc:
+        ss[k["error"]] = (name, str(exc))
+        return
+    ss[k["parsed"]] = (name, parsed)
+    ss[k["digest"]] = digest
+    ss[k["error"]] = None
+
+
+def _upload_box(kind: str, label: str, help_text: str) -> None:
+    """An uploader for ``kind``, what it holds, and any error (the previous file is kept)."""
+    uploaded = st.file_uploader(label, type=UPLOAD_TYPES, key=f"rt_{kind}_uploader", max_upload_size=constants.MAX_UPLOAD_MB, help=help_text)
+    _receive(kind, uploaded)
+    _ingest(kind)
+    k = _keys(kind)
+    parsed = ss.get(k["parsed"])
+    if ss.get(k["error"]):
+        bad, message = ss[k["error"]]
+        kept = f" {widgets.md_escape(parsed[0])} is kept." if parsed is not None else ""
+        st.error(f"Could not use {widgets.md_escape(bad)}: {widgets.md_escape(message.rstrip('.'))}.{kept}", icon="⛔")
+    if parsed is None:
+        return
+    name, content = parsed
+    if isinstance(content, RetrievalSuite):
+        groups, queries = len(content.group_ids), content.queries[constants.COL_WHICH].eq(constants.COL_Q1).sum()
+        st.caption(f"{widgets.md_escape(name)}: {groups} anchor group(s), {len(content.passages)} passages" + (f", {queries} query pair(s)" if queries else ""))
+        notes = content.notes
+    else:
+        texts, notes = content
+        st.caption(f"{widgets.md_escape(name)}: {len(texts)} {'passages' if kind == SOURCE_CORPUS else 'queries'}")
+    for note in notes:
+        st.info(widgets.md_escape(note), icon="ℹ️")
+
+
+def _source(choice: str) -> Source | None:
+    """The inputs the source radio points at, or None (with a hint) while they are missing."""
+    if choice == SOURCE_SUITE:
+        suite = resources.retrieval_suite()
+        total = len(suite.group_ids)
+        n = int(st.number_input(
+            "Anchor groups to run", min_value=1, max_value=total, step=10, key=KEY_GROUPS, on_change=widgets.persist, args=(KEY_GROUPS,),
+            value=min(int(widgets.saved(KEY_GROUPS, total)), total),
+            help=f"The suite has {total} anchor groups over six failure modes and six domains; the first N give a quick look.",
+        ))
+        return Source((SOURCE_SUITE, n), f"the retrieval suite ({n} of {total} groups)", suite=suite if n >= total else suite.head(n))
+    if choice == SOURCE_PAIRS:
+        _upload_box(SOURCE_PAIRS, "Upload a pairs file (CSV, TSV or JSONL)",
+                    "text_a: the query or anchor; text_b: a passage; category: paraphrase (or positive) for the passage that should rank "
+                    "first, a failure mode (negation, numerical, entity_swap, temporal, quantifier, hedging) for the others. "
+                    "A file in the retrieval suite's own format (data/README.md) is read as such.")
+        parsed = ss.get(_keys(SOURCE_PAIRS)["parsed"])
+        if parsed is None:
+            st.info("Upload a pairs file to start.")
+            return None
+        return Source((SOURCE_PAIRS, ss[_keys(SOURCE_PAIRS)["digest"]]), parsed[0], suite=parsed[1])
+    left, right = st.columns(2)
+    with left:
+        _upload_box(SOURCE_CORPUS, "Upload a corpus (one passage per row)", "A .txt file (one passage per line), a CSV/TSV with a text column, or JSONL.")
+    with right:
+        _upload_box("queries", "Upload the queries (one per row)", "A .txt file (one query per line), a CSV/TSV with a query column, or JSONL.")
+    corpus, queries = ss.get(_keys(SOURCE_CORPUS)["parsed"]), ss.get(_keys("queries")["parsed"])
+    if corpus is None or queries is None:
+        st.info("Upload both a corpus and its queries to start.")
+        return None
+    key = (SOURCE_CORPUS, ss[_keys(SOURCE_CORPUS)["digest"]], ss[_keys("queries")["digest"]])
+    return Source(key, f"{corpus[0]} with {queries[0]}", corpus=tuple(corpus[1][0]), queries=tuple(queries[1][0]))
+
+
+# ------------------------------------------------------------------ mitigations
+
+
+def _saved_checkbox(label: str, key: str, help_text: str) -> bool:
+    return st.checkbox(label, value=bool(widgets.saved(key, False)), key=key, on_change=widgets.persist, args=(key,), help=help_text)
+
+
+def _mitigations(selection: state.Selection) -> tuple[str, tuple[tuple[str, float], ...]]:
+    """The ticked mitigations as a ``--mitigate`` list, and the calibrated thresholds it needs."""
+    items: list[str] = []
+    thresholds: dict[str, float] = {}
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        if _saved_checkbox("BM25 + dense, reciprocal rank fusion", KEY_RRF, "BM25 (bm25s) over the passages, fused with the cosine ranking by 1 / (60 + rank)."):
+            items.append(constants.MITIGATION_BM25_RRF)
+        weighted = _saved_checkbox("BM25 + dense, weighted sum", KEY_WEIGHTED, "w × BM25 + (1 − w) × cosine, each rescaled to [0, 1] per query.")
+        weight = st.slider("BM25 weight w", 0.0, 1.0, step=constants.BM25_WEIGHT_STEP, key=KEY_WEIGHT, disabled=not weighted,
+                           value=float(widgets.saved(KEY_WEIGHT, DEFAULT_WEIGHT)), on_change=widgets.persist, args=(KEY_WEIGHT,),
+                           help="0 keeps the dense order, 1 is BM25 alone.")
+        if weighted:
+            items.append(f"{constants.MITIGATION_BM25_WEIGHTED}:{weight:g}")
+    with c2:
+        if _saved_checkbox("Contradiction guard", KEY_GUARD, "The perturbation rules in reverse: a near-top passage that differs from the query and from a rival "
+                           "passage by a negation, a number, swapped roles, a time, a quantifier or a hedge is demoted."):
+            items.append(constants.MITIGATION_GUARD)
+        if _saved_checkbox("Each model's calibrated threshold as a filter", KEY_CALIBRATED,
+                           "Passages scoring at or below the model's calibrated threshold (from the control pairs) are dropped."):
+            found = calibration_controls.thresholds(selection, calibration_controls.current_settings(), button_key="rt_calibrate")
+            if found:
+                items.append(constants.MITIGATION_CALIBRATED)
+                thresholds = found
+    with c3:
+        reranker = st.text_input("Reranker: a cross-encoder's Hugging Face id or folder", value=str(widgets.saved(KEY_RERANKER, "")), key=KEY_RERANKER,
+                                 on_change=widgets.persist, args=(KEY_RERANKER,), placeholder="cross-encoder/ms-marco-MiniLM-L6-v2",
+                                 help="Rescores each query's best passages with a cross-encoder or NLI model, where you have it.").strip()
+        if reranker:
+            found_reranker = resources.reranker_availability(reranker)
+            if found_reranker.available:
+                items.append(f"{constants.MITIGATION_RERANKER}:{reranker}")
+                st.caption(f"{widgets.md_escape(reranker)}: {widgets.md_escape(found_reranker.status)}")
+            else:
+                st.warning(f"Reranker unavailable: {widgets.md_escape(found_reranker.reason)}. It is left out of the run.", icon="⚠️")
+    return ",".join(items), tuple(sorted(thresholds.items()))
+
+
+# ------------------------------------------------------------------ running
+
+
+def _warm(source: Source, selection: state.Selection, bar) -> None:
+    """Encode every text once per model into the shared embedding cache, with progress."""
+    texts, n = source.texts(), len(selection.models)
+    for i, name in enumerate(selection.models):
+        label = widgets.md_escape(state.short(name))
+        bar.progress(i / n, text=f"{label}: loading ({i + 1}/{n})")
+        try:
+            loaded = resources.model(name, name in selection.remote_code, selection.device)
+            encode_texts(loaded, texts, resources.embedding_cache(),
+                         progress=lambda done, total, i=i, label=label: bar.progress(min(1.0, (i + done / max(total, 1)) / n), text=f"{label}: encoded {done}/{total} new texts"))
+        except Exception:  # noqa: BLE001, S110 - the run itself reports every model that fails, with the reason
+            pass
+    bar.progress(1.0, text="encoded")
+
+
+def _run(source: Source, selection: state.Selection, inputs: tuple, spec: str, thresholds: tuple) -> None:
+    """Run the probes (through the cache) and keep the result when some model produced one."""
+    if not selection.models:
+        st.warning("Select at least one model in the sidebar.")
+        return
+    problem = state.device_problem(selection.device)
+    if problem:
+        st.error(f"{widgets.md_escape(problem)}. Pick auto or cpu as the device in the sidebar.", icon="⛔")
+        return
+    models, remote = tuple(selection.models), tuple(sorted(selection.remote_code))
+    with st.status(f"Retrieval probes: {widgets.md_escape(source.label)} × {len(models)} model(s)", expanded=True) as status:
+        _warm(source, selection, st.progress(0.0))
+        status.update(label="Ranking, rescoring with each mitigation and bootstrapping the intervals…")
+        if source.suite is not None:
+            result = resources.retrieval_run(source.suite.name, source.suite.passages, source.suite.queries, models, remote, selection.device, spec, thresholds)
+        else:
+            result = resources.corpus_run(source.corpus, source.queries, models, remote, selection.device, spec, thresholds)
+        ok = bool(result.models)
+        status.update(label=f"Retrieval probes: done in {result.seconds:.1f} s" if ok else "Retrieval probes: no model produced results",
+                      state="complete" if ok else "error", expanded=False)
+    ss[KEY_RUN_ERRORS] = {} if ok else dict(result.errors)
+    if ok:
+        ss[KEY_RESULT] = StoredRun(inputs, source.label, result)
+
+
+# ------------------------------------------------------------------ drawing results
+
+
+def _shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table as the page shows it: short model names, mode and mitigation labels instead of codes."""
+    out = frame.copy()
+    for column, label in ((constants.COL_MODEL, state.short), ("model_a", state.short), ("model_b", state.short),
+                          (constants.COL_MODE, mode_label), (constants.COL_QUERY_MODE, mode_label), (constants.COL_MITIGATION, mitigation_label)):
+        if column in out.columns:
+            out[column] = out[column].map(label)
+    return out.rename(columns={constants.COL_MODE: "failure mode", constants.COL_QUERY_MODE: "query mode"})
+
+
+def _percent(columns) -> dict:
+    return {c: st.column_config.NumberColumn(c, format=PERCENT) for c in columns}
+
+
+RATE_COLUMNS = (constants.COL_WIN_RATE, constants.COL_PAIRED_ACCURACY, constants.COL_CI_LOW, constants.COL_CI_HIGH, constants.COL_RANDOM, "rate",
+                "win_ci_low", "win_ci_high", "paired_ci_low", "paired_ci_high", constants.COL_TOP1_CONTRADICTION, *constants.COL_RECALL_AT.values(),
+                "win_rate_a", "win_rate_b", "difference")
+
+
+def _table(frame: pd.DataFrame, name: str) -> None:
+    shown = _shown(frame)
+    widgets.table(shown, name, column_config=_percent([c for c in RATE_COLUMNS if c in shown.columns]))
+
+
+def _mitigation_picker(mitigations: list[str]) -> str:
+    return widgets.saved_selectbox("Mitigation shown in the charts and the per-group table", mitigations, key=KEY_SHOWN, format_func=mitigation_label,
+                                   help="Tick mitigations above the Run button; each one's rows appear here after the run.")
+
+
+def _suite_results(result: RetrievalResult) -> None:
+    shown = _mitigation_picker(result.mitigations)
+    win = result.win_rates[result.win_rates[constants.COL_MITIGATION] == shown]
+
+    st.header("Adversarial win rate")
+    st.caption("For each anchor, its paraphrase and its adversarial variants are ranked by similarity to the anchor. A variant **wins** "
+               "when it outranks the paraphrase: the retriever would return the contradiction before the restatement. "
+               "**Lower is better**; bars are 95% bootstrap intervals (groups resampled).")
+    fig = rates_by_mode_figure(win, constants.COL_WIN_RATE, f"Adversarial win rate by failure mode · {mitigation_label(shown)}", "variants that outrank the paraphrase")
+    widgets.chart(fig, win, "retrieval-win-rate")
+    _table(result.win_rates, "retrieval-win-rates-all")
+
+    st.header("Paired accuracy (NevIR)")
+    if result.paired.empty:
+        st.info("These inputs have no query pairs (q1/q2), so there is no paired accuracy: the shipped suite has them, a pairs file does not.")
+    else:
+        st.caption("NevIR's test (arXiv 2305.07614): q1 is answered by the anchor, q2 by its variant. A group counts only when q1 ranks the "
+                   "anchor first **and** q2 ranks the variant first. Random ranking gets both right a quarter of the time (dashed line); "
+                   "the paper's bi-encoders scored 6.8–11.1%, below it. **Higher is better.**")
+        paired = result.paired[result.paired[constants.COL_MITIGATION] == shown]
+        fig = rates_by_mode_figure(paired, constants.COL_PAIRED_ACCURACY, f"Paired accuracy by failure mode · {mitigation_label(shown)}",
+                                   "groups with both queries right", baseline=constants.PAIRED_RANDOM_BASELINE)
+        widgets.chart(fig, paired, "retrieval-paired-accuracy")
+        _table(result.paired, "retrieval-paired-accuracy-all")
+
+    st.header("In-corpus ranking")
+    if result.ranking.empty:
+        st.info("These inputs have no queries, so there is no in-corpus ranking.")
+    else:
+        st.caption("Every passage of the inputs is a distractor for every query. **recall@k**: the right passage is in the top k; **MRR**: mean "
+                   "reciprocal rank of the right passage; **top-1 is a contradiction**: the first passage returned says the opposite.")
+        ranking = result.ranking[result.ranking[constants.COL_MITIGATION] == shown]
+        widgets.chart(ranking_figure(ranking), ranking, "retrieval-ranking")
+        _table(result.ranking, "retrieval-ranking-all")
+
+    st.header("Mitigations: before and after")
+    if len(result.mitigations) < 2:
+        st.info("Tick a mitigation above (BM25 fusion, the contradiction guard, a calibrated threshold or a reranker) to see what it changes.")
+    else:
+        st.caption("Each mitigation rescored the same probes. Costs: **paraphrases_lost**: groups whose paraphrase ranked first before and "
+                   "not after; **correct_lost**: queries whose right passage was first before and not after; **ms_per_query**: the "
+                   "mitigation's own time per query.")
+        summary = result.summary()
+        widgets.chart(before_after_figure(summary), summary, "retrieval-before-after")
+        _table(summary, "retrieval-before-after-table")
+
+    if not result.comparisons.empty:
+        st.header("Model vs model")
+        st.caption("On the same variants: the difference in win rate (model A − model B) with a paired bootstrap interval, and McNemar's "
+                   "exact test on the variants only one of the two models lets win.")
+        _table(result.comparisons, "retrieval-model-vs-model")
+
+    _group_table(result, shown)
+
+
+def _group_table(result: RetrievalResult, mitigation: str) -> None:
+    st.header("Per group")
+    st.caption("Each anchor's paraphrase and variant with their cosines and ranks among the group's passages (1 = returned first). "
+               "Sorted worst first: the variant most above its paraphrase. Filter by model and failure mode, or search the texts.")
+    models = result.models
+    modes = [m for m in constants.FAILURE_MODES if m in set(result.scores[constants.COL_MODE])]
+    c1, c2, c3 = st.columns([2, 2, 3])
+    with c1:
+        model = widgets.saved_selectbox("Model", models, key=KEY_GROUP_MODEL, format_func=state.short)
+    chosen = c2.multiselect("Failure modes", modes, default=[m for m in widgets.saved(KEY_GROUP_MODES, []) if m in modes], format_func=mode_label,
+                            key=KEY_GROUP_MODES, on_change=widgets.persist, args=(KEY_GROUP_MODES,), placeholder="All failure modes")
+    search = c3.text_input("Search the texts", value=str(widgets.saved(KEY_GROUP_SEARCH, "")), key=KEY_GROUP_SEARCH, on_change=widgets.persist,
+                           args=(KEY_GROUP_SEARCH,), placeholder="e.g. penicillin, acquired, before")
+    rows = worst_variants(result.scores, model, mitigation, chosen, search)
+    wins = int(rows[constants.COL_WIN].sum()) if not rows.empty else 0
+    st.caption(f"{len(rows)} variant(s) shown; {wins} outrank their paraphrase.")
+    columns = [constants.COL_GROUP_ID, constants.COL_DOMAIN, constants.COL_MODE, constants.COL_ANCHOR, constants.COL_PARAPHRASE, constants.COL_VARIANT,
+               "cosine_paraphrase", "cosine_variant", "margin", "rank_paraphrase", "rank_variant", constants.COL_WIN]
+    if mitigation != constants.MITIGATION_NONE:
+        columns[8:8] = [constants.COL_SCORE_PARAPHRASE, constants.COL_SCORE_VARIANT]
+    fmt = {c: st.column_config.NumberColumn(c, format="%.4f") for c in ("cosine_paraphrase", "cosine_variant", "margin", constants.COL_SCORE_PARAPHRASE, constants.COL_SCORE_VARIANT)}
+    widgets.table(_shown(rows[[c for c in columns if c in rows.columns]]), "retrieval-per-group", column_config=fmt)
+
+
+def _corpus_results(result: CorpusResult) -> None:
+    shown = _mitigation_picker(list(dict.fromkeys(result.rates[constants.COL_MITIGATION])))
+    for model, n in result.no_variant.items():
+        if n:
+            st.caption(f"{widgets.md_escape(state.short(model))}: {n} quer{'y' if n == 1 else 'ies'} whose top passage no perturbation rule applies to (no variant).")
+    st.header("Does a variant of the top passage outrank it?")
+    st.caption("For each query, the passage ranked first; the perturbation rules made its adversarial variants, which were added to the corpus. "
+               "The rate is the share of variants that then rank above the original. **Lower is better**; 95% bootstrap intervals (queries resampled).")
+    rates = result.rates[result.rates[constants.COL_MITIGATION] == shown]
+    widgets.chart(rates_by_mode_figure(rates, "rate", f"Variants that outrank the original · {mitigation_label(shown)}", "variants ranked above the original"),
+                  rates, "retrieval-corpus-rates")
+    _table(result.rates, "retrieval-corpus-rates-all")
+    st.header("Per query")
+    c1, c2 = st.columns([2, 3])
+    with c1:
+        model = widgets.saved_selectbox("Model", result.models, key=KEY_GROUP_MODEL, format_func=state.short)
+    search = c2.text_input("Search the texts", value=str(widgets.saved(KEY_GROUP_SEARCH, "")), key=KEY_GROUP_SEARCH, on_change=widgets.persist,
+                           args=(KEY_GROUP_SEARCH,), placeholder="a word from a query or passage")
+    rows = worst_corpus_pairs(result.pairs, model, shown, search)
+    st.caption(f"{len(rows)} variant(s), worst first: the variant most above the original.")
+    keep = [constants.COL_QUERY, "original", constants.COL_MODE, constants.COL_RULE, constants.COL_VARIANT, "score_original", "score_variant", "margin", constants.COL_OUTRANKS, "rank_original"]
+    widgets.table(_shown(rows[[c for c in keep if c in rows.columns]]), "retrieval-corpus-pairs")
+
+
+# --------------------------------------------------------------------------- page
+
+st.title("🎯 Retrieval")
+st.markdown(
+    "A retriever does not apply a threshold to one pair: it **ranks passages**. This page asks whether the models selected in the sidebar "
+    "rank a contradiction (a negated, renumbered, role-swapped, re-timed, re-quantified or hedged passage) above the passage that says "
+    "the same thing in other words, and which fix stops it."
+)
+
+selection = state.current()
+choice = widgets.saved_radio("Inputs", list(SOURCES), key=KEY_SOURCE, format_func=SOURCES.get)
+source = _source(choice)
+
+st.subheader("Mitigations")
+st.caption("Each ticked fix rescores the same probes after the dense cosine; its rows appear next to the plain cosine's (none).")
+spec, thresholds = _mitigations(selection)
+
+inputs = (source.key if source else None, tuple(selection.models), tuple(sorted(selection.remote_code)), selection.device, spec, thresholds)
+stored: StoredRun | None = ss.get(KEY_RESULT)
+clicked = source is not None and st.button(RUN_LABEL, type="primary", key="rt_run")
+# A ticked or unticked mitigation re-runs the same inputs at once (cached per inputs, so going back is instant).
+toggled = source is not None and stored is not None and stored.inputs[:4] == inputs[:4] and stored.inputs[4:] != inputs[4:]
+if clicked or toggled:
+    _run(source, selection, inputs, spec, thresholds)
+    stored = ss.get(KEY_RESULT)
+for reason in ss.get(KEY_RUN_ERRORS, {}).values():
+    st.error(widgets.md_escape(reason), icon="⛔")
+
+if stored is None:
+    st.info(f"Press **{RUN_LABEL}** to rank the passages with the models selected in the sidebar.")
+else:
+    result = stored.result
+    st.success(f"Results for {len(result.models)} model(s): {widgets.md_escape(', '.join(state.short(m) for m in result.models))} · "
+               f"{widgets.md_escape(stored.label)} · {result.seconds:.1f} s")
+    if stored.inputs[:4] != inputs[:4]:
+        st.caption(f"The inputs or the sidebar's models changed since this run; press **{RUN_LABEL}** to update.")
+    for reason in result.errors.values():
+        st.error(widgets.md_escape(reason), icon="⛔")
+    if isinstance(result, RetrievalResult):
+        _suite_results(result)
+    else:
+        _corpus_results(result)
