@@ -295,3 +295,20 @@ RANKED_B, RANKED_SHOULD_WIN, RANKED_TIE = "sentence B", "the passage that should
 VERDICT_CONTRADICTION_WINS = "the contradiction wins"
 VERDICT_RIGHT_PASSAGE_WINS = "the right passage wins"
 VERDICT_TIE = "a tie: either could be returned first"
+
+# --- backends and engines (issue 12): exact ONNX exports of the bundled torch models, Ray ---
+# "auto" runs a bundled torch model on its verified fp32 ONNX export on the CPU (torch elsewhere);
+# COSINE_PROBE_BACKEND sets the default for a process (the CLI's --backend overrides it).
+BACKEND_AUTO = "auto"
+BACKEND_CHOICES = (BACKEND_AUTO, "torch", "onnx")
+BACKEND_ENV_VAR = "COSINE_PROBE_BACKEND"
+ONNX_EXPORT_FOLDER = "onnx"  # under the cache folder
+ONNX_OPSET = 17
+# Every cosine of the fixed verification set under the export within this of the torch model's.
+ONNX_VERIFY_TOLERANCE = 1e-5
+ENGINE_LOCAL = "local"
+ENGINE_RAY = "ray"
+ENGINE_CHOICES = (ENGINE_LOCAL, ENGINE_RAY)
+RAY_ADDRESS_ENV_VAR = "RAY_ADDRESS"
+# Pairs per Ray Data batch handed to a model's actor (each actor encodes them ENCODE_BATCH_SIZE at a time).
+RAY_BATCH_PAIRS = 1024

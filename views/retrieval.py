@@ -378,6 +378,9 @@ def _group_table(result: RetrievalResult, mitigation: str) -> None:
 
 
 def _corpus_results(result: CorpusResult) -> None:
+    if result.rates.empty:
+        st.info("No perturbation rule applies to any query's top passage, so no variant could compete with it. Try longer, declarative passages.")
+        return
     shown = _mitigation_picker(list(dict.fromkeys(result.rates[constants.COL_MITIGATION])))
     for model, n in result.no_variant.items():
         if n:

@@ -65,7 +65,7 @@ def _store_call(fn, *args, **kwargs):
         raise CliError(str(exc)) from exc
 
 
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+def _records(frame: pd.DataFrame) -> list[dict[Any, Any]]:
     """JSON-ready rows: timestamps as ISO text, NaN as null."""
     out = []
     for row in frame.to_dict("records"):

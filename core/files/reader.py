@@ -387,5 +387,5 @@ def read_text_file(path: str | Path, max_mb: float = constants.MAX_UPLOAD_MB) ->
         _check_size(path.stat().st_size, max_mb)
         data = path.read_bytes()
     except OSError as exc:
-        raise PairsFileError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise PairsFileError(_os_error_message(path, exc)) from exc
     return _decode(data)

@@ -136,7 +136,8 @@ def failure_rate_outcomes(results: pd.DataFrame, limits: Mapping[str, float], th
     """
     _check_results(results)
     out = []
-    for model, rows in results.groupby(constants.COL_MODEL, sort=False):
+    for key, rows in results.groupby(constants.COL_MODEL, sort=False):
+        model = str(key)
         threshold = thresholds.get(model)
         for category, limit in limits.items():
             cos = rows.loc[rows[constants.COL_CATEGORY] == category, constants.COL_COSINE].dropna().to_numpy(float)
@@ -161,7 +162,8 @@ def control_auc_outcomes(results: pd.DataFrame, limit: float, negatives: Sequenc
     """
     _check_results(results)
     out = []
-    for model, rows in results.groupby(constants.COL_MODEL, sort=False):
+    for key, rows in results.groupby(constants.COL_MODEL, sort=False):
+        model = str(key)
         pos = rows.loc[rows[constants.COL_CATEGORY] == constants.CAT_POSITIVE, constants.COL_COSINE].dropna().to_numpy(float)
         neg = rows.loc[rows[constants.COL_CATEGORY].isin(negatives), constants.COL_COSINE].dropna().to_numpy(float)
         if pos.size == 0 or neg.size == 0:
@@ -181,7 +183,7 @@ def _check_results(results: pd.DataFrame) -> None:
 # ------------------------------------------------------------------ retrieval budgets
 
 
-def _table_outcomes(table: pd.DataFrame, limits: Mapping[str, float], budget: str, value_column: str, models: Sequence[str]) -> list[Outcome]:
+def _table_outcomes(table: pd.DataFrame, limits: Mapping[str, float], budget: str, value_column: str, models: Sequence[str], unit: str) -> list[Outcome]:
     """Outcomes from a retrieval table (model, mitigation, mode, n, value): the dense scores, mitigation ``none``."""
     needed = {constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_MODE, constants.COL_N, value_column}
     missing = needed - set(table.columns)
@@ -195,20 +197,20 @@ def _table_outcomes(table: pd.DataFrame, limits: Mapping[str, float], budget: st
             if mode not in mine.index:
                 out.append(Outcome(model, budget, mode, math.nan, limit, error=f"no {mode!r} groups in the retrieval suite"))
                 continue
-            row = mine.loc[mode]
-            detail = f"{int(row[constants.COL_N])} groups, 95% CI {row[constants.COL_CI_LOW]:.3f}-{row[constants.COL_CI_HIGH]:.3f}" if constants.COL_CI_LOW in mine.columns else ""
+            row = mine[mine.index == mode].iloc[0]
+            detail = f"{int(row[constants.COL_N])} {unit}, 95% CI {row[constants.COL_CI_LOW]:.3f}-{row[constants.COL_CI_HIGH]:.3f}" if constants.COL_CI_LOW in mine.columns else ""
             out.append(Outcome(model, budget, mode, float(row[value_column]), limit, int(row[constants.COL_N]), detail))
     return out
 
 
 def win_rate_outcomes(win_rates: pd.DataFrame, limits: Mapping[str, float], models: Sequence[str]) -> list[Outcome]:
     """``max_adversarial_win_rate``: per model and mode, from ``RetrievalResult.win_rates`` (no mitigation)."""
-    return _table_outcomes(win_rates, limits, BUDGET_WIN_RATE, constants.COL_WIN_RATE, models)
+    return _table_outcomes(win_rates, limits, BUDGET_WIN_RATE, constants.COL_WIN_RATE, models, "variants")
 
 
 def paired_accuracy_outcomes(paired: pd.DataFrame, limits: Mapping[str, float], models: Sequence[str]) -> list[Outcome]:
     """``min_paired_accuracy``: per model and query mode, from ``RetrievalResult.paired`` (no mitigation)."""
-    return _table_outcomes(paired, limits, BUDGET_PAIRED_ACCURACY, constants.COL_PAIRED_ACCURACY, models)
+    return _table_outcomes(paired, limits, BUDGET_PAIRED_ACCURACY, constants.COL_PAIRED_ACCURACY, models, "query pairs")
 
 
 # ------------------------------------------------------------------ a model that did not run

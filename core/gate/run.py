@@ -208,15 +208,15 @@ def run_check(
         scored = run_pairs(pairs, models, cache=cache, allow_remote_code=allow_remote_code, progress=progress)
         results, errors = scored.results, dict(scored.errors)
     retrieval = None
-    if runner is not None:
-        retrieval = runner[0](suite, [m for m in models if m not in errors], cache=cache, allow_remote_code=allow_remote_code, progress=progress)
-        # A model that ran the pairs but failed the retrieval probes still has its pair budgets measured.
-        retrieval_errors = {_canonical(m): r for m, r in retrieval.errors.items()}
+    remaining = [m for m in models if m not in errors]  # a model that failed the pairs is not loaded again
+    if runner is not None and remaining:
+        retrieval = runner[0](suite, remaining, cache=cache, allow_remote_code=allow_remote_code, progress=progress)
     thresholds, table = choose_thresholds(config, results) if budgets.needs_pairs else ({}, pd.DataFrame())
     tables = {"win_rates": retrieval.win_rates, "paired": retrieval.paired} if retrieval is not None else None
     outcomes = evaluate(config, results, thresholds, tables, {_canonical(m): r for m, r in errors.items()})
     if retrieval is not None:
-        for model, reason in retrieval_errors.items():
-            if model not in {_canonical(m) for m in errors}:
-                outcomes += unmeasured_outcomes(model, budgets, reason, pairs=False)
+        # A model that ran the pairs but failed the retrieval probes keeps its measured pair budgets.
+        for model, reason in retrieval.errors.items():
+            outcomes += unmeasured_outcomes(_canonical(model), budgets, reason, pairs=False)
+            errors.setdefault(model, reason)
     return GateRun(config, results, thresholds, table, retrieval, outcomes, errors, notes, time.perf_counter() - start)

@@ -222,7 +222,7 @@ def _pair_rows(results: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _finite(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _finite(records: list[dict[Any, Any]]) -> list[dict[Any, Any]]:
     """NaN cells become None (JSON has no NaN)."""
     return [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()} for r in records]
 
@@ -232,11 +232,14 @@ def _model_rows(results: pd.DataFrame, errors: Mapping[str, str]) -> pd.DataFram
     counts = results[constants.COL_MODEL].value_counts(sort=False) if not results.empty else pd.Series(dtype=int)
     names = [*counts.index, *(m for m in errors if m not in counts.index)]
     for name in names:
+        revision: str | None = None
+        backend: str | None = None
+        source: str | None = None
         try:
             meta = registry.resolve(str(name))
             revision, backend, source = meta.revision, meta.backend, meta.source
         except ValueError:
-            revision = backend = source = None
+            pass  # an unresolvable name is still recorded, without metadata
         ok = name in counts.index
         rows.append({"model": str(name), "revision": revision, "backend": backend, "model_source": source,
                      "status": STATUS_OK if ok else STATUS_ERROR, "error": None if ok else str(errors[name]), "n_results": int(counts.get(name, 0))})

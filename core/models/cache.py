@@ -240,13 +240,12 @@ class EmbeddingCache:
         self.stats.damaged += len(damaged)
         counts = Counter(damaged.values())
         reasons = ", ".join(f"{n} {_REASONS[r]}" for r, n in sorted(counts.items()))
-        with contextlib.suppress(sqlite3.Error):
-            hashes = list(damaged)
-            for start in range(0, len(hashes), _SQL_CHUNK):
-                chunk = hashes[start : start + _SQL_CHUNK]
-                self._conn.execute(
-                    f"DELETE FROM embeddings WHERE model_key=? AND text_hash IN ({','.join('?' * len(chunk))})", [model_key, *chunk]
-                )
+        conn, hashes = self._conn, list(damaged)
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                for start in range(0, len(hashes), _SQL_CHUNK):
+                    chunk = hashes[start : start + _SQL_CHUNK]
+                    conn.execute(f"DELETE FROM embeddings WHERE model_key=? AND text_hash IN ({','.join('?' * len(chunk))})", [model_key, *chunk])
         self._warn(
             f"embedding cache {self.path}: {len(damaged)} stored vector(s) of {model_key.split('@')[0]} failed their checks "
             f"({reasons}); dropped them, and their texts are encoded again"

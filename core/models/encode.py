@@ -95,9 +95,9 @@ def encode_texts(
     size = batch_size or model.batch_size
     report = EncodeReport(model=model.name, device=model.device, batch_size=size, notes=tuple(model.notes), n_unique=len(unique))
     prompt = model.meta.prompt
+    limit = model.max_seq_length
     # The tokenizer is shared with encoding and is not safe to call concurrently
     # (a call resets its padding/truncation state), so it goes through the lock too.
-    limit = model.max_seq_length
     with model.lock:
         # A text far past the limit is cut before tokenizing (core.models.bounds): bounded memory per text.
         inputs = dict(zip(unique, model_inputs(model.tokenizer, [prompt + t for t in unique], limit), strict=True))

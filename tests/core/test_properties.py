@@ -28,8 +28,12 @@ from core.models.encode import encode_texts
 from core.models.registry import MINILM_L6
 from core.scoring.runner import run_pairs
 
-# Fixtures are module- or session-scoped and never reset between examples, which is what hypothesis needs.
-FIXTURES_OK = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+# Properties that run the real model take half the profile's examples (at least 10): each example encodes.
+# Their fixtures are module- or session-scoped and never reset between examples, as hypothesis needs.
+MODEL_EXAMPLES = settings(
+    max_examples=max(10, settings.default.max_examples // 2),
+    suppress_health_check=[*settings.default.suppress_health_check, HealthCheck.function_scoped_fixture],
+)
 NAMES = st.sampled_from(["pairs.csv", "pairs.tsv", "pairs.txt", "pairs.json", "pairs.jsonl", "pairs", "PAIRS.CSV"])
 # Bytes near the formats the reader knows, so examples reach past the first check.
 STRUCTURE = st.sampled_from(
@@ -77,7 +81,7 @@ ANY_TEXT = st.one_of(
 )
 
 
-@FIXTURES_OK
+@MODEL_EXAMPLES
 @given(a=ANY_TEXT, b=ANY_TEXT)
 def test_any_text_gets_a_cosine_in_range_or_a_clear_refusal(minilm, a, b):
     checks = [check_text(a, "Sentence A"), check_text(b, "Sentence B")]
@@ -103,11 +107,19 @@ def true_vector(minilm) -> np.ndarray:
     return vectors[TEXT]
 
 
-def _cached_file(folder: Path, minilm) -> Path:
-    path = folder / "embeddings.sqlite"
+@pytest.fixture(scope="module")
+def cached_bytes(minilm, tmp_path_factory) -> bytes:
+    """A cache file holding MiniLM's vector of TEXT (closed, so its write-ahead log is folded in)."""
+    path = tmp_path_factory.mktemp("cached") / "embeddings.sqlite"
     cache = EmbeddingCache(path)
     encode_texts(minilm, [TEXT], cache)
     cache.close()
+    return path.read_bytes()
+
+
+def _cached_file(folder: Path, data: bytes) -> Path:
+    path = folder / "embeddings.sqlite"
+    path.write_bytes(data)
     return path
 
 
@@ -152,11 +164,11 @@ def accidental_damage(draw, dim: int, blob: bytes, checksum: bytes) -> tuple[obj
 
 
 @pytest.mark.filterwarnings("ignore::core.models.cache.CacheWarning")  # each example's one warning is expected
-@FIXTURES_OK
+@MODEL_EXAMPLES
 @given(data=st.data())
-def test_any_accidental_damage_to_a_row_is_caught_and_reencoded(minilm, true_vector, data):
+def test_any_accidental_damage_to_a_row_is_caught_and_reencoded(minilm, true_vector, cached_bytes, data):
     with tempfile.TemporaryDirectory() as tmp:
-        path = _cached_file(Path(tmp), minilm)
+        path = _cached_file(Path(tmp), cached_bytes)
         key = minilm.cache_key
         dim, blob, checksum = _stored(path, key)
         damaged = data.draw(accidental_damage(dim, blob, checksum))
@@ -170,17 +182,17 @@ def test_any_accidental_damage_to_a_row_is_caught_and_reencoded(minilm, true_vec
 
 
 @pytest.mark.filterwarnings("ignore::core.models.cache.CacheWarning")
-@FIXTURES_OK
+@MODEL_EXAMPLES
 @given(
     kind=st.sampled_from(["scale", "nan", "inf", "short", "dim"]),
     factor=st.floats(0.0, 100.0).filter(lambda f: abs(f - 1.0) > 0.01),
     cut=st.integers(1, 3),
     new_dim=st.integers(1, 2048).filter(lambda d: d != 384),
 )
-def test_damage_rewritten_with_a_fresh_checksum_is_still_caught(minilm, true_vector, kind, factor, cut, new_dim):
+def test_damage_rewritten_with_a_fresh_checksum_is_still_caught(minilm, true_vector, cached_bytes, kind, factor, cut, new_dim):
     """A careful rewrite recomputes the checksum; the row checks (length, dimension, finiteness, norm) still hold."""
     with tempfile.TemporaryDirectory() as tmp:
-        path = _cached_file(Path(tmp), minilm)
+        path = _cached_file(Path(tmp), cached_bytes)
         key, h = minilm.cache_key, text_hash(TEXT)
         dim, blob, _ = _stored(path, key)
         vec = np.frombuffer(blob, dtype=np.float32)

@@ -42,11 +42,12 @@ PAGES = {
     "oov": "OOV",
     "invented-words": "Invented words",
     "failure-modes": "Failure",
+    "retrieval": "Retrieval",
     "your-data": "Your",
     "papers": "Paper",
     "history": "History",
 }
-NAV_ORDER = ["", "compare", "perturb", "tokenizer", "oov", "invented-words", "failure-modes", "your-data", "papers", "history"]  # as app.py lists them
+NAV_ORDER = ["", "compare", "perturb", "tokenizer", "oov", "invented-words", "failure-modes", "retrieval", "your-data", "papers", "history"]  # as app.py lists them
 
 
 # ------------------------------------------------------------------ fixtures

@@ -103,3 +103,21 @@ def test_a_history_that_cannot_be_written_is_one_warning_and_the_run_stays(tmp_p
     app.switch_page(PAGE).run()
     assert not app.exception
     assert any("cannot be read" in e.value for e in app.error)
+
+
+@pytest.mark.parametrize("page, button, command, suites", [
+    ("views/failure_modes.py", "Run failure-mode suite", "failure-modes", [constants.SUITE_FAILURE_MODES]),
+    ("views/oov.py", "Run OOV suites", "oov", [constants.SUITE_OOV, constants.SUITE_BASELINE]),
+])
+def test_suite_pages_store_their_runs(history_file, page, button, command, suites):
+    from core.papers.suites import SUITE_FILES
+
+    app = open_page(page)
+    next(b for b in app.button if b.label == button).click().run()
+    assert not app.exception
+    [run] = store.list_runs(history_file).to_dict("records")
+    stored = store.load_run(int(run["run_id"]), history_file)
+    assert (stored.origin, stored.command) == ("app", command)
+    assert stored.settings["sources"] == [{"suite": s, "sha256": hashlib.sha256(SUITE_FILES[s].read_bytes()).hexdigest()} for s in suites]
+    assert set(stored.results["suite"]) == set(suites)
+    assert stored.models.loc[0, "model"] == MINILM_L6 and stored.models.loc[0, "revision"]

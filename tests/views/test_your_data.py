@@ -90,6 +90,7 @@ def expected(at):
 def test_mapping_defaults_notes_and_preview(at):
     boxes = {s.label: s.value for s in at.selectbox}
     assert boxes == {
+        "File encoding": "auto-detect",
         "Text A column": "sentence1",
         "Text B column": "sentence2",
         "Category column (optional)": "category",

@@ -1,0 +1,112 @@
+"""End-to-end (issue 11): the Retrieval page in headless Chromium against ``streamlit run``.
+
+A user opens the page, runs the suite's first groups with two mitigations
+ticked, and sees the win-rate chart, the paired-accuracy chart with its 25%
+random line, and the before/after table.  Screenshots land in
+tests/screenshots/ (the README's picture is ``readme-retrieval.png``).
+
+Run: ``.venv/bin/python -m pytest tests/e2e/test_retrieval_browser.py -q``
+"""
+
+from __future__ import annotations
+
+import os
+
+import e2e_support as E
+import pytest
+
+from core import constants
+
+pytestmark = pytest.mark.browser
+
+SKIP_REASON = E.chromium_available()
+if SKIP_REASON:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402 - after the skip check
+
+N_GROUPS = 30
+RUN_TIMEOUT_MS = 900_000  # a fresh cache: every passage of the groups is encoded once, on a shared machine
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("retrieval-e2e")
+    env = dict(os.environ)
+    env.update(
+        {
+            "COSINE_PROBE_DEFAULT_MODELS": E.TEST_MODEL,
+            "COSINE_PROBE_CACHE_DIR": str(tmp / "cache"),
+            "HF_HUB_OFFLINE": env.get("HF_HUB_OFFLINE", "1"),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    srv = E.StreamlitServer(root=E.ROOT, env=env, log_path=tmp / "streamlit.log")
+    srv.start()
+    try:
+        srv.wait_healthy()
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture
+def page(request, server):
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=E.CHROMIUM, headless=True, args=E.CHROMIUM_ARGS)
+        context = browser.new_context(viewport=E.VIEWPORT, accept_downloads=True)
+        context.set_default_timeout(30_000)
+        context.add_init_script(E.INIT_SCRIPT)
+        pg = context.new_page()
+        try:
+            yield pg
+        except BaseException:
+            print(f"--- streamlit log (tail) ---\n{server.log_tail()}")
+            raise
+        finally:
+            E.screenshot(pg, request.node.name)
+            browser.close()
+
+
+def _chart_after(page, heading: str):
+    title = page.locator(f"{E.MAIN} :is(h1, h2, h3)", has_text=heading).first
+    expect(title).to_be_visible()
+    return title.locator("xpath=following::*[@data-testid='stPlotlyChart'][1]")
+
+
+def test_run_the_suite_and_see_win_rates_and_the_random_line(page, server):
+    E.goto(page, f"{server.url}/retrieval")
+    expect(page.locator(f"{E.MAIN} h1")).to_contain_text("Retrieval")
+    E.assert_no_errors(page)
+
+    groups = page.get_by_label("Anchor groups to run")
+    groups.fill(str(N_GROUPS))
+    E.act(page, lambda: groups.press("Enter"))
+    expect(groups).to_have_value(str(N_GROUPS))
+    for label in ("BM25 + dense, reciprocal rank fusion", "Contradiction guard"):
+        E.act(page, lambda label=label: page.get_by_text(label, exact=True).click())
+
+    E.act(page, lambda: page.get_by_role("button", name="Run retrieval probes").click(), timeout_ms=RUN_TIMEOUT_MS)
+    E.assert_no_errors(page)
+    main = page.locator(E.MAIN)
+    expect(main.get_by_text("Results for 1 model(s)")).to_be_visible()
+
+    # The win-rate chart: one bar group per failure mode and one for all modes.
+    win_chart = _chart_after(page, "Adversarial win rate")
+    expect(win_chart).to_be_visible()
+    expect(win_chart.locator(".xtick text", has_text="all modes")).to_have_count(1)
+    expect(win_chart.locator(".xtick text", has_text=constants.CATEGORY_LABELS[constants.CAT_NEGATION])).to_have_count(1)
+
+    # The paired-accuracy chart carries the dashed 25% line of random ranking, labelled.
+    paired_chart = _chart_after(page, "Paired accuracy (NevIR)")
+    expect(paired_chart.locator(".annotation-text", has_text="random ranking (25%)")).to_have_count(1)
+    expect(paired_chart.locator(".shapelayer path")).to_have_count(1)
+
+    # The before/after table lists the plain cosine and both ticked mitigations, with their cost.
+    table = E.read_dataframe(page.locator(f"{E.MAIN} :is(h1, h2, h3)", has_text="Mitigations: before and after").first
+                             .locator("xpath=following::*[@data-testid='stDataFrame'][1]"))
+    assert list(table["mitigation"]) == [constants.MITIGATION_LABELS[m] for m in (constants.MITIGATION_NONE, constants.MITIGATION_BM25_RRF, constants.MITIGATION_GUARD)]
+    assert {"paraphrases_lost", "correct_lost", "ms_per_query"} <= set(table.columns)
+
+    E.section_screenshot(page, "readme-retrieval", "Adversarial win rate", "In-corpus ranking")
+    E.section_screenshot(page, "readme-retrieval-mitigations", "Mitigations: before and after", "Per group")
