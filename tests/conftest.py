@@ -12,7 +12,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-from core.constants import CACHE_ENV_VAR
+from core.constants import BACKEND_ENV_VAR, CACHE_ENV_VAR
 from core.models.registry import MINILM_L6
 
 DEFAULT_MODELS_ENV = "COSINE_PROBE_DEFAULT_MODELS"
@@ -26,11 +26,17 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 @pytest.fixture(scope="session", autouse=True)
 def session_cache_dir(tmp_path_factory):
-    """A fresh cache folder for the session, and MiniLM as the default model."""
+    """A fresh cache folder for the session, MiniLM as the default model, torch as the default backend.
+
+    The fresh cache holds no exact ONNX export, so the default backend (auto)
+    would export MiniLM and mpnet once per session; tests of the export and of
+    the auto default (tests/core/models/test_onnx_export.py) ask for them.
+    """
     folder = tmp_path_factory.mktemp("cosine-probe-cache")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(CACHE_ENV_VAR, str(folder))
         mp.setenv(DEFAULT_MODELS_ENV, MINILM_L6)
+        mp.setenv(BACKEND_ENV_VAR, "torch")
         yield folder
 
 

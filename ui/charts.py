@@ -57,14 +57,28 @@ def category_heatmap(summary: pd.DataFrame, title: str = "Mean cosine by categor
             text=text,
             texttemplate="%{text}",
             colorscale="RdYlBu_r",
+            zmin=0.0,  # fixed 0…1: a one-row heatmap must not paint 0.73 as the deepest colour
             zmax=1.0,
-            colorbar={"title": "mean cosine"},
+            colorbar={"title": "mean cosine (fixed 0…1)"},
             hovertemplate="%{y} · %{x}<br>%{text}<extra></extra>",
         )
     )
     fig.update_layout(title=title, yaxis={"autorange": "reversed"}, height=max(280, 48 * len(cats) + 120), margin={"l": 10, "r": 10, "t": 50, "b": 10})
     frame = summary[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean", "sd"]].reset_index(drop=True)
     return fig, frame
+
+
+ABOVE_MARK = "▲"
+
+
+def marked_cells(matrix, threshold: float, digits: int = 3) -> list[list[str]]:
+    """Heatmap cell texts with cells strictly above ``threshold`` marked ``▲`` (the caption says what it means).
+
+    Args:
+        matrix: cosines, shape (n_rows, n_cols).
+        threshold: the sidebar threshold.
+    """
+    return [[(f"{ABOVE_MARK} " if v > threshold else "") + f"{v:.{digits}f}" for v in row] for row in matrix]
 
 
 def _mean_sd_text(mean: float, sd: float) -> str:
@@ -123,6 +137,7 @@ def failure_rate_bars(summary: pd.DataFrame, threshold: float) -> go.Figure:
         )
     fig.update_layout(
         barmode="group",
+        showlegend=True,  # colour means the model, even with one model
         title=f"Share of pairs scoring above {threshold:.2f} (95% bootstrap CI)",
         yaxis={"tickformat": ".0%", "range": [0, 1.05]},
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
@@ -143,13 +158,16 @@ def roc_figure(roc: pd.DataFrame, calibration_table: pd.DataFrame, method: str) 
     """
     fig = go.Figure()
     palette = px.colors.qualitative.Plotly
+    seen: dict[tuple, str] = {}
     for i, (model, curve) in enumerate(roc.groupby(constants.COL_MODEL, sort=False)):
         color = palette[i % len(palette)]
         row = calibration_table[calibration_table[constants.COL_MODEL] == model]
         auc = f" (AUC {row['auc'].iloc[0]:.3f})" if not row.empty else ""
+        same = same_curve_as(curve, seen, short(model))
         fig.add_trace(
             go.Scatter(
-                x=curve["fpr"], y=curve["tpr"], mode="lines", name=short(model) + auc, line={"color": color, "shape": "hv"},
+                x=curve["fpr"], y=curve["tpr"], mode="lines", name=short(model) + auc + (f", same curve as {same}" if same else ""),
+                line={"color": color, "shape": "hv", "dash": "dot" if same else "solid"},
                 customdata=curve["threshold"], hovertemplate="threshold %{customdata:.3f}: TPR %{y:.2f}, FPR %{x:.2f}<extra></extra>",
             )
         )
@@ -166,9 +184,21 @@ def roc_figure(roc: pd.DataFrame, calibration_table: pd.DataFrame, method: str) 
         title="ROC on the controls: positive pairs vs negative pairs",
         xaxis={"title": "false-positive rate (negative controls above the threshold)", "range": [-0.02, 1.02]},
         yaxis={"title": "true-positive rate (paraphrases above the threshold)", "range": [-0.02, 1.02]},
-        height=460, margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.2},
+        height=500, margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.3},
     )
     return fig
+
+
+def same_curve_as(curve: pd.DataFrame, seen: dict[tuple, str], name: str) -> str | None:
+    """The model an identical curve (fpr, tpr to 6 decimals) was drawn for, or None; records this one in ``seen``.
+
+    Identical curves hide each other, so the legend says so instead (issue 15).
+    """
+    key = (tuple(curve["fpr"].round(6)), tuple(curve["tpr"].round(6)))
+    if key in seen:
+        return seen[key]
+    seen[key] = name
+    return None
 
 
 def calibrated_rates_figure(rates: pd.DataFrame) -> go.Figure:
@@ -192,6 +222,7 @@ def calibrated_rates_figure(rates: pd.DataFrame) -> go.Figure:
     )
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
     fig.update_yaxes(tickformat=".0%", range=[0, 1.05])
+    fig.update_layout(showlegend=True)  # colour means global vs own threshold even when one kind is drawn
     rows = -(-rates[constants.COL_MODEL].nunique() // 2)
     fig.update_layout(height=max(340, 300 * rows + 90), margin={"l": 10, "r": 10, "t": 60, "b": 10}, legend={"orientation": "h", "y": -0.12})
     return fig
@@ -206,6 +237,10 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     palette = px.colors.qualitative.Plotly
     labels = list(dict.fromkeys(table["label"]))
+    shared = table[constants.COL_THRESHOLD].dropna().unique()
+    one_line = len(shared) == 1 and table[constants.COL_THRESHOLD].notna().all()
+    if one_line:
+        fig.add_vline(x=float(shared[0]), line_dash="dash", line_color="black", annotation_text=f"threshold {shared[0]:.2f}", annotation_position="top")
     for i, (model, group) in enumerate(table.groupby(constants.COL_MODEL, sort=False)):
         color = palette[i % len(palette)]
         above = group[constants.COL_COSINE] > group[constants.COL_THRESHOLD]
@@ -218,7 +253,8 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
         )
         fig.add_trace(
             go.Scatter(
-                x=group[constants.COL_THRESHOLD], y=group["label"], mode="markers", name=f"{short(model)} threshold", showlegend=bool(group[constants.COL_THRESHOLD].notna().any()),
+                x=group[constants.COL_THRESHOLD], y=group["label"], mode="markers", name=f"{short(model)} threshold", visible=not one_line,
+                showlegend=bool(group[constants.COL_THRESHOLD].notna().any()) and not one_line,
                 marker={"color": color, "symbol": "line-ns", "size": 18, "line": {"width": 2, "color": color}},
                 hovertemplate="threshold %{x:.3f}<extra>" + short(model) + "</extra>",
             )
@@ -227,7 +263,7 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
         title="Cosine of each variant with the original (filled: above the model's threshold, treated as the same)",
         xaxis={"title": "cosine", "range": [min(0.0, float(table[constants.COL_COSINE].min()) - 0.05), 1.02]},
         yaxis={"autorange": "reversed", "categoryorder": "array", "categoryarray": labels},
-        height=max(300, 42 * len(labels) + 140), margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.15},
+        height=max(300, 42 * len(labels) + 180), margin={"l": 10, "r": 10, "t": 60, "b": 10}, legend={"orientation": "h", "y": -0.25},
     )
     return fig
 

@@ -156,3 +156,42 @@ def reranker_availability(model_id: str) -> Availability:
     from core.probes.retrieval.reranker import reranker_availability as check
 
     return check(model_id)
+
+
+# --- analyses of a results table (issue 15: a slider move or a download must not recompute them).
+# Keyed by the results table and the arguments, so a threshold seen before is served at once and a
+# new one recomputes only what depends on it.
+def _analyses() -> dict:
+    from core.papers import failure_modes, oov
+    from core.probes import calibration, labels
+    from core.scoring import tables
+
+    return {
+        "category_summary": tables.category_summary,
+        "failure_rate_curves": tables.failure_rate_curves,
+        "failure_mode_table": failure_modes.failure_mode_table,
+        "severity_ranking": failure_modes.severity_ranking,
+        "kruskal_by_category": failure_modes.kruskal_by_category,
+        "vulnerability_ranking": failure_modes.vulnerability_ranking,
+        "calibrate": calibration.calibrate,
+        "roc_table": calibration.roc_table,
+        "calibrated_failure_rates": lambda results, negatives, max_fpr, method, threshold: calibration.failure_rates(
+            results, calibration.thresholds_by_model(calibration.calibrate(results, negatives, max_fpr, threshold), method), threshold),
+        "dynamic_ranges": oov.dynamic_ranges,
+        "label_report": labels.label_report,
+    }
+
+
+ANALYSES = frozenset(("category_summary", "failure_rate_curves", "failure_mode_table", "severity_ranking", "kruskal_by_category", "vulnerability_ranking",
+                      "calibrate", "roc_table", "calibrated_failure_rates", "dynamic_ranges", "label_report"))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def analysis(name: str, results: pd.DataFrame, *args):
+    """``core`` analysis ``name`` (one of :data:`ANALYSES`) of a results table with ``args``, kept per inputs.
+
+    Returns a copy-safe value: Streamlit hands each caller its own copy of a cached DataFrame.
+    """
+    if name not in ANALYSES:
+        raise ValueError(f"unknown analysis {name!r}; choose from {sorted(ANALYSES)}")
+    return _analyses()[name](results, *args)

@@ -19,6 +19,9 @@ from ui.state import short
 ALL_MODES_LABEL = "all modes"
 RANDOM_LABEL = f"random ranking ({constants.PAIRED_RANDOM_BASELINE:.0%})"
 _MARGIN = {"l": 10, "r": 10, "t": 60, "b": 10}
+# The random line's label sits on a white band so the bars under it do not hide it.
+_RANDOM_LINE = {"line_dash": "dash", "line_color": "black", "annotation_text": RANDOM_LABEL, "annotation_position": "top right",
+                "annotation_font": {"size": 13, "color": "black"}, "annotation_bgcolor": "rgba(255, 255, 255, 0.85)"}
 
 
 def mode_label(mode: str) -> str:
@@ -66,7 +69,7 @@ def rates_by_mode_figure(table: pd.DataFrame, value: str, title: str, y_title: s
             )
         )
     if baseline is not None:
-        fig.add_hline(y=baseline, line_dash="dash", line_color="black", annotation_text=RANDOM_LABEL, annotation_position="top left")
+        fig.add_hline(y=baseline, **_RANDOM_LINE)
     fig.update_layout(
         barmode="group", title=title, yaxis={"title": y_title, "tickformat": ".0%", "range": [0, 1.05]},
         xaxis={"categoryorder": "array", "categoryarray": [mode_label(m) for m in order]},
@@ -107,8 +110,7 @@ def before_after_figure(summary: pd.DataFrame) -> go.Figure:
                 row=1, col=col,
             )
         if value == constants.COL_PAIRED_ACCURACY:
-            fig.add_hline(y=constants.PAIRED_RANDOM_BASELINE, line_dash="dash", line_color="black", row=1, col=col,
-                          annotation_text=RANDOM_LABEL, annotation_position="top left")
+            fig.add_hline(y=constants.PAIRED_RANDOM_BASELINE, row=1, col=col, **_RANDOM_LINE)
     fig.update_yaxes(tickformat=".0%", range=[0, 1.05])
     fig.update_layout(
         barmode="group", title="Before and after each mitigation (95% CI where the figure has one)", height=460,

@@ -68,16 +68,39 @@ def _label(name: str) -> str:
     return registry.short_name(name) if name in registry.REGISTRY else name
 
 
+ID_EXAMPLE = "an id looks like owner/name (intfloat/e5-small-v2: letters, digits, - _ . and one /), or give a folder such as ./my-model or /models/e5"
+
+
+def custom_model_problem(name: str) -> str | None:
+    """Why typed text cannot name a model (a Hugging Face id, a registry alias or a local folder), or None.
+
+    Asks no server: the id's form is checked by ``huggingface_hub.utils.validate_repo_id``.
+    """
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    key = (name or "").strip()
+    if not key:
+        return "type a model id or a folder"
+    meta = registry.resolve(key)
+    if meta.name in registry.REGISTRY or meta.source == registry.SOURCE_LOCAL:
+        return None
+    try:
+        validate_repo_id(key)
+    except HFValidationError:
+        return f"{key[:80]!r} is not a Hugging Face id or a folder: {ID_EXAMPLE}"
+    return None
+
+
 def _add_custom_model() -> None:
     ss = st.session_state
     name = (ss.get("custom_model_input") or "").strip()
     if not name:
         return
-    try:
-        meta = registry.resolve(name)
-    except ValueError as exc:
-        ss["custom_model_message"] = f"⚠️ {exc}"
+    problem = custom_model_problem(name)
+    if problem:
+        ss["custom_model_message"] = f"⚠️ {problem}"  # the typed text stays in the box to be corrected
         return
+    meta = registry.resolve(name)
     if meta.name not in ss[KEY_CUSTOM] and meta.name not in registry.REGISTRY:
         ss[KEY_CUSTOM] = [*ss[KEY_CUSTOM], meta.name]
     if meta.name not in ss[KEY_MODELS]:
@@ -101,8 +124,8 @@ def sidebar() -> Selection:
                 st.caption(md_escape(ss["custom_model_message"]))
         remote: set[str] = set(ss[KEY_REMOTE])
         for name in ss[KEY_MODELS]:
-            meta = registry.resolve(name)
-            if meta.trust_remote_code or meta.source != registry.SOURCE_BUNDLED and name in ss[KEY_CUSTOM]:
+            # Only for models that need it: the registry says so, or loading it failed asking for remote code.
+            if needs_remote_code(name) or name in remote:
                 checked = st.checkbox(f"Run remote code for {md_escape(_label(name))}", value=name in remote, key=f"remote::{name}", help=REMOTE_CODE_WARNING)
                 remote = remote | {name} if checked else remote - {name}
         ss[KEY_REMOTE] = sorted(remote)
@@ -123,6 +146,14 @@ def sidebar() -> Selection:
         st.subheader("Retrieval threshold")
         st.slider("Pairs scoring above this count as retrieved as the same", 0.0, 1.0, step=0.01, key=KEY_THRESHOLD)
     return Selection(list(ss[KEY_MODELS]), float(ss[KEY_THRESHOLD]), frozenset(ss[KEY_REMOTE]), ss[KEY_DEVICE])
+
+
+def needs_remote_code(name: str) -> bool:
+    """Whether a model runs code from its repository: the registry says so, or a load of it failed asking for it."""
+    if registry.resolve(name).trust_remote_code:
+        return True
+    reasons = [r for errors in st.session_state.get(KEY_ERRORS, {}).values() for m, r in errors.items() if m == name]
+    return any("remote code" in r.lower() or "trust_remote_code" in r for r in reasons)
 
 
 def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scoring pairs") -> RunResult | None:
@@ -220,3 +251,15 @@ def current() -> Selection:
     init_state()
     ss = st.session_state
     return Selection(list(ss[KEY_MODELS]), float(ss[KEY_THRESHOLD]), frozenset(ss[KEY_REMOTE]), ss[KEY_DEVICE])
+
+
+def in_order(names: list[str], order: list[str]) -> list[str]:
+    """``names`` in the order of ``order`` (those not in it after, as they come); each once."""
+    rank = {name: i for i, name in enumerate(order)}
+    unique = list(dict.fromkeys(names))
+    return sorted(unique, key=lambda n: (rank.get(n, len(rank)), unique.index(n)))
+
+
+def sidebar_order(models: list[str]) -> list[str]:
+    """Models in the order the sidebar lists them, so every table and chart of a page agrees."""
+    return in_order(models, list(st.session_state.get(KEY_MODELS, [])))

@@ -30,11 +30,17 @@ def _slug(text: str) -> str:
 
 
 def downloads(frame: pd.DataFrame, name: str) -> None:
-    """CSV (spreadsheet-safe) and JSON download buttons for a table."""
+    """CSV (spreadsheet-safe) and JSON download buttons for a table.
+
+    The files are built only when clicked, and a click does not rerun the page
+    (issue 15: a download on a long page cost a full rerun of every table).
+    """
     slug = _slug(name)
     left, right = st.columns(2)
-    left.download_button("⬇ CSV", to_csv_bytes(frame), file_name=f"{slug}.csv", mime="text/csv", key=f"dl-csv-{slug}", width="stretch")
-    right.download_button("⬇ JSON", to_json_bytes(frame), file_name=f"{slug}.json", mime="application/json", key=f"dl-json-{slug}", width="stretch")
+    left.download_button("⬇ CSV", lambda: to_csv_bytes(frame), file_name=f"{slug}.csv", mime="text/csv", key=f"dl-csv-{slug}", width="stretch",
+                         on_click="ignore")
+    right.download_button("⬇ JSON", lambda: to_json_bytes(frame), file_name=f"{slug}.json", mime="application/json", key=f"dl-json-{slug}",
+                          width="stretch", on_click="ignore")
 
 
 def table(frame: pd.DataFrame, name: str, **kwargs) -> None:
@@ -106,3 +112,116 @@ def saved_selectbox(label: str, options: list, key: str, **kwargs):
 def saved_radio(label: str, options: list, key: str, **kwargs):
     """A horizontal radio whose choice survives page switches; returns the choice."""
     return st.radio(label, options, index=_saved_index(key, options), key=key, on_change=persist, args=(key,), horizontal=True, **kwargs)
+
+
+# --- results tables: key numbers first -----------------------------------------
+# A user opens a results table for the model, its cosine and the verdict; texts come
+# next (wrapped), ids and bookkeeping last, raw codes off the screen (still in downloads).
+
+MISSING = "—"
+LEAD = ("model", "cosine", "threshold", "verdict")
+TEXT_COLUMNS = ("text_a", "text_b", "variant", "sentence", "text", "tokens", "change", "why", "note", "remark")
+DETAILS = ("model id", "model_id", "pair_id", "suite", "source", "rule")
+CODE_LABELS = {"category": "failure mode", "reading": "reading_label"}  # raw code column -> the label column that shows it
+WRAP_ROW_HEIGHT = 72  # Streamlit wraps text cells only when rows are taller than 4rem (64 px)
+_P_COLUMN = re.compile(r"(^p$|_p$|^p_value$|^p \(|kruskal_p)")
+_INTERNAL_PATH = re.compile(r"\s*\((?:\.\./)?(?:shared|notes|data|core)/[^()]*\)|\s*(?:\.\./)?shared/notes/\S+\.md")
+_PLAIN_WORDS = ((re.compile(r"source row garbled", re.IGNORECASE), "the paper's printed row is damaged"),)
+
+
+def lead_columns(columns: list[str], lead: tuple[str, ...] = LEAD, details: tuple[str, ...] = DETAILS, hide: tuple[str, ...] = ()) -> list[str]:
+    """The display order of a results table's columns.
+
+    ``lead`` columns first (in that order), then the others as they come,
+    then ``details``; ``hide`` columns are left off the screen.
+
+    Args:
+        columns: the table's columns, in their order.
+        lead: the columns a reader came for.
+        details: ids and bookkeeping, shown last.
+        hide: raw codes shown through a label column instead.
+
+    Returns:
+        Column names, each once, all of them from ``columns``.
+    """
+    if len(set(columns)) != len(columns):
+        raise ValueError(f"a results table needs distinct column names, got {columns}")
+    shown = [c for c in columns if c not in hide]
+    first = [c for c in lead if c in shown]
+    last = [c for c in details if c in shown and c not in first]
+    return [*first, *[c for c in shown if c not in first and c not in last], *last]
+
+
+def format_p(p: object) -> str:
+    """A p-value as people read it: ``2e-22`` (never 0.0000…02), ``0.034``, "—" when missing."""
+    try:
+        value = float(p)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return MISSING
+    if value != value:
+        return MISSING
+    return f"{value:.1e}" if 0 < value < 1e-3 else f"{value:.3g}"
+
+
+def plain_note(text: object) -> str:
+    """A data note for the screen: no internal file paths, plain words, "—" when empty."""
+    if text is None or (isinstance(text, float) and text != text):
+        return MISSING
+    out = _INTERNAL_PATH.sub("", str(text))
+    for pattern, words in _PLAIN_WORDS:
+        out = pattern.sub(words, out)
+    out = out.strip()
+    return out or MISSING
+
+
+def _default_config(column: str, labels: dict[str, str]):
+    label = labels.get(column, column.replace("_", " "))
+    if column == "cosine":
+        return st.column_config.NumberColumn(label, format="%.4f")
+    if column == "threshold":
+        return st.column_config.NumberColumn(label, format="%.3f", help="The threshold the verdict uses.")
+    if _P_COLUMN.search(column):
+        return st.column_config.NumberColumn(label, format="%.1e", help="p-value, scientific notation.")
+    if column in ("failure_rate", "fr_ci_low", "fr_ci_high"):
+        return st.column_config.NumberColumn(label, format="percent")
+    if column in TEXT_COLUMNS:
+        return st.column_config.TextColumn(label, width="large")
+    return label
+
+
+def results_table(
+    frame: pd.DataFrame,
+    name: str,
+    lead: tuple[str, ...] = LEAD,
+    details: tuple[str, ...] = DETAILS,
+    hide: tuple[str, ...] = (),
+    labels: dict[str, str] | None = None,
+    column_config: dict | None = None,
+    notes: tuple[str, ...] = ("note", "remark", "why"),
+) -> None:
+    """A results table that leads with what matters, with its downloads underneath.
+
+    Shows ``lead`` columns first, texts wrapped, ``details`` last and ``hide``
+    off the screen; missing cells read "—", p-values are in scientific
+    notation, note columns lose internal paths.  Downloads hold every column
+    with its type unchanged.
+
+    Args:
+        frame: the table (any shape); nothing in it is changed for the download.
+        name: download file name.
+        lead, details, hide: see :func:`lead_columns`.
+        labels: column -> header shown (e.g. ``{"failure_rate": "share above threshold"}``).
+        column_config: Streamlit column configs that override the defaults.
+        notes: free-text columns cleaned with :func:`plain_note` for the screen.
+    """
+    # A raw code column goes off the screen when a label column carries it.
+    hide = (*hide, *(code for code, label in CODE_LABELS.items() if label in frame.columns))
+    order = lead_columns(list(frame.columns), lead, details, hide)
+    labels = labels or {}
+    config = {c: _default_config(c, labels) for c in order}
+    config.update(column_config or {})
+    shown = frame.assign(**{c: frame[c].map(plain_note) for c in notes if c in frame.columns and frame[c].dtype == object})
+    wraps = any(c in TEXT_COLUMNS for c in order)
+    st.dataframe(shown, width="stretch", hide_index=True, column_order=order, column_config=config, placeholder=MISSING,
+                 row_height=WRAP_ROW_HEIGHT if wraps else None)
+    downloads(frame, name)

@@ -18,8 +18,9 @@ from core.models.tokens import tokenize
 from core.scoring import tables
 from core.scoring.runner import similarity_matrix
 from ui import calibration_controls, resources
+from ui.charts import ABOVE_MARK, marked_cells
 from ui.state import current, run, short, show_errors, stored
-from ui.widgets import chart, md_escape, persistent_text_area, set_text, table
+from ui.widgets import chart, md_escape, persistent_text_area, results_table, set_text, table
 
 RESULT_KEY = "compare"
 KEY_MARKER = "cmp_marker"
@@ -128,14 +129,14 @@ def _bar_chart(frame: pd.DataFrame, threshold: float | None) -> go.Figure:
         part = frame[frame["verdict"] == verdict]
         if not part.empty:
             fig.add_bar(
-                x=part[constants.COL_COSINE], y=part["label"], orientation="h", name=verdict, marker_color=color,
+                x=part[constants.COL_COSINE], y=part["label"], orientation="h", name=verdict, marker_color=color, showlegend=True,
                 text=[f"{v:.4f}" for v in part[constants.COL_COSINE]], textposition="outside", cliponaxis=False,
             )
     pub = frame.dropna(subset=["published"])
     if not pub.empty:
         fig.add_scatter(x=pub["published"], y=pub["label"], mode="markers", name="published", marker={"symbol": "diamond", "size": 12, "color": "black"})
     if threshold is not None:
-        fig.add_vline(x=threshold, line_dash="dash", line_color="gray", annotation_text=f"threshold {threshold:.2f}", annotation_position="top")
+        fig.add_vline(x=threshold, line_dash="dash", line_color="gray", annotation_text=f"threshold {threshold:.2f}", annotation_position="bottom right")
     else:
         own = frame.dropna(subset=[constants.COL_THRESHOLD])
         fig.add_scatter(
@@ -143,9 +144,10 @@ def _bar_chart(frame: pd.DataFrame, threshold: float | None) -> go.Figure:
             marker={"symbol": "line-ns", "size": 26, "line": {"width": 3, "color": "black"}}, hovertemplate="threshold %{x:.3f}<extra></extra>",
         )
     fig.update_layout(
-        xaxis={"title": "cosine similarity", "range": [min(0.0, float(frame[constants.COL_COSINE].min())), 1.0]},
-        yaxis={"title": None, "autorange": "reversed"},
-        barmode="overlay", height=150 + 45 * len(frame), margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        # Room right of 1.0 so a bar value such as 0.9800 is never cut; the legend sits above, always shown.
+        xaxis={"title": "cosine similarity", "range": [min(0.0, float(frame[constants.COL_COSINE].min())), 1.12], "tickvals": [0, 0.2, 0.4, 0.6, 0.8, 1.0]},
+        yaxis={"title": None, "autorange": "reversed"}, showlegend=True,
+        barmode="overlay", height=170 + 45 * len(frame), margin={"l": 10, "r": 40, "t": 70, "b": 10},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.08, "x": 0, "xanchor": "left"},
     )
     return fig
@@ -205,7 +207,7 @@ if result is not None:
     shown = frame.rename(columns={constants.COL_TOKENS_A: "tokens A", constants.COL_TOKENS_B: "tokens B"})
     shown = shown[["label", constants.COL_COSINE, constants.COL_THRESHOLD, "verdict", "tokens A", "tokens B", constants.COL_TRUNCATED, "published", "note", constants.COL_MODEL]]
     shown = shown.rename(columns={"label": "model", constants.COL_MODEL: "model id"})
-    table(
+    results_table(  # "—" where the paper printed nothing; notes without internal paths
         shown,
         "compare table",
         column_config={
@@ -278,11 +280,13 @@ if heat:
         fig = go.Figure(
             go.Heatmap(
                 z=matrix, x=labels, y=labels, zmin=-1.0, zmax=1.0, zmid=0.0, colorscale="RdBu_r",
-                texttemplate="%{z:.3f}", hovertemplate="%{y} × %{x}: %{z:.4f}<extra></extra>", colorbar={"title": "cosine"},
+                text=marked_cells(matrix, sel.threshold), texttemplate="%{text}", hovertemplate="%{y} × %{x}: %{z:.4f}<extra></extra>",
+                colorbar={"title": "cosine (fixed −1…1)"},
             )
         )
         fig.update_layout(title=short(name), yaxis={"autorange": "reversed"}, height=140 + 38 * len(labels), margin={"l": 10, "r": 10, "t": 40, "b": 10})
         data = pd.DataFrame(matrix, columns=labels).assign(model=name, label=labels, sentence=heat["sentences"])
         with cols[i % 2]:
             chart(fig, data[["model", "label", "sentence", *labels]], f"heatmap {short(name)}")
-    st.caption(f"Cells above the sidebar threshold ({sel.threshold:.2f}) are pairs a retrieval system would treat as the same.")
+    st.caption(f"Cells marked {ABOVE_MARK} score above the sidebar threshold ({sel.threshold:.2f}): pairs a retrieval system would treat as the same. "
+               "The colour scale is fixed at −1…1 for every model.")

@@ -1,9 +1,10 @@
 """Home: what cosine-probe shows and where to start."""
 
+import pandas as pd
 import streamlit as st
 
 from core.models import registry
-from ui import resources
+from ui import resources, widgets
 from ui.state import short
 
 st.title("cosine-probe")
@@ -28,8 +29,10 @@ with right:
     rows = []
     for name, meta in registry.REGISTRY.items():
         avail = resources.model_availability(name)
-        rows.append({"model": short(name), "id": name, "source": meta.source, "dim": meta.dimension, "status": avail.status, "why": avail.reason})
-    st.dataframe(rows, hide_index=True, width="stretch")
+        rows.append({"model": short(name), "status": avail.status, "why": avail.reason, "source": meta.source, "dim": meta.dimension, "id": name})
+    # Status and why first and wrapped: they are what a newcomer needs, and they used to sit past a sideways scroll.
+    widgets.results_table(pd.DataFrame(rows), "models", lead=("model", "status", "why"), details=("id",),
+                          column_config={"why": st.column_config.TextColumn("why", width="large")})
 st.caption(
     "The papers' numbers are claims, not truth: every page shows what the bundled models actually compute, "
     "next to what was published."

@@ -26,7 +26,12 @@ PAPER = reference.PAPER_OOV
 READING_KEY = "oov_reading"
 ENTITY_VALUES_KEY = "oov_entity_values"
 TOKEN_SOURCE_KEY = "oov_token_source"
-READING_LABELS = {constants.VARIANT_REPLACED_BOTH: "both sentences", constants.VARIANT_REPLACED_B: "second sentence only"}
+# The one-sided reading first: it is the one the paper's figures resemble, so the page opens on it (issue 15).
+READING_LABELS = {constants.VARIANT_REPLACED_B: "second sentence only (as the paper's figures)", constants.VARIANT_REPLACED_BOTH: "both sentences"}
+READING_HELP = ("The paper does not say whether the other sentence keeps the real name. Only the second-sentence reading gives deltas "
+                "like the published ones, so the page opens on it; the both-sentences reading is one click away.")
+TABS = ["Summary", "Dynamic range", "Per entity", "Model vs model", "Token overlap", "Token counts", "Entity swap and categories", "Layer by layer"]
+DELTA_SCALE = 0.5  # fixed colour scale of the delta heatmap: ±0.5 cosine
 RAW, NORMALIZED = "Raw delta", "Normalized delta (% of dynamic range)"
 FROM_TOKENIZER, FROM_TABLE2 = "each model's tokenizer", "the paper's Table 2"
 PUBLISHED_COLOR = "#9e9e9e"
@@ -85,8 +90,9 @@ def _entity_heatmap(wide: pd.DataFrame, title: str, percent: bool) -> go.Figure:
             y=list(wide.index),
             texttemplate="%{z:" + fmt + "}",
             colorscale="RdBu_r",
-            zmid=0,
-            colorbar={"title": "% of range" if percent else "delta", "tickformat": ".0%" if percent else ".2f"},
+            zmin=-1.0 if percent else -DELTA_SCALE,
+            zmax=1.0 if percent else DELTA_SCALE,
+            colorbar={"title": "% of range (fixed −100…100%)" if percent else f"delta (fixed −{DELTA_SCALE}…{DELTA_SCALE})", "tickformat": ".0%" if percent else ".2f"},
             hovertemplate="%{y} · %{x}: %{z:" + fmt + "}<extra></extra>",
         )
     )
@@ -104,8 +110,9 @@ def _d_heatmap(matrix: pd.DataFrame) -> go.Figure:
             y=labels,
             texttemplate="%{z:.2f}",
             colorscale="RdBu_r",
-            zmid=0,
-            colorbar={"title": "Cohen's d"},
+            zmin=-3.0,
+            zmax=3.0,
+            colorbar={"title": "Cohen's d (fixed −3…3)"},
             hovertemplate="row %{y} vs column %{x}: d = %{z:.3f}<extra></extra>",
         )
     )
@@ -185,7 +192,8 @@ def _reading_box(readings: pd.DataFrame) -> None:
         "With the entity replaced in **both sentences**, the two sentences share the invented word, which pulls them "
         "together: the mean delta is *negative* for MiniLM (the pair becomes more similar). With it replaced in the "
         "**second sentence only**, the pair loses a shared word and the delta is positive, as in the paper. "
-        "Only the one-sided reading resembles the published deltas. Every OOV number below is labelled with the reading it uses.",
+        "Only the one-sided reading resembles the published deltas, so the page opens on it; the other is one click away above. "
+        "Every OOV number below is labelled with the reading it uses.",
         icon="ℹ️",
     )
     if not readings.empty:
@@ -342,24 +350,33 @@ def main() -> None:
         return
     st.text(f"Results for: {', '.join(short(m) for m in result.models)} ({len(results)} scored pairs, {result.seconds:.1f} s)")
 
-    reading = widgets.saved_radio("Entity replaced in", list(READING_LABELS), READING_KEY, format_func=READING_LABELS.get)
+    reading = widgets.saved_radio("Entity replaced in", list(READING_LABELS), READING_KEY, format_func=READING_LABELS.get, help=READING_HELP)
     dyn = oov.dynamic_ranges(results)
-    _reading_box(oov.oov_readings(results, dyn))
     deltas = oov.oov_deltas(results, reading, dyn)
     summary = oov.oov_summary(deltas, dyn)
 
-    _section_raw(summary, reading)
-    _section_dynamic(dyn)
-    _section_normalized(summary, reading)
-    _section_entities(deltas, reading)
-    _section_cohens_d(results, deltas, reading)
-    _section_jaccard(results)
-    _section_tokens(results, deltas, reading)
-    _section_swap(results)
-    _section_categories(results, selection.threshold)
+    summary_tab, dynamic_tab, entity_tab, models_tab, overlap_tab, tokens_tab, swap_tab, layers_tab = st.tabs(TABS)
+    with summary_tab:
+        _section_raw(summary, reading)
+        _section_normalized(summary, reading)
+        _reading_box(oov.oov_readings(results, dyn))
+    with dynamic_tab:
+        _section_dynamic(dyn)
+    with entity_tab:
+        _section_entities(deltas, reading)
+    with models_tab:
+        _section_cohens_d(results, deltas, reading)
+    with overlap_tab:
+        _section_jaccard(results)
+    with tokens_tab:
+        _section_tokens(results, deltas, reading)
+    with swap_tab:
+        _section_swap(results)
+        _section_categories(results, selection.threshold)
     from ui.explain import oov_layer_section  # issue 14: where in the network the gap appears
 
-    oov_layer_section(result.models, reading, selection)
+    with layers_tab:
+        oov_layer_section(result.models, reading, selection)
 
 
 main()

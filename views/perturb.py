@@ -52,7 +52,8 @@ if report is not None:
     st.subheader(f"{len(report.variants)} variant(s)")
     listing = report.to_frame()
     listing.insert(0, "failure mode", listing[constants.COL_CATEGORY].map(charts.category_label))
-    widgets.table(listing[["failure mode", constants.COL_RULE, constants.COL_CHANGE, constants.COL_TEXT_B, constants.COL_PAIR_ID]].rename(columns={constants.COL_TEXT_B: "variant"}), "perturbation variants")
+    widgets.results_table(listing[["failure mode", constants.COL_CHANGE, constants.COL_TEXT_B, constants.COL_RULE, constants.COL_PAIR_ID]].rename(columns={constants.COL_TEXT_B: "variant"}),
+                          "perturbation variants", lead=("failure mode", "variant", constants.COL_CHANGE))
     if report.not_applicable:
         st.markdown("**No variant for:**")
         st.dataframe(
@@ -79,10 +80,10 @@ if result is not None and threshold is not None:
     same = table[table["verdict"] == tables.ABOVE_THRESHOLD]
     st.caption(f"{len(same)} of {len(table)} model × variant scores are above the model's threshold: treated as the same sentence.")
     shown = table.assign(model=table[constants.COL_MODEL].map(state.short), category=table[constants.COL_CATEGORY].map(charts.category_label))
-    widgets.table(
-        shown[["category", constants.COL_CHANGE, constants.COL_TEXT_B, "model", constants.COL_COSINE, constants.COL_THRESHOLD, "verdict"]].rename(columns={constants.COL_TEXT_B: "variant"}),
-        "perturbation scores",
-        column_config={constants.COL_COSINE: st.column_config.NumberColumn(format="%.4f"), constants.COL_THRESHOLD: st.column_config.NumberColumn(format="%.3f")},
+    widgets.results_table(
+        shown[["model", constants.COL_COSINE, constants.COL_THRESHOLD, "verdict", "category", constants.COL_TEXT_B, constants.COL_CHANGE, constants.COL_PAIR_ID]].rename(
+            columns={constants.COL_TEXT_B: "variant"}),
+        "perturbation scores", lead=(*widgets.LEAD, "variant", "category"), labels={"category": "failure mode"},
     )
 elif result is None:
     st.info("Press **Score variants** to score every variant with the models selected in the sidebar.")

@@ -342,7 +342,10 @@ def _suite_results(result: RetrievalResult) -> None:
                    "mitigation's own time per query.")
         summary = result.summary()
         widgets.chart(before_after_figure(summary), summary, "retrieval-before-after")
-        _table(summary, "retrieval-before-after-table")
+        # The key figures and their costs first; the intervals and counts after them.
+        first = [constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_WIN_RATE, constants.COL_PAIRED_ACCURACY, constants.COL_RECALL_AT[1],
+                 constants.COL_TOP1_CONTRADICTION, constants.COL_PARAPHRASES_LOST, constants.COL_CORRECT_LOST, constants.COL_MS_PER_QUERY]
+        _table(summary[[*first, *(c for c in summary.columns if c not in first)]], "retrieval-before-after-table")
 
     if not result.comparisons.empty:
         st.header("Model vs model")

@@ -15,7 +15,7 @@ from core.models.tokens import load_tokenizers, token_rows
 from core.papers import oov
 from ui import resources
 from ui.state import current, short
-from ui.widgets import md_escape, persistent_text_area, table
+from ui.widgets import md_escape, persistent_text_area, plain_note, results_table, table
 
 KEY_TEXT = "tok_text"
 DEFAULT_TEXT = "\n".join(["Xylophrix", "Wompelfritz", "flobnaxitol", "Frondlebard", "The patient is allergic to penicillin"])
@@ -80,7 +80,7 @@ word_table = pd.DataFrame(word_rows).sort_values("line", kind="stable")
 
 # ---------------------------------------------------------------- overview
 st.subheader("All lines")
-table(token_table, "token table", column_config={"tokens": st.column_config.TextColumn(width="large")})
+results_table(token_table, "token table", lead=("line", "text", "model", "tokens", "n_tokens", "n_unk"), details=("model_id",))
 
 # ---------------------------------------------------------------- per line
 st.subheader("Line by line")
@@ -94,20 +94,27 @@ for i, line in enumerate(lines, start=1):
             st.success(f"{SAME} ({len(models)} models).", icon="✅")
         else:
             st.warning(f"{DIFFERENT}.", icon="🔀")
-        for row in mine.to_dict("records"):
-            st.text(f"{row['model']}: {row['n_tokens']} tokens, {row['n_unk']} [UNK]")
-            st.code(row["tokens"] or "(no tokens)", language=None)
+        records = mine.to_dict("records")
+        # Identical splits are shown once ("all 4 models: x ##yl ##op ##hri ##x"), not once per model.
+        same_split = len(records) > 1 and len({(r["tokens"], r["n_unk"]) for r in records}) == 1
+        if same_split:
+            st.text(f"all {len(records)} models: {records[0]['n_tokens']} tokens, {records[0]['n_unk']} [UNK]")
+            st.code(records[0]["tokens"] or "(no tokens)", language=None)
+        for row in records:
+            if not same_split:
+                st.text(f"{row['model']}: {row['n_tokens']} tokens, {row['n_unk']} [UNK]")
+                st.code(row["tokens"] or "(no tokens)", language=None)
             if row["n_past_max"] > 0:
                 st.warning(
                     f"{md_escape(row['model'])}: {row['n_with_special']} tokens with special tokens, the model keeps {row['max_tokens']}; "
                     f"{row['n_past_max']} tokens past the maximum are cut before encoding.",
                     icon="✂️",
                 )
-            if pd.notna(row["published_split"]):
+            if pd.notna(row["published_split"]) and (not same_split or row is records[0]):
                 marker = "✅ match" if row["matches_published"] else "❌ mismatch"
                 st.text(f"OOV paper Table 2 (published): {row['published_split']}   ours: {row['tokens']}   {marker}")
         check = oov.published_split_check(entities, line, ())
         if check and check["note"]:
-            st.caption(f"Table 2 note: {check['note']}")
+            st.caption(f"Table 2 note: {md_escape(plain_note(check['note']))}")
         words = word_table[word_table["line"] == i].drop(columns=["line", "model_id"])
         table(words, f"words line {i}")

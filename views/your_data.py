@@ -22,8 +22,9 @@ from core import constants
 from core.files.intake import check_pairs
 from core.files.reader import PairsFileError, apply_mapping, guess_mapping, mapping_note, parse_pairs
 from core.papers import failure_modes, oov
+from core.probes import labels
 from core.scoring import tables
-from ui import charts, history, state, widgets
+from ui import charts, history, label_charts, resources, state, widgets
 
 RUN_KEY = "your_data"
 KEY_BYTES = "yd_upload_bytes"  # bytes of the last upload or paste
@@ -147,6 +148,34 @@ def _checked(pairs, notes: list[str]):
     return kept.pairs, kept.notes, kept.violations
 
 
+def _label_sections(results, models: list[str], threshold: float) -> None:
+    """Cosine by label, and for match / no-match labels cosine as a classifier of the label (``core.probes.labels``)."""
+    report = resources.analysis("label_report", results, threshold)
+    kind = report["kind"].iloc[0, 0]
+    if kind == labels.KIND_NONE:
+        return
+    st.header("Cosine by label")
+    if kind == labels.KIND_BINARY:
+        st.caption("Your labels read as **match** (1, true, yes, paraphrase, entailment, …) or **no match** (0, false, no, not paraphrase, "
+                   "contradiction, neutral, …). Each box is one label's cosines for one model; the dashed line is the sidebar threshold.")
+    st.plotly_chart(label_charts.cosine_by_label_figure(results, models, threshold), width="stretch", key="chart-your-data-cosine-by-label")
+    by_label = report["by_label"].assign(**{constants.COL_MODEL: report["by_label"][constants.COL_MODEL].map(state.short)})
+    st.caption(f"share above = pairs scoring above {threshold:.2f}: for no-match labels the failure rate, for match labels the share a search finds.")
+    widgets.results_table(by_label, "your-data-cosine-by-label", lead=(constants.COL_MODEL, constants.COL_LABEL, "n", "share_above", "mean"),
+                          labels={"share_above": "share above threshold"}, column_config={"share_above": st.column_config.NumberColumn("share above threshold", format="percent")})
+    if kind != labels.KIND_BINARY or report["classifier"].empty:
+        return
+    st.header("Cosine as a classifier of your label")
+    st.caption("ROC and AUC of cosine separating match from no-match pairs; the best threshold maximises Youden J (TPR − FPR). "
+               f"Accuracy and F1 at that threshold and at the sidebar's ({threshold:.2f}).")
+    st.plotly_chart(label_charts.label_roc_figure(report["roc"], report["classifier"], models), width="stretch", key="chart-your-data-label-roc")
+    clf = report["classifier"].assign(**{constants.COL_MODEL: report["classifier"][constants.COL_MODEL].map(state.short)})
+    three = {c: st.column_config.NumberColumn(c.replace("_", " "), format="%.3f") for c in ("auc", "best_threshold", "best_accuracy", "best_f1", "accuracy", "f1",
+                                                                                             "best_tpr", "best_fpr", "threshold")}
+    widgets.results_table(clf, "your-data-label-classifier", lead=(constants.COL_MODEL, "auc", "best_threshold", "best_accuracy", "best_f1", "threshold", "accuracy", "f1"),
+                          column_config=three)
+
+
 # --------------------------------------------------------------------------- page
 
 ss = st.session_state
@@ -210,6 +239,9 @@ else:
         if ss[KEY_MAPPING].get(constants.COL_TEXT_A) == ss[KEY_MAPPING].get(constants.COL_TEXT_B):
             st.warning("Text A and text B are the same column: every pair will score 1.0.")
         pairs, notes, violations = _checked(pairs, notes)
+        if pairs is not None and labels.labels_as_categories(pairs) is not pairs:
+            pairs = labels.labels_as_categories(pairs)
+            notes = [*notes, "no category column: each pair's label is used as its category"]
         for note in notes:
             st.info(widgets.md_escape(note))
         if violations:
@@ -236,19 +268,28 @@ if stored is not None:
     st.caption(f"Computed from {widgets.md_escape(ss.get(KEY_RUN_INFO, 'your pairs'))}. Change the file or columns and run again to update.")
     categories = set(results[constants.COL_CATEGORY])
 
+    models = state.sidebar_order(models)
     st.header("Per-pair results")
-    st.caption("One row per pair and model: cosine, token counts, whether a text was cut at the model's limit, and overlap.")
-    shown = results.assign(**{constants.COL_MODEL: results[constants.COL_MODEL].map(state.short)})
-    st.dataframe(shown, width="stretch", hide_index=True, column_config={constants.COL_COSINE: st.column_config.NumberColumn(constants.COL_COSINE, format="%.4f")})
-    widgets.downloads(results, "your-data-results")
+    st.caption(f"One row per pair and model: cosine and its verdict at the threshold ({threshold:.2f}), the texts, then token counts, "
+               "whether a text was cut at the model's limit, and overlap. The downloads keep full model ids and labels as written (numbers, true/false).")
+    exported = results.assign(**{constants.COL_LABEL: labels.typed_labels(results[constants.COL_LABEL])}) if constants.COL_LABEL in results.columns else results
+    shown = tables.with_verdicts(results, threshold).assign(**{constants.COL_MODEL: results[constants.COL_MODEL].map(state.short)})
+    st.dataframe(shown, width="stretch", hide_index=True, column_order=widgets.lead_columns(
+        list(shown.columns), (*widgets.LEAD, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY, constants.COL_LABEL)),
+        column_config={constants.COL_COSINE: st.column_config.NumberColumn(constants.COL_COSINE, format="%.4f"),
+                       constants.COL_TEXT_A: st.column_config.TextColumn("text A", width="large"),
+                       constants.COL_TEXT_B: st.column_config.TextColumn("text B", width="large")},
+        placeholder=widgets.MISSING, row_height=widgets.WRAP_ROW_HEIGHT)
+    widgets.downloads(exported, "your-data-results")
 
-    summary = tables.category_summary(results, threshold)
+    summary = resources.analysis("category_summary", results, threshold, None)
     st.header("Category summary")
     st.caption(f"Per model and category: mean cosine ± SD with a 95% bootstrap CI, and the share of pairs scoring above "
                f"the threshold ({threshold:.2f}) with its CI.")
-    rate_cols = {c: st.column_config.NumberColumn(c, format="percent") for c in ("failure_rate", "fr_ci_low", "fr_ci_high")}
-    st.dataframe(summary.assign(**{constants.COL_MODEL: summary[constants.COL_MODEL].map(state.short)}), width="stretch", hide_index=True, column_config=rate_cols)
-    widgets.downloads(summary, "your-data-category-summary")
+    shown_summary = summary.assign(**{constants.COL_MODEL: summary[constants.COL_MODEL].map(state.short)})
+    shown_summary.insert(1, "category label", shown_summary[constants.COL_CATEGORY].map(charts.category_label))
+    widgets.results_table(shown_summary, "your-data-category-summary", lead=(constants.COL_MODEL, "category label", "n", "mean", "sd"), hide=(constants.COL_CATEGORY,),
+                          labels={"failure_rate": "share above threshold", "fr_ci_low": "share CI low", "fr_ci_high": "share CI high", "category label": "category"})
     fig, frame = charts.category_heatmap(summary, title="Mean cosine ± SD by category and model")
     widgets.chart(fig, frame, "your-data-mean-cosine")
 
@@ -272,17 +313,19 @@ if stored is not None:
                    "'same meaning' and 'unrelated'. A narrow range makes any fixed threshold fragile.")
         dyn = oov.dynamic_ranges(results, suite=None)
         dyn[constants.COL_MODEL] = dyn[constants.COL_MODEL].map(state.short)
-        widgets.table(dyn, "your-data-dynamic-range")
+        widgets.results_table(dyn, "your-data-dynamic-range")
 
-    if tables.labels_are_numeric(results):
+    if constants.COL_LABEL in results.columns:
+        _label_sections(results, models, threshold)
+    if tables.labels_are_numeric(results) and labels.label_kind(results[constants.COL_LABEL]) == labels.KIND_GRADED:
         st.header("Label vs cosine")
         st.caption("Pearson (linear) and Spearman (rank) correlation of your numeric label with the cosine, per model. "
                    "Rows with an empty label are left out.")
         corr = tables.label_correlation(results)
         corr[constants.COL_MODEL] = corr[constants.COL_MODEL].map(state.short)
-        widgets.table(corr, "your-data-label-correlation")
-    elif constants.COL_LABEL in results.columns:
-        st.caption("The label column is not all numbers, so no correlation with cosine is computed.")
+        widgets.results_table(corr, "your-data-label-correlation")
+    elif constants.COL_LABEL in results.columns and labels.label_kind(results[constants.COL_LABEL]) == labels.KIND_TEXT:
+        st.caption("The label column is neither numbers nor match / no-match words, so no correlation or classifier is computed.")
 
     if constants.CAT_POSITIVE in categories and categories & set(constants.FAILURE_MODES):
         st.header("Failure-mode statistics")
@@ -292,6 +335,6 @@ if stored is not None:
         fm = failure_modes.failure_mode_table(results, threshold, suite=None)
         fm.insert(1, "failure mode", fm[constants.COL_CATEGORY].map(charts.category_label))
         fm[constants.COL_MODEL] = fm[constants.COL_MODEL].map(state.short)
-        widgets.table(fm, "your-data-failure-modes", column_config={"failure_rate": st.column_config.NumberColumn("failure_rate", format="percent")})
+        widgets.results_table(fm, "your-data-failure-modes", column_config={"failure_rate": st.column_config.NumberColumn("failure_rate", format="percent")})
 elif parsed is not None:
     st.info("Press **Run on selected models** to score these pairs.")

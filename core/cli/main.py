@@ -86,8 +86,10 @@ def _score(args, pairs: pd.DataFrame, models: list[str]):
 
 
 def cmd_models(args) -> int:
+    from core.cli.onnx_exports import export_all, export_status_of
     from core.models.loading import availability
 
+    failed = export_all() if getattr(args, "export_onnx", False) else 0
     rows = []
     names = list(registry.REGISTRY) + [n for n in (args.extra or []) if n not in registry.REGISTRY]
     for name in names:
@@ -99,6 +101,7 @@ def cmd_models(args) -> int:
                 "short_name": meta.short_name,
                 "source": meta.source,
                 "backend": meta.backend,
+                "onnx_export": export_status_of(name),
                 "dimension": meta.dimension,
                 "max_seq_length": meta.max_seq_length,
                 "pooling": meta.pooling,
@@ -113,9 +116,9 @@ def cmd_models(args) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        frame = pd.DataFrame(rows)[["model", "source", "backend", "dimension", "status", "reason"]]
+        frame = pd.DataFrame(rows)[["model", "source", "backend", "onnx_export", "dimension", "status", "reason"]]
         print(frame.to_string(index=False))
-    return 0
+    return failed
 
 
 def _require_text(label: str, text: str) -> str:
@@ -214,58 +217,10 @@ def _run_pairs(args) -> tuple[pd.DataFrame, dict]:
 
 
 def cmd_run(args) -> int:
-    from core.papers.summary import summarize
+    """``run``: chunked, any size, a progress bar per model (core.cli.run)."""
+    from core.cli.run import run_command
 
-    pairs, found = _run_pairs(args)
-    models = _models_arg(args.models)
-    out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CliError(f"cannot create output folder {out}: {exc.strerror or exc}") from exc
-    print(f"{len(pairs)} pairs × {len(models)} models", file=sys.stderr)
-    result = _score(args, pairs, models)
-    if result is None:
-        return EXIT_NO_MODEL
-    safe_frame(result.results).to_csv(out / "pairs.csv", index=False)
-    tables = summarize(result.results, args.threshold)
-    summary = {
-        "threshold": args.threshold,
-        "suite": args.suite,
-        "suites": sorted(set(pairs[constants.COL_SUITE])),
-        "file_check": found,
-        "models": result.models,
-        "errors": result.errors,
-        "seconds": round(result.seconds, 3),
-        "encoding": {
-            m: {"unique_texts": r.n_unique, "encoded": r.n_encoded, "from_cache": r.n_cached, "truncated": len(r.truncated), "device": r.device, "batch_size": r.batch_size, "notes": list(r.notes)}
-            for m, r in result.reports.items()
-        },
-        "tables": {name: json.loads(t.to_json(orient="records")) for name, t in tables.items()},
-    }
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
-    from core.cli.history import record_history
-    from core.history.sources import suite_source
-
-    # A file is kept by path and hash; a shipped suite (with any companion it brought) by name and hash.
-    names = (args.suite,) if Path(args.suite).expanduser().is_file() else sorted(set(result.results[constants.COL_SUITE]))
-    record_history(
-        "run", result.results, {"threshold": args.threshold, "sources": [suite_source(n) for n in names], "out": str(out), "device": args.device, "devices": result.devices}, result.errors
-    )
-    if args.json:
-        print(json.dumps(summary, indent=1))
-        print(f"wrote {out / 'pairs.csv'} and {out / 'summary.json'}", file=sys.stderr)
-        print(f"device: {_devices_line(result.devices)}", file=sys.stderr)
-        return 0
-    with pd.option_context("display.width", 160, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
-        for name, table in tables.items():
-            if name.startswith("oov_deltas"):
-                continue
-            print(f"\n== {name} ==")
-            print(table.to_string(index=False) if not table.empty else "(empty)")
-    print(f"\nwrote {out / 'pairs.csv'} and {out / 'summary.json'}")
-    print(f"device: {_devices_line(result.devices)}", file=sys.stderr)
-    return 0
+    return run_command(args)
 
 
 def cmd_validate(args) -> int:
@@ -301,13 +256,13 @@ def cmd_validate(args) -> int:
     return 1 if checked.violations else 0
 
 
-def _oov_words_list(args, kinds: list[str], toks: list[tuple[str, object]]) -> int:
+def _oov_words_list(args, kinds: list[str], toks: Sequence[tuple[str, object]]) -> int:
     from core.models.tokens import word_pieces
     from core.probes.invented import generate_words
 
     entity = args.word.strip()
     ref_name, ref = toks[0]
-    words = []
+    words: list = []
     try:
         for kind in kinds:
             words += generate_words(
@@ -332,7 +287,7 @@ def _oov_words_list(args, kinds: list[str], toks: list[tuple[str, object]]) -> i
     return 0
 
 
-def _oov_words_run(args, kinds: list[str], toks: list[tuple[str, object]]) -> int:
+def _oov_words_run(args, kinds: list[str], toks: Sequence[tuple[str, object]]) -> int:
     from core.papers.suites import read_suite_file
     from core.probes.invented import oov_replacements, oov_replicate_summary
 
@@ -512,6 +467,8 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--device", choices=constants.DEVICE_CHOICES, default=constants.DEVICE_AUTO, help="where models encode: auto takes a CUDA GPU, then Apple MPS, then the CPU (default %(default)s)")
     p.add_argument("--batch-size", type=int, metavar="N", help="texts per forward pass (default: 32 on the CPU, 64 on MPS, 128 on CUDA)")
+    p.add_argument("--backend", choices=constants.BACKEND_CHOICES, help="torch, or the verified exact fp32 ONNX export of a bundled torch model "
+                   "(default auto: the export on the CPU, made once at first use; $COSINE_PROBE_BACKEND sets it too)")
 
 
 def _devices_line(devices: dict[str, str]) -> str:
@@ -555,6 +512,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("extra", nargs="*", help="more ids or folders to check")
     p.add_argument("--trust-remote-code", nargs="+", metavar="M")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--export-onnx", action="store_true", help="make and verify the exact fp32 ONNX exports of the bundled torch models now (else at first use)")
     p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("compare", help="cosine of two sentences under every model")
@@ -569,9 +527,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_tokens)
 
     p = sub.add_parser("run", help="run a suite (oov, baseline, failure-modes, all) or a pairs file")
-    p.add_argument("--suite", required=True, help="suite name or path to a CSV/TSV/JSONL pairs file")
-    p.add_argument("--out", required=True, help="output folder for pairs.csv and summary.json")
-    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.add_argument("--suite", required=True, help="suite name or path to a CSV/TSV/JSONL/JSON/Parquet pairs file of any size")
+    p.add_argument("--out", required=True, help="output folder for pairs.parquet, pairs.csv and summary.json")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--chunk-rows", type=int, default=constants.RUN_CHUNK_PAIRS, metavar="N",
+                   help="pairs read, encoded, scored and written at a time: memory stays bounded whatever the file's size (default %(default)s)")
     add_model_options(p)
     add_pairs_file_options(p)
     p.set_defaults(func=cmd_run)
@@ -641,9 +601,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args) -> int:
     """Run the command; every failure becomes one stderr line and an exit code."""
+    from core.models.loading import default_backend
+
     try:
         _check_device(args)
-        return args.func(args)
+        with default_backend(getattr(args, "backend", None)):  # --backend reaches every model this command loads
+            return args.func(args)
     except CliError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -195,7 +195,8 @@ def validate_pairs(pairs: pd.DataFrame, expected_counts: Mapping[str, int] | Non
     for row in pairs.itertuples(index=False):
         pid, cat = str(getattr(row, constants.COL_PAIR_ID)), str(getattr(row, constants.COL_CATEGORY))
         a, b = str(getattr(row, constants.COL_TEXT_A)), str(getattr(row, constants.COL_TEXT_B))
-        key = tuple(sorted((" ".join(rule_words(a)), " ".join(rule_words(b)))))
+        first, second = sorted((" ".join(rule_words(a)), " ".join(rule_words(b))))
+        key = (first, second)
         if key in seen:
             out.append(Violation(pid, "no-duplicates", f"same pair as {seen[key]}"))
         else:
@@ -208,7 +209,7 @@ def validate_pairs(pairs: pd.DataFrame, expected_counts: Mapping[str, int] | Non
         if constants.COL_DOMAIN in pairs.columns and str(getattr(row, constants.COL_DOMAIN)) not in constants.DOMAINS:
             out.append(Violation(pid, "domain", f"unknown domain {getattr(row, constants.COL_DOMAIN)!r}; use one of {constants.DOMAINS}"))
     if expected_counts is not None:
-        counts = pairs[constants.COL_CATEGORY].value_counts().to_dict()
+        counts = {str(k): int(v) for k, v in pairs[constants.COL_CATEGORY].value_counts().items()}
         for cat in sorted(set(expected_counts) | set(counts)):
             want, got = expected_counts.get(cat, 0), counts.get(cat, 0)
             if want != got:

@@ -148,7 +148,7 @@ def _connect(path: Path, timeout: float) -> Iterator[Any]:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise HistoryError(f"cannot create the history folder {path.parent}: {exc.strerror or exc}") from exc
+        raise HistoryError(f"cannot create the folder for {path.name}: {exc.strerror or exc}") from exc
     with _PROCESS_LOCK:
         deadline = time.monotonic() + max(0.0, timeout)
         delay = 0.02

@@ -84,7 +84,7 @@ class TorchBackend:
         self.tokenizer = self.model.tokenizer
         self.max_seq_length = int(self.model.max_seq_length or 512)
         dim_fn = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
-        self.dimension = int(dim_fn())
+        self.dimension = int(dim_fn() or 0)
         self.pooling = _pooling_of(self.model)
         default_name = getattr(self.model, "default_prompt_name", None)
         self.default_prompt = (getattr(self.model, "prompts", None) or {}).get(default_name, "") if default_name else ""

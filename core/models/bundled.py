@@ -106,7 +106,7 @@ def _distribution_file(package: str, relative: str) -> Path:
         dist = md.distribution(package)
     except md.PackageNotFoundError as exc:
         raise BundleError(f"package {package!r} is not installed; run `make setup` to install the bundled models") from exc
-    path = Path(dist.locate_file(relative))
+    path = Path(str(dist.locate_file(relative)))
     if not path.is_file():
         raise BundleError(f"package {package!r} is installed but {relative} is missing; reinstall it with `make setup`")
     return path

@@ -45,6 +45,7 @@ class EncodeReport:
 
     model: str
     device: str = "cpu"
+    backend: str = ""  # torch or onnx: what encoded (a bundled torch model may run on its exact ONNX export)
     batch_size: int = 0
     notes: tuple[str, ...] = ()
     n_unique: int = 0
@@ -93,7 +94,7 @@ def encode_texts(
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1; got {batch_size}")
     size = batch_size or model.batch_size
-    report = EncodeReport(model=model.name, device=model.device, batch_size=size, notes=tuple(model.notes), n_unique=len(unique))
+    report = EncodeReport(model=model.name, device=model.device, backend=model.meta.backend, batch_size=size, notes=tuple(model.notes), n_unique=len(unique))
     prompt = model.meta.prompt
     limit = model.max_seq_length
     # The tokenizer is shared with encoding and is not safe to call concurrently

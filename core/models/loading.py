@@ -21,7 +21,9 @@ long each took, and that none was loaded twice::
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import dataclasses
 import json
 import logging
 import os
@@ -33,13 +35,13 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from core.constants import DEVICE_AUTO, DEVICE_CPU, ENCODE_BATCH_SIZE, HUB_TIMEOUT_SECONDS
-from core.models import registry
+from core.models import onnx_export, registry
 from core.models.backends import HF_LOAD_LOCK, Backend, OnnxBackend, TorchBackend
 from core.models.bundled import BundleError, bundle_path, is_installed, tokenizer_path
 from core.models.device import choose_device, onnx_providers, visible_devices
 from core.models.fingerprint import hub_snapshot, model_fingerprint
 from core.models.reconcile import Observed, reconcile
-from core.models.registry import BACKEND_ONNX, SOURCE_BUNDLED, SOURCE_LOCAL, ModelMeta
+from core.models.registry import BACKEND_ONNX, BACKEND_TORCH, SOURCE_BUNDLED, SOURCE_LOCAL, ModelMeta
 
 log = logging.getLogger(__name__)
 
@@ -256,11 +258,39 @@ def availability(name: str, allow_remote_code: bool = False, probe_hub: bool = T
 
 
 # ------------------------------------------------------------------- loading
-# Keyed by (name, remote code allowed, resolved device): one instance per device a session asks for.
-_LOADED: dict[tuple[str, bool, str], LoadedModel] = {}
-_LOAD_LOCKS: dict[tuple[str, bool, str], threading.Lock] = {}
+# Keyed by (name, remote code allowed, resolved device): one instance per device a session asks for;
+# a bundled torch model running on its exact ONNX export adds a fourth part, "onnx".
+_LOADED: dict[tuple, LoadedModel] = {}
+_LOAD_LOCKS: dict[tuple, threading.Lock] = {}
 _REGISTRY_LOCK = threading.Lock()
 LOAD_COUNTS: dict[str, int] = {}
+# What load_model(backend=None) means inside default_backend(); None: $COSINE_PROBE_BACKEND, else auto.
+_BACKEND_DEFAULT: list[str | None] = [None]
+
+
+@contextlib.contextmanager
+def default_backend(choice: str | None):
+    """Within the block, :func:`load_model` calls that name no backend use ``choice`` (the CLI's ``--backend``).
+
+    Args:
+        choice: ``auto``, ``torch``, ``onnx``, or None to leave the default alone.
+    """
+    previous = _BACKEND_DEFAULT[0]
+    if choice is not None:
+        _BACKEND_DEFAULT[0] = choice
+    try:
+        yield
+    finally:
+        _BACKEND_DEFAULT[0] = previous
+
+
+def backend_choice(backend: str | None = None) -> str:
+    """The choice :func:`load_model` acts on: ``backend``, else :func:`default_backend`'s, else ``$COSINE_PROBE_BACKEND``, else ``auto``.
+
+    Raises:
+        ValueError: a choice other than ``auto``, ``torch`` or ``onnx``.
+    """
+    return onnx_export.requested_backend(backend or _BACKEND_DEFAULT[0])
 
 
 def _build_backend(meta: ModelMeta, allow_remote_code: bool, device: str = DEVICE_CPU, snapshot: str | None = None) -> Backend:
@@ -277,7 +307,7 @@ def _build_backend(meta: ModelMeta, allow_remote_code: bool, device: str = DEVIC
     return TorchBackend(meta.hf_id or meta.name, revision=meta.revision, trust_remote_code=allow_remote_code, device=device)
 
 
-def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_AUTO) -> LoadedModel:
+def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_AUTO, backend: str | None = None) -> LoadedModel:
     """Load a model once per process and device and return the shared instance.
 
     Concurrent callers asking for the same model wait for one load.  The
@@ -289,17 +319,23 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
         name: registry name, alias, Hugging Face id or local folder.
         allow_remote_code: the user opted in to this model's remote code.
         device: ``auto``, ``cpu``, ``cuda`` or ``mps`` (see :mod:`core.models.device`).
+        backend: ``auto``, ``torch`` or ``onnx`` (:func:`core.models.onnx_export.resolve_backend`);
+            None follows :func:`default_backend`, then ``$COSINE_PROBE_BACKEND``, then ``auto``.
 
     Raises:
         ModelUnavailable: with a one-line reason, for any failure (a device
-            that is not visible included).
+            that is not visible, or a backend the model does not have, included).
     """
     try:
+        choice = backend_choice(backend)
         meta = registry.resolve(name)
         resolved = choose_device(device)
+        kind = onnx_export.resolve_backend(meta, choice, resolved)
     except ValueError as exc:
         raise ModelUnavailable(str(exc)) from exc
-    key = (meta.name, bool(allow_remote_code and meta.source != SOURCE_BUNDLED), resolved)
+    key: tuple = (meta.name, bool(allow_remote_code and meta.source != SOURCE_BUNDLED), resolved)
+    if kind != meta.backend:
+        key = (*key, kind)
     with _REGISTRY_LOCK:
         if key in _LOADED:
             return _LOADED[key]
@@ -315,24 +351,61 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
         # describes what was loaded); a hub snapshot is known only after a download.
         fingerprint = model_fingerprint(meta) if meta.source != registry.SOURCE_HUB else ""
         snapshot = _in_hf_cache(meta) if meta.source == registry.SOURCE_HUB else None
+        export_notes: list[str] = []
         try:
-            backend = _build_backend(meta, allow_remote_code, resolved, snapshot)
-        except BundleError as exc:
+            if kind != meta.backend:
+                built, export_notes = _exact_onnx_or_torch(meta, resolved, explicit=choice == BACKEND_ONNX)
+            else:
+                built = _build_backend(meta, allow_remote_code, resolved, snapshot)
+        except (BundleError, onnx_export.ExportError) as exc:
             raise ModelUnavailable(f"{meta.name}: {exc}") from exc
         except Exception as exc:  # noqa: BLE001 - third-party loaders raise anything
             raise ModelUnavailable(f"{meta.name}: failed to load ({type(exc).__name__}: {_first_line(exc)})") from exc
         fingerprint = fingerprint or model_fingerprint(meta, snapshot)
         try:
-            effective, notes = reconcile(meta, _observed(backend, snapshot))
+            effective, notes = reconcile(meta, _observed(built, snapshot))
         except ValueError as exc:  # a model reporting no usable dimension or length cannot be scored
             raise ModelUnavailable(f"{meta.name}: {exc}") from exc
-        notes = tuple(f"{meta.name}: {note}" for note in notes)  # they are printed beside other models' notes
-        loaded = LoadedModel(meta=effective, backend=backend, load_seconds=time.perf_counter() - start, fingerprint=fingerprint, notes=notes)
+        effective = dataclasses.replace(effective, backend=getattr(built, "kind", effective.backend))
+        notes = tuple(f"{meta.name}: {note}" for note in (*notes, *export_notes))  # they are printed beside other models' notes
+        loaded = LoadedModel(meta=effective, backend=built, load_seconds=time.perf_counter() - start, fingerprint=fingerprint, notes=notes)
         with _REGISTRY_LOCK:
             _LOADED[key] = loaded
             LOAD_COUNTS[meta.name] = LOAD_COUNTS.get(meta.name, 0) + 1
         _record_load(loaded)
         return loaded
+
+
+def _exact_onnx_or_torch(meta: ModelMeta, device: str, explicit: bool) -> tuple[Backend, list[str]]:
+    """A bundled torch model on its verified exact ONNX export (made and verified now if needed), and notes.
+
+    When the export cannot be made or verified, ``explicit`` (the user asked
+    for onnx) raises; otherwise the model runs on torch and a note says why.
+
+    Raises:
+        ExportError: the export failed and ``explicit`` is set.
+    """
+    folder = bundle_path(meta.bundle)
+    length = meta.max_seq_length or 512
+    built: list[str] = []
+    try:
+        path = onnx_export.verified_export(
+            meta.bundle, folder, length, reference=lambda: TorchBackend(str(folder), local_files_only=True, device=DEVICE_CPU), on_build=built.append
+        )
+    except onnx_export.ExportError as exc:
+        if explicit:
+            raise
+        return TorchBackend(str(folder), local_files_only=True, device=device), [f"{exc}: running on torch"]
+    backend = onnx_export.ExactOnnxBackend(
+        path, folder, length, providers=onnx_providers(device, visible_devices()),
+        # Gradients and hidden states (the explain probes) need torch: the shared torch instance, loaded on first use.
+        torch_twin=lambda: load_model(meta.name, device=device, backend=BACKEND_TORCH).backend,
+    )
+    notes = []
+    if built:
+        record = onnx_export.read_verification(meta.bundle) or {}
+        notes.append(f"made its exact ONNX export once (max |cosine diff| against torch {record.get('max_cosine_diff', float('nan')):.1e}) in {record.get('seconds', 0):.1f} s")
+    return backend, notes
 
 
 def _observed(backend: Backend, snapshot: str | None) -> Observed:

@@ -78,7 +78,7 @@ def kruskal_by_category(results: pd.DataFrame, suite: str = constants.SUITE_FAIL
             sub = data[data[constants.COL_CATEGORY] == cat]
             if sub.empty:
                 continue
-            groups = {m: g[constants.COL_COSINE].to_numpy(float) for m, g in sub.groupby(constants.COL_MODEL, sort=False)}
+            groups = {str(m): g[constants.COL_COSINE].to_numpy(float) for m, g in sub.groupby(constants.COL_MODEL, sort=False)}
             res = stats.kruskal_wallis(groups)
             rows.append({constants.COL_CATEGORY: cat, "h": res.h, "p": res.p, "n_models": res.n_groups})
     return pd.DataFrame(rows, columns=[constants.COL_CATEGORY, "h", "p", "n_models"])

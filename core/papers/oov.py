@@ -185,10 +185,10 @@ def oov_token_groups(deltas: pd.DataFrame, counts_by_model: dict[str, dict[str, 
     rows = []
     for model in models_in(deltas):
         groups = oov_by_original_tokens(deltas[deltas[constants.COL_MODEL] == model], counts_by_model.get(model, {})).set_index("group")
-        row = {constants.COL_MODEL: model}
+        row: dict[str, object] = {constants.COL_MODEL: model}
         for group, key in (("single-token", "single"), ("multi-token", "multi")):
-            row[f"n_{key}"] = int(groups.at[group, "n"]) if group in groups.index else 0
-            row[f"{key}_token_mean_delta"] = float(groups.at[group, "mean_delta"]) if group in groups.index else math.nan
+            row[f"n_{key}"] = int(groups["n"].get(group, 0))
+            row[f"{key}_token_mean_delta"] = float(groups["mean_delta"].get(group, math.nan))
         rows.append(row)
     return pd.DataFrame(rows, columns=cols)
 

@@ -464,7 +464,7 @@ def published_alongside(ours: pd.DataFrame, paper: str, columns: Mapping[str, tu
         part = rows[keys + ["value"]].drop_duplicates(keys).rename(columns={"value": f"{col} (published)"})
         pub_wide = part if pub_wide is None else pub_wide.merge(part, on=keys, how="outer")
     out = ours.copy()
-    out.insert(out.columns.get_loc(constants.COL_MODEL) + 1, "source", "recomputed")
+    out.insert(list(out.columns).index(constants.COL_MODEL) + 1, "source", "recomputed")
     if pub_wide is None:
         return out.reset_index(drop=True)
     pub_wide = pub_wide[pub_wide[constants.COL_MODEL] != ""]
@@ -476,8 +476,8 @@ def published_alongside(ours: pd.DataFrame, paper: str, columns: Mapping[str, tu
     ours_models = set(ours[constants.COL_MODEL])
     missing = pub_wide[~pub_wide[constants.COL_MODEL].isin(ours_models)].copy()
     if not missing.empty:
-        order = {m: i for i, m in enumerate(reference.MODELS_BY_PAPER[paper])}
-        missing = missing.sort_values(constants.COL_MODEL, key=lambda s: s.map(order), kind="stable")
+        paper_order = {m: i for i, m in enumerate(reference.MODELS_BY_PAPER[paper])}
+        missing = missing.sort_values(constants.COL_MODEL, key=lambda s: s.map(paper_order), kind="stable")
         missing["source"] = STATUS_NOT_RUN
         out = pd.concat([out, missing], ignore_index=True)
     return out.reset_index(drop=True)

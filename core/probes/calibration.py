@@ -263,7 +263,7 @@ def failure_rates(
     subset = results[results[constants.COL_CATEGORY].isin(categories)].dropna(subset=[constants.COL_COSINE])
     for (model, category), group in subset.groupby([constants.COL_MODEL, constants.COL_CATEGORY], sort=False):
         cos = group[constants.COL_COSINE].to_numpy(float)
-        own = thresholds.get(model, np.nan)
+        own = thresholds.get(str(model), np.nan)
         at_global = float(np.mean(cos > global_threshold))
         at_own = float(np.mean(cos > own)) if np.isfinite(own) else np.nan
         rows.append(

@@ -308,13 +308,13 @@ def _is_participle(word: str) -> bool:
     from lemminflect import getInflection
 
     lemmas = _lemmas(word).get("VERB")
-    return bool(lemmas) and word.lower() in getInflection(lemmas[0], tag="VBN")
+    return lemmas is not None and bool(lemmas) and word.lower() in (getInflection(lemmas[0], tag="VBN") or ())
 
 
 def _plural_noun(word: str) -> bool:
     w = word.lower()
     nouns = _lemmas(w).get("NOUN")
-    return bool(nouns) and nouns[0] != w and w.endswith("s")
+    return nouns is not None and bool(nouns) and nouns[0] != w and w.endswith("s")
 
 
 def _subject_plural(s: _Sentence, verb_start: int) -> bool:

@@ -19,6 +19,7 @@ from core import constants
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix, encode_texts
 from core.models.loading import LoadedModel, ModelUnavailable, load_model
+from core.models.warm import cached_model
 from core.stats import cos_sim, token_jaccard, word_jaccard
 
 ProgressFn = Callable[[float, str], None]
@@ -166,18 +167,21 @@ def run_pairs(
         if progress is not None:
             progress(min(1.0, (i + frac) / n), msg)
 
+    texts = [*table[constants.COL_TEXT_A], *table[constants.COL_TEXT_B]]
     for i, name in enumerate(models):
         note(i, 0.0, f"loading {name} ({i + 1}/{n})")
         try:
-            model = load_model(name, allow_remote_code=name in allow_remote_code, device=device)
+            # Every text already cached: no weights load and torch is not imported (core.models.warm).
+            model = cached_model(name, texts, cache, allow_remote_code=name in allow_remote_code, device=device) or load_model(
+                name, allow_remote_code=name in allow_remote_code, device=device)
         except ModelUnavailable as exc:
             result.errors[name] = str(exc)
             continue
+        def encoded(done: int, total: int, i: int = i, name: str = name) -> None:
+            note(i, done / max(total, 1), f"{name}: encoded {done}/{total} new texts")
+
         try:
-            frame, report = score_pairs(
-                model, table, cache, progress=lambda done, total, i=i, name=name: note(i, done / max(total, 1), f"{name}: encoded {done}/{total} new texts"),
-                batch_size=batch_size,
-            )
+            frame, report = score_pairs(model, table, cache, progress=encoded, batch_size=batch_size)
         except Exception as exc:  # noqa: BLE001 - a model's encode may raise anything; the others must still run
             result.errors[model.name] = f"{model.name}: failed while encoding ({type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''})"
             continue

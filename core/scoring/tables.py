@@ -112,6 +112,25 @@ def _verdicts(cosines: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     return verdict
 
 
+def with_verdicts(results: pd.DataFrame, threshold: float | Mapping[str, float] = constants.DEFAULT_THRESHOLD) -> pd.DataFrame:
+    """The results with each row's threshold and verdict (``above threshold`` when cosine > threshold).
+
+    Args:
+        results: runner output (or any table with model and cosine columns), shape (n, k).
+        threshold: one global threshold, or each model's own.
+
+    Returns:
+        A copy, shape (n, k + 2), with ``threshold`` and ``verdict`` columns.
+    """
+    missing = {constants.COL_MODEL, constants.COL_COSINE} - set(results.columns)
+    if missing:
+        raise ValueError(f"results need columns {sorted(missing)}")
+    out = results.copy()
+    out[constants.COL_THRESHOLD] = thresholds_for(out, threshold)
+    out["verdict"] = _verdicts(out[constants.COL_COSINE].to_numpy(float), out[constants.COL_THRESHOLD].to_numpy(float))
+    return out
+
+
 def compare_table(
     results: pd.DataFrame, threshold: float | Mapping[str, float] = constants.DEFAULT_THRESHOLD, published: pd.DataFrame | None = None
 ) -> pd.DataFrame:

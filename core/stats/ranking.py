@@ -170,9 +170,8 @@ def _mode_matrix(values: ArrayLike, mode: str, n_models: int) -> np.ndarray:
 
 
 def _overlapping(table: pd.DataFrame, i: int) -> str:
-    low, high = table.at[i, "score_ci_low"], table.at[i, "score_ci_high"]
-    others = [
-        str(table.at[j, "model"]) for j in range(len(table))
-        if j != i and table.at[j, "score_ci_low"] <= high and low <= table.at[j, "score_ci_high"]
-    ]
+    lows = table["score_ci_low"].to_numpy(dtype=float)
+    highs = table["score_ci_high"].to_numpy(dtype=float)
+    models = table["model"].astype(str).tolist()
+    others = [models[j] for j in range(len(table)) if j != i and lows[j] <= highs[i] and lows[i] <= highs[j]]
     return ", ".join(others)

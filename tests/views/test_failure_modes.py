@@ -193,3 +193,41 @@ def test_vulnerability_ranking_shows_intervals_and_ties(monkeypatch):
         other = short_name(MINILM_L6_INT8 if model == MINILM else MINILM)
         assert expected.loc[model, "tied_with"]  # the noise-level difference is a tie
         assert row["tied_with"] == f"tied with {other}"
+
+
+# ---------------------------------------------------------------- issue 15: what a user meets
+
+
+def _shown_columns(app, column: str) -> list[str]:
+    """The columns a table with ``column`` shows, in their on-screen order."""
+    proto = next(d.proto for d in app.dataframe if column in d.value.columns)
+    return list(proto.column_order)
+
+
+def test_page_is_in_tabs_summary_first(at):
+    labels = [t.label for t in at.tabs]
+    assert labels[0] == "Summary" and "Worst cases" in labels and labels[-1] == "Published vs ours"
+
+
+def test_worst_cases_lead_with_model_cosine_verdict_and_hide_codes(at):
+    shown = _shown_columns(at, constants.COL_DOMAIN)
+    assert shown[:4] == ["model", "cosine", "threshold", "verdict"]
+    assert shown.index(constants.COL_TEXT_B) < shown.index(constants.COL_PAIR_ID) == len(shown) - 1
+    assert constants.COL_CATEGORY not in shown and "failure mode" in shown
+    worst = _worst(at)
+    threshold = at.slider(key="threshold").value
+    assert all((v == "above threshold") == (c > threshold) for v, c in zip(worst["verdict"], worst[constants.COL_COSINE], strict=True))
+
+
+def test_a_revisited_threshold_recomputes_no_statistic(at, monkeypatch):
+    from core.scoring import tables
+
+    calls = []
+    real = tables.category_summary
+    monkeypatch.setattr(tables, "category_summary", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    at.slider(key="threshold").set_value(0.73).run()
+    at.slider(key="threshold").set_value(0.74).run()
+    calls.clear()
+    at.slider(key="threshold").set_value(0.73).run()  # seen before: served from the cache
+    assert not at.exception and 0.73 not in calls
+    at.slider(key="threshold").set_value(0.7).run()

@@ -72,6 +72,10 @@ def _set_reading(app: AppTest, reading: str) -> None:
 
 
 def test_raw_delta_table_matches_core_both_sentences(at, core_results):
+    # issue 15: the page opens on the reading the paper's figures resemble, summary tab first, and says why
+    assert at.radio(key="oov_reading").value == constants.VARIANT_REPLACED_B
+    assert "paper" in at.radio(key="oov_reading").help
+    assert [t.label for t in at.tabs][0] == "Summary" and len(at.tabs) >= 8
     _set_reading(at, constants.VARIANT_REPLACED_BOTH)
     dyn = oov.dynamic_ranges(core_results)
     expected = oov.oov_summary(oov.oov_deltas(core_results, constants.VARIANT_REPLACED_BOTH, dyn), dyn).set_index(constants.COL_MODEL)

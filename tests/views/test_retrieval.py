@@ -235,6 +235,35 @@ def test_mitigation_toggle_changes_the_tables(at):
     assert any("Tick a mitigation above" in i.value for i in at.info)
 
 
+def test_calibrated_filter_after_calibrating(at, suite, cos):
+    from core.papers.suites import control_pairs
+    from core.probes.calibration import calibrate, thresholds_by_model
+
+    at.checkbox(key="rt_m_calibrated").check().run()
+    assert any("press **Calibrate on the control pairs**" in i.value for i in at.info)
+    at.button(key="rt_calibrate").click().run()
+    assert not at.exception
+    label = constants.MITIGATION_LABELS[constants.MITIGATION_CALIBRATED]
+    assert list(_frame(at, {constants.COL_PARAPHRASES_LOST})[constants.COL_MITIGATION]) == [NONE_LABEL, label]
+
+    # By hand: MiniLM's Youden threshold t on the controls; a passage at or below t is dropped, so a
+    # variant wins when it stays (cos > t) and its paraphrase is lower or dropped.
+    controls = control_pairs()
+    scored = controls.assign(model="m", cosine=cos(list(zip(controls[constants.COL_TEXT_A], controls[constants.COL_TEXT_B], strict=True))))
+    t = thresholds_by_model(calibrate(scored))["m"]
+    wins = []
+    for _, group in suite.passages.groupby(constants.COL_GROUP_ID, sort=False):
+        anchor, paraphrase = (group[group[constants.COL_ROLE] == role][constants.COL_TEXT].iloc[0] for role in (constants.ROLE_ANCHOR, constants.ROLE_PARAPHRASE))
+        para = cos([(anchor, paraphrase)])[0]
+        for text in group[group[constants.COL_ROLE] == constants.ROLE_VARIANT][constants.COL_TEXT]:
+            var = cos([(anchor, text)])[0]
+            wins.append(var > t and (var > para or para <= t))
+    table = _frame(at, {"failure mode", "wins", constants.COL_WIN_RATE})
+    pooled = table[(table[constants.COL_MITIGATION] == label) & (table["failure mode"] == "all modes")].iloc[0]
+    assert (pooled["n"], pooled["wins"]) == (len(wins), sum(wins))
+    at.checkbox(key="rt_m_calibrated").uncheck().run()
+
+
 def test_unavailable_reranker_is_reported_quickly(at):
     start = time.perf_counter()
     at.text_input(key="rt_m_reranker").input("no-such-org/no-such-cross-encoder").run()

@@ -80,3 +80,14 @@ def test_long_line_past_max_and_empty_input(at):
     at.text_area(key="tok_text").input("  \n ").run()
     assert not at.exception
     assert any("Type a word or sentence" in w.value for w in at.warning)
+
+
+def test_identical_splits_are_shown_once(monkeypatch):
+    """issue 15: MiniLM and its int8 copy share a tokenizer, so each line's split is shown once for both."""
+    monkeypatch.setenv("COSINE_PROBE_DEFAULT_MODELS", f"{MINILM},{INT8}")
+    app = open_page("views/tokenizer.py", timeout=120)
+    assert not app.exception
+    texts = [t.value for t in app.text]
+    assert "all 2 models: 5 tokens, 0 [UNK]" in texts
+    assert [c.value for c in app.code].count("x ##yl ##op ##hri ##x") == 1
+    assert not any(t.startswith("MiniLM-L6:") for t in texts)

@@ -233,3 +233,62 @@ def test_identical_and_mirrored_pairs_are_named_and_can_be_dropped():
     assert any("dropped the mirrors" in i.value for i in app.info)
     # the rules are checked on what is kept: nothing identical or mirrored is left to break them
     assert not [e for e in app.expander if "break the category rules" in e.label]
+
+
+# ---------------------------------------------------------------- issue 15: labels the page understands
+
+NLI = (
+    b"premise,hypothesis,gold\n"
+    b"The patient has diabetes,The patient does not have diabetes,contradiction\n"
+    b"The cat sat on the mat,A feline rested on the rug,entailment\n"
+    b"The meeting was postponed,The meeting was delayed,entailment\n"
+    b"Take 5mg of aspirin daily,Take 500mg of aspirin daily,contradiction\n"
+    b"I like green tea,The bridge closed for repairs,neutral\n"
+    b"Google acquired YouTube,YouTube was bought by Google,entailment\n"
+)
+
+
+@pytest.fixture(scope="module")
+def nli_app():
+    app = _new_app()
+    app.session_state["yd_upload_bytes"] = NLI
+    app.session_state["yd_upload_name"] = "nli.csv"
+    app.run()
+    assert not app.exception
+    _run(app)
+    return app
+
+
+def test_labels_become_categories_and_a_classifier(nli_app):
+    from scipy.stats import mannwhitneyu
+
+    results = _results(nli_app)
+    assert set(results[constants.COL_CATEGORY]) == {"contradiction", "entailment", "neutral"}  # label used as the category
+    assert any("label is used as its category" in i.value for i in nli_app.info)
+    cos = results[constants.COL_COSINE].to_numpy(float)
+    match = (results[constants.COL_LABEL] == "entailment").to_numpy()
+    clf = _table(nli_app, {"auc", "best_threshold", "f1"}).iloc[0]
+    # AUC = Mann-Whitney U / (n_match * n_no_match), computed by scipy
+    u = mannwhitneyu(cos[match], cos[~match]).statistic
+    assert clf["auc"] == pytest.approx(u / (match.sum() * (~match).sum()))
+    threshold = nli_app.slider(key="threshold").value
+    predicted = cos > threshold
+    tp, fp, fn = (predicted & match).sum(), (predicted & ~match).sum(), (~predicted & match).sum()
+    assert clf["accuracy"] == pytest.approx((predicted == match).mean())
+    assert clf["f1"] == pytest.approx(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    best = clf["best_threshold"]
+    assert clf["best_accuracy"] == pytest.approx(((cos > best) == match).mean())
+    by = _table(nli_app, {"share_above", "median"}).set_index(constants.COL_LABEL)
+    assert by.loc["entailment", "share_above"] == pytest.approx((cos[match] > threshold).mean())
+    assert by.loc["neutral", "n"] == 1
+    charts = [c for c in nli_app.get("plotly_chart") if "Cosine by label" in c.proto.spec or "classifier of your label" in c.proto.spec]
+    assert len(charts) == 2
+
+
+def test_results_lead_with_model_cosine_verdict(at):
+    proto = next(d.proto for d in at.dataframe if constants.COL_TOKENS_A in d.value.columns)
+    order = list(proto.column_order)
+    assert order[:6] == ["model", "cosine", "threshold", "verdict", constants.COL_TEXT_A, constants.COL_TEXT_B]
+    assert order.index(constants.COL_PAIR_ID) > order.index(constants.COL_TOKENS_A)
+    summary = next(d.proto for d in at.dataframe if "fr_ci_low" in d.value.columns)
+    assert "share above threshold" in summary.columns and constants.COL_CATEGORY not in list(summary.column_order)

@@ -25,10 +25,11 @@ _BATCH = 32
 
 
 def is_torch(model: LoadedModel) -> bool:
-    """True when the model runs in torch through sentence-transformers (gradients and hidden states exist)."""
+    """True when gradients and hidden states exist: a sentence-transformers model in torch, or an exact ONNX
+    export of one whose torch twin ``backend.model`` loads on first use (:mod:`core.models.onnx_export`)."""
     from core.models.backends import TorchBackend
 
-    return isinstance(model.backend, TorchBackend)
+    return isinstance(model.backend, TorchBackend) or bool(getattr(model.backend, "has_torch_twin", False))
 
 
 def require_torch(model: LoadedModel, what: str):
@@ -54,10 +55,11 @@ def embed_ids(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
     """
     if not rows:
         return np.zeros((0, model.backend.dimension), dtype=np.float32)
-    if is_torch(model):
-        out = _torch_rows(model, rows)
-    elif hasattr(model.backend, "session"):
+    # An ONNX session first: an exact export with a torch twin encodes ids itself, without loading torch.
+    if hasattr(model.backend, "session"):
         out = _onnx_rows(model, rows)
+    elif is_torch(model):
+        out = _torch_rows(model, rows)
     else:
         texts = [model.tokenizer.decode(list(r), skip_special_tokens=True) for r in rows]
         out = np.asarray(model.backend.embed(texts), dtype=np.float32)

@@ -180,14 +180,14 @@ def _layout(suite: RetrievalSuite, paraphrase_is_answer: bool = True) -> _Layout
         q[row[constants.COL_WHICH]] = row[constants.COL_TEXT]
     nevir, rows = [], []
     for gid, q in queries.items():
-        g = by_group.get(gid)
-        variants = dict(g["variants"]) if g is not None else {}
-        if g is None or g["anchor"] is None or q["mode"] not in variants or not all(w in q for w in constants.QUERY_WHICH):
+        found = by_group.get(gid)
+        variants = dict(found["variants"]) if found is not None else {}
+        if found is None or found["anchor"] is None or q["mode"] not in variants or not all(w in q for w in constants.QUERY_WHICH):
             continue
-        anchor, variant = g["anchor"], variants[q["mode"]]
+        anchor, variant = found["anchor"], variants[q["mode"]]
         nevir.append(_NevirGroup(gid, q["domain"], q["mode"], q[constants.COL_Q1], q[constants.COL_Q2], anchor, variant))
         # The paraphrase says what the anchor says: it answers q1 and contradicts q2 just as the anchor does.
-        same = index[g["paraphrase"]] if paraphrase_is_answer and g["paraphrase"] is not None else index[anchor]
+        same = index[found["paraphrase"]] if paraphrase_is_answer and found["paraphrase"] is not None else index[anchor]
         rows.append((gid, q["domain"], q["mode"], constants.COL_Q1, q[constants.COL_Q1], (index[anchor], same), (index[variant], index[variant])))
         rows.append((gid, q["domain"], q["mode"], constants.COL_Q2, q[constants.COL_Q2], (index[variant], index[variant]), (index[anchor], same)))
     columns = [constants.COL_GROUP_ID, constants.COL_DOMAIN, constants.COL_QUERY_MODE, constants.COL_WHICH, constants.COL_QUERY]
@@ -456,7 +456,9 @@ def run_retrieval(
 
         note(0.0, f"loading {name} ({i + 1}/{n})")
         model = _load(name, allow_remote_code, errors, device)
-        encoded = _encode(model, layout.texts(), cache, errors, note, batch_size) if model is not None else None
+        if model is None:
+            continue
+        encoded = _encode(model, layout.texts(), cache, errors, note, batch_size)
         if encoded is None:
             continue
         vectors, reports[model.name] = encoded
@@ -534,7 +536,7 @@ def _variants_of(passages: Sequence[str]) -> dict[str, list[tuple[str, str, str]
     """passage -> [(mode, rule, variant text)] from the perturbation rules."""
     from core.probes.perturb import perturb
 
-    out = {}
+    out: dict[str, list] = {}
     for text in dict.fromkeys(passages):
         try:
             report = perturb(text)
@@ -640,7 +642,9 @@ def run_corpus_probe(
 
         note(0.0, f"loading {name} ({i + 1}/{n})")
         model = _load(name, allow_remote_code, errors, device)
-        encoded = _encode(model, [*corpus, *queries], cache, errors, note, batch_size) if model is not None else None
+        if model is None:
+            continue
+        encoded = _encode(model, [*corpus, *queries], cache, errors, note, batch_size)
         if encoded is None:
             continue
         vectors, _report = encoded

@@ -349,7 +349,7 @@ def validate_retrieval_suite(wide: pd.DataFrame) -> list[Violation]:
     for row in wide.to_dict("records"):
         if not row[constants.COL_GROUP_ID]:
             out.append(Violation("(no id)", "group_id", f"a row has no group_id (anchor {row[constants.COL_ANCHOR][:40]!r})"))
-        out += _group_violations(row)
+        out += _group_violations({str(k): v for k, v in row.items()})
     out += _repeats(wide, (constants.COL_ANCHOR, constants.COL_PARAPHRASE, *MODES), "passage")
     out += _repeats(wide, (constants.COL_Q1, constants.COL_Q2), "query")
     return out

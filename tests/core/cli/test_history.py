@@ -121,3 +121,21 @@ def test_run_stores_the_file_by_hash(history_file, minilm, tmp_path, capsys):
     run = store.load_run(1, history_file)
     assert run.command == "run" and len(run.results) == 2
     assert run.settings["sources"] == [{"file": str(pairs.resolve()), "sha256": file_sha256(pairs)}]
+
+
+def test_a_retrieval_run_is_stored_as_pairs(history_file, capsys):
+    from types import SimpleNamespace
+
+    from core.cli.history import record_retrieval_history
+
+    scores = pd.DataFrame({
+        "model": MINILM_L6, "mitigation": ["none", "none", "bm25"], "group_id": ["g1", "g1", "g1"], "mode": ["negation", "numerical", "negation"],
+        "anchor": "A", "paraphrase": "P", "variant": ["Vn", "Vx", "Vn"], "cosine_paraphrase": [0.8, 0.8, 0.1], "cosine_variant": [0.9, 0.6, 0.2],
+    })
+    run_id = record_retrieval_history("retrieval", SimpleNamespace(scores=scores, errors={}), {"seed": 0})
+    assert run_id == 1 and "note: stored as run 1" in capsys.readouterr().err
+    run = store.load_run(1, history_file)
+    assert run.command == "retrieval" and run.settings["seed"] == 0 and run.settings["sources"] == [{"suite": "retrieval"}]
+    assert sorted(zip(run.results["pair_id"], run.results["cosine"], strict=True)) == [("g1/negation", 0.9), ("g1/numerical", 0.6), ("g1/paraphrase", 0.8)]
+    assert record_retrieval_history("retrieval", SimpleNamespace(scores=scores.drop(columns="variant"), errors={}), {}) is None
+    assert capsys.readouterr().err.startswith("warning: run history not written")

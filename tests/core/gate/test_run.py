@@ -117,3 +117,12 @@ def test_run_check_on_minilm(tmp_path, minilm):
     rows = run.results[(run.results.model == MINILM_L6) & (run.results.category == "negation")]
     assert by_name["max_failure_rate[negation]"].measured == pytest.approx(np.mean(rows.cosine.to_numpy() > 0.5))
     assert run.exit_code == 1
+
+
+def test_retrieval_budgets_without_the_retrieval_probes_are_a_config_error(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "core.probes.retrieval.run", None)  # what an installation without them looks like
+    config = _config(tmp_path, "[budgets.max_adversarial_win_rate]\nnegation = 0.5\n")
+    with pytest.raises(ConfigError, match=r"^budgets\.max_adversarial_win_rate / min_paired_accuracy: the retrieval probes are not available"):
+        gate.run_check(config, [MINILM_L6])

@@ -1,0 +1,180 @@
+"""``run``: a shipped suite or a pairs file of any size, scored in chunks with a progress bar per model.
+
+The pairs are checked (:mod:`core.files.chunks`, the one validation path,
+chunk by chunk for a large file), staged in Parquet, and scored chunk by
+chunk into ``pairs.parquet`` and ``pairs.csv`` (:mod:`core.scoring.chunked`);
+the summary tables are computed from the written results, read back without
+the text columns, never from a table held during scoring.  Progress goes to
+stderr only (``--quiet`` silences it); with ``--json`` stdout holds one JSON
+document.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from core import constants
+from core.cli import main as cli
+from core.cli.pairs_files import COLUMN_FLAGS, PairsArgError, is_shipped, refuse_file_options_for_suite
+from core.files.errors import PairsFileError
+
+_TEXT_COLUMNS = (constants.COL_TEXT_A, constants.COL_TEXT_B)
+
+
+class BarProgress:
+    """One tqdm bar per model on stderr, in pairs, with pairs/s and the time left."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self._bar = None
+
+    def start(self, model: str, total: int) -> None:
+        from tqdm import tqdm
+
+        from core.models.registry import short_name
+
+        self._bar = tqdm(total=total, desc=short_name(model), unit="pair", file=sys.stderr, disable=self.quiet, dynamic_ncols=True,
+                         bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} pairs [{elapsed}<{remaining}, {rate_fmt}]")
+
+    def advance(self, model: str, done: int) -> None:
+        if self._bar is not None and done > self._bar.n:
+            self._bar.update(done - self._bar.n)
+
+    def finish(self, model: str) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+
+def _file_chunks(args, source: str, totals):
+    from core.files.chunks import iter_checked_chunks
+
+    columns = {role: v for role in (constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY, constants.COL_LABEL) if (v := getattr(args, f"col_{role}", None))}
+    path = Path(source).expanduser()
+    if not path.exists() and not path.is_symlink():
+        raise cli.CliError(f"no suite named {source!r} and no such file; suites: {', '.join(constants.SUITES)}, {constants.SUITE_ALL}")
+    return iter_checked_chunks(path, args.chunk_rows, columns=columns, header=not args.no_header, flags=COLUMN_FLAGS,
+                               encoding=getattr(args, "encoding", None), drop_identical=args.drop_identical, drop_mirrored=args.drop_mirrored, totals=totals)
+
+
+def _stage(args, staged: Path) -> tuple[int, dict]:
+    """Check the pairs and write them to ``staged``; (pairs, what the file check found). Notes go to stderr."""
+    from core.files.chunks import ChunkTotals
+    from core.scoring.chunked import stage_pairs
+
+    source = args.suite
+    if is_shipped(source):
+        try:
+            refuse_file_options_for_suite(args, source)
+        except PairsArgError as exc:
+            raise cli.CliError(str(exc)) from exc
+        pairs, found = cli._run_pairs(args)
+        return stage_pairs([pairs], staged), found
+    totals = ChunkTotals()
+    try:
+        n = stage_pairs(_file_chunks(args, source, totals), staged)
+    except PairsFileError as exc:
+        raise cli.CliError(f"{source}: {exc}") from exc
+    flags = [flag for flag, found, dropping in (("--drop-identical", totals.identical, args.drop_identical), ("--drop-mirrored", totals.mirrored, args.drop_mirrored))
+             if found and not dropping]
+    rules = f"{len(totals.violations)} pair(s) break the category rules (first: {totals.violations[0]}); `python -m core validate` lists them" if totals.violations else None
+    for note in [*totals.notes, *filter(None, [f"{' or '.join(flags)} leave(s) them out" if flags else None, rules])]:
+        print(f"note: {source}: {note}", file=sys.stderr)
+    found = {"notes": totals.notes, "identical": totals.identical, "mirrored": [list(m) for m in totals.mirrored],
+             "dropped": totals.dropped, "rule_problems": totals.violations, "rows_read": totals.rows_read}
+    return n, found
+
+
+def run_command(args) -> int:
+    """The ``run`` command (see the module docstring); exit 0, or 3 when no model produced results."""
+    from core.scoring.chunked import STAGED_PAIRS, score_staged
+
+    if args.chunk_rows < 1:
+        raise cli.CliError(f"--chunk-rows must be at least 1, got {args.chunk_rows}")
+    models = cli._models_arg(args.models)
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise cli.CliError(f"cannot create output folder {out}: {exc.strerror or exc}") from exc
+    staged = out / f".{STAGED_PAIRS}"
+    try:
+        n_pairs, found = _stage(args, staged)
+        print(f"{n_pairs} pairs × {len(models)} models", file=sys.stderr)
+        result = score_staged(staged, models, out, cache=cli._cache(args), chunk_rows=args.chunk_rows, allow_remote_code=args.trust_remote_code or [],
+                              device=cli._run_options(args)["device"], batch_size=args.batch_size, progress=BarProgress(args.quiet))
+    finally:
+        staged.unlink(missing_ok=True)
+    cli._print_errors(result.errors)
+    cli._print_notes(result.notes)
+    if not result.models:
+        print("error: no model produced results", file=sys.stderr)
+        return cli.EXIT_NO_MODEL
+    summary, tables, suites = _summary(args, result, found)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    _record(args, result, out, suites)
+    written = f"{out / constants.RESULTS_PARQUET}, {out / constants.RESULTS_CSV} and {out / 'summary.json'}"
+    if args.json:
+        print(json.dumps(summary, indent=1))
+        print(f"wrote {written}", file=sys.stderr)
+    else:
+        with pd.option_context("display.width", 160, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
+            for name, table in tables.items():
+                if name.startswith("oov_deltas"):
+                    continue
+                print(f"\n== {name} ==")
+                print(table.to_string(index=False) if not table.empty else "(empty)")
+        print(f"\nwrote {written}")
+    print(f"device: {cli._devices_line(result.devices)}", file=sys.stderr)
+    return 0
+
+
+def _summary(args, result, found: dict) -> tuple[dict, dict[str, pd.DataFrame], list[str]]:
+    """summary.json's document, the summary tables and the suites, from the written results (texts not read back)."""
+    import pyarrow.parquet as pq
+
+    from core.papers.summary import summarize
+    from core.scoring.chunked import read_results
+
+    names = [c for c in pq.ParquetFile(result.parquet).schema_arrow.names if c not in _TEXT_COLUMNS]
+    tables = summarize(read_results(result.parquet, names), args.threshold)
+    suites = sorted(set(read_results(result.parquet, [constants.COL_SUITE])[constants.COL_SUITE]))
+    summary = {
+        "threshold": args.threshold,
+        "suite": args.suite,
+        "suites": suites,
+        "file_check": found,
+        "models": result.models,
+        "errors": result.errors,
+        "seconds": round(result.seconds, 3),
+        "pairs": result.n_pairs,
+        "rows": result.n_rows,
+        "results": {"parquet": str(result.parquet), "csv": str(result.csv)},
+        "encoding": {
+            m: {"unique_texts": t.unique_texts, "encoded": t.encoded, "from_cache": t.from_cache, "truncated": t.truncated, "device": t.device,
+                "batch_size": t.batch_size, "notes": t.notes, "weights_loaded": t.weights_loaded}
+            for m, t in result.tallies.items() if m in result.models
+        },
+        "tables": {name: json.loads(t.to_json(orient="records")) for name, t in tables.items()},
+    }
+    return summary, tables, suites
+
+
+def _record(args, result, out: Path, suites: list[str]) -> None:
+    """Store the run in the history when it is small enough to hold in memory; say so when it is not."""
+    from core.cli.history import record_history
+    from core.history.sources import suite_source
+    from core.scoring.chunked import read_results
+
+    if result.n_rows > constants.RUN_HISTORY_MAX_ROWS:
+        print(f"note: not stored in the run history: {result.n_rows:,} result rows (more than {constants.RUN_HISTORY_MAX_ROWS:,}); "
+              f"{result.parquet} holds them", file=sys.stderr)
+        return
+    # A file is kept by path and hash; a shipped suite (with any companion it brought) by name and hash.
+    names = (args.suite,) if Path(args.suite).expanduser().is_file() else suites
+    settings = {"threshold": args.threshold, "sources": [suite_source(n) for n in names], "out": str(out), "device": args.device, "devices": result.devices}
+    record_history("run", read_results(result.parquet), settings, result.errors)

@@ -1,0 +1,178 @@
+"""A model whose every vector a run needs is in the disk cache: scored without loading its weights.
+
+A warm run in a new process used to import torch and load every model only
+to find that nothing was left to encode (12.5 s for one model, 0 texts
+encoded).  :func:`cached_model` predicts the cache key a load would give
+(:attr:`LoadedModel.cache_key`: name, weights fingerprint, prompt; the
+fingerprint reads files only) and, when the cache holds every text under
+it, returns a :class:`CachedModel`: the same surface as a loaded model for
+:func:`core.models.encode.encode_texts`, with the model's ``tokenizer.json``
+run by the ``tokenizers`` library (:class:`core.models.tokens.FastTokenizer`)
+for token counts and token Jaccard, and a backend that refuses to encode.
+
+Anything it cannot predict (a model the registry does not describe well
+enough, no ``tokenizer.json``, one missing vector) returns None and the
+caller loads the model as before, so a wrong guess costs time, never a
+wrong vector: vectors are only ever stored under a loaded model's own key.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from core.constants import DEVICE_AUTO, DEVICE_CPU, ENCODE_BATCH_SIZE
+from core.models import registry
+from core.models.cache import EmbeddingCache
+from core.models.registry import SOURCE_BUNDLED, SOURCE_HUB, SOURCE_LOCAL, ModelMeta
+from core.models.tokens import FastTokenizer
+
+_TOKENIZER_FILE = "tokenizer.json"
+_FAST_TOKENIZERS: dict[str, FastTokenizer] = {}
+_FAST_LOCK = threading.Lock()
+
+
+class WeightsNotLoaded(RuntimeError):
+    """A :class:`CachedModel` was asked to encode: the caller should have loaded the model."""
+
+
+@dataclass
+class _NoWeights:
+    """Backend stand-in of a :class:`CachedModel`: it knows its size and encodes nothing."""
+
+    tokenizer: FastTokenizer
+    max_seq_length: int
+    dimension: int | None
+    device: str = DEVICE_CPU
+    batch_size: int = ENCODE_BATCH_SIZE
+
+    def embed(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
+        raise WeightsNotLoaded(f"{len(texts)} text(s) are not in the cache and this model's weights are not loaded")
+
+
+@dataclass
+class CachedModel:
+    """A model served wholly from the embedding cache (duck-typed :class:`core.models.loading.LoadedModel`).
+
+    Attributes:
+        meta: the registry's record of the model (no load reconciled it).
+        backend: a :class:`_NoWeights`: tokenizer, length limit, dimension.
+        fingerprint: the weights the cached vectors came from.
+    """
+
+    meta: ModelMeta
+    backend: _NoWeights
+    fingerprint: str
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    notes: tuple[str, ...] = ()
+    load_seconds: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def cache_key(self) -> str:
+        """The key a load of these weights gives (same formula as ``LoadedModel.cache_key``)."""
+        return f"{self.meta.name}@{self.fingerprint or self.meta.revision or 'unpinned'}|{self.meta.prompt}"
+
+    @property
+    def tokenizer(self) -> FastTokenizer:
+        return self.backend.tokenizer
+
+    @property
+    def max_seq_length(self) -> int:
+        return self.backend.max_seq_length
+
+    @property
+    def device(self) -> str:
+        return self.backend.device
+
+    @property
+    def batch_size(self) -> int:
+        return self.backend.batch_size
+
+
+def _tokenizer_folder(meta: ModelMeta) -> Path | None:
+    """Where the model's tokenizer files are, found without loading weights; None when unknown."""
+    from core.models.bundled import BundleError, tokenizer_path
+    from core.models.fingerprint import hub_snapshot
+
+    if meta.source == SOURCE_BUNDLED:
+        try:
+            return tokenizer_path(meta.bundle)
+        except (BundleError, KeyError, OSError):
+            return None
+    if meta.source == SOURCE_LOCAL:
+        return Path(meta.local_path or meta.name)
+    if meta.source == SOURCE_HUB:
+        return hub_snapshot(meta)
+    return None
+
+
+def fast_tokenizer(meta: ModelMeta) -> FastTokenizer | None:
+    """The model's ``tokenizer.json`` under the ``tokenizers`` library, loaded once per process; None without one."""
+    with _FAST_LOCK:
+        if meta.name in _FAST_TOKENIZERS:
+            return _FAST_TOKENIZERS[meta.name]
+    folder = _tokenizer_folder(meta)
+    path = folder / _TOKENIZER_FILE if folder is not None else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        tok = FastTokenizer(path)
+    except ValueError:
+        return None
+    with _FAST_LOCK:
+        return _FAST_TOKENIZERS.setdefault(meta.name, tok)
+
+
+def _predictable(meta: ModelMeta, allow_remote_code: bool) -> bool:
+    """Models whose load the registry describes fully: their prompt, length and size are known beforehand."""
+    if meta.trust_remote_code and not allow_remote_code:
+        return False
+    return meta.name in registry.REGISTRY and bool(meta.max_seq_length)
+
+
+def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, *, allow_remote_code: bool = False,
+                 device: str = DEVICE_AUTO) -> CachedModel | None:
+    """The model as a :class:`CachedModel` when ``cache`` holds a vector for every text, else None.
+
+    Args:
+        name: registry name or alias (other models are always loaded).
+        texts: the texts the caller will encode (n, repeats allowed), without the prompt.
+        cache: the embedding cache; None gives None.
+        allow_remote_code: the user opted in to the model's remote code.
+        device: the device asked for; reported as where the model "ran"
+            (``cpu`` for ``auto``: nothing is computed).
+
+    Returns:
+        A :class:`CachedModel` whose cache key found all n texts (they are
+        now in the cache's memory layer), or None: then load the model.
+    """
+    from core.models.fingerprint import model_fingerprint
+    from core.models.loading import availability
+
+    if cache is None or not texts:
+        return None
+    try:
+        meta = registry.resolve(name)
+    except ValueError:
+        return None
+    if not _predictable(meta, allow_remote_code) or not availability(meta.name, allow_remote_code=allow_remote_code, probe_hub=False).available:
+        return None
+    fingerprint = model_fingerprint(meta)
+    if meta.source == SOURCE_HUB and not fingerprint.startswith("commit:"):
+        return None  # not in the local cache: a load would download and key by the snapshot it gets
+    tok = fast_tokenizer(meta)
+    if tok is None:
+        return None
+    backend = _NoWeights(tok, int(meta.max_seq_length or 0), meta.dimension, device=DEVICE_CPU if device == DEVICE_AUTO else device)
+    model = CachedModel(meta=meta, backend=backend, fingerprint=fingerprint)
+    unique = list(dict.fromkeys(texts))
+    found = cache.get_many(model.cache_key, unique, dimension=meta.dimension, unit_norm=True)
+    return model if len(found) == len(unique) else None

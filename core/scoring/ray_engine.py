@@ -1,0 +1,233 @@
+"""``run --engine ray``: the same scoring job on Ray Data, on this machine or on a cluster.
+
+The checked pairs are written once as Parquet and read back as a Ray
+dataset; each model then runs ``map_batches`` over it with a pool of actors
+(:class:`PairScorer`: each actor loads the model once and scores batches of
+``RAY_BATCH_PAIRS`` pairs with :func:`core.scoring.runner.score_pairs`, so a
+row is computed exactly as the local engine computes it) and the scored rows
+are written as Parquet, one folder per model::
+
+    <work_dir>/input.parquet
+    <work_dir>/<model, "/" as "__">/*.parquet
+
+Ray starts a local instance by default (``address="local"``: never a cluster
+found by accident); ``$RAY_ADDRESS`` (e.g. ``ray://head:10001`` or
+``head:6379``) connects to a cluster instead.  On a cluster the work folder
+must be one every node reads and writes (a shared mount), and every node
+needs the project installed (``make setup``).  With ``device="cuda"`` each
+actor reserves ``gpus_per_actor`` GPUs.
+
+What differs from the local engine: no embedding cache (actors on other
+machines cannot share the sqlite file), so every text is encoded; a text in
+several batches may be encoded more than once.  Vectors are those of the
+local engine up to batch composition (padding), so cosines agree within 1e-6.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from core import constants
+from core.models.cache import EmbeddingCache
+from core.models.encode import EncodeReport, Truncation
+from core.models.loading import ModelUnavailable, availability, backend_choice, load_model
+from core.models.onnx_export import resolve_backend
+from core.models.registry import resolve
+from core.scoring.runner import RunResult, _validate_pairs, score_pairs
+
+ProgressFn = Callable[[float, str], None]
+
+_ROW = "_row"  # the pair's position in the input: Ray does not keep row order
+_DEVICE, _BACKEND = "device", "backend"  # where each row was scored, kept in the Parquet output
+_NO_CACHE_NOTE = "the Ray engine uses no embedding cache: every text was encoded by the actors"
+
+
+class PairScorer:
+    """A Ray Data actor: loads one model once, then scores each batch of pairs it is handed.
+
+    Args:
+        name: model name.
+        device: ``auto``, ``cpu``, ``cuda`` or ``mps`` (resolved on the actor's node).
+        backend: ``auto``, ``torch`` or ``onnx``.
+        batch_size: texts per forward pass, or None for the device's default.
+        allow_remote_code: the user opted in to this model's remote code.
+    """
+
+    def __init__(self, name: str, device: str, backend: str, batch_size: int | None, allow_remote_code: bool = False) -> None:
+        self.model = load_model(name, allow_remote_code=allow_remote_code, device=device, backend=backend)
+        self.batch_size = batch_size
+
+    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+        """Score (n,) pairs: the local engine's n result rows, plus ``device`` and ``backend``."""
+        frame, _report = score_pairs(self.model, batch.reset_index(drop=True), cache=None, batch_size=self.batch_size)
+        frame[_DEVICE] = self.model.device
+        frame[_BACKEND] = self.model.meta.backend
+        return frame
+
+
+def model_folder(name: str) -> str:
+    """The output folder name of a model: its name with ``/`` written as ``__``."""
+    return name.replace("/", "__").replace("\\", "__")
+
+
+def score_staged_ray(
+    staged: Path,
+    models: Sequence[str],
+    out_dir: Path,
+    *,
+    allow_remote_code: Sequence[str] = (),
+    device: str = constants.DEVICE_AUTO,
+    batch_size: int | None = None,
+    backend: str | None = None,
+    actors: int | None = None,
+    gpus_per_actor: float = constants.RAY_GPUS_PER_ACTOR,
+    progress: ChunkProgress | None = None,
+    write_csv: bool = True,
+) -> ChunkedResult:
+    """Score staged pairs with each model on Ray Data into ``pairs.parquet`` (and ``pairs.csv``), as the local engine does.
+
+    Args:
+        staged: checked pairs written by :func:`core.scoring.chunked.stage_pairs` (n rows);
+            on a cluster, in a folder every node can read.
+        models: model names, ids or folders; one's failure never stops the others.
+        out_dir: folder for the results; Ray writes each model's Parquet under ``out_dir/.ray``.
+        allow_remote_code: models the user opted in to run remote code for.
+        device: where each actor encodes (resolved on its node).
+        batch_size: texts per forward pass; None follows the device.
+        backend: ``auto``, ``torch``, ``onnx``, or None for the process default.
+        actors: actors per model (None: half the cluster's CPUs, at least one).
+        gpus_per_actor: GPUs each actor reserves when ``device`` is ``cuda``.
+        progress: told when each model starts and ends.
+        write_csv: also write ``pairs.csv``.
+
+    Returns:
+        A :class:`~core.scoring.chunked.ChunkedResult`; the files hold ``n * len(result.models)``
+        rows, models in order, pairs in input order.
+
+    Raises:
+        ValueError: actors below 1, a negative GPU share, or a bad backend choice.
+    """
+    import pyarrow.parquet as pq
+
+    if actors is not None and actors < 1:
+        raise ValueError(f"actors must be at least 1; got {actors}")
+    if gpus_per_actor < 0:
+        raise ValueError(f"gpus_per_actor must not be negative; got {gpus_per_actor}")
+    choice = backend_choice(backend)
+    start = time.perf_counter()
+    progress = progress or _Silent()
+    result = ChunkedResult(parquet=out_dir / constants.RESULTS_PARQUET, csv=out_dir / constants.RESULTS_CSV if write_csv else None)
+    result.n_pairs = pq.ParquetFile(staged).metadata.num_rows
+    runnable = [name for name in models if not _refused(name, choice, device, name in allow_remote_code, result.errors)]
+    work = out_dir / _WORK_FOLDER
+    try:
+        parts = _score_on_ray(staged, work, runnable, result, progress=progress, device=device, batch_size=batch_size, backend=choice,
+                              actors=actors, gpus_per_actor=gpus_per_actor, allow_remote_code=allow_remote_code) if runnable else []
+        result.n_rows = _assemble(parts, result.parquet, result.csv)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _refused(name: str, choice: str, device: str, remote: bool, errors: dict[str, str]) -> bool:
+    """Record why a model cannot run (checked on the driver, before any actor starts); True when it cannot."""
+    avail = availability(name, allow_remote_code=remote)
+    if not avail.available:
+        errors[name] = f"{avail.name}: {avail.reason}"
+        return True
+    try:
+        resolve_backend(resolve(name), choice, constants.DEVICE_CPU if device == constants.DEVICE_AUTO else device)
+    except ValueError as exc:
+        errors[name] = f"{name}: {exc}"
+        return True
+    return False
+
+
+def _score_on_ray(staged: Path, work: Path, models: list[str], result: ChunkedResult, *, progress: ChunkProgress, device: str,
+                  batch_size: int | None, backend: str, actors: int | None, gpus_per_actor: float, allow_remote_code: Sequence[str]) -> list[Path]:
+    """Each model over the staged pairs on Ray; the part files (input order) of the models that ran."""
+    import pyarrow.parquet as pq
+
+    parts = []
+    work.mkdir(parents=True, exist_ok=True)
+    with _ray_session():
+        import ray
+        import ray.data
+
+        dataset = ray.data.read_parquet(str(staged)).add_column(_ROW, _row_numbers(result.n_pairs), batch_format="pandas") \
+            if False else _numbered(staged, work)
+        pool = actors or max(1, int(ray.cluster_resources().get("CPU", 2)) // 2)
+        for i, name in enumerate(models):
+            progress.start(name, result.n_pairs)
+            target = work / model_folder(name)
+            try:
+                dataset.map_batches(
+                    PairScorer,
+                    fn_constructor_kwargs={"name": name, "device": device, "backend": backend, "batch_size": batch_size,
+                                           "allow_remote_code": name in allow_remote_code},
+                    batch_format="pandas",
+                    batch_size=constants.RAY_BATCH_PAIRS,
+                    compute=ray.data.ActorPoolStrategy(size=pool),
+                    # One logical CPU per actor (it runs two threads): a 2-CPU instance keeps one for reading and writing.
+                    num_cpus=1,
+                    num_gpus=gpus_per_actor if device == constants.DEVICE_CUDA else 0,
+                ).write_parquet(str(target))
+                part, model, tally = _in_input_order(target, work / f"part-{i}.parquet", name, result.n_pairs)
+            except Exception as exc:  # noqa: BLE001 - a model failing on Ray must not stop the others
+                result.errors[name] = f"{name}: failed on Ray ({_root_cause(exc)})"
+                continue
+            finally:
+                progress.finish(name)
+            result.models.append(model)
+            result.tallies[model] = tally
+            parts.append(part)
+        del pq
+    return parts
+
+
+@contextlib.contextmanager
+def _work_folder(work_dir: str | Path | None) -> Iterator[Path]:
+    """The given folder (created), or a temporary one removed afterwards."""
+    if work_dir is not None:
+        folder = Path(work_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        yield folder
+        return
+    with tempfile.TemporaryDirectory(prefix="cosine-probe-ray-") as tmp:
+        yield Path(tmp)
+
+
+@contextlib.contextmanager
+def _ray_session() -> Iterator[None]:
+    """Ray for the block: the running instance if there is one, else a new one, shut down afterwards.
+
+    ``$RAY_ADDRESS`` names a cluster to join; without it a fresh local
+    instance starts on all of this machine's CPUs.  Ray's progress and its
+    workers' logs stay off stdout (``--json`` prints one document there).
+    """
+    import ray
+    import ray.data
+
+    started = not ray.is_initialized()
+    if started:
+        address = os.environ.get(constants.RAY_ADDRESS_ENV_VAR, "").strip()
+        if address:
+            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+        else:
+            ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        if started:
+            ray.shutdown()

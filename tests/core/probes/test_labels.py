@@ -1,0 +1,105 @@
+"""core.probes.labels: what a label column means and what it allows, checked against hand computations."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from core import constants
+from core.probes import labels
+
+# One model, five pairs: three matches (0.9, 0.8, 0.6) and two non-matches (0.7, 0.3).
+COSINES = [0.9, 0.8, 0.6, 0.7, 0.3]
+
+
+def _results(words: list[str], model: str = "m") -> pd.DataFrame:
+    return pd.DataFrame({constants.COL_MODEL: model, constants.COL_COSINE: COSINES, constants.COL_LABEL: words})
+
+
+@pytest.mark.parametrize(
+    ("values", "kind"),
+    [
+        (["1", "0", "1"], labels.KIND_BINARY),
+        (["True", "false", ""], labels.KIND_BINARY),
+        (["entailment", "contradiction", "neutral"], labels.KIND_BINARY),
+        (["paraphrase", "not paraphrase"], labels.KIND_BINARY),
+        (["0.1", "2.5", "4", ""], labels.KIND_GRADED),
+        (["cats", "dogs"], labels.KIND_TEXT),
+        (["1", "1"], labels.KIND_TEXT),  # one class only: nothing to classify
+        (["", None], labels.KIND_NONE),
+    ],
+)
+def test_label_kind(values, kind):
+    assert labels.label_kind(pd.Series(values, dtype=object)) == kind
+
+
+def test_label_kind_refuses_a_list():
+    with pytest.raises(TypeError, match="pandas Series"):
+        labels.label_kind(["1", "0"])
+
+
+def test_match_labels_reads_nli_words():
+    got = labels.match_labels(pd.Series(["Entailment", "neutral", "contradiction", "maybe", ""]))
+    assert got.iloc[:3].tolist() == [1.0, 0.0, 0.0]
+    assert got.iloc[3:].isna().all()
+
+
+def test_classifier_against_hand_computation():
+    report = labels.label_report(_results(["1", "1", "1", "0", "0"]), threshold=0.5)
+    row = report["classifier"].iloc[0]
+    # AUC: of the 6 (match, non-match) pairs only 0.6 < 0.7 is ordered wrongly -> 5/6.
+    assert row["auc"] == pytest.approx(5 / 6)
+    # Youden: a cut between 0.8 and 0.7 keeps 2/3 matches and no non-match (J = 2/3), the best;
+    # the strict threshold sits halfway, 0.75.
+    assert row["best_threshold"] == pytest.approx(0.75)
+    assert (row["best_tpr"], row["best_fpr"]) == pytest.approx((2 / 3, 0.0))
+    # At 0.75: predicted 1,1,0,0,0 vs truth 1,1,1,0,0 -> accuracy 4/5; precision 1, recall 2/3 -> F1 0.8.
+    assert (row["best_accuracy"], row["best_f1"]) == pytest.approx((0.8, 0.8))
+    # At 0.5: predicted 1,1,1,1,0 -> accuracy 4/5; precision 3/4, recall 1 -> F1 = 1.5 / 1.75.
+    assert (row["accuracy"], row["f1"]) == pytest.approx((0.8, 1.5 / 1.75))
+    assert (row["n_match"], row["n_no_match"]) == (3, 2)
+    roc = report["roc"]
+    assert roc[["fpr", "tpr"]].iloc[0].tolist() == [0.0, 0.0] and roc[["fpr", "tpr"]].iloc[-1].tolist() == [1.0, 1.0]
+
+
+def test_by_label_statistics_and_share_above():
+    by = labels.label_report(_results(["paraphrase", "paraphrase", "paraphrase", "not paraphrase", "not paraphrase"]), 0.5)["by_label"]
+    by = by.set_index(constants.COL_LABEL)
+    mean = (0.9 + 0.8 + 0.6) / 3
+    sd = math.sqrt(sum((x - mean) ** 2 for x in (0.9, 0.8, 0.6)) / 2)
+    assert by.loc["paraphrase", "mean"] == pytest.approx(mean)
+    assert by.loc["paraphrase", "sd"] == pytest.approx(sd)
+    assert by.loc["paraphrase", "median"] == pytest.approx(0.8)
+    assert by.loc["paraphrase", "share_above"] == pytest.approx(1.0)
+    assert by.loc["not paraphrase", "share_above"] == pytest.approx(0.5)  # 0.7 > 0.5, 0.3 is not
+    assert by.loc["not paraphrase", "match"] == 0.0
+
+
+def test_text_labels_give_no_classifier():
+    report = labels.label_report(_results(["a", "b", "a", "b", "c"]), 0.5)
+    assert report["kind"].iloc[0, 0] == labels.KIND_TEXT
+    assert report["classifier"].empty and report["roc"].empty
+    assert len(report["by_label"]) == 3
+
+
+def test_label_report_validates():
+    with pytest.raises(ValueError, match="no label column"):
+        labels.label_report(pd.DataFrame({constants.COL_MODEL: ["m"], constants.COL_COSINE: [0.5]}), 0.5)
+    with pytest.raises(ValueError, match="threshold"):
+        labels.label_report(_results(["1", "1", "1", "0", "0"]), 2.0)
+
+
+def test_typed_labels_keep_the_written_type():
+    assert labels.typed_labels(pd.Series(["true", "False", ""])).tolist() == [True, False, None]
+    assert labels.typed_labels(pd.Series(["1", "0", "1"])).tolist() == [1, 0, 1]
+    assert labels.typed_labels(pd.Series(["0.5", "4", ""])).tolist() == [0.5, 4.0, None]
+    assert labels.typed_labels(pd.Series(["entailment", "neutral"])).tolist() == ["entailment", "neutral"]
+
+
+def test_labels_become_categories_only_without_categories():
+    pairs = pd.DataFrame({constants.COL_CATEGORY: ["uncategorized"] * 3, constants.COL_LABEL: ["entailment", "", "neutral"]})
+    assert labels.labels_as_categories(pairs)[constants.COL_CATEGORY].tolist() == ["entailment", "uncategorized", "neutral"]
+    mixed = pairs.assign(**{constants.COL_CATEGORY: ["negation", "uncategorized", "uncategorized"]})
+    assert labels.labels_as_categories(mixed) is mixed

@@ -1,0 +1,31 @@
+"""ui.widgets helpers that decide what a results table shows (pure parts)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ui import widgets
+
+
+def test_lead_columns_puts_key_numbers_first_and_bookkeeping_last():
+    columns = ["pair_id", "text_a", "text_b", "model", "suite", "cosine", "category", "verdict", "threshold", "model id"]
+    order = widgets.lead_columns(columns, hide=("category",))
+    assert order == ["model", "cosine", "threshold", "verdict", "text_a", "text_b", "model id", "pair_id", "suite"]
+
+
+def test_lead_columns_keeps_every_column_once_and_refuses_duplicates():
+    assert widgets.lead_columns(["b", "a"], lead=("a", "zz")) == ["a", "b"]
+    with pytest.raises(ValueError, match="distinct"):
+        widgets.lead_columns(["a", "a"])
+
+
+@pytest.mark.parametrize(("p", "text"), [(2e-22, "2.0e-22"), (0.034, "0.034"), (0.5, "0.5"), (float("nan"), "—"), (None, "—"), (0.0, "0")])
+def test_format_p(p, text):
+    assert widgets.format_p(p) == text
+
+
+def test_plain_note_drops_internal_paths_and_raw_words():
+    note = "did not reproduce: the real model gives 0.947, published 0.92 (shared/notes/offline-models.md)"
+    assert widgets.plain_note(note) == "did not reproduce: the real model gives 0.947, published 0.92"
+    assert "garbled" not in widgets.plain_note("source row garbled: entity name missing")
+    assert widgets.plain_note("") == "—" and widgets.plain_note(None) == "—" and widgets.plain_note(float("nan")) == "—"
