@@ -325,3 +325,5 @@ ENGINE_CHOICES = (ENGINE_LOCAL, ENGINE_RAY)
 RAY_ADDRESS_ENV_VAR = "RAY_ADDRESS"
 # Pairs per Ray Data batch handed to a model's actor (each actor encodes them ENCODE_BATCH_SIZE at a time).
 RAY_BATCH_PAIRS = 1024
+# GPUs each Ray actor reserves under --device cuda (a fraction shares one GPU between actors).
+RAY_GPUS_PER_ACTOR = 1.0

@@ -30,6 +30,9 @@ KEY_REMOTE = "remote_code_models"
 KEY_RESULTS = "results"
 KEY_ERRORS = "last_errors"
 KEY_DEVICE = "device"
+KEY_SHOWN_ERRORS = "_model_errors_shown"  # models whose error this rerun already showed (reset by the sidebar each rerun)
+ERROR_HELP = ("What you can do: check the id (owner/name) in the sidebar, give a local folder that holds the model, "
+              "or put it in the Hugging Face cache once while online (`hf download MODEL`), then run again.")
 DEVICE_HELP = "auto takes a CUDA GPU when torch sees one, then Apple's MPS, then the CPU. ONNX models use a GPU only with onnxruntime-gpu installed."
 DEFAULTS_ENV = "COSINE_PROBE_DEFAULT_MODELS"
 
@@ -113,6 +116,7 @@ def sidebar() -> Selection:
     """Draw the model picker and threshold; return the current selection."""
     init_state()
     ss = st.session_state
+    ss[KEY_SHOWN_ERRORS] = set()
     with st.sidebar:
         st.subheader("Models")
         options = list(dict.fromkeys([*registry.BUNDLED, *registry.HUB_ONLY_MODELS, *ss[KEY_CUSTOM], *ss[KEY_MODELS]]))
@@ -200,10 +204,20 @@ def stored(key: str) -> RunResult | None:
 def show_errors(key: str) -> None:
     """One error box per model that failed in the last run under ``key``, then
     the embedding cache's warning if the disk cache was rebuilt or disabled."""
-    for reason in st.session_state.get(KEY_ERRORS, {}).get(key, {}).values():
-        st.error(md_escape(reason), icon="⛔")
+    for name, reason in st.session_state.get(KEY_ERRORS, {}).get(key, {}).items():
+        model_error(name, reason)
     show_notes(key)
     show_cache_warning()
+
+
+def model_error(name: str, reason: str) -> bool:
+    """One error box per model per page: the reason and what the user can do; False when this rerun already showed it."""
+    shown = st.session_state.setdefault(KEY_SHOWN_ERRORS, set())
+    if name in shown:
+        return False
+    shown.add(name)
+    st.error(f"{md_escape(reason)}  \n{ERROR_HELP.replace('MODEL', md_escape(name))}", icon="⛔")
+    return True
 
 
 def show_notes(key: str) -> None:

@@ -19,7 +19,7 @@ from core.scoring import tables
 from core.scoring.runner import similarity_matrix
 from ui import calibration_controls, resources
 from ui.charts import ABOVE_MARK, marked_cells
-from ui.state import current, run, short, show_errors, stored
+from ui.state import current, model_error, run, short, show_errors, stored
 from ui.widgets import chart, md_escape, persistent_text_area, results_table, set_text, table
 
 RESULT_KEY = "compare"
@@ -166,7 +166,8 @@ def _tokenizations(model: str, texts: tuple[str, str]) -> dict[str, object] | st
 def _token_expander(model: str, splits: dict[str, object] | str) -> None:
     with st.expander(f"Tokens: {md_escape(short(model))}"):
         if isinstance(splits, str):
-            st.error(md_escape(splits), icon="⛔")
+            if not model_error(model, splits):  # said once above; here only where the tokens would be
+                st.caption("Tokenizer unavailable: see the message above.")
             return
         for side, t in splits.items():
             st.text(f"{side}: {t.n_tokens} subword tokens, {t.n_with_special} with special tokens (model keeps {t.max_tokens})")

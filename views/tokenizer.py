@@ -14,7 +14,7 @@ import streamlit as st
 from core.models.tokens import load_tokenizers, token_rows
 from core.papers import oov
 from ui import resources
-from ui.state import current, short
+from ui.state import current, model_error, short
 from ui.widgets import md_escape, persistent_text_area, plain_note, results_table, table
 
 KEY_TEXT = "tok_text"
@@ -45,8 +45,8 @@ if not sel.models:
 
 # ---------------------------------------------------------------- tokenize
 loaded, tok_errors = load_tokenizers(sel.models, loader=resources.tokenizer)
-for reason in tok_errors.values():
-    st.error(md_escape(reason), icon="⛔")
+for name, reason in tok_errors.items():
+    model_error(name, reason)
 if not loaded:
     st.stop()
 

@@ -534,6 +534,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pairs read, encoded, scored and written at a time: memory stays bounded whatever the file's size (default %(default)s)")
     add_model_options(p)
     add_pairs_file_options(p)
+    from core.cli.ray_run import add_engine_options  # here, not at the top: ray_run imports this module
+
+    add_engine_options(p)
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("perturb", help="failure-mode variants of one sentence, scored by every model")

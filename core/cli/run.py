@@ -105,8 +105,13 @@ def run_command(args) -> int:
     try:
         n_pairs, found = _stage(args, staged)
         print(f"{n_pairs} pairs × {len(models)} models", file=sys.stderr)
-        result = score_staged(staged, models, out, cache=cli._cache(args), chunk_rows=args.chunk_rows, allow_remote_code=args.trust_remote_code or [],
-                              device=cli._run_options(args)["device"], batch_size=args.batch_size, progress=BarProgress(args.quiet))
+        if getattr(args, "engine", constants.ENGINE_LOCAL) == constants.ENGINE_RAY:
+            from core.cli.ray_run import score_on_ray
+
+            result = score_on_ray(args, staged, models, out, BarProgress(args.quiet))
+        else:
+            result = score_staged(staged, models, out, cache=cli._cache(args), chunk_rows=args.chunk_rows, allow_remote_code=args.trust_remote_code or [],
+                                  device=cli._run_options(args)["device"], batch_size=args.batch_size, progress=BarProgress(args.quiet))
     finally:
         staged.unlink(missing_ok=True)
     cli._print_errors(result.errors)
@@ -155,7 +160,7 @@ def _summary(args, result, found: dict) -> tuple[dict, dict[str, pd.DataFrame], 
         "rows": result.n_rows,
         "results": {"parquet": str(result.parquet), "csv": str(result.csv)},
         "encoding": {
-            m: {"unique_texts": t.unique_texts, "encoded": t.encoded, "from_cache": t.from_cache, "truncated": t.truncated, "device": t.device,
+            m: {"unique_texts": t.unique_texts, "encoded": t.encoded, "from_cache": t.from_cache, "truncated": t.truncated, "device": t.device, "backend": t.backend,
                 "batch_size": t.batch_size, "notes": t.notes, "weights_loaded": t.weights_loaded}
             for m, t in result.tallies.items() if m in result.models
         },

@@ -73,6 +73,7 @@ class ModelTally:
     from_cache: int = 0
     truncated: int = 0
     device: str = ""
+    backend: str = ""  # torch or onnx (a bundled torch model may run on its exact ONNX export)
     batch_size: int = 0
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -84,6 +85,7 @@ class ModelTally:
         self.from_cache += report.n_cached
         self.truncated += len(report.truncated)
         self.device, self.batch_size = report.device, report.batch_size
+        self.backend = report.backend or self.backend
         self.seconds += report.seconds
         self.notes += [n for n in report.notes if n not in self.notes]
 

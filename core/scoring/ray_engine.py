@@ -1,26 +1,28 @@
 """``run --engine ray``: the same scoring job on Ray Data, on this machine or on a cluster.
 
-The checked pairs are written once as Parquet and read back as a Ray
-dataset; each model then runs ``map_batches`` over it with a pool of actors
-(:class:`PairScorer`: each actor loads the model once and scores batches of
-``RAY_BATCH_PAIRS`` pairs with :func:`core.scoring.runner.score_pairs`, so a
-row is computed exactly as the local engine computes it) and the scored rows
-are written as Parquet, one folder per model::
-
-    <work_dir>/input.parquet
-    <work_dir>/<model, "/" as "__">/*.parquet
+The checked pairs staged by ``run`` (:func:`core.scoring.chunked.stage_pairs`)
+are numbered and read as a Ray dataset; each model then runs ``map_batches``
+over it with a pool of actors (:class:`PairScorer`: each actor loads the model
+once and scores batches of ``RAY_BATCH_PAIRS`` pairs with
+:func:`core.scoring.runner.score_pairs`, so a row is computed exactly as the
+local engine computes it), and Ray writes the scored rows as Parquet, one
+folder per model, under ``<out>/.ray/``.  The driver then puts each model's
+rows back in input order and writes ``pairs.parquet`` and ``pairs.csv`` as
+the local engine does (:func:`core.scoring.chunked._assemble`).
 
 Ray starts a local instance by default (``address="local"``: never a cluster
 found by accident); ``$RAY_ADDRESS`` (e.g. ``ray://head:10001`` or
-``head:6379``) connects to a cluster instead.  On a cluster the work folder
-must be one every node reads and writes (a shared mount), and every node
-needs the project installed (``make setup``).  With ``device="cuda"`` each
-actor reserves ``gpus_per_actor`` GPUs.
+``head:6379``) joins a cluster instead.  On a cluster the output folder must
+be one every node reads and writes (a shared mount), and every node needs
+the project installed (``make setup``).  With ``device="cuda"`` each actor
+reserves ``gpus_per_actor`` GPUs.
 
 What differs from the local engine: no embedding cache (actors on other
-machines cannot share the sqlite file), so every text is encoded; a text in
-several batches may be encoded more than once.  Vectors are those of the
-local engine up to batch composition (padding), so cosines agree within 1e-6.
+machines cannot share the sqlite file), so every text is encoded, a text in
+several batches perhaps more than once; and one model's results pass through
+the driver's memory (as Arrow) when they are put back in order.  Vectors are
+the local engine's up to batch composition (padding), so cosines agree within
+1e-6.
 """
 
 from __future__ import annotations
@@ -28,25 +30,23 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import tempfile
+import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from core import constants
-from core.models.cache import EmbeddingCache
-from core.models.encode import EncodeReport, Truncation
 from core.models.loading import ModelUnavailable, availability, backend_choice, load_model
 from core.models.onnx_export import resolve_backend
 from core.models.registry import resolve
-from core.scoring.runner import RunResult, _validate_pairs, score_pairs
-
-ProgressFn = Callable[[float, str], None]
+from core.scoring.chunked import ChunkedResult, ChunkProgress, ModelTally, _assemble, _Silent
+from core.scoring.runner import score_pairs
 
 _ROW = "_row"  # the pair's position in the input: Ray does not keep row order
-_DEVICE, _BACKEND = "device", "backend"  # where each row was scored, kept in the Parquet output
+_DEVICE, _BACKEND = "device", "backend"  # where each row was scored, kept in Ray's Parquet output
+_WORK_FOLDER = ".ray"
 _NO_CACHE_NOTE = "the Ray engine uses no embedding cache: every text was encoded by the actors"
 
 
@@ -66,7 +66,7 @@ class PairScorer:
         self.batch_size = batch_size
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
-        """Score (n,) pairs: the local engine's n result rows, plus ``device`` and ``backend``."""
+        """Score n pairs: the local engine's n result rows, plus ``device`` and ``backend``."""
         frame, _report = score_pairs(self.model, batch.reset_index(drop=True), cache=None, batch_size=self.batch_size)
         frame[_DEVICE] = self.model.device
         frame[_BACKEND] = self.model.meta.backend
@@ -95,10 +95,10 @@ def score_staged_ray(
     """Score staged pairs with each model on Ray Data into ``pairs.parquet`` (and ``pairs.csv``), as the local engine does.
 
     Args:
-        staged: checked pairs written by :func:`core.scoring.chunked.stage_pairs` (n rows);
-            on a cluster, in a folder every node can read.
+        staged: checked pairs written by :func:`core.scoring.chunked.stage_pairs` (n rows).
         models: model names, ids or folders; one's failure never stops the others.
-        out_dir: folder for the results; Ray writes each model's Parquet under ``out_dir/.ray``.
+        out_dir: folder for the results; Ray's own Parquet goes to ``out_dir/.ray`` meanwhile
+            (on a cluster, a folder every node can read and write).
         allow_remote_code: models the user opted in to run remote code for.
         device: where each actor encodes (resolved on its node).
         batch_size: texts per forward pass; None follows the device.
@@ -117,20 +117,19 @@ def score_staged_ray(
     """
     import pyarrow.parquet as pq
 
-    if actors is not None and actors < 1:
+    if actors is not None and (isinstance(actors, bool) or actors < 1):
         raise ValueError(f"actors must be at least 1; got {actors}")
     if gpus_per_actor < 0:
         raise ValueError(f"gpus_per_actor must not be negative; got {gpus_per_actor}")
     choice = backend_choice(backend)
     start = time.perf_counter()
-    progress = progress or _Silent()
     result = ChunkedResult(parquet=out_dir / constants.RESULTS_PARQUET, csv=out_dir / constants.RESULTS_CSV if write_csv else None)
     result.n_pairs = pq.ParquetFile(staged).metadata.num_rows
     runnable = [name for name in models if not _refused(name, choice, device, name in allow_remote_code, result.errors)]
     work = out_dir / _WORK_FOLDER
     try:
-        parts = _score_on_ray(staged, work, runnable, result, progress=progress, device=device, batch_size=batch_size, backend=choice,
-                              actors=actors, gpus_per_actor=gpus_per_actor, allow_remote_code=allow_remote_code) if runnable else []
+        parts = _score_on_ray(staged, work, runnable, result, progress=progress or _Silent(), device=device, batch_size=batch_size,
+                              backend=choice, actors=actors, gpus_per_actor=gpus_per_actor, allow_remote_code=allow_remote_code) if runnable else []
         result.n_rows = _assemble(parts, result.parquet, result.csv)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -155,20 +154,18 @@ def _refused(name: str, choice: str, device: str, remote: bool, errors: dict[str
 def _score_on_ray(staged: Path, work: Path, models: list[str], result: ChunkedResult, *, progress: ChunkProgress, device: str,
                   batch_size: int | None, backend: str, actors: int | None, gpus_per_actor: float, allow_remote_code: Sequence[str]) -> list[Path]:
     """Each model over the staged pairs on Ray; the part files (input order) of the models that ran."""
-    import pyarrow.parquet as pq
-
-    parts = []
     work.mkdir(parents=True, exist_ok=True)
+    numbered = _numbered(staged, work / "input.parquet")
+    parts = []
     with _ray_session():
         import ray
         import ray.data
 
-        dataset = ray.data.read_parquet(str(staged)).add_column(_ROW, _row_numbers(result.n_pairs), batch_format="pandas") \
-            if False else _numbered(staged, work)
+        dataset = ray.data.read_parquet(str(numbered))
         pool = actors or max(1, int(ray.cluster_resources().get("CPU", 2)) // 2)
         for i, name in enumerate(models):
             progress.start(name, result.n_pairs)
-            target = work / model_folder(name)
+            part = work / f"part-{i}.parquet"
             try:
                 dataset.map_batches(
                     PairScorer,
@@ -180,30 +177,79 @@ def _score_on_ray(staged: Path, work: Path, models: list[str], result: ChunkedRe
                     # One logical CPU per actor (it runs two threads): a 2-CPU instance keeps one for reading and writing.
                     num_cpus=1,
                     num_gpus=gpus_per_actor if device == constants.DEVICE_CUDA else 0,
-                ).write_parquet(str(target))
-                part, model, tally = _in_input_order(target, work / f"part-{i}.parquet", name, result.n_pairs)
+                ).write_parquet(str(work / model_folder(name)))
+                model, tally = _in_input_order(work / model_folder(name), part, name, result.n_pairs)
             except Exception as exc:  # noqa: BLE001 - a model failing on Ray must not stop the others
                 result.errors[name] = f"{name}: failed on Ray ({_root_cause(exc)})"
-                continue
-            finally:
                 progress.finish(name)
+                continue
+            progress.advance(name, result.n_pairs)
+            progress.finish(name)
             result.models.append(model)
             result.tallies[model] = tally
             parts.append(part)
-        del pq
     return parts
 
 
-@contextlib.contextmanager
-def _work_folder(work_dir: str | Path | None) -> Iterator[Path]:
-    """The given folder (created), or a temporary one removed afterwards."""
-    if work_dir is not None:
-        folder = Path(work_dir)
-        folder.mkdir(parents=True, exist_ok=True)
-        yield folder
-        return
-    with tempfile.TemporaryDirectory(prefix="cosine-probe-ray-") as tmp:
-        yield Path(tmp)
+def _numbered(staged: Path, target: Path) -> Path:
+    """A copy of the staged pairs with each pair's position in ``_row``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer, done = None, 0
+    try:
+        for batch in pq.ParquetFile(staged).iter_batches():
+            table = pa.Table.from_batches([batch]).append_column(_ROW, pa.array(range(done, done + batch.num_rows), pa.int64()))
+            writer = writer or pq.ParquetWriter(target, table.schema)
+            writer.write_table(table)
+            done += batch.num_rows
+    finally:
+        if writer is not None:
+            writer.close()
+    return target
+
+
+def _in_input_order(folder: Path, part: Path, name: str, n_pairs: int) -> tuple[str, ModelTally]:
+    """Ray's output for one model, sorted back into input order and written as the local engine's part file; (model, tally)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(folder).sort_by(_ROW)
+    if table.num_rows != n_pairs:
+        raise RuntimeError(f"Ray returned {table.num_rows} rows for {n_pairs} pairs")
+    first = table.slice(0, 1).to_pylist()[0] if n_pairs else {}
+    model = str(first.get(constants.COL_MODEL, name))
+    texts = pa.chunked_array(table[constants.COL_TEXT_A].chunks + table[constants.COL_TEXT_B].chunks)
+    tokens = pa.chunked_array(table[constants.COL_TOKENS_A].chunks + table[constants.COL_TOKENS_B].chunks)
+    limit = _max_tokens(model)
+    unique = len(pc.unique(texts))
+    tally = ModelTally(unique_texts=unique, encoded=unique, device=str(first.get(_DEVICE, "")), backend=str(first.get(_BACKEND, "")),
+                       notes=[_NO_CACHE_NOTE], weights_loaded=True,
+                       truncated=len(pc.unique(pc.filter(texts, pc.greater(tokens, limit)))) if limit else 0)
+    table = table.drop_columns([_ROW, _DEVICE, _BACKEND])
+    # Ray may write text as large_string; the parts are copied into one file, so they share the local engine's types.
+    schema = pa.schema([f.with_type(pa.string()) if pa.types.is_large_string(f.type) else f for f in table.schema])
+    pq.write_table(table.cast(schema), part)
+    return model, tally
+
+
+def _max_tokens(name: str) -> int:
+    try:
+        return int(resolve(name).max_seq_length or 0)
+    except ValueError:
+        return 0
+
+
+def _root_cause(exc: BaseException) -> str:
+    """One line from the deepest cause: Ray wraps an actor's error in several layers."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    text = str(exc).strip()
+    for line in text.splitlines():
+        if f"{ModelUnavailable.__name__}: " in line:
+            return line.split(f"{ModelUnavailable.__name__}: ", 1)[-1][:300]
+    return f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}"
 
 
 @contextlib.contextmanager
@@ -224,7 +270,8 @@ def _ray_session() -> Iterator[None]:
             ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
         else:
             ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
-    ray.data.DataContext.get_current().enable_progress_bars = False
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
     logging.getLogger("ray.data").setLevel(logging.WARNING)
     try:
         yield

@@ -88,7 +88,7 @@ def expected(at):
 
 
 def test_mapping_defaults_notes_and_preview(at):
-    boxes = {s.label: s.value for s in at.selectbox}
+    boxes = {s.label: s.value for s in at.main.selectbox}  # the sidebar has its own (models, device)
     assert boxes == {
         "File encoding": "auto-detect",
         "Text A column": "sentence1",
