@@ -23,7 +23,8 @@ $(STAMP): requirements.txt requirements-models.txt constraints.txt pyproject.tom
 	@# and the venv's own setuptools builds it (no isolated build env to download).
 	@$(BIN)/python -c 'import setuptools' 2>/dev/null || $(BIN)/python -m pip install -q -c constraints.txt setuptools
 	$(BIN)/python -m pip install -q --no-deps --no-build-isolation -e .
-	$(BIN)/python -m core models > /dev/null
+	# The exact fp32 ONNX exports of the bundled torch models, made and verified once (else at first use).
+	$(BIN)/python -m core models --export-onnx > /dev/null || echo "warning: no verified ONNX export; MiniLM-L6 and mpnet-base run on torch"
 	@touch $@
 
 # Debian's Chromium drives the browser tests (Playwright's own download fails offline).

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import figures
+from bench import figures, page_rerun, scale
 
 FIGURES = {
     "typed_pair_warm": figures.typed_pair_warm,
@@ -22,6 +22,13 @@ FIGURES = {
     "peak_memory": figures.peak_memory,
     "backends": figures.backends,
     "long_text": figures.long_text,
+    "onnx_fp32_vs_torch": figures.onnx_fp32_vs_torch,
+    "local_vs_ray": figures.local_vs_ray,
+    "failure_modes_rerun": page_rerun.failure_modes_rerun,
+    # issue 12: any size in chunks, warm runs without weights, the app's upload limit
+    "scale_runs": scale.scale_runs,
+    "warm_whole_process": scale.warm_whole_process,
+    "upload_50k": scale.upload,
 }
 RESULTS = Path(__file__).parent / "results.json"
 
@@ -40,7 +47,13 @@ def _headline(name: str, fig: dict) -> str:
         "peak_memory": ("peak_rss_mb",),
         "backends": ("int8_vs_fp32_throughput", "int8_vs_fp32_max_cosine_diff"),
         "long_text": ("whole_extra_peak_mb", "bounded_extra_peak_mb", "whole_seconds", "bounded_seconds"),
-    }[name]
+        "onnx_fp32_vs_torch": ("speedup_minilm", "speedup_mpnet", "load_average_1min"),
+        "local_vs_ray": ("pairs", "ray_vs_local_throughput", "max_cosine_diff"),
+        "failure_modes_rerun": ("threshold_new_value_median_s", "threshold_revisited_median_s", "search_median_s", "met"),
+        "scale_runs": ("runs", "rss_100k_vs_10k"),
+        "warm_whole_process": ("cold_seconds", "warm_seconds", "speedup", "warm_imported_torch"),
+        "upload_50k": ("seconds", "peak_rss_mb"),
+    }.get(name, ())
     return ", ".join(f"{k}={fig.get(k)}" for k in keys)
 
 

@@ -73,11 +73,21 @@ def typed_pair_warm(n_pairs: int = 40) -> dict:
     }
 
 
+def _seed_models(models):
+    """The models as the seed ran them: the bundled torch models on torch (the exact ONNX exports came later)."""
+    from core.models.loading import load_model
+
+    # Only an exact export has a `kind`; the bundled ONNX-only models ran on ONNX in the seed too.
+    return [load_model(m.name, backend="torch") if getattr(m.backend, "kind", "") == "onnx" else m for m in models]
+
+
 def full_suites_cold() -> dict:
     """Figure 2: every suite × bundled model, empty disk cache, models loaded.
 
-    The baseline is the failure-mode paper's runner: ``model.encode([a, b])``
-    once per pair and model, no deduplication, no cache.
+    Ours runs each model on its default backend (the bundled torch models on
+    their verified exact ONNX export, issue 12).  The baseline is the seed,
+    the failure-mode paper's runner: ``model.encode([a, b])`` once per pair
+    and model on torch, no deduplication, no cache.
     """
     from core.models.cache import EmbeddingCache
     from core.papers.suites import load_suite
@@ -90,9 +100,10 @@ def full_suites_cold() -> dict:
         start = time.perf_counter()
         result = run_pairs(pairs, [m.name for m in models], cache=cache)
         ours = time.perf_counter() - start
-    per_model = {name: {"unique_texts": r.n_unique, "seconds": round(r.seconds, 2), "texts_per_s": round(r.n_unique / r.seconds, 1)} for name, r in result.reports.items()}
+    per_model = {name: {"unique_texts": r.n_unique, "seconds": round(r.seconds, 2), "texts_per_s": round(r.n_unique / r.seconds, 1), "backend": r.backend}
+                 for name, r in result.reports.items()}
     start = time.perf_counter()
-    for m in models:
+    for m in _seed_models(models):
         for a, b in zip(pairs["text_a"], pairs["text_b"], strict=True):
             m.backend.embed([m.meta.prompt + a, m.meta.prompt + b])
     baseline = time.perf_counter() - start
@@ -271,3 +282,120 @@ def long_text() -> dict:
     out["targets"] = {"bounded_extra_peak_mb": "< 256"}
     out["met"] = bool(out["bounded_extra_peak_mb"] < 256)
     return out
+
+
+def _suite_texts_and_pairs():
+    from core.papers.suites import load_suite
+
+    pairs = load_suite("all")
+    texts = list(dict.fromkeys([*pairs["text_a"], *pairs["text_b"]]))
+    index = {t: i for i, t in enumerate(texts)}
+    return texts, [index[t] for t in pairs["text_a"]], [index[t] for t in pairs["text_b"]]
+
+
+def onnx_fp32_vs_torch(repeats: int = 3) -> dict:
+    """Issue 12: each bundled torch model on torch and on its exact fp32 ONNX export, the suites' texts, one process.
+
+    Runs alternate (torch, ONNX, torch, ONNX, …) so background load hits both
+    alike; the figure is the ratio of the medians.  The export's one-off cost
+    (export and verification, from its record) is reported beside it.
+    """
+    from core.models.loading import load_model
+    from core.models.onnx_export import read_verification
+    from core.models.registry import MINILM_L6, MPNET
+
+    texts, a_idx, b_idx = _suite_texts_and_pairs()
+    out: dict = {"texts": len(texts), "repeats": repeats}
+    for name in (MINILM_L6, MPNET):
+        pair = {"torch": load_model(name, device="cpu", backend="torch"), "onnx": load_model(name, device="cpu", backend="onnx")}
+        seconds: dict[str, list[float]] = {"torch": [], "onnx": []}
+        vecs = {}
+        for m in pair.values():
+            m.backend.embed(texts[:8])  # warm-up: first-call allocations stay out of the timing
+        for _ in range(repeats):
+            for kind, m in pair.items():
+                start = time.perf_counter()
+                vecs[kind] = m.backend.embed(texts)
+                seconds[kind].append(time.perf_counter() - start)
+        cos = {k: np.einsum("ij,ij->i", v[a_idx].astype(np.float64), v[b_idx].astype(np.float64)) for k, v in vecs.items()}
+        med = {k: float(np.median(v)) for k, v in seconds.items()}
+        record = read_verification(pair["onnx"].meta.bundle or "") or {}
+        out[name] = {
+            "torch_texts_per_s": round(len(texts) / med["torch"], 1),
+            "onnx_texts_per_s": round(len(texts) / med["onnx"], 1),
+            "onnx_speedup": round(med["torch"] / med["onnx"], 2),
+            "best_run_speedup": round(min(seconds["torch"]) / min(seconds["onnx"]), 2),
+            "max_cosine_diff": float(np.abs(cos["onnx"] - cos["torch"]).max()),
+            "export_seconds": record.get("export_seconds"),
+            "export_and_verify_seconds": record.get("seconds"),
+        }
+    out["speedup_minilm"], out["speedup_mpnet"] = out[MINILM_L6]["onnx_speedup"], out[MPNET]["onnx_speedup"]
+    out["load_average_1min"] = round(os.getloadavg()[0], 2)
+    out["targets"] = {"max_cosine_diff": "<= 1e-5 (exact)"}
+    out["met"] = bool(all(out[n]["max_cosine_diff"] <= 1e-5 for n in (MINILM_L6, MPNET)))
+    return out
+
+
+def _synthetic_pairs(n_pairs: int, seed: int = 0):
+    """n pairs of 10-25 words drawn from the suites' vocabulary: real words, nonsense sentences, every text distinct."""
+    import pandas as pd
+
+    texts, _, _ = _suite_texts_and_pairs()
+    vocab = sorted({w.strip(".,;:!?\"'()").lower() for t in texts for w in t.split()} - {""})
+    rng = np.random.default_rng(seed)
+
+    def sentence(i: int) -> str:
+        return f"{i} " + " ".join(rng.choice(vocab, size=int(rng.integers(10, 26))))
+
+    return pd.DataFrame({"text_a": [sentence(i) for i in range(n_pairs)], "text_b": [sentence(i) for i in range(n_pairs)],
+                         "category": "synthetic", "suite": "bench"})
+
+
+def local_vs_ray(n_pairs: int = 20_000) -> dict:
+    """Issue 12: the same staged file of synthetic pairs on the local engine and on Ray (local instance), L3 ONNX model.
+
+    The issue asks for 100k pairs; at about 240 pairs/s on two cores that is
+    seven minutes per engine, so ``make bench`` runs 20k (``python -m bench
+    local_vs_ray`` with a larger ``n_pairs`` in code runs more).  Ray's time
+    includes starting its local instance and the actor (a fixed cost of
+    several seconds that a long run amortizes).
+    """
+    import pandas as pd
+
+    from core.models.cache import EmbeddingCache
+    from core.models.registry import MINILM_L3_ONNX
+    from core.scoring.chunked import score_staged, stage_pairs
+    from core.scoring.ray_engine import score_staged_ray
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        staged = root / "pairs.parquet"
+        stage_pairs([_synthetic_pairs(n_pairs)], staged)
+        runs = {}
+        for engine in ("local", "ray"):
+            out = root / engine
+            out.mkdir()
+            start = time.perf_counter()
+            if engine == "local":
+                result = score_staged(staged, [MINILM_L3_ONNX], out, cache=EmbeddingCache(False), write_csv=False)
+            else:
+                result = score_staged_ray(staged, [MINILM_L3_ONNX], out, write_csv=False)
+            seconds = time.perf_counter() - start
+            if result.errors:
+                raise RuntimeError(f"{engine}: {result.errors}")
+            runs[engine] = {"seconds": round(seconds, 2), "pairs_per_s": round(n_pairs / seconds, 1),
+                            "cosine": pd.read_parquet(out / "pairs.parquet", columns=["cosine"])["cosine"].to_numpy()}
+    diff = float(np.abs(runs["local"].pop("cosine") - runs["ray"].pop("cosine")).max())
+    return {
+        "pairs": n_pairs,
+        "model": MINILM_L3_ONNX,
+        "local": runs["local"],
+        "ray": runs["ray"],
+        "ray_vs_local_throughput": round(runs["ray"]["pairs_per_s"] / runs["local"]["pairs_per_s"], 2),
+        "max_cosine_diff": diff,
+        "cpus": os.cpu_count(),
+        "load_average_1min": round(os.getloadavg()[0], 2),
+        "targets": {"max_cosine_diff": "<= 1e-6"},
+        "met": bool(diff <= 1e-6),
+    }
+

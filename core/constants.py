@@ -169,12 +169,14 @@ COL_ORIGIN = "origin"
 COL_COMMAND = "command"
 COL_REVISION = "revision"
 COL_BACKEND = "backend"
-MAX_UPLOAD_ROWS = 5000
+# Rows per upload on the Your data page: a 50,000-row upload scored by MiniLM was measured (bench: upload_50k,
+# README Performance); a larger file is run by the CLI in chunks, and the page names the command.
+MAX_UPLOAD_ROWS = 50_000
 # Megabytes per uploaded or CLI pairs file.  The upload widget passes it to
 # st.file_uploader, core.pairs_io refuses larger files with a message naming it,
 # and .streamlit/config.toml's server.maxUploadSize must hold the same number
 # (tests/test_robustness_upload.py checks they agree).
-MAX_UPLOAD_MB = 5
+MAX_UPLOAD_MB = 20
 
 # --- any-size CLI runs (core.files.chunks, core.scoring.chunked): pairs per chunk, whole reads ---
 # A chunk of pairs is read, checked, encoded, scored and written before the next is read.

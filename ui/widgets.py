@@ -220,7 +220,8 @@ def results_table(
     labels = labels or {}
     config = {c: _default_config(c, labels) for c in order}
     config.update(column_config or {})
-    shown = frame.assign(**{c: frame[c].map(plain_note) for c in notes if c in frame.columns and frame[c].dtype == object})
+    shown = frame.assign(**{c: frame[c].map(plain_note) for c in notes
+                                 if c in frame.columns and (frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c]))})
     wraps = any(c in TEXT_COLUMNS for c in order)
     st.dataframe(shown, width="stretch", hide_index=True, column_order=order, column_config=config, placeholder=MISSING,
                  row_height=WRAP_ROW_HEIGHT if wraps else None)

@@ -13,7 +13,6 @@ import pandas as pd
 import streamlit as st
 
 from core import constants
-from core.papers import failure_modes
 from core.scoring import tables
 from ui import calibration_controls, charts, history, resources, state, widgets
 
@@ -246,8 +245,8 @@ with tab_published if not results.empty else st.container():
     ran = set(results[constants.COL_MODEL]) if not results.empty else set()
     published_models = [m for m in dict.fromkeys(published.loc[published["table"] == "Table 1", "model"]) if m]
     shown = [m for m in published_models if m in ran] or [published_models[0]]
-    ours_summary = tables.category_summary(results, suite=constants.SUITE_FAILURE_MODES) if ran else pd.DataFrame()
-    ours_rates = {table: failure_modes.failure_mode_table(results, thr) for table, thr in PUBLISHED_THRESHOLDS.items()} if ran else {}
+    ours_summary = resources.analysis("category_summary", results, constants.DEFAULT_THRESHOLD, constants.SUITE_FAILURE_MODES) if ran else pd.DataFrame()
+    ours_rates = {table: resources.analysis("failure_mode_table", results, thr) for table, thr in PUBLISHED_THRESHOLDS.items()} if ran else {}
     for model in shown:
         pub = published[published["model"] == model]
         t1 = pub[pub["table"] == "Table 1"].pivot(index=constants.COL_CATEGORY, columns="metric", values="value")

@@ -198,7 +198,7 @@ def _reading_box(readings: pd.DataFrame) -> None:
     )
     if not readings.empty:
         shown = readings.assign(model=readings[constants.COL_MODEL].map(short))[["model", "reading_label", "n", "mean_delta", "ci_low", "ci_high", "normalized_mean"]]
-        widgets.table(shown, "oov mean delta under both readings", column_config={"normalized_mean": PERCENT})
+        widgets.results_table(shown, "oov mean delta under both readings", column_config={"normalized_mean": PERCENT})
 
 
 def _section_raw(summary: pd.DataFrame, reading: str) -> None:
@@ -207,7 +207,7 @@ def _section_raw(summary: pd.DataFrame, reading: str) -> None:
     cols = {c: ("Table 4", c) for c in ("mean_delta", "sd_delta", "min_delta", "max_delta")}
     frame = reproduce.published_alongside(summary[[constants.COL_MODEL, "n", "mean_delta", "ci_low", "ci_high", "sd_delta", "min_delta", "max_delta"]], PAPER, cols)
     widgets.chart(_bars_with_published(frame, "mean_delta", "ci_low", "ci_high", "Mean OOV delta per model", reading), frame, "oov raw delta chart")
-    widgets.table(frame, "oov raw delta")
+    widgets.results_table(frame, "oov raw delta")
     st.caption("The paper's SDs are population SDs (ddof = 0); ours are sample SDs (ddof = 1).")
 
 
@@ -217,7 +217,7 @@ def _section_dynamic(dyn: pd.DataFrame) -> None:
     cols = {"mean_positive": ("Table 5", "mean_positive"), "mean_negative": ("Table 5", "mean_negative"), "dynamic_range": ("Table 5", "dynamic_range")}
     frame = reproduce.published_alongside(dyn, PAPER, cols)
     widgets.chart(_range_bars(frame), frame, "oov dynamic range chart")
-    widgets.table(frame, "oov dynamic range")
+    widgets.results_table(frame, "oov dynamic range")
 
 
 def _section_normalized(summary: pd.DataFrame, reading: str) -> None:
@@ -228,7 +228,7 @@ def _section_normalized(summary: pd.DataFrame, reading: str) -> None:
     fig = _bars_with_published(frame, "normalized_mean", "norm_ci_low", "norm_ci_high", "Mean normalized OOV delta per model", reading, percent=True)
     widgets.chart(fig, frame, "oov normalized delta chart")
     pct = ("normalized_mean", "norm_ci_low", "norm_ci_high", "normalized_max", "normalized_mean (published)", "normalized_max (published)")
-    widgets.table(frame, "oov normalized delta", column_config={c: PERCENT for c in pct})
+    widgets.results_table(frame, "oov normalized delta", column_config={c: PERCENT for c in pct})
 
 
 def _section_entities(deltas: pd.DataFrame, reading: str) -> None:
@@ -246,7 +246,7 @@ def _section_entities(deltas: pd.DataFrame, reading: str) -> None:
     cols = {"cosine_original": ("Table A1", "original_cosine"), "cosine_replaced": ("Table A1", "modified_cosine"), "delta": ("Table A1", "delta"), "normalized_delta": ("Table C1", "normalized_delta")}
     frame = reproduce.published_alongside(deltas[[constants.COL_MODEL, constants.COL_ENTITY, constants.COL_REPLACEMENT, "cosine_original", "cosine_replaced", "delta", "normalized_delta"]], PAPER, cols, keys=(constants.COL_MODEL, constants.COL_ENTITY))
     with st.expander("Per-entity table (Tables A1 and C1)"):
-        widgets.table(frame, "oov per entity", column_config={"normalized_delta": PERCENT, "normalized_delta (published)": PERCENT})
+        widgets.results_table(frame, "oov per entity", column_config={"normalized_delta": PERCENT, "normalized_delta (published)": PERCENT})
 
 
 def _section_cohens_d(results: pd.DataFrame, deltas: pd.DataFrame, reading: str) -> None:
@@ -259,7 +259,7 @@ def _section_cohens_d(results: pd.DataFrame, deltas: pd.DataFrame, reading: str)
     comp = reproduce.compare_to_published(results, PAPER, "Table 7", reading=reading)
     comp = comp[comp["metric"] == "cohens_d"][["model", "model_b", "published", "recomputed", "difference", "status", "remark"]]
     st.caption(f"Published Table 7 (row model minus column model, pooled sample SD) beside ours ({constants.OOV_READINGS[reading]}).")
-    widgets.table(comp, "oov cohens d vs published")
+    widgets.results_table(comp, "oov cohens d vs published")
 
 
 def _section_jaccard(results: pd.DataFrame) -> None:
@@ -271,7 +271,7 @@ def _section_jaccard(results: pd.DataFrame) -> None:
         return
     widgets.chart(_jaccard_scatter(baseline, corr), baseline[[constants.COL_MODEL, constants.COL_CATEGORY, constants.COL_PAIR_ID, constants.COL_TOKEN_JACCARD, constants.COL_COSINE]], "oov jaccard scatter")
     frame = reproduce.published_alongside(corr, PAPER, {"pearson_r": ("Table 11", "pearson_r"), "spearman_rho": ("Table 11", "spearman_rho")})
-    widgets.table(frame, "oov jaccard correlation")
+    widgets.results_table(frame, "oov jaccard correlation")
 
 
 def _section_tokens(results: pd.DataFrame, deltas: pd.DataFrame, reading: str) -> None:
@@ -291,19 +291,19 @@ def _section_tokens(results: pd.DataFrame, deltas: pd.DataFrame, reading: str) -
     frame = reproduce.published_alongside(groups, PAPER, cols)
     st.caption(f"Counts from {source}; the paper's Table 10 groups 17 single-token and 3 multi-token originals ({constants.OOV_READINGS[reading]}).")
     widgets.chart(_token_group_bars(frame), frame, "oov token groups chart")
-    widgets.table(frame, "oov token groups")
+    widgets.results_table(frame, "oov token groups")
     with st.expander("Token counts of the original entities"):
         count_table = pd.DataFrame({"entity": entities, "Table 2": [table2.get(e) for e in entities]})
         for m in models:
             count_table[short(m)] = [counts[m].get(e) for e in entities]
-        widgets.table(count_table, "oov original token counts")
+        widgets.results_table(count_table, "oov original token counts")
 
 
 def _section_swap(results: pd.DataFrame) -> None:
     st.subheader("Entity-swap check")
     st.caption("Same words, roles swapped (baseline suite): near-1 cosines mean word order barely matters (Table 3).")
     frame = reproduce.published_alongside(oov.entity_swap_check(results), PAPER, {"mean": ("Table 3", "mean_cosine")})
-    widgets.table(frame, "oov entity swap check")
+    widgets.results_table(frame, "oov entity swap check")
 
 
 def _section_categories(results: pd.DataFrame, threshold: float) -> None:
@@ -328,8 +328,11 @@ def _section_categories(results: pd.DataFrame, threshold: float) -> None:
     widgets.chart(fig, data, "oov category heatmap")
     cols = [constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean", "sd", "failure_rate"]
     frame = reproduce.published_alongside(summary[cols], PAPER, {"mean": ("Table 12", "mean_cosine")}, keys=(constants.COL_MODEL, constants.COL_CATEGORY))
-    st.caption(f"failure_rate = share of pairs scoring above the sidebar threshold ({threshold:.2f}).")
-    widgets.table(frame, "oov category means", column_config={"failure_rate": PERCENT})
+    st.caption(f"share above threshold = share of pairs scoring above the sidebar threshold ({threshold:.2f}): for unrelated pairs a failure, "
+               "for paraphrases the share a search finds.")
+    frame.insert(1, "category label", frame[constants.COL_CATEGORY].map(charts.category_label))
+    widgets.results_table(frame, "oov category means", hide=(constants.COL_CATEGORY,), labels={"category label": "category"},
+                          column_config={"failure_rate": st.column_config.NumberColumn("share above threshold", format="percent")})
 
 
 def main() -> None:

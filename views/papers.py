@@ -170,7 +170,9 @@ def main() -> None:
     if paper == reference.PAPER_FAILURE and table in ("Table 2", "Appendix B") and not results.empty:
         st.markdown(f"**At your sidebar threshold ({selection.threshold:.2f})**")
         at_yours = failure_modes.failure_mode_table(results, threshold=selection.threshold)[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "failure_rate"]]
-        widgets.table(at_yours, f"papers failure rate at sidebar threshold {paper} {table}", column_config={"failure_rate": st.column_config.NumberColumn(format="percent")})
+        at_yours = at_yours.assign(**{constants.COL_MODEL: at_yours[constants.COL_MODEL].map(short)})
+        at_yours.insert(1, "failure mode", at_yours[constants.COL_CATEGORY].map(lambda c: constants.CATEGORY_LABELS.get(c, c)))
+        widgets.results_table(at_yours, f"papers failure rate at sidebar threshold {paper} {table}")
 
 
 def _captions(paper: str, table: str, reading: str, token_model: str) -> None:

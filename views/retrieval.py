@@ -108,12 +108,14 @@ def _ingest(kind: str) -> None:
     digest = hashlib.sha256(name.encode("utf-8", "replace") + b"\0" + bytes(data)).hexdigest()
     if digest == ss.get(k["tried"]):
         return
-    ss[k["tried"]] = digest
+    # The digest is stored once the bytes parsed or were refused, so a crash is retried, never skipped as seen.
     try:
         parsed = suite_from_bytes(bytes(data), name) if kind == SOURCE_PAIRS else texts_from_bytes(bytes(data), name, kind)
     except (RetrievalSuiteError, ValueError) as exc:
+        ss[k["tried"]] = digest
         ss[k["error"]] = (name, str(exc))
         return
+    ss[k["tried"]] = digest
     ss[k["parsed"]] = (name, parsed)
     ss[k["digest"]] = digest
     ss[k["error"]] = None

@@ -19,6 +19,7 @@ import hashlib
 import streamlit as st
 
 from core import constants
+from core.files.chunks import cli_run_command
 from core.files.intake import check_pairs
 from core.files.reader import PairsFileError, apply_mapping, guess_mapping, mapping_note, parse_pairs
 from core.papers import failure_modes, oov
@@ -208,6 +209,9 @@ if ss.get(KEY_ERROR):
     bad_name, message = ss[KEY_ERROR]
     kept = f" The pairs from {widgets.md_escape(ss[KEY_SOURCE])} are kept." if ss.get(KEY_PARSED) is not None else ""
     st.error(f"Could not read {widgets.md_escape(bad_name)}: {widgets.md_escape(message.rstrip('.'))}.{kept}", icon="⛔")
+    if "the limit is" in message:  # too many rows or bytes for the page: the CLI reads any size in chunks
+        st.info("The command line scores a file of any size, in chunks, with a progress bar per model:", icon="💻")
+        st.code(cli_run_command(bad_name), language="bash")
 
 parsed = ss.get(KEY_PARSED)
 pairs = None

@@ -12,6 +12,7 @@ document.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -54,10 +55,7 @@ def _file_chunks(args, source: str, totals):
     from core.files.chunks import iter_checked_chunks
 
     columns = {role: v for role in (constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY, constants.COL_LABEL) if (v := getattr(args, f"col_{role}", None))}
-    path = Path(source).expanduser()
-    if not path.exists() and not path.is_symlink():
-        raise cli.CliError(f"no suite named {source!r} and no such file; suites: {', '.join(constants.SUITES)}, {constants.SUITE_ALL}")
-    return iter_checked_chunks(path, args.chunk_rows, columns=columns, header=not args.no_header, flags=COLUMN_FLAGS,
+    return iter_checked_chunks(Path(source).expanduser(), args.chunk_rows, columns=columns, header=not args.no_header, flags=COLUMN_FLAGS,
                                encoding=getattr(args, "encoding", None), drop_identical=args.drop_identical, drop_mirrored=args.drop_mirrored, totals=totals)
 
 
@@ -96,6 +94,8 @@ def run_command(args) -> int:
     if args.chunk_rows < 1:
         raise cli.CliError(f"--chunk-rows must be at least 1, got {args.chunk_rows}")
     models = cli._models_arg(args.models)
+    if not is_shipped(args.suite) and not os.path.lexists(Path(args.suite).expanduser()):
+        raise cli.CliError(f"no suite named {args.suite!r} and no such file; suites: {', '.join(constants.SUITES)}, {constants.SUITE_ALL}")
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -122,7 +122,7 @@ def run_command(args) -> int:
     summary, tables, suites = _summary(args, result, found)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     _record(args, result, out, suites)
-    written = f"{out / constants.RESULTS_PARQUET}, {out / constants.RESULTS_CSV} and {out / 'summary.json'}"
+    written = f"{out / constants.RESULTS_CSV}, {out / constants.RESULTS_PARQUET} and {out / 'summary.json'}"
     if args.json:
         print(json.dumps(summary, indent=1))
         print(f"wrote {written}", file=sys.stderr)

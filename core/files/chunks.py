@@ -386,3 +386,10 @@ def _streamed(path, chunk_rows, columns, header, flags, encoding, drop_identical
         totals.add_note(f"some bytes are not valid text in the file's encoding: each was read as U+FFFD ({REPLACEMENT}); {ENCODING_HINT}")
     if totals.pairs_kept == 0:
         raise PairsFileError("no pair is left after dropping rows with an empty text and duplicates")
+
+
+def cli_run_command(filename: str) -> str:
+    """The shell command that scores ``filename`` from the command line at any size (quoted for a POSIX shell)."""
+    import shlex
+
+    return f"python -m core run --suite {shlex.quote(filename)} --out results"

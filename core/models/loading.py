@@ -385,12 +385,13 @@ def _exact_onnx_or_torch(meta: ModelMeta, device: str, explicit: bool) -> tuple[
     Raises:
         ExportError: the export failed and ``explicit`` is set.
     """
-    folder = bundle_path(meta.bundle)
+    bundle = meta.bundle or ""  # resolve_backend chose onnx: an exportable bundle
+    folder = bundle_path(bundle)
     length = meta.max_seq_length or 512
     built: list[str] = []
     try:
         path = onnx_export.verified_export(
-            meta.bundle, folder, length, reference=lambda: TorchBackend(str(folder), local_files_only=True, device=DEVICE_CPU), on_build=built.append
+            bundle, folder, length, reference=lambda: TorchBackend(str(folder), local_files_only=True, device=DEVICE_CPU), on_build=built.append
         )
     except onnx_export.ExportError as exc:
         if explicit:
@@ -403,7 +404,7 @@ def _exact_onnx_or_torch(meta: ModelMeta, device: str, explicit: bool) -> tuple[
     )
     notes = []
     if built:
-        record = onnx_export.read_verification(meta.bundle) or {}
+        record = onnx_export.read_verification(bundle) or {}
         notes.append(f"made its exact ONNX export once (max |cosine diff| against torch {record.get('max_cosine_diff', float('nan')):.1e}) in {record.get('seconds', 0):.1f} s")
     return backend, notes
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +28,7 @@ import numpy as np
 from core.constants import DEVICE_AUTO, DEVICE_CPU, ENCODE_BATCH_SIZE
 from core.models import registry
 from core.models.cache import EmbeddingCache
+from core.models.loading import LoadedModel
 from core.models.registry import SOURCE_BUNDLED, SOURCE_HUB, SOURCE_LOCAL, ModelMeta
 from core.models.tokens import FastTokenizer
 
@@ -46,7 +47,7 @@ class _NoWeights:
 
     tokenizer: FastTokenizer
     max_seq_length: int
-    dimension: int | None
+    dimension: int
     device: str = DEVICE_CPU
     batch_size: int = ENCODE_BATCH_SIZE
 
@@ -55,46 +56,13 @@ class _NoWeights:
 
 
 @dataclass
-class CachedModel:
-    """A model served wholly from the embedding cache (duck-typed :class:`core.models.loading.LoadedModel`).
+class CachedModel(LoadedModel):
+    """A model served wholly from the embedding cache: a :class:`LoadedModel` whose backend has no weights.
 
-    Attributes:
-        meta: the registry's record of the model (no load reconciled it).
-        backend: a :class:`_NoWeights`: tokenizer, length limit, dimension.
-        fingerprint: the weights the cached vectors came from.
+    ``meta`` is the registry's record (no load reconciled it), ``backend`` a
+    :class:`_NoWeights`, ``fingerprint`` the weights the cached vectors came
+    from; ``cache_key`` is therefore the key a load of those weights gives.
     """
-
-    meta: ModelMeta
-    backend: _NoWeights
-    fingerprint: str
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    notes: tuple[str, ...] = ()
-    load_seconds: float = 0.0
-
-    @property
-    def name(self) -> str:
-        return self.meta.name
-
-    @property
-    def cache_key(self) -> str:
-        """The key a load of these weights gives (same formula as ``LoadedModel.cache_key``)."""
-        return f"{self.meta.name}@{self.fingerprint or self.meta.revision or 'unpinned'}|{self.meta.prompt}"
-
-    @property
-    def tokenizer(self) -> FastTokenizer:
-        return self.backend.tokenizer
-
-    @property
-    def max_seq_length(self) -> int:
-        return self.backend.max_seq_length
-
-    @property
-    def device(self) -> str:
-        return self.backend.device
-
-    @property
-    def batch_size(self) -> int:
-        return self.backend.batch_size
 
 
 def _tokenizer_folder(meta: ModelMeta) -> Path | None:
@@ -104,7 +72,7 @@ def _tokenizer_folder(meta: ModelMeta) -> Path | None:
 
     if meta.source == SOURCE_BUNDLED:
         try:
-            return tokenizer_path(meta.bundle)
+            return tokenizer_path(meta.bundle or "")
         except (BundleError, KeyError, OSError):
             return None
     if meta.source == SOURCE_LOCAL:
@@ -135,7 +103,7 @@ def _predictable(meta: ModelMeta, allow_remote_code: bool) -> bool:
     """Models whose load the registry describes fully: their prompt, length and size are known beforehand."""
     if meta.trust_remote_code and not allow_remote_code:
         return False
-    return meta.name in registry.REGISTRY and bool(meta.max_seq_length)
+    return meta.name in registry.REGISTRY and bool(meta.max_seq_length) and bool(meta.dimension)
 
 
 def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, *, allow_remote_code: bool = False,
@@ -171,8 +139,8 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
     tok = fast_tokenizer(meta)
     if tok is None:
         return None
-    backend = _NoWeights(tok, int(meta.max_seq_length or 0), meta.dimension, device=DEVICE_CPU if device == DEVICE_AUTO else device)
-    model = CachedModel(meta=meta, backend=backend, fingerprint=fingerprint)
+    backend = _NoWeights(tok, int(meta.max_seq_length or 0), int(meta.dimension or 0), device=DEVICE_CPU if device == DEVICE_AUTO else device)
+    model = CachedModel(meta=meta, backend=backend, load_seconds=0.0, fingerprint=fingerprint)
     unique = list(dict.fromkeys(texts))
     found = cache.get_many(model.cache_key, unique, dimension=meta.dimension, unit_norm=True)
     return model if len(found) == len(unique) else None

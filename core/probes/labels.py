@@ -100,10 +100,13 @@ def typed_labels(values: pd.Series) -> pd.Series:
 def labels_as_categories(pairs: pd.DataFrame) -> pd.DataFrame:
     """The pairs with each label as its category, when no row has a category of its own.
 
-    Rows without a label keep ``uncategorized``.  A table that has categories
-    (or no label column) is returned unchanged.
+    Rows without a label keep ``uncategorized``.  A table that has categories,
+    no label column, or graded labels (a score per pair is no group) is
+    returned unchanged.
     """
     if constants.COL_LABEL not in pairs.columns or constants.COL_CATEGORY not in pairs.columns:
+        return pairs
+    if label_kind(pairs[constants.COL_LABEL]) in (KIND_GRADED, KIND_NONE):
         return pairs
     if not (pairs[constants.COL_CATEGORY] == UNCATEGORIZED).all():
         return pairs

@@ -32,7 +32,7 @@ from core import constants
 from core.files.export import safe_frame
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport
-from core.models.loading import ModelUnavailable, load_model
+from core.models.loading import LoadedModel, ModelUnavailable, load_model
 from core.models.warm import cached_model
 from core.scoring.runner import _validate_pairs, score_pairs
 
@@ -221,13 +221,14 @@ def _score_model(staged, name, part, cache, chunk_rows, remote, device, batch_si
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    tally, loaded, writer, schema, done = ModelTally(), None, None, None, 0
+    tally, writer, schema, done, scored_as = ModelTally(), None, None, 0, name
+    loaded: LoadedModel | None = None
     progress.start(name, total)
     try:
         for batch in pq.ParquetFile(staged).iter_batches(batch_size=chunk_rows):
             pairs = batch.to_pandas()
             texts = [*pairs[constants.COL_TEXT_A], *pairs[constants.COL_TEXT_B]]
-            model = loaded or cached_model(name, texts, cache, allow_remote_code=remote, device=device)
+            model: LoadedModel | None = loaded or cached_model(name, texts, cache, allow_remote_code=remote, device=device)
             if model is None:
                 try:
                     loaded = model = load_model(name, allow_remote_code=remote, device=device)
@@ -244,6 +245,7 @@ def _score_model(staged, name, part, cache, chunk_rows, remote, device, batch_si
             except Exception as exc:  # noqa: BLE001 - a model's encode may raise anything; the others must still run
                 first = str(exc).splitlines()[0][:300] if str(exc) else ""
                 return (model.name, tally), f"{model.name}: failed while encoding ({type(exc).__name__}: {first})"
+            scored_as = model.name
             if writer is None:
                 schema = pa.Schema.from_pandas(frame, preserve_index=False)
                 writer = pq.ParquetWriter(part, schema)
@@ -253,7 +255,7 @@ def _score_model(staged, name, part, cache, chunk_rows, remote, device, batch_si
             cache.clear_memory()
             done += n_chunk
             progress.advance(name, done)
-        return (model.name if done else name, tally), None
+        return (scored_as, tally), None
     finally:
         if writer is not None:
             writer.close()

@@ -179,6 +179,7 @@ def _score_on_ray(staged: Path, work: Path, models: list[str], result: ChunkedRe
                     num_gpus=gpus_per_actor if device == constants.DEVICE_CUDA else 0,
                 ).write_parquet(str(work / model_folder(name)))
                 model, tally = _in_input_order(work / model_folder(name), part, name, result.n_pairs)
+                tally.batch_size = batch_size or constants.BATCH_SIZE_BY_DEVICE.get(tally.device, constants.ENCODE_BATCH_SIZE)
             except Exception as exc:  # noqa: BLE001 - a model failing on Ray must not stop the others
                 result.errors[name] = f"{name}: failed on Ray ({_root_cause(exc)})"
                 progress.finish(name)
@@ -246,6 +247,8 @@ def _root_cause(exc: BaseException) -> str:
     while exc.__cause__ is not None:
         exc = exc.__cause__
     text = str(exc).strip()
+    if isinstance(exc, ModelUnavailable):
+        return text.splitlines()[0][:300] if text else type(exc).__name__
     for line in text.splitlines():
         if f"{ModelUnavailable.__name__}: " in line:
             return line.split(f"{ModelUnavailable.__name__}: ", 1)[-1][:300]

@@ -244,9 +244,10 @@ def test_compare_text_and_result_survive_page_switch(page):
 def _failure_rates(page, model_col: str) -> dict[str, float]:
     grid = _after_heading(page, "Failure rate at threshold")
     frame = E.read_dataframe(grid)
-    assert {"category", model_col} <= set(frame.columns), f"failure-rate table columns: {list(frame.columns)}"
-    # The grid's accessible table holds values, not their display format: 0.96 for "96%".
-    return {row["category"]: E.to_float(row[model_col]) for _, row in frame.iterrows()}
+    assert {"failure mode", model_col} <= set(frame.columns), f"failure-rate table columns: {list(frame.columns)}"
+    # The page shows labels, never codes (issue 15); the grid's accessible table holds values, not their display format: 0.96 for "96%".
+    code = {label: cat for cat, label in constants.CATEGORY_LABELS.items()}
+    return {code[row["failure mode"]]: E.to_float(row[model_col]) for _, row in frame.iterrows()}
 
 
 def test_failure_modes_table_follows_threshold(page, core_scores):
@@ -311,8 +312,8 @@ def test_your_data_upload_and_run(page, tmp_path, core_scores):
     expected = core_scores(pd.DataFrame(YOUR_PAIRS, columns=["text_a", "text_b", "category"]))
     want = {(r.text_a, r.text_b): float(r.cosine) for r in expected.itertuples()}
     shown = E.read_dataframe(_after_heading(page, "Per-pair results"))
-    assert {"text_a", "text_b", "cosine"} <= set(shown.columns), f"results table columns: {list(shown.columns)}"
-    got = {(r["text_a"], r["text_b"]): E.to_float(r["cosine"]) for _, r in shown.iterrows()}
+    assert {"text A", "text B", "cosine"} <= set(shown.columns), f"results table columns: {list(shown.columns)}"
+    got = {(r["text A"], r["text B"]): E.to_float(r["cosine"]) for _, r in shown.iterrows()}
     assert set(got) == set(want), f"pairs shown {sorted(got)} != uploaded {sorted(want)}"
     for pair, cosine in want.items():
         assert got[pair] == pytest.approx(cosine, abs=1e-3), f"{pair}: page {got[pair]}, core {cosine}"
@@ -385,6 +386,7 @@ def test_failure_modes_calibrated_thresholds(page, core_scores):
     E.act(page, lambda: page.get_by_role("button", name="Run failure-mode suite").click())
     expect(page.locator(E.MAIN).get_by_text("Results for 1 model(s)")).to_be_visible()
     E.assert_no_errors(page)
+    page.get_by_role("tab", name="Each model's own threshold").click()  # the page is in tabs (issue 15)
     shown = E.read_dataframe(_after_heading(page, "Each model's own threshold")).iloc[0]
     assert E.to_float(shown["youden_threshold"]) == pytest.approx(_core_thresholds(core_scores), abs=1e-3)
-    E.section_screenshot(page, "readme-calibrated-thresholds", "Each model's own threshold", "Severity")
+    page.locator('[role="tabpanel"]:visible').first.screenshot(path=str(E.SCREENSHOTS / "readme-calibrated-thresholds.png"))

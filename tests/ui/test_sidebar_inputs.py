@@ -47,3 +47,23 @@ def test_a_model_error_is_shown_once_with_what_to_do():
     errors = [e.value for e in app.error if "e5" in e.value]
     assert len(errors) == 1
     assert "hf download" in errors[0] and ERROR_HELP.split(":")[0] in errors[0]
+
+
+def test_model_error_dedupes_within_a_rerun_and_shows_again_next_rerun():
+    from streamlit.testing.v1 import AppTest
+
+    def script():
+        import streamlit as st
+
+        from ui import state
+
+        st.session_state[state.KEY_SHOWN_ERRORS] = set()  # what the sidebar does at the start of every rerun
+        state.model_error("m/x", "m/x: failed in section one")
+        state.model_error("m/x", "m/x: failed in section two")
+        state.model_error("m/y", "m/y: failed")
+
+    app = AppTest.from_function(script).run()
+    shown = [e.value for e in app.error]
+    assert len(shown) == 2 and "section one" in shown[0] and "section two" not in " ".join(shown) and "m/y" in shown[1].replace("\\", "")
+    app.run()
+    assert len(app.error) == 2

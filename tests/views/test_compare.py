@@ -160,3 +160,32 @@ def test_marker_switches_to_each_models_calibrated_threshold(at):
     assert ticks and as_array(ticks[0]["x"])[0] == pytest.approx(own)
     at.radio(key="cmp_marker").set_value("global").run()
     assert minilm_row(at)["threshold"] == pytest.approx(at.slider(key="threshold").value)
+
+
+# ---------------------------------------------------------------- issue 15: key numbers, plain words, charts that explain themselves
+
+
+def test_compare_table_leads_with_key_numbers_and_shows_a_dash_for_nothing_published():
+    app = open_page("views/compare.py", timeout=120)
+    app.pills(key="cmp_example").set_value("ex-neg-1").run()  # a paper pair whose note cites an internal file
+    proto = next(d.proto for d in app.dataframe if {"cosine", "verdict"} <= set(d.value.columns))
+    order = list(proto.column_order)
+    assert order[:4] == ["model", "cosine", "threshold", "verdict"] and order[-1] == "model id"
+    assert proto.placeholder == "—"  # a missing published value reads "—", never "None"
+    notes = compare_table(app)["note"]
+    assert not any("shared/notes" in n or ".md" in n for n in notes)
+    bars = next(json.loads(el.proto.spec) for el in app.get("plotly_chart") if json.loads(el.proto.spec)["data"][0].get("type") == "bar")
+    assert bars["layout"]["showlegend"] is True  # colour means the verdict, even when every bar shares one
+    assert bars["layout"]["xaxis"]["range"][1] > 1.0  # room for a bar value of 0.99 past the axis end
+
+
+def test_heatmap_scale_is_fixed_and_cells_above_threshold_are_marked(at):
+    at.text_area(key="cmp_heat_text").input("The cat sat on the mat\nStock prices fell sharply in March")
+    at.button(key="cmp_build_heatmap").click().run()
+    heat = heatmaps(at)[0]["data"][0]
+    assert (heat["zmin"], heat["zmax"]) == (-1.0, 1.0) and "−1…1" in heat["colorbar"]["title"]["text"]
+    z = as_array(heat["z"])
+    threshold = at.slider(key="threshold").value
+    for row_z, row_text in zip(z, heat["text"], strict=True):
+        for value, text in zip(row_z, row_text, strict=True):
+            assert text.startswith("▲") == (value > threshold)

@@ -88,3 +88,19 @@ def test_markup_is_shown_as_text(at):
     listing = _frame(at, constants.COL_RULE)
     assert any("<script>alert(1)</script>" in v for v in listing["variant"])
     assert all("<script>" not in m.value for m in at.markdown)
+
+
+def test_scores_lead_with_model_cosine_verdict_and_one_threshold_line(at):
+    """issue 15: the verdict is in view, and one global threshold is one line, not one legend entry per model."""
+    import json
+
+    at.text_area(key="pt_text").set_value("Google acquired YouTube").run()
+    _score(at)
+    proto = next(d.proto for d in at.dataframe if "verdict" in d.value.columns)
+    assert list(proto.column_order)[:5] == ["model", "cosine", "threshold", "verdict", "variant"]
+    assert list(proto.column_order)[-1] == constants.COL_PAIR_ID
+    fig = next(json.loads(el.proto.spec) for el in at.get("plotly_chart") if "variant with the original" in json.loads(el.proto.spec)["layout"]["title"]["text"])
+    shown_thresholds = [t for t in fig["data"] if t["name"].endswith("threshold") and t.get("visible", True) is not False]
+    assert not shown_thresholds
+    lines = [s for s in fig["layout"]["shapes"] if s["type"] == "line"]
+    assert len(lines) == 1 and lines[0]["x0"] == pytest.approx(at.slider(key="threshold").value)

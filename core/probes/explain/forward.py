@@ -4,10 +4,11 @@ Occlusion deletes single ids from a sentence, which no text can express
 exactly (deleting the characters of ``##ici`` from ``penicillin`` makes a new
 word), so the variants are encoded as id sequences:
 
+* ONNX models (bundled exports and the exact exports of the torch models)
+  run their session and are mean-pooled with the attention mask, as
+  :class:`core.models.backends.OnnxBackend` does;
 * torch models run their own sentence-transformers pipeline (transformer,
   the model's own pooling, normalization) on the padded ids;
-* ONNX models run their session and are mean-pooled with the attention mask,
-  as :class:`core.models.backends.OnnxBackend` does;
 * any other backend (a test double) gets the ids decoded back to text.
 
 Callers hold the model's lock: the model and its tokenizer are shared.
@@ -16,6 +17,7 @@ Callers hold the model's lock: the model and its tokenizer are shared.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +42,8 @@ def require_torch(model: LoadedModel, what: str):
     """
     if not is_torch(model):
         raise ValueError(f"{what} needs a torch model; {model.name} runs on {model.meta.backend}: use occlusion instead")
-    return model.backend.model
+    backend: Any = model.backend  # TorchBackend, or an export whose ``model`` is its torch twin's
+    return backend.model
 
 
 def embed_ids(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
@@ -85,7 +88,7 @@ def _pad_id(model: LoadedModel) -> int:
 def _torch_rows(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
     import torch
 
-    st = model.backend.model
+    st = require_torch(model, "encoding ids in torch")
     out = []
     for start in range(0, len(rows), _BATCH):
         ids, mask = _padded(rows[start : start + _BATCH], _pad_id(model))
@@ -98,7 +101,7 @@ def _torch_rows(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray
 
 
 def _onnx_rows(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
-    session = model.backend.session
+    session = getattr(model.backend, "session")  # noqa: B009 - Backend (the protocol) does not declare it
     names = {i.name for i in session.get_inputs()}
     # Same rule as OnnxBackend: the token states are the session's 3-D output.
     token_output = next(o.name for o in session.get_outputs() if len(o.shape) == 3)

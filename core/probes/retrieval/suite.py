@@ -536,7 +536,10 @@ def parse_text_list(
     if suffix in (".jsonl", ".json") or text.lstrip().startswith(("{", "[")):
         texts = _json_texts(text, kind)
     else:
-        header, rows = _rows_of(text, suffix)
+        try:
+            header, rows = _rows_of(text, suffix)
+        except csv.Error as exc:  # e.g. a field over csv's 128 KiB limit
+            raise RetrievalSuiteError(f"{kind} file {name} cannot be read as delimited text: {exc}") from exc
         if rows is None:
             texts = text.splitlines()
         else:

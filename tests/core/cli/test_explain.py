@@ -9,6 +9,7 @@ import pytest
 
 from core import constants
 from core.cli import main as cli
+from core.constants import BACKEND_AUTO
 from core.models.encode import encode_texts
 from core.models.loading import load_model
 from core.models.registry import MINILM_L6, MINILM_L6_INT8
@@ -24,15 +25,20 @@ def _run(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def _cos(name: str) -> float:
-    vectors, _ = encode_texts(load_model(name), [A, B], None)
+    vectors, _ = encode_texts(load_model(name, backend=None if name == MINILM_L6 else BACKEND_AUTO), [A, B], None)
     return float(vectors[A] @ vectors[B])
 
 
-def test_json_names_not_with_its_attribution(capsys, session_cache_dir):
-    code, out, _ = _run(capsys, A, B, "--models", MINILM_L6, MINILM_L6_INT8, "--json")
+# The int8 model exists only as ONNX: "--backend auto" whatever the session's default backend is.
+ONNX = ("--models", MINILM_L6_INT8, "--backend", "auto")
+
+
+@pytest.mark.parametrize("models", [("--models", MINILM_L6), ONNX], ids=["torch", "onnx"])
+def test_json_names_not_with_its_attribution(capsys, models, session_cache_dir):
+    code, out, _ = _run(capsys, A, B, *models, "--json")
     assert code == 0
     doc = json.loads(out)  # stdout is exactly one JSON document
-    assert [m["model"] for m in doc["models"]] == [MINILM_L6, MINILM_L6_INT8] and doc["errors"] == {}
+    assert [m["model"] for m in doc["models"]] == [models[1]] and doc["errors"] == {}
     for entry in doc["models"]:
         nots = [r for r in entry["attributions"] if r["token"] == "not"]
         assert len(nots) == 1 and nots[0]["side"] == constants.SIDE_B and nots[0]["word"] == "not"
@@ -44,18 +50,21 @@ def test_json_names_not_with_its_attribution(capsys, session_cache_dir):
 
 
 def test_ig_falls_back_to_occlusion_for_onnx_and_reports_completeness(capsys, session_cache_dir):
-    code, out, err = _run(capsys, A, B, "--models", MINILM_L6, MINILM_L6_INT8, "--method", "ig", "--steps", "16", "--layers", "--json")
+    code, out, err = _run(capsys, A, B, *ONNX, "--method", "ig", "--layers", "--json")
     assert code == 0
-    torch_entry, onnx_entry = json.loads(out)["models"]
-    assert torch_entry["method"] == constants.METHOD_IG and onnx_entry["method"] == constants.METHOD_OCCLUSION
+    (onnx_entry,) = json.loads(out)["models"]
+    assert onnx_entry["method"] == constants.METHOD_OCCLUSION and onnx_entry["layers"] is None and onnx_entry["completeness"] is None
     assert "explained by occlusion instead" in err and "no layer-wise view" in err
+    code, out, err = _run(capsys, A, B, "--models", MINILM_L6, "--method", "ig", "--steps", "16", "--layers", "--json")
+    assert code == 0
+    (torch_entry,) = json.loads(out)["models"]
+    assert torch_entry["method"] == constants.METHOD_IG
     check = torch_entry["completeness"]
     total = sum(r["attribution"] for r in torch_entry["attributions"])
     assert check["attribution_sum"] == pytest.approx(total, abs=1e-6)
     assert check["miss"] == pytest.approx(total - (check["cosine"] - check["baseline_cosine"]), abs=1e-6)
     assert [r["layer"] for r in torch_entry["layers"]] == list(range(7))
     assert torch_entry["layers"][-1]["cosine"] == pytest.approx(_cos(MINILM_L6), abs=1e-5)
-    assert onnx_entry["layers"] is None
 
 
 def test_text_output_and_csv(capsys, tmp_path, session_cache_dir):

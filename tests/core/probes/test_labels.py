@@ -103,3 +103,5 @@ def test_labels_become_categories_only_without_categories():
     assert labels.labels_as_categories(pairs)[constants.COL_CATEGORY].tolist() == ["entailment", "uncategorized", "neutral"]
     mixed = pairs.assign(**{constants.COL_CATEGORY: ["negation", "uncategorized", "uncategorized"]})
     assert labels.labels_as_categories(mixed) is mixed
+    graded = pairs.assign(**{constants.COL_LABEL: ["0.1", "3.5", "4.8"]})  # a score per pair is no group
+    assert labels.labels_as_categories(graded) is graded

@@ -103,3 +103,9 @@ def test_upload_arguments_are_checked():
         texts_from_bytes(b"a\n", "q.txt", "passages")
     with pytest.raises(RetrievalSuiteError, match="limit"):
         texts_from_bytes(b"a" * (constants.MAX_UPLOAD_MB * 1024 * 1024 + 1), "big.txt", "corpus")
+
+
+def test_a_field_over_the_csv_limit_is_refused_not_raised():
+    data = ("text\n" + "a" * 200_000 + "\n").encode()
+    with pytest.raises(RetrievalSuiteError, match="cannot be read as delimited text"):
+        texts_from_bytes(data, "c.csv", "corpus")

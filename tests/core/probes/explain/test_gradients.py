@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from core import constants
+from core.constants import BACKEND_AUTO
 from core.models.encode import encode_texts
 from core.models.loading import load_model
 from core.models.registry import MINILM_L6, MINILM_L6_INT8
@@ -99,7 +100,7 @@ def test_identical_sentences_have_nothing_to_attribute(minilm):
 
 def test_onnx_and_bad_settings_are_refused(minilm, session_cache_dir):
     with pytest.raises(ValueError, match="torch model"):
-        integrated_gradients(load_model(MINILM_L6_INT8), A, B)
+        integrated_gradients(load_model(MINILM_L6_INT8, backend=BACKEND_AUTO), A, B)
     for steps in (0, 2001, 2.5, True):
         with pytest.raises(ValueError, match="steps"):
             integrated_gradients(minilm, A, B, steps=steps)

@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from core import constants
+from core.constants import BACKEND_AUTO
 from core.models.encode import encode_texts
 from core.models.loading import load_model
 from core.models.registry import MINILM_L6, MINILM_L6_INT8
@@ -75,7 +76,7 @@ def test_oov_gap_at_the_last_layer_is_the_oov_delta(minilm):
 
 def test_onnx_has_no_layers(session_cache_dir):
     with pytest.raises(ValueError, match="torch model"):
-        layer_cosines(load_model(MINILM_L6_INT8), A, B)
+        layer_cosines(load_model(MINILM_L6_INT8, backend=BACKEND_AUTO), A, B)
 
 
 # ------------------------------------------------------------- the gap tables on hand-made curves

@@ -1,0 +1,128 @@
+"""Pairs files of any size read in chunks: CSV/TSV, JSON Lines, JSON arrays and Parquet, checked chunk by chunk."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from core import constants
+from core.files import chunks as chunks_module
+from core.files.chunks import ChunkTotals, iter_checked_chunks
+from core.files.errors import PairsFileError
+from core.files.reader import read_pairs_file
+
+N = 23
+ROWS = [{"premise": f"The cat number {i} sat here.", "hypothesis": f"A dog number {i} ran there.", "label": str(i % 2)} for i in range(N)]
+
+
+def _write(folder, fmt: str, rows=ROWS):
+    path = folder / f"pairs.{fmt}"
+    frame = pd.DataFrame(rows)
+    if fmt == "tsv":
+        frame.to_csv(path, sep="\t", index=False)
+    elif fmt == "csv":
+        frame.to_csv(path, index=False)
+    elif fmt == "parquet":
+        frame.to_parquet(path)
+    elif fmt == "jsonl":
+        path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    else:
+        path.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    return path
+
+
+def _streamed(path, chunk_rows=5, **kw) -> tuple[list[pd.DataFrame], ChunkTotals]:
+    totals = ChunkTotals()
+    return list(iter_checked_chunks(path, chunk_rows, totals=totals, whole_read_bytes=0, **kw)), totals
+
+
+@pytest.mark.parametrize("fmt", ["tsv", "csv", "jsonl", "json", "parquet"])
+def test_every_format_streams_in_chunks_of_the_asked_size(tmp_path, fmt):
+    got, totals = _streamed(_write(tmp_path, fmt))
+    assert [len(c) for c in got] == [5, 5, 5, 5, 3]  # 23 rows, 5 a chunk
+    allp = pd.concat(got, ignore_index=True)
+    assert list(allp[constants.COL_TEXT_A]) == [r["premise"] for r in ROWS]
+    assert list(allp[constants.COL_TEXT_B]) == [r["hypothesis"] for r in ROWS]
+    assert list(allp[constants.COL_LABEL]) == [r["label"] for r in ROWS]
+    # Row ids count from the file's first row, not from each chunk's.
+    assert list(allp[constants.COL_PAIR_ID]) == [f"row-{i + 1}" for i in range(N)]
+    assert (totals.rows_read, totals.pairs_kept) == (N, N)
+
+
+@pytest.mark.parametrize("fmt", ["tsv", "jsonl", "json"])
+def test_streamed_chunks_hold_what_the_whole_file_reader_reads(tmp_path, fmt):
+    path = _write(tmp_path, fmt)
+    whole, _notes = read_pairs_file(path)
+    got, _ = _streamed(path, chunk_rows=4)
+    pd.testing.assert_frame_equal(pd.concat(got, ignore_index=True)[list(whole.columns)], whole, check_dtype=False)
+
+
+def test_a_small_file_is_read_whole_and_sliced(tmp_path):
+    path = _write(tmp_path, "tsv")
+    got = list(iter_checked_chunks(path, 10))
+    assert [len(c) for c in got] == [10, 10, 3]
+
+
+def test_duplicates_and_mirrors_across_chunks_are_found(tmp_path):
+    rows = [*ROWS[:6], ROWS[1], {"premise": ROWS[2]["hypothesis"], "hypothesis": ROWS[2]["premise"], "label": "0"}]
+    got, totals = _streamed(_write(tmp_path, "tsv", rows), chunk_rows=3)
+    allp = pd.concat(got, ignore_index=True)
+    assert len(allp) == 7  # 8 rows, the repeat of row 2 dropped
+    assert totals.mirrored == [("row-8", "row-3")]
+    assert any("1 duplicate pair(s)" in n for n in totals.notes)
+    assert any("sides swapped" in n for n in totals.notes)
+    dropped, totals2 = _streamed(_write(tmp_path, "tsv", rows), chunk_rows=3, drop_mirrored=True)
+    assert len(pd.concat(dropped)) == 6 and totals2.dropped == ["row-8"]
+
+
+def test_repeated_ids_across_chunks_are_made_unique(tmp_path):
+    rows = [{**r, "id": "same" if i in (0, 4) else f"id{i}"} for i, r in enumerate(ROWS[:6])]
+    got, totals = _streamed(_write(tmp_path, "jsonl", rows), chunk_rows=3)
+    ids = list(pd.concat(got)[constants.COL_PAIR_ID])
+    assert len(set(ids)) == 6 and ids[0] == "same" and ids[4] == "same-row5"
+    assert any("repeat an id of an earlier chunk" in n for n in totals.notes)
+
+
+def test_column_flags_map_a_streamed_file(tmp_path):
+    rows = [{"x": r["premise"], "y": r["hypothesis"], "z": r["label"]} for r in ROWS]
+    got, _ = _streamed(_write(tmp_path, "parquet", rows), columns={constants.COL_TEXT_A: "y", constants.COL_TEXT_B: "x", constants.COL_LABEL: "z"})
+    allp = pd.concat(got, ignore_index=True)
+    assert allp[constants.COL_TEXT_A][0] == ROWS[0]["hypothesis"] and allp[constants.COL_LABEL][1] == "1"
+
+
+def test_a_json_array_element_split_across_read_blocks(tmp_path, monkeypatch):
+    monkeypatch.setattr(chunks_module, "_JSON_BLOCK_CHARS", 17)  # every object straddles a block boundary
+    got, _ = _streamed(_write(tmp_path, "json"), chunk_rows=6)
+    assert list(pd.concat(got)[constants.COL_TEXT_A]) == [r["premise"] for r in ROWS]
+
+
+def test_empty_rows_in_a_chunk_are_dropped_and_noted(tmp_path):
+    rows = [*ROWS[:3], {"premise": "", "hypothesis": "x y z", "label": "1"}, *ROWS[3:5]]
+    got, totals = _streamed(_write(tmp_path, "tsv", rows), chunk_rows=2)
+    assert sum(len(c) for c in got) == 5
+    assert any("dropped 1 row(s) with an empty text" in n for n in totals.notes)
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ("[{\"text_a\": \"a\", \"text_b\": ", "invalid JSON"),
+    ("", "empty"),
+])
+def test_broken_files_end_in_one_pairs_file_error(tmp_path, text, fragment):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(PairsFileError, match=fragment):
+        _streamed(path)
+
+
+def test_not_parquet_is_a_pairs_file_error(tmp_path):
+    path = tmp_path / "bad.parquet"
+    path.write_bytes(b"not parquet at all")
+    with pytest.raises(PairsFileError, match="not a readable Parquet file"):
+        _streamed(path)
+
+
+def test_chunk_rows_must_be_positive(tmp_path):
+    with pytest.raises(ValueError, match="chunk_rows must be at least 1"):
+        list(iter_checked_chunks(_write(tmp_path, "tsv"), 0))

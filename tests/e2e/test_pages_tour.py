@@ -1,0 +1,151 @@
+"""End-to-end tour (issue 15): every page at 1280×800 in headless Chromium, its main action run, a screenshot kept.
+
+One ``streamlit run app.py`` (MiniLM only, a throw-away cache) and one browser
+context for the whole tour, as one user would go through the app: the history
+page then lists the runs made on the way.  Screenshots go to
+``tests/screenshots/tour-<page>.png``; the README's come from them
+(``docs/screenshots/``).
+
+Run: ``.venv/bin/python -m pytest tests/e2e/test_pages_tour.py -q`` (``-m "not browser"`` skips it).
+"""
+
+from __future__ import annotations
+
+import os
+
+import e2e_support as E
+import pytest
+
+pytestmark = pytest.mark.browser
+
+SKIP_REASON = E.chromium_available()
+if SKIP_REASON:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402 - after the skip check
+
+VIEWPORT = {"width": 1280, "height": 800}
+PASTED = "The patient has diabetes\tThe patient does not have diabetes\t0\nThe meeting was postponed\tThe meeting was delayed\t1\n" \
+         "Google acquired YouTube\tYouTube was bought by Google\t1\nI like green tea\tThe bridge closed for repairs\t0"
+
+
+def _click(page, name: str) -> None:
+    button = page.get_by_role("button", name=name, exact=True).first
+    expect(button).to_be_visible()
+    E.act(page, button.click)
+
+
+def _home(page) -> None:
+    expect(page.locator(E.DATAFRAME).first).to_be_visible()
+
+
+def _compare(page) -> None:
+    _click(page, "Compare")
+    expect(page.locator(f"{E.MAIN} h3", has_text="Cosine per model")).to_be_visible()
+
+
+def _perturb(page) -> None:
+    _click(page, "Score variants")
+    expect(page.locator(f"{E.MAIN} h3", has_text="Scores")).to_be_visible()
+
+
+def _tokenizer(page) -> None:
+    expect(page.locator(f"{E.MAIN} h3", has_text="Line by line")).to_be_visible()
+
+
+def _oov(page) -> None:
+    _click(page, "Run OOV suites")
+    expect(page.get_by_role("tab", name="Summary")).to_be_visible()
+    expect(page.get_by_text("second sentence only (as the paper's figures)").first).to_be_visible()
+
+
+def _invented(page) -> None:
+    _click(page, "Run OOV with invented words")
+
+
+def _failure_modes(page) -> None:
+    _click(page, "Run failure-mode suite")
+    expect(page.get_by_role("tab", name="Summary")).to_be_visible()
+    page.get_by_role("tab", name="Each model's own threshold").click()
+    expect(page.locator(f"{E.MAIN} h2", has_text="Each model's own threshold")).to_be_visible()
+    page.wait_for_timeout(800)  # let the ROC chart lay out in the tab just shown
+    page.locator('[role="tabpanel"]:visible').first.screenshot(path=str(E.SCREENSHOTS / "tour-failure-modes-own-threshold.png"))
+    page.get_by_role("tab", name="Worst cases").click()
+    expect(page.locator(f"{E.MAIN} h2", has_text="Worst cases")).to_be_visible()
+
+
+def _retrieval(page) -> None:
+    _click(page, "Run retrieval probes")
+
+
+def _your_data(page) -> None:
+    box = page.get_by_label("Or paste tab-separated pairs (text A<TAB>text B per line)", exact=True)
+    box.fill(PASTED)
+    E.act(page, lambda: box.press("Control+Enter"))
+    _click(page, "Use pasted pairs")
+    _click(page, "Run on selected models")
+    expect(page.locator(f"{E.MAIN} h2", has_text="Cosine as a classifier of your label")).to_be_visible()
+
+
+def _papers(page) -> None:
+    _click(page, "Recompute")
+
+
+def _history(page) -> None:
+    expect(page.locator(f"{E.MAIN} h1").first).to_be_visible()
+
+
+# url path, screenshot name, main action (in app order; history last so it lists the tour's runs)
+TOUR = [
+    ("", "home", _home),
+    ("compare", "compare", _compare),
+    ("perturb", "perturb", _perturb),
+    ("tokenizer", "tokenizer", _tokenizer),
+    ("oov", "oov", _oov),
+    ("invented-words", "invented-words", _invented),
+    ("failure-modes", "failure-modes", _failure_modes),
+    ("retrieval", "retrieval", _retrieval),
+    ("your-data", "your-data", _your_data),
+    ("papers", "papers", _papers),
+    ("history", "history", _history),
+]
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("tour")
+    env = dict(os.environ)
+    env.update({"COSINE_PROBE_DEFAULT_MODELS": E.TEST_MODEL, "COSINE_PROBE_CACHE_DIR": str(tmp / "cache"),
+                "HF_HUB_OFFLINE": env.get("HF_HUB_OFFLINE", "1"), "PYTHONUNBUFFERED": "1"})
+    srv = E.StreamlitServer(root=E.ROOT, env=env, log_path=tmp / "streamlit.log")
+    srv.start()
+    try:
+        srv.wait_healthy()
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=E.CHROMIUM, headless=True, args=E.CHROMIUM_ARGS)
+            context = browser.new_context(viewport=VIEWPORT)
+            context.set_default_timeout(60_000)
+            context.add_init_script(E.INIT_SCRIPT)
+            pg = context.new_page()
+            pg.base = srv.url
+            pg.server = srv
+            yield pg
+            context.close()
+            browser.close()
+    finally:
+        srv.stop()
+
+
+@pytest.mark.parametrize(("path", "name", "action"), TOUR, ids=[t[1] for t in TOUR])
+def test_tour(page, path, name, action):
+    """The page opens, its main action runs without an error, and its screenshot is kept."""
+    E.goto(page, f"{page.base}/{path}")
+    try:
+        action(page)
+        E.wait_idle(page)
+        E.assert_no_errors(page)
+    except Exception:
+        E.screenshot(page, f"tour-{name}-FAILED")
+        print(f"--- streamlit log (tail) ---\n{page.server.log_tail()}")
+        raise
+    E.screenshot(page, f"tour-{name}")
