@@ -187,3 +187,48 @@ def failure_rate_ci(
         confidence=confidence,
         seed=seed,
     )
+
+
+def cluster_rate_ci(
+    values: ArrayLike,
+    clusters: ArrayLike,
+    *,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    confidence: float = CONFIDENCE,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float]:
+    """Percentile bootstrap CI of a rate whose observations come in clusters.
+
+    Whole clusters are resampled (one anchor group contributes several
+    variants, which are not independent), and the rate is the resampled
+    successes over the resampled observations.
+
+    Args:
+        values: 0/1 outcomes, shape ``(n,)``.
+        clusters: the cluster label of each outcome, shape ``(n,)``.
+        n_resamples: bootstrap resamples.
+        confidence: confidence level in (0, 1).
+        seed: RNG seed; the same seed gives the same interval.
+
+    Returns:
+        ``(low, high)``.
+
+    Raises:
+        ValueError: unequal lengths, fewer than two clusters, or a bad setting.
+    """
+    x = _as_1d(values, "values")
+    labels = np.asarray(clusters)
+    if labels.shape != x.shape:
+        raise ValueError(f"clusters must have the shape of values {x.shape}, got {labels.shape}")
+    codes = np.unique(labels, return_inverse=True)[1]
+    if codes.max(initial=0) < 1:
+        raise ValueError("cluster_rate_ci needs at least two clusters")
+    successes, sizes = np.bincount(codes, weights=x), np.bincount(codes).astype(float)
+    return _percentile_bootstrap(
+        (successes, sizes),
+        lambda s, n, axis=-1: np.sum(s, axis=axis) / np.sum(n, axis=axis),
+        paired=True,
+        n_resamples=_check_resamples(n_resamples),
+        confidence=_check_confidence(confidence),
+        seed=seed,
+    )

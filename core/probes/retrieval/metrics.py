@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike
 
 from core import constants
 from core.stats.guards import interval_or_nan
-from core.stats.intervals import bootstrap_ci, bootstrap_diff_ci
+from core.stats.intervals import bootstrap_ci, bootstrap_diff_ci, cluster_rate_ci
 
 
 def _scores(values: ArrayLike, name: str) -> np.ndarray:
@@ -86,24 +86,6 @@ def paired_correct(q1_anchor: ArrayLike, q1_variant: ArrayLike, q2_anchor: Array
     return (a1 > v1) & (v2 > a2)
 
 
-def _cluster_rate_ci(values: np.ndarray, clusters: np.ndarray, n_resamples: int, confidence: float, seed: int) -> tuple[float, float]:
-    from scipy import stats
-
-    codes = np.unique(clusters, return_inverse=True)[1]
-    wins, sizes = np.bincount(codes, weights=values), np.bincount(codes).astype(float)
-    result = stats.bootstrap(
-        (wins, sizes),
-        lambda w, n, axis=-1: np.sum(w, axis=axis) / np.sum(n, axis=axis),
-        paired=True,
-        vectorized=True,
-        n_resamples=n_resamples,
-        confidence_level=confidence,
-        method="percentile",
-        rng=np.random.default_rng(seed),
-    )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
-
-
 def rate_with_ci(
     indicators: ArrayLike,
     clusters: Sequence | np.ndarray | None = None,
@@ -146,7 +128,7 @@ def rate_with_ci(
         if n_clusters < values.size:
             if n_clusters == 1 or np.ptp(values) == 0:
                 return (rate, rate, rate)
-            return (rate, *_cluster_rate_ci(values, labels, n_resamples, confidence, seed))
+            return (rate, *cluster_rate_ci(values, labels, n_resamples=n_resamples, confidence=confidence, seed=seed))
     low, high = interval_or_nan(bootstrap_ci, values, "mean", n_resamples=n_resamples, confidence=confidence, seed=seed)
     return (rate, low, high)
 
