@@ -419,3 +419,24 @@ def section_screenshot(page, name: str, first: str, until: str, max_height: int 
     finally:
         page.set_viewport_size(size)
     return path
+
+
+@contextlib.contextmanager
+def running_server(tmp: Path, env: dict[str, str] | None = None, drop: tuple[str, ...] = ()):
+    """``streamlit run`` on a free port with MiniLM as the default model and a cache under ``tmp``; stopped on exit.
+
+    ``env`` adds or overrides variables; ``drop`` removes inherited ones (e.g. HF_HUB_OFFLINE).
+    """
+    full = {k: v for k, v in os.environ.items() if k not in drop}
+    full.setdefault("HF_HUB_OFFLINE", "1")
+    full.update({"COSINE_PROBE_DEFAULT_MODELS": TEST_MODEL, "COSINE_PROBE_CACHE_DIR": str(tmp / "cache"), "PYTHONUNBUFFERED": "1"})
+    if "HF_HUB_OFFLINE" in drop:
+        full.pop("HF_HUB_OFFLINE", None)
+    full.update(env or {})
+    srv = StreamlitServer(root=ROOT, env=full, log_path=tmp / "streamlit.log")
+    srv.start()
+    try:
+        srv.wait_healthy()
+        yield srv
+    finally:
+        srv.stop()

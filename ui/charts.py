@@ -63,7 +63,9 @@ def category_heatmap(summary: pd.DataFrame, title: str = "Mean cosine by categor
             hovertemplate="%{y} · %{x}<br>%{text}<extra></extra>",
         )
     )
-    fig.update_layout(title=title, yaxis={"autorange": "reversed"}, height=max(280, 48 * len(cats) + 120), margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    # type "category": labels such as "0" and "1" (a label used as the category) are names, not numbers on an axis.
+    fig.update_layout(title=title, yaxis={"autorange": "reversed", "type": "category"}, xaxis={"type": "category"},
+                      height=max(280, 48 * len(cats) + 120), margin={"l": 10, "r": 10, "t": 50, "b": 10})
     frame = summary[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean", "sd"]].reset_index(drop=True)
     return fig, frame
 
@@ -108,7 +110,10 @@ def failure_rate_curves_figure(curves: pd.DataFrame, threshold: float, title: st
         title=title,
     )
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
-    fig.add_vline(x=threshold, line_dash="dash", line_color="black", row="all", col="all")
+    # One shape per panel in one layout update: add_vline(row="all", col="all") took about a second per rerun (issue 15).
+    refs = [key.replace("axis", "") for key in fig.layout.to_plotly_json() if key.startswith("xaxis")]
+    fig.update_layout(shapes=[{"type": "line", "xref": ref, "yref": f"{ref.replace('x', 'y')} domain", "x0": threshold, "x1": threshold, "y0": 0, "y1": 1,
+                               "line": {"dash": "dash", "color": "black"}} for ref in refs])
     fig.update_yaxes(tickformat=".0%", range=[0, 1.02])
     rows = -(-len(cats) // 3)
     fig.update_layout(height=max(300, 240 * rows + 80), margin={"l": 10, "r": 10, "t": 60, "b": 10})
@@ -139,7 +144,7 @@ def failure_rate_bars(summary: pd.DataFrame, threshold: float) -> go.Figure:
         barmode="group",
         showlegend=True,  # colour means the model, even with one model
         title=f"Share of pairs scoring above {threshold:.2f} (95% bootstrap CI)",
-        yaxis={"tickformat": ".0%", "range": [0, 1.05]},
+        yaxis={"tickformat": ".0%", "range": [0, 1.05]}, xaxis={"type": "category"},
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
     return fig
@@ -264,6 +269,7 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
         xaxis={"title": "cosine", "range": [min(0.0, float(table[constants.COL_COSINE].min()) - 0.05), 1.02]},
         yaxis={"autorange": "reversed", "categoryorder": "array", "categoryarray": labels},
         height=max(300, 42 * len(labels) + 180), margin={"l": 10, "r": 10, "t": 60, "b": 10}, legend={"orientation": "h", "y": -0.25},
+        showlegend=True,  # colour is the model, even with one model
     )
     return fig
 

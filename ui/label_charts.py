@@ -30,7 +30,7 @@ def cosine_by_label_figure(results: pd.DataFrame, models: list[str], threshold: 
         fig.add_trace(go.Box(x=mine[constants.COL_LABEL].astype(str), y=mine[constants.COL_COSINE], name=short(model), marker_color=PALETTE[i % len(PALETTE)],
                              boxpoints="all", jitter=0.3, pointpos=0, showlegend=True))
     fig.add_hline(y=threshold, line_dash="dash", line_color="black", annotation_text=f"threshold {threshold:.2f}", annotation_position="top left")
-    fig.update_layout(boxmode="group", title="Cosine by label, per model", xaxis={"title": "label"}, yaxis={"title": "cosine", "range": [-0.05, 1.05]},
+    fig.update_layout(boxmode="group", title="Cosine by label, per model", xaxis={"title": "label", "type": "category"}, yaxis={"title": "cosine", "range": [-0.05, 1.05]},
                       legend={"title": "model", "orientation": "h", "y": -0.2}, margin={"l": 10, "r": 10, "t": 60, "b": 10})
     return fig
 

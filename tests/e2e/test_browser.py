@@ -11,8 +11,6 @@ Run: ``.venv/bin/python -m pytest tests/test_e2e_browser.py -q``
 
 from __future__ import annotations
 
-import os
-
 import e2e_support as E
 import pandas as pd
 import pytest
@@ -28,7 +26,7 @@ SKIP_REASON = E.chromium_available()
 if SKIP_REASON:
     pytest.skip(SKIP_REASON, allow_module_level=True)
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402 - after the skip check
+from playwright.sync_api import expect  # noqa: E402 - after the skip check
 
 # url path -> words the page's title (its h1) must show
 # A deep link comes first, so the first visitor of a fresh server lands on a
@@ -53,65 +51,7 @@ NAV_ORDER = ["", "compare", "perturb", "tokenizer", "oov", "invented-words", "fa
 # ------------------------------------------------------------------ fixtures
 
 
-class _ReportKeeper:
-    """Stores each phase's report on the item, so fixtures know a test failed."""
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item, call):
-        report = yield
-        setattr(item, f"e2e_rep_{report.when}", report)
-        return report
-
-
-@pytest.fixture(scope="session")
-def browser():
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=E.CHROMIUM, headless=True, args=E.CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
-@pytest.fixture(scope="session")
-def server(request, tmp_path_factory, browser):
-    keeper = _ReportKeeper()
-    request.config.pluginmanager.register(keeper, "e2e-report-keeper")
-    tmp = tmp_path_factory.mktemp("e2e")
-    env = dict(os.environ)
-    env.update(
-        {
-            "COSINE_PROBE_DEFAULT_MODELS": E.TEST_MODEL,
-            "COSINE_PROBE_CACHE_DIR": str(tmp / "cache"),
-            "HF_HUB_OFFLINE": env.get("HF_HUB_OFFLINE", "1"),
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
-    srv = E.StreamlitServer(root=E.ROOT, env=env, log_path=tmp / "streamlit.log")
-    srv.start()
-    try:
-        srv.wait_healthy()
-        yield srv
-    finally:
-        srv.stop()
-        request.config.pluginmanager.unregister(keeper)
-
-
-@pytest.fixture
-def page(request, browser, server):
-    context = browser.new_context(viewport=E.VIEWPORT, accept_downloads=True)
-    context.set_default_timeout(30_000)
-    context.add_init_script(E.INIT_SCRIPT)
-    pg = context.new_page()
-    pg.base = server.url
-    yield pg
-    failed = getattr(request.node, "e2e_rep_call", None) is not None and request.node.e2e_rep_call.failed
-    try:
-        E.screenshot(pg, request.node.name + ("-FAILED" if failed else ""))
-    finally:
-        context.close()
-    if failed:
-        print(f"--- streamlit log (tail) ---\n{server.log_tail()}")
 
 
 # --------------------------------------------------------------------- tests

@@ -6,8 +6,6 @@ session, a fresh context per test, a screenshot per test in tests/screenshots/.
 
 from __future__ import annotations
 
-import os
-
 import e2e_support as E
 import pytest
 
@@ -21,49 +19,13 @@ SKIP_REASON = E.chromium_available()
 if SKIP_REASON:
     pytest.skip(SKIP_REASON, allow_module_level=True)
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402 - after the skip check
+from playwright.sync_api import expect  # noqa: E402 - after the skip check
 
 A = "The patient is allergic to penicillin"
 B = "The patient is not allergic to penicillin"
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=E.CHROMIUM, headless=True, args=E.CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, browser):
-    tmp = tmp_path_factory.mktemp("e2e-explain")
-    env = dict(os.environ)
-    env.update({"COSINE_PROBE_DEFAULT_MODELS": E.TEST_MODEL, "COSINE_PROBE_CACHE_DIR": str(tmp / "cache"),
-                "HF_HUB_OFFLINE": env.get("HF_HUB_OFFLINE", "1"), "PYTHONUNBUFFERED": "1"})
-    srv = E.StreamlitServer(root=E.ROOT, env=env, log_path=tmp / "streamlit.log")
-    srv.start()
-    try:
-        srv.wait_healthy()
-        yield srv
-    finally:
-        srv.stop()
-
-
-@pytest.fixture
-def page(request, browser, server):
-    context = browser.new_context(viewport=E.VIEWPORT, accept_downloads=True)
-    context.set_default_timeout(60_000)
-    context.add_init_script(E.INIT_SCRIPT)
-    pg = context.new_page()
-    pg.base = server.url
-    yield pg
-    try:
-        E.screenshot(pg, request.node.name)
-    finally:
-        context.close()
 
 
 @pytest.fixture(scope="module")

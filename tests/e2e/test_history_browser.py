@@ -8,8 +8,6 @@ in the page's selectboxes and reads the grids back, comparing them with
 
 from __future__ import annotations
 
-import os
-
 import e2e_support as E
 import numpy as np
 import pandas as pd
@@ -25,7 +23,7 @@ SKIP_REASON = E.chromium_available()
 if SKIP_REASON:
     pytest.skip(SKIP_REASON, allow_module_level=True)
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402 - after the skip check
+from playwright.sync_api import expect  # noqa: E402 - after the skip check
 
 RUNS = {  # run id -> cosines of the same four negation pairs
     1: [0.50, 0.75, 0.90, 0.65],
@@ -48,47 +46,11 @@ def history_file(tmp_path_factory):
     return path
 
 
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, history_file):
-    tmp = tmp_path_factory.mktemp("e2e-history-server")
-    env = dict(os.environ)
-    env.update({
-        "COSINE_PROBE_DEFAULT_MODELS": E.TEST_MODEL,
-        "COSINE_PROBE_CACHE_DIR": str(tmp / "cache"),
-        "COSINE_PROBE_HISTORY": str(history_file),
-        "HF_HUB_OFFLINE": env.get("HF_HUB_OFFLINE", "1"),
-        "PYTHONUNBUFFERED": "1",
-    })
-    srv = E.StreamlitServer(root=E.ROOT, env=env, log_path=tmp / "streamlit.log")
-    srv.start()
-    try:
-        srv.wait_healthy()
+    with E.running_server(tmp_path_factory.mktemp("e2e-history-server"), {"COSINE_PROBE_HISTORY": str(history_file)}) as srv:
         yield srv
-    finally:
-        srv.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=E.CHROMIUM, headless=True, args=E.CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
-@pytest.fixture
-def page(browser, server, request):
-    context = browser.new_context(viewport=E.VIEWPORT, accept_downloads=True)
-    context.set_default_timeout(30_000)
-    context.add_init_script(E.INIT_SCRIPT)
-    pg = context.new_page()
-    yield pg
-    try:
-        E.screenshot(pg, request.node.name)
-    finally:
-        context.close()
 
 
 def _grid_with(page, column: str) -> pd.DataFrame:

@@ -13,8 +13,6 @@ Run: ``.venv/bin/python -m pytest tests/e2e/test_models_browser.py -q``
 
 from __future__ import annotations
 
-import os
-
 import e2e_support as E
 import pytest
 from hub_cache_support import UNREACHABLE_HUB, StandIn, build_standin, hand_vectors, install
@@ -27,7 +25,7 @@ SKIP_REASON = E.chromium_available()
 if SKIP_REASON:
     pytest.skip(SKIP_REASON, allow_module_level=True)
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402 - after the skip check
+from playwright.sync_api import expect  # noqa: E402 - after the skip check
 
 # Compare's default pair (views/compare.py), scored on the first run of the page.
 A, B = "The patient is allergic to penicillin", "The patient is not allergic to penicillin"
@@ -43,45 +41,13 @@ def snapshots(tmp_path_factory):
     return root / "hf-home", found
 
 
+
 @pytest.fixture(scope="module")
 def server(snapshots, tmp_path_factory):
     home, _ = snapshots
-    tmp = tmp_path_factory.mktemp("models-e2e-server")
-    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE")}
-    env.update(
-        {
-            "HF_HOME": str(home),
-            "HF_ENDPOINT": UNREACHABLE_HUB,
-            "COSINE_PROBE_DEFAULT_MODELS": BGE_LARGE,
-            "COSINE_PROBE_CACHE_DIR": str(tmp / "cache"),
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
-    srv = E.StreamlitServer(root=E.ROOT, env=env, log_path=tmp / "streamlit.log")
-    srv.start()
-    try:
-        srv.wait_healthy()
+    env = {"HF_HOME": str(home), "HF_ENDPOINT": UNREACHABLE_HUB, "COSINE_PROBE_DEFAULT_MODELS": BGE_LARGE}
+    with E.running_server(tmp_path_factory.mktemp("models-e2e-server"), env, drop=("HF_HUB_OFFLINE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE")) as srv:
         yield srv
-    finally:
-        srv.stop()
-
-
-@pytest.fixture
-def page(request, server):
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=E.CHROMIUM, headless=True, args=E.CHROMIUM_ARGS)
-        context = browser.new_context(viewport=E.VIEWPORT)
-        context.set_default_timeout(30_000)
-        context.add_init_script(E.INIT_SCRIPT)
-        pg = context.new_page()
-        try:
-            yield pg
-        except BaseException:
-            print(f"--- streamlit log (tail) ---\n{server.log_tail()}")
-            raise
-        finally:
-            E.screenshot(pg, request.node.name)
-            browser.close()
 
 
 def _compare_cosines(page) -> dict[str, float]:

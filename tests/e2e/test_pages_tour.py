@@ -25,14 +25,18 @@ if SKIP_REASON:
 from playwright.sync_api import expect, sync_playwright  # noqa: E402 - after the skip check
 
 VIEWPORT = {"width": 1280, "height": 800}
-PASTED = "The patient has diabetes\tThe patient does not have diabetes\t0\nThe meeting was postponed\tThe meeting was delayed\t1\n" \
-         "Google acquired YouTube\tYouTube was bought by Google\t1\nI like green tea\tThe bridge closed for repairs\t0"
+# text A, text B, no category, a label: the label becomes the category and the classifier section appears
+PASTED = "The patient has diabetes\tThe patient does not have diabetes\t\t0\nThe meeting was postponed\tThe meeting was delayed\t\t1\n" \
+         "Google acquired YouTube\tYouTube was bought by Google\t\t1\nI like green tea\tThe bridge closed for repairs\t\t0"
 
 
-def _click(page, name: str) -> None:
+SLOW_RUN_MS = 900_000  # the whole retrieval suite with its mitigations, on a loaded 2-core machine
+
+
+def _click(page, name: str, timeout_ms: int = E.RUN_TIMEOUT_MS) -> None:
     button = page.get_by_role("button", name=name, exact=True).first
     expect(button).to_be_visible()
-    E.act(page, button.click)
+    E.act(page, button.click, timeout_ms=timeout_ms)
 
 
 def _home(page) -> None:
@@ -75,7 +79,7 @@ def _failure_modes(page) -> None:
 
 
 def _retrieval(page) -> None:
-    _click(page, "Run retrieval probes")
+    _click(page, "Run retrieval probes", timeout_ms=SLOW_RUN_MS)
 
 
 def _your_data(page) -> None:
@@ -142,7 +146,7 @@ def test_tour(page, path, name, action):
     E.goto(page, f"{page.base}/{path}")
     try:
         action(page)
-        E.wait_idle(page)
+        E.wait_idle(page, SLOW_RUN_MS)
         E.assert_no_errors(page)
     except Exception:
         E.screenshot(page, f"tour-{name}-FAILED")

@@ -10,8 +10,6 @@ Run: ``.venv/bin/python -m pytest tests/e2e/test_retrieval_browser.py -q``
 
 from __future__ import annotations
 
-import os
-
 import e2e_support as E
 import pytest
 
@@ -23,49 +21,12 @@ SKIP_REASON = E.chromium_available()
 if SKIP_REASON:
     pytest.skip(SKIP_REASON, allow_module_level=True)
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402 - after the skip check
+from playwright.sync_api import expect  # noqa: E402 - after the skip check
 
 N_GROUPS = 60
 RUN_TIMEOUT_MS = 900_000  # a fresh cache: every passage of the groups is encoded once, on a shared machine
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("retrieval-e2e")
-    env = dict(os.environ)
-    env.update(
-        {
-            "COSINE_PROBE_DEFAULT_MODELS": E.TEST_MODEL,
-            "COSINE_PROBE_CACHE_DIR": str(tmp / "cache"),
-            "HF_HUB_OFFLINE": env.get("HF_HUB_OFFLINE", "1"),
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
-    srv = E.StreamlitServer(root=E.ROOT, env=env, log_path=tmp / "streamlit.log")
-    srv.start()
-    try:
-        srv.wait_healthy()
-        yield srv
-    finally:
-        srv.stop()
-
-
-@pytest.fixture
-def page(request, server):
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=E.CHROMIUM, headless=True, args=E.CHROMIUM_ARGS)
-        context = browser.new_context(viewport=E.VIEWPORT, accept_downloads=True)
-        context.set_default_timeout(30_000)
-        context.add_init_script(E.INIT_SCRIPT)
-        pg = context.new_page()
-        try:
-            yield pg
-        except BaseException:
-            print(f"--- streamlit log (tail) ---\n{server.log_tail()}")
-            raise
-        finally:
-            E.screenshot(pg, request.node.name)
-            browser.close()
 
 
 def _chart_after(page, heading: str):

@@ -256,7 +256,8 @@ def _cli_run(capsys, tmp_path: Path, name: str, data: bytes) -> tuple[int, str, 
     return code, out, err
 
 
-@pytest.mark.parametrize("case", list(BAD_FILES))
+# The page's row and byte limits are not the CLI's: `run` reads a file of any size in chunks (tests/core/cli/test_run_scale.py).
+@pytest.mark.parametrize("case", [c for c in BAD_FILES if c not in ("too many rows", "too many bytes")])
 def test_cli_refuses_unreadable_files_in_one_line(capsys, tmp_path, case):
     name, data, message = BAD_FILES[case]
     code, out, err = _cli_run(capsys, tmp_path, name, data)

@@ -292,3 +292,14 @@ def test_results_lead_with_model_cosine_verdict(at):
     assert order.index(constants.COL_PAIR_ID) > order.index(constants.COL_TOKENS_A)
     summary = next(d.proto for d in at.dataframe if "fr_ci_low" in d.value.columns)
     assert "share above threshold" in summary.columns and constants.COL_CATEGORY not in list(summary.column_order)
+
+
+def test_a_file_over_the_row_limit_names_the_cli_command_that_runs_it():
+    app = _new_app()
+    rows = b"".join(b"The river %d flows.\tA boat %d drifts.\n" % (i, i) for i in range(constants.MAX_UPLOAD_ROWS + 1))
+    app.session_state["yd_upload_bytes"] = b"text_a\ttext_b\n" + rows
+    app.session_state["yd_upload_name"] = "big pairs.tsv"
+    app.run()
+    assert not app.exception
+    assert any(f"the limit is {constants.MAX_UPLOAD_ROWS:,}" in e.value for e in app.error)
+    assert "python -m core run --suite 'big pairs.tsv' --out results" in [c.value for c in app.code]

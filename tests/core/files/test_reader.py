@@ -218,7 +218,7 @@ def test_row_limit_is_named():
     assert len(parse_pairs(data, "pairs.csv", max_rows=6).frame) == 6
 
     big = b"text_a,text_b\n" + b"a,b\n" * (constants.MAX_UPLOAD_ROWS + 1)
-    with pytest.raises(PairsFileError, match="the limit is 5,000"):
+    with pytest.raises(PairsFileError, match=f"the limit is {constants.MAX_UPLOAD_ROWS:,}"):
         parse_pairs(big, "pairs.csv")
 
 

@@ -1,0 +1,60 @@
+"""Shared browser fixtures: one Chromium and one default ``streamlit run`` server for the whole e2e session.
+
+A module that needs a server with its own environment (a history file, a
+temporary HF_HOME) defines its own ``server`` fixture with
+:func:`e2e_support.running_server`; ``page`` then uses that one, because
+pytest resolves a fixture from the requesting module first.
+"""
+
+from __future__ import annotations
+
+import e2e_support as E
+import pytest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the item, so ``page`` can name a failed test's screenshot."""
+    report = yield
+    setattr(item, f"e2e_rep_{report.when}", report)
+    return report
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if E.chromium_available():
+        pytest.skip(E.chromium_available())
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=E.CHROMIUM, headless=True, args=E.CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    """The app with MiniLM as the default model and a fresh cache, shared by every e2e module that needs nothing else."""
+    with E.running_server(tmp_path_factory.mktemp("e2e")) as srv:
+        yield srv
+
+
+@pytest.fixture
+def page(request, browser, server):
+    """A fresh browser context on ``server``; a screenshot of what the test saw is kept, named -FAILED when it failed."""
+    context = browser.new_context(viewport=E.VIEWPORT, accept_downloads=True)
+    context.set_default_timeout(60_000)
+    context.add_init_script(E.INIT_SCRIPT)
+    pg = context.new_page()
+    pg.base = server.url
+    yield pg
+    report = getattr(request.node, "e2e_rep_call", None)
+    failed = report is not None and report.failed
+    try:
+        E.screenshot(pg, request.node.name + ("-FAILED" if failed else ""))
+    finally:
+        context.close()
+    if failed:
+        print(f"--- streamlit log (tail) ---\n{server.log_tail()}")
