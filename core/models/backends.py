@@ -37,7 +37,10 @@ HF_LOAD_LOCK = threading.RLock()
 
 
 class Backend(Protocol):
-    tokenizer: object
+    # Read-only in the protocol, so each backend may hold its own tokenizer type.
+    @property
+    def tokenizer(self) -> object: ...
+
     max_seq_length: int
     dimension: int
 

@@ -154,14 +154,15 @@ class EmbeddingCache:
         self.stats = CacheStats()
         self.warning: str | None = None
         self._conn: sqlite3.Connection | None = None
+        self.path: Path | None = None
         if path is False:
-            self.path = None
             return
-        self.path = Path(path) if path else cache_dir() / "embeddings.sqlite"
+        self.path = Path(path) if isinstance(path, (str, Path)) and path else cache_dir() / "embeddings.sqlite"
         self._open()
 
     # ------------------------------------------------------------ disk layer
     def _open(self) -> None:
+        assert self.path is not None, "the disk layer needs a path"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = self._connect()
@@ -171,6 +172,7 @@ class EmbeddingCache:
             self._disable(f"cannot use the embedding cache {self.path} ({exc}); caching in memory only")
 
     def _connect(self) -> sqlite3.Connection:
+        assert self.path is not None, "the disk layer needs a path"
         conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")

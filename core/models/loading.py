@@ -230,7 +230,7 @@ def availability(name: str, allow_remote_code: bool = False, probe_hub: bool = T
     except ValueError as exc:
         return Availability(name or "", False, "unavailable", str(exc))
     if meta.source == SOURCE_BUNDLED:
-        problem = is_installed(meta.bundle)
+        problem = is_installed(meta.bundle_key)
         if problem:
             return Availability(meta.name, False, "unavailable", problem)
         return Availability(meta.name, True, "bundled", "weights installed from PyPI")
@@ -298,8 +298,8 @@ def _build_backend(meta: ModelMeta, allow_remote_code: bool, device: str = DEVIC
     if meta.source == SOURCE_BUNDLED:
         if meta.backend == BACKEND_ONNX:
             providers = onnx_providers(device, visible_devices())
-            return OnnxBackend(bundle_path(meta.bundle), tokenizer_path(meta.bundle), meta.max_seq_length or 256, providers=providers)
-        return TorchBackend(str(bundle_path(meta.bundle)), local_files_only=True, device=device)
+            return OnnxBackend(bundle_path(meta.bundle_key), tokenizer_path(meta.bundle_key), meta.max_seq_length or 256, providers=providers)
+        return TorchBackend(str(bundle_path(meta.bundle_key)), local_files_only=True, device=device)
     if meta.source == SOURCE_LOCAL:
         return TorchBackend(meta.local_path or meta.name, trust_remote_code=allow_remote_code, local_files_only=True, device=device)
     if snapshot:
@@ -487,8 +487,9 @@ def _tokenizer_for(meta: ModelMeta):
         from transformers import AutoTokenizer
 
         try:
+            folder: Path | str | None
             if meta.source == SOURCE_BUNDLED:
-                folder = tokenizer_path(meta.bundle)
+                folder = tokenizer_path(meta.bundle_key)
             elif meta.source == SOURCE_LOCAL:
                 folder = Path(meta.local_path or meta.name)
             else:

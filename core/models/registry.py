@@ -67,6 +67,13 @@ class ModelMeta:
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
+    def bundle_key(self) -> str:
+        """The bundle this model's weights come from; ValueError for a model that is not bundled."""
+        if self.bundle is None:
+            raise ValueError(f"{self.name} is not a bundled model")
+        return self.bundle
+
+    @property
     def is_bundled(self) -> bool:
         return self.source == SOURCE_BUNDLED
 

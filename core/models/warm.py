@@ -123,7 +123,7 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
         now in the cache's memory layer), or None: then load the model.
     """
     from core.models.fingerprint import model_fingerprint
-    from core.models.loading import availability
+    from core.models.loading import availability, loaded_models
 
     if cache is None or not texts:
         return None
@@ -131,6 +131,8 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
         meta = registry.resolve(name)
     except ValueError:
         return None
+    if meta.name in loaded_models():
+        return None  # already in memory: the loaded model costs nothing and carries its notes (registry departures)
     if not _predictable(meta, allow_remote_code) or not availability(meta.name, allow_remote_code=allow_remote_code, probe_hub=False).available:
         return None
     fingerprint = model_fingerprint(meta)
@@ -143,4 +145,6 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
     model = CachedModel(meta=meta, backend=backend, load_seconds=0.0, fingerprint=fingerprint)
     unique = list(dict.fromkeys(texts))
     found = cache.get_many(model.cache_key, unique, dimension=meta.dimension, unit_norm=True)
-    return model if len(found) == len(unique) else None
+    # The memory layer keeps what a loaded model wrote, whatever the registry says its size is.
+    complete = len(found) == len(unique) and all(v.shape == (meta.dimension,) for v in found.values())
+    return model if complete else None
