@@ -152,15 +152,6 @@ def lead_columns(columns: list[str], lead: tuple[str, ...] = LEAD, details: tupl
     return [*first, *[c for c in shown if c not in first and c not in last], *last]
 
 
-def format_p(p: object) -> str:
-    """A p-value as people read it: ``2e-22`` (never 0.0000…02), ``0.034``, "—" when missing."""
-    try:
-        value = float(p)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return MISSING
-    if value != value:
-        return MISSING
-    return f"{value:.1e}" if 0 < value < 1e-3 else f"{value:.3g}"
 
 
 def plain_note(text: object) -> str:

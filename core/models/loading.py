@@ -330,7 +330,8 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
         choice = backend_choice(backend)
         meta = registry.resolve(name)
         resolved = choose_device(device)
-        kind = onnx_export.resolve_backend(meta, choice, resolved)
+        # Only a choice made for this call or this command is binding; $COSINE_PROBE_BACKEND is a preference.
+        kind = onnx_export.resolve_backend(meta, backend or _BACKEND_DEFAULT[0], resolved)
     except ValueError as exc:
         raise ModelUnavailable(str(exc)) from exc
     key: tuple = (meta.name, bool(allow_remote_code and meta.source != SOURCE_BUNDLED), resolved)

@@ -129,11 +129,13 @@ def resolve_backend(meta: ModelMeta, requested: str | None, device: str) -> str:
 
     Raises:
         ValueError: an unknown choice, ``onnx`` for a model with no exact export,
-            or ``torch`` for a model that exists only as ONNX.
+            or an explicit ``torch`` for a model that exists only as ONNX
+            (``torch`` from the environment leaves such a model on ONNX).
     """
     choice = requested_backend(requested)
     if meta.backend == BACKEND_ONNX:
-        if choice == BACKEND_TORCH:
+        # $COSINE_PROBE_BACKEND is a preference for models that have both; only an explicit request is refused.
+        if choice == BACKEND_TORCH and requested is not None and requested.strip().lower() == BACKEND_TORCH:
             raise ValueError(f"{meta.name} exists only as ONNX here; it has no torch backend (use --backend auto or onnx)")
         return BACKEND_ONNX
     if not is_exportable(meta):
@@ -245,8 +247,8 @@ def verified_export(
 
     Raises:
         ValueError: a bundle with no export.
-        ExportError: the export failed, or its cosines departed from torch's by
-            more than ``ONNX_VERIFY_TOLERANCE``.
+        ExportError: the export failed, its cosines departed from torch's by
+            more than ``ONNX_VERIFY_TOLERANCE``, or the cache folder cannot hold it.
     """
     _check_bundle(bundle)
     if max_seq_length < 1:
@@ -254,13 +256,16 @@ def verified_export(
     folder = export_folder(bundle)
     with _PROCESS_LOCKS_GUARD:
         lock = _PROCESS_LOCKS.setdefault(bundle, threading.Lock())
-    with lock, _folder_lock(folder):
-        record = _read_record(folder)
-        if record is not None and (folder / _MODEL_FILE).is_file() and _record_matches(folder, record, bundle):
-            return folder / _MODEL_FILE
-        if on_build is not None:
-            on_build(f"making the exact ONNX export of {bundle} (once; verified against torch before use)")
-        return _build(bundle, folder, model_folder, max_seq_length, reference)
+    try:
+        with lock, _folder_lock(folder):
+            record = _read_record(folder)
+            if record is not None and (folder / _MODEL_FILE).is_file() and _record_matches(folder, record, bundle):
+                return folder / _MODEL_FILE
+            if on_build is not None:
+                on_build(f"making the exact ONNX export of {bundle} (once; verified against torch before use)")
+            return _build(bundle, folder, model_folder, max_seq_length, reference)
+    except OSError as exc:  # an unusable cache folder (a file, read-only, full) must not take the model down
+        raise ExportError(f"cannot keep the ONNX export of {bundle} in {folder} ({exc.strerror or exc})") from exc
 
 
 @contextlib.contextmanager

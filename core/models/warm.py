@@ -123,7 +123,7 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
         now in the cache's memory layer), or None: then load the model.
     """
     from core.models.fingerprint import model_fingerprint
-    from core.models.loading import availability, loaded_models
+    from core.models.loading import availability
 
     if cache is None or not texts:
         return None
@@ -131,8 +131,6 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
         meta = registry.resolve(name)
     except ValueError:
         return None
-    if meta.name in loaded_models():
-        return None  # already in memory: the loaded model costs nothing and carries its notes (registry departures)
     if not _predictable(meta, allow_remote_code) or not availability(meta.name, allow_remote_code=allow_remote_code, probe_hub=False).available:
         return None
     fingerprint = model_fingerprint(meta)

@@ -16,9 +16,10 @@ import numpy as np
 import pandas as pd
 
 from core import constants
+from core.models import registry
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix, encode_texts
-from core.models.loading import LoadedModel, ModelUnavailable, load_model
+from core.models.loading import LoadedModel, ModelUnavailable, load_model, loaded_models
 from core.models.warm import cached_model
 from core.stats import cos_sim, token_jaccard, word_jaccard
 
@@ -128,6 +129,13 @@ def score_pairs(
     return out, report
 
 
+def _in_memory(name: str) -> bool:
+    try:
+        return registry.resolve(name).name in loaded_models()
+    except ValueError:
+        return False
+
+
 def run_pairs(
     pairs: pd.DataFrame,
     models: Sequence[str],
@@ -172,8 +180,9 @@ def run_pairs(
         note(i, 0.0, f"loading {name} ({i + 1}/{n})")
         try:
             # Every text already cached: no weights load and torch is not imported (core.models.warm).
-            model = cached_model(name, texts, cache, allow_remote_code=name in allow_remote_code, device=device) or load_model(
-                name, allow_remote_code=name in allow_remote_code, device=device)
+            # A model already in memory costs nothing and carries its notes (how it departs from the registry).
+            warm = None if _in_memory(name) else cached_model(name, texts, cache, allow_remote_code=name in allow_remote_code, device=device)
+            model = warm or load_model(name, allow_remote_code=name in allow_remote_code, device=device)
         except ModelUnavailable as exc:
             result.errors[name] = str(exc)
             continue

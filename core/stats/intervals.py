@@ -15,6 +15,8 @@ from core.constants import (
 )
 from core.stats._validation import _as_1d, _as_scalar, _check_confidence, _check_resamples, _same_length
 
+_RESAMPLED_VALUES = 2_000_000  # resampled values per vectorized statistic call (16 MB of float64)
+
 _STATISTICS: dict[str, Callable[..., np.ndarray]] = {
     "mean": np.mean,
     "median": np.median,
@@ -32,10 +34,14 @@ def _percentile_bootstrap(
 ) -> tuple[float, float]:
     from scipy import stats
 
+    # scipy resamples every replicate in one (n_resamples, n) array by default: 3 GB at n = 100k.
+    # Batches of _RESAMPLED_VALUES draw the same stream (the same interval, checked) in bounded memory.
+    batch = max(1, _RESAMPLED_VALUES // max(1, len(data[0])))
     result = stats.bootstrap(
         data,
         statistic,
         n_resamples=n_resamples,
+        batch=batch,
         vectorized=True,
         paired=paired,
         confidence_level=confidence,

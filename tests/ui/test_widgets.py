@@ -19,11 +19,6 @@ def test_lead_columns_keeps_every_column_once_and_refuses_duplicates():
         widgets.lead_columns(["a", "a"])
 
 
-@pytest.mark.parametrize(("p", "text"), [(2e-22, "2.0e-22"), (0.034, "0.034"), (0.5, "0.5"), (float("nan"), "—"), (None, "—"), (0.0, "0")])
-def test_format_p(p, text):
-    assert widgets.format_p(p) == text
-
-
 def test_plain_note_drops_internal_paths_and_raw_words():
     note = "did not reproduce: the real model gives 0.947, published 0.92 (shared/notes/offline-models.md)"
     assert widgets.plain_note(note) == "did not reproduce: the real model gives 0.947, published 0.92"

@@ -228,6 +228,22 @@ def test_a_failed_export_falls_back_to_torch_under_auto_and_fails_under_onnx(min
     assert any("does not reproduce torch" in note and "running on torch" in note for note in fallback.notes)
 
 
+def test_an_unusable_cache_folder_leaves_the_model_on_torch(minilm, tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv(constants.CACHE_ENV_VAR, str(blocker))
+    monkeypatch.delenv(constants.BACKEND_ENV_VAR, raising=False)
+    monkeypatch.setattr(loading, "_LOADED", {k: v for k, v in loading._LOADED.items() if len(k) == 3})
+    monkeypatch.setattr(loading, "_LOAD_LOCKS", {})
+    with pytest.raises(ExportError, match="cannot keep the ONNX export"):
+        onnx_export.verified_export(BUNDLE, bundle_path(BUNDLE), 256, reference=lambda: minilm.backend)
+    model = loading.load_model(MINILM_L6, device="cpu")
+    assert model.meta.backend == "torch"
+    assert any("cannot keep the ONNX export" in note for note in model.notes)
+    vector = model.backend.embed(["The cat sat on the mat."])
+    assert np.abs(vector - minilm.backend.embed(["The cat sat on the mat."])).max() < 1e-6
+
+
 # ------------------------------------------------------------- explain needs torch: the twin
 
 
