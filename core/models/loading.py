@@ -293,6 +293,19 @@ def backend_choice(backend: str | None = None) -> str:
     return onnx_export.requested_backend(backend or _BACKEND_DEFAULT[0])
 
 
+def explicit_backend(backend: str | None = None) -> str | None:
+    """The backend asked for by the caller or the command (``backend``, else :func:`default_backend`'s), or None.
+
+    None leaves the choice to ``$COSINE_PROBE_BACKEND``, a preference that an
+    ONNX-only model ignores, then to ``auto``.
+
+    Raises:
+        ValueError: a choice other than ``auto``, ``torch`` or ``onnx``.
+    """
+    chosen = backend or _BACKEND_DEFAULT[0]
+    return onnx_export.requested_backend(chosen) if chosen else None
+
+
 def _build_backend(meta: ModelMeta, allow_remote_code: bool, device: str = DEVICE_CPU, snapshot: str | None = None) -> Backend:
     """The backend for a model on a resolved device; a hub model loads from ``snapshot`` when it is cached."""
     if meta.source == SOURCE_BUNDLED:

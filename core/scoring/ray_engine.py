@@ -38,7 +38,7 @@ from pathlib import Path
 import pandas as pd
 
 from core import constants
-from core.models.loading import ModelUnavailable, availability, backend_choice, load_model
+from core.models.loading import ModelUnavailable, availability, explicit_backend, load_model
 from core.models.onnx_export import resolve_backend
 from core.models.registry import resolve
 from core.scoring.chunked import ChunkedResult, ChunkProgress, ModelTally, _assemble, _Silent
@@ -56,12 +56,13 @@ class PairScorer:
     Args:
         name: model name.
         device: ``auto``, ``cpu``, ``cuda`` or ``mps`` (resolved on the actor's node).
-        backend: ``auto``, ``torch`` or ``onnx``.
+        backend: ``auto``, ``torch``, ``onnx``, or None for the preference in the
+            actor's ``$COSINE_PROBE_BACKEND`` (the driver's, passed on), else auto.
         batch_size: texts per forward pass, or None for the device's default.
         allow_remote_code: the user opted in to this model's remote code.
     """
 
-    def __init__(self, name: str, device: str, backend: str, batch_size: int | None, allow_remote_code: bool = False) -> None:
+    def __init__(self, name: str, device: str, backend: str | None, batch_size: int | None, allow_remote_code: bool = False) -> None:
         self.model = load_model(name, allow_remote_code=allow_remote_code, device=device, backend=backend)
         self.batch_size = batch_size
 
@@ -121,7 +122,7 @@ def score_staged_ray(
         raise ValueError(f"actors must be at least 1; got {actors}")
     if gpus_per_actor < 0:
         raise ValueError(f"gpus_per_actor must not be negative; got {gpus_per_actor}")
-    choice = backend_choice(backend)
+    choice = explicit_backend(backend)
     start = time.perf_counter()
     result = ChunkedResult(parquet=out_dir / constants.RESULTS_PARQUET, csv=out_dir / constants.RESULTS_CSV if write_csv else None)
     result.n_pairs = pq.ParquetFile(staged).metadata.num_rows
@@ -137,7 +138,7 @@ def score_staged_ray(
     return result
 
 
-def _refused(name: str, choice: str, device: str, remote: bool, errors: dict[str, str]) -> bool:
+def _refused(name: str, choice: str | None, device: str, remote: bool, errors: dict[str, str]) -> bool:
     """Record why a model cannot run (checked on the driver, before any actor starts); True when it cannot."""
     avail = availability(name, allow_remote_code=remote)
     if not avail.available:
@@ -152,7 +153,7 @@ def _refused(name: str, choice: str, device: str, remote: bool, errors: dict[str
 
 
 def _score_on_ray(staged: Path, work: Path, models: list[str], result: ChunkedResult, *, progress: ChunkProgress, device: str,
-                  batch_size: int | None, backend: str, actors: int | None, gpus_per_actor: float, allow_remote_code: Sequence[str]) -> list[Path]:
+                  batch_size: int | None, backend: str | None, actors: int | None, gpus_per_actor: float, allow_remote_code: Sequence[str]) -> list[Path]:
     """Each model over the staged pairs on Ray; the part files (input order) of the models that ran."""
     work.mkdir(parents=True, exist_ok=True)
     numbered = _numbered(staged, work / "input.parquet")
@@ -177,6 +178,8 @@ def _score_on_ray(staged: Path, work: Path, models: list[str], result: ChunkedRe
                     # One logical CPU per actor (it runs two threads): a 2-CPU instance keeps one for reading and writing.
                     num_cpus=1,
                     num_gpus=gpus_per_actor if device == constants.DEVICE_CUDA else 0,
+                    # The driver's backend preference reaches actors on every node (a cluster's do not share its environment).
+                    runtime_env=_preference_env(),
                 ).write_parquet(str(work / model_folder(name)))
                 model, tally = _in_input_order(work / model_folder(name), part, name, result.n_pairs)
                 tally.batch_size = batch_size or constants.BATCH_SIZE_BY_DEVICE.get(tally.device, constants.ENCODE_BATCH_SIZE)
@@ -190,6 +193,12 @@ def _score_on_ray(staged: Path, work: Path, models: list[str], result: ChunkedRe
             result.tallies[model] = tally
             parts.append(part)
     return parts
+
+
+def _preference_env() -> dict | None:
+    """``$COSINE_PROBE_BACKEND`` for the actors, when the driver has it set."""
+    preference = os.environ.get(constants.BACKEND_ENV_VAR, "").strip()
+    return {"env_vars": {constants.BACKEND_ENV_VAR: preference}} if preference else None
 
 
 def _numbered(staged: Path, target: Path) -> Path:

@@ -1,4 +1,4 @@
-"""Shared browser fixtures: one Chromium and one default ``streamlit run`` server for the whole e2e session.
+"""Shared browser fixtures: one Chromium per module and one default ``streamlit run`` server for the whole e2e session.
 
 A module that needs a server with its own environment (a history file, a
 temporary HF_HOME) defines its own ``server`` fixture with
@@ -20,7 +20,9 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API allows one instance per thread at a time, and
+# some modules (the concurrency test, the tour) drive their own.
+@pytest.fixture(scope="module")
 def browser():
     if E.chromium_available():
         pytest.skip(E.chromium_available())

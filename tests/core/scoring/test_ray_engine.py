@@ -17,7 +17,7 @@ import pytest
 from core import constants
 from core.cli import main as cli
 from core.models.loading import ModelUnavailable
-from core.models.registry import MINILM_L6
+from core.models.registry import MINILM_L3_ONNX, MINILM_L6
 from core.paths import SUITES_DIR
 from core.scoring import ray_engine
 from core.scoring.chunked import stage_pairs
@@ -128,6 +128,17 @@ def test_bad_options_are_refused_before_ray_starts(tmp_path):
     with pytest.raises(ValueError, match="backend must be one of"):
         ray_engine.score_staged_ray(staged, [MINILM_L6], tmp_path, backend="tensorrt")
     assert cli.main(["run", "--suite", str(REAL_FILE), "--out", str(tmp_path / "o"), "--engine", "ray", "--ray-actors", "0", "--quiet"]) == cli.EXIT_USAGE
+
+
+def test_the_backend_preference_leaves_onnx_only_models_alone_and_an_explicit_torch_refuses_them(monkeypatch):
+    monkeypatch.setenv(constants.BACKEND_ENV_VAR, "torch")  # the test session's preference, as conftest sets it
+    errors: dict[str, str] = {}
+    assert not ray_engine._refused(MINILM_L3_ONNX, None, constants.DEVICE_AUTO, False, errors)
+    assert ray_engine._preference_env() == {"env_vars": {constants.BACKEND_ENV_VAR: "torch"}}
+    assert ray_engine._refused(MINILM_L3_ONNX, "torch", constants.DEVICE_AUTO, False, errors)
+    assert "exists only as ONNX" in errors[MINILM_L3_ONNX]
+    monkeypatch.delenv(constants.BACKEND_ENV_VAR)
+    assert ray_engine._preference_env() is None
 
 
 def test_root_cause_finds_the_models_own_message():
