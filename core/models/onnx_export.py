@@ -479,13 +479,13 @@ class ExactOnnxBackend(OnnxBackend):
         out = np.empty((len(ids), self.dimension), dtype=np.float32)
         for start in range(0, len(order), size):
             chosen = order[start : start + size]
-            batch_ids, mask = _padded([ids[i] for i in chosen], self._pad_id)
+            batch_ids, mask = padded_ids([ids[i] for i in chosen], self._pad_id)
             (hidden,) = self.session.run([self._token_output], {"input_ids": batch_ids, "attention_mask": mask})
             out[chosen] = _mean_pool(hidden, mask)
         return _l2_normalize(out)
 
 
-def _padded(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
+def padded_ids(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
     """(batch, longest) int64 ids padded with ``pad_id`` on the right, and the matching attention mask."""
     width = max(len(r) for r in rows)
     ids = np.full((len(rows), width), pad_id, dtype=np.int64)

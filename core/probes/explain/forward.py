@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from core.models.loading import LoadedModel
+from core.models.onnx_export import padded_ids
 
 _BATCH = 32
 
@@ -70,15 +71,6 @@ def embed_ids(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
     return (out / np.clip(norms, 1e-12, None)).astype(np.float32)
 
 
-def _padded(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
-    width = max(len(r) for r in rows)
-    ids = np.full((len(rows), width), pad_id, dtype=np.int64)
-    mask = np.zeros((len(rows), width), dtype=np.int64)
-    for i, r in enumerate(rows):
-        ids[i, : len(r)] = r
-        mask[i, : len(r)] = 1
-    return ids, mask
-
 
 def _pad_id(model: LoadedModel) -> int:
     pad = model.tokenizer.pad_token_id
@@ -91,7 +83,7 @@ def _torch_rows(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray
     st = require_torch(model, "encoding ids in torch")
     out = []
     for start in range(0, len(rows), _BATCH):
-        ids, mask = _padded(rows[start : start + _BATCH], _pad_id(model))
+        ids, mask = padded_ids(rows[start : start + _BATCH], _pad_id(model))
         features = {"input_ids": torch.from_numpy(ids).to(st.device), "attention_mask": torch.from_numpy(mask).to(st.device)}
         if "token_type_ids" in model.tokenizer.model_input_names:
             features["token_type_ids"] = torch.zeros_like(features["input_ids"])
@@ -107,7 +99,7 @@ def _onnx_rows(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
     token_output = next(o.name for o in session.get_outputs() if len(o.shape) == 3)
     out = []
     for start in range(0, len(rows), _BATCH):
-        ids, mask = _padded(rows[start : start + _BATCH], _pad_id(model))
+        ids, mask = padded_ids(rows[start : start + _BATCH], _pad_id(model))
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         (hidden,) = session.run([token_output], {k: v for k, v in feed.items() if k in names})
         weights = mask[..., None].astype(np.float32)
