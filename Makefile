@@ -27,12 +27,14 @@ $(STAMP): requirements.txt requirements-models.txt constraints.txt pyproject.tom
 	$(BIN)/python -m core models --export-onnx > /dev/null || echo "warning: no verified ONNX export; MiniLM-L6 and mpnet-base run on torch"
 	@touch $@
 
-# Debian's Chromium drives the browser tests (Playwright's own download fails offline).
+# Debian's Chromium drives the browser tests (Playwright's own download fails offline); the emoji
+# font draws the page icons in the screenshots the README shows (without it they are empty boxes).
 browser:
-	@test -x $(CHROMIUM) || { \
-	  echo "installing Debian's chromium for the browser tests"; \
+	@{ test -x $(CHROMIUM) && fc-list 2>/dev/null | grep -qi 'color emoji'; } || { \
+	  echo "installing Debian's chromium and an emoji font for the browser tests"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium > /dev/null; }
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium fonts-noto-color-emoji > /dev/null \
+	  || { test -x $(CHROMIUM) && echo "warning: no emoji font; page icons show as boxes in screenshots"; }; }
 
 run: setup
 	$(BIN)/streamlit run app.py --server.port $(PORT)

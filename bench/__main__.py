@@ -38,6 +38,26 @@ def _machine() -> dict:
     return {"python": platform.python_version(), "cpus": os.cpu_count(), "memory_gb": round(mem_gb, 1), "platform": platform.platform()}
 
 
+def _merge_figure(name: str, figure: dict) -> dict:
+    """Write one figure into results.json under a lock, re-reading the file first.
+
+    Two benchmarks run side by side (``python -m bench a`` and ``python -m
+    bench b``) each hold the file from their start; writing that copy back
+    would drop the figure the other one wrote meanwhile.
+    """
+    import fcntl
+
+    with open(RESULTS.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+        results["machine"] = _machine()
+        results.setdefault("figures", {})[name] = figure
+        tmp = RESULTS.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(results, indent=1))
+        tmp.replace(RESULTS)
+    return results
+
+
 def _headline(name: str, fig: dict) -> str:
     keys = {
         "typed_pair_warm": ("p50_ms", "p95_ms", "ratio_to_bare"),
@@ -70,11 +90,11 @@ def main(argv: list[str]) -> int:
         print(f"measuring {name} …", file=sys.stderr, flush=True)
         start = time.perf_counter()
         try:
-            results["figures"][name] = {**FIGURES[name](), "measured_at": time.strftime("%Y-%m-%d %H:%M:%S")}
+            figure = {**FIGURES[name](), "measured_at": time.strftime("%Y-%m-%d %H:%M:%S")}
         except Exception as exc:  # noqa: BLE001 - one failed figure must not lose the others
-            results["figures"][name] = {"error": f"{type(exc).__name__}: {exc}"}
+            figure = {"error": f"{type(exc).__name__}: {exc}"}
         print(f"  done in {time.perf_counter() - start:.1f} s", file=sys.stderr)
-        RESULTS.write_text(json.dumps(results, indent=1))
+        results = _merge_figure(name, figure)
     print(f"\n{'figure':<20} {'met':<6} headline")
     for name, fig in results["figures"].items():
         met = fig.get("met", "-") if "error" not in fig else "ERROR"

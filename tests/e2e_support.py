@@ -278,6 +278,39 @@ def settled_height(page, timeout_ms: int = 5_000) -> int:
     return last
 
 
+CHARTS_DRAWN_JS = """
+() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(
+  c => c.querySelector('.main-svg .plot .trace, .main-svg .plot .hm, .main-svg .plot image') !== null)
+"""
+
+
+def wait_charts_drawn(page, timeout_ms: int = 10_000) -> None:
+    """Wait (bounded) until every Plotly chart on the page has drawn its traces, so a screenshot never shows an empty frame."""
+    with contextlib.suppress(Exception):  # a shot of a slow chart beats no shot; the tests assert on data, not pixels
+        page.wait_for_function(CHARTS_DRAWN_JS, timeout=timeout_ms)
+    page.wait_for_timeout(300)
+
+
+def element_screenshot(page, locator, name: str, max_height: int = 12_000) -> Path:
+    """A screenshot of one element (a tab panel, a section) in tests/screenshots/<name>.png, charts drawn.
+
+    Grows the viewport like :func:`screenshot` first: Streamlit lays out and
+    draws only what fits, so a shot of a tall element in a short viewport
+    leaves its lower charts blank.
+    """
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
+    size = page.viewport_size or VIEWPORT
+    tall = min(max(settled_height(page), size["height"]), max_height)
+    try:
+        page.set_viewport_size({"width": size["width"], "height": tall})
+        wait_charts_drawn(page)
+        locator.screenshot(path=str(path))
+    finally:
+        page.set_viewport_size(size)
+    return path
+
+
 def screenshot(page, name: str, max_height: int = 12_000) -> Path:
     """A screenshot of the whole app in tests/screenshots/<name>.png.
 
@@ -294,6 +327,7 @@ def screenshot(page, name: str, max_height: int = 12_000) -> Path:
         if tall > size["height"]:
             page.set_viewport_size({"width": size["width"], "height": tall})
             page.wait_for_timeout(400)  # let the data grids and charts lay out again
+        wait_charts_drawn(page)
         page.screenshot(path=str(path), full_page=True)
     finally:
         if tall > size["height"]:
@@ -409,6 +443,7 @@ def section_screenshot(page, name: str, first: str, until: str, max_height: int 
     try:
         page.set_viewport_size({"width": size["width"], "height": tall})
         page.wait_for_timeout(400)
+        wait_charts_drawn(page)
         heading = f"{MAIN} :is(h1, h2, h3)"
         top = page.locator(heading, has_text=first).first.bounding_box()
         bottom = page.locator(heading, has_text=until).first.bounding_box()

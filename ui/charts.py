@@ -264,6 +264,10 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
                 hovertemplate="threshold %{x:.3f}<extra>" + short(model) + "</extra>",
             )
         )
+    # Fill is the verdict: say so in the legend even when every dot has the same one.
+    for symbol, meaning in (("circle", "filled: above threshold (treated as the same)"), ("circle-open", "open: at or below threshold")):
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=meaning, hoverinfo="skip",
+                                 marker={"color": "#555555", "size": 12, "symbol": symbol, "line": {"width": 2, "color": "#555555"}}))
     fig.update_layout(
         title="Cosine of each variant with the original (filled: above the model's threshold, treated as the same)",
         xaxis={"title": "cosine", "range": [min(0.0, float(table[constants.COL_COSINE].min()) - 0.05), 1.02]},

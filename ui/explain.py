@@ -20,7 +20,7 @@ from core.models.loading import ModelUnavailable
 from core.probes.explain import TABLE_COLUMNS, top_units
 from core.probes.explain.layers import COL_GAP
 from ui import charts, resources, widgets
-from ui.state import Selection, short
+from ui.state import Selection, model_error, short
 
 KEY_ON = "why_on"
 KEY_METHOD = "why_method"
@@ -107,12 +107,21 @@ def _completeness(name: str, explanation) -> None:
         st.rerun()
 
 
+def _unavailable(name: str, exc: ModelUnavailable) -> None:
+    """A model that cannot load: its error box once per page (the run above may have shown it), else a pointer to it."""
+    if not model_error(name, str(exc)):
+        st.caption(f"{widgets.md_escape(short(name))} could not load; the error above says why and what to do.")
+
+
 def _model_section(name: str, text_a: str, text_b: str, sel: Selection, method: str, unit: str) -> None:
     steps = st.session_state.get(KEY_STEPS, {}).get(name, constants.IG_STEPS)
     remote = name in sel.remote_code
     try:
         explanation, note = resources.explanation(name, remote, sel.device, text_a, text_b, method, unit, steps, constants.IG_BASELINE)
-    except (ModelUnavailable, ValueError) as exc:
+    except ModelUnavailable as exc:
+        _unavailable(name, exc)
+        return
+    except ValueError as exc:
         st.error(widgets.md_escape(str(exc)), icon="⛔")
         return
     if note:
@@ -133,7 +142,10 @@ def _model_section(name: str, text_a: str, text_b: str, sel: Selection, method: 
         return
     try:
         curve = resources.layer_curve(name, remote, sel.device, text_a, text_b)
-    except (ModelUnavailable, ValueError) as exc:
+    except ModelUnavailable as exc:
+        _unavailable(name, exc)
+        return
+    except ValueError as exc:
         st.error(widgets.md_escape(str(exc)), icon="⛔")
         return
     widgets.chart(layer_figure(curve, "Cosine layer by layer"), curve, f"layer curve {short(name)}")
@@ -188,7 +200,9 @@ def _oov_curves(models: list[str], sel: Selection) -> pd.DataFrame | None:
     for name in models:
         try:
             frames.append(resources.oov_layer_curves(name, name in sel.remote_code, sel.device))
-        except (ModelUnavailable, ValueError) as exc:
+        except ModelUnavailable as exc:
+            _unavailable(name, exc)
+        except ValueError as exc:
             st.error(widgets.md_escape(str(exc)), icon="⛔")
     return pd.concat(frames, ignore_index=True) if frames else None
 

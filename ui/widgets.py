@@ -210,7 +210,10 @@ def results_table(
     order = lead_columns(list(frame.columns), lead, details, hide)
     labels = labels or {}
     config = {c: _default_config(c, labels) for c in order}
-    config.update(column_config or {})
+    for column, given in (column_config or {}).items():
+        # A config given for its format alone still gets the readable header, not the snake_case name.
+        unlabelled = isinstance(given, dict) and not given.get("label")
+        config[column] = {**given, "label": labels.get(column, column.replace("_", " "))} if unlabelled else given
     shown = frame.assign(**{c: frame[c].map(plain_note) for c in notes
                                  if c in frame.columns and (frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c]))})
     wraps = any(c in TEXT_COLUMNS for c in order)

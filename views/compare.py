@@ -267,13 +267,13 @@ if build or sorted(sel.models) != ss.get(KEY_HEAT_MODELS):
         if matrices:
             ss[KEY_HEATMAP] = {"sentences": sentences, "matrices": matrices, "errors": errors}
         else:
-            for reason in errors.values():
-                st.error(md_escape(reason), icon="⛔")
+            for name, reason in errors.items():
+                model_error(name, reason)
 
 heat = ss.get(KEY_HEATMAP)
 if heat:
-    for reason in heat["errors"].values():
-        st.error(md_escape(reason), icon="⛔")
+    for name, reason in heat["errors"].items():
+        model_error(name, reason)
     labels = [f"S{i + 1}" for i in range(len(heat["sentences"]))]
     table(pd.DataFrame({"label": labels, "sentence": heat["sentences"]}), "heatmap sentences")
     cols = st.columns(2)

@@ -147,9 +147,10 @@ if not results.empty:
 
     with tab_curves:
         # ---- failure-rate curves
-        st.header("Failure rate across thresholds")
-        st.caption("Share of pairs scoring above each threshold, one panel per failure mode (and the positive controls, "
-                   "where a high share is what you want). The dashed line is the sidebar threshold; move the slider to move it.")
+        st.header("Share above each threshold")
+        st.caption("Share of pairs scoring above each threshold, one panel per failure mode, where it is the failure rate, and "
+                   "one for the paraphrases (positive controls), where it is the share a search finds and high is what you want. "
+                   "The dashed line is the sidebar threshold; move the slider to move it.")
         curves = resources.analysis("failure_rate_curves", results)
         curves = curves[curves[constants.COL_CATEGORY].isin([*constants.FAILURE_MODES, constants.CAT_POSITIVE])]
         widgets.chart(charts.failure_rate_curves_figure(curves, threshold), curves, "failure-modes-rate-curves")
@@ -174,7 +175,7 @@ if not results.empty:
             widgets.results_table(shown_cal, "failure-modes-calibration", column_config={c: st.column_config.NumberColumn(format="%.3f") for c in cal_table.columns if cal_table[c].dtype.kind == "f"})
             rates = resources.analysis("calibrated_failure_rates", results, cal_settings.negatives, cal_settings.max_fpr, cal_settings.method, threshold)
             st.plotly_chart(charts.calibrated_rates_figure(rates), width="stretch", key="chart-failure-modes-calibrated-rates")
-            percent = {c: st.column_config.NumberColumn(c, format="percent") for c in ("failure_rate_global", "failure_rate_calibrated", "change")}
+            percent = {c: st.column_config.NumberColumn(format="percent") for c in ("failure_rate_global", "failure_rate_calibrated", "change")}
             shown_rates = rates.assign(model=rates[constants.COL_MODEL].map(state.short))
             shown_rates.insert(1, "failure mode", shown_rates[constants.COL_CATEGORY].map(charts.category_label))
             widgets.results_table(shown_rates, "failure-modes-calibrated-rates", column_config=percent)

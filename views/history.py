@@ -106,10 +106,11 @@ cats = diff.categories.assign(model=diff.categories[constants.COL_MODEL].map(sta
 cats.insert(2, "category label", cats[constants.COL_CATEGORY].map(charts.category_label))
 st.subheader("Change per model and category")
 st.caption("After − before over the pairs both runs scored, with 95% paired bootstrap intervals (the same pair in both runs is one unit). "
-           "Failure rate: the share of pairs scoring above the threshold.")
+           "Share above threshold: the share of pairs scoring above it; for pairs that should not match this is the failure "
+           "rate, for paraphrases the share a search finds.")
 widgets.chart(charts.run_diff_figure(diff.categories), cats, "history-mean-change")
 st.plotly_chart(charts.run_diff_figure(diff.categories, "rate_change", "rate_ci_low", "rate_ci_high",
-                                       "Change in failure rate (after − before), 95% paired bootstrap CI"), width="stretch", key="chart-history-rate-change")
+                                       "Change in share above threshold (after − before), 95% paired bootstrap CI"), width="stretch", key="chart-history-rate-change")
 rates = ("rate_before", "rate_after", "rate_change", "rate_ci_low", "rate_ci_high")
 config = {c: st.column_config.NumberColumn(c, format="percent") for c in rates} | {
     c: st.column_config.NumberColumn(c, format="%+.4f" if "change" in c or "ci" in c else "%.4f")

@@ -40,7 +40,7 @@ if not sel.models:
     st.stop()
 toks, tok_errors = load_tokenizers(sel.models, loader=resources.tokenizer)
 for name, reason in tok_errors.items():
-    st.error(f"{widgets.md_escape(state.short(name))}: {widgets.md_escape(reason)}", icon="⛔")
+    state.model_error(name, f"{state.short(name)}: {reason}")
 if not toks:
     st.stop()
 

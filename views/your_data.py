@@ -339,6 +339,6 @@ if stored is not None:
         fm = failure_modes.failure_mode_table(results, threshold, suite=None)
         fm.insert(1, "failure mode", fm[constants.COL_CATEGORY].map(charts.category_label))
         fm[constants.COL_MODEL] = fm[constants.COL_MODEL].map(state.short)
-        widgets.results_table(fm, "your-data-failure-modes", column_config={"failure_rate": st.column_config.NumberColumn("failure_rate", format="percent")})
+        widgets.results_table(fm, "your-data-failure-modes", column_config={"failure_rate": st.column_config.NumberColumn(format="percent")})
 elif parsed is not None:
     st.info("Press **Run on selected models** to score these pairs.")

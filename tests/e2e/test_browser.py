@@ -328,5 +328,5 @@ def test_failure_modes_calibrated_thresholds(page, core_scores):
     E.assert_no_errors(page)
     page.get_by_role("tab", name="Each model's own threshold").click()  # the page is in tabs (issue 15)
     shown = E.read_dataframe(_after_heading(page, "Each model's own threshold")).iloc[0]
-    assert E.to_float(shown["youden_threshold"]) == pytest.approx(_core_thresholds(core_scores), abs=1e-3)
-    page.locator('[role="tabpanel"]:visible').first.screenshot(path=str(E.SCREENSHOTS / "readme-calibrated-thresholds.png"))
+    assert E.to_float(shown["youden threshold"]) == pytest.approx(_core_thresholds(core_scores), abs=1e-3)
+    E.element_screenshot(page, page.locator('[role="tabpanel"]:visible').first, "readme-calibrated-thresholds")

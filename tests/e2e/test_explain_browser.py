@@ -56,5 +56,4 @@ def test_why_this_score_shades_tokens_and_lists_core_top_tokens(page, core_table
     expected = core_table[(core_table[constants.COL_SIDE] == constants.SIDE_B) & (core_table[constants.COL_TOKEN] == "not")]
     assert len(row) == 1 and float(row[constants.COL_ATTRIBUTION].iloc[0]) == pytest.approx(float(expected[constants.COL_ATTRIBUTION].iloc[0]), abs=1e-6)
     # The README's picture: the first model's expander, as the user sees it.
-    E.SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    section.first.screenshot(path=str(E.SCREENSHOTS / "readme-why-this-score.png"))
+    E.element_screenshot(page, section.first, "readme-why-this-score")

@@ -73,7 +73,7 @@ def _failure_modes(page) -> None:
     page.get_by_role("tab", name="Each model's own threshold").click()
     expect(page.locator(f"{E.MAIN} h2", has_text="Each model's own threshold")).to_be_visible()
     page.wait_for_timeout(800)  # let the ROC chart lay out in the tab just shown
-    page.locator('[role="tabpanel"]:visible').first.screenshot(path=str(E.SCREENSHOTS / "tour-failure-modes-own-threshold.png"))
+    E.element_screenshot(page, page.locator('[role="tabpanel"]:visible').first, "tour-failure-modes-own-threshold")
     page.get_by_role("tab", name="Worst cases").click()
     expect(page.locator(f"{E.MAIN} h2", has_text="Worst cases")).to_be_visible()
 

@@ -45,3 +45,16 @@ def test_failure_rate_bars_error_bars_are_the_ci():
     neg = list(first.x).index("Negation")
     assert first.y[neg] == mine.loc[constants.CAT_NEGATION, "failure_rate"]
     assert first.y[neg] + first.error_y.array[neg] == pytest.approx(mine.loc[constants.CAT_NEGATION, "fr_ci_high"])
+
+
+def test_perturbation_legend_says_what_fill_means_when_every_dot_agrees():
+    table = pd.DataFrame({constants.COL_MODEL: ["m/a", "m/a"], "label": ["Negation: x", "Temporal: y"],
+                          constants.COL_COSINE: [0.9, 0.95], constants.COL_THRESHOLD: [0.7, 0.7]})
+    fig = charts.perturbation_figure(table)
+    dots = next(t for t in fig.data if t.name == "m/a")
+    assert list(dots.marker.symbol) == ["circle", "circle"]  # every variant above the threshold
+    legend = {t.name: t.marker.symbol for t in fig.data if t.showlegend is not False and (t.visible is None or t.visible is True)}
+    assert legend["filled: above threshold (treated as the same)"] == "circle"
+    assert legend["open: at or below threshold"] == "circle-open"
+    assert [s.x0 for s in fig.layout.shapes] == [0.7]  # one shared threshold: one line, no per-model legend entry
+    assert "m/a threshold" not in legend
