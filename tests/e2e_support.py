@@ -291,47 +291,39 @@ def wait_charts_drawn(page, timeout_ms: int = 10_000) -> None:
     page.wait_for_timeout(300)
 
 
-def element_screenshot(page, locator, name: str, max_height: int = 12_000) -> Path:
-    """A screenshot of one element (a tab panel, a section) in tests/screenshots/<name>.png, charts drawn.
+@contextlib.contextmanager
+def tall_viewport(page, name: str, max_height: int = 12_000):
+    """Grow the viewport to the content's height, charts drawn; yield the screenshot path; restore the size.
 
-    Grows the viewport like :func:`screenshot` first: Streamlit lays out and
-    draws only what fits, so a shot of a tall element in a short viewport
-    leaves its lower charts blank.
+    Streamlit scrolls inside its main container, not the document, and lays
+    out and draws only what fits: a shot in the default viewport shows one
+    screen, and a tall element's lower charts stay blank.
     """
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
     size = page.viewport_size or VIEWPORT
     tall = min(max(settled_height(page), size["height"]), max_height)
     try:
-        page.set_viewport_size({"width": size["width"], "height": tall})
-        wait_charts_drawn(page)
-        locator.screenshot(path=str(path))
-    finally:
-        page.set_viewport_size(size)
-    return path
-
-
-def screenshot(page, name: str, max_height: int = 12_000) -> Path:
-    """A screenshot of the whole app in tests/screenshots/<name>.png.
-
-    Streamlit scrolls inside its main container, not the document, so
-    Playwright's ``full_page`` alone only captures the viewport: grow the
-    viewport to the content's height for the shot, then restore it.
-    """
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
-    size = page.viewport_size or VIEWPORT
-    height = settled_height(page)
-    tall = min(max(height, size["height"]), max_height)
-    try:
         if tall > size["height"]:
             page.set_viewport_size({"width": size["width"], "height": tall})
             page.wait_for_timeout(400)  # let the data grids and charts lay out again
         wait_charts_drawn(page)
-        page.screenshot(path=str(path), full_page=True)
+        yield path
     finally:
-        if tall > size["height"]:
-            page.set_viewport_size(size)
+        page.set_viewport_size(size)
+
+
+def element_screenshot(page, locator, name: str) -> Path:
+    """A screenshot of one element (a tab panel, a section) in tests/screenshots/<name>.png, charts drawn."""
+    with tall_viewport(page, name) as path:
+        locator.screenshot(path=str(path))
+    return path
+
+
+def screenshot(page, name: str) -> Path:
+    """A screenshot of the whole app in tests/screenshots/<name>.png, the viewport grown to the content."""
+    with tall_viewport(page, name) as path:
+        page.screenshot(path=str(path), full_page=True)
     return path
 
 
@@ -430,20 +422,12 @@ def to_float(text: str) -> float:
     return float(match.group())
 
 
-def section_screenshot(page, name: str, first: str, until: str, max_height: int = 12_000) -> Path:
+def section_screenshot(page, name: str, first: str, until: str) -> Path:
     """A screenshot of the main area from the heading containing ``first`` up to the one containing ``until``.
 
-    Used for the README's pictures of one page section; grows the viewport
-    like :func:`screenshot` so the whole section is laid out.
+    Used for the README's pictures of one page section.
     """
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
-    size = page.viewport_size or VIEWPORT
-    tall = min(max(settled_height(page), size["height"]), max_height)
-    try:
-        page.set_viewport_size({"width": size["width"], "height": tall})
-        page.wait_for_timeout(400)
-        wait_charts_drawn(page)
+    with tall_viewport(page, name) as path:
         heading = f"{MAIN} :is(h1, h2, h3)"
         top = page.locator(heading, has_text=first).first.bounding_box()
         bottom = page.locator(heading, has_text=until).first.bounding_box()
@@ -451,8 +435,6 @@ def section_screenshot(page, name: str, first: str, until: str, max_height: int 
         assert top and bottom and main, f"section {first!r}..{until!r} not found"
         clip = {"x": main["x"], "y": top["y"] - 16, "width": main["width"], "height": bottom["y"] - top["y"]}
         page.screenshot(path=str(path), full_page=True, clip=clip)
-    finally:
-        page.set_viewport_size(size)
     return path
 
 
