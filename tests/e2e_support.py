@@ -279,12 +279,13 @@ def settled_height(page, timeout_ms: int = 5_000) -> int:
 
 
 CHARTS_DRAWN_JS = """
-() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].every(
-  c => c.querySelector('.main-svg .plot .trace, .main-svg .plot .hm, .main-svg .plot image') !== null)
+() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+  .filter(c => c.getClientRects().length > 0)  // charts in a hidden tab or a closed expander are never drawn
+  .every(c => c.querySelector('.main-svg .trace, .main-svg .hm, .main-svg image') !== null)
 """
 
 
-def wait_charts_drawn(page, timeout_ms: int = 10_000) -> None:
+def wait_charts_drawn(page, timeout_ms: int = 5_000) -> None:
     """Wait (bounded) until every Plotly chart on the page has drawn its traces, so a screenshot never shows an empty frame."""
     with contextlib.suppress(Exception):  # a shot of a slow chart beats no shot; the tests assert on data, not pixels
         page.wait_for_function(CHARTS_DRAWN_JS, timeout=timeout_ms)

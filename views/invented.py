@@ -72,7 +72,7 @@ else:
 if words:
     st.text(f"{entity.strip()} under {state.short(ref_name)}: {' '.join(word_pieces(ref_tok, entity.strip()))}")
     listing = [{"word": w.word, constants.COL_KIND: w.kind, constants.COL_N_PIECES: w.n_pieces, "pieces": " ".join(w.pieces)} for w in words]
-    widgets.table(pd.DataFrame(listing), "invented words")
+    widgets.results_table(pd.DataFrame(listing), "invented words")
 
     # ---- in a sentence
     st.subheader("In a sentence")
@@ -90,7 +90,7 @@ if words:
     if slot is not None:
         frame = slot.results.assign(model=slot.results[constants.COL_MODEL].map(state.short))
         st.caption("1.0 would mean the model reads the sentence the same with the invented word; the lower, the more the word moved it.")
-        widgets.table(frame[[constants.COL_MODEL, constants.COL_REPLACEMENT, constants.COL_KIND, constants.COL_N_PIECES, constants.COL_COSINE, constants.COL_TEXT_B]], "invented words in a sentence",
+        widgets.results_table(frame[[constants.COL_MODEL, constants.COL_REPLACEMENT, constants.COL_KIND, constants.COL_N_PIECES, constants.COL_COSINE, constants.COL_TEXT_B]], "invented words in a sentence",
                       column_config={constants.COL_COSINE: st.column_config.NumberColumn(format="%.4f")})
 
 # ------------------------------------------------------------------ OOV with k words per entity
@@ -127,7 +127,9 @@ else:
         st.caption("Difference of mean deltas (plausible − random), paired over entities with a 95% bootstrap interval, and Cohen's d "
                    "over all words. An interval that excludes 0 means the kind of invented word matters; compare the mean piece counts "
                    "before calling it plausibility.")
-        widgets.table(versus.assign(model=versus[constants.COL_MODEL].map(state.short)), "invented plausible vs random")
+        shown = versus.assign(model=versus[constants.COL_MODEL].map(state.short), reading_label=versus["reading"].map(READINGS))
+        widgets.results_table(shown, "invented plausible vs random",
+                              labels={"reading_label": "reading", "ci_low": "CI low", "ci_high": "CI high", "cohens_d": "Cohen's d"})
     st.subheader("Per entity")
     model_choice = st.selectbox("Model", list(by_entity[constants.COL_MODEL].unique()), format_func=state.short, key="iw_entity_model")
     widgets.chart(charts.invented_by_entity_figure(by_entity, model_choice), by_entity, "invented mean delta per entity")

@@ -76,3 +76,7 @@ def test_oov_with_k_words_matches_core(at):
     expected = oov_replicate_summary(run_pairs(pairs, [MINILM], cache=EmbeddingCache()).results)["plausible_vs_random"]
     assert versus["difference"].iloc[0] == pytest.approx(expected["difference"].iloc[0], abs=1e-6)
     assert versus["n_entities"].iloc[0] == 20
+    # issue 15: the reading is shown in words and the raw code column stays off the screen.
+    proto = next(d.proto for d in at.dataframe if "mean_plausible" in d.value.columns)
+    assert "reading" not in list(proto.column_order) and "reading_label" in list(proto.column_order)
+    assert versus["reading_label"].iloc[0] == "both sentences"

@@ -100,7 +100,9 @@ def test_scores_lead_with_model_cosine_verdict_and_one_threshold_line(at):
     assert list(proto.column_order)[:5] == ["model", "cosine", "threshold", "verdict", "variant"]
     assert list(proto.column_order)[-1] == constants.COL_PAIR_ID
     fig = next(json.loads(el.proto.spec) for el in at.get("plotly_chart") if "variant with the original" in json.loads(el.proto.spec)["layout"]["title"]["text"])
-    shown_thresholds = [t for t in fig["data"] if t["name"].endswith("threshold") and t.get("visible", True) is not False]
+    # Per-model threshold ticks are "line-ns" markers; the fill legend's entries are not thresholds.
+    shown_thresholds = [t for t in fig["data"] if t.get("marker", {}).get("symbol") == "line-ns" and t.get("visible", True) is not False]
+    assert any(t.get("marker", {}).get("symbol") == "line-ns" for t in fig["data"])  # the ticks exist, hidden behind the one shared line
     assert not shown_thresholds
     lines = [s for s in fig["layout"]["shapes"] if s["type"] == "line"]
     assert len(lines) == 1 and lines[0]["x0"] == pytest.approx(at.slider(key="threshold").value)
