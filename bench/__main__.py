@@ -83,9 +83,7 @@ def main(argv: list[str]) -> int:
     if unknown:
         print(f"error: unknown figure(s) {unknown}; choose from {list(FIGURES)}", file=sys.stderr)
         return 2
-    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    results["machine"] = _machine()
-    results.setdefault("figures", {})
+    results: dict = {}
     for name in wanted:
         print(f"measuring {name} …", file=sys.stderr, flush=True)
         start = time.perf_counter()

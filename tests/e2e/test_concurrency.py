@@ -363,24 +363,9 @@ def server(tmp_path_factory):
     if SKIP_REASON:
         pytest.skip(SKIP_REASON)
     tmp = tmp_path_factory.mktemp("concurrency")
-    env = dict(os.environ)
-    env.update(
-        {
-            "COSINE_PROBE_DEFAULT_MODELS": ",".join(MODELS),
-            "COSINE_PROBE_CACHE_DIR": str(tmp / "cache"),
-            LOAD_LOG_ENV: str(tmp / "loads.jsonl"),
-            "HF_HUB_OFFLINE": env.get("HF_HUB_OFFLINE", "1"),
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
-    srv = E.StreamlitServer(root=E.ROOT, env=env, log_path=tmp / "streamlit.log")
-    srv.load_log = tmp / "loads.jsonl"
-    srv.start()
-    try:
-        srv.wait_healthy()
+    with E.running_server(tmp, env={"COSINE_PROBE_DEFAULT_MODELS": ",".join(MODELS), LOAD_LOG_ENV: str(tmp / "loads.jsonl")}) as srv:
+        srv.load_log = tmp / "loads.jsonl"
         yield srv
-    finally:
-        srv.stop()
 
 
 def _server_problems(log: str) -> list[str]:
