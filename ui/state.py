@@ -54,7 +54,7 @@ def default_models() -> list[str]:
     env = os.environ.get(DEFAULTS_ENV, "").strip()
     if env:
         return [m.strip() for m in env.split(",") if m.strip()]
-    return list(registry.BUNDLED)
+    return list(registry.DEFAULT_BUNDLED)  # the approximate e5 is offered, not preselected
 
 
 def init_state() -> None:

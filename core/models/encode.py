@@ -56,6 +56,8 @@ class EncodeReport:
     truncated: list[Truncation] = field(default_factory=list)
     # text -> the first part of it the model was given, for texts cut before tokenizing (core.models.bounds).
     model_parts: dict[str, str] = field(default_factory=dict)
+    # Tokens an endpoint reported for this call's requests (0 when all came from the cache); None for local models.
+    api_tokens: int | None = None
 
 
 def _unique(texts: Sequence[str]) -> list[str]:
@@ -113,16 +115,22 @@ def encode_texts(
     found = cache.get_many(key, unique, dimension=getattr(model.backend, "dimension", None), unit_norm=True) if cache is not None else {}
     misses = sorted((t for t in unique if t not in found), key=lambda t: report.token_counts[t], reverse=True)
     report.n_cached = len(unique) - len(misses)
-    for begin in range(0, len(misses), size):
-        batch = misses[begin : begin + size]
-        with model.lock:
-            vectors = _embed(model, [inputs[t].text for t in batch])
-        if cache is not None:
-            cache.put_many(key, batch, vectors)
-        found.update(zip(batch, vectors, strict=True))
-        report.n_encoded += len(batch)
-        if progress is not None:
-            progress(report.n_encoded, len(misses))
+    usage_before = getattr(model.backend, "usage_tokens", None)
+    try:
+        for begin in range(0, len(misses), size):
+            batch = misses[begin : begin + size]
+            with model.lock:
+                vectors = _embed(model, [inputs[t].text for t in batch])
+            # Only whole answered batches are stored: a batch that failed leaves nothing behind.
+            if cache is not None:
+                cache.put_many(key, batch, vectors)
+            found.update(zip(batch, vectors, strict=True))
+            report.n_encoded += len(batch)
+            if progress is not None:
+                progress(report.n_encoded, len(misses))
+    finally:
+        if usage_before is not None:
+            report.api_tokens = int(getattr(model.backend, "usage_tokens", 0)) - int(usage_before)
     report.seconds = time.perf_counter() - start
     return found, report
 

