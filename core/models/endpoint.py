@@ -131,7 +131,8 @@ def make_settings(model: str, base_url: str | None = None, key_env: str | None =
         raise EndpointError("the endpoint's model name is empty")
     env = (key_env or DEFAULT_KEY_ENV).strip()
     if not _ENV_NAME.match(env):
-        raise EndpointError(f"{env[:40]!r} is not an environment variable name: give the variable's NAME, never the key itself")
+        # Not echoed: what was given may be the key itself.
+        raise EndpointError("the key's environment variable must be a NAME (letters, digits, _; e.g. OPENAI_API_KEY), never the key itself")
     if dimensions is not None and dimensions < 1:
         raise EndpointError(f"dimensions must be at least 1, got {dimensions}")
     url = clean_base_url(base_url or os.environ.get(BASE_URL_ENV, "") or DEFAULT_BASE_URL)

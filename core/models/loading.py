@@ -361,13 +361,13 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
     try:
         choice = backend_choice(backend)
         meta = registry.resolve(name)
+        if meta.source == SOURCE_ENDPOINT:  # the server picks its device; nothing here imports torch
+            return _load_endpoint(meta)
         resolved = choose_device(device)
         # Only a choice made for this call or this command is binding; $COSINE_PROBE_BACKEND is a preference.
         kind = onnx_export.resolve_backend(meta, backend or _BACKEND_DEFAULT[0], resolved)
     except ValueError as exc:
         raise ModelUnavailable(str(exc)) from exc
-    if meta.source == SOURCE_ENDPOINT:
-        return _load_endpoint(meta)
     key: tuple = (meta.name, bool(allow_remote_code and meta.source != SOURCE_BUNDLED), resolved)
     if kind != meta.backend:
         key = (*key, kind)

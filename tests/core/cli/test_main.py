@@ -15,7 +15,7 @@ import pytest
 from core import constants
 from core.cli import main as cli
 from core.models import loading
-from core.models.registry import BUNDLED, MINILM_L6, MINILM_L6_INT8, NOMIC, REGISTRY
+from core.models.registry import BUNDLED, DEFAULT_BUNDLED, MINILM_L6, MINILM_L6_INT8, NOMIC, REGISTRY
 from core.paths import PROJECT_ROOT
 
 REFUSING_HUB = "http://127.0.0.1:9"
@@ -119,7 +119,7 @@ def test_compare_acceptance_prints_four_cosines():
         match = re.fullmatch(r"(-?\d\.\d{4})  (above|below) 0\.7  (\S+)", line)
         assert match, line
         seen[match.group(3)] = float(match.group(1))
-    assert set(seen) == set(BUNDLED)
+    assert set(seen) == set(DEFAULT_BUNDLED)
     # The entity swap fools every bundled model (the reason the tool exists).
     assert all(0.7 < c <= 1.0 for c in seen.values()), seen
 
@@ -131,7 +131,7 @@ def test_compare_acceptance_prints_four_cosines():
 def test_compare_json_lists_every_bundled_model(capsys):
     assert cli.main(["compare", "Google acquired YouTube", "YouTube acquired Google", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [r["model"] for r in rows] == list(BUNDLED)
+    assert [r["model"] for r in rows] == list(DEFAULT_BUNDLED)
     for row in rows:
         assert -1.0 <= row["cosine"] <= 1.0
         assert row["above_threshold"] == (row["cosine"] > constants.DEFAULT_THRESHOLD)
