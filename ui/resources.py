@@ -32,8 +32,8 @@ def model(name: str, allow_remote_code: bool = False, device: str = DEVICE_AUTO)
 
 
 @st.cache_data(ttl=60, show_spinner=False)
-def model_availability(name: str, allow_remote_code: bool = False) -> Availability:
-    """Whether a model can load here; re-checked at most once a minute."""
+def model_availability(name: str, allow_remote_code: bool = False, settings_key: str = "") -> Availability:
+    """Whether a model can load here; re-checked at most once a minute (``settings_key``: an endpoint's settings digest)."""
     return availability(name, allow_remote_code=allow_remote_code)
 
 

@@ -16,11 +16,12 @@ import pandas as pd
 import streamlit as st
 
 from core import constants
-from core.models import registry
+from core.models import endpoint, registry
 from core.models.device import choose_device
 from core.models.loading import REMOTE_CODE_WARNING, ModelUnavailable
 from core.scoring.runner import RunResult, run_pairs
 from ui import resources
+from ui.endpoints import endpoint_form, register_session_endpoints, settings_key
 from ui.widgets import md_escape
 
 KEY_MODELS = "selected_models"
@@ -119,6 +120,7 @@ def sidebar() -> Selection:
     init_state()
     ss = st.session_state
     ss[KEY_SHOWN_ERRORS] = set()
+    register_session_endpoints()
     with st.sidebar:
         st.subheader("Models")
         options = list(dict.fromkeys([*registry.BUNDLED, *registry.HUB_ONLY_MODELS, *ss[KEY_CUSTOM], *ss[KEY_MODELS]]))
@@ -128,6 +130,7 @@ def sidebar() -> Selection:
             st.button("Add model", on_click=_add_custom_model)
             if ss.get("custom_model_message"):
                 st.caption(md_escape(ss["custom_model_message"]))
+        endpoint_form(KEY_MODELS, KEY_CUSTOM)
         remote: set[str] = set(ss[KEY_REMOTE])
         for name in ss[KEY_MODELS]:
             # Only for models that need it: the registry says so, or loading it failed asking for remote code.
@@ -137,7 +140,7 @@ def sidebar() -> Selection:
         ss[KEY_REMOTE] = sorted(remote)
         with st.expander("Availability", expanded=False):
             for name in ss[KEY_MODELS]:
-                avail = resources.model_availability(name, name in remote)
+                avail = resources.model_availability(name, name in remote, settings_key(name))
                 icon = "✅" if avail.available else ("🔒" if avail.status == "needs-opt-in" else "⛔")
                 st.markdown(f"{icon} **{md_escape(_label(name))}** — {avail.status}")
                 st.caption(md_escape(avail.reason))
@@ -183,6 +186,8 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
 
         # Load through the shared resource wrapper so every session reuses one instance.
         for name in selection.models:
+            if endpoint.is_endpoint(name):
+                continue  # loaded per settings by run_pairs, never cached by name alone
             with contextlib.suppress(ModelUnavailable):  # run_pairs reports it with the reason
                 resources.model(name, name in selection.remote_code, selection.device)
         result = run_pairs(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from core.models.endpoint import is_endpoint
 from core.models.tokens import load_tokenizers, token_rows
 from core.papers import oov
 from ui import resources
@@ -46,7 +47,10 @@ if not sel.models:
 # ---------------------------------------------------------------- tokenize
 loaded, tok_errors = load_tokenizers(sel.models, loader=resources.tokenizer)
 for name, reason in tok_errors.items():
-    model_error(name, reason)
+    if is_endpoint(name):  # not an error: the server tokenizes, and it does not say how
+        st.info(md_escape(reason), icon="ℹ️")
+    else:
+        model_error(name, reason)
 if not loaded:
     st.stop()
 

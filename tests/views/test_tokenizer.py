@@ -91,3 +91,19 @@ def test_identical_splits_are_shown_once(monkeypatch):
     assert "all 2 models: 5 tokens, 0 [UNK]" in texts
     assert [c.value for c in app.code].count("x ##yl ##op ##hri ##x") == 1
     assert not any(t.startswith("MiniLM-L6:") for t in texts)
+
+
+def test_the_sentencepiece_model_splits_differently_and_an_endpoint_says_why_it_cannot(at):
+    """issue 28: the bundled e5 (XLM-RoBERTa SentencePiece) cuts words elsewhere than WordPiece, so agreement is no longer always green."""
+    e5 = "multilingual-e5-small-q4"
+    at.session_state["selected_models"] = [MINILM, e5, "openai:text-embedding-3-small"]
+    at.run()
+    assert not at.exception
+    table = token_table(at)
+    assert set(table["model_id"]) == {MINILM, e5}
+    xylo = table[(table["text"] == "Xylophrix") & (table["model_id"] == e5)].iloc[0]
+    assert xylo["tokens"] == "▁X y lo ph rix"
+    assert not table["identical_across_models"].all()
+    assert any("split this line differently" in w.value for w in at.warning)
+    assert any("pieces cannot be shown" in i.value for i in at.info)
+    assert not at.error
