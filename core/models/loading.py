@@ -32,6 +32,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 from urllib.parse import urlparse
 
 from core.constants import DEVICE_AUTO, DEVICE_CPU, ENCODE_BATCH_SIZE, HUB_TIMEOUT_SECONDS
@@ -440,7 +441,8 @@ def _load_endpoint(meta: ModelMeta) -> LoadedModel:
         raise ModelUnavailable(f"{meta.name}: {endpoint.redact(_first_line(exc), os.environ.get(settings.key_env))}") from None
     effective = dataclasses.replace(meta, dimension=settings.dimensions, max_seq_length=built.max_seq_length,
                                     notes=f"{meta.notes} Served by {endpoint.describe(settings)}.")
-    loaded = LoadedModel(meta=effective, backend=built, load_seconds=time.perf_counter() - start, fingerprint=endpoint.fingerprint(settings))
+    # Its dimension is None until the server first answers (unless --dimensions): the cache then checks no size.
+    loaded = LoadedModel(meta=effective, backend=cast(Backend, built), load_seconds=time.perf_counter() - start, fingerprint=endpoint.fingerprint(settings))
     with _REGISTRY_LOCK:
         loaded = _LOADED.setdefault(key, loaded)
         LOAD_COUNTS[meta.name] = LOAD_COUNTS.get(meta.name, 0) + 1
