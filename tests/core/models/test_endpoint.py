@@ -180,3 +180,15 @@ def test_the_estimate_counts_word_pieces_of_four_characters():
     assert tok.tokenize("Penicillin, no!") == ["Peni", "cill", "in", ",", "no", "!"]
     assert tok(["a b", "c"])["input_ids"] == [[0, 1], [0]]
     assert endpoint.cost(2_000_000, 0.02) == pytest.approx(0.04) and endpoint.cost(5, None) is None
+
+
+def test_run_records_the_tokens_the_server_reported_in_summary_json(server, e5, isolated, capsys):
+    pairs = isolated / "pairs.csv"
+    pairs.write_text("text_a,text_b\nThe cat sat,The cat did not sit\nShe bought 3 apples,She bought 30 apples\n")
+    texts = ["The cat sat", "The cat did not sit", "She bought 3 apples", "She bought 30 apples"]
+    used = []
+    for out in ("first", "second"):
+        assert cli.main(["run", "--suite", str(pairs), "--out", str(isolated / out), "--quiet", "--models", NAME, "--api-base", server.base_url]) == 0
+        used.append(json.loads((isolated / out / "summary.json").read_text())["encoding"][NAME]["api_tokens"])
+    assert used == [sum(e5.token_count(t, True) for t in texts), 0]
+    assert "4 text(s) to send" in capsys.readouterr().err
