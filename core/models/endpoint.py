@@ -212,7 +212,8 @@ def _failure(settings: EndpointSettings, exc: BaseException) -> str:
         reason = f"cannot reach {where} ({type(exc.__cause__).__name__ if exc.__cause__ else 'connection error'})"
     elif isinstance(exc, openai.APIStatusError):
         message = getattr(exc, "message", "") or ""
-        hint = f"; is ${settings.key_env} set to a valid key?" if exc.status_code in (401, 403) else ""
+        unset = not _key(settings)
+        hint = (f"; ${settings.key_env} is not set" if unset else f"; is ${settings.key_env} a valid key?") if exc.status_code in (401, 403) else ""
         reason = f"{where} answered HTTP {exc.status_code}: {message.splitlines()[0][:200] if message else ''}{hint}"
     else:
         reason = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"

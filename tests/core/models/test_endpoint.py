@@ -192,3 +192,13 @@ def test_run_records_the_tokens_the_server_reported_in_summary_json(server, e5, 
         used.append(json.loads((isolated / out / "summary.json").read_text())["encoding"][NAME]["api_tokens"])
     assert used == [sum(e5.token_count(t, True) for t in texts), 0]
     assert "4 text(s) to send" in capsys.readouterr().err
+
+
+def test_a_refused_key_names_its_variable_and_says_when_it_is_unset(server, isolated, monkeypatch):
+    with counting_proxy(server.port, reply_401="Incorrect API key provided: no-key.") as proxy:
+        monkeypatch.delenv("I28_UNSET_KEY", raising=False)
+        endpoint.configure(endpoint.make_settings(NAME, proxy.base_url, "I28_UNSET_KEY"))
+        assert "answered HTTP 401" in availability(NAME).reason and "$I28_UNSET_KEY is not set" in availability(NAME).reason
+        monkeypatch.setenv("I28_UNSET_KEY", "sk-wrong-0123456789")
+        reason = availability(NAME).reason
+    assert "is $I28_UNSET_KEY a valid key?" in reason and "sk-wrong" not in reason
