@@ -70,3 +70,18 @@ def test_bad_endpoint_settings_are_refused_and_the_typed_values_stay(clean_setti
     assert problem in captions and CANARY not in captions
     assert NAME not in at.session_state["selected_models"]
     assert at.text_input(key="endpoint_model").value == SERVED_MODEL
+
+
+def test_the_bundled_e5_scores_on_compare_with_its_approximation_noted(tmp_path, monkeypatch):
+    e5 = "multilingual-e5-small-q4"
+    monkeypatch.setenv("COSINE_PROBE_HISTORY", str(tmp_path / "h.duckdb"))
+    at = open_page("views/compare.py", timeout=120)
+    assert e5 in at.sidebar.multiselect(key="selected_models").options or "e5-small q4" in at.sidebar.multiselect(key="selected_models").options
+    assert e5 not in at.session_state["selected_models"]  # offered, not preselected
+    at.session_state["selected_models"] = [e5]
+    at.run()
+    next(b for b in at.button if b.label == "Compare").click()
+    at.run()
+    assert not at.exception
+    assert e5 in set(compare_table(at)["model id"])
+    assert any("approximate: 4-bit weights" in i.value.replace("\\", "") for i in at.info)
