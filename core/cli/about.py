@@ -20,7 +20,8 @@ EXAMPLE_HEADER = "examples:"
 EXAMPLES: dict[str, tuple[str, ...]] = {
     "models": ("cosine-probe models", "cosine-probe models intfloat/e5-small-v2 --json"),
     "compare": ('cosine-probe compare "The patient has diabetes" "The patient does not have diabetes"',
-                'cosine-probe compare "It rose 5%" "It rose 50%" --models all-MiniLM-L6-v2 --json'),
+                'cosine-probe compare "It rose 5%" "It rose 50%" --models all-MiniLM-L6-v2 --json',
+                'cosine-probe compare "It rose 5%" "It rose 50%" --models openai:text-embedding-3-small --api-key-env OPENAI_API_KEY'),
     "tokens": ('cosine-probe tokens "Xylofar 30 mg daily" --models all-MiniLM-L6-v2 all-mpnet-base-v2',),
     "run": ("cosine-probe run --suite failure-modes --out out/", "cosine-probe run --suite my_pairs.csv --out out/ --threshold 0.8 --quiet"),
     "perturb": ('cosine-probe perturb "The drug reduced pain in all patients"', 'cosine-probe perturb "Revenue rose 5% in 2021" --calibrated --json'),
