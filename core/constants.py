@@ -69,6 +69,11 @@ FAILURE_MODES = (
     CAT_HEDGING,
 )
 CONTROLS = (CAT_POSITIVE, CAT_NEGATIVE, CAT_NEAR_MISS)
+# A contradiction of no named mode (natural NLI data): reported as what it is, never mislabelled as negation.
+CAT_CONTRADICTION = "contradiction"
+# Every category a meaning-changing pair can carry: the six named failure modes, then the unnamed contradiction.
+# Validators, summaries, gate budgets and pages accept these wherever they accept a failure mode.
+ADVERSARIAL_CATEGORIES = (*FAILURE_MODES, CAT_CONTRADICTION)
 
 CATEGORY_LABELS = {
     CAT_NEGATION: "Negation",
@@ -80,6 +85,7 @@ CATEGORY_LABELS = {
     CAT_POSITIVE: "Positive control",
     CAT_NEGATIVE: "Negative control",
     CAT_NEAR_MISS: "Near-miss control",
+    CAT_CONTRADICTION: "Contradiction (no named mode)",
     CAT_OOV: "OOV entity",
 }
 

@@ -363,7 +363,7 @@ def _group_table(result: RetrievalResult, mitigation: str) -> None:
     st.caption("Each anchor's paraphrase and variant with their cosines and ranks among the group's passages (1 = returned first). "
                "Sorted worst first: the variant most above its paraphrase. Filter by model and failure mode, or search the texts.")
     models = result.models
-    modes = [m for m in constants.FAILURE_MODES if m in set(result.scores[constants.COL_MODE])]
+    modes = [m for m in constants.ADVERSARIAL_CATEGORIES if m in set(result.scores[constants.COL_MODE])]
     c1, c2, c3 = st.columns([2, 2, 3])
     with c1:
         model = widgets.saved_selectbox("Model", models, key=KEY_GROUP_MODEL, format_func=state.short)

@@ -227,7 +227,11 @@ def _print_corpus(result) -> None:
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
         print("\n== corpus mode: how often a variant of a query's top passage outranks it ==")
         rates = result.rates
-        print(rates.assign(model=rates[constants.COL_MODEL].map(registry.short_name)).to_string(index=False) if not rates.empty else "(no variant could be made)")
+        if rates.empty:
+            print(f"no variant could be made: no perturbation rule ({', '.join(constants.FAILURE_MODES)}) applies to any query's top passage "
+                  "(no negatable verb, number, named entity, time word, quantifier or hedge was found); try longer, declarative passages")
+        else:
+            print(rates.assign(model=rates[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
         for model, n in result.no_variant.items():
             if n:
                 print(f"{registry.short_name(model)}: {n} quer{'y' if n == 1 else 'ies'}' top passage gave no rule a handle (no variant)")

@@ -54,7 +54,7 @@ BUDGET_PAIRED_ACCURACY = "min_paired_accuracy"
 BUDGET_KINDS = (BUDGET_FAILURE_RATE, BUDGET_CONTROL_AUC, BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY)
 RETRIEVAL_BUDGETS = (BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY)
 PAIR_SUITES = (*constants.SUITES, constants.SUITE_ALL)
-RETRIEVAL_MODES = (*constants.FAILURE_MODES, constants.MODE_ALL)
+RETRIEVAL_MODES = (*constants.ADVERSARIAL_CATEGORIES, constants.MODE_ALL)
 
 _TOP_KEYS = ("models", "suites", "files", "threshold", "threshold_mode", "calibration", "retrieval", "budgets")
 _CALIBRATION_KEYS = ("method", "negatives", "max_fpr")
