@@ -26,6 +26,7 @@ EXAMPLES = (
     "python -m core retrieval --suite retrieval --mitigate bm25,guard --json",
     "python -m core retrieval --corpus passages.txt --queries questions.txt --models all-MiniLM-L6-v2",
     "python -m core retrieval --triples nli-triples.csv --query premise --positive entailed --negative contradicted",
+    "python -m core retrieval --beir scifact/ --split test --out results/",
 )
 
 
@@ -47,6 +48,9 @@ def register(subparsers) -> None:
     p.add_argument("--query", metavar="COL", help="--triples: the anchor (query) column")
     p.add_argument("--positive", metavar="COL", help="--triples: the positive column")
     p.add_argument("--negative", metavar="COLS", help="--triples: the negative column, or a comma list of them (wide format)")
+    p.add_argument("--beir", metavar="DIR", help="a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv): recall@1/5/10, MRR@10, "
+                                                 "nDCG@10 from its relevance judgements; the corpus is streamed in chunks through the embedding cache")
+    p.add_argument("--split", default=None, help="--beir: the qrels split (default: test)")
     p.add_argument("--mitigate", metavar="LIST", help="comma list: bm25, bm25-weighted:W, guard, calibrated, reranker:ID")
     p.add_argument("--out", metavar="DIR", help="write every table as CSV and summary.json here")
     p.add_argument("--seed", type=int, default=constants.BOOTSTRAP_SEED, help="seed of the bootstrap intervals (default %(default)s)")
@@ -62,10 +66,15 @@ def _check_args(args) -> None:
     column_flags = [f for f, v in (("--query", args.query), ("--positive", args.positive), ("--negative", args.negative)) if v]
     if column_flags and args.triples is None:
         raise CliError(f"{', '.join(column_flags)} name(s) the columns of a --triples FILE; give one")
-    if args.triples is not None:
-        others = [f for f, v in (("--suite", args.suite), ("--corpus", args.corpus), ("--queries", args.queries), ("--mitigate", args.mitigate)) if v]
+    if args.split is not None and args.beir is None:
+        raise CliError("--split names the qrels split of a --beir DIR; give one")
+    for flag, value in (("--triples", args.triples), ("--beir", args.beir)):
+        if value is None:
+            continue
+        others = [f for f, v in (("--suite", args.suite), ("--corpus", args.corpus), ("--queries", args.queries), ("--mitigate", args.mitigate),
+                                 ("--triples", args.triples), ("--beir", args.beir)) if v and f != flag]
         if others:
-            raise CliError(f"--triples runs on its own: leave out {', '.join(others)}")
+            raise CliError(f"{flag} runs on its own: leave out {', '.join(others)}")
     if (args.corpus is None) != (args.queries is None):
         raise CliError("corpus mode needs both --corpus FILE and --queries FILE")
     if args.seed < 0:
@@ -275,6 +284,8 @@ def cmd_retrieval(args) -> int:
     _check_args(args)
     if args.triples is not None:
         return _cmd_triples(args)
+    if args.beir is not None:
+        return _cmd_beir(args)
     run_suite = args.suite is not None or args.corpus is None
     suite_name = args.suite or constants.SUITE_RETRIEVAL
     suite = _load_suite(suite_name) if run_suite else None
@@ -346,6 +357,35 @@ def _cmd_triples(args) -> int:
     result = run_triples(triples, models, **_run_kwargs(args))
     doc: dict[str, Any] = {"seed": args.seed, "errors": dict(result.errors), **_triples_doc(args, triples, result)}
     return _finish(args, result, result.frames(), doc, _print_triples)
+
+
+def _print_beir(result) -> None:
+    with pd.option_context("display.width", 220, "display.max_columns", 30, "display.float_format", "{:.4f}".format):
+        rk = result.ranking
+        print("== BEIR ranking: recall@k (share of each query's relevant passages in its top k), MRR@10, nDCG@10 from the qrels ==")
+        print(rk.assign(model=rk[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
+
+
+def _cmd_beir(args) -> int:
+    from core.files.beir import DEFAULT_SPLIT, read_beir
+    from core.files.errors import PairsFileError
+    from core.probes.retrieval.beir import run_beir
+
+    split = args.split or DEFAULT_SPLIT
+    try:
+        folder = read_beir(args.beir, split)
+        if not args.quiet:
+            for note in folder.notes:
+                print(f"note: {note}", file=sys.stderr)
+        models = _models_arg(args.models)
+        result = run_beir(folder, models, **_run_kwargs(args))
+    except PairsFileError as exc:
+        raise CliError(str(exc)) from exc
+    doc: dict[str, Any] = {
+        "seed": args.seed, "errors": dict(result.errors), "beir": str(args.beir), "split": split, "n_queries": len(folder.queries),
+        "models": result.models, "ranking": _records(result.ranking), "seconds": round(result.seconds, 3),
+    }
+    return _finish(args, result, result.frames(), doc, _print_beir)
 
 
 def is_retrieval_suite(name: str) -> bool:
