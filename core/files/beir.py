@@ -17,6 +17,7 @@ the split's judged query ids.  Every message names the file.
 from __future__ import annotations
 
 import io
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,8 @@ QRELS_FOLDER = "qrels"
 DEFAULT_SPLIT = "test"
 ID_FIELD = "_id"
 _QREL_COLUMNS = ("query-id", "corpus-id", "score")
+# An uploaded BEIR zip may unpack to at most this many bytes (a larger corpus streams from disk on the command line).
+MAX_UNZIPPED_BYTES = 512 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -197,3 +200,50 @@ def read_beir(folder: str | Path, split: str = DEFAULT_SPLIT) -> BeirFolder:
     if not kept:
         raise PairsFileError(f"{folder}: no query of {QRELS_FOLDER}/{split}.tsv has a positive judgement and a text in {QUERIES_FILE}")
     return BeirFolder(folder, split, kept, {q: qrels[q] for q in kept}, tuple(notes))
+
+
+def beir_from_zip(data: bytes, name: str, into: str | Path, split: str = DEFAULT_SPLIT, *, max_bytes: int = MAX_UNZIPPED_BYTES) -> BeirFolder:
+    """An uploaded zip of a BEIR folder, unpacked into ``into`` and read (:func:`read_beir`).
+
+    The folder may sit at the zip's top or one level down (``scifact/corpus.jsonl``).
+    Only ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/*.tsv`` are unpacked,
+    each under ``into`` whatever its path in the zip says.
+
+    Raises:
+        PairsFileError: not a zip, no ``corpus.jsonl`` in it, larger than
+            ``max_bytes`` unpacked, or as :func:`read_beir`; the message names the upload.
+    """
+    target = Path(into)
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(bytes(data)))
+    except zipfile.BadZipFile as exc:
+        raise PairsFileError(f"{name}: not a zip file; zip the folder that holds {CORPUS_FILE}, {QUERIES_FILE} and {QRELS_FOLDER}/") from exc
+    with archive:
+        members = [m for m in archive.infolist() if not m.is_dir()]
+        corpus = sorted((m for m in members if Path(m.filename).name == CORPUS_FILE), key=lambda m: len(Path(m.filename).parts))
+        if not corpus:
+            raise PairsFileError(f"{name}: no {CORPUS_FILE} in the zip; zip the folder that holds {CORPUS_FILE}, {QUERIES_FILE} and {QRELS_FOLDER}/")
+        root = Path(corpus[0].filename).parent
+        wanted = []
+        for member in members:
+            rel = Path(member.filename)
+            try:
+                inner = rel.relative_to(root)
+            except ValueError:
+                continue
+            if inner.parts in ((CORPUS_FILE,), (QUERIES_FILE,)) or (len(inner.parts) == 2 and inner.parts[0] == QRELS_FOLDER and inner.suffix == ".tsv"):
+                wanted.append((member, inner))
+        total = sum(m.file_size for m, _ in wanted)
+        if total > max_bytes:
+            raise PairsFileError(f"{name}: unpacks to {total / 2**20:,.0f} MB, over the {max_bytes / 2**20:,.0f} MB an upload may; "
+                                 "run it from the command line (cosine-probe retrieval --beir DIR), which streams the corpus")
+        for member, inner in wanted:
+            # Each file is written under ``target`` by its own two-part name, never by the zip's path (no "../" escapes).
+            dest = target.joinpath(*inner.parts)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            with archive.open(member) as src, open(dest, "wb") as out:
+                out.write(src.read())
+    try:
+        return read_beir(target, split)
+    except PairsFileError as exc:
+        raise PairsFileError(f"{name}: {str(exc).replace(str(target), 'the zip')}") from exc

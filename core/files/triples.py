@@ -204,6 +204,18 @@ def parse_triples(
     return Triples(Path(name).stem or "triples", out, dict(mapping), tuple(notes))
 
 
+def triple_file_columns(data: bytes, name: str, *, max_mb: float = constants.MAX_UPLOAD_MB) -> list[str]:
+    """The columns of a triples file, for a column picker (the file read by the pairs-file rules).
+
+    Raises:
+        PairsFileError: the file cannot be read; the message names it.
+    """
+    try:
+        return [str(c) for c in parse_pairs(bytes(data), name, max_mb=max_mb).frame.columns]
+    except PairsFileError as exc:
+        raise PairsFileError(f"{name}: {exc}") from exc
+
+
 def read_triples(
     path: str | Path,
     columns: Mapping[str, str | Sequence[str] | None] | None = None,

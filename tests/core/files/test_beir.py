@@ -65,3 +65,26 @@ def test_not_a_beir_folder(tmp_path):
         read_beir(tmp_path / "absent")
     with pytest.raises(PairsFileError, match="no corpus.jsonl"):
         read_beir(tmp_path)
+
+
+def test_zip_upload_unpacks_only_the_beir_files_under_the_target(tmp_path):
+    import io
+    import zipfile
+
+    from core.files.beir import beir_from_zip
+
+    source = _folder(tmp_path / "src", CORPUS, QUERIES, QRELS)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
+            zf.write(source / name, f"scifact/{name}")
+        zf.writestr("scifact/../../escape.txt", "x")
+    target = tmp_path / "into"
+    folder = beir_from_zip(out.getvalue(), "scifact.zip", target)
+    assert folder.queries == {"q1": "first", "q2": "second"}
+    assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()) == ["corpus.jsonl", "qrels/test.tsv", "queries.jsonl"]
+    assert not (tmp_path / "escape.txt").exists()
+    with pytest.raises(PairsFileError, match="scifact.zip: not a zip file"):
+        beir_from_zip(b"nope", "scifact.zip", tmp_path / "x")
+    with pytest.raises(PairsFileError, match="scifact.zip: unpacks to"):
+        beir_from_zip(out.getvalue(), "scifact.zip", tmp_path / "y", max_bytes=10)
