@@ -165,11 +165,16 @@ def read_texts(path: str | Path, guesses: Sequence[str], *, what: str = "text", 
         PairsFileError: unreadable, or as :func:`parse_texts`.
     """
     path = Path(path).expanduser()
+    data = read_file_bytes(path, max_mb, f"{what} file {path}")
+    return parse_texts(data, path.name, guesses, what=what, max_rows=max_rows, max_mb=max_mb)
+
+
+def read_file_bytes(path: Path, max_mb: float, label: str) -> bytes:
+    """A user's file's bytes, its size checked before reading; every failure a :class:`PairsFileError` led by ``label``."""
     try:
         _check_size(path.stat().st_size, max_mb)
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
-        raise PairsFileError(f"{what} file {path}: {_os_error_message(path, exc)}") from exc
+        raise PairsFileError(f"{label}: {_os_error_message(path, exc)}") from exc
     except PairsFileError as exc:
-        raise PairsFileError(f"{what} file {path}: {exc}") from exc
-    return parse_texts(data, path.name, guesses, what=what, max_rows=max_rows, max_mb=max_mb)
+        raise PairsFileError(f"{label}: {exc}") from exc

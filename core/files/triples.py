@@ -29,8 +29,9 @@ import pandas as pd
 from core import constants
 from core.files.errors import PairsFileError
 from core.files.json_records import row_listing
-from core.files.reader import _check_size, _os_error_message, parse_pairs
+from core.files.reader import parse_pairs
 from core.files.text_checks import unusable_reason
+from core.files.texts import read_file_bytes
 
 ANCHOR_NAMES = ("anchor", "query", "premise", "question")
 POSITIVE_NAMES = ("positive", "pos", "entailed", "entailment")
@@ -231,11 +232,5 @@ def read_triples(
         PairsFileError: unreadable, too large, or as :func:`parse_triples`.
     """
     path = Path(path).expanduser()
-    try:
-        _check_size(path.stat().st_size, max_mb)
-        data = path.read_bytes()
-    except OSError as exc:
-        raise PairsFileError(f"{path.name}: {_os_error_message(path, exc)}") from exc
-    except PairsFileError as exc:
-        raise PairsFileError(f"{path.name}: {exc}") from exc
+    data = read_file_bytes(path, max_mb, path.name)
     return parse_triples(data, path.name, columns, flags=flags, max_rows=max_rows, max_mb=max_mb, encoding=encoding)

@@ -25,7 +25,7 @@ from core.files.beir import BeirFolder
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix
 from core.probes.retrieval.metrics import ir_metrics, rank_order
-from core.probes.retrieval.run import ProgressFn, _encode, _load
+from core.probes.retrieval.run import ProgressFn, _encode, loaded_models
 
 RANKING_COLUMNS = [
     constants.COL_MODEL, constants.COL_N_QUERIES, constants.COL_N_PASSAGES, *constants.COL_IR_RECALL_AT.values(),
@@ -137,16 +137,7 @@ def run_beir(
     errors: dict[str, str] = {}
     reports: dict[str, EncodeReport] = {}
     ranks, rows = [], []
-    for i, name in enumerate(models):
-
-        def note(frac: float, msg: str, i: int = i) -> None:
-            if progress is not None:
-                progress(min(1.0, (i + frac) / len(models)), msg)
-
-        note(0.0, f"loading {name} ({i + 1}/{len(models)})")
-        model = _load(name, allow_remote_code, errors, device)
-        if model is None:
-            continue
+    for model, note in loaded_models(models, allow_remote_code, errors, device, progress):
         encoded = _encode(model, [folder.queries[q] for q in qids], cache, errors, lambda f, m: None, batch_size)
         if encoded is None:
             continue
@@ -178,7 +169,6 @@ def run_beir(
                                    **figures, "top1_id": top.ids[:, 0], "top1": top.texts[:, 0]}))
         means = {k: float(v.mean()) for k, v in figures.items()}
         rows.append({constants.COL_MODEL: model.name, constants.COL_N_QUERIES: len(qids), constants.COL_N_PASSAGES: n_passages, **means})
-        note(1.0, f"{model.name}: done")
     return BeirResult(
         pd.concat(ranks, ignore_index=True) if ranks else pd.DataFrame(columns=[constants.COL_MODEL]),
         pd.DataFrame(rows, columns=RANKING_COLUMNS), errors, reports, time.perf_counter() - start,

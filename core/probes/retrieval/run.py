@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -368,6 +368,24 @@ def _encode(model: LoadedModel, texts: list[str], cache: EmbeddingCache | None, 
     except Exception as exc:  # noqa: BLE001 - a model's encode may raise anything; the others must still run
         errors[model.name] = f"{model.name}: failed while encoding ({type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''})"
         return None
+
+
+def loaded_models(
+    models: Sequence[str], allow_remote_code: Sequence[str], errors: dict[str, str], device: str, progress: ProgressFn | None
+) -> Iterator[tuple[LoadedModel, Callable[[float, str], None]]]:
+    """Each model that loads, with a progress callback scaled to its share of the run; a failure goes to ``errors``."""
+    for i, name in enumerate(models):
+
+        def note(frac: float, msg: str, i: int = i) -> None:
+            if progress is not None:
+                progress(min(1.0, (i + frac) / len(models)), msg)
+
+        note(0.0, f"loading {name} ({i + 1}/{len(models)})")
+        model = _load(name, allow_remote_code, errors, device)
+        if model is None:
+            continue
+        yield model, note
+        note(1.0, f"{model.name}: done")
 
 
 def _mitigation_names(mitigations: Sequence[Rescorer]) -> None:

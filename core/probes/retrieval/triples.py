@@ -32,7 +32,7 @@ from core.files.triples import Triples
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix
 from core.probes.retrieval.metrics import ir_metrics, rank_order, rate_with_ci
-from core.probes.retrieval.run import ProgressFn, _encode, _load
+from core.probes.retrieval.run import ProgressFn, _encode, loaded_models
 
 WIN_RATE_COLUMNS = [
     constants.COL_MODEL, constants.COL_N, constants.COL_WINS, constants.COL_TIES, constants.COL_WIN_RATE, constants.COL_TIE_RATE,
@@ -208,16 +208,7 @@ def run_triples(
     reports: dict[str, EncodeReport] = {}
     scores, ranks, win_rows, rank_rows = [], [], [], []
     boot = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
-    for i, name in enumerate(models):
-
-        def note(frac: float, msg: str, i: int = i) -> None:
-            if progress is not None:
-                progress(min(1.0, (i + frac) / len(models)), msg)
-
-        note(0.0, f"loading {name} ({i + 1}/{len(models)})")
-        model = _load(name, allow_remote_code, errors, device)
-        if model is None:
-            continue
+    for model, note in loaded_models(models, allow_remote_code, errors, device, progress):
         encoded = _encode(model, texts, cache, errors, note, batch_size)
         if encoded is None:
             continue
@@ -228,7 +219,6 @@ def run_triples(
         ranks.append(ranked)
         win_rows.append(_win_rate_row(scored, model.name, **boot))
         rank_rows.append(_ranking_row(ranked, model.name, len(corpus.passages)))
-        note(1.0, f"{model.name}: done")
     return TriplesResult(
         pd.concat(scores, ignore_index=True) if scores else pd.DataFrame(columns=[constants.COL_MODEL]),
         pd.DataFrame(win_rows, columns=WIN_RATE_COLUMNS),
