@@ -51,6 +51,8 @@ def register(subparsers) -> None:
     p.add_argument("--beir", metavar="DIR", help="a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv): recall@1/5/10, MRR@10, "
                                                  "nDCG@10 from its relevance judgements; the corpus is streamed in chunks through the embedding cache")
     p.add_argument("--split", default=None, help="--beir: the qrels split (default: test)")
+    p.add_argument("--beir-variants", action="store_true", help="--beir: also make contradicting variants of each relevant passage with the "
+                                                                 "perturbation rules and report how often one outranks it")
     p.add_argument("--mitigate", metavar="LIST", help="comma list: bm25, bm25-weighted:W, guard, calibrated, reranker:ID")
     p.add_argument("--out", metavar="DIR", help="write every table as CSV and summary.json here")
     p.add_argument("--seed", type=int, default=constants.BOOTSTRAP_SEED, help="seed of the bootstrap intervals (default %(default)s)")
@@ -66,8 +68,8 @@ def _check_args(args) -> None:
     column_flags = [f for f, v in (("--query", args.query), ("--positive", args.positive), ("--negative", args.negative)) if v]
     if column_flags and args.triples is None:
         raise CliError(f"{', '.join(column_flags)} name(s) the columns of a --triples FILE; give one")
-    if args.split is not None and args.beir is None:
-        raise CliError("--split names the qrels split of a --beir DIR; give one")
+    if (args.split is not None or args.beir_variants) and args.beir is None:
+        raise CliError(f"{'--split' if args.split is not None else '--beir-variants'} needs a --beir DIR; give one")
     for flag, value in (("--triples", args.triples), ("--beir", args.beir)):
         if value is None:
             continue
@@ -364,6 +366,10 @@ def _print_beir(result) -> None:
         rk = result.ranking
         print("== BEIR ranking: recall@k (share of each query's relevant passages in its top k), MRR@10, nDCG@10 from the qrels ==")
         print(rk.assign(model=rk[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
+        if not result.variant_pairs.empty:
+            vr = result.variant_rates.drop(columns=[constants.COL_MITIGATION])
+            print("\n== contradicting variants of each relevant passage: how often one outranks it (lower is better) ==")
+            print(vr.assign(model=vr[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
 
 
 def _cmd_beir(args) -> int:
@@ -378,13 +384,15 @@ def _cmd_beir(args) -> int:
             for note in folder.notes:
                 print(f"note: {note}", file=sys.stderr)
         models = _models_arg(args.models)
-        result = run_beir(folder, models, **_run_kwargs(args))
+        result = run_beir(folder, models, variants=args.beir_variants, **_run_kwargs(args))
     except PairsFileError as exc:
         raise CliError(str(exc)) from exc
     doc: dict[str, Any] = {
         "seed": args.seed, "errors": dict(result.errors), "beir": str(args.beir), "split": split, "n_queries": len(folder.queries),
         "models": result.models, "ranking": _records(result.ranking), "seconds": round(result.seconds, 3),
     }
+    if args.beir_variants:
+        doc["variant_rates"] = _records(result.variant_rates)
     return _finish(args, result, result.frames(), doc, _print_beir)
 
 

@@ -9,6 +9,11 @@ held at once, so a corpus larger than memory runs.  Ties are resolved against
 the retriever (:func:`core.probes.retrieval.metrics.rank_order`).  The
 figures are trec_eval's (``pytrec_eval`` gives the same on a run without
 ties): recall@k is the share of a query's relevant passages in its top k.
+
+With ``variants=True`` the perturbation rules (:func:`core.probes.perturb.perturb`)
+make contradicting variants of each judged relevant passage, and the run
+reports how often a variant outranks the passage it contradicts, per mode,
+with 95% bootstrap intervals (queries resampled as clusters).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from core.files.beir import BeirFolder
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix
 from core.probes.retrieval.metrics import ir_metrics, rank_order
-from core.probes.retrieval.run import ProgressFn, _encode, loaded_models
+from core.probes.retrieval.run import CORPUS_RATE_COLUMNS, ProgressFn, _corpus_rates, _encode, _variants_of, loaded_models
 
 RANKING_COLUMNS = [
     constants.COL_MODEL, constants.COL_N_QUERIES, constants.COL_N_PASSAGES, *constants.COL_IR_RECALL_AT.values(),
@@ -41,6 +46,11 @@ class BeirResult:
         ranks: one row per model and query: query_id, query, the per-query
             figures, top1_id, top1 (text).
         ranking: model, n_queries, n_passages, recall_at_1/5/10, mrr_at_10, ndcg_at_10.
+        variant_pairs: with ``variants``: one row per model, query, relevant
+            passage and variant: query, original, mode, rule, variant,
+            score_original, score_variant, outranks.
+        variant_rates: model, mitigation (``none``), mode (and ``all``), n,
+            outranked, rate, ci_low, ci_high.
         errors: model -> one-line reason it produced nothing.
         reports: model -> encoding report of its last chunk.
         seconds: wall time.
@@ -48,6 +58,8 @@ class BeirResult:
 
     ranks: pd.DataFrame
     ranking: pd.DataFrame
+    variant_pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    variant_rates: pd.DataFrame = field(default_factory=pd.DataFrame)
     errors: dict[str, str] = field(default_factory=dict)
     reports: dict[str, EncodeReport] = field(default_factory=dict)
     seconds: float = 0.0
@@ -58,7 +70,10 @@ class BeirResult:
 
     def frames(self) -> dict[str, pd.DataFrame]:
         """Every table by name (for CSV export)."""
-        return {"beir_ranks": self.ranks, "beir_ranking": self.ranking}
+        frames = {"beir_ranks": self.ranks, "beir_ranking": self.ranking}
+        if not self.variant_pairs.empty:
+            frames.update({"beir_variant_pairs": self.variant_pairs, "beir_variant_rates": self.variant_rates})
+        return frames
 
 
 @dataclass
@@ -102,7 +117,10 @@ def run_beir(
     device: str = constants.DEVICE_AUTO,
     batch_size: int | None = None,
     chunk_rows: int = 2048,
+    variants: bool = False,
     seed: int = constants.BOOTSTRAP_SEED,
+    n_resamples: int = constants.BOOTSTRAP_RESAMPLES,
+    confidence: float = constants.CONFIDENCE,
 ) -> BeirResult:
     """Rank a BEIR corpus for its judged queries, per model (module docstring).
 
@@ -114,7 +132,8 @@ def run_beir(
         progress: called with (fraction done, message), once per chunk.
         device, batch_size: as for :func:`core.probes.retrieval.run.run_retrieval`.
         chunk_rows: corpus passages read, encoded and scored at a time.
-        seed: unused (no resampling); kept so every retrieval run takes the same options.
+        variants: also ask whether rule-made contradictions of each relevant passage outrank it.
+        seed, n_resamples, confidence: of the variant rates' bootstrap intervals.
 
     Returns:
         A :class:`BeirResult`; a model that fails to load or encode is in ``errors``.
@@ -123,7 +142,6 @@ def run_beir(
         ValueError: no model, a chunk size below 1, or ``folder`` not a :class:`BeirFolder`.
         PairsFileError: a malformed corpus line (the message names the lines).
     """
-    del seed
     start = time.perf_counter()
     if not isinstance(folder, BeirFolder):
         raise ValueError(f"folder must be a BeirFolder (core.files.beir.read_beir), got {type(folder).__name__}")  # noqa: TRY004
@@ -136,7 +154,8 @@ def run_beir(
     qrels = [folder.qrels[q] for q in qids]
     errors: dict[str, str] = {}
     reports: dict[str, EncodeReport] = {}
-    ranks, rows = [], []
+    ranks, rows, variant_rows = [], [], []
+    judged = {d for q in qrels for d in q}
     for model, note in loaded_models(models, allow_remote_code, errors, device, progress):
         encoded = _encode(model, [folder.queries[q] for q in qids], cache, errors, lambda f, m: None, batch_size)
         if encoded is None:
@@ -144,7 +163,7 @@ def run_beir(
         queries = embedding_matrix(encoded[0], [folder.queries[q] for q in qids]).astype(np.float64)
         empty = np.empty((len(qids), 0))
         top = _TopK(empty, empty, empty.astype(object), empty.astype(object))
-        n_passages, failed = 0, False
+        n_passages, failed, relevant = 0, False, {}
         for chunk in folder.corpus_chunks(chunk_rows):
             # A passage with neither title nor text cannot be embedded; it cannot be retrieved either.
             keep = [j for j, t in enumerate(chunk.texts) if t]
@@ -156,6 +175,8 @@ def run_beir(
                 failed = True
                 break
             vectors, reports[model.name] = got
+            if variants:
+                relevant.update({d: t for d, t in zip(ids, texts, strict=True) if d in judged})
             scores = np.clip(queries @ embedding_matrix(vectors, texts).astype(np.float64).T, -1.0, 1.0)
             top = top.merge(scores, _gains(qrels, ids), ids, texts, depth)
             n_passages += len(ids)
@@ -169,7 +190,39 @@ def run_beir(
                                    **figures, "top1_id": top.ids[:, 0], "top1": top.texts[:, 0]}))
         means = {k: float(v.mean()) for k, v in figures.items()}
         rows.append({constants.COL_MODEL: model.name, constants.COL_N_QUERIES: len(qids), constants.COL_N_PASSAGES: n_passages, **means})
+        if variants:
+            made = _variant_rows(model, [folder.queries[q] for q in qids], qrels, relevant, cache, errors, batch_size)
+            if made is not None:
+                variant_rows += made
+    pairs = pd.DataFrame(variant_rows)
+    rates = _corpus_rates(pairs, n_resamples=n_resamples, confidence=confidence, seed=seed) if variant_rows else pd.DataFrame(columns=CORPUS_RATE_COLUMNS)
     return BeirResult(
         pd.concat(ranks, ignore_index=True) if ranks else pd.DataFrame(columns=[constants.COL_MODEL]),
-        pd.DataFrame(rows, columns=RANKING_COLUMNS), errors, reports, time.perf_counter() - start,
+        pd.DataFrame(rows, columns=RANKING_COLUMNS), pairs, rates, errors, reports, time.perf_counter() - start,
     )
+
+
+def _variant_rows(model, queries: list[str], qrels: list[dict[str, int]], relevant: dict[str, str], cache, errors, batch_size) -> list[dict] | None:
+    """Per query and relevant passage, each rule-made variant's score against the passage's own."""
+    variants = _variants_of(list(relevant.values()))
+    texts = list(dict.fromkeys([*queries, *relevant.values(), *(v for vs in variants.values() for _, _, v in vs)]))
+    got = _encode(model, texts, cache, errors, lambda f, m: None, batch_size)
+    if got is None:
+        return None
+    vectors = got[0]
+    rows = []
+    for query, judged in zip(queries, qrels, strict=True):
+        q = vectors[query].astype(np.float64)
+        for doc in judged:
+            original = relevant.get(doc)
+            if original is None:
+                continue
+            s_orig = float(np.clip(q @ vectors[original].astype(np.float64), -1, 1))
+            for mode, rule, text in variants[original]:
+                s_var = float(np.clip(q @ vectors[text].astype(np.float64), -1, 1))
+                rows.append({
+                    constants.COL_MODEL: model.name, constants.COL_MITIGATION: constants.MITIGATION_NONE, constants.COL_QUERY: query,
+                    "original": original, constants.COL_MODE: mode, constants.COL_RULE: rule, constants.COL_VARIANT: text,
+                    "score_original": s_orig, "score_variant": s_var, constants.COL_OUTRANKS: s_var > s_orig,
+                })
+    return rows

@@ -77,4 +77,20 @@ def test_cli_beir(capsys, minilm, tmp_path):
     assert cli.main(["retrieval", "--beir", str(BEIR), "--split", "dev", "--quiet"]) == 2
     assert "no qrels/dev.tsv; splits there: test" in capsys.readouterr().err
     assert cli.main(["retrieval", "--split", "dev", "--quiet"]) == 2
-    assert "--split names the qrels split" in capsys.readouterr().err
+    assert "--split needs a --beir DIR" in capsys.readouterr().err
+
+
+def test_variants_of_relevant_passages_outrank_them_as_the_cosines_say(folder, minilm):
+    from core.models.encode import encode_texts
+
+    out = run_beir(folder, [MINILM_L6], variants=True, n_resamples=200)
+    pairs = out.variant_pairs
+    assert len(pairs) > 20 and set(pairs["mode"]) <= set(constants.FAILURE_MODES)
+    texts = list(dict.fromkeys([*pairs["query"], *pairs["original"], *pairs["variant"]]))
+    vectors, _ = encode_texts(minilm, texts, None)
+    cos = lambda a, b: float(vectors[a].astype(float) @ vectors[b].astype(float))  # noqa: E731
+    expected = [cos(q, v) > cos(q, o) for q, o, v in zip(pairs["query"], pairs["original"], pairs["variant"], strict=True)]
+    assert list(pairs["outranks"]) == expected
+    overall = out.variant_rates.set_index("mode").loc["all"]
+    assert overall["rate"] == pytest.approx(np.mean(expected)) and overall["n"] == len(pairs)
+    assert "beir_variant_rates" in out.frames()
