@@ -165,27 +165,18 @@ def _parsed_json(lines: list[str]) -> ParsedPairs:
     return ParsedPairs(records.frame, "jsonl", "utf-8", records.notes, records.nested)
 
 
-def _parquet_chunks(path: Path, chunk_rows: int) -> Iterator[ParsedPairs]:
-    import pyarrow as pa
+def _parquet_chunks(path: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
     import pyarrow.parquet as pq
 
     try:
         source = pq.ParquetFile(path)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
         raise PairsFileError(f"not a readable Parquet file ({str(exc).splitlines()[0][:200]})") from exc
-    offset = 0
     for batch in source.iter_batches(batch_size=chunk_rows):
         frame = batch.to_pandas()
-        # A list, struct or map cell is no text: remembered like a JSON object or array, so a text role
-        # mapped to it is refused instead of scoring its printed form.
-        nested_columns = [f.name for f in batch.schema if pa.types.is_nested(f.type)]
-        nested = {str(c): [offset + i + 1 for i in range(len(frame)) if batch.column(c)[i].is_valid] for c in nested_columns}
         frame = frame.astype("string").fillna("").astype(object)
-        names = _columns(list(frame.columns), True)
-        renamed = dict(zip(map(str, batch.schema.names), names, strict=True))
-        frame.columns = names
-        offset += len(frame)
-        yield ParsedPairs(frame, "parquet", "parquet", [], {renamed[c]: rows for c, rows in nested.items() if rows})
+        frame.columns = _columns(list(frame.columns), True)
+        yield frame
 
 
 def _raw_chunks(path: Path, chunk_rows: int, header: bool, encoding: str | None, notes: list[str]) -> Iterator[ParsedPairs]:
@@ -194,7 +185,7 @@ def _raw_chunks(path: Path, chunk_rows: int, header: bool, encoding: str | None,
     if suffix in (".xlsx", ".xls", ".ods"):
         raise PairsFileError(f"{suffix} spreadsheets are not read directly; save the sheet as CSV (UTF-8) and use that")
     if suffix in PARQUET_SUFFIXES:
-        yield from _parquet_chunks(path, chunk_rows)
+        yield from (ParsedPairs(f, "parquet", "parquet") for f in _parquet_chunks(path, chunk_rows))
         return
     text, _codec, _notes = _sample_text(path, encoding)
     if suffix in (".jsonl", ".json", ".ndjson") or text.lstrip().startswith(("{", "[")):

@@ -75,20 +75,3 @@ def test_validate_and_retrieval_suite_do_not_crash_on_a_long_first_field(tmp_pat
 def test_upload_limit_is_named():
     with pytest.raises(PairsFileError, match=r"queries file q\.txt: .*limit is"):
         parse_texts(b"a" * (constants.MAX_UPLOAD_MB * 1024 * 1024 + 1), "q.txt", GUESSES, what="queries")
-
-
-def test_parquet_list_and_struct_cells_are_refused_not_scored_as_their_repr(tmp_path):
-    # Issue 23.5: `run` scored a Parquet list cell as "['a' 'b']".
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from core.files.chunks import iter_checked_chunks
-
-    path = tmp_path / "nested.parquet"
-    table = pa.table({"text_a": ["A cat sat.", "A dog ran."], "text_b": [["a", "b"], None], "meta": [{"k": 1}, {"k": 2}]})
-    pq.write_table(table, path)
-    with pytest.raises(PairsFileError, match=r"column 'text_b' \(for text_b\) holds JSON objects or arrays, not text, in row 1\b"):
-        list(iter_checked_chunks(path, 1))
-    flat = tmp_path / "flat.parquet"
-    pq.write_table(pa.table({"text_a": ["A cat sat."], "text_b": ["A cat is sitting."], "meta": [{"k": 1}]}), flat)
-    assert list(next(iter_checked_chunks(flat, 10))["text_b"]) == ["A cat is sitting."]
