@@ -84,6 +84,34 @@ class TriplesResult:
             return pd.DataFrame(columns=[*WIN_RATE_COLUMNS, *RANKING_COLUMNS[1:]])
         return self.win_rates.merge(self.ranking, on=constants.COL_MODEL, how="left")
 
+    def history_pairs(self, name: str) -> pd.DataFrame:
+        """The run as tidy pair results for the run history (``core.history.sources.retrieval_record``'s hook).
+
+        Per model and source row: anchor vs positive (category ``positive``) and
+        anchor vs each negative (category ``contradiction`` for an NLI
+        contradiction column, ``hard_negative`` otherwise), ``win`` and
+        ``margin`` beside the negatives' cosines.
+        """
+        s = self.scores
+        if s.empty:
+            return pd.DataFrame(columns=[constants.COL_MODEL, constants.COL_SUITE, constants.COL_CATEGORY, constants.COL_PAIR_ID,
+                                         constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE])
+        row = "row-" + s[constants.COL_SOURCE_ROW].astype(str)
+        contradiction = s[constants.COL_NEGATIVE_COLUMN].str.lower().str.startswith(("contradict", "contradiction"))
+        positives = pd.DataFrame({
+            constants.COL_MODEL: s[constants.COL_MODEL], constants.COL_SUITE: name, constants.COL_CATEGORY: constants.CAT_POSITIVE,
+            constants.COL_PAIR_ID: row + "/positive", constants.COL_TEXT_A: s[constants.COL_ANCHOR], constants.COL_TEXT_B: s[constants.COL_POSITIVE],
+            constants.COL_COSINE: s["cosine_positive"],
+        }).drop_duplicates([constants.COL_MODEL, constants.COL_PAIR_ID])
+        negatives = pd.DataFrame({
+            constants.COL_MODEL: s[constants.COL_MODEL], constants.COL_SUITE: name,
+            constants.COL_CATEGORY: contradiction.map({True: constants.CAT_CONTRADICTION, False: "hard_negative"}),
+            constants.COL_PAIR_ID: row + "/" + s[constants.COL_NEGATIVE_COLUMN].astype(str), constants.COL_TEXT_A: s[constants.COL_ANCHOR],
+            constants.COL_TEXT_B: s[constants.COL_NEGATIVE], constants.COL_COSINE: s["cosine_negative"], constants.COL_WIN: s[constants.COL_WIN],
+            "margin": s["margin"],
+        })
+        return pd.concat([positives, negatives], ignore_index=True)
+
     def frames(self) -> dict[str, pd.DataFrame]:
         """Every table by name (for CSV export)."""
         return {"triples_scores": self.scores, "triples_win_rates": self.win_rates, "triples_ranks": self.ranks,

@@ -136,3 +136,12 @@ def test_cli_triples_refusals(capsys, tmp_path):
     assert "--positive name(s) the columns of a --triples FILE" in capsys.readouterr().err
     assert cli.main(["retrieval", "--triples", str(bad), "--corpus", str(bad), "--quiet"]) == 2
     assert "--triples runs on its own" in capsys.readouterr().err
+
+
+def test_history_pairs_hook_gives_tidy_pairs(result):
+    pairs = result.history_pairs("nli")
+    assert set(pairs["category"]) == {"positive", "contradiction"}
+    assert len(pairs) == 24 + 24  # one positive per source row, one row per negative
+    assert pairs["pair_id"].is_unique and (pairs["suite"] == "nli").all()
+    negatives = pairs[pairs["category"] == "contradiction"]
+    assert negatives["win"].sum() == result.win_rates["wins"].iloc[0]
