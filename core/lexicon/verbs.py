@@ -19,6 +19,7 @@ from core.lexicon.wordsets import (
     DETERMINERS,
     DO_FORMS,
     HAVE_FORMS,
+    LABEL_NOUNS,
     MODALS,
     NOT_VERBS,
     PHRASE_BREAKS,
@@ -28,6 +29,7 @@ from core.words import surface_tokens
 
 # A base form after these is an infinitive ("did not give", "may reduce", "to resolve"), not a present tense.
 _INFINITIVE_MARKERS = frozenset(DO_FORMS | MODALS | {"to", "not", "n't", "never"})
+_NEGATORS = frozenset({"not", "n't", "never"})
 # A participle after these is passive or perfect ("is covered", "has filed"), not a past tense.
 _PARTICIPLE_AUX = frozenset(BE_FORMS | HAVE_FORMS | {"be", "been", "being"})
 
@@ -46,6 +48,11 @@ class Sentence:
     def lower(self, i: int) -> str:
         """The token at ``i``, lowercased."""
         return self.tokens[i].lower()
+
+    def names_a_number(self, i: int) -> bool:
+        """Whether the word at ``i`` is a label noun before a number ("type 2", "phase 3"): a noun, never the verb."""
+        nxt = [j for j in self.words if j > i]
+        return self.lower(i) in LABEL_NOUNS and bool(nxt) and self.tokens[nxt[0]][:1].isdigit()
 
     def in_compound(self, i: int) -> bool:
         """Whether the word at ``i`` ends a hyphenated compound ("ammonia-based", "USB-C"): not a word of its own."""
@@ -112,7 +119,7 @@ def find_verb_group(s: Sentence) -> VerbGroup | None:
             return VerbGroup(i, main[0], w, main[1], "MD" if w in MODALS else w.upper())
     for pos, i in enumerate(words[1:], start=1):
         tok = s.tokens[i]
-        if not tok[:1].islower() or s.lower(i) in NOT_VERBS or s.glued(i):
+        if not tok[:1].islower() or s.lower(i) in NOT_VERBS or s.glued(i) or s.names_a_number(i):
             continue
         form = finite_verb_form(tok)
         if form is None:
@@ -129,6 +136,7 @@ def find_verb_group(s: Sentence) -> VerbGroup | None:
             and nxt is not None
             and s.tokens[nxt][:1].islower()
             and s.lower(nxt) not in NOT_VERBS
+            and not s.names_a_number(nxt)
             and finite_verb_form(s.tokens[nxt]) is not None
         ):
             continue  # "Consumer prices rose": "prices" is the noun, "rose" the verb
@@ -174,12 +182,13 @@ def possible_tenses(words: list[str], i: int) -> frozenset[str]:
     """
     found = verb_tags(words[i])
     prev = words[i - 1] if i else ""
-    if found is None or prev in DETERMINERS or prev in _INFINITIVE_MARKERS:
+    if found is None or prev in DETERMINERS or prev in _INFINITIVE_MARKERS - _NEGATORS:
         return frozenset()
     tags = found[1]
     out = set()
     if "VBD" in tags and not (_PARTICIPLE_AUX & set(words[max(0, i - 2) : i])):
         out.add("past")
-    if tags & {"VBZ", "VBP"}:
+    # "never shares" is present; "did not share" an infinitive.
+    if "VBZ" in tags or ("VBP" in tags and prev not in _NEGATORS):
         out.add("present")
     return frozenset(out)

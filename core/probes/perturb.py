@@ -559,10 +559,14 @@ def remove_hedge(s: _Sentence) -> list[Perturbation]:
 
 
 def _keeps_capital(s: _Sentence) -> bool:
-    """Whether the first word keeps its capital inside a sentence: a name ("Google", "Mercy Hospital",
-    "Dr. Chen"), "I", or an acronym ("FDA"); "The", "Revenue" are capitalized only for starting it."""
+    """Whether the first word keeps its capital inside a sentence.
+
+    It does for a name ("Google", "Mercy Hospital", "Dr. Chen"), "I", an
+    acronym ("FDA") and a label before its number ("Chapter 11"); "The" and
+    "Revenue" are capitalized only for starting the sentence.
+    """
     first = s.tokens[s.words[0]]
-    if first == "I" or sum(ch.isupper() for ch in first) > 1 or _initial_is_name(s):
+    if first == "I" or sum(ch.isupper() for ch in first) > 1 or _initial_is_name(s) or s.names_a_number(s.words[0]):
         return True
     return any(start == s.words[0] for start, _ in _names(s))
 
