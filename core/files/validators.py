@@ -41,8 +41,12 @@ from core.lexicon.wordsets import (
 )
 from core.words import rule_words
 
+# The word sets and number test live in core.lexicon; these names stay importable from here.
 __all__ = [
     "CATEGORY_RULES",
+    "NEGATION_CUES",
+    "QUANTIFIERS",
+    "TEMPORAL_WORDS",
     "VARIANT_RULES",
     "Violation",
     "check_distinct",
