@@ -30,7 +30,8 @@ temporal     opposite time words ("before" / "after"), a future marker
              "reduced", "is" / "was")
 quantifier   a quantifier the perturbation rules swap or add (all, every,
              some, none, few, many, most, no) is on one side only where the
-             other has "the", or both sides have a differing quantifier
+             other has "the" or nothing ("Some customers" / "Customers"), or
+             both sides have a differing quantifier
 hedging      the texts carry a different number of hedges (hedge words and
              phrases, evidential adverbs, "is said to"); a modal that opens
              a question ("Could you ...?") is a request and a "may" of
@@ -248,10 +249,22 @@ def _temporal(p: _Pair) -> bool:
 # ------------------------------------------------------------------ quantifier
 
 
-def _replaces_the(words_a: list[str], words_b: list[str]) -> bool:
-    """add_quantifier in reverse: a rule quantifier in A stands where B has "the" ("All patients" / "The patients")."""
+def _added_quantifier(words_a: list[str], words_b: list[str]) -> bool:
+    """add_quantifier in reverse: a rule quantifier in A stands where B has "the" or nothing.
+
+    "All patients" / "The patients", "Some customers can" / "Customers can",
+    "on some purchases" / "on purchases".  Where B has nothing, a "no" is
+    left to the negation rule ("has no fever" / "has fever").
+    """
     after_the = {nxt for w, nxt in zip(words_b, words_b[1:], strict=False) if w == "the"}
-    return any(QUANTIFIER_CLASS.get(w, w) in RULE_QUANTIFIERS and nxt in after_the for w, nxt in zip(words_a, words_a[1:], strict=False))
+    bigrams_b = set(zip(["", *words_b], words_b, strict=False))
+    for i, w in enumerate(words_a[:-1]):
+        if QUANTIFIER_CLASS.get(w, w) not in RULE_QUANTIFIERS:
+            continue
+        nxt, prev = words_a[i + 1], words_a[i - 1] if i else ""
+        if nxt in after_the or (QUANTIFIER_CLASS.get(w, w) != "no" and (prev, nxt) in bigrams_b):
+            return True
+    return False
 
 
 def _quantifier(p: _Pair) -> bool:
@@ -259,7 +272,7 @@ def _quantifier(p: _Pair) -> bool:
     quant_a, quant_b = quant_a - quant_b, quant_b - quant_a
     if quant_a and quant_b:
         return True  # "all" / "some", "most" / "few"
-    return (bool(quant_a) and _replaces_the(p.words_a, p.words_b)) or (bool(quant_b) and _replaces_the(p.words_b, p.words_a))
+    return (bool(quant_a) and _added_quantifier(p.words_a, p.words_b)) or (bool(quant_b) and _added_quantifier(p.words_b, p.words_a))
 
 
 # ------------------------------------------------------------------ hedging

@@ -39,7 +39,8 @@ temporal   future_to_past        "will acquire" -> "acquired"
 temporal   present_to_past       "is" -> "was", "reduces" -> "reduced"
 quantifier swap_quantifier       all/every -> some, no; some -> all, no; none ->
                                  all; few <-> many; most -> few
-quantifier add_quantifier        "The patients" -> "All patients" / "Few patients"
+quantifier add_quantifier        "The patients" / "Patients" -> "All patients" /
+                                 "Few patients"
 hedging    remove_hedge          drops may/might/could/possibly/perhaps/likely/
                                  probably and "some evidence suggests that"
                                  (not a "may" of permission: "No one may enter")
@@ -511,15 +512,25 @@ def swap_quantifier(s: _Sentence) -> list[Perturbation]:
 
 
 def add_quantifier(s: _Sentence) -> list[Perturbation]:
-    """"The patients ..." -> "All patients ..." / "Few patients ...": a definite plural subject gets a quantifier."""
+    """"The patients ..." / "Patients ..." -> "All patients ..." / "Few patients ...": a definite or bare plural subject gets a quantifier."""
     words = s.words
-    if len(words) < 2 or s.lower(words[0]) != "the" or not is_plural_noun(s.tokens[words[1]]):
+    if len(words) < 2:
         return []
     out = []
+    if s.lower(words[0]) == "the" and is_plural_noun(s.tokens[words[1]]):
+        for new in ("All", "Few"):
+            t = list(s.tokens)
+            t[words[0]] = new
+            out.append(Perturbation(constants.CAT_QUANTIFIER, "add_quantifier", s.join(t), f"The -> {new}"))
+        return out
+    clause = find_verb_group(s)
+    bare = s.tokens[words[0]]
+    if clause is None or clause.start != words[1] or not is_plural_noun(bare) or _initial_is_name(s) or s.lower(words[0]) in NOT_VERBS:
+        return []
     for new in ("All", "Few"):
         t = list(s.tokens)
-        t[words[0]] = new
-        out.append(Perturbation(constants.CAT_QUANTIFIER, "add_quantifier", s.join(t), f"The -> {new}"))
+        t[words[0]] = f"{new} {bare[:1].lower()}{bare[1:]}"
+        out.append(Perturbation(constants.CAT_QUANTIFIER, "add_quantifier", s.join(t), f"{bare} -> {new} {bare.lower()}"))
     return out
 
 

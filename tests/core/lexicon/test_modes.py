@@ -29,6 +29,8 @@ DIFFERS = [
     (constants.CAT_TEMPORAL, "The microwave shuts off.", "The microwave shut off."),
     (constants.CAT_QUANTIFIER, "All patients recovered.", "Some patients recovered."),
     (constants.CAT_QUANTIFIER, "The patients recovered.", "Few patients recovered."),
+    (constants.CAT_QUANTIFIER, "Customers can return items.", "Some customers can return items."),
+    (constants.CAT_QUANTIFIER, "No fee applies on purchases.", "No fee applies on some purchases."),
     (constants.CAT_HEDGING, "The drug reduces pain.", "The drug may reduce pain."),
     (constants.CAT_HEDGING, "The drug reduces pain.", "Some evidence suggests that the drug reduces pain."),
 ]
@@ -43,6 +45,8 @@ SAME = [
     (constants.CAT_TEMPORAL, "Dr. Brooks repaired the valve.", "After the valve repair by Dr. Brooks."),
     (constants.CAT_TEMPORAL, "The drug may cut costs.", "The drug cuts costs and may cut costs."),
     (constants.CAT_QUANTIFIER, "Every patient recovered.", "All patients recovered."),
+    # A "no" where the other side has nothing is the negation rule's.
+    (constants.CAT_QUANTIFIER, "The patient has no fever.", "The patient has fever."),
     (constants.CAT_HEDGING, "Could you tell me the way?", "Tell me the way?"),
 ]
 

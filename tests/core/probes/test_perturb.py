@@ -270,3 +270,8 @@ def test_a_label_before_its_number_is_a_noun_not_the_verb():
     variants = _by_rule("Metformin treats type 2 diabetes in 5 patients.")
     assert variants["add_not_do"] == ["Metformin does not treat type 2 diabetes in 5 patients."]
     assert "Some evidence suggests that Chapter 11 protection was filed for 3 firms." in _by_rule("Chapter 11 protection was filed for 3 firms.")["add_hedge"]
+
+
+def test_a_bare_plural_subject_gets_a_quantifier():
+    assert _by_rule("Patients report severe pain.")["add_quantifier"] == ["All patients report severe pain.", "Few patients report severe pain."]
+    assert "add_quantifier" not in _by_rule("Google acquired YouTube.")  # a name, no plural
