@@ -11,7 +11,6 @@ generator's self-check must have rejected nothing.
 
 from __future__ import annotations
 
-import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,7 +21,7 @@ from core.probes.retrieval.guard import contradiction_flags
 
 SUBJECTS = [
     "The patient", "The patients", "Dr. Chen", "Mercy Hospital", "Google", "The drug", "The tenant",
-    "All employees", "Some customers", "No contractor", "The Acme Corp board", "These headphones",
+    "All employees", "Some customers", "No contractor", "The Acme Corp board", "These headphones", "Patients",
 ]
 VERB_PHRASES = [
     "acquired YouTube", "reduces the pain", "is allergic to penicillin", "was delayed", "will sign the lease",
@@ -75,7 +74,7 @@ def test_the_grammar_reaches_every_mode():
     assert modes == set(constants.FAILURE_MODES)
 
 
-SHIPPED_ANCHORS = [
+ONCE_SPLIT = [
     "Dr. Alvarez referred the patient to Dr. Chen after the MRI showed a 2 cm lesion in the left kidney.",
     "Interest is charged on purchases if the statement balance is paid in full by the due date.",
     "The witness refused to answer the prosecutor's questions.",
@@ -91,6 +90,5 @@ SHIPPED_ANCHORS = [
 
 def test_sentences_that_once_split_them_agree():
     # Each of these made the three disagree before core/lexicon (a hyphen, a title, a tense kept elsewhere, ...).
-    problems = {text: found for text in SHIPPED_ANCHORS if (found := _disagreements(text))}
+    problems = {text: found for text in ONCE_SPLIT if (found := _disagreements(text))}
     assert problems == {}
-    assert all(isinstance(perturb(text).to_frame(), pd.DataFrame) for text in SHIPPED_ANCHORS[:1])
