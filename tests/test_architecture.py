@@ -17,6 +17,7 @@ CORE = ROOT / "core"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("constants",),
     ("paths", "words"),
+    ("lexicon",),
     ("stats", "models", "files"),
     ("scoring",),
     ("papers",),

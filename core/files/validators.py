@@ -1,9 +1,17 @@
 """Rules every suite pair must obey, usable on shipped and uploaded suites.
 
-Each rule looks at the word-level difference between the two sentences of a
-pair. Words are lowercase tokens from :func:`core.words.rule_words`; the difference is the
-multiset symmetric difference (words in A not matched in B, and vice versa),
-so reordering alone produces no difference.
+What each failure mode *is* lives in :mod:`core.lexicon`; a rule here asks
+:func:`core.lexicon.differs_by` (or, for pairs written by hand, whether a
+word of the mode is among the differing words) and then checks that little
+else changed.  Words are lowercase tokens from :func:`core.words.rule_words`;
+the difference is the multiset symmetric difference (words in A not matched
+in B, and vice versa), so reordering alone produces no difference.
+
+The rules sit in one table per kind of file, one entry per category:
+:data:`CATEGORY_RULES` (pair suites: one sentence, one change) and
+:data:`VARIANT_RULES` (retrieval variants of a longer passage, which may
+keep their grammar: "1 month" -> "10 months").  A new category is one
+entry in each.
 
 A violation names the pair and the rule, so a suite author can fix it.
 """
@@ -12,63 +20,58 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import pandas as pd
 
 from core import constants
+from core.lexicon import differs_by, word_difference
+from core.lexicon.morphology import can_be_verb, word_forms
+from core.lexicon.numbers import is_number_token, number_values
+from core.lexicon.wordsets import (
+    HEDGE_CUES,
+    NEGATION_CUES,
+    NEGATION_SUPPORT,
+    PROPORTION_ADVERBS,
+    QUANTIFIER_SUPPORT,
+    QUANTIFIERS,
+    RELATIVE_AGE,
+    TEMPORAL_WORDS,
+)
 from core.words import rule_words
 
-# The lexicons below share a shape (a frozenset of a split string) because they are word lists, not logic.
-# Tokens that contain a digit count as numbers, units attached ("5mg", "$3.2m",
-# "40%", "1,200", "10:30").  Number words are accepted too because natural
-# sentences write small numbers out.
-_NUMBER_WORDS = frozenset(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen "  # noqa: SIM905 - a word list reads best as words
-    "fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty "
-    "sixty seventy eighty ninety hundred thousand million billion trillion dozen "
-    "half once twice double triple single".split()
-)
-
-NEGATION_CUES = frozenset(
-    "not n't no never cannot can't won't don't doesn't didn't isn't aren't wasn't "  # noqa: SIM905 - a word list reads best as words
-    "weren't hasn't haven't hadn't shouldn't wouldn't couldn't mustn't needn't "
-    "without none nobody nothing nowhere neither nor no-one non lacks lacking absent "
-    "fails failed refuses refused denies denied unable".split()
-)
-# Words a negation legitimately drags along ("has" -> "does not have").
-_NEGATION_SUPPORT = frozenset(
-    "do does did is are was were has have had can could will would should must may "  # noqa: SIM905 - a word list reads best as words
-    "might shall be been being a an any some".split()
-)
-
-TEMPORAL_WORDS = frozenset(
-    "before after prior following earlier later previously subsequently then first "  # noqa: SIM905 - a word list reads best as words
-    "last next previous yesterday today tomorrow tonight morning evening night noon "
-    "midnight daily weekly monthly yearly annually past future ago since until till "
-    "during while when once soon already still yet recently now formerly afterwards "
-    "afterward beforehand early late preceding succeeding upcoming former latter "
-    "start end beginning ending began ended begins ends pre post precede precedes "
-    "preceded follow follows followed week month year day hour minute weekend "
-    "monday tuesday wednesday thursday friday saturday sunday will was were is are "
-    "had has have been did does do going went go".split()
-)
-QUANTIFIERS = frozenset(
-    "all some none no few many most several every each any both neither either "  # noqa: SIM905 - a word list reads best as words
-    "nobody everyone everybody someone somebody anyone nothing everything something "
-    "anything always never sometimes rarely often seldom usually occasionally "
-    "majority minority half fraction handful lot lots plenty numerous countless "
-    "only single one a an little much more less fewer least nearly almost hardly "
-    "barely entire whole partial".split()
-)
-# Agreement changes a quantifier forces ("All patients were" -> "No patient was").
-_QUANTIFIER_SUPPORT = frozenset(
-    "is are was were has have does do of the them their its it they he she his her "  # noqa: SIM905 - a word list reads best as words
-    "patient patients customer customers user users employee employees".split()
-)
+# The word sets and number test live in core.lexicon; these names stay importable from here.
+__all__ = [
+    "CATEGORY_RULES",
+    "NEGATION_CUES",
+    "QUANTIFIERS",
+    "TEMPORAL_WORDS",
+    "VARIANT_RULES",
+    "Violation",
+    "check_distinct",
+    "check_entity_swap",
+    "check_hedging_variant",
+    "check_negation",
+    "check_numerical",
+    "check_numerical_variant",
+    "check_quantifier",
+    "check_quantifier_variant",
+    "check_temporal",
+    "check_temporal_variant",
+    "is_number_token",
+    "validate_oov",
+    "validate_pairs",
+    "word_difference",
+]
 
 _MAX_EXTRA_WORDS = 3
+# A hedge is often a phrase ("is said to have", "it may be best to").
+_MAX_EXTRA_HEDGE_WORDS = 6
+# Retrieval variants: relative age is temporal ("the older model" -> "the newer model"), proportion
+# adverbs quantify ("owed mostly to" -> "owed partly to").
+_VARIANT_TEMPORAL_CUES = TEMPORAL_WORDS | RELATIVE_AGE
+_VARIANT_QUANTIFIER_CUES = QUANTIFIERS | PROPORTION_ADVERBS
 
 
 @dataclass(frozen=True)
@@ -83,18 +86,7 @@ class Violation:
         return f"{self.pair_id}: [{self.rule}] {self.message}"
 
 
-def word_difference(text_a: str, text_b: str) -> tuple[Counter, Counter]:
-    """Multiset difference of words: (only in A, only in B)."""
-    ca, cb = Counter(rule_words(text_a)), Counter(rule_words(text_b))
-    return ca - cb, cb - ca
-
-
-def is_number_token(token: str) -> bool:
-    """True for tokens carrying a number, with or without an attached unit."""
-    return any(ch.isdigit() for ch in token) or token in _NUMBER_WORDS
-
-
-def _count(tokens: Iterable[str], lexicon: frozenset[str]) -> int:
+def _count(tokens: list[str], lexicon: frozenset[str]) -> int:
     return sum(1 for t in tokens if t in lexicon)
 
 
@@ -103,44 +95,46 @@ def check_entity_swap(text_a: str, text_b: str) -> str | None:
     if Counter(rule_words(text_a)) != Counter(rule_words(text_b)):
         only_a, only_b = word_difference(text_a, text_b)
         return f"word multisets differ: A has {sorted(only_a.elements())}, B has {sorted(only_b.elements())}"
-    if rule_words(text_a) == rule_words(text_b):
+    if not differs_by(constants.CAT_ENTITY_SWAP, text_a, text_b):
         return "sentences are identical: nothing was swapped"
     return None
 
 
 def check_numerical(text_a: str, text_b: str) -> str | None:
-    """The sentences differ only in number tokens (units attached allowed)."""
+    """The sentences differ only in number tokens (units attached allowed), and in value, not only in form."""
     only_a, only_b = word_difference(text_a, text_b)
     if not only_a and not only_b:
         return "no word differs"
     bad = [t for t in (*only_a.elements(), *only_b.elements()) if not is_number_token(t)]
     if bad:
         return f"non-number words differ: {sorted(set(bad))}"
+    values_a, values_b = number_values(only_a), number_values(only_b)
+    if values_a and values_a == values_b:
+        return f"the numbers differ in form only, not in value: {sorted(only_a)} / {sorted(only_b)}"
     return None
 
 
 def check_negation(text_a: str, text_b: str) -> str | None:
     """Exactly one side carries (more) negation cues; little else changes."""
-    wa, wb = rule_words(text_a), rule_words(text_b)
-    if _count(wa, NEGATION_CUES) == _count(wb, NEGATION_CUES):
+    if not differs_by(constants.CAT_NEGATION, text_a, text_b):
         return "both sentences carry the same number of negation cues"
     only_a, only_b = word_difference(text_a, text_b)
     extra = [
         t
         for t in (*only_a.elements(), *only_b.elements())
-        if t not in NEGATION_CUES and t not in _NEGATION_SUPPORT
+        if t not in NEGATION_CUES and t not in NEGATION_SUPPORT
     ]
     if len(extra) > 2 * _MAX_EXTRA_WORDS:
         return f"too many words change besides the negation: {sorted(set(extra))}"
     return None
 
 
-def _check_lexical(text_a: str, text_b: str, lexicon: frozenset[str], support: frozenset[str], name: str) -> str | None:
+def _check_lexical(mode: str, text_a: str, text_b: str, lexicon: frozenset[str], support: frozenset[str], name: str) -> str | None:
     only_a, only_b = word_difference(text_a, text_b)
     diff = [*only_a.elements(), *only_b.elements()]
     if not diff:
         return "no word differs"
-    if not any(t in lexicon for t in diff):
+    if not any(t in lexicon for t in diff) and not differs_by(mode, text_a, text_b):
         return f"no {name} word among the differing words {sorted(set(diff))}"
     extra = [t for t in diff if t not in lexicon and t not in support]
     if len(extra) > _MAX_EXTRA_WORDS:
@@ -149,13 +143,13 @@ def _check_lexical(text_a: str, text_b: str, lexicon: frozenset[str], support: f
 
 
 def check_temporal(text_a: str, text_b: str) -> str | None:
-    """The sentences differ by a temporal word (before/after, yesterday/tomorrow, ...)."""
-    return _check_lexical(text_a, text_b, TEMPORAL_WORDS, frozenset(), "temporal")
+    """The sentences differ by a temporal word (before/after, yesterday/tomorrow, ...) or a verb's tense."""
+    return _check_lexical(constants.CAT_TEMPORAL, text_a, text_b, TEMPORAL_WORDS, frozenset(), "temporal")
 
 
 def check_quantifier(text_a: str, text_b: str) -> str | None:
     """The sentences differ by a quantifier (all, some, none, few, many, ...)."""
-    return _check_lexical(text_a, text_b, QUANTIFIERS, _QUANTIFIER_SUPPORT, "quantifier")
+    return _check_lexical(constants.CAT_QUANTIFIER, text_a, text_b, QUANTIFIERS, QUANTIFIER_SUPPORT, "quantifier")
 
 
 def check_distinct(text_a: str, text_b: str) -> str | None:
@@ -165,12 +159,81 @@ def check_distinct(text_a: str, text_b: str) -> str | None:
     return None
 
 
-CATEGORY_RULES = {
+# One entry per category: a category without an entry is checked for distinct sentences only.
+CATEGORY_RULES: dict[str, Callable[[str, str], str | None]] = {
     constants.CAT_ENTITY_SWAP: check_entity_swap,
     constants.CAT_NUMERICAL: check_numerical,
     constants.CAT_NEGATION: check_negation,
     constants.CAT_TEMPORAL: check_temporal,
     constants.CAT_QUANTIFIER: check_quantifier,
+}
+
+
+# ------------------------------------------------------------------ retrieval variants
+
+
+def _content_difference(anchor: str, variant: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """Differing words once inflections of one word are paired off, and the pairs taken out.
+
+    ``"acquired ... last March"`` vs ``"will acquire ... next March"`` leaves
+    ``["last", "will", "next"]`` and the pair ``("acquired", "acquire")``.
+    """
+    only_a, only_v = word_difference(anchor, variant)
+    left_a, left_v = list(only_a.elements()), list(only_v.elements())
+    paired = []
+    for a in list(left_a):
+        match = next((v for v in left_v if word_forms(a) & word_forms(v)), None)
+        if match is not None:
+            left_a.remove(a)
+            left_v.remove(match)
+            paired.append((a, match))
+    return left_a + left_v, paired
+
+
+def check_numerical_variant(anchor: str, variant: str) -> str | None:
+    """A number changes; other words change only in agreement with it ("1 month" -> "10 months")."""
+    diff, _ = _content_difference(anchor, variant)
+    if not diff:
+        return "no number differs"
+    bad = sorted({t for t in diff if not is_number_token(t)})
+    return f"non-number words differ: {bad}" if bad else None
+
+
+def _lexical_variant(mode: str, anchor: str, variant: str, cues: frozenset[str], name: str, max_extra: int, *, tense_counts: bool = False) -> str | None:
+    diff, paired = _content_difference(anchor, variant)
+    # A verb in another tense ("reduces" -> "reduced") is itself the temporal change.
+    tense = tense_counts and any(can_be_verb(a) and can_be_verb(b) for a, b in paired)
+    if not any(t in cues for t in diff) and not tense and not differs_by(mode, anchor, variant):
+        return f"no {name} word among the differing words {sorted(set(diff) | {w for p in paired for w in p})}"
+    extra = sorted({t for t in diff if t not in cues})
+    if len([t for t in diff if t not in cues]) > max_extra:
+        return f"too many non-{name} words differ: {extra}"
+    return None
+
+
+def check_temporal_variant(anchor: str, variant: str) -> str | None:
+    """A time word or a verb's tense changes, with at most three other words."""
+    return _lexical_variant(constants.CAT_TEMPORAL, anchor, variant, _VARIANT_TEMPORAL_CUES, "temporal", _MAX_EXTRA_WORDS, tense_counts=True)
+
+
+def check_quantifier_variant(anchor: str, variant: str) -> str | None:
+    """A quantifier changes (all/some/few/most/mostly ...), with at most three other words."""
+    return _lexical_variant(constants.CAT_QUANTIFIER, anchor, variant, _VARIANT_QUANTIFIER_CUES, "quantifier", _MAX_EXTRA_WORDS)
+
+
+def check_hedging_variant(anchor: str, variant: str) -> str | None:
+    """A hedge (may, apparently, is said to, suggested ...) is added or removed."""
+    return _lexical_variant(constants.CAT_HEDGING, anchor, variant, HEDGE_CUES, "hedge", _MAX_EXTRA_HEDGE_WORDS)
+
+
+# One entry per mode of the retrieval suite's variant columns.
+VARIANT_RULES: dict[str, Callable[[str, str], str | None]] = {
+    constants.CAT_NEGATION: check_negation,
+    constants.CAT_NUMERICAL: check_numerical_variant,
+    constants.CAT_ENTITY_SWAP: check_entity_swap,
+    constants.CAT_TEMPORAL: check_temporal_variant,
+    constants.CAT_QUANTIFIER: check_quantifier_variant,
+    constants.CAT_HEDGING: check_hedging_variant,
 }
 
 

@@ -6,14 +6,14 @@ Every rule is deterministic and named (``Perturbation.rule``), and a mode the
 sentence gives no handle for is reported with the reason instead of a
 made-up variant.
 
-Why rules and lemminflect rather than a parser: spaCy's English models and
-NLTK's tagger data download from GitHub at run time, which fails offline;
-lemminflect ships its English lexicon inside its wheel.  It supplies what the
-rules need, lemmas and inflections ("acquired" -> "acquire" -> "will
-acquire"), and the rules supply the little syntax they use: a verb group
-found from auxiliaries and finite verb forms, with noun phrases on either
-side.  That is enough for the short declarative sentences a probe is
-typed as; anything subtler is left alone and said so.
+The words, numbers, lemmas and the verb group the rules read come from
+:mod:`core.lexicon` (lemminflect, offline); the rules supply the little
+syntax they use: a verb group found from auxiliaries and finite verb forms,
+with noun phrases on either side.  That is enough for the short declarative
+sentences a probe is typed as; anything subtler is left alone and said so.
+Every variant passes a self-check: :func:`core.lexicon.differs_by` must
+recognise it as its mode (the validator and the guard ask the same), or it
+goes to ``PerturbationReport.rejected`` instead of ``variants``.
 
 Rules, per mode (each is a function below, tested on sentences it must and
 must not change):
@@ -26,9 +26,11 @@ negation   remove_never_no       "never X" -> "X"; "no" (determiner) -> "some"
 negation   add_not_aux           "is" -> "is not" (first auxiliary or modal)
 negation   add_not_do            "acquired" -> "did not acquire" (no auxiliary)
 numerical  scale_number          each number × 10, unit kept ("5 mg" -> "50 mg");
-                                 four-digit years are left to temporal
+                                 four-digit years are left to temporal; labels
+                                 ("type 2", "Chapter 11"), dates and times too
 numerical  scale_number_word     "three" -> "thirty" (two..nine)
-entity     swap_entities         the first two capitalized names swap places
+entity     swap_entities         the first two names swap places ("Dr. Chen",
+                                 "Mercy Hospital", "USB-C" stay whole)
 entity     swap_roles            subject and object of the verb swap places
 temporal   swap_temporal_word    before/after, yesterday/tomorrow, earlier/later,
                                  last/next, previously/subsequently, past/future
@@ -37,11 +39,14 @@ temporal   future_to_past        "will acquire" -> "acquired"
 temporal   present_to_past       "is" -> "was", "reduces" -> "reduced"
 quantifier swap_quantifier       all/every -> some, no; some -> all, no; none ->
                                  all; few <-> many; most -> few
-quantifier add_quantifier        "The patients" -> "All patients" / "Few patients"
+quantifier add_quantifier        "The patients" / "Patients" -> "All patients" /
+                                 "Few patients"
 hedging    remove_hedge          drops may/might/could/possibly/perhaps/likely/
                                  probably and "some evidence suggests that"
+                                 (not a "may" of permission: "No one may enter")
 hedging    add_hedge             "reduces" -> "may reduce"; "Some evidence
-                                 suggests that ..." in front
+                                 suggests that ..." in front (names, "I" and
+                                 acronyms keep their capital)
 ========== ===================== ================================================
 """
 
@@ -53,65 +58,30 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from core import constants
-from core.words import surface_tokens
-
-# ------------------------------------------------------------------ vocabulary
-
-_NUMBER_RE = re.compile(r"^(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(%?)$")
-
-DETERMINERS = {
-    "a", "an", "the", "this", "that", "these", "those", "its", "his", "her", "their", "our", "my", "your",
-    "each", "every", "all", "some", "no", "any", "many", "few", "most", "several", "both",
-}
-PRONOUN_SUBJECTS = {"i", "we", "you", "they", "he", "she", "it"}
-PLURAL_PRONOUNS = {"we", "you", "they", "i"}
-BE_FORMS = {"is", "are", "was", "were", "am"}
-HAVE_FORMS = {"has", "have", "had"}
-DO_FORMS = {"do", "does", "did"}
-MODALS = {"will", "would", "can", "could", "shall", "should", "may", "might", "must"}
-AUXILIARIES = BE_FORMS | HAVE_FORMS | DO_FORMS | MODALS
-# Words that end a noun phrase: the object of "acquired" in "acquired YouTube in 2006" is "YouTube".
-PHRASE_BREAKS = {
-    "in", "on", "at", "for", "with", "from", "to", "by", "after", "before", "during", "since", "because",
-    "and", "or", "but", "that", "which", "who", "when", "while", "if", "than", "as", "into", "over",
-    "under", "between", "without", "within", "yesterday", "today", "tomorrow", "last", "next",
-}
-# Not verbs even though the lexicon lists a verb reading ("patient", "report" are handled by position).
-NOT_VERBS = DETERMINERS | PHRASE_BREAKS | PRONOUN_SUBJECTS | {
-    "not", "never", "very", "also", "only", "just", "more", "less", "than", "of", "new", "one", "up",
-    "down", "out", "off", "there", "here", "then", "now", "so", "such", "none", "much", "too",
-}
-CONTRACTIONS = {
-    "isn't": "is", "aren't": "are", "wasn't": "was", "weren't": "were", "doesn't": "does", "don't": "do",
-    "didn't": "did", "can't": "can", "won't": "will", "shouldn't": "should", "couldn't": "could",
-    "wouldn't": "would", "hasn't": "has", "haven't": "have", "hadn't": "had", "mustn't": "must",
-}
-TEMPORAL_SWAPS = {
-    "before": "after", "after": "before", "yesterday": "tomorrow", "tomorrow": "yesterday",
-    "earlier": "later", "later": "earlier", "last": "next", "next": "last",
-    "previously": "subsequently", "subsequently": "previously", "past": "future", "future": "past",
-    "prior": "subsequent", "subsequent": "prior",
-}
-QUANTIFIER_SWAPS = {
-    "all": ("some", "no"), "every": ("no",), "some": ("all", "no"), "none": ("all",),
-    "few": ("many",), "many": ("few",), "most": ("few",), "no": ("all", "some"),
-}
-NUMBER_WORDS = {
-    "two": "twenty", "three": "thirty", "four": "forty", "five": "fifty", "six": "sixty",
-    "seven": "seventy", "eight": "eighty", "nine": "ninety",
-}
-HEDGE_WORDS = {"may", "might", "could", "possibly", "perhaps", "likely", "probably", "potentially"}
-HEDGE_PHRASES = (
-    "some evidence suggests that",
-    "there is some evidence that",
-    "it is possible that",
-    "it appears that",
-    "it seems that",
+from core.lexicon import differs_by
+from core.lexicon.modes import is_permission_may, opens_question
+from core.lexicon.morphology import inflect, is_participle, is_plural_noun, lemmas
+from core.lexicon.numbers import SCALABLE_RE, TENFOLD_WORDS, is_label_or_date, is_year
+from core.lexicon.verbs import Sentence, VerbGroup, find_verb_group
+from core.lexicon.wordsets import (
+    AUXILIARIES,
+    BE_FORMS,
+    CONTRACTIONS,
+    DETERMINERS,
+    DO_FORMS,
+    HEDGE_PHRASES,
+    HEDGE_PREFIX,
+    HEDGE_WORDS,
+    MODALS,
+    NOT_VERBS,
+    PHRASE_BREAKS,
+    PLURAL_PRONOUNS,
+    QUANTIFIER_SWAPS,
+    TEMPORAL_SWAPS,
+    TITLES,
 )
-HEDGE_PREFIX = "Some evidence suggests that"
-YEAR_RANGE = (1800, 2100)
-NUMBER_SCALE = 10
 
+NUMBER_SCALE = 10
 
 @dataclass(frozen=True)
 class Perturbation:
@@ -138,11 +108,15 @@ class PerturbationReport:
         text: The sentence as typed (stripped).
         variants: Variants in failure-mode order; no duplicates, none equal to ``text``.
         not_applicable: Failure mode -> plain-language reason it has no variant.
+        rejected: Variants a rule wrote that :func:`core.lexicon.differs_by` does
+            not recognise as their mode, left out of ``variants`` (the
+            generator's self-check; ``tests/core/lexicon/`` keeps it empty).
     """
 
     text: str
     variants: list[Perturbation] = field(default_factory=list)
     not_applicable: dict[str, str] = field(default_factory=dict)
+    rejected: list[Perturbation] = field(default_factory=list)
 
     def to_frame(self) -> pd.DataFrame:
         """Original-variant pairs as a long frame ``run_pairs`` accepts.
@@ -170,19 +144,8 @@ class PerturbationReport:
 # ------------------------------------------------------------------ tokens
 
 
-class _Sentence:
-    """A sentence as word, number, punctuation and whitespace tokens that join back losslessly."""
-
-    def __init__(self, text: str):
-        self.tokens: list[str] = surface_tokens(text)
-
-    @property
-    def words(self) -> list[int]:
-        """Indices of the non-space, non-punctuation tokens."""
-        return [i for i, t in enumerate(self.tokens) if t[0].isalnum()]
-
-    def lower(self, i: int) -> str:
-        return self.tokens[i].lower()
+class _Sentence(Sentence):
+    """A sentence as lossless tokens (:class:`core.lexicon.verbs.Sentence`) that joins back tidied."""
 
     def join(self, tokens: list[str] | None = None) -> str:
         return _tidy("".join(self.tokens if tokens is None else tokens))
@@ -202,128 +165,13 @@ def _match_case(new: str, old: str) -> str:
     return new
 
 
-# ------------------------------------------------------------------ lexicon
-
-
-def _lemmas(word: str) -> dict[str, tuple[str, ...]]:
-    from lemminflect import getAllLemmas
-
-    return getAllLemmas(word.lower())
-
-
-def _inflect(lemma: str, tag: str) -> str:
-    from lemminflect import getInflection
-
-    forms = getInflection(lemma, tag=tag)
-    return forms[0] if forms else lemma
-
-
-def _verb_form(word: str) -> tuple[str, str] | None:
-    """``(lemma, tag)`` when ``word`` is a finite verb form: VBD, VBZ or VBP."""
-    lemmas = _lemmas(word).get("VERB")
-    if not lemmas:
-        return None
-    lemma, w = lemmas[0], word.lower()
-    from lemminflect import getInflection
-
-    for tag in ("VBD", "VBZ"):
-        if w in getInflection(lemma, tag=tag):
-            return lemma, tag
-    if w == lemma:
-        return lemma, "VBP"
-    return None
-
-
-@dataclass(frozen=True)
-class _Clause:
-    """The verb group of a simple clause: where it is and what kind."""
-
-    start: int  # token index of the first verb-group word
-    end: int  # token index of the main verb (== start for a single word)
-    aux: str | None  # lowercased auxiliary or modal, if the group has one
-    lemma: str  # main verb lemma
-    tag: str  # VBD, VBZ, VBP, or MD for a modal group, BE for a lone be-form
-
-
-def _find_clause(s: _Sentence) -> _Clause | None:
-    """The first verb group after a non-empty subject, or None.
-
-    An auxiliary (be, have, do, a modal) wins; otherwise the first finite verb
-    form that is not capitalized (a name) and not right after a determiner (a
-    noun: "the report").  A bare base form ("report") counts only after a
-    plural pronoun, so "Patients report pain" is found but "The report
-    shows" finds "shows".
-    """
-    words = s.words
-    for pos, i in enumerate(words[1:], start=1):
-        w = s.lower(i)
-        if w in CONTRACTIONS:
-            w = CONTRACTIONS[w]
-        if w in AUXILIARIES:
-            nxt = words[pos + 1] if pos + 1 < len(words) else None
-            # "is not accepted", "will acquire", "has grown", or a lone "is" (copula)
-            j = nxt
-            if j is not None and s.lower(j) in {"not", "never"}:
-                j = words[pos + 2] if pos + 2 < len(words) else None
-            main = None
-            if j is not None:
-                lem = _lemmas(s.tokens[j]).get("VERB")
-                if lem and s.tokens[j][:1].islower() and s.lower(j) not in NOT_VERBS:
-                    main = (j, lem[0])
-            if w in BE_FORMS and (main is None or not s.lower(main[0]).endswith(("ed", "en", "ing")) and _verb_form(s.tokens[main[0]]) is None):
-                return _Clause(i, i, w, "be", "BE")
-            if main is None:
-                if w in BE_FORMS:
-                    return _Clause(i, i, w, "be", "BE")
-                continue
-            return _Clause(i, main[0], w, main[1], "MD" if w in MODALS else w.upper())
-    for pos, i in enumerate(words[1:], start=1):
-        tok = s.tokens[i]
-        if not tok[:1].islower() or s.lower(i) in NOT_VERBS:
-            continue
-        form = _verb_form(tok)
-        if form is None:
-            continue
-        prev = s.lower(words[pos - 1])
-        if prev in DETERMINERS or prev in PHRASE_BREAKS:
-            continue  # "the report" is a noun; "to drugs", "of sales" are no finite verbs
-        if form[1] == "VBP" and prev not in PLURAL_PRONOUNS and not _plural_noun(s.tokens[words[pos - 1]]):
-            continue
-        nxt = words[pos + 1] if pos + 1 < len(words) else None
-        if (
-            form[1] in {"VBZ", "VBP"}
-            and "NOUN" in _lemmas(tok)
-            and nxt is not None
-            and s.tokens[nxt][:1].islower()
-            and s.lower(nxt) not in NOT_VERBS
-            and _verb_form(s.tokens[nxt]) is not None
-        ):
-            continue  # "Consumer prices rose": "prices" is the noun, "rose" the verb
-        return _Clause(i, i, None, form[0], form[1])
-    return None
-
-
-def _is_participle(word: str) -> bool:
-    """Whether ``word`` is a past participle ("made", "acquired", "taken")."""
-    from lemminflect import getInflection
-
-    lemmas = _lemmas(word).get("VERB")
-    return lemmas is not None and bool(lemmas) and word.lower() in (getInflection(lemmas[0], tag="VBN") or ())
-
-
-def _plural_noun(word: str) -> bool:
-    w = word.lower()
-    nouns = _lemmas(w).get("NOUN")
-    return nouns is not None and bool(nouns) and nouns[0] != w and w.endswith("s")
-
-
 def _subject_plural(s: _Sentence, verb_start: int) -> bool:
     """Whether the word right before the verb group at ``verb_start`` is plural (decides "was"/"were", "reduce"/"reduces")."""
     before = [i for i in s.words if i < verb_start]
     if not before:
         return False
     head = s.lower(before[-1])
-    return head in PLURAL_PRONOUNS or _plural_noun(head)
+    return head in PLURAL_PRONOUNS or is_plural_noun(head)
 
 
 # ------------------------------------------------------------------ negation
@@ -349,9 +197,9 @@ def remove_not(s: _Sentence) -> list[Perturbation]:
         aux = CONTRACTIONS.get(s.lower(aux_i), s.lower(aux_i))
         if aux in DO_FORMS:
             nxt = [j for j in words if j > (not_i if not_i is not None else aux_i)]
-            if nxt and _lemmas(s.tokens[nxt[0]]).get("VERB"):
+            if nxt and lemmas(s.tokens[nxt[0]]).get("VERB"):
                 tag = {"does": "VBZ", "did": "VBD", "do": "VBP"}[aux]
-                verb = _inflect(s.lower(nxt[0]), tag)
+                verb = inflect(s.lower(nxt[0]), tag)
                 t[aux_i] = ""
                 t[nxt[0]] = verb
                 change = f"{s.tokens[aux_i]}{' not' if not_i is not None else ''} {s.tokens[nxt[0]]} -> {verb}"
@@ -379,7 +227,7 @@ def remove_never_no(s: _Sentence) -> list[Perturbation]:
     return out[:1]
 
 
-def add_not(s: _Sentence, clause: _Clause | None) -> list[Perturbation]:
+def add_not(s: _Sentence, clause: VerbGroup | None) -> list[Perturbation]:
     """Negate the verb group: "not" after its auxiliary, or "do"-support for a lone verb."""
     if clause is None:
         return []
@@ -398,13 +246,11 @@ def add_not(s: _Sentence, clause: _Clause | None) -> list[Perturbation]:
 
 
 def _scaled(token: str) -> str | None:
-    m = _NUMBER_RE.match(token)
-    if not m:
-        return None
+    m = SCALABLE_RE.match(token)
+    if not m or is_year(token):
+        return None  # a year: shifting it is a temporal change, not a magnitude
     whole, frac, pct = m.groups()
     value = float(whole.replace(",", "") + (frac or ""))
-    if not frac and not pct and "," not in whole and YEAR_RANGE[0] <= value <= YEAR_RANGE[1] and len(whole) == 4:
-        return None  # a year: shifting it is a temporal change, not a magnitude
     new = value * NUMBER_SCALE
     decimals = max(0, len(frac or "") - 1 - 1) if frac else 0
     text = f"{new:,.{decimals}f}" if "," in whole else f"{new:.{decimals}f}"
@@ -414,11 +260,15 @@ def _scaled(token: str) -> str | None:
 
 
 def scale_number(s: _Sentence) -> list[Perturbation]:
-    """Multiply each number by ten, one variant per number; the unit after it is untouched."""
+    """Multiply each number by ten, one variant per number; the unit after it is untouched.
+
+    Years, labels ("type 2", "Chapter 11"), dates ("March 5", "5/3/2024")
+    and times ("10:30") are left alone: they name, not count.
+    """
     out = []
     for i in s.words:
         new = _scaled(s.tokens[i])
-        if new is None:
+        if new is None or is_label_or_date(s.tokens, i):
             continue
         t = list(s.tokens)
         t[i] = new
@@ -430,7 +280,7 @@ def scale_number_word(s: _Sentence) -> list[Perturbation]:
     """"three" -> "thirty": a spelled-out count scaled by ten ("one" is skipped: it is often a pronoun)."""
     out = []
     for i in s.words:
-        new = NUMBER_WORDS.get(s.lower(i))
+        new = TENFOLD_WORDS.get(s.lower(i))
         if new is None:
             continue
         t = list(s.tokens)
@@ -442,22 +292,47 @@ def scale_number_word(s: _Sentence) -> list[Perturbation]:
 # ------------------------------------------------------------------ entity / role swap
 
 
+def _word_end(s: _Sentence, i: int) -> int:
+    """The last token of the word at ``i`` with its hyphenated parts ("USB-C", "gluten-free")."""
+    while i + 2 < len(s.tokens) and s.tokens[i + 1] == "-" and s.tokens[i + 2][:1].isalnum():
+        i += 2
+    return i
+
+
+def _joins_name(s: _Sentence, end: int, nxt: int) -> bool:
+    """Whether the capitalized word at ``nxt`` continues the name ending at ``end``: one space apart, or after a title ("Dr. Chen")."""
+    if not s.tokens[nxt][:1].isupper():
+        return False
+    if nxt == end + 2 and s.tokens[end + 1] == " ":
+        return True
+    return s.lower(end) in TITLES and s.tokens[end + 1 : nxt] == [".", " "]
+
+
 def _names(s: _Sentence) -> list[tuple[int, int]]:
-    """Token spans of capitalized names; a sentence-initial word counts only if the verb follows it."""
+    """Token spans of capitalized names ("Dr. Chen", "Mercy Hospital", "USB-C").
+
+    A sentence-initial word counts only if it is a name (:func:`_starts_with_name`),
+    a title, or the first of several capitalized words ("Mercy Hospital reported").
+    A capital glued to a number ("4K") starts no name.
+    """
     spans: list[tuple[int, int]] = []
-    words = s.words
+    words = [i for i in s.words if not s.in_compound(i)]
     k = 0
     while k < len(words):
         i = words[k]
         tok = s.tokens[i]
-        if tok[:1].isupper() and (k > 0 or _starts_with_name(s)):
-            j = k
-            while j + 1 < len(words) and s.tokens[words[j + 1]][:1].isupper() and words[j + 1] == words[j] + 2:
+        glued = i > 0 and s.tokens[i - 1][:1].isalnum()
+        if tok[:1].isupper() and not glued:
+            end, j = _word_end(s, i), k
+            while j + 1 < len(words) and _joins_name(s, end, words[j + 1]):
                 j += 1
-            spans.append((i, words[j]))
-            k = j + 1
-        else:
-            k += 1
+                end = _word_end(s, words[j])
+            several = j > k and s.lower(i) not in NOT_VERBS | AUXILIARIES
+            if k > 0 or several or s.lower(i) in TITLES or _starts_with_name(s):
+                spans.append((i, end))
+                k = j + 1
+                continue
+        k += 1
     return spans
 
 
@@ -470,7 +345,7 @@ def _initial_is_name(s: _Sentence) -> bool:
     words = s.words
     if not words or not s.tokens[words[0]][:1].isupper() or s.lower(words[0]) in NOT_VERBS | AUXILIARIES:
         return False
-    return not set(_lemmas(s.tokens[words[0]])) & {"NOUN", "ADJ", "ADV", "PRON", "DET", "ADP", "CCONJ", "AUX"}
+    return not set(lemmas(s.tokens[words[0]])) & {"NOUN", "ADJ", "ADV", "PRON", "DET", "ADP", "CCONJ", "AUX"}
 
 
 def _starts_with_name(s: _Sentence) -> bool:
@@ -478,7 +353,7 @@ def _starts_with_name(s: _Sentence) -> bool:
     words = s.words
     if not _initial_is_name(s):
         return False
-    clause = _find_clause(s)
+    clause = find_verb_group(s)
     if clause is None:
         return False
     between = [i for i in words if i < clause.start]
@@ -509,23 +384,29 @@ def swap_entities(s: _Sentence) -> list[Perturbation]:
 
 
 def _phrase_after(s: _Sentence, i: int) -> tuple[int, int] | None:
-    """The noun phrase starting after token ``i``: up to a preposition, conjunction or punctuation."""
-    words = [j for j in s.words if j > i]
+    """The noun phrase starting after token ``i``: up to a preposition, conjunction, determiner, number or punctuation.
+
+    Hyphenated words stay whole ("USB-C", "gluten-free"); a number after the
+    phrase is a measure ("beat Argentina 3-1"), not part of it.
+    """
+    words = [j for j in s.words if j > i and not s.in_compound(j)]
     if not words:
         return None
     start = words[0]
     if s.lower(start) in PHRASE_BREAKS or s.lower(start) in {"not", "never"}:
         return None
-    end = start
+    end = _word_end(s, start)
     for j in words[1:]:
+        if j <= end:
+            continue
         gap = "".join(s.tokens[end + 1 : j])
-        if gap.strip() or s.lower(j) in PHRASE_BREAKS:
-            break
-        end = j
+        if gap.strip() or s.lower(j) in PHRASE_BREAKS or s.lower(j) in DETERMINERS or s.tokens[j][:1].isdigit():
+            break  # a determiner starts the next phrase: "paid Orion Studios | a fee"
+        end = _word_end(s, j)
     return start, end
 
 
-def swap_roles(s: _Sentence, clause: _Clause | None) -> list[Perturbation]:
+def swap_roles(s: _Sentence, clause: VerbGroup | None) -> list[Perturbation]:
     """Swap subject and object of the verb ("The dog bit the man" -> "The man bit the dog").
 
     Passive "X was acquired by Y" swaps X and Y.  The subject is everything
@@ -543,7 +424,7 @@ def swap_roles(s: _Sentence, clause: _Clause | None) -> list[Perturbation]:
     if clause.lemma == "be" and clause.end > clause.start:
         # "can be made by": a modal passive; the participle after "be" is the real verb
         nxt = [j for j in words if j > after]
-        if nxt and _is_participle(s.tokens[nxt[0]]):
+        if nxt and is_participle(s.tokens[nxt[0]]):
             after = nxt[0]
     nxt = [j for j in words if j > after]
     passive = clause.aux in BE_FORMS or clause.lemma == "be"
@@ -576,7 +457,7 @@ def swap_temporal_word(s: _Sentence) -> list[Perturbation]:
     return []
 
 
-def change_tense(s: _Sentence, clause: _Clause | None) -> list[Perturbation]:
+def change_tense(s: _Sentence, clause: VerbGroup | None) -> list[Perturbation]:
     """Past -> future ("acquired" -> "will acquire"), future -> past, or present -> past, for simple verb groups only."""
     if clause is None:
         return []
@@ -594,7 +475,7 @@ def change_tense(s: _Sentence, clause: _Clause | None) -> list[Perturbation]:
         t[clause.start] = _match_case(past, s.tokens[clause.start])
         return [Perturbation(constants.CAT_TEMPORAL, "present_to_past", s.join(t), f"{s.tokens[clause.start]} -> {past}")]
     if clause.aux is None and clause.tag in {"VBZ", "VBP"}:
-        past = _inflect(clause.lemma, "VBD")
+        past = inflect(clause.lemma, "VBD")
         t[clause.start] = past
         return [Perturbation(constants.CAT_TEMPORAL, "present_to_past", s.join(t), f"{old} -> {past}")]
     if clause.aux == "will" and clause.end > clause.start:
@@ -602,7 +483,7 @@ def change_tense(s: _Sentence, clause: _Clause | None) -> list[Perturbation]:
         if between:  # "will not go": leave negated futures alone
             return []
         plural = _subject_plural(s, clause.start)
-        past = ("were" if plural else "was") if clause.lemma == "be" else _inflect(clause.lemma, "VBD")
+        past = ("were" if plural else "was") if clause.lemma == "be" else inflect(clause.lemma, "VBD")
         t[clause.start : clause.end + 1] = [past]
         return [Perturbation(constants.CAT_TEMPORAL, "future_to_past", s.join(t), f"{old} -> {past}")]
     return []
@@ -631,15 +512,25 @@ def swap_quantifier(s: _Sentence) -> list[Perturbation]:
 
 
 def add_quantifier(s: _Sentence) -> list[Perturbation]:
-    """"The patients ..." -> "All patients ..." / "Few patients ...": a definite plural subject gets a quantifier."""
+    """"The patients ..." / "Patients ..." -> "All patients ..." / "Few patients ...": a definite or bare plural subject gets a quantifier."""
     words = s.words
-    if len(words) < 2 or s.lower(words[0]) != "the" or not _plural_noun(s.tokens[words[1]]):
+    if len(words) < 2:
         return []
     out = []
+    if s.lower(words[0]) == "the" and is_plural_noun(s.tokens[words[1]]):
+        for new in ("All", "Few"):
+            t = list(s.tokens)
+            t[words[0]] = new
+            out.append(Perturbation(constants.CAT_QUANTIFIER, "add_quantifier", s.join(t), f"The -> {new}"))
+        return out
+    clause = find_verb_group(s)
+    bare = s.tokens[words[0]]
+    if clause is None or clause.start != words[1] or not is_plural_noun(bare) or _initial_is_name(s) or s.lower(words[0]) in NOT_VERBS:
+        return []
     for new in ("All", "Few"):
         t = list(s.tokens)
-        t[words[0]] = new
-        out.append(Perturbation(constants.CAT_QUANTIFIER, "add_quantifier", s.join(t), f"The -> {new}"))
+        t[words[0]] = f"{new} {bare[:1].lower()}{bare[1:]}"
+        out.append(Perturbation(constants.CAT_QUANTIFIER, "add_quantifier", s.join(t), f"{bare} -> {new} {bare.lower()}"))
     return out
 
 
@@ -647,15 +538,20 @@ def add_quantifier(s: _Sentence) -> list[Perturbation]:
 
 
 def remove_hedge(s: _Sentence) -> list[Perturbation]:
-    """Drop a hedge: a leading "some evidence suggests that" or a hedging word; "may reduce" -> "reduces"."""
+    """Drop a hedge: a leading "some evidence suggests that" or a hedging word; "may reduce" -> "reduces".
+
+    A "may" of permission ("No contractor may begin") and a modal that opens
+    a question ("Could you tell me ...?") are no hedges and stay.
+    """
     text = s.join()
+    lowered = [s.lower(i) for i in s.words]
     for phrase in HEDGE_PHRASES:
         m = re.match(re.escape(phrase) + r"\s+", text, flags=re.IGNORECASE)
         if m:
             return [Perturbation(constants.CAT_HEDGING, "remove_hedge", _tidy(text[m.end() :]), f"{text[: m.end()].strip()} -> (removed)")]
-    for i in s.words:
+    for pos, i in enumerate(s.words):
         w = s.lower(i)
-        if w not in HEDGE_WORDS:
+        if w not in HEDGE_WORDS or is_permission_may(lowered, pos) or (pos == 0 and opens_question(text, lowered)):
             continue
         t = list(s.tokens)
         t[i] = ""
@@ -666,14 +562,27 @@ def remove_hedge(s: _Sentence) -> list[Perturbation]:
                 continue
             verb = nxt[0]
             plural = _subject_plural(s, i)
-            new = ("are" if plural else "is") if s.lower(verb) == "be" else _inflect(s.lower(verb), "VBP" if plural else "VBZ")
+            new = ("are" if plural else "is") if s.lower(verb) == "be" else inflect(s.lower(verb), "VBP" if plural else "VBZ")
             t[verb] = new
             change = f"{s.tokens[i]} {s.tokens[verb]} -> {new}"
         return [Perturbation(constants.CAT_HEDGING, "remove_hedge", s.join(t), change)]
     return []
 
 
-def add_hedge(s: _Sentence, clause: _Clause | None) -> list[Perturbation]:
+def _keeps_capital(s: _Sentence) -> bool:
+    """Whether the first word keeps its capital inside a sentence.
+
+    It does for a name ("Google", "Mercy Hospital", "Dr. Chen"), "I", an
+    acronym ("FDA") and a label before its number ("Chapter 11"); "The" and
+    "Revenue" are capitalized only for starting the sentence.
+    """
+    first = s.tokens[s.words[0]]
+    if first == "I" or sum(ch.isupper() for ch in first) > 1 or _initial_is_name(s) or s.names_a_number(s.words[0]):
+        return True
+    return any(start == s.words[0] for start, _ in _names(s))
+
+
+def add_hedge(s: _Sentence, clause: VerbGroup | None) -> list[Perturbation]:
     """Hedge the claim: "may" before a lone verb ("reduces" -> "may reduce"), and a hedging lead-in."""
     out = []
     if clause is not None and clause.aux is None and clause.tag in {"VBZ", "VBP"}:
@@ -694,8 +603,7 @@ def add_hedge(s: _Sentence, clause: _Clause | None) -> list[Perturbation]:
     if clause is None:
         return out  # a lead-in needs a statement to hedge: "Some evidence suggests that hello" is none
     text = s.join()
-    # Keep a name's capital ("Google ..."), drop a common word's ("The ...", "Revenue ...").
-    body = text if _initial_is_name(s) else text[:1].lower() + text[1:]
+    body = text if _keeps_capital(s) else text[:1].lower() + text[1:]
     out.append(Perturbation(constants.CAT_HEDGING, "add_hedge", f"{HEDGE_PREFIX} {body}", f"(none) -> {HEDGE_PREFIX.lower()}"))
     return out
 
@@ -731,7 +639,7 @@ def perturb(text: str) -> PerturbationReport:
     if not stripped or not any(ch.isalnum() for ch in stripped):
         raise ValueError("type a sentence with at least one word")
     s = _Sentence(stripped)
-    clause = _find_clause(s)
+    clause = find_verb_group(s)
     negation = remove_not(s) or remove_never_no(s)
     if not negation:
         negation = add_not(s, clause)
@@ -746,11 +654,13 @@ def perturb(text: str) -> PerturbationReport:
     report = PerturbationReport(text=stripped)
     seen = {stripped}
     for mode in constants.FAILURE_MODES:
-        kept = []
+        kept: list[Perturbation] = []
         for v in by_mode[mode]:
-            if v.text not in seen:
-                seen.add(v.text)
-                kept.append(v)
+            if v.text in seen:
+                continue
+            seen.add(v.text)
+            # The self-check: a variant its own mode does not recognise would be mislabelled.
+            (kept if differs_by(mode, stripped, v.text) else report.rejected).append(v)
         if kept:
             report.variants.extend(kept)
         else:

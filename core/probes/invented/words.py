@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core import constants
+from core.lexicon.morphology import lemmas
 from core.models.tokens import is_vocab_entry, word_pieces
 
 
@@ -164,10 +165,8 @@ def validate_request(n: int = 1, *, kind: str = constants.WORD_PLAUSIBLE, pieces
 
 
 def is_english_word(word: str) -> bool:
-    """True when lemminflect's English lexicon knows ``word`` (any case, any inflection)."""
-    from lemminflect import getAllLemmas
-
-    return bool(getAllLemmas(word.lower()))
+    """True when lemminflect's English lexicon knows ``word`` (any case, any inflection; the lexicon's cached lemmas)."""
+    return bool(lemmas(word))
 
 
 def _pick(rng: random.Random, table: _Table) -> str:

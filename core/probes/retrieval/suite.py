@@ -18,13 +18,13 @@ category is ``paraphrase`` (or ``positive``/``correct``) its paraphrase and
 those whose category is a failure mode its variants.  Corpus mode reads a
 corpus file and a queries file, one text per row (:func:`read_text_list`).
 
-:func:`validate_retrieval_suite` checks the wide file.  It reuses
-``core.files.validators`` where a pair rule fits a variant as it is (negation,
-entity swap); the numerical, temporal, quantifier and hedging rules first pair
-off inflections of one word ("month"/"months", "acquired"/"acquire"), since a
-variant of a longer passage must keep its grammar ("1 month" -> "10 months",
-"acquired" -> "will acquire") where the pair suites' one-line rules allow no
-other change.
+:func:`validate_retrieval_suite` checks the wide file with the variant rules
+of ``core.files.validators`` (``VARIANT_RULES``): where a pair rule fits a
+variant as it is (negation, entity swap) it is that rule; the numerical,
+temporal, quantifier and hedging rules first pair off inflections of one word
+("month"/"months", "acquired"/"acquire"), since a variant of a longer passage
+must keep its grammar ("1 month" -> "10 months", "acquired" -> "will
+acquire") where the pair suites' one-line rules allow no other change.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from __future__ import annotations
 import csv
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 
 import pandas as pd
@@ -40,18 +39,15 @@ import pandas as pd
 from core import constants
 from core.files.reader import PairsFileError, read_pairs_file
 from core.files.texts import parse_texts, read_texts
-from core.files.validators import (
-    QUANTIFIERS,
-    TEMPORAL_WORDS,
-    Violation,
-    check_distinct,
-    check_entity_swap,
-    check_negation,
-    is_number_token,
-    word_difference,
-)
+
+# The variant rules live with the pair rules (core.files.validators); their names stay importable from here.
+from core.files.validators import VARIANT_RULES as VARIANT_RULES
+from core.files.validators import Violation, check_distinct
+from core.files.validators import check_hedging_variant as check_hedging_variant
+from core.files.validators import check_numerical_variant as check_numerical_variant
+from core.files.validators import check_quantifier_variant as check_quantifier_variant
+from core.files.validators import check_temporal_variant as check_temporal_variant
 from core.paths import SUITES_DIR
-from core.probes.perturb import HEDGE_WORDS
 
 RETRIEVAL_FILE = SUITES_DIR / "retrieval.csv"
 MODES = constants.FAILURE_MODES
@@ -68,17 +64,6 @@ WIDE_COLUMNS = (
 PASSAGE_COLUMNS = (constants.COL_GROUP_ID, constants.COL_DOMAIN, constants.COL_ROLE, constants.COL_MODE, constants.COL_TEXT)
 QUERY_COLUMNS = (constants.COL_GROUP_ID, constants.COL_DOMAIN, constants.COL_QUERY_MODE, constants.COL_WHICH, constants.COL_TEXT)
 
-# Relative age ("the older model" -> "the newer model") is a temporal change too.
-_TEMPORAL_CUES = TEMPORAL_WORDS | frozenset("old older oldest new newer newest latest".split())  # noqa: SIM905 - a word list reads best as words
-# Proportion adverbs ("owed mostly to" -> "owed partly to") quantify like "most"/"some".
-_QUANTIFIER_CUES = QUANTIFIERS | frozenset("mostly partly largely mainly entirely wholly fully".split())  # noqa: SIM905
-_HEDGE_CUES = frozenset(HEDGE_WORDS) | frozenset(
-    "should ideally apparently seemingly reportedly allegedly said understood believed thought suggest suggests "  # noqa: SIM905
-    "suggested appear appears appeared seem seems seemed possible unclear preliminary evidence".split()
-)
-_MAX_EXTRA_WORDS = 3
-# A hedge is often a phrase ("is said to have", "it may be best to").
-_MAX_EXTRA_HEDGE_WORDS = 6
 _HEADER_CHARS = 64 * 1024
 _TEXT_COLUMN_GUESSES = {
     "corpus": ("text", "passage", "document", "doc", "content", "sentence", "text_b"),
@@ -188,90 +173,6 @@ def tidy_suite(wide: pd.DataFrame, name: str = constants.SUITE_RETRIEVAL) -> Ret
 
 
 # ------------------------------------------------------------------ validators
-
-
-@cache
-def _lemmas(word: str) -> dict[str, tuple[str, ...]]:
-    from lemminflect import getAllLemmas
-
-    return getAllLemmas(word)
-
-
-def _forms(word: str) -> frozenset[str]:
-    return frozenset({word}.union(*_lemmas(word).values()))
-
-
-def _is_verb(word: str) -> bool:
-    return bool({"VERB", "AUX"} & set(_lemmas(word)))
-
-
-def _content_difference(anchor: str, variant: str) -> tuple[list[str], list[tuple[str, str]]]:
-    """Differing words once inflections of one word are paired off, and the pairs taken out.
-
-    ``"acquired ... last March"`` vs ``"will acquire ... next March"`` leaves
-    ``["last", "will", "next"]`` and the pair ``("acquired", "acquire")``.
-    """
-    only_a, only_v = word_difference(anchor, variant)
-    left_a, left_v = list(only_a.elements()), list(only_v.elements())
-    paired = []
-    for a in list(left_a):
-        match = next((v for v in left_v if _forms(a) & _forms(v)), None)
-        if match is not None:
-            left_a.remove(a)
-            left_v.remove(match)
-            paired.append((a, match))
-    return left_a + left_v, paired
-
-
-def _is_number(token: str) -> bool:
-    # "three-year" and "30-day" carry their number in the first part.
-    return is_number_token(token) or any(is_number_token(part) for part in token.split("-"))
-
-
-def check_numerical_variant(anchor: str, variant: str) -> str | None:
-    """A number changes; other words change only in agreement with it ("1 month" -> "10 months")."""
-    diff, _ = _content_difference(anchor, variant)
-    if not diff:
-        return "no number differs"
-    bad = sorted({t for t in diff if not _is_number(t)})
-    return f"non-number words differ: {bad}" if bad else None
-
-
-def _lexical(anchor: str, variant: str, cues: frozenset[str], name: str, max_extra: int, *, tense_counts: bool = False) -> str | None:
-    diff, paired = _content_difference(anchor, variant)
-    # A verb in another tense ("reduces" -> "reduced") is itself the temporal change.
-    tense = tense_counts and any(_is_verb(a) and _is_verb(b) for a, b in paired)
-    if not any(t in cues for t in diff) and not tense:
-        return f"no {name} word among the differing words {sorted(set(diff) | {w for p in paired for w in p})}"
-    extra = sorted({t for t in diff if t not in cues})
-    if len([t for t in diff if t not in cues]) > max_extra:
-        return f"too many non-{name} words differ: {extra}"
-    return None
-
-
-def check_temporal_variant(anchor: str, variant: str) -> str | None:
-    """A time word or a verb's tense changes, with at most three other words."""
-    return _lexical(anchor, variant, _TEMPORAL_CUES, "temporal", _MAX_EXTRA_WORDS, tense_counts=True)
-
-
-def check_quantifier_variant(anchor: str, variant: str) -> str | None:
-    """A quantifier changes (all/some/few/most/mostly ...), with at most three other words."""
-    return _lexical(anchor, variant, _QUANTIFIER_CUES, "quantifier", _MAX_EXTRA_WORDS)
-
-
-def check_hedging_variant(anchor: str, variant: str) -> str | None:
-    """A hedge (may, apparently, is said to, suggested ...) is added or removed."""
-    return _lexical(anchor, variant, _HEDGE_CUES, "hedge", _MAX_EXTRA_HEDGE_WORDS)
-
-
-VARIANT_RULES = {
-    constants.CAT_NEGATION: check_negation,
-    constants.CAT_NUMERICAL: check_numerical_variant,
-    constants.CAT_ENTITY_SWAP: check_entity_swap,
-    constants.CAT_TEMPORAL: check_temporal_variant,
-    constants.CAT_QUANTIFIER: check_quantifier_variant,
-    constants.CAT_HEDGING: check_hedging_variant,
-}
 
 
 def _group_violations(row: dict[str, str]) -> list[Violation]:

@@ -163,3 +163,115 @@ def test_modal_passive_swaps_agent_and_subject():
 
 def test_noun_verb_ambiguity_picks_the_verb():
     assert _by_rule("Consumer prices rose 3 percent")["add_not_do"] == ["Consumer prices did not rise 3 percent"]
+
+
+# ------------------------------------------------------------------ known defects, fixed with core/lexicon
+
+
+def _mode_texts(text: str, mode: str) -> list[str]:
+    return [v.text for v in perturb(text).variants if v.mode == mode]
+
+
+@pytest.mark.parametrize(
+    ("text", "swapped"),
+    [
+        # A title belongs to its name: not "Chen. Alvarez referred the patient to Dr Dr."
+        (
+            "Dr. Alvarez referred the patient to Dr. Chen.",
+            "Dr. Chen referred the patient to Dr. Alvarez.",
+        ),
+        # A multi-word name at the start stays whole: not "Mercy Corvan Medical reported ... by Hospital."
+        (
+            "Mercy Hospital reported 3 cases linked to saline supplied by Corvan Medical.",
+            "Corvan Medical reported 3 cases linked to saline supplied by Mercy Hospital.",
+        ),
+        # A hyphenated name stays whole and a capital glued to a number ("4K") is no name.
+        ("The Halcyon M10 records 4K video for Orbis Travel.", "The Orbis Travel records 4K video for Halcyon M10."),
+    ],
+)
+def test_entity_swap_moves_whole_names(text, swapped):
+    assert _mode_texts(text, constants.CAT_ENTITY_SWAP)[0] == swapped
+
+
+def test_role_swap_keeps_hyphenated_words_and_measures_whole():
+    assert "USB converts" not in " ".join(_mode_texts("This adapter converts USB-C to HDMI.", constants.CAT_ENTITY_SWAP))
+    swaps = _mode_texts("Brazil beat Argentina 3-1 in the final.", constants.CAT_ENTITY_SWAP)
+    assert swaps == ["Argentina beat Brazil 3-1 in the final."]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "No contractor may begin demolition before the city issues a permit.",
+        "Any employee may apply for the program.",
+        "You may leave the ward after the doctor's visit.",
+        "Passengers may now board the aircraft.",
+    ],
+)
+def test_a_may_of_permission_is_not_removed_as_a_hedge(text):
+    assert not [v for v in perturb(text).variants if v.rule == "remove_hedge"]
+
+
+def test_a_may_of_possibility_is_still_a_hedge():
+    assert _by_rule("The drug may reduce symptoms")["remove_hedge"] == ["The drug reduces symptoms"]
+
+
+def test_a_question_modal_is_not_a_hedge():
+    assert "remove_hedge" not in _by_rule("Could you tell me how to get to the train station?")
+
+
+@pytest.mark.parametrize(
+    ("text", "lead_in"),
+    [
+        ("I take the drug daily.", "Some evidence suggests that I take the drug daily."),
+        ("NASA launched the probe.", "Some evidence suggests that NASA launched the probe."),
+        ("Dr. Chen treats the patient.", "Some evidence suggests that Dr. Chen treats the patient."),
+        ("Mercy Hospital treats the patient.", "Some evidence suggests that Mercy Hospital treats the patient."),
+        ("The drug reduces pain.", "Some evidence suggests that the drug reduces pain."),
+    ],
+)
+def test_hedge_lead_in_keeps_the_capital_of_names_i_and_acronyms(text, lead_in):
+    assert lead_in in _by_rule(text)["add_hedge"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Metformin treats type 2 diabetes in 5 patients.", "type 2"),
+        ("Chapter 11 protection was filed for 3 firms.", "Chapter 11"),
+        ("The meeting on March 5 lasted 2 hours.", "March 5"),
+        ("The meeting on 5 March lasted 2 hours.", "5 March"),
+        ("The store opens at 10:30 for 3 hours.", "10:30"),
+        ("The contract was signed on 2024-05-01 for 3 years.", "2024-05-01"),
+    ],
+)
+def test_labels_dates_and_times_are_not_scaled(text, kept):
+    scaled = _mode_texts(text, constants.CAT_NUMERICAL)
+    assert scaled  # the count in the sentence is still scaled ...
+    assert all(f"{kept} " in variant for variant in scaled)  # ... the label, date or time never
+
+
+def test_scores_and_ranges_still_scale():
+    assert "Spain beat the Netherlands 10-0 in the final." in _mode_texts("Spain beat the Netherlands 1-0 in the final.", constants.CAT_NUMERICAL)
+
+
+def test_a_verb_inside_a_compound_is_not_the_verb_group():
+    # "ammonia-based" is no past tense to turn into "ammonia-will base".
+    assert not any("will base" in t for t in _mode_texts("Never mix bleach with ammonia-based cleaners.", constants.CAT_TEMPORAL))
+
+
+def test_every_variant_passes_the_self_check():
+    report = perturb("The witness refused to answer the prosecutor's questions.")
+    assert report.rejected == []
+    assert "The witness did not refuse to answer the prosecutor's questions." in [v.text for v in report.variants]
+
+
+def test_a_label_before_its_number_is_a_noun_not_the_verb():
+    variants = _by_rule("Metformin treats type 2 diabetes in 5 patients.")
+    assert variants["add_not_do"] == ["Metformin does not treat type 2 diabetes in 5 patients."]
+    assert "Some evidence suggests that Chapter 11 protection was filed for 3 firms." in _by_rule("Chapter 11 protection was filed for 3 firms.")["add_hedge"]
+
+
+def test_a_bare_plural_subject_gets_a_quantifier():
+    assert _by_rule("Patients report severe pain.")["add_quantifier"] == ["All patients report severe pain.", "Few patients report severe pain."]
+    assert "add_quantifier" not in _by_rule("Google acquired YouTube.")  # a name, no plural

@@ -205,6 +205,10 @@ FLAGGED = [
     (constants.CAT_QUANTIFIER, "The patients recovered.", "All patients recovered."),
     (constants.CAT_HEDGING, "The drug reduces pain.", "The drug may reduce pain."),
     (constants.CAT_HEDGING, "The drug reduces pain.", "The drug reportedly reduces pain."),
+    # Through core.lexicon: numbers inside hyphenated words and below zero, a tense change beside a kept "is".
+    (constants.CAT_NUMERICAL, "Vantor signed a three-year contract.", "Vantor signed a thirty-year contract."),
+    (constants.CAT_NUMERICAL, "Store frozen food at -18 degrees.", "Store frozen food at 18 degrees."),
+    (constants.CAT_TEMPORAL, "Interest is charged if the balance is paid late.", "Interest was charged if the balance is paid late."),
 ]
 
 NOT_FLAGGED = [
