@@ -222,6 +222,9 @@ def cmd_retrieval(args) -> int:
     from core.probes.retrieval.run import run_corpus_probe, run_retrieval
 
     _check_args(args)
+    from core.cli.outputs import output_folder
+
+    output_folder(args.out, "--out")  # before the run: a report that cannot be written must not cost it first
     run_suite = args.suite is not None or args.corpus is None
     suite_name = args.suite or constants.SUITE_RETRIEVAL
     suite = _load_suite(suite_name) if run_suite else None
