@@ -18,8 +18,8 @@ import pytest
 from core import constants
 from core.cli import main as cli
 from core.models import loading, onnx_export, registry
-from core.models.encode import encode_texts
 from core.models.bundled import bundle_path
+from core.models.encode import encode_texts
 from core.models.onnx_export import ExactOnnxBackend, ExportError, resolve_backend, verify_export
 from core.models.registry import MINILM_L3_ONNX, MINILM_L6, MPNET, REGISTRY
 from core.papers.suites import load_suite
