@@ -325,6 +325,8 @@ ENGINE_LOCAL = "local"
 ENGINE_RAY = "ray"
 ENGINE_CHOICES = (ENGINE_LOCAL, ENGINE_RAY)
 RAY_ADDRESS_ENV_VAR = "RAY_ADDRESS"
+# Seconds to wait for a $RAY_ADDRESS to answer before one error line (Ray itself retries for minutes).
+RAY_CONNECT_TIMEOUT_S = 10.0
 # Pairs per Ray Data batch handed to a model's actor (each actor encodes them ENCODE_BATCH_SIZE at a time).
 RAY_BATCH_PAIRS = 1024
 # GPUs each Ray actor reserves under --device cuda (a fraction shares one GPU between actors).

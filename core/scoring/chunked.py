@@ -104,6 +104,7 @@ class ChunkedResult:
         n_pairs: pairs scored per model.
         n_rows: rows written (``n_pairs * len(models)``).
         seconds: wall time.
+        notes_extra: notes about the run as a whole (e.g. a capped Ray actor pool), printed before the models' own.
     """
 
     parquet: Path
@@ -114,6 +115,7 @@ class ChunkedResult:
     n_pairs: int = 0
     n_rows: int = 0
     seconds: float = 0.0
+    notes_extra: list[str] = field(default_factory=list)  # about the run itself, not one model (a capped Ray actor pool)
 
     @property
     def devices(self) -> dict[str, str]:
@@ -121,7 +123,7 @@ class ChunkedResult:
 
     @property
     def notes(self) -> list[str]:
-        return list(dict.fromkeys(n for m in self.models for n in self.tallies[m].notes))
+        return list(dict.fromkeys([*self.notes_extra, *(n for m in self.models for n in self.tallies[m].notes)]))
 
 
 def stage_pairs(chunks: Iterable[pd.DataFrame], path: Path) -> int:
