@@ -181,6 +181,8 @@ MAX_UPLOAD_MB = 20
 # --- any-size CLI runs (core.files.chunks, core.scoring.chunked): pairs per chunk, whole reads ---
 # A chunk of pairs is read, checked, encoded, scored and written before the next is read.
 RUN_CHUNK_PAIRS = 4096
+# The largest --chunk-rows: a chunk is held in memory, and Arrow's batch size is a C long.
+RUN_MAX_CHUNK_PAIRS = 10_000_000
 # A text pairs file up to this size is read whole (exact per-line notes, checks over the whole
 # file) and then scored in chunks; a larger one, and every Parquet file, is read chunk by chunk.
 RUN_WHOLE_READ_BYTES = 16 * 1024 * 1024

@@ -92,8 +92,8 @@ def run_command(args) -> int:
     from core.cli.outputs import exclusive_folder
     from core.scoring.chunked import STAGED_PAIRS, score_staged
 
-    if args.chunk_rows < 1:
-        raise cli.CliError(f"--chunk-rows must be at least 1, got {args.chunk_rows}")
+    if not 1 <= args.chunk_rows <= constants.RUN_MAX_CHUNK_PAIRS:
+        raise cli.CliError(f"--chunk-rows must be from 1 to {constants.RUN_MAX_CHUNK_PAIRS:,} (pairs held in memory at a time), got {args.chunk_rows:.3g}")
     models = cli._models_arg(args.models)
     if not is_shipped(args.suite) and not os.path.lexists(Path(args.suite).expanduser()):
         raise cli.CliError(f"no suite named {args.suite!r} and no such file; suites: {', '.join(constants.SUITES)}, {constants.SUITE_ALL}")

@@ -111,3 +111,12 @@ def test_staging_names_belong_to_one_run(tmp_path):
     (other / "part-0.parquet").write_bytes(b"another run's part")
     result = chunked.score_staged(staged, ["no-such-model-folder-xyz"], tmp_path / "out", cache=None)  # type: ignore[arg-type]
     assert result.errors and (other / "part-0.parquet").read_bytes() == b"another run's part"
+
+
+@pytest.mark.parametrize("value, said", [("1e23", "got 1e+23"), ("100000000000000000000000", "got 1e+23"), ("0", "got 0")])
+def test_an_absurd_chunk_size_is_one_clear_line(tmp_path, capsys, value, said):
+    (tmp_path / "pairs.csv").write_text(PAIRS, encoding="utf-8")
+    code = cli.main(["run", "--suite", str(tmp_path / "pairs.csv"), "--out", str(tmp_path / "out"), "--chunk-rows", value, "--quiet"])
+    assert code == 2
+    line = _one_error(capsys)
+    assert line.startswith("error: --chunk-rows must be from 1 to 10,000,000") and line.endswith(said)
