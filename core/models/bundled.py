@@ -235,10 +235,34 @@ def bundle_path(key: str) -> Path:
         return weights.parent if weights.suffix == ".safetensors" else weights
 
 
-def tokenizer_path(key: str) -> Path:
-    """Folder holding the tokenizer files for a bundled model."""
+def tokenizer_path(key: str, *, verify_weights: bool = True) -> Path:
+    """Folder holding the tokenizer files for a bundled model.
+
+    ``verify_weights=False`` finds it without hashing the weights beside it
+    (a warm run needs only the tokenizer; the weights' hash is checked by
+    whatever loads them), unpacking mpnet only when it is not unpacked yet.
+    """
     bundle = BUNDLES[key]
-    return bundle_path(bundle.tokenizer_bundle) if bundle.tokenizer_bundle else bundle_path(key)
+    owner = bundle.tokenizer_bundle or key
+    if not verify_weights:
+        found = _unverified_folder(owner)
+        if found is not None:
+            return found
+    return bundle_path(owner)
+
+
+def _unverified_folder(key: str) -> Path | None:
+    """A bundle's folder as it is on disk, or None when it must be made (mpnet not unpacked) or is not a folder bundle."""
+    bundle = BUNDLES[key]
+    if key == "mpnet":
+        for root in (cache_dir() / "bundles", *(_FALLBACK_ROOT[:1])):
+            folder = root / _MPNET_FOLDER
+            if (folder / "tokenizer.json").is_file():
+                return folder
+        return None
+    if not bundle.weights.endswith(".safetensors"):
+        return None
+    return _distribution_file(bundle.packages[0], bundle.weights).parent
 
 
 def is_installed(key: str) -> str | None:

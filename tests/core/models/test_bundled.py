@@ -126,3 +126,16 @@ def test_a_same_size_same_mtime_change_is_caught_in_this_process_and_the_next(tm
     assert bundled.verify_file(weights, expected)
     bundled._VERIFIED.clear()
     assert bundled.verify_file(weights, expected)
+
+
+def test_a_tokenizer_for_a_warm_run_is_found_without_hashing_the_weights(monkeypatch):
+    def no_hashing(path):
+        raise AssertionError(f"{path} was hashed for a tokenizer")
+
+    verified = tokenizer_path("minilm_l6_int8")
+    bundled._VERIFIED.clear()
+    monkeypatch.setattr(bundled, "sha256_file", no_hashing)
+    assert tokenizer_path("minilm_l6_int8", verify_weights=False) == verified
+    assert (tokenizer_path("minilm_l6", verify_weights=False) / "tokenizer.json").is_file()
+    with pytest.raises(AssertionError, match="was hashed"):
+        tokenizer_path("minilm_l6")  # a load still verifies
