@@ -21,6 +21,13 @@ def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
 
+def _create_and_remove(path: Path) -> None:
+    """Prove a new file can be made at ``path``, leaving nothing behind."""
+    with open(path, "xb"):
+        pass
+    path.unlink()
+
+
 def output_file(path: str | None, flag: str) -> Path | None:
     """The file a command will write, after proving it can be written; None when not asked for.
 
@@ -39,9 +46,7 @@ def output_file(path: str | None, flag: str) -> Path | None:
             with open(out, "r+b"):  # opened for writing, left as it is until the run has something to say
                 pass
         else:
-            with open(out, "xb"):
-                pass
-            out.unlink()
+            _create_and_remove(out)
     except OSError as exc:
         raise CliError(f"{flag}: cannot write {out} ({_reason(exc)})") from exc
     return out
@@ -60,10 +65,7 @@ def output_folder(path: str | None, flag: str) -> Path | None:
         if out.exists() and not out.is_dir():
             raise CliError(f"{flag}: {out} is a file, not a folder; give a folder name")
         out.mkdir(parents=True, exist_ok=True)
-        probe = out / f".cosine-probe-write-test-{os.getpid()}"
-        with open(probe, "xb"):
-            pass
-        probe.unlink()
+        _create_and_remove(out / f".cosine-probe-write-test-{os.getpid()}")
     except OSError as exc:
         raise CliError(f"{flag}: cannot write into {out} ({_reason(exc)})") from exc
     return out
