@@ -187,6 +187,8 @@ MAX_UPLOAD_MB = 20
 # --- any-size CLI runs (core.files.chunks, core.scoring.chunked): pairs per chunk, whole reads ---
 # A chunk of pairs is read, checked, encoded, scored and written before the next is read.
 RUN_CHUNK_PAIRS = 4096
+# The largest --chunk-rows: a chunk is held in memory, and Arrow's batch size is a C long.
+RUN_MAX_CHUNK_PAIRS = 10_000_000
 # A text pairs file up to this size is read whole (exact per-line notes, checks over the whole
 # file) and then scored in chunks; a larger one, and every Parquet file, is read chunk by chunk.
 RUN_WHOLE_READ_BYTES = 16 * 1024 * 1024
@@ -348,6 +350,8 @@ ENGINE_LOCAL = "local"
 ENGINE_RAY = "ray"
 ENGINE_CHOICES = (ENGINE_LOCAL, ENGINE_RAY)
 RAY_ADDRESS_ENV_VAR = "RAY_ADDRESS"
+# Seconds to wait for a $RAY_ADDRESS to answer before one error line (Ray itself retries for minutes).
+RAY_CONNECT_TIMEOUT_S = 10.0
 # Pairs per Ray Data batch handed to a model's actor (each actor encodes them ENCODE_BATCH_SIZE at a time).
 RAY_BATCH_PAIRS = 1024
 # GPUs each Ray actor reserves under --device cuda (a fraction shares one GPU between actors).

@@ -8,6 +8,10 @@ so a model is loaded once per server.
 
 from __future__ import annotations
 
+import hashlib
+import threading
+import weakref
+
 import pandas as pd
 import streamlit as st
 
@@ -189,39 +193,140 @@ def reranker_availability(model_id: str) -> Availability:
 
 
 # --- analyses of a results table (issue 15: a slider move or a download must not recompute them).
-# Keyed by the results table and the arguments, so a threshold seen before is served at once and a
-# new one recomputes only what depends on it.
-def _analyses() -> dict:
-    from core.papers import failure_modes, oov
-    from core.probes import calibration, labels
+# Streamlit hashes a table of 50,000+ rows by its shape and a sample (issue 23), so an edited upload of the
+# same size could be served the previous file's analyses.  Each analysis is therefore keyed by a digest of
+# every row (computed once per stored result) and receives the table itself as an unhashed ``_results``.
+_DIGESTS: dict[int, tuple[weakref.ref, str]] = {}
+_DIGESTS_LOCK = threading.Lock()
+
+
+def results_digest(results: pd.DataFrame) -> str:
+    """A digest of every row, column name and dtype of a results table (32 hex characters).
+
+    Computed once per table object (a stored result is never edited in
+    place; a new upload or run is a new object) and remembered while the
+    table lives.
+    """
+    key = id(results)
+    with _DIGESTS_LOCK:
+        known = _DIGESTS.get(key)
+        if known is not None and known[0]() is results:
+            return known[1]
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(repr([(str(c), str(t)) for c, t in results.dtypes.items()]).encode("utf-8", "surrogatepass"))
+    try:
+        rows = pd.util.hash_pandas_object(results, index=True).to_numpy()
+    except TypeError:  # unhashable cells (lists, dicts): their text stands for them
+        rows = pd.util.hash_pandas_object(results.astype(str), index=True).to_numpy()
+    digest.update(rows.tobytes())
+    value = digest.hexdigest()
+    with _DIGESTS_LOCK:
+        _DIGESTS[key] = (weakref.ref(results, lambda _ref, k=key: _DIGESTS.pop(k, None)), value)
+    return value
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _category_summary(digest: str, _results: pd.DataFrame, threshold: float, suite: str | None) -> pd.DataFrame:
     from core.scoring import tables
 
-    return {
-        "category_summary": tables.category_summary,
-        "failure_rate_curves": tables.failure_rate_curves,
-        "failure_mode_table": failure_modes.failure_mode_table,
-        "severity_ranking": failure_modes.severity_ranking,
-        "kruskal_by_category": failure_modes.kruskal_by_category,
-        "vulnerability_ranking": failure_modes.vulnerability_ranking,
-        "calibrate": calibration.calibrate,
-        "roc_table": calibration.roc_table,
-        "calibrated_failure_rates": lambda results, negatives, max_fpr, method, threshold: calibration.failure_rates(
-            results, calibration.thresholds_by_model(calibration.calibrate(results, negatives, max_fpr, threshold), method), threshold),
-        "dynamic_ranges": oov.dynamic_ranges,
-        "label_report": labels.label_report,
-    }
+    return tables.category_summary(_results, threshold, suite)
 
 
-ANALYSES = frozenset(("category_summary", "failure_rate_curves", "failure_mode_table", "severity_ranking", "kruskal_by_category", "vulnerability_ranking",
-                      "calibrate", "roc_table", "calibrated_failure_rates", "dynamic_ranges", "label_report"))
+@st.cache_data(show_spinner=False, max_entries=16)
+def _failure_rate_curves(digest: str, _results: pd.DataFrame) -> pd.DataFrame:
+    from core.scoring import tables
+
+    return tables.failure_rate_curves(_results)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@st.cache_data(show_spinner=False, max_entries=64)
+def _failure_mode_table(digest: str, _results: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    from core.papers import failure_modes
+
+    return failure_modes.failure_mode_table(_results, threshold)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _severity_ranking(digest: str, _results: pd.DataFrame) -> pd.DataFrame:
+    from core.papers import failure_modes
+
+    return failure_modes.severity_ranking(_results)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _kruskal_by_category(digest: str, _results: pd.DataFrame) -> pd.DataFrame:
+    from core.papers import failure_modes
+
+    return failure_modes.kruskal_by_category(_results)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _vulnerability_ranking(digest: str, _results: pd.DataFrame) -> pd.DataFrame:
+    from core.papers import failure_modes
+
+    return failure_modes.vulnerability_ranking(_results)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _calibrate(digest: str, _results: pd.DataFrame, negatives: tuple[str, ...], max_fpr: float, threshold: float) -> pd.DataFrame:
+    from core.probes import calibration
+
+    return calibration.calibrate(_results, negatives, max_fpr, threshold)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _roc_table(digest: str, _results: pd.DataFrame, negatives: tuple[str, ...]) -> pd.DataFrame:
+    from core.probes import calibration
+
+    return calibration.roc_table(_results, negatives)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _calibrated_failure_rates(digest: str, _results: pd.DataFrame, negatives: tuple[str, ...], max_fpr: float, method: str, threshold: float) -> pd.DataFrame:
+    from core.probes import calibration
+
+    cal = calibration.calibrate(_results, negatives, max_fpr, threshold)
+    return calibration.failure_rates(_results, calibration.thresholds_by_model(cal, method), threshold)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _dynamic_ranges(digest: str, _results: pd.DataFrame) -> pd.DataFrame:
+    from core.papers import oov
+
+    return oov.dynamic_ranges(_results)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _label_report(digest: str, _results: pd.DataFrame, threshold: float) -> dict[str, pd.DataFrame]:
+    from core.probes import labels
+
+    return labels.label_report(_results, threshold)
+
+
+_WRAPPERS = {
+    "category_summary": _category_summary,
+    "failure_rate_curves": _failure_rate_curves,
+    "failure_mode_table": _failure_mode_table,
+    "severity_ranking": _severity_ranking,
+    "kruskal_by_category": _kruskal_by_category,
+    "vulnerability_ranking": _vulnerability_ranking,
+    "calibrate": _calibrate,
+    "roc_table": _roc_table,
+    "calibrated_failure_rates": _calibrated_failure_rates,
+    "dynamic_ranges": _dynamic_ranges,
+    "label_report": _label_report,
+}
+ANALYSES = frozenset(_WRAPPERS)
+
+
 def analysis(name: str, results: pd.DataFrame, *args):
     """``core`` analysis ``name`` (one of :data:`ANALYSES`) of a results table with ``args``, kept per inputs.
 
+    Dispatches to that analysis's own cached wrapper, keyed by
+    :func:`results_digest` and the arguments (tuples for category lists).
     Returns a copy-safe value: Streamlit hands each caller its own copy of a cached DataFrame.
     """
     if name not in ANALYSES:
         raise ValueError(f"unknown analysis {name!r}; choose from {sorted(ANALYSES)}")
-    return _analyses()[name](results, *args)
+    args = tuple(tuple(a) if isinstance(a, list) else a for a in args)
+    return _WRAPPERS[name](results_digest(results), results, *args)

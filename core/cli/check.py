@@ -10,28 +10,16 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from core.cli.main import CliError, _cache, _default_models, _print_errors, _progress
+from core.cli.outputs import output_file
 from core.gate.budgets import STATUS_ERROR, STATUS_FAIL, STATUS_PASS
 from core.gate.config import CheckConfig, ConfigError, load_config
 from core.gate.run import GateRun, run_check, threshold_label
 from core.models import registry
 
 _LABEL = {STATUS_PASS: "PASS ", STATUS_FAIL: "BREACH", STATUS_ERROR: "ERROR"}
-
-
-def _writable(path: str | None, flag: str) -> Path | None:
-    """An output path whose folder exists, checked before any model runs."""
-    if path is None:
-        return None
-    out = Path(path).expanduser()
-    if not out.parent.is_dir():
-        raise CliError(f"{flag}: no folder {out.parent} to write {out.name} into")
-    if out.is_dir():
-        raise CliError(f"{flag}: {out} is a folder; give a file name")
-    return out
 
 
 def _settings(config: CheckConfig, run: GateRun) -> dict[str, Any]:
@@ -72,7 +60,7 @@ def cmd_check(args) -> int:
         config = load_config(args.config)
     except ConfigError as exc:
         raise CliError(str(exc)) from exc
-    junit_path, summary_path = _writable(args.junit, "--junit"), _writable(args.summary, "--summary")
+    junit_path, summary_path = output_file(args.junit, "--junit"), output_file(args.summary, "--summary")
     models = list(config.models) or _default_models()
     if not models:
         raise CliError("models: none given and no bundled model is installed; run `make setup`")
@@ -87,17 +75,13 @@ def cmd_check(args) -> int:
     _print_errors(run.errors)
     for note in run.notes:
         print(f"note: {note}", file=sys.stderr)
-    if junit_path is not None:
-        write_junit(run.outcomes, junit_path, run.seconds)
-    if summary_path is not None:
-        text = summary_markdown(run.outcomes, title=f"cosine-probe check ({config.path.name})", thresholds=run.thresholds,
-                                threshold_mode=threshold_label(config), notes=[*run.notes, *run.errors.values()])
-        summary_path.write_text(text, encoding="utf-8")
     run_id = None
     if not run.results.empty:
         from core.cli.history import record_history
 
         run_id = record_history("check", run.results, _settings(config, run), run.errors)
+    # The outcomes are printed before any report is written: a report that cannot be written
+    # (checked before the run; a disk may fill since) must not hide what the gate found.
     if args.json:
         doc = {
             "config": str(config.path), "exit_code": run.exit_code, "passed": run.exit_code == 0, "threshold_mode": config.threshold_mode,
@@ -107,9 +91,21 @@ def cmd_check(args) -> int:
         print(json.dumps(doc, indent=1))
     else:
         _print_outcomes(run)
-    for flag, path in (("junit", junit_path), ("summary", summary_path)):
-        if path is not None:
-            print(f"wrote {flag} {path}", file=sys.stderr)
+    sys.stdout.flush()
+    summary = None
+    if summary_path is not None:
+        summary = summary_markdown(run.outcomes, title=f"cosine-probe check ({config.path.name})", thresholds=run.thresholds,
+                                   threshold_mode=threshold_label(config), notes=[*run.notes, *run.errors.values()])
+    writers = (("junit", "--junit", junit_path, lambda p: write_junit(run.outcomes, p, run.seconds)),
+               ("summary", "--summary", summary_path, lambda p: p.write_text(summary or "", encoding="utf-8")))
+    for label, flag, path, write in writers:
+        if path is None:
+            continue
+        try:
+            write(path)
+        except OSError as exc:
+            raise CliError(f"{flag}: cannot write {path} ({exc.strerror or type(exc).__name__}); the outcomes are above") from exc
+        print(f"wrote {label} {path}", file=sys.stderr)
     return run.exit_code
 
 

@@ -53,14 +53,9 @@ def _check(args) -> Path | None:
         raise CliError(f"--top must be at least 1, got {args.top}")
     if not 1 <= args.steps <= 2000:
         raise CliError(f"--steps must be from 1 to 2000, got {args.steps}")
-    if args.csv is None:
-        return None
-    out = Path(args.csv).expanduser()
-    if not out.parent.is_dir():
-        raise CliError(f"--csv: no folder {out.parent} to write {out.name} into")
-    if out.is_dir():
-        raise CliError(f"--csv: {out} is a folder; give a file name")
-    return out
+    from core.cli.outputs import output_file
+
+    return output_file(args.csv, "--csv")
 
 
 def _records(frame: pd.DataFrame) -> list[dict]:
@@ -142,7 +137,10 @@ def cmd_explain(args) -> int:
         tables.append(table)
     _print_errors(errors)
     if out is not None and tables:
-        out.write_bytes(to_csv_bytes(pd.concat(tables, ignore_index=True)))
+        try:
+            out.write_bytes(to_csv_bytes(pd.concat(tables, ignore_index=True)))
+        except OSError as exc:  # checked before the run; a disk that filled since is still one line
+            raise CliError(f"--csv: cannot write {out} ({exc.strerror or type(exc).__name__})") from exc
         print(f"wrote {out}", file=sys.stderr)
     if args.json:
         doc = {"text_a": a, "text_b": b, "method": args.method, "unit": args.unit, "models": entries, "errors": errors}

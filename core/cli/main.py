@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import os
 import sys
 import warnings
@@ -31,6 +32,21 @@ EXIT_NO_MODEL = 3
 
 class CliError(Exception):
     """A user error: one line, exit code 2."""
+
+
+def count_arg(text: str) -> int:
+    """A whole number from the command line; ``1e5`` is read as 100000 (the range is checked by the command)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not math.isfinite(value) or value != int(value):
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(value)
 
 
 def _default_models() -> list[str]:
@@ -542,7 +558,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--suite", required=True, help="suite name or path to a CSV/TSV/JSONL/JSON/Parquet pairs file of any size")
     p.add_argument("--out", required=True, help="output folder for pairs.parquet, pairs.csv and summary.json")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.add_argument("--chunk-rows", type=int, default=constants.RUN_CHUNK_PAIRS, metavar="N",
+    p.add_argument("--chunk-rows", type=count_arg, default=constants.RUN_CHUNK_PAIRS, metavar="N",
                    help="pairs read, encoded, scored and written at a time: memory stays bounded whatever the file's size (default %(default)s)")
     add_model_options(p)
     add_pairs_file_options(p)

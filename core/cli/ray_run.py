@@ -18,18 +18,22 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=constants.ENGINE_CHOICES, default=constants.ENGINE_LOCAL,
                    help="local: this process, chunked, with the embedding cache; ray: Ray Data, an actor pool per model, "
                         f"on a local Ray instance or the cluster at ${constants.RAY_ADDRESS_ENV_VAR} (default %(default)s)")
-    p.add_argument("--ray-actors", type=int, metavar="N", help="with --engine ray: actors per model (default: half the cluster's CPUs)")
+    p.add_argument("--ray-actors", type=int, metavar="N", help="with --engine ray: actors per model (default: half the cluster's CPUs; more than the cluster can hold "
+                        "are capped, with a note)")
 
 
 def score_on_ray(args, staged: Path, models: list[str], out: Path, progress):
     """Score the staged pairs on Ray; a :class:`~core.scoring.chunked.ChunkedResult` like the local engine's.
 
     Raises:
-        CliError: ``--ray-actors`` below 1.
+        CliError: ``--ray-actors`` below 1, or an unreachable ``$RAY_ADDRESS``.
     """
-    from core.scoring.ray_engine import score_staged_ray
+    from core.scoring.ray_engine import RayUnavailable, score_staged_ray
 
     if args.ray_actors is not None and args.ray_actors < 1:
         raise CliError(f"--ray-actors must be at least 1, got {args.ray_actors}")
-    return score_staged_ray(staged, models, out, allow_remote_code=args.trust_remote_code or [], device=args.device,
-                            batch_size=args.batch_size, actors=args.ray_actors, progress=progress)
+    try:
+        return score_staged_ray(staged, models, out, allow_remote_code=args.trust_remote_code or [], device=args.device,
+                                batch_size=args.batch_size, actors=args.ray_actors, progress=progress, quiet=bool(args.quiet))
+    except RayUnavailable as exc:
+        raise CliError(str(exc)) from exc

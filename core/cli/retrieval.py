@@ -284,6 +284,9 @@ def cmd_retrieval(args) -> int:
     from core.probes.retrieval.run import run_corpus_probe, run_retrieval
 
     _check_args(args)
+    from core.cli.outputs import output_folder
+
+    output_folder(args.out, "--out")  # before the run: a report that cannot be written must not cost it first
     if args.triples is not None:
         return _cmd_triples(args)
     if args.beir is not None:

@@ -91,10 +91,11 @@ def _stage(args, staged: Path) -> tuple[int, dict]:
 
 def run_command(args) -> int:
     """The ``run`` command (see the module docstring); exit 0, or 3 when no model produced results."""
+    from core.cli.outputs import exclusive_folder
     from core.scoring.chunked import STAGED_PAIRS, score_staged
 
-    if args.chunk_rows < 1:
-        raise cli.CliError(f"--chunk-rows must be at least 1, got {args.chunk_rows}")
+    if not 1 <= args.chunk_rows <= constants.RUN_MAX_CHUNK_PAIRS:
+        raise cli.CliError(f"--chunk-rows must be from 1 to {constants.RUN_MAX_CHUNK_PAIRS:,} (pairs held in memory at a time), got {args.chunk_rows:.3g}")
     models = cli._models_arg(args.models)
     if not is_shipped(args.suite) and not os.path.lexists(Path(args.suite).expanduser()):
         raise cli.CliError(f"no suite named {args.suite!r} and no such file; suites: {', '.join(constants.SUITES)}, {constants.SUITE_ALL}")
@@ -103,44 +104,45 @@ def run_command(args) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise cli.CliError(f"cannot create output folder {out}: {exc.strerror or exc}") from exc
-    staged = out / f".{STAGED_PAIRS}"
-    try:
-        n_pairs, found = _stage(args, staged)
-        print(f"{n_pairs} pairs × {len(models)} models", file=sys.stderr)
-        cache = cli._cache(args)
-        if any(endpoint.is_endpoint(m) for m in models):
-            texts = pd.read_parquet(staged, columns=list(_TEXT_COLUMNS))
-            announce_tokens(models, [*texts[constants.COL_TEXT_A], *texts[constants.COL_TEXT_B]], cache, args.price_per_million_tokens)
-        if getattr(args, "engine", constants.ENGINE_LOCAL) == constants.ENGINE_RAY:
-            from core.cli.ray_run import score_on_ray
+    with exclusive_folder(out, "--out", "run"):
+        staged = out / f".{os.getpid()}.{STAGED_PAIRS}"  # per run: a second run never touches this one's input
+        try:
+            n_pairs, found = _stage(args, staged)
+            print(f"{n_pairs} pairs × {len(models)} models", file=sys.stderr)
+            cache = cli._cache(args)
+            if any(endpoint.is_endpoint(m) for m in models):
+                texts = pd.read_parquet(staged, columns=list(_TEXT_COLUMNS))
+                announce_tokens(models, [*texts[constants.COL_TEXT_A], *texts[constants.COL_TEXT_B]], cache, args.price_per_million_tokens)
+            if getattr(args, "engine", constants.ENGINE_LOCAL) == constants.ENGINE_RAY:
+                from core.cli.ray_run import score_on_ray
 
-            result = score_on_ray(args, staged, models, out, BarProgress(args.quiet))
+                result = score_on_ray(args, staged, models, out, BarProgress(args.quiet))
+            else:
+                result = score_staged(staged, models, out, cache=cache, chunk_rows=args.chunk_rows, allow_remote_code=args.trust_remote_code or [],
+                                      device=cli._run_options(args)["device"], batch_size=args.batch_size, progress=BarProgress(args.quiet))
+        finally:
+            staged.unlink(missing_ok=True)
+        cli._print_errors(result.errors)
+        cli._print_notes(result.notes)
+        if not result.models:
+            print("error: no model produced results", file=sys.stderr)
+            return cli.EXIT_NO_MODEL
+        summary, tables, suites = _summary(args, result, found)
+        (out / "summary.json").write_text(json.dumps(summary, indent=1))
+        _record(args, result, out, suites)
+        written = f"{out / constants.RESULTS_CSV}, {out / constants.RESULTS_PARQUET} and {out / 'summary.json'}"
+        if args.json:
+            print(json.dumps(summary, indent=1))
+            print(f"wrote {written}", file=sys.stderr)
         else:
-            result = score_staged(staged, models, out, cache=cache, chunk_rows=args.chunk_rows, allow_remote_code=args.trust_remote_code or [],
-                                  device=cli._run_options(args)["device"], batch_size=args.batch_size, progress=BarProgress(args.quiet))
-    finally:
-        staged.unlink(missing_ok=True)
-    cli._print_errors(result.errors)
-    cli._print_notes(result.notes)
-    if not result.models:
-        print("error: no model produced results", file=sys.stderr)
-        return cli.EXIT_NO_MODEL
-    summary, tables, suites = _summary(args, result, found)
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
-    _record(args, result, out, suites)
-    written = f"{out / constants.RESULTS_CSV}, {out / constants.RESULTS_PARQUET} and {out / 'summary.json'}"
-    if args.json:
-        print(json.dumps(summary, indent=1))
-        print(f"wrote {written}", file=sys.stderr)
-    else:
-        with pd.option_context("display.width", 160, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
-            for name, table in tables.items():
-                if name.startswith("oov_deltas"):
-                    continue
-                print(f"\n== {name} ==")
-                print(table.to_string(index=False) if not table.empty else "(empty)")
-        print(f"\nwrote {written}")
-    print(f"device: {cli._devices_line(result.devices)}", file=sys.stderr)
+            with pd.option_context("display.width", 160, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
+                for name, table in tables.items():
+                    if name.startswith("oov_deltas"):
+                        continue
+                    print(f"\n== {name} ==")
+                    print(table.to_string(index=False) if not table.empty else "(empty)")
+            print(f"\nwrote {written}")
+        print(f"device: {cli._devices_line(result.devices)}", file=sys.stderr)
     return 0
 
 

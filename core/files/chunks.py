@@ -165,18 +165,49 @@ def _parsed_json(lines: list[str]) -> ParsedPairs:
     return ParsedPairs(records.frame, "jsonl", "utf-8", records.notes, records.nested)
 
 
-def _parquet_chunks(path: Path, chunk_rows: int) -> Iterator[pd.DataFrame]:
+def _parquet_chunks(path: Path, chunk_rows: int) -> Iterator[ParsedPairs]:
+    """The file's row batches as string tables; list, struct and map columns are marked nested, never stringified.
+
+    Arrow has already checked the strings as UTF-8, so a U+FFFD in a cell is
+    the character itself, not a byte that failed to decode.
+    """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
         source = pq.ParquetFile(path)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
-        raise PairsFileError(f"not a readable Parquet file ({str(exc).splitlines()[0][:200]})") from exc
-    for batch in source.iter_batches(batch_size=chunk_rows):
+        raise PairsFileError(f"not a readable Parquet file ({_first_line(exc)})") from exc
+    batches = source.iter_batches(batch_size=chunk_rows)
+    done = 0
+    while True:
+        try:
+            batch = next(batches, None)
+        except Exception as exc:  # noqa: BLE001 - a damaged page is an OSError or an ArrowInvalid, by codec
+            raise PairsFileError(f"a damaged Parquet page after row {done:,} cannot be read ({_first_line(exc)}); write the file again") from exc
+        if batch is None:
+            return
+        raw_nested = {}
+        for field_, column in zip(batch.schema, batch.columns, strict=True):
+            if pa.types.is_nested(field_.type):
+                rows = [done + i + 1 for i, valid in enumerate(column.is_valid().to_pylist()) if valid]
+                if rows:
+                    raw_nested[field_.name] = rows
         frame = batch.to_pandas()
+        raw = list(frame.columns)
+        for name in raw_nested:
+            if name in frame.columns:
+                frame[name] = ""  # never scored as a repr: apply_mapping refuses the column when it is mapped
         frame = frame.astype("string").fillna("").astype(object)
-        frame.columns = _columns(list(frame.columns), True)
-        yield frame
+        frame.columns = _columns(raw, True)
+        nested = {frame.columns[raw.index(name)]: rows for name, rows in raw_nested.items() if name in raw}
+        done += batch.num_rows
+        yield ParsedPairs(frame, "parquet", "parquet", nested=nested)
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0][:200] if lines else type(exc).__name__
 
 
 def _raw_chunks(path: Path, chunk_rows: int, header: bool, encoding: str | None, notes: list[str]) -> Iterator[ParsedPairs]:
@@ -185,7 +216,7 @@ def _raw_chunks(path: Path, chunk_rows: int, header: bool, encoding: str | None,
     if suffix in (".xlsx", ".xls", ".ods"):
         raise PairsFileError(f"{suffix} spreadsheets are not read directly; save the sheet as CSV (UTF-8) and use that")
     if suffix in PARQUET_SUFFIXES:
-        yield from (ParsedPairs(f, "parquet", "parquet") for f in _parquet_chunks(path, chunk_rows))
+        yield from _parquet_chunks(path, chunk_rows)
         return
     text, _codec, _notes = _sample_text(path, encoding)
     if suffix in (".jsonl", ".json", ".ndjson") or text.lstrip().startswith(("{", "[")):
@@ -356,7 +387,7 @@ def _streamed(path, chunk_rows, columns, header, flags, encoding, drop_identical
             totals.add_note(f"rows {offset + 1}-{totals.rows_read}: no usable pair (every row has an empty or unreadable text)")
             continue
         pairs[constants.COL_PAIR_ID] = _global_row_ids(pairs, offset)
-        replaced = replaced or bool(pairs[constants.COL_TEXT_A].str.contains(REPLACEMENT, regex=False).any()
+        replaced = replaced or parsed.encoding != "parquet" and bool(pairs[constants.COL_TEXT_A].str.contains(REPLACEMENT, regex=False).any()
                                     or pairs[constants.COL_TEXT_B].str.contains(REPLACEMENT, regex=False).any())
         pairs = _drop_seen(pairs, seen, drop_mirrored, totals, offset)
         if pairs.empty:

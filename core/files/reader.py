@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import errno
 import io
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -137,6 +137,17 @@ def parse_pairs(
     return ParsedPairs(frame, delimiter, decoded.encoding, notes, {c.strip(): rows for c, rows in nested.items()})
 
 
+_SHOWN_NAMES = 8  # column names a message lists before counting the rest
+_SHOWN_NAME_CHARS = 60
+
+
+def some_names(names: Sequence[object], shown: int = _SHOWN_NAMES) -> str:
+    """A few names for a one-line message, the rest counted: ``a, b, c and 4,997 more``; long names are shortened."""
+    texts = [str(n) if len(str(n)) <= _SHOWN_NAME_CHARS else str(n)[: _SHOWN_NAME_CHARS - 1] + "…" for n in names[:shown]]
+    rest = len(names) - len(texts)
+    return ", ".join(texts) + (f" and {rest:,} more" if rest > 0 else "")
+
+
 def _distinct(names: list[str]) -> list[str]:
     """Column names made distinct (``x`` and ``x `` both strip to ``x``: the second becomes ``x.1``)."""
     seen: set[str] = set()
@@ -255,12 +266,12 @@ def apply_mapping(
         col = mapping.get(role)
         if not col:
             how = f"give the column that holds {role} with {flags[role]} COL" if flags else f"choose the column that holds {role}"
-            raise PairsFileError(f"{how}; the file has: {', '.join(map(str, frame.columns))}")
+            raise PairsFileError(f"{how}; the file has: {some_names(list(frame.columns))}")
         if col not in frame.columns:
-            raise PairsFileError(f"column {col!r} is not in the file; it has: {', '.join(map(str, frame.columns))}")
+            raise PairsFileError(f"column {col!r} is not in the file; it has: {some_names(list(frame.columns))}")
     for role, col in mapping.items():
         if col and col not in frame.columns:
-            raise PairsFileError(f"column {col!r} (for {role}) is not in the file; it has: {', '.join(map(str, frame.columns))}")
+            raise PairsFileError(f"column {col!r} (for {role}) is not in the file; it has: {some_names(list(frame.columns))}")
         if col and col in parsed.nested:
             raise PairsFileError(
                 f"column {col!r} (for {role}) holds JSON objects or arrays, not text, in {row_listing(parsed.nested[col])}: "
@@ -286,7 +297,7 @@ def apply_mapping(
     unused = [str(c) for c in frame.columns if c not in {v for v in mapping.values() if v}]
     if unused:
         not_chosen = "not mapped by a column flag" if flags else "not chosen below"
-        notes.append(f"ignored {len(unused)} column(s) {not_chosen}: {', '.join(unused)}")
+        notes.append(f"ignored {len(unused):,} column(s) {not_chosen}: {some_names(unused)}")
     empty = (out[constants.COL_TEXT_A] == "") | (out[constants.COL_TEXT_B] == "")
     if empty.any():
         notes.append(f"dropped {int(empty.sum())} row(s) with an empty text")

@@ -185,7 +185,7 @@ def _number(value: Any, key: str, low: float, high: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ConfigError(key, f"expected a number between {low:g} and {high:g}, got {value!r}")
     if not low <= value <= high:
-        raise ConfigError(key, f"must be between {low:g} and {high:g}, got {value:g}")
+        raise ConfigError(key, f"must be between {low:g} and {high:g}, got {value!r}")  # repr: 1.0000001 must not print as 1
     return float(value)
 
 
@@ -201,6 +201,9 @@ def _choice(value: Any, key: str, choices: tuple[str, ...]) -> str:
     return str(value)
 
 
+_PLURALS = {"category": "categories"}
+
+
 def _limits(value: Any, key: str, keys: tuple[str, ...] | None, what: str) -> Mapping[str, float]:
     """A table of name -> limit in [0, 1]; ``keys`` (when given) are the names allowed."""
     table = _table(value, key)
@@ -209,7 +212,7 @@ def _limits(value: Any, key: str, keys: tuple[str, ...] | None, what: str) -> Ma
     out = {}
     for name, limit in table.items():
         if keys is not None and name not in keys:
-            raise ConfigError(f"{key}.{name}", f"no such {what}; {what}s: {', '.join(keys)}")
+            raise ConfigError(f"{key}.{name}", f"no such {what}; {_PLURALS.get(what, what + 's')}: {', '.join(keys)}")
         out[name] = _number(limit, f"{key}.{name}", 0.0, 1.0)
     return MappingProxyType(out)
 
@@ -237,7 +240,8 @@ def _budgets(value: Any, suites: tuple[str, ...], has_files: bool) -> Budgets:
     table = _table(value, "budgets")
     _unknown_keys(table, BUDGET_KINDS, "budgets.")
     # A user's file may carry any category; with shipped suites only, a name outside them is a typo.
-    categories = None if has_files else _known_categories(suites)
+    # No suite at all is the `suites` key's problem (reported after), not every category's.
+    categories = None if has_files or not suites else _known_categories(suites)
     budgets = Budgets(
         max_failure_rate=_limits(table[BUDGET_FAILURE_RATE], f"budgets.{BUDGET_FAILURE_RATE}", categories, "category")
         if BUDGET_FAILURE_RATE in table else MappingProxyType({}),
@@ -304,9 +308,14 @@ def _files(value: Any, folder: Path) -> tuple[Path, ...]:
     for i, name in enumerate(_strings(value, "files")):
         path = (folder / Path(name).expanduser()).resolve()
         if not path.is_file():
-            raise ConfigError(f"files[{i}]", f"no such file: {path}")
+            raise ConfigError(f"files[{i}]", _not_a_file(path))
         out.append(path)
     return tuple(out)
+
+
+def _not_a_file(path: Path) -> str:
+    """Why ``path`` cannot be read as a file: missing, or a folder."""
+    return f"{path} is a folder, not a file" if path.is_dir() else f"no such file: {path}"
 
 
 def parse_config(data: Mapping[str, Any], path: Path) -> CheckConfig:
@@ -338,7 +347,8 @@ def parse_config(data: Mapping[str, Any], path: Path) -> CheckConfig:
     if retrieval_suite != constants.SUITE_RETRIEVAL:
         retrieval_suite = str((path.parent / Path(retrieval_suite).expanduser()).resolve())
         if not Path(retrieval_suite).is_file():
-            raise ConfigError("retrieval.suite", f"no suite named {retrieval.get('suite')!r} and no such file: {retrieval_suite}")
+            found = _not_a_file(Path(retrieval_suite))
+            raise ConfigError("retrieval.suite", f"no suite named {retrieval.get('suite')!r}, and {found}" if found.startswith("no such") else found)
     budgets = _budgets(data["budgets"], suites, bool(files))
     if budgets.needs_pairs and not suites and not files:
         raise ConfigError("suites", "empty; failure-rate and AUC budgets need pairs: give a suite or files")

@@ -9,6 +9,13 @@ model keeps.  The tokens the model sees are then the same as for the whole
 text (the pre-tokenizers of WordPiece, SentencePiece and byte-level BPE split
 at whitespace before anything else), and the text is still reported as
 truncated; its token count becomes a lower bound.
+
+The window stops doubling at ``MAX_WINDOW_FACTOR`` times the first one.  A
+text whose first that-many characters still hold fewer tokens than the model
+keeps has no word boundary near (50 MB of ``a`` is one word, a single
+``[UNK]`` to WordPiece): it is cut there by characters, so one pair never
+costs minutes and gigabytes (measured before: 524 s and 3.1 GB for 50 MB).
+The model then sees only that first part, and the text is reported as cut.
 """
 
 from __future__ import annotations
@@ -26,6 +33,9 @@ CHARS_PER_TOKEN = 8
 MARGIN_TOKENS = 16
 # Looking this far back from the window's end for whitespace to cut at.
 _BOUNDARY_LOOKBACK = 256
+# The window's largest size, in first windows: 64 x 8 characters per token (131,072 characters for a
+# 256-token model), far beyond any text whose words a tokenizer splits into pieces.
+MAX_WINDOW_FACTOR = 64
 
 
 @dataclass(frozen=True)
@@ -36,8 +46,8 @@ class ModelInput:
         text: the text to encode (the whole text, or its first part).
         n_tokens: tokens of ``text``, special tokens included.
         cut: True when ``text`` is only the first part of the original; then
-            ``n_tokens`` is a lower bound of the original's tokens, already
-            above the model's limit.
+            ``n_tokens`` is a lower bound of the original's tokens (above the
+            model's limit, unless the text was cut by characters: see the module).
     """
 
     text: str
@@ -55,12 +65,13 @@ def _cut(text: str, n_chars: int) -> str:
 
 def _bounded(tokenizer, text: str, max_tokens: int) -> ModelInput:
     window = max_tokens * CHARS_PER_TOKEN
+    largest = window * MAX_WINDOW_FACTOR
     while window < len(text):
         head = _cut(text, window)
         n = token_counts(tokenizer, [head])[0]
-        if n >= max_tokens + MARGIN_TOKENS:
+        if n >= max_tokens + MARGIN_TOKENS or window >= largest:
             return ModelInput(head, n, cut=True)
-        window *= 2
+        window = min(window * 2, largest)
     return ModelInput(text, token_counts(tokenizer, [text])[0])
 
 

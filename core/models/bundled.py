@@ -7,8 +7,14 @@ file.  A file whose hash does not match is never loaded silently: the
 reassembled mpnet is re-extracted once, and a package file is reported with
 the command that reinstalls it.
 
-Hashing a 400 MB file takes about a second, so a verified hash is remembered
-in the cache folder together with the file's size and modification time.
+Every file is hashed in full once per process before it is used (sha256
+runs at about 1 GB/s: 0.08 s for MiniLM's 90 MB, 0.4 s for mpnet's 436 MB;
+``python -m bench weights_hashing``).  Within a process the verified hash is
+remembered together with the file's size, modification time, inode and
+*change* time (ctime): restoring a file's mtime after an edit (``os.utime``)
+sets its ctime to now, so a same-size, same-mtime change is hashed again.
+Nothing is remembered across processes: a marker on disk could vouch for a
+file edited while no process was watching.
 """
 
 from __future__ import annotations
@@ -16,7 +22,6 @@ from __future__ import annotations
 import atexit
 import hashlib
 import importlib.metadata as md
-import json
 import os
 import shutil
 import tempfile
@@ -119,39 +124,30 @@ def _distribution_file(package: str, relative: str) -> Path:
     return path
 
 
-def _verified_marker() -> Path:
-    return cache_dir() / "verified-weights.json"
+_VERIFIED: dict[str, tuple[int, int, int, int, int, str]] = {}  # path -> (size, mtime, ctime, inode, device, sha256)
 
 
-def _read_markers() -> dict:
-    try:
-        return json.loads(_verified_marker().read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def _write_markers(markers: dict) -> None:
-    try:
-        target = _verified_marker()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".tmp")
-        tmp.write_text(json.dumps(markers, indent=1))
-        os.replace(tmp, target)
-    except OSError:
-        pass  # an unwritable cache only costs a re-hash next time
+def _identity(stat: os.stat_result) -> tuple[int, int, int, int, int]:
+    return (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev)
 
 
 def verify_file(path: Path, expected: str) -> bool:
-    """True when ``path`` hashes to ``expected``; remembers a verified hash."""
-    stat = path.stat()
-    stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
-    markers = _read_markers()
-    if markers.get(str(path)) == f"{stamp}:{expected}":
+    """True when ``path`` hashes to ``expected``.
+
+    The whole file is hashed the first time a process asks; later calls in
+    the same process rehash only when its size, mtime, ctime, inode or device
+    changed (an in-place edit whose mtime was restored still moves the ctime).
+    """
+    before = _identity(path.stat())
+    key = str(path)
+    if _VERIFIED.get(key) == (*before, expected):
         return True
     ok = sha256_file(path) == expected
-    if ok:
-        markers[str(path)] = f"{stamp}:{expected}"
-        _write_markers(markers)
+    after = _identity(path.stat())
+    if ok and after == before:  # a file that changed while it was hashed is hashed again next time
+        _VERIFIED[key] = (*after, expected)
+    else:
+        _VERIFIED.pop(key, None)
     return ok
 
 
@@ -246,10 +242,34 @@ def bundle_path(key: str) -> Path:
         return weights.parent if weights.suffix == ".safetensors" else weights
 
 
-def tokenizer_path(key: str) -> Path:
-    """Folder holding the tokenizer files for a bundled model."""
+def tokenizer_path(key: str, *, verify_weights: bool = True) -> Path:
+    """Folder holding the tokenizer files for a bundled model.
+
+    ``verify_weights=False`` finds it without hashing the weights beside it
+    (a warm run needs only the tokenizer; the weights' hash is checked by
+    whatever loads them), unpacking mpnet only when it is not unpacked yet.
+    """
     bundle = BUNDLES[key]
-    return bundle_path(bundle.tokenizer_bundle) if bundle.tokenizer_bundle else bundle_path(key)
+    owner = bundle.tokenizer_bundle or key
+    if not verify_weights:
+        found = _unverified_folder(owner)
+        if found is not None:
+            return found
+    return bundle_path(owner)
+
+
+def _unverified_folder(key: str) -> Path | None:
+    """A bundle's folder as it is on disk, or None when it must be made (mpnet not unpacked) or is not a folder bundle."""
+    bundle = BUNDLES[key]
+    if key == "mpnet":
+        for root in (cache_dir() / "bundles", *(_FALLBACK_ROOT[:1])):
+            folder = root / _MPNET_FOLDER
+            if (folder / "tokenizer.json").is_file():
+                return folder
+        return None
+    if not bundle.weights.endswith(".safetensors"):
+        return None
+    return _distribution_file(bundle.packages[0], bundle.weights).parent
 
 
 def is_installed(key: str) -> str | None:

@@ -184,7 +184,7 @@ def export_folder(bundle: str) -> Path:
 def export_status(bundle: str) -> str:
     """``verified``, ``not made yet`` or ``damaged…`` for an exportable bundle, ``-`` for any other.
 
-    Hashes the export (remembered by size and modification time, like the weights).
+    Hashes the export in full once per process (rehashed when its size, mtime or ctime moves, like the weights).
     """
     if bundle not in EXPORTABLE_BUNDLES:
         return STATUS_NOT_EXPORTABLE

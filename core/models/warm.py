@@ -73,7 +73,7 @@ def _tokenizer_folder(meta: ModelMeta) -> Path | None:
 
     if meta.source == SOURCE_BUNDLED:
         try:
-            return tokenizer_path(meta.bundle or "")
+            return tokenizer_path(meta.bundle or "", verify_weights=False)  # no vector is computed here: no weights are read
         except (BundleError, KeyError, OSError):
             return None
     if meta.source == SOURCE_LOCAL:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -106,6 +107,7 @@ class ChunkedResult:
         n_pairs: pairs scored per model.
         n_rows: rows written (``n_pairs * len(models)``).
         seconds: wall time.
+        notes_extra: notes about the run as a whole (e.g. a capped Ray actor pool), printed before the models' own.
     """
 
     parquet: Path
@@ -116,6 +118,7 @@ class ChunkedResult:
     n_pairs: int = 0
     n_rows: int = 0
     seconds: float = 0.0
+    notes_extra: list[str] = field(default_factory=list)  # about the run itself, not one model (a capped Ray actor pool)
 
     @property
     def devices(self) -> dict[str, str]:
@@ -123,7 +126,7 @@ class ChunkedResult:
 
     @property
     def notes(self) -> list[str]:
-        return list(dict.fromkeys(n for m in self.models for n in self.tallies[m].notes))
+        return list(dict.fromkeys([*self.notes_extra, *(n for m in self.models for n in self.tallies[m].notes)]))
 
 
 def stage_pairs(chunks: Iterable[pd.DataFrame], path: Path) -> int:
@@ -197,8 +200,8 @@ def score_staged(
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
     start = time.perf_counter()
     progress = progress or _Silent()
-    parts_dir = out_dir / ".parts"
-    parts_dir.mkdir(parents=True, exist_ok=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    parts_dir = Path(tempfile.mkdtemp(prefix=".parts-", dir=out_dir))  # per run: two runs never share part files
     result = ChunkedResult(parquet=out_dir / constants.RESULTS_PARQUET, csv=out_dir / constants.RESULTS_CSV if write_csv else None)
     result.n_pairs = pq.ParquetFile(staged).metadata.num_rows
     parts: list[Path] = []
@@ -269,8 +272,8 @@ def _assemble(parts: list[Path], parquet: Path, csv: Path | None) -> int:
     """Copy the part files, in order, into the results files (written aside, then moved in place)."""
     import pyarrow.parquet as pq
 
-    tmp_parquet = parquet.with_name(f".{parquet.name}.tmp")
-    tmp_csv = csv.with_name(f".{csv.name}.tmp") if csv is not None else None
+    tmp_parquet = parquet.with_name(f".{parquet.name}.{os.getpid()}.tmp")
+    tmp_csv = csv.with_name(f".{csv.name}.{os.getpid()}.tmp") if csv is not None else None
     writer, rows = None, 0
     try:
         with open(tmp_csv, "w", encoding="utf-8", newline="") if tmp_csv else _NoFile() as fh:

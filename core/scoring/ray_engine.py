@@ -31,6 +31,7 @@ import contextlib
 import logging
 import os
 import shutil
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -48,6 +49,68 @@ _ROW = "_row"  # the pair's position in the input: Ray does not keep row order
 _DEVICE, _BACKEND = "device", "backend"  # where each row was scored, kept in Ray's Parquet output
 _WORK_FOLDER = ".ray"
 _NO_CACHE_NOTE = "the Ray engine uses no embedding cache: every text was encoded by the actors"
+
+
+class RayUnavailable(RuntimeError):
+    """The Ray cluster named by ``$RAY_ADDRESS`` cannot be reached or joined; the message is one line."""
+
+
+def actor_pool_size(requested: int | None, resources: dict, device: str = constants.DEVICE_CPU,
+                    gpus_per_actor: float = constants.RAY_GPUS_PER_ACTOR) -> tuple[int, str | None]:
+    """Actors per model that the cluster can hold, and a note when ``requested`` was more.
+
+    Each actor takes one CPU, and one CPU is kept for reading and writing
+    (an actor pool larger than that waits forever for CPUs that never come);
+    on ``cuda`` each actor also takes ``gpus_per_actor`` GPUs.
+
+    Args:
+        requested: ``--ray-actors``, or None for half the cluster's CPUs.
+        resources: ``ray.cluster_resources()`` (``CPU``, ``GPU`` counts).
+        device: where the actors encode.
+        gpus_per_actor: GPUs each actor reserves on ``cuda``.
+
+    Returns:
+        (actors, None) or (the cap, a one-line note saying why).
+    """
+    cpus = int(resources.get("CPU", 0))
+    limit = max(1, cpus - 1)
+    why = f"the cluster has {cpus} CPU(s), one actor each and one kept for reading and writing"
+    if device == constants.DEVICE_CUDA and gpus_per_actor > 0:
+        gpu_limit = max(1, int(resources.get("GPU", 0) // gpus_per_actor))
+        if gpu_limit < limit:
+            limit, why = gpu_limit, f"the cluster has {resources.get('GPU', 0):g} GPU(s), {gpus_per_actor:g} per actor"
+    if requested is None:
+        return min(limit, max(1, cpus // 2)), None
+    if requested > limit:
+        return limit, f"--ray-actors {requested}: {why}; running {limit} actor(s) per model"
+    return requested, None
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """Host and port of a ``$RAY_ADDRESS`` (``ray://host:port`` or ``host:port``); None when it names none."""
+    rest = address.split("://", 1)[-1].rstrip("/")
+    host, sep, port = rest.rpartition(":")
+    if not sep or not port.isdigit():
+        return None
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def check_reachable(address: str, timeout: float = constants.RAY_CONNECT_TIMEOUT_S) -> None:
+    """Fail fast when nothing listens at a Ray address (Ray itself retries for minutes).
+
+    Raises:
+        RayUnavailable: the host does not resolve, refuses, or does not answer within ``timeout`` seconds.
+    """
+    import socket
+
+    target = _host_port(address)
+    if target is None:  # "auto" and other forms Ray resolves itself
+        return
+    try:
+        socket.create_connection(target, timeout=timeout).close()
+    except OSError as exc:
+        reason = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
+        raise RayUnavailable(f"cannot reach the Ray cluster at ${constants.RAY_ADDRESS_ENV_VAR}={address} ({reason} within {timeout:g} s)") from exc
 
 
 class PairScorer:
@@ -92,6 +155,7 @@ def score_staged_ray(
     gpus_per_actor: float = constants.RAY_GPUS_PER_ACTOR,
     progress: ChunkProgress | None = None,
     write_csv: bool = True,
+    quiet: bool = False,
 ) -> ChunkedResult:
     """Score staged pairs with each model on Ray Data into ``pairs.parquet`` (and ``pairs.csv``), as the local engine does.
 
@@ -108,13 +172,17 @@ def score_staged_ray(
         gpus_per_actor: GPUs each actor reserves when ``device`` is ``cuda``.
         progress: told when each model starts and ends.
         write_csv: also write ``pairs.csv``.
+        quiet: silence Ray's own log lines (its Python loggers and its C++ core, which writes to
+            file descriptor 2) while it runs; the run's errors are reported afterwards.
 
     Returns:
         A :class:`~core.scoring.chunked.ChunkedResult`; the files hold ``n * len(result.models)``
-        rows, models in order, pairs in input order.
+        rows, models in order, pairs in input order.  ``actors`` beyond what the cluster can
+        hold are capped, with a note.
 
     Raises:
         ValueError: actors below 1, a negative GPU share, or a bad backend choice.
+        RayUnavailable: ``$RAY_ADDRESS`` names a cluster that cannot be reached or joined.
     """
     import pyarrow.parquet as pq
 
@@ -130,7 +198,8 @@ def score_staged_ray(
     work = out_dir / _WORK_FOLDER
     try:
         parts = _score_on_ray(staged, work, runnable, result, progress=progress or _Silent(), device=device, batch_size=batch_size,
-                              backend=choice, actors=actors, gpus_per_actor=gpus_per_actor, allow_remote_code=allow_remote_code) if runnable else []
+                              backend=choice, actors=actors, gpus_per_actor=gpus_per_actor, allow_remote_code=allow_remote_code,
+                              quiet=quiet) if runnable else []
         result.n_rows = _assemble(parts, result.parquet, result.csv)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -153,17 +222,20 @@ def _refused(name: str, choice: str | None, device: str, remote: bool, errors: d
 
 
 def _score_on_ray(staged: Path, work: Path, models: list[str], result: ChunkedResult, *, progress: ChunkProgress, device: str,
-                  batch_size: int | None, backend: str | None, actors: int | None, gpus_per_actor: float, allow_remote_code: Sequence[str]) -> list[Path]:
+                  batch_size: int | None, backend: str | None, actors: int | None, gpus_per_actor: float, allow_remote_code: Sequence[str],
+                  quiet: bool = False) -> list[Path]:
     """Each model over the staged pairs on Ray; the part files (input order) of the models that ran."""
     work.mkdir(parents=True, exist_ok=True)
     numbered = _numbered(staged, work / "input.parquet")
     parts = []
-    with _ray_session():
+    with _ray_session(quiet):
         import ray
         import ray.data
 
         dataset = ray.data.read_parquet(str(numbered))
-        pool = actors or max(1, int(ray.cluster_resources().get("CPU", 2)) // 2)
+        pool, note = actor_pool_size(actors, ray.cluster_resources(), device, gpus_per_actor)
+        if note:
+            result.notes_extra.append(note)
         for i, name in enumerate(models):
             progress.start(name, result.n_pairs)
             part = work / f"part-{i}.parquet"
@@ -265,28 +337,59 @@ def _root_cause(exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def _ray_session() -> Iterator[None]:
+def _ray_session(quiet: bool = False) -> Iterator[None]:
     """Ray for the block: the running instance if there is one, else a new one, shut down afterwards.
 
-    ``$RAY_ADDRESS`` names a cluster to join; without it a fresh local
+    ``$RAY_ADDRESS`` names a cluster to join (checked to answer first: Ray
+    itself retries an unreachable one for minutes); without it a fresh local
     instance starts on all of this machine's CPUs.  Ray's progress and its
-    workers' logs stay off stdout (``--json`` prints one document there).
+    workers' logs stay off stdout (``--json`` prints one document there);
+    ``quiet`` keeps its log lines off stderr too.
+
+    Raises:
+        RayUnavailable: the cluster cannot be reached or joined.
     """
+    address = os.environ.get(constants.RAY_ADDRESS_ENV_VAR, "").strip()
+    if address and address not in ("local",):
+        check_reachable(address)
     import ray
     import ray.data
 
-    started = not ray.is_initialized()
-    if started:
-        address = os.environ.get(constants.RAY_ADDRESS_ENV_VAR, "").strip()
-        if address:
-            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
-        else:
-            ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
-    context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = False
-    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    level = logging.ERROR if quiet else logging.WARNING
+    with _stderr_silenced(quiet):
+        started = not ray.is_initialized()
+        if started:
+            try:
+                if address:
+                    ray.init(address=address, log_to_driver=False, logging_level=level)
+                else:
+                    ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level=level)
+            except (ConnectionError, RuntimeError, TimeoutError, ValueError) as exc:
+                raise RayUnavailable(f"cannot join the Ray cluster at ${constants.RAY_ADDRESS_ENV_VAR}={address or 'local'} ({_root_cause(exc)})") from exc
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False
+        for name in ("ray", "ray.data"):
+            logging.getLogger(name).setLevel(level)
+        try:
+            yield
+        finally:
+            if started:
+                ray.shutdown()
+
+
+@contextlib.contextmanager
+def _stderr_silenced(quiet: bool) -> Iterator[None]:
+    """File descriptor 2 to the null device for the block when ``quiet``: Ray's C++ core logs there directly."""
+    if not quiet:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
     try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
         yield
     finally:
-        if started:
-            ray.shutdown()
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)

@@ -299,3 +299,16 @@ def test_cli_run_says_which_columns_it_guessed(capsys, tmp_path):
     code, _, err = _cli_run(capsys, tmp_path, "qd.csv", b"q,d\nThe cat sat,A cat was sitting\n")
     assert code == 0, err
     assert any(line.startswith("note: ") and "'q' as text_a" in line and "'d' as text_b" in line for line in err.splitlines()), err
+
+
+def test_the_docs_state_the_upload_limit_as_the_code_has_it():
+    import re
+
+    pages = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").glob("*.md"))]
+    stated = []
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        stated += re.findall(r"MAX_UPLOAD_MB = (\d+)", text) + re.findall(r"maxUploadSize = (\d+)", text)
+        stated += re.findall(r"the limit is (\d+) MB", text) + re.findall(r"upload limit (?:is )?(\d+) MB", text)
+    assert stated, "the upload limit is stated nowhere"
+    assert set(stated) == {str(constants.MAX_UPLOAD_MB)}

@@ -67,3 +67,13 @@ def test_model_error_dedupes_within_a_rerun_and_shows_again_next_rerun():
     assert len(shown) == 2 and "section one" in shown[0] and "section two" not in " ".join(shown) and "m/y" in shown[1].replace("\\", "")
     app.run()
     assert len(app.error) == 2
+
+
+def test_the_download_hint_shows_the_id_as_typed_and_is_not_offered_for_folders():
+    from ui.state import LOCAL_ERROR_HELP, error_help
+
+    hint = error_help("intfloat/multilingual-e5_small")
+    assert "`hf download intfloat/multilingual-e5_small`" in hint and "\\" not in hint
+    for folder in ("/no/such/model-folder", "./my_model", "~/models/e5"):
+        assert error_help(folder) == LOCAL_ERROR_HELP and "hf download" not in error_help(folder)
+    assert "`" not in error_help("owner/na`me").split("`hf download ")[1].rstrip(".").split("`")[0]

@@ -95,7 +95,7 @@ def test_parquet_input_chunked_and_quiet(tmp_path, capsys):
 def test_chunk_rows_below_one_is_one_error_line(tmp_path, capsys):
     code = cli.main(["run", "--suite", "baseline", "--out", str(tmp_path), "--chunk-rows", "0"])
     err = capsys.readouterr().err
-    assert code == cli.EXIT_USAGE and err.strip().splitlines() == ["error: --chunk-rows must be at least 1, got 0"]
+    assert code == cli.EXIT_USAGE and err.strip().splitlines() == ["error: --chunk-rows must be from 1 to 10,000,000 (pairs held in memory at a time), got 0"]
 
 
 WARM_SCRIPT = """

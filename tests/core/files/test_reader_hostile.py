@@ -213,3 +213,14 @@ def test_duplicate_column_names_after_stripping_stay_distinct():
     parsed, frame, _ = _pairs(b"text_a ,text_a,text_b\nx,y,z\n")
     assert list(parsed.frame.columns) == ["text_a", "text_a.1", "text_b"]
     assert frame[constants.COL_TEXT_B].tolist() == ["z"]
+
+
+def test_five_thousand_columns_are_named_a_few_and_counted():
+    header = ",".join(["text_a", "text_b", *(f"extra_column_{i}" for i in range(4998))])
+    row = ",".join(["A cat sat", "A dog sat", *("x" for _ in range(4998))])
+    _, _, notes = _pairs(f"{header}\n{row}\n".encode())
+    [note] = [n for n in notes if n.startswith("ignored")]
+    assert note == "ignored 4,998 column(s) not chosen below: " + ", ".join(f"extra_column_{i}" for i in range(8)) + " and 4,990 more"
+    with pytest.raises(PairsFileError) as info:
+        apply_mapping(parse_pairs(f"{header}\n{row}\n".encode(), "wide.csv"), {constants.COL_TEXT_A: "no_such_column", constants.COL_TEXT_B: "text_b"})
+    assert len(str(info.value)) < 400 and "and 4,992 more" in str(info.value)

@@ -150,3 +150,21 @@ def test_unreadable_and_non_utf8_files(folder: Path):
     path.write_bytes("threshold = 0.7 # caf\xe9\n".encode("latin-1"))
     with pytest.raises(ConfigError, match="not UTF-8"):
         load_config(path)
+
+
+MESSAGES_23 = {
+    "plural of category": ('suites = ["failure-modes"]\n[budgets.max_failure_rate]\nnegaton = 0.5\n', "no such category; categories: negation,"),
+    "empty suites": ('suites = []\n[budgets.max_failure_rate]\nnegation = 0.5\n', "suites: empty; failure-rate and AUC budgets need pairs"),
+    "a limit just above one": ("[budgets.max_failure_rate]\nnegation = 1.0000001\n", "must be between 0 and 1, got 1.0000001"),
+    "a folder in files": ('files = ["a-folder"]' + BUDGET, "a-folder is a folder, not a file"),
+    "a folder as retrieval suite": ('[retrieval]\nsuite = "a-folder"' + BUDGET, "a-folder is a folder, not a file"),
+}
+
+
+@pytest.mark.parametrize("text, message", list(MESSAGES_23.values()), ids=list(MESSAGES_23))
+def test_gate_messages_say_what_is_wrong(folder: Path, text: str, message: str):
+    (folder / "a-folder").mkdir()
+    with pytest.raises(ConfigError) as info:
+        load_config(_write(folder, text))
+    assert message in str(info.value), str(info.value)
+    assert "categorys" not in str(info.value) and "no such file" not in str(info.value)

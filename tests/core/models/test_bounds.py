@@ -87,3 +87,15 @@ def test_encode_reports_the_truncation_and_tokenizes_only_a_bounded_part(minilm)
 def test_nonsense_limit_is_refused(minilm):
     with pytest.raises(ValueError, match="max_tokens must be positive"):
         model_inputs(minilm.tokenizer, ["x"], 0)
+
+
+def test_a_text_with_no_spaces_is_bounded_by_characters(minilm):
+    from core.models import bounds
+
+    limit = minilm.max_seq_length
+    largest = limit * CHARS_PER_TOKEN * bounds.MAX_WINDOW_FACTOR
+    text = "a" * (largest * 8)  # ~1 MB, one word: WordPiece makes one [UNK] of it, so no window ever fills the model
+    spy = _SpyTokenizer(minilm.tokenizer)
+    (bounded,) = bounds.model_inputs(spy, [text], limit)
+    assert spy.longest <= largest  # not the whole megabyte
+    assert bounded.cut and bounded.text == text[:largest] and bounded.n_tokens == 3

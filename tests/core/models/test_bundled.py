@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 from pathlib import Path
 
@@ -107,3 +108,34 @@ def test_missing_mpnet_part_is_reported(monkeypatch):
     monkeypatch.setitem(bundled.BUNDLES, "mpnet", dataclasses.replace(BUNDLES["mpnet"], packages=tuple(parts)))
     reason = is_installed("mpnet")
     assert reason is not None and "cosine-probe-no-such-part" in reason
+
+
+def test_a_same_size_same_mtime_change_is_caught_in_this_process_and_the_next(tmp_path):
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(bytes(range(256)) * 64)
+    expected = sha256_file(weights)
+    assert bundled.verify_file(weights, expected)
+    stat = weights.stat()
+    _flip_byte(weights)
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert (weights.stat().st_size, weights.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+    assert not bundled.verify_file(weights, expected)
+    bundled._VERIFIED.clear()  # what a new process remembers: nothing, so it hashes again
+    assert not bundled.verify_file(weights, expected)
+    _flip_byte(weights)
+    assert bundled.verify_file(weights, expected)
+    bundled._VERIFIED.clear()
+    assert bundled.verify_file(weights, expected)
+
+
+def test_a_tokenizer_for_a_warm_run_is_found_without_hashing_the_weights(monkeypatch):
+    def no_hashing(path):
+        raise AssertionError(f"{path} was hashed for a tokenizer")
+
+    verified = tokenizer_path("minilm_l6_int8")
+    bundled._VERIFIED.clear()
+    monkeypatch.setattr(bundled, "sha256_file", no_hashing)
+    assert tokenizer_path("minilm_l6_int8", verify_weights=False) == verified
+    assert (tokenizer_path("minilm_l6", verify_weights=False) / "tokenizer.json").is_file()
+    with pytest.raises(AssertionError, match="was hashed"):
+        tokenizer_path("minilm_l6")  # a load still verifies

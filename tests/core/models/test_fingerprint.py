@@ -145,3 +145,22 @@ def test_changed_weights_are_a_miss_with_a_note(minilm, tmp_path):
     assert third.n_cached == 2 and not third.notes  # said once, then served from the new key
     cache.close()
     reopened.close()
+
+
+def test_one_byte_outside_the_header_and_every_sampled_block_changes_it(copy):
+    from core.models import fingerprint
+
+    weights = copy / "model.safetensors"
+    stat = weights.stat()
+    before = folder_fingerprint(copy)
+    step = (stat.st_size - fingerprint._SAMPLE_BYTES) // (fingerprint._SAMPLES - 1)
+    offset = step + fingerprint._SAMPLE_BYTES + 100  # between the second and third sampled block, far past the header
+    assert offset > 8 + len(safetensors_header(weights))
+    with open(weights, "r+b") as fh:
+        fh.seek(offset)
+        byte = fh.read(1)
+        fh.seek(offset)
+        fh.write(bytes([byte[0] ^ 0x01]))
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert weights.stat().st_size == stat.st_size and weights.stat().st_mtime_ns == stat.st_mtime_ns
+    assert folder_fingerprint(copy) != before

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from core import constants
 from core.cli import main as cli
 from core.models import loading, onnx_export, registry
 from core.models.bundled import bundle_path
+from core.models.encode import encode_texts
 from core.models.onnx_export import ExactOnnxBackend, ExportError, resolve_backend, verify_export
 from core.models.registry import MINILM_L3_ONNX, MINILM_L6, MPNET, REGISTRY
 from core.papers.suites import load_suite
@@ -129,6 +131,40 @@ def test_a_damaged_export_is_detected_and_rebuilt(exact, minilm):
     assert _sha256(rebuilt) == before
     again = ExactOnnxBackend(rebuilt, bundle_path(BUNDLE), 256)
     assert np.abs(again.embed(["The cat sat on the mat."]) - minilm.backend.embed(["The cat sat on the mat."])).max() < 1e-6
+
+
+def _flip_keeping_size_and_mtime(path) -> None:
+    """Negate one float's sign bit in the middle of the file and restore its modification time."""
+    stat = path.stat()
+    with open(path, "r+b") as fh:
+        fh.seek(stat.st_size // 2)
+        byte = fh.read(1)
+        fh.seek(stat.st_size // 2)
+        fh.write(bytes([byte[0] ^ 0x80]))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
+
+
+def test_a_same_size_same_mtime_bit_flip_is_never_used_nor_cached(exact, minilm, fresh_cache, capsys, monkeypatch):
+    path = onnx_export.export_folder(BUNDLE) / "model.onnx"
+    assert onnx_export.export_status(BUNDLE) == onnx_export.STATUS_VERIFIED
+    _flip_keeping_size_and_mtime(path)
+    assert _sha256(path) != onnx_export.read_verification(BUNDLE)["onnx_sha256"]
+    # `models --json` must not vouch for it ...
+    assert cli.main(["models", "--json"]) == 0
+    listed = {m["model"]: m for m in json.loads(capsys.readouterr().out)}
+    assert listed[MINILM_L6]["onnx_export"] == onnx_export.STATUS_DAMAGED
+    # ... and a fresh load rebuilds it before a vector is computed, so the shared cache gets torch's vectors.
+    monkeypatch.setattr(loading, "_LOADED", {k: v for k, v in loading._LOADED.items() if len(k) == 3})
+    monkeypatch.setattr(loading, "_LOAD_LOCKS", {})
+    reloaded = loading.load_model(MINILM_L6, device="cpu", backend="onnx")
+    assert any("made its exact ONNX export" in note for note in reloaded.notes)
+    texts = ["The patient is allergic to penicillin.", "The patient is not allergic to penicillin."]
+    encode_texts(reloaded, texts, fresh_cache)
+    cached = fresh_cache.get_many(reloaded.cache_key, texts)
+    want = minilm.backend.embed(texts)
+    assert np.abs(np.stack([cached[t] for t in texts]) - want).max() < 1e-6
+    assert onnx_export.export_status(BUNDLE) == onnx_export.STATUS_VERIFIED
 
 
 def test_a_record_for_other_weights_or_a_missing_file_is_not_trusted(exact, monkeypatch):

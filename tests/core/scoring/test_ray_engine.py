@@ -154,3 +154,15 @@ def test_root_cause_finds_the_models_own_message():
     assert ray_engine._root_cause(flat) == "org/x: no such folder"
     assert ray_engine._root_cause(OSError("disk full")) == "OSError: disk full"
     assert ray_engine.model_folder("org/name") == "org__name"
+
+
+def test_quiet_keeps_rays_own_log_lines_off_stderr(local_ray, minilm, tmp_path, capfd, monkeypatch):
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, "off")
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("text_a,text_b\nA quiet ray cat,A quiet ray dog\n", encoding="utf-8")
+    capfd.readouterr()
+    code = cli.main(["run", "--suite", str(pairs), "--models", MINILM_L6, "--out", str(tmp_path / "out"), "--engine", "ray", "--quiet", "--no-cache"])
+    err = capfd.readouterr().err
+    assert code == 0, err
+    ours = ("note: ", "device: ", "1 pairs × 1 models")
+    assert [line for line in err.splitlines() if line.strip() and not line.startswith(ours)] == []

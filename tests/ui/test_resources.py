@@ -1,0 +1,74 @@
+"""ui.resources' cached analyses: keyed by every row of a results table, not Streamlit's sample of big ones."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core import constants
+from ui import resources
+
+N_ROWS = 60_000  # over Streamlit's 50,000 rows, where it hashes a 10,000-row sample only
+
+
+def _results(seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    categories = np.array(["negation", "numerical", "entity_swap", "temporal"])
+    return pd.DataFrame(
+        {
+            constants.COL_MODEL: "m",
+            constants.COL_SUITE: constants.SUITE_FAILURE_MODES,
+            constants.COL_CATEGORY: categories[np.arange(N_ROWS) % len(categories)],
+            constants.COL_PAIR_ID: np.arange(N_ROWS),
+            constants.COL_COSINE: rng.uniform(0.0, 0.6, N_ROWS),
+        }
+    )
+
+
+def _rows_streamlit_does_not_hash(frame: pd.DataFrame, n: int) -> pd.Index:
+    from streamlit.runtime.caching import hashing
+
+    sampled = frame.sample(n=hashing._PANDAS_SAMPLE_SIZE, random_state=hashing._sample_seed()).index
+    return frame.index.difference(sampled)[:n]
+
+
+@pytest.fixture(autouse=True)
+def _empty_caches():
+    import streamlit as st
+
+    st.cache_data.clear()
+    yield
+
+
+def test_an_edited_60000_row_result_changes_the_summary():
+    first = _results()
+    edited = first.copy()
+    rows = _rows_streamlit_does_not_hash(edited, 400)
+    edited.loc[rows, constants.COL_COSINE] = 0.99  # 400 negation/numerical/... pairs now fail at 0.7
+    before = resources.analysis("category_summary", first, 0.7, None)
+    after = resources.analysis("category_summary", edited, 0.7, None)
+    assert before["failure_rate"].sum() == 0
+    assert after["failure_rate"].sum() == pytest.approx(400 / (N_ROWS / 4))
+    # The same table again is a hit: the digest is computed once per table and the wrapper is not re-run.
+    assert resources.results_digest(edited) == resources.results_digest(edited.copy())
+    assert resources.results_digest(edited) != resources.results_digest(first)
+
+
+def test_each_analysis_recomputes_only_for_new_inputs(monkeypatch):
+    from core.scoring import tables
+
+    calls: list[float] = []
+    real = tables.category_summary
+    monkeypatch.setattr(tables, "category_summary", lambda results, threshold, suite: calls.append(threshold) or real(results, threshold, suite))
+    frame = _results()
+    resources.analysis("category_summary", frame, 0.7, None)
+    resources.analysis("category_summary", frame, 0.7, None)
+    resources.analysis("category_summary", frame.copy(), 0.7, None)  # equal rows, new object: still a hit
+    resources.analysis("category_summary", frame, 0.8, None)
+    assert calls == [0.7, 0.8]
+
+
+def test_an_unknown_analysis_is_refused():
+    with pytest.raises(ValueError, match="unknown analysis"):
+        resources.analysis("no_such_analysis", _results())
