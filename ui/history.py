@@ -47,7 +47,7 @@ def record(page: str, result: RunResult, selection: Selection, sources: Sequence
             result.results, command=page, origin=constants.ORIGIN_APP, errors=result.errors,
             settings={
                 "threshold": selection.threshold, "sources": list(sources), "models_selected": list(selection.models),
-                "device": selection.device, "devices": result.devices, **settings,
+                "device": selection.device, "devices": result.devices, "backends": result.backends, **settings,
             },
         )
     except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run

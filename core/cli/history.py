@@ -19,6 +19,8 @@ from core import constants
 from core.cli.main import CliError
 from core.models import registry
 
+CROSSED_SHOWN = 20  # crossed pairs `history diff` prints unless --limit says otherwise
+
 EXAMPLES = {
     "list": ("cosine-probe history list", "cosine-probe history list --limit 5 --json"),
     "show": ("cosine-probe history show 12", "cosine-probe history show 12 --json"),
@@ -49,10 +51,11 @@ def record_retrieval_history(suite_name: str, result: Any, settings: Mapping[str
     try:
         pairs = retrieval_pairs(result.scores, suite_name)
         sources = [suite_source(suite_name)]
+        backends = {m: r.backend for m, r in (getattr(result, "reports", None) or {}).items() if getattr(r, "backend", "")}
     except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
         print(f"warning: run history not written: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
         return None
-    return record_history("retrieval", pairs, {"sources": sources, **settings}, result.errors)
+    return record_history("retrieval", pairs, {"sources": sources, "backends": backends, **settings}, result.errors)
 
 
 def _store_call(fn, *args, **kwargs):
@@ -135,11 +138,14 @@ def cmd_diff(args) -> int:
     t_before = args.threshold if args.threshold is not None else before.thresholds()
     t_after = args.threshold if args.threshold is not None else after.thresholds()
     result = diff_runs(before.results, after.results, t_before, t_after)
+    crossed = _biggest_first(result.crossed)
+    limit = args.limit if args.limit is not None else (None if args.json else CROSSED_SHOWN)
+    shown = crossed if limit is None else crossed.head(limit)
     if args.json:
         doc = {
             "before": before.run_id, "after": after.run_id, "n_matched": result.n_matched, "n_only_before": result.n_only_before,
             "n_only_after": result.n_only_after, "models_only_before": list(result.models_only_before), "models_only_after": list(result.models_only_after),
-            "categories": _records(result.categories), "crossed": _records(result.crossed),
+            "categories": _records(result.categories), "n_crossed": len(crossed), "crossed": _records(shown),
         }
         print(json.dumps(doc, indent=1, default=str, ensure_ascii=False))
         return 0
@@ -156,10 +162,20 @@ def cmd_diff(args) -> int:
     with pd.option_context("display.width", 220, "display.max_columns", 20, "display.float_format", "{:+.3f}".format):
         print("\nchange per model and category (after − before, 95% paired bootstrap CI)")
         print(cats[columns].to_string(index=False))
-    print(f"\n{len(result.crossed)} pair score(s) crossed the threshold")
-    for r in result.crossed.to_dict("records"):
+    print(f"\n{len(crossed)} pair score(s) crossed the threshold" + (f"; the {len(shown)} biggest changes:" if len(shown) < len(crossed) and len(shown) else ""))
+    for r in shown.to_dict("records"):
         print(f"  {r['direction']:<9} {r['cosine_before']:.4f} -> {r['cosine_after']:.4f}  {registry.short_name(r['model'])}  [{r['category']}] {r['text_a']!r} / {r['text_b']!r}")
+    if len(shown) < len(crossed):
+        print(f"  … {len(crossed) - len(shown)} more (--limit N prints more, --json lists them all)")
     return 0
+
+
+def _biggest_first(crossed: pd.DataFrame) -> pd.DataFrame:
+    """Crossed pairs ordered by the size of their change, largest first (ties keep the run's order)."""
+    if crossed.empty:
+        return crossed
+    change = (crossed["cosine_after"] - crossed["cosine_before"]).abs()
+    return crossed.loc[change.sort_values(ascending=False, kind="stable").index].reset_index(drop=True)
 
 
 def cmd_export(args) -> int:
@@ -180,6 +196,26 @@ def _positive_id(text: str) -> int:
     return value
 
 
+def _list_limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--limit is how many of the newest runs to list: a whole number from 1, got {text!r}")
+    return value
+
+
+def _crossed_limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"--limit is how many crossed pairs to print: a whole number from 0, got {text!r}")
+    return value
+
+
 def _epilog(name: str) -> str:
     return "\n".join(["examples:", *(f"  {line}" for line in EXAMPLES[name])])
 
@@ -191,7 +227,7 @@ def register(subparsers) -> None:
     kw = {"formatter_class": argparse.RawDescriptionHelpFormatter}
 
     q = sub.add_parser("list", help="every stored run, newest first", epilog=_epilog("list"), **kw)
-    q.add_argument("--limit", type=_positive_id, metavar="N", help="only the newest N")
+    q.add_argument("--limit", type=_list_limit, metavar="N", help="only the newest N")
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(func=cmd_list)
 
@@ -205,6 +241,9 @@ def register(subparsers) -> None:
     q.add_argument("before", type=_positive_id, metavar="ID_BEFORE")
     q.add_argument("after", type=_positive_id, metavar="ID_AFTER")
     q.add_argument("--threshold", type=float, help="one threshold for both runs (default: each run's own)")
+    q.add_argument("--limit", type=_crossed_limit, metavar="N",
+                   help=f"print at most N of the pairs that crossed the threshold, biggest change first (default {CROSSED_SHOWN}; "
+                        "with --json: all unless given)")
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(func=cmd_diff)
 

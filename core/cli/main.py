@@ -13,6 +13,7 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 
 import pandas as pd
@@ -26,6 +27,7 @@ from core.papers.suites import control_pairs
 
 EXIT_USAGE = 2
 EXIT_NO_MODEL = 3
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer killed by a closed pipe
 
 
 class CliError(Exception):
@@ -145,7 +147,7 @@ def cmd_compare(args) -> int:
     if not result.results.empty:
         from core.cli.history import record_history
 
-        record_history("compare", result.results, {"threshold": args.threshold, "device": args.device, "devices": result.devices}, result.errors)
+        record_history("compare", result.results, {"threshold": args.threshold, "device": args.device, "devices": result.devices, "backends": result.backends}, result.errors)
     rows = [
         {
             "model": r[constants.COL_MODEL],
@@ -616,6 +618,12 @@ def _run(args) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`… | head`): stop quietly, as `yes | head` does, and keep the
+        # interpreter's final flush from printing a second BrokenPipeError.
+        with suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except Exception as exc:  # noqa: BLE001 - the promise is one line, never a traceback
         if os.environ.get("COSINE_PROBE_DEBUG"):
             raise

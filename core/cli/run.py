@@ -181,5 +181,6 @@ def _record(args, result, out: Path, suites: list[str]) -> None:
         return
     # A file is kept by path and hash; a shipped suite (with any companion it brought) by name and hash.
     names = (args.suite,) if Path(args.suite).expanduser().is_file() else suites
-    settings = {"threshold": args.threshold, "sources": [suite_source(n) for n in names], "out": str(out), "device": args.device, "devices": result.devices}
+    settings = {"threshold": args.threshold, "sources": [suite_source(n) for n in names], "out": str(out), "device": args.device, "devices": result.devices,
+                "backends": result.backends}
     record_history("run", read_results(result.parquet), settings, result.errors)

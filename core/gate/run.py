@@ -58,6 +58,7 @@ class GateRun:
     errors: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    backends: dict[str, str] = field(default_factory=dict)  # model -> the backend that encoded it (torch or onnx)
 
     @property
     def exit_code(self) -> int:
@@ -204,9 +205,10 @@ def run_check(
     pairs, notes = gather_pairs(config) if budgets.needs_pairs else (pd.DataFrame(), [])
     errors: dict[str, str] = {}
     results = pd.DataFrame(columns=list(constants.RESULT_COLUMNS))
+    backends: dict[str, str] = {}
     if budgets.needs_pairs:
         scored = run_pairs(pairs, models, cache=cache, allow_remote_code=allow_remote_code, progress=progress)
-        results, errors = scored.results, dict(scored.errors)
+        results, errors, backends = scored.results, dict(scored.errors), scored.backends
     retrieval = None
     remaining = [m for m in models if m not in errors]  # a model that failed the pairs is not loaded again
     if runner is not None and remaining:
@@ -219,4 +221,6 @@ def run_check(
         for model, reason in retrieval.errors.items():
             outcomes += unmeasured_outcomes(_canonical(model), budgets, reason, pairs=False)
             errors.setdefault(model, reason)
-    return GateRun(config, results, thresholds, table, retrieval, outcomes, errors, notes, time.perf_counter() - start)
+    if retrieval is not None:
+        backends = {**{m: r.backend for m, r in retrieval.reports.items() if r.backend}, **backends}
+    return GateRun(config, results, thresholds, table, retrieval, outcomes, errors, notes, time.perf_counter() - start, backends)

@@ -227,7 +227,10 @@ def _finite(records: list[dict[Any, Any]]) -> list[dict[Any, Any]]:
     return [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()} for r in records]
 
 
-def _model_rows(results: pd.DataFrame, errors: Mapping[str, str]) -> pd.DataFrame:
+def _model_rows(results: pd.DataFrame, errors: Mapping[str, str], backends: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """One ``run_models`` row per model; ``backends`` (what actually encoded) wins over the registry's backend,
+    which names only the model's own one (a bundled torch model may have run on its exact ONNX export)."""
+    ran = {str(k): str(v) for k, v in (backends or {}).items() if v}
     rows = []
     counts = results[constants.COL_MODEL].value_counts(sort=False) if not results.empty else pd.Series(dtype=int)
     names = [*counts.index, *(m for m in errors if m not in counts.index)]
@@ -240,6 +243,7 @@ def _model_rows(results: pd.DataFrame, errors: Mapping[str, str]) -> pd.DataFram
             revision, backend, source = meta.revision, meta.backend, meta.source
         except ValueError:
             pass  # an unresolvable name is still recorded, without metadata
+        backend = ran.get(str(name), backend)
         ok = name in counts.index
         rows.append({"model": str(name), "revision": revision, "backend": backend, "model_source": source,
                      "status": STATUS_OK if ok else STATUS_ERROR, "error": None if ok else str(errors[name]), "n_results": int(counts.get(name, 0))})
@@ -284,7 +288,8 @@ def record_run(
             other columns are kept (``extra``).
         command: the CLI command or app page (``run``, ``check``, ``failure-modes``, …).
         origin: ``cli`` or ``app``.
-        settings: JSON-able settings: ``threshold``, ``thresholds`` (per model),
+        settings: JSON-able settings: ``threshold``, ``thresholds`` (per model), ``backends`` (model -> the
+            backend that actually encoded, stored with the models),
             ``sources`` (``[{"suite": name} | {"file": path, "sha256": hex}]``), ``reading``, …
         errors: model -> why it did not run (stored with the models).
         path: the history file (default :func:`history_path`).
@@ -310,7 +315,8 @@ def record_run(
     threshold = settings.get("threshold")
     threshold = float(threshold) if isinstance(threshold, int | float) and not isinstance(threshold, bool) else None
     pairs = _pair_rows(results)
-    models = _model_rows(results, errors or {})
+    backends = settings.get("backends")
+    models = _model_rows(results, errors or {}, backends if isinstance(backends, Mapping) else None)
     n_pairs = int(results.groupby(constants.COL_MODEL).size().max()) if not results.empty else 0
     target = _resolve(path)
     with _connect(target, timeout) as con:
@@ -390,12 +396,16 @@ def export_run(run_id: int, out: str | Path, path: str | Path | None = None) -> 
     """Write a run's per-pair results to a Parquet file, with the run's id, command, time and each model's revision and backend.
 
     Raises:
-        ValueError: no such run, or an output folder that does not exist.
+        ValueError: no such run, an output folder that does not exist, or ``out`` naming the history file
+            itself (or its write-ahead log): writing there would destroy every stored run.
         HistoryError: the history cannot be read.
     """
     out = Path(out).expanduser()
     if not out.parent.is_dir():
         raise ValueError(f"no folder {out.parent} to write {out.name} into")
+    history = _resolve(path)
+    if _same_file(out, history) or _same_file(out, history.with_name(history.name + ".wal")):
+        raise ValueError(f"--out {out} is the run history itself; writing the export there would destroy every stored run. Name another file")
     run = load_run(run_id, path)
     meta = run.models[["model", "revision", "backend"]]
     frame = run.results.merge(meta, on=constants.COL_MODEL, how="left")
@@ -408,6 +418,16 @@ def export_run(run_id: int, out: str | Path, path: str | Path | None = None) -> 
     except OSError as exc:
         raise ValueError(f"cannot write {out}: {exc.strerror or exc}") from exc
     return out
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (links and relative paths included), existing or not."""
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
 
 
 def run_models(run_id: int, path: str | Path | None = None, timeout: float = constants.HISTORY_LOCK_TIMEOUT_SECONDS) -> pd.DataFrame:
