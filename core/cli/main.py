@@ -536,6 +536,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pairs read, encoded, scored and written at a time: memory stays bounded whatever the file's size (default %(default)s)")
     add_model_options(p)
     add_pairs_file_options(p)
+    p.add_argument("--match-label", metavar="VALUE",
+                   help="with --label: the label value that means 'same meaning' (every other label is then no match); "
+                        "default: 1, true, yes, paraphrase, entailment, … match and 0, false, no, contradiction, neutral, … do not")
     from core.cli.ray_run import add_engine_options  # here, not at the top: ray_run imports this module
 
     add_engine_options(p)
