@@ -44,18 +44,25 @@ def record_history(command: str, results: pd.DataFrame, settings: Mapping[str, A
     return run_id
 
 
-def record_retrieval_history(suite_name: str, result: Any, settings: Mapping[str, Any]) -> int | None:
-    """Store a ``retrieval`` run: its dense scores as pairs (``core.history.sources.retrieval_pairs``); one warning if that fails."""
-    from core.history.sources import retrieval_pairs, suite_source
+def record_retrieval_history(name: str, result: Any, settings: Mapping[str, Any], sources: list[str] | None = None) -> int | None:
+    """Store any retrieval run (suite, pairs file, corpus mode, …) through ``core.history.sources.retrieval_record``:
+    its scores as pairs, each mitigation's score beside the dense cosine, its summary, no threshold; one warning if that fails.
+
+    Args:
+        name: the suite's name or the input's (the pairs' ``suite``).
+        result: the retrieval result.
+        settings: how it ran (mitigations, seed, mode).
+        sources: files or suites it read (default: ``name``).
+    """
+    from core.history.sources import retrieval_record, suite_source
 
     try:
-        pairs = retrieval_pairs(result.scores, suite_name)
-        sources = [suite_source(suite_name)]
-        backends = {m: r.backend for m, r in (getattr(result, "reports", None) or {}).items() if getattr(r, "backend", "")}
+        pairs, own = retrieval_record(result, name)
+        found = [suite_source(s) for s in (sources or [name])]
     except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
         print(f"warning: run history not written: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
         return None
-    return record_history("retrieval", pairs, {"sources": sources, "backends": backends, **settings}, result.errors)
+    return record_history("retrieval", pairs, {"sources": found, **own, **settings}, result.errors)
 
 
 def _store_call(fn, *args, **kwargs):
@@ -92,9 +99,13 @@ def cmd_list(args) -> int:
     if runs.empty:
         print("no runs stored yet; `cosine-probe run`, `check` and `compare`, and the app's suite pages store theirs")
         return 0
-    shown = runs.assign(models=runs["models"].map(_short_models), created_at=runs["created_at"].dt.strftime("%Y-%m-%d %H:%M:%S"))
-    with pd.option_context("display.width", 200, "display.max_colwidth", 60):
-        print(shown[["run_id", "created_at", "origin", "command", "source", "threshold", "n_pairs", "models", "errors"]].to_string(index=False))
+    shown = runs.assign(models=runs["models"].map(_short_models), created_at=runs["created_at"].dt.strftime("%Y-%m-%d %H:%M:%S"),
+                        threshold=runs["threshold"].map(lambda v: "none" if pd.isna(v) else f"{v:g}"),  # retrieval ranks: no threshold, never NaN
+                        name=runs["name"].fillna("").astype(str) + runs["pinned"].map(lambda p: " (pinned)" if p else ""),
+                        pairs=runs["pairs_digest"].map(lambda d: str(d)[:8] if isinstance(d, str) else ""))
+    with pd.option_context("display.width", 220, "display.max_colwidth", 60):
+        print(shown[["run_id", "created_at", "origin", "command", "name", "source", "pairs", "threshold", "n_pairs", "models", "errors"]].to_string(index=False))
+    print("\nruns with the same `pairs` scored the same pairs and diff pair by pair (`cosine-probe history diff A B`)")
     return 0
 
 
@@ -107,13 +118,14 @@ def cmd_show(args) -> int:
     if args.json:
         doc = {
             "run_id": run.run_id, "created_at": run.created_at.isoformat(), "origin": run.origin, "command": run.command,
-            "threshold": run.threshold, "source": run.source, "settings": run.settings, "models": _records(run.models),
+            "threshold": run.threshold, "source": run.source, "name": run.name, "pinned": run.pinned, "pairs_digest": run.pairs_digest, "settings": run.settings, "models": _records(run.models),
             "categories": _records(overview),
         }
         print(json.dumps(doc, indent=1, default=str, ensure_ascii=False))
         return 0
     print(f"run {run.run_id}: {run.command} ({run.origin}) at {run.created_at:%Y-%m-%d %H:%M:%S} UTC")
-    print(f"source: {run.source or '(typed text)'} · threshold: {run.threshold if run.threshold is not None else 'n/a'}")
+    print(f"source: {run.source or '(typed text)'} · threshold: {run.threshold if run.threshold is not None else 'none'}"
+          + (f" · name: {run.name}" if run.name else "") + (" · pinned" if run.pinned else ""))
     for key, value in sorted(run.settings.items()):
         if key not in ("sources", "threshold"):
             print(f"  {key}: {json.dumps(value, default=str, ensure_ascii=False)}")
@@ -137,7 +149,7 @@ def cmd_diff(args) -> int:
     before, after = _store_call(load_run, args.before), _store_call(load_run, args.after)
     t_before = args.threshold if args.threshold is not None else before.thresholds()
     t_after = args.threshold if args.threshold is not None else after.thresholds()
-    result = diff_runs(before.results, after.results, t_before, t_after)
+    result = diff_runs(before.results, after.results, t_before, t_after, by_content=before.comparable_with(after))
     crossed = _biggest_first(result.crossed)
     limit = args.limit if args.limit is not None else (None if args.json else CROSSED_SHOWN)
     shown = crossed if limit is None else crossed.head(limit)

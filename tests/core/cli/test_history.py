@@ -205,3 +205,21 @@ def test_diff_into_a_closed_pipe_prints_no_broken_pipe_error(history_file):
     err = proc.stderr.read().decode() if proc.stderr is not None else ""
     assert proc.wait(timeout=60) == cli.EXIT_BROKEN_PIPE
     assert "BrokenPipe" not in err and "Traceback" not in err and "error" not in err
+
+
+def test_a_corpus_mode_run_is_stored_with_its_mitigated_scores_and_no_threshold(history_file, capsys):
+    from types import SimpleNamespace
+
+    from core.cli.history import record_retrieval_history
+
+    pairs = pd.DataFrame({"model": MINILM_L6, "mitigation": ["none", "guard"], "query": "q1", "original": "O", "mode": "negation", "rule": "r1",
+                          "variant": "V1", "score_original": [0.8, 0.7], "score_variant": [0.9, 0.2], "outranks": [True, False]})
+    result = SimpleNamespace(pairs=pairs, rates=pd.DataFrame({"model": [MINILM_L6], "rate": [1.0]}), errors={})
+    run_id = record_retrieval_history("corpus", result, {"mitigations": [{"name": "guard"}], "mode": "corpus"}, sources=["corpus.txt"])
+    run = store.load_run(run_id, history_file)
+    assert run.command == "retrieval" and run.threshold is None and run.settings["mode"] == "corpus"
+    assert run.results.set_index("pair_id").loc["q0/r1", ["cosine", "score[guard]"]].tolist() == [0.9, 0.2]
+    capsys.readouterr()
+    assert cli.main(["history", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "none" in out.splitlines()[1] and "NaN" not in out
