@@ -124,7 +124,7 @@ def _ingest(encoding: str | None) -> None:
     ss[KEY_PARSED] = parsed
     ss[KEY_SOURCE] = name
     ss[KEY_ERROR] = None
-    ss[KEY_MAPPING] = guess_mapping(list(parsed.frame.columns))
+    ss[KEY_MAPPING] = guess_mapping(list(parsed.frame.columns), parsed.frame)
     ss[KEY_VERSION] = ss.get(KEY_VERSION, 0) + 1
 
 
@@ -243,7 +243,7 @@ else:
     st.caption(f"Source: {widgets.md_escape(ss[KEY_SOURCE])} · {len(parsed.frame)} rows · columns: {widgets.md_escape(', '.join(parsed.frame.columns))}")
     columns = list(parsed.frame.columns)
     mapping = ss[KEY_MAPPING]
-    hint = mapping_note(columns, mapping)
+    hint = mapping_note(columns, mapping, frame=parsed.frame)
     if hint:
         st.info(widgets.md_escape(hint), icon="🧭")
     version = ss.get(KEY_VERSION, 0)

@@ -87,6 +87,31 @@ def test_a_your_data_run_is_stored_and_shows_up(history_file):
     assert any("Only one run so far" in i.value for i in app.info)
 
 
+
+def test_a_cli_run_and_a_page_run_of_one_file_diff_pair_by_pair(history_file, tmp_path, capsys):
+    import json
+
+    from core.cli import main as cli
+
+    app = open_page("views/your_data.py")
+    app.session_state["yd_upload_bytes"] = PAIRS_TSV
+    app.session_state["yd_upload_name"] = "history.tsv"
+    app.run()
+    next(b for b in app.button if b.label == "Run on selected models").click().run()
+    path = tmp_path / "history.tsv"
+    path.write_bytes(PAIRS_TSV)
+    assert cli.main(["run", "--suite", str(path), "--out", str(tmp_path / "out"), "--models", MINILM_L6, "--quiet"]) == 0
+    page_run, cli_run = store.load_run(1, history_file), store.load_run(2, history_file)
+    assert set(page_run.results["suite"]) != set(cli_run.results["suite"])  # "uploaded" vs the file's name
+    assert page_run.pairs_digest == cli_run.pairs_digest
+    capsys.readouterr()
+    assert cli.main(["history", "diff", "1", "2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["n_matched"], doc["n_only_before"], doc["n_only_after"]) == (2, 0, 0)
+    change = pd.DataFrame(doc["categories"])
+    assert change["mean_change"].abs().max() < 1e-6  # one model, one file: the same cosines
+
+
 def test_a_history_that_cannot_be_written_is_one_warning_and_the_run_stays(tmp_path, monkeypatch):
     folder = tmp_path / "not-a-file"
     folder.mkdir()

@@ -219,7 +219,7 @@ def test_runs_of_the_same_pairs_share_a_digest_whatever_their_source_is_called(t
     digests = store.list_runs(path).set_index("run_id")["pairs_digest"]
     assert digests[a] == digests[b] and len({digests[a], digests[c], digests[d]}) == 3
     # The definition: SHA-256 of the first model's length-prefixed texts in row order.
-    assert digests[a] == hashlib.sha256("1:x7:other 0|1:y7:other 1".encode()).hexdigest()
+    assert digests[a] == hashlib.sha256(b"1:x7:other 0|1:y7:other 1").hexdigest()
     assert store.load_run(a, path).comparable_with(store.load_run(b, path))
     assert not store.load_run(a, path).comparable_with(store.load_run(c, path))
 
