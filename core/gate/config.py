@@ -16,8 +16,12 @@ Schema (``docs/check-example.toml`` is a commented example)::
     [retrieval]                              # for the retrieval budgets
     suite = "retrieval"                      # the shipped retrieval suite or a file
 
+    [labels]                                 # for min_label_auc
+    match = "1"                              # the label value that means "same meaning" (default: 1/true/paraphrase/entailment)
+
     [budgets]
     min_control_auc = 0.95                   # ROC AUC of cosine on the controls, per model
+    min_label_auc = 0.80                     # ROC AUC of cosine as a classifier of the files' own labels, per model
     min_paired_accuracy = 0.30               # NevIR paired accuracy over all modes (or a table per mode)
 
     [budgets.max_failure_rate]               # per category: share of pairs above the threshold
@@ -51,12 +55,14 @@ BUDGET_FAILURE_RATE = "max_failure_rate"
 BUDGET_CONTROL_AUC = "min_control_auc"
 BUDGET_WIN_RATE = "max_adversarial_win_rate"
 BUDGET_PAIRED_ACCURACY = "min_paired_accuracy"
-BUDGET_KINDS = (BUDGET_FAILURE_RATE, BUDGET_CONTROL_AUC, BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY)
+BUDGET_LABEL_AUC = "min_label_auc"
+BUDGET_KINDS = (BUDGET_FAILURE_RATE, BUDGET_CONTROL_AUC, BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY, BUDGET_LABEL_AUC)
 RETRIEVAL_BUDGETS = (BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY)
 PAIR_SUITES = (*constants.SUITES, constants.SUITE_ALL)
 RETRIEVAL_MODES = (*constants.FAILURE_MODES, constants.MODE_ALL)
 
-_TOP_KEYS = ("models", "suites", "files", "threshold", "threshold_mode", "calibration", "retrieval", "budgets")
+_TOP_KEYS = ("models", "suites", "files", "threshold", "threshold_mode", "calibration", "retrieval", "labels", "budgets")
+_LABELS_KEYS = ("match",)
 _CALIBRATION_KEYS = ("method", "negatives", "max_fpr")
 _RETRIEVAL_KEYS = ("suite",)
 
@@ -87,17 +93,19 @@ class Budgets:
         min_control_auc: smallest ROC AUC on the controls.
         max_adversarial_win_rate: failure mode (or ``all``) -> largest retrieval win rate of a variant.
         min_paired_accuracy: failure mode (or ``all``) -> smallest NevIR paired accuracy.
+        min_label_auc: smallest ROC AUC of cosine as a classifier of the files' labels.
     """
 
     max_failure_rate: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     min_control_auc: float | None = None
     max_adversarial_win_rate: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     min_paired_accuracy: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    min_label_auc: float | None = None
 
     @property
     def needs_pairs(self) -> bool:
         """Whether a pairs run is needed (failure-rate or AUC budgets)."""
-        return bool(self.max_failure_rate) or self.min_control_auc is not None
+        return bool(self.max_failure_rate) or self.min_control_auc is not None or self.min_label_auc is not None
 
     @property
     def needs_retrieval(self) -> bool:
@@ -119,6 +127,7 @@ class CheckConfig:
         calibration: calibration settings.
         retrieval_suite: the retrieval suite name or file (for retrieval budgets).
         budgets: the budgets.
+        match_label: the label value that means "same meaning" for ``min_label_auc`` (None: the default words).
     """
 
     path: Path
@@ -130,6 +139,7 @@ class CheckConfig:
     calibration: CalibrationSettings
     retrieval_suite: str
     budgets: Budgets
+    match_label: str | None = None
 
     @property
     def calibrated(self) -> bool:
@@ -216,7 +226,11 @@ def _budgets(value: Any, suites: tuple[str, ...], has_files: bool) -> Budgets:
         max_adversarial_win_rate=_limits(table[BUDGET_WIN_RATE], f"budgets.{BUDGET_WIN_RATE}", RETRIEVAL_MODES, "mode")
         if BUDGET_WIN_RATE in table else MappingProxyType({}),
         min_paired_accuracy=_paired(table[BUDGET_PAIRED_ACCURACY]) if BUDGET_PAIRED_ACCURACY in table else MappingProxyType({}),
+        min_label_auc=_number(table[BUDGET_LABEL_AUC], f"budgets.{BUDGET_LABEL_AUC}", 0.0, 1.0) if BUDGET_LABEL_AUC in table else None,
     )
+    if budgets.min_label_auc is not None and not has_files:
+        raise ConfigError(f"budgets.{BUDGET_LABEL_AUC}", "measures the files' own labels: give files = [...] with a label column "
+                          "(min_control_auc measures the shipped controls)")
     if not budgets.needs_pairs and not budgets.needs_retrieval:
         raise ConfigError("budgets", f"no budget given; use any of {', '.join(BUDGET_KINDS)}")
     return budgets
@@ -271,9 +285,15 @@ def parse_config(data: Mapping[str, Any], path: Path) -> CheckConfig:
         if not Path(retrieval_suite).is_file():
             raise ConfigError("retrieval.suite", f"no suite named {retrieval.get('suite')!r} and no such file: {retrieval_suite}")
     budgets = _budgets(data["budgets"], suites, bool(files))
+    labels = _table(data.get("labels", {}), "labels")
+    _unknown_keys(labels, _LABELS_KEYS, "labels.")
+    match_label = labels.get("match")
+    if match_label is not None and (isinstance(match_label, bool) or not isinstance(match_label, str | int) or not str(match_label).strip()):
+        raise ConfigError("labels.match", f"expected the label value that means 'same meaning' (e.g. \"1\" or \"entailment\"), got {match_label!r}")
     if budgets.needs_pairs and not suites and not files:
         raise ConfigError("suites", "empty; failure-rate and AUC budgets need pairs: give a suite or files")
-    return CheckConfig(path, models, suites, files, threshold, threshold_mode, calibration, retrieval_suite, budgets)
+    return CheckConfig(path, models, suites, files, threshold, threshold_mode, calibration, retrieval_suite, budgets,
+                       str(match_label).strip() if match_label is not None else None)
 
 
 def load_config(path: str | Path) -> CheckConfig:

@@ -20,6 +20,7 @@ from core.gate.budgets import (
     control_auc_outcomes,
     exit_code,
     failure_rate_outcomes,
+    label_auc_outcomes,
     paired_accuracy_outcomes,
     unmeasured_outcomes,
     win_rate_outcomes,
@@ -29,6 +30,7 @@ from core.models import registry
 from core.models.cache import EmbeddingCache
 from core.papers.suites import SuiteError, control_pairs, load_suite_with_notes
 from core.probes import calibration
+from core.probes.labels import labels_as_categories
 
 ProgressFn = Callable[[float, str], None]
 
@@ -82,6 +84,10 @@ def gather_pairs(config: CheckConfig) -> tuple[pd.DataFrame, list[str]]:
                 frame, file_notes = load_suite_with_notes(source)
             except SuiteError as exc:
                 raise ConfigError(f"{key}[{i}]", str(exc)) from exc
+            if key == "files" and labels_as_categories(frame) is not frame:
+                # A file's labels name its pairs' groups (as on Your data), so budgets can name them; never "uncategorized".
+                frame = labels_as_categories(frame)
+                file_notes = [*file_notes, "no category column: each pair's label is used as its category"]
             frames.append(frame)
             notes += [f"{source}: {n}" for n in file_notes]
     pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(constants.RESULT_COLUMNS))
@@ -141,6 +147,8 @@ def evaluate(
             out += failure_rate_outcomes(results, budgets.max_failure_rate, thresholds, threshold_label(config))
         if budgets.min_control_auc is not None:
             out += control_auc_outcomes(results, budgets.min_control_auc, config.calibration.negatives)
+        if budgets.min_label_auc is not None:
+            out += label_auc_outcomes(results, budgets.min_label_auc, config.match_label)
     if budgets.needs_retrieval and retrieval_tables is not None:
         # Models the retrieval run scored; one it could not run is in ``errors``.
         models = list(dict.fromkeys(m for name in ("win_rates", "paired") for m in retrieval_tables[name].get(constants.COL_MODEL, [])))
