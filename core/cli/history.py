@@ -1,4 +1,5 @@
-"""``cosine-probe history list|show|diff|export``: the runs the CLI and the app stored, and what changed between two.
+"""``cosine-probe history list|show|diff|export|name|pin|unpin|delete``: the runs the CLI and the app stored, what changed
+between two, and keeping the history tidy (a name, a pin that keeps a run from deletion and makes it the baseline).
 
 Also :func:`record_history`, which the scoring commands call after a run: a
 history that cannot be written costs one ``warning:`` line, never the run.
@@ -26,6 +27,10 @@ EXAMPLES = {
     "show": ("cosine-probe history show 12", "cosine-probe history show 12 --json"),
     "diff": ("cosine-probe history diff 11 12", "cosine-probe history diff 11 12 --threshold 0.8 --json"),
     "export": ("cosine-probe history export 12 --out run12.parquet",),
+    "name": ("cosine-probe history name 12 \"before the upgrade\"", "cosine-probe history name 12 \"\""),
+    "pin": ("cosine-probe history pin 12",),
+    "unpin": ("cosine-probe history unpin 12",),
+    "delete": ("cosine-probe history delete 13",),
 }
 
 
@@ -198,6 +203,31 @@ def cmd_export(args) -> int:
     return 0
 
 
+def cmd_name(args) -> int:
+    from core.history.store import name_run
+
+    _store_call(name_run, args.run_id, args.name)
+    print(f"run {args.run_id} named {args.name.strip()!r}" if args.name.strip() else f"run {args.run_id}: name removed")
+    return 0
+
+
+def cmd_pin(args) -> int:
+    from core.history.store import pin_run
+
+    _store_call(pin_run, args.run_id, args.pin)
+    print(f"run {args.run_id} pinned: kept from deletion, and the History page's baseline for runs of the same pairs" if args.pin
+          else f"run {args.run_id} unpinned")
+    return 0
+
+
+def cmd_delete(args) -> int:
+    from core.history.store import delete_run
+
+    _store_call(delete_run, args.run_id)
+    print(f"deleted run {args.run_id}")
+    return 0
+
+
 def _positive_id(text: str) -> int:
     try:
         value = int(text)
@@ -233,9 +263,9 @@ def _epilog(name: str) -> str:
 
 
 def register(subparsers) -> None:
-    """Add ``history`` and its four subcommands."""
-    p = subparsers.add_parser("history", help="runs stored by the CLI and the app: list, show, diff two, export to Parquet")
-    sub = p.add_subparsers(dest="history_command", required=True, metavar="{list,show,diff,export}")
+    """Add ``history`` and its subcommands."""
+    p = subparsers.add_parser("history", help="runs stored by the CLI and the app: list, show, diff two, export to Parquet, name, pin, delete")
+    sub = p.add_subparsers(dest="history_command", required=True, metavar="{list,show,diff,export,name,pin,unpin,delete}")
     kw = {"formatter_class": argparse.RawDescriptionHelpFormatter}
 
     q = sub.add_parser("list", help="every stored run, newest first", epilog=_epilog("list"), **kw)
@@ -263,3 +293,18 @@ def register(subparsers) -> None:
     q.add_argument("run_id", type=_positive_id, metavar="ID")
     q.add_argument("--out", required=True, metavar="FILE.parquet", help="the file to write")
     q.set_defaults(func=cmd_export)
+
+    q = sub.add_parser("name", help="give a run a name (\"\" removes it)", epilog=_epilog("name"), **kw)
+    q.add_argument("run_id", type=_positive_id, metavar="ID")
+    q.add_argument("name", metavar="NAME")
+    q.set_defaults(func=cmd_name)
+
+    for command, pin, text in (("pin", True, "pin a run: kept from deletion, and the baseline runs of the same pairs are compared with"),
+                               ("unpin", False, "unpin a run")):
+        q = sub.add_parser(command, help=text, epilog=_epilog(command), **kw)
+        q.add_argument("run_id", type=_positive_id, metavar="ID")
+        q.set_defaults(func=cmd_pin, pin=pin)
+
+    q = sub.add_parser("delete", help="delete a run with its results (a pinned run is kept: unpin it first)", epilog=_epilog("delete"), **kw)
+    q.add_argument("run_id", type=_positive_id, metavar="ID")
+    q.set_defaults(func=cmd_delete)

@@ -223,3 +223,21 @@ def test_a_corpus_mode_run_is_stored_with_its_mitigated_scores_and_no_threshold(
     assert cli.main(["history", "list"]) == 0
     out = capsys.readouterr().out
     assert "none" in out.splitlines()[1] and "NaN" not in out
+
+
+def test_runs_are_named_pinned_and_deleted_from_the_command_line(two_runs, history_file, capsys):
+    assert cli.main(["history", "name", "1", "before the upgrade"]) == 0
+    assert cli.main(["history", "pin", "1"]) == 0
+    assert cli.main(["history", "delete", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: run 1 (before the upgrade) is pinned; unpin it first"]
+    assert cli.main(["history", "list"]) == 0
+    assert "before the upgrade (pinned)" in capsys.readouterr().out
+    assert cli.main(["history", "show", "1", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["name"], doc["pinned"]) == ("before the upgrade", True)
+    assert cli.main(["history", "unpin", "1"]) == 0 and cli.main(["history", "delete", "1"]) == 0
+    assert "deleted run 1" in capsys.readouterr().out
+    assert list(store.list_runs(history_file)["run_id"]) == [2]
+    assert cli.main(["history", "name", "7", "x"]) == 2
+    assert "no run 7" in capsys.readouterr().err
