@@ -17,6 +17,7 @@ Schema (``docs/check-example.toml`` is a commented example)::
     suite = "retrieval"                      # the shipped retrieval suite or a file
 
     [labels]                                 # for min_label_auc
+    column = "gold"                          # the files' label column (default: one named label, score, gold or similar)
     match = "1"                              # the label value that means "same meaning" (default: 1/true/paraphrase/entailment)
 
     [budgets]
@@ -62,7 +63,7 @@ PAIR_SUITES = (*constants.SUITES, constants.SUITE_ALL)
 RETRIEVAL_MODES = (*constants.FAILURE_MODES, constants.MODE_ALL)
 
 _TOP_KEYS = ("models", "suites", "files", "threshold", "threshold_mode", "calibration", "retrieval", "labels", "budgets")
-_LABELS_KEYS = ("match",)
+_LABELS_KEYS = ("column", "match")
 _CALIBRATION_KEYS = ("method", "negatives", "max_fpr")
 _RETRIEVAL_KEYS = ("suite",)
 
@@ -128,6 +129,7 @@ class CheckConfig:
         retrieval_suite: the retrieval suite name or file (for retrieval budgets).
         budgets: the budgets.
         match_label: the label value that means "same meaning" for ``min_label_auc`` (None: the default words).
+        label_column: the files' label column (None: guessed by name).
     """
 
     path: Path
@@ -140,6 +142,7 @@ class CheckConfig:
     retrieval_suite: str
     budgets: Budgets
     match_label: str | None = None
+    label_column: str | None = None
 
     @property
     def calibrated(self) -> bool:
@@ -290,10 +293,15 @@ def parse_config(data: Mapping[str, Any], path: Path) -> CheckConfig:
     match_label = labels.get("match")
     if match_label is not None and (isinstance(match_label, bool) or not isinstance(match_label, str | int) or not str(match_label).strip()):
         raise ConfigError("labels.match", f"expected the label value that means 'same meaning' (e.g. \"1\" or \"entailment\"), got {match_label!r}")
+    label_column = labels.get("column")
+    if label_column is not None and (not isinstance(label_column, str) or not label_column.strip()):
+        raise ConfigError("labels.column", f"expected the name of the files' label column, got {label_column!r}")
+    if labels and not files:
+        raise ConfigError("labels", "reads the files' labels: give files = [...]")
     if budgets.needs_pairs and not suites and not files:
         raise ConfigError("suites", "empty; failure-rate and AUC budgets need pairs: give a suite or files")
     return CheckConfig(path, models, suites, files, threshold, threshold_mode, calibration, retrieval_suite, budgets,
-                       str(match_label).strip() if match_label is not None else None)
+                       str(match_label).strip() if match_label is not None else None, label_column.strip() if label_column else None)
 
 
 def load_config(path: str | Path) -> CheckConfig:

@@ -80,8 +80,9 @@ def gather_pairs(config: CheckConfig) -> tuple[pd.DataFrame, list[str]]:
     frames, notes = [], []
     for key, sources in (("suites", config.suites), ("files", tuple(map(str, config.files)))):
         for i, source in enumerate(sources):
+            options = {"columns": {constants.COL_LABEL: config.label_column}} if key == "files" and config.label_column else {}
             try:
-                frame, file_notes = load_suite_with_notes(source)
+                frame, file_notes = load_suite_with_notes(source, **options)
             except SuiteError as exc:
                 raise ConfigError(f"{key}[{i}]", str(exc)) from exc
             if key == "files" and labels_as_categories(frame) is not frame:

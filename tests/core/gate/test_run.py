@@ -186,6 +186,17 @@ def test_label_auc_config_needs_files_and_a_plain_match_value(tmp_path):
     (tmp_path / "nli.csv").write_text(LABELLED, encoding="utf-8")
     with pytest.raises(ConfigError, match="labels.match: expected the label value"):
         _config(tmp_path, 'files = ["nli.csv"]\n[labels]\nmatch = true\n[budgets]\nmin_label_auc = 0.8\n')
-    with pytest.raises(ConfigError, match="labels.colour: unknown key; known keys here: match"):
+    with pytest.raises(ConfigError, match="labels.colour: unknown key; known keys here: column, match"):
         _config(tmp_path, 'files = ["nli.csv"]\n[labels]\ncolour = 1\n[budgets]\nmin_label_auc = 0.8\n')
     assert _config(tmp_path, 'files = ["nli.csv"]\n[labels]\nmatch = 0\n[budgets]\nmin_label_auc = 0.8\n').match_label == "0"
+    with pytest.raises(ConfigError, match="labels: reads the files' labels"):
+        _config(tmp_path, '[labels]\nmatch = "0"\n[budgets]\nmin_control_auc = 0.8\n')
+
+
+def test_the_label_column_is_named_in_the_config(tmp_path):
+    (tmp_path / "neg.csv").write_text(LABELLED.replace("gold", "is_negated"), encoding="utf-8")
+    unnamed = _config(tmp_path, 'files = ["neg.csv"]\n[budgets]\nmin_label_auc = 0.5\n')
+    assert constants.COL_LABEL not in gate.gather_pairs(unnamed)[0].columns  # not a name the reader guesses
+    named = _config(tmp_path, 'files = ["neg.csv"]\n[labels]\ncolumn = "is_negated"\n[budgets]\nmin_label_auc = 0.5\n')
+    pairs, _ = gate.gather_pairs(named)
+    assert pairs[constants.COL_LABEL].tolist() == ["1", "0"] * 3 and set(pairs[constants.COL_CATEGORY]) == {"0", "1"}
