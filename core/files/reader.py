@@ -210,7 +210,7 @@ def text_columns(frame: pd.DataFrame, columns: list[str]) -> tuple[list[str], di
             skipped[col] = why
         else:
             given = sample[col].astype(str).str.strip()
-            words[col] = float(given[given != ""].str.split().str.len().median())
+            words[col] = float(given[given != ""].map(lambda v: len(v.split())).median())
     ranked = sorted(words, key=lambda c: -words[c])  # sorted() is stable: ties keep the file's order
     return ranked, skipped
 

@@ -192,19 +192,21 @@ def label_auc_outcomes(results: pd.DataFrame, limit: float, match_label: str | N
     if constants.COL_LABEL not in results.columns:
         return [Outcome(m, BUDGET_LABEL_AUC, "", math.nan, limit, error="the files have no label column") for m in models]
     labelled = results[results[constants.COL_LABEL].fillna("").astype(str).str.strip() != ""]
-    report = label_report(labelled, constants.DEFAULT_THRESHOLD, match_label) if not labelled.empty else None
-    head = report["kind"].iloc[0] if report is not None else None
-    if head is None or head["kind"] != KIND_BINARY or head["no_classifier"]:
-        why = ("no pair has a label" if head is None else head["no_classifier"] if head["kind"] == KIND_BINARY
+    if labelled.empty:
+        return [Outcome(m, BUDGET_LABEL_AUC, "", math.nan, limit, error="no pair has a label") for m in models]
+    report = label_report(labelled, constants.DEFAULT_THRESHOLD, match_label)
+    head = report["kind"].iloc[0]
+    if head["kind"] != KIND_BINARY or head["no_classifier"]:
+        why = (head["no_classifier"] if head["kind"] == KIND_BINARY
                else f"the labels are {head['kind']}, not match / no match: name the value that means 'same meaning' ([labels] match = ...)")
         return [Outcome(m, BUDGET_LABEL_AUC, "", math.nan, limit, error=why) for m in models]
-    rows = report["classifier"].set_index(constants.COL_MODEL)
+    rows = {str(r[constants.COL_MODEL]): r for r in report["classifier"].to_dict("records")}
     out = []
     for model in models:
-        if model not in rows.index:
+        row = rows.get(model)
+        if row is None:
             out.append(Outcome(model, BUDGET_LABEL_AUC, "", math.nan, limit, error="no labelled pair scored"))
             continue
-        row = rows.loc[model]
         n_match, n_no = int(row["n_match"]), int(row["n_no_match"])
         out.append(Outcome(model, BUDGET_LABEL_AUC, "", float(row["auc"]), limit, n_match + n_no,
                            f"{n_match} match ({head['match']}) vs {n_no} no match ({head['no_match']})"))

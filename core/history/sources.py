@@ -196,7 +196,7 @@ def retrieval_record(result: Any, name: str) -> tuple[pd.DataFrame, dict[str, An
     elif isinstance(scores, pd.DataFrame):
         pairs = retrieval_pairs(scores, name)
     else:
-        pairs = corpus_pairs(corpus, name)
+        pairs = corpus_pairs(pd.DataFrame(corpus), name)
     settings: dict[str, Any] = {"threshold": None}
     reports = getattr(result, "reports", None) or {}
     settings["backends"] = {str(m): r.backend for m, r in reports.items() if getattr(r, "backend", "")}

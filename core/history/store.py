@@ -573,14 +573,15 @@ def comparable(runs: pd.DataFrame) -> tuple[int, int] | None:
     if runs.empty:
         return None
     ordered = runs.sort_values(constants.COL_RUN_ID, ascending=False)
-    for row in ordered.itertuples():
-        if row.pairs_digest is None or (isinstance(row.pairs_digest, float) and math.isnan(row.pairs_digest)):
+    ids = [int(i) for i in ordered[constants.COL_RUN_ID]]
+    digests = [d if isinstance(d, str) else None for d in ordered["pairs_digest"]]
+    pinned = [bool(p) for p in ordered["pinned"]]
+    for after, digest in zip(ids, digests, strict=True):
+        if digest is None:
             continue
-        same = ordered[(ordered["pairs_digest"] == row.pairs_digest) & (ordered[constants.COL_RUN_ID] != row.run_id)]
-        if same.empty:
+        same = [(i, pin) for i, d, pin in zip(ids, digests, pinned, strict=True) if d == digest and i != after]  # newest first
+        if not same:
             continue
-        pinned = same[same["pinned"].astype(bool)]
-        older = same[same[constants.COL_RUN_ID] < row.run_id]
-        before = pinned if not pinned.empty else older if not older.empty else same
-        return int(before[constants.COL_RUN_ID].iloc[0]), int(row.run_id)
+        before = next((i for i, pin in same if pin), None) or next((i for i, _ in same if i < after), same[0][0])
+        return before, after
     return None

@@ -300,7 +300,7 @@ def label_summary(report: dict[str, pd.DataFrame], name: Callable[[str], str] = 
     head = report["kind"].iloc[0]
 
     def records(frame: pd.DataFrame) -> list[dict[str, object]]:
-        return [{k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()} for r in frame.to_dict("records")]
+        return [{str(k): (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()} for r in frame.to_dict("records")]
 
     return {"kind": head["kind"], "match_label": head["match_label"], "match": head["match"], "no_match": head["no_match"],
             "no_classifier": head["no_classifier"] or None, "findings": [f.text for f in label_findings(report, name)],
