@@ -228,34 +228,24 @@ def cmd_delete(args) -> int:
     return 0
 
 
-def _positive_id(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"a run id is a whole number from 1 (see `history list`), got {text!r}")
-    return value
+def _whole_number(lowest: int, what: str, hint: str = ""):
+    """An argparse type: a whole number from ``lowest``, refused with a message saying what the number is."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = lowest - 1
+        if value < lowest:
+            raise argparse.ArgumentTypeError(f"{what} a whole number from {lowest}{hint}, got {text!r}")
+        return value
+
+    return parse
 
 
-def _list_limit(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"--limit is how many of the newest runs to list: a whole number from 1, got {text!r}")
-    return value
-
-
-def _crossed_limit(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"--limit is how many crossed pairs to print: a whole number from 0, got {text!r}")
-    return value
+_positive_id = _whole_number(1, "a run id is", " (see `history list`)")
+_list_limit = _whole_number(1, "--limit is how many of the newest runs to list:")
+_crossed_limit = _whole_number(0, "--limit is how many crossed pairs to print:")
 
 
 def _epilog(name: str) -> str:
