@@ -154,13 +154,20 @@ def _check_match_label(args, staged: Path) -> None:
 def _labels(args, frame: pd.DataFrame) -> tuple[dict | None, dict[str, pd.DataFrame]]:
     """The label report (``core.probes.labels``) as summary.json's ``labels`` and as CLI tables; (None, {}) without labels."""
     from core.models.registry import short_name
-    from core.probes.labels import KIND_NONE, label_report, label_summary
+    from core.probes.labels import KIND_GRADED, KIND_NONE, label_report, label_summary
 
     if constants.COL_LABEL not in frame.columns:
         return None, {}
     report = label_report(frame, args.threshold, getattr(args, "match_label", None))
-    if report["kind"].iloc[0]["kind"] == KIND_NONE:
+    kind = report["kind"].iloc[0]["kind"]
+    if kind == KIND_NONE:
         return None, {}
+    if kind == KIND_GRADED:
+        # A gold score per pair: its correlation with cosine, not one row per distinct score.
+        from core.scoring.tables import label_correlation
+
+        correlation = label_correlation(frame)
+        return {"kind": kind, "correlation": json.loads(correlation.to_json(orient="records"))}, {"labels: correlation with cosine": correlation}
     tables = {"labels: cosine by label": report["by_label"]}
     if not report["classifier"].empty:
         tables["labels: cosine as a classifier of the label"] = report["classifier"]

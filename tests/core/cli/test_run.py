@@ -70,3 +70,18 @@ def test_match_label_without_labels_or_empty_is_one_error_line(negation_file, tm
     assert err[-1].startswith("error: --match-label '1'") and "no label column" in err[-1]
     assert cli.main(["run", "--suite", str(negation_file), "--label", "is_negated", *common, " "]) == 2
     assert "--match-label is empty" in capsys.readouterr().err
+
+
+def test_graded_labels_give_their_correlation_not_a_row_per_score(tmp_path, minilm, monkeypatch):
+    from scipy.stats import spearmanr
+
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, "off")
+    path = tmp_path / "sts.csv"
+    path.write_text("text_a,text_b,score\nA cat sleeps.,A cat is sleeping.,4.8\nA cat sleeps.,A dog barks.,0.4\n"
+                    "A man cooks.,A man is cooking dinner.,4.1\nA man cooks.,The stock fell.,0.1\n", encoding="utf-8")
+    assert cli.main(["run", "--suite", str(path), "--out", str(tmp_path / "o"), "--models", MINILM_L6, "--quiet"]) == 0
+    doc = json.loads((tmp_path / "o" / "summary.json").read_text())
+    results = pd.read_parquet(tmp_path / "o" / constants.RESULTS_PARQUET)
+    [row] = doc["labels"]["correlation"]
+    assert doc["labels"]["kind"] == "graded" and "by_label" not in doc["labels"]
+    assert row["spearman_rho"] == pytest.approx(spearmanr(results["label"].astype(float), results["cosine"]).statistic)
