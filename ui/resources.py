@@ -61,7 +61,8 @@ def history_diff(before: int, after: int, stamp: str, threshold: float | None = 
     file and both runs' times) keeps a re-created history from serving a stale one.
     """
     old, new = history_store.load_run(before), history_store.load_run(after)
-    return diff_runs(old.results, new.results, old.thresholds() if threshold is None else threshold, new.thresholds() if threshold is None else threshold)
+    return diff_runs(old.results, new.results, old.thresholds() if threshold is None else threshold, new.thresholds() if threshold is None else threshold,
+                     by_content=old.comparable_with(new))
 
 
 @st.cache_data(show_spinner=False)

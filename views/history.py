@@ -1,6 +1,8 @@
 """History: every stored run (CLI and app), and what changed between two of them.
 
-The runs come from ``core.history.store``; the comparison (per model and
+The runs come from ``core.history.store``, which also picks the default
+comparison (the two latest runs of the same pairs, a pinned run first) and
+names, pins and deletes runs; the comparison (per model and
 category: change in mean cosine and failure rate with paired bootstrap
 intervals, and the pairs that crossed the threshold) from
 ``core.history.diff`` through ``ui.resources.history_diff``.  This page lays
@@ -20,6 +22,9 @@ from ui import charts, resources, state, widgets
 BEFORE_KEY = "hist_before"
 AFTER_KEY = "hist_after"
 SHARED_THRESHOLD_KEY = "hist_shared_threshold"
+MANAGE_KEY = "hist_manage"
+NAME_KEY = "hist_name"
+PIN = "📌"
 
 
 def _run_label(runs: pd.DataFrame):
@@ -28,16 +33,54 @@ def _run_label(runs: pd.DataFrame):
     def label(run_id: int) -> str:
         row = by_id.loc[run_id]
         source = f" · {row['source']}" if row["source"] else ""
-        return f"#{run_id} · {row['command']} ({row['origin']}){source} · {row[constants.COL_CREATED_AT]:%Y-%m-%d %H:%M}"
+        name = f" “{row['name']}”" if isinstance(row["name"], str) and row["name"] else ""
+        pin = f" {PIN}" if row["pinned"] else ""
+        return f"#{run_id}{pin}{name} · {row['command']} ({row['origin']}){source} · {row[constants.COL_CREATED_AT]:%Y-%m-%d %H:%M}"
 
     return label
 
 
+def _picked(key: str) -> None:
+    widgets.persist(key)
+    st.session_state[f"{key}_chosen"] = True
+
+
 def _pick(label: str, key: str, ids: list[int], default: int, format_func) -> int:
-    """A run picker whose choice survives page switches while that run exists."""
-    saved = widgets.saved(key, default)
-    index = ids.index(saved) if saved in ids else ids.index(default)
-    return st.selectbox(label, ids, index=index, key=key, format_func=format_func, on_change=widgets.persist, args=(key,))
+    """A run picker that follows the default comparison until the user picks a run; their choice survives page
+    switches while that run exists."""
+    chosen = widgets.saved(key, default) if st.session_state.get(f"{key}_chosen") else default
+    st.session_state[key] = chosen if chosen in ids else default
+    return st.selectbox(label, ids, key=key, format_func=format_func, on_change=_picked, args=(key,))
+
+
+def _change(action, run_id: int, *args) -> None:
+    """A button callback that names, pins or deletes a run; a refusal (a pinned run) is kept for the next run of the page."""
+    try:
+        action(run_id, *args)
+        st.session_state.pop("hist_problem", None)
+    except (store.HistoryError, ValueError) as exc:
+        st.session_state["hist_problem"] = str(exc)
+
+
+def _manage(runs: pd.DataFrame, label) -> None:
+    """Name, pin or delete one run."""
+    with st.expander("Name, pin or delete a run"):
+        ids = [int(i) for i in runs[constants.COL_RUN_ID]]
+        if st.session_state.get(MANAGE_KEY) not in ids:
+            st.session_state.pop(MANAGE_KEY, None)  # the run it named was deleted
+        run_id = st.selectbox("Run", ids, key=MANAGE_KEY, format_func=label)
+        row = runs.set_index(constants.COL_RUN_ID).loc[run_id]
+        current = row["name"] if isinstance(row["name"], str) else ""
+        name = st.text_input("Name", value=current, key=f"{NAME_KEY}_{run_id}", max_chars=store.NAME_MAX_CHARS, placeholder="e.g. before the upgrade")
+        left, middle, right = st.columns(3)
+        left.button("Save name", key="hist_save_name", on_click=_change, args=(store.name_run, run_id, name))
+        pinned = bool(row["pinned"])
+        middle.button("Unpin" if pinned else f"{PIN} Pin", key="hist_pin", on_click=_change, args=(store.pin_run, run_id, not pinned),
+                      help="A pinned run cannot be deleted, and the comparison below starts from it for runs of the same pairs.")
+        right.button("Delete", key="hist_delete", on_click=_change, args=(store.delete_run, run_id), disabled=pinned,
+                     help="Unpin it first." if pinned else "Deletes the run and its results from the history.")
+        if st.session_state.get("hist_problem"):
+            st.error(widgets.md_escape(st.session_state["hist_problem"]), icon="⛔")
 
 
 st.title("🗂️ History")
@@ -65,20 +108,28 @@ if runs.empty:
 
 shown = runs.assign(models=runs["models"].map(lambda text: ", ".join(state.short(m) for m in text.split(", ")) if text else ""))
 st.header("Runs")
-widgets.table(shown, "history-runs", column_config={constants.COL_CREATED_AT: st.column_config.DatetimeColumn("created (UTC)", format="YYYY-MM-DD HH:mm:ss"),
-                                                    "threshold": st.column_config.NumberColumn(format="%.3f")})
+shown = shown.assign(pinned=shown["pinned"].map(lambda p: PIN if p else ""), pairs=shown["pairs_digest"].map(lambda d: str(d)[:8] if isinstance(d, str) else ""))
+widgets.table(shown.drop(columns="pairs_digest"), "history-runs",
+              column_config={constants.COL_CREATED_AT: st.column_config.DatetimeColumn("created (UTC)", format="YYYY-MM-DD HH:mm:ss"),
+                             "threshold": st.column_config.NumberColumn(format="%.3f"),
+                             "pairs": st.column_config.TextColumn("pairs", help="Runs with the same value scored the same pairs, whatever their source is called")})
+label = _run_label(runs)
+_manage(runs, label)
 
 st.header("Compare two runs")
 if len(runs) < 2:
     st.info("Only one run so far: run a suite again (another model, threshold or release) to compare.")
     st.stop()
 ids = [int(i) for i in runs[constants.COL_RUN_ID]]
-label = _run_label(runs)
+pair = store.comparable(runs)
+if pair is None:
+    st.info("No two runs scored the same pairs yet: the two latest are picked, and only pairs both scored are compared.")
+default_before, default_after = pair if pair is not None else (ids[1], ids[0])
 left, right = st.columns(2)
 with left:
-    before = _pick("Before (run A)", BEFORE_KEY, ids, ids[1], label)
+    before = _pick("Before (run A)", BEFORE_KEY, ids, default_before, label)
 with right:
-    after = _pick("After (run B)", AFTER_KEY, ids, ids[0], label)
+    after = _pick("After (run B)", AFTER_KEY, ids, default_after, label)
 shared = st.toggle(f"Judge both runs at the sidebar threshold ({state.current().threshold:.2f})", key=SHARED_THRESHOLD_KEY,
                    value=widgets.saved(SHARED_THRESHOLD_KEY, False), on_change=widgets.persist, args=(SHARED_THRESHOLD_KEY,),
                    help="Off: each run is judged at the threshold it ran with (a check run's calibrated thresholds included).")

@@ -36,7 +36,7 @@ from core.probes.retrieval.suite import RetrievalSuite, RetrievalSuiteError
 from core.probes.retrieval.triples import TriplesResult
 from core.probes.retrieval.uploads import suite_from_bytes, texts_from_bytes
 from core.probes.retrieval.worst import worst_corpus_pairs, worst_variants
-from ui import calibration_controls, resources, state, widgets
+from ui import calibration_controls, history, resources, state, widgets
 from ui.retrieval_charts import before_after_figure, mitigation_label, mode_label, ranking_figure, rates_by_mode_figure
 
 SOURCE_SUITE, SOURCE_PAIRS, SOURCE_CORPUS = "suite", "pairs", "corpus"
@@ -365,6 +365,9 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, spec: str, t
     ss[KEY_RUN_ERRORS] = {} if ok else dict(result.errors)
     if ok:
         ss[KEY_RESULT] = StoredRun(inputs, source.label, result)
+        name = source.suite.name if source.suite is not None else "corpus"
+        history.record_retrieval("retrieval", result, selection, name, [{"suite": source.label}], mitigations=spec,
+                                 mode="suite" if source.suite is not None else "corpus")
 
 
 # ------------------------------------------------------------------ drawing results

@@ -36,6 +36,8 @@ KEY_PARSED = "yd_parsed"  # ParsedPairs of the last file that parsed
 KEY_SOURCE = "yd_source"  # name of that file
 KEY_ERROR = "yd_error"  # (name, message) of the last file that did not parse, or None
 KEY_MAPPING = "yd_mapping"  # role -> column of KEY_PARSED
+MATCH_KEY = "yd_match_label"  # the label value that means "same meaning" (MATCH_DEFAULT: the automatic words)
+MATCH_DEFAULT = "__automatic__"
 KEY_VERSION = "yd_version"  # bumps on every new parsed file so mapping widgets start fresh
 KEY_RUN_INFO = "yd_run_info"  # what the stored results were computed from
 PASTE_KEY = "yd_paste"
@@ -122,7 +124,7 @@ def _ingest(encoding: str | None) -> None:
     ss[KEY_PARSED] = parsed
     ss[KEY_SOURCE] = name
     ss[KEY_ERROR] = None
-    ss[KEY_MAPPING] = guess_mapping(list(parsed.frame.columns))
+    ss[KEY_MAPPING] = guess_mapping(list(parsed.frame.columns), parsed.frame)
     ss[KEY_VERSION] = ss.get(KEY_VERSION, 0) + 1
 
 
@@ -149,24 +151,43 @@ def _checked(pairs, notes: list[str]):
     return kept.pairs, kept.notes, kept.violations
 
 
+def _match_label(results) -> str | None:
+    """The page's polarity choice: which label value means "same meaning" (None: the default words)."""
+    if labels.label_kind(results[constants.COL_LABEL]) not in (labels.KIND_BINARY, labels.KIND_TEXT):
+        return None
+    choice = widgets.saved_selectbox(
+        "Which label means “same meaning”?", [MATCH_DEFAULT, *labels.label_values(results[constants.COL_LABEL])], key=MATCH_KEY,
+        format_func=lambda v: "automatic: 1, true, yes, paraphrase, entailment, …" if v == MATCH_DEFAULT else v,
+        help="In many negation sets 1 marks the contradicting pair: pick the value your file uses for pairs that mean the same; "
+             "every other label is then read as no match (`cosine-probe run --match-label VALUE` does the same).")
+    return None if choice == MATCH_DEFAULT else choice
+
+
 def _label_sections(results, models: list[str], threshold: float) -> None:
     """Cosine by label, and for match / no-match labels cosine as a classifier of the label (``core.probes.labels``)."""
-    report = resources.analysis("label_report", results, threshold)
-    kind = report["kind"].iloc[0, 0]
-    if kind == labels.KIND_NONE:
+    if labels.label_kind(results[constants.COL_LABEL]) == labels.KIND_NONE:
         return
     st.header("Cosine by label")
+    match_label = _match_label(results)
+    report = resources.analysis("label_report", results, threshold, match_label)
+    head = report["kind"].iloc[0]
+    kind = head["kind"]
     if kind == labels.KIND_BINARY:
-        st.caption("Your labels read as **match** (1, true, yes, paraphrase, entailment, …) or **no match** (0, false, no, not paraphrase, "
-                   "contradiction, neutral, …). Each box is one label's cosines for one model; the dashed line is the sidebar threshold.")
+        st.caption(f"Your labels read as **match** ({widgets.md_escape(head['match'] or 'none')}) or **no match** "
+                   f"({widgets.md_escape(head['no_match'] or 'none')}). Each box is one label's cosines for one model; "
+                   "the dashed line is the sidebar threshold.")
     st.plotly_chart(label_charts.cosine_by_label_figure(results, models, threshold), width="stretch", key="chart-your-data-cosine-by-label")
     by_label = report["by_label"].assign(**{constants.COL_MODEL: report["by_label"][constants.COL_MODEL].map(state.short)})
     st.caption(f"share above = pairs scoring above {threshold:.2f}: for no-match labels the failure rate, for match labels the share a search finds.")
     widgets.results_table(by_label, "your-data-cosine-by-label", lead=(constants.COL_MODEL, constants.COL_LABEL, "n", "share_above", "mean"),
                           labels={"share_above": "share above threshold"}, column_config={"share_above": st.column_config.NumberColumn("share above threshold", format="percent")})
-    if kind != labels.KIND_BINARY or report["classifier"].empty:
+    if kind != labels.KIND_BINARY:
         return
     st.header("Cosine as a classifier of your label")
+    for finding in labels.label_findings(report, state.short):
+        (st.warning if finding.warning else st.info)(widgets.md_escape(finding.text))
+    if report["classifier"].empty:
+        return
     st.caption("ROC and AUC of cosine separating match from no-match pairs; the best threshold maximises Youden J (TPR − FPR). "
                f"Accuracy and F1 at that threshold and at the sidebar's ({threshold:.2f}).")
     st.plotly_chart(label_charts.label_roc_figure(report["roc"], report["classifier"], models), width="stretch", key="chart-your-data-label-roc")
@@ -222,7 +243,7 @@ else:
     st.caption(f"Source: {widgets.md_escape(ss[KEY_SOURCE])} · {len(parsed.frame)} rows · columns: {widgets.md_escape(', '.join(parsed.frame.columns))}")
     columns = list(parsed.frame.columns)
     mapping = ss[KEY_MAPPING]
-    hint = mapping_note(columns, mapping)
+    hint = mapping_note(columns, mapping, frame=parsed.frame)
     if hint:
         st.info(widgets.md_escape(hint), icon="🧭")
     version = ss.get(KEY_VERSION, 0)

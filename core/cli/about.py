@@ -31,7 +31,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "check": ("cosine-probe check --config docs/check-example.toml",
               "cosine-probe check --config ci.toml --junit check.xml --summary check.md"),
     "history": ("cosine-probe history list", "cosine-probe history show 12", "cosine-probe history diff 11 12 --json",
-                "cosine-probe history export 12 --out run12.parquet"),
+                "cosine-probe history export 12 --out run12.parquet", "cosine-probe history pin 11"),
 }
 
 

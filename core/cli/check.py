@@ -35,7 +35,10 @@ def _settings(config: CheckConfig, run: GateRun) -> dict[str, Any]:
         "sources": [suite_source(s) for s in config.suites] + [suite_source(str(f)) for f in config.files],
         "config": {"file": str(config.path), "sha256": file_sha256(config.path)},
         "budgets": {"max_failure_rate": dict(budgets.max_failure_rate), "min_control_auc": budgets.min_control_auc,
-                    "max_adversarial_win_rate": dict(budgets.max_adversarial_win_rate), "min_paired_accuracy": dict(budgets.min_paired_accuracy)},
+                    "max_adversarial_win_rate": dict(budgets.max_adversarial_win_rate), "min_paired_accuracy": dict(budgets.min_paired_accuracy),
+                    "min_label_auc": budgets.min_label_auc},
+        "match_label": config.match_label,
+        "backends": run.backends,
         "exit_code": run.exit_code,
         "outcomes": {s: sum(o.status == s for o in run.outcomes) for s in (STATUS_PASS, STATUS_FAIL, STATUS_ERROR)},
     }

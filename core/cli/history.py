@@ -1,4 +1,5 @@
-"""``cosine-probe history list|show|diff|export``: the runs the CLI and the app stored, and what changed between two.
+"""``cosine-probe history list|show|diff|export|name|pin|unpin|delete``: the runs the CLI and the app stored, what changed
+between two, and keeping the history tidy (a name, a pin that keeps a run from deletion and makes it the baseline).
 
 Also :func:`record_history`, which the scoring commands call after a run: a
 history that cannot be written costs one ``warning:`` line, never the run.
@@ -19,11 +20,17 @@ from core import constants
 from core.cli.main import CliError
 from core.models import registry
 
+CROSSED_SHOWN = 20  # crossed pairs `history diff` prints unless --limit says otherwise
+
 EXAMPLES = {
     "list": ("cosine-probe history list", "cosine-probe history list --limit 5 --json"),
     "show": ("cosine-probe history show 12", "cosine-probe history show 12 --json"),
     "diff": ("cosine-probe history diff 11 12", "cosine-probe history diff 11 12 --threshold 0.8 --json"),
     "export": ("cosine-probe history export 12 --out run12.parquet",),
+    "name": ("cosine-probe history name 12 \"before the upgrade\"", "cosine-probe history name 12 \"\""),
+    "pin": ("cosine-probe history pin 12",),
+    "unpin": ("cosine-probe history unpin 12",),
+    "delete": ("cosine-probe history delete 13",),
 }
 
 
@@ -42,17 +49,25 @@ def record_history(command: str, results: pd.DataFrame, settings: Mapping[str, A
     return run_id
 
 
-def record_retrieval_history(suite_name: str, result: Any, settings: Mapping[str, Any]) -> int | None:
-    """Store a ``retrieval`` run: its dense scores as pairs (``core.history.sources.retrieval_pairs``); one warning if that fails."""
-    from core.history.sources import retrieval_pairs, suite_source
+def record_retrieval_history(name: str, result: Any, settings: Mapping[str, Any], sources: list[str] | None = None) -> int | None:
+    """Store any retrieval run (suite, pairs file, corpus mode, …) through ``core.history.sources.retrieval_record``:
+    its scores as pairs, each mitigation's score beside the dense cosine, its summary, no threshold; one warning if that fails.
+
+    Args:
+        name: the suite's name or the input's (the pairs' ``suite``).
+        result: the retrieval result.
+        settings: how it ran (mitigations, seed, mode).
+        sources: files or suites it read (default: ``name``).
+    """
+    from core.history.sources import retrieval_record, suite_source
 
     try:
-        pairs = retrieval_pairs(result.scores, suite_name)
-        sources = [suite_source(suite_name)]
+        pairs, own = retrieval_record(result, name)
+        found = [suite_source(s) for s in (sources or [name])]
     except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
         print(f"warning: run history not written: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
         return None
-    return record_history("retrieval", pairs, {"sources": sources, **settings}, result.errors)
+    return record_history("retrieval", pairs, {"sources": found, **own, **settings}, result.errors)
 
 
 def _store_call(fn, *args, **kwargs):
@@ -89,9 +104,13 @@ def cmd_list(args) -> int:
     if runs.empty:
         print("no runs stored yet; `cosine-probe run`, `check` and `compare`, and the app's suite pages store theirs")
         return 0
-    shown = runs.assign(models=runs["models"].map(_short_models), created_at=runs["created_at"].dt.strftime("%Y-%m-%d %H:%M:%S"))
-    with pd.option_context("display.width", 200, "display.max_colwidth", 60):
-        print(shown[["run_id", "created_at", "origin", "command", "source", "threshold", "n_pairs", "models", "errors"]].to_string(index=False))
+    shown = runs.assign(models=runs["models"].map(_short_models), created_at=runs["created_at"].dt.strftime("%Y-%m-%d %H:%M:%S"),
+                        threshold=runs["threshold"].map(lambda v: "none" if pd.isna(v) else f"{v:g}"),  # retrieval ranks: no threshold, never NaN
+                        name=runs["name"].fillna("").astype(str) + runs["pinned"].map(lambda p: " (pinned)" if p else ""),
+                        pairs=runs["pairs_digest"].map(lambda d: str(d)[:8] if isinstance(d, str) else ""))
+    with pd.option_context("display.width", 220, "display.max_colwidth", 60):
+        print(shown[["run_id", "created_at", "origin", "command", "name", "source", "pairs", "threshold", "n_pairs", "models", "errors"]].to_string(index=False))
+    print("\nruns with the same `pairs` scored the same pairs and diff pair by pair (`cosine-probe history diff A B`)")
     return 0
 
 
@@ -104,13 +123,14 @@ def cmd_show(args) -> int:
     if args.json:
         doc = {
             "run_id": run.run_id, "created_at": run.created_at.isoformat(), "origin": run.origin, "command": run.command,
-            "threshold": run.threshold, "source": run.source, "settings": run.settings, "models": _records(run.models),
+            "threshold": run.threshold, "source": run.source, "name": run.name, "pinned": run.pinned, "pairs_digest": run.pairs_digest, "settings": run.settings, "models": _records(run.models),
             "categories": _records(overview),
         }
         print(json.dumps(doc, indent=1, default=str, ensure_ascii=False))
         return 0
     print(f"run {run.run_id}: {run.command} ({run.origin}) at {run.created_at:%Y-%m-%d %H:%M:%S} UTC")
-    print(f"source: {run.source or '(typed text)'} · threshold: {run.threshold if run.threshold is not None else 'n/a'}")
+    print(f"source: {run.source or '(typed text)'} · threshold: {run.threshold if run.threshold is not None else 'none'}"
+          + (f" · name: {run.name}" if run.name else "") + (" · pinned" if run.pinned else ""))
     for key, value in sorted(run.settings.items()):
         if key not in ("sources", "threshold"):
             print(f"  {key}: {json.dumps(value, default=str, ensure_ascii=False)}")
@@ -134,12 +154,15 @@ def cmd_diff(args) -> int:
     before, after = _store_call(load_run, args.before), _store_call(load_run, args.after)
     t_before = args.threshold if args.threshold is not None else before.thresholds()
     t_after = args.threshold if args.threshold is not None else after.thresholds()
-    result = diff_runs(before.results, after.results, t_before, t_after)
+    result = diff_runs(before.results, after.results, t_before, t_after, by_content=before.comparable_with(after))
+    crossed = _biggest_first(result.crossed)
+    limit = args.limit if args.limit is not None else (None if args.json else CROSSED_SHOWN)
+    shown = crossed if limit is None else crossed.head(limit)
     if args.json:
         doc = {
             "before": before.run_id, "after": after.run_id, "n_matched": result.n_matched, "n_only_before": result.n_only_before,
             "n_only_after": result.n_only_after, "models_only_before": list(result.models_only_before), "models_only_after": list(result.models_only_after),
-            "categories": _records(result.categories), "crossed": _records(result.crossed),
+            "categories": _records(result.categories), "n_crossed": len(crossed), "crossed": _records(shown),
         }
         print(json.dumps(doc, indent=1, default=str, ensure_ascii=False))
         return 0
@@ -156,10 +179,20 @@ def cmd_diff(args) -> int:
     with pd.option_context("display.width", 220, "display.max_columns", 20, "display.float_format", "{:+.3f}".format):
         print("\nchange per model and category (after − before, 95% paired bootstrap CI)")
         print(cats[columns].to_string(index=False))
-    print(f"\n{len(result.crossed)} pair score(s) crossed the threshold")
-    for r in result.crossed.to_dict("records"):
+    print(f"\n{len(crossed)} pair score(s) crossed the threshold" + (f"; the {len(shown)} biggest changes:" if len(shown) < len(crossed) and len(shown) else ""))
+    for r in shown.to_dict("records"):
         print(f"  {r['direction']:<9} {r['cosine_before']:.4f} -> {r['cosine_after']:.4f}  {registry.short_name(r['model'])}  [{r['category']}] {r['text_a']!r} / {r['text_b']!r}")
+    if len(shown) < len(crossed):
+        print(f"  … {len(crossed) - len(shown)} more (--limit N prints more, --json lists them all)")
     return 0
+
+
+def _biggest_first(crossed: pd.DataFrame) -> pd.DataFrame:
+    """Crossed pairs ordered by the size of their change, largest first (ties keep the run's order)."""
+    if crossed.empty:
+        return crossed
+    change = (crossed["cosine_after"] - crossed["cosine_before"]).abs()
+    return crossed.loc[change.sort_values(ascending=False, kind="stable").index].reset_index(drop=True)
 
 
 def cmd_export(args) -> int:
@@ -170,14 +203,49 @@ def cmd_export(args) -> int:
     return 0
 
 
-def _positive_id(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"a run id is a whole number from 1 (see `history list`), got {text!r}")
-    return value
+def cmd_name(args) -> int:
+    from core.history.store import name_run
+
+    _store_call(name_run, args.run_id, args.name)
+    print(f"run {args.run_id} named {args.name.strip()!r}" if args.name.strip() else f"run {args.run_id}: name removed")
+    return 0
+
+
+def cmd_pin(args) -> int:
+    from core.history.store import pin_run
+
+    _store_call(pin_run, args.run_id, args.pin)
+    print(f"run {args.run_id} pinned: kept from deletion, and the History page's baseline for runs of the same pairs" if args.pin
+          else f"run {args.run_id} unpinned")
+    return 0
+
+
+def cmd_delete(args) -> int:
+    from core.history.store import delete_run
+
+    _store_call(delete_run, args.run_id)
+    print(f"deleted run {args.run_id}")
+    return 0
+
+
+def _whole_number(lowest: int, what: str, hint: str = ""):
+    """An argparse type: a whole number from ``lowest``, refused with a message saying what the number is."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = lowest - 1
+        if value < lowest:
+            raise argparse.ArgumentTypeError(f"{what} a whole number from {lowest}{hint}, got {text!r}")
+        return value
+
+    return parse
+
+
+_positive_id = _whole_number(1, "a run id is", " (see `history list`)")
+_list_limit = _whole_number(1, "--limit is how many of the newest runs to list:")
+_crossed_limit = _whole_number(0, "--limit is how many crossed pairs to print:")
 
 
 def _epilog(name: str) -> str:
@@ -185,13 +253,13 @@ def _epilog(name: str) -> str:
 
 
 def register(subparsers) -> None:
-    """Add ``history`` and its four subcommands."""
-    p = subparsers.add_parser("history", help="runs stored by the CLI and the app: list, show, diff two, export to Parquet")
-    sub = p.add_subparsers(dest="history_command", required=True, metavar="{list,show,diff,export}")
+    """Add ``history`` and its subcommands."""
+    p = subparsers.add_parser("history", help="runs stored by the CLI and the app: list, show, diff two, export to Parquet, name, pin, delete")
+    sub = p.add_subparsers(dest="history_command", required=True, metavar="{list,show,diff,export,name,pin,unpin,delete}")
     kw = {"formatter_class": argparse.RawDescriptionHelpFormatter}
 
     q = sub.add_parser("list", help="every stored run, newest first", epilog=_epilog("list"), **kw)
-    q.add_argument("--limit", type=_positive_id, metavar="N", help="only the newest N")
+    q.add_argument("--limit", type=_list_limit, metavar="N", help="only the newest N")
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(func=cmd_list)
 
@@ -205,6 +273,9 @@ def register(subparsers) -> None:
     q.add_argument("before", type=_positive_id, metavar="ID_BEFORE")
     q.add_argument("after", type=_positive_id, metavar="ID_AFTER")
     q.add_argument("--threshold", type=float, help="one threshold for both runs (default: each run's own)")
+    q.add_argument("--limit", type=_crossed_limit, metavar="N",
+                   help=f"print at most N of the pairs that crossed the threshold, biggest change first (default {CROSSED_SHOWN}; "
+                        "with --json: all unless given)")
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(func=cmd_diff)
 
@@ -212,3 +283,18 @@ def register(subparsers) -> None:
     q.add_argument("run_id", type=_positive_id, metavar="ID")
     q.add_argument("--out", required=True, metavar="FILE.parquet", help="the file to write")
     q.set_defaults(func=cmd_export)
+
+    q = sub.add_parser("name", help="give a run a name (\"\" removes it)", epilog=_epilog("name"), **kw)
+    q.add_argument("run_id", type=_positive_id, metavar="ID")
+    q.add_argument("name", metavar="NAME")
+    q.set_defaults(func=cmd_name)
+
+    for command, pin, text in (("pin", True, "pin a run: kept from deletion, and the baseline runs of the same pairs are compared with"),
+                               ("unpin", False, "unpin a run")):
+        q = sub.add_parser(command, help=text, epilog=_epilog(command), **kw)
+        q.add_argument("run_id", type=_positive_id, metavar="ID")
+        q.set_defaults(func=cmd_pin, pin=pin)
+
+    q = sub.add_parser("delete", help="delete a run with its results (a pinned run is kept: unpin it first)", epilog=_epilog("delete"), **kw)
+    q.add_argument("run_id", type=_positive_id, metavar="ID")
+    q.set_defaults(func=cmd_delete)

@@ -14,6 +14,7 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 
 import pandas as pd
@@ -28,6 +29,7 @@ from core.papers.suites import control_pairs
 
 EXIT_USAGE = 2
 EXIT_NO_MODEL = 3
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer killed by a closed pipe
 
 
 class CliError(Exception):
@@ -165,7 +167,7 @@ def cmd_compare(args) -> int:
     if not result.results.empty:
         from core.cli.history import record_history
 
-        record_history("compare", result.results, {"threshold": args.threshold, "device": args.device, "devices": result.devices}, result.errors)
+        record_history("compare", result.results, {"threshold": args.threshold, "device": args.device, "devices": result.devices, "backends": result.backends}, result.errors)
     rows = [
         {
             "model": r[constants.COL_MODEL],
@@ -562,6 +564,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pairs read, encoded, scored and written at a time: memory stays bounded whatever the file's size (default %(default)s)")
     add_model_options(p)
     add_pairs_file_options(p)
+    p.add_argument("--match-label", metavar="VALUE",
+                   help="with --label: the label value that means 'same meaning' (every other label is then no match); "
+                        "default: 1, true, yes, paraphrase, entailment, … match and 0, false, no, contradiction, neutral, … do not")
     from core.cli.ray_run import add_engine_options  # here, not at the top: ray_run imports this module
 
     add_engine_options(p)
@@ -645,6 +650,12 @@ def _run(args) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`… | head`): stop quietly, as `yes | head` does, and keep the
+        # interpreter's final flush from printing a second BrokenPipeError.
+        with suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except Exception as exc:  # noqa: BLE001 - the promise is one line, never a traceback
         if os.environ.get("COSINE_PROBE_DEBUG"):
             raise

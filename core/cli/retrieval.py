@@ -317,10 +317,14 @@ def cmd_retrieval(args) -> int:
     if not any(r is not None and r.models for r in (result, corpus_result)):
         print("error: no model produced results", file=sys.stderr)
         return EXIT_NO_MODEL
-    if result is not None and result.models:
-        from core.cli.history import record_retrieval_history
+    from core.cli.history import record_retrieval_history
+    from core.history.sources import mitigation_settings
 
-        record_retrieval_history(suite_name, result, {"mitigations": [m.name for m in mitigations], "seed": args.seed})
+    ran = {"mitigations": mitigation_settings(mitigations), "seed": args.seed}
+    if result is not None and result.models:
+        record_retrieval_history(suite_name, result, {**ran, "mode": "suite"})
+    if corpus_result is not None and corpus_result.models:
+        record_retrieval_history("corpus", corpus_result, {**ran, "mode": "corpus"}, sources=[str(args.corpus), str(args.queries)])
     if args.out:
         _write_out(Path(args.out), frames, doc)
     if args.json:

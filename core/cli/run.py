@@ -96,6 +96,8 @@ def run_command(args) -> int:
 
     if not 1 <= args.chunk_rows <= constants.RUN_MAX_CHUNK_PAIRS:
         raise cli.CliError(f"--chunk-rows must be from 1 to {constants.RUN_MAX_CHUNK_PAIRS:,} (pairs held in memory at a time), got {args.chunk_rows:.3g}")
+    if getattr(args, "match_label", None) is not None and not args.match_label.strip():
+        raise cli.CliError("--match-label is empty; name the label value that means 'same meaning' (e.g. 1 or entailment)")
     models = cli._models_arg(args.models)
     if not is_shipped(args.suite) and not os.path.lexists(Path(args.suite).expanduser()):
         raise cli.CliError(f"no suite named {args.suite!r} and no such file; suites: {', '.join(constants.SUITES)}, {constants.SUITE_ALL}")
@@ -108,6 +110,7 @@ def run_command(args) -> int:
         staged = out / f".{os.getpid()}.{STAGED_PAIRS}"  # per run: a second run never touches this one's input
         try:
             n_pairs, found = _stage(args, staged)
+            _check_match_label(args, staged)
             print(f"{n_pairs} pairs × {len(models)} models", file=sys.stderr)
             cache = cli._cache(args)
             if any(endpoint.is_endpoint(m) for m in models):
@@ -141,9 +144,42 @@ def run_command(args) -> int:
                         continue
                     print(f"\n== {name} ==")
                     print(table.to_string(index=False) if not table.empty else "(empty)")
+            for finding in summary.get("labels", {}).get("findings", []):
+                print(f"\n{finding}")
             print(f"\nwrote {written}")
         print(f"device: {cli._devices_line(result.devices)}", file=sys.stderr)
     return 0
+
+
+def _check_match_label(args, staged: Path) -> None:
+    """``--match-label`` needs a label column; say so before any model loads."""
+    import pyarrow.parquet as pq
+
+    if getattr(args, "match_label", None) is not None and constants.COL_LABEL not in pq.ParquetFile(staged).schema_arrow.names:
+        raise cli.CliError(f"--match-label {args.match_label!r}: {args.suite} has no label column (map one with --label COL)")
+
+
+def _labels(args, frame: pd.DataFrame) -> tuple[dict | None, dict[str, pd.DataFrame]]:
+    """The label report (``core.probes.labels``) as summary.json's ``labels`` and as CLI tables; (None, {}) without labels."""
+    from core.models.registry import short_name
+    from core.probes.labels import KIND_GRADED, KIND_NONE, label_report, label_summary
+
+    if constants.COL_LABEL not in frame.columns:
+        return None, {}
+    report = label_report(frame, args.threshold, getattr(args, "match_label", None))
+    kind = report["kind"].iloc[0]["kind"]
+    if kind == KIND_NONE:
+        return None, {}
+    if kind == KIND_GRADED:
+        # A gold score per pair: its correlation with cosine, not one row per distinct score.
+        from core.scoring.tables import label_correlation
+
+        correlation = label_correlation(frame)
+        return {"kind": kind, "correlation": json.loads(correlation.to_json(orient="records"))}, {"labels: correlation with cosine": correlation}
+    tables = {"labels: cosine by label": report["by_label"]}
+    if not report["classifier"].empty:
+        tables["labels: cosine as a classifier of the label"] = report["classifier"]
+    return label_summary(report, short_name), tables
 
 
 def _summary(args, result, found: dict) -> tuple[dict, dict[str, pd.DataFrame], list[str]]:
@@ -154,7 +190,10 @@ def _summary(args, result, found: dict) -> tuple[dict, dict[str, pd.DataFrame], 
     from core.scoring.chunked import read_results
 
     names = [c for c in pq.ParquetFile(result.parquet).schema_arrow.names if c not in _TEXT_COLUMNS]
-    tables = summarize(read_results(result.parquet, names), args.threshold)
+    frame = read_results(result.parquet, names)
+    tables = summarize(frame, args.threshold)
+    label_doc, label_tables = _labels(args, frame)
+    tables.update(label_tables)
     suites = sorted(set(read_results(result.parquet, [constants.COL_SUITE])[constants.COL_SUITE]))
     summary = {
         "threshold": args.threshold,
@@ -175,6 +214,8 @@ def _summary(args, result, found: dict) -> tuple[dict, dict[str, pd.DataFrame], 
         },
         "tables": {name: json.loads(t.to_json(orient="records")) for name, t in tables.items()},
     }
+    if label_doc is not None:
+        summary["labels"] = label_doc
     return summary, tables, suites
 
 
@@ -190,5 +231,6 @@ def _record(args, result, out: Path, suites: list[str]) -> None:
         return
     # A file is kept by path and hash; a shipped suite (with any companion it brought) by name and hash.
     names = (args.suite,) if Path(args.suite).expanduser().is_file() else suites
-    settings = {"threshold": args.threshold, "sources": [suite_source(n) for n in names], "out": str(out), "device": args.device, "devices": result.devices}
+    settings = {"threshold": args.threshold, "sources": [suite_source(n) for n in names], "out": str(out), "device": args.device, "devices": result.devices,
+                "backends": result.backends, **({"match_label": args.match_label} if getattr(args, "match_label", None) is not None else {})}
     record_history("run", read_results(result.parquet), settings, result.errors)

@@ -369,10 +369,10 @@ def _streamed(path, chunk_rows, columns, header, flags, encoding, drop_identical
             first_columns = list(parsed.frame.columns)
             if len(first_columns) < 2:
                 raise PairsFileError(f"found only one column ({first_columns[0] if first_columns else ''!r}): a pairs file needs two text columns")
-            mapping = {**guess_mapping(first_columns), **given}
+            mapping = {**guess_mapping(first_columns, parsed.frame), **given}
             if given and mapping[constants.COL_TEXT_A] == mapping[constants.COL_TEXT_B]:
                 raise PairsFileError(f"text_a and text_b are both column {mapping[constants.COL_TEXT_A]!r}: every pair would score 1.0; map two different columns")
-            guessed = None if {constants.COL_TEXT_A, constants.COL_TEXT_B} <= set(given) else mapping_note(first_columns, mapping, flags)
+            guessed = None if {constants.COL_TEXT_A, constants.COL_TEXT_B} <= set(given) else mapping_note(first_columns, mapping, flags, parsed.frame)
             for note in ([guessed] if guessed else []) + notes:
                 totals.add_note(note)
         # Records of JSON chunks need not all carry every key: every chunk gets the first chunk's columns.

@@ -1,7 +1,11 @@
 """Reading JSON and JSON Lines pairs files into records, refusing what is not one.
 
 A pairs file in JSON is a list of objects (``[{"text_a": …, "text_b": …}, …]``)
-or one object per line (JSON Lines); a single object is one record.  Every
+or one object per line (JSON Lines); a single object is one record.  An
+object whose every value is an object is a table exported by pandas: records
+keyed by id (``{"0": {"caption": …}, "1": {…}}``, ``orient="index"``, the keys
+kept as an id column) or columns keyed by row (``{"caption": {"0": …}}``,
+``orient="columns"``, told apart by which level's keys are row numbers).  Every
 way a file can miss that ends in :class:`PairsFileError` saying what was
 found and what is expected: a wrapper object (``{"pairs": [...]}``), an array
 of strings, nesting too deep for the parser (``RecursionError``), invalid
@@ -26,6 +30,14 @@ from core.files.errors import PairsFileError
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_ROWS_LISTED = 10
 _EXAMPLE = '{"text_a": "…", "text_b": "…"}'
+_ROW_KEY = re.compile(r"-?\d+")
+KEY_COLUMNS = ("id", "key", "_key")  # the column an object's keys go into: the first name its records do not use
+
+
+@dataclass
+class _Document:
+    records: list
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -76,15 +88,45 @@ def _loads(text: str, where: str) -> object:
         raise PairsFileError(f"{where} is nested too deeply for the JSON parser; a pairs file holds flat records such as {_EXAMPLE}") from exc
 
 
-def _whole_document(stripped: str) -> list:
+def _row_keys(keys: list[str]) -> bool:
+    return bool(keys) and all(_ROW_KEY.fullmatch(k.strip()) for k in keys)
+
+
+def _shown_keys(keys: list[str]) -> str:
+    return ", ".join(repr(k) for k in keys[:3]) + (", …" if len(keys) > 3 else "")
+
+
+def _object_of_records(doc: Mapping) -> _Document | None:
+    """An object whose every value is an object, as records (see the module docstring); None for any other object."""
+    if not doc or not all(isinstance(v, Mapping) for v in doc.values()):
+        return None
+    outer = [str(k) for k in doc]
+    inner = list(dict.fromkeys(str(k) for v in doc.values() for k in v))
+    scalars = all(not isinstance(x, Mapping | list) for v in doc.values() for x in v.values())
+    if scalars and _row_keys(inner) and not _row_keys(outer):
+        # {"caption": {"0": …, "1": …}, …}: columns keyed by row number (pandas' default orient).
+        rows = [{str(col): values.get(row, values.get(int(row)) if row.lstrip("-").isdigit() else None) for col, values in doc.items()}
+                for row in inner]
+        return _Document(rows, [f"the file is one JSON object of {len(outer)} column(s) keyed by row ({_shown_keys(inner)}): read as {len(rows)} record(s)"])
+    used = {str(k) for v in doc.values() for k in v}
+    column = next((c for c in KEY_COLUMNS if c not in used), "_key")
+    rows = [{column: str(k), **v} for k, v in doc.items()]
+    return _Document(rows, [f"the file is one JSON object of {len(rows)} record(s) keyed by {_shown_keys(outer)}: read as records, "
+                            f"each key in column {column!r}"])
+
+
+def _whole_document(stripped: str) -> _Document:
     """Records of a file that is one JSON document (an array or a single object)."""
     try:
         doc = _loads(stripped, "the JSON")
     except json.JSONDecodeError as exc:
         raise PairsFileError(f"invalid JSON: {exc.msg} at line {exc.lineno}") from exc
     if isinstance(doc, list):
-        return doc
+        return _Document(doc)
     if isinstance(doc, Mapping):
+        keyed = _object_of_records(doc)
+        if keyed is not None:
+            return keyed
         wrapped = [k for k, v in doc.items() if isinstance(v, list) and v and all(isinstance(r, Mapping) for r in v)]
         if wrapped:
             key = wrapped[0]
@@ -93,11 +135,11 @@ def _whole_document(stripped: str) -> list:
                 f"{len(doc[key])} record(s); a pairs file is a list of records ([{_EXAMPLE}, …]) or one record per line (JSON Lines): "
                 f"save the list under {key!r} on its own"
             )
-        return [doc]
+        return _Document([doc])
     raise PairsFileError(f"the file holds {_kind(doc)}, not records; a pairs file is a list of objects such as [{_EXAMPLE}, …]")
 
 
-def _json_lines(stripped: str) -> list:
+def _json_lines(stripped: str) -> _Document:
     rows = []
     for n, line in enumerate(stripped.splitlines(), start=1):
         if not line.strip():
@@ -108,10 +150,10 @@ def _json_lines(stripped: str) -> list:
             raise PairsFileError(f"line {n} is not valid JSON ({exc.msg})") from exc
         if not isinstance(rows[-1], Mapping):
             raise PairsFileError(f"line {n} holds {_kind(rows[-1])}, not an object; JSON Lines needs one object per line, such as {_EXAMPLE}")
-    return rows
+    return _Document(rows)
 
 
-def _records(text: str) -> list:
+def _records(text: str) -> _Document:
     stripped = text.strip()
     if stripped.startswith("["):
         return _whole_document(stripped)
@@ -151,7 +193,8 @@ def parse_json_records(text: str) -> JsonRecords:
         PairsFileError: invalid JSON, nesting too deep, no records, a record
             that is not an object, or a wrapper object around the records.
     """
-    records = _records(text)
+    document = _records(text)
+    records = document.records
     if not records:
         raise PairsFileError(f"the JSON holds no records; a pairs file is a list of objects such as [{_EXAMPLE}, …]")
     rows: list[dict[str, str | None]] = []
@@ -175,7 +218,7 @@ def parse_json_records(text: str) -> JsonRecords:
                     non_text.setdefault(column, []).append(number)
                 row[column] = _clean(value, number, replaced)
         rows.append(row)
-    notes = []
+    notes = list(document.notes)
     if replaced:
         rows_with = sorted(set(replaced))
         notes.append(

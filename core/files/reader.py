@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import errno
 import io
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,10 @@ _TEXT_B_GUESSES = ("text_b", "sentence2", "sentence_b", "text2", "hypothesis", "
 _CATEGORY_GUESSES = ("category", "type", "kind", "group")
 _LABEL_GUESSES = ("label", "score", "gold", "similar")
 _ID_GUESSES = ("pair_id", "id")
+_SAMPLE_ROWS = 200  # rows a column's values are judged on when guessing the text columns
+_FILE_NAME = re.compile(r"^[^\s/\\]*[/\\]?[^\s]*\.[A-Za-z0-9]{1,5}$")  # img_0001.jpg, data/a.txt
+_URL = re.compile(r"^[a-z][a-z0-9+.-]*://\S+$", re.IGNORECASE)
+_ID_NAME = re.compile(r"(^|_)(id|uid|key|idx|index|uuid|guid|hash)$|^_key$", re.IGNORECASE)
 _BYTES_PER_MB = 1024 * 1024  # Streamlit's server.maxUploadSize counts MB this way
 
 
@@ -178,15 +183,68 @@ def _by_name(columns: list[str]) -> dict[str, str | None]:
     }
 
 
-def guess_mapping(columns: list[str]) -> dict[str, str | None]:
+def _not_text(name: str, values: pd.Series) -> str | None:
+    """Why a column is no text to score (ids, file names, links, numbers, single words), or None when it holds sentences."""
+    given = values.astype(str).str.strip()
+    given = given[given != ""]
+    if given.empty:
+        return "empty"
+    if _ID_NAME.search(name.strip()):
+        return "ids"
+    share = lambda hits: float(hits.mean()) >= 0.8  # noqa: E731 - most values, not all: a stray cell changes nothing
+    if share(pd.to_numeric(given, errors="coerce").notna()):
+        return "numbers"
+    if share(given.str.match(_URL)):
+        return "links"
+    if share(given.str.match(_FILE_NAME) & ~given.str.contains(r"\s")):
+        return "file names"
+    if share(~given.str.contains(r"\s")):
+        return "single words"
+    return None
+
+
+def text_columns(frame: pd.DataFrame, columns: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Which of ``columns`` hold sentences, judged on the first rows' values, most words first.
+
+    Returns:
+        (sentence columns ranked by their median word count, ties in file order;
+        column -> why it is not text: ``ids``, ``file names``, ``links``, ``numbers``, ``single words``, ``empty``).
+    """
+    sample = frame.head(_SAMPLE_ROWS)
+    skipped: dict[str, str] = {}
+    words: dict[str, float] = {}
+    for col in columns:
+        if col not in sample.columns:
+            continue
+        why = _not_text(str(col), sample[col])
+        if why:
+            skipped[col] = why
+        else:
+            given = sample[col].astype(str).str.strip()
+            words[col] = float(given[given != ""].map(lambda v: len(v.split())).median())
+    ranked = sorted(words, key=lambda c: -words[c])  # sorted() is stable: ties keep the file's order
+    return ranked, skipped
+
+
+def guess_mapping(columns: list[str], frame: pd.DataFrame | None = None) -> dict[str, str | None]:
     """Best guess of which columns hold text A, text B, category, label and id.
 
-    Columns are recognised by name; a text role no column is named for takes
-    the first column no other role uses, so the two texts never default to
-    the same column.
+    Columns are recognised by name.  A text role no column is named for
+    takes, when the values are at hand (``frame``), the column holding the
+    longest sentences, never one of ids, file names, links, numbers or single
+    words (:func:`text_columns`), keeping the file's order between the two;
+    without values, or with no such column, the first column no other role
+    uses.  The two texts never default to the same column.
     """
     mapping = _by_name(columns)
     free = [c for c in columns if c not in mapping.values()]
+    missing = [role for role in (constants.COL_TEXT_A, constants.COL_TEXT_B) if mapping[role] is None]
+    if frame is not None and missing:
+        ranked, _ = text_columns(frame, free)
+        chosen = [c for c in free if c in ranked[: len(missing)]]  # the best ones, in the file's order
+        for role, col in zip(missing, chosen, strict=False):
+            mapping[role] = col
+        free = [c for c in free if c not in chosen]
     for role in (constants.COL_TEXT_A, constants.COL_TEXT_B):
         if mapping[role] is None and free:
             mapping[role] = free.pop(0)
@@ -206,7 +264,9 @@ def header_looks_like_data(columns: list[str]) -> bool:
     return len(sentence_like) >= 2
 
 
-def mapping_note(columns: list[str], mapping: Mapping[str, str | None] | None = None, flags: Mapping[str, str] | None = None) -> str | None:
+def mapping_note(
+    columns: list[str], mapping: Mapping[str, str | None] | None = None, flags: Mapping[str, str] | None = None, frame: pd.DataFrame | None = None
+) -> str | None:
     """What to tell the user when the text columns were guessed, not recognised.
 
     Args:
@@ -216,6 +276,8 @@ def mapping_note(columns: list[str], mapping: Mapping[str, str | None] | None = 
         flags: role -> command-line flag that maps it (and ``"header"`` ->
             the flag that reads a header-less file), for a terminal where
             there is no column picker "below"; None words it for the page.
+        frame: the file's values, when at hand: the guess then prefers sentence
+            columns (:func:`guess_mapping`) and the note says which it passed over and why.
 
     Returns:
         None when both text columns are recognised by name (or were chosen);
@@ -228,7 +290,7 @@ def mapping_note(columns: list[str], mapping: Mapping[str, str | None] | None = 
         if flags:
             return f"the first row looks like data, not column names ({shown}): if the file has no header row, pass {flags['header']} to score it as a pair"
         return f"the first row looks like data, not column names ({shown}): it is read as the header and not scored; add a header row such as text_a, text_b"
-    named, guessed = _by_name(columns), guess_mapping(columns)
+    named, guessed = _by_name(columns), guess_mapping(columns, frame)
     missing = [role for role in (constants.COL_TEXT_A, constants.COL_TEXT_B) if named[role] is None]
     chosen = mapping is not None and any(mapping.get(role) != guessed[role] for role in missing if guessed[role] is not None)
     if not missing or chosen:
@@ -236,6 +298,11 @@ def mapping_note(columns: list[str], mapping: Mapping[str, str | None] | None = 
     used = [f"{guessed[role]!r} as {role}" for role in missing if guessed[role] is not None]
     unguessed = [role for role in missing if guessed[role] is None]
     advice = [f"using {' and '.join(used)}"] if used else []
+    if frame is not None and used:
+        _, skipped = text_columns(frame, [c for c in columns if c not in named.values()])
+        passed = [f"{c!r} ({why})" for c, why in skipped.items() if c not in guessed.values()]
+        if passed:
+            advice[0] += f", the columns holding sentences (passed over: {', '.join(passed[:5])}{', …' if len(passed) > 5 else ''})"
     if flags:
         advice.append(
             f"give the {' and '.join(unguessed)} column with {' and '.join(f'{flags[r]} COL' for r in unguessed)}" if unguessed
@@ -375,12 +442,12 @@ def read_pairs_file(
         raise PairsFileError(_os_error_message(path, exc)) from exc
     parsed = parse_pairs(data, path.name, max_rows=max_rows, max_mb=max_mb, header=header, encoding=encoding)
     given = {role: col for role, col in (columns or {}).items() if col}
-    mapping = {**guess_mapping(list(parsed.frame.columns)), **given}
+    mapping = {**guess_mapping(list(parsed.frame.columns), parsed.frame), **given}
     if given and mapping[constants.COL_TEXT_A] == mapping[constants.COL_TEXT_B]:
         raise PairsFileError(f"text_a and text_b are both column {mapping[constants.COL_TEXT_A]!r}: every pair would score 1.0; map two different columns")
     frame, notes = apply_mapping(parsed, mapping, suite=path.stem, flags=flags)
     both_given = {constants.COL_TEXT_A, constants.COL_TEXT_B} <= set(given)
-    guessed = None if both_given else mapping_note(list(parsed.frame.columns), mapping, flags)
+    guessed = None if both_given else mapping_note(list(parsed.frame.columns), mapping, flags, parsed.frame)
     return frame, ([guessed] if guessed else []) + notes
 
 

@@ -20,6 +20,7 @@ from core import constants
 from core.gate.config import (
     BUDGET_CONTROL_AUC,
     BUDGET_FAILURE_RATE,
+    BUDGET_LABEL_AUC,
     BUDGET_PAIRED_ACCURACY,
     BUDGET_RECALL_AT_K,
     BUDGET_TRIPLES_WIN_RATE,
@@ -45,6 +46,7 @@ _WHAT = {
     BUDGET_PAIRED_ACCURACY: "paired accuracy",
     BUDGET_TRIPLES_WIN_RATE: "triples win rate",
     BUDGET_RECALL_AT_K: "recall",
+    BUDGET_LABEL_AUC: "label AUC",
 }
 
 
@@ -178,6 +180,43 @@ def control_auc_outcomes(results: pd.DataFrame, limit: float, negatives: Sequenc
     return out
 
 
+def label_auc_outcomes(results: pd.DataFrame, limit: float, match_label: str | None = None) -> list[Outcome]:
+    """``min_label_auc``: per model, the ROC AUC of cosine as a classifier of the files' own labels
+    (``core.probes.labels.label_report``; rows without a label, such as added controls, are left out).
+
+    Args:
+        results: tidy results with ``model``, ``category``, ``cosine`` and the files' ``label``.
+        limit: smallest allowed AUC.
+        match_label: the label value that means "same meaning" (None: 1/true/paraphrase/entailment).
+    """
+    from core.probes.labels import KIND_BINARY, label_report
+
+    _check_results(results)
+    models = [str(m) for m in dict.fromkeys(results[constants.COL_MODEL])]
+    if constants.COL_LABEL not in results.columns:
+        return [Outcome(m, BUDGET_LABEL_AUC, "", math.nan, limit, error="the files have no label column") for m in models]
+    labelled = results[results[constants.COL_LABEL].fillna("").astype(str).str.strip() != ""]
+    if labelled.empty:
+        return [Outcome(m, BUDGET_LABEL_AUC, "", math.nan, limit, error="no pair has a label") for m in models]
+    report = label_report(labelled, constants.DEFAULT_THRESHOLD, match_label)
+    head = report["kind"].iloc[0]
+    if head["kind"] != KIND_BINARY or head["no_classifier"]:
+        why = (head["no_classifier"] if head["kind"] == KIND_BINARY
+               else f"the labels are {head['kind']}, not match / no match: name the value that means 'same meaning' ([labels] match = ...)")
+        return [Outcome(m, BUDGET_LABEL_AUC, "", math.nan, limit, error=why) for m in models]
+    rows = {str(r[constants.COL_MODEL]): r for r in report["classifier"].to_dict("records")}
+    out = []
+    for model in models:
+        row = rows.get(model)
+        if row is None:
+            out.append(Outcome(model, BUDGET_LABEL_AUC, "", math.nan, limit, error="no labelled pair scored"))
+            continue
+        n_match, n_no = int(row["n_match"]), int(row["n_no_match"])
+        out.append(Outcome(model, BUDGET_LABEL_AUC, "", float(row["auc"]), limit, n_match + n_no,
+                           f"{n_match} match ({head['match']}) vs {n_no} no match ({head['no_match']})"))
+    return out
+
+
 def _check_results(results: pd.DataFrame) -> None:
     missing = {constants.COL_MODEL, constants.COL_CATEGORY, constants.COL_COSINE} - set(results.columns)
     if missing:
@@ -262,6 +301,8 @@ def unmeasured_outcomes(model: str, budgets: Budgets, reason: str, *, pairs: boo
         out += [Outcome(model, BUDGET_FAILURE_RATE, c, math.nan, lim, error=reason) for c, lim in budgets.max_failure_rate.items()]
         if budgets.min_control_auc is not None:
             out.append(Outcome(model, BUDGET_CONTROL_AUC, "", math.nan, budgets.min_control_auc, error=reason))
+        if budgets.min_label_auc is not None:
+            out.append(Outcome(model, BUDGET_LABEL_AUC, "", math.nan, budgets.min_label_auc, error=reason))
     if retrieval:
         out += [Outcome(model, BUDGET_WIN_RATE, m, math.nan, lim, error=reason) for m, lim in budgets.max_adversarial_win_rate.items()]
         out += [Outcome(model, BUDGET_PAIRED_ACCURACY, m, math.nan, lim, error=reason) for m, lim in budgets.min_paired_accuracy.items()]

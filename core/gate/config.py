@@ -20,8 +20,13 @@ Schema (``docs/check-example.toml`` is a commented example)::
     beir = "scifact"                         # a BEIR folder, for min_recall_at_k
     split = "test"                           # its qrels split
 
+    [labels]                                 # for min_label_auc
+    column = "gold"                          # the files' label column (default: one named label, score, gold or similar)
+    match = "1"                              # the label value that means "same meaning" (default: 1/true/paraphrase/entailment)
+
     [budgets]
     min_control_auc = 0.95                   # ROC AUC of cosine on the controls, per model
+    min_label_auc = 0.80                     # ROC AUC of cosine as a classifier of the files' own labels, per model
     min_paired_accuracy = 0.30               # NevIR paired accuracy over all modes (or a table per mode)
 
     [budgets.max_failure_rate]               # per category: share of pairs above the threshold
@@ -60,8 +65,9 @@ BUDGET_CONTROL_AUC = "min_control_auc"
 BUDGET_WIN_RATE = "max_adversarial_win_rate"
 BUDGET_PAIRED_ACCURACY = "min_paired_accuracy"
 BUDGET_TRIPLES_WIN_RATE = "max_win_rate"
+BUDGET_LABEL_AUC = "min_label_auc"
 BUDGET_RECALL_AT_K = "min_recall_at_k"
-BUDGET_KINDS = (BUDGET_FAILURE_RATE, BUDGET_CONTROL_AUC, BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY, BUDGET_TRIPLES_WIN_RATE, BUDGET_RECALL_AT_K)
+BUDGET_KINDS = (BUDGET_FAILURE_RATE, BUDGET_CONTROL_AUC, BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY, BUDGET_TRIPLES_WIN_RATE, BUDGET_RECALL_AT_K, BUDGET_LABEL_AUC)
 # The user-data inputs of [retrieval] the recall budget is measured on, in this order.
 SOURCE_TRIPLES = "triples"
 SOURCE_BEIR = "beir"
@@ -70,7 +76,8 @@ RETRIEVAL_BUDGETS = (BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY)
 PAIR_SUITES = (*constants.SUITES, constants.SUITE_ALL)
 RETRIEVAL_MODES = (*constants.ADVERSARIAL_CATEGORIES, constants.MODE_ALL)
 
-_TOP_KEYS = ("models", "suites", "files", "threshold", "threshold_mode", "calibration", "retrieval", "budgets")
+_TOP_KEYS = ("models", "suites", "files", "threshold", "threshold_mode", "calibration", "retrieval", "labels", "budgets")
+_LABELS_KEYS = ("column", "match")
 _CALIBRATION_KEYS = ("method", "negatives", "max_fpr")
 _RETRIEVAL_KEYS = ("suite", SOURCE_TRIPLES, "triples_columns", SOURCE_BEIR, "split")
 
@@ -101,12 +108,14 @@ class Budgets:
         min_control_auc: smallest ROC AUC on the controls.
         max_adversarial_win_rate: failure mode (or ``all``) -> largest retrieval win rate of a variant.
         min_paired_accuracy: failure mode (or ``all``) -> smallest NevIR paired accuracy.
+        min_label_auc: smallest ROC AUC of cosine as a classifier of the files' labels.
     """
 
     max_failure_rate: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     min_control_auc: float | None = None
     max_adversarial_win_rate: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     min_paired_accuracy: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    min_label_auc: float | None = None
     max_win_rate: float | None = None
     min_recall_at_k: Mapping[int, float] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -118,7 +127,7 @@ class Budgets:
     @property
     def needs_pairs(self) -> bool:
         """Whether a pairs run is needed (failure-rate or AUC budgets)."""
-        return bool(self.max_failure_rate) or self.min_control_auc is not None
+        return bool(self.max_failure_rate) or self.min_control_auc is not None or self.min_label_auc is not None
 
     @property
     def needs_retrieval(self) -> bool:
@@ -144,6 +153,8 @@ class CheckConfig:
         triples_columns: role (anchor, positive, negative) -> column of the triples file.
         beir: a BEIR folder (absolute), for ``min_recall_at_k``.
         split: the BEIR folder's qrels split.
+        match_label: the label value that means "same meaning" for ``min_label_auc`` (None: the default words).
+        label_column: the files' label column (None: guessed by name).
     """
 
     path: Path
@@ -159,6 +170,8 @@ class CheckConfig:
     triples_columns: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     beir: Path | None = None
     split: str = "test"
+    match_label: str | None = None
+    label_column: str | None = None
 
     @property
     def calibrated(self) -> bool:
@@ -251,7 +264,11 @@ def _budgets(value: Any, suites: tuple[str, ...], has_files: bool) -> Budgets:
         min_paired_accuracy=_paired(table[BUDGET_PAIRED_ACCURACY]) if BUDGET_PAIRED_ACCURACY in table else MappingProxyType({}),
         max_win_rate=_number(table[BUDGET_TRIPLES_WIN_RATE], f"budgets.{BUDGET_TRIPLES_WIN_RATE}", 0.0, 1.0) if BUDGET_TRIPLES_WIN_RATE in table else None,
         min_recall_at_k=_recall_limits(table[BUDGET_RECALL_AT_K]) if BUDGET_RECALL_AT_K in table else MappingProxyType({}),
+        min_label_auc=_number(table[BUDGET_LABEL_AUC], f"budgets.{BUDGET_LABEL_AUC}", 0.0, 1.0) if BUDGET_LABEL_AUC in table else None,
     )
+    if budgets.min_label_auc is not None and not has_files:
+        raise ConfigError(f"budgets.{BUDGET_LABEL_AUC}", "measures the files' own labels: give files = [...] with a label column "
+                          "(min_control_auc measures the shipped controls)")
     if not budgets.needs_pairs and not budgets.needs_retrieval and not budgets.needs_user_retrieval:
         raise ConfigError("budgets", f"no budget given; use any of {', '.join(BUDGET_KINDS)}")
     return budgets
@@ -350,10 +367,22 @@ def parse_config(data: Mapping[str, Any], path: Path) -> CheckConfig:
             found = _not_a_file(Path(retrieval_suite))
             raise ConfigError("retrieval.suite", f"no suite named {retrieval.get('suite')!r}, and {found}" if found.startswith("no such") else found)
     budgets = _budgets(data["budgets"], suites, bool(files))
+    labels = _table(data.get("labels", {}), "labels")
+    _unknown_keys(labels, _LABELS_KEYS, "labels.")
+    match_label = labels.get("match")
+    if match_label is not None and (isinstance(match_label, bool) or not isinstance(match_label, str | int) or not str(match_label).strip()):
+        raise ConfigError("labels.match", f"expected the label value that means 'same meaning' (e.g. \"1\" or \"entailment\"), got {match_label!r}")
+    label_column = labels.get("column")
+    if label_column is not None and (not isinstance(label_column, str) or not label_column.strip()):
+        raise ConfigError("labels.column", f"expected the name of the files' label column, got {label_column!r}")
+    if labels and not files:
+        raise ConfigError("labels", "reads the files' labels: give files = [...]")
     if budgets.needs_pairs and not suites and not files:
         raise ConfigError("suites", "empty; failure-rate and AUC budgets need pairs: give a suite or files")
     user = _user_retrieval(retrieval, path.parent, budgets)
-    return CheckConfig(path, models, suites, files, threshold, threshold_mode, calibration, retrieval_suite, budgets, **user)
+    return CheckConfig(path, models, suites, files, threshold, threshold_mode, calibration, retrieval_suite, budgets,
+                       match_label=str(match_label).strip() if match_label is not None else None,
+                       label_column=label_column.strip() if label_column else None, **user)
 
 
 def load_config(path: str | Path) -> CheckConfig:

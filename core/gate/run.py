@@ -21,6 +21,7 @@ from core.gate.budgets import (
     control_auc_outcomes,
     exit_code,
     failure_rate_outcomes,
+    label_auc_outcomes,
     paired_accuracy_outcomes,
     recall_outcomes,
     triples_win_rate_outcomes,
@@ -32,6 +33,7 @@ from core.models import registry
 from core.models.cache import EmbeddingCache
 from core.papers.suites import SuiteError, control_pairs, load_suite_with_notes
 from core.probes import calibration
+from core.probes.labels import labels_as_categories
 
 ProgressFn = Callable[[float, str], None]
 
@@ -63,6 +65,7 @@ class GateRun:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     user_retrieval: dict[str, Any] = field(default_factory=dict)
+    backends: dict[str, str] = field(default_factory=dict)  # model -> the backend that encoded it (torch or onnx)
 
     @property
     def exit_code(self) -> int:
@@ -82,10 +85,15 @@ def gather_pairs(config: CheckConfig) -> tuple[pd.DataFrame, list[str]]:
     frames, notes = [], []
     for key, sources in (("suites", config.suites), ("files", tuple(map(str, config.files)))):
         for i, source in enumerate(sources):
+            options = {"columns": {constants.COL_LABEL: config.label_column}} if key == "files" and config.label_column else {}
             try:
-                frame, file_notes = load_suite_with_notes(source)
+                frame, file_notes = load_suite_with_notes(source, **options)
             except SuiteError as exc:
                 raise ConfigError(f"{key}[{i}]", str(exc)) from exc
+            if key == "files" and labels_as_categories(frame) is not frame:
+                # A file's labels name its pairs' groups (as on Your data), so budgets can name them; never "uncategorized".
+                frame = labels_as_categories(frame)
+                file_notes = [*file_notes, "no category column: each pair's label is used as its category"]
             frames.append(frame)
             notes += [f"{source}: {n}" for n in file_notes]
     pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(constants.RESULT_COLUMNS))
@@ -145,6 +153,8 @@ def evaluate(
             out += failure_rate_outcomes(results, budgets.max_failure_rate, thresholds, threshold_label(config))
         if budgets.min_control_auc is not None:
             out += control_auc_outcomes(results, budgets.min_control_auc, config.calibration.negatives)
+        if budgets.min_label_auc is not None:
+            out += label_auc_outcomes(results, budgets.min_label_auc, config.match_label)
     if budgets.needs_retrieval and retrieval_tables is not None:
         # Models the retrieval run scored; one it could not run is in ``errors``.
         models = list(dict.fromkeys(m for name in ("win_rates", "paired") for m in retrieval_tables[name].get(constants.COL_MODEL, [])))
@@ -248,9 +258,10 @@ def run_check(
     pairs, notes = gather_pairs(config) if budgets.needs_pairs else (pd.DataFrame(), [])
     errors: dict[str, str] = {}
     results = pd.DataFrame(columns=list(constants.RESULT_COLUMNS))
+    backends: dict[str, str] = {}
     if budgets.needs_pairs:
         scored = run_pairs(pairs, models, cache=cache, allow_remote_code=allow_remote_code, progress=progress)
-        results, errors = scored.results, dict(scored.errors)
+        results, errors, backends = scored.results, dict(scored.errors), scored.backends
     retrieval = None
     remaining = [m for m in models if m not in errors]  # a model that failed the pairs is not loaded again
     if runner is not None and remaining:
@@ -277,4 +288,7 @@ def run_check(
                 if name == "triples" and budgets.max_win_rate is not None:
                     outcomes.append(Outcome(_canonical(model), BUDGET_TRIPLES_WIN_RATE, "", math.nan, budgets.max_win_rate, error=reason))
                 outcomes += [Outcome(_canonical(model), BUDGET_RECALL_AT_K, f"{name}@{k}", math.nan, lim, error=reason) for k, lim in budgets.min_recall_at_k.items()]
-    return GateRun(config, results, thresholds, table, retrieval, outcomes, errors, notes, time.perf_counter() - start, user_results)
+    if retrieval is not None:
+        backends = {**{m: r.backend for m, r in retrieval.reports.items() if r.backend}, **backends}
+    return GateRun(config, results, thresholds, table, retrieval, outcomes, errors, notes, time.perf_counter() - start,
+                   user_retrieval=user_results, backends=backends)

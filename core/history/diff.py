@@ -2,7 +2,11 @@
 
 Pairs are matched across the runs by model, suite, pair id, variant and both
 texts (and their order among equal keys), so a suite whose sentences were
-edited between the runs does not pretend to compare like with like.
+edited between the runs does not pretend to compare like with like.  Two runs
+that scored the same pairs (the same ``pairs_digest``, ``core.history.store``)
+are matched by content alone (``by_content``: model and both texts, in order),
+so a CLI run of a file and a page run of it compare although one calls the
+suite by the file's name and the other ``uploaded``.
 Differences are *after − before* (run B − run A) over the matched pairs,
 with paired percentile-bootstrap intervals (``core.stats.intervals.bootstrap_diff_ci``):
 the same pair in both runs is one unit.  A failure is a cosine strictly
@@ -22,6 +26,8 @@ from core.stats.guards import interval_or_nan
 from core.stats.intervals import bootstrap_diff_ci
 
 _KEY = [constants.COL_MODEL, constants.COL_SUITE, constants.COL_PAIR_ID, constants.COL_VARIANT, constants.COL_TEXT_A, constants.COL_TEXT_B]
+_CONTENT_KEY = [constants.COL_MODEL, constants.COL_TEXT_A, constants.COL_TEXT_B]
+_NAMES = [constants.COL_SUITE, constants.COL_PAIR_ID, constants.COL_VARIANT]
 _OCCURRENCE = "_occurrence"
 CROSSED_UP = "now above"
 CROSSED_DOWN = "now below"
@@ -59,7 +65,7 @@ class RunDiff:
     models_only_after: tuple[str, ...]
 
 
-def _keyed(results: pd.DataFrame, name: str) -> pd.DataFrame:
+def _keyed(results: pd.DataFrame, name: str, key: list[str]) -> pd.DataFrame:
     missing = {constants.COL_MODEL, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE} - set(results.columns)
     if missing:
         raise ValueError(f"{name} lacks columns {sorted(missing)}")
@@ -68,8 +74,8 @@ def _keyed(results: pd.DataFrame, name: str) -> pd.DataFrame:
         out[col] = out[col].fillna("").astype(str) if col in out.columns else ""
     out[constants.COL_COSINE] = pd.to_numeric(out[constants.COL_COSINE], errors="coerce")
     out = out.dropna(subset=[constants.COL_COSINE])
-    out[_OCCURRENCE] = out.groupby(_KEY, sort=False).cumcount()
-    return out[[*_KEY, _OCCURRENCE, constants.COL_CATEGORY, constants.COL_COSINE]]
+    out[_OCCURRENCE] = out.groupby(key, sort=False).cumcount()
+    return out[[*key, _OCCURRENCE, *(c for c in _KEY if c not in key), constants.COL_CATEGORY, constants.COL_COSINE]]
 
 
 def _thresholds(value: float | Mapping[str, float], models: pd.Series) -> np.ndarray:
@@ -87,6 +93,7 @@ def diff_runs(
     n_resamples: int = constants.BOOTSTRAP_RESAMPLES,
     confidence: float = constants.CONFIDENCE,
     seed: int = constants.BOOTSTRAP_SEED,
+    by_content: bool = False,
 ) -> RunDiff:
     """Compare two runs' tidy results.
 
@@ -97,6 +104,8 @@ def diff_runs(
         threshold_before: run A's threshold, one for all models or per model.
         threshold_after: run B's threshold, likewise.
         n_resamples, confidence, seed: of the bootstrap intervals.
+        by_content: match pairs by model and both texts only (for two runs that scored the same pairs
+            under different names); suite, pair id and variant are then run B's.
 
     Returns:
         A :class:`RunDiff`; categories and crossed pairs are empty when the runs share no pair.
@@ -104,10 +113,13 @@ def diff_runs(
     Raises:
         ValueError: a table lacks the needed columns.
     """
-    a, b = _keyed(before, "the first run's results"), _keyed(after, "the second run's results")
-    keys = [*_KEY, _OCCURRENCE]
+    key = _CONTENT_KEY if by_content else _KEY
+    a, b = _keyed(before, "the first run's results", key), _keyed(after, "the second run's results", key)
+    keys = [*key, _OCCURRENCE]
     merged = a.merge(b, on=keys, how="inner", suffixes=("_before", "_after"))
     merged[constants.COL_CATEGORY] = merged[f"{constants.COL_CATEGORY}_after"]
+    for col in (c for c in _NAMES if c not in key):
+        merged[col] = merged[f"{col}_after"]
     merged["threshold_before"] = _thresholds(threshold_before, merged[constants.COL_MODEL])
     merged["threshold_after"] = _thresholds(threshold_after, merged[constants.COL_MODEL])
     merged["above_before"] = merged[f"{constants.COL_COSINE}_before"] > merged["threshold_before"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,17 +50,32 @@ def suite_source(name_or_path: str) -> dict[str, Any]:
         return {"suite": name_or_path}
 
 
+def _mitigated(rows: pd.DataFrame, scores: pd.DataFrame, keys: list[str], score: str) -> pd.DataFrame:
+    """``rows`` (dense, with ``keys``) plus one ``score[<mitigation>]`` column per other mitigation: the score
+    that mitigation gave the same passage (matched by ``keys`` and order among equal keys)."""
+    rows = rows.assign(_occ=rows.groupby(keys, sort=False).cumcount())
+    for mitigation in dict.fromkeys(scores[constants.COL_MITIGATION]):
+        if mitigation == constants.MITIGATION_NONE:
+            continue
+        part = scores.loc[scores[constants.COL_MITIGATION] == mitigation, [*keys, score]]
+        part = part.assign(_occ=part.groupby(keys, sort=False).cumcount()).rename(columns={score: f"score[{mitigation}]"})
+        rows = rows.merge(part, on=[*keys, "_occ"], how="left")
+    return rows.drop(columns="_occ")
+
+
 def retrieval_pairs(scores: pd.DataFrame, suite: str) -> pd.DataFrame:
-    """A retrieval run's dense scores as tidy pair results, so the history stores and diffs them like any run.
+    """A retrieval run's scores as tidy pair results, so the history stores and diffs them like any run.
 
     Each anchor group gives one ``positive`` row (anchor vs its paraphrase) and
     one row per adversarial variant (anchor vs variant, category = its mode);
-    ``win`` and ``margin`` ride along.  Only mitigation ``none`` is kept: the
-    cosines are the model's, not a reranker's.
+    ``win`` and ``margin`` ride along.  ``cosine`` is mitigation ``none``'s (the
+    model's, not a reranker's); each other mitigation's score of the same
+    passage is kept beside it as ``score[<mitigation>]``.
 
     Args:
         scores: ``RetrievalResult.scores`` (model, mitigation, group_id, mode, anchor,
-            paraphrase, variant, cosine_paraphrase, cosine_variant, …).
+            paraphrase, variant, cosine_paraphrase, cosine_variant, and
+            score_paraphrase/score_variant for mitigated scores).
         suite: the suite's name.
 
     Raises:
@@ -70,19 +86,123 @@ def retrieval_pairs(scores: pd.DataFrame, suite: str) -> pd.DataFrame:
     missing = [c for c in needed if c not in scores.columns]
     if missing:
         raise ValueError(f"the retrieval scores lack columns {missing}")
+    mitigated = {"score_paraphrase", "score_variant"} <= set(scores.columns)
     dense = scores[scores[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
     extra = [c for c in (constants.COL_DOMAIN, constants.COL_WIN, "margin") if c in dense.columns]
+    variant_keys = [constants.COL_MODEL, constants.COL_GROUP_ID, constants.COL_MODE]
+    if mitigated:
+        dense = _mitigated(dense, scores, variant_keys, "score_variant")
     variants = pd.DataFrame({
         constants.COL_MODEL: dense[constants.COL_MODEL], constants.COL_SUITE: suite, constants.COL_CATEGORY: dense[constants.COL_MODE],
         constants.COL_PAIR_ID: dense[constants.COL_GROUP_ID].astype(str) + "/" + dense[constants.COL_MODE].astype(str),
         constants.COL_TEXT_A: dense[constants.COL_ANCHOR], constants.COL_TEXT_B: dense["variant"], constants.COL_COSINE: dense["cosine_variant"],
-        **{c: dense[c] for c in extra},
+        **{c: dense[c] for c in extra}, **{c: dense[c] for c in dense.columns if c.startswith("score[")},
     })
-    groups = dense.drop_duplicates([constants.COL_MODEL, constants.COL_GROUP_ID])
+    group_keys = [constants.COL_MODEL, constants.COL_GROUP_ID]
+    groups = dense.drop_duplicates(group_keys)[[c for c in dense.columns if not c.startswith("score[")]]
+    if mitigated:
+        groups = _mitigated(groups, scores.drop_duplicates([*group_keys, constants.COL_MITIGATION]), group_keys, "score_paraphrase")
     paraphrases = pd.DataFrame({
         constants.COL_MODEL: groups[constants.COL_MODEL], constants.COL_SUITE: suite, constants.COL_CATEGORY: constants.CAT_POSITIVE,
         constants.COL_PAIR_ID: groups[constants.COL_GROUP_ID].astype(str) + "/paraphrase",
         constants.COL_TEXT_A: groups[constants.COL_ANCHOR], constants.COL_TEXT_B: groups[constants.COL_PARAPHRASE], constants.COL_COSINE: groups["cosine_paraphrase"],
         **({constants.COL_DOMAIN: groups[constants.COL_DOMAIN]} if constants.COL_DOMAIN in groups.columns else {}),
+        **{c: groups[c] for c in groups.columns if c.startswith("score[")},
     })
     return pd.concat([paraphrases, variants], ignore_index=True).sort_values([constants.COL_MODEL, constants.COL_PAIR_ID], kind="stable").reset_index(drop=True)
+
+
+def corpus_pairs(pairs: pd.DataFrame, name: str) -> pd.DataFrame:
+    """Corpus mode's pairs (``CorpusResult.pairs``) as tidy pair results: per model and query, the query vs its
+    top passage (category ``positive``) and vs each rule-made variant of it (category = the mode); ``cosine`` is
+    mitigation ``none``'s, the other mitigations' scores ride along as ``score[<mitigation>]``.
+
+    Raises:
+        ValueError: ``pairs`` lacks a needed column.
+    """
+    needed = [constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_QUERY, "original", constants.COL_MODE, constants.COL_RULE, "variant",
+              "score_original", "score_variant"]
+    missing = [c for c in needed if c not in pairs.columns]
+    if missing:
+        raise ValueError(f"the corpus-mode pairs lack columns {missing}")
+    keys = [constants.COL_MODEL, constants.COL_QUERY, constants.COL_MODE, constants.COL_RULE]
+    dense = _mitigated(pairs[pairs[constants.COL_MITIGATION] == constants.MITIGATION_NONE], pairs, keys, "score_variant")
+    mitigated = [c for c in dense.columns if c.startswith("score[")]
+    query_id = dense.groupby(constants.COL_MODEL, sort=False)[constants.COL_QUERY].transform(lambda q: pd.factorize(q)[0]).astype(str)
+    variants = pd.DataFrame({
+        constants.COL_MODEL: dense[constants.COL_MODEL], constants.COL_SUITE: name, constants.COL_CATEGORY: dense[constants.COL_MODE],
+        constants.COL_PAIR_ID: "q" + query_id + "/" + dense[constants.COL_RULE].astype(str), constants.COL_TEXT_A: dense[constants.COL_QUERY],
+        constants.COL_TEXT_B: dense["variant"], constants.COL_COSINE: dense["score_variant"],
+        **{c: dense[c] for c in (constants.COL_OUTRANKS, "rank_original") if c in dense.columns}, **{c: dense[c] for c in mitigated},
+    })
+    first = dense.assign(_qid=query_id).drop_duplicates([constants.COL_MODEL, constants.COL_QUERY])
+    tops = _mitigated(first.drop(columns=mitigated), pairs.drop_duplicates([constants.COL_MODEL, constants.COL_QUERY, constants.COL_MITIGATION]),
+                      [constants.COL_MODEL, constants.COL_QUERY], "score_original")
+    originals = pd.DataFrame({
+        constants.COL_MODEL: tops[constants.COL_MODEL], constants.COL_SUITE: name, constants.COL_CATEGORY: constants.CAT_POSITIVE,
+        constants.COL_PAIR_ID: "q" + tops["_qid"] + "/top", constants.COL_TEXT_A: tops[constants.COL_QUERY], constants.COL_TEXT_B: tops["original"],
+        constants.COL_COSINE: tops["score_original"], **{c: tops[c] for c in tops.columns if c.startswith("score[")},
+    })
+    return pd.concat([originals, variants], ignore_index=True).sort_values([constants.COL_MODEL, constants.COL_PAIR_ID], kind="stable").reset_index(drop=True)
+
+
+def mitigation_settings(mitigations: Sequence[Any]) -> list[dict[str, Any]]:
+    """What each mitigation ran with: its name and its plain settings (numbers, text, per-model thresholds), for the history."""
+    out = []
+    for m in mitigations:
+        own = {k: v for k, v in vars(m).items() if not k.startswith("_") and _plain(v)} if hasattr(m, "__dict__") else {}
+        out.append({"name": str(getattr(m, "name", m)), **own})
+    return out
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, str | int | float | bool) or value is None:
+        return True
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_plain(v) for v in value)
+    return False
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{str(k): (v.item() if hasattr(v, "item") else v) for k, v in r.items()} for r in frame.to_dict("records")]
+
+
+def retrieval_record(result: Any, name: str) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Any retrieval result as history rows and settings: (tidy pairs, settings).
+
+    Generic over the result's kind, so every retrieval input (suite, pairs file, corpus mode, and later
+    ones) flows through one recorder:
+
+    * a result with ``history_pairs(name)`` gives its own tidy pairs (the hook for new kinds);
+    * else ``scores`` in the suite's shape (:func:`retrieval_pairs`);
+    * else corpus mode's ``pairs`` (:func:`corpus_pairs`).
+
+    Settings: ``threshold`` None (ranking cuts nothing; a calibrated filter's per-model thresholds are in its
+    mitigation's settings), ``backends`` (from ``reports`` when present), ``summary`` (``summary()``: each model
+    and mitigation's win rate, paired accuracy, ranking, costs) or ``rates`` (corpus mode).
+
+    Raises:
+        TypeError: a result of no known shape.
+        ValueError: a result lacking the needed columns.
+    """
+    hook = getattr(result, "history_pairs", None)
+    scores, corpus = getattr(result, "scores", None), getattr(result, "pairs", None)
+    if not (callable(hook) or isinstance(scores, pd.DataFrame) or isinstance(corpus, pd.DataFrame)):
+        raise TypeError(f"a {type(result).__name__} has no scores the history can store")
+    if callable(hook):
+        pairs = hook(name)
+    elif isinstance(scores, pd.DataFrame):
+        pairs = retrieval_pairs(scores, name)
+    else:
+        pairs = corpus_pairs(pd.DataFrame(corpus), name)
+    settings: dict[str, Any] = {"threshold": None}
+    reports = getattr(result, "reports", None) or {}
+    settings["backends"] = {str(m): r.backend for m, r in reports.items() if getattr(r, "backend", "")}
+    summary = getattr(result, "summary", None)
+    if callable(summary):
+        settings["summary"] = _records(summary())
+    elif isinstance(getattr(result, "rates", None), pd.DataFrame):
+        settings["rates"] = _records(result.rates)
+    return pairs, settings

@@ -3,10 +3,17 @@
 Tables (one row per …)::
 
     runs          run:              run_id, created_at (UTC), origin (cli|app), command (or page), threshold,
-                                    source, n_pairs, settings (JSON), tool_version
+                                    source, n_pairs, settings (JSON), tool_version, pairs_digest, name, pinned
     run_models    model of a run:   run_id, model, revision, backend, model_source, status (ok|error), error, n_results
     pair_results  pair per model:   run_id, row_index, model, suite, category, pair_id, variant, text_a, text_b,
                                     cosine, n_tokens_a, n_tokens_b, truncated, extra (JSON of the other columns)
+
+Runs are matched by what they scored, not by the source's name: ``pairs_digest``
+is the SHA-256 of the first model's (text_a, text_b) in row order (each text
+length-prefixed), computed by :data:`_DIGEST_SQL` when a run is stored, so a
+CLI run of a file and a page run of the same file share it (:func:`comparable`).
+A run can be named, pinned (kept from deletion; the History page compares the
+latest run against its pinned comparable run first) and deleted.
 
 Safety:
 
@@ -43,7 +50,7 @@ from core import constants
 from core.models import registry
 from core.paths import cache_dir
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: runs.pairs_digest, name, pinned
 OFF_VALUES = ("off", "0", "false", "no")
 STATUS_OK = "ok"
 STATUS_ERROR = "error"
@@ -69,6 +76,22 @@ _SCHEMA = (
         pair_id VARCHAR, variant VARCHAR, text_a VARCHAR, text_b VARCHAR, cosine DOUBLE, n_tokens_a BIGINT,
         n_tokens_b BIGINT, truncated BOOLEAN, extra VARCHAR)""",
 )
+
+# Columns added after schema 1; an older history file gains them (and its runs their digests) when opened.
+_ADDED_RUN_COLUMNS = (("pairs_digest", "VARCHAR"), ("name", "VARCHAR"), ("pinned", "BOOLEAN DEFAULT FALSE"))
+_RUN_COLUMNS = ("run_id", "created_at", "origin", "command", "threshold", "source", "n_pairs", "settings", "tool_version", "pairs_digest", "name", "pinned")
+# The digest of what a run scored: its first model's pairs (the model of row 0) in row order, each text
+# length-prefixed so no separator inside a text can make two different pair lists collide.
+_DIGEST_SQL = """
+    UPDATE runs SET pairs_digest = d.digest FROM (
+        SELECT p.run_id, sha256(string_agg(
+                   length(coalesce(p.text_a, '')) || ':' || coalesce(p.text_a, '') || length(coalesce(p.text_b, '')) || ':' || coalesce(p.text_b, ''),
+                   '|' ORDER BY p.row_index)) AS digest
+        FROM pair_results p JOIN (SELECT run_id, model FROM pair_results WHERE row_index = 0) f USING (run_id, model)
+        WHERE p.run_id IN (SELECT run_id FROM runs WHERE pairs_digest IS NULL)
+        GROUP BY p.run_id) d
+    WHERE runs.run_id = d.run_id"""
+NAME_MAX_CHARS = 80
 
 # DuckDB shares one database instance among a process's connections; one operation at a time keeps
 # two sessions' transactions from conflicting.
@@ -97,6 +120,9 @@ class StoredRun:
         settings: everything else it was run with.
         models: one row per model: model, revision, backend, model_source, status, error, n_results.
         results: the per-pair results, tidy long, the ``extra`` columns restored.
+        pairs_digest: what it scored (see the module docstring); None for a run without pairs.
+        name: the name a user gave it, or None.
+        pinned: kept from deletion, and the History page's first choice of a run to compare against.
     """
 
     run_id: int
@@ -108,6 +134,13 @@ class StoredRun:
     settings: dict[str, Any] = field(default_factory=dict)
     models: pd.DataFrame = field(default_factory=pd.DataFrame)
     results: pd.DataFrame = field(default_factory=pd.DataFrame)
+    pairs_digest: str | None = None
+    name: str | None = None
+    pinned: bool = False
+
+    def comparable_with(self, other: StoredRun) -> bool:
+        """Whether the two runs scored the same pairs (same digest), whatever their sources were called."""
+        return self.pairs_digest is not None and self.pairs_digest == other.pairs_digest
 
     def thresholds(self) -> dict[str, float]:
         """model -> the threshold its verdicts used: ``settings["thresholds"]`` where given, else the run's threshold."""
@@ -181,7 +214,13 @@ def _connect(path: Path, timeout: float) -> Iterator[Any]:
 def _ensure_schema(con: Any) -> None:
     for statement in _SCHEMA:
         con.execute(statement)
-    con.execute("INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT DO NOTHING", [str(SCHEMA_VERSION)])
+    have = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'runs'").fetchall()}
+    missing = [(name, kind) for name, kind in _ADDED_RUN_COLUMNS if name not in have]
+    if missing:
+        for name, kind in missing:
+            con.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+        con.execute(_DIGEST_SQL)  # runs stored before digests existed
+    con.execute("INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT DO UPDATE SET value = excluded.value", [str(SCHEMA_VERSION)])
 
 
 def _insert_frame(con: Any, table: str, frame: pd.DataFrame) -> None:
@@ -194,6 +233,17 @@ def _insert_frame(con: Any, table: str, frame: pd.DataFrame) -> None:
 
 
 # ------------------------------------------------------------------ writing
+
+
+def _json_ready(value: Any) -> Any:
+    """Settings with NaN and infinities as None (JSON has neither), at any depth."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {k: _json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_ready(v) for v in value]
+    return value
 
 
 def _json_default(value: Any) -> Any:
@@ -227,7 +277,10 @@ def _finite(records: list[dict[Any, Any]]) -> list[dict[Any, Any]]:
     return [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()} for r in records]
 
 
-def _model_rows(results: pd.DataFrame, errors: Mapping[str, str]) -> pd.DataFrame:
+def _model_rows(results: pd.DataFrame, errors: Mapping[str, str], backends: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """One ``run_models`` row per model; ``backends`` (what actually encoded) wins over the registry's backend,
+    which names only the model's own one (a bundled torch model may have run on its exact ONNX export)."""
+    ran = {str(k): str(v) for k, v in (backends or {}).items() if v}
     rows = []
     counts = results[constants.COL_MODEL].value_counts(sort=False) if not results.empty else pd.Series(dtype=int)
     names = [*counts.index, *(m for m in errors if m not in counts.index)]
@@ -240,6 +293,7 @@ def _model_rows(results: pd.DataFrame, errors: Mapping[str, str]) -> pd.DataFram
             revision, backend, source = meta.revision, meta.backend, meta.source
         except ValueError:
             pass  # an unresolvable name is still recorded, without metadata
+        backend = ran.get(str(name), backend)
         ok = name in counts.index
         rows.append({"model": str(name), "revision": revision, "backend": backend, "model_source": source,
                      "status": STATUS_OK if ok else STATUS_ERROR, "error": None if ok else str(errors[name]), "n_results": int(counts.get(name, 0))})
@@ -284,7 +338,8 @@ def record_run(
             other columns are kept (``extra``).
         command: the CLI command or app page (``run``, ``check``, ``failure-modes``, …).
         origin: ``cli`` or ``app``.
-        settings: JSON-able settings: ``threshold``, ``thresholds`` (per model),
+        settings: JSON-able settings: ``threshold``, ``thresholds`` (per model), ``backends`` (model -> the
+            backend that actually encoded, stored with the models),
             ``sources`` (``[{"suite": name} | {"file": path, "sha256": hex}]``), ``reading``, …
         errors: model -> why it did not run (stored with the models).
         path: the history file (default :func:`history_path`).
@@ -302,15 +357,17 @@ def record_run(
     missing = [c for c in _REQUIRED if c not in results.columns]
     if missing:
         raise ValueError(f"results lack columns {missing}")
-    settings = dict(settings or {})
+    settings = _json_ready(dict(settings or {}))
     try:
         settings_json = json.dumps(settings, sort_keys=True, default=_json_default, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"settings are not JSON: {exc}") from exc
     threshold = settings.get("threshold")
-    threshold = float(threshold) if isinstance(threshold, int | float) and not isinstance(threshold, bool) else None
+    # A run with no threshold (retrieval ranks, it does not cut) stores none, never NaN.
+    threshold = float(threshold) if isinstance(threshold, int | float) and not isinstance(threshold, bool) and math.isfinite(threshold) else None
     pairs = _pair_rows(results)
-    models = _model_rows(results, errors or {})
+    backends = settings.get("backends")
+    models = _model_rows(results, errors or {}, backends if isinstance(backends, Mapping) else None)
     n_pairs = int(results.groupby(constants.COL_MODEL).size().max()) if not results.empty else 0
     target = _resolve(path)
     with _connect(target, timeout) as con:
@@ -318,11 +375,13 @@ def record_run(
         try:
             run_id = int(con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs").fetchone()[0])
             con.execute(
-                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [run_id, datetime.now(UTC).replace(tzinfo=None), origin, command.strip(), threshold, describe_sources(settings), n_pairs, settings_json, _tool_version()],
+                f"INSERT INTO runs ({', '.join(_RUN_COLUMNS)}) VALUES ({', '.join('?' * len(_RUN_COLUMNS))})",
+                [run_id, datetime.now(UTC).replace(tzinfo=None), origin, command.strip(), threshold, describe_sources(settings), n_pairs, settings_json,
+                 _tool_version(), None, None, False],
             )
             _insert_frame(con, "run_models", models.assign(run_id=run_id))
             _insert_frame(con, "pair_results", pairs.assign(run_id=run_id))
+            con.execute(_DIGEST_SQL)
             con.execute("COMMIT")
         except BaseException:
             with suppress(Exception):
@@ -335,14 +394,15 @@ def record_run(
 
 
 def list_runs(path: str | Path | None = None, timeout: float = constants.HISTORY_LOCK_TIMEOUT_SECONDS) -> pd.DataFrame:
-    """Every run, newest first: run_id, created_at, origin, command, source, threshold, n_pairs, models, errors.
+    """Every run, newest first: run_id, created_at, origin, command, name, pinned, source, threshold, n_pairs, models, errors,
+    pairs_digest (runs with the same digest scored the same pairs).
 
     A history file that does not exist yet gives an empty table (and is created).
     """
     query = """
-        SELECT r.run_id, r.created_at, r.origin, r.command, r.source, r.threshold, r.n_pairs,
+        SELECT r.run_id, r.created_at, r.origin, r.command, r.name, coalesce(r.pinned, false) AS pinned, r.source, r.threshold, r.n_pairs,
                coalesce(string_agg(m.model, ', ' ORDER BY m.model) FILTER (WHERE m.status = 'ok'), '') AS models,
-               count(*) FILTER (WHERE m.status = 'error') AS errors
+               count(*) FILTER (WHERE m.status = 'error') AS errors, r.pairs_digest
         FROM runs r LEFT JOIN run_models m USING (run_id)
         GROUP BY ALL ORDER BY r.run_id DESC"""
     with _connect(_resolve(path), timeout) as con:
@@ -372,7 +432,8 @@ def load_run(run_id: int, path: str | Path | None = None, timeout: float = const
     """
     run_id = _check_id(run_id)
     with _connect(_resolve(path), timeout) as con:
-        row = con.execute("SELECT run_id, created_at, origin, command, threshold, source, settings FROM runs WHERE run_id = ?", [run_id]).fetchone()
+        row = con.execute("SELECT run_id, created_at, origin, command, threshold, source, settings, pairs_digest, name, coalesce(pinned, false) "
+                          "FROM runs WHERE run_id = ?", [run_id]).fetchone()
         if row is None:
             last = con.execute("SELECT max(run_id) FROM runs").fetchone()[0]
             raise ValueError(f"no run {run_id} in the history ({'it is empty' if last is None else f'runs go up to {last}'})")
@@ -383,19 +444,24 @@ def load_run(run_id: int, path: str | Path | None = None, timeout: float = const
     order = {m: i for i, m in enumerate(models["model"])}
     results = results.sort_values(["model", "row_index"], key=lambda s: s.map(order) if s.name == "model" else s, kind="stable")
     results = _restore_extra(results.drop(columns="row_index").reset_index(drop=True))
-    return StoredRun(int(row[0]), row[1], row[2], row[3], row[4], row[5] or "", json.loads(row[6] or "{}"), models, results)
+    return StoredRun(int(row[0]), row[1], row[2], row[3], row[4], row[5] or "", json.loads(row[6] or "{}"), models, results,
+                     pairs_digest=row[7], name=row[8], pinned=bool(row[9]))
 
 
 def export_run(run_id: int, out: str | Path, path: str | Path | None = None) -> Path:
     """Write a run's per-pair results to a Parquet file, with the run's id, command, time and each model's revision and backend.
 
     Raises:
-        ValueError: no such run, or an output folder that does not exist.
+        ValueError: no such run, an output folder that does not exist, or ``out`` naming the history file
+            itself (or its write-ahead log): writing there would destroy every stored run.
         HistoryError: the history cannot be read.
     """
     out = Path(out).expanduser()
     if not out.parent.is_dir():
         raise ValueError(f"no folder {out.parent} to write {out.name} into")
+    history = _resolve(path)
+    if _same_file(out, history) or _same_file(out, history.with_name(history.name + ".wal")):
+        raise ValueError(f"--out {out} is the run history itself; writing the export there would destroy every stored run. Name another file")
     run = load_run(run_id, path)
     meta = run.models[["model", "revision", "backend"]]
     frame = run.results.merge(meta, on=constants.COL_MODEL, how="left")
@@ -410,6 +476,16 @@ def export_run(run_id: int, out: str | Path, path: str | Path | None = None) -> 
     return out
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (links and relative paths included), existing or not."""
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
+
+
 def run_models(run_id: int, path: str | Path | None = None, timeout: float = constants.HISTORY_LOCK_TIMEOUT_SECONDS) -> pd.DataFrame:
     """A run's models (model, revision, backend, model_source, status, error, n_results), without its results.
 
@@ -420,3 +496,92 @@ def run_models(run_id: int, path: str | Path | None = None, timeout: float = con
     run_id = _check_id(run_id)
     with _connect(_resolve(path), timeout) as con:
         return con.execute("SELECT model, revision, backend, model_source, status, error, n_results FROM run_models WHERE run_id = ? ORDER BY rowid", [run_id]).df()
+
+
+# ------------------------------------------------------------------ naming, pinning, deleting
+
+
+def _existing(con: Any, run_id: int) -> tuple[Any, ...]:
+    row = con.execute("SELECT run_id, coalesce(pinned, false), name FROM runs WHERE run_id = ?", [run_id]).fetchone()
+    if row is None:
+        last = con.execute("SELECT max(run_id) FROM runs").fetchone()[0]
+        raise ValueError(f"no run {run_id} in the history ({'it is empty' if last is None else f'runs go up to {last}'})")
+    return tuple(row)
+
+
+def name_run(run_id: int, name: str | None, path: str | Path | None = None, timeout: float = constants.HISTORY_LOCK_TIMEOUT_SECONDS) -> None:
+    """Give a run a name (None or blank removes it).
+
+    Raises:
+        ValueError: no such run, or a name longer than :data:`NAME_MAX_CHARS` or on several lines.
+        HistoryError: the file cannot be written.
+    """
+    run_id = _check_id(run_id)
+    text = (name or "").strip()
+    if len(text) > NAME_MAX_CHARS or "\n" in text or "\r" in text:
+        raise ValueError(f"a run name is one line of at most {NAME_MAX_CHARS} characters, got {len(text)}")
+    with _connect(_resolve(path), timeout) as con:
+        _existing(con, run_id)
+        con.execute("UPDATE runs SET name = ? WHERE run_id = ?", [text or None, run_id])
+
+
+def pin_run(run_id: int, pinned: bool = True, path: str | Path | None = None, timeout: float = constants.HISTORY_LOCK_TIMEOUT_SECONDS) -> None:
+    """Pin a run (kept from deletion, compared against first) or unpin it.
+
+    Raises:
+        ValueError: no such run.
+        HistoryError: the file cannot be written.
+    """
+    run_id = _check_id(run_id)
+    with _connect(_resolve(path), timeout) as con:
+        _existing(con, run_id)
+        con.execute("UPDATE runs SET pinned = ? WHERE run_id = ?", [bool(pinned), run_id])
+
+
+def delete_run(run_id: int, path: str | Path | None = None, timeout: float = constants.HISTORY_LOCK_TIMEOUT_SECONDS) -> None:
+    """Delete a run with its models and results, in one transaction.
+
+    Raises:
+        ValueError: no such run, or a pinned one (unpin it first).
+        HistoryError: the file cannot be written.
+    """
+    run_id = _check_id(run_id)
+    with _connect(_resolve(path), timeout) as con:
+        _, pinned, name = _existing(con, run_id)
+        if pinned:
+            raise ValueError(f"run {run_id}{f' ({name})' if name else ''} is pinned; unpin it first")
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for table in ("pair_results", "run_models", "runs"):
+                con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+            con.execute("COMMIT")
+        except BaseException:
+            with suppress(Exception):
+                con.execute("ROLLBACK")
+            raise
+
+
+def comparable(runs: pd.DataFrame) -> tuple[int, int] | None:
+    """The default pair of runs to compare: (before, after) sharing their pairs, or None when no two do.
+
+    After is the newest run that has a comparable run; before is the newest pinned run comparable with it,
+    else the newest comparable run older than it.
+
+    Args:
+        runs: :func:`list_runs`' table (run_id, pinned, pairs_digest), any order.
+    """
+    if runs.empty:
+        return None
+    ordered = runs.sort_values(constants.COL_RUN_ID, ascending=False)
+    ids = [int(i) for i in ordered[constants.COL_RUN_ID]]
+    digests = [d if isinstance(d, str) else None for d in ordered["pairs_digest"]]
+    pinned = [bool(p) for p in ordered["pinned"]]
+    for after, digest in zip(ids, digests, strict=True):
+        if digest is None:
+            continue
+        same = [(i, pin) for i, d, pin in zip(ids, digests, pinned, strict=True) if d == digest and i != after]  # newest first
+        if not same:
+            continue
+        before = next((i for i, pin in same if pin), None) or next((i for i, _ in same if i < after), same[0][0])
+        return before, after
+    return None

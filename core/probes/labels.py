@@ -4,7 +4,8 @@ Uploads carry labels as text ("1", "true", "entailment", "not paraphrase",
 "4.2").  This module decides what they mean and what a label allows:
 
 * **binary** labels (0/1, true/false, yes/no, paraphrase/not, entailment vs
-  contradiction/neutral, ...): cosine as a classifier of the label: ROC and
+  contradiction/neutral, ..., or any labels once the user names the value that
+  means "same meaning", ``match_label``): cosine as a classifier of the label: ROC and
   AUC, the best threshold by Youden J (:mod:`core.probes.calibration`, strict
   ``>`` as everywhere), accuracy and F1 at it and at a given threshold, the
   share above the threshold per label;
@@ -12,11 +13,21 @@ Uploads carry labels as text ("1", "true", "entailment", "not paraphrase",
   of :func:`core.scoring.tables.label_correlation` (unchanged);
 * **text** labels that are neither: cosine by label only.
 
+Which side is the match matters: in a negation set ``1`` often marks the
+contradicting pair.  ``match_label`` flips the reading (``run --match-label``,
+the Your data page's choice), and :func:`label_findings` says in words when
+the model ranks the non-matching pairs above the matching ones (AUC < 0.5) and
+why no classifier can be fitted (one class).  ``summary.json``, the CLI
+tables and the page all read :func:`label_report`.
+
 It lives in ``probes`` (not ``scoring``) because it reuses the calibration
 module's ROC and Youden cut, which sits a layer up.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -42,26 +53,55 @@ def _text(values: pd.Series) -> pd.Series:
     return values.astype("string").str.strip().str.lower().fillna("")
 
 
-def match_labels(values: pd.Series) -> pd.Series:
-    """Each label as 1.0 (a match), 0.0 (no match) or NaN (empty or not a known word).
+def _match_value(match_label: object) -> str | None:
+    """The user's "same meaning" value as label text (stripped, lower case); None for the default reading."""
+    if match_label is None:
+        return None
+    text = str(match_label).strip().lower()
+    if not text:
+        raise ValueError("the label that means 'same meaning' is empty; name one of the label values (e.g. 1 or entailment)")
+    return text
+
+
+def _equals_value(text: pd.Series, value: str) -> pd.Series:
+    """Labels equal to ``value`` as text, or as numbers when both are numbers (``1`` = ``1.0``)."""
+    same = text == value
+    number = pd.to_numeric(pd.Series([value]), errors="coerce").iloc[0]
+    if pd.notna(number):
+        same |= pd.to_numeric(text, errors="coerce") == number
+    return same
+
+
+def match_labels(values: pd.Series, match_label: object = None) -> pd.Series:
+    """Each label as 1.0 (a match), 0.0 (no match) or NaN (empty, or not a known word).
 
     Args:
         values: a label column, shape (n,), any dtype.
+        match_label: the value that means "same meaning" (every other non-empty
+            label is then a no-match); None reads :data:`MATCH_WORDS` and
+            :data:`NO_MATCH_WORDS` (1/true/paraphrase/entailment vs 0/false/…).
 
     Returns:
         Floats, shape (n,), aligned with ``values``.
     """
     text = _text(values)
     out = pd.Series(np.nan, index=values.index, dtype=float)
+    value = _match_value(match_label)
+    if value is not None:
+        out[text != ""] = 0.0
+        out[_equals_value(text, value) & (text != "")] = 1.0
+        return out
     out[text.isin(MATCH_WORDS)] = 1.0
     out[text.isin(NO_MATCH_WORDS)] = 0.0
     return out
 
 
-def label_kind(values: pd.Series) -> str:
+def label_kind(values: pd.Series, match_label: object = None) -> str:
     """What a label column is: ``binary``, ``graded``, ``text`` or ``none`` (no non-empty label).
 
-    Binary: every non-empty label is a match or no-match word and both occur.
+    Binary: a ``match_label`` is given, or every non-empty label is a match or
+    no-match word (one class only is still binary: :func:`label_report` then
+    says why no classifier can be fitted).
     Graded: every non-empty label is a number and there are more than two values.
     """
     if not isinstance(values, pd.Series):
@@ -70,13 +110,22 @@ def label_kind(values: pd.Series) -> str:
     given = text[text != ""]
     if given.empty:
         return KIND_NONE
+    if _match_value(match_label) is not None:
+        return KIND_BINARY
     matched = match_labels(values)[text != ""]
-    if matched.notna().all() and matched.nunique() == 2:
+    if matched.notna().all():
         return KIND_BINARY
     numbers = pd.to_numeric(given, errors="coerce")
     if numbers.notna().all() and np.isfinite(numbers.to_numpy(float)).all() and numbers.nunique() > 2:
         return KIND_GRADED
     return KIND_TEXT
+
+
+def label_values(values: pd.Series, limit: int = 200) -> list[str]:
+    """The distinct non-empty labels as written (stripped), in order of first appearance, at most ``limit``:
+    the choices for "which label means 'same meaning'"."""
+    text = values.astype("string").str.strip().fillna("")
+    return list(dict.fromkeys(v for v in text if v))[:limit]
 
 
 def typed_labels(values: pd.Series) -> pd.Series:
@@ -121,40 +170,75 @@ def _accuracy_f1(cosine: np.ndarray, truth: np.ndarray, threshold: float) -> tup
     return float(accuracy_score(truth, predicted)), float(f1_score(truth, predicted, zero_division=0.0))
 
 
-def label_report(results: pd.DataFrame, threshold: float) -> dict[str, pd.DataFrame]:
+def _labels_text(labels: list[str]) -> str:
+    shown = ", ".join(repr(v) if " " in v or not v else v for v in labels[:6])
+    return shown + (f" and {len(labels) - 6} more" if len(labels) > 6 else "")
+
+
+def _no_classifier_reason(data: pd.DataFrame, value: str | None) -> str:
+    """Why the labelled pairs allow no classifier ("" when both classes occur); pairs counted once, not per model."""
+    first = data[data[constants.COL_MODEL] == data[constants.COL_MODEL].iloc[0]] if not data.empty else data
+    n_match, n_no = int((first["_match"] == 1).sum()), int((first["_match"] == 0).sum())
+    if n_match and n_no:
+        return ""
+    present = _labels_text(list(dict.fromkeys(first["_label"])))
+    if value is not None and not n_match:
+        side = f"no labelled pair has the label {value!r} (labels here: {present})"
+    elif value is not None:
+        side = f"all {n_match} labelled pairs have the label {value!r}"
+    elif n_match:
+        side = f"all {n_match} labelled pairs read as a match (labels here: {present})"
+    else:
+        side = f"all {n_no} labelled pairs read as no match (labels here: {present})"
+    return (f"{side}; a classifier needs both matching and non-matching pairs, so no ROC, AUC or threshold can be fitted. "
+            "If another value means 'same meaning', name it (`run --match-label VALUE`, or the page's choice).")
+
+
+def label_report(results: pd.DataFrame, threshold: float, match_label: object = None) -> dict[str, pd.DataFrame]:
     """Everything a label column allows, per model.
 
     Args:
         results: tidy runner results with a ``label`` column (text as read).
         threshold: the threshold the accuracy, F1 and share above are also given at.
+        match_label: the label value that means "same meaning" (see :func:`match_labels`); None for the default words.
 
     Returns:
-        ``kind``: one-cell frame with the label kind;
+        ``kind``: one row: ``kind`` (the label kind), ``match_label`` (the value
+        read as a match, or ``default``), ``match`` and ``no_match`` (the label
+        values on each side, comma-separated), ``no_classifier`` (why no
+        classifier can be fitted, "" when one is);
         ``by_label``: model, label, match (1/0/NaN), n, mean, sd, median,
         share_above (cosine > threshold) per model and label;
         ``classifier`` (binary labels only): model, n_match, n_no_match, auc,
         best_threshold (Youden J), best_tpr, best_fpr, best_accuracy, best_f1,
-        threshold, accuracy, f1;
+        threshold, accuracy, f1 (an ``auc`` below 0.5: the model ranks the
+        non-matching pairs above the matching ones, see :func:`label_findings`);
         ``roc`` (binary only): model, threshold, fpr, tpr.
 
     Raises:
-        ValueError: no label column, or a threshold outside [-1, 1].
+        ValueError: no label column, a threshold outside [-1, 1], or an empty ``match_label``.
     """
     if constants.COL_LABEL not in results.columns:
         raise ValueError("these results have no label column")
     if not -1.0 <= float(threshold) <= 1.0:
         raise ValueError(f"threshold must be between -1 and 1, got {threshold}")
-    kind = label_kind(results[constants.COL_LABEL]) if not results.empty else KIND_NONE
-    data = results.assign(_label=results[constants.COL_LABEL].astype("string").str.strip().fillna(""), _match=match_labels(results[constants.COL_LABEL]))
+    value = _match_value(match_label)
+    kind = label_kind(results[constants.COL_LABEL], value) if not results.empty else KIND_NONE
+    data = results.assign(_label=results[constants.COL_LABEL].astype("string").str.strip().fillna(""),
+                          _match=match_labels(results[constants.COL_LABEL], value))
     data = data[data["_label"] != ""]
+    sides = {side: ", ".join(dict.fromkeys(data.loc[data["_match"] == flag, "_label"])) for side, flag in (("match", 1.0), ("no_match", 0.0))}
+    reason = _no_classifier_reason(data, value) if kind == KIND_BINARY else ""
     rows = []
     for (model, label), group in data.groupby([constants.COL_MODEL, "_label"], sort=False):
         cos = group[constants.COL_COSINE].to_numpy(float)
         rows.append({constants.COL_MODEL: model, constants.COL_LABEL: label, "match": group["_match"].iloc[0], "n": len(cos), "mean": float(cos.mean()),
                      "sd": float(cos.std(ddof=1)) if len(cos) > 1 else np.nan, "median": float(np.median(cos)), "share_above": float((cos > threshold).mean())})
-    out = {"kind": pd.DataFrame({"kind": [kind]}), "by_label": pd.DataFrame(rows, columns=BY_LABEL_COLUMNS)}
+    out = {"kind": pd.DataFrame({"kind": [kind], "match_label": [value if value is not None else "default"], **{k: [v] for k, v in sides.items()},
+                                 "no_classifier": [reason]}),
+           "by_label": pd.DataFrame(rows, columns=BY_LABEL_COLUMNS)}
     classifier, curves = [], []
-    if kind == KIND_BINARY:
+    if kind == KIND_BINARY and not reason:
         for model, group in data.groupby(constants.COL_MODEL, sort=False):
             cos, truth = group[constants.COL_COSINE].to_numpy(float), group["_match"].to_numpy(int)
             pos, neg = cos[truth == 1], cos[truth == 0]
@@ -171,3 +255,53 @@ def label_report(results: pd.DataFrame, threshold: float) -> dict[str, pd.DataFr
     out["roc"] = pd.concat(curves, ignore_index=True)[[constants.COL_MODEL, "threshold", "fpr", "tpr"]] if curves else pd.DataFrame(
         columns=[constants.COL_MODEL, "threshold", "fpr", "tpr"])
     return out
+
+
+class Finding(NamedTuple):
+    """One finding of the label report in words; ``warning`` when it contradicts what the user would expect."""
+
+    text: str
+    warning: bool
+
+
+def label_findings(report: dict[str, pd.DataFrame], name: Callable[[str], str] = str) -> list[Finding]:
+    """The label report's findings in plain sentences: per model its AUC read in words (below 0.5: the
+    model ranks the non-matching pairs above the matching ones), or why no classifier can be fitted.
+
+    Args:
+        report: :func:`label_report`'s result.
+        name: model id -> the name to print (e.g. a short name).
+    """
+    head = report["kind"].iloc[0]
+    if head["kind"] != KIND_BINARY:
+        return []
+    if head["no_classifier"]:
+        return [Finding(f"No classifier: {head['no_classifier']}", True)]
+    match, no_match = head["match"], head["no_match"]
+    out = []
+    for row in report["classifier"].to_dict("records"):
+        who, auc = name(row[constants.COL_MODEL]), float(row["auc"])
+        if auc < 0.5:
+            out.append(Finding(f"{who}: AUC {auc:.3f} is below 0.5: the model ranks the non-matching pairs (label {no_match}) above the matching "
+                               f"ones (label {match}); a higher cosine here means less likely the same meaning. If {match} is not the label for "
+                               "'same meaning', name the right one (`--match-label`).", True))
+        elif auc == 0.5:
+            out.append(Finding(f"{who}: AUC 0.500: cosine does not separate matching (label {match}) from non-matching pairs (label {no_match}) at all.", True))
+        else:
+            out.append(Finding(f"{who}: AUC {auc:.3f}: a matching pair (label {match}) outscores a non-matching one (label {no_match}) "
+                               f"{auc:.0%} of the time; the best threshold {row['best_threshold']:.3f} gives F1 {row['best_f1']:.3f} "
+                               f"(F1 {row['f1']:.3f} at {row[constants.COL_THRESHOLD]:.2f}).", False))
+    return out
+
+
+def label_summary(report: dict[str, pd.DataFrame], name: Callable[[str], str] = str) -> dict[str, object]:
+    """The label report as one JSON-ready document (``summary.json``'s ``labels``): kind, which labels
+    match, the findings in words, cosine by label and the classifier per model (NaN as null)."""
+    head = report["kind"].iloc[0]
+
+    def records(frame: pd.DataFrame) -> list[dict[str, object]]:
+        return [{str(k): (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()} for r in frame.to_dict("records")]
+
+    return {"kind": head["kind"], "match_label": head["match_label"], "match": head["match"], "no_match": head["no_match"],
+            "no_classifier": head["no_classifier"] or None, "findings": [f.text for f in label_findings(report, name)],
+            "by_label": records(report["by_label"]), "classifier": records(report["classifier"])}

@@ -125,6 +125,11 @@ class ChunkedResult:
         return {m: t.device for m, t in self.tallies.items() if m in self.models}
 
     @property
+    def backends(self) -> dict[str, str]:
+        """Model -> the backend that encoded it (``torch`` or ``onnx``)."""
+        return {m: t.backend for m, t in self.tallies.items() if m in self.models and t.backend}
+
+    @property
     def notes(self) -> list[str]:
         return list(dict.fromkeys([*self.notes_extra, *(n for m in self.models for n in self.tallies[m].notes)]))
 

@@ -49,6 +49,11 @@ class RunResult:
         return {name: report.device for name, report in self.reports.items()}
 
     @property
+    def backends(self) -> dict[str, str]:
+        """Model name -> the backend that encoded (``torch`` or ``onnx``; a bundled torch model may run on its exact ONNX export)."""
+        return {name: report.backend for name, report in self.reports.items() if report.backend}
+
+    @property
     def models(self) -> list[str]:
         return list(dict.fromkeys(self.results[constants.COL_MODEL])) if not self.results.empty else []
 

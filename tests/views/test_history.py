@@ -87,6 +87,31 @@ def test_a_your_data_run_is_stored_and_shows_up(history_file):
     assert any("Only one run so far" in i.value for i in app.info)
 
 
+
+def test_a_cli_run_and_a_page_run_of_one_file_diff_pair_by_pair(history_file, tmp_path, capsys):
+    import json
+
+    from core.cli import main as cli
+
+    app = open_page("views/your_data.py")
+    app.session_state["yd_upload_bytes"] = PAIRS_TSV
+    app.session_state["yd_upload_name"] = "history.tsv"
+    app.run()
+    next(b for b in app.button if b.label == "Run on selected models").click().run()
+    path = tmp_path / "history.tsv"
+    path.write_bytes(PAIRS_TSV)
+    assert cli.main(["run", "--suite", str(path), "--out", str(tmp_path / "out"), "--models", MINILM_L6, "--quiet"]) == 0
+    page_run, cli_run = store.load_run(1, history_file), store.load_run(2, history_file)
+    assert set(page_run.results["suite"]) != set(cli_run.results["suite"])  # "uploaded" vs the file's name
+    assert page_run.pairs_digest == cli_run.pairs_digest
+    capsys.readouterr()
+    assert cli.main(["history", "diff", "1", "2", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["n_matched"], doc["n_only_before"], doc["n_only_after"]) == (2, 0, 0)
+    change = pd.DataFrame(doc["categories"])
+    assert change["mean_change"].abs().max() < 1e-6  # one model, one file: the same cosines
+
+
 def test_a_history_that_cannot_be_written_is_one_warning_and_the_run_stays(tmp_path, monkeypatch):
     folder = tmp_path / "not-a-file"
     folder.mkdir()
@@ -121,3 +146,37 @@ def test_suite_pages_store_their_runs(history_file, page, button, command, suite
     assert stored.settings["sources"] == [{"suite": s, "sha256": hashlib.sha256(SUITE_FILES[s].read_bytes()).hexdigest()} for s in suites]
     assert set(stored.results["suite"]) == set(suites)
     assert stored.models.loc[0, "model"] == MINILM_L6 and stored.models.loc[0, "revision"]
+
+
+def test_the_default_comparison_is_the_latest_two_runs_of_the_same_pairs(history_file):
+    store.record_run(_frame([0.5, 0.6]), command="run", origin="cli", settings={"threshold": 0.7})
+    other = _frame([0.5, 0.6]).assign(text_a=["x0", "x1"])
+    store.record_run(other, command="run", origin="cli", settings={"threshold": 0.7})
+    store.record_run(_frame([0.75, 0.6]).assign(suite="uploaded", pair_id=["1", "2"]), command="your-data", origin="app", settings={"threshold": 0.7})
+    app = open_page(PAGE)
+    assert not app.exception
+    # Run 2 shares no pair with 3; run 1 does (under another suite name): 1 against 3, pair by pair.
+    assert app.selectbox(key="hist_before").value == 1 and app.selectbox(key="hist_after").value == 3
+    crossed = table_with(app, "direction")
+    assert list(zip(crossed["text_a"], crossed["direction"], strict=True)) == [("a0", "now above")]
+
+
+def test_runs_can_be_named_pinned_and_deleted_on_the_page(history_file):
+    for shift in (0.0, 0.1, 0.2):
+        store.record_run(_frame([0.5 + shift, 0.6]), command="run", origin="cli", settings={"threshold": 0.7})
+    app = open_page(PAGE)
+    app.selectbox(key="hist_manage").set_value(1).run()
+    app.text_input(key="hist_name_1").input("baseline").run()
+    next(b for b in app.button if b.label == "Save name").click().run()
+    next(b for b in app.button if b.label.endswith("Pin")).click().run()
+    assert not app.exception
+    runs = store.list_runs(history_file).set_index("run_id")
+    assert (runs.loc[1, "name"], bool(runs.loc[1, "pinned"])) == ("baseline", True)
+    # The pinned run is the baseline the latest run is compared with, and it cannot be deleted.
+    assert app.selectbox(key="hist_before").value == 1 and app.selectbox(key="hist_after").value == 3
+    assert next(b for b in app.button if b.label == "Delete").disabled
+    app.selectbox(key="hist_manage").set_value(2).run()
+    next(b for b in app.button if b.label == "Delete").click().run()
+    assert not app.exception
+    assert list(store.list_runs(history_file)["run_id"]) == [3, 1]
+    assert "#1 📌 “baseline”" in app.selectbox(key="hist_before").format_func(1)

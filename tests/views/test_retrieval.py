@@ -340,6 +340,13 @@ def test_corpus_mode_counts_variants_that_outrank_the_top_passage(uploads, cos):
     assert (pooled["n"], pooled["outranked"]) == (len(outranked), sum(outranked))
     pairs = _frame(app, {"original", "score_variant"}, last=True)
     assert list(pairs["margin"]) == sorted(pairs["margin"], reverse=True)
+    # The run is in the history like the CLI's: its pairs, no threshold (a ranking cuts nothing), the mode.
+    from core.history import store
+
+    stored = store.load_run(int(store.list_runs()["run_id"].iloc[0]))
+    assert (stored.command, stored.origin, stored.threshold, stored.settings["mode"]) == ("retrieval", "app", None, "corpus")
+    mine = stored.results[stored.results[constants.COL_MODEL] == stored.results[constants.COL_MODEL].iloc[0]]
+    assert (mine[constants.COL_CATEGORY] != constants.CAT_POSITIVE).sum() == len(outranked)
 
 
 # ------------------------------------------------------------------ Compare's third box

@@ -303,3 +303,42 @@ def test_a_file_over_the_row_limit_names_the_cli_command_that_runs_it():
     assert not app.exception
     assert any(f"the limit is {constants.MAX_UPLOAD_ROWS:,}" in e.value for e in app.error)
     assert "python -m core run --suite 'big pairs.tsv' --out results" in [c.value for c in app.code]
+
+
+def test_the_label_polarity_can_be_flipped_and_a_low_auc_is_said_in_words(nli_app):
+    from sklearn.metrics import roc_auc_score
+
+    box = next(s for s in nli_app.selectbox if s.label == "Which label means “same meaning”?")
+    assert box.value == "__automatic__" and set(box.options) >= {"contradiction", "entailment", "neutral"}
+    results = _results(nli_app)
+    cos = results[constants.COL_COSINE].to_numpy(float)
+    try:
+        box.set_value("contradiction").run()
+        assert not nli_app.exception
+        truth = (results[constants.COL_LABEL] == "contradiction").to_numpy(int)
+        clf = _table(nli_app, {"auc", "best_threshold", "f1"}).iloc[0]
+        assert (clf["n_match"], clf["n_no_match"]) == (2, 4)
+        assert clf["auc"] == pytest.approx(roc_auc_score(truth, cos))
+        said = [e.value.replace("\\", "") for e in [*nli_app.warning, *nli_app.info] if "AUC" in e.value]  # markdown escapes off
+        assert len(said) == 1 and f"AUC {clf['auc']:.3f}" in said[0] and "(label contradiction)" in said[0]
+        if clf["auc"] < 0.5:
+            assert "ranks the non-matching pairs" in said[0]
+        # A value no pair has: one class, and the page says why there is no classifier.
+        nli_app.session_state["yd_match_label"] = "neutral"
+        box = next(s for s in nli_app.selectbox if s.label == "Which label means “same meaning”?")
+        box.set_value("neutral").run()
+        clf = _table(nli_app, {"auc", "best_threshold", "f1"}).iloc[0]
+        assert (clf["n_match"], clf["n_no_match"]) == (1, 5)
+    finally:
+        next(s for s in nli_app.selectbox if s.label == "Which label means “same meaning”?").set_value("__automatic__").run()
+
+
+def test_one_class_labels_say_why_there_is_no_classifier():
+    app = _new_app()
+    app.session_state["yd_upload_bytes"] = b"a,b,gold\nThe cat sat,A cat sat,1\nThe dog ran,A dog ran,1\nI like tea,I love tea,1\n"
+    app.session_state["yd_upload_name"] = "one.csv"
+    app.run()
+    _run(app)
+    why = [w.value.replace("\\", "") for w in app.warning if w.value.startswith("No classifier")]
+    assert why and "all 3 labelled pairs read as a match" in why[0] and "needs both matching and non-matching pairs" in why[0]
+    assert not [d for d in app.dataframe if "auc" in d.value.columns]

@@ -75,7 +75,7 @@ def suite_from_bytes(data: bytes, name: str) -> RetrievalSuite:
             raise RetrievalSuiteError(f"{name}: {exc}") from exc
         note = (f"{len(problems)} rule violation(s), e.g. {problems[0]}",) if problems else ()
         return RetrievalSuite(suite.name, suite.passages, suite.queries, (*parsed.notes, *note))
-    mapping = guess_mapping(columns)
+    mapping = guess_mapping(columns, parsed.frame)
     try:
         pairs, notes = apply_mapping(parsed, mapping, suite=stem)
     except PairsFileError as exc:
@@ -85,7 +85,7 @@ def suite_from_bytes(data: bytes, name: str) -> RetrievalSuite:
             f"{name} has no category column (columns: {', '.join(columns)}); each text_b needs a category: "
             f"paraphrase (or positive) for the passage that should rank first, a failure mode ({', '.join(constants.FAILURE_MODES)}) or {constants.CAT_CONTRADICTION} for the others"
         )
-    guessed = mapping_note(columns, mapping)
+    guessed = mapping_note(columns, mapping, frame=parsed.frame)
     suite = pairs_to_suite(pairs, stem)
     return RetrievalSuite(suite.name, suite.passages, suite.queries, (*([guessed] if guessed else []), *notes, *suite.notes))
 

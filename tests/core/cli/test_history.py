@@ -121,6 +121,9 @@ def test_run_stores_the_file_by_hash(history_file, minilm, tmp_path, capsys):
     run = store.load_run(1, history_file)
     assert run.command == "run" and len(run.results) == 2
     assert run.settings["sources"] == [{"file": str(pairs.resolve()), "sha256": file_sha256(pairs)}]
+    # The backend that encoded (summary.json's), not the registry's default for the model.
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert run.models.set_index("model")["backend"].to_dict() == {m: e["backend"] for m, e in summary["encoding"].items()}
 
 
 def test_a_retrieval_run_is_stored_as_pairs(history_file, capsys):
@@ -139,3 +142,102 @@ def test_a_retrieval_run_is_stored_as_pairs(history_file, capsys):
     assert sorted(zip(run.results["pair_id"], run.results["cosine"], strict=True)) == [("g1/negation", 0.9), ("g1/numerical", 0.6), ("g1/paraphrase", 0.8)]
     assert record_retrieval_history("retrieval", SimpleNamespace(scores=scores.drop(columns="variant"), errors={}), {}) is None
     assert capsys.readouterr().err.startswith("warning: run history not written")
+
+
+def test_export_onto_the_history_file_is_refused_and_keeps_every_run(two_runs, history_file, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    for out in (str(history_file), history_file.name, f"{history_file}.wal"):  # absolute, relative, its write-ahead log
+        assert cli.main(["history", "export", "1", "--out", out]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("error: ") and "is the run history itself" in err[0]
+    assert list(store.list_runs(history_file)["run_id"]) == [2, 1]
+    assert len(store.load_run(2, history_file).results) == 4
+
+
+def test_the_history_keeps_the_backend_that_ran_not_the_registry_default(history_file, capsys):
+    store.record_run(_frame(0.0), command="run", origin="cli", settings={"threshold": 0.7, "backends": {MINILM_L6: "onnx"}})
+    assert store.load_run(1, history_file).models.loc[0, "backend"] == "onnx"
+    assert cli.main(["history", "show", "1"]) == 0
+    assert "backend onnx" in capsys.readouterr().out
+
+
+def test_list_limit_zero_names_the_limit_not_a_run_id(two_runs, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli.main(["history", "list", "--limit", "0"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "--limit is how many of the newest runs to list" in err and "run id" not in err
+
+
+def _many_crossed(n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    base = pd.DataFrame({"model": MINILM_L6, "suite": "s", "category": "negation", "pair_id": [str(i) for i in range(n)],
+                         "text_a": [f"A{i}" for i in range(n)], "text_b": [f"B{i}" for i in range(n)], "cosine": np.linspace(0.6, 0.69, n)})
+    return base, base.assign(cosine=base["cosine"] + np.linspace(0.2, 0.11, n))
+
+
+def test_diff_caps_the_crossed_pairs_it_prints(history_file, capsys):
+    before, after = _many_crossed(30)
+    for frame in (before, after):
+        store.record_run(frame, command="run", origin="cli", settings={"threshold": 0.7})
+    assert cli.main(["history", "diff", "1", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "30 pair score(s) crossed the threshold; the 20 biggest changes:" in out and "… 10 more" in out
+    assert out.count("now above") == 20 and "'A0' / 'B0'" in out  # the biggest change (+0.20) first
+    assert cli.main(["history", "diff", "1", "2", "--limit", "3"]) == 0
+    assert capsys.readouterr().out.count("now above") == 3
+    assert cli.main(["history", "diff", "1", "2", "--json", "--limit", "5"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["n_crossed"] == 30 and len(doc["crossed"]) == 5
+
+
+def test_diff_into_a_closed_pipe_prints_no_broken_pipe_error(history_file):
+    import os
+    import subprocess
+    import sys
+
+    before, after = _many_crossed(3000)  # far more than a pipe buffer holds
+    for frame in (before, after):
+        store.record_run(frame, command="run", origin="cli", settings={"threshold": 0.7})
+    env = {**os.environ, constants.HISTORY_ENV_VAR: str(history_file)}
+    proc = subprocess.Popen([sys.executable, "-m", "core", "history", "diff", "1", "2", "--limit", "3000"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, cwd=Path(__file__).resolve().parents[3])
+    assert proc.stdout is not None and proc.stdout.readline().startswith(b"run 2")
+    proc.stdout.close()  # what `| head -1` does
+    err = proc.stderr.read().decode() if proc.stderr is not None else ""
+    assert proc.wait(timeout=60) == cli.EXIT_BROKEN_PIPE
+    assert "BrokenPipe" not in err and "Traceback" not in err and "error" not in err
+
+
+def test_a_corpus_mode_run_is_stored_with_its_mitigated_scores_and_no_threshold(history_file, capsys):
+    from types import SimpleNamespace
+
+    from core.cli.history import record_retrieval_history
+
+    pairs = pd.DataFrame({"model": MINILM_L6, "mitigation": ["none", "guard"], "query": "q1", "original": "O", "mode": "negation", "rule": "r1",
+                          "variant": "V1", "score_original": [0.8, 0.7], "score_variant": [0.9, 0.2], "outranks": [True, False]})
+    result = SimpleNamespace(pairs=pairs, rates=pd.DataFrame({"model": [MINILM_L6], "rate": [1.0]}), errors={})
+    run_id = record_retrieval_history("corpus", result, {"mitigations": [{"name": "guard"}], "mode": "corpus"}, sources=["corpus.txt"])
+    run = store.load_run(run_id, history_file)
+    assert run.command == "retrieval" and run.threshold is None and run.settings["mode"] == "corpus"
+    assert run.results.set_index("pair_id").loc["q0/r1", ["cosine", "score[guard]"]].tolist() == [0.9, 0.2]
+    capsys.readouterr()
+    assert cli.main(["history", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "none" in out.splitlines()[1] and "NaN" not in out
+
+
+def test_runs_are_named_pinned_and_deleted_from_the_command_line(two_runs, history_file, capsys):
+    assert cli.main(["history", "name", "1", "before the upgrade"]) == 0
+    assert cli.main(["history", "pin", "1"]) == 0
+    assert cli.main(["history", "delete", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: run 1 (before the upgrade) is pinned; unpin it first"]
+    assert cli.main(["history", "list"]) == 0
+    assert "before the upgrade (pinned)" in capsys.readouterr().out
+    assert cli.main(["history", "show", "1", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["name"], doc["pinned"]) == ("before the upgrade", True)
+    assert cli.main(["history", "unpin", "1"]) == 0 and cli.main(["history", "delete", "1"]) == 0
+    assert "deleted run 1" in capsys.readouterr().out
+    assert list(store.list_runs(history_file)["run_id"]) == [2]
+    assert cli.main(["history", "name", "7", "x"]) == 2
+    assert "no run 7" in capsys.readouterr().err

@@ -126,3 +126,74 @@ def test_not_parquet_is_a_pairs_file_error(tmp_path):
 def test_chunk_rows_must_be_positive(tmp_path):
     with pytest.raises(ValueError, match="chunk_rows must be at least 1"):
         list(iter_checked_chunks(_write(tmp_path, "tsv"), 0))
+
+
+# ---------------------------------------------------------------- issue 24.6: objects of records, sentence columns first
+
+
+def _captions(n: int) -> dict[str, dict[str, object]]:
+    return {str(i): {"filename": f"img_{i:04d}.jpg", "caption": f"A brown dog number {i} runs across the park.",
+                     "negative_caption": f"A brown dog number {i} does not run across the park.", "width": 640} for i in range(n)}
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_an_object_of_records_is_read_as_records_with_its_keys_as_ids(tmp_path, indent):
+    from core.files.reader import parse_pairs
+
+    records = _captions(4)
+    data = json.dumps({f"k{i}": r for i, r in enumerate(records.values())}, indent=indent).encode()
+    parsed = parse_pairs(data, "captions.json")
+    assert list(parsed.frame.columns) == ["id", "filename", "caption", "negative_caption", "width"] and len(parsed.frame) == 4
+    assert any("one JSON object of 4 record(s) keyed by 'k0', 'k1', 'k2', …" in n for n in parsed.notes)
+    path = tmp_path / "captions.json"
+    path.write_bytes(data)
+    pairs, notes = read_pairs_file(path)
+    assert pairs[constants.COL_PAIR_ID].tolist() == ["k0", "k1", "k2", "k3"]  # the keys are the pairs' ids
+    assert pairs[constants.COL_TEXT_A].tolist()[0] == "A brown dog number 0 runs across the park."
+    assert pairs[constants.COL_TEXT_B].tolist()[0] == "A brown dog number 0 does not run across the park."
+    note = next(n for n in notes if n.startswith("no column is named"))
+    assert "using 'caption' as text_a and 'negative_caption' as text_b, the columns holding sentences" in note
+    assert "'filename' (file names)" in note and "'width' (numbers)" in note
+
+
+def test_keys_go_to_a_free_column_and_pandas_columns_orient_is_read_too():
+    from core.files.reader import parse_pairs
+
+    with_ids = {k: {**v, "id": f"own-{k}"} for k, v in _captions(3).items()}
+    parsed = parse_pairs(json.dumps(with_ids).encode(), "x.json")
+    assert parsed.frame["key"].tolist() == ["0", "1", "2"] and parsed.frame["id"].tolist() == ["own-0", "own-1", "own-2"]
+    columns = pd.DataFrame(list(_captions(3).values())).to_json()  # pandas' default orient: {"caption": {"0": …}, …}
+    parsed = parse_pairs(columns.encode(), "x.json")
+    assert len(parsed.frame) == 3 and parsed.frame.loc[2, "caption"] == "A brown dog number 2 runs across the park."
+    assert any("2" in n and "keyed by row" in n for n in parsed.notes)
+
+
+def test_a_single_record_with_a_nested_value_stays_one_record():
+    from core.files.reader import parse_pairs
+
+    parsed = parse_pairs(json.dumps({"text_a": "One cat sleeps.", "text_b": "A cat sleeps.", "meta": {"src": "x"}}).encode(), "one.json")
+    assert len(parsed.frame) == 1 and parsed.nested == {"meta": [1]}
+
+
+def test_a_large_pretty_printed_object_of_records_streams_in_chunks(tmp_path):
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(_captions(700), indent=2), encoding="utf-8")
+    totals = ChunkTotals()
+    got = pd.concat(list(iter_checked_chunks(path, 100, totals=totals)), ignore_index=True)
+    assert len(got) == 700 and got[constants.COL_TEXT_A].iloc[699] == "A brown dog number 699 runs across the park."
+    assert any("keyed by '0', '1', '2', …" in n for n in totals.notes)
+
+
+def test_column_guess_prefers_sentences_over_ids_file_names_links_and_numbers():
+    from core.files.reader import guess_mapping, text_columns
+
+    frame = pd.DataFrame({
+        "uid": ["a1", "a2"], "path": ["x/1.png", "x/2.png"], "url": ["https://a.b/1", "https://a.b/2"], "n": ["3", "4"], "tag": ["cat", "dog"],
+        "short": ["A cat.", "A dog runs."], "long": ["The black cat sleeps on the warm mat.", "A small dog runs in the green park."],
+    })
+    ranked, skipped = text_columns(frame, list(frame.columns))
+    assert ranked == ["long", "short"]
+    assert skipped == {"uid": "ids", "path": "file names", "url": "links", "n": "numbers", "tag": "single words"}
+    mapping = guess_mapping(list(frame.columns), frame)
+    assert (mapping[constants.COL_TEXT_A], mapping[constants.COL_TEXT_B]) == ("short", "long")  # the two sentence columns, in file order
+    assert guess_mapping(list(frame.columns))[constants.COL_TEXT_A] == "uid"  # without values: the first free column, as before

@@ -126,3 +126,77 @@ def test_retrieval_budgets_without_the_retrieval_probes_are_a_config_error(tmp_p
     config = _config(tmp_path, "[budgets.max_adversarial_win_rate]\nnegation = 0.5\n")
     with pytest.raises(ConfigError, match=r"^budgets\.max_adversarial_win_rate / min_paired_accuracy: the retrieval probes are not available"):
         gate.run_check(config, [MINILM_L6])
+
+
+# ---------------------------------------------------------------- issue 24.5: the gate on the file's own labels
+
+LABELLED = (
+    "premise,hypothesis,gold\n"
+    "The gate cat sleeps on the mat.,The gate cat is sleeping on the mat.,1\n"
+    "The gate cat sleeps on the mat.,The gate cat does not sleep on the mat.,0\n"
+    "A gate man plays the guitar.,A gate man is playing a guitar.,1\n"
+    "A gate man plays the guitar.,A gate man never plays the guitar.,0\n"
+    "She bought three gate apples.,She purchased three gate apples.,1\n"
+    "She bought three gate apples.,She bought no gate apples.,0\n"
+)
+
+
+def _labelled_config(tmp_path: Path, extra: str = "") -> gate.CheckConfig:
+    (tmp_path / "nli.csv").write_text(LABELLED, encoding="utf-8")
+    return _config(tmp_path, f'files = ["nli.csv"]\n{extra}\n[budgets]\nmin_label_auc = 0.5\nmin_control_auc = 0.5\n[budgets.max_failure_rate]\n"0" = 1.0\n')
+
+
+def test_a_files_labels_become_its_categories_not_uncategorized(tmp_path):
+    pairs, notes = gate.gather_pairs(_labelled_config(tmp_path))
+    from_file = pairs[pairs[constants.COL_SUITE] == "nli"]
+    assert set(from_file[constants.COL_CATEGORY]) == {"0", "1"}
+    assert any("label is used as its category" in n for n in notes)
+
+
+def test_label_auc_is_measured_on_the_files_labels_not_the_controls(tmp_path, minilm):
+    from sklearn.metrics import roc_auc_score
+
+    for match, config in ((None, _labelled_config(tmp_path)), ("0", _labelled_config(tmp_path, '[labels]\nmatch = "0"'))):
+        run = gate.run_check(config, [MINILM_L6])
+        outcome = {o.budget: o for o in run.outcomes}
+        mine = run.results[run.results[constants.COL_SUITE] == "nli"]
+        truth = (mine[constants.COL_LABEL] == (match or "1")).to_numpy(int)
+        assert outcome["min_label_auc"].measured == pytest.approx(roc_auc_score(truth, mine[constants.COL_COSINE]), abs=1e-12)
+        assert outcome["min_label_auc"].n == 6  # the file's six pairs, none of the appended controls
+        assert outcome["min_control_auc"].n > 6
+        assert outcome["max_failure_rate"].key == "0" and outcome["max_failure_rate"].n == 3
+    assert run.outcomes[0].budget == "max_failure_rate"
+
+
+def test_label_auc_budget_errors_say_why(tmp_path):
+    from core.gate.budgets import label_auc_outcomes
+
+    results = pd.DataFrame({"model": "m", "category": "x", "cosine": [0.9, 0.8], "label": ["1", "1"]})
+    [one_class] = label_auc_outcomes(results, 0.8)
+    assert one_class.status == "error" and "needs both matching and non-matching pairs" in one_class.error
+    [no_labels] = label_auc_outcomes(results.drop(columns="label"), 0.8)
+    assert no_labels.error == "the files have no label column" and "label AUC: not measured" in no_labels.message
+    [graded] = label_auc_outcomes(results.assign(label=["0.5", "2.5"]).pipe(lambda f: pd.concat([f, f.assign(label="4")])), 0.8)
+    assert "name the value that means 'same meaning'" in graded.error
+
+
+def test_label_auc_config_needs_files_and_a_plain_match_value(tmp_path):
+    with pytest.raises(ConfigError, match="budgets.min_label_auc: measures the files' own labels"):
+        _config(tmp_path, "[budgets]\nmin_label_auc = 0.8\n")
+    (tmp_path / "nli.csv").write_text(LABELLED, encoding="utf-8")
+    with pytest.raises(ConfigError, match="labels.match: expected the label value"):
+        _config(tmp_path, 'files = ["nli.csv"]\n[labels]\nmatch = true\n[budgets]\nmin_label_auc = 0.8\n')
+    with pytest.raises(ConfigError, match="labels.colour: unknown key; known keys here: column, match"):
+        _config(tmp_path, 'files = ["nli.csv"]\n[labels]\ncolour = 1\n[budgets]\nmin_label_auc = 0.8\n')
+    assert _config(tmp_path, 'files = ["nli.csv"]\n[labels]\nmatch = 0\n[budgets]\nmin_label_auc = 0.8\n').match_label == "0"
+    with pytest.raises(ConfigError, match="labels: reads the files' labels"):
+        _config(tmp_path, '[labels]\nmatch = "0"\n[budgets]\nmin_control_auc = 0.8\n')
+
+
+def test_the_label_column_is_named_in_the_config(tmp_path):
+    (tmp_path / "neg.csv").write_text(LABELLED.replace("gold", "is_negated"), encoding="utf-8")
+    unnamed = _config(tmp_path, 'files = ["neg.csv"]\n[budgets]\nmin_label_auc = 0.5\n')
+    assert constants.COL_LABEL not in gate.gather_pairs(unnamed)[0].columns  # not a name the reader guesses
+    named = _config(tmp_path, 'files = ["neg.csv"]\n[labels]\ncolumn = "is_negated"\n[budgets]\nmin_label_auc = 0.5\n')
+    pairs, _ = gate.gather_pairs(named)
+    assert pairs[constants.COL_LABEL].tolist() == ["1", "0"] * 3 and set(pairs[constants.COL_CATEGORY]) == {"0", "1"}

@@ -96,3 +96,16 @@ def test_run_overview_by_hand():
     assert out.loc[("m", "negation"), "share_above"] == 0.5
     assert out.loc[("old", "negation"), "threshold"] == 0.7  # the default for a model without its own
     assert run_overview(BEFORE.iloc[0:0], {}).empty
+
+
+def test_runs_of_the_same_pairs_under_other_names_match_by_content():
+    texts = {"model": "m", "text_a": ["a", "b", "a"], "text_b": ["x", "y", "x"], "category": "negation"}
+    cli_run = pd.DataFrame({**texts, "suite": "mine", "pair_id": ["mine-1", "mine-2", "mine-3"], "cosine": [0.5, 0.6, 0.7]})
+    page_run = pd.DataFrame({**texts, "suite": "uploaded", "pair_id": ["1", "2", "3"], "cosine": [0.8, 0.6, 0.75]})
+    assert diff_runs(cli_run, page_run).n_matched == 0  # by name nothing matches
+    got = diff_runs(cli_run, page_run, 0.7, 0.7, by_content=True)
+    assert (got.n_matched, got.n_only_before, got.n_only_after) == (3, 0, 0)
+    [row] = got.categories.to_dict("records")
+    assert row["mean_change"] == pytest.approx((0.3 + 0.0 + 0.05) / 3)
+    # The repeated pair (a, x) is matched in order: 0.5 -> 0.8 crosses, 0.7 -> 0.75 crosses too (0.7 is not above 0.7).
+    assert sorted(got.crossed["pair_id"]) == ["1", "3"] and set(got.crossed["suite"]) == {"uploaded"}

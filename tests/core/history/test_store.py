@@ -98,7 +98,7 @@ def test_bad_arguments_are_refused(tmp_path):
     with pytest.raises(ValueError, match="lack columns"):
         store.record_run(pd.DataFrame({"model": ["m"]}), command="run", origin="cli", path=path)
     with pytest.raises(ValueError, match="not JSON"):
-        store.record_run(_results(), command="run", origin="cli", settings={"x": float("nan")}, path=path)
+        store.record_run(_results(), command="run", origin="cli", settings={("a", "b"): 1}, path=path)
     with pytest.raises(ValueError, match="no run 3"):
         store.load_run(3, path)
     with pytest.raises(ValueError, match="whole number"):
@@ -196,3 +196,88 @@ def test_a_held_file_makes_the_writer_wait_then_say_so(tmp_path):
     assert store.record_run(_results(), command="run", origin="cli", path=path, timeout=30) == 1
     holder.wait(timeout=30)
     assert json.loads(json.dumps(store.list_runs(path)["run_id"].tolist())) == [1]
+
+
+# ---------------------------------------------------------------- issue 24.7 / 26.10: content digests, names, pins, deletion
+
+
+def _pairs(texts_a: list[str], suite: str, cosines: list[float] | None = None) -> pd.DataFrame:
+    n = len(texts_a)
+    frame = pd.DataFrame({"model": "m", "suite": suite, "pair_id": [f"{suite}-{i}" for i in range(n)], "text_a": texts_a,
+                          "text_b": [f"other {i}" for i in range(n)], "cosine": cosines or [0.5] * n})
+    return pd.concat([frame, frame.assign(model="n")], ignore_index=True)
+
+
+def test_runs_of_the_same_pairs_share_a_digest_whatever_their_source_is_called(tmp_path):
+    import hashlib
+
+    path = tmp_path / "h.duckdb"
+    a = store.record_run(_pairs(["x", "y"], "mine"), command="run", origin="cli", path=path)
+    b = store.record_run(_pairs(["x", "y"], "uploaded", [0.6, 0.7]).query("model == 'n'"), command="your-data", origin="app", path=path)
+    c = store.record_run(_pairs(["x", "z"], "mine"), command="run", origin="cli", path=path)
+    d = store.record_run(_pairs(["x:", "y"], "mine"), command="run", origin="cli", path=path)  # a separator inside a text cannot collide
+    digests = store.list_runs(path).set_index("run_id")["pairs_digest"]
+    assert digests[a] == digests[b] and len({digests[a], digests[c], digests[d]}) == 3
+    # The definition: SHA-256 of the first model's length-prefixed texts in row order.
+    assert digests[a] == hashlib.sha256(b"1:x7:other 0|1:y7:other 1").hexdigest()
+    assert store.load_run(a, path).comparable_with(store.load_run(b, path))
+    assert not store.load_run(a, path).comparable_with(store.load_run(c, path))
+
+
+def test_an_older_history_file_gains_digests_names_and_pins(tmp_path):
+    import duckdb
+
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    for statement in store._SCHEMA:  # schema 1: the runs table without the three new columns
+        con.execute(statement)
+    con.execute("INSERT INTO runs VALUES (1, now(), 'cli', 'run', 0.7, 's', 1, '{}', NULL)")
+    con.execute("INSERT INTO run_models VALUES (1, 'm', NULL, 'torch', NULL, 'ok', NULL, 1)")
+    con.execute("INSERT INTO pair_results VALUES (1, 0, 'm', 's', 'negation', 'p', NULL, 'x', 'other 0', 0.5, NULL, NULL, NULL, NULL)")
+    con.close()
+    runs = store.list_runs(path)
+    assert runs.loc[0, "pairs_digest"] == store.load_run(
+        store.record_run(_pairs(["x"], "s").query("model == 'm'"), command="run", origin="cli", path=path), path).pairs_digest
+    assert not runs.loc[0, "pinned"] and pd.isna(runs.loc[0, "name"])
+
+
+def test_runs_can_be_named_pinned_and_deleted(tmp_path):
+    path = tmp_path / "h.duckdb"
+    first = store.record_run(_pairs(["x"], "s"), command="run", origin="cli", path=path)
+    second = store.record_run(_pairs(["x"], "s"), command="run", origin="cli", path=path)
+    store.name_run(first, "  baseline before the upgrade ", path)
+    store.pin_run(first, path=path)
+    run = store.load_run(first, path)
+    assert (run.name, run.pinned) == ("baseline before the upgrade", True)
+    with pytest.raises(ValueError, match="is pinned; unpin it first"):
+        store.delete_run(first, path)
+    with pytest.raises(ValueError, match="one line of at most 80"):
+        store.name_run(first, "x" * 81, path)
+    with pytest.raises(ValueError, match="no run 9"):
+        store.pin_run(9, path=path)
+    store.delete_run(second, path)
+    assert list(store.list_runs(path)["run_id"]) == [first]
+    with pytest.raises(ValueError, match="no run 2"):
+        store.load_run(second, path)
+    store.pin_run(first, False, path)
+    store.name_run(first, None, path)
+    store.delete_run(first, path)
+    assert store.list_runs(path).empty
+
+
+def test_the_default_comparison_is_the_two_latest_runs_that_share_pairs(tmp_path):
+    path = tmp_path / "h.duckdb"
+    ids = [store.record_run(_pairs(texts, "s"), command="run", origin="cli", path=path) for texts in (["a"], ["b"], ["a"], ["b"], ["c"])]
+    assert store.comparable(store.list_runs(path)) == (ids[1], ids[3])  # run 5 shares nothing; 4 and 2 share "b"
+    store.pin_run(ids[0], path=path)
+    store.record_run(_pairs(["a"], "s"), command="run", origin="cli", path=path)  # run 6, like 1 and 3
+    assert store.comparable(store.list_runs(path)) == (ids[0], 6)  # the pinned run wins over the newer 3
+    assert store.comparable(store.list_runs(path).query("run_id == 5")) is None
+
+
+def test_a_nan_threshold_is_stored_as_none(tmp_path):
+    path = tmp_path / "h.duckdb"
+    run_id = store.record_run(_pairs(["x"], "s"), command="retrieval", origin="cli", settings={"threshold": float("nan"), "x": [float("inf")]}, path=path)
+    run = store.load_run(run_id, path)
+    assert run.threshold is None and run.settings == {"threshold": None, "x": [None]}
+    assert store.list_runs(path)["threshold"].isna().all()

@@ -27,7 +27,7 @@ def _results(words: list[str], model: str = "m") -> pd.DataFrame:
         (["paraphrase", "not paraphrase"], labels.KIND_BINARY),
         (["0.1", "2.5", "4", ""], labels.KIND_GRADED),
         (["cats", "dogs"], labels.KIND_TEXT),
-        (["1", "1"], labels.KIND_TEXT),  # one class only: nothing to classify
+        (["1", "1"], labels.KIND_BINARY),  # one class only: binary, and the report says why no classifier fits
         (["", None], labels.KIND_NONE),
     ],
 )
@@ -105,3 +105,89 @@ def test_labels_become_categories_only_without_categories():
     assert labels.labels_as_categories(mixed) is mixed
     graded = pairs.assign(**{constants.COL_LABEL: ["0.1", "3.5", "4.8"]})  # a score per pair is no group
     assert labels.labels_as_categories(graded) is graded
+
+
+def _random_labelled(n: int = 40, seed: int = 3) -> pd.DataFrame:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    words = rng.choice(["1", "0"], size=n)
+    # Matches a little higher on average, with overlap, so no cut is perfect.
+    cosine = np.where(words == "1", 0.7, 0.6) + rng.normal(0, 0.12, size=n)
+    return pd.DataFrame({constants.COL_MODEL: "m", constants.COL_COSINE: np.clip(cosine, -1, 1), constants.COL_LABEL: words})
+
+
+@pytest.mark.parametrize("match_label", [None, "1", "0", "0.0"])
+def test_classifier_equals_sklearn_in_both_polarities(match_label):
+    import numpy as np
+    from sklearn.metrics import accuracy_score, f1_score, roc_auc_score, roc_curve
+
+    results = _random_labelled()
+    report = labels.label_report(results, 0.65, match_label)
+    row = report["classifier"].iloc[0]
+    cos = results[constants.COL_COSINE].to_numpy(float)
+    matching = "0" if match_label in ("0", "0.0") else "1"  # "0.0" names the label 0 as a number
+    truth = (results[constants.COL_LABEL] == matching).to_numpy(int)
+    assert row["auc"] == pytest.approx(roc_auc_score(truth, cos), abs=1e-12)
+    fpr, tpr, _ = roc_curve(truth, cos)
+    j = tpr - fpr
+    assert (row["best_tpr"] - row["best_fpr"]) == pytest.approx(j.max(), abs=1e-12)
+    assert row["best_f1"] == pytest.approx(f1_score(truth, cos > row["best_threshold"]), abs=1e-12)
+    assert row["best_accuracy"] == pytest.approx(accuracy_score(truth, cos > row["best_threshold"]), abs=1e-12)
+    assert row["f1"] == pytest.approx(f1_score(truth, cos > 0.65), abs=1e-12)
+    assert row["accuracy"] == pytest.approx(accuracy_score(truth, cos > 0.65), abs=1e-12)
+    assert (row["n_match"], row["n_no_match"]) == (int(truth.sum()), int((1 - truth).sum()))
+    assert np.isclose(report["roc"]["tpr"].max(), 1.0)
+
+
+def test_naming_the_other_label_flips_the_auc():
+    results = _random_labelled()
+    default = labels.label_report(results, 0.5)["classifier"].iloc[0]["auc"]
+    flipped = labels.label_report(results, 0.5, "0")["classifier"].iloc[0]["auc"]
+    assert flipped == pytest.approx(1 - default, abs=1e-12) and default > 0.5 > flipped
+
+
+def test_an_auc_below_half_is_said_in_words():
+    report = labels.label_report(_results(["0", "0", "0", "1", "1"]), 0.5)  # the matches score lowest
+    [finding] = labels.label_findings(report, name=lambda m: m.upper())
+    assert finding.warning and finding.text.startswith("M: AUC 0.167 is below 0.5")
+    assert "ranks the non-matching pairs (label 0) above the matching ones (label 1)" in finding.text
+    good = labels.label_findings(labels.label_report(_results(["1", "1", "1", "0", "0"]), 0.5))
+    assert not good[0].warning and "AUC 0.833" in good[0].text
+
+
+@pytest.mark.parametrize(("words", "match_label", "why"), [
+    (["1", "1", "1", "1", "1"], None, "all 5 labelled pairs read as a match (labels here: 1)"),
+    (["0", "no", "0", "0", "false"], None, "all 5 labelled pairs read as no match (labels here: 0, no, false)"),
+    (["a", "a", "a", "a", "a"], "a", "all 5 labelled pairs have the label 'a'"),
+    (["a", "b", "a", "b", "a"], "c", "no labelled pair has the label 'c' (labels here: a, b)"),
+])
+def test_one_class_says_why_no_classifier_can_be_fitted(words, match_label, why):
+    report = labels.label_report(pd.concat([_results(words), _results(words, model="m2")]), 0.5, match_label)  # pairs counted once
+    head = report["kind"].iloc[0]
+    assert head["kind"] == labels.KIND_BINARY and report["classifier"].empty and report["roc"].empty
+    assert why in head["no_classifier"] and "needs both matching and non-matching pairs" in head["no_classifier"]
+    [finding] = labels.label_findings(report)
+    assert finding.warning and finding.text.startswith("No classifier: ")
+    assert not report["by_label"].empty
+
+
+def test_a_match_label_reads_any_labels_as_match_or_not():
+    values = pd.Series(["contradiction", "entailment", " Contradiction", "", "neutral"])
+    assert labels.match_labels(values, "contradiction").tolist()[:3] == [1.0, 0.0, 1.0]
+    assert math.isnan(labels.match_labels(values, "contradiction").iloc[3])
+    assert labels.match_labels(pd.Series(["1", "1.0", "0", "2"]), "1").tolist() == [1.0, 1.0, 0.0, 0.0]
+    assert labels.label_kind(pd.Series(["0.1", "2.5", "4"]), "4") == labels.KIND_BINARY
+    with pytest.raises(ValueError, match="empty"):
+        labels.match_labels(values, "  ")
+
+
+def test_label_summary_is_strict_json_with_the_findings():
+    import json
+
+    doc = labels.label_summary(labels.label_report(_results(["1", "1", "1", "0", "0"]), 0.5, "0"))
+    text = json.dumps(doc, allow_nan=False)
+    assert doc["match_label"] == "0" and doc["match"] == "0" and doc["no_match"] == "1"
+    assert doc["classifier"][0]["auc"] == pytest.approx(1 / 6) and "below 0.5" in doc["findings"][0]
+    assert json.loads(text)["by_label"][0]["label"] == "1"
+    assert labels.label_values(pd.Series([" b", "a", "b", "", None])) == ["b", "a"]
