@@ -135,6 +135,7 @@ def _suite_doc(suite_name: str, result) -> dict[str, Any]:
         "models": result.models,
         "mitigations": result.mitigations,
         "win_rates": _records(result.win_rates),
+        "win_rates_by_source": _records(result.by_source),
         "paired_accuracy": _records(result.paired),
         "ranking": _records(result.ranking),
         "comparisons": _records(result.comparisons),
@@ -188,6 +189,10 @@ def _print_suite(result) -> None:
             print("\n== model vs model: win-rate difference (paired bootstrap) and McNemar's exact test, all modes ==")
             print(overall.assign(model_a=overall["model_a"].map(registry.short_name), model_b=overall["model_b"].map(registry.short_name))
                   .drop(columns=[constants.COL_MITIGATION, constants.COL_MODE]).to_string(index=False))
+        if not result.by_source.empty:
+            print("\n== win rate on hand-written variants (held out from the perturbation rules) first, then rule-made; ties counted apart ==")
+            shown = result.by_source.assign(model=result.by_source[constants.COL_MODEL].map(registry.short_name))
+            print(shown.to_string(index=False))
         if len(result.mitigations) > 1:
             print("\n== before / after each mitigation ==")
             summary = result.summary()
