@@ -35,7 +35,7 @@ from core.stats.similarity import pairwise_cos_sim
 C = constants
 EncodeFn = Callable[[list[str]], np.ndarray]
 """texts -> embeddings, shape ``(len(texts), dim)``."""
-ALL = "all"
+ALL = C.MODE_ALL
 SCORE_COLUMNS = [C.COL_SETTING, C.COL_SPLIT, C.COL_GROUP_ID, C.COL_DOMAIN, C.COL_MODE, C.COL_VARIANT_SOURCE,
                  C.COL_ANCHOR, C.ROLE_VARIANT, "cosine_paraphrase", "cosine_variant", C.COL_WIN, C.COL_TIE]
 WIN_COLUMNS = [C.COL_SETTING, C.COL_SPLIT, C.COL_MODE, C.COL_N, C.COL_WINS, C.COL_TIES, C.COL_WIN_RATE, C.COL_CI_LOW, C.COL_CI_HIGH]

@@ -192,7 +192,7 @@ def fine_tune(
             per_device_train_batch_size=config.batch_size, learning_rate=config.learning_rate, warmup_steps=config.warmup,
             lr_scheduler_type="linear", max_grad_norm=1.0, seed=config.seed, data_seed=config.seed,
             batch_sampler=BatchSamplers.NO_DUPLICATES, save_strategy="no", report_to="none", disable_tqdm=True,
-            logging_steps=1, dataloader_num_workers=0,
+            logging_steps=1, dataloader_num_workers=0, dataloader_pin_memory=False,
         )
         trainer = SentenceTransformerTrainer(
             model=model, args=args, train_dataset=Dataset.from_pandas(rows[columns].reset_index(drop=True)), loss=loss, callbacks=[Hooks()],
