@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import figures, page_rerun, scale
+from bench import figures, page_rerun, scale, tune
 
 FIGURES = {
     "typed_pair_warm": figures.typed_pair_warm,
@@ -29,6 +29,8 @@ FIGURES = {
     "scale_runs": scale.scale_runs,
     "warm_whole_process": scale.warm_whole_process,
     "upload_50k": scale.upload,
+    # issue 25: a default `cosine-probe tune` of MiniLM-L6
+    "tune_default": tune.tune_default,
 }
 RESULTS = Path(__file__).parent / "results.json"
 
@@ -73,6 +75,7 @@ def _headline(name: str, fig: dict) -> str:
         "scale_runs": ("runs", "rss_100k_vs_10k"),
         "warm_whole_process": ("cold_seconds", "warm_seconds", "speedup", "warm_imported_torch"),
         "upload_50k": ("seconds", "peak_rss_mb"),
+        "tune_default": ("seconds", "peak_rss_mb", "held_out_negation_drop", "met"),
     }.get(name, ())
     return ", ".join(f"{k}={fig.get(k)}" for k in keys)
 

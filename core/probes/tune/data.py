@@ -129,13 +129,13 @@ def training_triples(variants: pd.DataFrame, split: Mapping[str, str], failing: 
     if queries is not None and not queries.empty:
         by_key = {(r[C.COL_GROUP_ID], r[C.COL_MODE]): r for r in chosen.to_dict("records")}
         for (gid, mode), q in queries.groupby([C.COL_GROUP_ID, C.COL_QUERY_MODE]):
-            r = by_key.get((gid, mode))
+            found = by_key.get((gid, mode))
             texts = dict(zip(q[C.COL_WHICH], q[C.COL_TEXT], strict=True))
-            if r is None or not all(w in texts for w in C.QUERY_WHICH):
+            if found is None or not all(w in texts for w in C.QUERY_WHICH):
                 continue
-            meta = (gid, r[C.COL_DOMAIN], mode, r[C.COL_VARIANT_SOURCE], C.SPLIT_TRAIN)
-            rows.append((texts[C.COL_Q1], r[C.COL_ANCHOR], r[C.ROLE_VARIANT], *meta))
-            rows.append((texts[C.COL_Q2], r[C.ROLE_VARIANT], r[C.COL_ANCHOR], *meta))
+            meta = (gid, found[C.COL_DOMAIN], mode, found[C.COL_VARIANT_SOURCE], C.SPLIT_TRAIN)
+            rows.append((texts[C.COL_Q1], found[C.COL_ANCHOR], found[C.ROLE_VARIANT], *meta))
+            rows.append((texts[C.COL_Q2], found[C.ROLE_VARIANT], found[C.COL_ANCHOR], *meta))
     return pd.DataFrame(rows, columns=[*TRIPLE_COLUMNS, *TRIPLE_META])
 
 

@@ -149,7 +149,7 @@ def _mean(values: np.ndarray) -> float:
     return float(values.mean()) if values.size else math.nan
 
 
-def pair_auc(encode: EncodeFn, text_a: Sequence[str], text_b: Sequence[str], same: Sequence[bool]) -> float:
+def pair_auc(encode: EncodeFn, text_a: Sequence[str], text_b: Sequence[str], same: Sequence[bool] | np.ndarray) -> float:
     """AUC of cosine(text_a, text_b) as a detector of same meaning (``same`` True); NaN without both kinds."""
     same_arr = np.asarray(same, dtype=bool)
     if same_arr.all() or not same_arr.any():

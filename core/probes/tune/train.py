@@ -171,18 +171,19 @@ def fine_tune(
     loss = MultipleNegativesRankingLoss(model, scale=config.scale)
     if config.distill > 0:
         loss = _distilled_loss(model, loss, teacher, config.distill)
-    state: dict[str, Any] = {"cancelled": False, "loss": math.nan}
+    tracked: dict[str, Any] = {"cancelled": False, "loss": math.nan}
 
     class Hooks(TrainerCallback):
-        def on_log(self, args, st, control, logs=None, **kwargs):
-            if logs and "loss" in logs:
-                state["loss"] = float(logs["loss"])
+        def on_log(self, args, state, control, **kwargs):
+            logs = kwargs.get("logs") or {}
+            if "loss" in logs:
+                tracked["loss"] = float(logs["loss"])
 
-        def on_step_end(self, args, st, control, **kwargs):
+        def on_step_end(self, args, state, control, **kwargs):
             if progress is not None:
-                progress(st.global_step / max(st.max_steps, 1), f"step {st.global_step}/{st.max_steps}, loss {state['loss']:.3f}")
+                progress(state.global_step / max(state.max_steps, 1), f"step {state.global_step}/{state.max_steps}, loss {tracked['loss']:.3f}")
             if should_stop is not None and should_stop():
-                state["cancelled"] = True
+                tracked["cancelled"] = True
                 control.should_training_stop = True
 
     start = time.perf_counter()
@@ -199,10 +200,10 @@ def fine_tune(
         )
         trainer.remove_callback(PrinterCallback)  # it prints every log dict on stdout, where --json writes
         output = trainer.train()
-    if state["cancelled"]:
+    if tracked["cancelled"]:
         raise TuneCancelled("training stopped by the user; nothing was saved")
     model.eval()
-    return {"steps": int(output.global_step), "seconds": time.perf_counter() - start, "final_loss": state["loss"], "rows": len(rows)}
+    return {"steps": int(output.global_step), "seconds": time.perf_counter() - start, "final_loss": tracked["loss"], "rows": len(rows)}
 
 
 def average_weights(tuned: Any, original: Any, weight: float) -> None:
