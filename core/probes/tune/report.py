@@ -89,7 +89,10 @@ def _ordered(frame: pd.DataFrame, column: str, order: Sequence[str]) -> pd.Serie
 
 
 def _slices(scores: pd.DataFrame, by: str) -> list[tuple[str, pd.DataFrame]]:
-    values = [v for v in (C.FAILURE_MODES if by == C.COL_MODE else C.VARIANT_SOURCES) if v in set(scores[by])]
+    known = C.FAILURE_MODES if by == C.COL_MODE else C.VARIANT_SOURCES
+    present = list(dict.fromkeys(scores[by]))
+    # A user's file may hold modes of its own (e.g. contradiction): after the known ones, as they come.
+    values = [v for v in known if v in present] + [v for v in present if v not in known]
     return [(ALL, scores), *((v, scores[scores[by] == v]) for v in values)]
 
 
