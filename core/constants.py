@@ -69,6 +69,11 @@ FAILURE_MODES = (
     CAT_HEDGING,
 )
 CONTROLS = (CAT_POSITIVE, CAT_NEGATIVE, CAT_NEAR_MISS)
+# A contradiction of no named mode (natural NLI data): reported as what it is, never mislabelled as negation.
+CAT_CONTRADICTION = "contradiction"
+# Every category a meaning-changing pair can carry: the six named failure modes, then the unnamed contradiction.
+# Validators, summaries, gate budgets and pages accept these wherever they accept a failure mode.
+ADVERSARIAL_CATEGORIES = (*FAILURE_MODES, CAT_CONTRADICTION)
 
 CATEGORY_LABELS = {
     CAT_NEGATION: "Negation",
@@ -80,6 +85,7 @@ CATEGORY_LABELS = {
     CAT_POSITIVE: "Positive control",
     CAT_NEGATIVE: "Negative control",
     CAT_NEAR_MISS: "Near-miss control",
+    CAT_CONTRADICTION: "Contradiction (no named mode)",
     CAT_OOV: "OOV entity",
 }
 
@@ -243,6 +249,23 @@ COL_OUTRANKS = "outranks"
 # One recall@k column per k of RECALL_KS.
 COL_RECALL_AT = {k: f"recall_at_{k}" for k in RECALL_KS}
 
+# --- triples and BEIR folders (core.files.triples, core.files.beir, core.probes.retrieval.triples / .beir) ---
+COL_SOURCE_ROW = "row"
+COL_POSITIVE = "positive"
+COL_NEGATIVE = "negative"
+COL_NEGATIVE_COLUMN = "negative_column"
+COL_TIE = "tie"
+COL_TIES = "ties"
+COL_TIE_RATE = "tie_rate"
+COL_N_PASSAGES = "n_passages"
+COL_TOP1_NEGATIVE = "top1_negative"
+# The user-data rankings report recall at these cut-offs, and MRR and nDCG at IR_CUTOFF (MRR@10, nDCG@10).
+IR_RECALL_KS = (1, 5, 10)
+IR_CUTOFF = 10
+COL_IR_RECALL_AT = {k: f"recall_at_{k}" for k in IR_RECALL_KS}
+COL_MRR_AT = f"mrr_at_{IR_CUTOFF}"
+COL_NDCG_AT = f"ndcg_at_{IR_CUTOFF}"
+
 # --- why a score (core.probes.explain): token attributions and layer curves ---
 COL_SIDE = "side"
 COL_POSITION = "position"
@@ -340,9 +363,6 @@ COL_SPLIT = "split"
 SPLIT_HELD_OUT, SPLIT_TRAIN = "held-out", "training"
 TUNE_SPLITS = (SPLIT_HELD_OUT, SPLIT_TRAIN)
 COL_SETTING = "setting"
-COL_TIE = "tie"
-COL_TIES = "ties"
-COL_POSITIVE, COL_NEGATIVE = "positive", "negative"
 TUNE_SETTING_UNTOUCHED, TUNE_SETTING_TUNED, TUNE_SETTING_CONTROL = "untouched", "tuned", "control (no hard negatives)"
 TUNE_SETTING_NOT_AVERAGED = "tuned, not averaged"
 TUNE_SETTINGS = (TUNE_SETTING_UNTOUCHED, TUNE_SETTING_TUNED, TUNE_SETTING_NOT_AVERAGED, TUNE_SETTING_CONTROL)

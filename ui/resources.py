@@ -150,6 +150,36 @@ def corpus_run(corpus: tuple[str, ...], queries: tuple[str, ...], models: tuple[
                             mitigations=parse_mitigations(mitigations, thresholds=dict(thresholds) or None))
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def triples_run(name: str, frame: pd.DataFrame, mapping: tuple[tuple[str, object], ...], models: tuple[str, ...], remote: tuple[str, ...], device: str):
+    """``run_triples`` of a triples table (``TriplesResult``), cached per table and models."""
+    from core.files.triples import Triples
+    from core.probes.retrieval.triples import run_triples
+
+    return run_triples(Triples(name, frame, dict(mapping)), list(models), cache=embedding_cache(), allow_remote_code=list(remote), device=device)  # type: ignore[arg-type]
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def unpacked_beir(name: str, data: bytes, digest: str, split: str):
+    """An uploaded BEIR zip unpacked into a folder of its own (kept for the session's runs) and read (``BeirFolder``)."""
+    import tempfile
+
+    from core.files.beir import beir_from_zip
+
+    del digest
+    return beir_from_zip(data, name, tempfile.mkdtemp(prefix="cosine-probe-beir-"), split)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def beir_run(folder: str, split: str, digest: str, models: tuple[str, ...], remote: tuple[str, ...], device: str):
+    """``run_beir`` of an unpacked BEIR folder (``BeirResult``); ``digest`` (of the upload) keys the cache."""
+    from core.files.beir import read_beir
+    from core.probes.retrieval.beir import run_beir
+
+    del digest
+    return run_beir(read_beir(folder, split), list(models), cache=embedding_cache(), allow_remote_code=list(remote), device=device)
+
+
 @st.cache_data(ttl=60, show_spinner=False)
 def reranker_availability(model_id: str) -> Availability:
     """Whether a cross-encoder can load here (bounded by the hub timeout); re-checked at most once a minute."""

@@ -42,7 +42,7 @@ def mitigation_label(name: str) -> str:
 
 def _mode_order(modes: pd.Series) -> list[str]:
     present = list(dict.fromkeys(modes))
-    known = [m for m in constants.FAILURE_MODES if m in present]
+    known = [m for m in constants.ADVERSARIAL_CATEGORIES if m in present]
     return known + [m for m in present if m not in known and m != constants.MODE_ALL] + ([constants.MODE_ALL] if constants.MODE_ALL in present else [])
 
 

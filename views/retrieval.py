@@ -6,7 +6,8 @@ the sidebar: the adversarial win rate (an anchor's variant outranks its
 paraphrase), NevIR's paired accuracy against the 25% of random ranking, the
 in-corpus ranking (recall@k, MRR, top-1 contradictions), and each ticked
 mitigation before and after, with its cost.  Inputs: the shipped suite (or
-its first N groups), an uploaded pairs file, or a corpus plus queries.
+its first N groups), an uploaded pairs file, a corpus plus queries, a
+triples file (columns mapped as on Your data) or a BEIR folder as a zip.
 
 State: uploaded bytes live in ``rt_<kind>_bytes``/``rt_<kind>_name`` (kinds
 ``pairs``, ``corpus``, ``queries``) and the last file that parsed in
@@ -25,20 +26,30 @@ import pandas as pd
 import streamlit as st
 
 from core import constants
+from core.files.beir import DEFAULT_SPLIT
+from core.files.errors import PairsFileError
+from core.files.triples import Triples, guess_triple_columns, parse_triples, triple_file_columns
 from core.models.encode import encode_texts
+from core.probes.retrieval.beir import BeirResult
 from core.probes.retrieval.run import CorpusResult, RetrievalResult
 from core.probes.retrieval.suite import RetrievalSuite, RetrievalSuiteError
+from core.probes.retrieval.triples import TriplesResult
 from core.probes.retrieval.uploads import suite_from_bytes, texts_from_bytes
 from core.probes.retrieval.worst import worst_corpus_pairs, worst_variants
 from ui import calibration_controls, resources, state, widgets
 from ui.retrieval_charts import before_after_figure, mitigation_label, mode_label, ranking_figure, rates_by_mode_figure
 
 SOURCE_SUITE, SOURCE_PAIRS, SOURCE_CORPUS = "suite", "pairs", "corpus"
+SOURCE_TRIPLES, SOURCE_BEIR = "triples", "beir"
 SOURCES = {
     SOURCE_SUITE: "The retrieval suite",
     SOURCE_PAIRS: "A pairs file",
     SOURCE_CORPUS: "A corpus and its queries",
+    SOURCE_TRIPLES: "A triples file",
+    SOURCE_BEIR: "A BEIR folder (zip)",
 }
+USER_SOURCES = (SOURCE_TRIPLES, SOURCE_BEIR)
+KEY_BEIR_SPLIT = "rt_beir_split"
 KEY_SOURCE = "rt_source"
 KEY_GROUPS = "rt_groups"
 KEY_RRF, KEY_WEIGHTED, KEY_WEIGHT = "rt_m_rrf", "rt_m_weighted", "rt_m_weight"
@@ -62,6 +73,8 @@ class Source:
     suite: RetrievalSuite | None = None
     corpus: tuple[str, ...] = ()
     queries: tuple[str, ...] = ()
+    triples: Triples | None = None
+    beir: tuple[str, str, str] | None = None  # (unpacked folder, split, upload digest)
 
     def texts(self) -> list[str]:
         """Every text the run encodes up front (corpus mode's variants are made later)."""
@@ -76,7 +89,7 @@ class StoredRun:
 
     inputs: tuple
     label: str
-    result: RetrievalResult | CorpusResult
+    result: RetrievalResult | CorpusResult | TriplesResult | BeirResult
 
 
 ss = st.session_state
@@ -146,6 +159,79 @@ def _upload_box(kind: str, label: str, help_text: str) -> None:
         st.info(widgets.md_escape(note), icon="ℹ️")
 
 
+def _stored_upload(kind: str, label: str, types: list[str], help_text: str) -> tuple[str, bytes, str] | None:
+    """(name, bytes, digest) of ``kind``'s upload, kept in session state across page switches."""
+    uploaded = st.file_uploader(label, type=types, key=f"rt_{kind}_uploader", max_upload_size=constants.MAX_UPLOAD_MB, help=help_text)
+    _receive(kind, uploaded)
+    k = _keys(kind)
+    data, name = ss.get(k["bytes"]), ss.get(k["name"])
+    if data is None or not name:
+        return None
+    return name, bytes(data), hashlib.sha256(name.encode("utf-8", "replace") + b"\0" + bytes(data)).hexdigest()
+
+
+def _refused(name: str, exc: Exception) -> None:
+    st.error(f"Could not use {widgets.md_escape(name)}: {widgets.md_escape(str(exc).rstrip('.'))}.", icon="⛔")
+
+
+def _triples_source() -> Source | None:
+    """A triples upload, its columns mapped with pickers as on Your data (guessed from the names)."""
+    found = _stored_upload(SOURCE_TRIPLES, "Upload a triples file (CSV, TSV, JSON or JSONL)", ["csv", "tsv", "jsonl", "json"],
+                           "One row per anchor: the anchor (anchor, query or premise), the passage that should rank first (positive, entailed, "
+                           "entailment) and one or more that should not (negative, contradicted, contradiction, hard_negative, or negative_1, "
+                           "negative_2, ...). Several negatives per anchor: one row each, or numbered columns.")
+    if found is None:
+        st.info("Upload a triples file to start.")
+        return None
+    name, data, digest = found
+    try:
+        columns = triple_file_columns(data, name)
+    except PairsFileError as exc:
+        _refused(name, exc)
+        return None
+    guess = guess_triple_columns(columns)
+    tag = digest[:10]
+    c1, c2, c3 = st.columns(3)
+    first_anchor = columns.index(str(guess["anchor"])) if guess["anchor"] else 0
+    first_positive = columns.index(str(guess["positive"])) if guess["positive"] else min(1, len(columns) - 1)
+    anchor = c1.selectbox("Anchor (query) column", columns, index=first_anchor, key=f"rt_tr_anchor_{tag}")
+    positive = c2.selectbox("Positive column", columns, index=first_positive, key=f"rt_tr_positive_{tag}")
+    negatives = c3.multiselect("Negative column(s)", columns, default=list(guess["negative"] or []), key=f"rt_tr_negative_{tag}",
+                               help="Several columns: the wide format (negative_1, negative_2, ...).")
+    try:
+        triples = parse_triples(data, name, {constants.COL_ANCHOR: anchor, constants.COL_POSITIVE: positive, constants.COL_NEGATIVE: negatives})
+    except PairsFileError as exc:
+        _refused(name, exc)
+        return None
+    st.caption(f"{widgets.md_escape(name)}: {triples.n_rows} row(s), {len(triples.frame)} (anchor, positive, negative) triple(s)")
+    for note in triples.notes:
+        st.info(widgets.md_escape(note), icon="ℹ️")
+    return Source((SOURCE_TRIPLES, digest, anchor, positive, tuple(negatives)), name, triples=triples)
+
+
+def _beir_source() -> Source | None:
+    """A zip of a BEIR folder, unpacked once per upload into a folder of its own."""
+    found = _stored_upload(SOURCE_BEIR, "Upload a BEIR folder as a zip", ["zip"],
+                           "A zip of the folder holding corpus.jsonl, queries.jsonl and qrels/<split>.tsv (BEIR's format). "
+                           "Larger corpora run from the command line: cosine-probe retrieval --beir DIR.")
+    split = st.text_input("qrels split", value=str(widgets.saved(KEY_BEIR_SPLIT, DEFAULT_SPLIT)), key=KEY_BEIR_SPLIT, on_change=widgets.persist,
+                          args=(KEY_BEIR_SPLIT,), help="The file under qrels/ to judge by (test, dev, train).").strip() or DEFAULT_SPLIT
+    if found is None:
+        st.info("Upload a zip of a BEIR folder to start.")
+        return None
+    name, data, digest = found
+    try:
+        folder = resources.unpacked_beir(name, data, digest, split)
+    except PairsFileError as exc:
+        _refused(name, exc)
+        return None
+    n = len(folder.queries)
+    st.caption(f"{widgets.md_escape(name)}: {n} judged quer{'y' if n == 1 else 'ies'} of split {widgets.md_escape(split)}")
+    for note in folder.notes:
+        st.info(widgets.md_escape(note), icon="ℹ️")
+    return Source((SOURCE_BEIR, digest, split), name, beir=(str(folder.folder), split, digest))
+
+
 def _source(choice: str) -> Source | None:
     """The inputs the source radio points at, or None (with a hint) while they are missing."""
     if choice == SOURCE_SUITE:
@@ -157,6 +243,10 @@ def _source(choice: str) -> Source | None:
             help=f"The suite has {total} anchor groups over six failure modes and six domains; the first N give a quick look.",
         ))
         return Source((SOURCE_SUITE, n), f"the retrieval suite ({n} of {total} groups)", suite=suite if n >= total else suite.head(n))
+    if choice == SOURCE_TRIPLES:
+        return _triples_source()
+    if choice == SOURCE_BEIR:
+        return _beir_source()
     if choice == SOURCE_PAIRS:
         _upload_box(SOURCE_PAIRS, "Upload a pairs file (CSV, TSV or JSONL)",
                     "text_a: the query or anchor; text_b: a passage; category: paraphrase (or positive) for the passage that should rank "
@@ -230,6 +320,9 @@ def _mitigations(selection: state.Selection) -> tuple[str, tuple[tuple[str, floa
 
 def _warm(source: Source, selection: state.Selection, bar) -> None:
     """Encode every text once per model into the shared embedding cache, with progress."""
+    if source.triples is not None or source.beir is not None:
+        bar.progress(1.0, text="encoding through the embedding cache")
+        return
     texts, n = source.texts(), len(selection.models)
     for i, name in enumerate(selection.models):
         label = widgets.md_escape(state.short(name))
@@ -256,7 +349,13 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, spec: str, t
     with st.status(f"Retrieval probes: {widgets.md_escape(source.label)} × {len(models)} model(s)", expanded=True) as status:
         _warm(source, selection, st.progress(0.0))
         status.update(label="Ranking, rescoring with each mitigation and bootstrapping the intervals…")
-        if source.suite is not None:
+        result: RetrievalResult | CorpusResult | TriplesResult | BeirResult
+        if source.triples is not None:
+            t = source.triples
+            result = resources.triples_run(t.name, t.frame, tuple(t.mapping.items()), models, remote, selection.device)
+        elif source.beir is not None:
+            result = resources.beir_run(*source.beir, models, remote, selection.device)
+        elif source.suite is not None:
             result = resources.retrieval_run(source.suite.name, source.suite.passages, source.suite.queries, models, remote, selection.device, spec, thresholds)
         else:
             result = resources.corpus_run(source.corpus, source.queries, models, remote, selection.device, spec, thresholds)
@@ -375,7 +474,7 @@ def _group_table(result: RetrievalResult, mitigation: str) -> None:
     st.caption("Each anchor's paraphrase and variant with their cosines and ranks among the group's passages (1 = returned first). "
                "Sorted worst first: the variant most above its paraphrase. Filter by model and failure mode, or search the texts.")
     models = result.models
-    modes = [m for m in constants.FAILURE_MODES if m in set(result.scores[constants.COL_MODE])]
+    modes = [m for m in constants.ADVERSARIAL_CATEGORIES if m in set(result.scores[constants.COL_MODE])]
     c1, c2, c3 = st.columns([2, 2, 3])
     with c1:
         model = widgets.saved_selectbox("Model", models, key=KEY_GROUP_MODEL, format_func=state.short)
@@ -421,6 +520,30 @@ def _corpus_results(result: CorpusResult) -> None:
     widgets.table(_shown(rows[[c for c in keep if c in rows.columns]]), "retrieval-corpus-pairs")
 
 
+def _triples_results(result: TriplesResult) -> None:
+    st.header("Does a negative outrank its positive?")
+    st.caption("Win rate: the share of (anchor, positive, negative) triples whose negative the model ranks above the positive. **Lower is better**; "
+               "an exact tie is counted apart (ties), never as a win. 95% bootstrap intervals, anchors resampled.")
+    rates = [constants.COL_WIN_RATE, constants.COL_TIE_RATE, constants.COL_CI_LOW, constants.COL_CI_HIGH]
+    widgets.table(_shown(result.win_rates), "retrieval-triples-win-rates", column_config=_percent(rates))
+    st.header("In-corpus ranking")
+    st.caption("Every anchor ranks every positive and negative of the file (one passage per row, even when two rows hold the same text). "
+               "recall@k: anchors with a positive in the top k; MRR@10 and nDCG@10; top1_negative: anchors whose top passage is one of their negatives.")
+    widgets.table(_shown(result.ranking), "retrieval-triples-ranking",
+                  column_config=_percent([*constants.COL_IR_RECALL_AT.values(), constants.COL_TOP1_NEGATIVE]))
+    st.header("Per triple, worst first")
+    widgets.table(_shown(result.scores.sort_values("margin", ascending=False, kind="stable")), "retrieval-triples-scores")
+
+
+def _beir_results(result: BeirResult) -> None:
+    st.header("Ranking by your relevance judgements")
+    st.caption("recall@k: the share of each query's relevant passages in its top k (trec_eval's recall); MRR@10 and nDCG@10 with graded "
+               "relevance; ties go against the retriever.")
+    widgets.table(_shown(result.ranking), "retrieval-beir-ranking", column_config=_percent(list(constants.COL_IR_RECALL_AT.values())))
+    st.header("Per query, worst first")
+    widgets.table(_shown(result.ranks.sort_values(constants.COL_NDCG_AT, kind="stable")), "retrieval-beir-queries")
+
+
 # --------------------------------------------------------------------------- page
 
 st.title("🎯 Retrieval")
@@ -434,9 +557,12 @@ selection = state.current()
 choice = widgets.saved_radio("Inputs", list(SOURCES), key=KEY_SOURCE, format_func=SOURCES.get)
 source = _source(choice)
 
-st.subheader("Mitigations")
-st.caption("Each ticked fix rescores the same probes after the dense cosine; its rows appear next to the plain cosine's (none).")
-spec, thresholds = _mitigations(selection)
+if choice in USER_SOURCES:
+    spec, thresholds = "", ()
+else:
+    st.subheader("Mitigations")
+    st.caption("Each ticked fix rescores the same probes after the dense cosine; its rows appear next to the plain cosine's (none).")
+    spec, thresholds = _mitigations(selection)
 
 inputs = (source.key if source else None, tuple(selection.models), tuple(sorted(selection.remote_code)), selection.device, spec, thresholds)
 stored: StoredRun | None = ss.get(KEY_RESULT)
@@ -461,5 +587,9 @@ else:
         st.error(widgets.md_escape(reason), icon="⛔")
     if isinstance(result, RetrievalResult):
         _suite_results(result)
+    elif isinstance(result, TriplesResult):
+        _triples_results(result)
+    elif isinstance(result, BeirResult):
+        _beir_results(result)
     else:
         _corpus_results(result)

@@ -331,7 +331,7 @@ if stored is not None:
     elif constants.COL_LABEL in results.columns and labels.label_kind(results[constants.COL_LABEL]) == labels.KIND_TEXT:
         st.caption("The label column is neither numbers nor match / no-match words, so no correlation or classifier is computed.")
 
-    if constants.CAT_POSITIVE in categories and categories & set(constants.FAILURE_MODES):
+    if constants.CAT_POSITIVE in categories and categories & set(constants.ADVERSARIAL_CATEGORIES):
         st.header("Failure-mode statistics")
         st.caption("As in the failure paper (Tables 3 and 5): severity ratio = mean cosine of the failure mode ÷ mean cosine "
                    "of your positive pairs (≥ 1.0: scored as more similar than paraphrases); Cohen's d of positives vs the "

@@ -25,6 +25,8 @@ EXAMPLES = (
     "python -m core retrieval --suite retrieval",
     "python -m core retrieval --suite retrieval --mitigate bm25,guard --json",
     "python -m core retrieval --corpus passages.txt --queries questions.txt --models all-MiniLM-L6-v2",
+    "python -m core retrieval --triples nli-triples.csv --query premise --positive entailed --negative contradicted",
+    "python -m core retrieval --beir scifact/ --split test --out results/",
 )
 
 
@@ -40,6 +42,17 @@ def register(subparsers) -> None:
                                    "text_b = passage, category = paraphrase or a failure mode); default: retrieval, unless --corpus is given")
     p.add_argument("--corpus", metavar="FILE", help="corpus mode: passages, one per row (.txt line, CSV/TSV column 'text', JSONL)")
     p.add_argument("--queries", metavar="FILE", help="corpus mode: queries, one per row")
+    p.add_argument("--triples", metavar="FILE", help="a triples file (CSV, TSV, JSON, JSONL): anchor, positive and one or more negatives per row "
+                                                     "(anchor/query/premise, positive/entailed/entailment, negative/contradicted/contradiction/"
+                                                     "hard_negative, or negative_1, negative_2, ...): win rate and in-corpus ranking")
+    p.add_argument("--query", metavar="COL", help="--triples: the anchor (query) column")
+    p.add_argument("--positive", metavar="COL", help="--triples: the positive column")
+    p.add_argument("--negative", metavar="COLS", help="--triples: the negative column, or a comma list of them (wide format)")
+    p.add_argument("--beir", metavar="DIR", help="a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv): recall@1/5/10, MRR@10, "
+                                                 "nDCG@10 from its relevance judgements; the corpus is streamed in chunks through the embedding cache")
+    p.add_argument("--split", default=None, help="--beir: the qrels split (default: test)")
+    p.add_argument("--beir-variants", action="store_true", help="--beir: also make contradicting variants of each relevant passage with the "
+                                                                 "perturbation rules and report how often one outranks it")
     p.add_argument("--mitigate", metavar="LIST", help="comma list: bm25, bm25-weighted:W, guard, calibrated, reranker:ID")
     p.add_argument("--out", metavar="DIR", help="write every table as CSV and summary.json here")
     p.add_argument("--seed", type=int, default=constants.BOOTSTRAP_SEED, help="seed of the bootstrap intervals (default %(default)s)")
@@ -52,6 +65,18 @@ def register(subparsers) -> None:
 
 
 def _check_args(args) -> None:
+    column_flags = [f for f, v in (("--query", args.query), ("--positive", args.positive), ("--negative", args.negative)) if v]
+    if column_flags and args.triples is None:
+        raise CliError(f"{', '.join(column_flags)} name(s) the columns of a --triples FILE; give one")
+    if (args.split is not None or args.beir_variants) and args.beir is None:
+        raise CliError(f"{'--split' if args.split is not None else '--beir-variants'} needs a --beir DIR; give one")
+    for flag, value in (("--triples", args.triples), ("--beir", args.beir)):
+        if value is None:
+            continue
+        others = [f for f, v in (("--suite", args.suite), ("--corpus", args.corpus), ("--queries", args.queries), ("--mitigate", args.mitigate),
+                                 ("--triples", args.triples), ("--beir", args.beir)) if v and f != flag]
+        if others:
+            raise CliError(f"{flag} runs on its own: leave out {', '.join(others)}")
     if (args.corpus is None) != (args.queries is None):
         raise CliError("corpus mode needs both --corpus FILE and --queries FILE")
     if args.seed < 0:
@@ -83,6 +108,21 @@ def _load_corpus(args) -> tuple[list[str], list[str]]:
     for note in (*notes, *more):
         print(f"note: {note}", file=sys.stderr)
     return corpus, queries
+
+
+def _load_triples(args):
+    from core.files.errors import PairsFileError
+    from core.files.triples import TRIPLE_FLAGS, read_triples
+
+    columns = {constants.COL_ANCHOR: args.query, constants.COL_POSITIVE: args.positive, constants.COL_NEGATIVE: args.negative}
+    try:
+        triples = read_triples(args.triples, columns, flags=TRIPLE_FLAGS)
+    except PairsFileError as exc:
+        raise CliError(str(exc)) from exc
+    if not args.quiet:
+        for note in triples.notes:
+            print(f"note: {note}", file=sys.stderr)
+    return triples
 
 
 def _mitigations(args, models: list[str]) -> list:
@@ -203,10 +243,32 @@ def _print_corpus(result) -> None:
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
         print("\n== corpus mode: how often a variant of a query's top passage outranks it ==")
         rates = result.rates
-        print(rates.assign(model=rates[constants.COL_MODEL].map(registry.short_name)).to_string(index=False) if not rates.empty else "(no variant could be made)")
+        if rates.empty:
+            print(f"no variant could be made: no perturbation rule ({', '.join(constants.FAILURE_MODES)}) applies to any query's top passage "
+                  "(no negatable verb, number, named entity, time word, quantifier or hedge was found); try longer, declarative passages")
+        else:
+            print(rates.assign(model=rates[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
         for model, n in result.no_variant.items():
             if n:
                 print(f"{registry.short_name(model)}: {n} quer{'y' if n == 1 else 'ies'}' top passage gave no rule a handle (no variant)")
+
+
+def _triples_doc(args, triples, result) -> dict[str, Any]:
+    return {
+        "triples": str(args.triples), "columns": {k: list(v) if isinstance(v, tuple) else v for k, v in triples.mapping.items()},
+        "n_rows": triples.n_rows, "n_triples": len(triples.frame), "models": result.models,
+        "win_rates": _records(result.win_rates), "ranking": _records(result.ranking), "seconds": round(result.seconds, 3),
+    }
+
+
+def _print_triples(result) -> None:
+    with pd.option_context("display.width", 220, "display.max_columns", 30, "display.float_format", "{:.4f}".format):
+        wr = result.win_rates
+        print("== win rate: share of (anchor, positive, negative) triples whose negative outranks the positive (lower is better; ties apart) ==")
+        print(wr.assign(model=wr[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
+        rk = result.ranking
+        print("\n== in-corpus ranking: every anchor against every positive and negative of the file (one passage per row) ==")
+        print(rk.assign(model=rk[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
 
 
 def _write_out(out: Path, frames: dict[str, pd.DataFrame], doc: dict[str, Any]) -> None:
@@ -227,6 +289,10 @@ def cmd_retrieval(args) -> int:
     from core.probes.retrieval.run import run_corpus_probe, run_retrieval
 
     _check_args(args)
+    if args.triples is not None:
+        return _cmd_triples(args)
+    if args.beir is not None:
+        return _cmd_beir(args)
     run_suite = args.suite is not None or args.corpus is None
     suite_name = args.suite or constants.SUITE_RETRIEVAL
     suite = _load_suite(suite_name) if run_suite else None
@@ -269,6 +335,70 @@ def cmd_retrieval(args) -> int:
     if args.out:
         print(f"wrote {len(frames)} tables and summary.json to {args.out}", file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def _finish(args, result, frames: dict[str, pd.DataFrame], doc: dict[str, Any], printer) -> int:
+    """Errors, then the tables (or the JSON document), then the output folder; exit 3 when no model ran."""
+    if not args.quiet:
+        print(file=sys.stderr)
+    _print_errors(doc["errors"])
+    if not result.models:
+        print("error: no model produced results", file=sys.stderr)
+        return EXIT_NO_MODEL
+    if args.out:
+        _write_out(Path(args.out), frames, doc)
+    if args.json:
+        print(json.dumps(doc, indent=1, ensure_ascii=False))
+    else:
+        printer(result)
+    if args.out:
+        print(f"wrote {len(frames)} tables and summary.json to {args.out}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def _cmd_triples(args) -> int:
+    from core.probes.retrieval.triples import run_triples
+
+    triples = _load_triples(args)
+    models = _models_arg(args.models)
+    result = run_triples(triples, models, **_run_kwargs(args))
+    doc: dict[str, Any] = {"seed": args.seed, "errors": dict(result.errors), **_triples_doc(args, triples, result)}
+    return _finish(args, result, result.frames(), doc, _print_triples)
+
+
+def _print_beir(result) -> None:
+    with pd.option_context("display.width", 220, "display.max_columns", 30, "display.float_format", "{:.4f}".format):
+        rk = result.ranking
+        print("== BEIR ranking: recall@k (share of each query's relevant passages in its top k), MRR@10, nDCG@10 from the qrels ==")
+        print(rk.assign(model=rk[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
+        if not result.variant_pairs.empty:
+            vr = result.variant_rates.drop(columns=[constants.COL_MITIGATION])
+            print("\n== contradicting variants of each relevant passage: how often one outranks it (lower is better) ==")
+            print(vr.assign(model=vr[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
+
+
+def _cmd_beir(args) -> int:
+    from core.files.beir import DEFAULT_SPLIT, read_beir
+    from core.files.errors import PairsFileError
+    from core.probes.retrieval.beir import run_beir
+
+    split = args.split or DEFAULT_SPLIT
+    try:
+        folder = read_beir(args.beir, split)
+        if not args.quiet:
+            for note in folder.notes:
+                print(f"note: {note}", file=sys.stderr)
+        models = _models_arg(args.models)
+        result = run_beir(folder, models, variants=args.beir_variants, **_run_kwargs(args))
+    except PairsFileError as exc:
+        raise CliError(str(exc)) from exc
+    doc: dict[str, Any] = {
+        "seed": args.seed, "errors": dict(result.errors), "beir": str(args.beir), "split": split, "n_queries": len(folder.queries),
+        "models": result.models, "ranking": _records(result.ranking), "seconds": round(result.seconds, 3),
+    }
+    if args.beir_variants:
+        doc["variant_rates"] = _records(result.variant_rates)
+    return _finish(args, result, result.frames(), doc, _print_beir)
 
 
 def is_retrieval_suite(name: str) -> bool:

@@ -37,11 +37,14 @@ class JsonRecords:
             as ``{…}`` / ``[…]`` placeholders).
         nested: column -> 1-based rows whose value is an object or array.
         notes: what the user should know (replaced surrogate escapes).
+        non_text: column -> 1-based rows whose value is a number or a boolean
+            (kept as its string; a reader of texts drops it).
     """
 
     frame: pd.DataFrame
     nested: dict[str, list[int]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    non_text: dict[str, list[int]] = field(default_factory=dict)
 
 
 def row_listing(rows: list[int]) -> str:
@@ -153,6 +156,7 @@ def parse_json_records(text: str) -> JsonRecords:
         raise PairsFileError(f"the JSON holds no records; a pairs file is a list of objects such as [{_EXAMPLE}, …]")
     rows: list[dict[str, str | None]] = []
     nested: dict[str, list[int]] = {}
+    non_text: dict[str, list[int]] = {}
     replaced: list[int] = []
     for number, record in enumerate(records, start=1):
         if not isinstance(record, Mapping):
@@ -167,6 +171,8 @@ def parse_json_records(text: str) -> JsonRecords:
                 nested.setdefault(column, []).append(number)
                 row[column] = "{…}" if isinstance(value, Mapping) else "[…]"
             else:
+                if value is not None and not isinstance(value, str):
+                    non_text.setdefault(column, []).append(number)
                 row[column] = _clean(value, number, replaced)
         rows.append(row)
     notes = []
@@ -176,4 +182,33 @@ def parse_json_records(text: str) -> JsonRecords:
             f"{row_listing(rows_with)} held \\ud800-style escapes (half of a character, not valid Unicode): each was read as U+FFFD (\ufffd)"
         )
     frame = pd.DataFrame(rows).astype("string").fillna("")
-    return JsonRecords(frame, nested, notes)
+    return JsonRecords(frame, nested, notes, non_text)
+
+
+def parse_json_values(text: str) -> list:
+    """The top-level values of JSON text, of any kind: an array's elements, one document, or one value per line.
+
+    For a list of texts (``["a", "b"]``, or one JSON string per line); records
+    go through :func:`parse_json_records`.
+
+    Raises:
+        PairsFileError: invalid JSON or nesting too deep for the parser.
+    """
+    stripped = text.strip()
+    if stripped.startswith("["):
+        return _whole_document(stripped)
+    values = []
+    for n, line in enumerate(stripped.splitlines(), start=1):
+        if line.strip():
+            try:
+                values.append(_loads(line, f"line {n}"))
+            except json.JSONDecodeError as exc:
+                if n == 1 and stripped.startswith("{"):
+                    return _whole_document(stripped)  # one object pretty-printed over lines
+                raise PairsFileError(f"line {n} is not valid JSON ({exc.msg})") from exc
+    return values
+
+
+def clean_text(value: str) -> tuple[str, bool]:
+    """A JSON string with each lone surrogate as U+FFFD, and whether one was replaced."""
+    return (_SURROGATE.sub("\ufffd", value), True) if _SURROGATE.search(value) else (value, False)

@@ -21,6 +21,8 @@ from core.gate.config import (
     BUDGET_CONTROL_AUC,
     BUDGET_FAILURE_RATE,
     BUDGET_PAIRED_ACCURACY,
+    BUDGET_RECALL_AT_K,
+    BUDGET_TRIPLES_WIN_RATE,
     BUDGET_WIN_RATE,
     Budgets,
 )
@@ -41,6 +43,8 @@ _WHAT = {
     BUDGET_CONTROL_AUC: "control AUC",
     BUDGET_WIN_RATE: "adversarial win rate",
     BUDGET_PAIRED_ACCURACY: "paired accuracy",
+    BUDGET_TRIPLES_WIN_RATE: "triples win rate",
+    BUDGET_RECALL_AT_K: "recall",
 }
 
 
@@ -213,6 +217,41 @@ def paired_accuracy_outcomes(paired: pd.DataFrame, limits: Mapping[str, float], 
     return _table_outcomes(paired, limits, BUDGET_PAIRED_ACCURACY, constants.COL_PAIRED_ACCURACY, models, "query pairs")
 
 
+# ------------------------------------------------------------------ the user's triples and BEIR folder
+
+
+def triples_win_rate_outcomes(win_rates: pd.DataFrame, limit: float, models: Sequence[str]) -> list[Outcome]:
+    """``max_win_rate``: per model, the share of triples whose negative outranks the positive (``TriplesResult.win_rates``)."""
+    rows = win_rates.set_index(constants.COL_MODEL) if not win_rates.empty else pd.DataFrame()
+    out = []
+    for model in models:
+        if model not in rows.index:
+            out.append(Outcome(model, BUDGET_TRIPLES_WIN_RATE, "", math.nan, limit, error="the triples were not ranked"))
+            continue
+        row = rows.loc[model].to_dict()
+        detail = (f"{int(row[constants.COL_WINS])}/{int(row[constants.COL_N])} negatives above the positive, {int(row[constants.COL_TIES])} tie(s) apart, "
+                  f"95% CI {row[constants.COL_CI_LOW]:.3f}-{row[constants.COL_CI_HIGH]:.3f}")
+        out.append(Outcome(model, BUDGET_TRIPLES_WIN_RATE, "", float(row[constants.COL_WIN_RATE]), limit, int(row[constants.COL_N]), detail))
+    return out
+
+
+def recall_outcomes(rankings: Mapping[str, pd.DataFrame], limits: Mapping[int, float], models: Sequence[str]) -> list[Outcome]:
+    """``min_recall_at_k``: per model, input (``triples``, ``beir``) and k, from each input's ranking table."""
+    out = []
+    for source, ranking in rankings.items():
+        rows = ranking.set_index(constants.COL_MODEL) if not ranking.empty else pd.DataFrame()
+        for model in models:
+            for k, limit in limits.items():
+                key = f"{source}@{k}"
+                if model not in rows.index:
+                    out.append(Outcome(model, BUDGET_RECALL_AT_K, key, math.nan, limit, error=f"the {source} input was not ranked"))
+                    continue
+                row = rows.loc[model].to_dict()
+                detail = f"{int(row[constants.COL_N_QUERIES])} queries over {int(row[constants.COL_N_PASSAGES])} passages"
+                out.append(Outcome(model, BUDGET_RECALL_AT_K, key, float(row[constants.COL_IR_RECALL_AT[k]]), limit, int(row[constants.COL_N_QUERIES]), detail))
+    return out
+
+
 # ------------------------------------------------------------------ a model that did not run
 
 
@@ -226,4 +265,7 @@ def unmeasured_outcomes(model: str, budgets: Budgets, reason: str, *, pairs: boo
     if retrieval:
         out += [Outcome(model, BUDGET_WIN_RATE, m, math.nan, lim, error=reason) for m, lim in budgets.max_adversarial_win_rate.items()]
         out += [Outcome(model, BUDGET_PAIRED_ACCURACY, m, math.nan, lim, error=reason) for m, lim in budgets.min_paired_accuracy.items()]
+        if budgets.max_win_rate is not None:
+            out.append(Outcome(model, BUDGET_TRIPLES_WIN_RATE, "", math.nan, budgets.max_win_rate, error=reason))
+        out += [Outcome(model, BUDGET_RECALL_AT_K, f"@{k}", math.nan, lim, error=reason) for k, lim in budgets.min_recall_at_k.items()]
     return out

@@ -15,6 +15,10 @@ Schema (``docs/check-example.toml`` is a commented example)::
 
     [retrieval]                              # for the retrieval budgets
     suite = "retrieval"                      # the shipped retrieval suite or a file
+    triples = "nli-triples.csv"              # a triples file, for max_win_rate and min_recall_at_k
+    triples_columns = { query = "premise" }  # its columns when not recognised by name (query, positive, negative)
+    beir = "scifact"                         # a BEIR folder, for min_recall_at_k
+    split = "test"                           # its qrels split
 
     [budgets]
     min_control_auc = 0.95                   # ROC AUC of cosine on the controls, per model
@@ -25,6 +29,10 @@ Schema (``docs/check-example.toml`` is a commented example)::
 
     [budgets.max_adversarial_win_rate]       # per failure mode (or "all"): variants that outrank the paraphrase
     negation = 0.50
+
+    max_win_rate = 0.30                      # triples: share of negatives that outrank their positive (ties apart)
+    [budgets.min_recall_at_k]                # triples and BEIR: recall at k (1, 5 or 10)
+    1 = 0.60
 
 Every problem raises :class:`ConfigError` whose message starts with the key
 (``budgets.max_failure_rate.negation: ...``), so the CLI prints one line.
@@ -51,14 +59,20 @@ BUDGET_FAILURE_RATE = "max_failure_rate"
 BUDGET_CONTROL_AUC = "min_control_auc"
 BUDGET_WIN_RATE = "max_adversarial_win_rate"
 BUDGET_PAIRED_ACCURACY = "min_paired_accuracy"
-BUDGET_KINDS = (BUDGET_FAILURE_RATE, BUDGET_CONTROL_AUC, BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY)
+BUDGET_TRIPLES_WIN_RATE = "max_win_rate"
+BUDGET_RECALL_AT_K = "min_recall_at_k"
+BUDGET_KINDS = (BUDGET_FAILURE_RATE, BUDGET_CONTROL_AUC, BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY, BUDGET_TRIPLES_WIN_RATE, BUDGET_RECALL_AT_K)
+# The user-data inputs of [retrieval] the recall budget is measured on, in this order.
+SOURCE_TRIPLES = "triples"
+SOURCE_BEIR = "beir"
+_TRIPLE_COLUMN_KEYS = ("query", "positive", "negative")
 RETRIEVAL_BUDGETS = (BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY)
 PAIR_SUITES = (*constants.SUITES, constants.SUITE_ALL)
-RETRIEVAL_MODES = (*constants.FAILURE_MODES, constants.MODE_ALL)
+RETRIEVAL_MODES = (*constants.ADVERSARIAL_CATEGORIES, constants.MODE_ALL)
 
 _TOP_KEYS = ("models", "suites", "files", "threshold", "threshold_mode", "calibration", "retrieval", "budgets")
 _CALIBRATION_KEYS = ("method", "negatives", "max_fpr")
-_RETRIEVAL_KEYS = ("suite",)
+_RETRIEVAL_KEYS = ("suite", SOURCE_TRIPLES, "triples_columns", SOURCE_BEIR, "split")
 
 
 class ConfigError(ValueError):
@@ -93,6 +107,13 @@ class Budgets:
     min_control_auc: float | None = None
     max_adversarial_win_rate: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     min_paired_accuracy: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    max_win_rate: float | None = None
+    min_recall_at_k: Mapping[int, float] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def needs_user_retrieval(self) -> bool:
+        """Whether the triples or BEIR inputs of ``[retrieval]`` must run."""
+        return self.max_win_rate is not None or bool(self.min_recall_at_k)
 
     @property
     def needs_pairs(self) -> bool:
@@ -119,6 +140,10 @@ class CheckConfig:
         calibration: calibration settings.
         retrieval_suite: the retrieval suite name or file (for retrieval budgets).
         budgets: the budgets.
+        triples: a triples file (absolute), for ``max_win_rate`` and ``min_recall_at_k``.
+        triples_columns: role (anchor, positive, negative) -> column of the triples file.
+        beir: a BEIR folder (absolute), for ``min_recall_at_k``.
+        split: the BEIR folder's qrels split.
     """
 
     path: Path
@@ -130,6 +155,10 @@ class CheckConfig:
     calibration: CalibrationSettings
     retrieval_suite: str
     budgets: Budgets
+    triples: Path | None = None
+    triples_columns: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    beir: Path | None = None
+    split: str = "test"
 
     @property
     def calibrated(self) -> bool:
@@ -216,8 +245,10 @@ def _budgets(value: Any, suites: tuple[str, ...], has_files: bool) -> Budgets:
         max_adversarial_win_rate=_limits(table[BUDGET_WIN_RATE], f"budgets.{BUDGET_WIN_RATE}", RETRIEVAL_MODES, "mode")
         if BUDGET_WIN_RATE in table else MappingProxyType({}),
         min_paired_accuracy=_paired(table[BUDGET_PAIRED_ACCURACY]) if BUDGET_PAIRED_ACCURACY in table else MappingProxyType({}),
+        max_win_rate=_number(table[BUDGET_TRIPLES_WIN_RATE], f"budgets.{BUDGET_TRIPLES_WIN_RATE}", 0.0, 1.0) if BUDGET_TRIPLES_WIN_RATE in table else None,
+        min_recall_at_k=_recall_limits(table[BUDGET_RECALL_AT_K]) if BUDGET_RECALL_AT_K in table else MappingProxyType({}),
     )
-    if not budgets.needs_pairs and not budgets.needs_retrieval:
+    if not budgets.needs_pairs and not budgets.needs_retrieval and not budgets.needs_user_retrieval:
         raise ConfigError("budgets", f"no budget given; use any of {', '.join(BUDGET_KINDS)}")
     return budgets
 
@@ -228,6 +259,44 @@ def _paired(value: Any) -> Mapping[str, float]:
     if isinstance(value, dict):
         return _limits(value, key, RETRIEVAL_MODES, "mode")
     return MappingProxyType({constants.MODE_ALL: _number(value, key, 0.0, 1.0)})
+
+
+def _recall_limits(value: Any) -> Mapping[int, float]:
+    """``min_recall_at_k``: a table of k -> smallest recall@k, k one of the reported cut-offs."""
+    key = f"budgets.{BUDGET_RECALL_AT_K}"
+    ks = tuple(str(k) for k in constants.IR_RECALL_KS)
+    limits = _limits(value, key, ks, "k")
+    return MappingProxyType({int(k): v for k, v in limits.items()})
+
+
+def _user_retrieval(retrieval: Mapping[str, Any], folder: Path, budgets: Budgets) -> dict[str, Any]:
+    """``[retrieval]``'s triples file, its columns and the BEIR folder, checked against the budgets that need them."""
+    out: dict[str, Any] = {}
+    for name, is_ok, what in ((SOURCE_TRIPLES, Path.is_file, "file"), (SOURCE_BEIR, Path.is_dir, "folder")):
+        if name not in retrieval:
+            continue
+        value = retrieval[name]
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"retrieval.{name}", f"expected a path to a {what}, got {value!r}")
+        path = (folder / Path(value).expanduser()).resolve()
+        if not is_ok(path):
+            raise ConfigError(f"retrieval.{name}", f"no such {what}: {path}")
+        out[name] = path
+    columns = _table(retrieval.get("triples_columns", {}), "retrieval.triples_columns")
+    _unknown_keys(columns, _TRIPLE_COLUMN_KEYS, "retrieval.triples_columns.")
+    for role, column in columns.items():
+        if not isinstance(column, str) or not column.strip():
+            raise ConfigError(f"retrieval.triples_columns.{role}", f"expected a column name, got {column!r}")
+    out["triples_columns"] = MappingProxyType({constants.COL_ANCHOR if r == "query" else r: c.strip() for r, c in columns.items()})
+    split = retrieval.get("split", "test")
+    if not isinstance(split, str) or not split.strip():
+        raise ConfigError("retrieval.split", f"expected a qrels split name such as 'test', got {split!r}")
+    out["split"] = split.strip()
+    if budgets.max_win_rate is not None and SOURCE_TRIPLES not in out:
+        raise ConfigError(f"budgets.{BUDGET_TRIPLES_WIN_RATE}", "needs a triples file: set [retrieval] triples = \"FILE\"")
+    if budgets.min_recall_at_k and not ({SOURCE_TRIPLES, SOURCE_BEIR} & set(out)):
+        raise ConfigError(f"budgets.{BUDGET_RECALL_AT_K}", "needs a triples file or a BEIR folder: set [retrieval] triples = \"FILE\" or beir = \"DIR\"")
+    return out
 
 
 def _files(value: Any, folder: Path) -> tuple[Path, ...]:
@@ -273,7 +342,8 @@ def parse_config(data: Mapping[str, Any], path: Path) -> CheckConfig:
     budgets = _budgets(data["budgets"], suites, bool(files))
     if budgets.needs_pairs and not suites and not files:
         raise ConfigError("suites", "empty; failure-rate and AUC budgets need pairs: give a suite or files")
-    return CheckConfig(path, models, suites, files, threshold, threshold_mode, calibration, retrieval_suite, budgets)
+    user = _user_retrieval(retrieval, path.parent, budgets)
+    return CheckConfig(path, models, suites, files, threshold, threshold_mode, calibration, retrieval_suite, budgets, **user)
 
 
 def load_config(path: str | Path) -> CheckConfig:

@@ -7,6 +7,7 @@ loads the pairs, runs the models through ``core.scoring.runner`` and
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,10 +22,12 @@ from core.gate.budgets import (
     exit_code,
     failure_rate_outcomes,
     paired_accuracy_outcomes,
+    recall_outcomes,
+    triples_win_rate_outcomes,
     unmeasured_outcomes,
     win_rate_outcomes,
 )
-from core.gate.config import BUDGET_PAIRED_ACCURACY, BUDGET_WIN_RATE, CheckConfig, ConfigError
+from core.gate.config import BUDGET_PAIRED_ACCURACY, BUDGET_RECALL_AT_K, BUDGET_TRIPLES_WIN_RATE, BUDGET_WIN_RATE, CheckConfig, ConfigError
 from core.models import registry
 from core.models.cache import EmbeddingCache
 from core.papers.suites import SuiteError, control_pairs, load_suite_with_notes
@@ -43,6 +46,7 @@ class GateRun:
         thresholds: model -> the threshold its failure rates used.
         calibration: ``core.probes.calibration.calibrate`` on the controls (empty when not needed).
         retrieval: the ``RetrievalResult`` when a retrieval budget ran, else None.
+        user_retrieval: ``triples`` -> ``TriplesResult`` and ``beir`` -> ``BeirResult``, for the inputs of ``[retrieval]`` that ran.
         outcomes: one per budget per model.
         errors: model -> why it did not run.
         notes: what the run changed or added (controls appended, file notes).
@@ -58,6 +62,7 @@ class GateRun:
     errors: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    user_retrieval: dict[str, Any] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -152,6 +157,44 @@ def evaluate(
     return out
 
 
+def user_retrieval_outcomes(config: CheckConfig, results: Mapping[str, Any], models: Sequence[str]) -> list[Outcome]:
+    """``max_win_rate`` and ``min_recall_at_k`` on the ``[retrieval]`` triples file and BEIR folder that ran."""
+    budgets, out = config.budgets, []
+    if budgets.max_win_rate is not None and "triples" in results:
+        out += triples_win_rate_outcomes(results["triples"].win_rates, budgets.max_win_rate, models)
+    if budgets.min_recall_at_k:
+        out += recall_outcomes({name: result.ranking for name, result in results.items()}, budgets.min_recall_at_k, models)
+    return out
+
+
+def _user_inputs(config: CheckConfig) -> dict[str, Any]:
+    """The triples file and BEIR folder read before any model loads; a bad one is a ConfigError naming its key."""
+    from core.files.beir import read_beir
+    from core.files.errors import PairsFileError
+    from core.files.triples import read_triples
+
+    out: dict[str, Any] = {}
+    try:
+        if config.triples is not None:
+            out["triples"] = read_triples(config.triples, dict(config.triples_columns))
+    except PairsFileError as exc:
+        raise ConfigError("retrieval.triples", str(exc)) from exc
+    try:
+        if config.beir is not None and config.budgets.min_recall_at_k:
+            out["beir"] = read_beir(config.beir, config.split)
+    except PairsFileError as exc:
+        raise ConfigError("retrieval.beir", str(exc)) from exc
+    return out
+
+
+def _run_user_inputs(inputs: Mapping[str, Any], models: Sequence[str], **kwargs: Any) -> dict[str, Any]:
+    from core.probes.retrieval.beir import run_beir
+    from core.probes.retrieval.triples import run_triples
+
+    runners: dict[str, Callable[..., Any]] = {"triples": run_triples, "beir": run_beir}
+    return {name: runners[name](data, models, **kwargs) for name, data in inputs.items()}
+
+
 def retrieval_runner() -> tuple[Callable[..., Any], Callable[[str], Any]]:
     """``(run_retrieval, load_retrieval_suite)`` from ``core.probes.retrieval``.
 
@@ -201,6 +244,7 @@ def run_check(
             suite = runner[1](config.retrieval_suite)
         except ValueError as exc:  # RetrievalSuiteError is a ValueError
             raise ConfigError("retrieval.suite", str(exc)) from exc
+    user_inputs = _user_inputs(config) if budgets.needs_user_retrieval else {}
     pairs, notes = gather_pairs(config) if budgets.needs_pairs else (pd.DataFrame(), [])
     errors: dict[str, str] = {}
     results = pd.DataFrame(columns=list(constants.RESULT_COLUMNS))
@@ -219,4 +263,18 @@ def run_check(
         for model, reason in retrieval.errors.items():
             outcomes += unmeasured_outcomes(_canonical(model), budgets, reason, pairs=False)
             errors.setdefault(model, reason)
-    return GateRun(config, results, thresholds, table, retrieval, outcomes, errors, notes, time.perf_counter() - start)
+    user_results: dict[str, Any] = {}
+    remaining = [m for m in models if m not in errors]
+    if user_inputs and remaining:
+        user_results = _run_user_inputs(user_inputs, remaining, cache=cache, allow_remote_code=allow_remote_code, progress=progress)
+        ran = list(dict.fromkeys(m for r in user_results.values() for m in r.models))
+        outcomes += user_retrieval_outcomes(config, user_results, ran)
+        for name, result in user_results.items():
+            for model, reason in result.errors.items():
+                if model in errors:
+                    continue
+                errors[model] = reason
+                if name == "triples" and budgets.max_win_rate is not None:
+                    outcomes.append(Outcome(_canonical(model), BUDGET_TRIPLES_WIN_RATE, "", math.nan, budgets.max_win_rate, error=reason))
+                outcomes += [Outcome(_canonical(model), BUDGET_RECALL_AT_K, f"{name}@{k}", math.nan, lim, error=reason) for k, lim in budgets.min_recall_at_k.items()]
+    return GateRun(config, results, thresholds, table, retrieval, outcomes, errors, notes, time.perf_counter() - start, user_results)

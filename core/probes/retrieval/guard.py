@@ -363,7 +363,7 @@ KIND_ALL = "all"
 
 
 def _pair_kind(category: str) -> str:
-    if category in constants.FAILURE_MODES:
+    if category in constants.ADVERSARIAL_CATEGORIES:
         return KIND_FAILURE
     if category in constants.PARAPHRASE_CATEGORIES:
         return KIND_MUST_PASS

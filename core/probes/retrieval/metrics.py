@@ -281,3 +281,90 @@ def rate_difference_ci(
         return (math.nan, math.nan, math.nan)
     low, high = interval_or_nan(bootstrap_diff_ci, a, b, n_resamples=n_resamples, confidence=confidence, seed=seed)
     return (float(a.mean() - b.mean()), low, high)
+
+
+# ------------------------------------------------------------------ IR metrics on graded judgements (triples, BEIR)
+
+
+def rank_order(scores: ArrayLike, gains: ArrayLike) -> np.ndarray:
+    """Passages of each query, best first, with ties resolved against the retriever.
+
+    Args:
+        scores: ``(n_queries, n_passages)``; higher ranks higher, ``-inf`` last.
+        gains: ``(n_queries, n_passages)`` relevance of each passage to each
+            query (0 = not relevant).
+
+    Returns:
+        Integer indices ``(n_queries, n_passages)``: among passages of equal
+        score the less relevant one comes first, so a tie never helps.
+
+    Raises:
+        ValueError: shapes differ or a score is NaN.
+    """
+    s, g = np.asarray(scores, dtype=float), np.asarray(gains, dtype=float)
+    if s.ndim != 2 or s.shape != g.shape:
+        raise ValueError(f"scores and gains must be (n_queries, n_passages) of one shape, got {s.shape} and {g.shape}")
+    if np.isnan(s).any():
+        raise ValueError("scores hold NaN; use -inf for a filtered passage")
+    # lexsort's last key is the primary one: score descending, then gain ascending.
+    return np.lexsort((g, -s), axis=-1)
+
+
+def ir_metrics(
+    ranked_gains: ArrayLike,
+    ideal_gains: Sequence[ArrayLike],
+    ks: Sequence[int] = constants.IR_RECALL_KS,
+    cutoff: int = constants.IR_CUTOFF,
+    *,
+    hit_recall: bool = False,
+) -> dict[str, np.ndarray]:
+    """Recall@k, MRR@cutoff and nDCG@cutoff per query, from the gains of its ranked passages.
+
+    The definitions are trec_eval's (``recall_k``, ``recip_rank`` of a run cut
+    at ``cutoff``, ``ndcg_cut`` with linear gains), so they equal
+    ``pytrec_eval``'s on a run without ties.
+
+    Args:
+        ranked_gains: ``(n_queries, depth)``: the relevance of each query's
+            passages in ranked order (at least ``max(ks + [cutoff])`` deep,
+            or the whole corpus).
+        ideal_gains: per query, every positive judgement it has (the
+            relevant passages' gains, any order); its count is recall's
+            denominator and its best ``cutoff`` give the ideal DCG.
+        ks: recall cut-offs.
+        cutoff: MRR's and nDCG's cut-off.
+        hit_recall: True counts a query as recalled at k when any relevant
+            passage is within the top k (the "success@k" of the in-corpus
+            ranking, equal to recall for one relevant passage per query).
+
+    Returns:
+        ``{"recall_at_k": (n_queries,), …, "mrr_at_<cutoff>": …, "ndcg_at_<cutoff>": …}``.
+
+    Raises:
+        ValueError: a query without a positive judgement, a cut-off below 1,
+            or ``ideal_gains`` of another length than the queries.
+    """
+    ranked = np.asarray(ranked_gains, dtype=float)
+    if ranked.ndim != 2:
+        raise ValueError(f"ranked_gains must be (n_queries, depth), got shape {ranked.shape}")
+    if len(ideal_gains) != ranked.shape[0]:
+        raise ValueError(f"ideal_gains has {len(ideal_gains)} entries for {ranked.shape[0]} queries")
+    if min([*ks, cutoff]) < 1:
+        raise ValueError(f"every cut-off must be at least 1, got ks={list(ks)}, cutoff={cutoff}")
+    ideal = [np.sort(np.asarray(g, dtype=float)[np.asarray(g, dtype=float) > 0])[::-1] for g in ideal_gains]
+    n_relevant = np.array([len(g) for g in ideal], dtype=float)
+    if (n_relevant == 0).any():
+        raise ValueError("every query needs at least one relevant passage")
+    hits = ranked > 0
+    out: dict[str, np.ndarray] = {}
+    for k in ks:
+        top = hits[:, :k]
+        out[f"recall_at_{k}"] = top.any(axis=1).astype(float) if hit_recall else top.sum(axis=1) / n_relevant
+    head = hits[:, :cutoff]
+    first = np.where(head.any(axis=1), head.argmax(axis=1) + 1, 0)
+    out[f"mrr_at_{cutoff}"] = np.where(first > 0, 1.0 / np.maximum(first, 1), 0.0)
+    discounts = 1.0 / np.log2(np.arange(2, cutoff + 2))
+    dcg = (ranked[:, :cutoff] * discounts[: ranked[:, :cutoff].shape[1]]).sum(axis=1)
+    idcg = np.array([(g[:cutoff] * discounts[: len(g[:cutoff])]).sum() for g in ideal])
+    out[f"ndcg_at_{cutoff}"] = dcg / idcg
+    return out

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -376,6 +376,24 @@ def _encode(model: LoadedModel, texts: list[str], cache: EmbeddingCache | None, 
         return None
 
 
+def loaded_models(
+    models: Sequence[str], allow_remote_code: Sequence[str], errors: dict[str, str], device: str, progress: ProgressFn | None
+) -> Iterator[tuple[LoadedModel, Callable[[float, str], None]]]:
+    """Each model that loads, with a progress callback scaled to its share of the run; a failure goes to ``errors``."""
+    for i, name in enumerate(models):
+
+        def note(frac: float, msg: str, i: int = i) -> None:
+            if progress is not None:
+                progress(min(1.0, (i + frac) / len(models)), msg)
+
+        note(0.0, f"loading {name} ({i + 1}/{len(models)})")
+        model = _load(name, allow_remote_code, errors, device)
+        if model is None:
+            continue
+        yield model, note
+        note(1.0, f"{model.name}: done")
+
+
 def _mitigation_names(mitigations: Sequence[Rescorer]) -> None:
     names = [getattr(m, "name", None) for m in mitigations]
     if any(not isinstance(n, str) or not n for n in names):
@@ -525,7 +543,7 @@ class CorpusResult:
             the variants added).
         rates: model, mitigation, mode (and ``all``), n, outranked, rate,
             ci_low, ci_high (queries resampled as clusters).
-        no_variant: model -> queries whose top passage no perturbation rule applies to.
+        no_variant: model -> queries whose top passage no perturbation rule applies to (every model that ranked the corpus).
         errors: model (or ``model + mitigation``) -> one-line reason.
         seconds: wall time.
     """
@@ -538,7 +556,9 @@ class CorpusResult:
 
     @property
     def models(self) -> list[str]:
-        return list(dict.fromkeys(self.pairs[constants.COL_MODEL])) if not self.pairs.empty else []
+        """Models that ranked the corpus, including those for which no rule made a variant (their ``no_variant`` says why)."""
+        scored = list(self.pairs[constants.COL_MODEL]) if not self.pairs.empty else []
+        return list(dict.fromkeys([*scored, *self.no_variant]))
 
 
 def _variants_of(passages: Sequence[str]) -> dict[str, list[tuple[str, str, str]]]:
@@ -578,7 +598,7 @@ def _corpus_rates(pairs: pd.DataFrame, **bootstrap) -> pd.DataFrame:
     rows = []
     for (model, mitigation), frame in pairs.groupby([constants.COL_MODEL, constants.COL_MITIGATION], sort=False):
         present = set(frame[constants.COL_MODE])
-        for mode in [*(m for m in constants.FAILURE_MODES if m in present), constants.MODE_ALL]:
+        for mode in [*(m for m in constants.ADVERSARIAL_CATEGORIES if m in present), constants.MODE_ALL]:
             part = frame if mode == constants.MODE_ALL else frame[frame[constants.COL_MODE] == mode]
             rate, low, high = rate_with_ci(part[constants.COL_OUTRANKS].to_numpy(bool), part[constants.COL_QUERY].to_numpy(), **bootstrap)
             rows.append((model, mitigation, mode, len(part), int(part[constants.COL_OUTRANKS].sum()), rate, low, high))
@@ -659,13 +679,14 @@ def run_corpus_probe(
         vectors, _report = encoded
         top = _cos(vectors, queries, corpus).argmax(axis=1)
         variants = _variants_of([corpus[t] for t in top])
-        no_variant[model.name] = sum(1 for t in top if not variants[corpus[t]])
         extended = list(dict.fromkeys([*corpus, *(v for vs in variants.values() for _, _, v in vs)]))
         if len(extended) > len(corpus):
             more = _encode(model, extended[len(corpus) :], cache, errors, note, batch_size)
             if more is None:
                 continue
             vectors.update(more[0])
+        # Set once the model has scored everything: a model here ran, even when no rule made a variant.
+        no_variant[model.name] = sum(1 for t in top if not variants[corpus[t]])
         dense = _cos(vectors, queries, extended)
         for mitigation in [None, *mitigations]:
             label = constants.MITIGATION_NONE if mitigation is None else mitigation.name

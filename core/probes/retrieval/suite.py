@@ -30,8 +30,6 @@ other change.
 from __future__ import annotations
 
 import csv
-import io
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -40,7 +38,8 @@ from pathlib import Path
 import pandas as pd
 
 from core import constants
-from core.files.reader import PairsFileError, read_pairs_file, read_text_file
+from core.files.reader import PairsFileError, read_pairs_file
+from core.files.texts import parse_texts, read_texts
 from core.files.validators import (
     QUANTIFIERS,
     TEMPORAL_WORDS,
@@ -80,6 +79,7 @@ _HEDGE_CUES = frozenset(HEDGE_WORDS) | frozenset(
 _MAX_EXTRA_WORDS = 3
 # A hedge is often a phrase ("is said to have", "it may be best to").
 _MAX_EXTRA_HEDGE_WORDS = 6
+_HEADER_CHARS = 64 * 1024
 _TEXT_COLUMN_GUESSES = {
     "corpus": ("text", "passage", "document", "doc", "content", "sentence", "text_b"),
     "queries": ("query", "question", "text", "q", "sentence", "text_a"),
@@ -148,8 +148,11 @@ def is_wide_retrieval_file(path: str | Path) -> bool:
     """True when the file's header names the wide suite's anchor and paraphrase columns."""
     try:
         with open(path, encoding="utf-8-sig", errors="replace") as fh:
-            header = next(csv.reader(fh), [])
-    except OSError:
+            # Only a bounded start of the first line: a JSON file or a 40,000-word first text is no wide header,
+            # and csv's 128 KiB field limit must not turn it into a crash.
+            first = fh.readline(_HEADER_CHARS)
+        header = next(csv.reader([first]), [])
+    except (OSError, csv.Error):
         return False
     return {constants.COL_ANCHOR, constants.COL_PARAPHRASE} <= {h.strip() for h in header}
 
@@ -394,11 +397,11 @@ def pairs_to_suite(pairs: pd.DataFrame, name: str = "pairs") -> RetrievalSuite:
     if missing:
         raise RetrievalSuiteError(f"the pairs table lacks columns {sorted(missing)}")
     category = pairs[constants.COL_CATEGORY].astype(str).str.strip().str.lower()
-    known = category.isin(constants.PARAPHRASE_CATEGORIES) | category.isin(MODES)
+    known = category.isin(constants.PARAPHRASE_CATEGORIES) | category.isin(constants.ADVERSARIAL_CATEGORIES)
     notes = []
     if (~known).any():
         unused = sorted(set(category[~known]))
-        notes.append(f"ignored {int((~known).sum())} pair(s) whose category is neither a paraphrase ({'/'.join(constants.PARAPHRASE_CATEGORIES)}) nor a failure mode: {', '.join(unused)}")
+        notes.append(f"ignored {int((~known).sum())} pair(s) whose category is neither a paraphrase ({'/'.join(constants.PARAPHRASE_CATEGORIES)}) nor a failure mode nor {constants.CAT_CONTRADICTION}: {', '.join(unused)}")
     rows, skipped, extra_paraphrases = [], 0, 0
     kept = pairs.assign(_cat=category)[known]
     domains = kept[constants.COL_DOMAIN].astype(str) if constants.COL_DOMAIN in kept.columns else pd.Series("", index=kept.index)
@@ -415,7 +418,7 @@ def pairs_to_suite(pairs: pd.DataFrame, name: str = "pairs") -> RetrievalSuite:
     if not rows:
         raise RetrievalSuiteError(
             "no text_a has both a paraphrase (category paraphrase, positive or correct) and an adversarial variant "
-            f"(category {', '.join(MODES)}): nothing to rank"
+            f"(category {', '.join(constants.ADVERSARIAL_CATEGORIES)}): nothing to rank"
         )
     if skipped:
         notes.append(f"dropped {skipped} text_a group(s) without both a paraphrase and a variant")
@@ -453,45 +456,15 @@ def load_retrieval_suite(name_or_path: str = constants.SUITE_RETRIEVAL) -> Retri
     return RetrievalSuite(suite.name, suite.passages, suite.queries, (*notes, *suite.notes))
 
 
-def _rows_of(text: str, suffix: str) -> tuple[list[str], list[list[str]] | None]:
-    """(header, rows) of a delimited file, or ([], None) for plain lines."""
-    if suffix == ".txt":
-        return [], None
-    delimiter = "\t" if suffix == ".tsv" else ","
-    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
-    return ([c.strip() for c in rows[0]], rows[1:]) if rows else ([], [])
-
-
-def _json_texts(text: str, kind: str) -> list[str]:
-    stripped = text.strip()
-    try:
-        records = json.loads(stripped) if stripped.startswith("[") else [json.loads(line) for line in stripped.splitlines() if line.strip()]
-    except json.JSONDecodeError as exc:
-        raise RetrievalSuiteError(f"invalid JSON ({exc.msg} at line {exc.lineno})") from exc
-    out = []
-    for record in records:
-        if isinstance(record, str):
-            out.append(record)
-        elif isinstance(record, dict):
-            key = next((k for k in _TEXT_COLUMN_GUESSES[kind] if k in record), None)
-            if key is None and len(record) == 1:
-                key = next(iter(record))
-            if key is None:
-                raise RetrievalSuiteError(f"a JSON record has no {'/'.join(_TEXT_COLUMN_GUESSES[kind][:3])} field: {sorted(record)[:5]}")
-            out.append(str(record[key]))
-        else:
-            raise RetrievalSuiteError("each JSON record must be a string or an object with a text field")
-    return out
-
-
 def read_text_list(path: str | Path, kind: str = "corpus", max_rows: int = constants.MAX_UPLOAD_ROWS) -> tuple[list[str], list[str]]:
     """The texts of a corpus or queries file, one per row, and what reading changed.
 
+    Read by :func:`core.files.texts.read_texts`, the pairs files' rules:
     ``.txt``: one text per non-empty line. ``.csv``/``.tsv``: a header row,
     then one text per row; the column is the only one, or the one named
     ``text``/``passage``/``document`` (corpus) or ``query``/``question``/``text``
     (queries). ``.jsonl``/``.json``: strings, or objects with such a field.
-    Empty rows and repeats are dropped, with a note.
+    Empty rows, repeats and values that are not text are dropped, with a note.
 
     Args:
         path: the file.
@@ -500,68 +473,31 @@ def read_text_list(path: str | Path, kind: str = "corpus", max_rows: int = const
 
     Raises:
         ValueError: unknown ``kind``.
+        RetrievalSuiteError: unreadable, empty, ambiguous or too long; the message names the file.
+    """
+    if kind not in _TEXT_COLUMN_GUESSES:
+        raise ValueError(f"kind must be one of {sorted(_TEXT_COLUMN_GUESSES)}, got {kind!r}")
+    try:
+        found = read_texts(path, _TEXT_COLUMN_GUESSES[kind], what=kind, max_rows=max_rows)
+    except PairsFileError as exc:
+        raise RetrievalSuiteError(str(exc)) from exc
+    return found.texts, found.notes
+
+
+def texts_of_bytes(data: bytes, name: str, kind: str = "corpus", max_rows: int = constants.MAX_UPLOAD_ROWS) -> tuple[list[str], list[str]]:
+    """The texts of an uploaded corpus or queries file (the rules of :func:`read_text_list`).
+
+    Raises:
+        ValueError: unknown ``kind``.
         RetrievalSuiteError: unreadable, empty, ambiguous or too long.
     """
     if kind not in _TEXT_COLUMN_GUESSES:
         raise ValueError(f"kind must be one of {sorted(_TEXT_COLUMN_GUESSES)}, got {kind!r}")
-    path = Path(path).expanduser()
     try:
-        text, encoding = read_text_file(path)
+        found = parse_texts(data, name, _TEXT_COLUMN_GUESSES[kind], what=kind, max_rows=max_rows)
     except PairsFileError as exc:
-        raise RetrievalSuiteError(f"{kind} file {path}: {exc}") from exc
-    return parse_text_list(text, encoding, path.name, kind, max_rows, where=str(path))
-
-
-def parse_text_list(
-    text: str, encoding: str, name: str, kind: str = "corpus", max_rows: int = constants.MAX_UPLOAD_ROWS, where: str | None = None
-) -> tuple[list[str], list[str]]:
-    """The texts of a decoded corpus or queries file (the rules of :func:`read_text_list`).
-
-    Args:
-        text: the file's decoded text.
-        encoding: the codec that decoded it (a note names it unless UTF-8).
-        name: the file's name; its suffix picks the format.
-        kind: ``corpus`` or ``queries``.
-        max_rows: refuse files with more texts than this.
-        where: how messages name the file when it holds no text (default ``name``).
-
-    Raises:
-        ValueError: unknown ``kind``.
-        RetrievalSuiteError: empty, ambiguous or too long.
-    """
-    if kind not in _TEXT_COLUMN_GUESSES:
-        raise ValueError(f"kind must be one of {sorted(_TEXT_COLUMN_GUESSES)}, got {kind!r}")
-    suffix = Path(name).suffix.lower()
-    notes = [] if encoding == "utf-8" else [f"{name}: decoded as {encoding}"]
-    if suffix in (".jsonl", ".json") or text.lstrip().startswith(("{", "[")):
-        texts = _json_texts(text, kind)
-    else:
-        try:
-            header, rows = _rows_of(text, suffix)
-        except csv.Error as exc:  # e.g. a field over csv's 128 KiB limit
-            raise RetrievalSuiteError(f"{kind} file {name} cannot be read as delimited text: {exc}") from exc
-        if rows is None:
-            texts = text.splitlines()
-        else:
-            lower = [h.lower() for h in header]
-            column = 0 if len(header) == 1 else next((lower.index(g) for g in _TEXT_COLUMN_GUESSES[kind] if g in lower), None)
-            if column is None:
-                raise RetrievalSuiteError(
-                    f"{kind} file {name} has columns {header}; name the text column {_TEXT_COLUMN_GUESSES[kind][0]!r} or give a one-column file"
-                )
-            texts = [r[column] if column < len(r) else "" for r in rows]
-    cleaned = [" ".join(str(t).split()) for t in texts]
-    kept = [t for t in cleaned if t]
-    if len(kept) < len(cleaned):
-        notes.append(f"{name}: dropped {len(cleaned) - len(kept)} empty row(s)")
-    unique = list(dict.fromkeys(kept))
-    if len(unique) < len(kept):
-        notes.append(f"{name}: removed {len(kept) - len(unique)} repeated text(s)")
-    if not unique:
-        raise RetrievalSuiteError(f"{kind} file {where or name} holds no text")
-    if len(unique) > max_rows:
-        raise RetrievalSuiteError(f"{kind} file {name} has {len(unique):,} texts; the limit is {max_rows:,}")
-    return unique, notes
+        raise RetrievalSuiteError(str(exc)) from exc
+    return found.texts, found.notes
 
 
 def suite_counts(suite: RetrievalSuite) -> pd.DataFrame:

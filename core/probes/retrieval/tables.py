@@ -36,7 +36,7 @@ def _require(frame: pd.DataFrame, columns: list[str], what: str) -> None:
 
 def _modes(frame: pd.DataFrame, column: str) -> list[str]:
     present = set(frame[column])
-    return [m for m in constants.FAILURE_MODES if m in present] + sorted(present - set(constants.FAILURE_MODES))
+    return [m for m in constants.ADVERSARIAL_CATEGORIES if m in present] + sorted(present - set(constants.ADVERSARIAL_CATEGORIES))
 
 
 def win_rate_table(scores: pd.DataFrame, **bootstrap) -> pd.DataFrame:

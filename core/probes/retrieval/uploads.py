@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from core import constants
-from core.files.decoding import decode_bytes
 from core.files.errors import PairsFileError
 from core.files.reader import apply_mapping, guess_mapping, mapping_note, parse_pairs
 from core.probes.retrieval.suite import (
@@ -21,7 +20,7 @@ from core.probes.retrieval.suite import (
     RetrievalSuite,
     RetrievalSuiteError,
     pairs_to_suite,
-    parse_text_list,
+    texts_of_bytes,
     tidy_suite,
     validate_retrieval_suite,
 )
@@ -84,7 +83,7 @@ def suite_from_bytes(data: bytes, name: str) -> RetrievalSuite:
     if mapping.get(constants.COL_CATEGORY) is None:
         raise RetrievalSuiteError(
             f"{name} has no category column (columns: {', '.join(columns)}); each text_b needs a category: "
-            f"paraphrase (or positive) for the passage that should rank first, a failure mode ({', '.join(constants.FAILURE_MODES)}) for the others"
+            f"paraphrase (or positive) for the passage that should rank first, a failure mode ({', '.join(constants.FAILURE_MODES)}) or {constants.CAT_CONTRADICTION} for the others"
         )
     guessed = mapping_note(columns, mapping)
     suite = pairs_to_suite(pairs, stem)
@@ -108,10 +107,4 @@ def texts_from_bytes(data: bytes, name: str, kind: str) -> tuple[list[str], list
         RetrievalSuiteError: empty, binary, ambiguous or too long.
     """
     _checked_upload(data, name)
-    try:
-        decoded = decode_bytes(bytes(data))
-    except PairsFileError as exc:
-        raise RetrievalSuiteError(f"{kind} file {name}: {exc}") from exc
-    texts, notes = parse_text_list(decoded.text, decoded.encoding, name, kind)
-    # A codec other than UTF-8 is already named by parse_text_list; UTF-8's notes (replaced bytes) are not.
-    return texts, ([*decoded.notes, *notes] if decoded.encoding == "utf-8" else notes)
+    return texts_of_bytes(bytes(data), name, kind)

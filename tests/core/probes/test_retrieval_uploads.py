@@ -105,7 +105,8 @@ def test_upload_arguments_are_checked():
         texts_from_bytes(b"a" * (constants.MAX_UPLOAD_MB * 1024 * 1024 + 1), "big.txt", "corpus")
 
 
-def test_a_field_over_the_csv_limit_is_refused_not_raised():
+def test_a_field_over_the_csv_limit_is_read_as_the_pairs_reader_reads_it():
+    # Issue 23.5: one reader; pandas has no 128 KiB field limit, so a long passage is a passage.
     data = ("text\n" + "a" * 200_000 + "\n").encode()
-    with pytest.raises(RetrievalSuiteError, match="cannot be read as delimited text"):
-        texts_from_bytes(data, "c.csv", "corpus")
+    texts, _ = texts_from_bytes(data, "c.csv", "corpus")
+    assert texts == ["a" * 200_000]

@@ -1,0 +1,228 @@
+"""BEIR probe: recall@k, MRR@10 and nDCG@10 from the user's own relevance judgements, the corpus streamed in chunks.
+
+For each model, the judged queries are encoded once; the corpus is read
+``chunk_rows`` passages at a time (:meth:`core.files.beir.BeirFolder.corpus_chunks`),
+encoded through the embedding cache (whose memory is emptied after each
+chunk), scored against every query, and merged into each query's running
+top ``depth`` passages.  Only ``(n_queries, depth + chunk_rows)`` scores are
+held at once, so a corpus larger than memory runs.  Ties are resolved against
+the retriever (:func:`core.probes.retrieval.metrics.rank_order`).  The
+figures are trec_eval's (``pytrec_eval`` gives the same on a run without
+ties): recall@k is the share of a query's relevant passages in its top k.
+
+With ``variants=True`` the perturbation rules (:func:`core.probes.perturb.perturb`)
+make contradicting variants of each judged relevant passage, and the run
+reports how often a variant outranks the passage it contradicts, per mode,
+with 95% bootstrap intervals (queries resampled as clusters).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from core import constants
+from core.files.beir import BeirFolder
+from core.models.cache import EmbeddingCache
+from core.models.encode import EncodeReport, embedding_matrix
+from core.probes.retrieval.metrics import ir_metrics, rank_order
+from core.probes.retrieval.run import CORPUS_RATE_COLUMNS, ProgressFn, _corpus_rates, _encode, _variants_of, loaded_models
+
+RANKING_COLUMNS = [
+    constants.COL_MODEL, constants.COL_N_QUERIES, constants.COL_N_PASSAGES, *constants.COL_IR_RECALL_AT.values(),
+    constants.COL_MRR_AT, constants.COL_NDCG_AT,
+]
+
+
+@dataclass
+class BeirResult:
+    """What the BEIR probe found.
+
+    Attributes:
+        ranks: one row per model and query: query_id, query, the per-query
+            figures, top1_id, top1 (text).
+        ranking: model, n_queries, n_passages, recall_at_1/5/10, mrr_at_10, ndcg_at_10.
+        variant_pairs: with ``variants``: one row per model, query, relevant
+            passage and variant: query, original, mode, rule, variant,
+            score_original, score_variant, outranks.
+        variant_rates: model, mitigation (``none``), mode (and ``all``), n,
+            outranked, rate, ci_low, ci_high.
+        errors: model -> one-line reason it produced nothing.
+        reports: model -> encoding report of its last chunk.
+        seconds: wall time.
+    """
+
+    ranks: pd.DataFrame
+    ranking: pd.DataFrame
+    variant_pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    variant_rates: pd.DataFrame = field(default_factory=pd.DataFrame)
+    errors: dict[str, str] = field(default_factory=dict)
+    reports: dict[str, EncodeReport] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def models(self) -> list[str]:
+        return list(self.ranking[constants.COL_MODEL]) if not self.ranking.empty else []
+
+    def frames(self) -> dict[str, pd.DataFrame]:
+        """Every table by name (for CSV export)."""
+        frames = {"beir_ranks": self.ranks, "beir_ranking": self.ranking}
+        if not self.variant_pairs.empty:
+            frames.update({"beir_variant_pairs": self.variant_pairs, "beir_variant_rates": self.variant_rates})
+        return frames
+
+
+@dataclass
+class _TopK:
+    """Each query's best ``depth`` passages so far: scores, gains and passage texts and ids."""
+
+    scores: np.ndarray  # (n_queries, <= depth)
+    gains: np.ndarray  # (n_queries, <= depth)
+    ids: np.ndarray  # (n_queries, <= depth) object: passage ids
+    texts: np.ndarray  # (n_queries, <= depth) object
+
+    def merge(self, scores: np.ndarray, gains: np.ndarray, ids: list[str], texts: list[str], depth: int) -> _TopK:
+        n = scores.shape[0]
+        all_scores = np.concatenate([self.scores, scores], axis=1)
+        all_gains = np.concatenate([self.gains, gains], axis=1)
+        all_ids = np.concatenate([self.ids, np.broadcast_to(np.array(ids, dtype=object), (n, len(ids)))], axis=1)
+        all_texts = np.concatenate([self.texts, np.broadcast_to(np.array(texts, dtype=object), (n, len(texts)))], axis=1)
+        order = rank_order(all_scores, all_gains)[:, :depth]
+        take = lambda a: np.take_along_axis(a, order, axis=1)  # noqa: E731 - four arrays, one indexing
+        return _TopK(take(all_scores), take(all_gains), take(all_ids), take(all_texts))
+
+
+def _gains(qrels: list[dict[str, int]], ids: list[str]) -> np.ndarray:
+    column = {d: j for j, d in enumerate(ids)}
+    out = np.zeros((len(qrels), len(ids)))
+    for i, judged in enumerate(qrels):
+        for doc, rel in judged.items():
+            j = column.get(doc)
+            if j is not None:
+                out[i, j] = rel
+    return out
+
+
+def run_beir(
+    folder: BeirFolder,
+    models: Sequence[str],
+    *,
+    cache: EmbeddingCache | None = None,
+    allow_remote_code: Sequence[str] = (),
+    progress: ProgressFn | None = None,
+    device: str = constants.DEVICE_AUTO,
+    batch_size: int | None = None,
+    chunk_rows: int = 2048,
+    variants: bool = False,
+    seed: int = constants.BOOTSTRAP_SEED,
+    n_resamples: int = constants.BOOTSTRAP_RESAMPLES,
+    confidence: float = constants.CONFIDENCE,
+) -> BeirResult:
+    """Rank a BEIR corpus for its judged queries, per model (module docstring).
+
+    Args:
+        folder: what :func:`core.files.beir.read_beir` read.
+        models: model names, Hugging Face ids or folders.
+        cache: vector cache, or None.
+        allow_remote_code: models opted in to remote code.
+        progress: called with (fraction done, message), once per chunk.
+        device, batch_size: as for :func:`core.probes.retrieval.run.run_retrieval`.
+        chunk_rows: corpus passages read, encoded and scored at a time.
+        variants: also ask whether rule-made contradictions of each relevant passage outrank it.
+        seed, n_resamples, confidence: of the variant rates' bootstrap intervals.
+
+    Returns:
+        A :class:`BeirResult`; a model that fails to load or encode is in ``errors``.
+
+    Raises:
+        ValueError: no model, a chunk size below 1, or ``folder`` not a :class:`BeirFolder`.
+        PairsFileError: a malformed corpus line (the message names the lines).
+    """
+    start = time.perf_counter()
+    if not isinstance(folder, BeirFolder):
+        raise ValueError(f"folder must be a BeirFolder (core.files.beir.read_beir), got {type(folder).__name__}")  # noqa: TRY004
+    if not models:
+        raise ValueError("give at least one model")
+    if chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
+    depth = max(*constants.IR_RECALL_KS, constants.IR_CUTOFF)
+    qids = list(folder.queries)
+    qrels = [folder.qrels[q] for q in qids]
+    errors: dict[str, str] = {}
+    reports: dict[str, EncodeReport] = {}
+    ranks, rows, variant_rows = [], [], []
+    judged = {d for q in qrels for d in q}
+    for model, note in loaded_models(models, allow_remote_code, errors, device, progress):
+        encoded = _encode(model, [folder.queries[q] for q in qids], cache, errors, lambda f, m: None, batch_size)
+        if encoded is None:
+            continue
+        queries = embedding_matrix(encoded[0], [folder.queries[q] for q in qids]).astype(np.float64)
+        empty = np.empty((len(qids), 0))
+        top = _TopK(empty, empty, empty.astype(object), empty.astype(object))
+        n_passages, failed, relevant = 0, False, {}
+        for chunk in folder.corpus_chunks(chunk_rows):
+            # A passage with neither title nor text cannot be embedded; it cannot be retrieved either.
+            keep = [j for j, t in enumerate(chunk.texts) if t]
+            ids, texts = [chunk.ids[j] for j in keep], [chunk.texts[j] for j in keep]
+            if not ids:
+                continue
+            got = _encode(model, texts, cache, errors, lambda f, m: None, batch_size)
+            if got is None:
+                failed = True
+                break
+            vectors, reports[model.name] = got
+            if variants:
+                relevant.update({d: t for d, t in zip(ids, texts, strict=True) if d in judged})
+            scores = np.clip(queries @ embedding_matrix(vectors, texts).astype(np.float64).T, -1.0, 1.0)
+            top = top.merge(scores, _gains(qrels, ids), ids, texts, depth)
+            n_passages += len(ids)
+            if cache is not None:
+                cache.clear_memory()
+            note(chunk.fraction, f"{model.name}: ranked {n_passages:,} passages")
+        if failed:
+            continue
+        figures = ir_metrics(top.gains, [np.array(list(q.values()), dtype=float) for q in qrels])
+        ranks.append(pd.DataFrame({constants.COL_MODEL: model.name, "query_id": qids, constants.COL_QUERY: [folder.queries[q] for q in qids],
+                                   **figures, "top1_id": top.ids[:, 0], "top1": top.texts[:, 0]}))
+        means = {k: float(v.mean()) for k, v in figures.items()}
+        rows.append({constants.COL_MODEL: model.name, constants.COL_N_QUERIES: len(qids), constants.COL_N_PASSAGES: n_passages, **means})
+        if variants:
+            made = _variant_rows(model, [folder.queries[q] for q in qids], qrels, relevant, cache, errors, batch_size)
+            if made is not None:
+                variant_rows += made
+    pairs = pd.DataFrame(variant_rows)
+    rates = _corpus_rates(pairs, n_resamples=n_resamples, confidence=confidence, seed=seed) if variant_rows else pd.DataFrame(columns=CORPUS_RATE_COLUMNS)
+    return BeirResult(
+        pd.concat(ranks, ignore_index=True) if ranks else pd.DataFrame(columns=[constants.COL_MODEL]),
+        pd.DataFrame(rows, columns=RANKING_COLUMNS), pairs, rates, errors, reports, time.perf_counter() - start,
+    )
+
+
+def _variant_rows(model, queries: list[str], qrels: list[dict[str, int]], relevant: dict[str, str], cache, errors, batch_size) -> list[dict] | None:
+    """Per query and relevant passage, each rule-made variant's score against the passage's own."""
+    variants = _variants_of(list(relevant.values()))
+    texts = list(dict.fromkeys([*queries, *relevant.values(), *(v for vs in variants.values() for _, _, v in vs)]))
+    got = _encode(model, texts, cache, errors, lambda f, m: None, batch_size)
+    if got is None:
+        return None
+    vectors = got[0]
+    rows = []
+    for query, judged in zip(queries, qrels, strict=True):
+        q = vectors[query].astype(np.float64)
+        for doc in judged:
+            original = relevant.get(doc)
+            if original is None:
+                continue
+            s_orig = float(np.clip(q @ vectors[original].astype(np.float64), -1, 1))
+            for mode, rule, text in variants[original]:
+                s_var = float(np.clip(q @ vectors[text].astype(np.float64), -1, 1))
+                rows.append({
+                    constants.COL_MODEL: model.name, constants.COL_MITIGATION: constants.MITIGATION_NONE, constants.COL_QUERY: query,
+                    "original": original, constants.COL_MODE: mode, constants.COL_RULE: rule, constants.COL_VARIANT: text,
+                    "score_original": s_orig, "score_variant": s_var, constants.COL_OUTRANKS: s_var > s_orig,
+                })
+    return rows

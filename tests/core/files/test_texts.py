@@ -1,0 +1,77 @@
+"""Issue 23.5/23.6: a corpus or queries file goes through core/files with the pairs files' rules and messages naming the file."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core import constants
+from core.cli import main as cli
+from core.files.errors import PairsFileError
+from core.files.texts import parse_texts
+from core.probes.retrieval.suite import RetrievalSuiteError, is_wide_retrieval_file, read_text_list
+
+GUESSES = ("text", "passage")
+
+
+def test_deep_nesting_is_a_message_not_a_recursion_error(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(RetrievalSuiteError, match=r"corpus file deep\.json: .*nested too deeply"):
+        read_text_list(path, "corpus")
+
+
+def test_a_lone_surrogate_is_replaced_with_a_note_naming_the_file():
+    data = b'{"text": "caf\\ud800 au lait"}\n{"text": "tea"}\n'
+    found = parse_texts(data, "c.jsonl", GUESSES, what="corpus")
+    assert found.texts == ["caf\ufffd au lait", "tea"]
+    assert any(n.startswith("c.jsonl:") and "U+FFFD" in n for n in found.notes)
+    strings = parse_texts(b'["ok", "bad \\udc00"]', "c.json", GUESSES, what="corpus")
+    assert strings.texts == ["ok", "bad \ufffd"]
+
+
+@pytest.mark.parametrize(
+    ("data", "name"),
+    [
+        (json.dumps([{"text": None}, {"text": 3}, {"text": True}, {"text": "kept"}]).encode(), "c.json"),
+        (b'{"text": 3.5}\n{"text": null}\n{"text": "kept"}\n', "c.jsonl"),
+        (json.dumps(["kept", None, 4, {"a": 1}, ["x"]]).encode(), "c.json"),
+    ],
+)
+def test_values_that_are_not_text_are_never_scored_as_their_repr(data, name):
+    found = parse_texts(data, name, GUESSES, what="corpus")
+    assert found.texts == ["kept"]
+    assert not any(t in {"None", "3", "3.5", "True", "4", "{'a': 1}", "['x']"} for t in found.texts)
+
+
+def test_a_field_of_objects_is_refused_naming_the_file():
+    with pytest.raises(PairsFileError, match=r"corpus file c\.jsonl: field 'text' holds JSON objects"):
+        parse_texts(b'{"text": {"a": 1}}\n', "c.jsonl", GUESSES, what="corpus")
+
+
+def test_a_txt_file_whose_first_line_looks_like_json_is_lines():
+    found = parse_texts(b"[1] The first passage.\n{draft} The second passage.\n", "c.txt", GUESSES, what="corpus")
+    assert found.texts == ["[1] The first passage.", "{draft} The second passage."]
+
+
+def test_a_first_field_over_128_kb_is_no_wide_header(tmp_path):
+    path = tmp_path / "long.jsonl"
+    path.write_text(json.dumps({"text_a": "word " * 40_000, "text_b": "b", "category": "negation"}) + "\n")
+    assert is_wide_retrieval_file(path) is False
+
+
+def test_validate_and_retrieval_suite_do_not_crash_on_a_long_first_field(tmp_path, capsys):
+    # Issue 23.6: "field larger than field limit" (exit 1) from the wide-format sniffing.
+    path = tmp_path / "long.csv"
+    path.write_text('text_a,text_b,category\n"' + "word " * 40_000 + '",b,negation\n')
+    assert cli.main(["validate", str(path)]) in (0, 1)
+    assert "field larger than field limit" not in capsys.readouterr().err
+    code = cli.main(["retrieval", "--suite", str(path), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "field larger" not in err and "nothing to rank" in err
+
+
+def test_upload_limit_is_named():
+    with pytest.raises(PairsFileError, match=r"queries file q\.txt: .*limit is"):
+        parse_texts(b"a" * (constants.MAX_UPLOAD_MB * 1024 * 1024 + 1), "q.txt", GUESSES, what="queries")

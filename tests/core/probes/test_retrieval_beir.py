@@ -1,0 +1,96 @@
+"""The BEIR probe with the real MiniLM: figures equal pytrec_eval's, chunking changes nothing, the cache is used."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from core import constants
+from core.cli import main as cli
+from core.files.beir import read_beir
+from core.files.triples import read_triples
+from core.models.registry import MINILM_L6
+from core.paths import PROJECT_ROOT
+from core.probes.retrieval.beir import run_beir
+from core.probes.retrieval.triples import run_triples
+
+BEIR = PROJECT_ROOT / "data" / "samples" / "nli-beir"
+TRIPLES = PROJECT_ROOT / "data" / "samples" / "nli-triples.csv"
+FIGURES = ("recall_at_1", "recall_at_5", "recall_at_10", "mrr_at_10", "ndcg_at_10")
+
+
+@pytest.fixture(scope="module")
+def folder():
+    return read_beir(BEIR)
+
+
+@pytest.fixture(scope="module")
+def result(folder, minilm):
+    return run_beir(folder, [MINILM_L6], chunk_rows=7)
+
+
+def test_figures_equal_pytrec_eval(folder, result, minilm):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from core.models.encode import embedding_matrix, encode_texts
+
+    chunks = list(folder.corpus_chunks(1000))
+    ids, texts = chunks[0].ids, chunks[0].texts
+    qids = list(folder.queries)
+    vectors, _ = encode_texts(minilm, [*texts, *folder.queries.values()], None)
+    scores = embedding_matrix(vectors, [folder.queries[q] for q in qids]) @ embedding_matrix(vectors, texts).T
+    run = {q: {d: float(s) for d, s in zip(ids, row, strict=True)} for q, row in zip(qids, scores, strict=True)}
+    top10 = {q: dict(sorted(docs.items(), key=lambda kv: -kv[1])[:10]) for q, docs in run.items()}
+    full = pytrec_eval.RelevanceEvaluator(folder.qrels, {"recall.1,5,10", "ndcg_cut.10"}).evaluate(run)
+    rr = pytrec_eval.RelevanceEvaluator(folder.qrels, {"recip_rank"}).evaluate(top10)
+    ranks = result.ranks.set_index("query_id")
+    for q in qids:
+        for k in (1, 5, 10):
+            assert ranks.loc[q, f"recall_at_{k}"] == pytest.approx(full[q][f"recall_{k}"], abs=1e-6)
+        assert ranks.loc[q, "ndcg_at_10"] == pytest.approx(full[q]["ndcg_cut_10"], abs=1e-6)
+        assert ranks.loc[q, "mrr_at_10"] == pytest.approx(rr[q]["recip_rank"], abs=1e-6)
+    assert result.ranking[constants.COL_N_PASSAGES].iloc[0] == 46
+
+
+def test_chunk_size_changes_nothing(folder, result, minilm):
+    whole = run_beir(folder, [MINILM_L6], chunk_rows=10_000)
+    assert np.allclose(whole.ranking[list(FIGURES)].to_numpy(float), result.ranking[list(FIGURES)].to_numpy(float))
+
+
+def test_the_embedding_cache_serves_a_second_run(folder, minilm, fresh_cache):
+    run_beir(folder, [MINILM_L6], cache=fresh_cache, chunk_rows=20)
+    again = run_beir(folder, [MINILM_L6], cache=fresh_cache, chunk_rows=20)
+    report = again.reports[MINILM_L6]
+    assert report.n_encoded == 0 and report.n_cached > 0
+
+
+def test_the_same_set_as_triples_gives_the_same_recall_at_1(result, minilm):
+    triples = run_triples(read_triples(TRIPLES), [MINILM_L6])
+    assert result.ranking["recall_at_1"].iloc[0] == pytest.approx(triples.ranking["recall_at_1"].iloc[0], abs=1e-12)
+
+
+def test_cli_beir(capsys, minilm, tmp_path):
+    assert cli.main(["retrieval", "--beir", str(BEIR), "--models", MINILM_L6, "--json", "--quiet"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["split"] == "test" and doc["ranking"][0]["n_queries"] == 23
+    assert cli.main(["retrieval", "--beir", str(BEIR), "--split", "dev", "--quiet"]) == 2
+    assert "no qrels/dev.tsv; splits there: test" in capsys.readouterr().err
+    assert cli.main(["retrieval", "--split", "dev", "--quiet"]) == 2
+    assert "--split needs a --beir DIR" in capsys.readouterr().err
+
+
+def test_variants_of_relevant_passages_outrank_them_as_the_cosines_say(folder, minilm):
+    from core.models.encode import encode_texts
+
+    out = run_beir(folder, [MINILM_L6], variants=True, n_resamples=200)
+    pairs = out.variant_pairs
+    assert len(pairs) > 20 and set(pairs["mode"]) <= set(constants.FAILURE_MODES)
+    texts = list(dict.fromkeys([*pairs["query"], *pairs["original"], *pairs["variant"]]))
+    vectors, _ = encode_texts(minilm, texts, None)
+    cos = lambda a, b: float(vectors[a].astype(float) @ vectors[b].astype(float))  # noqa: E731
+    expected = [cos(q, v) > cos(q, o) for q, o, v in zip(pairs["query"], pairs["original"], pairs["variant"], strict=True)]
+    assert list(pairs["outranks"]) == expected
+    overall = out.variant_rates.set_index("mode").loc["all"]
+    assert overall["rate"] == pytest.approx(np.mean(expected)) and overall["n"] == len(pairs)
+    assert "beir_variant_rates" in out.frames()
