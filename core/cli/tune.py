@@ -25,6 +25,7 @@ EXAMPLES = (
     "cosine-probe tune --models MiniLM-L6 --out tuned --seed 0",
     "cosine-probe tune --models MiniLM-L6 --out tuned --labels my-labelled-pairs.csv --average 1.0",
     "cosine-probe tune --models ./my-model --suite my-pairs.csv --out tuned --distill 2 --no-control",
+    "cosine-probe tune --models MiniLM-L6 --triples my-triples.csv --out tuned",
 )
 
 
@@ -40,6 +41,8 @@ def register(subparsers) -> None:
     p.add_argument("--out", metavar="DIR", required=True, help="write the tuned model (DIR/model), triples, split, scores and report here")
     p.add_argument("--suite", default=constants.SUITE_RETRIEVAL, help="'retrieval' (the shipped suite), a file in its format, or a pairs file "
                                                                       "(text_a = anchor, text_b = passage, category = paraphrase or a failure mode)")
+    p.add_argument("--triples", metavar="FILE", help="train and judge on your own triples file instead (anchor/positive/negative or NLI "
+                                                   "premise/entailed/contradicted columns; each anchor is one group of the split)")
     p.add_argument("--labels", metavar="FILE", action="append", default=[], help="a labelled pairs file (label = match/no match): its AUC before/after "
                                                                                "is reported as a cost; repeatable")
     p.add_argument("--seed", type=int, default=0, help="seed of the split, the training and the intervals (default %(default)s)")
@@ -90,6 +93,23 @@ def _labelled(paths: list[str]) -> dict[str, pd.DataFrame]:
     return out
 
 
+def _triples(path: str, suite: str):
+    """``--triples FILE`` as a suite (:func:`core.probes.tune.data.triples_suite`)."""
+    from core.files.errors import PairsFileError
+    from core.files.triples import read_triples
+    from core.probes.tune.data import triples_suite
+
+    if suite != constants.SUITE_RETRIEVAL:
+        raise CliError("give --suite or --triples, not both")
+    try:
+        triples = read_triples(path)
+        for note in triples.notes:
+            print(f"note: {note}", file=sys.stderr)
+        return triples_suite(triples.frame, triples.name)
+    except (PairsFileError, ValueError) as exc:
+        raise CliError(f"--triples {path}: {exc}") from exc
+
+
 def _model(name: str, allow_remote_code: bool):
     from core.models.loading import ModelUnavailable, load_model
 
@@ -116,7 +136,7 @@ def cmd_tune(args) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"--out {out} is a file, not a folder")
-    suite = _load_suite(args.suite)
+    suite = _triples(args.triples, args.suite) if args.triples else _load_suite(args.suite)
     labelled = _labelled(args.labels)
     name = args.models[0]
     try:

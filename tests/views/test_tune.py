@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
 from apptest_support import open_page
-from core import constants as C
 from hub_cache_support import StandIn, build_standin
+
+from core import constants as C
 
 PAGE = "views/tune.py"
 

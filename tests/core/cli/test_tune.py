@@ -48,3 +48,28 @@ def test_json_alone_on_stdout_and_the_model_loads_by_path(tiny, tmp_path, capsys
 
     loaded = load_model(str(out / "model"), backend="torch")
     assert loaded.fingerprint and loaded.backend.embed(["a sentence"]).shape == (1, 32)
+
+
+def test_a_triples_file_trains_and_is_judged_by_anchor_group(tiny, tmp_path, capsys):
+    from core.paths import PROJECT_ROOT
+
+    out = tmp_path / "out"
+    code = cli.main(["tune", "--models", str(tiny), "--out", str(out), "--triples", str(PROJECT_ROOT / "data" / "samples" / "nli-triples.csv"),
+                     "--batch-size", "4", "--max-steps", "1", "--no-control", "--average", "1", "--json", "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    doc = json.loads(captured.out)
+    assert {r["mode"] for r in doc["win_rates"]} == {"all", C.CAT_CONTRADICTION}
+    import pandas as pd
+
+    split = pd.read_parquet(out / "split.parquet")
+    triples = pd.read_parquet(out / "triples.parquet")
+    # No anchor of the training triples is judged in the held-out half.
+    held_out = set(split[split[C.COL_SPLIT] == C.SPLIT_HELD_OUT][C.COL_GROUP_ID])
+    assert not set(triples[C.COL_GROUP_ID]) & held_out
+    assert sum(doc["groups"].values()) == len(split) >= 2
+
+
+def test_suite_and_triples_together_are_refused(tmp_path, capsys):
+    code = cli.main(["tune", "--models", "MiniLM-L6", "--out", str(tmp_path / "o"), "--suite", "x.csv", "--triples", "y.csv"])
+    assert code == 2 and "not both" in capsys.readouterr().err
