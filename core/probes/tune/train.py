@@ -85,12 +85,6 @@ class TuneConfig:
         return asdict(self)
 
 
-def steps_per_run(n_rows: int, config: TuneConfig) -> int:
-    """Optimizer steps a run takes: ``ceil(n_rows / batch) * epochs`` (the sampler may make a few more batches)."""
-    total = math.ceil(math.ceil(n_rows / config.batch_size) * config.epochs)
-    return min(total, config.max_steps) if config.max_steps else total
-
-
 def trainable_copy(model: Any) -> Any:
     """A deep copy of a loaded ``SentenceTransformer`` to train, so the shared instance stays untouched."""
     clone = copy.deepcopy(model)
