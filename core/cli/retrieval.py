@@ -73,7 +73,9 @@ def _check_args(args) -> None:
     for flag, value in (("--triples", args.triples), ("--beir", args.beir)):
         if value is None:
             continue
-        others = [f for f, v in (("--suite", args.suite), ("--corpus", args.corpus), ("--queries", args.queries), ("--mitigate", args.mitigate),
+        # A triples file takes --mitigate (its anchors become groups; issue 25: every mitigation measured on the user's data).
+        mitigate = None if flag == "--triples" else args.mitigate
+        others = [f for f, v in (("--suite", args.suite), ("--corpus", args.corpus), ("--queries", args.queries), ("--mitigate", mitigate),
                                  ("--triples", args.triples), ("--beir", args.beir)) if v and f != flag]
         if others:
             raise CliError(f"{flag} runs on its own: leave out {', '.join(others)}")
@@ -83,6 +85,17 @@ def _check_args(args) -> None:
         raise CliError(f"--seed must be 0 or more, got {args.seed}")
     if args.mitigate is not None and not args.mitigate.strip(" ,"):
         raise CliError("--mitigate is empty; give e.g. bm25,guard")
+
+
+def _triples_suite(args):
+    """``--triples FILE --mitigate …``: each anchor a group, its first positive the paraphrase, its negatives variants."""
+    from core.probes.tune.data import triples_suite
+
+    triples = _load_triples(args)
+    try:
+        return triples_suite(triples.frame, triples.name)
+    except ValueError as exc:
+        raise CliError(f"--triples {args.triples}: {exc}") from exc
 
 
 def _load_suite(name: str):
@@ -289,13 +302,13 @@ def cmd_retrieval(args) -> int:
     from core.probes.retrieval.run import run_corpus_probe, run_retrieval
 
     _check_args(args)
-    if args.triples is not None:
+    if args.triples is not None and not args.mitigate:
         return _cmd_triples(args)
     if args.beir is not None:
         return _cmd_beir(args)
     run_suite = args.suite is not None or args.corpus is None
-    suite_name = args.suite or constants.SUITE_RETRIEVAL
-    suite = _load_suite(suite_name) if run_suite else None
+    suite_name = args.suite or args.triples or constants.SUITE_RETRIEVAL
+    suite = _triples_suite(args) if args.triples is not None else _load_suite(suite_name) if run_suite else None
     corpus, queries = _load_corpus(args) if args.corpus is not None else ([], [])
     models = _models_arg(args.models)
     mitigations = _mitigations(args, models)

@@ -73,3 +73,19 @@ def test_a_triples_file_trains_and_is_judged_by_anchor_group(tiny, tmp_path, cap
 def test_suite_and_triples_together_are_refused(tmp_path, capsys):
     code = cli.main(["tune", "--models", "MiniLM-L6", "--out", str(tmp_path / "o"), "--suite", "x.csv", "--triples", "y.csv"])
     assert code == 2 and "not both" in capsys.readouterr().err
+
+
+def test_retrieval_mitigations_on_a_users_triples_lead_with_hand_written(tmp_path, capsys, minilm):
+    """Issue 25: `retrieval --triples FILE --mitigate guard` reports every mitigation on the user's data, by variant source."""
+    from core.paths import PROJECT_ROOT
+
+    sample = PROJECT_ROOT / "data" / "samples" / "nli-triples.csv"
+    code = cli.main(["retrieval", "--triples", str(sample), "--mitigate", "guard", "--models", minilm.meta.name, "--json", "--quiet", "--no-cache"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    doc = json.loads(captured.out)
+    rows = doc["win_rates_by_source"]
+    assert [r["mitigation"] for r in rows][0] == C.MITIGATION_NONE and {r["mitigation"] for r in rows} == {C.MITIGATION_NONE, C.MITIGATION_GUARD}
+    n_negatives = sum(r["n"] for r in rows if r["mitigation"] == C.MITIGATION_NONE)
+    assert n_negatives == sum(r["n"] for r in doc["win_rates"] if r["mitigation"] == C.MITIGATION_NONE and r["mode"] == "all")
+    assert all(r["variant_source"] in C.VARIANT_SOURCES for r in rows)
