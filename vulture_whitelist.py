@@ -58,3 +58,6 @@ _.enable_progress_bars  # ray.data.DataContext, set in core/scoring/ray_engine.p
 _.forward  # torch.nn.Module.forward of the export wrapper, called by torch.onnx.export
 max_embedding_diff  # ExportCheck field, printed in reports and stored with the verification
 n_texts  # ExportCheck field, printed in reports and stored with the verification
+_.on_log  # transformers.TrainerCallback hook, called by the trainer (core/probes/tune/train.py)
+_.on_step_end  # transformers.TrainerCallback hook, called by the trainer (core/probes/tune/train.py)
+_.should_training_stop  # transformers.TrainerControl flag the trainer reads (core/probes/tune/train.py)

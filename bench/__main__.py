@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import figures, hashing, page_rerun, scale
+from bench import figures, hashing, page_rerun, scale, tune
 
 FIGURES = {
     "typed_pair_warm": figures.typed_pair_warm,
@@ -31,6 +31,8 @@ FIGURES = {
     "upload_50k": scale.upload,
     # issue 23: every weights file and export hashed in full once per process
     "weights_hashing": hashing.weights_hashing,
+    # issue 25: a default `cosine-probe tune` of MiniLM-L6
+    "tune_default": tune.tune_default,
 }
 RESULTS = Path(__file__).parent / "results.json"
 
@@ -76,6 +78,7 @@ def _headline(name: str, fig: dict) -> str:
         "warm_whole_process": ("cold_seconds", "warm_seconds", "speedup", "warm_imported_torch"),
         "upload_50k": ("seconds", "peak_rss_mb"),
         "weights_hashing": ("minilm_hash_seconds", "mpnet_hash_seconds"),
+        "tune_default": ("seconds", "peak_rss_mb", "held_out_negation_drop", "met"),
     }.get(name, ())
     return ", ".join(f"{k}={fig.get(k)}" for k in keys)
 

@@ -356,3 +356,26 @@ RAY_CONNECT_TIMEOUT_S = 10.0
 RAY_BATCH_PAIRS = 1024
 # GPUs each Ray actor reserves under --device cuda (a fraction shares one GPU between actors).
 RAY_GPUS_PER_ACTOR = 1.0
+
+# --- mitigations measured where they were not tuned; `tune` (issue 25) ---
+# A retrieval variant is "rule-made" when core.probes.perturb.perturb(anchor) writes it word for word
+# (the contradiction guard inverts those rules), "hand-written" otherwise: the held-out kind, reported first.
+COL_VARIANT_SOURCE = "variant_source"
+SOURCE_HAND, SOURCE_RULE = "hand-written", "rule-made"
+VARIANT_SOURCES = (SOURCE_HAND, SOURCE_RULE)
+COL_SPLIT = "split"
+SPLIT_HELD_OUT, SPLIT_TRAIN = "held-out", "training"
+TUNE_SPLITS = (SPLIT_HELD_OUT, SPLIT_TRAIN)
+COL_SETTING = "setting"
+TUNE_SETTING_UNTOUCHED, TUNE_SETTING_TUNED, TUNE_SETTING_CONTROL = "untouched", "tuned", "control (no hard negatives)"
+TUNE_SETTING_NOT_AVERAGED = "tuned, not averaged"
+TUNE_SETTINGS = (TUNE_SETTING_UNTOUCHED, TUNE_SETTING_TUNED, TUNE_SETTING_NOT_AVERAGED, TUNE_SETTING_CONTROL)
+TUNE_DEFAULT_LR = 1e-4
+TUNE_DEFAULT_BATCH = 16
+TUNE_DEFAULT_EPOCHS = 3
+TUNE_DEFAULT_WARMUP = 0.1
+TUNE_DEFAULT_AVERAGE = 0.5  # weight of the tuned model when averaged with the original (WiSE-FT); 1.0 keeps it as tuned
+TUNE_DEFAULT_MNRL_SCALE = 20.0
+TUNE_TRAIN_FRACTION = 0.5
+# A mode "did not move" when its held-out win rate fell by fewer than this many points.
+TUNE_MOVED_POINTS = 10.0

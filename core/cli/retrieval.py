@@ -73,7 +73,9 @@ def _check_args(args) -> None:
     for flag, value in (("--triples", args.triples), ("--beir", args.beir)):
         if value is None:
             continue
-        others = [f for f, v in (("--suite", args.suite), ("--corpus", args.corpus), ("--queries", args.queries), ("--mitigate", args.mitigate),
+        # A triples file takes --mitigate (its anchors become groups; issue 25: every mitigation measured on the user's data).
+        mitigate = None if flag == "--triples" else args.mitigate
+        others = [f for f, v in (("--suite", args.suite), ("--corpus", args.corpus), ("--queries", args.queries), ("--mitigate", mitigate),
                                  ("--triples", args.triples), ("--beir", args.beir)) if v and f != flag]
         if others:
             raise CliError(f"{flag} runs on its own: leave out {', '.join(others)}")
@@ -83,6 +85,17 @@ def _check_args(args) -> None:
         raise CliError(f"--seed must be 0 or more, got {args.seed}")
     if args.mitigate is not None and not args.mitigate.strip(" ,"):
         raise CliError("--mitigate is empty; give e.g. bm25,guard")
+
+
+def _triples_suite(args):
+    """``--triples FILE --mitigate …``: each anchor a group, its first positive the paraphrase, its negatives variants."""
+    from core.probes.tune.data import triples_suite
+
+    triples = _load_triples(args)
+    try:
+        return triples_suite(triples.frame, triples.name)
+    except ValueError as exc:
+        raise CliError(f"--triples {args.triples}: {exc}") from exc
 
 
 def _load_suite(name: str):
@@ -175,6 +188,7 @@ def _suite_doc(suite_name: str, result) -> dict[str, Any]:
         "models": result.models,
         "mitigations": result.mitigations,
         "win_rates": _records(result.win_rates),
+        "win_rates_by_source": _records(result.by_source),
         "paired_accuracy": _records(result.paired),
         "ranking": _records(result.ranking),
         "comparisons": _records(result.comparisons),
@@ -228,6 +242,10 @@ def _print_suite(result) -> None:
             print("\n== model vs model: win-rate difference (paired bootstrap) and McNemar's exact test, all modes ==")
             print(overall.assign(model_a=overall["model_a"].map(registry.short_name), model_b=overall["model_b"].map(registry.short_name))
                   .drop(columns=[constants.COL_MITIGATION, constants.COL_MODE]).to_string(index=False))
+        if not result.by_source.empty:
+            print("\n== win rate on hand-written variants (held out from the perturbation rules) first, then rule-made; ties counted apart ==")
+            shown = result.by_source.assign(model=result.by_source[constants.COL_MODEL].map(registry.short_name))
+            print(shown.to_string(index=False))
         if len(result.mitigations) > 1:
             print("\n== before / after each mitigation ==")
             summary = result.summary()
@@ -287,13 +305,13 @@ def cmd_retrieval(args) -> int:
     from core.cli.outputs import output_folder
 
     output_folder(args.out, "--out")  # before the run: a report that cannot be written must not cost it first
-    if args.triples is not None:
+    if args.triples is not None and not args.mitigate:
         return _cmd_triples(args)
     if args.beir is not None:
         return _cmd_beir(args)
     run_suite = args.suite is not None or args.corpus is None
-    suite_name = args.suite or constants.SUITE_RETRIEVAL
-    suite = _load_suite(suite_name) if run_suite else None
+    suite_name = args.suite or args.triples or constants.SUITE_RETRIEVAL
+    suite = _triples_suite(args) if args.triples is not None else _load_suite(suite_name) if run_suite else None
     corpus, queries = _load_corpus(args) if args.corpus is not None else ([], [])
     models = _models_arg(args.models)
     mitigations = _mitigations(args, models)

@@ -208,7 +208,7 @@ def test_per_group_table_worst_first_and_searchable(at, hand_wins, cos):
     at.text_input(key="rt_group_search").input("").run()
 
 
-def test_mitigation_toggle_changes_the_tables(at):
+def test_mitigation_toggle_changes_the_tables(at, hand_wins):
     assert any("Tick a mitigation above" in i.value for i in at.info)
     at.checkbox(key="rt_m_guard").check().run()
     assert not at.exception
@@ -219,6 +219,11 @@ def test_mitigation_toggle_changes_the_tables(at):
     assert set(wins[constants.COL_MITIGATION]) == {NONE_LABEL, GUARD_LABEL}
     before_after = next(c for c in _charts(at) if c["layout"]["title"]["text"].startswith("Before and after"))
     assert {tuple(d["x"]) for d in before_after["data"]} == {(NONE_LABEL, GUARD_LABEL)}
+    # Issue 25: every mitigation on hand-written (held-out) variants first, then rule-made, ties apart.
+    by_source = _frame(at, {"variants", constants.COL_TIES})
+    assert list(by_source["variants"]) == [constants.SOURCE_HAND, constants.SOURCE_RULE] * 2
+    assert list(by_source[constants.COL_MITIGATION]) == [NONE_LABEL, NONE_LABEL, GUARD_LABEL, GUARD_LABEL]
+    assert by_source[constants.COL_N].sum() == 2 * len(hand_wins)
 
     at.checkbox(key="rt_m_weighted").check().run()
     at.slider(key="rt_m_weight").set_value(0.5).run()

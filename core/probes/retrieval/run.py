@@ -38,6 +38,7 @@ from core.models.encode import EncodeReport, embedding_matrix, encode_texts
 from core.models.loading import LoadedModel, ModelUnavailable, load_model
 from core.probes.retrieval import tables
 from core.probes.retrieval.metrics import adversarial_wins, paired_correct, rate_with_ci, target_ranks
+from core.probes.retrieval.origin import variant_sources
 from core.probes.retrieval.suite import PASSAGE_COLUMNS, QUERY_COLUMNS, RetrievalSuite, tidy_suite
 
 ProgressFn = Callable[[float, str], None]
@@ -67,7 +68,8 @@ class RetrievalResult:
             mode, anchor, paraphrase, variant, cosine_paraphrase,
             cosine_variant, score_paraphrase, score_variant, margin, win,
             rank_paraphrase, rank_variant (ranks among the group's paraphrase
-            and variants).
+            and variants), variant_source (rule-made or hand-written,
+            :mod:`core.probes.retrieval.origin`).
         win_rates: model, mitigation, mode, n, wins, win_rate, ci_low, ci_high.
         paired_groups: one row per model, mitigation and NevIR group: the four
             scores, q1_right, q2_right, paired_correct.
@@ -84,6 +86,8 @@ class RetrievalResult:
         errors: model (or ``model + mitigation``) -> one-line reason.
         reports: model -> encoding report.
         seconds: wall time.
+        by_source: every mitigation's win rate on hand-written and on rule-made
+            variants, ties apart (:func:`tables.source_table`).
     """
 
     scores: pd.DataFrame
@@ -97,6 +101,7 @@ class RetrievalResult:
     errors: dict[str, str] = field(default_factory=dict)
     reports: dict[str, EncodeReport] = field(default_factory=dict)
     seconds: float = 0.0
+    by_source: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=tables.SOURCE_COLUMNS))
 
     @property
     def models(self) -> list[str]:
@@ -115,6 +120,7 @@ class RetrievalResult:
         return {
             "scores": self.scores, "win_rates": self.win_rates, "paired_groups": self.paired_groups, "paired_accuracy": self.paired,
             "ranks": self.ranks, "ranking": self.ranking, "costs": self.costs, "comparisons": self.comparisons, "summary": self.summary(),
+            "win_rates_by_source": self.by_source,
         }
 
 
@@ -502,6 +508,8 @@ def run_retrieval(
         return _empty_result(errors, time.perf_counter() - start)
     boot = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
     scores, paired_groups, ranks = (_concat(parts[k]) for k in ("scores", "paired", "ranks"))
+    if not scores.empty:
+        scores[constants.COL_VARIANT_SOURCE] = variant_sources(scores[constants.COL_ANCHOR], scores[constants.COL_VARIANT])
     return RetrievalResult(
         scores=scores,
         win_rates=tables.win_rate_table(scores, **boot) if not scores.empty else pd.DataFrame(columns=tables.WIN_RATE_COLUMNS),
@@ -514,6 +522,7 @@ def run_retrieval(
         errors=errors,
         reports=reports,
         seconds=time.perf_counter() - start,
+        by_source=tables.source_table(scores, **boot) if not scores.empty else pd.DataFrame(columns=tables.SOURCE_COLUMNS),
     )
 
 

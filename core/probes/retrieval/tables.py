@@ -18,6 +18,8 @@ from core.probes.retrieval.metrics import mcnemar_exact, ranking_summary, rate_d
 
 _KEYS = [constants.COL_MODEL, constants.COL_MITIGATION]
 WIN_RATE_COLUMNS = [*_KEYS, constants.COL_MODE, constants.COL_N, constants.COL_WINS, constants.COL_WIN_RATE, constants.COL_CI_LOW, constants.COL_CI_HIGH]
+SOURCE_COLUMNS = [*_KEYS, constants.COL_VARIANT_SOURCE, constants.COL_N, constants.COL_WINS, constants.COL_TIES, constants.COL_WIN_RATE,
+                  constants.COL_CI_LOW, constants.COL_CI_HIGH]
 PAIRED_COLUMNS = [*_KEYS, constants.COL_MODE, constants.COL_N, constants.COL_PAIRED_CORRECT, constants.COL_PAIRED_ACCURACY, constants.COL_CI_LOW, constants.COL_CI_HIGH, constants.COL_RANDOM]
 RANKING_COLUMNS = [*_KEYS, constants.COL_N_QUERIES, *constants.COL_RECALL_AT.values(), constants.COL_MRR, constants.COL_TOP1_CONTRADICTION]
 COMPARISON_COLUMNS = [
@@ -56,6 +58,34 @@ def win_rate_table(scores: pd.DataFrame, **bootstrap) -> pd.DataFrame:
             rate, low, high = rate_with_ci(part[constants.COL_WIN].to_numpy(bool), part[constants.COL_GROUP_ID].to_numpy(), **bootstrap)
             rows.append((model, mitigation, mode, len(part), int(part[constants.COL_WIN].sum()), rate, low, high))
     return pd.DataFrame(rows, columns=WIN_RATE_COLUMNS)
+
+
+def source_table(scores: pd.DataFrame, **bootstrap) -> pd.DataFrame:
+    """Win rate per model, mitigation and variant source: hand-written (held out from the rules) first, then rule-made.
+
+    A mitigation built from the perturbation rules (the guard) is measured on
+    its own rules' output in the rule-made rows; the hand-written rows are
+    the figure that holds elsewhere.  Ties (variant and paraphrase scored
+    exactly alike, e.g. both filtered or fused to one rank) are no win and
+    are counted apart in ``ties``, never as fixes.
+
+    Args:
+        scores: per-variant rows with model, mitigation, group_id, variant_source,
+            win, score_paraphrase, score_variant.
+        **bootstrap: ``n_resamples``, ``confidence``, ``seed`` for :func:`rate_with_ci`.
+
+    Returns:
+        Columns of :data:`SOURCE_COLUMNS`, clustered intervals by group.
+    """
+    _require(scores, [*_KEYS, constants.COL_GROUP_ID, constants.COL_VARIANT_SOURCE, constants.COL_WIN], "score")
+    ties = scores[constants.COL_SCORE_VARIANT] == scores[constants.COL_SCORE_PARAPHRASE]
+    rows = []
+    for (model, mitigation), frame in scores.groupby(_KEYS, sort=False):
+        for source in [s for s in constants.VARIANT_SOURCES if s in set(frame[constants.COL_VARIANT_SOURCE])]:
+            part = frame[frame[constants.COL_VARIANT_SOURCE] == source]
+            rate, low, high = rate_with_ci(part[constants.COL_WIN].to_numpy(bool), part[constants.COL_GROUP_ID].to_numpy(), **bootstrap)
+            rows.append((model, mitigation, source, len(part), int(part[constants.COL_WIN].sum()), int(ties[part.index].sum()), rate, low, high))
+    return pd.DataFrame(rows, columns=SOURCE_COLUMNS)
 
 
 def paired_table(paired: pd.DataFrame, **bootstrap) -> pd.DataFrame:

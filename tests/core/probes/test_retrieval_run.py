@@ -272,3 +272,25 @@ def test_corpus_mode_rescores_the_same_pairs(corpus_result):
     before, after = _rows(corpus_result.pairs, constants.MITIGATION_NONE), _rows(corpus_result.pairs, "negate")
     assert before[constants.COL_VARIANT].tolist() == after[constants.COL_VARIANT].tolist()
     assert (after[constants.COL_OUTRANKS] == (before["score_variant"] < before["score_original"])).all()
+
+
+def test_every_mitigation_is_reported_on_hand_written_then_rule_made_variants(result):
+    """Issue 25: a variant is rule-made when perturb(anchor) writes it; ties are counted apart, never as fixes."""
+    scores = result.scores
+    rule = [v in {p.text for p in perturb(a).variants} for a, v in zip(scores[constants.COL_ANCHOR], scores[constants.COL_VARIANT], strict=True)]
+    expected = np.where(rule, constants.SOURCE_RULE, constants.SOURCE_HAND)
+    assert (scores[constants.COL_VARIANT_SOURCE].to_numpy() == expected).all()
+    table = result.by_source
+    for mitigation in result.mitigations:
+        rows = _rows(table, mitigation)
+        assert rows[constants.COL_VARIANT_SOURCE].tolist() == [constants.SOURCE_HAND, constants.SOURCE_RULE]
+        for row in rows.to_dict("records"):
+            part = _rows(scores, mitigation)
+            part = part[part[constants.COL_VARIANT_SOURCE] == row[constants.COL_VARIANT_SOURCE]]
+            assert row[constants.COL_N] == len(part)
+            assert row[constants.COL_WIN_RATE] == pytest.approx(part[constants.COL_WIN].mean())
+    # Filtering every passage ties paraphrase and variant at -inf: all ties, no win, no "fix".
+    filtered = _rows(table, "filter-all")
+    assert (filtered[constants.COL_TIES] == filtered[constants.COL_N]).all() and (filtered[constants.COL_WINS] == 0).all()
+    assert (_rows(table, constants.MITIGATION_NONE)[constants.COL_TIES] == 0).all()
+    assert "win_rates_by_source" in result.frames()

@@ -1,0 +1,183 @@
+"""Training triples from the retrieval suite's failing variants, split by anchor group.
+
+Variants of one anchor share almost every word, so a split by row would put
+the same sentence on both sides; :func:`split_groups` splits whole anchor
+groups, stratified by domain and seeded.  :func:`training_triples` writes
+sentence-transformers' ``(anchor, positive, negative)`` columns: for every
+variant that outranks its paraphrase (a failure), ``(anchor, paraphrase,
+variant)`` (the anchor is the query the probe asks with), and for NevIR
+groups ``(q1, anchor, variant)`` and ``(q2, variant, anchor)``.  One row per
+failing variant, not both directions: on the shipped suite that is ~450
+rows, ~28 steps an epoch at batch 16, close to the 63 steps of the measured
+recipe over three epochs, which matters on a 2-core CPU.  The no-hard-negative
+control trains on the same ``(anchor, positive)`` pairs alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from core import constants
+from core.probes.retrieval.origin import variant_sources
+from core.probes.retrieval.suite import PASSAGE_COLUMNS, QUERY_COLUMNS, RetrievalSuite
+
+C = constants
+VARIANT_COLUMNS = [
+    C.COL_GROUP_ID, C.COL_DOMAIN, C.COL_MODE, C.COL_ANCHOR, C.COL_PARAPHRASE, C.ROLE_VARIANT, C.COL_VARIANT_SOURCE,
+]
+TRIPLE_COLUMNS = [C.COL_ANCHOR, C.COL_POSITIVE, C.COL_NEGATIVE]
+TRIPLE_META = [C.COL_GROUP_ID, C.COL_DOMAIN, C.COL_MODE, C.COL_VARIANT_SOURCE, C.COL_SPLIT]
+
+
+TRIPLES_DOMAIN = "triples"
+
+
+def triples_suite(frame: pd.DataFrame, name: str) -> RetrievalSuite:
+    """A user's triples (``anchor, positive, negative`` rows, :func:`core.files.triples.read_triples`) as a suite to tune on.
+
+    Each distinct anchor is one group, so the split never puts one anchor on
+    both sides; its first positive is the paraphrase and each distinct
+    negative (other than the anchor and that positive) a variant of mode
+    ``contradiction``.  One domain, so the split is stratified by nothing.
+
+    Raises:
+        ValueError: a missing column or no usable anchor.
+    """
+    missing = [c for c in TRIPLE_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"the triples lack the columns {missing}")
+    rows = []
+    for i, (anchor, part) in enumerate(frame.groupby(C.COL_ANCHOR, sort=False)):
+        gid, positive = f"{TRIPLES_DOMAIN}-{i + 1:05d}", str(part[C.COL_POSITIVE].iloc[0])
+        negatives = [n for n in dict.fromkeys(part[C.COL_NEGATIVE].astype(str)) if n not in (anchor, positive)]
+        if negatives:
+            rows += [(gid, TRIPLES_DOMAIN, C.ROLE_ANCHOR, "", anchor), (gid, TRIPLES_DOMAIN, C.ROLE_PARAPHRASE, "", positive)]
+            rows += [(gid, TRIPLES_DOMAIN, C.ROLE_VARIANT, C.CAT_CONTRADICTION, n) for n in negatives]
+    if not rows:
+        raise ValueError(f"{name} has no anchor with a positive and a different negative")
+    return RetrievalSuite(name, pd.DataFrame(rows, columns=list(PASSAGE_COLUMNS)), pd.DataFrame(columns=list(QUERY_COLUMNS)))
+
+
+def variant_table(suite: RetrievalSuite) -> pd.DataFrame:
+    """One row per variant with its group's anchor and paraphrase and whether the rules make it.
+
+    Returns:
+        Columns :data:`VARIANT_COLUMNS`, in suite order; groups without an
+        anchor or a paraphrase are left out.
+    """
+    p = suite.passages
+    role = p[C.COL_ROLE]
+    anchors = p[role == C.ROLE_ANCHOR].drop_duplicates(C.COL_GROUP_ID).set_index(C.COL_GROUP_ID)[C.COL_TEXT]
+    paraphrases = p[role == C.ROLE_PARAPHRASE].drop_duplicates(C.COL_GROUP_ID).set_index(C.COL_GROUP_ID)[C.COL_TEXT]
+    v = p[role == C.ROLE_VARIANT].copy()
+    v[C.COL_ANCHOR] = v[C.COL_GROUP_ID].map(anchors)
+    v[C.COL_PARAPHRASE] = v[C.COL_GROUP_ID].map(paraphrases)
+    v = v.dropna(subset=[C.COL_ANCHOR, C.COL_PARAPHRASE]).rename(columns={C.COL_TEXT: C.ROLE_VARIANT}).reset_index(drop=True)
+    v[C.COL_VARIANT_SOURCE] = variant_sources(v[C.COL_ANCHOR], v[C.ROLE_VARIANT])
+    return v[VARIANT_COLUMNS]
+
+
+def split_groups(groups: pd.DataFrame, *, train_fraction: float = C.TUNE_TRAIN_FRACTION, seed: int = 0) -> dict[str, str]:
+    """Each anchor group to ``training`` or ``held-out``: whole groups, stratified by domain, seeded.
+
+    Within each domain (sorted by name) the groups are shuffled with one
+    ``numpy`` generator and the first ``round(n * train_fraction)`` train.
+
+    Args:
+        groups: at least ``group_id`` and ``domain``; one row per group or per variant.
+        train_fraction: share of each domain's groups that train, in (0, 1).
+        seed: the generator's seed.
+
+    Returns:
+        group_id -> :data:`core.constants.SPLIT_TRAIN` or :data:`core.constants.SPLIT_HELD_OUT`.
+
+    Raises:
+        ValueError: a fraction outside (0, 1), missing columns, a group in two domains, or fewer than two groups.
+    """
+    if not 0 < train_fraction < 1:
+        raise ValueError(f"train_fraction must be between 0 and 1, got {train_fraction}")
+    missing = [c for c in (C.COL_GROUP_ID, C.COL_DOMAIN) if c not in groups.columns]
+    if missing:
+        raise ValueError(f"groups lack the columns {missing}")
+    per_group = groups[[C.COL_GROUP_ID, C.COL_DOMAIN]].astype(str).drop_duplicates()
+    if per_group[C.COL_GROUP_ID].duplicated().any():
+        raise ValueError("a group_id appears under two domains; a group must sit in one")
+    if len(per_group) < 2:
+        raise ValueError(f"a split needs at least two anchor groups, got {len(per_group)}")
+    rng = np.random.default_rng(seed)
+    domains = [sorted(frame[C.COL_GROUP_ID]) for _, frame in sorted(per_group.groupby(C.COL_DOMAIN), key=lambda kv: str(kv[0]))]
+    n_train = _largest_remainder([len(ids) for ids in domains], train_fraction, len(per_group), rng)
+    split: dict[str, str] = {}
+    for ids, k in zip(domains, n_train, strict=True):
+        for rank, i in enumerate(rng.permutation(len(ids))):
+            split[ids[i]] = C.SPLIT_TRAIN if rank < k else C.SPLIT_HELD_OUT
+    return split
+
+
+def _largest_remainder(sizes: list[int], fraction: float, total: int, rng: np.random.Generator) -> list[int]:
+    """Training groups per domain: floors of ``size * fraction``, the rest to the largest remainders (ties drawn),
+    so the whole split holds ``round(total * fraction)`` (100/100 of 200, not 98/102 from rounding each domain)."""
+    exact = np.asarray(sizes, dtype=float) * fraction
+    counts = np.floor(exact).astype(int)
+    left = int(round(total * fraction)) - int(counts.sum())
+    order = np.lexsort((rng.random(len(sizes)), -(exact - counts)))
+    counts[order[:max(left, 0)]] += 1
+    return [int(c) for c in counts]
+
+
+def training_triples(variants: pd.DataFrame, split: Mapping[str, str], failing: pd.Series, queries: pd.DataFrame | None = None) -> pd.DataFrame:
+    """sentence-transformers ``(anchor, positive, negative)`` rows from the training half's failing variants.
+
+    Args:
+        variants: :func:`variant_table`'s rows.
+        split: :func:`split_groups`' mapping.
+        failing: booleans aligned with ``variants``: the variant outranks its paraphrase under the model to tune.
+        queries: the suite's NevIR queries (``group_id, query_mode, which, text``), or None.
+
+    Returns:
+        Columns :data:`TRIPLE_COLUMNS` then :data:`TRIPLE_META`; only training groups.
+
+    Raises:
+        ValueError: ``failing`` of another length, or a group missing from ``split``.
+    """
+    if len(failing) != len(variants):
+        raise ValueError(f"failing has {len(failing)} values for {len(variants)} variants")
+    unknown = sorted(set(variants[C.COL_GROUP_ID]) - set(split))
+    if unknown:
+        raise ValueError(f"groups missing from the split: {unknown[:5]}")
+    rows = []
+    chosen = variants[np.asarray(failing, dtype=bool)]
+    chosen = chosen[chosen[C.COL_GROUP_ID].map(split) == C.SPLIT_TRAIN]
+    for r in chosen.to_dict("records"):
+        meta = (r[C.COL_GROUP_ID], r[C.COL_DOMAIN], r[C.COL_MODE], r[C.COL_VARIANT_SOURCE], C.SPLIT_TRAIN)
+        rows.append((r[C.COL_ANCHOR], r[C.COL_PARAPHRASE], r[C.ROLE_VARIANT], *meta))
+    if queries is not None and not queries.empty:
+        by_key = {(r[C.COL_GROUP_ID], r[C.COL_MODE]): r for r in chosen.to_dict("records")}
+        for (gid, mode), q in queries.groupby([C.COL_GROUP_ID, C.COL_QUERY_MODE]):
+            found = by_key.get((gid, mode))
+            texts = dict(zip(q[C.COL_WHICH], q[C.COL_TEXT], strict=True))
+            if found is None or not all(w in texts for w in C.QUERY_WHICH):
+                continue
+            meta = (gid, found[C.COL_DOMAIN], mode, found[C.COL_VARIANT_SOURCE], C.SPLIT_TRAIN)
+            rows.append((texts[C.COL_Q1], found[C.COL_ANCHOR], found[C.ROLE_VARIANT], *meta))
+            rows.append((texts[C.COL_Q2], found[C.ROLE_VARIANT], found[C.COL_ANCHOR], *meta))
+    return pd.DataFrame(rows, columns=[*TRIPLE_COLUMNS, *TRIPLE_META])
+
+
+def control_pairs(triples: pd.DataFrame) -> pd.DataFrame:
+    """The control's data: the triples' distinct ``(anchor, positive)`` pairs, no hard negative."""
+    return triples[[C.COL_ANCHOR, C.COL_POSITIVE]].drop_duplicates().reset_index(drop=True)
+
+
+def write_parquet(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``frame`` to ``path`` as Parquet through a temporary file, so a cancel leaves no half file."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".part")
+    frame.to_parquet(tmp, index=False)
+    tmp.replace(out)
+    return out

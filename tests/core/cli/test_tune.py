@@ -1,0 +1,91 @@
+"""`cosine-probe tune` on the command line: one error line for bad input, JSON alone on stdout, a model folder `--models PATH` loads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hub_cache_support import StandIn, build_standin
+
+from core import constants as C
+from core.cli import main as cli
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return build_standin(StandIn("tiny/tune-cli", "mean"), tmp_path_factory.mktemp("tiny") / "model")
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--average", "0"], "average"),
+    (["--batch-size", "1"], "batch_size"),
+    (["--labels", "no-such-file.csv"], "--labels"),
+])
+def test_bad_input_is_one_error_line(tmp_path, capsys, extra, message):
+    code = cli.main(["tune", "--models", "MiniLM-L6", "--out", str(tmp_path / "out"), *extra])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error:") and message in err[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_json_alone_on_stdout_and_the_model_loads_by_path(tiny, tmp_path, capsys):
+    suite = tmp_path / "suite.csv"
+    import pandas as pd
+
+    from core.probes.retrieval.suite import RETRIEVAL_FILE
+
+    pd.read_csv(RETRIEVAL_FILE).head(8).to_csv(suite, index=False)
+    out = tmp_path / "out"
+    code = cli.main(["tune", "--models", str(tiny), "--out", str(out), "--suite", str(suite), "--batch-size", "4", "--max-steps", "1",
+                     "--no-control", "--json", "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    doc = json.loads(captured.out)  # the trainer's log lines must not reach stdout
+    assert doc["groups"] == {C.SPLIT_HELD_OUT: 4, C.SPLIT_TRAIN: 4}
+    assert {r["setting"] for r in doc["win_rates"]} == {C.TUNE_SETTING_UNTOUCHED, C.TUNE_SETTING_TUNED, C.TUNE_SETTING_NOT_AVERAGED}
+    assert (out / "report.md").is_file() and (out / "triples.parquet").is_file()
+    from core.models.loading import load_model
+
+    loaded = load_model(str(out / "model"), backend="torch")
+    assert loaded.fingerprint and loaded.backend.embed(["a sentence"]).shape == (1, 32)
+
+
+def test_a_triples_file_trains_and_is_judged_by_anchor_group(tiny, tmp_path, capsys):
+    from core.paths import PROJECT_ROOT
+
+    out = tmp_path / "out"
+    code = cli.main(["tune", "--models", str(tiny), "--out", str(out), "--triples", str(PROJECT_ROOT / "data" / "samples" / "nli-triples.csv"),
+                     "--batch-size", "4", "--max-steps", "1", "--no-control", "--average", "1", "--json", "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    doc = json.loads(captured.out)
+    assert {r["mode"] for r in doc["win_rates"]} == {"all", C.CAT_CONTRADICTION}
+    import pandas as pd
+
+    split = pd.read_parquet(out / "split.parquet")
+    triples = pd.read_parquet(out / "triples.parquet")
+    # No anchor of the training triples is judged in the held-out half.
+    held_out = set(split[split[C.COL_SPLIT] == C.SPLIT_HELD_OUT][C.COL_GROUP_ID])
+    assert not set(triples[C.COL_GROUP_ID]) & held_out
+    assert sum(doc["groups"].values()) == len(split) >= 2
+
+
+def test_suite_and_triples_together_are_refused(tmp_path, capsys):
+    code = cli.main(["tune", "--models", "MiniLM-L6", "--out", str(tmp_path / "o"), "--suite", "x.csv", "--triples", "y.csv"])
+    assert code == 2 and "not both" in capsys.readouterr().err
+
+
+def test_retrieval_mitigations_on_a_users_triples_lead_with_hand_written(tmp_path, capsys, minilm):
+    """Issue 25: `retrieval --triples FILE --mitigate guard` reports every mitigation on the user's data, by variant source."""
+    from core.paths import PROJECT_ROOT
+
+    sample = PROJECT_ROOT / "data" / "samples" / "nli-triples.csv"
+    code = cli.main(["retrieval", "--triples", str(sample), "--mitigate", "guard", "--models", minilm.meta.name, "--json", "--quiet", "--no-cache"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    doc = json.loads(captured.out)
+    rows = doc["win_rates_by_source"]
+    assert [r["mitigation"] for r in rows][0] == C.MITIGATION_NONE and {r["mitigation"] for r in rows} == {C.MITIGATION_NONE, C.MITIGATION_GUARD}
+    n_negatives = sum(r["n"] for r in rows if r["mitigation"] == C.MITIGATION_NONE)
+    assert n_negatives == sum(r["n"] for r in doc["win_rates"] if r["mitigation"] == C.MITIGATION_NONE and r["mode"] == "all")
+    assert all(r["variant_source"] in C.VARIANT_SOURCES for r in rows)

@@ -1,0 +1,112 @@
+"""Tune: turn the retrieval suite's failures into training data, fine-tune, and see honestly what it bought.
+
+Layout and widgets only: the run is ``core.probes.tune.run.run_tune``; the
+figures are its report's tables, held-out half first.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pandas as pd
+import streamlit as st
+
+from core import constants
+from core.paths import cache_dir
+from ui import state, widgets
+from ui.tune_charts import before_after_figure
+
+KEY_RESULT = "tn_result"
+PERCENT = "percent"
+RATE_COLUMNS = (constants.COL_WIN_RATE, constants.COL_CI_LOW, constants.COL_CI_HIGH, "before", "after", "difference")
+
+st.title("Tune")
+st.markdown(
+    "Fine-tune a model on the retrieval suite's **failures**: each variant that outranks its paraphrase becomes a hard negative "
+    "(anchor, paraphrase, variant). The suite's anchor groups are split in two by group, stratified by domain; the model trains on one "
+    "half and is judged on the **held-out** half first. A **control** trains on the same pairs without hard negatives. "
+    "Expect negation and numbers to move and entity/role swaps not to (a mean-pooled model does not see word order). "
+    "On the CLI: `cosine-probe tune --models MiniLM-L6 --out DIR`."
+)
+
+selection = state.current()
+model = widgets.saved_selectbox("Model to tune", selection.models, key="tn_model", format_func=state.short,
+                                help="Models come from the sidebar; tuning needs a torch sentence-transformers model.")
+left, middle, right = st.columns(3)
+groups = left.number_input("Anchor groups used", min_value=4, max_value=200, value=200, step=2, key="tn_groups",
+                           help="Fewer groups run faster; the default uses the whole suite (about 10 minutes on 2 CPU cores).")
+seed = middle.number_input("Seed (split and training)", min_value=0, value=0, key="tn_seed")
+average = right.slider("Weight of the tuned model when averaged with the original", 0.1, 1.0, constants.TUNE_DEFAULT_AVERAGE, 0.05, key="tn_average",
+                       help="0.5 averages 50/50 (gives back general quality, keeps much of the fix); 1.0 keeps the tuned model as it is.")
+with st.expander("Training settings"):
+    a, b, c = st.columns(3)
+    lr = a.number_input("Learning rate", min_value=1e-6, max_value=1e-2, value=constants.TUNE_DEFAULT_LR, format="%.0e", key="tn_lr")
+    epochs = b.number_input("Epochs", min_value=0.5, max_value=10.0, value=float(constants.TUNE_DEFAULT_EPOCHS), step=0.5, key="tn_epochs")
+    batch = c.number_input("Batch size", min_value=2, max_value=128, value=constants.TUNE_DEFAULT_BATCH, key="tn_batch")
+    d, e, f = st.columns(3)
+    distill = d.number_input("Distillation weight λ (0 = off)", min_value=0.0, max_value=10.0, value=0.0, step=0.5, key="tn_distill")
+    max_steps = e.number_input("Stop after N steps (0 = every epoch)", min_value=0, value=0, key="tn_max_steps")
+    control = f.checkbox("Train the no-hard-negative control", value=True, key="tn_control")
+
+
+def _tune() -> None:
+    from core.models.loading import ModelUnavailable, load_model
+    from core.probes.retrieval.suite import load_retrieval_suite
+    from core.probes.tune.run import run_tune, write_outputs
+    from core.probes.tune.train import TuneCancelled, TuneConfig
+
+    try:
+        config = TuneConfig(learning_rate=float(lr), batch_size=int(batch), epochs=float(epochs), seed=int(seed), average=float(average),
+                            distill=float(distill), max_steps=int(max_steps) or None)
+        loaded = load_model(model, allow_remote_code=model in selection.remote_code, backend="torch")
+    except (ValueError, ModelUnavailable) as exc:
+        st.error(str(exc))
+        return
+    st_model = getattr(loaded.backend, "model", None)
+    if st_model is None or not hasattr(st_model, "fit"):
+        st.error(f"{state.short(model)} runs on {loaded.meta.backend}; tuning needs a torch sentence-transformers model.")
+        return
+    bar = st.progress(0.0, text="starting")
+    try:
+        result = run_tune(st_model, loaded.meta.name, load_retrieval_suite().head(int(groups)), config, control=control,
+                          progress=lambda fraction, message: bar.progress(min(max(fraction, 0.0), 1.0), text=message))
+    except (ValueError, TuneCancelled) as exc:
+        st.error(str(exc))
+        return
+    out = cache_dir() / "tuned" / f"{state.short(model).replace('/', '_')}-{time.strftime('%Y%m%d-%H%M%S')}"
+    written = write_outputs(result, out)
+    bar.empty()
+    st.session_state[KEY_RESULT] = {"doc": result.doc, "markdown": result.markdown, "tables": result.tables, "model_folder": str(written["model"])}
+
+
+if st.button("Tune", key="tn_run", type="primary", help="Streamlit's Stop button cancels; nothing is saved until the run ends."):
+    _tune()
+
+
+def _table(frame: pd.DataFrame, name: str) -> None:
+    widgets.table(frame, name, column_config={c: st.column_config.NumberColumn(c, format=PERCENT) for c in RATE_COLUMNS if c in frame.columns})
+
+
+shown = st.session_state.get(KEY_RESULT)
+if shown is None:
+    st.info("Press **Tune** to probe, train and re-probe the chosen model.")
+else:
+    doc, tables = shown["doc"], shown["tables"]
+    st.success(f"Tuned model saved to `{shown['model_folder']}`: add it in the sidebar, or `--models {shown['model_folder']}` on the CLI.")
+    for warning in doc["warnings"]:
+        st.warning(warning)
+    for split in constants.TUNE_SPLITS:
+        st.header(f"Win rate, {split} half" + (" (judge the fix here)" if split == constants.SPLIT_HELD_OUT else " (what it was trained on)"))
+        rows = tables["win_rates"][tables["win_rates"][constants.COL_SPLIT] == split]
+        widgets.chart(before_after_figure(tables["win_rates"], split), rows, f"tune-win-rate-{split}")
+    _table(tables["win_rates"], "tune-win-rates")
+    st.header("Hand-written vs rule-made variants")
+    _table(tables["by_source"], "tune-by-source")
+    st.header("Paired tests against the untouched model")
+    st.caption("**fixed**: variants that won before and not after; **broken**: the other way; McNemar's exact test on those two counts.")
+    _table(tables["paired_tests"], "tune-paired-tests")
+    st.header("Cost: same vs different meaning (AUC)")
+    widgets.table(tables["costs"], "tune-costs")
+    st.download_button("Report (Markdown)", shown["markdown"], file_name="tune-report.md", key="tn_md")
+    st.download_button("Report (JSON)", json.dumps(doc, indent=2, default=str), file_name="tune-report.json", key="tn_json")
