@@ -114,6 +114,18 @@ def saved_radio(label: str, options: list, key: str, **kwargs):
     return st.radio(label, options, index=_saved_index(key, options), key=key, on_change=persist, args=(key,), horizontal=True, **kwargs)
 
 
+def saved_tabs(labels: list[str], key: str):
+    """Tabs whose open tab survives every rerun (a slider move, a toggle) and page switches; returns the tab containers.
+
+    Issue 26: plain ``st.tabs`` reopen on the first tab after any rerun that
+    redraws them. Streamlit 1.67's stateful tabs (a ``key`` and an ``on_change``
+    callback) keep the choice across reruns; the callback also copies it to
+    :func:`saved_key` so a page switch does not lose it either.
+    """
+    default = saved(key, labels[0])
+    return st.tabs(labels, key=key, default=default if default in labels else labels[0], on_change=persist, args=(key,))
+
+
 # --- results tables: key numbers first -----------------------------------------
 # A user opens a results table for the model, its cosine and the verdict; texts come
 # next (wrapped), ids and bookkeeping last, raw codes off the screen (still in downloads).
@@ -216,7 +228,45 @@ def results_table(
         config[column] = {**given, "label": labels.get(column, column.replace("_", " "))} if unlabelled else given
     shown = frame.assign(**{c: frame[c].map(plain_note) for c in notes
                                  if c in frame.columns and (frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c]))})
-    wraps = any(c in TEXT_COLUMNS for c in order)
-    st.dataframe(shown, width="stretch", hide_index=True, column_order=order, column_config=config, placeholder=MISSING,
-                 row_height=WRAP_ROW_HEIGHT if wraps else None)
+    texts = [c for c in order if c in TEXT_COLUMNS]
+    if not texts:
+        st.dataframe(shown, width="stretch", hide_index=True, column_order=order, column_config=config, placeholder=MISSING)
+        downloads(frame, name)
+        return
+    # Issue 26: wrapped cells still cut a long sentence, so a selected row is shown below in full.
+    event = st.dataframe(shown, width="stretch", hide_index=True, column_order=order, column_config=config, placeholder=MISSING,
+                         row_height=WRAP_ROW_HEIGHT, key=f"table-{_slug(name)}", on_select="rerun", selection_mode="single-row")
+    rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
+    if rows and rows[0] < len(shown):
+        row_detail(shown.iloc[rows[0]], order, {c: header_of(c, config[c]) for c in order})
+    else:
+        st.caption("Select a row (the box at its left) to read its sentences in full.")
     downloads(frame, name)
+
+
+def header_of(column: str, config) -> str:
+    """The header a column is shown under, from its column config (a label string or a config dict)."""
+    if isinstance(config, str):
+        return config
+    if isinstance(config, dict) and config.get("label"):
+        return str(config["label"])
+    return column.replace("_", " ")
+
+
+def row_detail(row: pd.Series, order: list[str], headers: dict[str, str]) -> None:
+    """One table row in full: its short values on one line, then every text column unwrapped and uncut."""
+    short_values = [f"**{md_escape(headers[c])}**: {md_escape(cell_text(row[c]))}" for c in order if c not in TEXT_COLUMNS]
+    with st.container(border=True):
+        if short_values:
+            st.markdown(" · ".join(short_values))
+        for column in (c for c in order if c in TEXT_COLUMNS):
+            st.markdown(f"**{md_escape(headers[column])}**  \n{md_escape(cell_text(row[column]))}")
+
+
+def cell_text(value: object) -> str:
+    """A cell as text for the row detail: "—" for missing, four decimals for a float."""
+    if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
+        return MISSING
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)

@@ -19,6 +19,7 @@ inputs), after the embedding cache is warmed with a progress bar.
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass
 
 import pandas as pd
@@ -26,6 +27,7 @@ import streamlit as st
 
 from core import constants
 from core.models.encode import encode_texts
+from core.models.loading import load_step
 from core.probes.retrieval.run import CorpusResult, RetrievalResult
 from core.probes.retrieval.suite import RetrievalSuite, RetrievalSuiteError
 from core.probes.retrieval.uploads import suite_from_bytes, texts_from_bytes
@@ -77,6 +79,7 @@ class StoredRun:
     inputs: tuple
     label: str
     result: RetrievalResult | CorpusResult
+    seconds: float = 0.0  # wall time of the whole action (loading and encoding included), not the cached run's own
 
 
 ss = st.session_state
@@ -233,7 +236,7 @@ def _warm(source: Source, selection: state.Selection, bar) -> None:
     texts, n = source.texts(), len(selection.models)
     for i, name in enumerate(selection.models):
         label = widgets.md_escape(state.short(name))
-        bar.progress(i / n, text=f"{label}: loading ({i + 1}/{n})")
+        bar.progress(i / n, text=f"{widgets.md_escape(load_step(name, selection.device))} ({i + 1}/{n})")
         try:
             loaded = resources.model(name, name in selection.remote_code, selection.device)
             encode_texts(loaded, texts, resources.embedding_cache(),
@@ -253,6 +256,7 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, spec: str, t
         st.error(f"{widgets.md_escape(problem)}. Pick auto or cpu as the device in the sidebar.", icon="⛔")
         return
     models, remote = tuple(selection.models), tuple(sorted(selection.remote_code))
+    start = time.perf_counter()  # the whole action: loading, encoding and the probes (issue 26)
     with st.status(f"Retrieval probes: {widgets.md_escape(source.label)} × {len(models)} model(s)", expanded=True) as status:
         _warm(source, selection, st.progress(0.0))
         status.update(label="Ranking, rescoring with each mitigation and bootstrapping the intervals…")
@@ -261,11 +265,11 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, spec: str, t
         else:
             result = resources.corpus_run(source.corpus, source.queries, models, remote, selection.device, spec, thresholds)
         ok = bool(result.models)
-        status.update(label=f"Retrieval probes: done in {result.seconds:.1f} s" if ok else "Retrieval probes: no model produced results",
+        status.update(label=f"Retrieval probes: done in {state.wall_time(time.perf_counter() - start)}" if ok else "Retrieval probes: no model produced results",
                       state="complete" if ok else "error", expanded=False)
     ss[KEY_RUN_ERRORS] = {} if ok else dict(result.errors)
     if ok:
-        ss[KEY_RESULT] = StoredRun(inputs, source.label, result)
+        ss[KEY_RESULT] = StoredRun(inputs, source.label, result, time.perf_counter() - start)
 
 
 # ------------------------------------------------------------------ drawing results
@@ -442,7 +446,7 @@ if stored is None:
 else:
     result = stored.result
     st.success(f"Results for {len(result.models)} model(s): {widgets.md_escape(', '.join(state.short(m) for m in result.models))} · "
-               f"{widgets.md_escape(stored.label)} · {result.seconds:.1f} s")
+               f"{widgets.md_escape(stored.label)} · {state.wall_time(stored.seconds or result.seconds)}")
     if stored.inputs[:4] != inputs[:4]:
         st.caption(f"The inputs or the sidebar's models changed since this run; press **{RUN_LABEL}** to update.")
     for reason in result.errors.values():

@@ -1,0 +1,123 @@
+"""A page's finding in one or two plain sentences, computed from its results (issue 26, point 6).
+
+Each page leads with what its numbers say before any chart or table. The
+sentences are built here, from the same tables the page draws, so they are
+tested against hand-made tables and never disagree with what is shown.
+Models are named by their short chart names.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from core import constants
+from core.models.registry import short_name
+
+
+def _pct(share: float) -> str:
+    return f"{100 * share:.0f}%"
+
+
+def _names(models: list[str]) -> str:
+    """"A", "A and B", "A, B and C"."""
+    names = [short_name(m) for m in models]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def compare_findings(frame: pd.DataFrame) -> list[str]:
+    """One sentence on a Compare result: which models would treat the two sentences as the same.
+
+    Args:
+        frame: :func:`core.scoring.tables.compare_table` output (model, cosine, threshold, verdict).
+
+    Returns:
+        One or two sentences; empty for an empty table.
+    """
+    if frame.empty:
+        return []
+    above = frame[frame["verdict"] == "above threshold"]
+    below = frame[frame["verdict"] == "below threshold"]
+    if len(frame) == 1:
+        row = frame.iloc[0]
+        if math.isnan(float(row[constants.COL_THRESHOLD])):
+            return [f"{short_name(row[constants.COL_MODEL])} scores this pair {row[constants.COL_COSINE]:.3f}; it has no calibrated threshold yet."]
+        side = "above" if len(above) else "below"
+        meaning = "a retriever using it would treat the two sentences as the same" if len(above) else "a retriever using it would keep them apart"
+        return [f"{short_name(row[constants.COL_MODEL])} scores this pair {row[constants.COL_COSINE]:.3f}, {side} its threshold of "
+                f"{row[constants.COL_THRESHOLD]:.2f}: {meaning}."]
+    low, high = frame.loc[frame[constants.COL_COSINE].idxmin()], frame.loc[frame[constants.COL_COSINE].idxmax()]
+    spread = (f"Cosines run from {low[constants.COL_COSINE]:.3f} ({short_name(low[constants.COL_MODEL])}) "
+              f"to {high[constants.COL_COSINE]:.3f} ({short_name(high[constants.COL_MODEL])}).")
+    if len(above) == len(frame):
+        return [f"All {len(frame)} models score this pair above their threshold: a retriever would treat the two sentences as the same.", spread]
+    if len(below) == len(frame):
+        return [f"All {len(frame)} models score this pair below their threshold: a retriever would keep the two sentences apart.", spread]
+    if above.empty:
+        return [spread]
+    return [f"{_names(list(above[constants.COL_MODEL]))} would treat the two sentences as the same (above threshold); "
+            f"{_names(list(below[constants.COL_MODEL])) if len(below) else 'the others'} would not.", spread]
+
+
+def failure_mode_findings(summary: pd.DataFrame, threshold: float) -> list[str]:
+    """The worst failure mode at the threshold and the model fooled most often, in two sentences.
+
+    Args:
+        summary: :func:`core.scoring.tables.category_summary` output (model, category, failure_rate).
+        threshold: the threshold the failure rates are at.
+
+    Returns:
+        Up to two sentences; empty when the summary holds no failure mode.
+    """
+    rows = summary[summary[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)].dropna(subset=["failure_rate"])
+    if rows.empty:
+        return []
+    worst = rows.loc[rows["failure_rate"].idxmax()]
+    label = constants.CATEGORY_LABELS.get(worst[constants.COL_CATEGORY], worst[constants.COL_CATEGORY])
+    first = (f"At threshold {threshold:.2f}, {short_name(worst[constants.COL_MODEL])} scores {_pct(worst['failure_rate'])} of the "
+             f"{label.lower()} pairs above the threshold: a retriever would return them as matches.")
+    overall = rows.groupby(constants.COL_MODEL, sort=False).apply(lambda g: float((g["failure_rate"] * g["n"]).sum() / g["n"].sum()), include_groups=False)
+    if len(overall) == 1:
+        return [first, f"Across all six failure modes, {_pct(float(overall.iloc[0]))} of its adversarial pairs pass the threshold."]
+    most, least = overall.idxmax(), overall.idxmin()
+    return [first, f"Across all failure modes, {short_name(most)} passes {_pct(float(overall[most]))} of the adversarial pairs and "
+                   f"{short_name(least)} {_pct(float(overall[least]))}."]
+
+
+def label_findings(classifier: pd.DataFrame, match_label: str = "match", no_match_label: str = "no match") -> list[str]:
+    """What the cosine says about a binary label column, per model, in words (Your data).
+
+    An AUC below 0.5 means the model scores the no-match pairs *above* the
+    match pairs: the cosine ranks this data backwards, and no threshold makes
+    it a useful classifier (issue 26, point 5).
+
+    Args:
+        classifier: :func:`core.probes.labels.label_report`'s ``classifier`` table (model, n_match, n_no_match, auc).
+        match_label: what the data calls its matching pairs (e.g. "paraphrase", "1").
+        no_match_label: what it calls the others (e.g. "contradiction", "0").
+
+    Returns:
+        One sentence for the models that rank backwards, one for those that rank right; empty for an empty table.
+    """
+    if classifier.empty:
+        return []
+    groups = f"“{match_label}” pairs ({int(classifier['n_match'].iloc[0])}) and “{no_match_label}” pairs ({int(classifier['n_no_match'].iloc[0])})"
+    backwards = classifier[classifier["auc"] < 0.5]
+    chance = classifier[(classifier["auc"] >= 0.5) & (classifier["auc"] < 0.6)]
+    good = classifier[classifier["auc"] >= 0.6]
+    out = []
+
+    def aucs(rows: pd.DataFrame) -> str:
+        return ", ".join(f"{short_name(r[constants.COL_MODEL])} {r['auc']:.2f}" for _, r in rows.iterrows())
+
+    if len(backwards):
+        who = "Every model" if len(backwards) == len(classifier) else _names(list(backwards[constants.COL_MODEL]))
+        out.append(f"{who} scores the “{no_match_label}” pairs above the “{match_label}” pairs more often than not (AUC {aucs(backwards)}, "
+                   f"below the 0.5 of a coin flip): on this data the cosine ranks {groups} backwards, so no threshold separates them.")
+    if len(chance):
+        out.append(f"{_names(list(chance[constants.COL_MODEL]))} barely tells {groups} apart (AUC {aucs(chance)}; 0.5 is a coin flip).")
+    if len(good):
+        out.append(f"{_names(list(good[constants.COL_MODEL]))} scores “{match_label}” pairs above “{no_match_label}” pairs "
+                   f"(AUC {aucs(good)}; 1.0 would separate them perfectly).")
+    return out

@@ -1,0 +1,53 @@
+"""Page findings in sentences (core.scoring.findings), against hand-made tables."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from core.scoring.findings import compare_findings, failure_mode_findings, label_findings
+
+L6, MP = "sentence-transformers/all-MiniLM-L6-v2", "sentence-transformers/all-mpnet-base-v2"
+
+
+def test_compare_one_model_above_and_below():
+    above = pd.DataFrame({"model": [L6], "cosine": [0.9312], "threshold": [0.7], "verdict": ["above threshold"]})
+    assert compare_findings(above) == ["MiniLM-L6 scores this pair 0.931, above its threshold of 0.70: a retriever using it would treat the two sentences as the same."]
+    below = above.assign(cosine=[0.41], verdict=["below threshold"])
+    assert "below its threshold of 0.70: a retriever using it would keep them apart" in compare_findings(below)[0]
+    none = above.assign(threshold=[math.nan], verdict=["no calibrated threshold"])
+    assert "no calibrated threshold" in compare_findings(none)[0]
+    assert compare_findings(above.iloc[:0]) == []
+
+
+def test_compare_split_verdict_names_both_sides_and_the_spread():
+    frame = pd.DataFrame({"model": [L6, MP], "cosine": [0.93, 0.55], "threshold": [0.7, 0.7], "verdict": ["above threshold", "below threshold"]})
+    first, spread = compare_findings(frame)
+    assert first.startswith("MiniLM-L6 would treat the two sentences as the same") and "mpnet" in first.lower()
+    assert spread == "Cosines run from 0.550 (mpnet-base) to 0.930 (MiniLM-L6)."
+
+
+def test_failure_modes_worst_mode_and_pooled_rates():
+    summary = pd.DataFrame({
+        "model": [L6, L6, MP, MP, L6],
+        "category": ["negation", "numerical", "negation", "numerical", "positive_control"],
+        "n": [10, 30, 10, 30, 20],
+        "failure_rate": [0.9, 0.1, 0.5, 0.5, 1.0],
+    })
+    first, second = failure_mode_findings(summary, 0.7)
+    assert first == "At threshold 0.70, MiniLM-L6 scores 90% of the negation pairs above the threshold: a retriever would return them as matches."
+    # pooled over pairs, controls left out: L6 (9 + 3) / 40 = 30%, mpnet (5 + 15) / 40 = 50%
+    assert second == "Across all failure modes, mpnet-base passes 50% of the adversarial pairs and MiniLM-L6 30%."
+    assert failure_mode_findings(summary[summary["category"] == "positive_control"], 0.7) == []
+
+
+def test_label_findings_say_backwards_in_words_and_name_the_groups():
+    table = pd.DataFrame({"model": [L6, MP], "n_match": [10, 10], "n_no_match": [10, 10], "auc": [0.19, 0.28]})
+    (sentence,) = label_findings(table, "paraphrase", "contradiction")
+    assert sentence.startswith("Every model scores the “contradiction” pairs above the “paraphrase” pairs")
+    assert "AUC MiniLM-L6 0.19, mpnet-base 0.28" in sentence and "backwards" in sentence and "no threshold separates them" in sentence
+    mixed = table.assign(auc=[0.19, 0.91])
+    backwards, good = label_findings(mixed)
+    assert backwards.startswith("MiniLM-L6 scores the “no match” pairs above") and good.startswith("mpnet-base scores “match” pairs above")
+    assert label_findings(table.iloc[:0]) == []
