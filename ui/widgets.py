@@ -201,6 +201,7 @@ def results_table(
     labels: dict[str, str] | None = None,
     column_config: dict | None = None,
     notes: tuple[str, ...] = ("note", "remark", "why"),
+    download: pd.DataFrame | None = None,
 ) -> None:
     """A results table that leads with what matters, with its downloads underneath.
 
@@ -216,6 +217,7 @@ def results_table(
         labels: column -> header shown (e.g. ``{"failure_rate": "share above threshold"}``).
         column_config: Streamlit column configs that override the defaults.
         notes: free-text columns cleaned with :func:`plain_note` for the screen.
+        download: what the downloads hold when it differs from ``frame`` (full model ids, typed labels); None = ``frame``.
     """
     # A raw code column goes off the screen when a label column carries it.
     hide = (*hide, *(code for code, label in CODE_LABELS.items() if label in frame.columns))
@@ -231,7 +233,7 @@ def results_table(
     texts = [c for c in order if c in TEXT_COLUMNS]
     if not texts:
         st.dataframe(shown, width="stretch", hide_index=True, column_order=order, column_config=config, placeholder=MISSING)
-        downloads(frame, name)
+        downloads(frame if download is None else download, name)
         return
     # Issue 26: wrapped cells still cut a long sentence, so a selected row is shown below in full.
     event = st.dataframe(shown, width="stretch", hide_index=True, column_order=order, column_config=config, placeholder=MISSING,
@@ -241,7 +243,7 @@ def results_table(
         row_detail(shown.iloc[rows[0]], order, {c: header_of(c, config[c]) for c in order})
     else:
         st.caption("Select a row (the box at its left) to read its sentences in full.")
-    downloads(frame, name)
+    downloads(frame if download is None else download, name)
 
 
 def header_of(column: str, config) -> str:

@@ -24,7 +24,7 @@ from core.files.intake import check_pairs
 from core.files.reader import PairsFileError, apply_mapping, guess_mapping, mapping_note, parse_pairs
 from core.papers import failure_modes, oov
 from core.probes import labels
-from core.scoring import tables
+from core.scoring import findings, tables
 from ui import charts, history, label_charts, resources, state, widgets
 
 RUN_KEY = "your_data"
@@ -273,18 +273,22 @@ if stored is not None:
     categories = set(results[constants.COL_CATEGORY])
 
     models = state.sidebar_order(models)
+    match = None
+    if constants.COL_LABEL in results.columns:  # issue 26: the label result in words first, worst pairs first
+        report = resources.analysis("label_report", results, threshold)
+        if report["kind"].iloc[0, 0] == labels.KIND_BINARY:
+            match = labels.match_labels(results[constants.COL_LABEL])
+            said = findings.label_findings(report["classifier"], *findings.label_group_names(report["by_label"]))
+            st.markdown(" ".join(widgets.md_escape(sentence) for sentence in said))
     st.header("Per-pair results")
-    st.caption(f"One row per pair and model: cosine and its verdict at the threshold ({threshold:.2f}), the texts, then token counts, "
+    st.caption(f"One row per pair and model, worst first{' (no-match pairs scored highest, then match pairs scored lowest)' if match is not None else ' (highest cosine first)'}: "
+               f"cosine and its verdict at the threshold ({threshold:.2f}), the texts, then token counts, "
                "whether a text was cut at the model's limit, and overlap. The downloads keep full model ids and labels as written (numbers, true/false).")
     exported = results.assign(**{constants.COL_LABEL: labels.typed_labels(results[constants.COL_LABEL])}) if constants.COL_LABEL in results.columns else results
-    shown = tables.with_verdicts(results, threshold).assign(**{constants.COL_MODEL: results[constants.COL_MODEL].map(state.short)})
-    st.dataframe(shown, width="stretch", hide_index=True, column_order=widgets.lead_columns(
-        list(shown.columns), (*widgets.LEAD, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY, constants.COL_LABEL)),
-        column_config={constants.COL_COSINE: st.column_config.NumberColumn(constants.COL_COSINE, format="%.4f"),
-                       constants.COL_TEXT_A: st.column_config.TextColumn("text A", width="large"),
-                       constants.COL_TEXT_B: st.column_config.TextColumn("text B", width="large")},
-        placeholder=widgets.MISSING, row_height=widgets.WRAP_ROW_HEIGHT)
-    widgets.downloads(exported, "your-data-results")
+    shown = findings.worst_first(tables.with_verdicts(results, threshold), match)
+    shown[constants.COL_MODEL] = shown[constants.COL_MODEL].map(state.short)
+    widgets.results_table(shown, "your-data-results", lead=(*widgets.LEAD, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY, constants.COL_LABEL),
+                          labels={constants.COL_TEXT_A: "text A", constants.COL_TEXT_B: "text B"}, download=exported)
 
     summary = resources.analysis("category_summary", results, threshold, None)
     st.header("Category summary")

@@ -121,3 +121,44 @@ def label_findings(classifier: pd.DataFrame, match_label: str = "match", no_matc
         out.append(f"{_names(list(good[constants.COL_MODEL]))} scores “{match_label}” pairs above “{no_match_label}” pairs "
                    f"(AUC {aucs(good)}; 1.0 would separate them perfectly).")
     return out
+
+
+def label_group_names(by_label: pd.DataFrame) -> tuple[str, str]:
+    """What a binary label column calls its two groups, for sentences: ("match (1)", "no match (0)").
+
+    Args:
+        by_label: :func:`core.probes.labels.label_report`'s ``by_label`` table (label, match as 1/0/NaN).
+
+    Returns:
+        The match group's name and the no-match group's, each with the labels as written.
+    """
+    def name(word: str, value: int) -> str:
+        written = sorted({str(v) for v in by_label.loc[by_label["match"] == value, constants.COL_LABEL]})
+        return f"{word} ({', '.join(written)})" if written else word
+
+    return name("match", 1), name("no match", 0)
+
+
+def worst_first(results: pd.DataFrame, match: pd.Series | None = None) -> pd.DataFrame:
+    """Scored pairs with the worst first: what a reader of a labelled file should look at before anything else.
+
+    With binary labels the worst are the no-match pairs scored highest (a
+    retriever would return them), then the match pairs scored lowest (it would
+    miss them); without labels, the highest cosines first.
+
+    Args:
+        results: tidy results (model, cosine, ...), any index.
+        match: per row 1 (match), 0 (no match) or NaN, aligned with ``results``; None when there are no binary labels.
+
+    Returns:
+        The same rows, reordered, index reset.
+    """
+    cos = results[constants.COL_COSINE].astype(float)
+    if match is None or match.isna().all():
+        return results.iloc[(-cos).argsort(kind="stable")].reset_index(drop=True)
+    m = match.astype(float)
+    # no-match first (highest cosine first), then match (lowest first), then unlabelled rows
+    group = m.map({0.0: 0, 1.0: 1}).fillna(2)
+    key = pd.DataFrame({"group": group.to_numpy(), "score": cos.where(m != 0, -cos).to_numpy()})
+    order = key.sort_values(["group", "score"], kind="stable").index
+    return results.iloc[order].reset_index(drop=True)

@@ -51,3 +51,14 @@ def test_label_findings_say_backwards_in_words_and_name_the_groups():
     backwards, good = label_findings(mixed)
     assert backwards.startswith("MiniLM-L6 scores the “no match” pairs above") and good.startswith("mpnet-base scores “match” pairs above")
     assert label_findings(table.iloc[:0]) == []
+
+
+def test_worst_first_puts_high_scoring_no_match_pairs_then_low_scoring_match_pairs_first():
+    from core.scoring.findings import label_group_names, worst_first
+
+    results = pd.DataFrame({"pair_id": ["m-hi", "n-lo", "m-lo", "n-hi", "x"], "model": [L6] * 5, "cosine": [0.9, 0.2, 0.3, 0.95, 0.99]})
+    match = pd.Series([1, 0, 1, 0, float("nan")])
+    assert list(worst_first(results, match)["pair_id"]) == ["n-hi", "n-lo", "m-lo", "m-hi", "x"]
+    assert list(worst_first(results)["pair_id"]) == ["x", "n-hi", "m-hi", "m-lo", "n-lo"]
+    by_label = pd.DataFrame({"label": ["paraphrase", "contradiction", "1"], "match": [1, 0, 1]})
+    assert label_group_names(by_label) == ("match (1, paraphrase)", "no match (contradiction)")
