@@ -44,8 +44,13 @@ def downloads(frame: pd.DataFrame, name: str) -> None:
 
 
 def table(frame: pd.DataFrame, name: str, **kwargs) -> None:
-    """A dataframe with its downloads underneath."""
-    st.dataframe(frame, width="stretch", hide_index=True, **kwargs)
+    """A dataframe with its downloads underneath: readable headers (no snake_case) and "—" for missing cells (issue 26)."""
+    config = {str(c): str(c).replace("_", " ") for c in frame.columns if "_" in str(c)}
+    for column, given in (kwargs.pop("column_config", None) or {}).items():
+        unlabelled = isinstance(given, dict) and not given.get("label")
+        config[column] = {**given, "label": str(column).replace("_", " ")} if unlabelled else given
+    kwargs.setdefault("placeholder", MISSING)
+    st.dataframe(frame, width="stretch", hide_index=True, column_config=config, **kwargs)
     downloads(frame, name)
 
 
@@ -53,6 +58,44 @@ def chart(fig: go.Figure, frame: pd.DataFrame, name: str) -> None:
     """A Plotly chart with the data behind it as downloads."""
     st.plotly_chart(fig, width="stretch", key=f"chart-{_slug(name)}")
     downloads(frame, name)
+
+
+def report_download(results: pd.DataFrame, threshold: float, title: str, settings: dict, key: str) -> None:
+    """One click: the run as a self-contained HTML report (``core.history.report``), built only when clicked (issue 26)."""
+    from core.history.report import report_html
+
+    st.download_button("⬇ HTML report", lambda: report_html(results, threshold, title, settings).encode("utf-8"), file_name=f"{_slug(title)}.html",
+                       mime="text/html", key=f"dl-report-{key}", on_click="ignore", type="secondary",
+                       help="Findings in sentences, interactive charts, the worst cases, settings and versions in one file that opens offline.")
+
+
+def pair_chart(fig: go.Figure, frame: pd.DataFrame, name: str, columns: list[str]) -> None:
+    """A chart whose points are pairs: a click on a point shows that pair in full with its scores (issue 26).
+
+    Each trace's ``customdata`` holds its points' row positions in ``frame``;
+    traces without it (legends, thresholds) are not pairs.
+    """
+    event = st.plotly_chart(fig, width="stretch", key=f"chart-{_slug(name)}", on_select="rerun", selection_mode="points")
+    picked = selected_rows(event, fig)
+    if picked:
+        row_detail(frame.iloc[picked[0]], columns, {c: c.replace("_", " ") for c in columns})
+    else:
+        st.caption("Click a point to read that pair in full with its scores.")
+
+
+def selected_rows(event, fig: go.Figure) -> list[int]:
+    """Rows of the chart's frame behind the selected points: each point's trace ``customdata`` (its row), in selection order."""
+    selection = getattr(event, "selection", None) if not isinstance(event, dict) else event.get("selection")
+    points = (selection.get("points") if isinstance(selection, dict) else getattr(selection, "points", None)) or []
+    rows = []
+    for point in points:
+        curve, index = point.get("curve_number"), point.get("point_index", point.get("point_number"))
+        if curve is None or index is None or curve >= len(fig.data):
+            continue
+        data = fig.data[curve].customdata
+        if data is not None and 0 <= index < len(data):
+            rows.append(int(data[index]))
+    return rows
 
 
 # --- widget values that survive page switches -------------------------------
@@ -134,7 +177,7 @@ MISSING = "—"
 LEAD = ("model", "cosine", "threshold", "verdict")
 TEXT_COLUMNS = ("text_a", "text_b", "variant", "sentence", "text", "tokens", "change", "why", "note", "remark")
 DETAILS = ("model id", "model_id", "pair_id", "suite", "source", "rule")
-CODE_LABELS = {"category": "failure mode", "reading": "reading_label"}  # raw code column -> the label column that shows it
+CODE_LABELS = {"category": ("failure mode", "category label"), "reading": ("reading_label",)}  # raw code column -> label columns that show it
 WRAP_ROW_HEIGHT = 72  # Streamlit wraps text cells only when rows are taller than 4rem (64 px)
 _P_COLUMN = re.compile(r"(^p$|_p$|^p_value$|^p \(|kruskal_p)")
 _INTERNAL_PATH = re.compile(r"\s*\((?:\.\./)?(?:shared|notes|data|core)/[^()]*\)|\s*(?:\.\./)?shared/notes/\S+\.md")
@@ -220,7 +263,7 @@ def results_table(
         download: what the downloads hold when it differs from ``frame`` (full model ids, typed labels); None = ``frame``.
     """
     # A raw code column goes off the screen when a label column carries it.
-    hide = (*hide, *(code for code, label in CODE_LABELS.items() if label in frame.columns))
+    hide = (*hide, *(code for code, shown_as in CODE_LABELS.items() if any(label in frame.columns for label in shown_as)))
     order = lead_columns(list(frame.columns), lead, details, hide)
     labels = labels or {}
     config = {c: _default_config(c, labels) for c in order}

@@ -74,8 +74,13 @@ def _worst_cases(results: pd.DataFrame) -> None:
                         constants.COL_PAIR_ID) if c in worst.columns]
     worst_out = tables.with_verdicts(worst.sort_values(constants.COL_COSINE, ascending=False)[cols].reset_index(drop=True), state.current().threshold)
     worst_out.insert(0, "failure mode", worst_out[constants.COL_CATEGORY].map(charts.category_label))
+    full_ids = worst_out[constants.COL_MODEL].copy()
     worst_out[constants.COL_MODEL] = worst_out[constants.COL_MODEL].map(state.short)
     st.caption(f"{len(worst_out)} pair score(s) match.")
+    if not worst_out.empty:  # issue 26: click a point, read the pair in full with its scores
+        strip = worst_out.assign(**{constants.COL_MODEL: full_ids})  # the chart colours by model id
+        widgets.pair_chart(charts.pair_strip_figure(strip, state.current().threshold), worst_out, "failure-modes-worst-points",
+                           [constants.COL_MODEL, "failure mode", constants.COL_COSINE, "verdict", constants.COL_TEXT_A, constants.COL_TEXT_B])
     widgets.results_table(worst_out, "failure-modes-worst-cases", lead=(*widgets.LEAD, "failure mode", constants.COL_TEXT_A, constants.COL_TEXT_B),
                           hide=(constants.COL_CATEGORY,))
 
@@ -113,6 +118,8 @@ else:
     if set(models) != set(selection.models):
         st.caption("The sidebar selection changed since this run; press the button again to score the new selection.")
     state.show_notes(RUN_KEY)  # one collapsed line; new notes as a toast (issue 26)
+    widgets.report_download(results, threshold, "cosine-probe failure modes", {"threshold": threshold, "models": list(models), "suite": constants.SUITE_FAILURE_MODES},
+                            RUN_KEY)
 
 if not results.empty:
     models = stored.models

@@ -17,7 +17,7 @@ import streamlit as st
 from core import constants
 from core.models.tokens import load_tokenizers, piece_counts
 from core.papers import oov, reference, reproduce
-from core.scoring import tables
+from core.scoring import findings, tables
 from ui import charts, history, resources, widgets
 from ui.state import current, run, short, show_errors, show_notes, stored, wall_time
 
@@ -360,6 +360,7 @@ def main() -> None:
     deltas = oov.oov_deltas(results, reading, dyn)
     summary = oov.oov_summary(deltas, dyn)
 
+    st.markdown(" ".join(widgets.md_escape(s) for s in findings.oov_findings(summary, constants.OOV_READINGS[reading])))  # issue 26: the finding first
     summary_tab, dynamic_tab, entity_tab, models_tab, overlap_tab, tokens_tab, swap_tab, layers_tab = widgets.saved_tabs(TABS, TAB_KEY)
     with summary_tab:
         _section_raw(summary, reading)

@@ -159,7 +159,9 @@ def _label_sections(results, models: list[str], threshold: float) -> None:
     if kind == labels.KIND_BINARY:
         st.caption("Your labels read as **match** (1, true, yes, paraphrase, entailment, …) or **no match** (0, false, no, not paraphrase, "
                    "contradiction, neutral, …). Each box is one label's cosines for one model; the dashed line is the sidebar threshold.")
-    st.plotly_chart(label_charts.cosine_by_label_figure(results, models, threshold), width="stretch", key="chart-your-data-cosine-by-label")
+    widgets.pair_chart(label_charts.cosine_by_label_figure(results, models, threshold),
+                       results.reset_index(drop=True).assign(**{constants.COL_MODEL: lambda f: f[constants.COL_MODEL].map(state.short)}), "your-data-cosine-by-label",
+                       [constants.COL_MODEL, constants.COL_LABEL, constants.COL_COSINE, constants.COL_TEXT_A, constants.COL_TEXT_B])
     by_label = report["by_label"].assign(**{constants.COL_MODEL: report["by_label"][constants.COL_MODEL].map(state.short)})
     st.caption(f"share above = pairs scoring above {threshold:.2f}: for no-match labels the failure rate, for match labels the share a search finds.")
     widgets.results_table(by_label, "your-data-cosine-by-label", lead=(constants.COL_MODEL, constants.COL_LABEL, "n", "share_above", "mean"),
@@ -270,6 +272,7 @@ if stored is not None:
     models = stored.models
     st.success(f"Results for {len(models)} model(s): {widgets.md_escape(', '.join(state.short(m) for m in models))} · threshold {threshold:.2f}")
     st.caption(f"Computed from {widgets.md_escape(ss.get(KEY_RUN_INFO, 'your pairs'))}. Change the file or columns and run again to update.")
+    widgets.report_download(results, threshold, "cosine-probe your data", {"threshold": threshold, "source": ss.get(KEY_RUN_INFO, "")}, RUN_KEY)
     categories = set(results[constants.COL_CATEGORY])
 
     models = state.sidebar_order(models)

@@ -47,7 +47,8 @@ def compare_findings(frame: pd.DataFrame) -> list[str]:
         meaning = "a retriever using it would treat the two sentences as the same" if len(above) else "a retriever using it would keep them apart"
         return [f"{short_name(row[constants.COL_MODEL])} scores this pair {row[constants.COL_COSINE]:.3f}, {side} its threshold of "
                 f"{row[constants.COL_THRESHOLD]:.2f}: {meaning}."]
-    low, high = frame.loc[frame[constants.COL_COSINE].idxmin()], frame.loc[frame[constants.COL_COSINE].idxmax()]
+    cosines = frame[constants.COL_COSINE].to_numpy(float)
+    low, high = frame.iloc[int(cosines.argmin())], frame.iloc[int(cosines.argmax())]
     spread = (f"Cosines run from {low[constants.COL_COSINE]:.3f} ({short_name(low[constants.COL_MODEL])}) "
               f"to {high[constants.COL_COSINE]:.3f} ({short_name(high[constants.COL_MODEL])}).")
     if len(above) == len(frame):
@@ -73,16 +74,19 @@ def failure_mode_findings(summary: pd.DataFrame, threshold: float) -> list[str]:
     rows = summary[summary[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)].dropna(subset=["failure_rate"])
     if rows.empty:
         return []
-    worst = rows.loc[rows["failure_rate"].idxmax()]
+    worst = rows.iloc[int(rows["failure_rate"].to_numpy(float).argmax())]
     label = constants.CATEGORY_LABELS.get(worst[constants.COL_CATEGORY], worst[constants.COL_CATEGORY])
     first = (f"At threshold {threshold:.2f}, {short_name(worst[constants.COL_MODEL])} scores {_pct(worst['failure_rate'])} of the "
              f"{label.lower()} pairs above the threshold: a retriever would return them as matches.")
-    overall = rows.groupby(constants.COL_MODEL, sort=False).apply(lambda g: float((g["failure_rate"] * g["n"]).sum() / g["n"].sum()), include_groups=False)
+    # Pooled over the adversarial pairs: each mode weighs by its number of pairs.
+    sums = rows.assign(_above=rows["failure_rate"] * rows["n"]).groupby(constants.COL_MODEL, sort=False)[["_above", "n"]].sum()
+    overall = sums["_above"] / sums["n"]
     if len(overall) == 1:
-        return [first, f"Across all six failure modes, {_pct(float(overall.iloc[0]))} of its adversarial pairs pass the threshold."]
-    most, least = overall.idxmax(), overall.idxmin()
-    return [first, f"Across all failure modes, {short_name(most)} passes {_pct(float(overall[most]))} of the adversarial pairs and "
-                   f"{short_name(least)} {_pct(float(overall[least]))}."]
+        return [first, f"Across all failure modes, {_pct(float(overall.iloc[0]))} of its adversarial pairs pass the threshold."]
+    values, names = overall.to_numpy(float), [str(m) for m in overall.index]
+    most, least = int(values.argmax()), int(values.argmin())
+    return [first, f"Across all failure modes, {short_name(names[most])} passes {_pct(values[most])} of the adversarial pairs and "
+                   f"{short_name(names[least])} {_pct(values[least])}."]
 
 
 def label_findings(classifier: pd.DataFrame, match_label: str = "match", no_match_label: str = "no match") -> list[str]:
@@ -162,3 +166,29 @@ def worst_first(results: pd.DataFrame, match: pd.Series | None = None) -> pd.Dat
     key = pd.DataFrame({"group": group.to_numpy(), "score": cos.where(m != 0, -cos).to_numpy()})
     order = key.sort_values(["group", "score"], kind="stable").index
     return results.iloc[order].reset_index(drop=True)
+
+
+def oov_findings(summary: pd.DataFrame, reading: str) -> list[str]:
+    """How much an invented word moves each model's cosine, under the named reading (OOV robustness).
+
+    Args:
+        summary: :func:`core.papers.oov.oov_summary` output (model, mean_delta, ci_low, ci_high, normalized_mean).
+        reading: the reading in words (e.g. "entity replaced in the second sentence only").
+
+    Returns:
+        One sentence naming the most and the least affected model; empty for an empty summary.
+    """
+    rows = summary.dropna(subset=["mean_delta"])
+    if rows.empty:
+        return []
+
+    def part(row: pd.Series) -> str:
+        share = f", {100 * row['normalized_mean']:.0f}% of its dynamic range" if "normalized_mean" in row and pd.notna(row["normalized_mean"]) else ""
+        return (f"{short_name(row[constants.COL_MODEL])}'s cosine drops by {row['mean_delta']:.2f} on average "
+                f"(95% CI {row['ci_low']:.2f} to {row['ci_high']:.2f}{share})")
+
+    deltas = rows["mean_delta"].to_numpy(float)
+    most, least = rows.iloc[int(deltas.argmax())], rows.iloc[int(deltas.argmin())]
+    if len(rows) == 1:
+        return [f"With the {reading}, {part(most)} when a real name is swapped for an invented word."]
+    return [f"With the {reading}, {part(most)} when a real name is swapped for an invented word; {part(least)}."]

@@ -62,3 +62,14 @@ def test_worst_first_puts_high_scoring_no_match_pairs_then_low_scoring_match_pai
     assert list(worst_first(results)["pair_id"]) == ["x", "n-hi", "m-hi", "m-lo", "n-lo"]
     by_label = pd.DataFrame({"label": ["paraphrase", "contradiction", "1"], "match": [1, 0, 1]})
     assert label_group_names(by_label) == ("match (1, paraphrase)", "no match (contradiction)")
+
+
+def test_oov_findings_name_the_reading_and_the_most_and_least_moved_models():
+    from core.scoring.findings import oov_findings
+
+    summary = pd.DataFrame({"model": [L6, MP], "mean_delta": [0.21, 0.05], "ci_low": [0.15, 0.01], "ci_high": [0.27, 0.09], "normalized_mean": [0.4, 0.1]})
+    (sentence,) = oov_findings(summary, "entity replaced in the second sentence only")
+    assert sentence == ("With the entity replaced in the second sentence only, MiniLM-L6's cosine drops by 0.21 on average (95% CI 0.15 to 0.27, "
+                        "40% of its dynamic range) when a real name is swapped for an invented word; mpnet-base's cosine drops by 0.05 on average "
+                        "(95% CI 0.01 to 0.09, 10% of its dynamic range).")
+    assert oov_findings(summary.iloc[:0], "x") == []
