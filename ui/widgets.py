@@ -175,7 +175,7 @@ def saved_tabs(labels: list[str], key: str):
 
 MISSING = "—"
 LEAD = ("model", "cosine", "threshold", "verdict")
-TEXT_COLUMNS = ("text_a", "text_b", "variant", "sentence", "text", "tokens", "change", "why", "note", "remark")
+TEXT_COLUMNS = ("text_a", "text_b", "variant", "sentence", "text", "tokens", "change", "why", "note", "remark", "anchor", "paraphrase", "query", "original")
 DETAILS = ("model id", "model_id", "pair_id", "suite", "source", "rule")
 CODE_LABELS = {"category": ("failure mode", "category label"), "reading": ("reading_label",)}  # raw code column -> label columns that show it
 WRAP_ROW_HEIGHT = 72  # Streamlit wraps text cells only when rows are taller than 4rem (64 px)

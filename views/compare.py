@@ -97,9 +97,9 @@ st.pills(
 # -------------------------------------------------------------------- inputs
 left, right = st.columns(2)
 with left:
-    text_a = persistent_text_area("Sentence A", KEY_A, DEFAULT_A, height=90)
+    text_a = persistent_text_area("Sentence A", KEY_A, DEFAULT_A, height=68)
 with right:
-    text_b = persistent_text_area("Sentence B", KEY_B, DEFAULT_B, height=90)
+    text_b = persistent_text_area("Sentence B", KEY_B, DEFAULT_B, height=68)
 clicked = st.button("Compare", type="primary", key="cmp_compare")
 # What gets scored is the cleaned text (control characters removed); the boxes keep what was typed.
 checks = (check_text(text_a, SIDES[0]), check_text(text_b, SIDES[1]))
@@ -174,35 +174,38 @@ def _token_expander(model: str, splits: dict[str, object] | str) -> None:
             st.code(" ".join(t.tokens), language=None)
 
 
+show_errors(RESULT_KEY, notes=False)
+# Issue 26: the finding and the table come first on screen (in the first 800 px), the threshold marker under them;
+# the marker is drawn (and read) before the table is filled in, so the table's verdicts follow it.
+top = st.container()
 # None while "calibrated" is chosen but not computed yet: the table then keeps the global threshold.
 marked = calibration_controls.marked_thresholds("Threshold marker", KEY_MARKER, "cmp_calibrate", sel)
-
-show_errors(RESULT_KEY, notes=False)
 result = stored(RESULT_KEY)
 if result is not None:
     per_model = isinstance(marked, dict)
     frame = tables.compare_table(result.results, marked if per_model else sel.threshold, resources.failure_examples())
     scored_a, scored_b = str(frame[constants.COL_TEXT_A].iloc[0]), str(frame[constants.COL_TEXT_B].iloc[0])
-    st.subheader("Cosine per model")
-    if (scored_a, scored_b) != (checks[0].cleaned, checks[1].cleaned):
-        st.info("The boxes changed since this pair was scored: press Compare to score what you typed.", icon="ℹ️")
-    # Issue 26: the finding in words, then the table, in the first screen; the chart, the texts and the notes after.
-    st.markdown(" ".join(md_escape(sentence) for sentence in findings.compare_findings(frame)))
-    frame["label"] = frame[constants.COL_MODEL].map(short)
-    shown = frame.rename(columns={constants.COL_TOKENS_A: "tokens A", constants.COL_TOKENS_B: "tokens B"})
-    shown = shown[["label", constants.COL_COSINE, constants.COL_THRESHOLD, "verdict", "tokens A", "tokens B", constants.COL_TRUNCATED, "published", "note", constants.COL_MODEL]]
-    shown = shown.rename(columns={"label": "model", constants.COL_MODEL: "model id"})
-    results_table(  # "—" where the paper printed nothing; notes without internal paths
-        shown,
-        "compare table",
-        column_config={
-            constants.COL_COSINE: st.column_config.NumberColumn(format="%.4f"),
-            constants.COL_THRESHOLD: st.column_config.NumberColumn(format="%.3f", help="The threshold this verdict uses: the sidebar's, or the model's calibrated one."),
-            "published": st.column_config.NumberColumn(format="%.2f", help="The failure paper's published cosine for this pair and model (section 4.6)."),
-            "tokens A": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
-            "tokens B": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
-        },
-    )
+    with top:
+        st.subheader("Cosine per model")
+        if (scored_a, scored_b) != (checks[0].cleaned, checks[1].cleaned):
+            st.info("The boxes changed since this pair was scored: press Compare to score what you typed.", icon="ℹ️")
+        # Issue 26: the finding in words, then the table, in the first screen; the chart, the texts and the notes after.
+        st.markdown(" ".join(md_escape(sentence) for sentence in findings.compare_findings(frame)))
+        frame["label"] = frame[constants.COL_MODEL].map(short)
+        shown = frame.rename(columns={constants.COL_TOKENS_A: "tokens A", constants.COL_TOKENS_B: "tokens B"})
+        shown = shown[["label", constants.COL_COSINE, constants.COL_THRESHOLD, "verdict", "tokens A", "tokens B", constants.COL_TRUNCATED, "published", "note", constants.COL_MODEL]]
+        shown = shown.rename(columns={"label": "model", constants.COL_MODEL: "model id"})
+        results_table(  # "—" where the paper printed nothing; notes without internal paths
+            shown,
+            "compare table",
+            column_config={
+                constants.COL_COSINE: st.column_config.NumberColumn(format="%.4f"),
+                constants.COL_THRESHOLD: st.column_config.NumberColumn(format="%.3f", help="The threshold this verdict uses: the sidebar's, or the model's calibrated one."),
+                "published": st.column_config.NumberColumn(format="%.2f", help="The failure paper's published cosine for this pair and model (section 4.6)."),
+                "tokens A": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
+                "tokens B": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
+            },
+        )
     for model, report in result.reports.items():
         for cut in report.truncated:
             side = SIDES[0] if cut.text == scored_a else SIDES[1]

@@ -383,7 +383,10 @@ def _group_table(result: RetrievalResult, mitigation: str) -> None:
     if mitigation != constants.MITIGATION_NONE:
         columns[8:8] = [constants.COL_SCORE_PARAPHRASE, constants.COL_SCORE_VARIANT]
     fmt = {c: st.column_config.NumberColumn(c, format="%.4f") for c in ("cosine_paraphrase", "cosine_variant", "margin", constants.COL_SCORE_PARAPHRASE, constants.COL_SCORE_VARIANT)}
-    widgets.table(_shown(rows[[c for c in columns if c in rows.columns]]), "retrieval-per-group", column_config=fmt)
+    # issue 26: texts wrapped, and a selected row shows the anchor, paraphrase and variant in full
+    widgets.results_table(_shown(rows[[c for c in columns if c in rows.columns]]), "retrieval-per-group", column_config=fmt,
+                          lead=("failure mode", constants.COL_ANCHOR, constants.COL_PARAPHRASE, constants.COL_VARIANT),
+                          details=(*widgets.DETAILS, constants.COL_GROUP_ID, constants.COL_DOMAIN))
 
 
 def _corpus_results(result: CorpusResult) -> None:

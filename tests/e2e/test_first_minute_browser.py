@@ -12,6 +12,8 @@ Run: ``.venv/bin/python -m pytest tests/e2e/test_first_minute_browser.py -q``
 
 from __future__ import annotations
 
+import re
+
 import e2e_support as E
 import pytest
 
@@ -102,20 +104,26 @@ def test_failure_modes_keeps_its_tab_shows_a_worst_case_in_full_and_its_report_o
     expect(main.get_by_role("heading", name="Share above each threshold")).to_be_visible()
     _viewport_shot(page, "first-minute-3-failure-modes-tab-kept")
 
-    # A worst case, selected, reads in full under the table.
+    # A worst case, selected, reads in full under the table: the suite's longest adversarial sentence, searched for.
+    suite = load_suite(constants.SUITE_FAILURE_MODES)
+    adversarial = suite[suite[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)]
+    longest = max(adversarial[constants.COL_TEXT_A], key=len)
     E.act(page, lambda: main.get_by_role("tab", name="Worst cases").click())
+    search = main.get_by_label("Search pairs", exact=True)
+    search.fill(longest)
+    E.act(page, lambda: search.press("Enter"))
     grid = main.locator(E.DATAFRAME).filter(visible=True).first
     grid.scroll_into_view_if_needed()
     box = grid.bounding_box()
     E.act(page, lambda: page.mouse.click(box["x"] + 18, box["y"] + 35 + 36))  # the first row's selection box (header 35 px, rows 72 px)
-    detail = main.get_by_text("text a", exact=True).first
+    detail = main.locator("[data-testid='stMarkdownContainer'] p", has=page.locator("strong", has_text=re.compile(r"^text a$"))).first
     expect(detail).to_be_visible()
-    sentence = detail.locator("xpath=ancestor::*[@data-testid='stMarkdownContainer'][1]").inner_text().split("\n", 1)[1].strip()
-    suite = load_suite(constants.SUITE_FAILURE_MODES)
-    assert sentence in set(suite[constants.COL_TEXT_A]), f"not a whole suite sentence: {sentence!r}"
-    assert len(sentence) > 60, "a long sentence shows in full"
+    sentence = detail.inner_text().split("\n", 1)[1].strip()
+    assert sentence == longest, f"the selected row's sentence {sentence!r} is not the whole {longest!r}"
     detail.scroll_into_view_if_needed()
     _viewport_shot(page, "first-minute-4-worst-case-in-full")
+    search.fill("")
+    E.act(page, lambda: search.press("Enter"))
 
     # One click: the HTML report; it opens with the network off and draws its charts.
     button = main.get_by_role("button", name="⬇ HTML report")
@@ -129,7 +137,7 @@ def test_failure_modes_keeps_its_tab_shows_a_worst_case_in_full_and_its_report_o
         report.route("http*://**", lambda route: route.abort())  # nothing may be fetched
         report.goto(path.as_uri())
         report.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg .trace').length >= 3", timeout=60_000)
-        expect(report.get_by_text("At threshold 0.70, MiniLM-L6 scores").first).to_be_visible()
+        expect(report.get_by_text(re.compile(r"At threshold 0\.71, MiniLM-L6 scores")).first).to_be_visible()
         report.screenshot(path=str(E.SCREENSHOTS / "first-minute-5-report-offline.png"), full_page=False)
     finally:
         offline.close()
