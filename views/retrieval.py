@@ -32,6 +32,7 @@ from core.probes.retrieval.run import CorpusResult, RetrievalResult
 from core.probes.retrieval.suite import RetrievalSuite, RetrievalSuiteError
 from core.probes.retrieval.uploads import suite_from_bytes, texts_from_bytes
 from core.probes.retrieval.worst import worst_corpus_pairs, worst_variants
+from core.scoring import findings
 from ui import calibration_controls, resources, state, widgets
 from ui.retrieval_charts import before_after_figure, mitigation_label, mode_label, ranking_figure, rates_by_mode_figure
 
@@ -305,6 +306,7 @@ def _mitigation_picker(mitigations: list[str]) -> str:
 
 
 def _suite_results(result: RetrievalResult) -> None:
+    st.markdown(" ".join(widgets.md_escape(s) for s in findings.retrieval_findings(result.win_rates)))  # issue 26: the finding first
     shown = _mitigation_picker(result.mitigations)
     win = result.win_rates[result.win_rates[constants.COL_MITIGATION] == shown]
 

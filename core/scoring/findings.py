@@ -192,3 +192,28 @@ def oov_findings(summary: pd.DataFrame, reading: str) -> list[str]:
     if len(rows) == 1:
         return [f"With the {reading}, {part(most)} when a real name is swapped for an invented word."]
     return [f"With the {reading}, {part(most)} when a real name is swapped for an invented word; {part(least)}."]
+
+
+def retrieval_findings(win_rates: pd.DataFrame) -> list[str]:
+    """How often a retriever ranks the contradiction above the restatement, and what each mitigation makes of it (Retrieval).
+
+    Args:
+        win_rates: ``RetrievalResult.win_rates`` (model, mitigation, mode, win_rate); the ``all`` mode rows are used.
+
+    Returns:
+        One sentence per model (dense cosine first, then each mitigation); empty without plain-cosine rows.
+    """
+    rows = win_rates[win_rates[constants.COL_MODE] == constants.MODE_ALL]
+    out = []
+    for model, mine in rows.groupby(constants.COL_MODEL, sort=False):
+        plain = mine[mine[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
+        if plain.empty:
+            continue
+        sentence = (f"{short_name(str(model))} ranks the contradiction above the restatement in "
+                    f"{_pct(float(plain[constants.COL_WIN_RATE].iloc[0]))} of the variants")
+        others = mine[mine[constants.COL_MITIGATION] != constants.MITIGATION_NONE]
+        if not others.empty:
+            sentence += "; " + ", ".join(f"{constants.MITIGATION_LABELS.get(m, m)} brings that to {_pct(float(r))}"
+                                         for m, r in zip(others[constants.COL_MITIGATION], others[constants.COL_WIN_RATE], strict=True))
+        out.append(sentence + " (lower is better).")
+    return out

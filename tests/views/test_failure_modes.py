@@ -266,4 +266,6 @@ def test_across_thresholds_tab_survives_a_threshold_move_and_leads_with_a_findin
     from ui.widgets import md_escape
 
     assert " ".join(md_escape(sentence) for sentence in sentences) in [m.value for m in at.markdown]
+    # the one-click HTML report of the run on screen
+    assert any(b.proto.label == "⬇ HTML report" for b in at.get("download_button"))
     at.slider(key="threshold").set_value(0.7).run()

@@ -73,3 +73,13 @@ def test_oov_findings_name_the_reading_and_the_most_and_least_moved_models():
                         "40% of its dynamic range) when a real name is swapped for an invented word; mpnet-base's cosine drops by 0.05 on average "
                         "(95% CI 0.01 to 0.09, 10% of its dynamic range).")
     assert oov_findings(summary.iloc[:0], "x") == []
+
+
+def test_retrieval_findings_say_the_plain_rate_and_each_mitigation():
+    from core import constants
+    from core.scoring.findings import retrieval_findings
+
+    rates = pd.DataFrame({"model": [L6, L6, L6], "mitigation": ["none", "guard", "none"], "mode": ["all", "all", "negation"], "win_rate": [0.91, 0.25, 0.99]})
+    guard = constants.MITIGATION_LABELS.get("guard", "guard")
+    assert retrieval_findings(rates) == [f"MiniLM-L6 ranks the contradiction above the restatement in 91% of the variants; {guard} brings that to 25% (lower is better)."]
+    assert retrieval_findings(rates[rates["mitigation"] != "none"]) == []
