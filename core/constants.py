@@ -122,6 +122,16 @@ VARIANT_ORIGINAL = "original"
 VARIANT_REPLACED_BOTH = "replaced_both"
 VARIANT_REPLACED_B = "replaced_b"
 OOV_VARIANTS = (VARIANT_ORIGINAL, VARIANT_REPLACED_BOTH, VARIANT_REPLACED_B)
+# One colour per model across the app and the HTML report (issue 26; MiniLM-L6 blue, its int8 twin orange): registry models by their place in the
+# registry, any other model by a stable hash of its name. Plotly's qualitative palette, then Dark24's.
+MODEL_PALETTE = (
+    "#636EFA", "#EF553B", "#00CC96", "#FFA15A", "#AB63FA", "#19D3F3", "#FF6692", "#B6E880", "#FF97FF", "#FECB52",
+    "#2E91E5", "#E15F99", "#1CA71C", "#FB0D0D", "#DA16FF", "#222A2A", "#B68100", "#750D86", "#EB663B", "#511CFB",
+)
+
+# The one default reading of both OOV pages (issue 26): the second-sentence reading is the one whose
+# deltas resemble the OOV paper's published figures.
+OOV_DEFAULT_READING = VARIANT_REPLACED_B
 OOV_READINGS = {
     VARIANT_REPLACED_BOTH: "entity replaced in both sentences",
     VARIANT_REPLACED_B: "entity replaced in the second sentence only",
@@ -346,6 +356,10 @@ ONNX_EXPORT_FOLDER = "onnx"  # under the cache folder
 ONNX_OPSET = 17
 # Every cosine of the fixed verification set under the export within this of the torch model's.
 ONNX_VERIFY_TOLERANCE = 1e-5
+# What the one-off export and its check against torch take on a 2-core CPU, torch import included
+# (issue 26: the first run names it instead of showing a bare spinner); other bundles fall back to the default.
+ONNX_EXPORT_EXPECTED_SECONDS = {"minilm_l6": 45, "mpnet": 120}  # measured: MiniLM-L6 56 s on a busy 2-core machine (e2e)
+ONNX_EXPORT_EXPECTED_DEFAULT_S = 120
 ENGINE_LOCAL = "local"
 ENGINE_RAY = "ray"
 ENGINE_CHOICES = (ENGINE_LOCAL, ENGINE_RAY)

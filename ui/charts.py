@@ -12,6 +12,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from core import constants
+from core.models.registry import model_color
 from ui.state import short
 
 # ------------------------------------------- category charts (failure modes, your data)
@@ -103,6 +104,9 @@ def failure_rate_curves_figure(curves: pd.DataFrame, threshold: float, title: st
         x="threshold",
         y="failure_rate",
         color="model_label",
+        # One colour per model everywhere; the dash tells apart models whose curves coincide (MiniLM-L6 and its int8 twin).
+        color_discrete_map={short(m): model_color(m) for m in curves[constants.COL_MODEL].unique()},
+        line_dash="model_label",
         facet_col="category_label",
         facet_col_wrap=3,
         category_orders={"category_label": [category_label(c) for c in cats]},
@@ -115,8 +119,44 @@ def failure_rate_curves_figure(curves: pd.DataFrame, threshold: float, title: st
     fig.update_layout(shapes=[{"type": "line", "xref": ref, "yref": f"{ref.replace('x', 'y')} domain", "x0": threshold, "x1": threshold, "y0": 0, "y1": 1,
                                "line": {"dash": "dash", "color": "black"}} for ref in refs])
     fig.update_yaxes(tickformat=".0%", range=[0, 1.02])
+    hide_empty_panels(fig)
     rows = -(-len(cats) // 3)
     fig.update_layout(height=max(300, 240 * rows + 80), margin={"l": 10, "r": 10, "t": 60, "b": 10})
+    return fig
+
+
+def hide_empty_panels(fig: go.Figure) -> None:
+    """Hide the axes of grid cells no trace is drawn in (a facet grid of 7 panels in rows of 3 leaves two blank)."""
+    used = {(trace.xaxis or "x", trace.yaxis or "y") for trace in fig.data}
+    layout = fig.layout.to_plotly_json()
+    for key in [k for k in layout if k.startswith("xaxis")]:
+        ref = "x" + key[len("xaxis"):]
+        yref = "y" + key[len("xaxis"):]
+        if (ref, yref) not in used:
+            fig.layout[key].update(visible=False)
+            fig.layout["yaxis" + key[len("xaxis"):]].update(visible=False)
+            fig.layout.shapes = [shape for shape in fig.layout.shapes if shape.xref != ref]
+
+
+def pair_strip_figure(pairs: pd.DataFrame, threshold: float, group: str = "failure mode") -> go.Figure:
+    """Every pair as a point: cosine across, its group down, one colour per model (``customdata`` = the pair's row in ``pairs``).
+
+    Args:
+        pairs: one row per pair and model with ``model`` (full id), ``cosine`` and ``group``; any index.
+        threshold: the threshold drawn as a dashed line.
+        group: the column the rows of the chart are.
+    """
+    pairs = pairs.reset_index(drop=True)
+    fig = go.Figure()
+    for model, mine in pairs.groupby(constants.COL_MODEL, sort=False):
+        fig.add_trace(go.Scatter(x=mine[constants.COL_COSINE], y=mine[group], mode="markers", name=short(model), orientation="h", offsetgroup=model,
+                                 marker={"color": model_color(model), "size": 8, "opacity": 0.75}, customdata=list(mine.index),
+                                 hovertemplate="%{y}: %{x:.4f}<extra>" + short(model) + "</extra>"))
+    fig.add_vline(x=threshold, line_dash="dash", line_color="black", annotation_text=f"threshold {threshold:.2f}", annotation_position="top")
+    rows = pairs[group].nunique()
+    fig.update_layout(title="Every pair's cosine: click a point to read the pair", xaxis={"title": "cosine"}, yaxis={"title": None},
+                      scattermode="group", height=max(260, 60 * rows + 120), margin={"l": 10, "r": 10, "t": 50, "b": 10},
+                      legend={"orientation": "h", "y": -0.2}, showlegend=True)
     return fig
 
 
@@ -134,6 +174,7 @@ def failure_rate_bars(summary: pd.DataFrame, threshold: float) -> go.Figure:
         fig.add_trace(
             go.Bar(
                 name=short(model),
+                marker_color=model_color(model),
                 x=[category_label(c) for c in group.index],
                 y=rate,
                 error_y=ci_error(rate, group["fr_ci_low"], group["fr_ci_high"]),
@@ -162,10 +203,9 @@ def roc_figure(roc: pd.DataFrame, calibration_table: pd.DataFrame, method: str) 
         method: ``youden`` or ``fpr``: which threshold to mark.
     """
     fig = go.Figure()
-    palette = px.colors.qualitative.Plotly
     seen: dict[tuple, str] = {}
-    for i, (model, curve) in enumerate(roc.groupby(constants.COL_MODEL, sort=False)):
-        color = palette[i % len(palette)]
+    for model, curve in roc.groupby(constants.COL_MODEL, sort=False):
+        color = model_color(model)
         row = calibration_table[calibration_table[constants.COL_MODEL] == model]
         auc = f" (AUC {row['auc'].iloc[0]:.3f})" if not row.empty else ""
         same = same_curve_as(curve, seen, short(model))
@@ -240,17 +280,19 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
         table: ``core.analysis.perturbation_table`` output, plus a ``label`` column naming the variant.
     """
     fig = go.Figure()
-    palette = px.colors.qualitative.Plotly
     labels = list(dict.fromkeys(table["label"]))
     shared = table[constants.COL_THRESHOLD].dropna().unique()
     one_line = len(shared) == 1 and table[constants.COL_THRESHOLD].notna().all()
     if one_line:
         fig.add_vline(x=float(shared[0]), line_dash="dash", line_color="black", annotation_text=f"threshold {shared[0]:.2f}", annotation_position="top")
-    for i, (model, group) in enumerate(table.groupby(constants.COL_MODEL, sort=False)):
-        color = palette[i % len(palette)]
+    for model, group in table.groupby(constants.COL_MODEL, sort=False):
+        color = model_color(model)
         above = group[constants.COL_COSINE] > group[constants.COL_THRESHOLD]
         fig.add_trace(
             go.Scatter(
+                # Grouped scatter: each model on its own offset within a variant's row, so a twin with the same
+                # cosine (MiniLM-L6 and its int8 copy) never hides the other's marker (issue 26).
+                orientation="h", offsetgroup=model,
                 x=group[constants.COL_COSINE], y=group["label"], mode="markers", name=short(model),
                 marker={"color": color, "size": 12, "symbol": ["circle" if a else "circle-open" for a in above], "line": {"width": 2, "color": color}},
                 hovertemplate="%{y}<br>cosine %{x:.4f}<extra>" + short(model) + "</extra>",
@@ -258,6 +300,7 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
         )
         fig.add_trace(
             go.Scatter(
+                orientation="h", offsetgroup=model,
                 x=group[constants.COL_THRESHOLD], y=group["label"], mode="markers", name=f"{short(model)} threshold", visible=not one_line,
                 showlegend=bool(group[constants.COL_THRESHOLD].notna().any()) and not one_line,
                 marker={"color": color, "symbol": "line-ns", "size": 18, "line": {"width": 2, "color": color}},
@@ -273,6 +316,7 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
         xaxis={"title": "cosine", "range": [min(0.0, float(table[constants.COL_COSINE].min()) - 0.05), 1.02]},
         yaxis={"autorange": "reversed", "categoryorder": "array", "categoryarray": labels},
         height=max(300, 42 * len(labels) + 180), margin={"l": 10, "r": 10, "t": 60, "b": 10}, legend={"orientation": "h", "y": -0.25},
+        scattermode="group", scattergap=0.4,
         showlegend=True,  # colour is the model, even with one model
     )
     return fig

@@ -6,13 +6,11 @@ Tables come from :func:`core.probes.labels.label_report`; here is only drawing.
 from __future__ import annotations
 
 import pandas as pd
-import plotly.express as px
 import plotly.graph_objects as go
 
 from core import constants
+from core.models.registry import model_color
 from ui.state import short
-
-PALETTE = px.colors.qualitative.Plotly
 
 
 def cosine_by_label_figure(results: pd.DataFrame, models: list[str], threshold: float) -> go.Figure:
@@ -23,12 +21,15 @@ def cosine_by_label_figure(results: pd.DataFrame, models: list[str], threshold: 
         models: the models in the page's order (the sidebar's).
         threshold: the sidebar threshold.
     """
+    results = results.reset_index(drop=True)
     data = results[results[constants.COL_LABEL].astype("string").str.strip().fillna("") != ""]
     fig = go.Figure()
-    for i, model in enumerate(models):
+    for model in models:
         mine = data[data[constants.COL_MODEL] == model]
-        fig.add_trace(go.Box(x=mine[constants.COL_LABEL].astype(str), y=mine[constants.COL_COSINE], name=short(model), marker_color=PALETTE[i % len(PALETTE)],
-                             boxpoints="all", jitter=0.3, pointpos=0, showlegend=True))
+        # customdata: each point's row in ``results``, so a click on a point shows that pair (ui.widgets.pair_chart).
+        fig.add_trace(go.Box(x=mine[constants.COL_LABEL].astype(str), y=mine[constants.COL_COSINE], name=short(model), marker_color=model_color(model),
+                             boxpoints="all", jitter=0.3, pointpos=0, showlegend=True, customdata=list(mine.index),
+                             hovertemplate="%{y:.4f}<extra>" + short(model) + "</extra>"))
     fig.add_hline(y=threshold, line_dash="dash", line_color="black", annotation_text=f"threshold {threshold:.2f}", annotation_position="top left")
     fig.update_layout(boxmode="group", title="Cosine by label, per model", xaxis={"title": "label", "type": "category"}, yaxis={"title": "cosine", "range": [-0.05, 1.05]},
                       legend={"title": "model", "orientation": "h", "y": -0.2}, margin={"l": 10, "r": 10, "t": 60, "b": 10})
@@ -47,10 +48,10 @@ def label_roc_figure(roc: pd.DataFrame, classifier: pd.DataFrame, models: list[s
     """
     fig = go.Figure()
     seen: dict[tuple, str] = {}
-    for i, model in enumerate(m for m in models if m in set(roc[constants.COL_MODEL])):
+    for model in (m for m in models if m in set(roc[constants.COL_MODEL])):
         curve = roc[roc[constants.COL_MODEL] == model]
         row = classifier[classifier[constants.COL_MODEL] == model].iloc[0]
-        color = PALETTE[i % len(PALETTE)]
+        color = model_color(model)
         key = (tuple(curve["fpr"].round(6)), tuple(curve["tpr"].round(6)))
         same = f", same curve as {seen[key]}" if key in seen else ""
         seen.setdefault(key, short(model))

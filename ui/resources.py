@@ -29,7 +29,7 @@ def embedding_cache() -> EmbeddingCache:
     return EmbeddingCache()
 
 
-@st.cache_resource(show_spinner="Loading model…")
+@st.cache_resource(show_spinner=False)  # the caller names the model and its one-off export (ui.state.run)
 def model(name: str, allow_remote_code: bool = False, device: str = DEVICE_AUTO) -> LoadedModel:
     """A loaded model on a device (``auto``, ``cpu``, ``cuda``, ``mps``), shared by all sessions (raises ModelUnavailable)."""
     return load_model(name, allow_remote_code=allow_remote_code, device=device)

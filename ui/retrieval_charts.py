@@ -8,11 +8,11 @@ and mitigations by their labels, never by their codes.
 from __future__ import annotations
 
 import pandas as pd
-import plotly.express as px
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core import constants
+from core.models.registry import model_color
 from ui.charts import category_label, ci_error, plot_text
 from ui.state import short
 
@@ -59,11 +59,11 @@ def rates_by_mode_figure(table: pd.DataFrame, value: str, title: str, y_title: s
     """
     order = _mode_order(table[constants.COL_MODE])
     fig = go.Figure()
-    for i, (model, group) in enumerate(table.groupby(constants.COL_MODEL, sort=False)):
+    for model, group in table.groupby(constants.COL_MODEL, sort=False):
         group = group.set_index(constants.COL_MODE).reindex([m for m in order if m in set(group[constants.COL_MODE])])
         fig.add_trace(
             go.Bar(
-                name=plot_text(short(model)), marker_color=_color(i), x=[mode_label(m) for m in group.index], y=group[value],
+                name=plot_text(short(model)), marker_color=model_color(model), x=[mode_label(m) for m in group.index], y=group[value],
                 error_y=ci_error(group[value], group[constants.COL_CI_LOW], group[constants.COL_CI_HIGH]),
                 customdata=group[constants.COL_N], hovertemplate="%{x}: %{y:.1%} (n = %{customdata})<extra>" + plot_text(short(model)) + "</extra>",
             )
@@ -98,12 +98,12 @@ def before_after_figure(summary: pd.DataFrame) -> go.Figure:
     fig = make_subplots(rows=1, cols=max(1, len(panels)), subplot_titles=[p[2] for p in panels], shared_yaxes=True)
     mitigations = list(dict.fromkeys(summary[constants.COL_MITIGATION]))
     for col, (value, interval, _title) in enumerate(panels, start=1):
-        for i, (model, group) in enumerate(summary.groupby(constants.COL_MODEL, sort=False)):
+        for model, group in summary.groupby(constants.COL_MODEL, sort=False):
             group = group.set_index(constants.COL_MITIGATION).reindex(mitigations)
             error = ci_error(group[value], group[interval[0]], group[interval[1]]) if interval else None
             fig.add_trace(
                 go.Bar(
-                    name=plot_text(short(model)), legendgroup=model, showlegend=col == 1, marker_color=_color(i),
+                    name=plot_text(short(model)), legendgroup=model, showlegend=col == 1, marker_color=model_color(model),
                     x=[plot_text(mitigation_label(m)) for m in mitigations], y=group[value], error_y=error,
                     hovertemplate="%{x}: %{y:.1%}<extra>" + plot_text(short(model)) + "</extra>",
                 ),
@@ -127,10 +127,10 @@ def ranking_figure(ranking: pd.DataFrame) -> go.Figure:
     """
     metrics = {**{c: f"recall@{k}" for k, c in constants.COL_RECALL_AT.items()}, constants.COL_MRR: "MRR", constants.COL_TOP1_CONTRADICTION: "top-1 is a contradiction"}
     fig = go.Figure()
-    for i, row in enumerate(ranking.to_dict("records")):
+    for row in ranking.to_dict("records"):
         fig.add_trace(
             go.Bar(
-                name=plot_text(short(row[constants.COL_MODEL])), marker_color=_color(i), x=list(metrics.values()), y=[row[c] for c in metrics],
+                name=plot_text(short(row[constants.COL_MODEL])), marker_color=model_color(row[constants.COL_MODEL]), x=list(metrics.values()), y=[row[c] for c in metrics],
                 hovertemplate="%{x}: %{y:.3f}<extra>" + plot_text(short(row[constants.COL_MODEL])) + "</extra>",
             )
         )
@@ -161,9 +161,3 @@ def should_win_figure(table: pd.DataFrame) -> go.Figure:
         height=140 + 60 * len(table), margin=_MARGIN, legend={"orientation": "h", "y": -0.25},
     )
     return fig
-
-
-def _color(i: int) -> str:
-    """The i-th model's colour, the same in every chart of the page."""
-    palette = px.colors.qualitative.Plotly
-    return palette[i % len(palette)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from dataclasses import dataclass
 
 import pandas as pd
@@ -18,7 +19,7 @@ import streamlit as st
 from core import constants
 from core.models import endpoint, registry
 from core.models.device import choose_device
-from core.models.loading import REMOTE_CODE_WARNING, ModelUnavailable
+from core.models.loading import REMOTE_CODE_WARNING, ModelUnavailable, load_step
 from core.scoring.runner import RunResult, run_pairs
 from ui import resources
 from ui.endpoints import endpoint_form, register_session_endpoints, settings_key
@@ -180,28 +181,46 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
     if problem:
         st.error(f"{problem}. Pick auto or cpu as the device in the sidebar.", icon="⛔")
         return None
-    with st.status(f"{label}: {len(pairs)} pairs × {len(selection.models)} models", expanded=False) as status:
+    start = time.perf_counter()  # the whole action, model loading and one-off exports included (issue 26)
+    n = len(selection.models)
+    with st.status(f"{label}: {len(pairs)} pairs × {n} models", expanded=False) as status:
         bar = st.progress(0.0)
 
         def progress(fraction: float, message: str) -> None:
             bar.progress(fraction, text=md_escape(message))  # messages name the models, which users type
 
-        # Load through the shared resource wrapper so every session reuses one instance.
-        for name in selection.models:
+        # Load through the shared resource wrapper so every session reuses one instance; each load names
+        # its model and, the first time, the exact ONNX export it makes and how long that takes.
+        for i, name in enumerate(selection.models):
             if endpoint.is_endpoint(name):
                 continue  # loaded per settings by run_pairs, never cached by name alone
+            step = f"{load_step(name, selection.device)} ({i + 1}/{n})"
+            status.update(label=f"{label}: {md_escape(step)}")
+            progress(i / max(n, 1), step)
             with contextlib.suppress(ModelUnavailable):  # run_pairs reports it with the reason
                 resources.model(name, name in selection.remote_code, selection.device)
+        status.update(label=f"{label}: scoring {len(pairs)} pairs × {n} models")
         result = run_pairs(
             pairs, selection.models, cache=resources.embedding_cache(), allow_remote_code=sorted(selection.remote_code), progress=progress, device=selection.device
         )
+        result.seconds = time.perf_counter() - start
         ok = not result.results.empty
-        done = f"{label}: done in {result.seconds:.1f} s on {', '.join(sorted(set(result.devices.values())))}"
+        done = f"{label}: done in {wall_time(result.seconds)} on {', '.join(sorted(set(result.devices.values())))}"
         status.update(label=done if ok else f"{label}: no model produced results", state="complete" if ok else "error")
     st.session_state[KEY_ERRORS][key] = result.errors
     if ok:
         st.session_state[KEY_RESULTS][key] = result
     return result if ok else None
+
+
+def wall_time(seconds: float) -> str:
+    """A duration as a person reads it: "0.4 s", "48 s", "1 min 43 s"."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s"
 
 
 def stored(key: str) -> RunResult | None:
@@ -210,12 +229,14 @@ def stored(key: str) -> RunResult | None:
     return st.session_state[KEY_RESULTS].get(key)
 
 
-def show_errors(key: str) -> None:
-    """One error box per model that failed in the last run under ``key``, then
-    the embedding cache's warning if the disk cache was rebuilt or disabled."""
+def show_errors(key: str, notes: bool = True) -> None:
+    """One error box per model that failed in the last run under ``key``, the run's notes
+    (:func:`show_notes`; a page that draws them under its results passes ``notes=False``),
+    then the embedding cache's warning if the disk cache was rebuilt or disabled."""
     for name, reason in st.session_state.get(KEY_ERRORS, {}).get(key, {}).items():
         model_error(name, reason)
-    show_notes(key)
+    if notes:
+        show_notes(key)
     show_cache_warning()
 
 
@@ -242,18 +263,32 @@ def error_help(name: str) -> str:
     except ValueError:
         local = False
     return LOCAL_ERROR_HELP if local else ERROR_HELP.replace("MODEL", name.replace("`", "'"))
+KEY_TOASTED = "_notes_toasted"  # one-off notes already shown as a toast this session
 
 
 def show_notes(key: str) -> None:
-    """The device each model encoded on, and one note per way a loaded model departs from the registry
-    (another snapshot, dimension, tokens kept, pooling, prompt), for the last result under ``key``."""
+    """The device each model encoded on and one note per way a loaded model departs from the registry
+    (another snapshot, dimension, tokens kept, pooling, prompt, a one-off export), for the last result under ``key``.
+
+    Issue 26: one-off notes pushed results below the fold on every page. Each note is a toast the
+    first time this session sees it, and otherwise sits in one collapsed line, never a box above results.
+    """
     result = stored(key)
     if result is None or not result.reports:
         return
-    devices = sorted(set(result.devices.values()))
-    st.caption(f"Encoded on {', '.join(devices)}" + ("" if len(devices) == 1 else f" ({', '.join(f'{short(m)}: {d}' for m, d in result.devices.items())})") + ".")
+    toasted = st.session_state.setdefault(KEY_TOASTED, set())
     for note in result.notes:
-        st.info(md_escape(note), icon="ℹ️")
+        if note not in toasted:
+            toasted.add(note)
+            st.toast(md_escape(note), icon="ℹ️")
+    devices = sorted(set(result.devices.values()))
+    where = f"Encoded on {', '.join(devices)}" + ("" if len(devices) == 1 else f" ({', '.join(f'{short(m)}: {d}' for m, d in result.devices.items())})")
+    if not result.notes:
+        st.caption(f"{where}.")
+        return
+    with st.expander(f"{where} · {len(result.notes)} note(s) on the models", expanded=False):
+        for note in result.notes:
+            st.caption(md_escape(note))
 
 
 def device_problem(device: str) -> str | None:

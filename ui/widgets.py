@@ -44,8 +44,13 @@ def downloads(frame: pd.DataFrame, name: str) -> None:
 
 
 def table(frame: pd.DataFrame, name: str, **kwargs) -> None:
-    """A dataframe with its downloads underneath."""
-    st.dataframe(frame, width="stretch", hide_index=True, **kwargs)
+    """A dataframe with its downloads underneath: readable headers (no snake_case) and "—" for missing cells (issue 26)."""
+    config = {str(c): str(c).replace("_", " ") for c in frame.columns if "_" in str(c)}
+    for column, given in (kwargs.pop("column_config", None) or {}).items():
+        unlabelled = isinstance(given, dict) and not given.get("label")
+        config[column] = {**given, "label": str(column).replace("_", " ")} if unlabelled else given
+    kwargs.setdefault("placeholder", MISSING)
+    st.dataframe(frame, width="stretch", hide_index=True, column_config=config, **kwargs)
     downloads(frame, name)
 
 
@@ -53,6 +58,44 @@ def chart(fig: go.Figure, frame: pd.DataFrame, name: str) -> None:
     """A Plotly chart with the data behind it as downloads."""
     st.plotly_chart(fig, width="stretch", key=f"chart-{_slug(name)}")
     downloads(frame, name)
+
+
+def report_download(results: pd.DataFrame, threshold: float, title: str, settings: dict, key: str) -> None:
+    """One click: the run as a self-contained HTML report (``core.history.report``), built only when clicked (issue 26)."""
+    from core.history.report import report_html
+
+    st.download_button("⬇ HTML report", lambda: report_html(results, threshold, title, settings).encode("utf-8"), file_name=f"{_slug(title)}.html",
+                       mime="text/html", key=f"dl-report-{key}", on_click="ignore", type="secondary",
+                       help="Findings in sentences, interactive charts, the worst cases, settings and versions in one file that opens offline.")
+
+
+def pair_chart(fig: go.Figure, frame: pd.DataFrame, name: str, columns: list[str]) -> None:
+    """A chart whose points are pairs: a click on a point shows that pair in full with its scores (issue 26).
+
+    Each trace's ``customdata`` holds its points' row positions in ``frame``;
+    traces without it (legends, thresholds) are not pairs.
+    """
+    event = st.plotly_chart(fig, width="stretch", key=f"chart-{_slug(name)}", on_select="rerun", selection_mode="points")
+    picked = selected_rows(event, fig)
+    if picked:
+        row_detail(frame.iloc[picked[0]], columns, {c: c.replace("_", " ") for c in columns})
+    else:
+        st.caption("Click a point to read that pair in full with its scores.")
+
+
+def selected_rows(event, fig: go.Figure) -> list[int]:
+    """Rows of the chart's frame behind the selected points: each point's trace ``customdata`` (its row), in selection order."""
+    selection = getattr(event, "selection", None) if not isinstance(event, dict) else event.get("selection")
+    points = (selection.get("points") if isinstance(selection, dict) else getattr(selection, "points", None)) or []
+    rows = []
+    for point in points:
+        curve, index = point.get("curve_number"), point.get("point_index", point.get("point_number"))
+        if curve is None or index is None or curve >= len(fig.data):
+            continue
+        data = fig.data[curve].customdata
+        if data is not None and 0 <= index < len(data):
+            rows.append(int(data[index]))
+    return rows
 
 
 # --- widget values that survive page switches -------------------------------
@@ -114,15 +157,27 @@ def saved_radio(label: str, options: list, key: str, **kwargs):
     return st.radio(label, options, index=_saved_index(key, options), key=key, on_change=persist, args=(key,), horizontal=True, **kwargs)
 
 
+def saved_tabs(labels: list[str], key: str):
+    """Tabs whose open tab survives every rerun (a slider move, a toggle) and page switches; returns the tab containers.
+
+    Issue 26: plain ``st.tabs`` reopen on the first tab after any rerun that
+    redraws them. Streamlit 1.67's stateful tabs (a ``key`` and an ``on_change``
+    callback) keep the choice across reruns; the callback also copies it to
+    :func:`saved_key` so a page switch does not lose it either.
+    """
+    default = saved(key, labels[0])
+    return st.tabs(labels, key=key, default=default if default in labels else labels[0], on_change=persist, args=(key,))
+
+
 # --- results tables: key numbers first -----------------------------------------
 # A user opens a results table for the model, its cosine and the verdict; texts come
 # next (wrapped), ids and bookkeeping last, raw codes off the screen (still in downloads).
 
 MISSING = "—"
 LEAD = ("model", "cosine", "threshold", "verdict")
-TEXT_COLUMNS = ("text_a", "text_b", "variant", "sentence", "text", "tokens", "change", "why", "note", "remark")
+TEXT_COLUMNS = ("text_a", "text_b", "variant", "sentence", "text", "tokens", "change", "why", "note", "remark", "anchor", "paraphrase", "query", "original")
 DETAILS = ("model id", "model_id", "pair_id", "suite", "source", "rule")
-CODE_LABELS = {"category": "failure mode", "reading": "reading_label"}  # raw code column -> the label column that shows it
+CODE_LABELS = {"category": ("failure mode", "category label"), "reading": ("reading_label",)}  # raw code column -> label columns that show it
 WRAP_ROW_HEIGHT = 72  # Streamlit wraps text cells only when rows are taller than 4rem (64 px)
 _P_COLUMN = re.compile(r"(^p$|_p$|^p_value$|^p \(|kruskal_p)")
 _INTERNAL_PATH = re.compile(r"\s*\((?:\.\./)?(?:shared|notes|data|core)/[^()]*\)|\s*(?:\.\./)?shared/notes/\S+\.md")
@@ -189,6 +244,7 @@ def results_table(
     labels: dict[str, str] | None = None,
     column_config: dict | None = None,
     notes: tuple[str, ...] = ("note", "remark", "why"),
+    download: pd.DataFrame | None = None,
 ) -> None:
     """A results table that leads with what matters, with its downloads underneath.
 
@@ -204,9 +260,10 @@ def results_table(
         labels: column -> header shown (e.g. ``{"failure_rate": "share above threshold"}``).
         column_config: Streamlit column configs that override the defaults.
         notes: free-text columns cleaned with :func:`plain_note` for the screen.
+        download: what the downloads hold when it differs from ``frame`` (full model ids, typed labels); None = ``frame``.
     """
     # A raw code column goes off the screen when a label column carries it.
-    hide = (*hide, *(code for code, label in CODE_LABELS.items() if label in frame.columns))
+    hide = (*hide, *(code for code, shown_as in CODE_LABELS.items() if any(label in frame.columns for label in shown_as)))
     order = lead_columns(list(frame.columns), lead, details, hide)
     labels = labels or {}
     config = {c: _default_config(c, labels) for c in order}
@@ -216,7 +273,45 @@ def results_table(
         config[column] = {**given, "label": labels.get(column, column.replace("_", " "))} if unlabelled else given
     shown = frame.assign(**{c: frame[c].map(plain_note) for c in notes
                                  if c in frame.columns and (frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c]))})
-    wraps = any(c in TEXT_COLUMNS for c in order)
-    st.dataframe(shown, width="stretch", hide_index=True, column_order=order, column_config=config, placeholder=MISSING,
-                 row_height=WRAP_ROW_HEIGHT if wraps else None)
-    downloads(frame, name)
+    texts = [c for c in order if c in TEXT_COLUMNS]
+    if not texts:
+        st.dataframe(shown, width="stretch", hide_index=True, column_order=order, column_config=config, placeholder=MISSING)
+        downloads(frame if download is None else download, name)
+        return
+    # Issue 26: wrapped cells still cut a long sentence, so a selected row is shown below in full.
+    event = st.dataframe(shown, width="stretch", hide_index=True, column_order=order, column_config=config, placeholder=MISSING,
+                         row_height=WRAP_ROW_HEIGHT, key=f"table-{_slug(name)}", on_select="rerun", selection_mode="single-row")
+    rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
+    if rows and rows[0] < len(shown):
+        row_detail(shown.iloc[rows[0]], order, {c: header_of(c, config[c]) for c in order})
+    else:
+        st.caption("Select a row (the box at its left) to read its sentences in full.")
+    downloads(frame if download is None else download, name)
+
+
+def header_of(column: str, config) -> str:
+    """The header a column is shown under, from its column config (a label string or a config dict)."""
+    if isinstance(config, str):
+        return config
+    if isinstance(config, dict) and config.get("label"):
+        return str(config["label"])
+    return column.replace("_", " ")
+
+
+def row_detail(row: pd.Series, order: list[str], headers: dict[str, str]) -> None:
+    """One table row in full: its short values on one line, then every text column unwrapped and uncut."""
+    short_values = [f"**{md_escape(headers[c])}**: {md_escape(cell_text(row[c]))}" for c in order if c not in TEXT_COLUMNS]
+    with st.container(border=True):
+        if short_values:
+            st.markdown(" · ".join(short_values))
+        for column in (c for c in order if c in TEXT_COLUMNS):
+            st.markdown(f"**{md_escape(headers[column])}**  \n{md_escape(cell_text(row[column]))}")
+
+
+def cell_text(value: object) -> str:
+    """A cell as text for the row detail: "—" for missing, four decimals for a float."""
+    if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
+        return MISSING
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)

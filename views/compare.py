@@ -15,11 +15,11 @@ from core import constants
 from core.files.text_checks import check_lines, check_text, unknown_token_note
 from core.models.loading import ModelUnavailable, max_seq_length
 from core.models.tokens import tokenize
-from core.scoring import tables
+from core.scoring import findings, tables
 from core.scoring.runner import similarity_matrix
 from ui import calibration_controls, resources
 from ui.charts import ABOVE_MARK, marked_cells
-from ui.state import current, model_error, run, short, show_errors, stored
+from ui.state import current, model_error, run, short, show_errors, show_notes, stored
 from ui.widgets import chart, md_escape, persistent_text_area, results_table, set_text, table
 
 RESULT_KEY = "compare"
@@ -97,9 +97,9 @@ st.pills(
 # -------------------------------------------------------------------- inputs
 left, right = st.columns(2)
 with left:
-    text_a = persistent_text_area("Sentence A", KEY_A, DEFAULT_A, height=90)
+    text_a = persistent_text_area("Sentence A", KEY_A, DEFAULT_A, height=68)
 with right:
-    text_b = persistent_text_area("Sentence B", KEY_B, DEFAULT_B, height=90)
+    text_b = persistent_text_area("Sentence B", KEY_B, DEFAULT_B, height=68)
 clicked = st.button("Compare", type="primary", key="cmp_compare")
 # What gets scored is the cleaned text (control characters removed); the boxes keep what was typed.
 checks = (check_text(text_a, SIDES[0]), check_text(text_b, SIDES[1]))
@@ -174,19 +174,38 @@ def _token_expander(model: str, splits: dict[str, object] | str) -> None:
             st.code(" ".join(t.tokens), language=None)
 
 
+show_errors(RESULT_KEY, notes=False)
+# Issue 26: the finding and the table come first on screen (in the first 800 px), the threshold marker under them;
+# the marker is drawn (and read) before the table is filled in, so the table's verdicts follow it.
+top = st.container()
 # None while "calibrated" is chosen but not computed yet: the table then keeps the global threshold.
 marked = calibration_controls.marked_thresholds("Threshold marker", KEY_MARKER, "cmp_calibrate", sel)
-
-show_errors(RESULT_KEY)
 result = stored(RESULT_KEY)
 if result is not None:
     per_model = isinstance(marked, dict)
     frame = tables.compare_table(result.results, marked if per_model else sel.threshold, resources.failure_examples())
     scored_a, scored_b = str(frame[constants.COL_TEXT_A].iloc[0]), str(frame[constants.COL_TEXT_B].iloc[0])
-    st.subheader("Cosine per model")
-    if (scored_a, scored_b) != (checks[0].cleaned, checks[1].cleaned):
-        st.info("The boxes changed since this pair was scored: press Compare to score what you typed.", icon="ℹ️")
-    st.text(f"A: {scored_a}\nB: {scored_b}")
+    with top:
+        st.subheader("Cosine per model")
+        if (scored_a, scored_b) != (checks[0].cleaned, checks[1].cleaned):
+            st.info("The boxes changed since this pair was scored: press Compare to score what you typed.", icon="ℹ️")
+        # Issue 26: the finding in words, then the table, in the first screen; the chart, the texts and the notes after.
+        st.markdown(" ".join(md_escape(sentence) for sentence in findings.compare_findings(frame)))
+        frame["label"] = frame[constants.COL_MODEL].map(short)
+        shown = frame.rename(columns={constants.COL_TOKENS_A: "tokens A", constants.COL_TOKENS_B: "tokens B"})
+        shown = shown[["label", constants.COL_COSINE, constants.COL_THRESHOLD, "verdict", "tokens A", "tokens B", constants.COL_TRUNCATED, "published", "note", constants.COL_MODEL]]
+        shown = shown.rename(columns={"label": "model", constants.COL_MODEL: "model id"})
+        results_table(  # "—" where the paper printed nothing; notes without internal paths
+            shown,
+            "compare table",
+            column_config={
+                constants.COL_COSINE: st.column_config.NumberColumn(format="%.4f"),
+                constants.COL_THRESHOLD: st.column_config.NumberColumn(format="%.3f", help="The threshold this verdict uses: the sidebar's, or the model's calibrated one."),
+                "published": st.column_config.NumberColumn(format="%.2f", help="The failure paper's published cosine for this pair and model (section 4.6)."),
+                "tokens A": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
+                "tokens B": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
+            },
+        )
     for model, report in result.reports.items():
         for cut in report.truncated:
             side = SIDES[0] if cut.text == scored_a else SIDES[1]
@@ -203,22 +222,8 @@ if result is not None:
             note = unknown_token_note(md_escape(short(model)), side, t.n_unk, t.n_tokens)
             if note:
                 st.warning(note, icon="❓")
-    frame["label"] = frame[constants.COL_MODEL].map(short)
     chart(_bar_chart(frame, None if per_model else sel.threshold), frame.drop(columns=["label"]), "compare cosines")
-    shown = frame.rename(columns={constants.COL_TOKENS_A: "tokens A", constants.COL_TOKENS_B: "tokens B"})
-    shown = shown[["label", constants.COL_COSINE, constants.COL_THRESHOLD, "verdict", "tokens A", "tokens B", constants.COL_TRUNCATED, "published", "note", constants.COL_MODEL]]
-    shown = shown.rename(columns={"label": "model", constants.COL_MODEL: "model id"})
-    results_table(  # "—" where the paper printed nothing; notes without internal paths
-        shown,
-        "compare table",
-        column_config={
-            constants.COL_COSINE: st.column_config.NumberColumn(format="%.4f"),
-            constants.COL_THRESHOLD: st.column_config.NumberColumn(format="%.3f", help="The threshold this verdict uses: the sidebar's, or the model's calibrated one."),
-            "published": st.column_config.NumberColumn(format="%.2f", help="The failure paper's published cosine for this pair and model (section 4.6)."),
-            "tokens A": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
-            "tokens B": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
-        },
-    )
+    st.text(f"A: {scored_a}\nB: {scored_b}")
     if frame["published"].notna().any():
         st.caption("**published**: the failure-modes paper's section 4.6 figure for this exact pair, shown next to what the model computes here.")
     for model, per_side in splits.items():
@@ -226,6 +231,7 @@ if result is not None:
     from ui.explain import why_this_score  # issue 14: token attributions and the layer curve per model
 
     why_this_score(result.models, scored_a, scored_b, sel)
+    show_notes(RESULT_KEY)
 
 # ------------------------------------------------ a passage that should win (issue 11): the ranking a retriever gives query A
 from ui import should_win  # noqa: E402 - kept with its one use so this section stays in one place

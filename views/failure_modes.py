@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from core import constants
-from core.scoring import tables
+from core.scoring import findings, tables
 from ui import calibration_controls, charts, history, resources, state, widgets
 
 RUN_KEY = "failure_modes"
@@ -21,6 +21,7 @@ SEARCH_KEY = "fm_search"
 DOMAINS_KEY = "fm_domains"
 MODES_KEY = "fm_modes"
 PUBLISHED_THRESHOLDS = {"Table 2": 0.7, "Appendix B": 0.8}
+TAB_KEY = "fm_tab"
 TABS = ["Summary", "Across thresholds", "Each model's own threshold", "Severity and effect size", "Model vs model", "Worst cases", "Published vs ours"]
 
 
@@ -73,8 +74,13 @@ def _worst_cases(results: pd.DataFrame) -> None:
                         constants.COL_PAIR_ID) if c in worst.columns]
     worst_out = tables.with_verdicts(worst.sort_values(constants.COL_COSINE, ascending=False)[cols].reset_index(drop=True), state.current().threshold)
     worst_out.insert(0, "failure mode", worst_out[constants.COL_CATEGORY].map(charts.category_label))
+    full_ids = worst_out[constants.COL_MODEL].copy()
     worst_out[constants.COL_MODEL] = worst_out[constants.COL_MODEL].map(state.short)
     st.caption(f"{len(worst_out)} pair score(s) match.")
+    if not worst_out.empty:  # issue 26: click a point, read the pair in full with its scores
+        strip = worst_out.assign(**{constants.COL_MODEL: full_ids})  # the chart colours by model id
+        widgets.pair_chart(charts.pair_strip_figure(strip, state.current().threshold), worst_out, "failure-modes-worst-points",
+                           [constants.COL_MODEL, "failure mode", constants.COL_COSINE, "verdict", constants.COL_TEXT_A, constants.COL_TEXT_B])
     widgets.results_table(worst_out, "failure-modes-worst-cases", lead=(*widgets.LEAD, "failure mode", constants.COL_TEXT_A, constants.COL_TEXT_B),
                           hide=(constants.COL_CATEGORY,))
 
@@ -99,7 +105,7 @@ st.caption(f"Suite: {len(suite_pairs)} pairs ({sum(suite_pairs[constants.COL_CAT
 clicked = st.button("Run failure-mode suite", type="primary", help="Scores every pair of the suite with the models selected in the sidebar.")
 if clicked and (ran := state.run(suite_pairs, selection, key=RUN_KEY, label="Scoring the failure-mode suite")) is not None:
     history.record("failure-modes", ran, selection, history.suite_sources(constants.SUITE_FAILURE_MODES))
-state.show_errors(RUN_KEY)
+state.show_errors(RUN_KEY, notes=False)
 
 stored = state.stored(RUN_KEY)
 if stored is None:
@@ -111,6 +117,9 @@ else:
     st.success(f"Results for {len(models)} model(s): {widgets.md_escape(', '.join(state.short(m) for m in models))} · threshold {threshold:.2f}")
     if set(models) != set(selection.models):
         st.caption("The sidebar selection changed since this run; press the button again to score the new selection.")
+    state.show_notes(RUN_KEY)  # one collapsed line; new notes as a toast (issue 26)
+    widgets.report_download(results, threshold, "cosine-probe failure modes", {"threshold": threshold, "models": list(models), "suite": constants.SUITE_FAILURE_MODES},
+                            RUN_KEY)
 
 if not results.empty:
     models = stored.models
@@ -118,7 +127,8 @@ if not results.empty:
     # download recomputes no statistic.
     summary = resources.analysis("category_summary", results, threshold, constants.SUITE_FAILURE_MODES)
     modes = resources.analysis("failure_mode_table", results, threshold)
-    tab_summary, tab_curves, tab_own, tab_severity, tab_models, tab_worst, tab_published = st.tabs(TABS)
+    st.markdown(" ".join(widgets.md_escape(sentence) for sentence in findings.failure_mode_findings(summary, threshold)))
+    tab_summary, tab_curves, tab_own, tab_severity, tab_models, tab_worst, tab_published = widgets.saved_tabs(TABS, TAB_KEY)
     with tab_summary:
         # ---- Table 2: failure rate at the threshold, with bootstrap CI
         st.header(f"Failure rate at threshold {threshold:.2f}")

@@ -176,8 +176,9 @@ st.caption(f"{len(crossed)} pair score(s) changed side: {up} now above the thres
 if crossed.empty:
     st.info("No pair crossed the threshold between these runs.")
 else:
-    widgets.table(crossed, "history-crossed-pairs",
-                  column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in ("cosine_before", "cosine_after", "threshold_before", "threshold_after")})
+    # issue 26: sentences wrapped, a selected row in full
+    widgets.results_table(crossed, "history-crossed-pairs", lead=("model", "direction", "cosine_before", "cosine_after", "text_a", "text_b"),
+                          column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ("cosine_before", "cosine_after", "threshold_before", "threshold_after")})
 
 with st.expander("Models of the two runs (revision, backend)"):
     for run_id in (before, after):

@@ -22,7 +22,8 @@ KEY_ENTITY = "iw_entity"
 KEY_SENTENCE = "iw_sentence"
 KINDS = {"both": "plausible and random", constants.WORD_PLAUSIBLE: "plausible only", constants.WORD_RANDOM: "random only"}
 ANY = "any"
-READINGS = {constants.VARIANT_REPLACED_BOTH: "both sentences", constants.VARIANT_REPLACED_B: "second sentence only"}
+# The same default and order as OOV robustness (issue 26): second sentence only first.
+READINGS = {constants.VARIANT_REPLACED_B: "second sentence only", constants.VARIANT_REPLACED_BOTH: "both sentences"}
 
 sel = state.current()
 st.title("🔮 Invented words")
@@ -103,7 +104,7 @@ st.caption(
 d1, d2 = st.columns(2)
 k = d1.slider("k words per entity and kind", 1, 10, value=int(widgets.saved("iw_k", constants.OOV_REPLICATES)), key="iw_k", on_change=widgets.persist, args=("iw_k",))
 reading = d2.radio("Invented word in", list(READINGS), format_func=READINGS.get, horizontal=True,
-                   index=list(READINGS).index(widgets.saved("iw_reading", constants.VARIANT_REPLACED_BOTH)), key="iw_reading", on_change=widgets.persist, args=("iw_reading",))
+                   index=list(READINGS).index(widgets.saved("iw_reading", constants.OOV_DEFAULT_READING)), key="iw_reading", on_change=widgets.persist, args=("iw_reading",))
 if st.button("Run OOV with invented words", type="primary"):
     try:
         pairs = oov_replacements(read_suite_file(constants.SUITE_OOV), ref_tok, int(k), kinds=kinds, readings=[reading], pieces=pieces, seed=int(seed),
@@ -121,6 +122,8 @@ else:
     by_model, by_entity, versus = tables["by_model"], tables["by_entity"], tables["plausible_vs_random"]
     st.success(f"{result.results[constants.COL_ENTITY].nunique()} entities × k = {int(result.results[constants.COL_REPLICATE].max())} · "
                f"reading: {READINGS.get(by_model['reading'].iloc[0], by_model['reading'].iloc[0]) if not by_model.empty else ''}")
+    reading_words = constants.OOV_READINGS.get(by_model["reading"].iloc[0], "") if not by_model.empty else ""
+    st.caption(f"Reading: {reading_words}.")
     widgets.chart(charts.invented_by_model_figure(by_model), by_model, "invented mean delta per model")
     if not versus.empty:
         st.subheader("Plausible vs random")
@@ -132,4 +135,5 @@ else:
                               labels={"reading_label": "reading", "ci_low": "CI low", "ci_high": "CI high", "cohens_d": "Cohen's d"})
     st.subheader("Per entity")
     model_choice = st.selectbox("Model", list(by_entity[constants.COL_MODEL].unique()), format_func=state.short, key="iw_entity_model")
+    st.caption(f"Reading: {reading_words}.")
     widgets.chart(charts.invented_by_entity_figure(by_entity, model_choice), by_entity, "invented mean delta per entity")

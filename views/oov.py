@@ -17,13 +17,14 @@ import streamlit as st
 from core import constants
 from core.models.tokens import load_tokenizers, piece_counts
 from core.papers import oov, reference, reproduce
-from core.scoring import tables
+from core.scoring import findings, tables
 from ui import charts, history, resources, widgets
-from ui.state import current, run, short, show_errors, stored
+from ui.state import current, run, short, show_errors, show_notes, stored, wall_time
 
 KEY = "oov"
 PAPER = reference.PAPER_OOV
 READING_KEY = "oov_reading"
+TAB_KEY = "oov_tab"
 ENTITY_VALUES_KEY = "oov_entity_values"
 TOKEN_SOURCE_KEY = "oov_token_source"
 # The one-sided reading first: it is the one the paper's figures resemble, so the page opens on it (issue 15).
@@ -342,7 +343,7 @@ def main() -> None:
         pairs = pd.concat([resources.suite(constants.SUITE_OOV), resources.suite(constants.SUITE_BASELINE)], ignore_index=True)
         if (ran := run(pairs, selection, key=KEY, label="OOV + baseline suites")) is not None:
             history.record("oov", ran, selection, history.suite_sources(constants.SUITE_OOV, constants.SUITE_BASELINE), readings=list(constants.OOV_VARIANTS))
-    show_errors(KEY)
+    show_errors(KEY, notes=False)
     result = stored(KEY)
     if result is None:
         st.info("Press **Run OOV suites** to score the suites with the models selected in the sidebar.")
@@ -351,14 +352,16 @@ def main() -> None:
     if not {constants.SUITE_OOV, constants.SUITE_BASELINE} <= set(results[constants.COL_SUITE]):
         st.warning("The stored results lack the OOV or baseline suite; run the suites again.")
         return
-    st.text(f"Results for: {', '.join(short(m) for m in result.models)} ({len(results)} scored pairs, {result.seconds:.1f} s)")
+    st.text(f"Results for: {', '.join(short(m) for m in result.models)} ({len(results)} scored pairs, {wall_time(result.seconds)})")
+    show_notes(KEY)  # one collapsed line; new notes as a toast (issue 26)
 
     reading = widgets.saved_radio("Entity replaced in", list(READING_LABELS), READING_KEY, format_func=READING_LABELS.get, help=READING_HELP)
     dyn = oov.dynamic_ranges(results)
     deltas = oov.oov_deltas(results, reading, dyn)
     summary = oov.oov_summary(deltas, dyn)
 
-    summary_tab, dynamic_tab, entity_tab, models_tab, overlap_tab, tokens_tab, swap_tab, layers_tab = st.tabs(TABS)
+    st.markdown(" ".join(widgets.md_escape(s) for s in findings.oov_findings(summary, constants.OOV_READINGS[reading])))  # issue 26: the finding first
+    summary_tab, dynamic_tab, entity_tab, models_tab, overlap_tab, tokens_tab, swap_tab, layers_tab = widgets.saved_tabs(TABS, TAB_KEY)
     with summary_tab:
         _section_raw(summary, reading)
         _section_normalized(summary, reading)

@@ -20,6 +20,7 @@ inputs), after the embedding cache is warmed with a progress bar.
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass
 
 import pandas as pd
@@ -31,11 +32,13 @@ from core.files.errors import PairsFileError
 from core.files.triples import Triples, guess_triple_columns, parse_triples, triple_file_columns
 from core.models.encode import encode_texts
 from core.probes.retrieval.beir import BeirResult
+from core.models.loading import load_step
 from core.probes.retrieval.run import CorpusResult, RetrievalResult
 from core.probes.retrieval.suite import RetrievalSuite, RetrievalSuiteError
 from core.probes.retrieval.triples import TriplesResult
 from core.probes.retrieval.uploads import suite_from_bytes, texts_from_bytes
 from core.probes.retrieval.worst import worst_corpus_pairs, worst_variants
+from core.scoring import findings
 from ui import calibration_controls, history, resources, state, widgets
 from ui.retrieval_charts import before_after_figure, mitigation_label, mode_label, ranking_figure, rates_by_mode_figure
 
@@ -90,6 +93,7 @@ class StoredRun:
     inputs: tuple
     label: str
     result: RetrievalResult | CorpusResult | TriplesResult | BeirResult
+    seconds: float = 0.0  # wall time of the whole action (loading and encoding included), not the cached run's own
 
 
 ss = st.session_state
@@ -326,7 +330,7 @@ def _warm(source: Source, selection: state.Selection, bar) -> None:
     texts, n = source.texts(), len(selection.models)
     for i, name in enumerate(selection.models):
         label = widgets.md_escape(state.short(name))
-        bar.progress(i / n, text=f"{label}: loading ({i + 1}/{n})")
+        bar.progress(i / n, text=f"{widgets.md_escape(load_step(name, selection.device))} ({i + 1}/{n})")
         try:
             loaded = resources.model(name, name in selection.remote_code, selection.device)
             encode_texts(loaded, texts, resources.embedding_cache(),
@@ -346,6 +350,7 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, spec: str, t
         st.error(f"{widgets.md_escape(problem)}. Pick auto or cpu as the device in the sidebar.", icon="⛔")
         return
     models, remote = tuple(selection.models), tuple(sorted(selection.remote_code))
+    start = time.perf_counter()  # the whole action: loading, encoding and the probes (issue 26)
     with st.status(f"Retrieval probes: {widgets.md_escape(source.label)} × {len(models)} model(s)", expanded=True) as status:
         _warm(source, selection, st.progress(0.0))
         status.update(label="Ranking, rescoring with each mitigation and bootstrapping the intervals…")
@@ -360,11 +365,11 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, spec: str, t
         else:
             result = resources.corpus_run(source.corpus, source.queries, models, remote, selection.device, spec, thresholds)
         ok = bool(result.models)
-        status.update(label=f"Retrieval probes: done in {result.seconds:.1f} s" if ok else "Retrieval probes: no model produced results",
+        status.update(label=f"Retrieval probes: done in {state.wall_time(time.perf_counter() - start)}" if ok else "Retrieval probes: no model produced results",
                       state="complete" if ok else "error", expanded=False)
     ss[KEY_RUN_ERRORS] = {} if ok else dict(result.errors)
     if ok:
-        ss[KEY_RESULT] = StoredRun(inputs, source.label, result)
+        ss[KEY_RESULT] = StoredRun(inputs, source.label, result, time.perf_counter() - start)
         name = source.suite.name if source.suite is not None else "corpus"
         history.record_retrieval("retrieval", result, selection, name, [{"suite": source.label}], mitigations=spec,
                                  mode="suite" if source.suite is not None else "corpus")
@@ -403,6 +408,7 @@ def _mitigation_picker(mitigations: list[str]) -> str:
 
 
 def _suite_results(result: RetrievalResult) -> None:
+    st.markdown(" ".join(widgets.md_escape(s) for s in findings.retrieval_findings(result.win_rates)))  # issue 26: the finding first
     shown = _mitigation_picker(result.mitigations)
     win = result.win_rates[result.win_rates[constants.COL_MITIGATION] == shown]
 
@@ -493,7 +499,10 @@ def _group_table(result: RetrievalResult, mitigation: str) -> None:
     if mitigation != constants.MITIGATION_NONE:
         columns[8:8] = [constants.COL_SCORE_PARAPHRASE, constants.COL_SCORE_VARIANT]
     fmt = {c: st.column_config.NumberColumn(c, format="%.4f") for c in ("cosine_paraphrase", "cosine_variant", "margin", constants.COL_SCORE_PARAPHRASE, constants.COL_SCORE_VARIANT)}
-    widgets.table(_shown(rows[[c for c in columns if c in rows.columns]]), "retrieval-per-group", column_config=fmt)
+    # issue 26: texts wrapped, and a selected row shows the anchor, paraphrase and variant in full
+    widgets.results_table(_shown(rows[[c for c in columns if c in rows.columns]]), "retrieval-per-group", column_config=fmt,
+                          lead=("failure mode", constants.COL_ANCHOR, constants.COL_PARAPHRASE, constants.COL_VARIANT),
+                          details=(*widgets.DETAILS, constants.COL_GROUP_ID, constants.COL_DOMAIN))
 
 
 def _corpus_results(result: CorpusResult) -> None:
@@ -583,7 +592,7 @@ if stored is None:
 else:
     result = stored.result
     st.success(f"Results for {len(result.models)} model(s): {widgets.md_escape(', '.join(state.short(m) for m in result.models))} · "
-               f"{widgets.md_escape(stored.label)} · {result.seconds:.1f} s")
+               f"{widgets.md_escape(stored.label)} · {state.wall_time(stored.seconds or result.seconds)}")
     if stored.inputs[:4] != inputs[:4]:
         st.caption(f"The inputs or the sidebar's models changed since this run; press **{RUN_LABEL}** to update.")
     for reason in result.errors.values():

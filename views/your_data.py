@@ -24,7 +24,7 @@ from core.files.intake import check_pairs
 from core.files.reader import PairsFileError, apply_mapping, guess_mapping, mapping_note, parse_pairs
 from core.papers import failure_modes, oov
 from core.probes import labels
-from core.scoring import tables
+from core.scoring import findings, tables
 from ui import charts, history, label_charts, resources, state, widgets
 
 RUN_KEY = "your_data"
@@ -163,12 +163,14 @@ def _match_label(results) -> str | None:
     return None if choice == MATCH_DEFAULT else choice
 
 
-def _label_sections(results, models: list[str], threshold: float) -> None:
-    """Cosine by label, and for match / no-match labels cosine as a classifier of the label (``core.probes.labels``)."""
+def _label_sections(results, models: list[str], threshold: float, match_label: str | None) -> None:
+    """Cosine by label, and for match / no-match labels cosine as a classifier of the label (``core.probes.labels``).
+
+    ``match_label`` is the page's polarity choice (:func:`_match_label`), made once above the headline finding.
+    """
     if labels.label_kind(results[constants.COL_LABEL]) == labels.KIND_NONE:
         return
     st.header("Cosine by label")
-    match_label = _match_label(results)
     report = resources.analysis("label_report", results, threshold, match_label)
     head = report["kind"].iloc[0]
     kind = head["kind"]
@@ -176,7 +178,9 @@ def _label_sections(results, models: list[str], threshold: float) -> None:
         st.caption(f"Your labels read as **match** ({widgets.md_escape(head['match'] or 'none')}) or **no match** "
                    f"({widgets.md_escape(head['no_match'] or 'none')}). Each box is one label's cosines for one model; "
                    "the dashed line is the sidebar threshold.")
-    st.plotly_chart(label_charts.cosine_by_label_figure(results, models, threshold), width="stretch", key="chart-your-data-cosine-by-label")
+    widgets.pair_chart(label_charts.cosine_by_label_figure(results, models, threshold),
+                       results.reset_index(drop=True).assign(**{constants.COL_MODEL: lambda f: f[constants.COL_MODEL].map(state.short)}), "your-data-cosine-by-label",
+                       [constants.COL_MODEL, constants.COL_LABEL, constants.COL_COSINE, constants.COL_TEXT_A, constants.COL_TEXT_B])
     by_label = report["by_label"].assign(**{constants.COL_MODEL: report["by_label"][constants.COL_MODEL].map(state.short)})
     st.caption(f"share above = pairs scoring above {threshold:.2f}: for no-match labels the failure rate, for match labels the share a search finds.")
     widgets.results_table(by_label, "your-data-cosine-by-label", lead=(constants.COL_MODEL, constants.COL_LABEL, "n", "share_above", "mean"),
@@ -291,21 +295,29 @@ if stored is not None:
     models = stored.models
     st.success(f"Results for {len(models)} model(s): {widgets.md_escape(', '.join(state.short(m) for m in models))} · threshold {threshold:.2f}")
     st.caption(f"Computed from {widgets.md_escape(ss.get(KEY_RUN_INFO, 'your pairs'))}. Change the file or columns and run again to update.")
+    widgets.report_download(results, threshold, "cosine-probe your data", {"threshold": threshold, "source": ss.get(KEY_RUN_INFO, "")}, RUN_KEY)
     categories = set(results[constants.COL_CATEGORY])
 
     models = state.sidebar_order(models)
+    match = None
+    match_label = None
+    if constants.COL_LABEL in results.columns:  # issue 26: the label result in words first, worst pairs first
+        # The polarity choice comes first: the headline, the worst-first order and the classifier all read the labels through it.
+        match_label = _match_label(results)
+        report = resources.analysis("label_report", results, threshold, match_label)
+        if report["kind"].iloc[0]["kind"] == labels.KIND_BINARY:
+            match = labels.match_labels(results[constants.COL_LABEL], match_label)
+            said = findings.label_findings(report["classifier"], *findings.label_group_names(report["by_label"]))
+            st.markdown(" ".join(widgets.md_escape(sentence) for sentence in said))
     st.header("Per-pair results")
-    st.caption(f"One row per pair and model: cosine and its verdict at the threshold ({threshold:.2f}), the texts, then token counts, "
+    st.caption(f"One row per pair and model, worst first{' (no-match pairs scored highest, then match pairs scored lowest)' if match is not None else ' (highest cosine first)'}: "
+               f"cosine and its verdict at the threshold ({threshold:.2f}), the texts, then token counts, "
                "whether a text was cut at the model's limit, and overlap. The downloads keep full model ids and labels as written (numbers, true/false).")
     exported = results.assign(**{constants.COL_LABEL: labels.typed_labels(results[constants.COL_LABEL])}) if constants.COL_LABEL in results.columns else results
-    shown = tables.with_verdicts(results, threshold).assign(**{constants.COL_MODEL: results[constants.COL_MODEL].map(state.short)})
-    st.dataframe(shown, width="stretch", hide_index=True, column_order=widgets.lead_columns(
-        list(shown.columns), (*widgets.LEAD, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY, constants.COL_LABEL)),
-        column_config={constants.COL_COSINE: st.column_config.NumberColumn(constants.COL_COSINE, format="%.4f"),
-                       constants.COL_TEXT_A: st.column_config.TextColumn("text A", width="large"),
-                       constants.COL_TEXT_B: st.column_config.TextColumn("text B", width="large")},
-        placeholder=widgets.MISSING, row_height=widgets.WRAP_ROW_HEIGHT)
-    widgets.downloads(exported, "your-data-results")
+    shown = findings.worst_first(tables.with_verdicts(results, threshold), match)
+    shown[constants.COL_MODEL] = shown[constants.COL_MODEL].map(state.short)
+    widgets.results_table(shown, "your-data-results", lead=(*widgets.LEAD, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY, constants.COL_LABEL),
+                          labels={constants.COL_TEXT_A: "text A", constants.COL_TEXT_B: "text B"}, download=exported)
 
     summary = resources.analysis("category_summary", results, threshold, None)
     st.header("Category summary")
@@ -341,7 +353,7 @@ if stored is not None:
         widgets.results_table(dyn, "your-data-dynamic-range")
 
     if constants.COL_LABEL in results.columns:
-        _label_sections(results, models, threshold)
+        _label_sections(results, models, threshold, match_label)
     if tables.labels_are_numeric(results) and labels.label_kind(results[constants.COL_LABEL]) == labels.KIND_GRADED:
         st.header("Label vs cosine")
         st.caption("Pearson (linear) and Spearman (rank) correlation of your numeric label with the cosine, per model. "

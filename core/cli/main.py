@@ -529,7 +529,7 @@ def _check_device(args) -> None:
 
 # Commands added after the first version live in their own module with a
 # ``register(subparsers)`` function; list them here.
-COMMAND_MODULES: tuple[str, ...] = ("core.cli.check", "core.cli.history", "core.cli.retrieval", "core.cli.explain", "core.cli.tune")
+COMMAND_MODULES: tuple[str, ...] = ("core.cli.check", "core.cli.history", "core.cli.retrieval", "core.cli.explain", "core.cli.tune", "core.cli.report")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -35,7 +35,14 @@ from pathlib import Path
 from typing import cast
 from urllib.parse import urlparse
 
-from core.constants import DEVICE_AUTO, DEVICE_CPU, ENCODE_BATCH_SIZE, HUB_TIMEOUT_SECONDS
+from core.constants import (
+    DEVICE_AUTO,
+    DEVICE_CPU,
+    ENCODE_BATCH_SIZE,
+    HUB_TIMEOUT_SECONDS,
+    ONNX_EXPORT_EXPECTED_DEFAULT_S,
+    ONNX_EXPORT_EXPECTED_SECONDS,
+)
 from core.models import endpoint, onnx_export, registry
 from core.models.backends import HF_LOAD_LOCK, Backend, OnnxBackend, TorchBackend
 from core.models.bundled import BundleError, bundle_path, is_installed, tokenizer_path
@@ -447,6 +454,36 @@ def _load_endpoint(meta: ModelMeta) -> LoadedModel:
         loaded = _LOADED.setdefault(key, loaded)
         LOAD_COUNTS[meta.name] = LOAD_COUNTS.get(meta.name, 0) + 1
     return loaded
+def load_step(name: str, device: str = DEVICE_AUTO) -> str:
+    """What loading ``name`` on ``device`` is about to do, in words a progress line can show.
+
+    Names the model by its short name; a bundled model whose exact ONNX export
+    is not made yet says so with the export's expected duration (issue 26: a
+    first run that takes a minute must say why). Never raises: an unknown model
+    or device gets the plain "loading" line and the load itself reports the error.
+
+    Args:
+        name: registry name, alias, Hugging Face id or folder.
+        device: ``auto``, ``cpu``, ``cuda`` or ``mps``.
+
+    Returns:
+        One line, e.g. "loading MiniLM-L6" or "MiniLM-L6: making its exact ONNX export once (about 20 s; later runs skip this)".
+    """
+    try:
+        meta = registry.resolve(name)
+        resolved = choose_device(device)
+        kind = onnx_export.resolve_backend(meta, _BACKEND_DEFAULT[0], resolved)
+    except (ValueError, KeyError):
+        return f"loading {name}"
+    label = registry.short_name(meta.name)
+    with _REGISTRY_LOCK:
+        if any(key[0] == meta.name for key in _LOADED):
+            return f"{label}: already in memory"
+    if kind != meta.backend and meta.bundle and onnx_export.export_status(meta.bundle) != onnx_export.STATUS_VERIFIED:
+        expected = ONNX_EXPORT_EXPECTED_SECONDS.get(meta.bundle, ONNX_EXPORT_EXPECTED_DEFAULT_S)
+        return f"{label}: making its exact ONNX export once (about {expected} s; later runs skip this)"
+    where = "bundled weights" if meta.source == SOURCE_BUNDLED else "local folder" if meta.source == SOURCE_LOCAL else "Hugging Face cache or hub"
+    return f"loading {label} ({where})"
 
 
 def _exact_onnx_or_torch(meta: ModelMeta, device: str, explicit: bool) -> tuple[Backend, list[str]]:

@@ -10,6 +10,7 @@ fly by :func:`resolve`.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -308,3 +309,20 @@ def short_name(name: str) -> str:
     """Chart label for a model name (the name itself when unregistered)."""
     meta = REGISTRY.get(name)
     return meta.short_name if meta else name.split("/")[-1]
+
+
+def model_color(name: str) -> str:
+    """The one colour a model is drawn in everywhere (charts of every page, the HTML report).
+
+    Registry models take the palette in registry order (so MiniLM-L6 and its
+    int8 twin differ); any other name a stable place after them, from a hash of
+    the name (the same in every process, unlike ``hash``).
+    """
+    from core.constants import MODEL_PALETTE
+
+    meta = REGISTRY.get(name) or (resolve(name) if name and name.strip() else None)
+    names = list(REGISTRY)
+    if meta is not None and meta.name in REGISTRY:
+        return MODEL_PALETTE[names.index(meta.name) % len(MODEL_PALETTE)]
+    digest = int(hashlib.sha256(name.encode("utf-8")).hexdigest(), 16)
+    return MODEL_PALETTE[len(names) + digest % (len(MODEL_PALETTE) - len(names))]

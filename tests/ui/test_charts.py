@@ -58,3 +58,35 @@ def test_perturbation_legend_says_what_fill_means_when_every_dot_agrees():
     assert legend["open: at or below threshold"] == "circle-open"
     assert [s.x0 for s in fig.layout.shapes] == [0.7]  # one shared threshold: one line, no per-model legend entry
     assert "m/a threshold" not in legend
+
+
+L6, INT8 = "sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2-int8"
+
+
+def test_one_colour_per_model_on_every_chart_and_twins_are_told_apart():
+    """Issue 26: a model keeps its colour from page to page; MiniLM-L6 and its int8 twin differ in colour and never hide each other."""
+    from core.models.registry import model_color
+
+    assert model_color(L6) == model_color("MiniLM-L6") != model_color(INT8)
+    assert model_color("someone/custom-model") == model_color("someone/custom-model")  # stable without a registry entry
+    rows = [{constants.COL_MODEL: m, constants.COL_SUITE: "s", constants.COL_CATEGORY: constants.CAT_NEGATION, constants.COL_COSINE: c}
+            for m in (INT8, L6) for c in (0.8, 0.9)]  # identical scores: the twin case
+    bars = charts.failure_rate_bars(tables.category_summary(pd.DataFrame(rows), 0.85), 0.85)
+    assert {t.marker.color for t in bars.data} == {model_color(L6), model_color(INT8)}
+    curves = charts.failure_rate_curves_figure(tables.failure_rate_curves(pd.DataFrame(rows), suite=None), 0.85)
+    assert {t.line.color for t in curves.data} == {model_color(L6), model_color(INT8)} and len({t.line.dash for t in curves.data}) == 2
+    table = pd.DataFrame({constants.COL_MODEL: [L6, INT8], "label": ["Negation: x"] * 2, constants.COL_COSINE: [0.9, 0.9], constants.COL_THRESHOLD: [0.7, 0.7]})
+    fig = charts.perturbation_figure(table)
+    dots = [t for t in fig.data if t.name in ("MiniLM-L6", "MiniLM-L6 int8 (ONNX)")]
+    assert fig.layout.scattermode == "group" and {t.offsetgroup for t in dots} == {L6, INT8}  # side by side, not on top of each other
+
+
+def test_share_above_panels_leave_no_empty_panel():
+    cats = [*constants.FAILURE_MODES, constants.CAT_POSITIVE]  # 7 panels in rows of 3: two grid cells have no data
+    rows = [{constants.COL_MODEL: L6, constants.COL_SUITE: "s", constants.COL_CATEGORY: c, constants.COL_COSINE: v} for c in cats for v in (0.5, 0.9)]
+    fig = charts.failure_rate_curves_figure(tables.failure_rate_curves(pd.DataFrame(rows), suite=None), 0.7)
+    layout = fig.layout.to_plotly_json()
+    axes = [k for k in layout if k.startswith("xaxis")]
+    hidden = [k for k in axes if layout[k].get("visible") is False]
+    assert len(axes) == 9 and len(hidden) == 2
+    assert len(fig.layout.shapes) == 7  # a threshold line in every drawn panel, none in the hidden cells

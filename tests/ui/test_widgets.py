@@ -24,3 +24,20 @@ def test_plain_note_drops_internal_paths_and_raw_words():
     assert widgets.plain_note(note) == "did not reproduce: the real model gives 0.947, published 0.92"
     assert "garbled" not in widgets.plain_note("source row garbled: entity name missing")
     assert widgets.plain_note("") == "—" and widgets.plain_note(None) == "—" and widgets.plain_note(float("nan")) == "—"
+
+
+def test_a_clicked_point_maps_back_to_its_pair_row():
+    """Issue 26: click a point, read the pair: the selection event's curve and point give the row through the trace's customdata."""
+    import pandas as pd
+    import plotly.graph_objects as go
+
+    from ui.charts import pair_strip_figure
+    from ui.widgets import selected_rows
+
+    pairs = pd.DataFrame({"model": ["m/a", "m/b", "m/a"], "cosine": [0.9, 0.8, 0.7], "failure mode": ["Negation", "Negation", "Temporal"]})
+    fig = pair_strip_figure(pairs, 0.7)
+    # m/a's trace holds rows 0 and 2; m/b's row 1
+    assert selected_rows({"selection": {"points": [{"curve_number": 0, "point_index": 1}]}}, fig) == [2]
+    assert selected_rows({"selection": {"points": [{"curve_number": 1, "point_number": 0}]}}, fig) == [1]
+    assert selected_rows({"selection": {"points": [{"curve_number": 5, "point_index": 0}]}}, fig) == []  # not a pair trace
+    assert selected_rows(None, go.Figure()) == []

@@ -189,3 +189,19 @@ def test_heatmap_scale_is_fixed_and_cells_above_threshold_are_marked(at):
     for row_z, row_text in zip(z, heat["text"], strict=True):
         for value, text in zip(row_z, row_text, strict=True):
             assert text.startswith("▲") == (value > threshold)
+
+
+def test_result_leads_with_its_finding_then_the_table_then_the_chart(at):
+    """Issue 26: the key number in the first screen: the finding in words, the table, and only then the chart and notes."""
+    from core.scoring.findings import compare_findings
+    from ui.widgets import md_escape
+
+    row = minilm_row(at)
+    frame = compare_table(at).rename(columns={"model id": "model", "model": "short"})
+    sentence = " ".join(md_escape(s) for s in compare_findings(frame))
+    assert sentence.startswith("MiniLM\\-L6 scores this pair") and f"{row['cosine']:.3f}".replace(".", "\\.") in sentence
+    kinds = [node.type for node in at.main]  # top-level elements in drawing order
+    order = [k for k in kinds if k in ("markdown", "dataframe", "plotly_chart")]
+    assert [m.value for m in at.markdown].count(sentence) == 1
+    assert order.index("dataframe") < order.index("plotly_chart")
+    assert not [i for i in at.info if "ONNX export" in i.value]  # one-off notes are never a box above the results

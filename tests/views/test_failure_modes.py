@@ -231,3 +231,41 @@ def test_a_revisited_threshold_recomputes_no_statistic(at, monkeypatch):
     at.slider(key="threshold").set_value(0.73).run()  # seen before: served from the cache
     assert not at.exception and 0.73 not in calls
     at.slider(key="threshold").set_value(0.7).run()
+
+
+def _open_tab(app, key: str) -> int:
+    """The index of the tab ``st.tabs(key=key)`` opens on in this run."""
+    def walk(node):
+        proto = getattr(node, "proto", None)
+        if getattr(node, "type", "") == "tab_container" and proto is not None and proto.tab_container.id.endswith(f"-{key}"):
+            return proto.tab_container.default_tab_index
+        for child in getattr(node, "children", {}).values():
+            found = walk(child)
+            if found is not None:
+                return found
+        return None
+
+    found = walk(app._tree)
+    assert found is not None, f"no tabs with key {key!r}"
+    return found
+
+
+def test_across_thresholds_tab_survives_a_threshold_move_and_leads_with_a_finding(at):
+    """Issue 26: the tab built around the slider stays open when the slider moves; the page says its finding first."""
+    from core.scoring.findings import failure_mode_findings
+    from core.scoring.tables import category_summary
+
+    at.session_state["fm_tab"] = "Across thresholds"  # what a click on the tab sets
+    at.run()
+    at.slider(key="threshold").set_value(0.75).run()
+    assert not at.exception
+    assert _open_tab(at, "fm_tab") == 1 and at.session_state["fm_tab"] == "Across thresholds"
+    results = at.session_state["results"]["failure_modes"].results
+    sentences = failure_mode_findings(category_summary(results, 0.75, constants.SUITE_FAILURE_MODES), 0.75)
+    assert sentences and sentences[0].startswith("At threshold 0.75, MiniLM-L6 scores")
+    from ui.widgets import md_escape
+
+    assert " ".join(md_escape(sentence) for sentence in sentences) in [m.value for m in at.markdown]
+    # the one-click HTML report of the run on screen
+    assert any(b.proto.label == "⬇ HTML report" for b in at.get("download_button"))
+    at.slider(key="threshold").set_value(0.7).run()

@@ -161,6 +161,9 @@ def test_win_rates_equal_hand_computation(at, hand_wins):
     assert (pooled["n"], pooled["wins"]) == (len(hand_wins), int(hand_wins["win"].sum()))
     # Modes are shown by their labels, never by their codes.
     assert not set(table.index) & set(constants.FAILURE_MODES)
+    # issue 26: the page leads with the pooled rate in words, from the same hand-computed wins
+    said = f"MiniLM\\-L6 ranks the contradiction above the restatement in {100 * hand_wins['win'].mean():.0f}% of the variants"
+    assert any(m.value.startswith(said) for m in at.markdown), [m.value[:80] for m in at.markdown]
 
 
 def test_paired_accuracy_equals_hand_computation_and_draws_the_random_line(at, hand_paired):

@@ -342,3 +342,39 @@ def test_one_class_labels_say_why_there_is_no_classifier():
     why = [w.value.replace("\\", "") for w in app.warning if w.value.startswith("No classifier")]
     assert why and "all 3 labelled pairs read as a match" in why[0] and "needs both matching and non-matching pairs" in why[0]
     assert not [d for d in app.dataframe if "auc" in d.value.columns]
+
+
+# ---------------------------------------------------------------- issue 26: the result said in words, worst pairs first
+
+BACKWARDS = (
+    b"a,b,label\n"
+    b"The patient is allergic to penicillin,The patient is not allergic to penicillin,contradiction\n"
+    b"The train leaves at 9 am,The train does not leave at 9 am,contradiction\n"
+    b"All students passed the exam,No students passed the exam,contradiction\n"
+    b"The patient is allergic to penicillin,Penicillin triggers a reaction in this person,paraphrase\n"
+    b"The train leaves at 9 am,Departure is scheduled for nine in the morning,paraphrase\n"
+    b"All students passed the exam,Every pupil got through the test,paraphrase\n"
+)
+
+
+def test_an_auc_below_half_is_said_in_words_with_the_groups_named_and_worst_pairs_first():
+    from core.probes.labels import label_report
+    from core.scoring.findings import label_findings, label_group_names
+    from ui.widgets import md_escape
+
+    app = _new_app()
+    app.session_state["yd_upload_bytes"] = BACKWARDS
+    app.session_state["yd_upload_name"] = "backwards.csv"
+    app.run()
+    _run(app)
+    assert not app.exception
+    results = _results(app)
+    report = label_report(results, app.slider(key="threshold").value)
+    assert report["classifier"]["auc"].iloc[0] < 0.5  # every contradiction outscores its paraphrase
+    sentences = label_findings(report["classifier"], *label_group_names(report["by_label"]))
+    assert sentences[0].startswith("Every model scores the “no match (contradiction)” pairs above the “match (paraphrase)” pairs")
+    assert " ".join(md_escape(s) for s in sentences) in [m.value for m in app.markdown]
+    shown = next(d.value for d in app.dataframe if constants.COL_TOKENS_A in d.value.columns)
+    # worst first: the contradictions, highest cosine first, then the paraphrases, lowest first
+    assert list(shown[constants.COL_LABEL][:3]) == ["contradiction"] * 3
+    assert shown[constants.COL_COSINE][:3].is_monotonic_decreasing and shown[constants.COL_COSINE][3:].is_monotonic_increasing

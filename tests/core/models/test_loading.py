@@ -210,3 +210,18 @@ def test_loaded_model_is_shared(minilm):
     assert load_model("MiniLM-L6") is minilm  # alias
     assert MINILM_L6 in loading.loaded_models()
     assert loading.max_seq_length(MINILM_L6) == 256
+
+
+def test_load_step_names_the_model_and_the_one_off_export(monkeypatch, tmp_path):
+    """Issue 26: the first run's progress line names the model and, on a fresh cache, the export it makes and its expected time."""
+    monkeypatch.setenv(constants.CACHE_ENV_VAR, str(tmp_path))
+    monkeypatch.setenv(constants.BACKEND_ENV_VAR, "auto")
+    monkeypatch.setattr(loading, "_LOADED", {})
+    step = loading.load_step(MINILM_L6, constants.DEVICE_CPU)
+    expected = constants.ONNX_EXPORT_EXPECTED_SECONDS["minilm_l6"]
+    assert step == f"MiniLM-L6: making its exact ONNX export once (about {expected} s; later runs skip this)"
+    monkeypatch.setenv(constants.BACKEND_ENV_VAR, "torch")
+    assert loading.load_step(MINILM_L6, constants.DEVICE_CPU) == "loading MiniLM-L6 (bundled weights)"
+    monkeypatch.setattr(loading, "_LOADED", {(MINILM_L6, False, "cpu"): object()})
+    assert loading.load_step(MINILM_L6, constants.DEVICE_CPU) == "MiniLM-L6: already in memory"
+    assert loading.load_step("", constants.DEVICE_CPU) == "loading "  # no model named: the load itself says why

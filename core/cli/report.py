@@ -1,0 +1,40 @@
+"""``cosine-probe report RUN_ID --out report.html``: a stored run as one self-contained HTML file (``core.history.report``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from core.cli.main import CliError
+
+EXAMPLES = ("cosine-probe report 12 --out report.html",)
+
+
+def register(subparsers) -> None:
+    """Add the ``report`` command."""
+    p = subparsers.add_parser(
+        "report",
+        help="write a stored run as a self-contained HTML report (findings, interactive charts, worst cases, settings); opens offline",
+        epilog="examples:\n  " + "\n  ".join(EXAMPLES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("run_id", metavar="RUN_ID", type=int, help="the run's number (cosine-probe history list)")
+    p.add_argument("--out", metavar="FILE", required=True, help="the HTML file to write")
+    p.set_defaults(func=cmd_report)
+
+
+def cmd_report(args) -> int:
+    from core.history.report import run_report
+    from core.history.store import HistoryError
+
+    out = Path(args.out).expanduser()
+    if not out.parent.is_dir():
+        raise CliError(f"--out: no folder {out.parent} to write {out.name} into")
+    try:
+        text = run_report(args.run_id)
+    except (HistoryError, ValueError) as exc:
+        raise CliError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
+    out.write_text(text, encoding="utf-8")
+    print(f"wrote {out} ({len(text.encode('utf-8')) / 1e6:.1f} MB; opens offline)", file=sys.stderr)
+    return 0

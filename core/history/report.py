@@ -1,0 +1,170 @@
+"""A run as one self-contained HTML file to share (issue 26): findings in sentences, interactive charts, worst cases, settings.
+
+The file opens offline: plotly.js is inlined once (from the installed
+``plotly`` package), every other chart reuses it, and nothing is fetched.
+Every text from the run (sentences, model ids, settings) is HTML-escaped.
+:func:`report_html` builds it from a results table (the app's in-memory run);
+:func:`run_report` from a stored run of the history (``cosine-probe report RUN_ID``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import platform
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+import plotly
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from core import constants
+from core.models.registry import model_color, short_name
+from core.scoring import findings, tables
+
+WORST_ROWS = 25
+_STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;color:#222;line-height:1.45}
+h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
+.finding{font-size:1.1rem;background:#f3f6fb;border-left:4px solid #4a78c2;padding:.6rem 1rem;margin:.4rem 0}
+table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{border:1px solid #ddd;padding:.35rem .5rem;vertical-align:top;text-align:left}
+th{background:#f5f5f5}td.num{text-align:right;white-space:nowrap}.meta{color:#666;font-size:.9rem}
+"""
+
+
+def _category_label(category: str) -> str:
+    return constants.CATEGORY_LABELS.get(category, category)
+
+
+def _bars(summary: pd.DataFrame, value: str, title: str, y_title: str, percent: bool) -> go.Figure:
+    """One bar per model and category, each model in its app colour."""
+    fig = go.Figure()
+    for model, group in summary.groupby(constants.COL_MODEL, sort=False):
+        model = str(model)
+        fig.add_bar(name=short_name(model), x=[_category_label(c) for c in group[constants.COL_CATEGORY]], y=group[value],
+                    marker_color=model_color(model), hovertemplate="%{x}: %{y:" + (".1%" if percent else ".3f") + "}<extra>" + html.escape(short_name(model)) + "</extra>")
+    fig.update_layout(barmode="group", title=title, yaxis={"title": y_title, "tickformat": ".0%" if percent else None}, height=420,
+                      margin={"l": 40, "r": 10, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.2}, showlegend=True)
+    return fig
+
+
+def _distribution(results: pd.DataFrame, threshold: float) -> go.Figure:
+    """Every pair's cosine per model (box with the points), the threshold dashed."""
+    fig = go.Figure()
+    for key, group in results.groupby(constants.COL_MODEL, sort=False):
+        model = str(key)
+        fig.add_trace(go.Box(y=group[constants.COL_COSINE], name=short_name(model), marker_color=model_color(model), boxpoints="all", jitter=0.4,
+                             pointpos=0, text=[f"{a} | {b}" for a, b in zip(group[constants.COL_TEXT_A], group[constants.COL_TEXT_B], strict=True)],
+                             hovertemplate="%{y:.4f}<br>%{text}<extra></extra>"))
+    fig.add_hline(y=threshold, line_dash="dash", line_color="black", annotation_text=f"threshold {threshold:.2f}")
+    fig.update_layout(title="Every pair's cosine, per model", yaxis={"title": "cosine"}, height=420, margin={"l": 40, "r": 10, "t": 50, "b": 40}, showlegend=False)
+    return fig
+
+
+def _table(frame: pd.DataFrame, numeric: Mapping[str, str]) -> str:
+    """An escaped HTML table; ``numeric`` maps columns to their format spec."""
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    rows = []
+    for record in frame.itertuples(index=False):
+        cells = []
+        for column, value in zip(frame.columns, record, strict=True):
+            if column in numeric and isinstance(value, (int, float)) and value == value:
+                cells.append(f'<td class="num">{format(value, numeric[column])}</td>')
+            else:
+                cells.append(f"<td>{html.escape('—' if value is None or (isinstance(value, float) and value != value) else str(value))}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _worst(results: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """The adversarial pairs scored highest (all pairs when the run has no failure-mode pairs), full text."""
+    adversarial = results[results[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)]
+    data = adversarial if not adversarial.empty else results
+    top = data.sort_values(constants.COL_COSINE, ascending=False).head(WORST_ROWS)
+    return pd.DataFrame({
+        "model": top[constants.COL_MODEL].map(short_name), "cosine": top[constants.COL_COSINE],
+        "verdict": ["above threshold" if c > threshold else "at or below threshold" for c in top[constants.COL_COSINE]],
+        "category": top[constants.COL_CATEGORY].map(_category_label), "sentence A": top[constants.COL_TEXT_A], "sentence B": top[constants.COL_TEXT_B],
+    })
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version(), "plotly": plotly.__version__}
+    for dist in ("cosine-probe", "pandas", "sentence-transformers", "onnxruntime", "torch"):
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:
+            continue
+    return out
+
+
+def report_html(results: pd.DataFrame, threshold: float, title: str, settings: Mapping[str, Any] | None = None,
+                models: pd.DataFrame | None = None, created_at: datetime | None = None) -> str:
+    """A self-contained HTML report of one run.
+
+    Args:
+        results: tidy results (model, category, text_a, text_b, cosine, ...), shape (pairs × models, k).
+        threshold: the threshold the verdicts and shares above use, in [-1, 1].
+        title: the report's heading (e.g. "Run 12: failure-modes").
+        settings: what the run was made with (shown as JSON).
+        models: one row per model (model, revision, backend, status, ...), or None.
+        created_at: when the run was made (UTC); None = now.
+
+    Returns:
+        One HTML document; plotly.js is inlined, so it opens with no network.
+
+    Raises:
+        ValueError: empty results, missing columns, or a threshold outside [-1, 1].
+    """
+    needed = {constants.COL_MODEL, constants.COL_CATEGORY, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE}
+    if results.empty or not needed <= set(results.columns):
+        raise ValueError(f"a report needs scored pairs with the columns {', '.join(sorted(needed))}")
+    if not -1.0 <= float(threshold) <= 1.0:
+        raise ValueError(f"threshold must be between -1 and 1, got {threshold}")
+    results = results.assign(**{constants.COL_CATEGORY: results[constants.COL_CATEGORY].fillna("").astype(str)})
+    summary = tables.category_summary(results, threshold, None)
+    sentences = findings.failure_mode_findings(summary, threshold)
+    n_models, n_pairs = results[constants.COL_MODEL].nunique(), len(results) // max(1, results[constants.COL_MODEL].nunique())
+    means = results.groupby(constants.COL_MODEL, sort=False)[constants.COL_COSINE].mean()
+    shares = results.groupby(constants.COL_MODEL, sort=False)[constants.COL_COSINE].apply(lambda c: float((c > threshold).mean()))
+    sentences.append(f"{n_pairs} pairs scored by {n_models} model(s): " + "; ".join(
+        f"{short_name(m)} mean cosine {means[m]:.3f}, {100 * shares[m]:.0f}% above {threshold:.2f}" for m in means.index) + ".")
+    figures = [
+        _bars(summary, "mean", "Mean cosine by category", "mean cosine", percent=False),
+        _bars(summary, "failure_rate", f"Share of pairs above {threshold:.2f} by category", "share above threshold", percent=True),
+        _distribution(results, threshold),
+    ]
+    charts = [pio.to_html(fig, full_html=False, include_plotlyjs=i == 0, config={"displaylogo": False}) for i, fig in enumerate(figures)]
+    shown_summary = summary.assign(**{constants.COL_MODEL: summary[constants.COL_MODEL].map(short_name),
+                                      constants.COL_CATEGORY: summary[constants.COL_CATEGORY].map(_category_label)})
+    shown_summary = shown_summary[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean", "sd", "failure_rate"]].rename(columns={"failure_rate": "share above threshold"})
+    when = (created_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1><p class='meta'>{html.escape(when)} · threshold {threshold:.2f} · made by cosine-probe</p>",
+        "<h2>Findings</h2>", *[f"<p class='finding'>{html.escape(s)}</p>" for s in sentences],
+        "<h2>Charts</h2>", *charts,
+        f"<h2>Worst cases (top {WORST_ROWS})</h2>", _table(_worst(results, threshold), {"cosine": ".4f"}),
+        "<h2>By category</h2>", _table(shown_summary, {"mean": ".3f", "sd": ".3f", "share above threshold": ".1%"}),
+    ]
+    if models is not None and not models.empty:
+        parts += ["<h2>Models</h2>", _table(models.astype(object), {})]
+    parts += ["<h2>Settings</h2>", f"<pre>{html.escape(json.dumps(dict(settings or {}), indent=2, default=str, ensure_ascii=False))}</pre>",
+              "<h2>Versions</h2>", _table(pd.DataFrame(list(_versions().items()), columns=["package", "version"]), {}), "</body></html>"]
+    return "\n".join(parts)
+
+
+def run_report(run_id: int, path: str | None = None) -> str:
+    """The HTML report of a stored run (``core.history.store.load_run``; raises its ``HistoryError`` for an unknown id)."""
+    from core.history import store
+
+    run = store.load_run(run_id, path)
+    threshold = run.threshold if run.threshold is not None else constants.DEFAULT_THRESHOLD
+    settings = {"command": run.command, "origin": run.origin, "source": run.source, **run.settings}
+    return report_html(run.results, threshold, f"cosine-probe run {run.run_id}: {run.command}", settings, run.models, run.created_at)

@@ -1,0 +1,219 @@
+"""A page's finding in one or two plain sentences, computed from its results (issue 26, point 6).
+
+Each page leads with what its numbers say before any chart or table. The
+sentences are built here, from the same tables the page draws, so they are
+tested against hand-made tables and never disagree with what is shown.
+Models are named by their short chart names.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from core import constants
+from core.models.registry import short_name
+
+
+def _pct(share: float) -> str:
+    return f"{100 * share:.0f}%"
+
+
+def _names(models: list[str]) -> str:
+    """"A", "A and B", "A, B and C"."""
+    names = [short_name(m) for m in models]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def compare_findings(frame: pd.DataFrame) -> list[str]:
+    """One sentence on a Compare result: which models would treat the two sentences as the same.
+
+    Args:
+        frame: :func:`core.scoring.tables.compare_table` output (model, cosine, threshold, verdict).
+
+    Returns:
+        One or two sentences; empty for an empty table.
+    """
+    if frame.empty:
+        return []
+    above = frame[frame["verdict"] == "above threshold"]
+    below = frame[frame["verdict"] == "below threshold"]
+    if len(frame) == 1:
+        row = frame.iloc[0]
+        if math.isnan(float(row[constants.COL_THRESHOLD])):
+            return [f"{short_name(row[constants.COL_MODEL])} scores this pair {row[constants.COL_COSINE]:.3f}; it has no calibrated threshold yet."]
+        side = "above" if len(above) else "below"
+        meaning = "a retriever using it would treat the two sentences as the same" if len(above) else "a retriever using it would keep them apart"
+        return [f"{short_name(row[constants.COL_MODEL])} scores this pair {row[constants.COL_COSINE]:.3f}, {side} its threshold of "
+                f"{row[constants.COL_THRESHOLD]:.2f}: {meaning}."]
+    cosines = frame[constants.COL_COSINE].to_numpy(float)
+    low, high = frame.iloc[int(cosines.argmin())], frame.iloc[int(cosines.argmax())]
+    spread = (f"Cosines run from {low[constants.COL_COSINE]:.3f} ({short_name(low[constants.COL_MODEL])}) "
+              f"to {high[constants.COL_COSINE]:.3f} ({short_name(high[constants.COL_MODEL])}).")
+    if len(above) == len(frame):
+        return [f"All {len(frame)} models score this pair above their threshold: a retriever would treat the two sentences as the same.", spread]
+    if len(below) == len(frame):
+        return [f"All {len(frame)} models score this pair below their threshold: a retriever would keep the two sentences apart.", spread]
+    if above.empty:
+        return [spread]
+    return [f"{_names(list(above[constants.COL_MODEL]))} would treat the two sentences as the same (above threshold); "
+            f"{_names(list(below[constants.COL_MODEL])) if len(below) else 'the others'} would not.", spread]
+
+
+def failure_mode_findings(summary: pd.DataFrame, threshold: float) -> list[str]:
+    """The worst failure mode at the threshold and the model fooled most often, in two sentences.
+
+    Args:
+        summary: :func:`core.scoring.tables.category_summary` output (model, category, failure_rate).
+        threshold: the threshold the failure rates are at.
+
+    Returns:
+        Up to two sentences; empty when the summary holds no failure mode.
+    """
+    rows = summary[summary[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)].dropna(subset=["failure_rate"])
+    if rows.empty:
+        return []
+    worst = rows.iloc[int(rows["failure_rate"].to_numpy(float).argmax())]
+    label = constants.CATEGORY_LABELS.get(worst[constants.COL_CATEGORY], worst[constants.COL_CATEGORY])
+    first = (f"At threshold {threshold:.2f}, {short_name(worst[constants.COL_MODEL])} scores {_pct(worst['failure_rate'])} of the "
+             f"{label.lower()} pairs above the threshold: a retriever would return them as matches.")
+    # Pooled over the adversarial pairs: each mode weighs by its number of pairs.
+    sums = rows.assign(_above=rows["failure_rate"] * rows["n"]).groupby(constants.COL_MODEL, sort=False)[["_above", "n"]].sum()
+    overall = sums["_above"] / sums["n"]
+    if len(overall) == 1:
+        return [first, f"Across all failure modes, {_pct(float(overall.iloc[0]))} of its adversarial pairs pass the threshold."]
+    values, names = overall.to_numpy(float), [str(m) for m in overall.index]
+    most, least = int(values.argmax()), int(values.argmin())
+    return [first, f"Across all failure modes, {short_name(names[most])} passes {_pct(values[most])} of the adversarial pairs and "
+                   f"{short_name(names[least])} {_pct(values[least])}."]
+
+
+def label_findings(classifier: pd.DataFrame, match_label: str = "match", no_match_label: str = "no match") -> list[str]:
+    """What the cosine says about a binary label column, per model, in words (Your data).
+
+    An AUC below 0.5 means the model scores the no-match pairs *above* the
+    match pairs: the cosine ranks this data backwards, and no threshold makes
+    it a useful classifier (issue 26, point 5).
+
+    Args:
+        classifier: :func:`core.probes.labels.label_report`'s ``classifier`` table (model, n_match, n_no_match, auc).
+        match_label: what the data calls its matching pairs (e.g. "paraphrase", "1").
+        no_match_label: what it calls the others (e.g. "contradiction", "0").
+
+    Returns:
+        One sentence for the models that rank backwards, one for those that rank right; empty for an empty table.
+    """
+    if classifier.empty:
+        return []
+    groups = f"“{match_label}” pairs ({int(classifier['n_match'].iloc[0])}) and “{no_match_label}” pairs ({int(classifier['n_no_match'].iloc[0])})"
+    backwards = classifier[classifier["auc"] < 0.5]
+    chance = classifier[(classifier["auc"] >= 0.5) & (classifier["auc"] < 0.6)]
+    good = classifier[classifier["auc"] >= 0.6]
+    out = []
+
+    def aucs(rows: pd.DataFrame) -> str:
+        return ", ".join(f"{short_name(r[constants.COL_MODEL])} {r['auc']:.2f}" for _, r in rows.iterrows())
+
+    if len(backwards):
+        who = "Every model" if len(backwards) == len(classifier) else _names(list(backwards[constants.COL_MODEL]))
+        out.append(f"{who} scores the “{no_match_label}” pairs above the “{match_label}” pairs more often than not (AUC {aucs(backwards)}, "
+                   f"below the 0.5 of a coin flip): on this data the cosine ranks {groups} backwards, so no threshold separates them.")
+    if len(chance):
+        out.append(f"{_names(list(chance[constants.COL_MODEL]))} barely tells {groups} apart (AUC {aucs(chance)}; 0.5 is a coin flip).")
+    if len(good):
+        out.append(f"{_names(list(good[constants.COL_MODEL]))} scores “{match_label}” pairs above “{no_match_label}” pairs "
+                   f"(AUC {aucs(good)}; 1.0 would separate them perfectly).")
+    return out
+
+
+def label_group_names(by_label: pd.DataFrame) -> tuple[str, str]:
+    """What a binary label column calls its two groups, for sentences: ("match (1)", "no match (0)").
+
+    Args:
+        by_label: :func:`core.probes.labels.label_report`'s ``by_label`` table (label, match as 1/0/NaN).
+
+    Returns:
+        The match group's name and the no-match group's, each with the labels as written.
+    """
+    def name(word: str, value: int) -> str:
+        written = sorted({str(v) for v in by_label.loc[by_label["match"] == value, constants.COL_LABEL]})
+        return f"{word} ({', '.join(written)})" if written else word
+
+    return name("match", 1), name("no match", 0)
+
+
+def worst_first(results: pd.DataFrame, match: pd.Series | None = None) -> pd.DataFrame:
+    """Scored pairs with the worst first: what a reader of a labelled file should look at before anything else.
+
+    With binary labels the worst are the no-match pairs scored highest (a
+    retriever would return them), then the match pairs scored lowest (it would
+    miss them); without labels, the highest cosines first.
+
+    Args:
+        results: tidy results (model, cosine, ...), any index.
+        match: per row 1 (match), 0 (no match) or NaN, aligned with ``results``; None when there are no binary labels.
+
+    Returns:
+        The same rows, reordered, index reset.
+    """
+    cos = results[constants.COL_COSINE].astype(float)
+    if match is None or match.isna().all():
+        return results.iloc[(-cos).argsort(kind="stable")].reset_index(drop=True)
+    m = match.astype(float)
+    # no-match first (highest cosine first), then match (lowest first), then unlabelled rows
+    group = m.map({0.0: 0, 1.0: 1}).fillna(2)
+    key = pd.DataFrame({"group": group.to_numpy(), "score": cos.where(m != 0, -cos).to_numpy()})
+    order = key.sort_values(["group", "score"], kind="stable").index
+    return results.iloc[order].reset_index(drop=True)
+
+
+def oov_findings(summary: pd.DataFrame, reading: str) -> list[str]:
+    """How much an invented word moves each model's cosine, under the named reading (OOV robustness).
+
+    Args:
+        summary: :func:`core.papers.oov.oov_summary` output (model, mean_delta, ci_low, ci_high, normalized_mean).
+        reading: the reading in words (e.g. "entity replaced in the second sentence only").
+
+    Returns:
+        One sentence naming the most and the least affected model; empty for an empty summary.
+    """
+    rows = summary.dropna(subset=["mean_delta"])
+    if rows.empty:
+        return []
+
+    def part(row: pd.Series) -> str:
+        share = f", {100 * row['normalized_mean']:.0f}% of its dynamic range" if "normalized_mean" in row and pd.notna(row["normalized_mean"]) else ""
+        return (f"{short_name(row[constants.COL_MODEL])}'s cosine drops by {row['mean_delta']:.2f} on average "
+                f"(95% CI {row['ci_low']:.2f} to {row['ci_high']:.2f}{share})")
+
+    deltas = rows["mean_delta"].to_numpy(float)
+    most, least = rows.iloc[int(deltas.argmax())], rows.iloc[int(deltas.argmin())]
+    if len(rows) == 1:
+        return [f"With the {reading}, {part(most)} when a real name is swapped for an invented word."]
+    return [f"With the {reading}, {part(most)} when a real name is swapped for an invented word; {part(least)}."]
+
+
+def retrieval_findings(win_rates: pd.DataFrame) -> list[str]:
+    """How often a retriever ranks the contradiction above the restatement, and what each mitigation makes of it (Retrieval).
+
+    Args:
+        win_rates: ``RetrievalResult.win_rates`` (model, mitigation, mode, win_rate); the ``all`` mode rows are used.
+
+    Returns:
+        One sentence per model (dense cosine first, then each mitigation); empty without plain-cosine rows.
+    """
+    rows = win_rates[win_rates[constants.COL_MODE] == constants.MODE_ALL]
+    out = []
+    for model, mine in rows.groupby(constants.COL_MODEL, sort=False):
+        plain = mine[mine[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
+        if plain.empty:
+            continue
+        sentence = (f"{short_name(str(model))} ranks the contradiction above the restatement in "
+                    f"{_pct(float(plain[constants.COL_WIN_RATE].iloc[0]))} of the variants")
+        others = mine[mine[constants.COL_MITIGATION] != constants.MITIGATION_NONE]
+        if not others.empty:
+            sentence += "; " + ", ".join(f"{constants.MITIGATION_LABELS.get(m, m)} brings that to {_pct(float(r))}"
+                                         for m, r in zip(others[constants.COL_MITIGATION], others[constants.COL_WIN_RATE], strict=True))
+        out.append(sentence + " (lower is better).")
+    return out
