@@ -298,10 +298,10 @@ def _dynamic_ranges(digest: str, _results: pd.DataFrame) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _label_report(digest: str, _results: pd.DataFrame, threshold: float) -> dict[str, pd.DataFrame]:
+def _label_report(digest: str, _results: pd.DataFrame, threshold: float, match_label: str | None = None) -> dict[str, pd.DataFrame]:
     from core.probes import labels
 
-    return labels.label_report(_results, threshold)
+    return labels.label_report(_results, threshold, match_label)
 
 
 _WRAPPERS = {

@@ -101,6 +101,8 @@ def _object_of_records(doc: Mapping) -> _Document | None:
     if not doc or not all(isinstance(v, Mapping) for v in doc.values()):
         return None
     outer = [str(k) for k in doc]
+    if len(outer) == 1 and not _row_keys(outer):
+        return None  # {"text": {…}} is one record whose field holds an object, not a table of one record
     inner = list(dict.fromkeys(str(k) for v in doc.values() for k in v))
     scalars = all(not isinstance(x, Mapping | list) for v in doc.values() for x in v.values())
     if scalars and _row_keys(inner) and not _row_keys(outer):
@@ -239,7 +241,7 @@ def parse_json_values(text: str) -> list:
     """
     stripped = text.strip()
     if stripped.startswith("["):
-        return _whole_document(stripped)
+        return _whole_document(stripped).records
     values = []
     for n, line in enumerate(stripped.splitlines(), start=1):
         if line.strip():
@@ -247,7 +249,7 @@ def parse_json_values(text: str) -> list:
                 values.append(_loads(line, f"line {n}"))
             except json.JSONDecodeError as exc:
                 if n == 1 and stripped.startswith("{"):
-                    return _whole_document(stripped)  # one object pretty-printed over lines
+                    return _whole_document(stripped).records  # one object pretty-printed over lines
                 raise PairsFileError(f"line {n} is not valid JSON ({exc.msg})") from exc
     return values
 
