@@ -4,7 +4,7 @@ Runs the shipped failure-mode suite (251 adversarial pairs in six failure
 modes plus 85 controls) and shows the paper's Tables 1-5 and Appendix A, a
 failure-rate curve per mode with the sidebar threshold marked, the worst
 pairs (searchable), and the published figures next to ours.  Every number
-comes from ``core.analysis``; this page only lays it out.
+comes from ``core.scoring.tables``; this page only lays it out.
 """
 
 from __future__ import annotations

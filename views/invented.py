@@ -2,7 +2,7 @@
 
 Closes two limits the OOV paper names: one invented word per entity, and no
 random-string control.  The generator and statistics live in
-``core.invented``; this page lays them out.
+``core.probes.invented``; this page lays them out.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Runs the OOV suite (20 entities, each pair scored as original, with the
 invented word in both sentences, and in the second sentence only) and the
 100-pair baseline suite, then shows every figure the paper reports next to
-its published value.  Statistics come from ``core.analysis``; the matching of
-published rows to ours from ``core.reproduce``.
+its published value.  Statistics come from ``core.scoring.tables``; the matching of
+published rows to ours from ``core.papers.reproduce``.
 """
 
 from __future__ import annotations

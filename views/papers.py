@@ -1,7 +1,7 @@
 """Papers: each published table next to the same figures recomputed live.
 
 The matching of published cells to recomputed ones lives in
-``core.reproduce.compare_to_published``; this page picks the table, runs the
+``core.papers.reproduce.compare_to_published``; this page picks the table, runs the
 suites and styles the cells that differ by more than a tolerance.
 """
 

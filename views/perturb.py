@@ -1,6 +1,6 @@
 """Perturbations: one typed sentence, its variants for each failure mode, every model's verdict.
 
-The rules live in ``core.perturb`` (deterministic, documented there); this
+The rules live in ``core.probes.perturb`` (deterministic, documented there); this
 page lists the variants as the sentence is typed, scores each
 original-variant pair with every selected model on request, and marks each
 cosine against the global threshold or each model's calibrated one.

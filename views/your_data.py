@@ -4,7 +4,7 @@ Upload a CSV, TSV or JSONL file (or paste tab-separated pairs), map its
 columns, run the selected models, then read per-pair results, category
 summaries, failure rates at the sidebar threshold, threshold curves and, when
 the columns allow, dynamic range, label correlation and the failure-mode
-statistics.  Statistics come from ``core.analysis``; this page lays them out.
+statistics.  Statistics come from ``core.scoring.tables``; this page lays them out.
 
 State: the bytes of the last upload or paste live in ``yd_upload_bytes`` and
 ``yd_upload_name`` (non-widget keys, so they survive page switches).  They are

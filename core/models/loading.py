@@ -492,7 +492,7 @@ _TOKENIZERS: dict[str, object] = {}
 def _tokenizer_for(meta: ModelMeta):
     if meta.name in _TOKENIZERS:
         return _TOKENIZERS[meta.name]
-    # Under the process-wide Hugging Face load lock (see core.backends): the
+    # Under the process-wide Hugging Face load lock (see core.models.backends): the
     # first ``from transformers import AutoTokenizer`` is not thread-safe.
     # Holding it also makes two sessions asking at once share one instance.
     with HF_LOAD_LOCK:

@@ -135,7 +135,7 @@ def published_split_check(entities: pd.DataFrame, text: str, tokens: Sequence[st
     """Compare a tokenizer's split of a word with the OOV paper's Table 2.
 
     Args:
-        entities: :func:`core.reference.load_oov_entities` (entity,
+        entities: :func:`core.papers.reference.load_oov_entities` (entity,
             replacement, original_tokens, replacement_tokens, note).
         text: a line the user typed; matched case-insensitively, after
             stripping, against the 20 entities and their replacements.
