@@ -48,7 +48,8 @@ def category_heatmap(summary: pd.DataFrame, title: str = "Mean cosine by categor
     models = list(dict.fromkeys(summary[constants.COL_MODEL]))
     mean = summary.pivot_table(index=constants.COL_CATEGORY, columns=constants.COL_MODEL, values="mean", sort=False).reindex(index=cats, columns=models)
     sd = summary.pivot_table(index=constants.COL_CATEGORY, columns=constants.COL_MODEL, values="sd", sort=False, dropna=False).reindex(index=cats, columns=models)
-    text = [[_mean_sd_text(mean.iat[i, j], sd.iat[i, j]) for j in range(len(models))] for i in range(len(cats))]
+    means, sds = mean.to_numpy(dtype=float), sd.to_numpy(dtype=float)
+    text = [[_mean_sd_text(means[i, j], sds[i, j]) for j in range(len(models))] for i in range(len(cats))]
     fig = go.Figure(
         go.Heatmap(
             z=mean.to_numpy(),
@@ -295,7 +296,8 @@ def invented_by_model_figure(by_model: pd.DataFrame) -> go.Figure:
         by_model: ``core.probes.invented.summary.oov_replicate_summary(...)["by_model"]``.
     """
     fig = go.Figure()
-    for kind, group in by_model.groupby(constants.COL_KIND, sort=False):
+    for key, group in by_model.groupby(constants.COL_KIND, sort=False):
+        kind = str(key)
         fig.add_trace(
             go.Bar(
                 name=f"{kind} words", x=[short(m) for m in group[constants.COL_MODEL]], y=group["mean_delta"], marker_color=KIND_COLORS.get(kind),
@@ -320,7 +322,8 @@ def invented_by_entity_figure(by_entity: pd.DataFrame, model: str) -> go.Figure:
     """
     data = by_entity[by_entity[constants.COL_MODEL] == model]
     fig = go.Figure()
-    for kind, group in data.groupby(constants.COL_KIND, sort=False):
+    for key, group in data.groupby(constants.COL_KIND, sort=False):
+        kind = str(key)
         fig.add_trace(
             go.Scatter(
                 x=group["mean_delta"], y=group[constants.COL_ENTITY], mode="markers", name=f"{kind} words", marker={"color": KIND_COLORS.get(kind), "size": 10},

@@ -122,8 +122,9 @@ def _d_heatmap(matrix: pd.DataFrame) -> go.Figure:
 
 def _jaccard_scatter(baseline: pd.DataFrame, corr: pd.DataFrame) -> go.Figure:
     stats = corr.set_index(constants.COL_MODEL)
+    r, rho = stats["pearson_r"].astype(float).to_dict(), stats["spearman_rho"].astype(float).to_dict()
     data = baseline.assign(
-        panel=[f"{short(m)} (r = {stats.at[m, 'pearson_r']:.3f}, ρ = {stats.at[m, 'spearman_rho']:.3f})" if m in stats.index else short(m) for m in baseline[constants.COL_MODEL]],
+        panel=[f"{short(m)} (r = {r[m]:.3f}, ρ = {rho[m]:.3f})" if m in r else short(m) for m in baseline[constants.COL_MODEL]],
         category_label=baseline[constants.COL_CATEGORY].map(charts.category_label),
     )
     fig = px.scatter(

@@ -36,10 +36,12 @@ st.caption(
     "would retrieve it as the same sentence."
 )
 
-st.selectbox(
-    "Examples", ["", *EXAMPLES], key="pt_example", format_func=lambda t: t or "Pick an example sentence…",
-    on_change=lambda: st.session_state.pt_example and widgets.set_text(KEY_TEXT, st.session_state.pt_example),
-)
+def _use_example() -> None:
+    if st.session_state.pt_example:
+        widgets.set_text(KEY_TEXT, st.session_state.pt_example)
+
+
+st.selectbox("Examples", ["", *EXAMPLES], key="pt_example", format_func=lambda t: t or "Pick an example sentence…", on_change=_use_example)
 text = widgets.persistent_text_area("Sentence", KEY_TEXT, DEFAULT_TEXT, height=80, max_chars=2000)
 
 report = None

@@ -259,7 +259,7 @@ else:
 selection = state.current()
 threshold = selection.threshold
 clicked = pairs is not None and st.button("Run on selected models", type="primary")
-if clicked and (ran := state.run(pairs, selection, key=RUN_KEY, label="Scoring your pairs")) is not None:
+if clicked and pairs is not None and (ran := state.run(pairs, selection, key=RUN_KEY, label="Scoring your pairs")) is not None:
     ss[KEY_RUN_INFO] = f"{ss[KEY_SOURCE]} · {len(pairs)} pairs"
     history.record("your-data", ran, selection, history.upload_source(ss[KEY_SOURCE], None if ss.get(KEY_ERROR) else ss[KEY_BYTES]), mapping=ss[KEY_MAPPING])
 state.show_errors(RUN_KEY)

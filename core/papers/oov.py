@@ -33,7 +33,7 @@ def jaccard_correlation(results: pd.DataFrame, suite: str = constants.SUITE_BASE
     return pd.DataFrame(rows, columns=[constants.COL_MODEL, "pearson_r", "pearson_p", "spearman_rho", "spearman_p", "n"])
 
 
-def dynamic_ranges(results: pd.DataFrame, suite: str = constants.SUITE_BASELINE) -> pd.DataFrame:
+def dynamic_ranges(results: pd.DataFrame, suite: str | None = constants.SUITE_BASELINE) -> pd.DataFrame:
     """Per model: mean positive, mean negative cosine and their difference."""
     data = rows_of_suite(results, suite)
     rows = []
