@@ -36,7 +36,7 @@ def _bundled_models():
 def typed_pair_warm(n_pairs: int = 40) -> dict:
     """Figure 1: one typed pair through every bundled model, models loaded, cache cold.
 
-    Ours is :func:`core.runner.run_pairs` (cache, token counts, Jaccard);
+    Ours is :func:`core.scoring.runner.run_pairs` (cache, token counts, Jaccard);
     the bare figure is the backends' own ``embed`` on the same two texts.
     """
     import pandas as pd

@@ -45,7 +45,7 @@ SUITE_BASELINE = "baseline"
 SUITE_FAILURE_MODES = "failure-modes"
 SUITES = (SUITE_OOV, SUITE_BASELINE, SUITE_FAILURE_MODES)
 SUITE_ALL = "all"
-# Pairs made on the fly from one typed sentence by core.perturb (not a shipped suite).
+# Pairs made on the fly from one typed sentence by core.probes.perturb (not a shipped suite).
 SUITE_PERTURB = "perturb"
 
 # --- categories ---
@@ -137,7 +137,7 @@ OOV_READINGS = {
     VARIANT_REPLACED_B: "entity replaced in the second sentence only",
 }
 
-# --- invented words (core.invented): k fabricated words per OOV entity ---
+# --- invented words (core.probes.invented): k fabricated words per OOV entity ---
 # Its own suite name, so analysis.oov_deltas (suite "oov", one word per item)
 # never averages several replicates into one cell.
 SUITE_OOV_INVENTED = "oov-invented"
@@ -157,7 +157,7 @@ INVENTED_ATTEMPTS_PER_WORD = 5000
 # --- defaults ---
 DEFAULT_THRESHOLD = 0.7
 THRESHOLD_GRID_STEP = 0.01
-BOOTSTRAP_RESAMPLES = 2000
+# Bootstrap resamples are a tuning knob read at call time: core/settings.py.
 BOOTSTRAP_SEED = 0
 CONFIDENCE = 0.95
 ENCODE_BATCH_SIZE = 32
@@ -189,9 +189,9 @@ COL_BACKEND = "backend"
 # README Performance); a larger file is run by the CLI in chunks, and the page names the command.
 MAX_UPLOAD_ROWS = 50_000
 # Megabytes per uploaded or CLI pairs file.  The upload widget passes it to
-# st.file_uploader, core.pairs_io refuses larger files with a message naming it,
+# st.file_uploader, core.files.reader refuses larger files with a message naming it,
 # and .streamlit/config.toml's server.maxUploadSize must hold the same number
-# (tests/test_robustness_upload.py checks they agree).
+# (tests/robustness/test_robustness_upload.py checks they agree).
 MAX_UPLOAD_MB = 20
 
 # --- any-size CLI runs (core.files.chunks, core.scoring.chunked): pairs per chunk, whole reads ---

@@ -1,8 +1,13 @@
-"""Shared fixtures: an isolated cache folder for the whole session, MiniLM, a fresh cache.
+"""Shared fixtures: an isolated cache folder for the whole session, MiniLM, a fresh cache, the CLI.
 
 The cache folder is set before any test runs, so no test (and no subprocess
 started by a test, which inherits the environment) touches the user's real
 cache.  The mpnet bundle is extracted into it at most once per session.
+
+Workloads are lowered for the session through the settings read at call time
+(``core/settings.py``): bootstrap intervals draw :data:`TEST_RESAMPLES`
+resamples unless a test is marked ``full_bootstrap`` (a test of the interval
+itself), and the run history is off unless a test names a history file.
 """
 
 from __future__ import annotations
@@ -12,10 +17,13 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-from core.constants import BACKEND_ENV_VAR, CACHE_ENV_VAR
+from core import settings as core_settings
+from core.constants import BACKEND_ENV_VAR, CACHE_ENV_VAR, HISTORY_ENV_VAR
 from core.models.registry import MINILM_L6
 
 DEFAULT_MODELS_ENV = "COSINE_PROBE_DEFAULT_MODELS"
+# Resamples per bootstrap interval in tests that only need an interval to exist and be ordered.
+TEST_RESAMPLES = 200
 
 # Property tests (tests/core/test_properties.py): few examples in `make test`, many in a
 # nightly or manual run with HYPOTHESIS_PROFILE=nightly.  No deadline: the machine is shared.
@@ -26,7 +34,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 @pytest.fixture(scope="session", autouse=True)
 def session_cache_dir(tmp_path_factory):
-    """A fresh cache folder for the session, MiniLM as the default model, torch as the default backend.
+    """A fresh cache folder for the session, MiniLM as the default model, torch as the default backend,
+    :data:`TEST_RESAMPLES` bootstrap resamples and no run history (subprocesses inherit all of it).
 
     The fresh cache holds no exact ONNX export, so the default backend (auto)
     would export MiniLM and mpnet once per session; tests of the export and of
@@ -37,7 +46,16 @@ def session_cache_dir(tmp_path_factory):
         mp.setenv(CACHE_ENV_VAR, str(folder))
         mp.setenv(DEFAULT_MODELS_ENV, MINILM_L6)
         mp.setenv(BACKEND_ENV_VAR, "torch")
+        mp.setenv(core_settings.BOOTSTRAP_RESAMPLES_ENV_VAR, str(TEST_RESAMPLES))
+        mp.setenv(HISTORY_ENV_VAR, "off")
         yield folder
+
+
+@pytest.fixture(autouse=True)
+def _full_bootstrap(request, monkeypatch):
+    """Tests marked ``full_bootstrap`` (of an interval itself) draw the real default resamples."""
+    if request.node.get_closest_marker("full_bootstrap"):
+        monkeypatch.delenv(core_settings.BOOTSTRAP_RESAMPLES_ENV_VAR, raising=False)
 
 
 @pytest.fixture(scope="session")
@@ -56,3 +74,16 @@ def fresh_cache(tmp_path):
     cache = EmbeddingCache(tmp_path / "embeddings.sqlite")
     yield cache
     cache.close()
+
+
+@pytest.fixture
+def cli(capsys):
+    """Run the CLI in this process: ``cli("compare", "a", "b")`` -> ``(exit code, stdout, stderr)``."""
+    from core.cli import main as cli_main
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        code = cli_main.main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run

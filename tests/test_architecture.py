@@ -16,7 +16,7 @@ CORE = ROOT / "core"
 # import each other.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("constants",),
-    ("paths", "words"),
+    ("paths", "words", "settings"),
     ("lexicon",),
     ("stats", "models", "files"),
     ("scoring",),

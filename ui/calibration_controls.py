@@ -1,7 +1,7 @@
 """Calibrated thresholds in the app: the settings, where the control cosines come from, the table.
 
 Each model's own threshold is computed from the failure-mode suite's control
-pairs (``core.calibration``).  Those cosines come from the last failure-mode
+pairs (``core.probes.calibration``).  Those cosines come from the last failure-mode
 suite run when it covers the selected models, or from a short run of the
 85 control pairs alone, stored under its own result key.  The settings
 (which controls count as negative, the FPR target, which threshold marks)

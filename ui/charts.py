@@ -1,6 +1,6 @@
 """Plotly chart builders shared by several pages.
 
-Each helper takes a table from :mod:`core.analysis` and returns a figure;
+Each helper takes a table from :mod:`core.scoring.tables` and returns a figure;
 pages pass the figure and its table to ``ui.widgets.chart`` for display and
 downloads.  Helpers only draw: no statistics are computed here.
 """
@@ -40,7 +40,7 @@ def category_heatmap(summary: pd.DataFrame, title: str = "Mean cosine by categor
     """Category × model heatmap of mean cosine, cells reading "mean ± SD".
 
     Args:
-        summary: output of ``core.analysis.category_summary``.
+        summary: output of ``core.scoring.tables.category_summary``.
 
     Returns:
         The figure and the long table behind it (model, category, n, mean, sd).
@@ -49,7 +49,8 @@ def category_heatmap(summary: pd.DataFrame, title: str = "Mean cosine by categor
     models = list(dict.fromkeys(summary[constants.COL_MODEL]))
     mean = summary.pivot_table(index=constants.COL_CATEGORY, columns=constants.COL_MODEL, values="mean", sort=False).reindex(index=cats, columns=models)
     sd = summary.pivot_table(index=constants.COL_CATEGORY, columns=constants.COL_MODEL, values="sd", sort=False, dropna=False).reindex(index=cats, columns=models)
-    text = [[_mean_sd_text(mean.iat[i, j], sd.iat[i, j]) for j in range(len(models))] for i in range(len(cats))]
+    means, sds = mean.to_numpy(dtype=float), sd.to_numpy(dtype=float)
+    text = [[_mean_sd_text(means[i, j], sds[i, j]) for j in range(len(models))] for i in range(len(cats))]
     fig = go.Figure(
         go.Heatmap(
             z=mean.to_numpy(),
@@ -94,7 +95,7 @@ def failure_rate_curves_figure(curves: pd.DataFrame, threshold: float, title: st
     """One panel per category, one line per model, a marker at ``threshold``.
 
     Args:
-        curves: output of ``core.analysis.failure_rate_curves``.
+        curves: output of ``core.scoring.tables.failure_rate_curves``.
         threshold: the sidebar threshold (drawn as a dashed vertical line).
     """
     cats = ordered_categories(curves[constants.COL_CATEGORY])
@@ -164,7 +165,7 @@ def failure_rate_bars(summary: pd.DataFrame, threshold: float) -> go.Figure:
     """Share of pairs above ``threshold`` per category and model, with 95% CI bars.
 
     Args:
-        summary: output of ``core.analysis.category_summary`` at ``threshold``.
+        summary: output of ``core.scoring.tables.category_summary`` at ``threshold``.
     """
     cats = ordered_categories(summary[constants.COL_CATEGORY])
     fig = go.Figure()
@@ -198,8 +199,8 @@ def roc_figure(roc: pd.DataFrame, calibration_table: pd.DataFrame, method: str) 
     """One ROC curve per model with its calibrated threshold marked.
 
     Args:
-        roc: ``core.calibration.roc_table`` output.
-        calibration_table: ``core.calibration.calibrate`` output.
+        roc: ``core.probes.calibration.roc_table`` output.
+        calibration_table: ``core.probes.calibration.calibrate`` output.
         method: ``youden`` or ``fpr``: which threshold to mark.
     """
     fig = go.Figure()
@@ -250,7 +251,7 @@ def calibrated_rates_figure(rates: pd.DataFrame) -> go.Figure:
     """Failure rate per mode at the global threshold (light) and each model's own (dark), per model.
 
     Args:
-        rates: ``core.calibration.failure_rates`` output.
+        rates: ``core.probes.calibration.failure_rates`` output.
     """
     cats = ordered_categories(rates[constants.COL_CATEGORY])
     long = rates.melt(
@@ -277,7 +278,7 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
     """Each variant's cosine per model, with each model's threshold as a tick.
 
     Args:
-        table: ``core.analysis.perturbation_table`` output, plus a ``label`` column naming the variant.
+        table: ``core.scoring.tables.perturbation_table`` output, plus a ``label`` column naming the variant.
     """
     fig = go.Figure()
     labels = list(dict.fromkeys(table["label"]))
@@ -336,10 +337,11 @@ def invented_by_model_figure(by_model: pd.DataFrame) -> go.Figure:
     """Mean OOV delta per model, plausible vs random words, with 95% bootstrap CIs over entities.
 
     Args:
-        by_model: ``core.invented.oov_replicate_summary(...)["by_model"]``.
+        by_model: ``core.probes.invented.summary.oov_replicate_summary(...)["by_model"]``.
     """
     fig = go.Figure()
-    for kind, group in by_model.groupby(constants.COL_KIND, sort=False):
+    for key, group in by_model.groupby(constants.COL_KIND, sort=False):
+        kind = str(key)
         fig.add_trace(
             go.Bar(
                 name=f"{kind} words", x=[short(m) for m in group[constants.COL_MODEL]], y=group["mean_delta"], marker_color=KIND_COLORS.get(kind),
@@ -359,12 +361,13 @@ def invented_by_entity_figure(by_entity: pd.DataFrame, model: str) -> go.Figure:
     """One model's mean delta per entity and word kind, with 95% CIs over the k words.
 
     Args:
-        by_entity: ``core.invented.oov_replicate_summary(...)["by_entity"]``.
+        by_entity: ``core.probes.invented.summary.oov_replicate_summary(...)["by_entity"]``.
         model: Which model to draw.
     """
     data = by_entity[by_entity[constants.COL_MODEL] == model]
     fig = go.Figure()
-    for kind, group in data.groupby(constants.COL_KIND, sort=False):
+    for key, group in data.groupby(constants.COL_KIND, sort=False):
+        kind = str(key)
         fig.add_trace(
             go.Scatter(
                 x=group["mean_delta"], y=group[constants.COL_ENTITY], mode="markers", name=f"{kind} words", marker={"color": KIND_COLORS.get(kind), "size": 10},

@@ -314,9 +314,9 @@ def show_cache_warning() -> None:
         st.warning(f"{md_escape(cache.warning[:1].upper() + cache.warning[1:])}. {tail}", icon="💾")
 
 
-def short(name: str) -> str:
-    """Chart label of a model."""
-    return _label(name)
+def short(name: object) -> str:
+    """Chart label of a model (a model name, as a table cell or a groupby key holds it)."""
+    return _label(str(name))
 
 
 def current() -> Selection:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -128,7 +129,7 @@ def set_text(key: str, value: str) -> None:
     st.session_state[saved_key(key)] = value
 
 
-def saved(key: str, default):
+def saved(key: str, default: Any) -> Any:
     """The value a widget last had (kept under :func:`saved_key`), or ``default``.
 
     Pass it as the widget's initial value and :func:`persist` as its

@@ -7,6 +7,8 @@ to ours; and a sentence × sentence similarity heatmap per model.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -14,7 +16,7 @@ import streamlit as st
 from core import constants
 from core.files.text_checks import check_lines, check_text, unknown_token_note
 from core.models.loading import ModelUnavailable, max_seq_length
-from core.models.tokens import tokenize
+from core.models.tokens import Tokenization, tokenize
 from core.scoring import findings, tables
 from core.scoring.runner import similarity_matrix
 from ui import calibration_controls, resources
@@ -58,7 +60,7 @@ st.caption(
 # ------------------------------------------------------------------ examples
 def _examples() -> dict[str, dict[str, str]]:
     """Example pairs by id: the paper's section 4.6 pairs, then quantifier and hedging from the suite."""
-    out: dict[str, dict[str, str]] = {}
+    out: dict[str, dict[str, Any]] = {}
     counts: dict[str, int] = {}
     paper = resources.failure_examples().drop_duplicates(constants.COL_PAIR_ID)
     suite_rows = resources.suite_rows(constants.SUITE_FAILURE_MODES)
@@ -153,7 +155,7 @@ def _bar_chart(frame: pd.DataFrame, threshold: float | None) -> go.Figure:
     return fig
 
 
-def _tokenizations(model: str, texts: tuple[str, str]) -> dict[str, object] | str:
+def _tokenizations(model: str, texts: tuple[str, str]) -> dict[str, Tokenization] | str:
     """Side label -> Tokenization of the scored texts, or why the tokenizer is unavailable."""
     try:
         tok = resources.tokenizer(model)
@@ -163,7 +165,7 @@ def _tokenizations(model: str, texts: tuple[str, str]) -> dict[str, object] | st
     return {side: tokenize(tok, text, limit) for side, text in zip(SIDES, texts, strict=True)}
 
 
-def _token_expander(model: str, splits: dict[str, object] | str) -> None:
+def _token_expander(model: str, splits: dict[str, Tokenization] | str) -> None:
     with st.expander(f"Tokens: {md_escape(short(model))}"):
         if isinstance(splits, str):
             if not model_error(model, splits):  # said once above; here only where the tokens would be
@@ -182,8 +184,7 @@ top = st.container()
 marked = calibration_controls.marked_thresholds("Threshold marker", KEY_MARKER, "cmp_calibrate", sel)
 result = stored(RESULT_KEY)
 if result is not None:
-    per_model = isinstance(marked, dict)
-    frame = tables.compare_table(result.results, marked if per_model else sel.threshold, resources.failure_examples())
+    frame = tables.compare_table(result.results, marked if isinstance(marked, dict) else sel.threshold, resources.failure_examples())
     scored_a, scored_b = str(frame[constants.COL_TEXT_A].iloc[0]), str(frame[constants.COL_TEXT_B].iloc[0])
     with top:
         st.subheader("Cosine per model")
@@ -222,7 +223,7 @@ if result is not None:
             note = unknown_token_note(md_escape(short(model)), side, t.n_unk, t.n_tokens)
             if note:
                 st.warning(note, icon="❓")
-    chart(_bar_chart(frame, None if per_model else sel.threshold), frame.drop(columns=["label"]), "compare cosines")
+    chart(_bar_chart(frame, None if isinstance(marked, dict) else sel.threshold), frame.drop(columns=["label"]), "compare cosines")
     st.text(f"A: {scored_a}\nB: {scored_b}")
     if frame["published"].notna().any():
         st.caption("**published**: the failure-modes paper's section 4.6 figure for this exact pair, shown next to what the model computes here.")

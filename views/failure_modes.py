@@ -4,7 +4,7 @@ Runs the shipped failure-mode suite (251 adversarial pairs in six failure
 modes plus 85 controls) and shows the paper's Tables 1-5 and Appendix A, a
 failure-rate curve per mode with the sidebar threshold marked, the worst
 pairs (searchable), and the published figures next to ours.  Every number
-comes from ``core.analysis``; this page only lays it out.
+comes from ``core.scoring.tables``; this page only lays it out.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ else:
     widgets.report_download(results, threshold, "cosine-probe failure modes", {"threshold": threshold, "models": list(models), "suite": constants.SUITE_FAILURE_MODES},
                             RUN_KEY)
 
-if not results.empty:
+if stored is not None and not results.empty:
     models = stored.models
     # Cached by inputs (ui.resources.analysis): a slider move back to a threshold seen before, a search or a
     # download recomputes no statistic.
@@ -253,31 +253,31 @@ with tab_published if not results.empty else st.container():
                "computes for the same model. Published failure rates are at fixed thresholds, so ours are shown at those same "
                "thresholds, not at the sidebar's. The paper's suite and ours are not the same pairs, so expect differences.")
     published = resources.published("failure")
-    ran = set(results[constants.COL_MODEL]) if not results.empty else set()
+    ran_models = set(results[constants.COL_MODEL]) if not results.empty else set()
     published_models = [m for m in dict.fromkeys(published.loc[published["table"] == "Table 1", "model"]) if m]
-    shown = [m for m in published_models if m in ran] or [published_models[0]]
-    ours_summary = resources.analysis("category_summary", results, constants.DEFAULT_THRESHOLD, constants.SUITE_FAILURE_MODES) if ran else pd.DataFrame()
-    ours_rates = {table: resources.analysis("failure_mode_table", results, thr) for table, thr in PUBLISHED_THRESHOLDS.items()} if ran else {}
+    shown = [m for m in published_models if m in ran_models] or [published_models[0]]
+    ours_summary = resources.analysis("category_summary", results, constants.DEFAULT_THRESHOLD, constants.SUITE_FAILURE_MODES) if ran_models else pd.DataFrame()
+    ours_rates = {table: resources.analysis("failure_mode_table", results, thr) for table, thr in PUBLISHED_THRESHOLDS.items()} if ran_models else {}
     for model in shown:
         pub = published[published["model"] == model]
         t1 = pub[pub["table"] == "Table 1"].pivot(index=constants.COL_CATEGORY, columns="metric", values="value")
         compare = pd.DataFrame(index=pd.Index(charts.ordered_categories(t1.index), name=constants.COL_CATEGORY))
         compare["published mean"] = t1["mean_cosine"]
         compare["published SD"] = t1["sd_cosine"]
-        if model in ran:
+        if model in ran_models:
             mine = ours_summary[ours_summary[constants.COL_MODEL] == model].set_index(constants.COL_CATEGORY)
             compare["our mean"] = mine["mean"]
             compare["our SD"] = mine["sd"]
         for table, thr in PUBLISHED_THRESHOLDS.items():
             rows = pub[(pub["table"] == table) & (pub["metric"] == "failure_rate")].set_index(constants.COL_CATEGORY)
             compare[f"published rate > {thr:.1f}"] = rows["value"]
-            if model in ran:
+            if model in ran_models:
                 mine = ours_rates[table]
                 compare[f"our rate > {thr:.1f}"] = mine[mine[constants.COL_MODEL] == model].set_index(constants.COL_CATEGORY)["failure_rate"]
         compare = compare.reset_index()
         compare.insert(0, "category label", compare[constants.COL_CATEGORY].map(charts.category_label))
         st.subheader(state.short(model))
-        if model not in ran:
+        if model not in ran_models:
             st.caption("Not in this run: run the suite with this model selected to see our figures next to these.")
         formats = {c: st.column_config.NumberColumn(c, format="percent" if "rate" in c else "%.3f") for c in compare.columns if "rate" in c or "mean" in c or "SD" in c}
         widgets.results_table(compare, f"failure-modes-published-{state.short(model)}", column_config=formats)

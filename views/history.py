@@ -183,9 +183,9 @@ else:
 with st.expander("Models of the two runs (revision, backend)"):
     for run_id in (before, after):
         try:
-            models = store.run_models(run_id)
+            run_models = store.run_models(run_id)
         except (store.HistoryError, ValueError) as exc:
             st.error(widgets.md_escape(exc), icon="⛔")
             continue
         st.caption(f"Run #{run_id}")
-        st.dataframe(models, hide_index=True, width="stretch")
+        st.dataframe(run_models, hide_index=True, width="stretch")

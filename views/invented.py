@@ -2,7 +2,7 @@
 
 Closes two limits the OOV paper names: one invented word per entity, and no
 random-string control.  The generator and statistics live in
-``core.invented``; this page lays them out.
+``core.probes.invented``; this page lays them out.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import streamlit as st
 from core import constants
 from core.models.tokens import load_tokenizers, word_pieces
 from core.papers.suites import read_suite_file
-from core.probes.invented import generate_words, oov_replacements, oov_replicate_summary, slot_pairs
+from core.probes.invented import InventedWord, generate_words, oov_replacements, oov_replicate_summary, slot_pairs
 from ui import charts, resources, state, widgets
 
 RUN_KEY = "invented_oov"
@@ -56,11 +56,11 @@ pieces_choice = c3.selectbox("Subword pieces", [ANY, 2, 3, 4, 5, 6], index=[ANY,
                              on_change=widgets.persist, args=("iw_pieces",), help=f"Counted under {state.short(toks[0][0])}, the first selected model.")
 n = c4.number_input("Words", 1, 30, value=int(widgets.saved("iw_n", 8)), key="iw_n", on_change=widgets.persist, args=("iw_n",))
 seed = c5.number_input("Seed", 0, 10**6, value=int(widgets.saved("iw_seed", 0)), key="iw_seed", on_change=widgets.persist, args=("iw_seed",))
-pieces = None if pieces_choice == ANY else int(pieces_choice)
+pieces = None if pieces_choice == ANY else int(str(pieces_choice))
 kinds = list(constants.WORD_KINDS) if kind == "both" else [kind]
 ref_name, ref_tok = toks[0]
 
-words = []
+words: list[InventedWord] = []
 if not entity.strip():
     st.warning("Type the entity to replace.", icon="✍️")
 else:

@@ -3,8 +3,8 @@
 Runs the OOV suite (20 entities, each pair scored as original, with the
 invented word in both sentences, and in the second sentence only) and the
 100-pair baseline suite, then shows every figure the paper reports next to
-its published value.  Statistics come from ``core.analysis``; the matching of
-published rows to ours from ``core.reproduce``.
+its published value.  Statistics come from ``core.scoring.tables``; the matching of
+published rows to ours from ``core.papers.reproduce``.
 """
 
 from __future__ import annotations
@@ -123,8 +123,9 @@ def _d_heatmap(matrix: pd.DataFrame) -> go.Figure:
 
 def _jaccard_scatter(baseline: pd.DataFrame, corr: pd.DataFrame) -> go.Figure:
     stats = corr.set_index(constants.COL_MODEL)
+    r, rho = stats["pearson_r"].astype(float).to_dict(), stats["spearman_rho"].astype(float).to_dict()
     data = baseline.assign(
-        panel=[f"{short(m)} (r = {stats.at[m, 'pearson_r']:.3f}, ρ = {stats.at[m, 'spearman_rho']:.3f})" if m in stats.index else short(m) for m in baseline[constants.COL_MODEL]],
+        panel=[f"{short(m)} (r = {r[m]:.3f}, ρ = {rho[m]:.3f})" if m in r else short(m) for m in baseline[constants.COL_MODEL]],
         category_label=baseline[constants.COL_CATEGORY].map(charts.category_label),
     )
     fig = px.scatter(

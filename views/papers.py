@@ -1,11 +1,13 @@
 """Papers: each published table next to the same figures recomputed live.
 
 The matching of published cells to recomputed ones lives in
-``core.reproduce.compare_to_published``; this page picks the table, runs the
+``core.papers.reproduce.compare_to_published``; this page picks the table, runs the
 suites and styles the cells that differ by more than a tolerance.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -85,7 +87,7 @@ def _style(shown: pd.DataFrame):
             css.loc[flagged, col] = DIFF_STYLE
         return css
 
-    fmt = {c: "{:.4f}" for c in ("published", "recomputed", "difference") if c in shown.columns}
+    fmt: dict[Any, Any] = {c: "{:.4f}" for c in ("published", "recomputed", "difference") if c in shown.columns}
     if "threshold" in shown.columns:
         fmt["threshold"] = "{:.2f}"
     return shown.style.apply(cells, axis=None).format(fmt, na_rep="—")

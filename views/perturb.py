@@ -1,6 +1,6 @@
 """Perturbations: one typed sentence, its variants for each failure mode, every model's verdict.
 
-The rules live in ``core.perturb`` (deterministic, documented there); this
+The rules live in ``core.probes.perturb`` (deterministic, documented there); this
 page lists the variants as the sentence is typed, scores each
 original-variant pair with every selected model on request, and marks each
 cosine against the global threshold or each model's calibrated one.
@@ -36,10 +36,12 @@ st.caption(
     "would retrieve it as the same sentence."
 )
 
-st.selectbox(
-    "Examples", ["", *EXAMPLES], key="pt_example", format_func=lambda t: t or "Pick an example sentence…",
-    on_change=lambda: st.session_state.pt_example and widgets.set_text(KEY_TEXT, st.session_state.pt_example),
-)
+def _use_example() -> None:
+    if st.session_state.pt_example:
+        widgets.set_text(KEY_TEXT, st.session_state.pt_example)
+
+
+st.selectbox("Examples", ["", *EXAMPLES], key="pt_example", format_func=lambda t: t or "Pick an example sentence…", on_change=_use_example)
 text = widgets.persistent_text_area("Sentence", KEY_TEXT, DEFAULT_TEXT, height=80, max_chars=2000)
 
 report = None

@@ -333,8 +333,11 @@ def _warm(source: Source, selection: state.Selection, bar) -> None:
         bar.progress(i / n, text=f"{widgets.md_escape(load_step(name, selection.device))} ({i + 1}/{n})")
         try:
             loaded = resources.model(name, name in selection.remote_code, selection.device)
-            encode_texts(loaded, texts, resources.embedding_cache(),
-                         progress=lambda done, total, i=i, label=label: bar.progress(min(1.0, (i + done / max(total, 1)) / n), text=f"{label}: encoded {done}/{total} new texts"))
+
+            def progress(done: int, total: int, i: int = i, label: str = label) -> None:
+                bar.progress(min(1.0, (i + done / max(total, 1)) / n), text=f"{label}: encoded {done}/{total} new texts")
+
+            encode_texts(loaded, texts, resources.embedding_cache(), progress=progress)
         except Exception:  # noqa: BLE001, S110 - the run itself reports every model that fails, with the reason
             pass
     bar.progress(1.0, text="encoded")
@@ -581,7 +584,7 @@ stored: StoredRun | None = ss.get(KEY_RESULT)
 clicked = source is not None and st.button(RUN_LABEL, type="primary", key="rt_run")
 # A ticked or unticked mitigation re-runs the same inputs at once (cached per inputs, so going back is instant).
 toggled = source is not None and stored is not None and stored.inputs[:4] == inputs[:4] and stored.inputs[4:] != inputs[4:]
-if clicked or toggled:
+if (clicked or toggled) and source is not None:
     _run(source, selection, inputs, spec, thresholds)
     stored = ss.get(KEY_RESULT)
 for reason in ss.get(KEY_RUN_ERRORS, {}).values():

@@ -4,7 +4,7 @@ Upload a CSV, TSV or JSONL file (or paste tab-separated pairs), map its
 columns, run the selected models, then read per-pair results, category
 summaries, failure rates at the sidebar threshold, threshold curves and, when
 the columns allow, dynamic range, label correlation and the failure-mode
-statistics.  Statistics come from ``core.analysis``; this page lays them out.
+statistics.  Statistics come from ``core.scoring.tables``; this page lays them out.
 
 State: the bytes of the last upload or paste live in ``yd_upload_bytes`` and
 ``yd_upload_name`` (non-widget keys, so they survive page switches).  They are
@@ -284,7 +284,7 @@ else:
 selection = state.current()
 threshold = selection.threshold
 clicked = pairs is not None and st.button("Run on selected models", type="primary")
-if clicked and (ran := state.run(pairs, selection, key=RUN_KEY, label="Scoring your pairs")) is not None:
+if clicked and pairs is not None and (ran := state.run(pairs, selection, key=RUN_KEY, label="Scoring your pairs")) is not None:
     ss[KEY_RUN_INFO] = f"{ss[KEY_SOURCE]} · {len(pairs)} pairs"
     history.record("your-data", ran, selection, history.upload_source(ss[KEY_SOURCE], None if ss.get(KEY_ERROR) else ss[KEY_BYTES]), mapping=ss[KEY_MAPPING])
 state.show_errors(RUN_KEY)

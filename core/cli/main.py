@@ -142,7 +142,7 @@ def cmd_models(args) -> int:
 
 
 def _require_text(label: str, text: str) -> str:
-    """The text to score, after ``core.text_checks``: a problem is a user error, notes go to stderr."""
+    """The text to score, after ``core.files.text_checks``: a problem is a user error, notes go to stderr."""
     from core.files.text_checks import check_text
 
     check = check_text(text, label)

@@ -90,7 +90,7 @@ def diff_runs(
     threshold_before: float | Mapping[str, float] = constants.DEFAULT_THRESHOLD,
     threshold_after: float | Mapping[str, float] = constants.DEFAULT_THRESHOLD,
     *,
-    n_resamples: int = constants.BOOTSTRAP_RESAMPLES,
+    n_resamples: int | None = None,
     confidence: float = constants.CONFIDENCE,
     seed: int = constants.BOOTSTRAP_SEED,
     by_content: bool = False,
@@ -103,7 +103,8 @@ def diff_runs(
         after: run B's results, same columns.
         threshold_before: run A's threshold, one for all models or per model.
         threshold_after: run B's threshold, likewise.
-        n_resamples, confidence, seed: of the bootstrap intervals.
+        n_resamples, confidence, seed: of the bootstrap intervals (n_resamples None:
+            the current setting, :func:`core.settings.bootstrap_resamples`).
         by_content: match pairs by model and both texts only (for two runs that scored the same pairs
             under different names); suite, pair id and variant are then run B's.
 

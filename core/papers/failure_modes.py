@@ -18,7 +18,7 @@ from core import constants, stats
 from core.scoring.tables import category_summary, models_in, rows_of_suite
 
 
-def failure_mode_table(results: pd.DataFrame, threshold: float = constants.DEFAULT_THRESHOLD, suite: str = constants.SUITE_FAILURE_MODES) -> pd.DataFrame:
+def failure_mode_table(results: pd.DataFrame, threshold: float = constants.DEFAULT_THRESHOLD, suite: str | None = constants.SUITE_FAILURE_MODES) -> pd.DataFrame:
     """Failure-paper Tables 1, 2, 3 and 5 in one long table.
 
     Returns:

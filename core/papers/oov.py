@@ -33,7 +33,7 @@ def jaccard_correlation(results: pd.DataFrame, suite: str = constants.SUITE_BASE
     return pd.DataFrame(rows, columns=[constants.COL_MODEL, "pearson_r", "pearson_p", "spearman_rho", "spearman_p", "n"])
 
 
-def dynamic_ranges(results: pd.DataFrame, suite: str = constants.SUITE_BASELINE) -> pd.DataFrame:
+def dynamic_ranges(results: pd.DataFrame, suite: str | None = constants.SUITE_BASELINE) -> pd.DataFrame:
     """Per model: mean positive, mean negative cosine and their difference."""
     data = rows_of_suite(results, suite)
     rows = []
@@ -135,7 +135,7 @@ def published_split_check(entities: pd.DataFrame, text: str, tokens: Sequence[st
     """Compare a tokenizer's split of a word with the OOV paper's Table 2.
 
     Args:
-        entities: :func:`core.reference.load_oov_entities` (entity,
+        entities: :func:`core.papers.reference.load_oov_entities` (entity,
             replacement, original_tokens, replacement_tokens, note).
         text: a line the user typed; matched case-insensitively, after
             stripping, against the 20 entities and their replacements.

@@ -1,7 +1,7 @@
 """Published figures next to the same figures recomputed from a run.
 
-The two papers' tables (:mod:`core.reference`) are matched cell by cell to
-what :mod:`core.analysis` computes from a runner results table.  Nothing here
+The two papers' tables (:mod:`core.papers.reference`) are matched cell by cell to
+what :mod:`core.scoring.tables` computes from a runner results table.  Nothing here
 computes a statistic of its own: each table has a small builder that calls
 the analysis functions and names each recomputed number the way the
 reference data names the published one (``model``, ``model_b``,

@@ -142,7 +142,7 @@ def compare_table(
             failure-paper rule: such a pair would be retrieved as the same).
             A mapping gives each model its own (calibrated) threshold.
         published: the failure paper's example table
-            (:func:`core.reference.load_failure_examples`: text_a, text_b,
+            (:func:`core.papers.reference.load_failure_examples`: text_a, text_b,
             model, published_cosine, note) or None.  A row gets the published
             cosine when its model and both texts match an example exactly;
             NaN otherwise.
@@ -217,7 +217,7 @@ def label_correlation(results: pd.DataFrame, column: str = constants.COL_LABEL) 
 
 
 def perturbation_table(results: pd.DataFrame, threshold: float | Mapping[str, float] = constants.DEFAULT_THRESHOLD) -> pd.DataFrame:
-    """Scored perturbations (``core.perturb``): one row per variant per model with its verdict.
+    """Scored perturbations (``core.probes.perturb``): one row per variant per model with its verdict.
 
     Args:
         results: runner output for ``PerturbationReport.to_frame()`` pairs.

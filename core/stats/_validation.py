@@ -7,6 +7,8 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from core.settings import bootstrap_resamples
+
 
 def _as_1d(values: ArrayLike, name: str, min_size: int = 1) -> np.ndarray:
     """Return ``values`` as a finite float array of shape ``(n,)``, n >= min_size."""
@@ -70,7 +72,9 @@ def _check_confidence(confidence: float) -> float:
     return confidence
 
 
-def _check_resamples(n_resamples: int) -> int:
+def _check_resamples(n_resamples: int | None) -> int:
+    """``n_resamples`` checked, or the current setting (:func:`core.settings.bootstrap_resamples`) for None."""
+    n_resamples = bootstrap_resamples(n_resamples)
     if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples:
         raise ValueError(f"n_resamples must be an integer, got {n_resamples!r}")
     if n_resamples < 1:

@@ -8,7 +8,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from core.constants import (
-    BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
     CONFIDENCE,
     DEFAULT_THRESHOLD,
@@ -55,7 +54,7 @@ def _percentile_bootstrap(
 def bootstrap_ci(
     values: ArrayLike,
     statistic: str = "mean",
-    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    n_resamples: int | None = None,
     confidence: float = CONFIDENCE,
     seed: int = BOOTSTRAP_SEED,
 ) -> tuple[float, float]:
@@ -69,7 +68,8 @@ def bootstrap_ci(
     Args:
         values: Sample of shape ``(n,)``.
         statistic: ``"mean"`` or ``"median"``.
-        n_resamples: Number of bootstrap resamples (>= 1).
+        n_resamples: Number of bootstrap resamples (>= 1); None for the current
+            setting (:func:`core.settings.bootstrap_resamples`).
         confidence: Confidence level in ``(0, 1)``.
         seed: Seed of the numpy random generator.
 
@@ -111,7 +111,7 @@ def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray
 def bootstrap_diff_ci(
     x: ArrayLike,
     y: ArrayLike,
-    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    n_resamples: int | None = None,
     confidence: float = CONFIDENCE,
     seed: int = BOOTSTRAP_SEED,
 ) -> tuple[float, float]:
@@ -125,7 +125,8 @@ def bootstrap_diff_ci(
     Args:
         x: First measurement per unit, shape ``(n,)`` (e.g. original cosines).
         y: Second measurement per unit, shape ``(n,)`` (e.g. replaced cosines).
-        n_resamples: Number of bootstrap resamples (>= 1).
+        n_resamples: Number of bootstrap resamples (>= 1); None for the current
+            setting (:func:`core.settings.bootstrap_resamples`).
         confidence: Confidence level in ``(0, 1)``.
         seed: Seed of the numpy random generator.
 
@@ -159,7 +160,7 @@ def bootstrap_diff_ci(
 def failure_rate_ci(
     cosines: ArrayLike,
     threshold: float = DEFAULT_THRESHOLD,
-    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    n_resamples: int | None = None,
     confidence: float = CONFIDENCE,
     seed: int = BOOTSTRAP_SEED,
 ) -> tuple[float, float]:
@@ -170,7 +171,8 @@ def failure_rate_ci(
     Args:
         cosines: Cosines, shape ``(n,)``.
         threshold: Retrieval threshold (strict ``>``).
-        n_resamples: Number of bootstrap resamples (>= 1).
+        n_resamples: Number of bootstrap resamples (>= 1); None for the current
+            setting (:func:`core.settings.bootstrap_resamples`).
         confidence: Confidence level in ``(0, 1)``.
         seed: Seed of the numpy random generator.
 
@@ -199,7 +201,7 @@ def cluster_rate_ci(
     values: ArrayLike,
     clusters: ArrayLike,
     *,
-    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    n_resamples: int | None = None,
     confidence: float = CONFIDENCE,
     seed: int = BOOTSTRAP_SEED,
 ) -> tuple[float, float]:
@@ -212,7 +214,8 @@ def cluster_rate_ci(
     Args:
         values: 0/1 outcomes, shape ``(n,)``.
         clusters: the cluster label of each outcome, shape ``(n,)``.
-        n_resamples: bootstrap resamples.
+        n_resamples: bootstrap resamples; None for the current setting
+            (:func:`core.settings.bootstrap_resamples`).
         confidence: confidence level in (0, 1).
         seed: RNG seed; the same seed gives the same interval.
 

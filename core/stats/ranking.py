@@ -17,7 +17,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy.stats import rankdata
 
-from core.constants import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE
+from core.constants import BOOTSTRAP_SEED, CONFIDENCE
 from core.stats._validation import _check_confidence, _check_resamples
 
 
@@ -100,7 +100,7 @@ def _scores_and_ranks(means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def vulnerability_bootstrap(
     cosines: Mapping[str, ArrayLike],
     models: Sequence[str],
-    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    n_resamples: int | None = None,
     confidence: float = CONFIDENCE,
     seed: int = BOOTSTRAP_SEED,
 ) -> pd.DataFrame:
@@ -116,7 +116,8 @@ def vulnerability_bootstrap(
         cosines: failure mode -> cosines of shape ``(n_pairs_mode, n_models)``,
             row ``i`` the same pair for every model, columns in ``models`` order.
         models: model names, length ``n_models >= 2``, distinct.
-        n_resamples: bootstrap resamples (>= 1).
+        n_resamples: bootstrap resamples (>= 1); None for the current setting
+            (:func:`core.settings.bootstrap_resamples`).
         confidence: level of the intervals, in ``(0, 1)``.
         seed: seed of the numpy generator; the same seed gives the same table.
 

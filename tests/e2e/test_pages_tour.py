@@ -120,7 +120,9 @@ def page(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("tour")
     env = dict(os.environ)
     env.update({"COSINE_PROBE_DEFAULT_MODELS": E.TEST_MODEL, "COSINE_PROBE_CACHE_DIR": str(tmp / "cache"),
-                "HF_HUB_OFFLINE": env.get("HF_HUB_OFFLINE", "1"), "PYTHONUNBUFFERED": "1"})
+                "HF_HUB_OFFLINE": env.get("HF_HUB_OFFLINE", "1"), "PYTHONUNBUFFERED": "1",
+                # The session turns the run history off (tests/conftest.py); the tour's last page lists its runs.
+                "COSINE_PROBE_HISTORY": str(tmp / "history.duckdb")})
     srv = E.StreamlitServer(root=E.ROOT, env=env, log_path=tmp / "streamlit.log")
     srv.start()
     try:

@@ -23,7 +23,6 @@ from apptest_support import expected_cosine, open_page
 from streamlit.testing.v1 import AppTest
 
 from core import constants
-from core.cli import main as cli
 from core.models import bundled
 from core.models.bundled import BUNDLES, bundle_path, sha256_file
 from core.models.cache import row_checksum, text_hash
@@ -34,11 +33,6 @@ from ui.widgets import md_escape
 A, B = "The patient is allergic to penicillin", "The patient is not allergic to penicillin"
 LONG_ID = "/tmp/" + "x" * 300
 ACCENTED = "Naïve résumé", "Résumé naïf"
-
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = cli.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def error_lines(err: str) -> list[str]:
@@ -96,8 +90,8 @@ def test_weights_changed_in_place_are_recomputed_with_a_note(tmp_path):
 # ------------------------------------------------- point 2: a damaged row, through the CLI
 
 
-def test_damaged_cache_row_gives_one_warning_and_the_uncached_cosine(capsys, cache_dir, minilm):
-    code, out, _ = run_cli(capsys, "compare", A, B, "--models", MINILM_L6, "--json")
+def test_damaged_cache_row_gives_one_warning_and_the_uncached_cosine(cli, cache_dir, minilm):
+    code, out, _ = cli("compare", A, B, "--models", MINILM_L6, "--json")
     assert code == 0
     key, h = minilm.cache_key, text_hash(A)
     with sqlite3.connect(cache_dir / "embeddings.sqlite") as conn:
@@ -106,7 +100,7 @@ def test_damaged_cache_row_gives_one_warning_and_the_uncached_cosine(capsys, cac
         conn.execute("UPDATE embeddings SET vector=?, checksum=? WHERE model_key=? AND text_hash=?", (scaled, row_checksum(key, h, scaled), key, h))
 
     # The CLI opens a new EmbeddingCache per command, so the damaged row is read from disk as after a restart.
-    code, out, err = run_cli(capsys, "compare", A, B, "--models", MINILM_L6, "--json")
+    code, out, err = cli("compare", A, B, "--models", MINILM_L6, "--json")
     assert code == 0
     assert json.loads(out)[0]["cosine"] == pytest.approx(expected_cosine(A, B), abs=1e-5)
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
@@ -116,10 +110,10 @@ def test_damaged_cache_row_gives_one_warning_and_the_uncached_cosine(capsys, cac
 # ------------------------------------------------- point 3: one bad byte, and --encoding
 
 
-def test_a_bad_byte_keeps_accents_and_the_cosine(capsys, tmp_path, cache_dir):
+def test_a_bad_byte_keeps_accents_and_the_cosine(cli, tmp_path, cache_dir):
     path = tmp_path / "accents.csv"
     path.write_bytes("text_a,text_b\n{},{}\nOne \xff,Two\n".format(*ACCENTED).encode("utf-8").replace("\xff".encode(), b"\xff"))
-    code, _, err = run_cli(capsys, "run", "--suite", str(path), "--out", str(tmp_path / "out"), "--models", MINILM_L6, "--quiet")
+    code, _, err = cli("run", "--suite", str(path), "--out", str(tmp_path / "out"), "--models", MINILM_L6, "--quiet")
     assert code == 0, err
     assert "are not valid UTF-8" in err and "line 3" in err
     scored = pd.read_csv(tmp_path / "out" / "pairs.csv")
@@ -127,9 +121,9 @@ def test_a_bad_byte_keeps_accents_and_the_cosine(capsys, tmp_path, cache_dir):
     assert len(row) == 1  # no mojibake: the accents came through
     assert row[constants.COL_COSINE].iloc[0] == pytest.approx(expected_cosine(*ACCENTED), abs=1e-5)
 
-    code, _, err = run_cli(capsys, "run", "--suite", str(path), "--out", str(tmp_path / "out2"), "--models", MINILM_L6, "--quiet", "--encoding", "latin-1")
+    code, _, err = cli("run", "--suite", str(path), "--out", str(tmp_path / "out2"), "--models", MINILM_L6, "--quiet", "--encoding", "latin-1")
     assert code == 0 and "decoded as iso8859-1" in err
-    code, _, err = run_cli(capsys, "run", "--suite", str(path), "--out", str(tmp_path / "out3"), "--encoding", "nonsense")
+    code, _, err = cli("run", "--suite", str(path), "--out", str(tmp_path / "out3"), "--encoding", "nonsense")
     assert code == 2 and error_lines(err) == [f"error: {path}: unknown encoding 'nonsense'; use a name such as utf-8, latin-1, cp1252 or utf-16"]
 
 
@@ -145,28 +139,28 @@ def test_a_bad_byte_keeps_accents_and_the_cosine(capsys, tmp_path, cache_dir):
     ],
     ids=["deep nesting", "object as text", "wrapper object"],
 )
-def test_reader_errors_are_one_line_and_exit_2(capsys, tmp_path, cache_dir, name, data, reason):
+def test_reader_errors_are_one_line_and_exit_2(cli, tmp_path, cache_dir, name, data, reason):
     path = tmp_path / name
     path.write_bytes(data)
-    code, out, err = run_cli(capsys, "run", "--suite", str(path), "--out", str(tmp_path / "out"), "--models", MINILM_L6)
+    code, out, err = cli("run", "--suite", str(path), "--out", str(tmp_path / "out"), "--models", MINILM_L6)
     assert code == 2 and out == ""
     (line,) = error_lines(err)
     assert line.startswith(f"error: {path}: {reason}"), line
     assert "Traceback" not in err
 
 
-def test_a_lone_surrogate_escape_is_scored_as_a_replacement_character(capsys, tmp_path, cache_dir):
+def test_a_lone_surrogate_escape_is_scored_as_a_replacement_character(cli, tmp_path, cache_dir):
     path = tmp_path / "surrogate.jsonl"
     path.write_bytes(b'{"text_a": "caf\\ud800", "text_b": "coffee"}\n{"text_a": "tea", "text_b": "green tea"}\n')
-    code, _, err = run_cli(capsys, "run", "--suite", str(path), "--out", str(tmp_path / "out"), "--models", MINILM_L6, "--quiet")
+    code, _, err = cli("run", "--suite", str(path), "--out", str(tmp_path / "out"), "--models", MINILM_L6, "--quiet")
     assert code == 0, err
     assert "row 1 held \\ud800-style escapes" in err
 
 
-def test_a_symlink_loop_is_named_as_such(capsys, tmp_path, cache_dir):
+def test_a_symlink_loop_is_named_as_such(cli, tmp_path, cache_dir):
     loop = tmp_path / "loop.csv"
     os.symlink(loop, loop)
-    code, _, err = run_cli(capsys, "run", "--suite", str(loop), "--out", str(tmp_path / "out"), "--models", MINILM_L6)
+    code, _, err = cli("run", "--suite", str(loop), "--out", str(tmp_path / "out"), "--models", MINILM_L6)
     assert code == 2
     assert error_lines(err) == [f"error: {loop}: cannot read it: it is a symbolic link loop (it leads back to itself); point it at a real file"]
 
@@ -174,8 +168,8 @@ def test_a_symlink_loop_is_named_as_such(capsys, tmp_path, cache_dir):
 # ------------------------------------------------- point 6: a model id with a part over 255 bytes
 
 
-def test_an_overlong_model_id_is_one_models_error_in_the_cli(capsys, cache_dir):
-    code, out, err = run_cli(capsys, "compare", A, B, "--models", LONG_ID, MINILM_L6, "--json")
+def test_an_overlong_model_id_is_one_models_error_in_the_cli(cli, cache_dir):
+    code, out, err = cli("compare", A, B, "--models", LONG_ID, MINILM_L6, "--json")
     assert code == 0
     (row,) = json.loads(out)
     assert row["model"] == MINILM_L6
@@ -279,10 +273,10 @@ def test_non_utf8_arguments_end_in_one_line(argv, tmp_path):
 # ------------------------------------------------- point 11: negative labels stay numbers in exports
 
 
-def test_negative_labels_are_exported_as_numbers(capsys, tmp_path, cache_dir):
+def test_negative_labels_are_exported_as_numbers(cli, tmp_path, cache_dir):
     path = tmp_path / "labels.csv"
     path.write_text("text_a,text_b,label\nThe cat sat,A cat sat,-1\nIt rained,It did not rain,-0.25\n=1+1,formula,0.5\n", encoding="utf-8")
-    code, _, err = run_cli(capsys, "run", "--suite", str(path), "--out", str(tmp_path / "out"), "--models", MINILM_L6, "--quiet")
+    code, _, err = cli("run", "--suite", str(path), "--out", str(tmp_path / "out"), "--models", MINILM_L6, "--quiet")
     assert code == 0, err
     exported = pd.read_csv(tmp_path / "out" / "pairs.csv", dtype=str)
     assert exported[constants.COL_LABEL].tolist() == ["-1", "-0.25", "0.5"]

@@ -18,7 +18,7 @@ from apptest_support import compare_table, expected_cosine, minilm_row, open_pag
 from markup_guard import assert_never_rendered
 from streamlit.testing.v1 import AppTest
 
-from core.cli import main as cli
+from core.cli import main as cli_main
 from core.models.bounds import model_inputs
 from core.models.loading import load_model
 from core.models.registry import MINILM_L6, short_name
@@ -259,11 +259,6 @@ def test_no_unsafe_html_anywhere_in_the_app():
 # ----------------------------------------------------------------- the CLI
 
 
-def _cli(capsys, *args: str) -> tuple[int, str, str]:
-    code = cli.main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
 
 @pytest.mark.parametrize(
     ("args", "message"),
@@ -275,56 +270,56 @@ def _cli(capsys, *args: str) -> tuple[int, str, str]:
     ],
     ids=["empty", "whitespace", "newlines", "tokens-newline"],
 )
-def test_cli_refuses_blank_text_in_one_line(capsys, args, message):
-    code, out, err = _cli(capsys, *args, "--models", MINILM_L6)
-    assert code == cli.EXIT_USAGE
+def test_cli_refuses_blank_text_in_one_line(cli, args, message):
+    code, out, err = cli(*args, "--models", MINILM_L6)
+    assert code == cli_main.EXIT_USAGE
     assert out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(message)
     assert "Traceback" not in err
 
 
-def test_cli_twenty_thousand_characters_report_tokens_and_truncation(capsys):
+def test_cli_twenty_thousand_characters_report_tokens_and_truncation(cli):
     b = "The patient has a penicillin allergy"
     minilm = load_model(MINILM_L6)
     n_tokens = model_inputs(minilm.tokenizer, [LONG_TEXT], minilm.max_seq_length)[0].n_tokens  # a lower bound: the text is cut first
-    code, out, _ = _cli(capsys, "compare", LONG_TEXT, b, "--models", MINILM_L6, "--json", "--no-cache")
+    code, out, _ = cli("compare", LONG_TEXT, b, "--models", MINILM_L6, "--json", "--no-cache")
     assert code == 0
     (row,) = json.loads(out)
     assert row["n_tokens_a"] == n_tokens > minilm.max_seq_length
     assert row["truncated"] is True
     assert row["cosine"] == pytest.approx(expected_cosine(LONG_TEXT, b), abs=1e-5)
-    code, out, _ = _cli(capsys, "compare", LONG_TEXT, b, "--models", MINILM_L6, "--no-cache")
+    code, out, _ = cli("compare", LONG_TEXT, b, "--models", MINILM_L6, "--no-cache")
     assert code == 0 and out.strip().endswith(f"{MINILM_L6}  (truncated)")
 
 
 @pytest.mark.parametrize("case", [*SCRIPTS, "combining", "zero-width"])
-def test_cli_scores_any_script_as_typed(capsys, case):
+def test_cli_scores_any_script_as_typed(cli, case):
     a, b = {
         **SCRIPTS,
         "combining": ("The cafe\u0301 is open", "The café is open"),
         "zero-width": ("The patient\u200b is allergic", "The patient is allergic"),
     }[case]
-    code, out, err = _cli(capsys, "compare", a, b, "--models", MINILM_L6, "--json", "--no-cache")
+    code, out, err = cli("compare", a, b, "--models", MINILM_L6, "--json", "--no-cache")
     assert code == 0 and "Traceback" not in err
     (row,) = json.loads(out)
     assert row["cosine"] == pytest.approx(expected_cosine(a, b), abs=1e-5)
 
 
-def test_cli_prints_markup_as_plain_characters(capsys):
-    code, out, err = _cli(capsys, "tokens", SCRIPT, MARKDOWN, "--models", MINILM_L6)
+def test_cli_prints_markup_as_plain_characters(cli):
+    code, out, err = cli("tokens", SCRIPT, MARKDOWN, "--models", MINILM_L6)
     assert code == 0 and "Traceback" not in err
     assert repr(SCRIPT) in out and repr(MARKDOWN) in out  # a terminal renders nothing
 
 
-def test_cli_refuses_invisible_only_text(capsys):
-    code, _, err = _cli(capsys, "compare", "\u200b", "\x00", "--models", MINILM_L6)
-    assert code == cli.EXIT_USAGE
+def test_cli_refuses_invisible_only_text(cli):
+    code, _, err = cli("compare", "\u200b", "\x00", "--models", MINILM_L6)
+    assert code == cli_main.EXIT_USAGE
     assert "holds only invisible characters" in err
 
 
-def test_cli_removes_control_characters_and_says_so(capsys):
-    code, out, err = _cli(capsys, "compare", "The cat\x00 sat", "e\u0301clair", "--models", MINILM_L6, "--json", "--no-cache")
+def test_cli_removes_control_characters_and_says_so(cli):
+    code, out, err = cli("compare", "The cat\x00 sat", "e\u0301clair", "--models", MINILM_L6, "--json", "--no-cache")
     assert code == 0, err
     notes = [line for line in err.splitlines() if line.startswith("note: ")]
     assert any("TEXT_A: removed 1 control character (U+0000)" in n for n in notes), err
@@ -332,11 +327,11 @@ def test_cli_removes_control_characters_and_says_so(capsys):
     assert "Traceback" not in err and json.loads(out)[0]["cosine"] < 1
 
 
-def test_cli_cache_warning_is_one_line(capsys, tmp_path, monkeypatch):
+def test_cli_cache_warning_is_one_line(cli, tmp_path, monkeypatch):
     blocker = tmp_path / "file.txt"
     blocker.write_text("not a folder")
     monkeypatch.setenv("COSINE_PROBE_CACHE_DIR", str(blocker / "cache"))
-    code, out, err = _cli(capsys, "compare", "A cat sat", "A cat was sitting", "--models", MINILM_L6)
+    code, out, err = cli("compare", "A cat sat", "A cat was sitting", "--models", MINILM_L6)
     assert code == 0 and out.strip()
     warnings_ = [line for line in err.splitlines() if "cache" in line.lower()]
     assert len(warnings_) == 1 and warnings_[0].startswith("warning: cannot use the embedding cache"), err

@@ -20,7 +20,7 @@ from markup_guard import assert_never_rendered
 from streamlit.testing.v1 import AppTest
 
 from core import constants
-from core.cli import main as cli
+from core.cli import main as cli_main
 from core.models.registry import MINILM_L6
 from core.paths import PROJECT_ROOT
 from ui.widgets import md_escape
@@ -248,45 +248,43 @@ def test_markup_in_file_names_and_cells_stays_text(at):
 # ------------------------------------------------------------------ the CLI
 
 
-def _cli_run(capsys, tmp_path: Path, name: str, data: bytes) -> tuple[int, str, str]:
+def _cli_run(cli, tmp_path: Path, name: str, data: bytes) -> tuple[int, str, str]:
     path = tmp_path / name
     path.write_bytes(data)
-    code = cli.main(["run", "--suite", str(path), "--out", str(tmp_path / "out"), "--models", MINILM_L6, "--quiet", "--no-cache"])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return cli("run", "--suite", str(path), "--out", str(tmp_path / "out"), "--models", MINILM_L6, "--quiet", "--no-cache")
 
 
 # The page's row and byte limits are not the CLI's: `run` reads a file of any size in chunks (tests/core/cli/test_run_scale.py).
 @pytest.mark.parametrize("case", [c for c in BAD_FILES if c not in ("too many rows", "too many bytes")])
-def test_cli_refuses_unreadable_files_in_one_line(capsys, tmp_path, case):
+def test_cli_refuses_unreadable_files_in_one_line(cli, tmp_path, case):
     name, data, message = BAD_FILES[case]
-    code, out, err = _cli_run(capsys, tmp_path, name, data)
-    assert code == cli.EXIT_USAGE
+    code, out, err = _cli_run(cli, tmp_path, name, data)
+    assert code == cli_main.EXIT_USAGE
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {tmp_path / name}: ")
     assert message in lines[0]
     assert "Traceback" not in err and not (tmp_path / "out" / "pairs.csv").exists()
 
 
-def test_cli_reads_latin1_and_utf16_files(capsys, tmp_path):
+def test_cli_reads_latin1_and_utf16_files(cli, tmp_path):
     for name, data in (("latin.csv", "text_a,text_b\nCafé crème,Naïve façade\n".encode("latin-1")),
                        ("wide.csv", "text_a,text_b\nCafé crème,Naïve façade\n".encode("utf-16"))):
-        code, _, err = _cli_run(capsys, tmp_path, name, data)
+        code, _, err = _cli_run(cli, tmp_path, name, data)
         assert code == 0, err
         written = pd.read_csv(tmp_path / "out" / "pairs.csv")
         assert (written[constants.COL_TEXT_A].iloc[0], written[constants.COL_TEXT_B].iloc[0]) == ("Café crème", "Naïve façade")
 
 
-def test_cli_refuses_a_file_with_nothing_left(capsys, tmp_path):
-    code, _, err = _cli_run(capsys, tmp_path, "all-empty.csv", b"text_a,text_b\n,\n  ,\n")
-    assert code == cli.EXIT_USAGE
+def test_cli_refuses_a_file_with_nothing_left(cli, tmp_path):
+    code, _, err = _cli_run(cli, tmp_path, "all-empty.csv", b"text_a,text_b\n,\n  ,\n")
+    assert code == cli_main.EXIT_USAGE
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0] == f"error: {tmp_path / 'all-empty.csv'}: no pair is left after dropping rows with an empty text"
 
 
-def test_cli_run_prints_what_reading_the_file_changed(capsys, tmp_path):
+def test_cli_run_prints_what_reading_the_file_changed(cli, tmp_path):
     data = b"text_a,text_b,notes\nThe cat sat,A cat was sitting,x\nThe cat sat,A cat was sitting,y\n,empty,z\n"
-    code, _, err = _cli_run(capsys, tmp_path, "dups.csv", data)
+    code, _, err = _cli_run(cli, tmp_path, "dups.csv", data)
     assert code == 0, err
     notes = [line for line in err.splitlines() if line.startswith("note: ")]
     assert any("removed 1 duplicate pair(s)" in n for n in notes), err
@@ -295,8 +293,8 @@ def test_cli_run_prints_what_reading_the_file_changed(capsys, tmp_path):
     assert len(pd.read_csv(tmp_path / "out" / "pairs.csv")) == 1
 
 
-def test_cli_run_says_which_columns_it_guessed(capsys, tmp_path):
-    code, _, err = _cli_run(capsys, tmp_path, "qd.csv", b"q,d\nThe cat sat,A cat was sitting\n")
+def test_cli_run_says_which_columns_it_guessed(cli, tmp_path):
+    code, _, err = _cli_run(cli, tmp_path, "qd.csv", b"q,d\nThe cat sat,A cat was sitting\n")
     assert code == 0, err
     assert any(line.startswith("note: ") and "'q' as text_a" in line and "'d' as text_b" in line for line in err.splitlines()), err
 

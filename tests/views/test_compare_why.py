@@ -11,7 +11,6 @@ from apptest_support import MINILM, open_page
 from markup_guard import assert_never_rendered
 
 from core import constants
-from core.models.loading import load_model
 from core.probes.explain import integrated_gradients, layer_cosines, occlusion
 
 A = "The patient is allergic to penicillin"
@@ -50,10 +49,6 @@ def at():
     assert not app.exception
     return app
 
-
-@pytest.fixture(scope="module")
-def minilm(session_cache_dir):
-    return load_model(MINILM)
 
 
 def test_section_is_an_expander_per_model(at):

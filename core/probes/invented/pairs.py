@@ -47,7 +47,7 @@ def oov_replacements(
     """Pairs that replace each OOV entity with k invented words of each kind.
 
     Args:
-        items: one row per OOV item (the raw suite, :func:`core.suites.read_suite_file`
+        items: one row per OOV item (the raw suite, :func:`core.papers.suites.read_suite_file`
             ``("oov")``, m rows) with ``pair_id``, ``entity``, ``text_a``,
             ``text_b``; rows already expanded into variants are reduced to
             their ``original`` row.
@@ -55,7 +55,7 @@ def oov_replacements(
         k: invented words per entity and kind, >= 1.
         kinds: any of ``"plausible"``, ``"random"``.
         readings: ``replaced_both`` (entity replaced in both sentences) and/or
-            ``replaced_b`` (second sentence only), as in :func:`core.suites.expand_oov`.
+            ``replaced_b`` (second sentence only), as in :func:`core.papers.suites.expand_oov`.
         pieces: exact subword count per word, or None for the natural count.
         length: (min, max) letters of each word.
         seed: base seed; each (entity, kind) gets its own derived seed.

@@ -53,7 +53,7 @@ def oov_replicate_deltas(results: pd.DataFrame) -> pd.DataFrame:
 def oov_replicate_summary(
     results: pd.DataFrame,
     *,
-    n_resamples: int = constants.BOOTSTRAP_RESAMPLES,
+    n_resamples: int | None = None,
     confidence: float = constants.CONFIDENCE,
     seed: int = constants.BOOTSTRAP_SEED,
 ) -> dict[str, pd.DataFrame]:
@@ -70,22 +70,22 @@ def oov_replicate_summary(
         ``{"by_entity", "by_model", "plausible_vs_random"}``:
 
         * by_entity: model, reading, entity, kind, n (replicates), mean_delta,
-          sd_delta, ci_low, ci_high (bootstrap of the mean over the k
-          replicates, :func:`core.stats.bootstrap_ci`), mean_pieces,
-          cosine_original, words.
+        sd_delta, ci_low, ci_high (bootstrap of the mean over the k
+        replicates, :func:`core.stats.bootstrap_ci`), mean_pieces,
+        cosine_original, words.
         * by_model: model, reading, kind, n_entities, n_words, mean_delta (mean
-          of the entity means; equals the mean of all deltas when every
-          entity has k words), sd_entity, ci_low, ci_high (bootstrap over
-          entities, the independent unit: replicates of one entity share its
-          sentences), min_entity, max_entity, mean_pieces.
+        of the entity means; equals the mean of all deltas when every
+        entity has k words), sd_entity, ci_low, ci_high (bootstrap over
+        entities, the independent unit: replicates of one entity share its
+        sentences), min_entity, max_entity, mean_pieces.
         * plausible_vs_random: model, reading, n_entities, mean_plausible,
-          mean_random, difference (plausible - random), ci_low, ci_high
-          (paired bootstrap over entities of the entity means,
-          :func:`core.stats.bootstrap_diff_ci`), cohens_d
-          (:func:`core.stats.cohens_d` of all plausible vs all random
-          deltas, pooled SD; positive = plausible words cost more
-          similarity), mean_pieces_plausible, mean_pieces_random.  Empty
-          unless both kinds were run.
+        mean_random, difference (plausible - random), ci_low, ci_high
+        (paired bootstrap over entities of the entity means,
+        :func:`core.stats.bootstrap_diff_ci`), cohens_d
+        (:func:`core.stats.cohens_d` of all plausible vs all random
+        deltas, pooled SD; positive = plausible words cost more
+        similarity), mean_pieces_plausible, mean_pieces_random.  Empty
+        unless both kinds were run.
     """
     deltas = results if "delta" in results.columns else oov_replicate_deltas(results)
     boot = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}

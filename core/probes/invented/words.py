@@ -321,7 +321,7 @@ def generate_words(
       ("Marsilo" for "Mars" would keep the entity's own piece);
     * not in ``exclude`` (case-insensitive) and no duplicates.
 
-    Pieces are those of the word on its own (:func:`core.tokens.word_pieces`),
+    Pieces are those of the word on its own (:func:`core.models.tokens.word_pieces`),
     which is how WordPiece splits it inside a sentence; a byte-level BPE
     tokenizer may split the in-sentence form (" word") differently.
 

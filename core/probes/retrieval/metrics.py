@@ -90,7 +90,7 @@ def rate_with_ci(
     indicators: ArrayLike,
     clusters: Sequence | np.ndarray | None = None,
     *,
-    n_resamples: int = constants.BOOTSTRAP_RESAMPLES,
+    n_resamples: int | None = None,
     confidence: float = constants.CONFIDENCE,
     seed: int = constants.BOOTSTRAP_SEED,
 ) -> tuple[float, float, float]:
@@ -105,7 +105,8 @@ def rate_with_ci(
     Args:
         indicators: successes, shape ``(n,)``, booleans or 0/1.
         clusters: cluster label per value, shape ``(n,)``, or None.
-        n_resamples: bootstrap resamples.
+        n_resamples: bootstrap resamples; None for the current setting
+            (:func:`core.settings.bootstrap_resamples`).
         confidence: confidence level in (0, 1).
         seed: seed of the resampling.
 
@@ -259,7 +260,7 @@ def rate_difference_ci(
     outcome_a: ArrayLike,
     outcome_b: ArrayLike,
     *,
-    n_resamples: int = constants.BOOTSTRAP_RESAMPLES,
+    n_resamples: int | None = None,
     confidence: float = constants.CONFIDENCE,
     seed: int = constants.BOOTSTRAP_SEED,
 ) -> tuple[float, float, float]:

@@ -426,7 +426,7 @@ def run_retrieval(
     device: str = constants.DEVICE_AUTO,
     batch_size: int | None = None,
     seed: int = constants.BOOTSTRAP_SEED,
-    n_resamples: int = constants.BOOTSTRAP_RESAMPLES,
+    n_resamples: int | None = None,
     confidence: float = constants.CONFIDENCE,
     paraphrase_is_answer: bool = True,
 ) -> RetrievalResult:
@@ -617,7 +617,7 @@ def run_corpus_probe(
     device: str = constants.DEVICE_AUTO,
     batch_size: int | None = None,
     seed: int = constants.BOOTSTRAP_SEED,
-    n_resamples: int = constants.BOOTSTRAP_RESAMPLES,
+    n_resamples: int | None = None,
     confidence: float = constants.CONFIDENCE,
 ) -> CorpusResult:
     """Does an adversarial variant of a query's top passage outrank it?

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from core import constants
-from core.cli import main as cli
+from core.cli import main as cli_main
 from core.constants import BACKEND_AUTO
 from core.models.encode import encode_texts
 from core.models.loading import load_model
@@ -17,11 +17,6 @@ from core.models.registry import MINILM_L6, MINILM_L6_INT8
 A = "The patient is allergic to penicillin"
 B = "The patient is not allergic to penicillin"
 
-
-def _run(capsys, *args: str) -> tuple[int, str, str]:
-    code = cli.main(["explain", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _cos(name: str) -> float:
@@ -34,8 +29,8 @@ ONNX = ("--models", MINILM_L6_INT8, "--backend", "auto")
 
 
 @pytest.mark.parametrize("models", [("--models", MINILM_L6), ONNX], ids=["torch", "onnx"])
-def test_json_names_not_with_its_attribution(capsys, models, session_cache_dir):
-    code, out, _ = _run(capsys, A, B, *models, "--json")
+def test_json_names_not_with_its_attribution(cli, models, session_cache_dir):
+    code, out, _ = cli("explain", A, B, *models, "--json")
     assert code == 0
     doc = json.loads(out)  # stdout is exactly one JSON document
     assert [m["model"] for m in doc["models"]] == [models[1]] and doc["errors"] == {}
@@ -49,13 +44,13 @@ def test_json_names_not_with_its_attribution(capsys, models, session_cache_dir):
         assert entry["completeness"] is None and entry["layers"] is None
 
 
-def test_ig_falls_back_to_occlusion_for_onnx_and_reports_completeness(capsys, session_cache_dir):
-    code, out, err = _run(capsys, A, B, *ONNX, "--method", "ig", "--layers", "--json")
+def test_ig_falls_back_to_occlusion_for_onnx_and_reports_completeness(cli, session_cache_dir):
+    code, out, err = cli("explain", A, B, *ONNX, "--method", "ig", "--layers", "--json")
     assert code == 0
     (onnx_entry,) = json.loads(out)["models"]
     assert onnx_entry["method"] == constants.METHOD_OCCLUSION and onnx_entry["layers"] is None and onnx_entry["completeness"] is None
     assert "explained by occlusion instead" in err and "no layer-wise view" in err
-    code, out, err = _run(capsys, A, B, "--models", MINILM_L6, "--method", "ig", "--steps", "16", "--layers", "--json")
+    code, out, err = cli("explain", A, B, "--models", MINILM_L6, "--method", "ig", "--steps", "16", "--layers", "--json")
     assert code == 0
     (torch_entry,) = json.loads(out)["models"]
     assert torch_entry["method"] == constants.METHOD_IG
@@ -67,9 +62,9 @@ def test_ig_falls_back_to_occlusion_for_onnx_and_reports_completeness(capsys, se
     assert torch_entry["layers"][-1]["cosine"] == pytest.approx(_cos(MINILM_L6), abs=1e-5)
 
 
-def test_text_output_and_csv(capsys, tmp_path, session_cache_dir):
+def test_text_output_and_csv(cli, tmp_path, session_cache_dir):
     path = tmp_path / "why.csv"
-    code, out, err = _run(capsys, "=cmd", "The =cmd pair", "--models", MINILM_L6, "--unit", "word", "--csv", str(path))
+    code, out, err = cli("explain", "=cmd", "The =cmd pair", "--models", MINILM_L6, "--unit", "word", "--csv", str(path))
     assert code == 0 and "MiniLM-L6" in out and f"wrote {path}" in err
     frame = pd.read_csv(path)
     assert list(frame.columns[:5]) == [constants.COL_MODEL, constants.COL_SIDE, constants.COL_POSITION, constants.COL_TOKEN, constants.COL_WORD]
@@ -87,8 +82,8 @@ def test_text_output_and_csv(capsys, tmp_path, session_cache_dir):
         ([A, B, "--csv", "/no/such/folder/x.csv"], "--csv"),
     ],
 )
-def test_user_errors_are_one_line(capsys, args, message, session_cache_dir):
-    code, out, err = _run(capsys, *args, "--models", MINILM_L6)
-    assert code == cli.EXIT_USAGE and out == ""
+def test_user_errors_are_one_line(cli, args, message, session_cache_dir):
+    code, out, err = cli("explain", *args, "--models", MINILM_L6)
+    assert code == cli_main.EXIT_USAGE and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0]

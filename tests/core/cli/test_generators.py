@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.cli import main as cli
+from core.cli import main as cli_main
 from core.models.cache import EmbeddingCache
 from core.models.registry import MINILM_L6
 from core.papers.suites import control_pairs
@@ -17,19 +17,14 @@ from core.scoring.runner import run_pairs
 TEXT = "Google acquired YouTube"
 
 
-def _cli(capsys, *args: str) -> tuple[int, str, str]:
-    code = cli.main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
 
 @pytest.fixture(scope="module")
 def core_controls():
     return run_pairs(control_pairs(), [MINILM_L6], cache=EmbeddingCache(False)).results
 
 
-def test_perturb_json_scores_every_variant_as_core_does(capsys):
-    code, out, err = _cli(capsys, "perturb", TEXT, "--models", MINILM_L6, "--json", "--no-cache")
+def test_perturb_json_scores_every_variant_as_core_does(cli):
+    code, out, err = cli("perturb", TEXT, "--models", MINILM_L6, "--json", "--no-cache")
     assert code == 0, err
     doc = json.loads(out)
     report = perturb(TEXT)
@@ -44,8 +39,8 @@ def test_perturb_json_scores_every_variant_as_core_does(capsys):
         assert got[row.pair_id]["same"] is bool(row.cosine > 0.7)
 
 
-def test_perturb_calibrated_uses_each_models_threshold(capsys, core_controls):
-    code, out, err = _cli(capsys, "perturb", TEXT, "--models", MINILM_L6, "--json", "--calibrated", "--no-cache")
+def test_perturb_calibrated_uses_each_models_threshold(cli, core_controls):
+    code, out, err = cli("perturb", TEXT, "--models", MINILM_L6, "--json", "--calibrated", "--no-cache")
     assert code == 0, err
     own = thresholds_by_model(calibrate(core_controls))[MINILM_L6]
     scores = json.loads(out)["scores"]
@@ -53,22 +48,22 @@ def test_perturb_calibrated_uses_each_models_threshold(capsys, core_controls):
     assert all(s["same"] is (s["cosine"] > own) for s in scores)
 
 
-def test_perturb_text_output_and_no_score(capsys):
-    code, out, _ = _cli(capsys, "perturb", TEXT, "--no-score")
+def test_perturb_text_output_and_no_score(cli):
+    code, out, _ = cli("perturb", TEXT, "--no-score")
     assert code == 0
     assert "YouTube acquired Google" in out and "not applicable" in out
     assert "SAME" not in out and "different" not in out  # nothing scored, no model loaded
 
 
 @pytest.mark.parametrize("text", ["", "   ", "?!"])
-def test_perturb_without_words_is_one_line_error(capsys, text):
-    code, out, err = _cli(capsys, "perturb", text, "--no-score")
-    assert code == cli.EXIT_USAGE and out == ""
+def test_perturb_without_words_is_one_line_error(cli, text):
+    code, out, err = cli("perturb", text, "--no-score")
+    assert code == cli_main.EXIT_USAGE and out == ""
     assert err.strip().splitlines() == ["error: TEXT: type a sentence with at least one word"]
 
 
-def test_calibrate_json_matches_core(capsys, core_controls):
-    code, out, err = _cli(capsys, "calibrate", "--models", MINILM_L6, "--json", "--quiet", "--no-cache")
+def test_calibrate_json_matches_core(cli, core_controls):
+    code, out, err = cli("calibrate", "--models", MINILM_L6, "--json", "--quiet", "--no-cache")
     assert code == 0, err
     row = json.loads(out)["calibration"][0]
     want = calibrate(core_controls).iloc[0]
@@ -77,7 +72,7 @@ def test_calibrate_json_matches_core(capsys, core_controls):
 
 
 @pytest.mark.parametrize("value", ["1.5", "-0.1"])
-def test_calibrate_bad_fpr_is_one_line_error(capsys, value):
-    code, _, err = _cli(capsys, "calibrate", "--max-fpr", value, "--models", MINILM_L6)
-    assert code == cli.EXIT_USAGE
+def test_calibrate_bad_fpr_is_one_line_error(cli, value):
+    code, _, err = cli("calibrate", "--max-fpr", value, "--models", MINILM_L6)
+    assert code == cli_main.EXIT_USAGE
     assert err.strip().splitlines() == [f"error: --max-fpr must be between 0 and 1, got {float(value)}"]

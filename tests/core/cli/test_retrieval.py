@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from core import constants
-from core.cli import main as cli
+from core.cli import main as cli_main
 from core.models.registry import MINILM_L6
 from core.paths import PROJECT_ROOT
 from core.probes.retrieval.suite import read_retrieval_file
@@ -39,18 +39,13 @@ def corpus_files(tmp_path_factory):
     return folder / "corpus.txt", folder / "queries.csv"
 
 
-def _run(capsys, *args: str) -> tuple[int, str, str]:
-    code = cli.main(["retrieval", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
-
 
 @pytest.fixture(scope="module")
 def json_doc(small_suite, minilm):
     """One --json run with two mitigations, read back (module-scoped: encoding is the slow part)."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(["retrieval", "--suite", str(small_suite), "--models", MINILM_L6, "--mitigate", "bm25,guard", "--json", "--quiet"])
+        code = cli_main.main(["retrieval", "--suite", str(small_suite), "--models", MINILM_L6, "--mitigate", "bm25,guard", "--json", "--quiet"])
     return code, out.getvalue(), err.getvalue()
 
 
@@ -84,8 +79,8 @@ def test_mitigate_gives_the_before_after_table(json_doc):
     assert {r[constants.COL_MITIGATION]: r[constants.COL_WIN_RATE] for r in doc["before_after"]} == win_all
 
 
-def test_out_writes_every_table_and_the_same_summary(capsys, small_suite, tmp_path, minilm):
-    code, out, err = _run(capsys, "--suite", str(small_suite), "--models", MINILM_L6, "--json", "--quiet", "--out", str(tmp_path / "out"))
+def test_out_writes_every_table_and_the_same_summary(cli, small_suite, tmp_path, minilm):
+    code, out, err = cli("retrieval", "--suite", str(small_suite), "--models", MINILM_L6, "--json", "--quiet", "--out", str(tmp_path / "out"))
     assert code == 0, err
     assert json.loads((tmp_path / "out" / "summary.json").read_text()) == json.loads(out)
     for name in ("scores", "win_rates", "paired_accuracy", "ranking", "costs", "summary"):
@@ -93,14 +88,14 @@ def test_out_writes_every_table_and_the_same_summary(capsys, small_suite, tmp_pa
     assert "wrote" in err  # with --json the note goes to stderr, keeping stdout one document
 
 
-def test_plain_output_names_the_random_line(capsys, small_suite, minilm):
-    code, out, err = _run(capsys, "--suite", str(small_suite), "--models", MINILM_L6, "--quiet")
+def test_plain_output_names_the_random_line(cli, small_suite, minilm):
+    code, out, err = cli("retrieval", "--suite", str(small_suite), "--models", MINILM_L6, "--quiet")
     assert code == 0, err
     assert "adversarial win rate" in out and "random = 0.25" in out and "in-corpus ranking" in out
     assert "MiniLM" in out
 
 
-def test_pairs_file_has_win_rates_and_no_queries(capsys, tmp_path, minilm):
+def test_pairs_file_has_win_rates_and_no_queries(cli, tmp_path, minilm):
     path = tmp_path / "pairs.csv"
     path.write_text(
         "text_a,text_b,category\n"
@@ -108,16 +103,16 @@ def test_pairs_file_has_win_rates_and_no_queries(capsys, tmp_path, minilm):
         "The patient is allergic to penicillin.,The patient is not allergic to penicillin.,negation\n",
         encoding="utf-8",
     )
-    code, out, err = _run(capsys, "--suite", str(path), "--models", MINILM_L6, "--json", "--quiet")
+    code, out, err = cli("retrieval", "--suite", str(path), "--models", MINILM_L6, "--json", "--quiet")
     assert code == 0, err
     doc = json.loads(out)
     assert [r[constants.COL_MODE] for r in doc["win_rates"]] == [constants.CAT_NEGATION, constants.MODE_ALL]
     assert doc["paired_accuracy"] == [] and doc["ranking"] == []
 
 
-def test_corpus_mode_alone(capsys, corpus_files, minilm):
+def test_corpus_mode_alone(cli, corpus_files, minilm):
     corpus, queries = corpus_files
-    code, out, err = _run(capsys, "--corpus", str(corpus), "--queries", str(queries), "--models", MINILM_L6, "--json", "--quiet")
+    code, out, err = cli("retrieval", "--corpus", str(corpus), "--queries", str(queries), "--models", MINILM_L6, "--json", "--quiet")
     assert code == 0, err
     doc = json.loads(out)
     assert "win_rates" not in doc
@@ -142,39 +137,39 @@ USER_ERRORS = {
 
 
 @pytest.mark.parametrize("case", list(USER_ERRORS))
-def test_user_error_is_one_line(capsys, tmp_path, corpus_files, case):
+def test_user_error_is_one_line(cli, tmp_path, corpus_files, case):
     (tmp_path / "empty.txt").write_text("")
     (tmp_path / "blank.csv").write_text("query\n\n \n")
     args, message = USER_ERRORS[case]
     filled = [a.format(tmp=tmp_path, corpus=corpus_files[0], queries=corpus_files[1]) for a in args]
-    code, out, err = _run(capsys, *filled, "--models", MINILM_L6, "--json", "--quiet")
+    code, out, err = cli("retrieval", *filled, "--models", MINILM_L6, "--json", "--quiet")
     lines = [line for line in err.splitlines() if line.strip()]
-    assert code == cli.EXIT_USAGE, err
+    assert code == cli_main.EXIT_USAGE, err
     assert out == ""
     assert len(lines) == 1 and lines[0].startswith("error:") and message in lines[0], err
 
 
-def test_mitigate_without_the_module_is_a_clear_error(capsys, monkeypatch, small_suite):
+def test_mitigate_without_the_module_is_a_clear_error(cli, monkeypatch, small_suite):
     monkeypatch.setitem(sys.modules, "core.probes.retrieval.mitigations", None)  # import now raises ImportError
-    code, out, err = _run(capsys, "--suite", str(small_suite), "--models", MINILM_L6, "--mitigate", "guard", "--quiet")
-    assert code == cli.EXIT_USAGE
+    code, out, err = cli("retrieval", "--suite", str(small_suite), "--models", MINILM_L6, "--mitigate", "guard", "--quiet")
+    assert code == cli_main.EXIT_USAGE
     assert err.startswith("error: --mitigate is not available") and out == ""
 
 
-def test_no_model_exits_3(capsys, small_suite, tmp_path):
-    code, out, err = _run(capsys, "--suite", str(small_suite), "--models", str(tmp_path / "no-such-model"), "--json", "--quiet")
-    assert code == cli.EXIT_NO_MODEL
+def test_no_model_exits_3(cli, small_suite, tmp_path):
+    code, out, err = cli("retrieval", "--suite", str(small_suite), "--models", str(tmp_path / "no-such-model"), "--json", "--quiet")
+    assert code == cli_main.EXIT_NO_MODEL
     assert "no-such-model" in err and "no model produced results" in err and out == ""
 
 
 def test_validate_retrieval(capsys, tmp_path):
-    assert cli.main(["validate", "retrieval"]) == 0
+    assert cli_main.main(["validate", "retrieval"]) == 0
     assert capsys.readouterr().out.strip().endswith("0 problem(s)")
     bad = read_retrieval_file().head(2)
     bad.loc[0, constants.COL_DOMAIN] = "space"
     path = tmp_path / "bad.csv"
     bad.to_csv(path, index=False)
-    assert cli.main(["validate", str(path)]) == 1
+    assert cli_main.main(["validate", str(path)]) == 1
     out = capsys.readouterr().out
     assert "[domain] unknown domain 'space'" in out and out.strip().endswith("1 problem(s)")
 

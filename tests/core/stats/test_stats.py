@@ -17,6 +17,9 @@ from scipy import stats as sps
 from core import stats
 from core.constants import DEFAULT_THRESHOLD, THRESHOLD_GRID_STEP
 
+# The intervals here are checked against scipy and by hand at the real default resamples.
+pytestmark = pytest.mark.full_bootstrap
+
 RNG = np.random.default_rng(12345)
 
 

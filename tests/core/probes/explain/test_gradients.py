@@ -9,7 +9,7 @@ from core import constants
 from core.constants import BACKEND_AUTO
 from core.models.encode import encode_texts
 from core.models.loading import load_model
-from core.models.registry import MINILM_L6, MINILM_L6_INT8
+from core.models.registry import MINILM_L6_INT8
 from core.probes.explain import integrated_gradients
 from core.probes.explain.forward import embed_ids
 
@@ -18,10 +18,6 @@ torch = pytest.importorskip("torch")
 A = "The patient is allergic to penicillin"
 B = "The patient is not allergic to penicillin"
 
-
-@pytest.fixture(scope="module")
-def minilm(session_cache_dir):
-    return load_model(MINILM_L6)
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from core import constants
+from core import constants, settings
 from core.constants import BACKEND_AUTO
 from core.models.encode import encode_texts
 from core.models.loading import load_model
-from core.models.registry import MINILM_L6, MINILM_L6_INT8
+from core.models.registry import MINILM_L6_INT8
 from core.papers.suites import load_suite
 from core.probes.explain import layer_cosines, pair_layer_cosines, pooled_layers
 from core.probes.explain.layers import layer_dynamic_range, oov_divergence, oov_layer_gaps, oov_layer_summary
@@ -21,10 +21,6 @@ torch = pytest.importorskip("torch")
 A = "The patient is allergic to penicillin"
 B = "The patient is not allergic to penicillin"
 
-
-@pytest.fixture(scope="module")
-def minilm(session_cache_dir):
-    return load_model(MINILM_L6)
 
 
 def test_last_layer_is_the_models_pooled_vector_before_normalization(minilm):
@@ -97,6 +93,7 @@ ORIGINAL = [[0.8, 0.9, 0.9, 0.8], [0.7, 0.9, 0.95, 0.85], [0.6, 0.8, 0.9, 0.9]]
 REPLACED = [[0.68, 0.88, 0.87, 0.6], [0.7, 0.85, 0.83, 0.65], [0.45, 0.8, 0.8, 0.7]]
 
 
+@pytest.mark.full_bootstrap
 def test_gaps_summary_and_divergence_by_hand():
     gaps = oov_layer_gaps(_curves(ORIGINAL, REPLACED))
     gap = np.array(ORIGINAL) - np.array(REPLACED)
@@ -109,7 +106,7 @@ def test_gaps_summary_and_divergence_by_hand():
     # The paired interval is scipy's percentile bootstrap of mean(original) - mean(replaced), seeded.
     o, r = np.array(ORIGINAL)[:, 3], np.array(REPLACED)[:, 3]
     ci = stats.bootstrap((o, r), lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis), paired=True, vectorized=True,
-                         n_resamples=constants.BOOTSTRAP_RESAMPLES, confidence_level=constants.CONFIDENCE, method="percentile",
+                         n_resamples=settings.BOOTSTRAP_RESAMPLES, confidence_level=constants.CONFIDENCE, method="percentile",
                          rng=np.random.default_rng(constants.BOOTSTRAP_SEED)).confidence_interval
     assert (summary.at[3, "gap_low"], summary.at[3, "gap_high"]) == pytest.approx((ci.low, ci.high))
     assert summary.at[3, "normalized_gap"] == pytest.approx(gap[:, 3].mean() / 0.8)
