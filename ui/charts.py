@@ -151,7 +151,7 @@ def pair_strip_figure(pairs: pd.DataFrame, threshold: float, group: str = "failu
     fig = go.Figure()
     for model, mine in pairs.groupby(constants.COL_MODEL, sort=False):
         fig.add_trace(go.Scatter(x=mine[constants.COL_COSINE], y=mine[group], mode="markers", name=short(model), orientation="h", offsetgroup=model,
-                                 marker={"color": model_color(model), "size": 8, "opacity": 0.75}, customdata=list(mine.index),
+                                 marker={"color": model_color(str(model)), "size": 8, "opacity": 0.75}, customdata=list(mine.index),
                                  hovertemplate="%{y}: %{x:.4f}<extra>" + short(model) + "</extra>"))
     fig.add_vline(x=threshold, line_dash="dash", line_color="black", annotation_text=f"threshold {threshold:.2f}", annotation_position="top")
     rows = pairs[group].nunique()
@@ -175,7 +175,7 @@ def failure_rate_bars(summary: pd.DataFrame, threshold: float) -> go.Figure:
         fig.add_trace(
             go.Bar(
                 name=short(model),
-                marker_color=model_color(model),
+                marker_color=model_color(str(model)),
                 x=[category_label(c) for c in group.index],
                 y=rate,
                 error_y=ci_error(rate, group["fr_ci_low"], group["fr_ci_high"]),
@@ -206,7 +206,7 @@ def roc_figure(roc: pd.DataFrame, calibration_table: pd.DataFrame, method: str) 
     fig = go.Figure()
     seen: dict[tuple, str] = {}
     for model, curve in roc.groupby(constants.COL_MODEL, sort=False):
-        color = model_color(model)
+        color = model_color(str(model))
         row = calibration_table[calibration_table[constants.COL_MODEL] == model]
         auc = f" (AUC {row['auc'].iloc[0]:.3f})" if not row.empty else ""
         same = same_curve_as(curve, seen, short(model))
@@ -287,7 +287,7 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
     if one_line:
         fig.add_vline(x=float(shared[0]), line_dash="dash", line_color="black", annotation_text=f"threshold {shared[0]:.2f}", annotation_position="top")
     for model, group in table.groupby(constants.COL_MODEL, sort=False):
-        color = model_color(model)
+        color = model_color(str(model))
         above = group[constants.COL_COSINE] > group[constants.COL_THRESHOLD]
         fig.add_trace(
             go.Scatter(

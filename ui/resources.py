@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import threading
 import weakref
+from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -222,7 +224,10 @@ def results_digest(results: pd.DataFrame) -> str:
     digest.update(rows.tobytes())
     value = digest.hexdigest()
     with _DIGESTS_LOCK:
-        _DIGESTS[key] = (weakref.ref(results, lambda _ref, k=key: _DIGESTS.pop(k, None)), value)
+        def forget(_ref: object, k: int = key) -> None:
+            _DIGESTS.pop(k, None)
+
+        _DIGESTS[key] = (weakref.ref(results, forget), value)
     return value
 
 
@@ -304,7 +309,7 @@ def _label_report(digest: str, _results: pd.DataFrame, threshold: float, match_l
     return labels.label_report(_results, threshold, match_label)
 
 
-_WRAPPERS = {
+_WRAPPERS: dict[str, Callable[..., Any]] = {
     "category_summary": _category_summary,
     "failure_rate_curves": _failure_rate_curves,
     "failure_mode_table": _failure_mode_table,

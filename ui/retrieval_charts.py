@@ -63,7 +63,7 @@ def rates_by_mode_figure(table: pd.DataFrame, value: str, title: str, y_title: s
         group = group.set_index(constants.COL_MODE).reindex([m for m in order if m in set(group[constants.COL_MODE])])
         fig.add_trace(
             go.Bar(
-                name=plot_text(short(model)), marker_color=model_color(model), x=[mode_label(m) for m in group.index], y=group[value],
+                name=plot_text(short(model)), marker_color=model_color(str(model)), x=[mode_label(m) for m in group.index], y=group[value],
                 error_y=ci_error(group[value], group[constants.COL_CI_LOW], group[constants.COL_CI_HIGH]),
                 customdata=group[constants.COL_N], hovertemplate="%{x}: %{y:.1%} (n = %{customdata})<extra>" + plot_text(short(model)) + "</extra>",
             )
@@ -103,7 +103,7 @@ def before_after_figure(summary: pd.DataFrame) -> go.Figure:
             error = ci_error(group[value], group[interval[0]], group[interval[1]]) if interval else None
             fig.add_trace(
                 go.Bar(
-                    name=plot_text(short(model)), legendgroup=model, showlegend=col == 1, marker_color=model_color(model),
+                    name=plot_text(short(model)), legendgroup=model, showlegend=col == 1, marker_color=model_color(str(model)),
                     x=[plot_text(mitigation_label(m)) for m in mitigations], y=group[value], error_y=error,
                     hovertemplate="%{x}: %{y:.1%}<extra>" + plot_text(short(model)) + "</extra>",
                 ),

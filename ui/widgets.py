@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -46,7 +46,7 @@ def downloads(frame: pd.DataFrame, name: str) -> None:
 
 def table(frame: pd.DataFrame, name: str, **kwargs) -> None:
     """A dataframe with its downloads underneath: readable headers (no snake_case) and "—" for missing cells (issue 26)."""
-    config = {str(c): str(c).replace("_", " ") for c in frame.columns if "_" in str(c)}
+    config: dict[str, Any] = {str(c): str(c).replace("_", " ") for c in frame.columns if "_" in str(c)}
     for column, given in (kwargs.pop("column_config", None) or {}).items():
         unlabelled = isinstance(given, dict) and not given.get("label")
         config[column] = {**given, "label": str(column).replace("_", " ")} if unlabelled else given
@@ -311,7 +311,7 @@ def row_detail(row: pd.Series, order: list[str], headers: dict[str, str]) -> Non
 
 def cell_text(value: object) -> str:
     """A cell as text for the row detail: "—" for missing, four decimals for a float."""
-    if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
+    if value is None or (pd.api.types.is_scalar(value) and pd.isna(cast(Any, value))):
         return MISSING
     if isinstance(value, float):
         return f"{value:.4f}"

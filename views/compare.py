@@ -220,9 +220,9 @@ if result is not None:
         if isinstance(per_side, str):
             continue
         for side, t in per_side.items():
-            note = unknown_token_note(md_escape(short(model)), side, t.n_unk, t.n_tokens)
-            if note:
-                st.warning(note, icon="❓")
+            unknown = unknown_token_note(md_escape(short(model)), side, t.n_unk, t.n_tokens)
+            if unknown:
+                st.warning(unknown, icon="❓")
     chart(_bar_chart(frame, None if isinstance(marked, dict) else sel.threshold), frame.drop(columns=["label"]), "compare cosines")
     st.text(f"A: {scored_a}\nB: {scored_b}")
     if frame["published"].notna().any():

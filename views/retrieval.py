@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass
+from typing import cast
 
 import pandas as pd
 import streamlit as st
@@ -31,8 +32,8 @@ from core.files.beir import DEFAULT_SPLIT
 from core.files.errors import PairsFileError
 from core.files.triples import Triples, guess_triple_columns, parse_triples, triple_file_columns
 from core.models.encode import encode_texts
-from core.probes.retrieval.beir import BeirResult
 from core.models.loading import load_step
+from core.probes.retrieval.beir import BeirResult
 from core.probes.retrieval.run import CorpusResult, RetrievalResult
 from core.probes.retrieval.suite import RetrievalSuite, RetrievalSuiteError
 from core.probes.retrieval.triples import TriplesResult
@@ -573,7 +574,7 @@ choice = widgets.saved_radio("Inputs", list(SOURCES), key=KEY_SOURCE, format_fun
 source = _source(choice)
 
 if choice in USER_SOURCES:
-    spec, thresholds = "", ()
+    spec, thresholds = "", cast(tuple[tuple[str, float], ...], ())
 else:
     st.subheader("Mitigations")
     st.caption("Each ticked fix rescores the same probes after the dense cosine; its rows appear next to the plain cosine's (none).")

@@ -69,8 +69,10 @@ def _tune() -> None:
         return
     bar = st.progress(0.0, text="starting")
     try:
-        result = run_tune(st_model, loaded.meta.name, load_retrieval_suite().head(int(groups)), config, control=control,
-                          progress=lambda fraction, message: bar.progress(min(max(fraction, 0.0), 1.0), text=message))
+        def progress(fraction: float, message: str) -> None:
+            bar.progress(min(max(fraction, 0.0), 1.0), text=message)
+
+        result = run_tune(st_model, loaded.meta.name, load_retrieval_suite().head(int(groups)), config, control=control, progress=progress)
     except (ValueError, TuneCancelled) as exc:
         st.error(str(exc))
         return

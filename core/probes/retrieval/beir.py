@@ -119,7 +119,7 @@ def run_beir(
     chunk_rows: int = 2048,
     variants: bool = False,
     seed: int = constants.BOOTSTRAP_SEED,
-    n_resamples: int = constants.BOOTSTRAP_RESAMPLES,
+    n_resamples: int | None = None,
     confidence: float = constants.CONFIDENCE,
 ) -> BeirResult:
     """Rank a BEIR corpus for its judged queries, per model (module docstring).

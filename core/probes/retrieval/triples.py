@@ -204,7 +204,7 @@ def run_triples(
     device: str = constants.DEVICE_AUTO,
     batch_size: int | None = None,
     seed: int = constants.BOOTSTRAP_SEED,
-    n_resamples: int = constants.BOOTSTRAP_RESAMPLES,
+    n_resamples: int | None = None,
     confidence: float = constants.CONFIDENCE,
 ) -> TriplesResult:
     """Win rate and in-corpus ranking of a triples file, per model (module docstring).
@@ -216,7 +216,7 @@ def run_triples(
         allow_remote_code: models the user opted in to run remote code for.
         progress: called with (fraction done, message).
         device, batch_size: as for :func:`core.probes.retrieval.run.run_retrieval`.
-        seed, n_resamples, confidence: of the win rate's bootstrap interval.
+        seed, n_resamples, confidence: of the win rate's bootstrap interval (n_resamples None: the current setting).
 
     Returns:
         A :class:`TriplesResult`; a model that fails to load or encode is in
