@@ -72,7 +72,7 @@ def test_clustered_interval_matches_scipy_on_group_sums():
     n = np.array([2, 3, 1, 2, 1, 3], dtype=float)
     expected = stats.bootstrap((w, n), lambda a, b, axis=-1: a.sum(axis) / b.sum(axis), paired=True, vectorized=True,
                                n_resamples=2000, method="percentile", rng=np.random.default_rng(0)).confidence_interval
-    rate, low, high = rate_with_ci(wins, groups)
+    rate, low, high = rate_with_ci(wins, groups, n_resamples=2000)
     assert rate == pytest.approx(7 / 12)
     assert (low, high) == pytest.approx((expected.low, expected.high))
 
@@ -159,7 +159,7 @@ def test_mcnemar_without_discordant_pairs():
 def test_rate_difference_by_hand_and_bootstrap():
     a = np.array([1, 1, 1, 0, 1, 0, 1, 1], dtype=bool)
     b = np.array([0, 1, 0, 0, 1, 0, 0, 1], dtype=bool)
-    diff, low, high = rate_difference_ci(a, b, seed=2)
+    diff, low, high = rate_difference_ci(a, b, seed=2, n_resamples=2000)
     assert diff == pytest.approx(6 / 8 - 3 / 8)
     expected = stats.bootstrap((a.astype(float), b.astype(float)), lambda x, y, axis=-1: x.mean(axis) - y.mean(axis), paired=True, vectorized=True,
                                n_resamples=2000, method="percentile", rng=np.random.default_rng(2)).confidence_interval
