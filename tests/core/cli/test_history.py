@@ -287,3 +287,15 @@ def test_a_beir_run_is_stored_with_its_files_and_split(history_file, minilm, cap
     # One row per judged query: its top passage, "positive" exactly when it is relevant, so their share is recall@1 here.
     assert len(run.results) == doc["n_queries"]
     assert (run.results["category"] == "positive").mean() == pytest.approx(doc["ranking"][0]["recall_at_1"])
+
+
+def test_a_mitigated_triples_run_is_stored_as_triples_with_each_mitigations_scores(history_file, minilm, capsys):
+    triples = SAMPLES / "nli-triples.csv"
+    assert cli.main(["retrieval", "--triples", str(triples), "--mitigate", "bm25", "--models", MINILM_L6, "--quiet", "--json"]) == 0
+    capsys.readouterr()
+    run = store.load_run(1, history_file)
+    [mitigation] = run.settings["mitigations"]
+    assert run.settings["mode"] == "triples" and mitigation["name"].startswith("bm25")
+    assert run.settings["columns"] == {"anchor": "premise", "positive": "entailed", "negative": ["contradicted"]}
+    scored = f"score[{mitigation['name']}]"
+    assert scored in run.results.columns and run.results[scored].notna().all()
