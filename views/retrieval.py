@@ -22,13 +22,14 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass
-from typing import cast
+from pathlib import Path
+from typing import Any, cast
 
 import pandas as pd
 import streamlit as st
 
 from core import constants
-from core.files.beir import DEFAULT_SPLIT
+from core.files.beir import CORPUS_FILE, DEFAULT_SPLIT, QRELS_FOLDER, QUERIES_FILE
 from core.files.errors import PairsFileError
 from core.files.triples import Triples, guess_triple_columns, parse_triples, triple_file_columns
 from core.models.encode import encode_texts
@@ -79,6 +80,7 @@ class Source:
     queries: tuple[str, ...] = ()
     triples: Triples | None = None
     beir: tuple[str, str, str] | None = None  # (unpacked folder, split, upload digest)
+    recorded: tuple[Any, ...] = ()  # the run history's (name, sources, settings) for a triples file or a BEIR folder
 
     def texts(self) -> list[str]:
         """Every text the run encodes up front (corpus mode's variants are made later)."""
@@ -211,7 +213,9 @@ def _triples_source() -> Source | None:
     st.caption(f"{widgets.md_escape(name)}: {triples.n_rows} row(s), {len(triples.frame)} (anchor, positive, negative) triple(s)")
     for note in triples.notes:
         st.info(widgets.md_escape(note), icon="ℹ️")
-    return Source((SOURCE_TRIPLES, digest, anchor, positive, tuple(negatives)), name, triples=triples)
+    # The history keys a file by its bytes' SHA-256, as the CLI does, so a page run and a CLI run of one file diff.
+    recorded = (triples.name, history.upload_source(name, data), {"mode": "triples", "columns": triples.plain_mapping()})
+    return Source((SOURCE_TRIPLES, digest, anchor, positive, tuple(negatives)), name, triples=triples, recorded=recorded)
 
 
 def _beir_source() -> Source | None:
@@ -234,7 +238,10 @@ def _beir_source() -> Source | None:
     st.caption(f"{widgets.md_escape(name)}: {n} judged quer{'y' if n == 1 else 'ies'} of split {widgets.md_escape(split)}")
     for note in folder.notes:
         st.info(widgets.md_escape(note), icon="ℹ️")
-    return Source((SOURCE_BEIR, digest, split), name, beir=(str(folder.folder), split, digest))
+    # Each unpacked file by its SHA-256, as the CLI records a BEIR folder, so a page run and a CLI run of one folder diff.
+    files = [folder.folder / CORPUS_FILE, folder.folder / QUERIES_FILE, folder.folder / QRELS_FOLDER / f"{split}.tsv"]
+    recorded = (Path(name).stem, history.suite_sources(*map(str, files)), {"mode": "beir", "split": split, "variants": False})
+    return Source((SOURCE_BEIR, digest, split), name, beir=(str(folder.folder), split, digest), recorded=recorded)
 
 
 def _source(choice: str) -> Source | None:
@@ -374,9 +381,13 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, spec: str, t
     ss[KEY_RUN_ERRORS] = {} if ok else dict(result.errors)
     if ok:
         ss[KEY_RESULT] = StoredRun(inputs, source.label, result, time.perf_counter() - start)
-        name = source.suite.name if source.suite is not None else "corpus"
-        history.record_retrieval("retrieval", result, selection, name, [{"suite": source.label}], mitigations=spec,
-                                 mode="suite" if source.suite is not None else "corpus")
+        if source.recorded:
+            name, sources, settings = source.recorded
+            history.record_retrieval("retrieval", result, selection, name, sources, mitigations="", **settings)
+        else:
+            name = source.suite.name if source.suite is not None else "corpus"
+            history.record_retrieval("retrieval", result, selection, name, [{"suite": source.label}], mitigations=spec,
+                                     mode="suite" if source.suite is not None else "corpus")
 
 
 # ------------------------------------------------------------------ drawing results

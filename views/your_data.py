@@ -307,8 +307,8 @@ if stored is not None:
         report = resources.analysis("label_report", results, threshold, match_label)
         if report["kind"].iloc[0]["kind"] == labels.KIND_BINARY:
             match = labels.match_labels(results[constants.COL_LABEL], match_label)
-            said = findings.label_findings(report["classifier"], *findings.label_group_names(report["by_label"]))
-            st.markdown(" ".join(widgets.md_escape(sentence) for sentence in said))
+            said = labels.label_headline(report, state.short)
+            st.markdown(" ".join(widgets.md_escape(finding.text) for finding in said))
     st.header("Per-pair results")
     st.caption(f"One row per pair and model, worst first{' (no-match pairs scored highest, then match pairs scored lowest)' if match is not None else ' (highest cosine first)'}: "
                f"cosine and its verdict at the threshold ({threshold:.2f}), the texts, then token counts, "

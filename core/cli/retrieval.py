@@ -87,13 +87,13 @@ def _check_args(args) -> None:
         raise CliError("--mitigate is empty; give e.g. bm25,guard")
 
 
-def _triples_suite(args):
-    """``--triples FILE --mitigate …``: each anchor a group, its first positive the paraphrase, its negatives variants."""
+def _triples_suite(args) -> tuple[Any, dict[str, Any]]:
+    """``--triples FILE --mitigate …``: each anchor a group, its first positive the paraphrase, its negatives variants; and the columns read."""
     from core.probes.tune.data import triples_suite
 
     triples = _load_triples(args)
     try:
-        return triples_suite(triples.frame, triples.name)
+        return triples_suite(triples.frame, triples.name), triples.plain_mapping()
     except ValueError as exc:
         raise CliError(f"--triples {args.triples}: {exc}") from exc
 
@@ -268,7 +268,7 @@ def _print_corpus(result) -> None:
 
 def _triples_doc(args, triples, result) -> dict[str, Any]:
     return {
-        "triples": str(args.triples), "columns": {k: list(v) if isinstance(v, tuple) else v for k, v in triples.mapping.items()},
+        "triples": str(args.triples), "columns": triples.plain_mapping(),
         "n_rows": triples.n_rows, "n_triples": len(triples.frame), "models": result.models,
         "win_rates": _records(result.win_rates), "ranking": _records(result.ranking), "seconds": round(result.seconds, 3),
     }
@@ -311,7 +311,11 @@ def cmd_retrieval(args) -> int:
         return _cmd_beir(args)
     run_suite = args.suite is not None or args.corpus is None
     suite_name = args.suite or args.triples or constants.SUITE_RETRIEVAL
-    suite = _triples_suite(args) if args.triples is not None else _load_suite(suite_name) if run_suite else None
+    suite_columns: dict[str, Any] = {}
+    if args.triples is not None:
+        suite, suite_columns = _triples_suite(args)
+    else:
+        suite = _load_suite(suite_name) if run_suite else None
     corpus, queries = _load_corpus(args) if args.corpus is not None else ([], [])
     models = _models_arg(args.models)
     mitigations = _mitigations(args, models)
@@ -340,7 +344,9 @@ def cmd_retrieval(args) -> int:
 
     ran = {"mitigations": mitigation_settings(mitigations), "seed": args.seed}
     if result is not None and result.models:
-        record_retrieval_history(suite_name, result, {**ran, "mode": "suite"})
+        if args.triples is not None:  # a triples file run with --mitigate: its anchors became the suite's groups
+            ran = {**ran, "mode": "triples", "columns": suite_columns}
+        record_retrieval_history(suite_name, result, {**ran, "mode": ran.get("mode", "suite")})
     if corpus_result is not None and corpus_result.models:
         record_retrieval_history("corpus", corpus_result, {**ran, "mode": "corpus"}, sources=[str(args.corpus), str(args.queries)])
     if args.out:
@@ -383,7 +389,16 @@ def _cmd_triples(args) -> int:
     models = _models_arg(args.models)
     result = run_triples(triples, models, **_run_kwargs(args))
     doc: dict[str, Any] = {"seed": args.seed, "errors": dict(result.errors), **_triples_doc(args, triples, result)}
+    if result.models:
+        _record(args, triples.name, result, {"mode": "triples", "columns": doc["columns"], "mitigations": []}, [str(args.triples)])
     return _finish(args, result, result.frames(), doc, _print_triples)
+
+
+def _record(args, name: str, result, settings: dict[str, Any], sources: list[str]) -> None:
+    """Store a triples or BEIR run in the history: its sources by path and SHA-256, ``settings``, the seed."""
+    from core.cli.history import record_retrieval_history
+
+    record_retrieval_history(name, result, {**settings, "seed": args.seed}, sources=sources)
 
 
 def _print_beir(result) -> None:
@@ -398,7 +413,7 @@ def _print_beir(result) -> None:
 
 
 def _cmd_beir(args) -> int:
-    from core.files.beir import DEFAULT_SPLIT, read_beir
+    from core.files.beir import CORPUS_FILE, DEFAULT_SPLIT, QRELS_FOLDER, QUERIES_FILE, read_beir
     from core.files.errors import PairsFileError
     from core.probes.retrieval.beir import run_beir
 
@@ -418,6 +433,10 @@ def _cmd_beir(args) -> int:
     }
     if args.beir_variants:
         doc["variant_rates"] = _records(result.variant_rates)
+    if result.models:
+        beir = Path(folder.folder)
+        _record(args, beir.name or str(beir), result, {"mode": "beir", "split": split, "variants": bool(args.beir_variants), "mitigations": []},
+                [str(beir / CORPUS_FILE), str(beir / QUERIES_FILE), str(beir / QRELS_FOLDER / f"{split}.tsv")])
     return _finish(args, result, result.frames(), doc, _print_beir)
 
 

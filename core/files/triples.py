@@ -60,6 +60,10 @@ class Triples:
     mapping: dict[str, str | tuple[str, ...]]
     notes: tuple[str, ...] = field(default_factory=tuple)
 
+    def plain_mapping(self) -> dict[str, str | list[str]]:
+        """The column mapping, JSON-ready (the negative columns as a list), for reports and the run history."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.mapping.items()}
+
     @property
     def n_rows(self) -> int:
         """Source rows kept (each holds one anchor and one positive)."""

@@ -15,7 +15,8 @@ Uploads carry labels as text ("1", "true", "entailment", "not paraphrase",
 
 Which side is the match matters: in a negation set ``1`` often marks the
 contradicting pair.  ``match_label`` flips the reading (``run --match-label``,
-the Your data page's choice), and :func:`label_findings` says in words when
+the Your data page's choice), and :func:`label_findings` (per model) and
+:func:`label_headline` (across models, a page's first lines) say in words when
 the model ranks the non-matching pairs above the matching ones (AUC < 0.5) and
 why no classifier can be fitted (one class).  ``summary.json``, the CLI
 tables and the page all read :func:`label_report`.
@@ -291,6 +292,49 @@ def label_findings(report: dict[str, pd.DataFrame], name: Callable[[str], str] =
             out.append(Finding(f"{who}: AUC {auc:.3f}: a matching pair (label {match}) outscores a non-matching one (label {no_match}) "
                                f"{auc:.0%} of the time; the best threshold {row['best_threshold']:.3f} gives F1 {row['best_f1']:.3f} "
                                f"(F1 {row['f1']:.3f} at {row[constants.COL_THRESHOLD]:.2f}).", False))
+    return out
+
+
+def label_headline(report: dict[str, pd.DataFrame], name: Callable[[str], str] = str) -> list[Finding]:
+    """The label report in one or two sentences across models, for the top of a page (the section below gives
+    :func:`label_findings`, one per model).
+
+    Built on the same report, so the polarity choice (``match_label``) decides which group is the match. An AUC
+    below 0.5 says the models rank the no-match group above the match group, backwards, with both groups named by
+    their labels as written; 0.5 to 0.6 barely tells them apart; 0.6 and up ranks them the right way.
+
+    Args:
+        report: :func:`label_report`'s result.
+        name: model id -> the name to print (e.g. a short name).
+
+    Returns:
+        One finding per AUC band present (backwards ones a warning); empty unless the labels are binary with a classifier.
+    """
+    head = report["kind"].iloc[0]
+    classifier = report["classifier"]
+    if head["kind"] != KIND_BINARY or classifier.empty:
+        return []
+    match, no_match = (f"{word} ({labels})" if labels else word for word, labels in (("match", head["match"]), ("no match", head["no_match"])))
+    groups = f"“{match}” pairs ({int(classifier['n_match'].iloc[0])}) and “{no_match}” pairs ({int(classifier['n_no_match'].iloc[0])})"
+    auc = classifier["auc"].astype(float)
+    backwards, chance, good = classifier[auc < 0.5], classifier[(auc >= 0.5) & (auc < 0.6)], classifier[auc >= 0.6]
+
+    def who(rows: pd.DataFrame) -> str:
+        names = [name(m) for m in rows[constants.COL_MODEL]]
+        return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+    def aucs(rows: pd.DataFrame) -> str:
+        return ", ".join(f"{name(r[constants.COL_MODEL])} {float(r['auc']):.2f}" for r in rows.to_dict("records"))
+
+    out = []
+    if len(backwards):
+        subject = "Every model" if len(backwards) == len(classifier) else who(backwards)
+        out.append(Finding(f"{subject} scores the “{no_match}” pairs above the “{match}” pairs more often than not (AUC {aucs(backwards)}, "
+                           f"below the 0.5 of a coin flip): on this data the cosine ranks {groups} backwards, so no threshold separates them.", True))
+    if len(chance):
+        out.append(Finding(f"{who(chance)} barely tells {groups} apart (AUC {aucs(chance)}; 0.5 is a coin flip).", True))
+    if len(good):
+        out.append(Finding(f"{who(good)} scores “{match}” pairs above “{no_match}” pairs (AUC {aucs(good)}; 1.0 would separate them perfectly).", False))
     return out
 
 

@@ -89,60 +89,6 @@ def failure_mode_findings(summary: pd.DataFrame, threshold: float) -> list[str]:
                    f"{short_name(names[least])} {_pct(values[least])}."]
 
 
-def label_findings(classifier: pd.DataFrame, match_label: str = "match", no_match_label: str = "no match") -> list[str]:
-    """What the cosine says about a binary label column, per model, in words (Your data).
-
-    An AUC below 0.5 means the model scores the no-match pairs *above* the
-    match pairs: the cosine ranks this data backwards, and no threshold makes
-    it a useful classifier (issue 26, point 5).
-
-    Args:
-        classifier: :func:`core.probes.labels.label_report`'s ``classifier`` table (model, n_match, n_no_match, auc).
-        match_label: what the data calls its matching pairs (e.g. "paraphrase", "1").
-        no_match_label: what it calls the others (e.g. "contradiction", "0").
-
-    Returns:
-        One sentence for the models that rank backwards, one for those that rank right; empty for an empty table.
-    """
-    if classifier.empty:
-        return []
-    groups = f"“{match_label}” pairs ({int(classifier['n_match'].iloc[0])}) and “{no_match_label}” pairs ({int(classifier['n_no_match'].iloc[0])})"
-    backwards = classifier[classifier["auc"] < 0.5]
-    chance = classifier[(classifier["auc"] >= 0.5) & (classifier["auc"] < 0.6)]
-    good = classifier[classifier["auc"] >= 0.6]
-    out = []
-
-    def aucs(rows: pd.DataFrame) -> str:
-        return ", ".join(f"{short_name(r[constants.COL_MODEL])} {r['auc']:.2f}" for _, r in rows.iterrows())
-
-    if len(backwards):
-        who = "Every model" if len(backwards) == len(classifier) else _names(list(backwards[constants.COL_MODEL]))
-        out.append(f"{who} scores the “{no_match_label}” pairs above the “{match_label}” pairs more often than not (AUC {aucs(backwards)}, "
-                   f"below the 0.5 of a coin flip): on this data the cosine ranks {groups} backwards, so no threshold separates them.")
-    if len(chance):
-        out.append(f"{_names(list(chance[constants.COL_MODEL]))} barely tells {groups} apart (AUC {aucs(chance)}; 0.5 is a coin flip).")
-    if len(good):
-        out.append(f"{_names(list(good[constants.COL_MODEL]))} scores “{match_label}” pairs above “{no_match_label}” pairs "
-                   f"(AUC {aucs(good)}; 1.0 would separate them perfectly).")
-    return out
-
-
-def label_group_names(by_label: pd.DataFrame) -> tuple[str, str]:
-    """What a binary label column calls its two groups, for sentences: ("match (1)", "no match (0)").
-
-    Args:
-        by_label: :func:`core.probes.labels.label_report`'s ``by_label`` table (label, match as 1/0/NaN).
-
-    Returns:
-        The match group's name and the no-match group's, each with the labels as written.
-    """
-    def name(word: str, value: int) -> str:
-        written = sorted({str(v) for v in by_label.loc[by_label["match"] == value, constants.COL_LABEL]})
-        return f"{word} ({', '.join(written)})" if written else word
-
-    return name("match", 1), name("no match", 0)
-
-
 def worst_first(results: pd.DataFrame, match: pd.Series | None = None) -> pd.DataFrame:
     """Scored pairs with the worst first: what a reader of a labelled file should look at before anything else.
 

@@ -330,7 +330,8 @@ def test_pairs_file_bad_upload_keeps_the_results(uploads, cos):
     assert len(_frame(app, {"anchor", "rank_variant"}, last=True)) == 4
 
 
-def test_corpus_mode_counts_variants_that_outrank_the_top_passage(uploads, cos):
+def test_corpus_mode_counts_variants_that_outrank_the_top_passage(uploads, cos, tmp_path, monkeypatch):
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(tmp_path / "history.duckdb"))  # tests/conftest.py turns the history off
     app = uploads
     app.radio(key="rt_source").set_value("corpus").run()
     app.file_uploader[0].set_value(("corpus.txt", CORPUS.encode(), "text/plain")).run()

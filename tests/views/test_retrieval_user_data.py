@@ -14,6 +14,9 @@ import pandas as pd
 import pytest
 from apptest_support import open_page
 
+from core import constants
+from core.history import store
+from core.history.sources import file_sha256
 from core.paths import PROJECT_ROOT
 
 PAGE = "views/retrieval.py"
@@ -41,7 +44,14 @@ def direct(minilm):
     return {"win_rate": float(np.mean(wins)), "recall_at_1": float(np.mean([t in positives[q] for q, t in zip(premises, top, strict=True)]))}
 
 
-def test_triples_upload_maps_columns_and_equals_a_direct_computation(direct):
+def _history(tmp_path, monkeypatch):
+    path = tmp_path / "history.duckdb"
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(path))
+    return path
+
+
+def test_triples_upload_maps_columns_and_equals_a_direct_computation(direct, tmp_path, monkeypatch):
+    stored = _history(tmp_path, monkeypatch)
     app = open_page(PAGE)
     app.radio(key="rt_source").set_value("triples").run()
     data = (SAMPLES / "nli-triples.csv").read_bytes()
@@ -57,6 +67,12 @@ def test_triples_upload_maps_columns_and_equals_a_direct_computation(direct):
     assert wins["win_rate"].iloc[0] == pytest.approx(direct["win_rate"], abs=1e-4)
     assert ranking["recall_at_1"].iloc[0] == pytest.approx(direct["recall_at_1"], abs=1e-4)
     assert any(b.label.startswith("CSV") or "CSV" in b.label for b in app.get("download_button"))
+    # Stored in the history as the CLI stores it: the file by its bytes' SHA-256, the columns, the win rate.
+    run = store.load_run(1, stored)
+    assert run.command == "retrieval" and run.origin == "app" and run.settings["mode"] == "triples"
+    assert run.settings["sources"] == [{"file": "nli.csv", "sha256": file_sha256(SAMPLES / "nli-triples.csv")}]
+    assert run.settings["columns"] == {"anchor": "premise", "positive": "entailed", "negative": ["contradicted"]}
+    assert run.settings["summary"][0]["win_rate"] == pytest.approx(direct["win_rate"], abs=1e-4)
     # Swapping the positive and the negative columns by the pickers turns the win rate round.
     app.selectbox(key=[s.key for s in app.selectbox if s.label == "Positive column"][0]).set_value("contradicted").run()
     app.multiselect(key=[m.key for m in app.multiselect if m.label == "Negative column(s)"][0]).set_value(["entailed"]).run()
@@ -73,7 +89,8 @@ def _zip(folder, prefix: str = "nli-beir/") -> bytes:
     return out.getvalue()
 
 
-def test_beir_zip_gives_the_same_recall_at_1(direct):
+def test_beir_zip_gives_the_same_recall_at_1(direct, tmp_path, monkeypatch):
+    stored = _history(tmp_path, monkeypatch)
     app = open_page(PAGE)
     app.radio(key="rt_source").set_value("beir").run()
     app.file_uploader[0].set_value(("nli-beir.zip", b"not a zip", "application/zip")).run()
@@ -83,3 +100,9 @@ def test_beir_zip_gives_the_same_recall_at_1(direct):
     app.button(key="rt_run").click().run()
     ranking = _frame(app, {"recall_at_1", "mrr_at_10", "ndcg_at_10"})
     assert ranking["recall_at_1"].iloc[0] == pytest.approx(direct["recall_at_1"], abs=1e-4)
+    # Stored with each unpacked file's SHA-256 (as the CLI stores the folder) and the split.
+    run = store.load_run(1, stored)
+    assert run.settings["mode"] == "beir" and run.settings["split"] == "test"
+    folder = SAMPLES / "nli-beir"
+    assert [s["sha256"] for s in run.settings["sources"]] == [file_sha256(f) for f in (folder / "corpus.jsonl", folder / "queries.jsonl", folder / "qrels" / "test.tsv")]
+    assert run.settings["summary"][0]["recall_at_1"] == pytest.approx(direct["recall_at_1"], abs=1e-4)

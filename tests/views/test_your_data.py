@@ -358,8 +358,8 @@ BACKWARDS = (
 
 
 def test_an_auc_below_half_is_said_in_words_with_the_groups_named_and_worst_pairs_first():
-    from core.probes.labels import label_report
-    from core.scoring.findings import label_findings, label_group_names
+    from core.probes.labels import label_headline, label_report
+    from ui.state import short
     from ui.widgets import md_escape
 
     app = _new_app()
@@ -371,9 +371,10 @@ def test_an_auc_below_half_is_said_in_words_with_the_groups_named_and_worst_pair
     results = _results(app)
     report = label_report(results, app.slider(key="threshold").value)
     assert report["classifier"]["auc"].iloc[0] < 0.5  # every contradiction outscores its paraphrase
-    sentences = label_findings(report["classifier"], *label_group_names(report["by_label"]))
-    assert sentences[0].startswith("Every model scores the “no match (contradiction)” pairs above the “match (paraphrase)” pairs")
-    assert " ".join(md_escape(s) for s in sentences) in [m.value for m in app.markdown]
+    sentences = label_headline(report, short)
+    assert sentences[0].warning
+    assert sentences[0].text.startswith("Every model scores the “no match (contradiction)” pairs above the “match (paraphrase)” pairs")
+    assert " ".join(md_escape(s.text) for s in sentences) in [m.value for m in app.markdown]
     shown = next(d.value for d in app.dataframe if constants.COL_TOKENS_A in d.value.columns)
     # worst first: the contradictions, highest cosine first, then the paraphrases, lowest first
     assert list(shown[constants.COL_LABEL][:3]) == ["contradiction"] * 3

@@ -44,7 +44,7 @@ class BeirResult:
 
     Attributes:
         ranks: one row per model and query: query_id, query, the per-query
-            figures, top1_id, top1 (text).
+            figures, top1_id, top1 (text), top1_score (its cosine).
         ranking: model, n_queries, n_passages, recall_at_1/5/10, mrr_at_10, ndcg_at_10.
         variant_pairs: with ``variants``: one row per model, query, relevant
             passage and variant: query, original, mode, rule, variant,
@@ -67,6 +67,47 @@ class BeirResult:
     @property
     def models(self) -> list[str]:
         return list(self.ranking[constants.COL_MODEL]) if not self.ranking.empty else []
+
+    def summary(self) -> pd.DataFrame:
+        """One row per model: the ranking figures (the run history's summary)."""
+        return self.ranking
+
+    def history_pairs(self, name: str) -> pd.DataFrame:
+        """The run as tidy pair results for the run history (``core.history.sources.retrieval_record``'s hook).
+
+        Per model and judged query: the query vs the passage it ranked first (category ``positive`` when that
+        passage is judged relevant, ``hard_negative`` when an unjudged one outranked every relevant passage),
+        its per-query recall/MRR/nDCG beside it; with variants, the query vs each rule-made contradiction of a
+        relevant passage (category = its mode), ``outranks`` and the passage's own score beside it.
+        """
+        columns = [constants.COL_MODEL, constants.COL_SUITE, constants.COL_CATEGORY, constants.COL_PAIR_ID,
+                   constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE]
+        r = self.ranks
+        if r.empty or constants.COL_QUERY not in r.columns:
+            return pd.DataFrame(columns=columns)
+        figures = [c for c in (*constants.COL_IR_RECALL_AT.values(), constants.COL_MRR_AT, constants.COL_NDCG_AT) if c in r.columns]
+        # MRR@10 is 1 exactly when the top passage is relevant (the reciprocal rank of the first relevant one).
+        relevant = r[constants.COL_MRR_AT] >= 1.0
+        tops = pd.DataFrame({
+            constants.COL_MODEL: r[constants.COL_MODEL], constants.COL_SUITE: name,
+            constants.COL_CATEGORY: relevant.map({True: constants.CAT_POSITIVE, False: "hard_negative"}),
+            constants.COL_PAIR_ID: "q-" + r["query_id"].astype(str) + "/top1", constants.COL_TEXT_A: r[constants.COL_QUERY],
+            constants.COL_TEXT_B: r["top1"], constants.COL_COSINE: r["top1_score"].astype(float), **{c: r[c] for c in figures},
+        })
+        v = self.variant_pairs
+        if v.empty:
+            return tops
+        qid = r.drop_duplicates([constants.COL_MODEL, constants.COL_QUERY]).set_index([constants.COL_MODEL, constants.COL_QUERY])["query_id"]
+        ids = pd.Series(list(zip(v[constants.COL_MODEL], v[constants.COL_QUERY], strict=True)), index=v.index).map(qid).astype(str)
+        # A query's variants come in a fixed order (its relevant passages, then the rules), so the n-th pairs up across runs.
+        nth = v.groupby([constants.COL_MODEL, constants.COL_QUERY], sort=False).cumcount().astype(str)
+        variants = pd.DataFrame({
+            constants.COL_MODEL: v[constants.COL_MODEL], constants.COL_SUITE: name, constants.COL_CATEGORY: v[constants.COL_MODE],
+            constants.COL_PAIR_ID: "q-" + ids + "/variant-" + nth + "/" + v[constants.COL_RULE].astype(str), constants.COL_TEXT_A: v[constants.COL_QUERY],
+            constants.COL_TEXT_B: v[constants.COL_VARIANT], constants.COL_COSINE: v["score_variant"].astype(float),
+            "score_original": v["score_original"], constants.COL_OUTRANKS: v[constants.COL_OUTRANKS],
+        })
+        return pd.concat([tops, variants], ignore_index=True)
 
     def frames(self) -> dict[str, pd.DataFrame]:
         """Every table by name (for CSV export)."""
@@ -187,7 +228,8 @@ def run_beir(
             continue
         figures = ir_metrics(top.gains, [np.array(list(q.values()), dtype=float) for q in qrels])
         ranks.append(pd.DataFrame({constants.COL_MODEL: model.name, "query_id": qids, constants.COL_QUERY: [folder.queries[q] for q in qids],
-                                   **figures, "top1_id": top.ids[:, 0], "top1": top.texts[:, 0]}))
+                                   **figures, "top1_id": top.ids[:, 0], "top1": top.texts[:, 0],
+                                   "top1_score": top.scores[:, 0]}))
         means = {k: float(v.mean()) for k, v in figures.items()}
         rows.append({constants.COL_MODEL: model.name, constants.COL_N_QUERIES: len(qids), constants.COL_N_PASSAGES: n_passages, **means})
         if variants:

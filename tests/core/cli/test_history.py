@@ -241,3 +241,61 @@ def test_runs_are_named_pinned_and_deleted_from_the_command_line(two_runs, histo
     assert list(store.list_runs(history_file)["run_id"]) == [2]
     assert cli.main(["history", "name", "7", "x"]) == 2
     assert "no run 7" in capsys.readouterr().err
+
+
+SAMPLES = Path(__file__).resolve().parents[3] / "data" / "samples"
+
+
+def test_a_triples_run_is_stored_with_its_file_and_columns(history_file, minilm, capsys):
+    from core.history.sources import file_sha256
+
+    triples = SAMPLES / "nli-triples.csv"
+    assert cli.main(["retrieval", "--triples", str(triples), "--models", MINILM_L6, "--quiet", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert cli.main(["history", "list", "--json"]) == 0
+    [listed] = json.loads(capsys.readouterr().out)
+    assert listed["command"] == "retrieval" and listed["origin"] == "cli"
+    assert cli.main(["history", "show", str(listed["run_id"]), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    settings = shown["settings"]
+    assert settings["mode"] == "triples" and settings["mitigations"] == [] and shown["threshold"] is None
+    assert settings["sources"] == [{"file": str(triples.resolve()), "sha256": file_sha256(triples)}]
+    assert settings["columns"] == {"anchor": "premise", "positive": "entailed", "negative": ["contradicted"]}
+    assert settings["summary"][0]["win_rate"] == pytest.approx(doc["win_rates"][0]["win_rate"])
+    run = store.load_run(listed["run_id"], history_file)
+    frame = pd.read_csv(triples)
+    # One positive pair per row and one contradiction per row; each negative's cosine beside its win.
+    assert (run.results["category"] == "positive").sum() == len(frame) == (run.results["category"] == "contradiction").sum()
+    negatives = run.results[run.results["category"] == "contradiction"]
+    assert negatives["win"].astype(float).mean() == pytest.approx(doc["win_rates"][0]["win_rate"])
+
+
+def test_a_beir_run_is_stored_with_its_files_and_split(history_file, minilm, capsys):
+    from core.history.sources import file_sha256
+
+    folder = SAMPLES / "nli-beir"
+    assert cli.main(["retrieval", "--beir", str(folder), "--split", "test", "--models", MINILM_L6, "--quiet", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert cli.main(["history", "show", "1", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    settings = shown["settings"]
+    assert shown["command"] == "retrieval" and settings["mode"] == "beir" and settings["split"] == "test" and settings["variants"] is False
+    files = [folder / "corpus.jsonl", folder / "queries.jsonl", folder / "qrels" / "test.tsv"]
+    assert settings["sources"] == [{"file": str(f.resolve()), "sha256": file_sha256(f)} for f in files]
+    assert settings["summary"][0]["recall_at_1"] == pytest.approx(doc["ranking"][0]["recall_at_1"])
+    run = store.load_run(1, history_file)
+    # One row per judged query: its top passage, "positive" exactly when it is relevant, so their share is recall@1 here.
+    assert len(run.results) == doc["n_queries"]
+    assert (run.results["category"] == "positive").mean() == pytest.approx(doc["ranking"][0]["recall_at_1"])
+
+
+def test_a_mitigated_triples_run_is_stored_as_triples_with_each_mitigations_scores(history_file, minilm, capsys):
+    triples = SAMPLES / "nli-triples.csv"
+    assert cli.main(["retrieval", "--triples", str(triples), "--mitigate", "bm25", "--models", MINILM_L6, "--quiet", "--json"]) == 0
+    capsys.readouterr()
+    run = store.load_run(1, history_file)
+    [mitigation] = run.settings["mitigations"]
+    assert run.settings["mode"] == "triples" and mitigation["name"].startswith("bm25")
+    assert run.settings["columns"] == {"anchor": "premise", "positive": "entailed", "negative": ["contradicted"]}
+    scored = f"score[{mitigation['name']}]"
+    assert scored in run.results.columns and run.results[scored].notna().all()

@@ -94,3 +94,13 @@ def test_variants_of_relevant_passages_outrank_them_as_the_cosines_say(folder, m
     overall = out.variant_rates.set_index("mode").loc["all"]
     assert overall["rate"] == pytest.approx(np.mean(expected)) and overall["n"] == len(pairs)
     assert "beir_variant_rates" in out.frames()
+    # The history's pairs: each query's top passage at its own cosine, then every variant at its score, ids unique.
+    stored = out.history_pairs("nli")
+    tops, variants = stored[stored["pair_id"].str.endswith("/top1")], stored[~stored["pair_id"].str.endswith("/top1")]
+    assert len(tops) == len(folder.queries) and stored["pair_id"].is_unique and set(stored["suite"]) == {"nli"}
+    top_texts = list(dict.fromkeys([*tops["text_a"], *tops["text_b"]]))
+    top_vectors, _ = encode_texts(minilm, top_texts, None)
+    assert tops["cosine"].tolist() == pytest.approx([float(top_vectors[q].astype(float) @ top_vectors[p].astype(float))
+                                                     for q, p in zip(tops["text_a"], tops["text_b"], strict=True)], abs=1e-6)
+    assert (tops["category"] == "positive").tolist() == (out.ranks["mrr_at_10"] == 1.0).tolist()
+    assert variants["cosine"].tolist() == pairs["score_variant"].tolist() and variants["category"].tolist() == pairs["mode"].tolist()

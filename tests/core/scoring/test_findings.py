@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from core.scoring.findings import compare_findings, failure_mode_findings, label_findings
+from core.scoring.findings import compare_findings, failure_mode_findings
 
 L6, MP = "sentence-transformers/all-MiniLM-L6-v2", "sentence-transformers/all-mpnet-base-v2"
 
@@ -42,26 +42,13 @@ def test_failure_modes_worst_mode_and_pooled_rates():
     assert failure_mode_findings(summary[summary["category"] == "positive_control"], 0.7) == []
 
 
-def test_label_findings_say_backwards_in_words_and_name_the_groups():
-    table = pd.DataFrame({"model": [L6, MP], "n_match": [10, 10], "n_no_match": [10, 10], "auc": [0.19, 0.28]})
-    (sentence,) = label_findings(table, "paraphrase", "contradiction")
-    assert sentence.startswith("Every model scores the “contradiction” pairs above the “paraphrase” pairs")
-    assert "AUC MiniLM-L6 0.19, mpnet-base 0.28" in sentence and "backwards" in sentence and "no threshold separates them" in sentence
-    mixed = table.assign(auc=[0.19, 0.91])
-    backwards, good = label_findings(mixed)
-    assert backwards.startswith("MiniLM-L6 scores the “no match” pairs above") and good.startswith("mpnet-base scores “match” pairs above")
-    assert label_findings(table.iloc[:0]) == []
-
-
 def test_worst_first_puts_high_scoring_no_match_pairs_then_low_scoring_match_pairs_first():
-    from core.scoring.findings import label_group_names, worst_first
+    from core.scoring.findings import worst_first
 
     results = pd.DataFrame({"pair_id": ["m-hi", "n-lo", "m-lo", "n-hi", "x"], "model": [L6] * 5, "cosine": [0.9, 0.2, 0.3, 0.95, 0.99]})
     match = pd.Series([1, 0, 1, 0, float("nan")])
     assert list(worst_first(results, match)["pair_id"]) == ["n-hi", "n-lo", "m-lo", "m-hi", "x"]
     assert list(worst_first(results)["pair_id"]) == ["x", "n-hi", "m-hi", "m-lo", "n-lo"]
-    by_label = pd.DataFrame({"label": ["paraphrase", "contradiction", "1"], "match": [1, 0, 1]})
-    assert label_group_names(by_label) == ("match (1, paraphrase)", "no match (contradiction)")
 
 
 def test_oov_findings_name_the_reading_and_the_most_and_least_moved_models():
