@@ -33,6 +33,7 @@ from core.cli.common import (
 )
 from core.cli.endpoints import announce_tokens
 from core.cli.pairs_files import COLUMN_FLAGS, PairsArgError, add_pairs_file_options, is_shipped, refuse_file_options_for_suite
+from core.cli.ray_run import add_engine_options, score_on_ray
 from core.files.errors import PairsFileError
 from core.models import endpoint
 
@@ -156,8 +157,6 @@ def run_command(args) -> int:
                 texts = pd.read_parquet(staged, columns=list(_TEXT_COLUMNS))
                 announce_tokens(models, [*texts[constants.COL_TEXT_A], *texts[constants.COL_TEXT_B]], cache, args.price_per_million_tokens)
             if getattr(args, "engine", constants.ENGINE_LOCAL) == constants.ENGINE_RAY:
-                from core.cli.ray_run import score_on_ray
-
                 result = score_on_ray(args, staged, models, out, BarProgress(args.quiet))
             else:
                 result = score_staged(staged, models, out, cache=cache, chunk_rows=args.chunk_rows, allow_remote_code=args.trust_remote_code or [],
@@ -277,8 +276,6 @@ def _record(args, result, out: Path, suites: list[str]) -> None:
 
 def register(subparsers) -> None:
     """Add the ``run`` command."""
-    from core.cli.ray_run import add_engine_options
-
     p = subparsers.add_parser("run", help="run a suite (oov, baseline, failure-modes, all) or a pairs file")
     p.add_argument("--suite", required=True, help="suite name or path to a CSV/TSV/JSONL/JSON/Parquet pairs file of any size")
     p.add_argument("--out", required=True, help="output folder for pairs.parquet, pairs.csv and summary.json")
