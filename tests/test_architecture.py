@@ -111,7 +111,8 @@ def _import_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -119,6 +120,10 @@ def _import_graph() -> dict[str, set[str]]:
                 if node.level:  # a relative import, resolved against this module's package
                     base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])])
                 targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module":
+                # ``importlib.import_module(name)`` imports too: every core module this file names in a string
+                # (``core.cli.main.COMMAND_MODULES``) counts as imported.
+                targets = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
             else:
                 continue
             graph[name] |= {t for t in targets if t in modules and t != name}
@@ -190,5 +195,16 @@ def test_cycle_finder_finds_a_cycle():
 def test_core_has_no_import_cycle():
     graph = _import_graph()
     assert graph["core.__main__"] == {"core.cli.main"}, "the import graph misreads `from core.cli.main import main`"
+    assert {"core.cli.run", "core.cli.check"} <= graph["core.cli.main"], "the import graph misses main's COMMAND_MODULES"
     loops = [f"{' -> '.join(_cycle_path(graph, c))} (the cycle's modules: {', '.join(c)})" for c in _cycles(graph)]
     assert not loops, "import cycles in core (module-level and function-level imports both count):\n" + "\n".join(loops)
+
+
+def test_cli_modules_import_no_private_name_of_each_other():
+    """What one CLI module uses from another is public (``core.cli.common``), never a ``_helper``."""
+    found = []
+    for path in sorted((CORE / "cli").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("core.cli"):
+                found += [f"{path.name}:{node.lineno} imports {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    assert not found, "make these public (core/cli/common.py holds what commands share):\n" + "\n".join(found)
