@@ -21,7 +21,7 @@ from core.cli import about
 from core.cli.common import EXIT_BROKEN_PIPE, EXIT_NO_MODEL, EXIT_USAGE, CliError, check_device
 from core.cli.endpoints import EndpointArgError, configure_endpoints
 
-# The exit codes ``main`` returns, importable from here as the entry point's contract.
+# The exit codes ``main`` returns stay importable from the entry point's module.
 __all__ = ["COMMAND_MODULES", "EXIT_BROKEN_PIPE", "EXIT_NO_MODEL", "EXIT_USAGE", "build_parser", "main"]
 
 # Every command, in the order ``--help`` lists them: a module with a ``register(subparsers)`` function.
@@ -33,6 +33,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The whole command line: ``--version`` and every command of :data:`COMMAND_MODULES`, with its examples."""
     parser = argparse.ArgumentParser(prog=about.prog(), description="Where sentence-embedding cosine similarity lies.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {about.version()}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default ``sys.argv[1:]``) and run the command; the process exit code, never a traceback."""
     from core.cli.argv import undecodable_argument
 
     undecodable = undecodable_argument(sys.argv[1:] if argv is None else argv)
