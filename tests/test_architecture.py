@@ -92,3 +92,119 @@ def test_every_core_module_is_on_the_map():
         if str(rel) not in text and f"{rel.parent}/" not in text:
             unmapped.append(str(rel))
     assert not unmapped, f"add these modules to ARCHITECTURE.md's table: {unmapped}"
+
+
+def _module_name(path: Path) -> str:
+    """``core/models/cache.py`` -> ``core.models.cache``; ``core/models/__init__.py`` -> ``core.models``."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Each core module -> the core modules it imports, at module level or inside a function.
+
+    ``from core.x import y`` points at ``core.x.y`` when ``y`` is a module, else at ``core.x``;
+    importing ``core.x.y`` does not count as importing ``core.x``'s ``__init__`` (Python runs it,
+    but a package's ``__init__`` that imports its own modules is not a cycle).
+    """
+    modules = {_module_name(p): p for p in _core_files()}
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # a relative import, resolved against this module's package
+                    base = ".".join([*package.split(".")[: len(package.split(".")) - node.level + 1], *filter(None, [base])])
+                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module":
+                # ``importlib.import_module(name)`` imports too: every core module this file names in a string
+                # (``core.cli.main.COMMAND_MODULES``) counts as imported.
+                targets = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+            else:
+                continue
+            graph[name] |= {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def _cycle_path(graph: dict[str, set[str]], component: list[str]) -> list[str]:
+    """One import loop through a component, as ``a -> b -> ... -> a`` (breadth-first, shortest)."""
+    members = set(component)
+    start = component[0]
+    previous: dict[str, str] = {}
+    queue = [start]
+    while queue:
+        node = queue.pop(0)
+        for target in sorted(graph[node] & members):
+            if target == start:
+                path = [node]
+                while path[-1] != start:
+                    path.append(previous[path[-1]])
+                return [start, *reversed(path[:-1]), start] if node != start else [start, start]
+            if target not in previous:
+                previous[target] = node
+                queue.append(target)
+    return component
+
+
+def test_cycle_finder_finds_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycle_path(graph, ["a", "b", "c"]) == ["a", "b", "c", "a"]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_core_has_no_import_cycle():
+    graph = _import_graph()
+    assert graph["core.__main__"] == {"core.cli.main"}, "the import graph misreads `from core.cli.main import main`"
+    assert {"core.cli.run", "core.cli.check"} <= graph["core.cli.main"], "the import graph misses main's COMMAND_MODULES"
+    loops = [f"{' -> '.join(_cycle_path(graph, c))} (the cycle's modules: {', '.join(c)})" for c in _cycles(graph)]
+    assert not loops, "import cycles in core (module-level and function-level imports both count):\n" + "\n".join(loops)
+
+
+def test_cli_modules_import_no_private_name_of_each_other():
+    """What one CLI module uses from another is public (``core.cli.common``), never a ``_helper``."""
+    found = []
+    for path in sorted((CORE / "cli").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("core.cli"):
+                found += [f"{path.name}:{node.lineno} imports {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    assert not found, "make these public (core/cli/common.py holds what commands share):\n" + "\n".join(found)

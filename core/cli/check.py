@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from core.cli.main import CliError, _cache, _default_models, _print_errors, _progress
+from core.cli.common import CliError, default_models, embedding_cache, print_errors, print_progress
 from core.cli.outputs import output_file
 from core.gate.budgets import STATUS_ERROR, STATUS_FAIL, STATUS_PASS
 from core.gate.config import CheckConfig, ConfigError, load_config
@@ -64,18 +64,18 @@ def cmd_check(args) -> int:
     except ConfigError as exc:
         raise CliError(str(exc)) from exc
     junit_path, summary_path = output_file(args.junit, "--junit"), output_file(args.summary, "--summary")
-    models = list(config.models) or _default_models()
+    models = list(config.models) or default_models()
     if not models:
         raise CliError("models: none given and no bundled model is installed; run `make setup`")
     quiet = args.quiet or args.json
     print(f"check {config.path.name}: {len(models)} model(s), thresholds {threshold_label(config)}", file=sys.stderr)
     try:
-        run = run_check(config, models, cache=_cache(args), progress=None if quiet else _progress)
+        run = run_check(config, models, cache=embedding_cache(args), progress=None if quiet else print_progress)
     except ConfigError as exc:
         raise CliError(str(exc)) from exc
     if not quiet:
         print(file=sys.stderr)
-    _print_errors(run.errors)
+    print_errors(run.errors)
     for note in run.notes:
         print(f"note: {note}", file=sys.stderr)
     run_id = None

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from core import constants
-from core.cli.main import EXIT_NO_MODEL, CliError, _models_arg, _print_errors, _require_text, add_model_options
+from core.cli.common import EXIT_NO_MODEL, CliError, add_model_options, models_arg, print_errors, require_text
 from core.models import registry
 
 EXAMPLES = (
@@ -119,9 +119,9 @@ def cmd_explain(args) -> int:
     from core.files.export import to_csv_bytes
     from core.models.loading import ModelUnavailable
 
-    a, b = _require_text("TEXT_A", args.text_a), _require_text("TEXT_B", args.text_b)
+    a, b = require_text("TEXT_A", args.text_a), require_text("TEXT_B", args.text_b)
     out = _check(args)
-    models = _models_arg(args.models)
+    models = models_arg(args.models)
     entries, tables, errors = [], [], {}
     for name in models:
         try:
@@ -135,7 +135,7 @@ def cmd_explain(args) -> int:
             print(f"note: {registry.short_name(entry['model'])}: {note}", file=sys.stderr)
         entries.append(entry)
         tables.append(table)
-    _print_errors(errors)
+    print_errors(errors)
     if out is not None and tables:
         try:
             out.write_bytes(to_csv_bytes(pd.concat(tables, ignore_index=True)))

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from core import constants
-from core.cli.main import CliError
+from core.cli.common import CliError
 from core.models import registry
 
 CROSSED_SHOWN = 20  # crossed pairs `history diff` prints unless --limit says otherwise

@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from core.cli.main import CliError
+from core.cli.common import CliError
 
 
 def _reason(exc: OSError) -> str:

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from core import constants
-from core.cli.main import CliError
+from core.cli.common import CliError
 
 
 def add_engine_options(p: argparse.ArgumentParser) -> None:

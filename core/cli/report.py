@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from core.cli.main import CliError
+from core.cli.common import CliError
 
 EXAMPLES = ("cosine-probe report 12 --out report.html",)
 

@@ -17,7 +17,18 @@ from typing import Any
 import pandas as pd
 
 from core import constants
-from core.cli.main import EXIT_NO_MODEL, CliError, _cache, _models_arg, _print_errors, _progress, add_model_options
+from core.cli.common import (
+    EXIT_NO_MODEL,
+    CliError,
+    add_model_options,
+    calibrated_thresholds,
+    check_device,
+    embedding_cache,
+    models_arg,
+    print_errors,
+    print_progress,
+    run_options,
+)
 from core.files.export import safe_frame
 from core.models import registry
 
@@ -98,7 +109,8 @@ def _triples_suite(args) -> tuple[Any, dict[str, Any]]:
         raise CliError(f"--triples {args.triples}: {exc}") from exc
 
 
-def _load_suite(name: str):
+def load_suite(name: str):
+    """A retrieval suite by name or file (``retrieval``, ``tune``); its notes go to stderr, its problems are a :class:`CliError`."""
     from core.probes.retrieval.suite import RetrievalSuiteError, load_retrieval_suite
 
     try:
@@ -153,11 +165,9 @@ def _mitigations(args, models: list[str]) -> list:
         raise CliError(f"--mitigate: {exc}") from exc
     if not any(m.name == constants.MITIGATION_CALIBRATED for m in parsed):
         return parsed
-    from core.cli.main import _calibrated_thresholds
-
     if not args.quiet:
         print("calibrating each model's threshold on the control pairs", file=sys.stderr)
-    thresholds = _calibrated_thresholds(args, models)
+    thresholds = calibrated_thresholds(args, models)
     try:
         return parse_mitigations(args.mitigate, thresholds=thresholds)
     except ValueError as exc:
@@ -165,12 +175,10 @@ def _mitigations(args, models: list[str]) -> list:
 
 
 def _run_kwargs(args) -> dict[str, Any]:
-    from core.cli.main import _check_device, _run_options
-
-    _check_device(args)
+    check_device(args)
     return {
-        "cache": _cache(args), "allow_remote_code": args.trust_remote_code or [], "progress": None if args.quiet else _progress,
-        "seed": args.seed, **_run_options(args),
+        "cache": embedding_cache(args), "allow_remote_code": args.trust_remote_code or [], "progress": None if args.quiet else print_progress,
+        "seed": args.seed, **run_options(args),
     }
 
 
@@ -315,9 +323,9 @@ def cmd_retrieval(args) -> int:
     if args.triples is not None:
         suite, suite_columns = _triples_suite(args)
     else:
-        suite = _load_suite(suite_name) if run_suite else None
+        suite = load_suite(suite_name) if run_suite else None
     corpus, queries = _load_corpus(args) if args.corpus is not None else ([], [])
-    models = _models_arg(args.models)
+    models = models_arg(args.models)
     mitigations = _mitigations(args, models)
     kwargs = _run_kwargs(args)
     doc: dict[str, Any] = {"seed": args.seed, "errors": {}}
@@ -335,7 +343,7 @@ def cmd_retrieval(args) -> int:
         frames.update({"corpus_pairs": corpus_result.pairs, "corpus_rates": corpus_result.rates})
     if not args.quiet:
         print(file=sys.stderr)
-    _print_errors(doc["errors"])
+    print_errors(doc["errors"])
     if not any(r is not None and r.models for r in (result, corpus_result)):
         print("error: no model produced results", file=sys.stderr)
         return EXIT_NO_MODEL
@@ -367,7 +375,7 @@ def _finish(args, result, frames: dict[str, pd.DataFrame], doc: dict[str, Any], 
     """Errors, then the tables (or the JSON document), then the output folder; exit 3 when no model ran."""
     if not args.quiet:
         print(file=sys.stderr)
-    _print_errors(doc["errors"])
+    print_errors(doc["errors"])
     if not result.models:
         print("error: no model produced results", file=sys.stderr)
         return EXIT_NO_MODEL
@@ -386,7 +394,7 @@ def _cmd_triples(args) -> int:
     from core.probes.retrieval.triples import run_triples
 
     triples = _load_triples(args)
-    models = _models_arg(args.models)
+    models = models_arg(args.models)
     result = run_triples(triples, models, **_run_kwargs(args))
     doc: dict[str, Any] = {"seed": args.seed, "errors": dict(result.errors), **_triples_doc(args, triples, result)}
     if result.models:
@@ -423,7 +431,7 @@ def _cmd_beir(args) -> int:
         if not args.quiet:
             for note in folder.notes:
                 print(f"note: {note}", file=sys.stderr)
-        models = _models_arg(args.models)
+        models = models_arg(args.models)
         result = run_beir(folder, models, variants=args.beir_variants, **_run_kwargs(args))
     except PairsFileError as exc:
         raise CliError(str(exc)) from exc

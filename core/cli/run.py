@@ -19,9 +19,21 @@ from pathlib import Path
 import pandas as pd
 
 from core import constants
-from core.cli import main as cli
+from core.cli.common import (
+    EXIT_NO_MODEL,
+    CliError,
+    add_model_options,
+    count_arg,
+    devices_line,
+    embedding_cache,
+    models_arg,
+    print_errors,
+    print_notes,
+    run_options,
+)
 from core.cli.endpoints import announce_tokens
-from core.cli.pairs_files import COLUMN_FLAGS, PairsArgError, is_shipped, refuse_file_options_for_suite
+from core.cli.pairs_files import COLUMN_FLAGS, PairsArgError, add_pairs_file_options, is_shipped, refuse_file_options_for_suite
+from core.cli.ray_run import add_engine_options, score_on_ray
 from core.files.errors import PairsFileError
 from core.models import endpoint
 
@@ -53,6 +65,34 @@ class BarProgress:
             self._bar = None
 
 
+def _run_pairs(args) -> tuple[pd.DataFrame, dict]:
+    """The pairs ``run`` scores (a shipped suite with its companions, or a checked file) and what was found; notes to stderr."""
+    from core.cli.pairs_files import PairsArgError, is_shipped, keep_or_drop_hint, read_checked_file, refuse_file_options_for_suite
+    from core.papers.suites import COMPANION_SUITES, SuiteError, load_suite
+
+    source = args.suite
+    try:
+        if is_shipped(source):
+            refuse_file_options_for_suite(args, source)
+            pairs = load_suite(source)
+            for extra in COMPANION_SUITES.get(source, ()):
+                companion = load_suite(extra)
+                print(f"note: {source}: also running the {extra} suite ({len(companion)} pairs): its dynamic range normalizes the OOV deltas", file=sys.stderr)
+                pairs = pd.concat([pairs, companion], ignore_index=True)
+            return pairs, {}
+        checked = read_checked_file(args, source)
+    except (SuiteError, PairsArgError) as exc:
+        raise CliError(str(exc)) from exc
+    hint = keep_or_drop_hint(checked, args)
+    rules = f"{len(checked.violations)} pair(s) break the category rules (first: {checked.violations[0]}); `python -m core validate` lists them" if checked.violations else None
+    for note in [*checked.notes, *filter(None, [hint, rules])]:
+        print(f"note: {source}: {note}", file=sys.stderr)
+    found = {"notes": list(checked.notes), "identical": list(checked.identical), "mirrored": [list(m) for m in checked.mirrored],
+             "dropped": list(checked.dropped), "rule_problems": [str(v) for v in checked.violations]}
+    return checked.pairs, found
+
+
+
 def _file_chunks(args, source: str, totals):
     from core.files.chunks import iter_checked_chunks
 
@@ -71,14 +111,14 @@ def _stage(args, staged: Path) -> tuple[int, dict]:
         try:
             refuse_file_options_for_suite(args, source)
         except PairsArgError as exc:
-            raise cli.CliError(str(exc)) from exc
-        pairs, found = cli._run_pairs(args)
+            raise CliError(str(exc)) from exc
+        pairs, found = _run_pairs(args)
         return stage_pairs([pairs], staged), found
     totals = ChunkTotals()
     try:
         n = stage_pairs(_file_chunks(args, source, totals), staged)
     except PairsFileError as exc:
-        raise cli.CliError(f"{source}: {exc}") from exc
+        raise CliError(f"{source}: {exc}") from exc
     flags = [flag for flag, found, dropping in (("--drop-identical", totals.identical, args.drop_identical), ("--drop-mirrored", totals.mirrored, args.drop_mirrored))
              if found and not dropping]
     rules = f"{len(totals.violations)} pair(s) break the category rules (first: {totals.violations[0]}); `python -m core validate` lists them" if totals.violations else None
@@ -95,41 +135,39 @@ def run_command(args) -> int:
     from core.scoring.chunked import STAGED_PAIRS, score_staged
 
     if not 1 <= args.chunk_rows <= constants.RUN_MAX_CHUNK_PAIRS:
-        raise cli.CliError(f"--chunk-rows must be from 1 to {constants.RUN_MAX_CHUNK_PAIRS:,} (pairs held in memory at a time), got {args.chunk_rows:.3g}")
+        raise CliError(f"--chunk-rows must be from 1 to {constants.RUN_MAX_CHUNK_PAIRS:,} (pairs held in memory at a time), got {args.chunk_rows:.3g}")
     if getattr(args, "match_label", None) is not None and not args.match_label.strip():
-        raise cli.CliError("--match-label is empty; name the label value that means 'same meaning' (e.g. 1 or entailment)")
-    models = cli._models_arg(args.models)
+        raise CliError("--match-label is empty; name the label value that means 'same meaning' (e.g. 1 or entailment)")
+    models = models_arg(args.models)
     if not is_shipped(args.suite) and not os.path.lexists(Path(args.suite).expanduser()):
-        raise cli.CliError(f"no suite named {args.suite!r} and no such file; suites: {', '.join(constants.SUITES)}, {constants.SUITE_ALL}")
+        raise CliError(f"no suite named {args.suite!r} and no such file; suites: {', '.join(constants.SUITES)}, {constants.SUITE_ALL}")
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise cli.CliError(f"cannot create output folder {out}: {exc.strerror or exc}") from exc
+        raise CliError(f"cannot create output folder {out}: {exc.strerror or exc}") from exc
     with exclusive_folder(out, "--out", "run"):
         staged = out / f".{os.getpid()}.{STAGED_PAIRS}"  # per run: a second run never touches this one's input
         try:
             n_pairs, found = _stage(args, staged)
             _check_match_label(args, staged)
             print(f"{n_pairs} pairs × {len(models)} models", file=sys.stderr)
-            cache = cli._cache(args)
+            cache = embedding_cache(args)
             if any(endpoint.is_endpoint(m) for m in models):
                 texts = pd.read_parquet(staged, columns=list(_TEXT_COLUMNS))
                 announce_tokens(models, [*texts[constants.COL_TEXT_A], *texts[constants.COL_TEXT_B]], cache, args.price_per_million_tokens)
             if getattr(args, "engine", constants.ENGINE_LOCAL) == constants.ENGINE_RAY:
-                from core.cli.ray_run import score_on_ray
-
                 result = score_on_ray(args, staged, models, out, BarProgress(args.quiet))
             else:
                 result = score_staged(staged, models, out, cache=cache, chunk_rows=args.chunk_rows, allow_remote_code=args.trust_remote_code or [],
-                                      device=cli._run_options(args)["device"], batch_size=args.batch_size, progress=BarProgress(args.quiet))
+                                      device=run_options(args)["device"], batch_size=args.batch_size, progress=BarProgress(args.quiet))
         finally:
             staged.unlink(missing_ok=True)
-        cli._print_errors(result.errors)
-        cli._print_notes(result.notes)
+        print_errors(result.errors)
+        print_notes(result.notes)
         if not result.models:
             print("error: no model produced results", file=sys.stderr)
-            return cli.EXIT_NO_MODEL
+            return EXIT_NO_MODEL
         summary, tables, suites = _summary(args, result, found)
         (out / "summary.json").write_text(json.dumps(summary, indent=1))
         _record(args, result, out, suites)
@@ -147,7 +185,7 @@ def run_command(args) -> int:
             for finding in summary.get("labels", {}).get("findings", []):
                 print(f"\n{finding}")
             print(f"\nwrote {written}")
-        print(f"device: {cli._devices_line(result.devices)}", file=sys.stderr)
+        print(f"device: {devices_line(result.devices)}", file=sys.stderr)
     return 0
 
 
@@ -156,7 +194,7 @@ def _check_match_label(args, staged: Path) -> None:
     import pyarrow.parquet as pq
 
     if getattr(args, "match_label", None) is not None and constants.COL_LABEL not in pq.ParquetFile(staged).schema_arrow.names:
-        raise cli.CliError(f"--match-label {args.match_label!r}: {args.suite} has no label column (map one with --label COL)")
+        raise CliError(f"--match-label {args.match_label!r}: {args.suite} has no label column (map one with --label COL)")
 
 
 def _labels(args, frame: pd.DataFrame) -> tuple[dict | None, dict[str, pd.DataFrame]]:
@@ -234,3 +272,20 @@ def _record(args, result, out: Path, suites: list[str]) -> None:
     settings = {"threshold": args.threshold, "sources": [suite_source(n) for n in names], "out": str(out), "device": args.device, "devices": result.devices,
                 "backends": result.backends, **({"match_label": args.match_label} if getattr(args, "match_label", None) is not None else {})}
     record_history("run", read_results(result.parquet), settings, result.errors)
+
+
+def register(subparsers) -> None:
+    """Add the ``run`` command."""
+    p = subparsers.add_parser("run", help="run a suite (oov, baseline, failure-modes, all) or a pairs file")
+    p.add_argument("--suite", required=True, help="suite name or path to a CSV/TSV/JSONL/JSON/Parquet pairs file of any size")
+    p.add_argument("--out", required=True, help="output folder for pairs.parquet, pairs.csv and summary.json")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--chunk-rows", type=count_arg, default=constants.RUN_CHUNK_PAIRS, metavar="N",
+                   help="pairs read, encoded, scored and written at a time: memory stays bounded whatever the file's size (default %(default)s)")
+    add_model_options(p)
+    add_pairs_file_options(p)
+    p.add_argument("--match-label", metavar="VALUE",
+                   help="with --label: the label value that means 'same meaning' (every other label is then no match); "
+                        "default: 1, true, yes, paraphrase, entailment, … match and 0, false, no, contradiction, neutral, … do not")
+    add_engine_options(p)
+    p.set_defaults(func=run_command)

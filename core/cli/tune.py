@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from core import constants
-from core.cli.main import EXIT_NO_MODEL, CliError, _progress
+from core.cli.common import EXIT_NO_MODEL, CliError, print_progress
 
 EXAMPLES = (
     "cosine-probe tune --models MiniLM-L6 --out tuned --seed 0",
@@ -128,7 +128,7 @@ class _NoModel(Exception):
 
 
 def cmd_tune(args) -> int:
-    from core.cli.retrieval import _load_suite
+    from core.cli.retrieval import load_suite
     from core.probes.tune.run import run_tune, write_outputs
     from core.probes.tune.train import TuneCancelled
 
@@ -136,7 +136,7 @@ def cmd_tune(args) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"--out {out} is a file, not a folder")
-    suite = _triples(args.triples, args.suite) if args.triples else _load_suite(args.suite)
+    suite = _triples(args.triples, args.suite) if args.triples else load_suite(args.suite)
     labelled = _labelled(args.labels)
     name = args.models[0]
     try:
@@ -145,7 +145,7 @@ def cmd_tune(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_NO_MODEL
     try:
-        result = run_tune(model, model_name, suite, config, labelled=labelled, control=not args.no_control, progress=None if args.quiet else _progress)
+        result = run_tune(model, model_name, suite, config, labelled=labelled, control=not args.no_control, progress=None if args.quiet else print_progress)
     except TuneCancelled as exc:
         print(f"\n{exc}", file=sys.stderr)
         return 130
