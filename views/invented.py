@@ -13,7 +13,7 @@ import streamlit as st
 from core import constants
 from core.models.tokens import load_tokenizers, word_pieces
 from core.papers.suites import read_suite_file
-from core.probes.invented import InventedWord, invented_findings, generate_words, oov_replacements, oov_replicate_summary, slot_pairs
+from core.probes.invented import InventedWord, generate_words, invented_findings, oov_replacements, oov_replicate_summary, slot_pairs
 from ui import charts, resources, state, widgets
 
 RUN_KEY = "invented_oov"

@@ -498,7 +498,7 @@ def reproduction_findings(comparison: pd.DataFrame, tolerance: float) -> list[st
     if numbers.empty:
         return []
     within = int((~numbers["differs"].astype(bool)).sum())
-    gap = numbers.loc[numbers["difference"].abs().idxmax()]
+    gap = numbers.iloc[int(numbers["difference"].abs().to_numpy(float).argmax())]
     cell = [short_name(gap[k]) if k in ("model", "model_b") else constants.CATEGORY_LABELS.get(gap[k], gap[k])
             for k in KEYS if isinstance(gap[k], str) and gap[k]]
     return [f"{within} of {len(numbers)} published cells reproduce within {tolerance:.3f}; the largest gap is "
