@@ -145,7 +145,7 @@ except (store.HistoryError, ValueError) as exc:
     st.error(f"These runs cannot be compared: {widgets.md_escape(exc)}", icon="⛔")
     st.stop()
 
-lead.markdown(" ".join(widgets.md_escape(s) for s in diff_findings(diff, before, after)))
+widgets.finding(diff_findings(diff, before, after), lead)
 st.caption(f"Run #{after} against run #{before}: {diff.n_matched} pair score(s) in both, {diff.n_only_before} only in #{before}, "
            f"{diff.n_only_after} only in #{after}.")
 for run_id, models in ((before, diff.models_only_before), (after, diff.models_only_after)):

@@ -123,7 +123,7 @@ else:
                f"reading: {READINGS.get(by_model['reading'].iloc[0], by_model['reading'].iloc[0]) if not by_model.empty else ''}")
     reading_words = constants.OOV_READINGS.get(by_model["reading"].iloc[0], "") if not by_model.empty else ""
     st.caption(f"Reading: {reading_words}.")
-    lead.markdown(" ".join(widgets.md_escape(s) for s in invented_findings(by_model, versus, reading_words)))
+    widgets.finding(invented_findings(by_model, versus, reading_words), lead)
     widgets.chart(charts.invented_by_model_figure(by_model), by_model, "invented mean delta per model")
     if not versus.empty:
         st.subheader("Plausible vs random")

@@ -78,7 +78,7 @@ if result is not None and threshold is not None:
     st.subheader("Scores")
     st.text(f"Scored sentence: {scored}")
     table = tables.perturbation_table(result.results, threshold)
-    lead.markdown(" ".join(widgets.md_escape(s) for s in findings.perturbation_findings(table)))
+    widgets.finding(findings.perturbation_findings(table), lead)
     table["label"] = [f"{charts.category_label(c)}: {charts.plot_text(ch)}" for c, ch in zip(table[constants.COL_CATEGORY], table[constants.COL_CHANGE], strict=True)]
     widgets.chart(charts.perturbation_figure(table), table.drop(columns=["label"]), "perturbation cosines")
     same = table[table["verdict"] == tables.ABOVE_THRESHOLD]

@@ -17,7 +17,7 @@ from core.papers import oov
 from core.scoring.findings import split_findings
 from ui import resources
 from ui.state import current, model_error, short
-from ui.widgets import md_escape, persistent_text_area, plain_note, results_table, table
+from ui.widgets import finding, md_escape, persistent_text_area, plain_note, results_table, table
 
 KEY_TEXT = "tok_text"
 DEFAULT_TEXT = "\n".join(["Xylophrix", "Wompelfritz", "flobnaxitol", "Frondlebard", "The patient is allergic to penicillin"])
@@ -85,7 +85,7 @@ token_table = pd.DataFrame(rows).sort_values("line", kind="stable").reset_index(
 word_table = pd.DataFrame(word_rows).sort_values("line", kind="stable")
 
 # ---------------------------------------------------------------- overview
-st.markdown(" ".join(md_escape(s) for s in split_findings(split)))  # issue 26: the finding first
+finding(split_findings(split))  # issue 26: the finding first
 st.subheader("All lines")
 results_table(token_table, "token table", lead=("line", "text", "model", "tokens", "n_tokens", "n_unk"), details=("model_id",))
 
