@@ -14,7 +14,7 @@ import pandas as pd
 
 from core import constants
 from core.models.registry import short_name
-from core.scoring.tables import ABOVE_THRESHOLD
+from core.scoring.tables import ABOVE_THRESHOLD, NO_THRESHOLD
 
 
 def _pct(share: float) -> str:
@@ -225,7 +225,7 @@ def perturbation_findings(table: pd.DataFrame) -> list[str]:
 
     Args:
         table: :func:`core.scoring.tables.perturbation_table` output (model, category, text_b, cosine, verdict),
-            one row per model and variant.
+            one row per model and variant; a model without a calibrated threshold is said to have none.
 
     Returns:
         Two sentences (variants above the threshold, the closest variant); empty for an empty table.
@@ -235,16 +235,18 @@ def perturbation_findings(table: pd.DataFrame) -> list[str]:
     counts, closest = [], []
     for model, mine in table.groupby(constants.COL_MODEL, sort=False):
         name = short_name(str(model))
-        counts.append((name, int((mine["verdict"] == ABOVE_THRESHOLD).sum()), len(mine)))
+        judged = mine[mine["verdict"] != NO_THRESHOLD]
+        counts.append((name, int((judged["verdict"] == ABOVE_THRESHOLD).sum()), len(judged)))
         top = mine.iloc[int(mine[constants.COL_COSINE].to_numpy(float).argmax())]
         label = constants.CATEGORY_LABELS.get(top[constants.COL_CATEGORY], top[constants.COL_CATEGORY]).lower()
         closest.append((name, f"“{top[constants.COL_TEXT_B]}” ({label}, {top[constants.COL_COSINE]:.3f})"))
     if len(counts) == 1:
         (name, above, n), (_, variant) = counts[0], closest[0]
-        return [f"{name} keeps {above} of {n} variants above its threshold: a retriever would return them as the same sentence.",
-                f"It scores {variant} closest to the original."]
+        kept = (f"{name} keeps {above} of {n} variants above its threshold: a retriever would return them as the same sentence."
+                if n else f"{name} has no calibrated threshold yet, so no variant is judged.")
+        return [kept, f"It scores {variant} closest to the original."]
     return ["Variants above each model's threshold (returned as the same sentence): "
-            + ", ".join(f"{name} {above} of {n}" for name, above, n in counts) + ".",
+            + ", ".join(f"{name} {above} of {n}" if n else f"{name} no calibrated threshold" for name, above, n in counts) + ".",
             "Closest to the original: " + "; ".join(f"{name} {variant}" for name, variant in closest) + "."]
 
 

@@ -110,6 +110,10 @@ def test_perturbation_two_models_one_sentence_each_for_counts_and_closest():
         "Variants above each model's threshold (returned as the same sentence): MiniLM-L6 2 of 2, mpnet-base 0 of 2.",
         "Closest to the original: MiniLM-L6 “A is not B” (negation, 0.810); mpnet-base “A may be B” (hedging, 0.690).",
     ]
+    uncalibrated = table.assign(verdict=["above threshold", "below threshold", "no calibrated threshold", "no calibrated threshold"])
+    assert perturbation_findings(uncalibrated)[0].endswith("MiniLM-L6 1 of 2, mpnet-base no calibrated threshold.")
+    alone = uncalibrated[uncalibrated["model"] == MP]
+    assert perturbation_findings(alone)[0] == "mpnet-base has no calibrated threshold yet, so no variant is judged."
 
 
 def _split(model, text, same, words):
