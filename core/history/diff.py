@@ -208,7 +208,9 @@ def diff_findings(diff: RunDiff, before: int, after: int) -> list[str]:
     big = cats.iloc[int(cats["mean_change"].abs().to_numpy(float).argmax())]
     if float(big["mean_change"]) == 0.0:
         return [f"Run #{after} scores the {diff.n_matched} pairs it shares with run #{before} as run #{before} did.", crossed]
-    category = constants.CATEGORY_LABELS.get(big[constants.COL_CATEGORY], big[constants.COL_CATEGORY]) or "uncategorised"
+    code = str(big[constants.COL_CATEGORY])
+    # our labels read lower-case mid-sentence; a user's own category stays as they wrote it
+    category = constants.CATEGORY_LABELS[code].lower() if code in constants.CATEGORY_LABELS else code or "uncategorised"
     ci = f" (95% CI {big['mean_ci_low']:+.4f} to {big['mean_ci_high']:+.4f})" if pd.notna(big["mean_ci_low"]) and pd.notna(big["mean_ci_high"]) else ""
-    return [f"From run #{before} to run #{after}, the largest change is {short_name(str(big[constants.COL_MODEL]))} on {category.lower()} pairs: "
+    return [f"From run #{before} to run #{after}, the largest change is {short_name(str(big[constants.COL_MODEL]))} on {category} pairs: "
             f"mean cosine {big['mean_change']:+.4f}{ci}.", crossed]

@@ -34,7 +34,7 @@ paper)``
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -499,7 +499,9 @@ def reproduction_findings(comparison: pd.DataFrame, tolerance: float) -> list[st
         return []
     within = int((~numbers["differs"].astype(bool)).sum())
     gap = numbers.iloc[int(numbers["difference"].abs().to_numpy(float).argmax())]
-    cell = [short_name(gap[k]) if k in ("model", "model_b") else constants.CATEGORY_LABELS.get(gap[k], gap[k])
-            for k in KEYS if isinstance(gap[k], str) and gap[k]]
+    # plain words: short model names, category labels, "mean cosine" for the paper's mean_cosine
+    words: dict[str, Callable[[str], str]] = {"model": short_name, "model_b": short_name, "metric": lambda m: m.replace("_", " "),
+                                              "category": lambda c: str(constants.CATEGORY_LABELS.get(c, c)).lower()}
+    cell = [words.get(k, str)(gap[k]) for k in KEYS if isinstance(gap[k], str) and gap[k]]
     return [f"{within} of {len(numbers)} published cells reproduce within {tolerance:.3f}; the largest gap is "
             f"{gap['difference']:+.4f} ({', '.join(cell)})."]

@@ -100,7 +100,7 @@ def test_failure_table1_published_vs_recomputed(at, failure_results):
     comp = reproduce.compare_to_published(at.session_state["results"]["papers"].results, reference.PAPER_FAILURE, "Table 1", tolerance=tolerance)
     sentences = reproduce.reproduction_findings(comp, tolerance)
     assert sentences == [f"{(~numbers['beyond tolerance'].astype(bool)).sum()} of {len(numbers)} published cells reproduce within {tolerance:.3f}; "
-                         f"the largest gap is {gap['difference']:+.4f} (MiniLM-L6, {constants.CATEGORY_LABELS[gap['category']]}, {gap['metric']})."]
+                         f"the largest gap is {gap['difference']:+.4f} (MiniLM-L6, {constants.CATEGORY_LABELS[gap['category']].lower()}, {gap['metric'].replace('_', ' ')})."]
     assert_leads_with(at, sentences)
 
 

@@ -28,3 +28,10 @@ def test_identical_runs_and_runs_sharing_nothing():
         "Run #2 scores the 3 pairs it shares with run #1 as run #1 did.", "No pair crossed the threshold."]
     other = run.assign(text_a=["d", "e", "f"])
     assert diff_findings(diff_runs(run, other, 0.7, 0.7), 1, 2) == []
+
+
+def test_a_users_own_category_keeps_its_spelling_and_one_crossing_is_singular():
+    before = _run([0.60, 0.80, 0.90]).assign(category="Contract Clauses")
+    first, second = diff_findings(diff_runs(before, before.assign(cosine=[0.75, 0.80, 0.90]), 0.7, 0.7), 1, 2)
+    assert " on Contract Clauses pairs: mean cosine +0.0500" in first
+    assert second == "1 pair score crossed the threshold: 1 now above, 0 now below."

@@ -29,7 +29,7 @@ def test_counts_cells_within_tolerance_and_names_the_largest_gap():
         (STATUS_COMPARED, L6, "hedging", "mean_cosine", 0.70, 0.705),
         (STATUS_NOT_RUN, "BERT", "negation", "mean_cosine", 0.5, math.nan),
     ])
-    assert reproduction_findings(comp, 0.02) == ["2 of 3 published cells reproduce within 0.020; the largest gap is -0.1468 (MiniLM-L6, Numerical, mean_cosine)."]
+    assert reproduction_findings(comp, 0.02) == ["2 of 3 published cells reproduce within 0.020; the largest gap is -0.1468 (MiniLM-L6, numerical, mean cosine)."]
 
 
 def test_nothing_recomputed_says_nothing():
