@@ -67,3 +67,22 @@ class CrashingBackend:
 
     def embed(self, texts):
         raise RuntimeError("simulated encoder crash\nsecond line")
+
+
+# ---------------------------------------------------------------- issue 26: a page leads with its finding
+
+RESULT_TYPES = ("dataframe", "table", "plotly_chart", "metric")
+
+
+def assert_leads_with(app: AppTest, sentences: list[str]) -> None:
+    """The finding (``sentences``, markdown-escaped and joined as the pages draw them) is on the page once, above its
+    first table, chart or metric."""
+    from ui.widgets import md_escape
+
+    assert sentences, "a finding to look for"
+    said = " ".join(md_escape(s) for s in sentences)
+    order = [(node.type, getattr(node, "value", None)) for node in app.main if node.type in ("markdown", *RESULT_TYPES)]
+    at = [i for i, (kind, value) in enumerate(order) if kind == "markdown" and value == said]
+    assert len(at) == 1, (said, [v for k, v in order if k == "markdown"])
+    first_result = next(i for i, (kind, _) in enumerate(order) if kind in RESULT_TYPES)
+    assert at[0] < first_result, f"the finding comes after a {order[first_result][0]}"

@@ -316,3 +316,10 @@ def cell_text(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.4f}"
     return str(value)
+
+
+def finding(sentences: list[str], where: Any = None) -> None:
+    """A page's finding (issue 26): its sentences as one escaped paragraph in ``where`` (the page by default); nothing when
+    the results say nothing yet, so no empty element sits above the charts."""
+    if sentences:
+        (where if where is not None else st).markdown(" ".join(md_escape(s) for s in sentences))

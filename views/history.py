@@ -16,7 +16,7 @@ import streamlit as st
 
 from core import constants
 from core.history import store
-from core.history.diff import CROSSED_UP
+from core.history.diff import CROSSED_UP, diff_findings
 from ui import charts, resources, state, widgets
 
 BEFORE_KEY = "hist_before"
@@ -106,6 +106,7 @@ if runs.empty:
             "and it appears here.")
     st.stop()
 
+lead = st.container()  # issue 26: what changed between the compared runs, in words, above every table
 shown = runs.assign(models=runs["models"].map(lambda text: ", ".join(state.short(m) for m in text.split(", ")) if text else ""))
 st.header("Runs")
 shown = shown.assign(pinned=shown["pinned"].map(lambda p: PIN if p else ""), pairs=shown["pairs_digest"].map(lambda d: str(d)[:8] if isinstance(d, str) else ""))
@@ -144,6 +145,7 @@ except (store.HistoryError, ValueError) as exc:
     st.error(f"These runs cannot be compared: {widgets.md_escape(exc)}", icon="⛔")
     st.stop()
 
+widgets.finding(diff_findings(diff, before, after), lead)
 st.caption(f"Run #{after} against run #{before}: {diff.n_matched} pair score(s) in both, {diff.n_only_before} only in #{before}, "
            f"{diff.n_only_after} only in #{after}.")
 for run_id, models in ((before, diff.models_only_before), (after, diff.models_only_after)):

@@ -13,7 +13,7 @@ import streamlit as st
 from core import constants
 from core.models.tokens import load_tokenizers, word_pieces
 from core.papers.suites import read_suite_file
-from core.probes.invented import InventedWord, generate_words, oov_replacements, oov_replicate_summary, slot_pairs
+from core.probes.invented import InventedWord, generate_words, invented_findings, oov_replacements, oov_replicate_summary, slot_pairs
 from ui import charts, resources, state, widgets
 
 RUN_KEY = "invented_oov"
@@ -33,8 +33,7 @@ st.caption(
     "English word, and you can ask for an exact number of subword pieces."
 )
 
-
-
+lead = st.container()  # issue 26: the k-words run's finding in words, above every table
 
 if not sel.models:
     st.warning("Select at least one model in the sidebar: pieces are counted under its tokenizer.")
@@ -124,6 +123,7 @@ else:
                f"reading: {READINGS.get(by_model['reading'].iloc[0], by_model['reading'].iloc[0]) if not by_model.empty else ''}")
     reading_words = constants.OOV_READINGS.get(by_model["reading"].iloc[0], "") if not by_model.empty else ""
     st.caption(f"Reading: {reading_words}.")
+    widgets.finding(invented_findings(by_model, versus, reading_words), lead)
     widgets.chart(charts.invented_by_model_figure(by_model), by_model, "invented mean delta per model")
     if not versus.empty:
         st.subheader("Plausible vs random")

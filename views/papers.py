@@ -154,6 +154,7 @@ def main() -> None:
     counts = reproduce.comparison_counts(comp)
 
     st.subheader(reproduce.table_title(paper, table))
+    widgets.finding(reproduce.reproduction_findings(comp, tolerance))  # issue 26: the finding first
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Cells compared", counts[reproduce.STATUS_COMPARED])
     c2.metric(f"Differ by more than {tolerance:.3f}", counts["differs"])

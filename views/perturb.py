@@ -13,7 +13,7 @@ import streamlit as st
 
 from core import constants
 from core.probes.perturb import perturb
-from core.scoring import tables
+from core.scoring import findings, tables
 from ui import calibration_controls, charts, state, widgets
 
 RUN_KEY = "perturb"
@@ -43,6 +43,7 @@ def _use_example() -> None:
 
 st.selectbox("Examples", ["", *EXAMPLES], key="pt_example", format_func=lambda t: t or "Pick an example sentence…", on_change=_use_example)
 text = widgets.persistent_text_area("Sentence", KEY_TEXT, DEFAULT_TEXT, height=80, max_chars=2000)
+lead = st.container()  # issue 26: the scores' finding in words, above every table
 
 report = None
 try:
@@ -77,6 +78,7 @@ if result is not None and threshold is not None:
     st.subheader("Scores")
     st.text(f"Scored sentence: {scored}")
     table = tables.perturbation_table(result.results, threshold)
+    widgets.finding(findings.perturbation_findings(table), lead)
     table["label"] = [f"{charts.category_label(c)}: {charts.plot_text(ch)}" for c, ch in zip(table[constants.COL_CATEGORY], table[constants.COL_CHANGE], strict=True)]
     widgets.chart(charts.perturbation_figure(table), table.drop(columns=["label"]), "perturbation cosines")
     same = table[table["verdict"] == tables.ABOVE_THRESHOLD]

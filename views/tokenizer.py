@@ -14,9 +14,10 @@ import streamlit as st
 from core.models.endpoint import is_endpoint
 from core.models.tokens import load_tokenizers, token_rows
 from core.papers import oov
+from core.scoring.findings import split_findings
 from ui import resources
 from ui.state import current, model_error, short
-from ui.widgets import md_escape, persistent_text_area, plain_note, results_table, table
+from ui.widgets import finding, md_escape, persistent_text_area, plain_note, results_table, table
 
 KEY_TEXT = "tok_text"
 DEFAULT_TEXT = "\n".join(["Xylophrix", "Wompelfritz", "flobnaxitol", "Frondlebard", "The patient is allergic to penicillin"])
@@ -58,7 +59,8 @@ entities = resources.oov_entities()
 models = [m for m, _ in loaded]
 line_numbers = {line: [i for i, same in enumerate(lines, start=1) if same == line] for line in dict.fromkeys(lines)}
 rows, word_rows = [], []
-for r in token_rows(loaded, list(line_numbers)):
+split = token_rows(loaded, list(line_numbers))
+for r in split:
     m, line = r["model"], r["text"]
     check = oov.published_split_check(entities, line, tuple(r["tokens"]))
     for i in line_numbers[line]:
@@ -83,6 +85,7 @@ token_table = pd.DataFrame(rows).sort_values("line", kind="stable").reset_index(
 word_table = pd.DataFrame(word_rows).sort_values("line", kind="stable")
 
 # ---------------------------------------------------------------- overview
+finding(split_findings(split))  # issue 26: the finding first
 st.subheader("All lines")
 results_table(token_table, "token table", lead=("line", "text", "model", "tokens", "n_tokens", "n_unk"), details=("model_id",))
 

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from core import constants
+from core.models.registry import short_name
 from core.stats.guards import interval_or_nan
 from core.stats.intervals import bootstrap_diff_ci
 
@@ -184,3 +185,32 @@ def run_overview(results: pd.DataFrame, thresholds: Mapping[str, float]) -> pd.D
         threshold=(constants.COL_THRESHOLD, "first"), share_above=("above", "mean"),
     ).reset_index()
     return out[columns]
+
+
+def diff_findings(diff: RunDiff, before: int, after: int) -> list[str]:
+    """What changed between two runs in two sentences: the largest move in mean cosine, and the pairs that crossed (History).
+
+    Args:
+        diff: :func:`diff_runs` of run ``after`` against run ``before``.
+        before: run A's id, as the page names it.
+        after: run B's id.
+
+    Returns:
+        Up to two sentences; empty when the runs share no pair.
+    """
+    cats = diff.categories.dropna(subset=["mean_change"])
+    if cats.empty:
+        return []
+    up = int((diff.crossed["direction"] == CROSSED_UP).sum()) if not diff.crossed.empty else 0
+    down = len(diff.crossed) - up
+    crossed = (f"{len(diff.crossed)} pair score{'' if len(diff.crossed) == 1 else 's'} crossed the threshold: "
+               f"{up} now above, {down} now below." if len(diff.crossed) else "No pair crossed the threshold.")
+    big = cats.iloc[int(cats["mean_change"].abs().to_numpy(float).argmax())]
+    if float(big["mean_change"]) == 0.0:
+        return [f"Run #{after} scores the {diff.n_matched} pairs it shares with run #{before} as run #{before} did.", crossed]
+    code = str(big[constants.COL_CATEGORY])
+    # our labels read lower-case mid-sentence; a user's own category stays as they wrote it
+    category = constants.CATEGORY_LABELS[code].lower() if code in constants.CATEGORY_LABELS else code or "uncategorised"
+    ci = f" (95% CI {big['mean_ci_low']:+.4f} to {big['mean_ci_high']:+.4f})" if pd.notna(big["mean_ci_low"]) and pd.notna(big["mean_ci_high"]) else ""
+    return [f"From run #{before} to run #{after}, the largest change is {short_name(str(big[constants.COL_MODEL]))} on {category} pairs: "
+            f"mean cosine {big['mean_change']:+.4f}{ci}.", crossed]

@@ -34,12 +34,13 @@ paper)``
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from core import constants
+from core.models.registry import short_name
 from core.papers import failure_modes, oov, reference
 from core.scoring import tables
 
@@ -481,3 +482,26 @@ def published_alongside(ours: pd.DataFrame, paper: str, columns: Mapping[str, tu
         missing["source"] = STATUS_NOT_RUN
         out = pd.concat([out, missing], ignore_index=True)
     return out.reset_index(drop=True)
+
+
+def reproduction_findings(comparison: pd.DataFrame, tolerance: float) -> list[str]:
+    """How many published cells reproduce within the tolerance, and the largest gap (Papers).
+
+    Args:
+        comparison: :func:`compare_to_published` output (status, published, recomputed, difference, differs, the keys).
+        tolerance: the tolerance the comparison used.
+
+    Returns:
+        One sentence; empty when no cell has both a published and a recomputed number.
+    """
+    numbers = comparison[(comparison["status"] == STATUS_COMPARED) & comparison["difference"].notna()] if not comparison.empty else comparison
+    if numbers.empty:
+        return []
+    within = int((~numbers["differs"].astype(bool)).sum())
+    gap = numbers.iloc[int(numbers["difference"].abs().to_numpy(float).argmax())]
+    # plain words: short model names, category labels, "mean cosine" for the paper's mean_cosine
+    words: dict[str, Callable[[str], str]] = {"model": short_name, "model_b": short_name, "metric": lambda m: m.replace("_", " "),
+                                              "category": lambda c: str(constants.CATEGORY_LABELS.get(c, c)).lower()}
+    cell = [words.get(k, str)(gap[k]) for k in KEYS if isinstance(gap[k], str) and gap[k]]
+    return [f"{within} of {len(numbers)} published cells reproduce within {tolerance:.3f}; the largest gap is "
+            f"{gap['difference']:+.4f} ({', '.join(cell)})."]

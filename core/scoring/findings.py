@@ -14,14 +14,15 @@ import pandas as pd
 
 from core import constants
 from core.models.registry import short_name
+from core.scoring.tables import ABOVE_THRESHOLD, NO_THRESHOLD
 
 
 def _pct(share: float) -> str:
     return f"{100 * share:.0f}%"
 
 
-def _names(models: list[str]) -> str:
-    """"A", "A and B", "A, B and C"."""
+def join_names(models: list[str]) -> str:
+    """Models by their short names, as a sentence lists them: "A", "A and B", "A, B and C"."""
     names = [short_name(m) for m in models]
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
@@ -57,8 +58,8 @@ def compare_findings(frame: pd.DataFrame) -> list[str]:
         return [f"All {len(frame)} models score this pair below their threshold: a retriever would keep the two sentences apart.", spread]
     if above.empty:
         return [spread]
-    return [f"{_names(list(above[constants.COL_MODEL]))} would treat the two sentences as the same (above threshold); "
-            f"{_names(list(below[constants.COL_MODEL])) if len(below) else 'the others'} would not.", spread]
+    return [f"{join_names(list(above[constants.COL_MODEL]))} would treat the two sentences as the same (above threshold); "
+            f"{join_names(list(below[constants.COL_MODEL])) if len(below) else 'the others'} would not.", spread]
 
 
 def failure_mode_findings(summary: pd.DataFrame, threshold: float) -> list[str]:
@@ -162,4 +163,64 @@ def retrieval_findings(win_rates: pd.DataFrame) -> list[str]:
             sentence += "; " + ", ".join(f"{constants.MITIGATION_LABELS.get(m, m)} brings that to {_pct(float(r))}"
                                          for m, r in zip(others[constants.COL_MITIGATION], others[constants.COL_WIN_RATE], strict=True))
         out.append(sentence + " (lower is better).")
+    return out
+
+
+def perturbation_findings(table: pd.DataFrame) -> list[str]:
+    """How many variants each model still treats as the typed sentence, and which one it scores closest (Perturbations).
+
+    Args:
+        table: :func:`core.scoring.tables.perturbation_table` output (model, category, text_b, cosine, verdict),
+            one row per model and variant; a model without a calibrated threshold is said to have none.
+
+    Returns:
+        Two sentences (variants above the threshold, the closest variant); empty for an empty table.
+    """
+    if table.empty:
+        return []
+    counts, closest = [], []
+    for model, mine in table.groupby(constants.COL_MODEL, sort=False):
+        name = short_name(str(model))
+        judged = mine[mine["verdict"] != NO_THRESHOLD]
+        counts.append((name, int((judged["verdict"] == ABOVE_THRESHOLD).sum()), len(judged)))
+        top = mine.iloc[int(mine[constants.COL_COSINE].to_numpy(float).argmax())]
+        label = constants.CATEGORY_LABELS.get(top[constants.COL_CATEGORY], top[constants.COL_CATEGORY]).lower()
+        closest.append((name, f"“{top[constants.COL_TEXT_B]}” ({label}, {top[constants.COL_COSINE]:.3f})"))
+    if len(counts) == 1:
+        (name, above, n), (_, variant) = counts[0], closest[0]
+        kept = (f"{name} keeps {above} of {n} variants above its threshold: a retriever would return them as the same sentence."
+                if n else f"{name} has no calibrated threshold yet, so no variant is judged.")
+        return [kept, f"It scores {variant} closest to the original."]
+    return ["Variants above each model's threshold (returned as the same sentence): "
+            + ", ".join(f"{name} {above} of {n}" if n else f"{name} no calibrated threshold" for name, above, n in counts) + ".",
+            "Closest to the original: " + "; ".join(f"{name} {variant}" for name, variant in closest) + "."]
+
+
+def split_findings(rows: list[dict]) -> list[str]:
+    """Whether the models cut the typed lines alike, and which word splits into the most pieces (Tokenizer).
+
+    Args:
+        rows: :func:`core.models.tokens.token_rows` output: per model and line, ``model``, ``text``,
+            ``identical_across_models`` and ``words`` (each with ``word`` and ``pieces``).
+
+    Returns:
+        Up to two sentences; empty when there are no rows.
+    """
+    if not rows:
+        return []
+    models = list(dict.fromkeys(str(r["model"]) for r in rows))
+    out = []
+    if len(models) > 1:
+        same = {str(r["text"]): bool(r["identical_across_models"]) for r in rows}
+        differ = sum(not s for s in same.values())
+        if differ == 0:
+            out.append(f"All {len(models)} models split {'the line' if len(same) == 1 else f'all {len(same)} lines'} the same way.")
+        else:
+            out.append(f"The models split {differ} of {len(same)} line{'' if len(same) == 1 else 's'} differently.")
+    pieces = [(str(w["word"]), str(r["model"]), len(w["pieces"])) for r in rows for w in r["words"]]
+    if pieces:
+        most = max(n for _, _, n in pieces)
+        word = next(w for w, _, n in pieces if n == most)
+        who = join_names(list(dict.fromkeys(m for w, m, n in pieces if w == word and n == most)))
+        out.append(f"“{word}” splits most: {most} piece{'' if most == 1 else 's'} under {who}.")
     return out

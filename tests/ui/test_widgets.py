@@ -41,3 +41,20 @@ def test_a_clicked_point_maps_back_to_its_pair_row():
     assert selected_rows({"selection": {"points": [{"curve_number": 1, "point_number": 0}]}}, fig) == [1]
     assert selected_rows({"selection": {"points": [{"curve_number": 5, "point_index": 0}]}}, fig) == []  # not a pair trace
     assert selected_rows(None, go.Figure()) == []
+
+
+def test_a_finding_is_one_escaped_paragraph_and_nothing_when_there_is_none():
+    """Issue 26: no empty element sits above a page's charts before it has results."""
+
+    class Where:
+        def __init__(self):
+            self.written = []
+
+        def markdown(self, body):
+            self.written.append(body)
+
+    where = Where()
+    widgets.finding([], where)
+    assert where.written == []
+    widgets.finding(["MiniLM-L6 keeps 2 of 3 variants.", "It scores “A*B” closest."], where)
+    assert where.written == ["MiniLM\\-L6 keeps 2 of 3 variants\\. It scores “A\\*B” closest\\."]

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from apptest_support import open_page, table_with
+from apptest_support import assert_leads_with, open_page, table_with
 
 from core import constants
 from core.history import store
@@ -55,6 +55,10 @@ def test_two_runs_are_listed_and_compared(history_file):
     assert row["rate_before"] == pytest.approx(2 / 3) and row["rate_after"] == pytest.approx(2 / 3)
     crossed = table_with(app, "direction")
     assert sorted(zip(crossed["pair_id"], crossed["direction"], strict=True)) == [("p0", "now above"), ("p1", "now below")]
+    # issue 26: what changed, in words, above the runs table: (0.72 + 0.6 + 0.95 - 0.5 - 0.75 - 0.9) / 3 = +0.04
+    assert_leads_with(app, [f"From run #1 to run #2, the largest change is MiniLM-L6 on negation pairs: mean cosine +0.0400 "
+                            f"(95% CI {row['mean_ci_low']:+.4f} to {row['mean_ci_high']:+.4f}).",
+                            "2 pair scores crossed the threshold: 1 now above, 1 now below."])
 
     # Judged at one threshold (the sidebar's 0.7 by default) the answer is the same here; at 0.8 p1 stays below.
     app.session_state["threshold"] = 0.8

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from apptest_support import open_page, table_with
+from apptest_support import assert_leads_with, open_page, table_with
 
 from core import constants
 from core.models.cache import EmbeddingCache
 from core.models.loading import load_tokenizer
 from core.models.tokens import is_vocab_entry, word_pieces
 from core.papers.suites import read_suite_file
-from core.probes.invented import oov_replacements, oov_replicate_summary
+from core.probes.invented import invented_findings, oov_replacements, oov_replicate_summary
 from core.scoring.runner import run_pairs
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -76,10 +76,17 @@ def test_oov_with_k_words_matches_core(at):
     assert at.radio(key="iw_reading").value == constants.OOV_DEFAULT_READING == constants.VARIANT_REPLACED_B
     assert sum(c.value == f"Reading: {constants.OOV_READINGS[constants.VARIANT_REPLACED_B]}." for c in at.caption) == 2
     pairs = oov_replacements(read_suite_file(constants.SUITE_OOV), load_tokenizer(MINILM), 2, readings=[constants.VARIANT_REPLACED_B])
-    expected = oov_replicate_summary(run_pairs(pairs, [MINILM], cache=EmbeddingCache()).results)["plausible_vs_random"]
+    summary = oov_replicate_summary(run_pairs(pairs, [MINILM], cache=EmbeddingCache()).results)
+    expected = summary["plausible_vs_random"]
     assert versus["difference"].iloc[0] == pytest.approx(expected["difference"].iloc[0], abs=1e-6)
     assert versus["n_entities"].iloc[0] == 20
     # issue 15: the reading is shown in words and the raw code column stays off the screen.
     proto = next(d.proto for d in at.dataframe if "mean_plausible" in d.value.columns)
     assert "reading" not in list(proto.column_order) and "reading_label" in list(proto.column_order)
     assert versus["reading_label"].iloc[0] == "second sentence only"
+    # issue 26: the run's finding in words leads the page, above the generator's word table and every chart
+    sentences = invented_findings(summary["by_model"], expected, constants.OOV_READINGS[constants.VARIANT_REPLACED_B])
+    by_kind = summary["by_model"].set_index(constants.COL_KIND)["mean_delta"]
+    assert sentences[0] == ("With the entity replaced in the second sentence only, invented words lower the cosine on average by: "
+                            f"MiniLM-L6 {by_kind['plausible']:.2f} (plausible) and {by_kind['random']:.2f} (random).")
+    assert_leads_with(at, sentences)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from apptest_support import assert_leads_with
 from streamlit.testing.v1 import AppTest
 
 from core import constants
@@ -92,6 +93,15 @@ def test_failure_table1_published_vs_recomputed(at, failure_results):
     assert row["status"] == reproduce.STATUS_COMPARED
     bge = shown[shown["model"] == "BGE-large"]
     assert len(bge) == 18 and set(bge["status"]) == {reproduce.STATUS_NOT_RUN} and bge["recomputed"].isna().all()
+    # issue 26: the page leads with how many cells reproduce and the largest gap, counted here from the table shown
+    tolerance = at.number_input(key="papers_tolerance").value
+    numbers = shown[(shown["status"] == reproduce.STATUS_COMPARED) & shown["difference"].notna()]
+    gap = numbers.loc[numbers["difference"].abs().idxmax()]
+    comp = reproduce.compare_to_published(at.session_state["results"]["papers"].results, reference.PAPER_FAILURE, "Table 1", tolerance=tolerance)
+    sentences = reproduce.reproduction_findings(comp, tolerance)
+    assert sentences == [f"{(~numbers['beyond tolerance'].astype(bool)).sum()} of {len(numbers)} published cells reproduce within {tolerance:.3f}; "
+                         f"the largest gap is {gap['difference']:+.4f} (MiniLM-L6, {constants.CATEGORY_LABELS[gap['category']].lower()}, {gap['metric'].replace('_', ' ')})."]
+    assert_leads_with(at, sentences)
 
 
 def test_section_46_penicillin_difference_is_highlighted(at, failure_results):

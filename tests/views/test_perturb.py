@@ -106,3 +106,20 @@ def test_scores_lead_with_model_cosine_verdict_and_one_threshold_line(at):
     assert not shown_thresholds
     lines = [s for s in fig["layout"]["shapes"] if s["type"] == "line"]
     assert len(lines) == 1 and lines[0]["x0"] == pytest.approx(at.slider(key="threshold").value)
+
+
+def test_scores_lead_with_their_finding_above_every_table(at):
+    """Issue 26: the count of variants a retriever would still return, and the closest one, before the listing and the chart."""
+    from apptest_support import assert_leads_with
+
+    from core.scoring.findings import perturbation_findings
+
+    at.text_area(key="pt_text").set_value("Google acquired YouTube").run()
+    _score(at)
+    shown = _frame(at, "verdict")
+    above = int((shown["verdict"] == tables.ABOVE_THRESHOLD).sum())
+    closest = shown.loc[shown[constants.COL_COSINE].idxmax()]
+    sentences = perturbation_findings(tables.perturbation_table(at.session_state["results"]["perturb"].results, at.slider(key="threshold").value))
+    assert sentences == [f"MiniLM-L6 keeps {above} of {len(shown)} variants above its threshold: a retriever would return them as the same sentence.",
+                         f"It scores “{closest['variant']}” ({closest['category'].lower()}, {closest[constants.COL_COSINE]:.3f}) closest to the original."]
+    assert_leads_with(at, sentences)

@@ -6,7 +6,7 @@ import os
 import tempfile
 
 import pytest
-from apptest_support import open_page
+from apptest_support import assert_leads_with, open_page
 
 os.environ["COSINE_PROBE_DEFAULT_MODELS"] = "sentence-transformers/all-MiniLM-L6-v2"
 os.environ.setdefault("COSINE_PROBE_CACHE_DIR", tempfile.mkdtemp(prefix="cosine-probe-test-"))
@@ -49,6 +49,13 @@ def test_default_invented_words(at):
     last = word_tables(at)[-1]
     assert last.loc[last["word"] == "patient", "in vocabulary"].iloc[0] == "yes"
     assert len(at.download_button) >= 2  # token table downloads
+    # issue 26: the page leads with the word that splits most (one model: no agreement to report)
+    import pandas as pd
+
+    words = pd.concat(word_tables(at), ignore_index=True)
+    n_pieces = words["pieces"].str.split().map(len)
+    most = words.loc[n_pieces.idxmax()]
+    assert_leads_with(at, [f"“{most['word']}” splits most: {n_pieces.max()} pieces under MiniLM-L6."])
 
 
 def test_emoji_gives_unk(at):
@@ -70,6 +77,7 @@ def test_identical_splits_banner_with_two_models(at):
     assert table["identical_across_models"].all()
     banners = [s.value for s in at.success]
     assert len(banners) == 5 and all("All selected models split this line identically" in b for b in banners)
+    assert_leads_with(at, ["All 2 models split all 5 lines the same way.", "“flobnaxitol” splits most: 6 pieces under MiniLM-L6 and MiniLM-L6 int8 (ONNX)."])
 
 
 def test_long_line_past_max_and_empty_input(at):
@@ -104,6 +112,9 @@ def test_the_sentencepiece_model_splits_differently_and_an_endpoint_says_why_it_
     xylo = table[(table["text"] == "Xylophrix") & (table["model_id"] == e5)].iloc[0]
     assert xylo["tokens"] == "▁X y lo ph rix"
     assert not table["identical_across_models"].all()
+    differ = table.drop_duplicates("text")["identical_across_models"].map(lambda same: not same).sum()
+    said = next(m.value for m in at.markdown if "lines differently" in m.value)
+    assert said.startswith(f"The models split {differ} of 5 lines differently\\. ")
     assert any("split this line differently" in w.value for w in at.warning)
     assert any("pieces cannot be shown" in i.value for i in at.info)
     assert not at.error

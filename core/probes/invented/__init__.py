@@ -23,11 +23,12 @@ pairs), :mod:`.summary` (deltas and their intervals).
 """
 
 from core.probes.invented.pairs import oov_replacements, slot_pairs
-from core.probes.invented.summary import oov_replicate_deltas, oov_replicate_summary
+from core.probes.invented.summary import invented_findings, oov_replicate_deltas, oov_replicate_summary
 from core.probes.invented.words import InventedWord, generate_words, is_english_word, validate_request
 
 __all__ = [
     "InventedWord",
+    "invented_findings",
     "generate_words",
     "is_english_word",
     "oov_replacements",

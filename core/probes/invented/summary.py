@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from core import constants, stats
+from core.models.registry import short_name
 
 _DELTA_COLUMNS = [constants.COL_MODEL, "reading", constants.COL_PAIR_ID, constants.COL_ENTITY, constants.COL_KIND, constants.COL_REPLICATE, constants.COL_REPLACEMENT, constants.COL_N_PIECES,
                   "cosine_original", "cosine_replaced", "delta"]
@@ -163,3 +164,34 @@ def _plausible_vs_random(deltas: pd.DataFrame, by_entity: pd.DataFrame, boot: di
             "mean_pieces_random": float(pieces[sel[constants.COL_KIND] == constants.WORD_RANDOM].mean()),
         })
     return pd.DataFrame(rows, columns=_PLAUSIBLE_VS_RANDOM_COLUMNS)
+
+
+def invented_findings(by_model: pd.DataFrame, versus: pd.DataFrame, reading: str) -> list[str]:
+    """How far plausible and random invented words move each model's cosine, and whether the kind matters (Invented words).
+
+    Args:
+        by_model: :func:`oov_replicate_summary`'s ``by_model`` table (model, kind, mean_delta).
+        versus: its ``plausible_vs_random`` table (model, difference, ci_low, ci_high); may be empty.
+        reading: the reading in words (e.g. "entity replaced in the second sentence only").
+
+    Returns:
+        Up to two sentences; empty for an empty ``by_model``.
+    """
+    rows = by_model.dropna(subset=["mean_delta"])
+    if rows.empty:
+        return []
+    parts = []
+    for model, mine in rows.groupby(constants.COL_MODEL, sort=False):
+        drops = " and ".join(f"{r['mean_delta']:.2f} ({r[constants.COL_KIND]})" for _, r in mine.iterrows())
+        parts.append(f"{short_name(str(model))} {drops}")
+    out = [f"With the {reading}, invented words lower the cosine on average by: {'; '.join(parts)}."]
+    versus = versus.dropna(subset=["difference", "ci_low", "ci_high"])
+    if not versus.empty:
+        matters = versus[(versus["ci_low"] > 0) | (versus["ci_high"] < 0)]
+        if matters.empty:
+            out.append("Whether the word is plausible or random makes no difference whose 95% interval excludes 0.")
+        else:
+            out.append("Plausible minus random: " + "; ".join(
+                f"{short_name(str(r[constants.COL_MODEL]))} {r['difference']:+.2f} (95% CI {r['ci_low']:+.2f} to {r['ci_high']:+.2f})"
+                for _, r in matters.iterrows()) + ": the kind of word matters.")
+    return out

@@ -70,3 +70,58 @@ def test_retrieval_findings_say_the_plain_rate_and_each_mitigation():
     guard = constants.MITIGATION_LABELS.get("guard", "guard")
     assert retrieval_findings(rates) == [f"MiniLM-L6 ranks the contradiction above the restatement in 91% of the variants; {guard} brings that to 25% (lower is better)."]
     assert retrieval_findings(rates[rates["mitigation"] != "none"]) == []
+
+
+def _perturbed(model, rows):
+    return pd.DataFrame([{"model": model, "category": c, "text_b": t, "cosine": x, "verdict": "above threshold" if x > 0.7 else "below threshold"}
+                         for c, t, x in rows])
+
+
+def test_perturbation_one_model_counts_and_names_the_closest_variant():
+    from core.scoring.findings import perturbation_findings
+
+    table = _perturbed(L6, [("negation", "Google did not acquire YouTube", 0.81), ("entity_swap", "YouTube acquired Google", 0.9712), ("temporal", "Google will acquire YouTube", 0.62)])
+    assert perturbation_findings(table) == [
+        "MiniLM-L6 keeps 2 of 3 variants above its threshold: a retriever would return them as the same sentence.",
+        "It scores “YouTube acquired Google” (entity/role swap, 0.971) closest to the original.",
+    ]
+    assert perturbation_findings(table.iloc[:0]) == []
+
+
+def test_perturbation_two_models_one_sentence_each_for_counts_and_closest():
+    from core.scoring.findings import perturbation_findings
+
+    table = pd.concat([_perturbed(L6, [("negation", "A is not B", 0.81), ("hedging", "A may be B", 0.75)]),
+                       _perturbed(MP, [("negation", "A is not B", 0.66), ("hedging", "A may be B", 0.69)])])
+    assert perturbation_findings(table) == [
+        "Variants above each model's threshold (returned as the same sentence): MiniLM-L6 2 of 2, mpnet-base 0 of 2.",
+        "Closest to the original: MiniLM-L6 “A is not B” (negation, 0.810); mpnet-base “A may be B” (hedging, 0.690).",
+    ]
+    uncalibrated = table.assign(verdict=["above threshold", "below threshold", "no calibrated threshold", "no calibrated threshold"])
+    assert perturbation_findings(uncalibrated)[0].endswith("MiniLM-L6 1 of 2, mpnet-base no calibrated threshold.")
+    alone = uncalibrated[uncalibrated["model"] == MP]
+    assert perturbation_findings(alone)[0] == "mpnet-base has no calibrated threshold yet, so no variant is judged."
+
+
+def _split(model, text, same, words):
+    return {"model": model, "text": text, "identical_across_models": same, "words": [{"word": w, "pieces": p} for w, p in words]}
+
+
+def test_split_two_models_count_differing_lines_and_the_most_split_word():
+    from core.scoring.findings import split_findings
+
+    rows = [_split(L6, "Xylophrix", False, [("Xylophrix", ["x", "##yl", "##op", "##hri", "##x"])]),
+            _split(L6, "the cat", True, [("the", ["the"]), ("cat", ["cat"])]),
+            _split(MP, "Xylophrix", False, [("Xylophrix", ["xy", "##lo", "##phrix"])]),
+            _split(MP, "the cat", True, [("the", ["the"]), ("cat", ["cat"])])]
+    assert split_findings(rows) == ["The models split 1 of 2 lines differently.", "“Xylophrix” splits most: 5 pieces under MiniLM-L6."]
+    same = [r | {"identical_across_models": True} for r in rows if r["text"] == "the cat"]
+    assert split_findings(same) == ["All 2 models split the line the same way.", "“the” splits most: 1 piece under MiniLM-L6 and mpnet-base."]
+
+
+def test_split_one_model_says_only_the_most_split_word_and_nothing_for_no_rows():
+    from core.scoring.findings import split_findings
+
+    rows = [_split(L6, "Wompelfritz", True, [("Wompelfritz", ["wo", "##mp", "##elf", "##ritz"])])]
+    assert split_findings(rows) == ["“Wompelfritz” splits most: 4 pieces under MiniLM-L6."]
+    assert split_findings([]) == []
