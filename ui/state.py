@@ -276,18 +276,23 @@ def show_notes(key: str) -> None:
     result = stored(key)
     if result is None or not result.reports:
         return
+    # An approximate model (the 4-bit e5) is a caveat on every figure it gives, not a one-off: it stays in view.
+    caveats = [note for note in (registry.approximation_note(m) for m in result.reports) if note]
+    for caveat in caveats:
+        st.info(md_escape(caveat), icon="⚠️")
+    notes = [note for note in result.notes if note not in caveats]
     toasted = st.session_state.setdefault(KEY_TOASTED, set())
-    for note in result.notes:
+    for note in notes:
         if note not in toasted:
             toasted.add(note)
             st.toast(md_escape(note), icon="ℹ️")
     devices = sorted(set(result.devices.values()))
     where = f"Encoded on {', '.join(devices)}" + ("" if len(devices) == 1 else f" ({', '.join(f'{short(m)}: {d}' for m, d in result.devices.items())})")
-    if not result.notes:
+    if not notes:
         st.caption(f"{where}.")
         return
-    with st.expander(f"{where} · {len(result.notes)} note(s) on the models", expanded=False):
-        for note in result.notes:
+    with st.expander(f"{where} · {len(notes)} note(s) on the models", expanded=False):
+        for note in notes:
             st.caption(md_escape(note))
 
 

@@ -167,7 +167,8 @@ def test_missing_text_columns_offer_the_mapping(at, first_results):
     assert note == [
         md_escape(
             "no column is named text_a or text_b (nor sentence1/sentence2, premise/hypothesis, query/document): "
-            "using 'question' as text_a and 'answer' as text_b; choose other columns below if that is wrong"
+            "using 'question' as text_a and 'answer' as text_b, the columns holding sentences (passed over: 'topic' (single words)); "
+            "choose other columns below if that is wrong"
         )
     ]
     assert boxes(at)["Text A column"] == "question" and boxes(at)["Text B column"] == "answer"
