@@ -41,11 +41,12 @@ PAGES = {
     "invented-words": "Invented words",
     "failure-modes": "Failure",
     "retrieval": "Retrieval",
+    "tune": "Tune",
     "your-data": "Your",
     "papers": "Paper",
     "history": "History",
 }
-NAV_ORDER = ["", "compare", "perturb", "tokenizer", "oov", "invented-words", "failure-modes", "retrieval", "your-data", "papers", "history"]  # as app.py lists them
+NAV_ORDER = ["", "compare", "perturb", "tokenizer", "oov", "invented-words", "failure-modes", "retrieval", "tune", "your-data", "papers", "history"]  # as app.py lists them
 
 
 # ------------------------------------------------------------------ fixtures

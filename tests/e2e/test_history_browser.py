@@ -56,6 +56,7 @@ def server(tmp_path_factory, history_file):
 def _grid_with(page, column: str) -> pd.DataFrame:
     for grid in page.locator(f"{E.MAIN} {E.DATAFRAME}").all():
         frame = E.read_dataframe(grid)
+        frame.columns = [str(c).replace(" ", "_") for c in frame.columns]  # the page shows readable headers ("run id")
         if column in frame.columns:
             return frame
     raise AssertionError(f"no grid with a {column!r} column")

@@ -88,6 +88,9 @@ def test_sidebar_shows_cached_standins_and_compare_scores_with_them(page, server
 
     # Where each stand-in departs from its registry record, the page says so, and where it encoded.
     main = page.locator(E.MAIN)
+    # The notes sit in one collapsed line under the results (issue 26), which names the device: open it.
+    notes = main.get_by_text("Encoded on cpu · ").first
+    expect(notes).to_be_visible()
+    E.act(page, lambda: notes.click())
     for name in found:
         expect(main.get_by_text(f"{name}: the loaded model's embeddings have 32 dimensions, the registry says 1024")).to_be_visible()
-    expect(main.get_by_text("Encoded on cpu.")).to_be_visible()
