@@ -14,7 +14,7 @@ import streamlit as st
 
 from core import constants
 from core.history import store
-from core.history.sources import bytes_sha256, retrieval_record, suite_source
+from core.history.sources import bytes_sha256, retrieval_record, suite_source, tune_record
 from core.scoring.runner import RunResult
 from ui.state import Selection
 from ui.widgets import md_escape
@@ -67,6 +67,24 @@ def record_retrieval(page: str, result: Any, selection: Selection, name: str, so
             return None
         pairs, own = retrieval_record(result, name)
         return store.record_run(pairs, command=page, origin=constants.ORIGIN_APP, errors=result.errors,
+                                settings={**own, "sources": list(sources), "models_selected": list(selection.models), "device": selection.device, **settings})
+    except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        st.warning(f"This run was not added to the run history: {md_escape(reason)}. The results below are unaffected.", icon="🗂️")
+        return None
+
+
+def record_tune(result: Any, selection: Selection, sources: Sequence[Mapping[str, Any]], **settings: Any) -> int | None:
+    """Store a tune run of the app as the CLI stores it (``core.history.sources.tune_record``): every setting's
+    cosine(anchor, variant) as pairs, the training config.
+
+    Returns its id, or None (after a warning) when the history cannot be written.
+    """
+    try:
+        if store.history_path() is None:
+            return None
+        pairs, own = tune_record(result)
+        return store.record_run(pairs, command="tune", origin=constants.ORIGIN_APP,
                                 settings={**own, "sources": list(sources), "models_selected": list(selection.models), "device": selection.device, **settings})
     except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

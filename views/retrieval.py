@@ -31,7 +31,7 @@ import streamlit as st
 from core import constants
 from core.files.beir import CORPUS_FILE, DEFAULT_SPLIT, QRELS_FOLDER, QUERIES_FILE
 from core.files.errors import PairsFileError
-from core.files.triples import Triples, guess_triple_columns, parse_triples, triple_file_columns
+from core.files.triples import Triples
 from core.models.encode import encode_texts
 from core.models.loading import load_step
 from core.probes.retrieval.beir import BeirResult
@@ -42,6 +42,7 @@ from core.probes.retrieval.uploads import suite_from_bytes, texts_from_bytes
 from core.probes.retrieval.worst import worst_corpus_pairs, worst_variants
 from core.scoring import findings
 from ui import calibration_controls, history, resources, state, widgets
+from ui import triples as upload_triples
 from ui.retrieval_charts import before_after_figure, mitigation_label, mode_label, ranking_figure, rates_by_mode_figure
 
 SOURCE_SUITE, SOURCE_PAIRS, SOURCE_CORPUS = "suite", "pairs", "corpus"
@@ -177,45 +178,19 @@ def _stored_upload(kind: str, label: str, types: list[str], help_text: str) -> t
     return name, bytes(data), hashlib.sha256(name.encode("utf-8", "replace") + b"\0" + bytes(data)).hexdigest()
 
 
-def _refused(name: str, exc: Exception) -> None:
-    st.error(f"Could not use {widgets.md_escape(name)}: {widgets.md_escape(str(exc).rstrip('.'))}.", icon="⛔")
-
-
 def _triples_source() -> Source | None:
     """A triples upload, its columns mapped with pickers as on Your data (guessed from the names)."""
-    found = _stored_upload(SOURCE_TRIPLES, "Upload a triples file (CSV, TSV, JSON or JSONL)", ["csv", "tsv", "jsonl", "json"],
-                           "One row per anchor: the anchor (anchor, query or premise), the passage that should rank first (positive, entailed, "
-                           "entailment) and one or more that should not (negative, contradicted, contradiction, hard_negative, or negative_1, "
-                           "negative_2, ...). Several negatives per anchor: one row each, or numbered columns.")
+    found = _stored_upload(SOURCE_TRIPLES, "Upload a triples file (CSV, TSV, JSON or JSONL)", ["csv", "tsv", "jsonl", "json"], upload_triples.HELP)
     if found is None:
         st.info("Upload a triples file to start.")
         return None
     name, data, digest = found
-    try:
-        columns = triple_file_columns(data, name)
-    except PairsFileError as exc:
-        _refused(name, exc)
+    triples = upload_triples.mapped_triples(name, data, f"rt_tr_{digest[:10]}")
+    if triples is None:
         return None
-    guess = guess_triple_columns(columns)
-    tag = digest[:10]
-    c1, c2, c3 = st.columns(3)
-    first_anchor = columns.index(str(guess["anchor"])) if guess["anchor"] else 0
-    first_positive = columns.index(str(guess["positive"])) if guess["positive"] else min(1, len(columns) - 1)
-    anchor = c1.selectbox("Anchor (query) column", columns, index=first_anchor, key=f"rt_tr_anchor_{tag}")
-    positive = c2.selectbox("Positive column", columns, index=first_positive, key=f"rt_tr_positive_{tag}")
-    negatives = c3.multiselect("Negative column(s)", columns, default=list(guess["negative"] or []), key=f"rt_tr_negative_{tag}",
-                               help="Several columns: the wide format (negative_1, negative_2, ...).")
-    try:
-        triples = parse_triples(data, name, {constants.COL_ANCHOR: anchor, constants.COL_POSITIVE: positive, constants.COL_NEGATIVE: negatives})
-    except PairsFileError as exc:
-        _refused(name, exc)
-        return None
-    st.caption(f"{widgets.md_escape(name)}: {triples.n_rows} row(s), {len(triples.frame)} (anchor, positive, negative) triple(s)")
-    for note in triples.notes:
-        st.info(widgets.md_escape(note), icon="ℹ️")
     # The history keys a file by its bytes' SHA-256, as the CLI does, so a page run and a CLI run of one file diff.
     recorded = (triples.name, history.upload_source(name, data), {"mode": "triples", "columns": triples.plain_mapping()})
-    return Source((SOURCE_TRIPLES, digest, anchor, positive, tuple(negatives)), name, triples=triples, recorded=recorded)
+    return Source((SOURCE_TRIPLES, digest, *triples.mapping.values()), name, triples=triples, recorded=recorded)
 
 
 def _beir_source() -> Source | None:
@@ -232,7 +207,7 @@ def _beir_source() -> Source | None:
     try:
         folder = resources.unpacked_beir(name, data, digest, split)
     except PairsFileError as exc:
-        _refused(name, exc)
+        upload_triples.refused(name, exc)
         return None
     n = len(folder.queries)
     st.caption(f"{widgets.md_escape(name)}: {n} judged quer{'y' if n == 1 else 'ies'} of split {widgets.md_escape(split)}")

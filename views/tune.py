@@ -1,4 +1,4 @@
-"""Tune: turn the retrieval suite's failures into training data, fine-tune, and see honestly what it bought.
+"""Tune: turn the retrieval suite's (or the user's triples') failures into training data, fine-tune, and see honestly what it bought.
 
 Layout and widgets only: the run is ``core.probes.tune.run.run_tune``; the
 figures are its report's tables, held-out half first.
@@ -6,6 +6,7 @@ figures are its report's tables, held-out half first.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 
@@ -13,11 +14,18 @@ import pandas as pd
 import streamlit as st
 
 from core import constants
+from core.files.errors import PairsFileError
+from core.files.triples import Triples
 from core.paths import cache_dir
-from ui import state, widgets
+from ui import history, state, widgets
+from ui import triples as upload_triples
 from ui.tune_charts import before_after_figure
 
 KEY_RESULT = "tn_result"
+DATA_SUITE, DATA_TRIPLES = "suite", "triples"
+DATA_LABELS = {DATA_SUITE: "The retrieval suite", DATA_TRIPLES: "My triples file"}
+TRIPLE_TYPES = ["csv", "tsv", "jsonl", "json"]
+ss = st.session_state
 PERCENT = "percent"
 RATE_COLUMNS = (constants.COL_WIN_RATE, constants.COL_CI_LOW, constants.COL_CI_HIGH, "before", "after", "difference")
 
@@ -33,6 +41,52 @@ st.markdown(
 selection = state.current()
 model = widgets.saved_selectbox("Model to tune", selection.models, key="tn_model", format_func=state.short,
                                 help="Models come from the sidebar; tuning needs a torch sentence-transformers model.")
+data_source = st.radio("Data", list(DATA_LABELS), format_func=DATA_LABELS.get, key="tn_data", horizontal=True,
+                       help="Your triples: each anchor is one group of the split; the anchors are split in two, trained on one half, judged on the other.")
+
+
+def _stored(kind: str, label: str, help_text: str) -> tuple[str, bytes] | None:
+    """(name, bytes) of ``kind``'s upload, kept in session state (the uploader forgets it on a page switch)."""
+    uploaded = st.file_uploader(label, type=TRIPLE_TYPES, key=f"tn_{kind}_uploader", max_upload_size=constants.MAX_UPLOAD_MB, help=help_text)
+    if uploaded is not None and uploaded.file_id != ss.get(f"tn_{kind}_id"):
+        ss[f"tn_{kind}_id"], ss[f"tn_{kind}_bytes"], ss[f"tn_{kind}_name"] = uploaded.file_id, uploaded.getvalue(), uploaded.name
+    if ss.get(f"tn_{kind}_bytes") is None:
+        return None
+    return ss[f"tn_{kind}_name"], bytes(ss[f"tn_{kind}_bytes"])
+
+
+def _triples() -> tuple[Triples, str, bytes] | None:
+    """The triples upload, its columns mapped with pickers as on the Retrieval page; None (after a message) until it reads."""
+    found = _stored("triples", "Upload a triples file (CSV, TSV, JSON or JSONL)", upload_triples.HELP)
+    if found is None:
+        st.info("Upload a triples file to tune on it.")
+        return None
+    name, data = found
+    tag = hashlib.sha256(name.encode("utf-8", "replace") + b"\0" + data).hexdigest()[:10]
+    triples = upload_triples.mapped_triples(name, data, f"tn_tr_{tag}")
+    return None if triples is None else (triples, name, data)
+
+
+def _labels() -> tuple[str, bytes, pd.DataFrame] | None:
+    """The optional labelled pairs upload as ``text_a, text_b, same``; None when absent or refused (with one error)."""
+    from core.probes.tune.data import labelled_from_bytes
+
+    found = _stored("labels", "Optional: a labelled pairs file for the cost (AUC before/after)",
+                    "A pairs file with a label column (match/no match, 1/0), as on Your data; the CLI's --labels.")
+    if found is None:
+        return None
+    name, data = found
+    try:
+        frame = labelled_from_bytes(data, name)
+    except (PairsFileError, ValueError) as exc:
+        upload_triples.refused(name, exc)
+        return None
+    st.caption(f"{widgets.md_escape(name)}: {len(frame)} labelled pair(s)")
+    return name, data, frame
+
+
+chosen = _triples() if data_source == DATA_TRIPLES else None
+labelled = _labels()
 left, middle, right = st.columns(3)
 groups = left.number_input("Anchor groups used", min_value=4, max_value=200, value=200, step=2, key="tn_groups",
                            help="Fewer groups run faster; the default uses the whole suite (about 10 minutes on 2 CPU cores).")
@@ -53,10 +107,19 @@ with st.expander("Training settings"):
 def _tune() -> None:
     from core.models.loading import ModelUnavailable, load_model
     from core.probes.retrieval.suite import load_retrieval_suite
+    from core.probes.tune.data import triples_suite
     from core.probes.tune.run import run_tune, write_outputs
     from core.probes.tune.train import TuneCancelled, TuneConfig
 
+    if data_source == DATA_TRIPLES and chosen is None:
+        st.error("Upload a triples file that reads (above), or pick the retrieval suite.")
+        return
     try:
+        if chosen is not None:
+            triples, name, data = chosen
+            suite, sources = triples_suite(triples.frame, triples.name), history.upload_source(name, data)
+        else:
+            suite, sources = load_retrieval_suite().head(int(groups)), history.suite_sources(constants.SUITE_RETRIEVAL)
         config = TuneConfig(learning_rate=float(lr), batch_size=int(batch), epochs=float(epochs), seed=int(seed), average=float(average),
                             distill=float(distill), max_steps=int(max_steps) or None)
         loaded = load_model(model, allow_remote_code=model in selection.remote_code, backend="torch")
@@ -72,10 +135,13 @@ def _tune() -> None:
         def progress(fraction: float, message: str) -> None:
             bar.progress(min(max(fraction, 0.0), 1.0), text=message)
 
-        result = run_tune(st_model, loaded.meta.name, load_retrieval_suite().head(int(groups)), config, control=control, progress=progress)
+        result = run_tune(st_model, loaded.meta.name, suite, config, labelled={labelled[0]: labelled[2]} if labelled else None,
+                          control=control, progress=progress)
     except (ValueError, TuneCancelled) as exc:
         st.error(str(exc))
         return
+    extra = history.upload_source(labelled[0], labelled[1]) if labelled else []
+    history.record_tune(result, selection, sources + extra, model=model)
     out = cache_dir() / "tuned" / f"{state.short(model).replace('/', '_')}-{time.strftime('%Y%m%d-%H%M%S')}"
     written = write_outputs(result, out)
     bar.empty()

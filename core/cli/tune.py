@@ -71,25 +71,18 @@ def _config(args):
 
 
 def _labelled(paths: list[str]) -> dict[str, pd.DataFrame]:
-    """Each ``--labels`` file as ``text_a, text_b, same`` (rows without a match/no-match label left out)."""
+    """Each ``--labels`` file as ``text_a, text_b, same`` (:func:`core.probes.tune.data.labelled_pairs`)."""
     from core.files.errors import PairsFileError
     from core.files.reader import read_pairs_file
-    from core.probes.labels import match_labels
+    from core.probes.tune.data import labelled_pairs
 
     out = {}
     for path in paths:
         try:
             frame, _ = read_pairs_file(path)
-        except PairsFileError as exc:
+            out[Path(path).name] = labelled_pairs(frame)
+        except (PairsFileError, ValueError) as exc:
             raise CliError(f"--labels {path}: {exc}") from exc
-        if constants.COL_LABEL not in frame.columns:
-            raise CliError(f"--labels {path}: no label column (match/no match, 1/0)")
-        same = match_labels(frame[constants.COL_LABEL])
-        kept = frame[same.notna()]
-        if same.nunique() < 2:
-            raise CliError(f"--labels {path}: needs both match and no-match labels")
-        out[Path(path).name] = pd.DataFrame({constants.COL_TEXT_A: kept[constants.COL_TEXT_A], constants.COL_TEXT_B: kept[constants.COL_TEXT_B],
-                                             "same": same[same.notna()].astype(bool)})
     return out
 
 
@@ -166,17 +159,9 @@ def cmd_tune(args) -> int:
 
 
 def _record(result) -> None:
-    """The run in the history: every setting's cosine(anchor, variant) as pairs, one model name per setting."""
+    """The run in the history (:func:`core.history.sources.tune_record`)."""
     from core.cli.history import record_history
+    from core.history.sources import tune_record
 
-    scores = result.scores
-    pairs = pd.DataFrame({
-        constants.COL_MODEL: result.doc["model"] + " [" + scores[constants.COL_SETTING] + "]",
-        constants.COL_PAIR_ID: scores[constants.COL_GROUP_ID] + ":" + scores[constants.COL_MODE],
-        constants.COL_CATEGORY: scores[constants.COL_MODE],
-        constants.COL_TEXT_A: scores[constants.COL_ANCHOR],
-        constants.COL_TEXT_B: scores[constants.ROLE_VARIANT],
-        constants.COL_COSINE: scores["cosine_variant"],
-        constants.COL_SPLIT: scores[constants.COL_SPLIT],
-    })
-    record_history("tune", pairs, {"sources": [{"suite": result.doc["suite"]}], "config": result.doc["config"]})
+    pairs, settings = tune_record(result)
+    record_history("tune", pairs, {"sources": [{"suite": result.doc["suite"]}], **settings})

@@ -206,3 +206,23 @@ def retrieval_record(result: Any, name: str) -> tuple[pd.DataFrame, dict[str, An
     elif isinstance(getattr(result, "rates", None), pd.DataFrame):
         settings["rates"] = _records(result.rates)
     return pairs, settings
+
+
+def tune_record(result: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """A tune run (``core.probes.tune.run.TuneResult``) for the history: every setting's cosine(anchor, variant) as pairs.
+
+    Returns:
+        (pairs, settings): one pair per setting and variant, the model named ``model [setting]``;
+        settings holding the run's ``config``.
+    """
+    scores = result.scores
+    pairs = pd.DataFrame({
+        constants.COL_MODEL: result.doc["model"] + " [" + scores[constants.COL_SETTING] + "]",
+        constants.COL_PAIR_ID: scores[constants.COL_GROUP_ID] + ":" + scores[constants.COL_MODE],
+        constants.COL_CATEGORY: scores[constants.COL_MODE],
+        constants.COL_TEXT_A: scores[constants.COL_ANCHOR],
+        constants.COL_TEXT_B: scores[constants.ROLE_VARIANT],
+        constants.COL_COSINE: scores["cosine_variant"],
+        constants.COL_SPLIT: scores[constants.COL_SPLIT],
+    })
+    return pairs, {"config": result.doc["config"]}

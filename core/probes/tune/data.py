@@ -181,3 +181,42 @@ def write_parquet(frame: pd.DataFrame, path: str | Path) -> Path:
     frame.to_parquet(tmp, index=False)
     tmp.replace(out)
     return out
+
+
+def labelled_pairs(frame: pd.DataFrame) -> pd.DataFrame:
+    """A labelled pairs table (``text_a, text_b, label``) as ``text_a, text_b, same``, for the AUC cost before/after.
+
+    Rows whose label is neither match nor no match are left out.
+
+    Args:
+        frame: a pairs table with the project's column names (``core.files.reader``), ``n`` rows.
+
+    Returns:
+        ``m <= n`` rows: ``text_a``, ``text_b`` and ``same`` (bool).
+
+    Raises:
+        ValueError: no label column, or not both match and no-match labels.
+    """
+    from core.probes.labels import match_labels
+
+    if C.COL_LABEL not in frame.columns:
+        raise ValueError("no label column (match/no match, 1/0)")
+    same = match_labels(frame[C.COL_LABEL])
+    if same.nunique() < 2:
+        raise ValueError("needs both match and no-match labels")
+    kept = same.notna()
+    return pd.DataFrame({C.COL_TEXT_A: frame.loc[kept, C.COL_TEXT_A], C.COL_TEXT_B: frame.loc[kept, C.COL_TEXT_B], "same": same[kept].astype(bool)})
+
+
+def labelled_from_bytes(data: bytes, name: str) -> pd.DataFrame:
+    """An uploaded labelled pairs file (columns guessed as for any pairs file) as :func:`labelled_pairs` gives it.
+
+    Raises:
+        PairsFileError: the file does not parse or lacks its text columns.
+        ValueError: as :func:`labelled_pairs`.
+    """
+    from core.files.reader import apply_mapping, guess_mapping, parse_pairs
+
+    parsed = parse_pairs(data, name)
+    frame, _ = apply_mapping(parsed, guess_mapping(list(parsed.frame.columns), parsed.frame), suite=Path(name).stem)
+    return labelled_pairs(frame)

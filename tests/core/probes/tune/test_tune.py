@@ -193,3 +193,19 @@ def test_warnings_name_modes_that_did_not_move():
     notes = report.warnings(tests)
     assert len(notes) == 1 and notes[0].startswith("Entity/role swap") and "word order" in notes[0]
     assert not math.isnan(tests["pvalue"].iloc[0])
+
+
+def test_labelled_pairs_keep_match_and_no_match_rows_only():
+    from core.files.errors import PairsFileError
+    from core.probes.tune.data import labelled_from_bytes
+
+    data = b"text_a,text_b,label\na,b,match\nc,d,no match\ne,f,maybe\n"
+    frame = labelled_from_bytes(data, "labels.csv")
+    assert list(frame.columns) == ["text_a", "text_b", "same"]
+    assert frame.values.tolist() == [["a", "b", True], ["c", "d", False]]
+    with pytest.raises(ValueError, match="no label column"):
+        labelled_from_bytes(b"text_a,text_b\na,b\n", "labels.csv")
+    with pytest.raises(ValueError, match="both match and no-match"):
+        labelled_from_bytes(b"text_a,text_b,label\na,b,match\nc,d,match\n", "labels.csv")
+    with pytest.raises(PairsFileError):
+        labelled_from_bytes(b"PK\x03\x04rest", "labels.csv")
