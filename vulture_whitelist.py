@@ -50,7 +50,6 @@ perturb_matches  # core/probes/retrieval/suite.py
 suite_counts  # core/probes/retrieval/suite.py
 history_pairs  # TriplesResult hook read by getattr in core/history/sources.retrieval_record (i24b)
 user_retrieval  # GateRun field (core/gate/run.py): the triples and BEIR results a gate ran, for callers and tests
-read_text_file  # core/files/reader.py: no caller since core/files/texts.py reads corpus/queries; delete after the merge (kept so the i24b hunk beside it merges)
 
 # Library-facing names vulture cannot see being used.
 _.graph_optimization_level  # onnxruntime.SessionOptions, set in core/models/backends.py

@@ -55,12 +55,6 @@ class ParsedPairs:
     nested: dict[str, list[int]] = field(default_factory=dict)
 
 
-def _decode(data: bytes) -> tuple[str, str]:
-    """(text, encoding) of a file's bytes, as :func:`core.files.decoding.decode_bytes` finds them."""
-    decoded = decode_bytes(data)
-    return decoded.text, decoded.encoding
-
-
 def _sniff(text: str, suffix: str) -> str:
     if suffix == ".tsv":
         return "\t"
@@ -450,20 +444,3 @@ def read_pairs_file(
     guessed = None if both_given else mapping_note(list(parsed.frame.columns), mapping, flags, parsed.frame)
     return frame, ([guessed] if guessed else []) + notes
 
-
-def read_text_file(path: str | Path, max_mb: float = constants.MAX_UPLOAD_MB) -> tuple[str, str]:
-    """A user's text file (e.g. a one-column corpus), size-checked and decoded as :func:`parse_pairs` decodes.
-
-    Returns:
-        ``(text, encoding)``.
-
-    Raises:
-        PairsFileError: unreadable, too large, empty, binary, or a spreadsheet.
-    """
-    path = Path(path)
-    try:
-        _check_size(path.stat().st_size, max_mb)
-        data = path.read_bytes()
-    except OSError as exc:
-        raise PairsFileError(_os_error_message(path, exc)) from exc
-    return _decode(data)
