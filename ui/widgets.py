@@ -48,8 +48,7 @@ def table(frame: pd.DataFrame, name: str, **kwargs) -> None:
     """A dataframe with its downloads underneath: readable headers (no snake_case) and "—" for missing cells (issue 26)."""
     config: dict[str, Any] = {str(c): str(c).replace("_", " ") for c in frame.columns if "_" in str(c)}
     for column, given in (kwargs.pop("column_config", None) or {}).items():
-        unlabelled = isinstance(given, dict) and not given.get("label")
-        config[column] = {**given, "label": str(column).replace("_", " ")} if unlabelled else given
+        config[column] = _readable(column, given, {})
     kwargs.setdefault("placeholder", MISSING)
     st.dataframe(frame, width="stretch", hide_index=True, column_config=config, **kwargs)
     downloads(frame, name)
@@ -221,6 +220,14 @@ def plain_note(text: object) -> str:
     return out or MISSING
 
 
+def _readable(column: str, given: Any, labels: dict[str, str]) -> Any:
+    """A caller's column config with a readable header: one given for its format alone, or labelled with the
+    raw column name itself (``NumberColumn(c, format=…)``), shows ``labels[column]`` or the name without underscores."""
+    if isinstance(given, dict) and given.get("label") in (None, "", column):
+        return {**given, "label": labels.get(column, str(column).replace("_", " "))}
+    return given
+
+
 def _default_config(column: str, labels: dict[str, str]):
     label = labels.get(column, column.replace("_", " "))
     if column == "cosine":
@@ -269,9 +276,7 @@ def results_table(
     labels = labels or {}
     config = {c: _default_config(c, labels) for c in order}
     for column, given in (column_config or {}).items():
-        # A config given for its format alone still gets the readable header, not the snake_case name.
-        unlabelled = isinstance(given, dict) and not given.get("label")
-        config[column] = {**given, "label": labels.get(column, column.replace("_", " "))} if unlabelled else given
+        config[column] = _readable(column, given, labels)
     shown = frame.assign(**{c: frame[c].map(plain_note) for c in notes
                                  if c in frame.columns and (frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c]))})
     texts = [c for c in order if c in TEXT_COLUMNS]

@@ -58,3 +58,16 @@ def test_a_finding_is_one_escaped_paragraph_and_nothing_when_there_is_none():
     assert where.written == []
     widgets.finding(["MiniLM-L6 keeps 2 of 3 variants.", "It scores “A*B” closest."], where)
     assert where.written == ["MiniLM\\-L6 keeps 2 of 3 variants\\. It scores “A\\*B” closest\\."]
+
+
+def test_a_config_labelled_with_its_raw_column_name_still_gets_a_readable_header():
+    import streamlit as st
+
+    from ui.widgets import _readable
+
+    # NumberColumn(c, format=…) names the column by its snake_case self; the screen shows it readable.
+    assert _readable("win_rate", st.column_config.NumberColumn("win_rate", format="percent"), {})["label"] == "win rate"
+    assert _readable("win_rate", st.column_config.NumberColumn(format="percent"), {"win_rate": "share"})["label"] == "share"
+    # A label the caller chose is kept, and so is a plain string config.
+    assert _readable("win_rate", st.column_config.NumberColumn("Win rate (%)", format="percent"), {})["label"] == "Win rate (%)"
+    assert _readable("win_rate", "rate", {}) == "rate"
