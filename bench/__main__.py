@@ -28,6 +28,8 @@ FIGURES = {
     # issue 12: any size in chunks, warm runs without weights, the app's upload limit
     "scale_runs": scale.scale_runs,
     "warm_whole_process": scale.warm_whole_process,
+    # issue 27: a warm retrieval run loads no weights
+    "retrieval_warm": scale.retrieval_warm,
     "upload_50k": scale.upload,
     # issue 23: every weights file and export hashed in full once per process
     "weights_hashing": hashing.weights_hashing,
@@ -76,6 +78,7 @@ def _headline(name: str, fig: dict) -> str:
         "failure_modes_rerun": ("threshold_new_value_median_s", "threshold_revisited_median_s", "search_median_s", "met"),
         "scale_runs": ("runs", "rss_100k_vs_10k"),
         "warm_whole_process": ("cold_seconds", "warm_seconds", "speedup", "warm_imported_torch"),
+        "retrieval_warm": ("cold_seconds", "warm_seconds", "warm_peak_rss_mb", "warm_imported_torch"),
         "upload_50k": ("seconds", "peak_rss_mb"),
         "weights_hashing": ("minilm_hash_seconds", "mpnet_hash_seconds"),
         "tune_default": ("seconds", "peak_rss_mb", "held_out_negation_drop", "met"),

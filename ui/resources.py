@@ -17,11 +17,12 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from core.constants import DEVICE_AUTO
 from core.history import store as history_store
 from core.history.diff import RunDiff, diff_runs
 from core.models.cache import EmbeddingCache
-from core.models.loading import Availability, LoadedModel, availability, load_model, load_tokenizer
+from core.models.loading import Availability, LoadedModel, availability, load_tokenizer
+from core.models.options import EncodeOptions
+from core.models.runs import load
 from core.papers import reference, suites
 
 
@@ -31,10 +32,10 @@ def embedding_cache() -> EmbeddingCache:
     return EmbeddingCache()
 
 
-@st.cache_resource(show_spinner=False)  # the caller names the model and its one-off export (ui.state.run)
-def model(name: str, allow_remote_code: bool = False, device: str = DEVICE_AUTO) -> LoadedModel:
-    """A loaded model on a device (``auto``, ``cpu``, ``cuda``, ``mps``), shared by all sessions (raises ModelUnavailable)."""
-    return load_model(name, allow_remote_code=allow_remote_code, device=device)
+@st.cache_resource(show_spinner=False)
+def model(name: str, options: EncodeOptions) -> LoadedModel:
+    """A loaded model as ``options`` say (device, backend, remote code), shared by all sessions (raises ModelUnavailable)."""
+    return load(name, options)
 
 
 @st.cache_data(ttl=60, show_spinner=False)
@@ -93,27 +94,27 @@ def tokenizer(name: str):
 
 # --- why a score (core.probes.explain): explanations cost many forward passes, so each is kept
 @st.cache_data(show_spinner="Explaining the score…", max_entries=128)
-def explanation(name: str, allow_remote_code: bool, device: str, text_a: str, text_b: str, method: str, unit: str, steps: int, baseline: str):
+def explanation(name: str, options: EncodeOptions, text_a: str, text_b: str, method: str, unit: str, steps: int, baseline: str):
     """``core.probes.explain.explain_pair`` for one model and pair: (Explanation, note or None); raises ModelUnavailable, ValueError."""
     from core.probes.explain import explain_pair
 
-    return explain_pair(model(name, allow_remote_code, device), text_a, text_b, method=method, unit=unit, steps=steps, baseline=baseline)
+    return explain_pair(model(name, options), text_a, text_b, method=method, unit=unit, steps=steps, baseline=baseline)
 
 
 @st.cache_data(show_spinner="Cosine layer by layer…", max_entries=128)
-def layer_curve(name: str, allow_remote_code: bool, device: str, text_a: str, text_b: str) -> pd.DataFrame:
+def layer_curve(name: str, options: EncodeOptions, text_a: str, text_b: str) -> pd.DataFrame:
     """The pair's mean-pooled cosine at every layer of a torch model (raises ModelUnavailable, ValueError)."""
     from core.probes.explain import layer_cosines
 
-    return layer_cosines(model(name, allow_remote_code, device), text_a, text_b)
+    return layer_cosines(model(name, options), text_a, text_b)
 
 
 @st.cache_data(show_spinner="Layer curves of the OOV suite…", max_entries=16)
-def oov_layer_curves(name: str, allow_remote_code: bool, device: str) -> pd.DataFrame:
+def oov_layer_curves(name: str, options: EncodeOptions) -> pd.DataFrame:
     """Layer curves of the OOV suite and the baseline controls for one torch model (raises ModelUnavailable, ValueError)."""
     from core.probes.explain import oov_layer_curves as curves
 
-    return curves(model(name, allow_remote_code, device))
+    return curves(model(name, options))
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -135,35 +136,35 @@ def retrieval_suite():
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def retrieval_run(name: str, passages: pd.DataFrame, queries: pd.DataFrame, models: tuple[str, ...], remote: tuple[str, ...], device: str,
+def retrieval_run(name: str, passages: pd.DataFrame, queries: pd.DataFrame, models: tuple[str, ...], options: EncodeOptions,
                   mitigations: str, thresholds: tuple[tuple[str, float], ...]):
     """``run_retrieval`` of a suite (its two tables) with the ``--mitigate`` list ``mitigations`` (``RetrievalResult``)."""
     from core.probes.retrieval.mitigations import parse_mitigations
     from core.probes.retrieval.run import run_retrieval
     from core.probes.retrieval.suite import RetrievalSuite
 
-    return run_retrieval(RetrievalSuite(name, passages, queries), list(models), cache=embedding_cache(), allow_remote_code=list(remote), device=device,
+    return run_retrieval(RetrievalSuite(name, passages, queries), list(models), cache=embedding_cache(), options=options,
                          mitigations=parse_mitigations(mitigations, thresholds=dict(thresholds) or None))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def corpus_run(corpus: tuple[str, ...], queries: tuple[str, ...], models: tuple[str, ...], remote: tuple[str, ...], device: str,
+def corpus_run(corpus: tuple[str, ...], queries: tuple[str, ...], models: tuple[str, ...], options: EncodeOptions,
                mitigations: str, thresholds: tuple[tuple[str, float], ...]):
     """``run_corpus_probe`` of a corpus and its queries with the ``--mitigate`` list ``mitigations`` (``CorpusResult``)."""
     from core.probes.retrieval.mitigations import parse_mitigations
     from core.probes.retrieval.run import run_corpus_probe
 
-    return run_corpus_probe(list(corpus), list(queries), list(models), cache=embedding_cache(), allow_remote_code=list(remote), device=device,
+    return run_corpus_probe(list(corpus), list(queries), list(models), cache=embedding_cache(), options=options,
                             mitigations=parse_mitigations(mitigations, thresholds=dict(thresholds) or None))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def triples_run(name: str, frame: pd.DataFrame, mapping: tuple[tuple[str, object], ...], models: tuple[str, ...], remote: tuple[str, ...], device: str):
+def triples_run(name: str, frame: pd.DataFrame, mapping: tuple[tuple[str, object], ...], models: tuple[str, ...], options: EncodeOptions):
     """``run_triples`` of a triples table (``TriplesResult``), cached per table and models."""
     from core.files.triples import Triples
     from core.probes.retrieval.triples import run_triples
 
-    return run_triples(Triples(name, frame, dict(mapping)), list(models), cache=embedding_cache(), allow_remote_code=list(remote), device=device)  # type: ignore[arg-type]
+    return run_triples(Triples(name, frame, dict(mapping)), list(models), cache=embedding_cache(), options=options)  # type: ignore[arg-type]
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -178,13 +179,13 @@ def unpacked_beir(name: str, data: bytes, digest: str, split: str):
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def beir_run(folder: str, split: str, digest: str, models: tuple[str, ...], remote: tuple[str, ...], device: str):
+def beir_run(folder: str, split: str, digest: str, models: tuple[str, ...], options: EncodeOptions):
     """``run_beir`` of an unpacked BEIR folder (``BeirResult``); ``digest`` (of the upload) keys the cache."""
     from core.files.beir import read_beir
     from core.probes.retrieval.beir import run_beir
 
     del digest
-    return run_beir(read_beir(folder, split), list(models), cache=embedding_cache(), allow_remote_code=list(remote), device=device)
+    return run_beir(read_beir(folder, split), list(models), cache=embedding_cache(), options=options)
 
 
 @st.cache_data(ttl=60, show_spinner=False)

@@ -8,7 +8,6 @@ failed run never wipes what the user already had.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from dataclasses import dataclass
@@ -17,9 +16,10 @@ import pandas as pd
 import streamlit as st
 
 from core import constants
-from core.models import endpoint, registry
+from core.models import registry
 from core.models.device import choose_device
-from core.models.loading import REMOTE_CODE_WARNING, ModelUnavailable, load_step
+from core.models.loading import REMOTE_CODE_WARNING
+from core.models.options import EncodeOptions
 from core.scoring.runner import RunResult, run_pairs
 from ui import resources
 from ui.endpoints import endpoint_form, register_session_endpoints, settings_key
@@ -51,6 +51,11 @@ class Selection:
     threshold: float
     remote_code: frozenset[str]
     device: str = constants.DEVICE_AUTO
+
+    @property
+    def options(self) -> EncodeOptions:
+        """How the selected models load and encode: the sidebar's device and remote-code opt-ins."""
+        return EncodeOptions(device=self.device, allow_remote_code=self.remote_code)
 
 
 def default_models() -> list[str]:
@@ -189,20 +194,11 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
         def progress(fraction: float, message: str) -> None:
             bar.progress(fraction, text=md_escape(message))  # messages name the models, which users type
 
-        # Load through the shared resource wrapper so every session reuses one instance; each load names
-        # its model and, the first time, the exact ONNX export it makes and how long that takes.
-        for i, name in enumerate(selection.models):
-            if endpoint.is_endpoint(name):
-                continue  # loaded per settings by run_pairs, never cached by name alone
-            step = f"{load_step(name, selection.device)} ({i + 1}/{n})"
-            status.update(label=f"{label}: {md_escape(step)}")
-            progress(i / max(n, 1), step)
-            with contextlib.suppress(ModelUnavailable):  # run_pairs reports it with the reason
-                resources.model(name, name in selection.remote_code, selection.device)
-        status.update(label=f"{label}: scoring {len(pairs)} pairs × {n} models")
-        result = run_pairs(
-            pairs, selection.models, cache=resources.embedding_cache(), allow_remote_code=sorted(selection.remote_code), progress=progress, device=selection.device
-        )
+        def loading(step: str) -> None:
+            status.update(label=f"{label}: {md_escape(step)}")  # names the model and, the first time, its one-off ONNX export
+
+        # Models whose every vector is cached are scored without loading their weights (core.models.runs).
+        result = run_pairs(pairs, selection.models, cache=resources.embedding_cache(), options=selection.options, progress=progress, on_load=loading)
         result.seconds = time.perf_counter() - start
         ok = not result.results.empty
         done = f"{label}: done in {wall_time(result.seconds)} on {', '.join(sorted(set(result.devices.values())))}"

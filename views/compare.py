@@ -16,6 +16,7 @@ import streamlit as st
 from core import constants
 from core.files.text_checks import check_lines, check_text, unknown_token_note
 from core.models.loading import ModelUnavailable, max_seq_length
+from core.models.runs import model_runs
 from core.models.tokens import Tokenization, tokenize
 from core.scoring import findings, tables
 from core.scoring.runner import similarity_matrix
@@ -257,18 +258,24 @@ if build or sorted(sel.models) != ss.get(KEY_HEAT_MODELS):
     elif not sel.models:
         st.warning("Select at least one model in the sidebar.")
     else:
-        matrices, errors = {}, {}
+        matrices: dict[str, Any] = {}
+        errors: dict[str, str] = {}
         with st.status(f"Heatmap: {len(sentences)} sentences × {len(sel.models)} models", expanded=False) as status:
             bar = st.progress(0.0)
-            for i, name in enumerate(sel.models):
-                bar.progress(i / len(sel.models), text=f"{md_escape(short(name))} ({i + 1}/{len(sel.models)})")
+            cache = resources.embedding_cache()
+
+            def progress(fraction: float, message: str) -> None:
+                bar.progress(fraction, text=md_escape(message))  # messages name the models, which users type
+
+            # Sentences already cached need no weights (core.models.runs); a failure is one line per model.
+            for turn in model_runs(sel.models, sel.options, cache=cache, errors=errors, progress=progress):
+                loaded = turn.model_for(sentences)
+                if loaded is None:
+                    continue
                 try:
-                    loaded = resources.model(name, name in sel.remote_code, sel.device)
-                    matrices[name] = similarity_matrix(loaded, sentences, resources.embedding_cache())
-                except ModelUnavailable as exc:
-                    errors[name] = str(exc)
+                    matrices[turn.name] = similarity_matrix(loaded, sentences, cache)
                 except Exception as exc:  # noqa: BLE001 - one model's failure must not stop the others
-                    errors[name] = f"{name}: failed while encoding ({type(exc).__name__})"
+                    turn.fail(exc)
             bar.progress(1.0, text="done")
             status.update(label="Heatmap: done" if matrices else "Heatmap: no model produced results", state="complete" if matrices else "error")
         if matrices:

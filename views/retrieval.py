@@ -32,8 +32,7 @@ from core import constants
 from core.files.beir import CORPUS_FILE, DEFAULT_SPLIT, QRELS_FOLDER, QUERIES_FILE
 from core.files.errors import PairsFileError
 from core.files.triples import Triples
-from core.models.encode import encode_texts
-from core.models.loading import load_step
+from core.models.runs import model_runs
 from core.probes.retrieval.beir import BeirResult
 from core.probes.retrieval.run import CorpusResult, RetrievalResult
 from core.probes.retrieval.suite import RetrievalSuite, RetrievalSuiteError
@@ -306,23 +305,21 @@ def _mitigations(selection: state.Selection) -> tuple[str, tuple[tuple[str, floa
 
 
 def _warm(source: Source, selection: state.Selection, bar) -> None:
-    """Encode every text once per model into the shared embedding cache, with progress."""
+    """Encode every text once per model into the shared embedding cache, with progress (the cached run after it shows none).
+
+    A model whose every text is already cached loads no weights (core.models.runs).
+    """
     if source.triples is not None or source.beir is not None:
         bar.progress(1.0, text="encoding through the embedding cache")
         return
-    texts, n = source.texts(), len(selection.models)
-    for i, name in enumerate(selection.models):
-        label = widgets.md_escape(state.short(name))
-        bar.progress(i / n, text=f"{widgets.md_escape(load_step(name, selection.device))} ({i + 1}/{n})")
-        try:
-            loaded = resources.model(name, name in selection.remote_code, selection.device)
+    texts = source.texts()
 
-            def progress(done: int, total: int, i: int = i, label: str = label) -> None:
-                bar.progress(min(1.0, (i + done / max(total, 1)) / n), text=f"{label}: encoded {done}/{total} new texts")
+    def progress(fraction: float, message: str) -> None:
+        bar.progress(fraction, text=widgets.md_escape(message))  # messages name the models, which users type
 
-            encode_texts(loaded, texts, resources.embedding_cache(), progress=progress)
-        except Exception:  # noqa: BLE001, S110 - the run itself reports every model that fails, with the reason
-            pass
+    # Failures are left to the run itself, which reports every model that fails with the reason.
+    for run in model_runs(selection.models, selection.options, cache=resources.embedding_cache(), errors={}, progress=progress):
+        run.encode(texts)
     bar.progress(1.0, text="encoded")
 
 
@@ -335,7 +332,7 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, spec: str, t
     if problem:
         st.error(f"{widgets.md_escape(problem)}. Pick auto or cpu as the device in the sidebar.", icon="⛔")
         return
-    models, remote = tuple(selection.models), tuple(sorted(selection.remote_code))
+    models = tuple(selection.models)
     start = time.perf_counter()  # the whole action: loading, encoding and the probes (issue 26)
     with st.status(f"Retrieval probes: {widgets.md_escape(source.label)} × {len(models)} model(s)", expanded=True) as status:
         _warm(source, selection, st.progress(0.0))
@@ -343,13 +340,13 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, spec: str, t
         result: RetrievalResult | CorpusResult | TriplesResult | BeirResult
         if source.triples is not None:
             t = source.triples
-            result = resources.triples_run(t.name, t.frame, tuple(t.mapping.items()), models, remote, selection.device)
+            result = resources.triples_run(t.name, t.frame, tuple(t.mapping.items()), models, selection.options)
         elif source.beir is not None:
-            result = resources.beir_run(*source.beir, models, remote, selection.device)
+            result = resources.beir_run(*source.beir, models, selection.options)
         elif source.suite is not None:
-            result = resources.retrieval_run(source.suite.name, source.suite.passages, source.suite.queries, models, remote, selection.device, spec, thresholds)
+            result = resources.retrieval_run(source.suite.name, source.suite.passages, source.suite.queries, models, selection.options, spec, thresholds)
         else:
-            result = resources.corpus_run(source.corpus, source.queries, models, remote, selection.device, spec, thresholds)
+            result = resources.corpus_run(source.corpus, source.queries, models, selection.options, spec, thresholds)
         ok = bool(result.models)
         status.update(label=f"Retrieval probes: done in {state.wall_time(time.perf_counter() - start)}" if ok else "Retrieval probes: no model produced results",
                       state="complete" if ok else "error", expanded=False)

@@ -6,6 +6,7 @@ figures are its report's tables, held-out half first.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import time
@@ -105,7 +106,8 @@ with st.expander("Training settings"):
 
 
 def _tune() -> None:
-    from core.models.loading import ModelUnavailable, load_model
+    from core.models.loading import ModelUnavailable
+    from core.models.runs import load
     from core.probes.retrieval.suite import load_retrieval_suite
     from core.probes.tune.data import triples_suite
     from core.probes.tune.run import run_tune, write_outputs
@@ -122,7 +124,7 @@ def _tune() -> None:
             suite, sources = load_retrieval_suite().head(int(groups)), history.suite_sources(constants.SUITE_RETRIEVAL)
         config = TuneConfig(learning_rate=float(lr), batch_size=int(batch), epochs=float(epochs), seed=int(seed), average=float(average),
                             distill=float(distill), max_steps=int(max_steps) or None)
-        loaded = load_model(model, allow_remote_code=model in selection.remote_code, backend="torch")
+        loaded = load(model, dataclasses.replace(selection.options, backend="torch"))  # tuning trains the torch model itself
     except (ValueError, ModelUnavailable) as exc:
         st.error(str(exc))
         return

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from core.cli.common import CliError, default_models, embedding_cache, print_errors, print_progress
+from core.cli.common import CliError, default_models, embedding_cache, print_errors, print_progress, run_options
 from core.cli.outputs import output_file
 from core.gate.budgets import STATUS_ERROR, STATUS_FAIL, STATUS_PASS
 from core.gate.config import CheckConfig, ConfigError, load_config
@@ -70,7 +70,7 @@ def cmd_check(args) -> int:
     quiet = args.quiet or args.json
     print(f"check {config.path.name}: {len(models)} model(s), thresholds {threshold_label(config)}", file=sys.stderr)
     try:
-        run = run_check(config, models, cache=embedding_cache(args), progress=None if quiet else print_progress)
+        run = run_check(config, models, cache=embedding_cache(args), options=run_options(args), progress=None if quiet else print_progress)
     except ConfigError as exc:
         raise CliError(str(exc)) from exc
     if not quiet:

@@ -11,12 +11,16 @@ import argparse
 import math
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from core import constants
 from core.cli.endpoints import add_endpoint_options
 from core.models import registry
+
+if TYPE_CHECKING:
+    from core.models.options import EncodeOptions
 
 EXIT_USAGE = 2
 EXIT_NO_MODEL = 3
@@ -86,9 +90,15 @@ def check_device(args) -> None:
             raise CliError(str(exc)) from exc
 
 
-def run_options(args) -> dict:
-    """run_pairs keywords from ``--device`` and ``--batch-size`` (commands without them run on auto)."""
-    return {"device": getattr(args, "device", None) or constants.DEVICE_AUTO, "batch_size": getattr(args, "batch_size", None)}
+def run_options(args) -> EncodeOptions:
+    """The command's :class:`EncodeOptions` from ``--device``, ``--batch-size``, ``--backend`` and ``--trust-remote-code``.
+
+    Commands without one of them run on its default (auto device and backend, each model's batch size).
+    """
+    from core.models.options import EncodeOptions
+
+    return EncodeOptions(device=getattr(args, "device", None) or constants.DEVICE_AUTO, batch_size=getattr(args, "batch_size", None),
+                         backend=getattr(args, "backend", None), allow_remote_code=frozenset(getattr(args, "trust_remote_code", None) or ()))
 
 
 def embedding_cache(args):
@@ -139,7 +149,7 @@ def score_pairs(args, pairs: pd.DataFrame, models: list[str]):
     from core.scoring.runner import run_pairs
 
     quiet = getattr(args, "quiet", True)
-    result = run_pairs(pairs, models, cache=embedding_cache(args), allow_remote_code=getattr(args, "trust_remote_code", None) or [], progress=None if quiet else print_progress, **run_options(args))
+    result = run_pairs(pairs, models, cache=embedding_cache(args), progress=None if quiet else print_progress, options=run_options(args))
     if not quiet:
         print(file=sys.stderr)
     print_errors(result.errors)
@@ -156,5 +166,5 @@ def calibrated_thresholds(args, models: list[str]) -> dict[str, float]:
     from core.probes.calibration import calibrate, thresholds_by_model
     from core.scoring.runner import run_pairs
 
-    result = run_pairs(control_pairs(), models, cache=embedding_cache(args), allow_remote_code=args.trust_remote_code or [], **run_options(args))
+    result = run_pairs(control_pairs(), models, cache=embedding_cache(args), options=run_options(args))
     return thresholds_by_model(calibrate(result.results)) if not result.results.empty else {}

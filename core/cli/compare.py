@@ -30,7 +30,7 @@ def cmd_compare(args) -> int:
     pairs = pd.DataFrame({constants.COL_TEXT_A: [a], constants.COL_TEXT_B: [b], constants.COL_SUITE: ["compare"], constants.COL_CATEGORY: ["typed"], constants.COL_PAIR_ID: ["typed-1"]})
     cache = embedding_cache(args)
     announce_tokens(models, [a, b], cache, args.price_per_million_tokens)
-    result = run_pairs(pairs, models, cache=cache, allow_remote_code=args.trust_remote_code or [], **run_options(args))
+    result = run_pairs(pairs, models, cache=cache, options=run_options(args))
     print_errors(result.errors)
     print_notes(result.notes)
     if not result.results.empty:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from core import constants
-from core.cli.common import EXIT_NO_MODEL, CliError, add_model_options, models_arg, print_errors, require_text
+from core.cli.common import EXIT_NO_MODEL, CliError, add_model_options, models_arg, print_errors, require_text, run_options
 from core.models import registry
 
 EXAMPLES = (
@@ -64,12 +64,11 @@ def _records(frame: pd.DataFrame) -> list[dict]:
 
 def _explain_one(args, name: str, a: str, b: str) -> tuple[dict, pd.DataFrame]:
     """One model's JSON entry and its attribution table (raises ModelUnavailable or ValueError)."""
-    from core.models.loading import load_model
+    from core.models.runs import load
     from core.probes.explain import explain_pair, layer_cosines, top_units
     from core.probes.explain.forward import is_torch
 
-    kwargs = {"device": args.device} if getattr(args, "device", None) else {}
-    model = load_model(name, allow_remote_code=name in (args.trust_remote_code or []), **kwargs)
+    model = load(name, run_options(args))
     explanation, note = explain_pair(model, a, b, method=args.method, unit=args.unit, steps=args.steps, baseline=args.baseline)
     notes = [note] if note else []
     for side in explanation.truncated:

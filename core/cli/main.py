@@ -69,13 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args) -> int:
     """Run the command; every failure becomes one stderr line and an exit code."""
-    from core.models.loading import default_backend
-
     try:
         check_device(args)
         configure_endpoints(args)
-        with default_backend(getattr(args, "backend", None)):  # --backend reaches every model this command loads
-            return args.func(args)
+        return args.func(args)
     except (CliError, EndpointArgError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

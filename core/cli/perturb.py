@@ -30,7 +30,7 @@ def cmd_perturb(args) -> int:
     if report.variants and not args.no_score:
         models = models_arg(args.models)
         calibrated = calibrated_thresholds(args, models) if args.calibrated else {}
-        result = run_pairs(pairs, models, cache=embedding_cache(args), allow_remote_code=args.trust_remote_code or [], **run_options(args))
+        result = run_pairs(pairs, models, cache=embedding_cache(args), options=run_options(args))
         errors = result.errors
         # A model the controls could not calibrate keeps the global threshold.
         thresholds = {m: calibrated.get(m, args.threshold) for m in result.models}

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from core import constants
-from core.cli.common import CliError
+from core.cli.common import CliError, run_options
 
 
 def add_engine_options(p: argparse.ArgumentParser) -> None:
@@ -33,7 +33,7 @@ def score_on_ray(args, staged: Path, models: list[str], out: Path, progress):
     if args.ray_actors is not None and args.ray_actors < 1:
         raise CliError(f"--ray-actors must be at least 1, got {args.ray_actors}")
     try:
-        return score_staged_ray(staged, models, out, allow_remote_code=args.trust_remote_code or [], device=args.device,
-                                batch_size=args.batch_size, actors=args.ray_actors, progress=progress, quiet=bool(args.quiet))
+        return score_staged_ray(staged, models, out, options=run_options(args),
+                                actors=args.ray_actors, progress=progress, quiet=bool(args.quiet))
     except RayUnavailable as exc:
         raise CliError(str(exc)) from exc

@@ -177,8 +177,8 @@ def _mitigations(args, models: list[str]) -> list:
 def _run_kwargs(args) -> dict[str, Any]:
     check_device(args)
     return {
-        "cache": embedding_cache(args), "allow_remote_code": args.trust_remote_code or [], "progress": None if args.quiet else print_progress,
-        "seed": args.seed, **run_options(args),
+        "cache": embedding_cache(args), "options": run_options(args), "progress": None if args.quiet else print_progress,
+        "seed": args.seed,
     }
 
 

@@ -159,8 +159,8 @@ def run_command(args) -> int:
             if getattr(args, "engine", constants.ENGINE_LOCAL) == constants.ENGINE_RAY:
                 result = score_on_ray(args, staged, models, out, BarProgress(args.quiet))
             else:
-                result = score_staged(staged, models, out, cache=cache, chunk_rows=args.chunk_rows, allow_remote_code=args.trust_remote_code or [],
-                                      device=run_options(args)["device"], batch_size=args.batch_size, progress=BarProgress(args.quiet))
+                result = score_staged(staged, models, out, cache=cache, chunk_rows=args.chunk_rows, options=run_options(args),
+                                      progress=BarProgress(args.quiet))
         finally:
             staged.unlink(missing_ok=True)
         print_errors(result.errors)

@@ -31,11 +31,11 @@ from core.gate.budgets import (
 from core.gate.config import BUDGET_PAIRED_ACCURACY, BUDGET_RECALL_AT_K, BUDGET_TRIPLES_WIN_RATE, BUDGET_WIN_RATE, CheckConfig, ConfigError
 from core.models import registry
 from core.models.cache import EmbeddingCache
+from core.models.options import DEFAULT_OPTIONS, EncodeOptions
+from core.models.runs import ProgressFn
 from core.papers.suites import SuiteError, control_pairs, load_suite_with_notes
 from core.probes import calibration
 from core.probes.labels import labels_as_categories
-
-ProgressFn = Callable[[float, str], None]
 
 
 @dataclass
@@ -231,10 +231,10 @@ def run_check(
     models: Sequence[str],
     *,
     cache: EmbeddingCache | None = None,
-    allow_remote_code: Sequence[str] = (),
+    options: EncodeOptions = DEFAULT_OPTIONS,
     progress: ProgressFn | None = None,
 ) -> GateRun:
-    """Run the gate on ``models``.
+    """Run the gate on ``models``, each loaded and encoding as ``options`` say.
 
     Raises:
         ConfigError: a suite or file that cannot be read, or retrieval budgets
@@ -260,12 +260,12 @@ def run_check(
     results = pd.DataFrame(columns=list(constants.RESULT_COLUMNS))
     backends: dict[str, str] = {}
     if budgets.needs_pairs:
-        scored = run_pairs(pairs, models, cache=cache, allow_remote_code=allow_remote_code, progress=progress)
+        scored = run_pairs(pairs, models, cache=cache, options=options, progress=progress)
         results, errors, backends = scored.results, dict(scored.errors), scored.backends
     retrieval = None
     remaining = [m for m in models if m not in errors]  # a model that failed the pairs is not loaded again
     if runner is not None and remaining:
-        retrieval = runner[0](suite, remaining, cache=cache, allow_remote_code=allow_remote_code, progress=progress)
+        retrieval = runner[0](suite, remaining, cache=cache, options=options, progress=progress)
     thresholds, table = choose_thresholds(config, results) if budgets.needs_pairs else ({}, pd.DataFrame())
     tables = {"win_rates": retrieval.win_rates, "paired": retrieval.paired} if retrieval is not None else None
     outcomes = evaluate(config, results, thresholds, tables, {_canonical(m): r for m, r in errors.items()})
@@ -277,7 +277,7 @@ def run_check(
     user_results: dict[str, Any] = {}
     remaining = [m for m in models if m not in errors]
     if user_inputs and remaining:
-        user_results = _run_user_inputs(user_inputs, remaining, cache=cache, allow_remote_code=allow_remote_code, progress=progress)
+        user_results = _run_user_inputs(user_inputs, remaining, cache=cache, options=options, progress=progress)
         ran = list(dict.fromkeys(m for r in user_results.values() for m in r.models))
         outcomes += user_retrieval_outcomes(config, user_results, ran)
         for name, result in user_results.items():

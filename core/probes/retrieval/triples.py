@@ -31,8 +31,9 @@ from core import constants
 from core.files.triples import Triples
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix
+from core.models.options import DEFAULT_OPTIONS, EncodeOptions
+from core.models.runs import ProgressFn, model_runs
 from core.probes.retrieval.metrics import ir_metrics, rank_order, rate_with_ci
-from core.probes.retrieval.run import ProgressFn, _encode, loaded_models
 
 WIN_RATE_COLUMNS = [
     constants.COL_MODEL, constants.COL_N, constants.COL_WINS, constants.COL_TIES, constants.COL_WIN_RATE, constants.COL_TIE_RATE,
@@ -199,10 +200,8 @@ def run_triples(
     models: Sequence[str],
     *,
     cache: EmbeddingCache | None = None,
-    allow_remote_code: Sequence[str] = (),
+    options: EncodeOptions = DEFAULT_OPTIONS,
     progress: ProgressFn | None = None,
-    device: str = constants.DEVICE_AUTO,
-    batch_size: int | None = None,
     seed: int = constants.BOOTSTRAP_SEED,
     n_resamples: int | None = None,
     confidence: float = constants.CONFIDENCE,
@@ -213,9 +212,8 @@ def run_triples(
         triples: what :func:`core.files.triples.read_triples` read.
         models: model names, Hugging Face ids or folders.
         cache: vector cache, or None.
-        allow_remote_code: models the user opted in to run remote code for.
+        options: device, batch size, backend and remote-code opt-ins.
         progress: called with (fraction done, message).
-        device, batch_size: as for :func:`core.probes.retrieval.run.run_retrieval`.
         seed, n_resamples, confidence: of the win rate's bootstrap interval (n_resamples None: the current setting).
 
     Returns:
@@ -236,17 +234,17 @@ def run_triples(
     reports: dict[str, EncodeReport] = {}
     scores, ranks, win_rows, rank_rows = [], [], [], []
     boot = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
-    for model, note in loaded_models(models, allow_remote_code, errors, device, progress):
-        encoded = _encode(model, texts, cache, errors, note, batch_size)
+    for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
+        encoded = run.encode(texts, share=0.8)
         if encoded is None:
             continue
-        vectors, reports[model.name] = encoded
-        note(0.85, f"{model.name}: ranking {len(corpus.queries)} anchors over {len(corpus.passages)} passages")
-        scored, ranked = _win_rows(triples.frame, vectors, model.name), _rank_rows(corpus, vectors, model.name)
+        vectors, reports[run.label] = encoded
+        run.note(0.85, f"{run.label}: ranking {len(corpus.queries)} anchors over {len(corpus.passages)} passages")
+        scored, ranked = _win_rows(triples.frame, vectors, run.label), _rank_rows(corpus, vectors, run.label)
         scores.append(scored)
         ranks.append(ranked)
-        win_rows.append(_win_rate_row(scored, model.name, **boot))
-        rank_rows.append(_ranking_row(ranked, model.name, len(corpus.passages)))
+        win_rows.append(_win_rate_row(scored, run.label, **boot))
+        rank_rows.append(_ranking_row(ranked, run.label, len(corpus.passages)))
     return TriplesResult(
         pd.concat(scores, ignore_index=True) if scores else pd.DataFrame(columns=[constants.COL_MODEL]),
         pd.DataFrame(win_rows, columns=WIN_RATE_COLUMNS),

@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 
 from core import constants
+from core.models.runs import ProgressFn
 from core.probes.retrieval.suite import RetrievalSuite
 from core.probes.tune import data, report, train
 
 C = constants
-ProgressFn = Callable[[float, str], None]
 ENCODE_BATCH = 64
 
 

@@ -31,8 +31,7 @@ from typing import Any
 import pandas as pd
 
 from core import constants
-
-ProgressFn = Callable[[float, str], None]
+from core.models.runs import ProgressFn
 
 
 class TuneCancelled(RuntimeError):

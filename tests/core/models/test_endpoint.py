@@ -15,6 +15,7 @@ from core.cli import main as cli
 from core.models import endpoint
 from core.models.cache import EmbeddingCache
 from core.models.loading import LoadedModel, availability
+from core.models.options import EncodeOptions
 from core.models.registry import MINILM_L6, SOURCE_ENDPOINT, resolve
 
 NAME = f"openai:{SERVED_MODEL}"
@@ -112,7 +113,7 @@ def test_a_server_killed_mid_run_is_a_per_model_error_and_only_answered_batches_
                 s.process.wait(timeout=10)
 
         start = time.perf_counter()
-        result = run_pairs(pd.DataFrame({"text_a": texts_a, "text_b": texts_b}), [NAME, MINILM_L6], cache=cache, batch_size=2, progress=kill_after_first_batch)
+        result = run_pairs(pd.DataFrame({"text_a": texts_a, "text_b": texts_b}), [NAME, MINILM_L6], cache=cache, options=EncodeOptions(batch_size=2), progress=kill_after_first_batch)
         seconds = time.perf_counter() - start
     assert result.models == [MINILM_L6]  # the other model still scored
     assert NAME in result.errors and f"cannot reach {s.base_url}" in result.errors[NAME], result.errors

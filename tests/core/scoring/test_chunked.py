@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from core import constants
+from core.models import loading
 from core.models.cache import EmbeddingCache
 from core.models.registry import MINILM_L3_ONNX
 from core.scoring.chunked import read_results, score_staged, stage_pairs
@@ -86,12 +87,14 @@ def test_an_interrupted_run_rerun_encodes_only_what_the_cache_lacks(tmp_path, st
     assert len(read_results(rerun.parquet)) == N
 
 
-def test_a_fully_cached_run_loads_no_weights(tmp_path, staged):
+def test_a_fully_cached_run_loads_no_weights(tmp_path, staged, monkeypatch):
     cache_file = tmp_path / "c.sqlite"
     out = tmp_path / "out"
     out.mkdir()
     cold = score_staged(staged, [MINILM_L3_ONNX], out, cache=EmbeddingCache(cache_file), chunk_rows=CHUNK)
     cold_rows = read_results(cold.parquet)
+    # As in a new process: no model in memory (one in memory would be used as it is, weights and all).
+    monkeypatch.setattr(loading, "_LOADED", {})
     warm = score_staged(staged, [MINILM_L3_ONNX], out, cache=EmbeddingCache(cache_file), chunk_rows=CHUNK)
     assert cold.tallies[MINILM_L3_ONNX].weights_loaded is True
     assert warm.tallies[MINILM_L3_ONNX].weights_loaded is False

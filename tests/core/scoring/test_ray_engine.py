@@ -17,7 +17,9 @@ import pytest
 from core import constants
 from core.cli import main as cli
 from core.models.loading import ModelUnavailable
+from core.models.options import EncodeOptions
 from core.models.registry import MINILM_L3_ONNX, MINILM_L6
+from core.models.runs import model_runs
 from core.paths import SUITES_DIR
 from core.scoring import ray_engine
 from core.scoring.chunked import stage_pairs
@@ -126,16 +128,16 @@ def test_bad_options_are_refused_before_ray_starts(tmp_path):
     with pytest.raises(ValueError, match="must not be negative"):
         ray_engine.score_staged_ray(staged, [MINILM_L6], tmp_path, gpus_per_actor=-1)
     with pytest.raises(ValueError, match="backend must be one of"):
-        ray_engine.score_staged_ray(staged, [MINILM_L6], tmp_path, backend="tensorrt")
+        ray_engine.score_staged_ray(staged, [MINILM_L6], tmp_path, options=EncodeOptions(backend="tensorrt"))
     assert cli.main(["run", "--suite", str(REAL_FILE), "--out", str(tmp_path / "o"), "--engine", "ray", "--ray-actors", "0", "--quiet"]) == cli.EXIT_USAGE
 
 
 def test_the_backend_preference_leaves_onnx_only_models_alone_and_an_explicit_torch_refuses_them(monkeypatch):
     monkeypatch.setenv(constants.BACKEND_ENV_VAR, "torch")  # the test session's preference, as conftest sets it
     errors: dict[str, str] = {}
-    assert not ray_engine._refused(MINILM_L3_ONNX, None, constants.DEVICE_AUTO, False, errors)
+    assert all(run.check() for run in model_runs([MINILM_L3_ONNX], EncodeOptions(), cache=None, errors=errors))
     assert ray_engine._preference_env() == {"env_vars": {constants.BACKEND_ENV_VAR: "torch"}}
-    assert ray_engine._refused(MINILM_L3_ONNX, "torch", constants.DEVICE_AUTO, False, errors)
+    assert not any(run.check() for run in model_runs([MINILM_L3_ONNX], EncodeOptions(backend="torch"), cache=None, errors=errors))
     assert "exists only as ONNX" in errors[MINILM_L3_ONNX]
     monkeypatch.delenv(constants.BACKEND_ENV_VAR)
     assert ray_engine._preference_env() is None

@@ -1,0 +1,56 @@
+"""How a command or a page run loads and encodes its models: one frozen value passed to every runner.
+
+The CLI builds it from ``--device``, ``--batch-size``, ``--backend`` and
+``--trust-remote-code`` (:func:`core.cli.common.run_options`), the pages from
+the sidebar; every runner (pairs, chunked, Ray, retrieval, triples, BEIR)
+takes it whole and hands it to :mod:`core.models.runs`, so a choice made once
+reaches every model a run loads, with no module-level default in between.
+It is hashable, so the pages' cached wrappers key on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from core.constants import BACKEND_CHOICES, DEVICE_AUTO, DEVICE_CHOICES
+
+
+@dataclass(frozen=True)
+class EncodeOptions:
+    """Where and how models load and encode.
+
+    Attributes:
+        device: ``auto``, ``cpu``, ``cuda`` or ``mps``; each model's report says
+            where it really ran.
+        batch_size: texts per forward pass, or None for each model's device default.
+        backend: ``auto``, ``torch`` or ``onnx``; None follows ``$COSINE_PROBE_BACKEND``
+            (a preference an ONNX-only model ignores), then ``auto``.
+        allow_remote_code: names of the models the user opted in to run remote code for.
+    """
+
+    device: str = DEVICE_AUTO
+    batch_size: int | None = None
+    backend: str | None = None
+    allow_remote_code: frozenset[str] = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        if self.device not in DEVICE_CHOICES:
+            raise ValueError(f"device must be one of {', '.join(DEVICE_CHOICES)}; got {self.device!r}")
+        if self.batch_size is not None and (isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1):
+            raise ValueError(f"batch_size must be a whole number of at least 1; got {self.batch_size!r}")
+        if self.backend is not None and self.backend.strip().lower() not in BACKEND_CHOICES:
+            raise ValueError(f"backend must be one of {', '.join(BACKEND_CHOICES)}; got {self.backend!r}")
+        remote = self.allow_remote_code
+        if isinstance(remote, str) or not isinstance(remote, Iterable):
+            raise ValueError(f"allow_remote_code must be a collection of model names, got {type(remote).__name__}")  # noqa: TRY004 - input errors are ValueErrors here
+        # A list or set from a caller becomes a frozenset: the value stays hashable and equal whatever the order.
+        object.__setattr__(self, "allow_remote_code", frozenset(str(name) for name in remote))
+
+    def remote_code(self, name: str) -> bool:
+        """Whether the user opted in to ``name``'s remote code (by the name they gave)."""
+        return name in self.allow_remote_code
+
+
+DEFAULT_OPTIONS = EncodeOptions()
+"""Auto device and backend, each model's batch size, no remote code: what a runner uses when given no options."""

@@ -1,0 +1,211 @@
+"""The one "run these models" loop: each model in turn, its weights loaded only when a text is not cached.
+
+Every runner (pairs, chunked, Ray, retrieval suite and corpus, triples,
+BEIR) iterates :func:`model_runs`.  Each :class:`ModelRun` hands out a model
+for the texts about to be encoded (:meth:`ModelRun.model_for`):
+
+* a model already in this process's memory is used as it is;
+* when the embedding cache holds every text, a :class:`core.models.warm.CachedModel`
+  (no weights read, torch not imported);
+* otherwise the model loads once (:func:`core.models.loading.load_model`) and
+  stays for the rest of the run.
+
+A model that cannot load or fails while encoding is recorded in the run's
+``errors`` (one line, :meth:`ModelRun.fail`) and the loop goes on with the
+next one, so one model's failure never stops the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.constants import DEVICE_AUTO, DEVICE_CPU
+from core.models import registry
+from core.models.cache import EmbeddingCache
+from core.models.encode import EncodeReport, encode_texts
+from core.models.loading import LoadedModel, ModelUnavailable, availability, load_model, load_step, loaded_models
+from core.models.options import EncodeOptions
+from core.models.warm import cached_model
+
+ProgressFn = Callable[[float, str], None]
+"""Progress callback: (fraction done in [0, 1], message)."""
+
+_ERROR_CHARS = 300
+
+
+def load(name: str, options: EncodeOptions) -> LoadedModel:
+    """Load ``name`` (once per process) as ``options`` say: device, backend, remote code.
+
+    Raises:
+        ModelUnavailable: with a one-line reason.
+    """
+    return load_model(name, allow_remote_code=options.remote_code(name), device=options.device, backend=options.backend)
+
+
+def first_line(exc: BaseException) -> str:
+    """``Type: first line of the message`` (at most 300 characters of it), for a one-line error."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text.splitlines()[0][:_ERROR_CHARS] if text else ''}"
+
+
+def _in_memory(name: str) -> bool:
+    try:
+        return registry.resolve(name).name in loaded_models()
+    except ValueError:
+        return False
+
+
+@dataclass
+class ModelRun:
+    """One model's turn in a run.
+
+    Attributes:
+        name: the model as the caller named it (name, alias, id or folder).
+        index: its position in the run (0-based), of ``total``.
+        weights_loaded: a model with its weights in memory served this run
+            (loaded now, or already loaded in this process); False while every
+            text came from the cache.
+        failed: it could not load or encode; ``errors`` says why.
+        label: the registry name once a model was handed out, else ``name``.
+    """
+
+    name: str
+    index: int
+    total: int
+    options: EncodeOptions
+    cache: EmbeddingCache | None
+    errors: dict[str, str]
+    progress: ProgressFn | None = None
+    on_load: Callable[[str], None] | None = None
+    weights_loaded: bool = False
+    failed: bool = False
+    label: str = ""
+    _loaded: LoadedModel | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.label = self.label or self.name
+
+    def note(self, fraction: float, message: str) -> None:
+        """Report progress within this model's share of the run (``fraction`` in [0, 1])."""
+        if self.progress is not None:
+            self.progress(min(1.0, (self.index + fraction) / max(self.total, 1)), message)
+
+    def model_for(self, texts: Sequence[str]) -> LoadedModel | None:
+        """A model that can give a vector for each of ``texts``: in memory, served from the cache, or loaded now.
+
+        Args:
+            texts: the texts about to be encoded (without the prompt).
+
+        Returns:
+            The model, or None when it cannot load (recorded in ``errors``).
+        """
+        if self._loaded is not None:
+            return self._loaded
+        if self.failed:
+            return None
+        if not _in_memory(self.name):
+            warm = cached_model(self.name, texts, self.cache, allow_remote_code=self.options.remote_code(self.name),
+                                device=self.options.device, backend=self.options.backend)
+            if warm is not None:
+                self.label = warm.name
+                return warm
+        # Said only when weights really load: the step names a one-off ONNX export and its expected time.
+        step = f"{load_step(self.name, self.options.device, self.options.backend)} ({self.index + 1}/{self.total})"
+        self.note(0.0, step)
+        if self.on_load is not None:
+            self.on_load(step)
+        try:
+            self._loaded = load(self.name, self.options)
+        except ModelUnavailable as exc:
+            self.failed = True
+            self.errors[self.name] = str(exc)
+            return None
+        self.weights_loaded = True
+        self.label = self._loaded.name
+        return self._loaded
+
+    def encode(self, texts: Sequence[str], *, share: float | None = 1.0) -> tuple[dict[str, np.ndarray], EncodeReport] | None:
+        """Vectors for ``texts`` (through the cache), or None when the model failed (recorded in ``errors``).
+
+        Args:
+            texts: n texts, repeats allowed.
+            share: the part of this model's progress the encoding takes (the rest is the caller's scoring);
+                None reports none (a caller that encodes in chunks reports its own).
+
+        Returns:
+            text -> (dimension,) unit vector, and the encoding report; or None.
+        """
+        model = self.model_for(texts)
+        if model is None:
+            return None
+
+        def encoded(done: int, total: int) -> None:
+            if share is not None:
+                self.note(share * done / max(total, 1), f"{model.name}: encoded {done}/{total} new texts")
+
+        try:
+            return encode_texts(model, texts, self.cache, batch_size=self.options.batch_size, progress=encoded)
+        except Exception as exc:  # noqa: BLE001 - a model's encode may raise anything; the others must still run
+            self.fail(exc)
+            return None
+
+    def fail(self, exc: BaseException) -> None:
+        """Record that the model failed while encoding or scoring; the run goes on with the next model."""
+        self.failed = True
+        self.errors[self.label] = f"{self.label}: failed while encoding ({first_line(exc)})"
+
+    def check(self) -> bool:
+        """Whether the model could load as the options say, checked without loading it (False is recorded in ``errors``).
+
+        For runners that load elsewhere (Ray's actors): availability, then the backend choice on the device.
+        """
+        from core.models import onnx_export
+
+        avail = availability(self.name, allow_remote_code=self.options.remote_code(self.name))
+        if not avail.available:
+            self.failed = True
+            self.errors[self.name] = f"{avail.name}: {avail.reason}"
+            return False
+        try:
+            meta = registry.resolve(self.name)
+            device = DEVICE_CPU if self.options.device == DEVICE_AUTO else self.options.device
+            onnx_export.resolve_backend(meta, self.options.backend, device)
+        except ValueError as exc:
+            self.failed = True
+            self.errors[self.name] = f"{self.name}: {exc}"
+            return False
+        return True
+
+
+def model_runs(
+    names: Sequence[str],
+    options: EncodeOptions,
+    *,
+    cache: EmbeddingCache | None,
+    errors: dict[str, str],
+    progress: ProgressFn | None = None,
+    on_load: Callable[[str], None] | None = None,
+) -> Iterator[ModelRun]:
+    """Each model of a run in turn, with progress scaled to its share; failures go to ``errors``.
+
+    Args:
+        names: model names, aliases, Hugging Face ids or folders (n).
+        options: how every model loads and encodes.
+        cache: the embedding cache, or None.
+        errors: filled with model -> one-line reason for each model that fails.
+        progress: called with (fraction of the whole run done, message).
+        on_load: called with a one-line step (e.g. "loading MiniLM-L6 (bundled weights) (1/2)")
+            just before a model's weights load; never for a model served from the cache.
+
+    Yields:
+        n :class:`ModelRun` values; the caller asks each for its model or its vectors.
+    """
+    for i, name in enumerate(names):
+        run = ModelRun(name, i, len(names), options, cache, errors, progress, on_load)
+        run.note(0.0, f"{name}: looking in the embedding cache")
+        yield run
+        if not run.failed:
+            run.note(1.0, f"{run.label}: done")
