@@ -14,7 +14,8 @@ import streamlit as st
 
 from core import constants
 from core.history import store
-from core.history.sources import bytes_sha256, retrieval_record, suite_source, tune_record
+from core.history.sources import bytes_sha256, mitigation_settings, retrieval_record, suite_source, tune_record
+from core.probes.retrieval.specs import MitigationSpec, build_mitigations
 from core.scoring.runner import RunResult
 from ui.state import Selection
 from ui.widgets import md_escape
@@ -56,9 +57,11 @@ def record(page: str, result: RunResult, selection: Selection, sources: Sequence
         return None
 
 
-def record_retrieval(page: str, result: Any, selection: Selection, name: str, sources: Sequence[Mapping[str, Any]], **settings: Any) -> int | None:
+def record_retrieval(page: str, result: Any, selection: Selection, name: str, sources: Sequence[Mapping[str, Any]],
+                     mitigations: Sequence[MitigationSpec] = (), **settings: Any) -> int | None:
     """Store a retrieval run of the app (suite, file or corpus mode) through ``core.history.sources.retrieval_record``,
-    like the CLI's: the dense cosines as pairs, each mitigation's scores beside them, the summary, no threshold.
+    like the CLI's: the dense cosines as pairs, each mitigation's scores beside them, the summary, no threshold, and
+    each mitigation the specs describe with its plain settings (``mitigation_settings``, as the CLI records ``--mitigate``).
 
     Returns its id, or None (after a warning) when the history cannot be written.
     """
@@ -66,8 +69,9 @@ def record_retrieval(page: str, result: Any, selection: Selection, name: str, so
         if store.history_path() is None:
             return None
         pairs, own = retrieval_record(result, name)
+        ran = {"mitigations": mitigation_settings(build_mitigations(mitigations))}
         return store.record_run(pairs, command=page, origin=constants.ORIGIN_APP, errors=result.errors,
-                                settings={**own, "sources": list(sources), "models_selected": list(selection.models), "device": selection.device, **settings})
+                                settings={**own, **ran, "sources": list(sources), "models_selected": list(selection.models), "device": selection.device, **settings})
     except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         st.warning(f"This run was not added to the run history: {md_escape(reason)}. The results below are unaffected.", icon="🗂️")

@@ -12,7 +12,7 @@ import hashlib
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import streamlit as st
@@ -24,6 +24,9 @@ from core.models.loading import Availability, LoadedModel, availability, load_to
 from core.models.options import EncodeOptions
 from core.models.runs import load
 from core.papers import reference, suites
+
+if TYPE_CHECKING:
+    from core.probes.retrieval.specs import MitigationSpec
 
 
 @st.cache_resource(show_spinner=False)
@@ -130,32 +133,32 @@ def oov_layer_report(curves: pd.DataFrame, reading: str) -> dict[str, pd.DataFra
 @st.cache_data(show_spinner=False)
 def retrieval_suite():
     """The shipped retrieval suite as tidy passage and query tables (``RetrievalSuite``)."""
-    from core.probes.retrieval.suite import load_retrieval_suite
+    from core.probes.retrieval.suite_files import load_retrieval_suite
 
     return load_retrieval_suite()
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def retrieval_run(name: str, passages: pd.DataFrame, queries: pd.DataFrame, models: tuple[str, ...], options: EncodeOptions,
-                  mitigations: str, thresholds: tuple[tuple[str, float], ...]):
-    """``run_retrieval`` of a suite (its two tables) with the ``--mitigate`` list ``mitigations`` (``RetrievalResult``)."""
-    from core.probes.retrieval.mitigations import parse_mitigations
+                  mitigations: tuple[MitigationSpec, ...]):
+    """``run_retrieval`` of a suite (its two tables) with the mitigations the specs describe (``RetrievalResult``)."""
     from core.probes.retrieval.run import run_retrieval
+    from core.probes.retrieval.specs import build_mitigations
     from core.probes.retrieval.suite import RetrievalSuite
 
     return run_retrieval(RetrievalSuite(name, passages, queries), list(models), cache=embedding_cache(), options=options,
-                         mitigations=parse_mitigations(mitigations, thresholds=dict(thresholds) or None))
+                         mitigations=build_mitigations(mitigations))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def corpus_run(corpus: tuple[str, ...], queries: tuple[str, ...], models: tuple[str, ...], options: EncodeOptions,
-               mitigations: str, thresholds: tuple[tuple[str, float], ...]):
-    """``run_corpus_probe`` of a corpus and its queries with the ``--mitigate`` list ``mitigations`` (``CorpusResult``)."""
-    from core.probes.retrieval.mitigations import parse_mitigations
+               mitigations: tuple[MitigationSpec, ...]):
+    """``run_corpus_probe`` of a corpus and its queries with the mitigations the specs describe (``CorpusResult``)."""
     from core.probes.retrieval.run import run_corpus_probe
+    from core.probes.retrieval.specs import build_mitigations
 
     return run_corpus_probe(list(corpus), list(queries), list(models), cache=embedding_cache(), options=options,
-                            mitigations=parse_mitigations(mitigations, thresholds=dict(thresholds) or None))
+                            mitigations=build_mitigations(mitigations))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

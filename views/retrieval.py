@@ -23,7 +23,7 @@ import hashlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -31,13 +31,15 @@ import streamlit as st
 from core import constants
 from core.files.beir import CORPUS_FILE, DEFAULT_SPLIT, QRELS_FOLDER, QUERIES_FILE
 from core.files.errors import PairsFileError
+from core.files.texts import TEXT_COLUMNS, parse_texts
 from core.files.triples import Triples
 from core.models.runs import model_runs
 from core.probes.retrieval.beir import BeirResult
 from core.probes.retrieval.run import CorpusResult, RetrievalResult
-from core.probes.retrieval.suite import RetrievalSuite, RetrievalSuiteError
+from core.probes.retrieval.specs import MitigationSpec
+from core.probes.retrieval.suite import RetrievalSuite
+from core.probes.retrieval.suite_files import suite_from_bytes
 from core.probes.retrieval.triples import TriplesResult
-from core.probes.retrieval.uploads import suite_from_bytes, texts_from_bytes
 from core.probes.retrieval.worst import worst_corpus_pairs, worst_variants
 from core.scoring import findings
 from ui import calibration_controls, history, resources, state, widgets
@@ -130,8 +132,8 @@ def _ingest(kind: str) -> None:
         return
     # The digest is stored once the bytes parsed or were refused, so a crash is retried, never skipped as seen.
     try:
-        parsed = suite_from_bytes(bytes(data), name) if kind == SOURCE_PAIRS else texts_from_bytes(bytes(data), name, kind)
-    except (RetrievalSuiteError, ValueError) as exc:
+        parsed = suite_from_bytes(bytes(data), name) if kind == SOURCE_PAIRS else parse_texts(bytes(data), name, TEXT_COLUMNS[kind], what=kind)
+    except ValueError as exc:  # RetrievalSuiteError and PairsFileError are ValueErrors
         ss[k["tried"]] = digest
         ss[k["error"]] = (name, str(exc))
         return
@@ -158,11 +160,9 @@ def _upload_box(kind: str, label: str, help_text: str) -> None:
     if isinstance(content, RetrievalSuite):
         groups, queries = len(content.group_ids), content.queries[constants.COL_WHICH].eq(constants.COL_Q1).sum()
         st.caption(f"{widgets.md_escape(name)}: {groups} anchor group(s), {len(content.passages)} passages" + (f", {queries} query pair(s)" if queries else ""))
-        notes = content.notes
-    else:
-        texts, notes = content
-        st.caption(f"{widgets.md_escape(name)}: {len(texts)} {'passages' if kind == SOURCE_CORPUS else 'queries'}")
-    for note in notes:
+    else:  # a TextList
+        st.caption(f"{widgets.md_escape(name)}: {len(content.texts)} {'passages' if kind == SOURCE_CORPUS else 'queries'}")
+    for note in content.notes:
         st.info(widgets.md_escape(note), icon="ℹ️")
 
 
@@ -253,7 +253,7 @@ def _source(choice: str) -> Source | None:
         st.info("Upload both a corpus and its queries to start.")
         return None
     key = (SOURCE_CORPUS, ss[_keys(SOURCE_CORPUS)["digest"]], ss[_keys("queries")["digest"]])
-    return Source(key, f"{corpus[0]} with {queries[0]}", corpus=tuple(corpus[1][0]), queries=tuple(queries[1][0]))
+    return Source(key, f"{corpus[0]} with {queries[0]}", corpus=tuple(corpus[1].texts), queries=tuple(queries[1].texts))
 
 
 # ------------------------------------------------------------------ mitigations
@@ -263,30 +263,28 @@ def _saved_checkbox(label: str, key: str, help_text: str) -> bool:
     return st.checkbox(label, value=bool(widgets.saved(key, False)), key=key, on_change=widgets.persist, args=(key,), help=help_text)
 
 
-def _mitigations(selection: state.Selection) -> tuple[str, tuple[tuple[str, float], ...]]:
-    """The ticked mitigations as a ``--mitigate`` list, and the calibrated thresholds it needs."""
-    items: list[str] = []
-    thresholds: dict[str, float] = {}
+def _mitigations(selection: state.Selection) -> tuple[MitigationSpec, ...]:
+    """The ticked mitigations as specs (``calibrated`` once its thresholds are at hand, a reranker once it can load)."""
+    specs: list[MitigationSpec] = []
     c1, c2, c3 = st.columns(3)
     with c1:
         if _saved_checkbox("BM25 + dense, reciprocal rank fusion", KEY_RRF, "BM25 (bm25s) over the passages, fused with the cosine ranking by 1 / (60 + rank)."):
-            items.append(constants.MITIGATION_BM25_RRF)
+            specs.append(MitigationSpec(constants.MITIGATION_BM25_RRF))
         weighted = _saved_checkbox("BM25 + dense, weighted sum", KEY_WEIGHTED, "w × BM25 + (1 − w) × cosine, each rescaled to [0, 1] per query.")
         weight = st.slider("BM25 weight w", 0.0, 1.0, step=constants.BM25_WEIGHT_STEP, key=KEY_WEIGHT, disabled=not weighted,
                            value=float(widgets.saved(KEY_WEIGHT, DEFAULT_WEIGHT)), on_change=widgets.persist, args=(KEY_WEIGHT,),
                            help="0 keeps the dense order, 1 is BM25 alone.")
         if weighted:
-            items.append(f"{constants.MITIGATION_BM25_WEIGHTED}:{weight:g}")
+            specs.append(MitigationSpec(constants.MITIGATION_BM25_WEIGHTED, weight=weight))
     with c2:
         if _saved_checkbox("Contradiction guard", KEY_GUARD, "The perturbation rules in reverse: a near-top passage that differs from the query and from a rival "
                            "passage by a negation, a number, swapped roles, a time, a quantifier or a hedge is demoted."):
-            items.append(constants.MITIGATION_GUARD)
+            specs.append(MitigationSpec(constants.MITIGATION_GUARD))
         if _saved_checkbox("Each model's calibrated threshold as a filter", KEY_CALIBRATED,
                            "Passages scoring at or below the model's calibrated threshold (from the control pairs) are dropped."):
             found = calibration_controls.thresholds(selection, calibration_controls.current_settings(), button_key="rt_calibrate")
             if found:
-                items.append(constants.MITIGATION_CALIBRATED)
-                thresholds = found
+                specs.append(MitigationSpec(constants.MITIGATION_CALIBRATED, thresholds=tuple(found.items())))
     with c3:
         reranker = st.text_input("Reranker: a cross-encoder's Hugging Face id or folder", value=str(widgets.saved(KEY_RERANKER, "")), key=KEY_RERANKER,
                                  on_change=widgets.persist, args=(KEY_RERANKER,), placeholder="cross-encoder/ms-marco-MiniLM-L6-v2",
@@ -294,11 +292,11 @@ def _mitigations(selection: state.Selection) -> tuple[str, tuple[tuple[str, floa
         if reranker:
             found_reranker = resources.reranker_availability(reranker)
             if found_reranker.available:
-                items.append(f"{constants.MITIGATION_RERANKER}:{reranker}")
+                specs.append(MitigationSpec(constants.MITIGATION_RERANKER, model_id=reranker))
                 st.caption(f"{widgets.md_escape(reranker)}: {widgets.md_escape(found_reranker.status)}")
             else:
                 st.warning(f"Reranker unavailable: {widgets.md_escape(found_reranker.reason)}. It is left out of the run.", icon="⚠️")
-    return ",".join(items), tuple(sorted(thresholds.items()))
+    return tuple(specs)
 
 
 # ------------------------------------------------------------------ running
@@ -323,7 +321,7 @@ def _warm(source: Source, selection: state.Selection, bar) -> None:
     bar.progress(1.0, text="encoded")
 
 
-def _run(source: Source, selection: state.Selection, inputs: tuple, spec: str, thresholds: tuple) -> None:
+def _run(source: Source, selection: state.Selection, inputs: tuple, specs: tuple[MitigationSpec, ...]) -> None:
     """Run the probes (through the cache) and keep the result when some model produced one."""
     if not selection.models:
         st.warning("Select at least one model in the sidebar.")
@@ -344,9 +342,9 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, spec: str, t
         elif source.beir is not None:
             result = resources.beir_run(*source.beir, models, selection.options)
         elif source.suite is not None:
-            result = resources.retrieval_run(source.suite.name, source.suite.passages, source.suite.queries, models, selection.options, spec, thresholds)
+            result = resources.retrieval_run(source.suite.name, source.suite.passages, source.suite.queries, models, selection.options, specs)
         else:
-            result = resources.corpus_run(source.corpus, source.queries, models, selection.options, spec, thresholds)
+            result = resources.corpus_run(source.corpus, source.queries, models, selection.options, specs)
         ok = bool(result.models)
         status.update(label=f"Retrieval probes: done in {state.wall_time(time.perf_counter() - start)}" if ok else "Retrieval probes: no model produced results",
                       state="complete" if ok else "error", expanded=False)
@@ -355,10 +353,10 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, spec: str, t
         ss[KEY_RESULT] = StoredRun(inputs, source.label, result, time.perf_counter() - start)
         if source.recorded:
             name, sources, settings = source.recorded
-            history.record_retrieval("retrieval", result, selection, name, sources, mitigations="", **settings)
+            history.record_retrieval("retrieval", result, selection, name, sources, **settings)
         else:
             name = source.suite.name if source.suite is not None else "corpus"
-            history.record_retrieval("retrieval", result, selection, name, [{"suite": source.label}], mitigations=spec,
+            history.record_retrieval("retrieval", result, selection, name, [{"suite": source.label}], specs,
                                      mode="suite" if source.suite is not None else "corpus")
 
 
@@ -556,20 +554,19 @@ selection = state.current()
 choice = widgets.saved_radio("Inputs", list(SOURCES), key=KEY_SOURCE, format_func=SOURCES.get)
 source = _source(choice)
 
-if choice in USER_SOURCES:
-    spec, thresholds = "", cast(tuple[tuple[str, float], ...], ())
-else:
+specs: tuple[MitigationSpec, ...] = ()
+if choice not in USER_SOURCES:
     st.subheader("Mitigations")
     st.caption("Each ticked fix rescores the same probes after the dense cosine; its rows appear next to the plain cosine's (none).")
-    spec, thresholds = _mitigations(selection)
+    specs = _mitigations(selection)
 
-inputs = (source.key if source else None, tuple(selection.models), tuple(sorted(selection.remote_code)), selection.device, spec, thresholds)
+inputs = (source.key if source else None, tuple(selection.models), tuple(sorted(selection.remote_code)), selection.device, specs)
 stored: StoredRun | None = ss.get(KEY_RESULT)
 clicked = source is not None and st.button(RUN_LABEL, type="primary", key="rt_run")
 # A ticked or unticked mitigation re-runs the same inputs at once (cached per inputs, so going back is instant).
 toggled = source is not None and stored is not None and stored.inputs[:4] == inputs[:4] and stored.inputs[4:] != inputs[4:]
 if (clicked or toggled) and source is not None:
-    _run(source, selection, inputs, spec, thresholds)
+    _run(source, selection, inputs, specs)
     stored = ss.get(KEY_RESULT)
 for reason in ss.get(KEY_RUN_ERRORS, {}).values():
     st.error(widgets.md_escape(reason), icon="⛔")

@@ -108,8 +108,8 @@ with st.expander("Training settings"):
 def _tune() -> None:
     from core.models.loading import ModelUnavailable
     from core.models.runs import load
-    from core.probes.retrieval.suite import load_retrieval_suite
-    from core.probes.tune.data import triples_suite
+    from core.probes.retrieval.convert import triples_suite
+    from core.probes.retrieval.suite_files import load_retrieval_suite
     from core.probes.tune.run import run_tune, write_outputs
     from core.probes.tune.train import TuneCancelled, TuneConfig
 

@@ -100,7 +100,7 @@ def _check_args(args) -> None:
 
 def _triples_suite(args) -> tuple[Any, dict[str, Any]]:
     """``--triples FILE --mitigate …``: each anchor a group, its first positive the paraphrase, its negatives variants; and the columns read."""
-    from core.probes.tune.data import triples_suite
+    from core.probes.retrieval.convert import triples_suite
 
     triples = _load_triples(args)
     try:
@@ -111,7 +111,8 @@ def _triples_suite(args) -> tuple[Any, dict[str, Any]]:
 
 def load_suite(name: str):
     """A retrieval suite by name or file (``retrieval``, ``tune``); its notes go to stderr, its problems are a :class:`CliError`."""
-    from core.probes.retrieval.suite import RetrievalSuiteError, load_retrieval_suite
+    from core.probes.retrieval.suite import RetrievalSuiteError
+    from core.probes.retrieval.suite_files import load_retrieval_suite
 
     try:
         suite = load_retrieval_suite(name)
@@ -123,16 +124,16 @@ def load_suite(name: str):
 
 
 def _load_corpus(args) -> tuple[list[str], list[str]]:
-    from core.probes.retrieval.suite import RetrievalSuiteError, read_text_list
+    from core.files.errors import PairsFileError
+    from core.files.texts import TEXT_COLUMNS, read_texts
 
     try:
-        corpus, notes = read_text_list(args.corpus, "corpus")
-        queries, more = read_text_list(args.queries, "queries")
-    except RetrievalSuiteError as exc:
+        corpus, queries = (read_texts(path, TEXT_COLUMNS[kind], what=kind) for path, kind in ((args.corpus, "corpus"), (args.queries, "queries")))
+    except PairsFileError as exc:
         raise CliError(str(exc)) from exc
-    for note in (*notes, *more):
+    for note in (*corpus.notes, *queries.notes):
         print(f"note: {note}", file=sys.stderr)
-    return corpus, queries
+    return corpus.texts, queries.texts
 
 
 def _load_triples(args):
@@ -155,21 +156,21 @@ def _mitigations(args, models: list[str]) -> list:
     if not args.mitigate:
         return []
     try:
-        from core.probes.retrieval.mitigations import parse_mitigations
+        from core.probes.retrieval.specs import build_mitigations, parse_mitigation_specs, with_thresholds
     except ImportError as exc:
-        raise CliError(f"--mitigate is not available: core.probes.retrieval.mitigations cannot be imported ({exc})") from exc
-    # Parse once with placeholder thresholds so a typo fails before any model is loaded.
+        raise CliError(f"--mitigate is not available: the mitigations cannot be imported ({exc})") from exc
+    # Parsed before any model is loaded, so a typo fails at once.
     try:
-        parsed = parse_mitigations(args.mitigate, thresholds=dict.fromkeys(models, 0.0))
+        specs = parse_mitigation_specs(args.mitigate)
     except ValueError as exc:
         raise CliError(f"--mitigate: {exc}") from exc
-    if not any(m.name == constants.MITIGATION_CALIBRATED for m in parsed):
-        return parsed
-    if not args.quiet:
-        print("calibrating each model's threshold on the control pairs", file=sys.stderr)
-    thresholds = calibrated_thresholds(args, models)
-    try:
-        return parse_mitigations(args.mitigate, thresholds=thresholds)
+    thresholds: dict[str, float] = {}
+    if any(s.kind == constants.MITIGATION_CALIBRATED for s in specs):
+        if not args.quiet:
+            print("calibrating each model's threshold on the control pairs", file=sys.stderr)
+        thresholds = calibrated_thresholds(args, models)
+    try:  # only calibrated can fail here: no model gave a threshold
+        return build_mitigations(with_thresholds(specs, thresholds))
     except ValueError as exc:
         raise CliError(f"--mitigate calibrated: {exc}") from exc
 
@@ -450,14 +451,16 @@ def _cmd_beir(args) -> int:
 
 def is_retrieval_suite(name: str) -> bool:
     """True for ``retrieval`` and for a file in the wide retrieval format (``validate`` uses it)."""
-    from core.probes.retrieval.suite import is_wide_retrieval_file
+    from core.probes.retrieval.suite_files import is_wide_retrieval_file
 
     return name == constants.SUITE_RETRIEVAL or (Path(name).is_file() and is_wide_retrieval_file(name))
 
 
 def cmd_validate_retrieval(args) -> int:
     """``python -m core validate retrieval``: the retrieval suite's rules; exit 1 on any violation."""
-    from core.probes.retrieval.suite import RETRIEVAL_FILE, RetrievalSuiteError, read_retrieval_file, validate_retrieval_suite
+    from core.probes.retrieval.suite import RetrievalSuiteError
+    from core.probes.retrieval.suite_checks import validate_retrieval_suite
+    from core.probes.retrieval.suite_files import RETRIEVAL_FILE, read_retrieval_file
 
     path = RETRIEVAL_FILE if args.suite == constants.SUITE_RETRIEVAL else Path(args.suite)
     try:

@@ -87,10 +87,10 @@ def _labelled(paths: list[str]) -> dict[str, pd.DataFrame]:
 
 
 def _triples(path: str, suite: str):
-    """``--triples FILE`` as a suite (:func:`core.probes.tune.data.triples_suite`)."""
+    """``--triples FILE`` as a suite (:func:`core.probes.retrieval.convert.triples_suite`)."""
     from core.files.errors import PairsFileError
     from core.files.triples import read_triples
-    from core.probes.tune.data import triples_suite
+    from core.probes.retrieval.convert import triples_suite
 
     if suite != constants.SUITE_RETRIEVAL:
         raise CliError("give --suite or --triples, not both")

@@ -27,6 +27,11 @@ from core.files.errors import PairsFileError
 from core.files.json_records import _kind, clean_text, parse_json_records, parse_json_values, row_listing
 from core.files.reader import _check_size, _os_error_message, _sniff
 
+# The column or field a retrieval corpus or queries file holds its texts in, most likely first (a one-column file needs none).
+TEXT_COLUMNS = {
+    "corpus": ("text", "passage", "document", "doc", "content", "sentence", "text_b"),
+    "queries": ("query", "question", "text", "q", "sentence", "text_a"),
+}
 _JSON_SUFFIXES = (".json", ".jsonl")
 _DELIMITED_SUFFIXES = (".csv", ".tsv")
 
@@ -114,7 +119,8 @@ def parse_texts(
     Args:
         data: the file's bytes.
         name: its file name; the suffix picks the format and messages name it.
-        guesses: names of the text column or JSON field, most likely first.
+        guesses: names of the text column or JSON field, most likely first
+            (``TEXT_COLUMNS[what]`` for a corpus or queries file).
         what: what the file is (``corpus``, ``queries``), for messages.
         max_rows: refuse files with more texts than this.
         max_mb: refuse larger files.

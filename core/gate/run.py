@@ -213,7 +213,7 @@ def retrieval_runner() -> tuple[Callable[..., Any], Callable[[str], Any]]:
     """
     try:
         from core.probes.retrieval.run import run_retrieval
-        from core.probes.retrieval.suite import load_retrieval_suite
+        from core.probes.retrieval.suite_files import load_retrieval_suite
     except ImportError as exc:
         raise ConfigError(f"budgets.{BUDGET_WIN_RATE} / {BUDGET_PAIRED_ACCURACY}", f"the retrieval probes are not available here ({exc})") from exc
     return run_retrieval, load_retrieval_suite

@@ -20,8 +20,9 @@ from apptest_support import expected_cosine, open_page
 from streamlit.testing.v1 import AppTest
 
 from core import constants
+from core.models.registry import MINILM_L6
 from core.probes.perturb import perturb
-from core.probes.retrieval.suite import load_retrieval_suite
+from core.probes.retrieval.suite_files import load_retrieval_suite
 
 PAGE = "views/retrieval.py"
 N_GROUPS = 5
@@ -241,6 +242,44 @@ def test_mitigation_toggle_changes_the_tables(at, hand_wins):
     at.checkbox(key="rt_m_guard").uncheck().run()
     at.checkbox(key="rt_m_weighted").uncheck().run()
     assert any("Tick a mitigation above" in i.value for i in at.info)
+
+
+def test_ticked_mitigations_run_and_record_as_the_cli_does(at, cli, tmp_path, monkeypatch):
+    """The page's widgets give typed specs: guard + weighted 0.3 rank and record exactly as ``--mitigate guard,bm25-weighted:0.3``."""
+    from core.history import store
+    from core.probes.retrieval.suite_files import read_retrieval_file
+
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(tmp_path / "history.duckdb"))  # tests/conftest.py turns the history off
+    at.checkbox(key="rt_m_guard").check().run()
+    at.checkbox(key="rt_m_weighted").check().run()
+    at.slider(key="rt_m_weight").set_value(0.3).run()
+    assert not at.exception
+    shown = list(_frame(at, {constants.COL_PARAPHRASES_LOST})[constants.COL_MITIGATION])
+    assert shown == [NONE_LABEL, "BM25 + dense (weighted, w = 0.3)", GUARD_LABEL]
+    wide = tmp_path / "retrieval.csv"
+    read_retrieval_file().head(N_GROUPS).to_csv(wide, index=False)
+    models = sorted(set(_frame(at, {constants.COL_PARAPHRASES_LOST})[constants.COL_MODEL]))
+    assert models == ["MiniLM-L6"]  # the sidebar's default
+    code, _, err = cli("retrieval", "--suite", str(wide), "--models", MINILM_L6, "--mitigate", "guard,bm25-weighted:0.3", "--quiet")
+    assert code == 0, err
+    runs = store.list_runs().sort_values("run_id")
+    page, command_line = (store.load_run(int(r)) for r in runs["run_id"].iloc[-2:])
+    assert (page.origin, command_line.origin) == ("app", "cli")
+
+    def settings(run) -> list[dict]:
+        return sorted(run.settings["mitigations"], key=lambda m: m["name"])
+
+    assert settings(page) == settings(command_line)
+    assert [m["name"] for m in settings(page)] == ["bm25-weighted:0.3", "guard"]
+    # The same rows: every pair's dense cosine and each mitigation's score of it.
+    scores = [constants.COL_COSINE, "score[guard]", "score[bm25-weighted:0.3]"]
+    keys = [constants.COL_MODEL, constants.COL_PAIR_ID, constants.COL_TEXT_A, constants.COL_TEXT_B]
+    rows = [run.results.sort_values(keys).reset_index(drop=True) for run in (page, command_line)]
+    assert len(rows[0]) == len(rows[1]) > 0
+    pd.testing.assert_frame_equal(rows[0][keys], rows[1][keys])
+    np.testing.assert_allclose(rows[0][scores].to_numpy(float), rows[1][scores].to_numpy(float), atol=1e-6)
+    at.checkbox(key="rt_m_guard").uncheck().run()
+    at.checkbox(key="rt_m_weighted").uncheck().run()
 
 
 def test_calibrated_filter_after_calibrating(at, suite, cos):

@@ -24,9 +24,10 @@ models are built or loaded inside ``rescore``, whose time the caller measures.
                               folder (:mod:`.reranker`)
 ============================  =========================================================
 
-:func:`parse_mitigations` turns the comma list into these objects, and
-:func:`sweep_bm25_weights` runs a caller's evaluation over the weights 0,
-0.1, ..., 1 of the weighted fusion.
+:mod:`core.probes.retrieval.specs` turns the comma list (or the page's
+widgets) into typed specs and these objects, and :func:`sweep_bm25_weights`
+runs a caller's evaluation over the weights 0, 0.1, ..., 1 of the weighted
+fusion.
 """
 
 from __future__ import annotations
@@ -80,7 +81,12 @@ def _checked_dense(queries: Sequence[str], passages: Sequence[str], dense: np.nd
     return matrix
 
 
-def _check_weight(weight: float | str) -> float:
+def check_weight(weight: float | str) -> float:
+    """``weight`` as a float in [0, 1] (a number or its text, as ``--mitigate bm25-weighted:W`` gives it).
+
+    Raises:
+        ValueError: not a number, or outside [0, 1].
+    """
     try:
         value = float(weight)
     except (TypeError, ValueError):
@@ -212,7 +218,7 @@ def weighted_fusion(lexical: np.ndarray, dense: np.ndarray, weight: float) -> np
     Raises:
         ValueError: If the shapes differ or ``weight`` is outside [0, 1].
     """
-    w = _check_weight(weight)
+    w = check_weight(weight)
     lex, den = np.asarray(lexical, dtype=float), np.asarray(dense, dtype=float)
     if lex.shape != den.shape or lex.ndim != 2:
         raise ValueError(f"lexical and dense must be 2-D and of one shape, got {lex.shape} and {den.shape}")
@@ -238,7 +244,7 @@ class HybridBM25:
         if fusion == FUSION_WEIGHTED:
             if weight is None:
                 raise ValueError(f"{constants.MITIGATION_BM25_WEIGHTED} needs the lexical weight, e.g. {constants.MITIGATION_BM25_WEIGHTED}:0.3")
-            self.weight: float | None = _check_weight(weight)
+            self.weight: float | None = check_weight(weight)
             self.name = f"{constants.MITIGATION_BM25_WEIGHTED}:{self.weight:g}"
         else:
             if weight is not None:
@@ -278,7 +284,7 @@ def sweep_bm25_weights(
     Raises:
         ValueError: If ``weights`` is empty or holds a weight outside [0, 1].
     """
-    checked = [_check_weight(w) for w in weights]
+    checked = [check_weight(w) for w in weights]
     if not checked:
         raise ValueError("give at least one weight to sweep")
     rows = []
@@ -451,67 +457,6 @@ class CalibratedFilter:
         return f"CalibratedFilter({self.thresholds})"
 
 
-# ------------------------------------------------------------------ the --mitigate list
-
-ACCEPTED = (
-    f"{constants.MITIGATION_BM25} (= {constants.MITIGATION_BM25_RRF}), {constants.MITIGATION_BM25_RRF}, "
-    f"{constants.MITIGATION_BM25_WEIGHTED}:W (W in [0, 1]), {constants.MITIGATION_GUARD}, {constants.MITIGATION_CALIBRATED}, "
-    f"{constants.MITIGATION_RERANKER}:ID (a Hugging Face id or folder of a cross-encoder)"
-)
-
-
-def _parse_one(item: str, thresholds: Mapping[str, float] | None) -> Mitigation:
-    head, sep, arg = item.partition(":")
-    key = head.strip().lower()
-    arg = arg.strip()
-    if key in (constants.MITIGATION_BM25, constants.MITIGATION_BM25_RRF) and not sep:
-        return HybridBM25(FUSION_RRF)
-    if key == constants.MITIGATION_BM25_WEIGHTED:
-        if not arg:
-            raise ValueError(f"{item!r}: give the lexical weight, e.g. {constants.MITIGATION_BM25_WEIGHTED}:0.3")
-        return HybridBM25(FUSION_WEIGHTED, _check_weight(arg))
-    if key == constants.MITIGATION_GUARD and not sep:
-        return ContradictionGuard()
-    if key == constants.MITIGATION_CALIBRATED and not sep:
-        if not thresholds:
-            raise ValueError("calibrated needs each model's calibrated threshold, and none was given")
-        return CalibratedFilter(thresholds)
-    if key == constants.MITIGATION_RERANKER:
-        if not arg:
-            raise ValueError(f"{item!r}: name the cross-encoder, e.g. {constants.MITIGATION_RERANKER}:cross-encoder/ms-marco-MiniLM-L6-v2")
-        return CrossEncoderReranker(arg)
-    raise ValueError(f"unknown mitigation {item!r}; accepted: {ACCEPTED}")
-
-
-def parse_mitigations(spec: str, *, thresholds: Mapping[str, float] | None = None) -> list[Mitigation]:
-    """The mitigations of a comma list such as ``"bm25,guard,calibrated,reranker:cross-encoder/ms-marco-MiniLM-L6-v2"``.
-
-    Args:
-        spec: Comma-separated names (see the module table); case-insensitive
-            except for a reranker's id; blank items are skipped.
-        thresholds: ``{model: threshold}``, needed by ``calibrated``.
-
-    Returns:
-        The mitigations in the order given; ``[]`` for a blank spec.
-
-    Raises:
-        ValueError: For an unknown name, a bad or missing weight or id,
-            ``calibrated`` without thresholds, or a mitigation listed twice;
-            the message lists what is accepted.
-    """
-    if not isinstance(spec, str):
-        raise ValueError(f"the mitigation list must be a string such as 'bm25,guard', got {type(spec).__name__}")  # noqa: TRY004 - input errors are ValueErrors here
-    out: list[Mitigation] = []
-    for item in (part.strip() for part in spec.split(",")):
-        if not item:
-            continue
-        mitigation = _parse_one(item, thresholds)
-        if any(m.name == mitigation.name for m in out):
-            raise ValueError(f"mitigation {mitigation.name!r} is listed twice")
-        out.append(mitigation)
-    return out
-
-
 __all__ = [
     "BM25_WEIGHT_GRID",
     "CalibratedFilter",
@@ -521,9 +466,9 @@ __all__ = [
     "Mitigation",
     "bm25_scores",
     "candidates",
+    "check_weight",
     "guard_demotions",
     "minmax_rows",
-    "parse_mitigations",
     "reciprocal_rank_fusion",
     "sweep_bm25_weights",
     "weighted_fusion",

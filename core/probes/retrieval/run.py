@@ -27,7 +27,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -42,13 +42,8 @@ from core.probes.retrieval.metrics import adversarial_wins, paired_correct, rate
 from core.probes.retrieval.origin import variant_sources
 from core.probes.retrieval.suite import PASSAGE_COLUMNS, QUERY_COLUMNS, RetrievalSuite, tidy_suite
 
-
-class Rescorer(Protocol):
-    """What the run needs of a mitigation (``core.probes.retrieval.mitigations.Mitigation``)."""
-
-    name: str
-
-    def rescore(self, queries: Sequence[str], passages: Sequence[str], dense: np.ndarray, *, model: str) -> np.ndarray: ...
+if TYPE_CHECKING:  # for the hints only: the run takes any object with the protocol's name and rescore
+    from core.probes.retrieval.mitigations import Mitigation
 
 
 COST_COLUMNS = [
@@ -255,7 +250,7 @@ def _checked(out: Any, dense: np.ndarray, name: str) -> np.ndarray:
     return arr
 
 
-def _rescored_blocks(layout: _Layout, dense: _Blocks, mitigation: Rescorer, model: str) -> _Blocks:
+def _rescored_blocks(layout: _Layout, dense: _Blocks, mitigation: Mitigation, model: str) -> _Blocks:
     calls: list[tuple[list[str], list[str], np.ndarray]] = []
     calls += [([g.anchor], [g.paraphrase, *(t for _, t in g.variants)], d) for g, d in zip(layout.groups, dense.win, strict=True)]
     calls += [([n.q1, n.q2], [n.anchor, n.variant], d) for n, d in zip(layout.nevir, dense.paired, strict=True)]
@@ -361,7 +356,7 @@ def _mitigation_failed(errors: dict[str, str], model: str, mitigation: str, exc:
     errors[f"{model} + {mitigation}"] = f"{model} + {mitigation}: {first_line(exc)}"
 
 
-def _mitigation_names(mitigations: Sequence[Rescorer]) -> None:
+def _mitigation_names(mitigations: Sequence[Mitigation]) -> None:
     names = [getattr(m, "name", None) for m in mitigations]
     if any(not isinstance(n, str) or not n for n in names):
         raise ValueError("every mitigation needs a non-empty name")
@@ -387,7 +382,7 @@ def run_retrieval(
     models: Sequence[str],
     *,
     cache: EmbeddingCache | None = None,
-    mitigations: Sequence[Rescorer] = (),
+    mitigations: Sequence[Mitigation] = (),
     options: EncodeOptions = DEFAULT_OPTIONS,
     progress: ProgressFn | None = None,
     seed: int = constants.BOOTSTRAP_SEED,
@@ -563,7 +558,7 @@ def run_corpus_probe(
     models: Sequence[str],
     *,
     cache: EmbeddingCache | None = None,
-    mitigations: Sequence[Rescorer] = (),
+    mitigations: Sequence[Mitigation] = (),
     options: EncodeOptions = DEFAULT_OPTIONS,
     progress: ProgressFn | None = None,
     seed: int = constants.BOOTSTRAP_SEED,

@@ -1,4 +1,4 @@
-"""The retrieval suite and user files, as tidy passage and query tables.
+"""The retrieval suite's format: two tidy tables, passages and queries.
 
 The shipped suite (``data/suites/retrieval.csv``, schema in ``data/README.md``)
 is wide: one anchor group per row, with a paraphrase, one adversarial variant
@@ -12,44 +12,19 @@ share:
   (answered by the anchor, not by the ``query_mode`` variant) or ``q2`` (the
   other way round).
 
-A user's pairs file becomes the same tables (:func:`pairs_to_suite`): each
-distinct ``text_a`` (a query or an anchor) is a group, the ``text_b`` whose
-category is ``paraphrase`` (or ``positive``/``correct``) its paraphrase and
-those whose category is a failure mode its variants.  Corpus mode reads a
-corpus file and a queries file, one text per row (:func:`read_text_list`).
-
-:func:`validate_retrieval_suite` checks the wide file with the variant rules
-of ``core.files.validators`` (``VARIANT_RULES``): where a pair rule fits a
-variant as it is (negation, entity swap) it is that rule; the numerical,
-temporal, quantifier and hedging rules first pair off inflections of one word
-("month"/"months", "acquired"/"acquire"), since a variant of a longer passage
-must keep its grammar ("1 month" -> "10 months", "acquired" -> "will
-acquire") where the pair suites' one-line rules allow no other change.
+The wide file's rules are :mod:`core.probes.retrieval.suite_checks`; a pairs
+or triples table becomes a suite in :mod:`core.probes.retrieval.convert`;
+files and uploads are read in :mod:`core.probes.retrieval.suite_files`.
 """
 
 from __future__ import annotations
 
-import csv
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
 
 from core import constants
-from core.files.reader import PairsFileError, read_pairs_file
-from core.files.texts import parse_texts, read_texts
 
-# The variant rules live with the pair rules (core.files.validators); their names stay importable from here.
-from core.files.validators import VARIANT_RULES as VARIANT_RULES
-from core.files.validators import Violation, check_distinct
-from core.files.validators import check_hedging_variant as check_hedging_variant
-from core.files.validators import check_numerical_variant as check_numerical_variant
-from core.files.validators import check_quantifier_variant as check_quantifier_variant
-from core.files.validators import check_temporal_variant as check_temporal_variant
-from core.paths import SUITES_DIR
-
-RETRIEVAL_FILE = SUITES_DIR / "retrieval.csv"
 MODES = constants.FAILURE_MODES
 WIDE_COLUMNS = (
     constants.COL_GROUP_ID,
@@ -64,15 +39,9 @@ WIDE_COLUMNS = (
 PASSAGE_COLUMNS = (constants.COL_GROUP_ID, constants.COL_DOMAIN, constants.COL_ROLE, constants.COL_MODE, constants.COL_TEXT)
 QUERY_COLUMNS = (constants.COL_GROUP_ID, constants.COL_DOMAIN, constants.COL_QUERY_MODE, constants.COL_WHICH, constants.COL_TEXT)
 
-_HEADER_CHARS = 64 * 1024
-_TEXT_COLUMN_GUESSES = {
-    "corpus": ("text", "passage", "document", "doc", "content", "sentence", "text_b"),
-    "queries": ("query", "question", "text", "q", "sentence", "text_a"),
-}
-
 
 class RetrievalSuiteError(ValueError):
-    """A retrieval suite, pairs, corpus or queries file cannot be used; the message says why."""
+    """A retrieval suite file, or a pairs table read as one, cannot be used; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -109,39 +78,6 @@ class RetrievalSuite:
         )
 
 
-# ------------------------------------------------------------------ the wide file
-
-
-def read_retrieval_file(path: str | Path = RETRIEVAL_FILE) -> pd.DataFrame:
-    """The wide retrieval file as strings, one anchor group per row.
-
-    Raises:
-        RetrievalSuiteError: unreadable file or missing columns.
-    """
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise RetrievalSuiteError(f"cannot read {path}: {str(exc).splitlines()[0]}") from exc
-    frame.columns = [str(c).strip() for c in frame.columns]
-    missing = [c for c in WIDE_COLUMNS if c not in frame.columns]
-    if missing:
-        raise RetrievalSuiteError(f"{Path(path).name} lacks the retrieval columns {missing}; see data/README.md")
-    return frame.apply(lambda col: col.str.strip())
-
-
-def is_wide_retrieval_file(path: str | Path) -> bool:
-    """True when the file's header names the wide suite's anchor and paraphrase columns."""
-    try:
-        with open(path, encoding="utf-8-sig", errors="replace") as fh:
-            # Only a bounded start of the first line: a JSON file or a 40,000-word first text is no wide header,
-            # and csv's 128 KiB field limit must not turn it into a crash.
-            first = fh.readline(_HEADER_CHARS)
-        header = next(csv.reader([first]), [])
-    except (OSError, csv.Error):
-        return False
-    return {constants.COL_ANCHOR, constants.COL_PARAPHRASE} <= {h.strip() for h in header}
-
-
 def tidy_suite(wide: pd.DataFrame, name: str = constants.SUITE_RETRIEVAL) -> RetrievalSuite:
     """Long passage and query tables from the wide file (see the module docstring).
 
@@ -170,235 +106,6 @@ def tidy_suite(wide: pd.DataFrame, name: str = constants.SUITE_RETRIEVAL) -> Ret
         if row[constants.COL_QUERY_MODE]:
             queries += [(gid, domain, row[constants.COL_QUERY_MODE], which, row[which]) for which in constants.QUERY_WHICH]
     return RetrievalSuite(name, pd.DataFrame(passages, columns=list(PASSAGE_COLUMNS)), pd.DataFrame(queries, columns=list(QUERY_COLUMNS)))
-
-
-# ------------------------------------------------------------------ validators
-
-
-def _group_violations(row: dict[str, str]) -> list[Violation]:
-    gid = row[constants.COL_GROUP_ID] or "(no id)"
-    out = []
-    if row[constants.COL_DOMAIN] not in constants.DOMAINS:
-        out.append(Violation(gid, "domain", f"unknown domain {row[constants.COL_DOMAIN]!r}; use one of {constants.DOMAINS}"))
-    anchor, paraphrase = row[constants.COL_ANCHOR], row[constants.COL_PARAPHRASE]
-    for col, text in ((constants.COL_ANCHOR, anchor), (constants.COL_PARAPHRASE, paraphrase)):
-        if not text:
-            out.append(Violation(gid, col, f"the {col} is empty"))
-    if not anchor:
-        return out
-    if paraphrase and check_distinct(anchor, paraphrase):
-        out.append(Violation(gid, "paraphrase", "the paraphrase repeats the anchor"))
-    modes = [m for m in MODES if row[m]]
-    if len(modes) < constants.RETRIEVAL_MIN_MODES:
-        out.append(Violation(gid, "modes", f"{len(modes)} mode(s) ({', '.join(modes) or 'none'}); a group needs at least {constants.RETRIEVAL_MIN_MODES}"))
-    for mode in modes:
-        problem = check_distinct(anchor, row[mode]) or VARIANT_RULES[mode](anchor, row[mode])
-        if problem is None and paraphrase and check_distinct(paraphrase, row[mode]) is not None:
-            problem = "the variant repeats the paraphrase"
-        if problem:
-            out.append(Violation(gid, mode, problem))
-    qmode, q1, q2 = row[constants.COL_QUERY_MODE], row[constants.COL_Q1], row[constants.COL_Q2]
-    if qmode:
-        if qmode not in MODES:
-            out.append(Violation(gid, "query_mode", f"unknown mode {qmode!r}; use one of {MODES}"))
-        elif not row[qmode]:
-            out.append(Violation(gid, "query_mode", f"query_mode {qmode!r} names an empty variant"))
-        if not q1 or not q2:
-            out.append(Violation(gid, "queries", "a group with a query_mode needs both q1 and q2"))
-        elif check_distinct(q1, q2) is not None:
-            out.append(Violation(gid, "queries", "q1 and q2 are the same"))
-    elif q1 or q2:
-        out.append(Violation(gid, "queries", "q1/q2 given without a query_mode"))
-    return out
-
-
-def _repeats(wide: pd.DataFrame, columns: Iterable[str], what: str) -> list[Violation]:
-    seen: dict[str, tuple[int, str]] = {}
-    out = []
-    for i, row in enumerate(wide.to_dict("records")):
-        for col in columns:
-            text = row[col]
-            if not text:
-                continue
-            # By row, not by id: two rows sharing an id still share no text.
-            if text in seen and seen[text][0] != i:
-                out.append(Violation(row[constants.COL_GROUP_ID], f"unique-{what}", f"{col} repeats a {what} of {seen[text][1]}"))
-            seen.setdefault(text, (i, row[constants.COL_GROUP_ID]))
-    return out
-
-
-def validate_retrieval_suite(wide: pd.DataFrame) -> list[Violation]:
-    """Check the wide retrieval table; every violation names the group and the rule.
-
-    Rules: the columns of :data:`WIDE_COLUMNS`; unique, non-empty group ids;
-    known domains; non-empty anchor and paraphrase, the paraphrase not the
-    anchor; at least ``RETRIEVAL_MIN_MODES`` variants; each variant obeys
-    its mode's rule (:data:`VARIANT_RULES`); a ``query_mode`` names a mode
-    with a variant and comes with two different queries; no passage and no
-    query text occurs in two groups (a query has exactly one right passage).
-
-    Args:
-        wide: the table :func:`read_retrieval_file` returns.
-
-    Returns:
-        The violations; an empty list means the suite is valid.
-    """
-    missing = [c for c in WIDE_COLUMNS if c not in wide.columns]
-    if missing:
-        return [Violation("*", "columns", f"missing columns: {missing}")]
-    wide = wide.fillna("").astype(str)
-    out: list[Violation] = []
-    ids = wide[constants.COL_GROUP_ID]
-    out += [Violation(str(g), "unique-id", "group_id appears more than once") for g in ids[ids.duplicated() & (ids != "")].unique()]
-    for row in wide.to_dict("records"):
-        if not row[constants.COL_GROUP_ID]:
-            out.append(Violation("(no id)", "group_id", f"a row has no group_id (anchor {row[constants.COL_ANCHOR][:40]!r})"))
-        out += _group_violations({str(k): v for k, v in row.items()})
-    out += _repeats(wide, (constants.COL_ANCHOR, constants.COL_PARAPHRASE, *MODES), "passage")
-    out += _repeats(wide, (constants.COL_Q1, constants.COL_Q2), "query")
-    return out
-
-
-def perturb_matches(wide: pd.DataFrame) -> pd.DataFrame:
-    """How many variants per mode equal one of ``core.probes.perturb.perturb(anchor)``'s variants of that mode.
-
-    Returns:
-        Columns mode, variants, from_perturb (counts), in failure-mode order.
-    """
-    from core.probes.perturb import perturb
-
-    made = {mode: 0 for mode in MODES}
-    total = {mode: 0 for mode in MODES}
-    for row in wide.to_dict("records"):
-        report = perturb(row[constants.COL_ANCHOR])
-        for mode in (m for m in MODES if row[m]):
-            total[mode] += 1
-            made[mode] += any(v.mode == mode and v.text == row[mode] for v in report.variants)
-    return pd.DataFrame({"mode": list(MODES), "variants": [total[m] for m in MODES], "from_perturb": [made[m] for m in MODES]})
-
-
-# ------------------------------------------------------------------ user files
-
-
-def pairs_to_suite(pairs: pd.DataFrame, name: str = "pairs") -> RetrievalSuite:
-    """A pairs table as a retrieval suite: groups by ``text_a`` (see the module docstring).
-
-    Args:
-        pairs: columns ``text_a``, ``text_b``, ``category`` (``domain`` kept when present).
-        name: the suite's name.
-
-    Returns:
-        A suite with no queries; groups without both a paraphrase and a
-        variant are dropped, and the notes say how many.
-
-    Raises:
-        RetrievalSuiteError: no group has both a paraphrase and a variant.
-    """
-    missing = {constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY} - set(pairs.columns)
-    if missing:
-        raise RetrievalSuiteError(f"the pairs table lacks columns {sorted(missing)}")
-    category = pairs[constants.COL_CATEGORY].astype(str).str.strip().str.lower()
-    known = category.isin(constants.PARAPHRASE_CATEGORIES) | category.isin(constants.ADVERSARIAL_CATEGORIES)
-    notes = []
-    if (~known).any():
-        unused = sorted(set(category[~known]))
-        notes.append(f"ignored {int((~known).sum())} pair(s) whose category is neither a paraphrase ({'/'.join(constants.PARAPHRASE_CATEGORIES)}) nor a failure mode nor {constants.CAT_CONTRADICTION}: {', '.join(unused)}")
-    rows, skipped, extra_paraphrases = [], 0, 0
-    kept = pairs.assign(_cat=category)[known]
-    domains = kept[constants.COL_DOMAIN].astype(str) if constants.COL_DOMAIN in kept.columns else pd.Series("", index=kept.index)
-    for i, (anchor, group) in enumerate(kept.groupby(constants.COL_TEXT_A, sort=False)):
-        is_para = group["_cat"].isin(constants.PARAPHRASE_CATEGORIES)
-        if not is_para.any() or is_para.all():
-            skipped += 1
-            continue
-        extra_paraphrases += int(is_para.sum()) - 1
-        gid, domain = f"group-{i + 1:03d}", domains[group.index[0]]
-        rows.append((gid, domain, constants.ROLE_ANCHOR, "", anchor))
-        rows.append((gid, domain, constants.ROLE_PARAPHRASE, "", group[constants.COL_TEXT_B][is_para].iloc[0]))
-        rows += [(gid, domain, constants.ROLE_VARIANT, cat, text) for cat, text in zip(group["_cat"][~is_para], group[constants.COL_TEXT_B][~is_para], strict=True)]
-    if not rows:
-        raise RetrievalSuiteError(
-            "no text_a has both a paraphrase (category paraphrase, positive or correct) and an adversarial variant "
-            f"(category {', '.join(constants.ADVERSARIAL_CATEGORIES)}): nothing to rank"
-        )
-    if skipped:
-        notes.append(f"dropped {skipped} text_a group(s) without both a paraphrase and a variant")
-    if extra_paraphrases:
-        notes.append(f"{extra_paraphrases} extra paraphrase(s) ignored: each text_a uses its first")
-    queries = pd.DataFrame(columns=list(QUERY_COLUMNS))
-    return RetrievalSuite(name, pd.DataFrame(rows, columns=list(PASSAGE_COLUMNS)), queries, tuple(notes))
-
-
-def load_retrieval_suite(name_or_path: str = constants.SUITE_RETRIEVAL) -> RetrievalSuite:
-    """The shipped suite by name, a wide file in its format, or a user's pairs file.
-
-    Raises:
-        RetrievalSuiteError: unknown name, unreadable file, or nothing to rank.
-    """
-    if name_or_path == constants.SUITE_RETRIEVAL:
-        return tidy_suite(read_retrieval_file(), constants.SUITE_RETRIEVAL)
-    path = Path(name_or_path).expanduser()
-    if not path.is_file():
-        raise RetrievalSuiteError(f"no retrieval suite named {name_or_path!r} and no such file; use {constants.SUITE_RETRIEVAL!r} or a pairs file")
-    if is_wide_retrieval_file(path):
-        wide = read_retrieval_file(path)
-        problems = validate_retrieval_suite(wide)
-        try:
-            suite = tidy_suite(wide, path.stem)
-        except ValueError as exc:
-            raise RetrievalSuiteError(f"{path}: {exc}") from exc
-        note = (f"{len(problems)} rule violation(s), e.g. {problems[0]}",) if problems else ()
-        return RetrievalSuite(suite.name, suite.passages, suite.queries, note)
-    try:
-        pairs, notes = read_pairs_file(path)
-    except PairsFileError as exc:
-        raise RetrievalSuiteError(f"{path}: {exc}") from exc
-    suite = pairs_to_suite(pairs, path.stem)
-    return RetrievalSuite(suite.name, suite.passages, suite.queries, (*notes, *suite.notes))
-
-
-def read_text_list(path: str | Path, kind: str = "corpus", max_rows: int = constants.MAX_UPLOAD_ROWS) -> tuple[list[str], list[str]]:
-    """The texts of a corpus or queries file, one per row, and what reading changed.
-
-    Read by :func:`core.files.texts.read_texts`, the pairs files' rules:
-    ``.txt``: one text per non-empty line. ``.csv``/``.tsv``: a header row,
-    then one text per row; the column is the only one, or the one named
-    ``text``/``passage``/``document`` (corpus) or ``query``/``question``/``text``
-    (queries). ``.jsonl``/``.json``: strings, or objects with such a field.
-    Empty rows, repeats and values that are not text are dropped, with a note.
-
-    Args:
-        path: the file.
-        kind: ``corpus`` or ``queries`` (picks the column names to look for).
-        max_rows: refuse files with more texts than this.
-
-    Raises:
-        ValueError: unknown ``kind``.
-        RetrievalSuiteError: unreadable, empty, ambiguous or too long; the message names the file.
-    """
-    if kind not in _TEXT_COLUMN_GUESSES:
-        raise ValueError(f"kind must be one of {sorted(_TEXT_COLUMN_GUESSES)}, got {kind!r}")
-    try:
-        found = read_texts(path, _TEXT_COLUMN_GUESSES[kind], what=kind, max_rows=max_rows)
-    except PairsFileError as exc:
-        raise RetrievalSuiteError(str(exc)) from exc
-    return found.texts, found.notes
-
-
-def texts_of_bytes(data: bytes, name: str, kind: str = "corpus", max_rows: int = constants.MAX_UPLOAD_ROWS) -> tuple[list[str], list[str]]:
-    """The texts of an uploaded corpus or queries file (the rules of :func:`read_text_list`).
-
-    Raises:
-        ValueError: unknown ``kind``.
-        RetrievalSuiteError: unreadable, empty, ambiguous or too long.
-    """
-    if kind not in _TEXT_COLUMN_GUESSES:
-        raise ValueError(f"kind must be one of {sorted(_TEXT_COLUMN_GUESSES)}, got {kind!r}")
-    try:
-        found = parse_texts(data, name, _TEXT_COLUMN_GUESSES[kind], what=kind, max_rows=max_rows)
-    except PairsFileError as exc:
-        raise RetrievalSuiteError(str(exc)) from exc
-    return found.texts, found.notes
 
 
 def suite_counts(suite: RetrievalSuite) -> pd.DataFrame:

@@ -23,7 +23,7 @@ import pandas as pd
 
 from core import constants
 from core.probes.retrieval.origin import variant_sources
-from core.probes.retrieval.suite import PASSAGE_COLUMNS, QUERY_COLUMNS, RetrievalSuite
+from core.probes.retrieval.suite import RetrievalSuite
 
 C = constants
 VARIANT_COLUMNS = [
@@ -31,35 +31,6 @@ VARIANT_COLUMNS = [
 ]
 TRIPLE_COLUMNS = [C.COL_ANCHOR, C.COL_POSITIVE, C.COL_NEGATIVE]
 TRIPLE_META = [C.COL_GROUP_ID, C.COL_DOMAIN, C.COL_MODE, C.COL_VARIANT_SOURCE, C.COL_SPLIT]
-
-
-TRIPLES_DOMAIN = "triples"
-
-
-def triples_suite(frame: pd.DataFrame, name: str) -> RetrievalSuite:
-    """A user's triples (``anchor, positive, negative`` rows, :func:`core.files.triples.read_triples`) as a suite to tune on.
-
-    Each distinct anchor is one group, so the split never puts one anchor on
-    both sides; its first positive is the paraphrase and each distinct
-    negative (other than the anchor and that positive) a variant of mode
-    ``contradiction``.  One domain, so the split is stratified by nothing.
-
-    Raises:
-        ValueError: a missing column or no usable anchor.
-    """
-    missing = [c for c in TRIPLE_COLUMNS if c not in frame.columns]
-    if missing:
-        raise ValueError(f"the triples lack the columns {missing}")
-    rows = []
-    for i, (anchor, part) in enumerate(frame.groupby(C.COL_ANCHOR, sort=False)):
-        gid, positive = f"{TRIPLES_DOMAIN}-{i + 1:05d}", str(part[C.COL_POSITIVE].iloc[0])
-        negatives = [n for n in dict.fromkeys(part[C.COL_NEGATIVE].astype(str)) if n not in (anchor, positive)]
-        if negatives:
-            rows += [(gid, TRIPLES_DOMAIN, C.ROLE_ANCHOR, "", anchor), (gid, TRIPLES_DOMAIN, C.ROLE_PARAPHRASE, "", positive)]
-            rows += [(gid, TRIPLES_DOMAIN, C.ROLE_VARIANT, C.CAT_CONTRADICTION, n) for n in negatives]
-    if not rows:
-        raise ValueError(f"{name} has no anchor with a positive and a different negative")
-    return RetrievalSuite(name, pd.DataFrame(rows, columns=list(PASSAGE_COLUMNS)), pd.DataFrame(columns=list(QUERY_COLUMNS)))
 
 
 def variant_table(suite: RetrievalSuite) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from core import constants
 from core.cli import main as cli_main
 from core.models.registry import MINILM_L6
 from core.paths import PROJECT_ROOT
-from core.probes.retrieval.suite import read_retrieval_file
+from core.probes.retrieval.suite_files import read_retrieval_file
 
 N_GROUPS = 5
 
@@ -67,10 +67,8 @@ def test_json_is_one_document_with_win_rates_and_paired_accuracy(json_doc, small
 
 
 def test_mitigate_gives_the_before_after_table(json_doc):
-    from core.probes.retrieval.mitigations import parse_mitigations
-
     doc = json.loads(json_doc[1])
-    names = [constants.MITIGATION_NONE, *(m.name for m in parse_mitigations("bm25,guard"))]
+    names = [constants.MITIGATION_NONE, constants.MITIGATION_BM25_RRF, constants.MITIGATION_GUARD]
     assert doc["mitigations"] == names
     assert [r[constants.COL_MITIGATION] for r in doc["before_after"]] == names
     for row in doc["before_after"]:
@@ -150,7 +148,8 @@ def test_user_error_is_one_line(cli, tmp_path, corpus_files, case):
 
 
 def test_mitigate_without_the_module_is_a_clear_error(cli, monkeypatch, small_suite):
-    monkeypatch.setitem(sys.modules, "core.probes.retrieval.mitigations", None)  # import now raises ImportError
+    for module in ("core.probes.retrieval.mitigations", "core.probes.retrieval.specs"):
+        monkeypatch.setitem(sys.modules, module, None)  # import now raises ImportError
     code, out, err = cli("retrieval", "--suite", str(small_suite), "--models", MINILM_L6, "--mitigate", "guard", "--quiet")
     assert code == cli_main.EXIT_USAGE
     assert err.startswith("error: --mitigate is not available") and out == ""

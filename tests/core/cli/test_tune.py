@@ -32,7 +32,7 @@ def test_json_alone_on_stdout_and_the_model_loads_by_path(tiny, tmp_path, capsys
     suite = tmp_path / "suite.csv"
     import pandas as pd
 
-    from core.probes.retrieval.suite import RETRIEVAL_FILE
+    from core.probes.retrieval.suite_files import RETRIEVAL_FILE
 
     pd.read_csv(RETRIEVAL_FILE).head(8).to_csv(suite, index=False)
     out = tmp_path / "out"

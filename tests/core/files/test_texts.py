@@ -9,8 +9,8 @@ import pytest
 from core import constants
 from core.cli import main as cli
 from core.files.errors import PairsFileError
-from core.files.texts import parse_texts
-from core.probes.retrieval.suite import RetrievalSuiteError, is_wide_retrieval_file, read_text_list
+from core.files.texts import TEXT_COLUMNS, parse_texts, read_texts
+from core.probes.retrieval.suite_files import is_wide_retrieval_file
 
 GUESSES = ("text", "passage")
 
@@ -18,8 +18,8 @@ GUESSES = ("text", "passage")
 def test_deep_nesting_is_a_message_not_a_recursion_error(tmp_path):
     path = tmp_path / "deep.json"
     path.write_text("[" * 100_000 + "]" * 100_000)
-    with pytest.raises(RetrievalSuiteError, match=r"corpus file deep\.json: .*nested too deeply"):
-        read_text_list(path, "corpus")
+    with pytest.raises(PairsFileError, match=r"corpus file deep\.json: .*nested too deeply"):
+        read_texts(path, TEXT_COLUMNS["corpus"], what="corpus")
 
 
 def test_a_lone_surrogate_is_replaced_with_a_note_naming_the_file():
@@ -75,3 +75,72 @@ def test_validate_and_retrieval_suite_do_not_crash_on_a_long_first_field(tmp_pat
 def test_upload_limit_is_named():
     with pytest.raises(PairsFileError, match=r"queries file q\.txt: .*limit is"):
         parse_texts(b"a" * (constants.MAX_UPLOAD_MB * 1024 * 1024 + 1), "q.txt", GUESSES, what="queries")
+
+
+# ------------------------------------------------------------------ a retrieval corpus or queries file, by path and by uploaded bytes
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("c.txt", "First passage.\n\nSecond passage, with a comma.\nFirst passage.\n", ["First passage.", "Second passage, with a comma."]),
+        ("c.csv", "text\n\"One, quoted\"\nTwo\n", ["One, quoted", "Two"]),
+        ("c.csv", "id,passage\n1,Alpha\n2,Beta\n", ["Alpha", "Beta"]),
+        ("c.tsv", "text\nA, with comma\n", ["A, with comma"]),
+        ("c.jsonl", '{"text": "Alpha"}\n{"text": "Beta"}\n', ["Alpha", "Beta"]),
+        ("c.json", '["Alpha", "Beta"]', ["Alpha", "Beta"]),
+    ],
+)
+def test_read_texts(tmp_path, name, content, expected):
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    found = read_texts(path, TEXT_COLUMNS["corpus"], what="corpus")
+    texts, notes = found.texts, found.notes
+    assert texts == expected
+    if name == "c.txt":
+        assert any("dropped 1 empty" in n for n in notes) and any("removed 1 repeated" in n for n in notes)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [("e.txt", "", "empty"), ("e.txt", "\n  \n", "empty"), ("e.csv", "a,b\n1,2\n", "name the text column"), ("e.jsonl", "{bad", "invalid JSON")],
+)
+def test_read_texts_refuses(tmp_path, name, content, message):
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(PairsFileError, match=message):
+        read_texts(path, TEXT_COLUMNS["queries"], what="queries")
+
+
+def test_read_texts_limits_rows(tmp_path):
+    path = tmp_path / "q.txt"
+    path.write_text("a\nb\nc\n", encoding="utf-8")
+    with pytest.raises(PairsFileError, match="limit is 2"):
+        read_texts(path, TEXT_COLUMNS["queries"], what="queries", max_rows=2)
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("c.txt", "First passage.\n\nSecond passage, with a comma.\nFirst passage.\n"),
+        ("c.csv", "id,passage\n1,Alpha\n2,Beta\n"),
+        ("c.jsonl", '{"text": "Alpha"}\n{"text": "Beta"}\n'),
+        ("c.json", '["Alpha", "Beta"]'),
+    ],
+)
+def test_an_upload_reads_as_the_file_on_disk(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    assert parse_texts(content.encode("utf-8"), name, TEXT_COLUMNS["corpus"], what="corpus") == read_texts(path, TEXT_COLUMNS["corpus"], what="corpus")
+
+
+def test_latin1_is_noted_once():
+    found = parse_texts("Café crème\nNaïve\n".encode("latin-1"), "q.txt", TEXT_COLUMNS["queries"], what="queries")
+    assert found.texts == ["Café crème", "Naïve"]
+    assert sum("latin" in n for n in found.notes) == 1
+
+
+def test_a_field_over_the_csv_limit_is_read_as_the_pairs_reader_reads_it():
+    # Issue 23.5: one reader; pandas has no 128 KiB field limit, so a long passage is a passage.
+    data = ("text\n" + "a" * 200_000 + "\n").encode()
+    assert parse_texts(data, "c.csv", TEXT_COLUMNS["corpus"], what="corpus").texts == ["a" * 200_000]

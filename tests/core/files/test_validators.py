@@ -8,7 +8,7 @@ import pytest
 from core import constants
 from core.files import validators
 from core.files.validators import CATEGORY_RULES, VARIANT_RULES, validate_pairs
-from core.probes.retrieval import suite
+from core.probes.retrieval import suite_checks
 
 
 def _pair(category: str, text_a: str, text_b: str) -> pd.DataFrame:
@@ -47,6 +47,6 @@ def test_a_new_category_is_one_table_entry(monkeypatch):
 
 
 def test_the_retrieval_suite_uses_the_same_variant_rules():
-    assert suite.VARIANT_RULES is VARIANT_RULES
+    assert suite_checks.VARIANT_RULES is VARIANT_RULES
     assert set(VARIANT_RULES) == set(constants.FAILURE_MODES)
-    assert suite.check_temporal_variant is validators.check_temporal_variant
+    assert VARIANT_RULES[constants.CAT_TEMPORAL] is validators.check_temporal_variant

@@ -10,8 +10,8 @@ from core.files.validators import validate_pairs
 from core.gate.config import parse_config
 from core.papers.failure_modes import failure_mode_table
 from core.probes.retrieval import tables
-from core.probes.retrieval.suite import pairs_to_suite
-from core.probes.retrieval.uploads import suite_from_bytes
+from core.probes.retrieval.convert import pairs_to_suite
+from core.probes.retrieval.suite_files import suite_from_bytes
 
 PAIRS = pd.DataFrame(
     {

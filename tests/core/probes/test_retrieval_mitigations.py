@@ -30,7 +30,6 @@ from core.probes.retrieval.mitigations import (
     candidates,
     guard_demotions,
     minmax_rows,
-    parse_mitigations,
     reciprocal_rank_fusion,
     sweep_bm25_weights,
     weighted_fusion,
@@ -378,48 +377,6 @@ def test_calibrated_filter_drops_scores_at_or_below_the_models_threshold():
         CalibratedFilter({})
     with pytest.raises(ValueError, match="finite"):
         CalibratedFilter({MINILM_L6: float("nan")})
-
-
-# ------------------------------------------------------------------ parse_mitigations
-
-
-def test_parse_mitigations_builds_each_named_mitigation():
-    parsed = parse_mitigations(
-        " BM25 , bm25-weighted:0.3, guard,calibrated, reranker:cross-encoder/ms-marco-MiniLM-L6-v2 ,",
-        thresholds={MINILM_L6: 0.4},
-    )
-    assert [m.name for m in parsed] == ["bm25-rrf", "bm25-weighted:0.3", "guard", "calibrated", "reranker:cross-encoder/ms-marco-MiniLM-L6-v2"]
-    assert [type(m) for m in parsed] == [HybridBM25, HybridBM25, ContradictionGuard, CalibratedFilter, CrossEncoderReranker]
-    assert all(isinstance(m, Mitigation) for m in parsed)
-    assert parsed[1].weight == 0.3
-    assert [m.name for m in parse_mitigations("bm25-rrf")] == ["bm25-rrf"]
-    assert parse_mitigations("  ") == []
-
-
-@pytest.mark.parametrize(
-    ("spec", "message"),
-    [
-        ("bm26", "unknown mitigation 'bm26'; accepted: bm25"),
-        ("guard:2", "unknown mitigation 'guard:2'"),
-        ("bm25-weighted", "give the lexical weight"),
-        ("bm25-weighted:1.5", "between 0 and 1"),
-        ("bm25-weighted:heavy", "between 0 and 1"),
-        ("bm25:0.3", "unknown mitigation"),
-        ("calibrated", "calibrated needs each model's calibrated threshold"),
-        ("reranker", "name the cross-encoder"),
-        ("bm25,bm25-rrf", "listed twice"),
-    ],
-)
-def test_parse_mitigations_errors(spec, message):
-    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
-        parse_mitigations(spec)
-
-
-def test_unknown_mitigation_message_lists_every_accepted_name():
-    with pytest.raises(ValueError) as err:
-        parse_mitigations("nope")
-    for name in ("bm25", "bm25-rrf", "bm25-weighted:W", "guard", "calibrated", "reranker:ID"):
-        assert name in str(err.value)
 
 
 # ------------------------------------------------------------------ cross-encoder reranker

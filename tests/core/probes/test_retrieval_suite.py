@@ -8,24 +8,13 @@ import pandas as pd
 import pytest
 
 from core import constants
+from core.files.validators import check_hedging_variant, check_numerical_variant, check_quantifier_variant, check_temporal_variant
 from core.paths import DATA_DIR
 from core.probes.perturb import perturb
-from core.probes.retrieval.suite import (
-    WIDE_COLUMNS,
-    RetrievalSuiteError,
-    check_hedging_variant,
-    check_numerical_variant,
-    check_quantifier_variant,
-    check_temporal_variant,
-    load_retrieval_suite,
-    pairs_to_suite,
-    perturb_matches,
-    read_retrieval_file,
-    read_text_list,
-    suite_counts,
-    tidy_suite,
-    validate_retrieval_suite,
-)
+from core.probes.retrieval.convert import pairs_to_suite
+from core.probes.retrieval.suite import WIDE_COLUMNS, RetrievalSuiteError, suite_counts, tidy_suite
+from core.probes.retrieval.suite_checks import perturb_matches, validate_retrieval_suite
+from core.probes.retrieval.suite_files import load_retrieval_suite, read_retrieval_file
 
 MODES = constants.FAILURE_MODES
 
@@ -225,46 +214,6 @@ def test_load_suite_reads_a_wide_file_and_notes_its_violations(tmp_path):
     suite = load_retrieval_suite(str(path))
     assert suite.group_ids == ["g-1", "g-2"]
     assert suite.notes and "violation" in suite.notes[0]
-
-
-@pytest.mark.parametrize(
-    ("name", "content", "expected"),
-    [
-        ("c.txt", "First passage.\n\nSecond passage, with a comma.\nFirst passage.\n", ["First passage.", "Second passage, with a comma."]),
-        ("c.csv", "text\n\"One, quoted\"\nTwo\n", ["One, quoted", "Two"]),
-        ("c.csv", "id,passage\n1,Alpha\n2,Beta\n", ["Alpha", "Beta"]),
-        ("c.tsv", "text\nA, with comma\n", ["A, with comma"]),
-        ("c.jsonl", '{"text": "Alpha"}\n{"text": "Beta"}\n', ["Alpha", "Beta"]),
-        ("c.json", '["Alpha", "Beta"]', ["Alpha", "Beta"]),
-    ],
-)
-def test_read_text_list(tmp_path, name, content, expected):
-    path = tmp_path / name
-    path.write_text(content, encoding="utf-8")
-    texts, notes = read_text_list(path, "corpus")
-    assert texts == expected
-    if name == "c.txt":
-        assert any("dropped 1 empty" in n for n in notes) and any("removed 1 repeated" in n for n in notes)
-
-
-@pytest.mark.parametrize(
-    ("name", "content", "message"),
-    [("e.txt", "", "empty"), ("e.txt", "\n  \n", "empty"), ("e.csv", "a,b\n1,2\n", "name the text column"), ("e.jsonl", "{bad", "invalid JSON")],
-)
-def test_read_text_list_refuses(tmp_path, name, content, message):
-    path = tmp_path / name
-    path.write_text(content, encoding="utf-8")
-    with pytest.raises(RetrievalSuiteError, match=message):
-        read_text_list(path, "queries")
-
-
-def test_read_text_list_limits_rows(tmp_path):
-    path = tmp_path / "q.txt"
-    path.write_text("a\nb\nc\n", encoding="utf-8")
-    with pytest.raises(RetrievalSuiteError, match="limit is 2"):
-        read_text_list(path, "queries", max_rows=2)
-    with pytest.raises(ValueError, match="kind"):
-        read_text_list(path, "passages")
 
 
 def test_group_ids_follow_the_file(wide):

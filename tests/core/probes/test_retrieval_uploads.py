@@ -1,12 +1,12 @@
-"""Retrieval inputs from uploaded bytes: pairs files, the wide format, corpus and queries files."""
+"""A retrieval suite from uploaded bytes: pairs files and the wide format (corpus and queries files: tests/core/files/test_texts.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from core import constants
-from core.probes.retrieval.suite import RETRIEVAL_FILE, RetrievalSuiteError, load_retrieval_suite, read_text_list
-from core.probes.retrieval.uploads import suite_from_bytes, texts_from_bytes
+from core.probes.retrieval.suite import RetrievalSuiteError
+from core.probes.retrieval.suite_files import RETRIEVAL_FILE, load_retrieval_suite, suite_from_bytes
 
 PAIRS = (
     "query,passage,category\n"
@@ -67,46 +67,10 @@ def test_wide_format_missing_columns():
         suite_from_bytes(b"anchor,paraphrase\nA,B\n", "wide.csv")
 
 
-@pytest.mark.parametrize(
-    ("name", "content"),
-    [
-        ("c.txt", "First passage.\n\nSecond passage, with a comma.\nFirst passage.\n"),
-        ("c.csv", "id,passage\n1,Alpha\n2,Beta\n"),
-        ("c.jsonl", '{"text": "Alpha"}\n{"text": "Beta"}\n'),
-        ("c.json", '["Alpha", "Beta"]'),
-    ],
-)
-def test_texts_from_bytes_reads_as_read_text_list(tmp_path, name, content):
-    path = tmp_path / name
-    path.write_text(content, encoding="utf-8")
-    assert texts_from_bytes(content.encode("utf-8"), name, "corpus") == read_text_list(path, "corpus")
-
-
-def test_texts_from_bytes_latin1_is_noted_once():
-    texts, notes = texts_from_bytes("Café crème\nNaïve\n".encode("latin-1"), "q.txt", "queries")
-    assert texts == ["Café crème", "Naïve"]
-    assert sum("latin" in n for n in notes) == 1
-
-
-@pytest.mark.parametrize(("data", "message"), [(b"", "empty"), (b"\n \n", "empty"), (b"a,b\n1,2\n", "name the text column")])
-def test_texts_from_bytes_refuses(data, message):
-    with pytest.raises(RetrievalSuiteError, match=message):
-        texts_from_bytes(data, "q.csv" if b"," in data else "q.txt", "queries")
-
-
 def test_upload_arguments_are_checked():
     with pytest.raises(ValueError, match="bytes"):
-        texts_from_bytes("text", "q.txt", "queries")  # type: ignore[arg-type]
+        suite_from_bytes("text_a,text_b", "p.csv")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="name"):
         suite_from_bytes(b"a", " ")
-    with pytest.raises(ValueError, match="kind"):
-        texts_from_bytes(b"a\n", "q.txt", "passages")
     with pytest.raises(RetrievalSuiteError, match="limit"):
-        texts_from_bytes(b"a" * (constants.MAX_UPLOAD_MB * 1024 * 1024 + 1), "big.txt", "corpus")
-
-
-def test_a_field_over_the_csv_limit_is_read_as_the_pairs_reader_reads_it():
-    # Issue 23.5: one reader; pandas has no 128 KiB field limit, so a long passage is a passage.
-    data = ("text\n" + "a" * 200_000 + "\n").encode()
-    texts, _ = texts_from_bytes(data, "c.csv", "corpus")
-    assert texts == ["a" * 200_000]
+        suite_from_bytes(b"a" * (constants.MAX_UPLOAD_MB * 1024 * 1024 + 1), "big.csv")

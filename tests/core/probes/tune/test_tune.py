@@ -13,7 +13,7 @@ from scipy.stats import binomtest
 
 from core import constants as C
 from core.probes.retrieval.origin import variant_sources
-from core.probes.retrieval.suite import load_retrieval_suite
+from core.probes.retrieval.suite_files import load_retrieval_suite
 from core.probes.tune import data, report, run, train
 
 
