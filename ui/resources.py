@@ -154,7 +154,7 @@ def retrieval_run(name: str, passages: pd.DataFrame, queries: pd.DataFrame, mode
 def corpus_run(corpus: tuple[str, ...], queries: tuple[str, ...], models: tuple[str, ...], options: EncodeOptions,
                mitigations: tuple[MitigationSpec, ...]):
     """``run_corpus_probe`` of a corpus and its queries with the mitigations the specs describe (``CorpusResult``)."""
-    from core.probes.retrieval.run import run_corpus_probe
+    from core.probes.retrieval.corpus import run_corpus_probe
     from core.probes.retrieval.specs import build_mitigations
 
     return run_corpus_probe(list(corpus), list(queries), list(models), cache=embedding_cache(), options=options,

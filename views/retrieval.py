@@ -35,7 +35,8 @@ from core.files.texts import TEXT_COLUMNS, parse_texts
 from core.files.triples import Triples
 from core.models.runs import model_runs
 from core.probes.retrieval.beir import BeirResult
-from core.probes.retrieval.run import CorpusResult, RetrievalResult
+from core.probes.retrieval.corpus import CorpusResult
+from core.probes.retrieval.run import RetrievalResult
 from core.probes.retrieval.specs import MitigationSpec
 from core.probes.retrieval.suite import RetrievalSuite
 from core.probes.retrieval.suite_files import suite_from_bytes

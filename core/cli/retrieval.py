@@ -308,7 +308,8 @@ def _write_out(out: Path, frames: dict[str, pd.DataFrame], doc: dict[str, Any]) 
 
 def cmd_retrieval(args) -> int:
     """Run the suite and/or corpus mode; print tables or one JSON document."""
-    from core.probes.retrieval.run import run_corpus_probe, run_retrieval
+    from core.probes.retrieval.corpus import run_corpus_probe
+    from core.probes.retrieval.run import run_retrieval
 
     _check_args(args)
     from core.cli.outputs import output_folder

@@ -31,8 +31,8 @@ from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ModelRun, ProgressFn, model_runs
+from core.probes.retrieval.corpus import CORPUS_RATE_COLUMNS, corpus_rates, variants_of
 from core.probes.retrieval.metrics import ir_metrics, rank_order
-from core.probes.retrieval.run import CORPUS_RATE_COLUMNS, _corpus_rates, _variants_of
 
 RANKING_COLUMNS = [
     constants.COL_MODEL, constants.COL_N_QUERIES, constants.COL_N_PASSAGES, *constants.COL_IR_RECALL_AT.values(),
@@ -237,7 +237,7 @@ def run_beir(
             if made is not None:
                 variant_rows += made
     pairs = pd.DataFrame(variant_rows)
-    rates = _corpus_rates(pairs, n_resamples=n_resamples, confidence=confidence, seed=seed) if variant_rows else pd.DataFrame(columns=CORPUS_RATE_COLUMNS)
+    rates = corpus_rates(pairs, n_resamples=n_resamples, confidence=confidence, seed=seed) if variant_rows else pd.DataFrame(columns=CORPUS_RATE_COLUMNS)
     return BeirResult(
         pd.concat(ranks, ignore_index=True) if ranks else pd.DataFrame(columns=[constants.COL_MODEL]),
         pd.DataFrame(rows, columns=RANKING_COLUMNS), pairs, rates, errors, reports, time.perf_counter() - start,
@@ -246,7 +246,7 @@ def run_beir(
 
 def _variant_rows(run: ModelRun, queries: list[str], qrels: list[dict[str, int]], relevant: dict[str, str]) -> list[dict] | None:
     """Per query and relevant passage, each rule-made variant's score against the passage's own."""
-    variants = _variants_of(list(relevant.values()))
+    variants = variants_of(list(relevant.values()))
     texts = list(dict.fromkeys([*queries, *relevant.values(), *(v for vs in variants.values() for _, _, v in vs)]))
     got = run.encode(texts, share=None)
     if got is None:

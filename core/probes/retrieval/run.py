@@ -8,17 +8,11 @@ Three views of one suite, each before (``none``) and after every mitigation:
 * NevIR paired accuracy: queries ``[q1, q2]`` against ``[anchor, variant]``;
 * in-corpus ranking: every query against every passage of the suite.
 
-Corpus mode (:func:`run_corpus_probe`) takes a user's corpus and queries,
-adds the adversarial variants of each query's top passage, and counts how
-often a variant outranks it.
-
-A mitigation is any object with a ``name`` and
-``rescore(queries, passages, dense, *, model) -> scores`` (the protocol of
-``core.probes.retrieval.mitigations``): ``dense`` is the
-``(n_queries, n_passages)`` cosine matrix, the result has the same shape,
-higher ranks higher and ``-inf`` filters a passage out.  A model that fails
-to load or encode, or a mitigation that fails on one model, is reported in
-``errors``; the rest still run.
+Corpus mode, a user's corpus and queries, is :mod:`core.probes.retrieval.corpus`;
+how a mitigation is applied (the checks, a failure's one-line record) is
+:mod:`core.probes.retrieval.rescoring`.  A model that fails to load or encode,
+or a mitigation that fails on one model, is reported in ``errors``; the rest
+still run.
 """
 
 from __future__ import annotations
@@ -34,12 +28,13 @@ import pandas as pd
 
 from core import constants
 from core.models.cache import EmbeddingCache
-from core.models.encode import EncodeReport, embedding_matrix
+from core.models.encode import EncodeReport
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
-from core.models.runs import ProgressFn, first_line, model_runs
+from core.models.runs import ProgressFn, model_runs
 from core.probes.retrieval import tables
-from core.probes.retrieval.metrics import adversarial_wins, paired_correct, rate_with_ci, target_ranks
+from core.probes.retrieval.metrics import adversarial_wins, paired_correct, target_ranks
 from core.probes.retrieval.origin import variant_sources
+from core.probes.retrieval.rescoring import check_names, checked_scores, cosine_matrix, record_failure
 from core.probes.retrieval.suite import PASSAGE_COLUMNS, QUERY_COLUMNS, RetrievalSuite, tidy_suite
 
 if TYPE_CHECKING:  # for the hints only: the run takes any object with the protocol's name and rescore
@@ -226,28 +221,10 @@ class _Blocks:
     n_queries: int = 0
 
 
-def _cos(vectors: dict[str, np.ndarray], queries: Sequence[str], passages: Sequence[str]) -> np.ndarray:
-    if not queries or not passages:
-        return np.zeros((len(queries), len(passages)))
-    q = embedding_matrix(vectors, list(queries)).astype(np.float64)
-    p = embedding_matrix(vectors, list(passages)).astype(np.float64)
-    # Vectors are unit length, so the dot product is the cosine.
-    return np.clip(q @ p.T, -1.0, 1.0)
-
-
 def _dense_blocks(layout: _Layout, vectors: dict[str, np.ndarray]) -> _Blocks:
-    win = [_cos(vectors, [g.anchor], [g.paraphrase, *(t for _, t in g.variants)]) for g in layout.groups]
-    paired = [_cos(vectors, [n.q1, n.q2], [n.anchor, n.variant]) for n in layout.nevir]
-    return _Blocks(win, paired, _cos(vectors, list(layout.queries), list(layout.corpus)))
-
-
-def _checked(out: Any, dense: np.ndarray, name: str) -> np.ndarray:
-    arr = np.asarray(out, dtype=float)
-    if arr.shape != dense.shape:
-        raise ValueError(f"{name}.rescore returned shape {arr.shape}, expected {dense.shape}")
-    if np.isnan(arr).any():
-        raise ValueError(f"{name}.rescore returned NaN")
-    return arr
+    win = [cosine_matrix(vectors, [g.anchor], [g.paraphrase, *(t for _, t in g.variants)]) for g in layout.groups]
+    paired = [cosine_matrix(vectors, [n.q1, n.q2], [n.anchor, n.variant]) for n in layout.nevir]
+    return _Blocks(win, paired, cosine_matrix(vectors, list(layout.queries), list(layout.corpus)))
 
 
 def _rescored_blocks(layout: _Layout, dense: _Blocks, mitigation: Mitigation, model: str) -> _Blocks:
@@ -257,7 +234,7 @@ def _rescored_blocks(layout: _Layout, dense: _Blocks, mitigation: Mitigation, mo
     if len(layout.queries):
         calls.append((list(layout.queries), list(layout.corpus), dense.ranking))
     start = time.perf_counter()
-    out = [_checked(mitigation.rescore(q, p, d, model=model), d, mitigation.name) for q, p, d in calls]
+    out = [checked_scores(mitigation.rescore(q, p, d, model=model), d, mitigation.name) for q, p, d in calls]
     seconds = time.perf_counter() - start
     n_win, n_pair = len(layout.groups), len(layout.nevir)
     ranking = out[-1] if len(layout.queries) else dense.ranking
@@ -351,19 +328,6 @@ def _costs(layout: _Layout, before: _Blocks, after: _Blocks, keys: dict[str, str
 # ------------------------------------------------------------------ public API
 
 
-def _mitigation_failed(errors: dict[str, str], model: str, mitigation: str, exc: BaseException) -> None:
-    """Record a mitigation that failed on one model; the others, and the other models, still run."""
-    errors[f"{model} + {mitigation}"] = f"{model} + {mitigation}: {first_line(exc)}"
-
-
-def _mitigation_names(mitigations: Sequence[Mitigation]) -> None:
-    names = [getattr(m, "name", None) for m in mitigations]
-    if any(not isinstance(n, str) or not n for n in names):
-        raise ValueError("every mitigation needs a non-empty name")
-    if constants.MITIGATION_NONE in names or len(set(names)) < len(names):
-        raise ValueError(f"mitigation names must be unique and not {constants.MITIGATION_NONE!r}: {names}")
-
-
 def _empty_result(errors: dict[str, str], seconds: float) -> RetrievalResult:
     empty = pd.DataFrame
     return RetrievalResult(
@@ -421,7 +385,7 @@ def run_retrieval(
     start = time.perf_counter()
     if not models:
         raise ValueError("give at least one model")
-    _mitigation_names(mitigations)
+    check_names(mitigations)
     layout = _layout(_as_suite(suite_or_frames), paraphrase_is_answer)
     if not layout.groups and not layout.nevir:
         raise ValueError("the suite has no group with an anchor, a paraphrase and a variant")
@@ -444,7 +408,7 @@ def run_retrieval(
                 try:
                     blocks = _rescored_blocks(layout, dense, mitigation, run.label)
                 except Exception as exc:  # noqa: BLE001 - a mitigation may raise anything; the others must still run
-                    _mitigation_failed(errors, run.label, label, exc)
+                    record_failure(errors, run.label, label, exc)
                     continue
             keys = {constants.COL_MODEL: run.label, constants.COL_MITIGATION: label}
             parts["scores"].append(_score_rows(layout, blocks, dense, keys))
@@ -471,165 +435,3 @@ def run_retrieval(
         seconds=time.perf_counter() - start,
         by_source=tables.source_table(scores, **boot) if not scores.empty else pd.DataFrame(columns=tables.SOURCE_COLUMNS),
     )
-
-
-# ------------------------------------------------------------------ corpus mode
-
-
-CORPUS_RATE_COLUMNS = [constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_MODE, constants.COL_N, "outranked", "rate", constants.COL_CI_LOW, constants.COL_CI_HIGH]
-
-
-@dataclass
-class CorpusResult:
-    """What corpus mode found.
-
-    Attributes:
-        pairs: one row per model, mitigation, query and variant of the query's
-            top passage: query, original, mode, rule, variant, score_original,
-            score_variant, outranks, rank_original (its rank in the corpus with
-            the variants added).
-        rates: model, mitigation, mode (and ``all``), n, outranked, rate,
-            ci_low, ci_high (queries resampled as clusters).
-        no_variant: model -> queries whose top passage no perturbation rule applies to (every model that ranked the corpus).
-        errors: model (or ``model + mitigation``) -> one-line reason.
-        seconds: wall time.
-    """
-
-    pairs: pd.DataFrame
-    rates: pd.DataFrame
-    no_variant: dict[str, int] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)
-    seconds: float = 0.0
-
-    @property
-    def models(self) -> list[str]:
-        """Models that ranked the corpus, including those for which no rule made a variant (their ``no_variant`` says why)."""
-        scored = list(self.pairs[constants.COL_MODEL]) if not self.pairs.empty else []
-        return list(dict.fromkeys([*scored, *self.no_variant]))
-
-
-def _variants_of(passages: Sequence[str]) -> dict[str, list[tuple[str, str, str]]]:
-    """passage -> [(mode, rule, variant text)] from the perturbation rules."""
-    from core.probes.perturb import perturb
-
-    out: dict[str, list] = {}
-    for text in dict.fromkeys(passages):
-        try:
-            report = perturb(text)
-        except ValueError:
-            out[text] = []
-            continue
-        out[text] = [(v.mode, v.rule, v.text) for v in report.variants]
-    return out
-
-
-def _corpus_rows(queries: Sequence[str], corpus: list[str], top: np.ndarray, variants: dict, scores: np.ndarray, keys: dict[str, str]) -> list[dict]:
-    index = {t: i for i, t in enumerate(corpus)}
-    rows = []
-    for qi, query in enumerate(queries):
-        original = corpus[top[qi]]
-        rank = float(target_ranks(scores[qi : qi + 1], np.array([top[qi]]))[0])
-        for mode, rule, text in variants[original]:
-            s_orig, s_var = scores[qi, top[qi]], scores[qi, index[text]]
-            rows.append(
-                {
-                    **keys, constants.COL_QUERY: query, "original": original, constants.COL_MODE: mode, constants.COL_RULE: rule,
-                    constants.COL_VARIANT: text, "score_original": float(s_orig), "score_variant": float(s_var),
-                    constants.COL_OUTRANKS: bool(s_var > s_orig), "rank_original": rank,
-                }
-            )
-    return rows
-
-
-def _corpus_rates(pairs: pd.DataFrame, **bootstrap) -> pd.DataFrame:
-    rows = []
-    for (model, mitigation), frame in pairs.groupby([constants.COL_MODEL, constants.COL_MITIGATION], sort=False):
-        present = set(frame[constants.COL_MODE])
-        for mode in [*(m for m in constants.ADVERSARIAL_CATEGORIES if m in present), constants.MODE_ALL]:
-            part = frame if mode == constants.MODE_ALL else frame[frame[constants.COL_MODE] == mode]
-            rate, low, high = rate_with_ci(part[constants.COL_OUTRANKS].to_numpy(bool), part[constants.COL_QUERY].to_numpy(), **bootstrap)
-            rows.append((model, mitigation, mode, len(part), int(part[constants.COL_OUTRANKS].sum()), rate, low, high))
-    return pd.DataFrame(rows, columns=CORPUS_RATE_COLUMNS)
-
-
-def run_corpus_probe(
-    corpus: Sequence[str],
-    queries: Sequence[str],
-    models: Sequence[str],
-    *,
-    cache: EmbeddingCache | None = None,
-    mitigations: Sequence[Mitigation] = (),
-    options: EncodeOptions = DEFAULT_OPTIONS,
-    progress: ProgressFn | None = None,
-    seed: int = constants.BOOTSTRAP_SEED,
-    n_resamples: int | None = None,
-    confidence: float = constants.CONFIDENCE,
-) -> CorpusResult:
-    """Does an adversarial variant of a query's top passage outrank it?
-
-    For each model: rank the corpus for every query by cosine, take each
-    query's top passage, generate its variants with
-    :func:`core.probes.perturb.perturb`, add them to the corpus and score
-    again (then rescore with each mitigation).  The top passage is chosen by
-    the dense model, so every mitigation is asked about the same passages.
-
-    Args:
-        corpus: passages, shape ``(n_passages,)``; repeats are dropped.
-        queries: queries, shape ``(n_queries,)``; repeats are dropped.
-        models: model names, Hugging Face ids or folders.
-        cache: vector cache, or None.
-        mitigations: as for :func:`run_retrieval`.
-        options: device, batch size, backend and remote-code opt-ins.
-        progress: called with (fraction done, message).
-        seed, n_resamples, confidence: of the bootstrap intervals.
-
-    Returns:
-        A :class:`CorpusResult`.
-
-    Raises:
-        ValueError: an empty corpus or query list, a non-string text, no
-            model, or mitigations without unique names.
-    """
-    start = time.perf_counter()
-    for label, texts in (("corpus", corpus), ("queries", queries)):
-        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
-            raise ValueError(f"{label} must be a sequence of strings")
-    corpus = list(dict.fromkeys(t for t in corpus if t.strip()))
-    queries = list(dict.fromkeys(t for t in queries if t.strip()))
-    if not corpus:
-        raise ValueError("the corpus is empty; give at least one passage")
-    if not queries:
-        raise ValueError("there is no query; give at least one")
-    if not models:
-        raise ValueError("give at least one model")
-    _mitigation_names(mitigations)
-    errors: dict[str, str] = {}
-    rows: list[dict] = []
-    no_variant: dict[str, int] = {}
-    for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
-        encoded = run.encode([*corpus, *queries], share=0.6)
-        if encoded is None:
-            continue
-        vectors, _report = encoded
-        top = _cos(vectors, queries, corpus).argmax(axis=1)
-        variants = _variants_of([corpus[t] for t in top])
-        extended = list(dict.fromkeys([*corpus, *(v for vs in variants.values() for _, _, v in vs)]))
-        if len(extended) > len(corpus):
-            more = run.encode(extended[len(corpus) :], share=0.8)
-            if more is None:
-                continue
-            vectors.update(more[0])
-        # Set once the model has scored everything: a model here ran, even when no rule made a variant.
-        no_variant[run.label] = sum(1 for t in top if not variants[corpus[t]])
-        dense = _cos(vectors, queries, extended)
-        for mitigation in [None, *mitigations]:
-            label = constants.MITIGATION_NONE if mitigation is None else mitigation.name
-            try:
-                scores = dense if mitigation is None else _checked(mitigation.rescore(queries, extended, dense, model=run.label), dense, label)
-            except Exception as exc:  # noqa: BLE001 - a mitigation may raise anything; the others must still run
-                _mitigation_failed(errors, run.label, label, exc)
-                continue
-            rows += _corpus_rows(queries, extended, top, variants, scores, {constants.COL_MODEL: run.label, constants.COL_MITIGATION: label})
-    pairs = pd.DataFrame(rows)
-    rates = _corpus_rates(pairs, n_resamples=n_resamples, confidence=confidence, seed=seed) if rows else pd.DataFrame(columns=CORPUS_RATE_COLUMNS)
-    return CorpusResult(pairs, rates, no_variant, errors, time.perf_counter() - start)

@@ -16,8 +16,9 @@ from core.models import loading, runs
 from core.models.cache import EmbeddingCache
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.registry import MINILM_L6
-from core.probes.retrieval.run import run_corpus_probe, run_retrieval
-from core.probes.retrieval.suite import load_retrieval_suite
+from core.probes.retrieval.corpus import run_corpus_probe
+from core.probes.retrieval.run import run_retrieval
+from core.probes.retrieval.suite_files import load_retrieval_suite
 from core.probes.retrieval.triples import run_triples
 from core.scoring.runner import run_pairs
 

@@ -13,7 +13,8 @@ from core.models.cache import EmbeddingCache
 from core.models.registry import MINILM_L6
 from core.probes.perturb import perturb
 from core.probes.retrieval import tables
-from core.probes.retrieval.run import run_corpus_probe, run_retrieval
+from core.probes.retrieval.corpus import run_corpus_probe
+from core.probes.retrieval.run import run_retrieval
 from core.probes.retrieval.suite_files import load_retrieval_suite
 
 N_GROUPS = 8

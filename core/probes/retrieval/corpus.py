@@ -1,0 +1,188 @@
+"""Corpus mode: does an adversarial variant of a query's top passage outrank it, in the user's own corpus?
+
+For each model: rank the corpus for every query by cosine, take each query's
+top passage, generate its variants with :func:`core.probes.perturb.perturb`,
+add them to the corpus and score again (then rescore with each mitigation).
+The variants and the rates by mode are shared with the BEIR probe
+(:mod:`core.probes.retrieval.beir`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from core import constants
+from core.models.cache import EmbeddingCache
+from core.models.options import DEFAULT_OPTIONS, EncodeOptions
+from core.models.runs import ProgressFn, model_runs
+from core.probes.retrieval.metrics import rate_with_ci, target_ranks
+from core.probes.retrieval.rescoring import check_names, checked_scores, cosine_matrix, record_failure
+
+if TYPE_CHECKING:  # for the hints only: the run takes any object with the protocol's name and rescore
+    from core.probes.retrieval.mitigations import Mitigation
+
+
+CORPUS_RATE_COLUMNS = [constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_MODE, constants.COL_N, "outranked", "rate", constants.COL_CI_LOW, constants.COL_CI_HIGH]
+
+
+@dataclass
+class CorpusResult:
+    """What corpus mode found.
+
+    Attributes:
+        pairs: one row per model, mitigation, query and variant of the query's
+            top passage: query, original, mode, rule, variant, score_original,
+            score_variant, outranks, rank_original (its rank in the corpus with
+            the variants added).
+        rates: model, mitigation, mode (and ``all``), n, outranked, rate,
+            ci_low, ci_high (queries resampled as clusters).
+        no_variant: model -> queries whose top passage no perturbation rule applies to (every model that ranked the corpus).
+        errors: model (or ``model + mitigation``) -> one-line reason.
+        seconds: wall time.
+    """
+
+    pairs: pd.DataFrame
+    rates: pd.DataFrame
+    no_variant: dict[str, int] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def models(self) -> list[str]:
+        """Models that ranked the corpus, including those for which no rule made a variant (their ``no_variant`` says why)."""
+        scored = list(self.pairs[constants.COL_MODEL]) if not self.pairs.empty else []
+        return list(dict.fromkeys([*scored, *self.no_variant]))
+
+
+def variants_of(passages: Sequence[str]) -> dict[str, list[tuple[str, str, str]]]:
+    """passage -> [(mode, rule, variant text)] from the perturbation rules."""
+    from core.probes.perturb import perturb
+
+    out: dict[str, list] = {}
+    for text in dict.fromkeys(passages):
+        try:
+            report = perturb(text)
+        except ValueError:
+            out[text] = []
+            continue
+        out[text] = [(v.mode, v.rule, v.text) for v in report.variants]
+    return out
+
+
+def _corpus_rows(queries: Sequence[str], corpus: list[str], top: np.ndarray, variants: dict, scores: np.ndarray, keys: dict[str, str]) -> list[dict]:
+    index = {t: i for i, t in enumerate(corpus)}
+    rows = []
+    for qi, query in enumerate(queries):
+        original = corpus[top[qi]]
+        rank = float(target_ranks(scores[qi : qi + 1], np.array([top[qi]]))[0])
+        for mode, rule, text in variants[original]:
+            s_orig, s_var = scores[qi, top[qi]], scores[qi, index[text]]
+            rows.append(
+                {
+                    **keys, constants.COL_QUERY: query, "original": original, constants.COL_MODE: mode, constants.COL_RULE: rule,
+                    constants.COL_VARIANT: text, "score_original": float(s_orig), "score_variant": float(s_var),
+                    constants.COL_OUTRANKS: bool(s_var > s_orig), "rank_original": rank,
+                }
+            )
+    return rows
+
+
+def corpus_rates(pairs: pd.DataFrame, **bootstrap) -> pd.DataFrame:
+    """Per model, mitigation and mode (and ``all``): how often a variant outranked its original, with a bootstrap interval over queries."""
+    rows = []
+    for (model, mitigation), frame in pairs.groupby([constants.COL_MODEL, constants.COL_MITIGATION], sort=False):
+        present = set(frame[constants.COL_MODE])
+        for mode in [*(m for m in constants.ADVERSARIAL_CATEGORIES if m in present), constants.MODE_ALL]:
+            part = frame if mode == constants.MODE_ALL else frame[frame[constants.COL_MODE] == mode]
+            rate, low, high = rate_with_ci(part[constants.COL_OUTRANKS].to_numpy(bool), part[constants.COL_QUERY].to_numpy(), **bootstrap)
+            rows.append((model, mitigation, mode, len(part), int(part[constants.COL_OUTRANKS].sum()), rate, low, high))
+    return pd.DataFrame(rows, columns=CORPUS_RATE_COLUMNS)
+
+
+def run_corpus_probe(
+    corpus: Sequence[str],
+    queries: Sequence[str],
+    models: Sequence[str],
+    *,
+    cache: EmbeddingCache | None = None,
+    mitigations: Sequence[Mitigation] = (),
+    options: EncodeOptions = DEFAULT_OPTIONS,
+    progress: ProgressFn | None = None,
+    seed: int = constants.BOOTSTRAP_SEED,
+    n_resamples: int | None = None,
+    confidence: float = constants.CONFIDENCE,
+) -> CorpusResult:
+    """Does an adversarial variant of a query's top passage outrank it?
+
+    For each model: rank the corpus for every query by cosine, take each
+    query's top passage, generate its variants with
+    :func:`core.probes.perturb.perturb`, add them to the corpus and score
+    again (then rescore with each mitigation).  The top passage is chosen by
+    the dense model, so every mitigation is asked about the same passages.
+
+    Args:
+        corpus: passages, shape ``(n_passages,)``; repeats are dropped.
+        queries: queries, shape ``(n_queries,)``; repeats are dropped.
+        models: model names, Hugging Face ids or folders.
+        cache: vector cache, or None.
+        mitigations: as for :func:`core.probes.retrieval.run.run_retrieval`.
+        options: device, batch size, backend and remote-code opt-ins.
+        progress: called with (fraction done, message).
+        seed, n_resamples, confidence: of the bootstrap intervals.
+
+    Returns:
+        A :class:`CorpusResult`.
+
+    Raises:
+        ValueError: an empty corpus or query list, a non-string text, no
+            model, or mitigations without unique names.
+    """
+    start = time.perf_counter()
+    for label, texts in (("corpus", corpus), ("queries", queries)):
+        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+            raise ValueError(f"{label} must be a sequence of strings")
+    corpus = list(dict.fromkeys(t for t in corpus if t.strip()))
+    queries = list(dict.fromkeys(t for t in queries if t.strip()))
+    if not corpus:
+        raise ValueError("the corpus is empty; give at least one passage")
+    if not queries:
+        raise ValueError("there is no query; give at least one")
+    if not models:
+        raise ValueError("give at least one model")
+    check_names(mitigations)
+    errors: dict[str, str] = {}
+    rows: list[dict] = []
+    no_variant: dict[str, int] = {}
+    for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
+        encoded = run.encode([*corpus, *queries], share=0.6)
+        if encoded is None:
+            continue
+        vectors, _report = encoded
+        top = cosine_matrix(vectors, queries, corpus).argmax(axis=1)
+        variants = variants_of([corpus[t] for t in top])
+        extended = list(dict.fromkeys([*corpus, *(v for vs in variants.values() for _, _, v in vs)]))
+        if len(extended) > len(corpus):
+            more = run.encode(extended[len(corpus) :], share=0.8)
+            if more is None:
+                continue
+            vectors.update(more[0])
+        # Set once the model has scored everything: a model here ran, even when no rule made a variant.
+        no_variant[run.label] = sum(1 for t in top if not variants[corpus[t]])
+        dense = cosine_matrix(vectors, queries, extended)
+        for mitigation in [None, *mitigations]:
+            label = constants.MITIGATION_NONE if mitigation is None else mitigation.name
+            try:
+                scores = dense if mitigation is None else checked_scores(mitigation.rescore(queries, extended, dense, model=run.label), dense, label)
+            except Exception as exc:  # noqa: BLE001 - a mitigation may raise anything; the others must still run
+                record_failure(errors, run.label, label, exc)
+                continue
+            rows += _corpus_rows(queries, extended, top, variants, scores, {constants.COL_MODEL: run.label, constants.COL_MITIGATION: label})
+    pairs = pd.DataFrame(rows)
+    rates = corpus_rates(pairs, n_resamples=n_resamples, confidence=confidence, seed=seed) if rows else pd.DataFrame(columns=CORPUS_RATE_COLUMNS)
+    return CorpusResult(pairs, rates, no_variant, errors, time.perf_counter() - start)
