@@ -31,7 +31,6 @@ spearman_p
 _.reset  # CacheStats.reset
 _.clear_memory  # EmbeddingCache.clear_memory
 _.truncations  # RunResult.truncations
-loaded_models  # core/models/loading.py: which models a process holds
 validate_oov  # core/files/validators.py: the shipped OOV suite's rules (tests/core/papers/test_suites.py)
 suite_report  # core/papers/suites.py: data/README.md's variety figures
 REFERENCE_CATEGORIES  # core/papers/reference.py: the categories a published figure may carry

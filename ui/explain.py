@@ -116,7 +116,7 @@ def _unavailable(name: str, exc: ModelUnavailable) -> None:
 def _model_section(name: str, text_a: str, text_b: str, sel: Selection, method: str, unit: str) -> None:
     steps = st.session_state.get(KEY_STEPS, {}).get(name, constants.IG_STEPS)
     try:
-        explanation, note = resources.explanation(name, sel.options, text_a, text_b, method, unit, steps, constants.IG_BASELINE)
+        explanation, note = resources.explanation(name, sel.options_for(name), text_a, text_b, method, unit, steps, constants.IG_BASELINE)
     except ModelUnavailable as exc:
         _unavailable(name, exc)
         return
@@ -140,7 +140,7 @@ def _model_section(name: str, text_a: str, text_b: str, sel: Selection, method: 
         st.caption("Layer-wise view: this model runs on ONNX here, which exposes no hidden states.")
         return
     try:
-        curve = resources.layer_curve(name, sel.options, text_a, text_b)
+        curve = resources.layer_curve(name, sel.options_for(name), text_a, text_b)
     except ModelUnavailable as exc:
         _unavailable(name, exc)
         return
@@ -196,9 +196,10 @@ def entity_figure(gaps: pd.DataFrame, model: str) -> go.Figure:
 
 def _oov_curves(models: list[str], sel: Selection) -> pd.DataFrame | None:
     frames = []
+    # Not core.models.runs.model_runs: hidden states need the weights, so a cached vector is no use here.
     for name in models:
         try:
-            frames.append(resources.oov_layer_curves(name, sel.options))
+            frames.append(resources.oov_layer_curves(name, sel.options_for(name)))
         except ModelUnavailable as exc:
             _unavailable(name, exc)
         except ValueError as exc:

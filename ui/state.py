@@ -57,6 +57,10 @@ class Selection:
         """How the selected models load and encode: the sidebar's device and remote-code opt-ins."""
         return EncodeOptions(device=self.device, allow_remote_code=self.remote_code)
 
+    def options_for(self, name: str) -> EncodeOptions:
+        """:attr:`options` with only ``name``'s remote-code opt-in: a cache key that other models' opt-ins leave alone."""
+        return EncodeOptions(device=self.device, allow_remote_code=self.remote_code & {name})
+
 
 def default_models() -> list[str]:
     """Bundled models, or the comma-separated ``COSINE_PROBE_DEFAULT_MODELS``."""
@@ -191,10 +195,17 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
     with st.status(f"{label}: {len(pairs)} pairs × {n} models", expanded=False) as status:
         bar = st.progress(0.0)
 
+        scoring = f"{label}: scoring {len(pairs)} pairs × {n} models"
+        shown = [scoring]
+
         def progress(fraction: float, message: str) -> None:
             bar.progress(fraction, text=md_escape(message))  # messages name the models, which users type
+            if shown[0] != scoring and message != shown[0]:  # the load is over: back to what the run is doing
+                shown[0] = scoring
+                status.update(label=scoring)
 
         def loading(step: str) -> None:
+            shown[0] = step
             status.update(label=f"{label}: {md_escape(step)}")  # names the model and, the first time, its one-off ONNX export
 
         # Models whose every vector is cached are scored without loading their weights (core.models.runs).

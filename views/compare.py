@@ -273,7 +273,7 @@ if build or sorted(sel.models) != ss.get(KEY_HEAT_MODELS):
                 if loaded is None:
                     continue
                 try:
-                    matrices[turn.name] = similarity_matrix(loaded, sentences, cache)
+                    matrices[turn.label] = similarity_matrix(loaded, sentences, cache)  # keyed as its errors are
                 except Exception as exc:  # noqa: BLE001 - one model's failure must not stop the others
                     turn.fail(exc)
             bar.progress(1.0, text="done")

@@ -122,6 +122,7 @@ def cmd_explain(args) -> int:
     out = _check(args)
     models = models_arg(args.models)
     entries, tables, errors = [], [], {}
+    # Not core.models.runs.model_runs: attributions need the weights, so a cached vector is no use here.
     for name in models:
         try:
             entry, table = _explain_one(args, name, a, b)

@@ -510,10 +510,39 @@ def _record_load(loaded: LoadedModel) -> None:
         log.warning("cannot append to the load log %s (%s=%s): %s", path, LOAD_LOG_ENV, path, exc)
 
 
-def loaded_models() -> list[str]:
-    """Names of the models in memory."""
+def in_memory(name: str, allow_remote_code: bool = False, device: str = DEVICE_AUTO, backend: str | None = None) -> LoadedModel | None:
+    """The instance :func:`load_model` would return for these arguments when one is already in memory, else None.
+
+    Nothing is loaded and torch is not imported: ``auto`` matches the model on
+    any device, an explicit device only itself, and the backend must be the one
+    :func:`core.models.onnx_export.resolve_backend` picks for that device (a
+    torch twin kept for an export's gradients does not stand in for the export).
+    """
+    try:
+        meta = registry.resolve(name)
+    except ValueError:
+        return None
+    remote = bool(allow_remote_code and meta.source != SOURCE_BUNDLED)
     with _REGISTRY_LOCK:
-        return sorted({k[0] for k in _LOADED})
+        candidates = [(k, m) for k, m in _LOADED.items() if k[0] == meta.name]
+    for key, model in candidates:
+        if meta.source == SOURCE_ENDPOINT:  # keyed by its settings: another base URL or dimension is another model
+            try:
+                same = key[1] == endpoint.settings_digest(endpoint.settings_for(meta.name))
+            except endpoint.EndpointError:
+                return None
+            if same:
+                return model
+            continue
+        if key[1] != remote or (device != DEVICE_AUTO and key[2] != device):
+            continue
+        try:
+            wanted = onnx_export.resolve_backend(meta, backend, key[2])
+        except ValueError:
+            return None
+        if (key[3] if len(key) > 3 else meta.backend) == wanted:
+            return model
+    return None
 
 
 def _first_line(exc: BaseException) -> str:

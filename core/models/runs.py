@@ -26,7 +26,7 @@ from core.constants import DEVICE_AUTO, DEVICE_CPU
 from core.models import registry
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, encode_texts
-from core.models.loading import LoadedModel, ModelUnavailable, availability, load_model, load_step, loaded_models
+from core.models.loading import LoadedModel, ModelUnavailable, availability, in_memory, load_model, load_step
 from core.models.options import EncodeOptions
 from core.models.warm import cached_model
 
@@ -49,13 +49,6 @@ def first_line(exc: BaseException) -> str:
     """``Type: first line of the message`` (at most 300 characters of it), for a one-line error."""
     text = str(exc)
     return f"{type(exc).__name__}: {text.splitlines()[0][:_ERROR_CHARS] if text else ''}"
-
-
-def _in_memory(name: str) -> bool:
-    try:
-        return registry.resolve(name).name in loaded_models()
-    except ValueError:
-        return False
 
 
 @dataclass
@@ -84,14 +77,20 @@ class ModelRun:
     failed: bool = False
     label: str = ""
     _loaded: LoadedModel | None = field(default=None, repr=False)
+    _done: float = field(default=0.0, repr=False)
 
     def __post_init__(self) -> None:
         self.label = self.label or self.name
 
     def note(self, fraction: float, message: str) -> None:
-        """Report progress within this model's share of the run (``fraction`` in [0, 1])."""
+        """Report progress within this model's share of the run (``fraction`` in [0, 1]); it never goes back.
+
+        A load in the middle of a model (a later chunk not cached) or a second
+        encoding (corpus mode's variants) keeps the bar where it was.
+        """
+        self._done = max(self._done, min(1.0, max(0.0, fraction)))
         if self.progress is not None:
-            self.progress(min(1.0, (self.index + fraction) / max(self.total, 1)), message)
+            self.progress(min(1.0, (self.index + self._done) / max(self.total, 1)), message)
 
     def model_for(self, texts: Sequence[str]) -> LoadedModel | None:
         """A model that can give a vector for each of ``texts``: in memory, served from the cache, or loaded now.
@@ -106,12 +105,17 @@ class ModelRun:
             return self._loaded
         if self.failed:
             return None
-        if not _in_memory(self.name):
-            warm = cached_model(self.name, texts, self.cache, allow_remote_code=self.options.remote_code(self.name),
-                                device=self.options.device, backend=self.options.backend)
-            if warm is not None:
-                self.label = warm.name
-                return warm
+        remote = self.options.remote_code(self.name)
+        # A model already in memory costs nothing and carries its notes (where the load departed from the registry).
+        self._loaded = in_memory(self.name, remote, self.options.device, self.options.backend)
+        if self._loaded is not None:
+            self.weights_loaded = True
+            self.label = self._loaded.name
+            return self._loaded
+        warm = cached_model(self.name, texts, self.cache, allow_remote_code=remote, device=self.options.device, backend=self.options.backend)
+        if warm is not None:
+            self.label = warm.name
+            return warm
         # Said only when weights really load: the step names a one-off ONNX export and its expected time.
         step = f"{load_step(self.name, self.options.device, self.options.backend)} ({self.index + 1}/{self.total})"
         self.note(0.0, step)

@@ -66,7 +66,9 @@ class ModelTally:
     """One model's encoding summed over chunks (the :class:`EncodeReport` fields a run reports).
 
     ``unique_texts`` counts a text once per chunk it appears in;
-    ``weights_loaded`` is False when every chunk came from the cache.
+    ``weights_loaded`` is True when a model with its weights in memory scored
+    some chunk (loaded by this run, or already loaded in this process) and
+    False when every chunk came from the cache.
     """
 
     unique_texts: int = 0

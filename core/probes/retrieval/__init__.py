@@ -1,1 +1,1 @@
-"""Retrieval-level probes: the suite (suite), metrics, tables, the run and corpus mode (run), mitigations (mitigations, guard, reranker)."""
+"""Retrieval-level probes: the suite (suite, suite_checks, suite_files, convert), the suite run (run), corpus mode (corpus), triples and BEIR (triples, beir), metrics and tables, and mitigations (mitigations, specs, rescoring, guard, reranker)."""

@@ -364,7 +364,7 @@ def run_retrieval(
             or a ``(passages, queries)`` pair in the suite's long layout.
         models: model names, Hugging Face ids or folders.
         cache: vector cache, or None.
-        mitigations: objects with ``name`` and ``rescore`` (module docstring);
+        mitigations: objects with ``name`` and ``rescore`` (:class:`core.probes.retrieval.mitigations.Mitigation`);
             ``none`` (the dense cosines) always runs first.
         options: device, batch size, backend and remote-code opt-ins.
         progress: called with (fraction done, message).

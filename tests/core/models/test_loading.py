@@ -208,8 +208,19 @@ def test_concurrent_loads_load_once(monkeypatch):
 def test_loaded_model_is_shared(minilm):
     assert load_model(MINILM_L6) is minilm
     assert load_model("MiniLM-L6") is minilm  # alias
-    assert MINILM_L6 in loading.loaded_models()
     assert loading.max_seq_length(MINILM_L6) == 256
+
+
+def test_in_memory_finds_the_instance_a_load_would_return_without_loading(minilm):
+    torch_kind = loading.load_model(MINILM_L6, device="cpu", backend="torch")
+    assert loading.in_memory(MINILM_L6, device="cpu", backend="torch") is torch_kind
+    assert loading.in_memory("MiniLM-L6", backend="torch") is torch_kind  # alias, any device for auto
+    assert loading.in_memory(MINILM_L6, device="cuda", backend="torch") is None  # another device is another instance
+    assert loading.in_memory("no/such-model-here") is None
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(loading, "_LOADED", {k: v for k, v in loading._LOADED.items() if len(k) == 3})  # only the torch instances
+        # The exact ONNX export is asked for: the torch twin in memory does not stand in for it.
+        assert loading.in_memory(MINILM_L6, device="cpu", backend="onnx") is None
 
 
 def test_load_step_names_the_model_and_the_one_off_export(monkeypatch, tmp_path):

@@ -11,11 +11,14 @@ import pandas as pd
 import pytest
 
 from core import constants
+from core.files.beir import read_beir
 from core.files.triples import parse_triples
 from core.models import loading, runs
 from core.models.cache import EmbeddingCache
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.registry import MINILM_L6
+from core.paths import DATA_DIR
+from core.probes.retrieval.beir import run_beir
 from core.probes.retrieval.corpus import run_corpus_probe
 from core.probes.retrieval.run import run_retrieval
 from core.probes.retrieval.suite_files import load_retrieval_suite
@@ -23,6 +26,7 @@ from core.probes.retrieval.triples import run_triples
 from core.scoring.runner import run_pairs
 
 MISSING = "no/such-model-here"
+SAMPLES = DATA_DIR / "samples"
 
 
 # ------------------------------------------------------------------ options
@@ -146,3 +150,81 @@ def test_a_warm_triples_run_loads_no_weights(minilm, tmp_path, forgetful):
     cold, warm = _cold_then_warm(lambda: run_triples(triples, [MINILM_L6], cache=EmbeddingCache(cache_file), n_resamples=50), forgetful)
     assert not warm.errors
     pd.testing.assert_frame_equal(warm.scores, cold.scores)
+
+
+def test_a_warm_beir_run_loads_no_weights_chunk_after_chunk(minilm, tmp_path, forgetful):
+    folder = read_beir(SAMPLES / "nli-beir", "test")
+    cache_file = tmp_path / "c.sqlite"
+    # Chunks of 5 passages: each one is served from the cache on its own.
+    cold, warm = _cold_then_warm(lambda: run_beir(folder, [MINILM_L6], cache=EmbeddingCache(cache_file), chunk_rows=5), forgetful)
+    assert not warm.errors and warm.reports[MINILM_L6].n_encoded == 0
+    pd.testing.assert_frame_equal(warm.ranking, cold.ranking)
+
+
+def test_progress_never_goes_back_when_a_later_chunk_needs_the_weights(minilm, tmp_path, monkeypatch):
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    run_pairs(pd.DataFrame({"text_a": ["First cached."], "text_b": ["Second cached."]}), [MINILM_L6], cache=cache)
+    monkeypatch.setattr(loading, "_LOADED", {})
+    said: list[float] = []
+    run = next(runs.model_runs([MINILM_L6], DEFAULT_OPTIONS, cache=cache, errors={}, progress=lambda f, m: said.append(f)))
+    assert run.encode(["First cached.", "Second cached."], share=0.5) is not None and not run.weights_loaded
+    run.note(0.5, "half way")
+    assert run.encode(["A text no run has seen."], share=0.8) is not None and run.weights_loaded  # loads now
+    assert said == sorted(said) and said[-1] == pytest.approx(0.8)
+
+
+# ------------------------------------------------------------------ every command's flags reach its models
+
+
+@pytest.fixture
+def seen_options(monkeypatch):
+    """The options of every model turn and every direct load a command makes."""
+    seen: list[EncodeOptions] = []
+    original_post_init, original_load = runs.ModelRun.__post_init__, runs.load
+
+    def post_init(self):
+        seen.append(self.options)
+        original_post_init(self)
+
+    def load(name, options):
+        seen.append(options)
+        return original_load(name, options)
+
+    monkeypatch.setattr(runs.ModelRun, "__post_init__", post_init)
+    monkeypatch.setattr(runs, "load", load)
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, "off")
+    return seen
+
+
+FLAGS = ["--models", MINILM_L6, "--device", "cpu", "--batch-size", "3", "--backend", "torch", "--no-cache"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["compare", "A cat sat.", "A cat slept."],
+        ["explain", "A cat sat.", "A cat slept.", "--method", "occlusion"],
+        ["retrieval", "--triples", str(SAMPLES / "nli-triples.csv"), "--quiet"],
+        ["retrieval", "--beir", str(SAMPLES / "nli-beir"), "--quiet"],
+    ],
+    ids=["compare", "explain", "retrieval-triples", "retrieval-beir"],
+)
+def test_device_batch_size_and_backend_reach_every_model_a_command_runs(argv, seen_options, minilm, capsys):
+    from core.cli import main as cli
+
+    assert cli.main([*argv, *FLAGS]) == 0, capsys.readouterr().err
+    assert seen_options, "the command ran no model"
+    assert {(o.device, o.batch_size, o.backend) for o in seen_options} == {("cpu", 3, "torch")}
+
+
+def test_the_run_command_and_its_ray_actors_take_the_flags(seen_options, minilm, tmp_path, capsys):
+    from core.cli import main as cli
+    from core.scoring.ray_engine import PairScorer
+
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("text_a\ttext_b\nA cat sat.\tA cat slept.\n", encoding="utf-8")
+    assert cli.main(["run", "--suite", str(pairs), "--out", str(tmp_path / "out"), "--quiet", *FLAGS]) == 0, capsys.readouterr().err
+    assert {(o.device, o.batch_size, o.backend) for o in seen_options} == {("cpu", 3, "torch")}
+    # What the Ray engine hands each actor (the actor loads in its own process; here, in this one).
+    actor = PairScorer(MINILM_L6, EncodeOptions(device="cpu", batch_size=3, backend="torch"))
+    assert (actor.model.meta.backend, actor.batch_size) == ("torch", 3)
