@@ -267,14 +267,14 @@ def assert_no_errors(page, allow_error_alerts: bool = False) -> None:
 
 
 def settled_height(page, timeout_ms: int = 5_000) -> int:
-    """The content height once it stopped changing for three polls in a row (bounded)."""
+    """The content height once it stopped changing for two polls in a row (bounded)."""
     deadline = time.monotonic() + timeout_ms / 1000
     last, same = -1, 0
-    while time.monotonic() < deadline and same < 3:
+    while time.monotonic() < deadline and same < 2:
         height = int(page.evaluate(HEIGHT_JS))
         same = same + 1 if height == last else 0
         last = height
-        page.wait_for_timeout(150)
+        page.wait_for_timeout(100)
     return last
 
 
@@ -289,7 +289,7 @@ def wait_charts_drawn(page, timeout_ms: int = 5_000) -> None:
     """Wait (bounded) until every Plotly chart on the page has drawn its traces, so a screenshot never shows an empty frame."""
     with contextlib.suppress(Exception):  # a shot of a slow chart beats no shot; the tests assert on data, not pixels
         page.wait_for_function(CHARTS_DRAWN_JS, timeout=timeout_ms)
-    page.wait_for_timeout(300)
+    page.wait_for_timeout(150)
 
 
 @contextlib.contextmanager
@@ -307,7 +307,7 @@ def tall_viewport(page, name: str, max_height: int = 12_000):
     try:
         if tall > size["height"]:
             page.set_viewport_size({"width": size["width"], "height": tall})
-            page.wait_for_timeout(400)  # let the data grids and charts lay out again
+            page.wait_for_timeout(200)  # let the data grids and charts lay out again
         wait_charts_drawn(page)
         yield path
     finally:
