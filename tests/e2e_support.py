@@ -49,6 +49,21 @@ HEALTH_TIMEOUT_S = 60.0
 RUN_TIMEOUT_MS = 120_000  # a script run that loads a model and scores a suite
 START_GRACE_MS = 3_000  # how long an action may take to start its rerun
 VIEWPORT = {"width": 1600, "height": 1000}
+# url path -> words the page's title (its h1) must show, in the order app.py lists the pages
+PAGE_TITLES = {
+    "": "cosine-probe",
+    "compare": "Compare",
+    "perturb": "Perturbations",
+    "tokenizer": "Tokeni",
+    "oov": "OOV",
+    "invented-words": "Invented words",
+    "failure-modes": "Failure",
+    "retrieval": "Retrieval",
+    "tune": "Tune",
+    "your-data": "Your",
+    "papers": "Paper",
+    "history": "History",
+}
 
 # Server log lines that say nothing about a failure.
 NOISE = re.compile(r"use_container_width|width='stretch'|width='content'|will be removed after")
@@ -248,6 +263,17 @@ def goto(page, url: str, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
 
 
 # ---------------------------------------------------------------- assertions
+
+
+def assert_page_opened(page, path: str) -> None:
+    """The page at ``path`` shows its title, no error, and the shared sidebar (its threshold slider)."""
+    from playwright.sync_api import expect
+
+    title = page.locator(f"{MAIN} h1").first
+    expect(title).to_be_visible()
+    assert PAGE_TITLES[path].lower() in title.inner_text().lower(), f"/{path}: title is {title.inner_text()!r}"
+    assert_no_errors(page)
+    expect(page.locator(f'{SIDEBAR} [data-testid="stSlider"]')).to_be_visible()
 
 
 def error_texts(page, selector: str) -> list[str]:

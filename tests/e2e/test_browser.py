@@ -28,58 +28,23 @@ if SKIP_REASON:
 
 from playwright.sync_api import expect  # noqa: E402 - after the skip check
 
-# url path -> words the page's title (its h1) must show
-# A deep link comes first, so the first visitor of a fresh server lands on a
-# sub-page: pages live in views/, not pages/, so Streamlit must not fall back
-# to its legacy multipage mode or show "Page not found" (streamlit#9992).
-PAGES = {
-    "compare": "Compare",
-    "": "cosine-probe",
-    "perturb": "Perturbations",
-    "tokenizer": "Tokeni",
-    "oov": "OOV",
-    "invented-words": "Invented words",
-    "failure-modes": "Failure",
-    "retrieval": "Retrieval",
-    "tune": "Tune",
-    "your-data": "Your",
-    "papers": "Paper",
-    "history": "History",
-}
-NAV_ORDER = ["", "compare", "perturb", "tokenizer", "oov", "invented-words", "failure-modes", "retrieval", "tune", "your-data", "papers", "history"]  # as app.py lists them
-
-
-# ------------------------------------------------------------------ fixtures
-
-
-
+# Every page opening from its own URL (title, no error, the shared sidebar) is
+# the tour's first check at each stop (tests/e2e/test_pages_tour.py).
 
 
 # --------------------------------------------------------------------- tests
-
-
-@pytest.mark.parametrize("path", list(PAGES), ids=[p or "home" for p in PAGES])
-def test_every_page_renders(page, path):
-    """Each page opens from its URL with its title and no error on it."""
-    E.goto(page, f"{page.base}/{path}")
-    title = page.locator(f"{E.MAIN} h1").first
-    expect(title).to_be_visible()
-    assert PAGES[path].lower() in title.inner_text().lower(), f"/{path}: title is {title.inner_text()!r}"
-    E.assert_no_errors(page)
-    # The shared sidebar is drawn on every page.
-    expect(page.locator(f'{E.SIDEBAR} [data-testid="stSlider"]')).to_be_visible()
 
 
 def test_sidebar_navigation_reaches_every_page(page):
     """Clicking through the sidebar menu switches pages in one session."""
     E.goto(page, page.base + "/")
     links = page.locator('[data-testid="stSidebarNav"] a')
-    expect(links).to_have_count(len(PAGES))
-    for i, path in enumerate(NAV_ORDER):
+    expect(links).to_have_count(len(E.PAGE_TITLES))
+    for i, path in enumerate(E.PAGE_TITLES):
         E.act(page, lambda i=i: links.nth(i).click())
         expect(page).to_have_url(f"{page.base}/{path}")
         title = page.locator(f"{E.MAIN} h1").first
-        expect(title).to_contain_text(PAGES[path], ignore_case=True)
+        expect(title).to_contain_text(E.PAGE_TITLES[path], ignore_case=True)
         E.assert_no_errors(page)
 
 
