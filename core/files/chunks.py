@@ -40,7 +40,17 @@ from core.files.decoding import ENCODING_HINT, REPLACEMENT, decode_bytes
 from core.files.errors import PairsFileError
 from core.files.intake import CheckedPairs, _key, check_pairs
 from core.files.json_records import parse_json_records
-from core.files.reader import ParsedPairs, _distinct, _os_error_message, _sniff, apply_mapping, guess_mapping, mapping_note, read_pairs_file
+from core.files.reader import (
+    ParsedPairs,
+    _distinct,
+    _os_error_message,
+    _sniff,
+    apply_mapping,
+    guess_mapping,
+    mapping_note,
+    read_pairs_file,
+    some_names,
+)
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 _SAMPLE_BYTES = 64 * 1024
@@ -198,11 +208,41 @@ def _parquet_chunks(path: Path, chunk_rows: int) -> Iterator[ParsedPairs]:
         for name in raw_nested:
             if name in frame.columns:
                 frame[name] = ""  # never scored as a repr: apply_mapping refuses the column when it is mapped
+        notes = []
+        for field_ in batch.schema:
+            if _is_binary(field_.type) and field_.name in frame.columns:
+                frame[field_.name], bad = _utf8_values(frame[field_.name])
+                if bad:
+                    notes.append(f"column {field_.name!r} holds bytes, read as UTF-8: {len(bad):,} value(s) are not valid UTF-8 "
+                                 f"(rows {some_names([done + i + 1 for i in bad])}); each bad byte was read as U+FFFD ({REPLACEMENT})")
         frame = frame.astype("string").fillna("").astype(object)
         frame.columns = _columns(raw, True)
         nested = {frame.columns[raw.index(name)]: rows for name, rows in raw_nested.items() if name in raw}
         done += batch.num_rows
-        yield ParsedPairs(frame, "parquet", "parquet", nested=nested)
+        yield ParsedPairs(frame, "parquet", "parquet", notes, nested=nested)
+
+
+def _is_binary(kind) -> bool:
+    """A Parquet column of bytes: tools that write text without the UTF-8 annotation (Hive, Impala, older Spark) make these."""
+    import pyarrow as pa
+
+    return bool(pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind) or pa.types.is_binary_view(kind))
+
+
+def _utf8_values(column: pd.Series) -> tuple[pd.Series, list[int]]:
+    """Bytes cells as text (None stays None), and the 0-based positions of those that were not valid UTF-8."""
+    bad: list[int] = []
+
+    def text(i: int, value):
+        if value is None:
+            return None
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append(i)
+            return bytes(value).decode("utf-8", errors="replace")
+
+    return pd.Series([text(i, v) for i, v in enumerate(column)], index=column.index, dtype=object), bad
 
 
 def _first_line(exc: BaseException) -> str:

@@ -123,6 +123,31 @@ def test_not_parquet_is_a_pairs_file_error(tmp_path):
         _streamed(path)
 
 
+@pytest.mark.parametrize("kind", ["binary", "large_binary"])
+def test_parquet_bytes_columns_are_read_as_utf8_text(tmp_path, kind):
+    """Hive, Impala and older Spark write text as bytes without the UTF-8 annotation: the text is scored, never ``b'...'``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts_a = [r["premise"].replace("cat", "café") for r in ROWS]
+    bytes_b = [r["hypothesis"].encode("utf-8") for r in ROWS]
+    bytes_b[7] = b"A dog \xff number 7 ran there."  # not UTF-8
+    kind_type = getattr(pa, kind)()
+    table = pa.table({"premise": pa.array([t.encode("utf-8") for t in texts_a], kind_type), "hypothesis": pa.array(bytes_b, kind_type),
+                      "label": [r["label"] for r in ROWS]})
+    path = tmp_path / "bytes.parquet"
+    pq.write_table(table, path)
+
+    got, totals = _streamed(path)
+    allp = pd.concat(got, ignore_index=True)
+    assert list(allp[constants.COL_TEXT_A]) == texts_a
+    assert allp[constants.COL_TEXT_B][7] == "A dog \ufffd number 7 ran there."
+    assert list(allp[constants.COL_TEXT_B].drop(index=7)) == [r["hypothesis"] for i, r in enumerate(ROWS) if i != 7]
+    assert not allp[constants.COL_TEXT_B].str.startswith("b'").any()
+    notes = [n for n in totals.notes if "not valid UTF-8" in n]
+    assert notes == ["rows 6-10: column 'hypothesis' holds bytes, read as UTF-8: 1 value(s) are not valid UTF-8 (rows 8); each bad byte was read as U+FFFD (\ufffd)"], totals.notes
+
+
 def test_chunk_rows_must_be_positive(tmp_path):
     with pytest.raises(ValueError, match="chunk_rows must be at least 1"):
         list(iter_checked_chunks(_write(tmp_path, "tsv"), 0))
