@@ -203,3 +203,32 @@ def test_a_refused_key_names_its_variable_and_says_when_it_is_unset(server, isol
         monkeypatch.setenv("I28_UNSET_KEY", "sk-wrong-0123456789")
         reason = availability(NAME).reason
     assert "is $I28_UNSET_KEY a valid key?" in reason and "sk-wrong" not in reason
+
+
+GATE_PAIRS = (
+    "text_a,text_b,category\n"
+    "The gate patient has diabetes,The gate patient does not have diabetes,negation\n"
+    "The gate contract was signed,The gate contract was not signed,negation\n"
+    "The gate meeting is at noon,The gate meeting takes place at midday,positive\n"
+    "The gate stock rose sharply,A gate recipe for lemon cake,negative\n"
+)
+
+
+def test_the_gate_scores_an_endpoint_model_named_in_its_config(server, e5, isolated, monkeypatch, capsys):
+    """``check`` with ``models = ["openai:…"]``: the endpoint comes from ``$OPENAI_BASE_URL``, as a CI job sets it."""
+    (isolated / "pairs.csv").write_text(GATE_PAIRS, encoding="utf-8")
+    config = isolated / "gate.toml"
+    config.write_text(f'models = ["{NAME}"]\nfiles = ["pairs.csv"]\nthreshold = 0.9\n'
+                      "[budgets]\nmin_control_auc = 0.5\n[budgets.max_failure_rate]\nnegation = 0.0\n", encoding="utf-8")
+    monkeypatch.setenv(endpoint.BASE_URL_ENV, server.base_url)
+
+    code = cli.main(["check", "--config", str(config), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    negation = [("The gate patient has diabetes", "The gate patient does not have diabetes"), ("The gate contract was signed", "The gate contract was not signed")]
+    cosines = [float(a @ b) for a, b in (e5.query(list(p)) for p in negation)]
+    rate = float(np.mean(np.array(cosines) > 0.9))
+    assert rate > 0, "e5 must put some negation above 0.9 for the breach to mean anything"
+    assert doc["errors"] == {} and doc["models"] == [NAME]
+    [outcome] = [o for o in doc["outcomes"] if o["name"] == "max_failure_rate[negation]"]
+    assert outcome["model"] == NAME and outcome["measured"] == pytest.approx(rate)
+    assert code == 1 and outcome["status"] == "fail"
