@@ -96,22 +96,63 @@ def _host_port(address: str) -> tuple[str, int] | None:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
+# A client's HTTP/2 connection preface and an empty SETTINGS frame: a gRPC server (Ray's GCS and
+# its client server are gRPC) answers with a SETTINGS frame of its own; anything else is not Ray.
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+_HTTP2_SETTINGS = 4  # frame type, the 4th byte of a frame header
+
+
 def check_reachable(address: str, timeout: float = constants.RAY_CONNECT_TIMEOUT_S) -> None:
-    """Fail fast when nothing listens at a Ray address (Ray itself retries for minutes).
+    """Fail fast when no Ray answers at a Ray address (Ray itself retries for minutes, even at a web server).
 
     Raises:
-        RayUnavailable: the host does not resolve, refuses, or does not answer within ``timeout`` seconds.
+        RayUnavailable: the host does not resolve, refuses, does not answer
+            within ``timeout`` seconds, or answers but does not speak gRPC.
     """
     import socket
 
     target = _host_port(address)
     if target is None:  # "auto" and other forms Ray resolves itself
         return
+    where = f"the Ray cluster at ${constants.RAY_ADDRESS_ENV_VAR}={address}"
     try:
-        socket.create_connection(target, timeout=timeout).close()
+        conn = socket.create_connection(target, timeout=timeout)
     except OSError as exc:
         reason = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
-        raise RayUnavailable(f"cannot reach the Ray cluster at ${constants.RAY_ADDRESS_ENV_VAR}={address} ({reason} within {timeout:g} s)") from exc
+        raise RayUnavailable(f"cannot reach {where} ({reason} within {timeout:g} s)") from exc
+    with conn:
+        if _tls():  # a TLS cluster answers a plain preface with an alert: reachability is all we can check
+            return
+        try:
+            conn.sendall(_HTTP2_PREFACE)
+            answer = _read_up_to(conn, 9)
+        except TimeoutError as exc:
+            raise RayUnavailable(f"cannot reach {where} (no answer within {timeout:g} s)") from exc
+        except OSError:  # reset: it closed the connection on us
+            answer = b""
+        if len(answer) == 9 and answer[3] != _HTTP2_SETTINGS:
+            conn.settimeout(min(timeout, 0.5))  # more of what it said, for the message
+            with contextlib.suppress(OSError):
+                answer += _read_up_to(conn, 55)
+    if len(answer) < 9 or answer[3] != _HTTP2_SETTINGS:
+        said = next((line.strip()[:40] for line in answer.decode("ascii", "replace").splitlines() if line.strip()), "")
+        heard = f"it answered {said!r}" if said else f"it answered {len(answer)} blank byte(s)" if answer else "it closed the connection"
+        raise RayUnavailable(f"{where} is not a Ray cluster: {heard}, not gRPC; give the head node's GCS port (6379 by default) or ray://HOST:10001")
+
+
+def _tls() -> bool:
+    return os.environ.get("RAY_USE_TLS", "").strip().lower() in ("1", "true", "yes")
+
+
+def _read_up_to(conn, n: int) -> bytes:
+    """Up to ``n`` bytes, fewer when the peer closes first (the socket's timeout applies to each read)."""
+    data = b""
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 class PairScorer:

@@ -1,4 +1,4 @@
-"""Issue 23: Ray never hangs silently: too many actors are capped with a note, an unreachable cluster is one line.
+"""Issue 23: Ray never hangs silently: too many actors are capped with a note, an unreachable cluster, or a port that is not Ray, is one line.
 
 No Ray instance starts here: the pool size is a pure function of the
 cluster's resources, and an unreachable ``$RAY_ADDRESS`` is refused before
@@ -8,7 +8,11 @@ Ray is imported.  (``--quiet`` against a running instance is tested in
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import socket
+import threading
+import time
 
 import pytest
 
@@ -54,10 +58,80 @@ def test_an_unreachable_address_is_refused_at_once():
     check_reachable("auto")  # Ray resolves these forms itself
 
 
-def test_an_unreachable_ray_address_is_one_error_line_in_the_cli(tmp_path, capsys, monkeypatch):
+@contextlib.contextmanager
+def _web_server():
+    """A plain HTTP server on a free loopback port: it answers, but it is not Ray (ray.init waited on one for minutes)."""
+    class Quiet(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextlib.contextmanager
+def _listener(answer: bool):
+    """A port that accepts and then closes at once (``answer``), or accepts and never says a word."""
+    sock = socket.create_server(("127.0.0.1", 0))
+    stop = threading.Event()
+
+    def serve():
+        sock.settimeout(0.1)
+        held = []
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                conn, _ = sock.accept()
+                if answer:
+                    conn.close()
+                else:
+                    held.append(conn)
+        for conn in held:
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        sock.close()
+
+
+def test_a_port_that_answers_but_is_not_ray_is_refused_at_once(monkeypatch):
+    monkeypatch.delenv("RAY_USE_TLS", raising=False)
+    with _web_server() as port:
+        start = time.monotonic()
+        with pytest.raises(RayUnavailable, match=f"the Ray cluster at \\$RAY_ADDRESS=127.0.0.1:{port} is not a Ray cluster: it answered '<!DOCTYPE HTML>', not gRPC"):
+            check_reachable(f"127.0.0.1:{port}", timeout=2)
+        assert time.monotonic() - start < 2
+    with _listener(answer=True) as port, pytest.raises(RayUnavailable, match="is not a Ray cluster: it closed the connection, not gRPC"):
+        check_reachable(f"ray://127.0.0.1:{port}", timeout=2)
+    with _listener(answer=False) as port, pytest.raises(RayUnavailable, match=f"cannot reach the Ray cluster at \\$RAY_ADDRESS=127.0.0.1:{port} \\(no answer within 1 s\\)"):
+        check_reachable(f"127.0.0.1:{port}", timeout=1)
+    # A TLS cluster answers a plain preface with an alert: there only reachability is checked.
+    monkeypatch.setenv("RAY_USE_TLS", "1")
+    with _web_server() as port:
+        check_reachable(f"127.0.0.1:{port}", timeout=2)
+
+
+@pytest.mark.parametrize("listening", ["closed port", "web server"])
+def test_an_unreachable_ray_address_is_one_error_line_in_the_cli(tmp_path, capsys, monkeypatch, listening):
     if ray.is_initialized():
         pytest.skip("a Ray instance of another test is running")
-    monkeypatch.setenv(constants.RAY_ADDRESS_ENV_VAR, f"127.0.0.1:{_closed_port()}")
+    with contextlib.ExitStack() as stack:
+        port = _closed_port() if listening == "closed port" else stack.enter_context(_web_server())
+        monkeypatch.setenv(constants.RAY_ADDRESS_ENV_VAR, f"127.0.0.1:{port}")
+        _run_on_ray(tmp_path, capsys, monkeypatch, "cannot reach the Ray cluster" if listening == "closed port" else "is not a Ray cluster")
+
+
+def _run_on_ray(tmp_path, capsys, monkeypatch, fragment: str) -> None:
     monkeypatch.setenv(constants.HISTORY_ENV_VAR, "off")
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("text_a,text_b\nA ray cat,A ray dog\n", encoding="utf-8")
@@ -65,5 +139,5 @@ def test_an_unreachable_ray_address_is_one_error_line_in_the_cli(tmp_path, capsy
     err = capsys.readouterr().err
     assert code == 2
     errors = [line for line in err.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1 and "cannot reach the Ray cluster" in errors[0] and "Traceback" not in err
+    assert len(errors) == 1 and fragment in errors[0] and "Traceback" not in err
     assert not ray.is_initialized()

@@ -72,6 +72,12 @@ class _Capture:
         self.out, self.err = self._out.getvalue(), self._err.getvalue()
 
 
+def test_a_real_ray_cluster_passes_the_gcs_check(local_ray):
+    """The check that refuses a web server at $RAY_ADDRESS lets Ray's own GCS through (it answers HTTP/2 SETTINGS)."""
+    address = ray.get_runtime_context().gcs_address
+    ray_engine.check_reachable(address, timeout=5)
+
+
 def test_ray_gives_the_local_engines_rows_within_1e6(both_engines):
     _, _, local = both_engines[constants.ENGINE_LOCAL]
     _, _, on_ray = both_engines[constants.ENGINE_RAY]
