@@ -147,12 +147,16 @@ def corpus_pairs(pairs: pd.DataFrame, name: str) -> pd.DataFrame:
 
 
 def mitigation_settings(mitigations: Sequence[Any]) -> list[dict[str, Any]]:
-    """What each mitigation ran with: its name and its plain settings (numbers, text, per-model thresholds), for the history."""
+    """What each mitigation ran with: its name and its plain settings (numbers, text, per-model thresholds), for the history.
+
+    Sorted by name: each mitigation rescores on its own, so the set is what ran, and one set picked
+    in another order (typed on the CLI, ticked on the page) records the same settings.
+    """
     out = []
     for m in mitigations:
         own = {k: v for k, v in vars(m).items() if not k.startswith("_") and _plain(v)} if hasattr(m, "__dict__") else {}
         out.append({"name": str(getattr(m, "name", m)), **own})
-    return out
+    return sorted(out, key=lambda setting: setting["name"])
 
 
 def _plain(value: Any) -> bool:

@@ -95,3 +95,13 @@ def test_any_retrieval_result_is_recorded_through_one_function():
     with pytest.raises(TypeError, match="no scores"):
         retrieval_record(SimpleNamespace(errors={}), "x")
     assert mitigation_settings([CalibratedFilter({"m": 0.81})]) == [{"name": "calibrated", "thresholds": {"m": 0.81}}]
+
+
+def test_one_set_of_mitigations_in_any_order_records_the_same_settings():
+    from core.history.sources import mitigation_settings
+    from core.probes.retrieval.specs import build_mitigations, parse_mitigation_specs
+
+    typed = mitigation_settings(build_mitigations(parse_mitigation_specs("guard,bm25-weighted:0.3,bm25")))
+    reordered = mitigation_settings(build_mitigations(parse_mitigation_specs("bm25, bm25-weighted:0.3 ,guard")))
+    assert typed == reordered
+    assert [s["name"] for s in typed] == sorted(s["name"] for s in typed) and len(typed) == 3

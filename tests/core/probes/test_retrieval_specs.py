@@ -166,10 +166,10 @@ def test_cli_string_and_widget_specs_record_the_same_settings():
     assert from_cli == from_page
     recorded = mitigation_settings(build_mitigations(from_page))
     assert recorded == mitigation_settings(build_mitigations(from_cli))
-    # The settings the history held before the specs: each mitigation's name and its plain attributes.
+    # The settings the history held before the specs: each mitigation's name and its plain attributes, in name order.
     assert recorded == [
-        {"name": "guard", "penalty": constants.GUARD_PENALTY, "gap": constants.GUARD_FLOOR_GAP, "floor": constants.GUARD_FLOOR_MIN,
-         "limit": constants.GUARD_MAX_CANDIDATES},
         {"name": "bm25-weighted:0.3", "weight": 0.3, "fusion": "weighted", "k": constants.RRF_K},
         {"name": "calibrated", "thresholds": {MINILM_L6: 0.41}},
+        {"name": "guard", "penalty": constants.GUARD_PENALTY, "gap": constants.GUARD_FLOOR_GAP, "floor": constants.GUARD_FLOOR_MIN,
+         "limit": constants.GUARD_MAX_CANDIDATES},
     ]
