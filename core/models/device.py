@@ -15,6 +15,9 @@ package), otherwise on the CPU provider; :func:`onnx_providers` says which.
 from __future__ import annotations
 
 import functools
+import os
+import platform
+import sys
 from dataclasses import dataclass
 
 from core.constants import BATCH_SIZE_BY_DEVICE, DEVICE_AUTO, DEVICE_CHOICES, DEVICE_CPU, DEVICE_CUDA, DEVICE_MPS
@@ -126,6 +129,34 @@ def visible_devices() -> VisibleDevices:
     except ImportError:
         providers = (CPU_PROVIDER,)
     return VisibleDevices(cuda=bool(torch.cuda.is_available()), mps=bool(mps is not None and mps.is_available()), onnx_providers=providers)
+
+
+# A GPU torch can use shows one of these: NVIDIA's driver, WSL2's GPU bridge, AMD ROCm's kernel driver.
+GPU_DEVICE_FILES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg", "/dev/kfd")
+
+
+def may_have_gpu() -> bool:
+    """Whether torch might see a CUDA or MPS device here, told without importing torch.
+
+    False only when that is certain: not Apple silicon, and no GPU device file
+    (:data:`GPU_DEVICE_FILES`) or ``CUDA_VISIBLE_DEVICES`` hides them all.
+    """
+    if sys.platform == "darwin" and platform.machine() == "arm64":
+        return True
+    if os.environ.get("CUDA_VISIBLE_DEVICES", "x").strip() in ("", "-1"):
+        return False
+    return any(os.path.exists(path) for path in GPU_DEVICE_FILES)
+
+
+def auto_device() -> str:
+    """What ``auto`` resolves to here; torch is imported only when a GPU may be present (:func:`may_have_gpu`).
+
+    A run served from the cache reports this device, so a warm run and a cold
+    one say the same (on a CPU-only machine without ever importing torch).
+    """
+    if "torch" in sys.modules or may_have_gpu():
+        return choose_device(DEVICE_AUTO)
+    return DEVICE_CPU
 
 
 def choose_device(requested: str) -> str:

