@@ -16,7 +16,7 @@ CORE = ROOT / "core"
 # import each other.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("constants",),
-    ("paths", "words", "settings"),
+    ("paths", "words", "settings", "messages"),
     ("lexicon",),
     ("stats", "models", "files"),
     ("scoring",),

@@ -51,6 +51,7 @@ from core.files.reader import (
     read_pairs_file,
     some_names,
 )
+from core.messages import first_line
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 _SAMPLE_BYTES = 64 * 1024
@@ -187,14 +188,14 @@ def _parquet_chunks(path: Path, chunk_rows: int) -> Iterator[ParsedPairs]:
     try:
         source = pq.ParquetFile(path)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
-        raise PairsFileError(f"not a readable Parquet file ({_first_line(exc)})") from exc
+        raise PairsFileError(f"not a readable Parquet file ({first_line(exc, 200)})") from exc
     batches = source.iter_batches(batch_size=chunk_rows)
     done = 0
     while True:
         try:
             batch = next(batches, None)
         except Exception as exc:  # noqa: BLE001 - a damaged page is an OSError or an ArrowInvalid, by codec
-            raise PairsFileError(f"a damaged Parquet page after row {done:,} cannot be read ({_first_line(exc)}); write the file again") from exc
+            raise PairsFileError(f"a damaged Parquet page after row {done:,} cannot be read ({first_line(exc, 200)}); write the file again") from exc
         if batch is None:
             return
         raw_nested = {}
@@ -243,11 +244,6 @@ def _utf8_values(column: pd.Series) -> tuple[pd.Series, list[int]]:
             return bytes(value).decode("utf-8", errors="replace")
 
     return pd.Series([text(i, v) for i, v in enumerate(column)], index=column.index, dtype=object), bad
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0][:200] if lines else type(exc).__name__
 
 
 def _raw_chunks(path: Path, chunk_rows: int, header: bool, encoding: str | None, notes: list[str]) -> Iterator[ParsedPairs]:

@@ -47,6 +47,7 @@ from typing import Any
 import pandas as pd
 
 from core import constants
+from core.messages import first_line
 from core.models import registry
 from core.paths import cache_dir
 
@@ -168,11 +169,6 @@ def _resolve(path: str | Path | None) -> Path:
     return target
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 @contextmanager
 def _connect(path: Path, timeout: float) -> Iterator[Any]:
     """An open connection with the schema in place; waits (with backoff) while another process holds the file."""
@@ -191,7 +187,7 @@ def _connect(path: Path, timeout: float) -> Iterator[Any]:
                 break
             except duckdb.IOException as exc:
                 if "lock" not in str(exc).lower():
-                    raise HistoryError(f"cannot open the run history {path}: {_first_line(exc)}") from exc
+                    raise HistoryError(f"cannot open the run history {path}: {first_line(exc)}") from exc
                 if time.monotonic() >= deadline:
                     raise HistoryBusy(
                         f"the run history {path} is in use by another process (waited {timeout:g} s); "
@@ -201,12 +197,12 @@ def _connect(path: Path, timeout: float) -> Iterator[Any]:
                 time.sleep(min(delay * (0.5 + random.random()), max(0.0, deadline - time.monotonic())))
                 delay = min(delay * 2, 0.5)
             except duckdb.Error as exc:
-                raise HistoryError(f"cannot open the run history {path}: {_first_line(exc)}") from exc
+                raise HistoryError(f"cannot open the run history {path}: {first_line(exc)}") from exc
         try:
             _ensure_schema(con)
             yield con
         except duckdb.Error as exc:
-            raise HistoryError(f"run history {path}: {_first_line(exc)}") from exc
+            raise HistoryError(f"run history {path}: {first_line(exc)}") from exc
         finally:
             con.close()
 

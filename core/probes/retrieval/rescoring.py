@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from core import constants
+from core.messages import typed_first_line
 from core.models.encode import embedding_matrix
-from core.models.runs import first_line
 
 
 def cosine_matrix(vectors: dict[str, np.ndarray], queries: Sequence[str], passages: Sequence[str]) -> np.ndarray:
@@ -61,4 +61,4 @@ def check_names(mitigations: Sequence[Any]) -> None:
 
 def record_failure(errors: dict[str, str], model: str, mitigation: str, exc: BaseException) -> None:
     """Record a mitigation that failed on one model, under ``model + mitigation``, in one line."""
-    errors[f"{model} + {mitigation}"] = f"{model} + {mitigation}: {first_line(exc)}"
+    errors[f"{model} + {mitigation}"] = f"{model} + {mitigation}: {typed_first_line(exc)}"
