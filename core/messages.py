@@ -1,4 +1,4 @@
-"""One-line error messages: the first line of an exception's text, the one helper every one-line error uses."""
+"""One-line error messages: the first line of an exception's text, cut and with a fallback for a blank message."""
 
 from __future__ import annotations
 
@@ -20,6 +20,6 @@ def first_line(exc: BaseException, limit: int | None = None, fallback: str | Non
     return lines[0] if limit is None else lines[0][:limit]
 
 
-def typed_first_line(exc: BaseException, limit: int = 300) -> str:
+def typed_first_line(exc: BaseException, limit: int | None = 300) -> str:
     """``Type: first line of the message`` (at most ``limit`` characters of the line), for a one-line error that names what failed."""
     return f"{type(exc).__name__}: {first_line(exc, limit, '')}"

@@ -18,6 +18,7 @@ import pandas as pd
 
 from core import constants
 from core.cli.common import CliError
+from core.messages import first_line
 from core.models import registry
 
 CROSSED_SHOWN = 20  # crossed pairs `history diff` prints unless --limit says otherwise
@@ -43,7 +44,7 @@ def record_history(command: str, results: pd.DataFrame, settings: Mapping[str, A
             return None
         run_id = store.record_run(results, command=command, origin=constants.ORIGIN_CLI, settings=settings, errors=errors)
     except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
-        print(f"warning: run history not written: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
+        print(f"warning: run history not written: {first_line(exc)}", file=sys.stderr)
         return None
     print(f"note: stored as run {run_id} (cosine-probe history show {run_id})", file=sys.stderr)
     return run_id
@@ -65,7 +66,7 @@ def record_retrieval_history(name: str, result: Any, settings: Mapping[str, Any]
         pairs, own = retrieval_record(result, name)
         found = [suite_source(s) for s in (sources or [name])]
     except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
-        print(f"warning: run history not written: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", file=sys.stderr)
+        print(f"warning: run history not written: {first_line(exc)}", file=sys.stderr)
         return None
     return record_history("retrieval", pairs, {"sources": found, **own, **settings}, result.errors)
 

@@ -20,6 +20,7 @@ from contextlib import suppress
 from core.cli import about
 from core.cli.common import EXIT_BROKEN_PIPE, EXIT_NO_MODEL, EXIT_USAGE, CliError, check_device
 from core.cli.endpoints import EndpointArgError, configure_endpoints
+from core.messages import typed_first_line
 
 # The exit codes ``main`` returns stay importable from the entry point's module.
 __all__ = ["COMMAND_MODULES", "EXIT_BROKEN_PIPE", "EXIT_NO_MODEL", "EXIT_USAGE", "build_parser", "main"]
@@ -88,6 +89,6 @@ def _run(args) -> int:
     except Exception as exc:  # noqa: BLE001 - the promise is one line, never a traceback
         if os.environ.get("COSINE_PROBE_DEBUG"):
             raise
-        print(f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} (set COSINE_PROBE_DEBUG=1 for details)", file=sys.stderr)
+        print(f"error: {typed_first_line(exc, None)} (set COSINE_PROBE_DEBUG=1 for details)", file=sys.stderr)
         return 1
 

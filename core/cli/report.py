@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from core.cli.common import CliError
+from core.messages import first_line
 
 EXAMPLES = ("cosine-probe report 12 --out report.html",)
 
@@ -34,7 +35,7 @@ def cmd_report(args) -> int:
     try:
         text = run_report(args.run_id)
     except (HistoryError, ValueError) as exc:
-        raise CliError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
+        raise CliError(first_line(exc)) from exc
     out.write_text(text, encoding="utf-8")
     print(f"wrote {out} ({len(text.encode('utf-8')) / 1e6:.1f} MB; opens offline)", file=sys.stderr)
     return 0

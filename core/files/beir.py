@@ -28,6 +28,7 @@ from core.files.decoding import decode_bytes
 from core.files.errors import PairsFileError
 from core.files.json_records import parse_json_records, row_listing
 from core.files.reader import _os_error_message
+from core.messages import first_line
 
 CORPUS_FILE = "corpus.jsonl"
 QUERIES_FILE = "queries.jsonl"
@@ -135,7 +136,7 @@ def _read_qrels(path: Path) -> dict[str, dict[str, int]]:
     try:
         frame = pd.read_csv(io.StringIO(decoded.text), sep="\t", dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise PairsFileError(f"{path.parent.name}/{path.name}: not a tab-separated qrels file ({str(exc).splitlines()[0]})") from exc
+        raise PairsFileError(f"{path.parent.name}/{path.name}: not a tab-separated qrels file ({first_line(exc)})") from exc
     frame.columns = [str(c).strip() for c in frame.columns]
     if list(frame.columns[:3]) != list(_QREL_COLUMNS):
         raise PairsFileError(f"{path.parent.name}/{path.name}: the header must be {chr(9).join(_QREL_COLUMNS)} (tab-separated), got {list(frame.columns)}")

@@ -125,7 +125,7 @@ def _delimited_chunks(path: Path, chunk_rows: int, header: bool, encoding: str |
         except pd.errors.EmptyDataError as exc:
             raise PairsFileError("the file has no rows") from exc
         except (pd.errors.ParserError, ValueError) as exc:
-            raise PairsFileError(f"could not parse the file as delimited text: {str(exc).splitlines()[0]}") from exc
+            raise PairsFileError(f"could not parse the file as delimited text: {first_line(exc)}") from exc
 
 
 def _json_objects(fh: io.TextIOBase) -> Iterator[str]:

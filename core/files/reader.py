@@ -21,6 +21,7 @@ from core.files.decoding import decode_bytes
 from core.files.errors import PairsFileError
 from core.files.json_records import parse_json_records, row_listing
 from core.files.text_checks import unusable_reason
+from core.messages import first_line
 
 _ENCODINGS = ("utf-8-sig", "utf-16")
 _TEXT_A_GUESSES = ("text_a", "sentence1", "sentence_a", "text1", "premise", "query", "a", "s1")
@@ -123,7 +124,7 @@ def parse_pairs(
         try:
             frame = pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False, skip_blank_lines=True, header=0 if header else None)
         except (pd.errors.ParserError, csv.Error) as exc:
-            raise PairsFileError(f"could not parse the file as delimited text: {str(exc).splitlines()[0]}") from exc
+            raise PairsFileError(f"could not parse the file as delimited text: {first_line(exc)}") from exc
         except pd.errors.EmptyDataError as exc:
             raise PairsFileError("the file has no rows") from exc
     frame.columns = _distinct([str(c).strip() if header or delimiter == "jsonl" else f"column_{i + 1}" for i, c in enumerate(frame.columns)])

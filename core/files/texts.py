@@ -26,6 +26,7 @@ from core.files.decoding import decode_bytes
 from core.files.errors import PairsFileError
 from core.files.json_records import _kind, clean_text, parse_json_records, parse_json_values, row_listing
 from core.files.reader import _check_size, _os_error_message, _sniff
+from core.messages import first_line
 
 # The column or field a retrieval corpus or queries file holds its texts in, most likely first (a one-column file needs none).
 TEXT_COLUMNS = {
@@ -96,7 +97,7 @@ def _delimited_texts(text: str, suffix: str, guesses: Sequence[str], what: str, 
     try:
         frame = pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False, skip_blank_lines=True)
     except (pd.errors.ParserError, csv.Error) as exc:
-        raise PairsFileError(f"{what} file {name} cannot be read as delimited text: {str(exc).splitlines()[0]}") from exc
+        raise PairsFileError(f"{what} file {name} cannot be read as delimited text: {first_line(exc)}") from exc
     except pd.errors.EmptyDataError:
         return []
     columns = [str(c).strip() for c in frame.columns]

@@ -33,6 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
+from core.messages import typed_first_line
 from core.models.registry import ENDPOINT_PREFIX
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -216,7 +217,7 @@ def _failure(settings: EndpointSettings, exc: BaseException) -> str:
         hint = (f"; ${settings.key_env} is not set" if unset else f"; is ${settings.key_env} a valid key?") if exc.status_code in (401, 403) else ""
         reason = f"{where} answered HTTP {exc.status_code}: {message.splitlines()[0][:200] if message else ''}{hint}"
     else:
-        reason = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+        reason = typed_first_line(exc, 200)
     return redact(reason, _key(settings))
 
 

@@ -506,5 +506,3 @@ def _mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Mask-weighted mean of (batch, sequence, dimension) token states: (batch, dimension), as sentence-transformers pools."""
     weights = mask[..., None].astype(np.float32)
     return (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
-
-

@@ -39,6 +39,7 @@ from pathlib import Path
 import pandas as pd
 
 from core import constants
+from core.messages import first_line, typed_first_line
 from core.models.loading import ModelUnavailable
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.registry import resolve
@@ -120,39 +121,52 @@ def check_reachable(address: str, timeout: float = constants.RAY_CONNECT_TIMEOUT
     except OSError as exc:
         reason = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
         raise RayUnavailable(f"cannot reach {where} ({reason} within {timeout:g} s)") from exc
+    not_ray = f"${constants.RAY_ADDRESS_ENV_VAR}={address} is not a Ray cluster"
     with conn:
         if _tls():  # a TLS cluster answers a plain preface with an alert: reachability is all we can check
             return
+        deadline = time.monotonic() + timeout
         try:
             conn.sendall(_HTTP2_PREFACE)
-            answer = _read_up_to(conn, 9)
-        except TimeoutError as exc:
-            raise RayUnavailable(f"cannot reach {where} (no answer within {timeout:g} s)") from exc
+            answer = _read_up_to(conn, 9, deadline)
         except OSError:  # reset: it closed the connection on us
             answer = b""
+        if answer is None:
+            raise RayUnavailable(f"{not_ray}: it accepted the connection but said nothing within {timeout:g} s; "
+                                 f"give the head node's GCS port (6379 by default) or ray://HOST:10001")
         if len(answer) == 9 and answer[3] != _HTTP2_SETTINGS:
-            conn.settimeout(min(timeout, 0.5))  # more of what it said, for the message
-            with contextlib.suppress(OSError):
-                answer += _read_up_to(conn, 55)
+            with contextlib.suppress(OSError):  # more of what it said, for the message
+                answer += _read_up_to(conn, 55, time.monotonic() + min(timeout, 0.5)) or b""
     if len(answer) < 9 or answer[3] != _HTTP2_SETTINGS:
         said = next((line.strip()[:40] for line in answer.decode("ascii", "replace").splitlines() if line.strip()), "")
         heard = f"it answered {said!r}" if said else f"it answered {len(answer)} blank byte(s)" if answer else "it closed the connection"
-        raise RayUnavailable(f"{where} is not a Ray cluster: {heard}, not gRPC; give the head node's GCS port (6379 by default) or ray://HOST:10001")
+        raise RayUnavailable(f"{not_ray}: {heard}, not gRPC; give the head node's GCS port (6379 by default) or ray://HOST:10001")
 
 
 def _tls() -> bool:
     return os.environ.get("RAY_USE_TLS", "").strip().lower() in ("1", "true", "yes")
 
 
-def _read_up_to(conn, n: int) -> bytes:
-    """Up to ``n`` bytes, fewer when the peer closes first (the socket's timeout applies to each read)."""
+def _read_up_to(conn, n: int, deadline: float) -> bytes | None:
+    """Up to ``n`` bytes by ``deadline`` (fewer when the peer closes first); None when it sent nothing by then.
+
+    Raises:
+        OSError: the connection was reset.
+    """
     data = b""
     while len(data) < n:
-        chunk = conn.recv(n - len(data))
-        if not chunk:
+        left = deadline - time.monotonic()
+        if left <= 0:
             break
+        conn.settimeout(left)
+        try:
+            chunk = conn.recv(n - len(data))
+        except TimeoutError:
+            break
+        if not chunk:
+            return data
         data += chunk
-    return data
+    return data or None
 
 
 class PairScorer:
@@ -346,13 +360,12 @@ def _root_cause(exc: BaseException) -> str:
     """One line from the deepest cause: Ray wraps an actor's error in several layers."""
     while exc.__cause__ is not None:
         exc = exc.__cause__
-    text = str(exc).strip()
     if isinstance(exc, ModelUnavailable):
-        return text.splitlines()[0][:300] if text else type(exc).__name__
-    for line in text.splitlines():
+        return first_line(exc, 300)
+    for line in str(exc).strip().splitlines():
         if f"{ModelUnavailable.__name__}: " in line:
             return line.split(f"{ModelUnavailable.__name__}: ", 1)[-1][:300]
-    return f"{type(exc).__name__}: {text.splitlines()[0][:300] if text else ''}"
+    return typed_first_line(exc)
 
 
 @contextlib.contextmanager

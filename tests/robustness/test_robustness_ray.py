@@ -108,12 +108,12 @@ def test_a_port_that_answers_but_is_not_ray_is_refused_at_once(monkeypatch):
     monkeypatch.delenv("RAY_USE_TLS", raising=False)
     with _web_server() as port:
         start = time.monotonic()
-        with pytest.raises(RayUnavailable, match=f"the Ray cluster at \\$RAY_ADDRESS=127.0.0.1:{port} is not a Ray cluster: it answered '<!DOCTYPE HTML>', not gRPC"):
+        with pytest.raises(RayUnavailable, match=f"^\\$RAY_ADDRESS=127.0.0.1:{port} is not a Ray cluster: it answered '<!DOCTYPE HTML>', not gRPC"):
             check_reachable(f"127.0.0.1:{port}", timeout=2)
         assert time.monotonic() - start < 2
     with _listener(answer=True) as port, pytest.raises(RayUnavailable, match="is not a Ray cluster: it closed the connection, not gRPC"):
         check_reachable(f"ray://127.0.0.1:{port}", timeout=2)
-    with _listener(answer=False) as port, pytest.raises(RayUnavailable, match=f"cannot reach the Ray cluster at \\$RAY_ADDRESS=127.0.0.1:{port} \\(no answer within 1 s\\)"):
+    with _listener(answer=False) as port, pytest.raises(RayUnavailable, match=f"^\\$RAY_ADDRESS=127.0.0.1:{port} is not a Ray cluster: it accepted the connection but said nothing within 1 s"):
         check_reachable(f"127.0.0.1:{port}", timeout=1)
     # A TLS cluster answers a plain preface with an alert: there only reachability is checked.
     monkeypatch.setenv("RAY_USE_TLS", "1")

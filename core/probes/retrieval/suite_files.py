@@ -21,6 +21,7 @@ import pandas as pd
 from core import constants
 from core.files.errors import PairsFileError
 from core.files.reader import apply_mapping, guess_mapping, mapping_note, parse_pairs, read_pairs_file
+from core.messages import first_line
 from core.paths import SUITES_DIR
 from core.probes.retrieval.convert import pairs_to_suite
 from core.probes.retrieval.suite import WIDE_COLUMNS, RetrievalSuite, RetrievalSuiteError, tidy_suite
@@ -40,7 +41,7 @@ def read_retrieval_file(path: str | Path = RETRIEVAL_FILE) -> pd.DataFrame:
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise RetrievalSuiteError(f"cannot read {path}: {str(exc).splitlines()[0]}") from exc
+        raise RetrievalSuiteError(f"cannot read {path}: {first_line(exc)}") from exc
     frame.columns = [str(c).strip() for c in frame.columns]
     missing = [c for c in WIDE_COLUMNS if c not in frame.columns]
     if missing:
