@@ -39,7 +39,7 @@ from core import constants
 from core.files.decoding import ENCODING_HINT, REPLACEMENT, decode_bytes
 from core.files.errors import PairsFileError
 from core.files.intake import CheckedPairs, _key, check_pairs
-from core.files.json_records import parse_json_records
+from core.files.json_records import parse_json_records, row_listing
 from core.files.reader import (
     ParsedPairs,
     _distinct,
@@ -49,11 +49,11 @@ from core.files.reader import (
     guess_mapping,
     mapping_note,
     read_pairs_file,
-    some_names,
 )
 from core.messages import first_line
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
+_ROWS_NAMED = 10  # rows a note lists before counting the rest
 _SAMPLE_BYTES = 64 * 1024
 _JSON_BLOCK_CHARS = 1 << 20
 _ROW_ID = re.compile(r"^row-(\d+)$")
@@ -209,41 +209,47 @@ def _parquet_chunks(path: Path, chunk_rows: int) -> Iterator[ParsedPairs]:
         for name in raw_nested:
             if name in frame.columns:
                 frame[name] = ""  # never scored as a repr: apply_mapping refuses the column when it is mapped
-        notes = []
-        for field_ in batch.schema:
+        raw_bad: dict[str, list[int]] = {}
+        for index, field_ in enumerate(batch.schema):
             if _is_binary(field_.type) and field_.name in frame.columns:
-                frame[field_.name], bad = _utf8_values(frame[field_.name])
+                values, bad = _utf8_values(batch.column(index).to_pylist())
+                frame[field_.name] = pd.Series(values, index=frame.index, dtype=object)
                 if bad:
-                    notes.append(f"column {field_.name!r} holds bytes, read as UTF-8: {len(bad):,} value(s) are not valid UTF-8 "
-                                 f"(rows {some_names([done + i + 1 for i in bad])}); each bad byte was read as U+FFFD ({REPLACEMENT})")
+                    raw_bad[field_.name] = [done + i + 1 for i in bad]
         frame = frame.astype("string").fillna("").astype(object)
         frame.columns = _columns(raw, True)
         nested = {frame.columns[raw.index(name)]: rows for name, rows in raw_nested.items() if name in raw}
+        undecodable = {frame.columns[raw.index(name)]: rows for name, rows in raw_bad.items() if name in raw}
         done += batch.num_rows
-        yield ParsedPairs(frame, "parquet", "parquet", notes, nested=nested)
+        yield ParsedPairs(frame, "parquet", "parquet", nested=nested, undecodable=undecodable)
 
 
 def _is_binary(kind) -> bool:
-    """A Parquet column of bytes: tools that write text without the UTF-8 annotation (Hive, Impala, older Spark) make these."""
+    """A Parquet column of bytes that may be text: Hive, Impala and older Spark write text without the UTF-8 annotation.
+
+    Fixed-size bytes are left alone: they hold UUIDs and digests, never text.
+    """
     import pyarrow as pa
 
-    return bool(pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind) or pa.types.is_binary_view(kind))
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return bool(pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_binary_view(kind))
 
 
-def _utf8_values(column: pd.Series) -> tuple[pd.Series, list[int]]:
-    """Bytes cells as text (None stays None), and the 0-based positions of those that were not valid UTF-8."""
+def _utf8_values(values: list) -> tuple[list, list[int]]:
+    """Bytes cells as text (None stays None), and the 0-based positions of those that are not valid UTF-8."""
     bad: list[int] = []
-
-    def text(i: int, value):
+    out: list = []
+    for i, value in enumerate(values):
         if value is None:
-            return None
+            out.append(None)
+            continue
         try:
-            return bytes(value).decode("utf-8")
+            out.append(bytes(value).decode("utf-8"))
         except UnicodeDecodeError:
             bad.append(i)
-            return bytes(value).decode("utf-8", errors="replace")
-
-    return pd.Series([text(i, v) for i, v in enumerate(column)], index=column.index, dtype=object), bad
+            out.append(bytes(value).decode("utf-8", errors="replace"))
+    return out, bad
 
 
 def _raw_chunks(path: Path, chunk_rows: int, header: bool, encoding: str | None, notes: list[str]) -> Iterator[ParsedPairs]:
@@ -400,6 +406,7 @@ def _streamed(path, chunk_rows, columns, header, flags, encoding, drop_identical
     first_columns: list[str] = []
     seen = _AcrossChunks()
     replaced = False
+    undecodable: dict[str, tuple[int, list[int]]] = {}  # mapped column -> (rows, the first few)
     for parsed in _raw_chunks(path, chunk_rows, header, encoding, notes):
         if mapping is None:
             first_columns = list(parsed.frame.columns)
@@ -413,6 +420,10 @@ def _streamed(path, chunk_rows, columns, header, flags, encoding, drop_identical
                 totals.add_note(note)
         # Records of JSON chunks need not all carry every key: every chunk gets the first chunk's columns.
         parsed.frame = parsed.frame.reindex(columns=first_columns, fill_value="")
+        for column, rows in parsed.undecodable.items():
+            if column in mapping.values():
+                count, first = undecodable.get(column, (0, []))
+                undecodable[column] = (count + len(rows), (first + rows)[:_ROWS_NAMED])
         offset = totals.rows_read
         totals.rows_read += len(parsed.frame)
         try:
@@ -449,6 +460,10 @@ def _streamed(path, chunk_rows, columns, header, flags, encoding, drop_identical
         totals.add_note(f"{seen.mirrors} pair(s) repeat a pair of an earlier chunk with the sides swapped: cosine is symmetric, so each counts twice; {done}")
     if seen.renamed:
         totals.add_note(f"{seen.renamed} pair id(s) repeat an id of an earlier chunk: suffixed with their row number")
+    for column, (count, first) in undecodable.items():
+        listed = row_listing(first) + (f", and {count - len(first):,} more" if count > len(first) else "")
+        totals.add_note(f"column {column!r} holds bytes, read as UTF-8: {listed} {'is' if count == 1 else 'are'} not valid UTF-8; "
+                        f"each bad byte was read as U+FFFD ({REPLACEMENT})")
     if replaced:
         totals.add_note(f"some bytes are not valid text in the file's encoding: each was read as U+FFFD ({REPLACEMENT}); {ENCODING_HINT}")
     if totals.pairs_kept == 0:

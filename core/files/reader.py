@@ -47,6 +47,8 @@ class ParsedPairs:
         notes: things the user should know (dropped rows, decoding).
         nested: for JSON, column -> 1-based rows whose value is an object or
             array; such a column is refused when mapped to a role.
+        undecodable: for Parquet, a bytes column -> 1-based rows whose bytes
+            are not UTF-8 (read with U+FFFD); said once for a mapped column.
     """
 
     frame: pd.DataFrame
@@ -54,6 +56,7 @@ class ParsedPairs:
     encoding: str
     notes: list[str] = field(default_factory=list)
     nested: dict[str, list[int]] = field(default_factory=dict)
+    undecodable: dict[str, list[int]] = field(default_factory=dict)
 
 
 def _sniff(text: str, suffix: str) -> str:

@@ -123,29 +123,48 @@ def test_not_parquet_is_a_pairs_file_error(tmp_path):
         _streamed(path)
 
 
-@pytest.mark.parametrize("kind", ["binary", "large_binary"])
+@pytest.mark.parametrize("kind", ["binary", "large_binary", "dictionary"])
 def test_parquet_bytes_columns_are_read_as_utf8_text(tmp_path, kind):
     """Hive, Impala and older Spark write text as bytes without the UTF-8 annotation: the text is scored, never ``b'...'``."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    def column(values):
+        if kind == "dictionary":
+            return pa.array(values, pa.binary()).dictionary_encode()
+        return pa.array(values, getattr(pa, kind)())
+
     texts_a = [r["premise"].replace("cat", "café") for r in ROWS]
     bytes_b = [r["hypothesis"].encode("utf-8") for r in ROWS]
-    bytes_b[7] = b"A dog \xff number 7 ran there."  # not UTF-8
-    kind_type = getattr(pa, kind)()
-    table = pa.table({"premise": pa.array([t.encode("utf-8") for t in texts_a], kind_type), "hypothesis": pa.array(bytes_b, kind_type),
-                      "label": [r["label"] for r in ROWS]})
+    for i in (7, 13):
+        bytes_b[i] = f"A dog \xff number {i} ran there.".encode("latin-1")  # not UTF-8
+    blobs = [bytes([0xFF, i]) for i in range(N)]  # an unmapped bytes column: never noted
+    table = pa.table({"premise": column([t.encode("utf-8") for t in texts_a]), "hypothesis": column(bytes_b), "blob": column(blobs),
+                      "uuid": pa.array([bytes(16)] * N, pa.binary(16)), "label": [r["label"] for r in ROWS]})
     path = tmp_path / "bytes.parquet"
     pq.write_table(table, path)
 
-    got, totals = _streamed(path)
+    got, totals = _streamed(path, columns={constants.COL_TEXT_A: "premise", constants.COL_TEXT_B: "hypothesis", constants.COL_LABEL: "label"})
     allp = pd.concat(got, ignore_index=True)
     assert list(allp[constants.COL_TEXT_A]) == texts_a
-    assert allp[constants.COL_TEXT_B][7] == "A dog \ufffd number 7 ran there."
-    assert list(allp[constants.COL_TEXT_B].drop(index=7)) == [r["hypothesis"] for i, r in enumerate(ROWS) if i != 7]
+    assert [allp[constants.COL_TEXT_B][i] for i in (7, 13)] == [f"A dog \ufffd number {i} ran there." for i in (7, 13)]
+    assert list(allp[constants.COL_TEXT_B].drop(index=[7, 13])) == [r["hypothesis"] for i, r in enumerate(ROWS) if i not in (7, 13)]
     assert not allp[constants.COL_TEXT_B].str.startswith("b'").any()
+    # One note for the whole file (rows 8 and 14 are in different chunks), none for the unmapped blob column.
     notes = [n for n in totals.notes if "not valid UTF-8" in n]
-    assert notes == ["rows 6-10: column 'hypothesis' holds bytes, read as UTF-8: 1 value(s) are not valid UTF-8 (rows 8); each bad byte was read as U+FFFD (\ufffd)"], totals.notes
+    assert notes == ["column 'hypothesis' holds bytes, read as UTF-8: rows 8, 14 are not valid UTF-8; each bad byte was read as U+FFFD (\ufffd)"], totals.notes
+
+
+def test_a_note_on_bytes_that_are_not_utf8_counts_past_the_rows_it_names(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    bad = [f"Sentence {i} \xff".encode("latin-1") for i in range(N)]
+    pq.write_table(pa.table({"text_a": pa.array(bad, pa.binary()), "text_b": [r["hypothesis"] for r in ROWS]}), tmp_path / "bad.parquet")
+    _, totals = _streamed(tmp_path / "bad.parquet")
+    notes = [n for n in totals.notes if "not valid UTF-8" in n]
+    assert notes == [f"column 'text_a' holds bytes, read as UTF-8: rows {', '.join(str(r) for r in range(1, 11))}, and {N - 10} more are not valid UTF-8; "
+                     "each bad byte was read as U+FFFD (\ufffd)"]
 
 
 def test_chunk_rows_must_be_positive(tmp_path):
