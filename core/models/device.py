@@ -148,17 +148,13 @@ def may_have_gpu() -> bool:
     return any(os.path.exists(path) for path in GPU_DEVICE_FILES)
 
 
-def auto_device() -> str:
-    """What ``auto`` resolves to here; torch is imported only when a GPU may be present (:func:`may_have_gpu`).
-
-    A run served from the cache reports this device, so a warm run and a cold
-    one say the same (on a CPU-only machine without ever importing torch).
-    """
-    if "torch" in sys.modules or may_have_gpu():
-        return choose_device(DEVICE_AUTO)
-    return DEVICE_CPU
-
-
 def choose_device(requested: str) -> str:
-    """:func:`resolve_device` against this machine (see :func:`visible_devices`)."""
+    """:func:`resolve_device` against this machine (see :func:`visible_devices`).
+
+    ``auto`` on a machine that cannot have a GPU (:func:`may_have_gpu`) is the
+    CPU without importing torch: a run served from the cache stays torch-free
+    and reports the device a load would use.
+    """
+    if (requested or "").strip().lower() == DEVICE_AUTO and "torch" not in sys.modules and not may_have_gpu():
+        return DEVICE_CPU
     return resolve_device(requested, visible_devices())

