@@ -418,8 +418,7 @@ def read_dataframe(grid) -> pd.DataFrame:
     the grid through the rest, collecting cells by their ARIA row and column
     index, and scrolls back.
     """
-    # A header cell, not just the table: a grid in a tab just shown is attached before it has laid out its columns.
-    grid.locator("table thead th").first.wait_for(state="attached", timeout=30_000)
+    grid.locator("table").first.wait_for(state="attached", timeout=30_000)
     data = grid.evaluate(READ_GRID_JS)
     columns = sorted(data["header"], key=int)
     header = [data["header"][c] for c in columns]

@@ -294,7 +294,8 @@ def test_failure_modes_calibrated_thresholds(page, core_scores):
     E.act(page, lambda: page.get_by_role("button", name="Run failure-mode suite").click())
     expect(page.locator(E.MAIN).get_by_text("Results for 1 model(s)")).to_be_visible()
     E.assert_no_errors(page)
-    page.get_by_role("tab", name="Each model's own threshold").click()  # the page is in tabs (issue 15)
+    # The page is in tabs (issue 15); a tab click reruns the page (it keeps the tab chosen), so wait for that run.
+    E.act(page, lambda: page.get_by_role("tab", name="Each model's own threshold").click())
     shown = E.read_dataframe(_after_heading(page, "Each model's own threshold")).iloc[0]
     assert E.to_float(shown["youden threshold"]) == pytest.approx(_core_thresholds(core_scores), abs=1e-3)
     E.element_screenshot(page, page.locator('[role="tabpanel"]:visible').first, "readme-calibrated-thresholds")

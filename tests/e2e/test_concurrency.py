@@ -135,7 +135,7 @@ async def assert_no_errors(page, where: str) -> None:
 
 
 async def read_dataframe(grid) -> pd.DataFrame:
-    await grid.locator("table thead th").first.wait_for(state="attached", timeout=30_000)  # laid out, as E.read_dataframe waits
+    await grid.locator("table").first.wait_for(state="attached", timeout=30_000)
     data = await grid.evaluate(E.READ_GRID_JS)
     columns = sorted(data["header"], key=int)
     rows = [[data["cells"][r].get(c, "") for c in columns] for r in sorted(data["cells"], key=int)]

@@ -70,11 +70,11 @@ def _invented(page) -> None:
 def _failure_modes(page) -> None:
     _click(page, "Run failure-mode suite")
     expect(page.get_by_role("tab", name="Summary")).to_be_visible()
-    page.get_by_role("tab", name="Each model's own threshold").click()
+    E.act(page, lambda: page.get_by_role("tab", name="Each model's own threshold").click())  # a tab click reruns the page
     expect(page.locator(f"{E.MAIN} h2", has_text="Each model's own threshold")).to_be_visible()
     page.wait_for_timeout(800)  # let the ROC chart lay out in the tab just shown
     E.element_screenshot(page, page.locator('[role="tabpanel"]:visible').first, "tour-failure-modes-own-threshold")
-    page.get_by_role("tab", name="Worst cases").click()
+    E.act(page, lambda: page.get_by_role("tab", name="Worst cases").click())
     expect(page.locator(f"{E.MAIN} h2", has_text="Worst cases")).to_be_visible()
 
 
