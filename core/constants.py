@@ -171,6 +171,8 @@ DEVICE_CHOICES = (DEVICE_AUTO, DEVICE_CPU, DEVICE_CUDA, DEVICE_MPS)
 BATCH_SIZE_BY_DEVICE = {DEVICE_CPU: ENCODE_BATCH_SIZE, DEVICE_CUDA: 128, DEVICE_MPS: 64}
 HUB_TIMEOUT_SECONDS = 5.0
 CACHE_ENV_VAR = "COSINE_PROBE_CACHE_DIR"
+# The embedding cache's sqlite file in the cache folder (core.models.cache).
+EMBEDDING_CACHE_FILE = "embeddings.sqlite"
 # --- run history (core.history): a DuckDB file in the cache folder ---
 HISTORY_FILE = "history.duckdb"
 # "off" (or "0") records nothing; any other value is the history file's path.

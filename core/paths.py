@@ -29,3 +29,13 @@ def cache_dir() -> Path:
     else:
         base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     return base / "cosine-probe"
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (symbolic and hard links, ``..`` and relative paths included), existing or not."""
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()

@@ -197,8 +197,10 @@ def _biggest_first(crossed: pd.DataFrame) -> pd.DataFrame:
 
 
 def cmd_export(args) -> int:
+    from core.cli.outputs import output_file
     from core.history.store import export_run
 
+    output_file(args.out, "--out")  # the history, the cache, a folder: refused before the run is read
     out = _store_call(export_run, args.run_id, args.out)
     print(f"wrote {out}")
     return 0

@@ -5,16 +5,25 @@ A report that cannot be written must not cost the whole run first: every
 opened for writing without truncating it, or created and removed again), so
 a read-only file, a read-only or full folder, a name the file system refuses
 or a file where a folder is wanted is one ``error:`` line and exit 2 up front.
+
+No output may land on a file the tool keeps: the run history (and its
+write-ahead log) and the embedding cache are refused by every flag, whatever
+path leads to them (``..``, a symbolic or hard link), since writing there
+loses every stored run or cached vector.  A command that writes one kind of
+file (``report``'s HTML) can also ask that an existing file be one it wrote
+before, so it never replaces a Parquet export, a CSV or anything else.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from core import constants
 from core.cli.common import CliError
+from core.paths import cache_dir, same_file
 
 
 def _reason(exc: OSError) -> str:
@@ -28,11 +37,33 @@ def _create_and_remove(path: Path) -> None:
     path.unlink()
 
 
-def output_file(path: str | None, flag: str) -> Path | None:
+def kept_file(path: Path) -> str | None:
+    """Which file the tool keeps ``path`` names (the run history, the embedding cache), in words; None for any other file."""
+    from core.history.store import history_files, history_path
+
+    folder = cache_dir()
+    histories = {folder / constants.HISTORY_FILE, *filter(None, [history_path()])}
+    kept = [(f, "the run history itself; writing there would destroy every stored run") for h in histories for f in history_files(h)]
+    cache = folder / constants.EMBEDDING_CACHE_FILE
+    kept += [(cache.with_name(cache.name + end), "the embedding cache itself; writing there would destroy every cached vector")
+             for end in ("", "-wal", "-shm", "-journal")]
+    return next((what for file, what in kept if same_file(path, file)), None)
+
+
+def output_file(path: str | None, flag: str, *, replaces: Callable[[Path], bool] | None = None, kind: str = "") -> Path | None:
     """The file a command will write, after proving it can be written; None when not asked for.
 
+    Args:
+        path: the file as the user gave it, or None.
+        flag: the option that named it, for messages.
+        replaces: when given, an existing file is overwritten only if this
+            says it is one the command wrote before (``kind`` names it).
+        kind: what ``replaces`` recognises, e.g. "a cosine-probe report".
+
     Raises:
-        CliError: no such folder, a folder given, or the file cannot be opened for writing.
+        CliError: no such folder, a folder given, one of the tool's own files
+            (:func:`kept_file`), an existing file ``replaces`` refuses, or the
+            file cannot be opened for writing.
     """
     if path is None:
         return None
@@ -42,6 +73,11 @@ def output_file(path: str | None, flag: str) -> Path | None:
             raise CliError(f"{flag}: no folder {out.parent} to write {out.name} into")
         if out.is_dir():
             raise CliError(f"{flag}: {out} is a folder; give a file name")
+        kept = kept_file(out)
+        if kept is not None:
+            raise CliError(f"{flag}: {out} is {kept}. Name another file")
+        if out.exists() and replaces is not None and not replaces(out):
+            raise CliError(f"{flag}: {out} exists and is not {kind}; writing there would replace it. Name another file, or delete it first")
         if out.exists():
             with open(out, "r+b"):  # opened for writing, left as it is until the run has something to say
                 pass
@@ -50,6 +86,29 @@ def output_file(path: str | None, flag: str) -> Path | None:
     except OSError as exc:
         raise CliError(f"{flag}: cannot write {out} ({_reason(exc)})") from exc
     return out
+
+
+def write_output(out: Path, text: str, flag: str) -> int:
+    """Write ``text`` to ``out`` (checked by :func:`output_file`) whole or not at all; the bytes written.
+
+    The text goes to a file beside the target and is renamed over it, so a
+    full disk or a failed write leaves an earlier file as it was; a symbolic
+    link is followed (its target is replaced, the link kept).
+
+    Raises:
+        CliError: the write failed (one line naming the file and the reason).
+    """
+    target = out.resolve() if out.is_symlink() else out
+    staged = target.with_name(f".{target.name}.{os.getpid()}.part")
+    data = text.encode("utf-8")
+    try:
+        staged.write_bytes(data)
+        os.replace(staged, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            staged.unlink()
+        raise CliError(f"{flag}: cannot write {out} ({_reason(exc)})") from exc
+    return len(data)
 
 
 def output_folder(path: str | None, flag: str) -> Path | None:

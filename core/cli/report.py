@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from core.cli.common import CliError
 from core.messages import first_line
@@ -26,16 +25,17 @@ def register(subparsers) -> None:
 
 
 def cmd_report(args) -> int:
-    from core.history.report import run_report
+    from core.cli.outputs import output_file, write_output
+    from core.history.report import is_report, run_report
     from core.history.store import HistoryError
 
-    out = Path(args.out).expanduser()
-    if not out.parent.is_dir():
-        raise CliError(f"--out: no folder {out.parent} to write {out.name} into")
+    # Checked before the run is read: never over the history, the cache or a file that is not an earlier report.
+    out = output_file(args.out, "--out", replaces=is_report, kind="a cosine-probe report")
+    assert out is not None  # --out is required
     try:
         text = run_report(args.run_id)
     except (HistoryError, ValueError) as exc:
         raise CliError(first_line(exc)) from exc
-    out.write_text(text, encoding="utf-8")
-    print(f"wrote {out} ({len(text.encode('utf-8')) / 1e6:.1f} MB; opens offline)", file=sys.stderr)
+    size = write_output(out, text, "--out")
+    print(f"wrote {out} ({size / 1e6:.1f} MB; opens offline)", file=sys.stderr)
     return 0

@@ -14,6 +14,7 @@ import json
 import platform
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -26,6 +27,11 @@ from core.models.registry import model_color, short_name
 from core.scoring import findings, tables
 
 WORST_ROWS = 25
+# Every report names its maker in its head, so `report --out` knows an earlier report (which it may replace) from any other file.
+REPORT_MARKER = "<meta name='generator' content='cosine-probe report'>"
+# Reports written before the marker say so in their first lines instead.
+_OLD_MARKER = " · made by cosine-probe</p>"
+_HEAD_BYTES = 64 * 1024
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;color:#222;line-height:1.45}
 h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
@@ -145,7 +151,7 @@ def report_html(results: pd.DataFrame, threshold: float, title: str, settings: M
     shown_summary = shown_summary[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean", "sd", "failure_rate"]].rename(columns={"failure_rate": "share above threshold"})
     when = (created_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     parts = [
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'>{REPORT_MARKER}",
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1><p class='meta'>{html.escape(when)} · threshold {threshold:.2f} · made by cosine-probe</p>",
         "<h2>Findings</h2>", *[f"<p class='finding'>{html.escape(s)}</p>" for s in sentences],
@@ -158,6 +164,16 @@ def report_html(results: pd.DataFrame, threshold: float, title: str, settings: M
     parts += ["<h2>Settings</h2>", f"<pre>{html.escape(json.dumps(dict(settings or {}), indent=2, default=str, ensure_ascii=False))}</pre>",
               "<h2>Versions</h2>", _table(pd.DataFrame(list(_versions().items()), columns=["package", "version"]), {}), "</body></html>"]
     return "\n".join(parts)
+
+
+def is_report(path: str | Path) -> bool:
+    """Whether the file at ``path`` is a report this module wrote (its first bytes carry the marker); False when unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return head.lstrip().lower().startswith("<!doctype html>") and (REPORT_MARKER in head or _OLD_MARKER in head)
 
 
 def run_report(run_id: int, path: str | None = None) -> str:

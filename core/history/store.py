@@ -49,7 +49,7 @@ import pandas as pd
 from core import constants
 from core.messages import first_line
 from core.models import registry
-from core.paths import cache_dir
+from core.paths import cache_dir, same_file
 
 SCHEMA_VERSION = 2  # 2: runs.pairs_digest, name, pinned
 OFF_VALUES = ("off", "0", "false", "no")
@@ -160,6 +160,11 @@ def history_path() -> Path | None:
     if env.lower() in OFF_VALUES:
         return None
     return Path(env).expanduser() if env else cache_dir() / constants.HISTORY_FILE
+
+
+def history_files(history: Path) -> tuple[Path, Path]:
+    """The history file and its write-ahead log: what writing over would destroy every stored run."""
+    return history, history.with_name(history.name + ".wal")
 
 
 def _resolve(path: str | Path | None) -> Path:
@@ -456,7 +461,7 @@ def export_run(run_id: int, out: str | Path, path: str | Path | None = None) -> 
     if not out.parent.is_dir():
         raise ValueError(f"no folder {out.parent} to write {out.name} into")
     history = _resolve(path)
-    if _same_file(out, history) or _same_file(out, history.with_name(history.name + ".wal")):
+    if any(same_file(out, kept) for kept in history_files(history)):
         raise ValueError(f"--out {out} is the run history itself; writing the export there would destroy every stored run. Name another file")
     run = load_run(run_id, path)
     meta = run.models[["model", "revision", "backend"]]
@@ -470,16 +475,6 @@ def export_run(run_id: int, out: str | Path, path: str | Path | None = None) -> 
     except OSError as exc:
         raise ValueError(f"cannot write {out}: {exc.strerror or exc}") from exc
     return out
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    """Whether two paths name one file (links and relative paths included), existing or not."""
-    try:
-        if a.exists() and b.exists():
-            return os.path.samefile(a, b)
-    except OSError:
-        pass
-    return a.resolve() == b.resolve()
 
 
 def run_models(run_id: int, path: str | Path | None = None, timeout: float = constants.HISTORY_LOCK_TIMEOUT_SECONDS) -> pd.DataFrame:

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.constants import EMBEDDING_CACHE_FILE
 from core.paths import cache_dir
 
 _SCHEMA = """
@@ -157,7 +158,7 @@ class EmbeddingCache:
         self.path: Path | None = None
         if path is False:
             return
-        self.path = Path(path) if isinstance(path, (str, Path)) and path else cache_dir() / "embeddings.sqlite"
+        self.path = Path(path) if isinstance(path, (str, Path)) and path else cache_dir() / EMBEDDING_CACHE_FILE
         self._open()
 
     # ------------------------------------------------------------ disk layer
