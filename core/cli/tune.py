@@ -120,17 +120,29 @@ class _NoModel(Exception):
     pass
 
 
+def _out_folder(path: str) -> Path:
+    """``--out``, proven writable (and its ``model`` folder not a file) before any model loads: training takes minutes."""
+    from core.cli.outputs import output_folder
+
+    out = output_folder(path, "--out")
+    assert out is not None  # --out is required
+    model = out / "model"
+    if model.exists() and not model.is_dir():
+        raise CliError(f"--out: {model} is a file; the tuned model is written to a folder of that name. Move it or give another --out")
+    if model.is_dir():
+        output_folder(str(model), "--out")
+    return out
+
+
 def cmd_tune(args) -> int:
     from core.cli.retrieval import load_suite
     from core.probes.tune.run import run_tune, write_outputs
     from core.probes.tune.train import TuneCancelled
 
     config = _config(args)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise CliError(f"--out {out} is a file, not a folder")
     suite = _triples(args.triples, args.suite) if args.triples else load_suite(args.suite)
     labelled = _labelled(args.labels)
+    out = _out_folder(args.out)
     name = args.models[0]
     try:
         model_name, model = _model(name, bool(args.trust_remote_code and name in args.trust_remote_code))
@@ -146,7 +158,10 @@ def cmd_tune(args) -> int:
         raise CliError(str(exc)) from exc
     if not args.quiet:
         print(file=sys.stderr)
-    written = write_outputs(result, out)
+    try:
+        written = write_outputs(result, out)
+    except OSError as exc:
+        raise CliError(f"--out: cannot write the tuned model and its report into {out} ({exc.strerror or type(exc).__name__})") from exc
     _record(result)
     if args.json:
         print(json.dumps(result.doc, default=str))

@@ -89,3 +89,26 @@ def test_retrieval_mitigations_on_a_users_triples_lead_with_hand_written(tmp_pat
     n_negatives = sum(r["n"] for r in rows if r["mitigation"] == C.MITIGATION_NONE)
     assert n_negatives == sum(r["n"] for r in doc["win_rates"] if r["mitigation"] == C.MITIGATION_NONE and r["mode"] == "all")
     assert all(r["variant_source"] in C.VARIANT_SOURCES for r in rows)
+
+
+def _no_work(*args, **kwargs):
+    raise AssertionError("no model may load or train when the output cannot be written")
+
+
+@pytest.mark.parametrize("case", ["name too long", "a file", "model is a file"])
+def test_an_unwritable_out_is_refused_before_any_model_loads(tmp_path, capsys, monkeypatch, case):
+    from core.cli import tune
+
+    monkeypatch.setattr(tune, "_model", _no_work)
+    monkeypatch.setattr("core.probes.tune.run.run_tune", _no_work)
+    out = {"name too long": tmp_path / ("x" * 300), "a file": tmp_path / "out", "model is a file": tmp_path / "out"}[case]
+    if case == "a file":
+        out.write_text("keep", encoding="utf-8")
+    if case == "model is a file":
+        out.mkdir()
+        (out / "model").write_text("keep", encoding="utf-8")
+    code = cli.main(["tune", "--models", "MiniLM-L6", "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and err[0].startswith("error: --out"), err
+    said = {"name too long": "name too long", "a file": "is a file, not a folder", "model is a file": "model is a file"}[case]
+    assert said in err[0]
