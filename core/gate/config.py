@@ -402,4 +402,6 @@ def load_config(path: str | Path) -> CheckConfig:
         raise ConfigError(str(path), "not UTF-8 text; TOML files are UTF-8") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), f"not valid TOML: {exc}") from exc
+    except RecursionError as exc:  # tomllib parses nested arrays and inline tables recursively
+        raise ConfigError(str(path), "arrays or tables nested too deeply for the TOML parser; a gate config is flat keys and [tables]") from exc
     return parse_config(data, path.resolve())

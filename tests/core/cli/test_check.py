@@ -102,6 +102,8 @@ BAD = {
     "unknown category": ("[budgets.max_failure_rate]\nnegaton = 0.5\n", "error: budgets.max_failure_rate.negaton: no such category"),
     "threshold type": ('threshold = "0.7"\n[budgets]\nmin_control_auc = 0.9\n', "error: threshold: expected a number"),
     "not toml": ("[budgets\n", "not valid TOML"),
+    "nested arrays too deep": ("models = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply for the TOML parser"),
+    "nested tables too deep": ("x = " + "{a = " * 3000 + "1" + "}" * 3000 + "\n", "nested too deeply for the TOML parser"),
 }
 
 
