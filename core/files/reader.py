@@ -49,6 +49,8 @@ class ParsedPairs:
             array; such a column is refused when mapped to a role.
         undecodable: for Parquet, a bytes column -> 1-based rows whose bytes
             are not UTF-8 (read with U+FFFD); said once for a mapped column.
+        non_text: for JSON, column -> 1-based rows whose value is a number or
+            a boolean (held as its printed form; a reader of texts drops it).
     """
 
     frame: pd.DataFrame
@@ -57,6 +59,7 @@ class ParsedPairs:
     notes: list[str] = field(default_factory=list)
     nested: dict[str, list[int]] = field(default_factory=dict)
     undecodable: dict[str, list[int]] = field(default_factory=dict)
+    non_text: dict[str, list[int]] = field(default_factory=dict)
 
 
 def _sniff(text: str, suffix: str) -> str:
@@ -117,10 +120,10 @@ def parse_pairs(
         raise PairsFileError(f"{suffix} spreadsheets are not read directly; save the sheet as CSV (UTF-8) and upload that")
     _check_size(len(data), max_mb)
     decoded = decode_bytes(data, encoding)
-    text, notes, nested = decoded.text, list(decoded.notes), {}
+    text, notes, nested, non_text = decoded.text, list(decoded.notes), {}, {}
     if suffix in (".jsonl", ".json") or text.lstrip().startswith(("{", "[")):
         records = parse_json_records(text)
-        frame, delimiter, nested = records.frame, "jsonl", records.nested
+        frame, delimiter, nested, non_text = records.frame, "jsonl", records.nested, records.non_text
         notes += records.notes
     else:
         delimiter = _sniff(text, suffix)
@@ -137,7 +140,8 @@ def parse_pairs(
         raise PairsFileError(_one_column_message(frame, delimiter))
     if len(frame) > max_rows:
         raise PairsFileError(f"the file has {len(frame):,} rows; the limit is {max_rows:,}: split it into smaller files")
-    return ParsedPairs(frame, delimiter, decoded.encoding, notes, {c.strip(): rows for c, rows in nested.items()})
+    return ParsedPairs(frame, delimiter, decoded.encoding, notes, {c.strip(): rows for c, rows in nested.items()},
+                       non_text={c.strip(): rows for c, rows in non_text.items()})
 
 
 _SHOWN_NAMES = 8  # column names a message lists before counting the rest

@@ -9,13 +9,21 @@ from the suffix: ``.txt`` is one text per line even when a line starts with
 strings or objects with a text field.  A value that is not a string (null,
 a number, a boolean, an object, an array) is never scored as its printed
 form: it is dropped, and a note names the rows.  Every message names the file.
+
+:func:`unreadable_rows` and :func:`dropped_notes` are that rule for one
+column of any file of texts (a corpus, queries, a triples file's anchors,
+positives and negatives, a BEIR corpus or queries file): a number or a
+boolean, an empty value (null, ``""``, whitespace) and a value of only
+invisible or control characters (the typed-text rule of
+:mod:`core.files.text_checks`) take no part, and one note per reason names
+the rows.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +34,7 @@ from core.files.decoding import decode_bytes
 from core.files.errors import PairsFileError
 from core.files.json_records import _kind, clean_text, parse_json_records, parse_json_values, row_listing
 from core.files.reader import _check_size, _os_error_message, _sniff
+from core.files.text_checks import unusable_reason
 from core.messages import first_line
 
 # The column or field a retrieval corpus or queries file holds its texts in, most likely first (a one-column file needs none).
@@ -35,6 +44,64 @@ TEXT_COLUMNS = {
 }
 _JSON_SUFFIXES = (".json", ".jsonl")
 _DELIMITED_SUFFIXES = (".csv", ".tsv")
+
+
+# Why a value takes no part, in the order notes give them.
+NOT_TEXT, EMPTY, INVISIBLE = "not text", "empty", "invisible"
+_WHY = {
+    NOT_TEXT: "dropped {n} {unit}(s){of} holding a number or a boolean, not a text ({listing})",
+    EMPTY: "dropped {n} empty {unit}(s){of} ({listing})",
+    INVISIBLE: "dropped {n} {unit}(s){of} holding only invisible or control characters, nothing a model could read ({listing})",
+}
+
+
+def unreadable_rows(values: Iterable[str], non_text: Iterable[int] = (), *, numbers: Sequence[int] | None = None) -> dict[str, list[int]]:
+    """The rows of one column that take no part, by reason (:data:`NOT_TEXT`, :data:`EMPTY`, :data:`INVISIBLE`).
+
+    Args:
+        values: the column's values as read (null as ``""``, numbers as their printed form).
+        non_text: 1-based positions in ``values`` whose JSON value was a number or a boolean
+            (``JsonRecords.non_text``).
+        numbers: the row or line number of each value, for messages; default 1, 2, ….
+
+    Returns:
+        Reason -> row numbers, only reasons that occur; every other row holds a text to score.
+    """
+    flagged = set(non_text)
+    out: dict[str, list[int]] = {}
+    for i, value in enumerate(values, start=1):
+        reason = NOT_TEXT if i in flagged else EMPTY if not value or value.isspace() else INVISIBLE if unusable_reason(value) else None
+        if reason is not None:
+            out.setdefault(reason, []).append(numbers[i - 1] if numbers is not None else i)
+    return out
+
+
+def dropped_notes(rows: Mapping[str, list[int]], column: str | None = None, unit: str = "row", where: str = "row") -> list[str]:
+    """One note per reason :func:`unreadable_rows` found, naming the column and the rows.
+
+    Args:
+        rows: what :func:`unreadable_rows` returned.
+        column: the column or field, or None for a file of bare texts.
+        unit: what was dropped ("row", "negative cell", "passage", "query").
+        where: what the numbers count ("row", or "line" for a JSON Lines file read line by line).
+    """
+    of = f" of {column!r}" if column else ""
+    notes = []
+    for reason, template in _WHY.items():
+        found = sorted(rows.get(reason, []))
+        if found:
+            listing = row_listing(found)
+            if where != "row":
+                listing = where + listing[3:] if len(found) == 1 else f"{where}s" + listing[4:]
+            notes.append(template.format(n=len(found), unit=unit, of=of, listing=listing))
+    return notes
+
+
+def merge_rows(into: dict[str, list[int]], rows: Mapping[str, list[int]]) -> dict[str, list[int]]:
+    """``into`` with ``rows`` added, reason by reason (a file read in chunks says each reason once)."""
+    for reason, found in rows.items():
+        into.setdefault(reason, []).extend(found)
+    return into
 
 
 @dataclass(frozen=True)
@@ -62,7 +129,8 @@ def _column(columns: list[str], guesses: Sequence[str], what: str, name: str) ->
     return found
 
 
-def _json_texts(text: str, guesses: Sequence[str], what: str, name: str, notes: list[str]) -> list[str]:
+def _json_texts(text: str, guesses: Sequence[str], what: str, name: str, notes: list[str]) -> tuple[list[str], list[int], str | None]:
+    """The values of a JSON file of texts, the positions of those that were numbers or booleans, and the field read (None for plain values)."""
     values = parse_json_values(text)
     if values and all(isinstance(v, Mapping) for v in values):
         records = parse_json_records(text)
@@ -70,11 +138,7 @@ def _json_texts(text: str, guesses: Sequence[str], what: str, name: str, notes: 
         column = _column(list(records.frame.columns), guesses, what, name)
         if column in records.nested:
             raise PairsFileError(f"{what} file {name}: field {column!r} holds JSON objects or arrays, not text, in {row_listing(records.nested[column])}")
-        dropped = records.non_text.get(column, [])
-        if dropped:
-            notes.append(f"dropped {row_listing(dropped)}: its {column!r} is a number or a boolean, not a text")
-        skip = set(dropped)
-        return [t for i, t in enumerate(records.frame[column], start=1) if i not in skip]
+        return list(records.frame[column]), records.non_text.get(column, []), column
     texts, replaced, not_text = [], [], []
     for i, value in enumerate(values, start=1):
         if isinstance(value, str):
@@ -89,20 +153,21 @@ def _json_texts(text: str, guesses: Sequence[str], what: str, name: str, notes: 
         notes.append(f"dropped {row_listing([i for i, _ in not_text])}: {' or '.join(kinds)}, not a text")
     if replaced:
         notes.append(f"{row_listing(replaced)} held \\ud800-style escapes (half of a character, not valid Unicode): each was read as U+FFFD (\ufffd)")
-    return texts
+    return texts, [], None
 
 
-def _delimited_texts(text: str, suffix: str, guesses: Sequence[str], what: str, name: str) -> list[str]:
+def _delimited_texts(text: str, suffix: str, guesses: Sequence[str], what: str, name: str) -> tuple[list[str], str | None]:
     delimiter = _sniff(text, suffix)
     try:
         frame = pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False, skip_blank_lines=True)
     except (pd.errors.ParserError, csv.Error) as exc:
         raise PairsFileError(f"{what} file {name} cannot be read as delimited text: {first_line(exc)}") from exc
     except pd.errors.EmptyDataError:
-        return []
+        return [], None
     columns = [str(c).strip() for c in frame.columns]
     frame.columns = columns
-    return list(frame[_column(columns, guesses, what, name)])
+    column = _column(columns, guesses, what, name)
+    return list(frame[column]), column
 
 
 def parse_texts(
@@ -141,19 +206,22 @@ def parse_texts(
         raise PairsFileError(f"{what} file {name}: {exc}") from exc
     text, suffix = decoded.text, Path(name).suffix.lower()
     notes = list(decoded.notes)
+    non_text: list[int] = []
+    column: str | None = None
     if suffix in _JSON_SUFFIXES or (suffix not in (".txt", *_DELIMITED_SUFFIXES) and text.lstrip().startswith(("{", "["))):
         try:
-            raw = _json_texts(text, guesses, what, name, notes)
+            raw, non_text, column = _json_texts(text, guesses, what, name, notes)
         except PairsFileError as exc:
             raise PairsFileError(exc.args[0] if str(exc).startswith(f"{what} file {name}") else f"{what} file {name}: {exc}") from exc
     elif suffix in _DELIMITED_SUFFIXES:
-        raw = _delimited_texts(text, suffix, guesses, what, name)
+        raw, column = _delimited_texts(text, suffix, guesses, what, name)
     else:
         raw = text.splitlines()
     cleaned = [" ".join(t.split()) for t in raw]
-    kept = [t for t in cleaned if t]
-    if len(kept) < len(cleaned):
-        notes.append(f"dropped {len(cleaned) - len(kept)} empty row(s)")
+    dropped = unreadable_rows(cleaned, non_text)
+    notes += dropped_notes(dropped, column)
+    skip = {r for rows in dropped.values() for r in rows}
+    kept = [t for i, t in enumerate(cleaned, start=1) if i not in skip]
     unique = list(dict.fromkeys(kept))
     if len(unique) < len(kept):
         notes.append(f"removed {len(kept) - len(unique)} repeated text(s)")

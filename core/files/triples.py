@@ -11,7 +11,9 @@ either long (one row per negative, the anchor and positive repeated) or wide
 The bytes go through the one pairs-file path (:func:`core.files.reader.parse_pairs`:
 decoding, CSV/TSV sniffing, JSON and JSON Lines records, nesting, lone
 surrogates, size and row limits), so a triples file is refused for the same
-reasons and in the same words as any other file.  What is read is one tidy
+reasons and in the same words as any other file, and its cells by the rule
+of every reader of texts (:func:`core.files.texts.unreadable_rows`): a JSON
+number or boolean is never scored as its printed form.  What is read is one tidy
 row per (source row, negative): ``row, anchor, positive, negative,
 negative_column``; nothing is deduplicated, since every source row is its
 own passage in the in-corpus ranking.
@@ -30,8 +32,7 @@ from core import constants
 from core.files.errors import PairsFileError
 from core.files.json_records import row_listing
 from core.files.reader import parse_pairs
-from core.files.text_checks import unusable_reason
-from core.files.texts import read_file_bytes
+from core.files.texts import dropped_notes, read_file_bytes, unreadable_rows
 
 ANCHOR_NAMES = ("anchor", "query", "premise", "question")
 POSITIVE_NAMES = ("positive", "pos", "entailed", "entailment")
@@ -150,8 +151,10 @@ def parse_triples(
         encoding: the file's codec, or None to detect it.
 
     Returns:
-        A :class:`Triples`; rows whose anchor or positive is empty or
-        unreadable are dropped, and so are empty negative cells, each with a note.
+        A :class:`Triples`; a row whose anchor or positive is not a text a
+        model could read (a JSON number or boolean, null, empty, only
+        invisible characters: :func:`core.files.texts.unreadable_rows`) is
+        dropped, and so is such a negative cell, with the corpus reader's notes.
 
     Raises:
         PairsFileError: unreadable, a role without a column, a column named
@@ -178,25 +181,26 @@ def parse_triples(
     else:
         notes.append(f"{name}: columns recognised by name: {chosen}")
 
-    def clean(col: str) -> pd.Series:
-        return frame[col].astype(str).map(lambda t: " ".join(t.split()))
+    def clean(col: str) -> list[str]:
+        return [" ".join(t.split()) for t in frame[col].astype(str)]
 
+    # The one rule of every text reader (core.files.texts): numbers, booleans, empty and invisible-only values take no part.
     anchors, positives = clean(anchor_col), clean(positive_col)
-    unusable = [int(i) + 1 for i, (a, p) in enumerate(zip(anchors, positives, strict=True)) if not a or not p or unusable_reason(a) or unusable_reason(p)]
-    rows, empty_negatives = [], 0
-    skip = set(unusable)
+    skip: set[int] = set()
+    for col, values in ((anchor_col, anchors), (positive_col, positives)):
+        dropped = unreadable_rows(values, parsed.non_text.get(col, []))
+        notes += [f"{name}: {n}" for n in dropped_notes(dropped, col)]
+        skip |= {r for found in dropped.values() for r in found}
+    rows = []
     for col in negative_cols:
-        for i, (a, p, n) in enumerate(zip(anchors, positives, clean(col), strict=True)):
-            if i + 1 in skip:
-                continue
-            if not n or unusable_reason(n):
-                empty_negatives += 1
-                continue
-            rows.append((i + 1, a, p, n, col))
-    if unusable:
-        notes.append(f"{name}: dropped {len(unusable)} row(s) whose anchor or positive is empty or holds nothing a model could read ({row_listing(unusable)})")
-    if empty_negatives:
-        notes.append(f"{name}: skipped {empty_negatives} empty or unreadable negative cell(s)")
+        negatives = clean(col)
+        dropped = unreadable_rows(negatives, parsed.non_text.get(col, []))
+        # A row already left out for its anchor or positive says nothing more about its negatives.
+        dropped = {why: kept for why, found in dropped.items() if (kept := [r for r in found if r not in skip])}
+        notes += [f"{name}: {n}" for n in dropped_notes(dropped, col, unit="negative cell")]
+        unusable = {r for found in dropped.values() for r in found}
+        rows += [(i, a, p, n, col) for i, (a, p, n) in enumerate(zip(anchors, positives, negatives, strict=True), start=1)
+                 if i not in skip and i not in unusable]
     if not rows:
         raise PairsFileError(f"{name}: no row has an anchor, a positive and a negative: nothing to rank")
     out = pd.DataFrame(rows, columns=list(TRIPLE_COLUMNS)).sort_values([constants.COL_SOURCE_ROW], kind="stable").reset_index(drop=True)

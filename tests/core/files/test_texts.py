@@ -144,3 +144,18 @@ def test_a_field_over_the_csv_limit_is_read_as_the_pairs_reader_reads_it():
     # Issue 23.5: one reader; pandas has no 128 KiB field limit, so a long passage is a passage.
     data = ("text\n" + "a" * 200_000 + "\n").encode()
     assert parse_texts(data, "c.csv", TEXT_COLUMNS["corpus"], what="corpus").texts == ["a" * 200_000]
+
+
+@pytest.mark.parametrize(("name", "content"), [
+    ("c.txt", "A real passage.\n\u200b\u200d\n\u2060\ufeff \u200b\n"),
+    ("c.csv", "text\nA real passage.\n\u200b\u200d\n\u2060\ufeff \u200b\n"),
+    ("c.jsonl", '{"text": "A real passage."}\n{"text": "\\u200b\\u200d"}\n{"text": "\\u2060\\ufeff \\u200b"}\n'),
+])
+def test_invisible_only_texts_are_dropped_with_a_note(tmp_path, name, content):
+    # Issue 39 item 7: a passage of zero-width characters only was ranked as a text, with no note.
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    found = read_texts(path, TEXT_COLUMNS["corpus"], what="corpus")
+    assert found.texts == ["A real passage."]
+    of = "" if name == "c.txt" else " of 'text'"
+    assert f"{name}: dropped 2 row(s){of} holding only invisible or control characters, nothing a model could read (rows 2, 3)" in found.notes

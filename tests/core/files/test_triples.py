@@ -11,6 +11,7 @@ from core.files.errors import PairsFileError
 from core.files.triples import TRIPLE_FLAGS, guess_triple_columns, parse_triples, read_triples
 from core.paths import PROJECT_ROOT
 
+TRIPLE_TEXT_COLUMNS = (constants.COL_ANCHOR, constants.COL_POSITIVE, constants.COL_NEGATIVE)
 SAMPLE = PROJECT_ROOT / "data" / "samples" / "nli-triples.csv"
 
 
@@ -40,7 +41,7 @@ def test_wide_negatives_keep_every_row_and_skip_empty_cells():
     data = b"anchor,positive,negative_1,negative_2\na,p,n1,n2\nb,q,m1,\n"
     triples = parse_triples(data, "wide.csv")
     assert list(zip(triples.frame["row"], triples.frame[constants.COL_NEGATIVE], strict=True)) == [(1, "n1"), (1, "n2"), (2, "m1")]
-    assert any("skipped 1 empty" in n for n in triples.notes)
+    assert "wide.csv: dropped 1 empty negative cell(s) of 'negative_2' (row 2)" in triples.notes
 
 
 def test_long_format_keeps_repeated_text_as_its_own_rows():
@@ -86,3 +87,42 @@ def test_read_triples_from_disk(tmp_path):
     assert read_triples(SAMPLE).n_rows == 24
     with pytest.raises(PairsFileError, match=r"^absent\.csv: cannot read"):
         read_triples(tmp_path / "absent.csv")
+
+
+# Issue 39 item 3: a JSON number or boolean was scored as its printed form ("12" against "True"), null and "" took part.
+HOSTILE_JSONL = "\n".join([
+    '{"anchor": 12, "positive": "A man plays a guitar.", "negative": true}',
+    '{"anchor": "A dog runs.", "positive": "An animal moves.", "negative": "A dog sleeps."}',
+    '{"anchor": "A cat sits.", "positive": null, "negative": "A cat runs."}',
+    '{"anchor": "A bird sings.", "positive": "A bird makes a sound.", "negative": 7}',
+    '{"anchor": "A boy reads.", "positive": "\u200b\u200d", "negative": "A boy sleeps."}',
+    '{"anchor": "A girl swims.", "positive": "A girl is in water.", "negative": ""}',
+    '{"anchor": false, "positive": "x", "negative": "y"}',
+]) + "\n"
+
+
+def test_json_numbers_booleans_null_empty_and_invisible_values_take_no_part():
+    triples = parse_triples(HOSTILE_JSONL.encode("utf-8"), "t.jsonl")
+    assert list(zip(triples.frame["row"], triples.frame[constants.COL_ANCHOR], triples.frame[constants.COL_NEGATIVE], strict=True)) == [
+        (2, "A dog runs.", "A dog sleeps.")]
+    notes = set(triples.notes)
+    assert {
+        "t.jsonl: dropped 2 row(s) of 'anchor' holding a number or a boolean, not a text (rows 1, 7)",
+        "t.jsonl: dropped 1 empty row(s) of 'positive' (row 3)",
+        "t.jsonl: dropped 1 row(s) of 'positive' holding only invisible or control characters, nothing a model could read (row 5)",
+        "t.jsonl: dropped 1 negative cell(s) of 'negative' holding a number or a boolean, not a text (row 4)",
+        "t.jsonl: dropped 1 empty negative cell(s) of 'negative' (row 6)",
+    } <= notes, triples.notes
+    assert not any("12" in t or "True" in t or "False" in t for t in triples.frame[list(TRIPLE_TEXT_COLUMNS)].to_numpy().ravel())
+
+
+def test_triples_and_the_corpus_reader_drop_the_same_values_with_the_same_words():
+    from core.files.texts import TEXT_COLUMNS, parse_texts
+
+    values = ['12', 'true', 'null', '""', '"\\u200b"', '"A real passage."', '"  "', '3.5']
+    corpus = parse_texts("\n".join(f'{{"text": {v}}}' for v in values).encode(), "c.jsonl", TEXT_COLUMNS["corpus"], what="corpus")
+    rows = "\n".join(f'{{"anchor": {v}, "positive": "p", "negative": "n"}}' for v in values)
+    triples = parse_triples(rows.encode(), "c.jsonl")
+    assert list(triples.frame[constants.COL_ANCHOR]) == corpus.texts == ["A real passage."]
+    said = [n.replace("'anchor'", "'text'") for n in triples.notes if "'anchor'" in n]
+    assert said == corpus.notes and len(said) == 3
