@@ -145,9 +145,8 @@ def _load_triples(args):
         triples = read_triples(args.triples, columns, flags=TRIPLE_FLAGS)
     except PairsFileError as exc:
         raise CliError(str(exc)) from exc
-    if not args.quiet:
-        for note in triples.notes:
-            print(f"note: {note}", file=sys.stderr)
+    for note in triples.notes:  # what reading dropped or changed is said even with --quiet, as `run --quiet` says it
+        print(f"note: {note}", file=sys.stderr)
     return triples
 
 
@@ -430,9 +429,8 @@ def _cmd_beir(args) -> int:
     split = args.split or DEFAULT_SPLIT
     try:
         folder = read_beir(args.beir, split)
-        if not args.quiet:
-            for note in folder.notes:
-                print(f"note: {note}", file=sys.stderr)
+        for note in folder.notes:  # --quiet silences progress, never what reading dropped
+            print(f"note: {note}", file=sys.stderr)
         models = models_arg(args.models)
         result = run_beir(folder, models, variants=args.beir_variants, **_run_kwargs(args))
     except PairsFileError as exc:

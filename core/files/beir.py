@@ -9,9 +9,16 @@ and text joined by a space, as the BEIR evaluation scripts embed it.
 The corpus is never held whole: :meth:`BeirFolder.corpus_chunks` reads it
 ``chunk_rows`` lines at a time, each block parsed by
 :func:`core.files.json_records.parse_json_records` (the pairs files' JSON
-rules: nesting, lone surrogates, objects and arrays refused, numbers
-dropped), so a corpus larger than memory streams.  Queries are read only for
-the split's judged query ids.  Every message names the file.
+rules: nesting, lone surrogates, objects and arrays refused), so a corpus
+larger than memory streams.  A passage or query text takes part by the rule
+of every reader of texts (:func:`core.files.texts.unreadable_rows`): a JSON
+number or boolean, null, ``""`` and a text of only invisible characters are
+dropped with a note naming the lines; a title that is not a string is left
+out of its passage.  :func:`read_beir` reads the corpus once before any
+model runs, so what it drops, passage ids judged in the qrels but absent
+from the corpus, repeated ids and a corpus with no passage are said (or
+refused) up front.  Queries are read only for the split's judged query ids;
+a query id given twice is refused.  Every message names the file.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from core.files.decoding import decode_bytes
 from core.files.errors import PairsFileError
 from core.files.json_records import parse_json_records, row_listing
 from core.files.reader import _os_error_message
+from core.files.texts import dropped_notes, merge_rows, unreadable_rows
 from core.messages import first_line
 
 CORPUS_FILE = "corpus.jsonl"
@@ -36,17 +44,29 @@ QRELS_FOLDER = "qrels"
 DEFAULT_SPLIT = "test"
 ID_FIELD = "_id"
 _QREL_COLUMNS = ("query-id", "corpus-id", "score")
+# Corpus lines parsed at a time by the scan read_beir makes before any model runs.
+SCAN_ROWS = 8192
 # An uploaded BEIR zip may unpack to at most this many bytes (a larger corpus streams from disk on the command line).
 MAX_UNZIPPED_BYTES = 512 * 1024 * 1024
 
 
 @dataclass(frozen=True)
 class CorpusChunk:
-    """A block of corpus lines: passage ids and texts (title and text), and how far into the file it ends."""
+    """A block of corpus lines: passage ids and texts (title and text), and how far into the file it ends.
+
+    Attributes:
+        ids, texts: the passages that take part, in file order.
+        fraction: how far into the file the block ends.
+        dropped: why passages of the block take no part -> their line numbers
+            (:func:`core.files.texts.unreadable_rows`).
+        untitled: lines whose title is not a string and was left out.
+    """
 
     ids: list[str]
     texts: list[str]
     fraction: float
+    dropped: dict[str, list[int]] = field(default_factory=dict)
+    untitled: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -79,28 +99,42 @@ class BeirFolder:
             PairsFileError: a line that is not a JSON object with ``_id`` and
                 ``text``, a repeated id, or an unreadable file.
         """
-        if chunk_rows < 1:
-            raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
-        path, size = self.corpus_path, max(self.corpus_path.stat().st_size, 1)
-        seen: set[str] = set()
-        lines: list[str] = []
-        first, done = 1, 0
-        try:
-            with open(path, "rb") as fh:
-                for raw in fh:
-                    done += len(raw)
-                    lines.append(raw.decode("utf-8", errors="replace"))
-                    if len(lines) >= chunk_rows:
-                        yield _corpus_block(lines, first, seen, done / size)
-                        first += len(lines)
-                        lines = []
-                if any(line.strip() for line in lines):
-                    yield _corpus_block(lines, first, seen, 1.0)
-        except OSError as exc:
-            raise PairsFileError(f"{CORPUS_FILE}: {_os_error_message(path, exc)}") from exc
+        return _corpus_chunks(self.corpus_path, chunk_rows)
 
 
-def _corpus_block(lines: list[str], first: int, seen: set[str], fraction: float) -> CorpusChunk:
+def _corpus_chunks(path: Path, chunk_rows: int) -> Iterator[CorpusChunk]:
+    """The corpus file ``chunk_rows`` lines at a time (:meth:`BeirFolder.corpus_chunks`)."""
+    if chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
+    seen: dict[str, int] = {}
+    lines: list[str] = []
+    first, done = 1, 0
+    try:
+        size = max(path.stat().st_size, 1)
+        with open(path, "rb") as fh:
+            for raw in fh:
+                done += len(raw)
+                lines.append(raw.decode("utf-8", errors="replace"))
+                if len(lines) >= chunk_rows:
+                    yield _corpus_block(lines, first, seen, done / size)
+                    first += len(lines)
+                    lines = []
+            if any(line.strip() for line in lines):
+                yield _corpus_block(lines, first, seen, 1.0)
+    except OSError as exc:
+        raise PairsFileError(f"{CORPUS_FILE}: {_os_error_message(path, exc)}") from exc
+
+
+def _record_lines(lines: list[str], first: int) -> list[int]:
+    """The line number of each JSON Lines record in ``lines`` (blank lines hold none), ``first`` being the first line's."""
+    return [first + k for k, line in enumerate(lines) if line.strip()]
+
+
+def _line_listing(numbers: list[int]) -> str:
+    return row_listing(numbers).replace("rows ", "lines ", 1).replace("row ", "line ", 1)
+
+
+def _corpus_block(lines: list[str], first: int, seen: dict[str, int], fraction: float) -> CorpusChunk:
     text = "".join(lines)
     if not text.strip():
         return CorpusChunk([], [], fraction)
@@ -109,21 +143,31 @@ def _corpus_block(lines: list[str], first: int, seen: set[str], fraction: float)
     except PairsFileError as exc:
         raise PairsFileError(f"{CORPUS_FILE} (lines {first}-{first + len(lines) - 1}): {exc}") from exc
     frame = records.frame
+    numbers = _record_lines(lines, first)
+    if len(numbers) != len(frame):  # not one record per line (a JSON array): count records instead
+        numbers = [first + r for r in range(len(frame))]
     for column in (ID_FIELD, "text"):
         if column not in frame.columns:
             raise PairsFileError(f"{CORPUS_FILE} (lines {first}-{first + len(lines) - 1}): no {column!r} field; a BEIR corpus line is "
                                  '{"_id": "d1", "title": "…", "text": "…"}')
         if column in records.nested:
-            raise PairsFileError(f"{CORPUS_FILE}: {column!r} holds JSON objects or arrays in {row_listing([first + r - 1 for r in records.nested[column]])}")
-    titles = frame["title"] if "title" in frame.columns and "title" not in records.nested else pd.Series("", index=frame.index)
+            raise PairsFileError(f"{CORPUS_FILE}: {column!r} holds JSON objects or arrays in {_line_listing([numbers[r - 1] for r in records.nested[column]])}")
+    bodies = [" ".join(str(t).split()) for t in frame["text"]]
+    dropped = unreadable_rows(bodies, records.non_text.get("text", []))
+    skip = {r for found in dropped.values() for r in found}
+    untitled = sorted(set(records.nested.get("title", [])) | set(records.non_text.get("title", [])))
+    titles = list(frame["title"]) if "title" in frame.columns else [""] * len(frame)
     ids, texts = [], []
-    for doc_id, title, body in zip(frame[ID_FIELD], titles, frame["text"], strict=True):
+    for r, (doc_id, title, body) in enumerate(zip(frame[ID_FIELD], titles, bodies, strict=True), start=1):
         if doc_id in seen:
-            raise PairsFileError(f"{CORPUS_FILE}: the id {doc_id!r} appears twice; every passage needs its own _id")
-        seen.add(doc_id)
+            raise PairsFileError(f"{CORPUS_FILE}: the id {doc_id!r} appears twice (lines {seen[doc_id]} and {numbers[r - 1]}); every passage needs its own _id")
+        seen[doc_id] = numbers[r - 1]
+        if r in skip:
+            continue
         ids.append(str(doc_id))
-        texts.append(" ".join(f"{title} {body}".split()))
-    return CorpusChunk(ids, texts, fraction)
+        texts.append(" ".join(f"{'' if r in untitled else title} {body}".split()))
+    return CorpusChunk(ids, texts, fraction, {why: [numbers[r - 1] for r in found] for why, found in dropped.items()},
+                       [numbers[r - 1] for r in untitled])
 
 
 def _read_qrels(path: Path) -> dict[str, dict[str, int]]:
@@ -151,7 +195,8 @@ def _read_qrels(path: Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
-def _read_queries(path: Path, wanted: set[str]) -> tuple[dict[str, str], list[str]]:
+def _read_queries(path: Path, wanted: set[str]) -> tuple[dict[str, str], set[str], list[str]]:
+    """The judged queries' texts, the judged ids the file holds (texts or not), and the notes."""
     try:
         decoded = decode_bytes(path.read_bytes())
         records = parse_json_records(decoded.text)
@@ -163,8 +208,54 @@ def _read_queries(path: Path, wanted: set[str]) -> tuple[dict[str, str], list[st
     for column in (ID_FIELD, "text"):
         if column not in frame.columns or column in records.nested:
             raise PairsFileError(f"{QUERIES_FILE}: each line needs a {column!r} string; a BEIR query line is " '{"_id": "q1", "text": "…"}')
-    found = {str(q): " ".join(str(t).split()) for q, t in zip(frame[ID_FIELD], frame["text"], strict=True) if q in wanted}
-    return found, [f"{QUERIES_FILE}: {n}" for n in records.notes]
+    numbers = _record_lines(decoded.text.splitlines(), 1)
+    if len(numbers) != len(frame):
+        numbers = list(range(1, len(frame) + 1))
+    seen: dict[str, int] = {}
+    for qid, line in zip(frame[ID_FIELD], numbers, strict=True):
+        if qid in seen:
+            # A second line would silently replace the judged query's text.
+            raise PairsFileError(f"{QUERIES_FILE}: the query id {qid!r} appears twice (lines {seen[qid]} and {line}); every query needs its own _id")
+        seen[qid] = line
+    texts = [" ".join(str(t).split()) for t in frame["text"]]
+    judged = [r for r, q in enumerate(frame[ID_FIELD], start=1) if q in wanted]
+    non_text = set(records.non_text.get("text", []))
+    dropped = unreadable_rows([texts[r - 1] for r in judged], [k for k, r in enumerate(judged, start=1) if r in non_text],
+                              numbers=[numbers[r - 1] for r in judged])
+    skip = {r for found in dropped.values() for r in found}
+    found = {str(q): t for q, t, line in zip(frame[ID_FIELD], texts, numbers, strict=True) if q in wanted and line not in skip}
+    notes = [f"{QUERIES_FILE}: {n}" for n in records.notes]
+    notes += [f"{QUERIES_FILE}: {n}" for n in dropped_notes(dropped, "text", unit="judged query", where="line")]
+    return found, {str(q) for q in frame[ID_FIELD] if q in wanted}, notes
+
+
+def _scan_corpus(path: Path, qrels: dict[str, dict[str, int]]) -> tuple[int, list[str]]:
+    """Read the corpus once before any model runs: how many passages take part, and what to say (module docstring).
+
+    Raises:
+        PairsFileError: a malformed line, a repeated id, or no passage that takes part.
+    """
+    ids: set[str] = set()
+    dropped: dict[str, list[int]] = {}
+    untitled: list[int] = []
+    for chunk in _corpus_chunks(path, SCAN_ROWS):
+        ids.update(chunk.ids)
+        merge_rows(dropped, chunk.dropped)
+        untitled += chunk.untitled
+    notes = [f"{CORPUS_FILE}: {n}" for n in dropped_notes(dropped, "text", unit="passage", where="line")]
+    if untitled:
+        notes.append(f"{CORPUS_FILE}: left out the 'title' of {len(untitled)} passage(s) whose title is not a text, the passage's text kept "
+                     f"({_line_listing(untitled)})")
+    if not ids:
+        why = f" ({len({r for found in dropped.values() for r in found})} line(s) dropped: {'; '.join(notes)})" if dropped else ""
+        raise PairsFileError(f"{CORPUS_FILE} holds no passage to rank{why}; a BEIR corpus line is " '{"_id": "d1", "title": "…", "text": "…"}')
+    judged = {d for q in qrels.values() for d in q}
+    absent = sorted(judged - ids)
+    if absent:
+        every = " none of the judged passages is there, so every figure will be 0;" if len(absent) == len(judged) else ""
+        notes.append(f"{len(absent)} of the {len(judged)} passage id(s) judged relevant are not in {CORPUS_FILE} (or were dropped), e.g. {absent[0]!r}:"
+                     f"{every} they still count as relevant (trec_eval's rule) but cannot be retrieved, so recall and nDCG are lower")
+    return len(ids), notes
 
 
 def read_beir(folder: str | Path, split: str = DEFAULT_SPLIT) -> BeirFolder:
@@ -193,14 +284,16 @@ def read_beir(folder: str | Path, split: str = DEFAULT_SPLIT) -> BeirFolder:
         splits = sorted(p.stem for p in (folder / QRELS_FOLDER).glob("*.tsv")) if (folder / QRELS_FOLDER).is_dir() else []
         raise PairsFileError(f"{folder}: no {QRELS_FOLDER}/{split}.tsv; splits there: {', '.join(splits) or 'none'}")
     qrels = _read_qrels(qrels_path)
-    queries, notes = _read_queries(folder / QUERIES_FILE, set(qrels))
-    missing = [q for q in qrels if not queries.get(q)]
+    queries, present, notes = _read_queries(folder / QUERIES_FILE, set(qrels))
+    missing = [q for q in qrels if q not in present]
     if missing:
-        notes.append(f"{len(missing)} judged quer{'y' if len(missing) == 1 else 'ies'} not in {QUERIES_FILE} (or empty) left out, e.g. {missing[0]!r}")
+        notes.append(f"{len(missing)} judged quer{'y' if len(missing) == 1 else 'ies'} not in {QUERIES_FILE} left out, e.g. {missing[0]!r}")
     kept = {q: queries[q] for q in qrels if queries.get(q)}
     if not kept:
         raise PairsFileError(f"{folder}: no query of {QRELS_FOLDER}/{split}.tsv has a positive judgement and a text in {QUERIES_FILE}")
-    return BeirFolder(folder, split, kept, {q: qrels[q] for q in kept}, tuple(notes))
+    judged = {q: qrels[q] for q in kept}
+    _, corpus_notes = _scan_corpus(folder / CORPUS_FILE, judged)
+    return BeirFolder(folder, split, kept, judged, tuple(notes + corpus_notes))
 
 
 def beir_from_zip(data: bytes, name: str, into: str | Path, split: str = DEFAULT_SPLIT, *, max_bytes: int = MAX_UNZIPPED_BYTES) -> BeirFolder:

@@ -26,7 +26,8 @@ import numpy as np
 import pandas as pd
 
 from core import constants
-from core.files.beir import BeirFolder
+from core.files.beir import CORPUS_FILE, BeirFolder
+from core.files.errors import PairsFileError
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
@@ -226,6 +227,8 @@ def run_beir(
             run.note(chunk.fraction, f"{run.label}: ranked {n_passages:,} passages")
         if failed:
             continue
+        if not n_passages:  # read_beir refuses an empty corpus; this one was emptied since it was read
+            raise PairsFileError(f"{CORPUS_FILE} holds no passage to rank")
         figures = ir_metrics(top.gains, [np.array(list(q.values()), dtype=float) for q in qrels])
         ranks.append(pd.DataFrame({constants.COL_MODEL: run.label, "query_id": qids, constants.COL_QUERY: [folder.queries[q] for q in qids],
                                    **figures, "top1_id": top.ids[:, 0], "top1": top.texts[:, 0],

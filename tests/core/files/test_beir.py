@@ -88,3 +88,68 @@ def test_zip_upload_unpacks_only_the_beir_files_under_the_target(tmp_path):
         beir_from_zip(b"nope", "scifact.zip", tmp_path / "x")
     with pytest.raises(PairsFileError, match="scifact.zip: unpacks to"):
         beir_from_zip(out.getvalue(), "scifact.zip", tmp_path / "y", max_bytes=10)
+
+
+# Issue 39 items 3 and 4, issue 37 item 4: BEIR values by the rule of every text reader, repeated query ids, absent passages, no corpus.
+def test_passages_that_are_not_text_take_no_part_with_the_corpus_readers_notes(tmp_path):
+    corpus = [*CORPUS, {"_id": "n7", "text": 7}, {"_id": "nul", "text": None}, {"_id": "e", "title": "Only a title", "text": ""},
+              {"_id": "zw", "text": "\u200b\u200d"}, {"_id": "b", "text": True}, {"_id": "t", "title": 12, "text": "kept without its title"}]
+    folder = read_beir(_folder(tmp_path, corpus, QUERIES, QRELS))
+    chunks = list(folder.corpus_chunks(4))
+    assert [i for c in chunks for i in c.ids] == ["d0", "d1", "d2", "d3", "d4", "t"]
+    assert [t for c in chunks for t in c.texts][-1] == "kept without its title"
+    assert set(folder.notes) >= {
+        "corpus.jsonl: dropped 2 passage(s) of 'text' holding a number or a boolean, not a text (lines 6, 10)",
+        "corpus.jsonl: dropped 2 empty passage(s) of 'text' (lines 7, 8)",
+        "corpus.jsonl: dropped 1 passage(s) of 'text' holding only invisible or control characters, nothing a model could read (line 9)",
+        "corpus.jsonl: left out the 'title' of 1 passage(s) whose title is not a text, the passage's text kept (line 11)",
+    }, folder.notes
+
+
+def test_a_query_that_is_not_text_is_dropped_with_a_note(tmp_path):
+    queries = [{"_id": "q1", "text": 5}, {"_id": "q2", "text": "second"}, {"_id": "q3", "text": None}]
+    folder = read_beir(_folder(tmp_path, CORPUS, queries, QRELS))
+    assert folder.queries == {"q2": "second"}
+    assert "queries.jsonl: dropped 1 judged query(s) of 'text' holding a number or a boolean, not a text (line 1)" in folder.notes
+
+
+def test_a_repeated_query_id_is_refused_naming_both_lines(tmp_path):
+    queries = [{"_id": "q1", "text": "first"}, {"_id": "q2", "text": "second"}, {"_id": "q1", "text": "a different question"}]
+    with pytest.raises(PairsFileError, match=r"queries\.jsonl: the query id 'q1' appears twice \(lines 1 and 3\)"):
+        read_beir(_folder(tmp_path, CORPUS, queries, QRELS))
+
+
+def test_judged_passages_absent_from_the_corpus_are_counted(tmp_path):
+    qrels = QRELS + "q1\tgone-1\t1\nq2\tgone-2\t1\n"
+    folder = read_beir(_folder(tmp_path, CORPUS, QUERIES, qrels))
+    said = [n for n in folder.notes if "judged relevant" in n]
+    assert said == ["2 of the 5 passage id(s) judged relevant are not in corpus.jsonl (or were dropped), e.g. 'gone-1': they still count as "
+                    "relevant (trec_eval's rule) but cannot be retrieved, so recall and nDCG are lower"]
+    none = "query-id\tcorpus-id\tscore\nq1\tgone-1\t1\n"
+    assert any("none of the judged passages is there, so every figure will be 0" in n for n in read_beir(_folder(tmp_path, CORPUS, QUERIES, none)).notes)
+
+
+@pytest.mark.parametrize("lines", ["", "\n\n", '{"_id": "d0", "text": ""}\n{"_id": "d1", "text": 3}\n'])
+def test_a_corpus_with_no_passage_is_refused_before_any_model_runs(tmp_path, lines):
+    root = _folder(tmp_path, CORPUS, QUERIES, QRELS)
+    (root / "corpus.jsonl").write_text(lines, encoding="utf-8")
+    with pytest.raises(PairsFileError, match="corpus.jsonl holds no passage to rank"):
+        read_beir(root)
+
+
+def test_cli_beir_with_an_empty_corpus_is_one_line_exit_2(tmp_path, cli):
+    root = _folder(tmp_path, CORPUS, QUERIES, QRELS)
+    (root / "corpus.jsonl").write_text("", encoding="utf-8")
+    code, out, err = cli("retrieval", "--beir", str(root), "--models", "MiniLM-L6", "--quiet")
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == ["error: corpus.jsonl holds no passage to rank; a BEIR corpus line is {\"_id\": \"d1\", \"title\": \"…\", \"text\": \"…\"}"]
+
+
+def test_a_corpus_emptied_after_reading_is_one_error_not_argmax_of_nothing(tmp_path, fresh_cache):
+    from core.models.registry import MINILM_L6
+    from core.probes.retrieval.beir import run_beir
+
+    folder = read_beir(_folder(tmp_path, CORPUS, QUERIES, QRELS))
+    (tmp_path / "corpus.jsonl").write_text("\n", encoding="utf-8")
+    with pytest.raises(PairsFileError, match="corpus.jsonl holds no passage to rank"):
+        run_beir(folder, [MINILM_L6], cache=fresh_cache)
