@@ -21,7 +21,7 @@ import streamlit as st
 from core import constants
 from core.files.chunks import cli_run_command
 from core.files.intake import check_pairs
-from core.files.reader import PairsFileError, apply_mapping, guess_mapping, mapping_note, parse_pairs
+from core.files.reader import PairsFileError, apply_mapping, guess_mapping, mapping_note, parse_pairs, some_names
 from core.papers import failure_modes, oov
 from core.probes import labels
 from core.scoring import findings, tables
@@ -244,7 +244,8 @@ if parsed is None:
     st.info("Upload a file or paste pairs to start.")
 else:
     st.subheader("Columns")
-    st.caption(f"Source: {widgets.md_escape(ss[KEY_SOURCE])} · {len(parsed.frame)} rows · columns: {widgets.md_escape(', '.join(parsed.frame.columns))}")
+    # Bounded as the CLI's notes are (some_names): a file of thousands of columns is one short line, not tens of KB.
+    st.caption(f"Source: {widgets.md_escape(ss[KEY_SOURCE])} · {len(parsed.frame)} rows · columns: {widgets.md_escape(some_names(list(parsed.frame.columns)))}")
     columns = list(parsed.frame.columns)
     mapping = ss[KEY_MAPPING]
     hint = mapping_note(columns, mapping, frame=parsed.frame)

@@ -194,6 +194,16 @@ def test_extra_columns_are_ignored_and_named(at):
     assert list(preview(at)[constants.COL_TEXT_B]) == ["Two", "Four"]
 
 
+def test_thousands_of_columns_are_named_in_a_bounded_line(at):
+    # Issue 39 item 7: the CLI's "ignored columns" line was bounded, the page still listed every column (34 KB).
+    names = [f"extra_column_with_a_long_name_{i:05d}" for i in range(1_000)]
+    upload(at, "wide.csv", ("text_a,text_b," + ",".join(names) + "\nOne,Two," + ",".join("x" for _ in names) + "\n").encode())
+    texts = [e.value for kind in ("caption", "info", "markdown", "warning", "error") for e in getattr(at, kind)]
+    assert any("and 992 more" in t for t in texts)
+    longest = max(texts, key=len)
+    assert len(longest) < 2_000, longest[:300]
+
+
 def test_empty_cells_are_dropped_and_counted(at):
     data = b"text_a,text_b,category\nOne,Two,positive\n,Lonely,negation\nThree,,negation\nFour,Five,\n"
     upload(at, "cells.csv", data)
