@@ -53,6 +53,8 @@ except ValueError as exc:
 
 if report is not None:
     st.subheader(f"{len(report.variants)} variant(s)")
+    for note in report.notes:
+        st.caption(widgets.md_escape(note))
     listing = report.to_frame()
     listing.insert(0, "failure mode", listing[constants.COL_CATEGORY].map(charts.category_label))
     widgets.results_table(listing[["failure mode", constants.COL_CHANGE, constants.COL_TEXT_B, constants.COL_RULE, constants.COL_PAIR_ID]].rename(columns={constants.COL_TEXT_B: "variant"}),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from core import constants
 from core.cli.common import CliError, add_model_options, calibrated_thresholds, embedding_cache, models_arg, print_errors, run_options
@@ -18,11 +19,14 @@ def cmd_perturb(args) -> int:
         report = perturb(args.text)
     except ValueError as exc:
         raise CliError(f"TEXT: {exc}") from exc
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
     pairs = report.to_frame()
     doc = {
         "text": report.text,
         "variants": [{"mode": v.mode, "rule": v.rule, "change": v.change, "text": v.text} for v in report.variants],
         "not_applicable": report.not_applicable,
+        "notes": report.notes,
         "threshold": args.threshold,
         "scores": [],
     }

@@ -95,11 +95,12 @@ def is_label_or_date(tokens: list[str], i: int) -> bool:
     Returns:
         True when the number is a label, a date or a time, not a quantity.
     """
-    words = [j for j, t in enumerate(tokens) if t[:1].isalnum()]
-    prev = [j for j in words if j < i]
-    nxt = [j for j in words if j > i]
-    prev_word = tokens[prev[-1]].lower().rstrip(".") if prev else ""
-    next_word = tokens[nxt[0]].lower().rstrip(".") if nxt else ""
+    # The nearest word on each side, found by walking out from i: a scan of the whole sentence per number
+    # made scaling every number of a long text cost the square of its length.
+    prev = next((j for j in range(i - 1, -1, -1) if tokens[j][:1].isalnum()), None)
+    nxt = next((j for j in range(i + 1, len(tokens)) if tokens[j][:1].isalnum()), None)
+    prev_word = tokens[prev].lower().rstrip(".") if prev is not None else ""
+    next_word = tokens[nxt].lower().rstrip(".") if nxt is not None else ""
     if prev_word in LABEL_NOUNS or prev_word in MONTHS or next_word in MONTHS:
         return True
     return _in_date_or_time(tokens, i)

@@ -27,8 +27,9 @@ negation   add_not_aux           "is" -> "is not" (first auxiliary or modal)
 negation   add_not_do            "acquired" -> "did not acquire" (no auxiliary)
 numerical  scale_number          each number × 10, unit kept ("5 mg" -> "50 mg");
                                  four-digit years are left to temporal; labels
-                                 ("type 2", "Chapter 11"), dates and times too
-numerical  scale_number_word     "three" -> "thirty" (two..nine)
+                                 ("type 2", "Chapter 11"), dates and times too;
+                                 the first MAX_NUMBERS_SCALED (20), the rest noted
+numerical  scale_number_word     "three" -> "thirty" (two..nine), the first 20
 entity     swap_entities         the first two names swap places ("Dr. Chen",
                                  "Mercy Hospital", "USB-C" stay whole)
 entity     swap_roles            subject and object of the verb swap places
@@ -82,6 +83,10 @@ from core.lexicon.wordsets import (
 )
 
 NUMBER_SCALE = 10
+# Each variant is the whole sentence and its self-check (differs_by) reads all of it, so one variant per number
+# costs the square of the length: a 2,000-character line of numbers took 28 s.  Past this many numbers (digits,
+# and number words, each rule on its own) the rest are counted in a note instead; a sentence holds far fewer.
+MAX_NUMBERS_SCALED = 20
 
 @dataclass(frozen=True)
 class Perturbation:
@@ -111,12 +116,15 @@ class PerturbationReport:
         rejected: Variants a rule wrote that :func:`core.lexicon.differs_by` does
             not recognise as their mode, left out of ``variants`` (the
             generator's self-check; ``tests/core/lexicon/`` keeps it empty).
+        notes: What the user should know, e.g. that only the first
+            :data:`MAX_NUMBERS_SCALED` numbers were scaled.
     """
 
     text: str
     variants: list[Perturbation] = field(default_factory=list)
     not_applicable: dict[str, str] = field(default_factory=dict)
     rejected: list[Perturbation] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def to_frame(self) -> pd.DataFrame:
         """Original-variant pairs as a long frame ``run_pairs`` accepts.
@@ -259,34 +267,53 @@ def _scaled(token: str) -> str | None:
     return text + pct
 
 
-def scale_number(s: _Sentence) -> list[Perturbation]:
-    """Multiply each number by ten, one variant per number; the unit after it is untouched.
+def _scalable_numbers(s: _Sentence) -> list[tuple[int, str]]:
+    """(token index, scaled text) of every number :func:`scale_number` would scale, in order."""
+    out = []
+    for i in s.words:
+        new = _scaled(s.tokens[i])
+        if new is not None and not is_label_or_date(s.tokens, i):
+            out.append((i, new))
+    return out
+
+
+def _number_words(s: _Sentence) -> list[tuple[int, str]]:
+    """(token index, its tenfold word) of every spelled-out count :func:`scale_number_word` would scale, in order."""
+    return [(i, new) for i in s.words if (new := TENFOLD_WORDS.get(s.lower(i))) is not None]
+
+
+def scale_number(s: _Sentence, limit: int | None = None) -> list[Perturbation]:
+    """Multiply each number by ten, one variant per number (the first ``limit``); the unit after it is untouched.
 
     Years, labels ("type 2", "Chapter 11"), dates ("March 5", "5/3/2024")
     and times ("10:30") are left alone: they name, not count.
     """
     out = []
-    for i in s.words:
-        new = _scaled(s.tokens[i])
-        if new is None or is_label_or_date(s.tokens, i):
-            continue
+    for i, new in _scalable_numbers(s)[:limit]:
         t = list(s.tokens)
         t[i] = new
         out.append(Perturbation(constants.CAT_NUMERICAL, "scale_number", s.join(t), f"{s.tokens[i]} -> {new}"))
     return out
 
 
-def scale_number_word(s: _Sentence) -> list[Perturbation]:
-    """"three" -> "thirty": a spelled-out count scaled by ten ("one" is skipped: it is often a pronoun)."""
+def scale_number_word(s: _Sentence, limit: int | None = None) -> list[Perturbation]:
+    """"three" -> "thirty": a spelled-out count scaled by ten, the first ``limit`` ("one" is skipped: it is often a pronoun)."""
     out = []
-    for i in s.words:
-        new = TENFOLD_WORDS.get(s.lower(i))
-        if new is None:
-            continue
+    for i, new in _number_words(s)[:limit]:
         t = list(s.tokens)
         t[i] = _match_case(new, s.tokens[i])
         out.append(Perturbation(constants.CAT_NUMERICAL, "scale_number_word", s.join(t), f"{s.tokens[i]} -> {t[i]}"))
     return out
+
+
+def _numbers_note(s: _Sentence) -> str | None:
+    """Said when the sentence holds more numbers (or number words) than :data:`MAX_NUMBERS_SCALED`."""
+    counts = {"numbers": len(_scalable_numbers(s)), "number words": len(_number_words(s))}
+    over = [f"{n:,} {what}" for what, n in counts.items() if n > MAX_NUMBERS_SCALED]
+    if not over:
+        return None
+    return (f"numerical: the text holds {' and '.join(over)}; the first {MAX_NUMBERS_SCALED} of each are scaled, one variant each "
+            "(every variant repeats the whole text, so one per number would cost the square of its length)")
 
 
 # ------------------------------------------------------------------ entity / role swap
@@ -645,13 +672,13 @@ def perturb(text: str) -> PerturbationReport:
         negation = add_not(s, clause)
     by_mode = {
         constants.CAT_NEGATION: negation,
-        constants.CAT_NUMERICAL: scale_number(s) + scale_number_word(s),
+        constants.CAT_NUMERICAL: scale_number(s, MAX_NUMBERS_SCALED) + scale_number_word(s, MAX_NUMBERS_SCALED),
         constants.CAT_ENTITY_SWAP: swap_entities(s) + swap_roles(s, clause),
         constants.CAT_TEMPORAL: swap_temporal_word(s) + change_tense(s, clause),
         constants.CAT_QUANTIFIER: swap_quantifier(s) or add_quantifier(s),
         constants.CAT_HEDGING: remove_hedge(s) or add_hedge(s, clause),
     }
-    report = PerturbationReport(text=stripped)
+    report = PerturbationReport(text=stripped, notes=list(filter(None, [_numbers_note(s)])))
     seen = {stripped}
     for mode in constants.FAILURE_MODES:
         kept: list[Perturbation] = []

@@ -275,3 +275,57 @@ def test_a_label_before_its_number_is_a_noun_not_the_verb():
 def test_a_bare_plural_subject_gets_a_quantifier():
     assert _by_rule("Patients report severe pain.")["add_quantifier"] == ["All patients report severe pain.", "Few patients report severe pain."]
     assert "add_quantifier" not in _by_rule("Google acquired YouTube.")  # a name, no plural
+
+
+# Issue 39 item 6: one variant per number, each self-checked over the whole text, grew with the square of the numbers.
+# The digest is of every variant of every sentence of the shipped suites, computed by the rules before the bound:
+# normal sentences (far fewer than MAX_NUMBERS_SCALED numbers) keep exactly their variants.
+SUITE_VARIANTS_SHA256 = "929f120ee49c7c2fff83f5bc7eb00fab594f0bb07e0a32fe5790de69beb6dcb3"
+
+
+def test_the_bound_leaves_every_suite_sentence_unchanged():
+    import hashlib
+    import json
+
+    from core.papers.suites import load_suite
+
+    pairs = load_suite("all")
+    texts = sorted(set(pairs[constants.COL_TEXT_A]) | set(pairs[constants.COL_TEXT_B]))
+    reports = [(t, perturb(t)) for t in texts]
+    out = [[t, [[v.mode, v.rule, v.text, v.change] for v in r.variants], sorted(r.not_applicable)] for t, r in reports]
+    assert hashlib.sha256(json.dumps(out).encode()).hexdigest() == SUITE_VARIANTS_SHA256
+    assert not any(r.notes for _, r in reports)
+
+
+@pytest.mark.parametrize("text", [
+    " ".join(str(i % 9 + 1) for i in range(1_000))[:2_000],  # the page's 2,000-character maximum, all numbers
+    " ".join(["three"] * 400)[:2_000],
+    " ".join(f"Take {i} mg, then {i + 1} pills." for i in range(200))[:2_000],
+])
+def test_a_text_of_many_numbers_makes_a_bounded_number_of_checked_variants(text, monkeypatch):
+    from core.probes import perturb as module
+
+    calls = []
+    checked = module.differs_by
+    monkeypatch.setattr(module, "differs_by", lambda *a: calls.append(a) or checked(*a))
+    report = perturb(text)
+    numerical = [v for v in report.variants if v.mode == constants.CAT_NUMERICAL]
+    # At most the bound: a variant whose value the text already states elsewhere fails the self-check.
+    assert 0 < len(numerical) <= module.MAX_NUMBERS_SCALED
+    # Each self-check reads the whole text: their number, not the numbers in the text, decides the time.
+    assert len(calls) <= 2 * module.MAX_NUMBERS_SCALED + 10
+    assert [n for n in report.notes if n.startswith("numerical: the text holds")] and f"the first {module.MAX_NUMBERS_SCALED}" in report.notes[0]
+
+
+def test_the_first_numbers_in_order_are_the_ones_scaled():
+    from core.probes.perturb import MAX_NUMBERS_SCALED
+
+    digits = [i % 9 + 1 for i in range(100)]
+    report = perturb(" ".join(map(str, digits)))
+    assert [v.change for v in report.variants if v.rule == "scale_number"] == [f"{d} -> {d * 10}" for d in digits[:MAX_NUMBERS_SCALED]]
+
+
+def test_cli_perturb_says_when_numbers_were_left_unscaled(cli):
+    code, out, err = cli("perturb", " ".join(str(i % 9 + 1) for i in range(100)), "--no-score")
+    assert code == 0
+    assert "note: numerical: the text holds 100 numbers; the first 20 of each are scaled" in err
