@@ -43,3 +43,17 @@ def test_quiet_hides_progress_but_never_the_file_notes(tmp_path, capsys, minilm)
     assert cli.main(["retrieval", "--beir", str(beir), "--models", MINILM_L6, "--quiet"]) == 0
     err = capsys.readouterr().err
     assert "note: corpus.jsonl: dropped 1 passage(s) of 'text' holding a number or a boolean, not a text (line 2)" in err
+
+
+def test_a_number_and_a_boolean_are_not_a_triple_the_win_rate_counts(tmp_path, capsys, minilm):
+    # Issue 39 item 3: {"anchor": 12, "negative": true} was scored "12" vs "True" and counted: 1/3 instead of 0/2.
+    triples = tmp_path / "t.jsonl"
+    triples.write_text('{"anchor": 12, "positive": "A man plays a guitar.", "negative": true}\n'
+                       '{"anchor": "A dog runs in the park.", "positive": "A dog is running outside.", "negative": "A cat sleeps on a sofa."}\n'
+                       '{"anchor": "The chef cooks pasta.", "positive": "Someone is cooking food.", "negative": "The river is frozen."}\n',
+                       encoding="utf-8")
+    assert cli.main(["retrieval", "--triples", str(triples), "--models", MINILM_L6, "--quiet", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["n_rows"] == 2 and doc["n_triples"] == 2
+    (rates,) = doc["win_rates"]
+    assert (rates["n"], rates["wins"]) == (2, 0)
