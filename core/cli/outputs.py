@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -99,7 +100,8 @@ def write_output(out: Path, text: str, flag: str) -> int:
         CliError: the write failed (one line naming the file and the reason).
     """
     target = out.resolve() if out.is_symlink() else out
-    staged = target.with_name(f".{target.name}.{os.getpid()}.part")
+    # A short name of its own (not the target's name plus a suffix, which a 250-byte name would push past the limit).
+    staged = target.with_name(f".cosine-probe-{os.getpid()}-{uuid.uuid4().hex[:8]}.part")
     data = text.encode("utf-8")
     try:
         staged.write_bytes(data)

@@ -145,3 +145,11 @@ def test_a_full_disk_is_one_line_and_the_earlier_report_survives(cli, history, t
     monkeypatch.undo()
     assert out.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".part")] == []
+
+
+def test_a_name_at_the_length_limit_is_written(cli, history, tmp_path):
+    _, run_id = history
+    out = tmp_path / ("r" * 250 + ".html")  # 255 bytes: the longest name the file system takes
+    code, _, err = cli("report", str(run_id), "--out", str(out))
+    assert code == 0, err
+    assert is_report(out)
