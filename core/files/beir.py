@@ -229,8 +229,8 @@ def _read_queries(path: Path, wanted: set[str]) -> tuple[dict[str, str], set[str
     return found, {str(q) for q in frame[ID_FIELD] if q in wanted}, notes
 
 
-def _scan_corpus(path: Path, qrels: dict[str, dict[str, int]]) -> tuple[int, list[str]]:
-    """Read the corpus once before any model runs: how many passages take part, and what to say (module docstring).
+def _scan_corpus(path: Path, qrels: dict[str, dict[str, int]]) -> list[str]:
+    """Read the corpus once before any model runs: what to say about it (module docstring).
 
     Raises:
         PairsFileError: a malformed line, a repeated id, or no passage that takes part.
@@ -255,11 +255,11 @@ def _scan_corpus(path: Path, qrels: dict[str, dict[str, int]]) -> tuple[int, lis
         every = " none of the judged passages is there, so every figure will be 0;" if len(absent) == len(judged) else ""
         notes.append(f"{len(absent)} of the {len(judged)} passage id(s) judged relevant are not in {CORPUS_FILE} (or were dropped), e.g. {absent[0]!r}:"
                      f"{every} they still count as relevant (trec_eval's rule) but cannot be retrieved, so recall and nDCG are lower")
-    return len(ids), notes
+    return notes
 
 
 def read_beir(folder: str | Path, split: str = DEFAULT_SPLIT) -> BeirFolder:
-    """A BEIR folder's judged queries and judgements; the corpus is streamed later.
+    """A BEIR folder's judged queries and judgements; the corpus is read once here (checked, noted) and streamed later.
 
     Args:
         folder: the folder holding ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/``.
@@ -267,11 +267,13 @@ def read_beir(folder: str | Path, split: str = DEFAULT_SPLIT) -> BeirFolder:
 
     Returns:
         A :class:`BeirFolder`; judged queries missing from ``queries.jsonl``
-        or with an empty text are dropped with a note.
+        or without a text, passages without a text, and judged passages absent
+        from the corpus are said in its notes.
 
     Raises:
         PairsFileError: not a folder, a file missing (the message lists the
-            splits there are), a malformed file, or no judged query left.
+            splits there are), a malformed file, a repeated query or passage
+            id, no judged query left, or no passage to rank.
     """
     folder = Path(folder).expanduser()
     if not folder.is_dir():
@@ -292,8 +294,7 @@ def read_beir(folder: str | Path, split: str = DEFAULT_SPLIT) -> BeirFolder:
     if not kept:
         raise PairsFileError(f"{folder}: no query of {QRELS_FOLDER}/{split}.tsv has a positive judgement and a text in {QUERIES_FILE}")
     judged = {q: qrels[q] for q in kept}
-    _, corpus_notes = _scan_corpus(folder / CORPUS_FILE, judged)
-    return BeirFolder(folder, split, kept, judged, tuple(notes + corpus_notes))
+    return BeirFolder(folder, split, kept, judged, tuple(notes + _scan_corpus(folder / CORPUS_FILE, judged)))
 
 
 def beir_from_zip(data: bytes, name: str, into: str | Path, split: str = DEFAULT_SPLIT, *, max_bytes: int = MAX_UNZIPPED_BYTES) -> BeirFolder:
