@@ -68,7 +68,8 @@ def announce_tokens(models: Sequence[str], texts: Sequence[str], cache, price_pe
             continue
         settings = endpoint.settings_for(name)
         key = LoadedModel(meta=registry.resolve(name), backend=None, load_seconds=0.0, fingerprint=endpoint.fingerprint(settings)).cache_key  # type: ignore[arg-type]
-        cached = cache.get_many(key, unique) if cache is not None else {}
+        # Checked as the run will check them (unit length, the asked dimensions): a vector the run would not serve is one to send.
+        cached = cache.get_many(key, unique, dimension=settings.dimensions, unit_norm=True) if cache is not None else {}
         n, tokens = endpoint.tokens_to_send([t for t in unique if t not in cached])
         sent[name] = (n, tokens)
         print(f"note: {endpoint.cost_line(name, n, tokens, price_per_million)}", file=sys.stderr)

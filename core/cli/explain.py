@@ -17,6 +17,7 @@ import pandas as pd
 
 from core import constants
 from core.cli.common import EXIT_NO_MODEL, CliError, add_model_options, models_arg, print_errors, require_text, run_options
+from core.messages import redact
 from core.models import registry
 
 EXAMPLES = (
@@ -127,7 +128,7 @@ def cmd_explain(args) -> int:
         try:
             entry, table = _explain_one(args, name, a, b)
         except ModelUnavailable as exc:
-            errors[name] = str(exc)
+            errors[name] = redact(exc)
             continue
         except ValueError as exc:
             raise CliError(str(exc)) from exc
