@@ -233,7 +233,8 @@ def _failure(settings: EndpointSettings, exc: BaseException, *, timeout: float |
         message = getattr(exc, "message", "") or ""
         unset = not _key(settings)
         hint = (f"; ${settings.key_env} is not set" if unset else f"; is ${settings.key_env} a valid key?") if exc.status_code in (401, 403) else ""
-        reason = f"{where} answered HTTP {exc.status_code}: {message.splitlines()[0][:200] if message else ''}{hint}"
+        said = redact_all(message.strip().splitlines()[0])[:200] if message.strip() else ""  # redacted before the cut: no piece of a key survives it
+        reason = f"{where} answered HTTP {exc.status_code}: {said}{hint}"
     else:
         reason = typed_first_line(exc, 200)
     return redact(reason, _key(settings))
