@@ -11,6 +11,7 @@ cost line uses.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 
@@ -43,8 +44,8 @@ def configure_endpoints(args) -> list[str]:
     if given and not names:
         raise EndpointArgError(f"{', '.join(given)} only apply to endpoint models: name one as --models openai:MODEL")
     price = getattr(args, "price_per_million_tokens", None)
-    if price is not None and price < 0:
-        raise EndpointArgError(f"--price-per-million-tokens must not be negative, got {price:g}")
+    if price is not None and not (math.isfinite(price) and price >= 0):
+        raise EndpointArgError(f"--price-per-million-tokens must be a finite number of dollars, 0 or more, got {price:g}")
     for name in names:
         try:
             endpoint.configure(endpoint.make_settings(name, getattr(args, "api_base", None), getattr(args, "api_key_env", None), getattr(args, "dimensions", None)))

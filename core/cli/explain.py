@@ -65,10 +65,14 @@ def _records(frame: pd.DataFrame) -> list[dict]:
 
 def _explain_one(args, name: str, a: str, b: str) -> tuple[dict, pd.DataFrame]:
     """One model's JSON entry and its attribution table (raises ModelUnavailable or ValueError)."""
+    from core.models.loading import ModelUnavailable
     from core.models.runs import load
-    from core.probes.explain import explain_pair, layer_cosines, top_units
+    from core.probes.explain import explain_pair, layer_cosines, not_explainable, top_units
     from core.probes.explain.forward import is_torch
 
+    reason = not_explainable(name)
+    if reason:  # said before any request: loading an endpoint model would ask its server for nothing
+        raise ModelUnavailable(reason)
     model = load(name, run_options(args))
     explanation, note = explain_pair(model, a, b, method=args.method, unit=args.unit, steps=args.steps, baseline=args.baseline)
     notes = [note] if note else []

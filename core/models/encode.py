@@ -113,14 +113,32 @@ def encode_texts(
     if changed:
         report.notes = (*report.notes, changed)
     found = cache.get_many(key, unique, dimension=getattr(model.backend, "dimension", None), unit_norm=True) if cache is not None else {}
+    if len({v.shape[0] for v in found.values()}) > 1:
+        # Cached under one key at two sizes (a server whose model changed between runs): none of them can be trusted.
+        report.notes = (*report.notes, _dimension_note(model, sorted({v.shape[0] for v in found.values()}), None, len(found)))
+        found = {}
     misses = sorted((t for t in unique if t not in found), key=lambda t: report.token_counts[t], reverse=True)
     report.n_cached = len(unique) - len(misses)
     usage_before = getattr(model.backend, "usage_tokens", None)
     try:
-        for begin in range(0, len(misses), size):
+        begin, requeued = 0, set()
+        while begin < len(misses):
             batch = misses[begin : begin + size]
+            begin += len(batch)
             with model.lock:
                 vectors = _embed(model, [inputs[t].text for t in batch])
+            stale = [t for t, v in found.items() if v.shape[0] != vectors.shape[1]]
+            if requeued.intersection(stale):
+                raise ValueError(f"{model.name} returned vectors of {found[stale[0]].shape[0]} and {vectors.shape[1]} dimensions within one run")
+            requeued.update(stale)
+            if stale:
+                # The model now answers at another size than its cached vectors: say so, and encode those texts again
+                # (their rows are overwritten), so no result ever mixes two sizes.
+                report.notes = (*report.notes, _dimension_note(model, sorted({found[t].shape[0] for t in stale}), int(vectors.shape[1]), len(stale)))
+                for t in stale:
+                    del found[t]
+                misses.extend(stale)
+                report.n_cached -= len(stale)
             # Only whole answered batches are stored: a batch that failed leaves nothing behind.
             if cache is not None:
                 cache.put_many(key, batch, vectors)
@@ -152,6 +170,13 @@ def _model_change_note(model: LoadedModel, cache: EmbeddingCache) -> str | None:
         f"{where} changed since its vectors were cached (weights {_short_fingerprint(previous)}, now "
         f"{_short_fingerprint(model.fingerprint)}): its texts are encoded again, none is served from the cache"
     )
+
+
+def _dimension_note(model: LoadedModel, cached: list[int], now: int | None, n: int) -> str:
+    """A note that a model's vectors changed size since they were cached (an endpoint's server swapped its model)."""
+    sizes = " and ".join(f"{d}-dimensional" for d in cached)
+    said = f"now returns {now}-dimensional vectors, its cached ones are {sizes}" if now else f"has cached vectors of two sizes ({sizes})"
+    return f"{model.name} {said}: the model behind it changed; its {n} cached text(s) are encoded again, never mixed with the new ones"
 
 
 def _embed(model: LoadedModel, texts: list[str]) -> np.ndarray:

@@ -331,6 +331,8 @@ class EndpointBackend:
         rows = [self._request(texts[i : i + size]) for i in range(0, len(texts), size)]
         if not rows:
             return np.zeros((0, self.dimension or 0), dtype=np.float32)
+        if len({r.shape[1] for r in rows}) > 1:
+            raise EndpointError(f"{self.settings.base_url} returned vectors of {' and '.join(sorted({str(r.shape[1]) for r in rows}))} dimensions in one run")
         return np.concatenate(rows, axis=0)
 
     def _request(self, batch: list[str]) -> np.ndarray:
@@ -341,8 +343,10 @@ class EndpointBackend:
         except Exception as exc:  # noqa: BLE001 - reported as one line, the key redacted
             raise EndpointError(_failure(self.settings, exc)) from None
         vectors, usage = parse_answer(body, content_type, len(batch), self.settings.base_url)
-        if self.dimension and vectors.shape[1] != self.dimension:
-            raise EndpointError(f"{self.settings.base_url} returned {vectors.shape[1]}-dimensional embeddings, expected {self.dimension}")
+        # Asked for N dimensions, N it must be; otherwise the server's model may change size between runs
+        # (core.models.encode notices against the cached vectors and encodes those again).
+        if self.settings.dimensions and vectors.shape[1] != self.settings.dimensions:
+            raise EndpointError(f"{self.settings.base_url} returned {vectors.shape[1]}-dimensional embeddings, expected {self.settings.dimensions}")
         try:
             unit = normalize_rows(vectors)
         except UnnormalizableRows as exc:
