@@ -12,6 +12,7 @@ from core.models.bounds import model_inputs
 from core.models.cache import EmbeddingCache
 from core.models.loading import LoadedModel
 from core.models.registry import SOURCE_LOCAL
+from core.stats.similarity import UnnormalizableRows
 
 
 @dataclass(frozen=True)
@@ -181,9 +182,15 @@ def _dimension_note(model: LoadedModel, cached: list[int], now: int | None, n: i
 
 def _embed(model: LoadedModel, texts: list[str]) -> np.ndarray:
     """One forward pass over ``texts``: a chunk larger than the backend's own batch gets its size passed on."""
-    if len(texts) <= model.batch_size:
-        return model.backend.embed(texts)
-    return model.backend.embed(texts, batch_size=len(texts))
+    try:
+        if len(texts) <= model.batch_size:
+            return model.backend.embed(texts)
+        return model.backend.embed(texts, batch_size=len(texts))
+    except UnnormalizableRows as exc:
+        # Nothing of this batch is cached: a vector with no direction has no cosine.
+        named = "; ".join(repr(texts[i][:60]) for i in exc.rows[:3]) + (" …" if len(exc.rows) > 3 else "")
+        raise ValueError(f"{model.name} gave {len(exc.rows)} vector(s) that are all zeros or not finite, which have no direction "
+                         f"and no cosine; refused, nothing cached: {named}") from None
 
 
 def embedding_matrix(vectors: dict[str, np.ndarray], texts: Sequence[str]) -> np.ndarray:
