@@ -122,7 +122,8 @@ def encode_texts(
     report.n_cached = len(unique) - len(misses)
     usage_before = getattr(model.backend, "usage_tokens", None)
     try:
-        begin, requeued = 0, set()
+        begin = 0
+        requeued: set[str] = set()  # texts encoded again once already: a second time means the model flips sizes
         while begin < len(misses):
             batch = misses[begin : begin + size]
             begin += len(batch)

@@ -249,18 +249,34 @@ def check(settings: EndpointSettings) -> str | None:
     import openai
 
     try:
-        listing = _client(settings, timeout=CHECK_TIMEOUT_SECONDS, max_retries=0).models.list()
-        served = [m.id for m in listing.data]
+        raw = _client(settings, timeout=CHECK_TIMEOUT_SECONDS, max_retries=0).models.with_raw_response.list()
+        body, content_type = raw.http_response.content, raw.http_response.headers.get("content-type", "")
     except openai.APIStatusError as exc:
         if exc.status_code in (404, 405):
             return None
         return _failure(settings, exc)
     except Exception as exc:  # noqa: BLE001 - the client raises its own errors and httpx's
         return _failure(settings, exc, timeout=CHECK_TIMEOUT_SECONDS, retries=0)
+    served = _served_models(body, content_type, settings.base_url)
+    if isinstance(served, str):
+        return redact(served, _key(settings))
     if served and settings.model not in served:
         shown = ", ".join(served[:5]) + (", …" if len(served) > 5 else "")
         return redact(f"{settings.base_url} does not serve {settings.model!r} (it serves {shown})", _key(settings))
     return None
+
+
+def _served_models(body: bytes, content_type: str, where: str) -> list[str] | str:
+    """The model ids a ``GET /models`` answer lists, or one line saying what the server returned instead."""
+    try:
+        doc = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        kind = (content_type.split(";")[0].strip() or "no content type") if body.strip() else "an empty body"
+        return f"{where}/models answered with {kind}, not JSON ({len(body)} bytes): is it an OpenAI-compatible endpoint?"
+    data = doc.get("data") if isinstance(doc, dict) else None
+    if not isinstance(data, list):
+        return f"{where}/models answered with {_kind(doc)} in JSON, not an object with a 'data' list of models"
+    return [str(m.get("id")) for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
 
 
 # ---------------------------------------------------------------- tokens

@@ -37,7 +37,7 @@ def _unit_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     scaled is left as zeros.
     """
     rows = np.asarray(matrix, dtype=np.float64)
-    finite = np.isfinite(rows).all(axis=1)
+    finite: np.ndarray = np.asarray(np.isfinite(rows).all(axis=1))
     safe = np.where(finite[:, None], rows, 0.0)
     peak = np.abs(safe).max(axis=1, keepdims=True) if safe.shape[1] else np.zeros((safe.shape[0], 1))
     scaled = safe / np.where(peak > 0.0, peak, 1.0)
@@ -73,7 +73,7 @@ def normalize_rows(matrix: ArrayLike) -> np.ndarray:
         which = np.flatnonzero(bad)
         zero = [int(i) for i in which if np.isfinite(rows[i]).all()]
         kind = "all zeros" if len(zero) == len(which) else ("not finite" if not zero else "all zeros or not finite")
-        raise UnnormalizableRows(which, f"{len(which)} of {len(rows)} vector(s) are {kind} (row(s) {', '.join(map(str, which[:5]))}): they have no direction")
+        raise UnnormalizableRows([int(i) for i in which], f"{len(which)} of {len(rows)} vector(s) are {kind} (row(s) {', '.join(map(str, which[:5]))}): they have no direction")
     return unit
 
 

@@ -230,3 +230,14 @@ def test_the_endpoint_timeout_setting_is_checked(monkeypatch):
         monkeypatch.setenv(settings.ENDPOINT_TIMEOUT_ENV_VAR, bad)
         with pytest.raises(ValueError, match=settings.ENDPOINT_TIMEOUT_ENV_VAR):
             settings.endpoint_timeout()
+
+
+@pytest.mark.parametrize(("listing", "said"), [
+    (Reply(body=b"<html>login</html>", headers={"Content-Type": "text/html"}), "/models answered with text/html, not JSON (18 bytes)"),
+    (Reply(body={"data": None}), "/models answered with an object in JSON, not an object with a 'data' list of models"),
+    (Reply(body=["scripted"]), "/models answered with a list in JSON"),
+])
+def test_a_models_listing_of_the_wrong_shape_is_one_line(listing, said, isolated):
+    with scripted_server(models=lambda: listing) as server:
+        code, _out, err = _compare(A, B, base_url=server.base_url)
+    assert code == cli.EXIT_NO_MODEL and f"{server.base_url}{said}" in err and "NoneType" not in err and "Traceback" not in err
