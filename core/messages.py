@@ -28,8 +28,8 @@ _SECRETS_LOCK = threading.Lock()
 _PATTERNS: list[re.Pattern[str]] = []
 _LOGS_REDACTED = False
 
-# A masked key: one word holding a run of asterisks and a letter or digit (a lone "***" is left alone).
-_MASKED = re.compile(r"(?<!\S)(?=\S*[A-Za-z0-9])\S*\*{3,}\S*")
+# A masked key: a prefix such as "sk-" or "key_", then a run of asterisks ("sk-proj-****abcd"); "***" or "***NOTE***" is left alone.
+_MASKED = re.compile(r"(?<![\w\-])[A-Za-z0-9]+[-_][\w\-.…]*\*{3,}[\w\-]*")
 _AUTH = re.compile(r"(?i)\b(bearer)(\s+|%20|\+)(?!\[redacted\])[^\s'\",;<>)\]}]{4,}")
 _AUTH_HEADER = re.compile(r"(?i)\b(authorization['\"]?\s*[:=]\s*['\"]?)[^'\"\r\n,;]+")
 _OPENAI_KEY = re.compile(r"\bsk-[A-Za-z0-9_\-]{12,}")
