@@ -51,7 +51,7 @@ import numpy as np
 from core.messages import redact as redact_all
 from core.messages import redact_logs, register_secret, typed_first_line
 from core.models.registry import ENDPOINT_PREFIX
-from core.settings import ENDPOINT_TIMEOUT_ENV_VAR, endpoint_timeout
+from core.settings import ENDPOINT_TIMEOUT_ENV_VAR, ENDPOINT_TIMEOUT_SECONDS, endpoint_timeout
 from core.stats.similarity import UnnormalizableRows, normalize_rows
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -91,7 +91,7 @@ class EndpointSettings:
     base_url: str = DEFAULT_BASE_URL
     key_env: str = DEFAULT_KEY_ENV
     dimensions: int | None = None
-    timeout: float = 15.0  # core.settings.ENDPOINT_TIMEOUT_SECONDS; make_settings reads the current setting
+    timeout: float = ENDPOINT_TIMEOUT_SECONDS  # make_settings reads the current setting ($COSINE_PROBE_ENDPOINT_TIMEOUT)
     max_retries: int = MAX_RETRIES
 
     @property
@@ -142,7 +142,7 @@ def make_settings(model: str, base_url: str | None = None, key_env: str | None =
         **options: ``timeout``, ``max_retries``.
 
     Raises:
-        EndpointError: an empty model, a bad URL, a bad variable name or dimensions.
+        EndpointError: an empty model, a bad URL, a bad variable name or dimensions, a bad ``$COSINE_PROBE_ENDPOINT_TIMEOUT``.
     """
     name = (model or "").strip()
     name = name[len(ENDPOINT_PREFIX):] if name.startswith(ENDPOINT_PREFIX) else name
@@ -155,8 +155,12 @@ def make_settings(model: str, base_url: str | None = None, key_env: str | None =
     if dimensions is not None and dimensions < 1:
         raise EndpointError(f"dimensions must be at least 1, got {dimensions}")
     url = clean_base_url(base_url or os.environ.get(BASE_URL_ENV, "") or DEFAULT_BASE_URL)
+    try:
+        timeout = float(options["timeout"]) if "timeout" in options else endpoint_timeout()
+    except ValueError as exc:
+        raise EndpointError(str(exc)) from None
     return EndpointSettings(model=name, base_url=url, key_env=env, dimensions=dimensions,
-                            timeout=float(options.get("timeout", endpoint_timeout())), max_retries=int(options.get("max_retries", MAX_RETRIES)))
+                            timeout=timeout, max_retries=int(options.get("max_retries", MAX_RETRIES)))
 
 
 def configure(settings: EndpointSettings) -> str:

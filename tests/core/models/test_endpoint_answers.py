@@ -223,13 +223,14 @@ def test_a_server_that_accepts_and_never_answers_gives_a_timeout_line_after_boun
     assert posts == endpoint.MAX_RETRIES + 1  # bounded: the default 15 s x 3 tries stays under a minute
 
 
-def test_the_endpoint_timeout_setting_is_checked(monkeypatch):
+def test_the_endpoint_timeout_setting_is_checked(monkeypatch, isolated):
     assert settings.endpoint_timeout() == settings.ENDPOINT_TIMEOUT_SECONDS
     assert settings.ENDPOINT_TIMEOUT_SECONDS * (endpoint.MAX_RETRIES + 1) <= 60
     for bad in ("0", "-1", "nan", "inf", "soon"):
         monkeypatch.setenv(settings.ENDPOINT_TIMEOUT_ENV_VAR, bad)
         with pytest.raises(ValueError, match=settings.ENDPOINT_TIMEOUT_ENV_VAR):
             settings.endpoint_timeout()
+        assert cli.main(["compare", A, B, "--models", NAME, "--api-base", "http://127.0.0.1:9/v1"]) == cli.EXIT_USAGE  # one line, exit 2
 
 
 @pytest.mark.parametrize(("listing", "said"), [
