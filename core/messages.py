@@ -31,7 +31,8 @@ _LOGS_REDACTED = False
 # A masked key: a prefix such as "sk-" or "key_", then a run of asterisks ("sk-proj-****abcd"); "***" or "***NOTE***" is left alone.
 _MASKED = re.compile(r"(?<![\w\-])[A-Za-z0-9]+[-_][\w\-.…]*\*{3,}[\w\-]*")
 _AUTH = re.compile(r"(?i)\b(bearer)(\s+|%20|\+)(?!\[redacted\])[^\s'\",;<>)\]}]{4,}")
-_AUTH_HEADER = re.compile(r"(?i)\b(authorization['\"]?\s*[:=]\s*['\"]?)[^'\"\r\n,;]+")
+# An Authorization value with its scheme ("Authorization: Basic dXNl…"); a bare key is caught as a key.
+_AUTH_HEADER = re.compile(r"(?i)\b(authorization['\"]?\s*[:=]\s*['\"]?)(?:bearer|basic|token|digest|apikey|key)\s+[^'\"\s,;]+")
 _OPENAI_KEY = re.compile(r"\bsk-[A-Za-z0-9_\-]{12,}")
 # scheme://authority, the authority up to the path; decoded, an '@' in it means credentials.
 _URL = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^/\s?#'\"<>\\]*)")

@@ -56,6 +56,6 @@ def test_tokens_url_credentials_and_masked_keys_are_removed_unregistered(text, g
     assert gone not in redact(text) and REDACTED in redact(text)
 
 
-@pytest.mark.parametrize("text", ["p < 0.001 ***", "***NOTE*** read this", "token counts are estimates", "http://127.0.0.1:8000/v1", "a basic sentence"])
+@pytest.mark.parametrize("text", ["p < 0.001 ***", "***NOTE*** read this", "token counts are estimates", "authorization: pending approval", "http://127.0.0.1:8000/v1", "a basic sentence"])
 def test_ordinary_text_is_left_alone(text):
     assert redact(text) == text
