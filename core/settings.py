@@ -54,3 +54,30 @@ def bootstrap_resamples(n_resamples: int | None = None) -> int:
     if n_resamples is not None:
         return n_resamples
     return _env_int(BOOTSTRAP_RESAMPLES_ENV_VAR, BOOTSTRAP_RESAMPLES)
+
+
+# Seconds an endpoint (core.models.endpoint) may take to answer one embeddings request before it is
+# given up on; the client tries at most MAX_RETRIES (core.models.endpoint) more times, so a server that accepts and
+# never answers costs (retries + 1) x this. COSINE_PROBE_ENDPOINT_TIMEOUT sets another number of seconds.
+ENDPOINT_TIMEOUT_SECONDS = 15.0
+ENDPOINT_TIMEOUT_ENV_VAR = "COSINE_PROBE_ENDPOINT_TIMEOUT"
+
+
+def endpoint_timeout(seconds: float | None = None) -> float:
+    """Seconds per endpoint request: ``seconds`` when given, else ``$COSINE_PROBE_ENDPOINT_TIMEOUT``, else :data:`ENDPOINT_TIMEOUT_SECONDS`.
+
+    Raises:
+        ValueError: the environment variable is not a positive finite number of seconds (the message names it).
+    """
+    if seconds is not None:
+        return seconds
+    raw = os.environ.get(ENDPOINT_TIMEOUT_ENV_VAR, "").strip()
+    if not raw:
+        return ENDPOINT_TIMEOUT_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{ENDPOINT_TIMEOUT_ENV_VAR} must be a number of seconds, got {raw!r}") from None
+    if not (value > 0 and value < float("inf")):
+        raise ValueError(f"{ENDPOINT_TIMEOUT_ENV_VAR} must be a positive number of seconds, got {raw!r}")
+    return value

@@ -5,7 +5,9 @@ subprocess bound to 127.0.0.1 only.  :class:`CountingProxy` sits in front of
 it (also on 127.0.0.1): it counts every request by method and path, keeps
 each request's Authorization header and JSON body, and can run a hook before
 forwarding (to kill the server mid-run) or answer a 401 itself (to see what
-an error from the server turns into).
+an error from the server turns into).  :func:`scripted_server` is a hostile
+one: every answer (status, reason phrase, headers, body) is the test's, and
+it can accept a request and never answer.
 """
 
 from __future__ import annotations
@@ -137,5 +139,102 @@ def counting_proxy(upstream_port: int, **options) -> Iterator[CountingProxy]:
     try:
         yield proxy
     finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@dataclass
+class Reply:
+    """What a :func:`scripted_server` answers: status, reason phrase, extra headers, body (bytes, or JSON-able)."""
+
+    status: int = 200
+    body: object = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    reason: str | None = None
+    hang: bool = False  # accept the request and never answer (until the server stops)
+
+
+@dataclass
+class ScriptedServer:
+    """An OpenAI-compatible server on 127.0.0.1 whose every answer a test writes.
+
+    ``embeddings(texts)`` gives the :class:`Reply` to ``POST /v1/embeddings``,
+    ``models()`` the one to ``GET /v1/models`` (by default a listing of
+    ``model``); ``requests`` records (method, path), ``bodies`` the JSON posted.
+    """
+
+    model: str = "scripted"
+    embeddings: Callable[[list[str]], Reply] | None = None
+    models: Callable[[], Reply] | None = None
+    requests: list[tuple[str, str]] = field(default_factory=list)
+    bodies: list[dict] = field(default_factory=list)
+    port: int = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def posts(self) -> int:
+        return sum(1 for m, _ in self.requests if m == "POST")
+
+
+def vectors_reply(vectors: list[list[float]], **extra) -> Reply:
+    """A well-formed embeddings answer holding ``vectors`` in order."""
+    return Reply(body={"object": "list", "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+                       "model": "scripted", "usage": {"prompt_tokens": 1, "total_tokens": 1}, **extra})
+
+
+@contextlib.contextmanager
+def scripted_server(**options) -> Iterator[ScriptedServer]:
+    """A :class:`ScriptedServer` on a free loopback port; hanging requests are released when it stops."""
+    server = ScriptedServer(**options)
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def _answer(self, method: str) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length", 0) or 0))
+            body = json.loads(raw) if raw else {}
+            with lock:
+                server.requests.append((method, self.path))
+                if body:
+                    server.bodies.append(body)
+            if method == "GET":
+                reply = server.models() if server.models else Reply(body={"object": "list", "data": [{"id": server.model, "object": "model"}]})
+            else:
+                texts = body.get("input") or []
+                reply = server.embeddings(texts if isinstance(texts, list) else [texts]) if server.embeddings else vectors_reply([[1.0, 0.0]] * len(texts))
+            if reply.hang:
+                stop.wait(60)
+                return
+            data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
+            self.send_response(reply.status, reply.reason)
+            headers = {"Content-Type": "application/json", **reply.headers}
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            self._answer("GET")
+
+        def do_POST(self):
+            self._answer("POST")
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    server.port = httpd.server_address[1]
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        stop.set()
         httpd.shutdown()
         httpd.server_close()

@@ -253,7 +253,7 @@ def model_error(name: str, reason: str) -> bool:
     if name in shown:
         return False
     shown.add(name)
-    st.error(f"{md_escape(reason)}  \n{error_help(name)}", icon="⛔")
+    st.error(f"{md_escape(reason)}  \n{error_help(name)}", icon="⛔")  # md_escape redacts: a server may echo a key
     return True
 
 

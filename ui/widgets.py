@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.files.export import to_csv_bytes, to_json_bytes
+from core.messages import redact
 
 # Every character Markdown, Streamlit's ":color[...]"/":emoji:" directives or
 # LaTeX ("$") give a meaning to; escaped, each one is shown as typed.
@@ -22,8 +23,10 @@ def md_escape(text: object) -> str:
     User text (typed sentences, file names, cells, model ids, messages that
     quote them) goes through this before any Markdown-rendering element, so
     ``**bold**`` stays two asterisks and ``<img onerror=…>`` stays text.
+    It passes the one redaction of secrets first (:func:`core.messages.redact`):
+    a message may quote what a server echoed, the key included.
     """
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
+    return _MD_SPECIAL.sub(r"\\\1", redact(text))
 
 
 def _slug(text: str) -> str:

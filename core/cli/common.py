@@ -17,6 +17,7 @@ import pandas as pd
 
 from core import constants
 from core.cli.endpoints import add_endpoint_options
+from core.messages import redact
 from core.models import registry
 
 if TYPE_CHECKING:
@@ -128,13 +129,13 @@ def print_progress(fraction: float, message: str) -> None:
 def print_errors(errors: dict[str, str]) -> None:
     """Each failed model's reason as one ``error:`` line on stderr, naming the model once."""
     for name, reason in errors.items():
-        print(f"error: {reason if reason.startswith(name) else f'{name}: {reason}'}", file=sys.stderr)
+        print(redact(f"error: {reason if reason.startswith(name) else f'{name}: {reason}'}"), file=sys.stderr)
 
 
 def print_notes(notes: Sequence[str]) -> None:
     """A run's encode notes (e.g. a model's weights changed since they were cached), one ``note:`` line each."""
     for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(redact(f"note: {note}"), file=sys.stderr)
 
 
 def devices_line(devices: dict[str, str]) -> str:

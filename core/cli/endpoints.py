@@ -11,6 +11,7 @@ cost line uses.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 
@@ -43,8 +44,8 @@ def configure_endpoints(args) -> list[str]:
     if given and not names:
         raise EndpointArgError(f"{', '.join(given)} only apply to endpoint models: name one as --models openai:MODEL")
     price = getattr(args, "price_per_million_tokens", None)
-    if price is not None and price < 0:
-        raise EndpointArgError(f"--price-per-million-tokens must not be negative, got {price:g}")
+    if price is not None and not (math.isfinite(price) and price >= 0):
+        raise EndpointArgError(f"--price-per-million-tokens must be a finite number of dollars, 0 or more, got {price:g}")
     for name in names:
         try:
             endpoint.configure(endpoint.make_settings(name, getattr(args, "api_base", None), getattr(args, "api_key_env", None), getattr(args, "dimensions", None)))
@@ -68,7 +69,8 @@ def announce_tokens(models: Sequence[str], texts: Sequence[str], cache, price_pe
             continue
         settings = endpoint.settings_for(name)
         key = LoadedModel(meta=registry.resolve(name), backend=None, load_seconds=0.0, fingerprint=endpoint.fingerprint(settings)).cache_key  # type: ignore[arg-type]
-        cached = cache.get_many(key, unique) if cache is not None else {}
+        # Checked as the run will check them (unit length, the asked dimensions): a vector the run would not serve is one to send.
+        cached = cache.get_many(key, unique, dimension=settings.dimensions, unit_norm=True) if cache is not None else {}
         n, tokens = endpoint.tokens_to_send([t for t in unique if t not in cached])
         sent[name] = (n, tokens)
         print(f"note: {endpoint.cost_line(name, n, tokens, price_per_million)}", file=sys.stderr)

@@ -17,6 +17,7 @@ import pandas as pd
 
 from core import constants
 from core.cli.common import EXIT_NO_MODEL, CliError, add_model_options, models_arg, print_errors, require_text, run_options
+from core.messages import redact
 from core.models import registry
 
 EXAMPLES = (
@@ -64,10 +65,14 @@ def _records(frame: pd.DataFrame) -> list[dict]:
 
 def _explain_one(args, name: str, a: str, b: str) -> tuple[dict, pd.DataFrame]:
     """One model's JSON entry and its attribution table (raises ModelUnavailable or ValueError)."""
+    from core.models.loading import ModelUnavailable
     from core.models.runs import load
-    from core.probes.explain import explain_pair, layer_cosines, top_units
+    from core.probes.explain import explain_pair, layer_cosines, not_explainable, top_units
     from core.probes.explain.forward import is_torch
 
+    reason = not_explainable(name)
+    if reason:  # said before any request: loading an endpoint model would ask its server for nothing
+        raise ModelUnavailable(reason)
     model = load(name, run_options(args))
     explanation, note = explain_pair(model, a, b, method=args.method, unit=args.unit, steps=args.steps, baseline=args.baseline)
     notes = [note] if note else []
@@ -127,7 +132,7 @@ def cmd_explain(args) -> int:
         try:
             entry, table = _explain_one(args, name, a, b)
         except ModelUnavailable as exc:
-            errors[name] = str(exc)
+            errors[name] = redact(exc)
             continue
         except ValueError as exc:
             raise CliError(str(exc)) from exc

@@ -2,6 +2,8 @@
 
 User errors print one line to stderr and exit 2; a model that fails prints
 its reason and the others still report.  No traceback reaches the user.
+Everything a command prints, to stdout or stderr, passes the one redaction
+of secrets (:func:`core.messages.redact`; :class:`RedactingStream`).
 Each command lives in its own module (listed in :data:`COMMAND_MODULES`, each
 with a ``register(subparsers)``); what they share is :mod:`core.cli.common`.
 Imports go one way: this module -> command modules -> ``core.cli.common``.
@@ -20,7 +22,7 @@ from contextlib import suppress
 from core.cli import about
 from core.cli.common import EXIT_BROKEN_PIPE, EXIT_NO_MODEL, EXIT_USAGE, CliError, check_device
 from core.cli.endpoints import EndpointArgError, configure_endpoints
-from core.messages import typed_first_line
+from core.messages import redact, typed_first_line
 
 # The exit codes ``main`` returns stay importable from the entry point's module.
 __all__ = ["COMMAND_MODULES", "EXIT_BROKEN_PIPE", "EXIT_NO_MODEL", "EXIT_USAGE", "build_parser", "main"]
@@ -60,11 +62,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     if threshold is not None and not -1.0 <= threshold <= 1.0:
         print("error: --threshold must be between -1 and 1", file=sys.stderr)
         return EXIT_USAGE
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", category=FutureWarning)
-        # One "warning:" line (e.g. the cache fell back to memory), not Python's two-line format.
-        warnings.showwarning = lambda message, category, *_args, **_kw: print(f"warning: {message}", file=sys.stderr)
-        return _run(args)
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactingStream(out), RedactingStream(err)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=FutureWarning)
+            # One "warning:" line (e.g. the cache fell back to memory), not Python's two-line format.
+            warnings.showwarning = lambda message, category, *_args, **_kw: print(f"warning: {message}", file=sys.stderr)
+            return _run(args)
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+class RedactingStream:
+    """A text stream whose every write passes :func:`core.messages.redact` first (a server may echo a key anywhere).
+
+    Each ``print`` is one write, so a secret is never split across two; every
+    other attribute is the wrapped stream's.
+    """
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(redact(text) if text else text)
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 

@@ -47,7 +47,7 @@ from typing import Any
 import pandas as pd
 
 from core import constants
-from core.messages import first_line
+from core.messages import first_line, redact
 from core.models import registry
 from core.paths import cache_dir, same_file
 
@@ -297,7 +297,7 @@ def _model_rows(results: pd.DataFrame, errors: Mapping[str, str], backends: Mapp
         backend = ran.get(str(name), backend)
         ok = name in counts.index
         rows.append({"model": str(name), "revision": revision, "backend": backend, "model_source": source,
-                     "status": STATUS_OK if ok else STATUS_ERROR, "error": None if ok else str(errors[name]), "n_results": int(counts.get(name, 0))})
+                     "status": STATUS_OK if ok else STATUS_ERROR, "error": None if ok else redact(errors[name]), "n_results": int(counts.get(name, 0))})
     return pd.DataFrame(rows, columns=["model", "revision", "backend", "model_source", "status", "error", "n_results"])
 
 
@@ -360,7 +360,9 @@ def record_run(
         raise ValueError(f"results lack columns {missing}")
     settings = _json_ready(dict(settings or {}))
     try:
-        settings_json = json.dumps(settings, sort_keys=True, default=_json_default, allow_nan=False)
+        # Notes and errors in the settings went through the one redaction where they were made; this is the last
+        # gate before the disk (the redaction only ever replaces text inside JSON strings with "[redacted]").
+        settings_json = redact(json.dumps(settings, sort_keys=True, default=_json_default, allow_nan=False))
     except (TypeError, ValueError) as exc:
         raise ValueError(f"settings are not JSON: {exc}") from exc
     threshold = settings.get("threshold")

@@ -21,6 +21,7 @@ import numpy as np
 
 from core.constants import BATCH_SIZE_BY_DEVICE, DEVICE_CPU, ENCODE_BATCH_SIZE
 from core.models.device import CPU_PROVIDER, provider_device
+from core.stats.similarity import normalize_rows
 
 # Two cores: more threads than that only fight each other.
 _THREADS = max(1, min(2, os.cpu_count() or 1))
@@ -50,8 +51,8 @@ class Backend(Protocol):
 
 
 def _l2_normalize(x: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return (x / np.clip(norms, 1e-12, None)).astype(np.float32)
+    """Unit rows by the one safe normalisation (:func:`core.stats.similarity.normalize_rows`); a zero or non-finite row is refused."""
+    return normalize_rows(x).astype(np.float32)
 
 
 class TorchBackend:

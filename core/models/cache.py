@@ -326,14 +326,15 @@ class EmbeddingCache:
     def put_many(self, model_key: str, texts: Sequence[str], vectors: np.ndarray) -> None:
         """Store one vector per text, in memory and on disk.
 
-        A vector with a NaN or infinite entry is not stored: it could never
-        be served, and the text is better encoded again.
+        A vector with a NaN or infinite entry, or all zeros, is not stored: it
+        could never be served (a zero vector has no direction), and the text
+        is better encoded again.
         """
         if len(texts) != len(vectors):
             raise ValueError(f"{len(texts)} texts but {len(vectors)} vectors")
         with self._lock:
             items = [(text_hash(t), np.asarray(v, dtype=np.float32)) for t, v in zip(texts, vectors, strict=True)]
-            items = [(h, v) for h, v in items if v.ndim == 1 and np.isfinite(v).all()]
+            items = [(h, v) for h, v in items if v.ndim == 1 and np.isfinite(v).all() and v.any()]
             for h, v in items:
                 self._memory[(model_key, h)] = v
             self._disk_put(model_key, items)

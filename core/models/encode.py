@@ -12,6 +12,7 @@ from core.models.bounds import model_inputs
 from core.models.cache import EmbeddingCache
 from core.models.loading import LoadedModel
 from core.models.registry import SOURCE_LOCAL
+from core.stats.similarity import UnnormalizableRows
 
 
 @dataclass(frozen=True)
@@ -113,14 +114,33 @@ def encode_texts(
     if changed:
         report.notes = (*report.notes, changed)
     found = cache.get_many(key, unique, dimension=getattr(model.backend, "dimension", None), unit_norm=True) if cache is not None else {}
+    if len({v.shape[0] for v in found.values()}) > 1:
+        # Cached under one key at two sizes (a server whose model changed between runs): none of them can be trusted.
+        report.notes = (*report.notes, _dimension_note(model, sorted({v.shape[0] for v in found.values()}), None, len(found)))
+        found = {}
     misses = sorted((t for t in unique if t not in found), key=lambda t: report.token_counts[t], reverse=True)
     report.n_cached = len(unique) - len(misses)
     usage_before = getattr(model.backend, "usage_tokens", None)
     try:
-        for begin in range(0, len(misses), size):
+        begin = 0
+        requeued: set[str] = set()  # texts encoded again once already: a second time means the model flips sizes
+        while begin < len(misses):
             batch = misses[begin : begin + size]
+            begin += len(batch)
             with model.lock:
                 vectors = _embed(model, [inputs[t].text for t in batch])
+            stale = [t for t, v in found.items() if v.shape[0] != vectors.shape[1]]
+            if requeued.intersection(stale):
+                raise ValueError(f"{model.name} returned vectors of {found[stale[0]].shape[0]} and {vectors.shape[1]} dimensions within one run")
+            requeued.update(stale)
+            if stale:
+                # The model now answers at another size than its cached vectors: say so, and encode those texts again
+                # (their rows are overwritten), so no result ever mixes two sizes.
+                report.notes = (*report.notes, _dimension_note(model, sorted({found[t].shape[0] for t in stale}), int(vectors.shape[1]), len(stale)))
+                for t in stale:
+                    del found[t]
+                misses.extend(stale)
+                report.n_cached -= len(stale)
             # Only whole answered batches are stored: a batch that failed leaves nothing behind.
             if cache is not None:
                 cache.put_many(key, batch, vectors)
@@ -154,11 +174,24 @@ def _model_change_note(model: LoadedModel, cache: EmbeddingCache) -> str | None:
     )
 
 
+def _dimension_note(model: LoadedModel, cached: list[int], now: int | None, n: int) -> str:
+    """A note that a model's vectors changed size since they were cached (an endpoint's server swapped its model)."""
+    sizes = " and ".join(f"{d}-dimensional" for d in cached)
+    said = f"now returns {now}-dimensional vectors, its cached ones are {sizes}" if now else f"has cached vectors of two sizes ({sizes})"
+    return f"{model.name} {said}: the model behind it changed; its {n} cached text(s) are encoded again, never mixed with the new ones"
+
+
 def _embed(model: LoadedModel, texts: list[str]) -> np.ndarray:
     """One forward pass over ``texts``: a chunk larger than the backend's own batch gets its size passed on."""
-    if len(texts) <= model.batch_size:
-        return model.backend.embed(texts)
-    return model.backend.embed(texts, batch_size=len(texts))
+    try:
+        if len(texts) <= model.batch_size:
+            return model.backend.embed(texts)
+        return model.backend.embed(texts, batch_size=len(texts))
+    except UnnormalizableRows as exc:
+        # Nothing of this batch is cached: a vector with no direction has no cosine.
+        named = "; ".join(repr(texts[i][:60]) for i in exc.rows[:3]) + (" …" if len(exc.rows) > 3 else "")
+        raise ValueError(f"{model.name} gave {len(exc.rows)} vector(s) that are all zeros or not finite, which have no direction "
+                         f"and no cosine; refused, nothing cached: {named}") from None
 
 
 def embedding_matrix(vectors: dict[str, np.ndarray], texts: Sequence[str]) -> np.ndarray:

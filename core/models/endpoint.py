@@ -12,9 +12,21 @@ rerun whose texts are all cached makes no request at all
 (:func:`core.models.warm.cached_model`).
 
 The key is read from the environment when a client is built and lives only
-in that client: settings, cache keys, errors and notes never hold it, and
-every message from the server passes :func:`redact` first.  A base URL that
-carries credentials (``https://user:pass@host``) or a query string is refused.
+in that client: settings, cache keys, errors and notes never hold it.  Once
+read, it is registered with the one redaction (:func:`core.messages.redact`),
+which every message leaving the process passes, whatever produced it (a
+server can echo the key anywhere in its answer).  A base URL that carries
+credentials (``https://user:pass@host``, percent-encoded or not) or a query
+string is refused.
+
+Every answer is checked once against the protocol (:func:`parse_answer`: a
+JSON object whose ``data`` holds one ``{"index", "embedding"}`` item per text,
+indices 0..n-1, vectors of finite numbers of one dimension) and a wrong one
+is said in one line.  Vectors are normalised by
+:func:`core.stats.similarity.normalize_rows`; a zero or non-finite vector is
+refused, naming its text, and nothing of that request is cached.  A request
+waits :func:`core.settings.endpoint_timeout` seconds (15 by default) and is
+tried at most :data:`MAX_RETRIES` more times.
 
 Token counts before a run are estimates (:class:`ApproxTokenizer`: the
 endpoint's tokenizer is on the server); the tokens a run really used come
@@ -24,25 +36,31 @@ from the server's ``usage`` answers (:attr:`EndpointBackend.usage_tokens`).
 from __future__ import annotations
 
 import hashlib
+import json
+import math
 import os
 import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import numpy as np
 
-from core.messages import typed_first_line
+from core.messages import redact as redact_all
+from core.messages import redact_logs, register_secret, typed_first_line
 from core.models.registry import ENDPOINT_PREFIX
+from core.settings import ENDPOINT_TIMEOUT_ENV_VAR, ENDPOINT_TIMEOUT_SECONDS, endpoint_timeout
+from core.stats.similarity import UnnormalizableRows, normalize_rows
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 BASE_URL_ENV = "OPENAI_BASE_URL"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 # Availability (GET /models) answers within this many seconds, like a hub probe.
 CHECK_TIMEOUT_SECONDS = 5.0
-REQUEST_TIMEOUT_SECONDS = 60.0
-MAX_RETRIES = 3
+# Per request (core.settings.endpoint_timeout); a hanging server costs (MAX_RETRIES + 1) times it, 45 s by default.
+MAX_RETRIES = 2
 # Texts per request: OpenAI accepts up to 2048 inputs; smaller requests retry cheaply.
 REQUEST_BATCH = 128
 # The endpoint keeps what its model keeps; our counts only decide where very long texts are cut before sending.
@@ -73,7 +91,7 @@ class EndpointSettings:
     base_url: str = DEFAULT_BASE_URL
     key_env: str = DEFAULT_KEY_ENV
     dimensions: int | None = None
-    timeout: float = REQUEST_TIMEOUT_SECONDS
+    timeout: float = ENDPOINT_TIMEOUT_SECONDS  # make_settings reads the current setting ($COSINE_PROBE_ENDPOINT_TIMEOUT)
     max_retries: int = MAX_RETRIES
 
     @property
@@ -98,7 +116,7 @@ def clean_base_url(url: str) -> str:
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise EndpointError(f"the API base must be an http(s) URL such as http://127.0.0.1:8000/v1, got {_shown_url(text)!r}")
-    if parts.username or parts.password or "@" in parts.netloc:
+    if parts.username or parts.password or "@" in unquote(parts.netloc):
         raise EndpointError("the API base must not carry credentials (user:password@); put the key in an environment variable and name it")
     if parts.query or parts.fragment:
         raise EndpointError("the API base must not carry a query string or fragment; put the key in an environment variable and name it")
@@ -108,8 +126,8 @@ def clean_base_url(url: str) -> str:
 def _shown_url(text: str) -> str:
     """A URL as it may be shown: no credentials, no query string."""
     parts = urlsplit(text)
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))[:120]
+    host = unquote(parts.netloc).rsplit("@", 1)[-1]
+    return redact_all(urlunsplit((parts.scheme, host, parts.path, "", ""))[:120])
 
 
 def make_settings(model: str, base_url: str | None = None, key_env: str | None = None, dimensions: int | None = None,
@@ -124,7 +142,7 @@ def make_settings(model: str, base_url: str | None = None, key_env: str | None =
         **options: ``timeout``, ``max_retries``.
 
     Raises:
-        EndpointError: an empty model, a bad URL, a bad variable name or dimensions.
+        EndpointError: an empty model, a bad URL, a bad variable name or dimensions, a bad ``$COSINE_PROBE_ENDPOINT_TIMEOUT``.
     """
     name = (model or "").strip()
     name = name[len(ENDPOINT_PREFIX):] if name.startswith(ENDPOINT_PREFIX) else name
@@ -137,8 +155,12 @@ def make_settings(model: str, base_url: str | None = None, key_env: str | None =
     if dimensions is not None and dimensions < 1:
         raise EndpointError(f"dimensions must be at least 1, got {dimensions}")
     url = clean_base_url(base_url or os.environ.get(BASE_URL_ENV, "") or DEFAULT_BASE_URL)
+    try:
+        timeout = float(options["timeout"]) if "timeout" in options else endpoint_timeout()
+    except ValueError as exc:
+        raise EndpointError(str(exc)) from None
     return EndpointSettings(model=name, base_url=url, key_env=env, dimensions=dimensions,
-                            timeout=float(options.get("timeout", REQUEST_TIMEOUT_SECONDS)), max_retries=int(options.get("max_retries", MAX_RETRIES)))
+                            timeout=timeout, max_retries=int(options.get("max_retries", MAX_RETRIES)))
 
 
 def configure(settings: EndpointSettings) -> str:
@@ -177,45 +199,46 @@ def describe(settings: EndpointSettings) -> str:
 
 
 # ------------------------------------------------------------------ secrets
-_MASKED = re.compile(r"\S*\*{3,}\S*")
-
-
 def redact(text: str, secret: str | None) -> str:
-    """``text`` without ``secret``, its halves, or a masked key (``sk-...****abcd``) a server echoed back."""
-    out = str(text)
-    if secret:
-        for part in sorted({secret, secret[: len(secret) // 2], secret[len(secret) // 2 :]}, key=len, reverse=True):
-            if len(part) >= 6:
-                out = out.replace(part, "[redacted]")
-    return _MASKED.sub("[redacted]", out)
+    """``text`` through the one redaction (:func:`core.messages.redact`), ``secret`` registered with it first."""
+    register_secret(secret)
+    return redact_all(text)
 
 
 def _key(settings: EndpointSettings) -> str:
-    return os.environ.get(settings.key_env, "").strip()
+    """The key, read from its variable; registered with the one redaction before anything can echo it."""
+    key = os.environ.get(settings.key_env, "").strip()
+    register_secret(key)
+    return key
 
 
 def _client(settings: EndpointSettings, *, timeout: float | None = None, max_retries: int | None = None):
     from openai import OpenAI
 
+    redact_logs()  # the client logs headers and bodies at debug level
     return OpenAI(base_url=settings.base_url, api_key=_key(settings) or _NO_KEY,
                   timeout=settings.timeout if timeout is None else timeout,
                   max_retries=settings.max_retries if max_retries is None else max_retries)
 
 
-def _failure(settings: EndpointSettings, exc: BaseException) -> str:
-    """A one-line reason for a failed request, with the key redacted."""
+def _failure(settings: EndpointSettings, exc: BaseException, *, timeout: float | None = None, retries: int | None = None) -> str:
+    """A one-line reason for a failed request (``timeout`` and ``retries``: the request's own, when not the settings'), redacted."""
     import openai
 
     where = f"{settings.base_url}"
     if isinstance(exc, openai.APITimeoutError):
-        reason = f"no answer from {where} in time"
+        seconds = settings.timeout if timeout is None else timeout
+        tries = (settings.max_retries if retries is None else retries) + 1
+        spent = f"{tries} tries, about {tries * seconds:g} s in all" if tries > 1 else "1 try"
+        reason = f"no answer from {where} within {seconds:g} s ({spent}); a slow server needs ${ENDPOINT_TIMEOUT_ENV_VAR} set to more seconds"
     elif isinstance(exc, openai.APIConnectionError):
         reason = f"cannot reach {where} ({type(exc.__cause__).__name__ if exc.__cause__ else 'connection error'})"
     elif isinstance(exc, openai.APIStatusError):
         message = getattr(exc, "message", "") or ""
         unset = not _key(settings)
         hint = (f"; ${settings.key_env} is not set" if unset else f"; is ${settings.key_env} a valid key?") if exc.status_code in (401, 403) else ""
-        reason = f"{where} answered HTTP {exc.status_code}: {message.splitlines()[0][:200] if message else ''}{hint}"
+        said = redact_all(message.strip().splitlines()[0])[:200] if message.strip() else ""  # redacted before the cut: no piece of a key survives it
+        reason = f"{where} answered HTTP {exc.status_code}: {said}{hint}"
     else:
         reason = typed_first_line(exc, 200)
     return redact(reason, _key(settings))
@@ -230,18 +253,34 @@ def check(settings: EndpointSettings) -> str | None:
     import openai
 
     try:
-        listing = _client(settings, timeout=CHECK_TIMEOUT_SECONDS, max_retries=0).models.list()
-        served = [m.id for m in listing.data]
+        raw = _client(settings, timeout=CHECK_TIMEOUT_SECONDS, max_retries=0).models.with_raw_response.list()
+        body, content_type = raw.http_response.content, raw.http_response.headers.get("content-type", "")
     except openai.APIStatusError as exc:
         if exc.status_code in (404, 405):
             return None
         return _failure(settings, exc)
     except Exception as exc:  # noqa: BLE001 - the client raises its own errors and httpx's
-        return _failure(settings, exc)
+        return _failure(settings, exc, timeout=CHECK_TIMEOUT_SECONDS, retries=0)
+    served = _served_models(body, content_type, settings.base_url)
+    if isinstance(served, str):
+        return redact(served, _key(settings))
     if served and settings.model not in served:
         shown = ", ".join(served[:5]) + (", …" if len(served) > 5 else "")
         return redact(f"{settings.base_url} does not serve {settings.model!r} (it serves {shown})", _key(settings))
     return None
+
+
+def _served_models(body: bytes, content_type: str, where: str) -> list[str] | str:
+    """The model ids a ``GET /models`` answer lists, or one line saying what the server returned instead."""
+    try:
+        doc = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        kind = (content_type.split(";")[0].strip() or "no content type") if body.strip() else "an empty body"
+        return f"{where}/models answered with {kind}, not JSON ({len(body)} bytes): is it an OpenAI-compatible endpoint?"
+    data = doc.get("data") if isinstance(doc, dict) else None
+    if not isinstance(data, list):
+        return f"{where}/models answered with {_kind(doc)} in JSON, not an object with a 'data' list of models"
+    return [str(m.get("id")) for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
 
 
 # ---------------------------------------------------------------- tokens
@@ -312,28 +351,121 @@ class EndpointBackend:
         rows = [self._request(texts[i : i + size]) for i in range(0, len(texts), size)]
         if not rows:
             return np.zeros((0, self.dimension or 0), dtype=np.float32)
+        if len({r.shape[1] for r in rows}) > 1:
+            raise EndpointError(f"{self.settings.base_url} returned vectors of {' and '.join(sorted({str(r.shape[1]) for r in rows}))} dimensions in one run")
         return np.concatenate(rows, axis=0)
 
     def _request(self, batch: list[str]) -> np.ndarray:
         extra = {"dimensions": self.settings.dimensions} if self.settings.dimensions else {}
         try:
-            answer = self._client.embeddings.create(model=self.settings.model, input=batch, encoding_format="float", **extra)
+            raw = self._client.embeddings.with_raw_response.create(model=self.settings.model, input=batch, encoding_format="float", **extra)
+            body, content_type = raw.http_response.content, raw.http_response.headers.get("content-type", "")
         except Exception as exc:  # noqa: BLE001 - reported as one line, the key redacted
             raise EndpointError(_failure(self.settings, exc)) from None
-        data = sorted(answer.data, key=lambda d: d.index)
-        if len(data) != len(batch):
-            raise EndpointError(f"{self.settings.base_url} returned {len(data)} embeddings for {len(batch)} texts")
-        vectors = np.asarray([d.embedding for d in data], dtype=np.float32)
-        if vectors.ndim != 2 or not np.isfinite(vectors).all():
-            raise EndpointError(f"{self.settings.base_url} returned embeddings that are not finite rows of numbers")
-        if self.dimension and vectors.shape[1] != self.dimension:
-            raise EndpointError(f"{self.settings.base_url} returned {vectors.shape[1]}-dimensional embeddings, expected {self.dimension}")
+        vectors, usage = parse_answer(body, content_type, len(batch), self.settings.base_url)
+        # Asked for N dimensions, N it must be; otherwise the server's model may change size between runs
+        # (core.models.encode notices against the cached vectors and encodes those again).
+        if self.settings.dimensions and vectors.shape[1] != self.settings.dimensions:
+            raise EndpointError(f"{self.settings.base_url} returned {vectors.shape[1]}-dimensional embeddings, expected {self.settings.dimensions}")
+        try:
+            unit = normalize_rows(vectors)
+        except UnnormalizableRows as exc:
+            # Nothing of this request is kept: a vector with no direction has no cosine, and must not be cached as one.
+            texts = "; ".join(repr(_shown_text(batch[i])) for i in exc.rows[:3]) + (" …" if len(exc.rows) > 3 else "")
+            raise EndpointError(f"{self.settings.base_url} returned {len(exc.rows)} vector(s) that are all zeros or not finite, "
+                                f"which have no direction and no cosine; refused, nothing cached: {texts}") from None
         self.dimension = int(vectors.shape[1])
-        usage = getattr(answer, "usage", None)
-        self.usage_tokens += int(getattr(usage, "total_tokens", 0) or 0) or estimated_tokens(batch)
+        self.usage_tokens += usage or estimated_tokens(batch)
         self.requests += 1
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return (vectors / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return unit.astype(np.float32)
+
+
+def _shown_text(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, in a user's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def parse_answer(body: bytes, content_type: str, n_texts: int, where: str) -> tuple[np.ndarray, int]:
+    """An embeddings answer checked against the protocol: the (n, d) float64 vectors in input order and the tokens reported.
+
+    The answer must be a JSON object whose ``data`` is a list of ``n_texts``
+    objects, each with an integer ``index`` (0..n-1, each once) and an
+    ``embedding`` that is a list of finite numbers, all of one length.
+
+    Args:
+        body: the answer's bytes.
+        content_type: its Content-Type header (named when the body is not JSON).
+        n_texts: the texts sent.
+        where: the base URL, for the message.
+
+    Returns:
+        The vectors (float64: entries past float32's range are kept for
+        :func:`normalize_rows`) and ``usage.total_tokens`` (0 when absent).
+
+    Raises:
+        EndpointError: one line saying what the server returned instead.
+    """
+    said = f"{where} answered with"
+    try:
+        doc = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        kind = (content_type.split(";")[0].strip() or "no content type") if body.strip() else "an empty body"
+        raise EndpointError(f"{said} {kind}, not JSON ({len(body)} bytes): is it an OpenAI-compatible /v1/embeddings endpoint?") from None
+    if not isinstance(doc, dict):
+        raise EndpointError(f"{said} {_kind(doc)} in JSON, not an object with a 'data' list of embeddings")
+    data = doc.get("data")
+    if not isinstance(data, list):
+        what = "no 'data' field" if "data" not in doc else f"'data' that is {_kind(data)}"
+        raise EndpointError(f"{said} {what}, not a list of embeddings")
+    if len(data) != n_texts:
+        raise EndpointError(f"{where} returned {len(data)} embeddings for {n_texts} texts")
+    rows: list[list[float] | None] = [None] * n_texts
+    for position, item in enumerate(data):
+        if not isinstance(item, dict):
+            raise EndpointError(f"{said} {_kind(item)} as item {position} of 'data', not an object with 'index' and 'embedding'")
+        index = item.get("index")
+        if not isinstance(index, int) or isinstance(index, bool):
+            what = "no 'index'" if "index" not in item else f"an 'index' that is {_kind(index)}"
+            raise EndpointError(f"{said} {what} in item {position} of 'data' (each embedding says which text it belongs to)")
+        if not 0 <= index < n_texts or rows[index] is not None:
+            problem = "repeated" if 0 <= index < n_texts else f"out of range for {n_texts} texts"
+            raise EndpointError(f"{said} index {index} in item {position} of 'data', {problem}")
+        vector = item.get("embedding")
+        if isinstance(vector, str):
+            raise EndpointError(f"{said} a string as embedding {index}, not a list of numbers (base64? it was asked for encoding_format=float)")
+        if not isinstance(vector, list) or not vector:
+            what = "no embedding" if "embedding" not in item else ("an empty list" if vector == [] else _kind(vector))
+            raise EndpointError(f"{said} {what} as embedding {index}, not a list of numbers")
+        bad = next((v for v in vector if not isinstance(v, (int, float)) or isinstance(v, bool)), _NONE)
+        if bad is not _NONE:
+            raise EndpointError(f"{said} {_kind(bad)} among the numbers of embedding {index}")
+        if not all(math.isfinite(v) for v in vector):
+            raise EndpointError(f"{said} NaN or an infinity in embedding {index}")
+        rows[index] = vector
+    sizes = sorted({len(r) for r in rows if r is not None})
+    if len(sizes) > 1:
+        raise EndpointError(f"{said} vectors of {' and '.join(map(str, sizes[:4]))} dimensions in one answer")
+    usage = doc.get("usage")
+    tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
+    reported = int(tokens) if isinstance(tokens, (int, float)) and not isinstance(tokens, bool) and math.isfinite(tokens) and tokens > 0 else 0
+    return np.asarray(rows, dtype=np.float64), reported
+
+
+_NONE = object()
 
 
 def settings_digest(settings: EndpointSettings) -> str:

@@ -11,8 +11,9 @@ for the texts about to be encoded (:meth:`ModelRun.model_for`):
   stays for the rest of the run.
 
 A model that cannot load or fails while encoding is recorded in the run's
-``errors`` (one line, :meth:`ModelRun.fail`) and the loop goes on with the
-next one, so one model's failure never stops the others.
+``errors`` (one line, :meth:`ModelRun.fail`, through the one redaction of
+secrets, :func:`core.messages.redact`) and the loop goes on with the next
+one, so one model's failure never stops the others.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.constants import DEVICE_AUTO, DEVICE_CPU
-from core.messages import typed_first_line
+from core.messages import redact, typed_first_line
 from core.models import registry
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, encode_texts
@@ -118,7 +119,7 @@ class ModelRun:
             self._loaded = load(self.name, self.options)
         except ModelUnavailable as exc:
             self.failed = True
-            self.errors[self.name] = str(exc)
+            self.errors[self.name] = redact(exc)
             return None
         self.weights_loaded = True
         self.label = self._loaded.name
@@ -164,7 +165,7 @@ class ModelRun:
         avail = availability(self.name, allow_remote_code=self.options.remote_code(self.name))
         if not avail.available:
             self.failed = True
-            self.errors[self.name] = f"{avail.name}: {avail.reason}"
+            self.errors[self.name] = redact(f"{avail.name}: {avail.reason}")
             return False
         try:
             meta = registry.resolve(self.name)
@@ -172,7 +173,7 @@ class ModelRun:
             onnx_export.resolve_backend(meta, self.options.backend, device)
         except ValueError as exc:
             self.failed = True
-            self.errors[self.name] = f"{self.name}: {exc}"
+            self.errors[self.name] = redact(f"{self.name}: {exc}")
             return False
         return True
 

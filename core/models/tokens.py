@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from core.messages import redact
 from core.models import registry
 from core.models.loading import ModelUnavailable, load_tokenizer, max_seq_length
 from core.words import pretokenizer_words
@@ -190,7 +191,7 @@ def load_tokenizers(names: Sequence[str], loader: Callable[[str], Tokenizer] = l
         try:
             loaded.append((registry.resolve(name).name, loader(name)))
         except (ModelUnavailable, ValueError) as exc:
-            errors[name] = str(exc)
+            errors[name] = redact(exc)
     return loaded, errors
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 import pandas as pd
 
 from core import constants
-from core.messages import first_line, typed_first_line
+from core.messages import first_line, redact, typed_first_line
 from core.models.loading import ModelUnavailable
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.registry import resolve
@@ -289,7 +289,7 @@ def _score_on_ray(staged: Path, work: Path, models: list[str], result: ChunkedRe
                 model, tally = _in_input_order(work / model_folder(name), part, name, result.n_pairs)
                 tally.batch_size = options.batch_size or constants.BATCH_SIZE_BY_DEVICE.get(tally.device, constants.ENCODE_BATCH_SIZE)
             except Exception as exc:  # noqa: BLE001 - a model failing on Ray must not stop the others
-                result.errors[name] = f"{name}: failed on Ray ({_root_cause(exc)})"
+                result.errors[name] = redact(f"{name}: failed on Ray ({_root_cause(exc)})")
                 progress.finish(name)
                 continue
             progress.advance(name, result.n_pairs)

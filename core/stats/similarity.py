@@ -1,6 +1,14 @@
-"""Cosine similarity: ``cos_sim`` for every row of one matrix against every row of another, ``pairwise_cos_sim`` for aligned rows."""
+"""Cosine similarity: ``cos_sim`` for every row of one matrix against every row of another, ``pairwise_cos_sim`` for aligned rows.
+
+``normalize_rows`` is the one safe normalisation of fresh vectors (scaled by
+their largest entry first, in float64; a zero or non-finite row refused):
+the backends and the explanations' forward pass use it before a vector is
+cached or compared.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -8,11 +16,71 @@ from numpy.typing import ArrayLike
 from core.stats._validation import _as_2d
 
 
+class UnnormalizableRows(ValueError):
+    """Rows that have no direction: all zero, or holding NaN or an infinity.
+
+    Attributes:
+        rows: their indices, in order.
+    """
+
+    def __init__(self, rows: Sequence[int], message: str) -> None:
+        super().__init__(message)
+        self.rows = tuple(int(r) for r in rows)
+
+
+def _unit_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(float64 rows scaled to unit L2 norm, mask of rows that cannot be: zero or not finite).
+
+    Each row is divided by its largest absolute entry before its norm is
+    taken, so entries near 1e19 (whose squares overflow float32) or 1e-40
+    (whose squares underflow) keep their direction; a row that cannot be
+    scaled is left as zeros.
+    """
+    rows = np.asarray(matrix, dtype=np.float64)
+    finite: np.ndarray = np.asarray(np.isfinite(rows).all(axis=1))
+    safe = np.where(finite[:, None], rows, 0.0)
+    peak = np.abs(safe).max(axis=1, keepdims=True) if safe.shape[1] else np.zeros((safe.shape[0], 1))
+    scaled = safe / np.where(peak > 0.0, peak, 1.0)
+    norms = np.linalg.norm(scaled, axis=1, keepdims=True)
+    bad = ~finite | (norms[:, 0] == 0.0)
+    return scaled / np.where(norms > 0.0, norms, 1.0), bad
+
+
+def normalize_rows(matrix: ArrayLike) -> np.ndarray:
+    """Each row scaled to unit L2 norm, safely: the one normalisation of fresh vectors.
+
+    The row is first divided by its largest absolute entry, then by its norm,
+    in float64, so vectors whose entries overflow or underflow when squared
+    in float32 (about 1e19 and up, or 1e-40) keep their direction instead of
+    becoming zero vectors.
+
+    Args:
+        matrix: vectors of shape ``(n, d)``.
+
+    Returns:
+        ``(n, d)`` float64 rows of unit norm.
+
+    Raises:
+        UnnormalizableRows: a row is all zeros or holds NaN or an infinity
+            (``rows`` names them): it has no direction, and no cosine of it means anything.
+        ValueError: ``matrix`` is not 2-D.
+    """
+    rows = np.asarray(matrix, dtype=np.float64)
+    if rows.ndim != 2:
+        raise ValueError(f"matrix must be 2-D (n, d), got shape {rows.shape}")
+    unit, bad = _unit_rows(rows)
+    if bad.any():
+        which = np.flatnonzero(bad)
+        zero = [int(i) for i in which if np.isfinite(rows[i]).all()]
+        kind = "all zeros" if len(zero) == len(which) else ("not finite" if not zero else "all zeros or not finite")
+        raise UnnormalizableRows([int(i) for i in which], f"{len(which)} of {len(rows)} vector(s) are {kind} (row(s) {', '.join(map(str, which[:5]))}): they have no direction")
+    return unit
+
+
 def _normalize_rows(matrix: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    # A zero vector has no direction; dividing by 1 keeps it zero, so its
-    # cosine with anything is 0 instead of nan.
-    return matrix / np.where(norms == 0.0, 1.0, norms)
+    # A zero vector has no direction; it stays zero, so its cosine with anything
+    # is 0 instead of nan (inputs here are already checked finite).
+    return _unit_rows(matrix)[0]
 
 
 def cos_sim(a: ArrayLike, b: ArrayLike) -> np.ndarray:

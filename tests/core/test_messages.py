@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from core.messages import first_line, typed_first_line
 
 
@@ -22,3 +24,38 @@ def test_typed_first_line_names_the_type_and_cuts_the_line():
     assert typed_first_line(ValueError("no such file\ntraceback noise")) == "ValueError: no such file"
     assert typed_first_line(ValueError("y" * 400)) == "ValueError: " + "y" * 300
     assert typed_first_line(ValueError("abcdef"), limit=2) == "ValueError: ab"
+
+
+# ------------------------------------------------------------------ the one redaction
+from core.messages import REDACTED, redact, register_secret  # noqa: E402
+
+KEY = "sk-msgcanary-4d7e1a9b0c3f"
+
+
+def test_a_registered_key_is_removed_whole_halved_encoded_and_from_one_line_errors():
+    register_secret(KEY)
+    half = len(KEY) // 2
+    for spelled in (KEY, KEY.upper(), KEY[:half], KEY[half:], "".join(f"%{b:02X}" for b in KEY.encode())):
+        assert KEY[:half].lower() not in redact(f"echo {spelled}!").lower() and KEY[half:].lower() not in redact(f"echo {spelled}!").lower()
+    exc = ValueError(f"could not convert string to float: 'Bearer {KEY}'")
+    assert first_line(exc) == f"could not convert string to float: 'Bearer {REDACTED}'"
+    # Cut after redacting: a 40-character cut inside the key leaves no piece of it.
+    assert KEY[:10] not in first_line(ValueError("x" * 30 + KEY), 40)
+
+
+@pytest.mark.parametrize(("text", "gone"), [
+    ("Authorization: Bearer abc.def-ghi_123", "abc.def-ghi_123"),
+    ('{"authorization": "Basic dXNlcjpwYXNz"}', "dXNlcjpwYXNz"),
+    ("retry at http://admin:pw-1234@proxy/v1", "pw-1234"),
+    ("cannot reach http://user%3Apw-1234%40host/v1", "pw-1234"),
+    ("see http%3A%2F%2Fadmin%3Apw-1234%40proxy%2Fv1", "pw-1234"),
+    ("Incorrect API key provided: sk-proj-********************abcd.", "abcd"),
+    ("an unregistered sk-live0123456789abcdef key", "sk-live0123456789abcdef"),
+])
+def test_tokens_url_credentials_and_masked_keys_are_removed_unregistered(text, gone):
+    assert gone not in redact(text) and REDACTED in redact(text)
+
+
+@pytest.mark.parametrize("text", ["p < 0.001 ***", "***NOTE*** read this", "token counts are estimates", "authorization: pending approval", "http://127.0.0.1:8000/v1", "a basic sentence"])
+def test_ordinary_text_is_left_alone(text):
+    assert redact(text) == text

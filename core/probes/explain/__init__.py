@@ -11,7 +11,7 @@
 from core.probes.explain.gradients import integrated_gradients
 from core.probes.explain.layers import layer_cosines, oov_layer_curves, oov_layer_report, pair_layer_cosines, pooled_layers
 from core.probes.explain.occlusion import occlusion
-from core.probes.explain.pair import explain_pair, method_for
+from core.probes.explain.pair import explain_pair, method_for, not_explainable
 from core.probes.explain.result import TABLE_COLUMNS, Completeness, Explanation, by_word, top_units
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "integrated_gradients",
     "layer_cosines",
     "method_for",
+    "not_explainable",
     "occlusion",
     "oov_layer_curves",
     "oov_layer_report",

@@ -23,6 +23,7 @@ import numpy as np
 
 from core.models.loading import LoadedModel
 from core.models.onnx_export import padded_ids
+from core.stats.similarity import normalize_rows
 
 _BATCH = 32
 
@@ -67,8 +68,7 @@ def embed_ids(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
     else:
         texts = [model.tokenizer.decode(list(r), skip_special_tokens=True) for r in rows]
         out = np.asarray(model.backend.embed(texts), dtype=np.float32)
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return (out / np.clip(norms, 1e-12, None)).astype(np.float32)
+    return normalize_rows(out).astype(np.float32)  # the one safe normalisation; a row with no direction is refused
 
 
 

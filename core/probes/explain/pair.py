@@ -2,17 +2,38 @@
 
 Integrated gradients need a torch model; an ONNX model asked for them is
 explained by occlusion instead, and the returned note says so (the CLI prints
-it, the page shows it).
+it, the page shows it).  An endpoint's model cannot be explained here at all
+(:func:`not_explainable` says why).
 """
 
 from __future__ import annotations
 
 from core import constants
 from core.models.loading import LoadedModel
+from core.models.registry import SOURCE_ENDPOINT, resolve
 from core.probes.explain.forward import is_torch
 from core.probes.explain.gradients import integrated_gradients
 from core.probes.explain.occlusion import occlusion
 from core.probes.explain.result import Explanation
+
+
+def not_explainable(name: str) -> str | None:
+    """Why ``name`` cannot be explained here (a model served by an endpoint), or None.
+
+    Both methods need the model's own tokenizer on this machine (which tokens to
+    remove, or to integrate over) and gradients or many cheap forward passes;
+    an endpoint keeps its tokenizer and weights on its server and answers only
+    vectors of whole texts, each one a paid request.
+    """
+    try:
+        endpoint = resolve(name).source == SOURCE_ENDPOINT
+    except ValueError:
+        return None
+    if not endpoint:
+        return None
+    return (f"{name} is served by an endpoint, so it cannot be explained here: explanations need the model's own tokenizer "
+            "(which tokens to remove) and its weights (gradients), and an endpoint keeps both on its server and only returns "
+            "vectors of whole texts; explain a local model instead")
 
 
 def method_for(model: LoadedModel, method: str) -> tuple[str, str | None]:
@@ -53,8 +74,12 @@ def explain_pair(
         The explanation and a note when the method used is not the one asked.
 
     Raises:
-        ValueError: for an unknown method or unit, an empty sentence, bad steps or baseline.
+        ValueError: for an unknown method or unit, an empty sentence, bad steps or baseline,
+            or a model served by an endpoint (:func:`not_explainable`).
     """
+    reason = not_explainable(model.name)
+    if reason:
+        raise ValueError(reason)
     used, note = method_for(model, method)
     if used == constants.METHOD_IG:
         return integrated_gradients(model, text_a, text_b, steps=steps, baseline=baseline), note

@@ -219,7 +219,7 @@ _WRITER = textwrap.dedent(
     i = 0
     while True:
         texts = [f"text {i} {j}" for j in range(batch)]
-        cache.put_many("writer@rev|", texts, np.full((batch, 384), i, dtype=np.float32))
+        cache.put_many("writer@rev|", texts, np.full((batch, 384), i + 1, dtype=np.float32))  # never zeros: those are not stored
         i += 1
         if i == 5:
             print("writing", flush=True)
@@ -255,6 +255,6 @@ def test_killed_writer_leaves_a_readable_database(tmp_path, no_cache_warnings):
     texts = [f"text {i} {j}" for i in range(5) for j in range(50)]
     got = cache.get_many("writer@rev|", texts)
     assert len(got) == 250
-    assert float(got["text 4 49"][0]) == 4.0
+    assert float(got["text 4 49"][0]) == 5.0
     cache.put_many("writer@rev|", ["after the crash"], _vectors(1, 384))
     cache.close()

@@ -161,3 +161,21 @@ def test_long_text_is_reported_truncated(minilm):
     truncations = result.truncations()
     assert truncations["text"].tolist() == [long_text]
     assert (truncations["n_tokens"] > truncations["max_tokens"]).all()
+
+
+def test_a_local_backend_giving_a_zero_vector_is_refused_naming_the_text_and_nothing_is_cached(fresh_cache, minilm):
+    """The one safe normalisation refuses a row with no direction; encode_texts names its text and caches nothing of the batch."""
+    from core.models import backends
+
+    class ZeroForOne:
+        tokenizer, max_seq_length, dimension, batch_size = minilm.tokenizer, 256, 2, 8
+
+        def embed(self, texts, batch_size=None):
+            return backends._l2_normalize(np.array([[0.0, 0.0] if t.endswith("nothing") else [3.0, 4.0] for t in texts]))
+
+    model = dataclasses.replace(minilm, backend=ZeroForOne(), fingerprint="test:zero-for-one")
+    with pytest.raises(ValueError, match=r"all zeros or not finite.*refused, nothing cached: 'says nothing'"):
+        encode_texts(model, ["says something", "says nothing"], fresh_cache)
+    assert fresh_cache.get_many(model.cache_key, ["says something", "says nothing"]) == {}
+    vectors, _ = encode_texts(model, ["says something"], fresh_cache)
+    np.testing.assert_allclose(vectors["says something"], [0.6, 0.8], rtol=1e-6)

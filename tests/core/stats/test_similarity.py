@@ -1,0 +1,38 @@
+"""The one safe normalisation of fresh vectors (``normalize_rows``) and the cosines built on it, against hand computation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.stats.similarity import UnnormalizableRows, cos_sim, normalize_rows, pairwise_cos_sim
+
+
+def test_rows_whose_squares_overflow_or_underflow_float32_keep_their_direction():
+    # By hand: (3, 4) / 5 whatever the scale; float32 squares of 3e19 overflow to inf and of 1e-40 underflow to 0.
+    rows = np.array([[3e19, 4e19], [3e-40, 4e-40], [3.0, 4.0], [-6e30, 8e30]], dtype=np.float64)
+    np.testing.assert_allclose(normalize_rows(rows), [[0.6, 0.8], [0.6, 0.8], [0.6, 0.8], [-0.6, 0.8]], rtol=1e-12)
+    as_float32 = np.array([[3e19, 4e19]], dtype=np.float32)
+    with np.errstate(over="ignore"):
+        assert not np.isfinite(np.linalg.norm(as_float32))  # what the old normalisation divided by
+    np.testing.assert_allclose(normalize_rows(as_float32), [[0.6, 0.8]], rtol=1e-6)
+
+
+def test_values_past_float64_squares_still_normalise():
+    rows = np.array([[1e200, 1e200, 0.0]])
+    np.testing.assert_allclose(normalize_rows(rows), [[2**-0.5, 2**-0.5, 0.0]], rtol=1e-12)
+
+
+@pytest.mark.parametrize(("row", "kind"), [([0.0, 0.0], "all zeros"), ([-0.0, 0.0], "all zeros"), ([np.nan, 1.0], "not finite"), ([np.inf, 1.0], "not finite")])
+def test_a_row_with_no_direction_is_refused_and_named(row, kind):
+    with pytest.raises(UnnormalizableRows, match=kind) as info:
+        normalize_rows(np.array([[1.0, 2.0], row, [2.0, 1.0]]))
+    assert info.value.rows == (1,)
+
+
+def test_the_cosines_agree_with_hand_computation_at_extreme_scales():
+    a, b = np.array([[3e19, 4e19, 0.0]]), np.array([[4e19, 3e19, 1e19]])
+    expected = 24 / (5 * np.sqrt(26))  # (12 + 12 + 0) / (5 * sqrt(16 + 9 + 1))
+    assert cos_sim(a, b)[0, 0] == pytest.approx(expected, abs=1e-12)
+    assert pairwise_cos_sim(a * 1e-59, b * 1e-59)[0] == pytest.approx(expected, abs=1e-12)
+    assert cos_sim([0.0, 0.0, 0.0], [1.0, 0.0, 0.0])[0, 0] == 0.0  # cos_sim keeps its rule: a zero row scores 0 with anything
