@@ -5,10 +5,14 @@ For each model, the judged queries are encoded once; the corpus is read
 encoded through the embedding cache (whose memory is emptied after each
 chunk), scored against every query, and merged into each query's running
 top ``depth`` passages.  Only ``(n_queries, depth + chunk_rows)`` scores are
-held at once, so a corpus larger than memory runs.  Ties are resolved against
-the retriever (:func:`core.probes.retrieval.metrics.rank_order`).  The
-figures are trec_eval's (``pytrec_eval`` gives the same on a run without
-ties): recall@k is the share of a query's relevant passages in its top k.
+held at once, so a corpus larger than memory runs.  Exact ties (a passage
+text that occurs twice scores twice alike) are broken as trec_eval breaks
+them, by passage id in descending string order
+(:func:`core.probes.retrieval.metrics.rank_order`), so every figure equals
+``pytrec_eval``'s on the same scores; ``tied_queries`` counts the queries
+whose figures that rule decided (a run of ties reaching into the top 10 that
+mixes relevant and other passages, seen over each query's top 20).  recall@k
+is the share of a query's relevant passages in its top k.
 
 With ``variants=True`` the perturbation rules (:func:`core.probes.perturb.perturb`)
 make contradicting variants of each judged relevant passage, and the run
@@ -32,11 +36,11 @@ from core.models.encode import EncodeReport, embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ModelRun, ProgressFn, model_runs
 from core.probes.retrieval.corpus import CORPUS_RATE_COLUMNS, corpus_rates, variants_of
-from core.probes.retrieval.metrics import ir_metrics, rank_order
+from core.probes.retrieval.metrics import judged_figures, rank_order
 
 RANKING_COLUMNS = [
     constants.COL_MODEL, constants.COL_N_QUERIES, constants.COL_N_PASSAGES, *constants.COL_IR_RECALL_AT.values(),
-    constants.COL_MRR_AT, constants.COL_NDCG_AT,
+    constants.COL_MRR_AT, constants.COL_NDCG_AT, constants.COL_TIED_QUERIES,
 ]
 
 
@@ -47,7 +51,8 @@ class BeirResult:
     Attributes:
         ranks: one row per model and query: query_id, query, the per-query
             figures, top1_id, top1 (text), top1_score (its cosine).
-        ranking: model, n_queries, n_passages, recall_at_1/5/10, mrr_at_10, ndcg_at_10.
+        ranking: model, n_queries, n_passages, recall_at_1/5/10, mrr_at_10, ndcg_at_10,
+            tied_queries (queries whose figures the tie rule decided; ``tie_decided`` per query in ``ranks``).
         variant_pairs: with ``variants``: one row per model, query, relevant
             passage and variant: query, original, mode, rule, variant,
             score_original, score_variant, outranks.
@@ -134,7 +139,7 @@ class _TopK:
         all_gains = np.concatenate([self.gains, gains], axis=1)
         all_ids = np.concatenate([self.ids, np.broadcast_to(np.array(ids, dtype=object), (n, len(ids)))], axis=1)
         all_texts = np.concatenate([self.texts, np.broadcast_to(np.array(texts, dtype=object), (n, len(texts)))], axis=1)
-        order = rank_order(all_scores, all_gains)[:, :depth]
+        order = rank_order(all_scores, all_ids)[:, :depth]
         take = lambda a: np.take_along_axis(a, order, axis=1)  # noqa: E731 - four arrays, one indexing
         return _TopK(take(all_scores), take(all_gains), take(all_ids), take(all_texts))
 
@@ -189,7 +194,8 @@ def run_beir(
         raise ValueError("give at least one model")
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
-    depth = max(*constants.IR_RECALL_KS, constants.IR_CUTOFF)
+    # Twice the deepest cut-off: a run of ties that straddles the 10th passage is seen beyond it (decided_ties).
+    depth = 2 * max(*constants.IR_RECALL_KS, constants.IR_CUTOFF)
     qids = list(folder.queries)
     qrels = [folder.qrels[q] for q in qids]
     errors: dict[str, str] = {}
@@ -226,12 +232,14 @@ def run_beir(
             run.note(chunk.fraction, f"{run.label}: ranked {n_passages:,} passages")
         if failed:
             continue
-        figures = ir_metrics(top.gains, [np.array(list(q.values()), dtype=float) for q in qrels])
+        figures = judged_figures(top.scores, top.gains, [np.array(list(q.values()), dtype=float) for q in qrels])
         ranks.append(pd.DataFrame({constants.COL_MODEL: run.label, "query_id": qids, constants.COL_QUERY: [folder.queries[q] for q in qids],
                                    **figures, "top1_id": top.ids[:, 0], "top1": top.texts[:, 0],
                                    "top1_score": top.scores[:, 0]}))
+        tied = int(figures.pop(constants.COL_TIE_DECIDED).sum())
         means = {k: float(v.mean()) for k, v in figures.items()}
-        rows.append({constants.COL_MODEL: run.label, constants.COL_N_QUERIES: len(qids), constants.COL_N_PASSAGES: n_passages, **means})
+        rows.append({constants.COL_MODEL: run.label, constants.COL_N_QUERIES: len(qids), constants.COL_N_PASSAGES: n_passages, **means,
+                     constants.COL_TIED_QUERIES: tied})
         if variants:
             made = _variant_rows(run, [folder.queries[q] for q in qids], qrels, relevant)
             if made is not None:

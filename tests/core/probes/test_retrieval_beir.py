@@ -104,3 +104,56 @@ def test_variants_of_relevant_passages_outrank_them_as_the_cosines_say(folder, m
                                                      for q, p in zip(tops["text_a"], tops["text_b"], strict=True)], abs=1e-6)
     assert (tops["category"] == "positive").tolist() == (out.ranks["mrr_at_10"] == 1.0).tolist()
     assert variants["cosine"].tolist() == pairs["score_variant"].tolist() and variants["category"].tolist() == pairs["mode"].tolist()
+
+
+def _write_beir(folder, corpus: dict[str, str], queries: dict[str, str], qrels: list[tuple[str, str, int]]):
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in corpus.items()))
+    (folder / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in queries.items()))
+    (folder / "qrels").mkdir()
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{r}\n" for q, d, r in qrels))
+    return read_beir(folder)
+
+
+def test_duplicate_passages_give_pytrec_evals_figures_and_are_counted(tmp_path, minilm):
+    """Issue 37.7: a text held twice ties exactly; ties are broken as trec_eval breaks them (id, descending), so the figures equal pytrec_eval's."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    corpus = {
+        "d1": "A man is performing music.", "d2": "A man is performing music.",  # one judged, one not: d2 ranks first
+        "d9": "Someone is outside.", "d10": "Someone is outside.",  # "d9" > "d10" as strings: the judged d9 ranks first
+        "d3": "People are reading.", "d4": "A kid is on a bike.", "d5": "The stage is empty and silent.",
+    }
+    queries = {"q1": "A man in a blue shirt is playing a guitar on a small stage.", "q2": "An old man is feeding pigeons in the park.",
+               "q3": "Two children are reading books in a library."}
+    qrels = [("q1", "d1", 1), ("q2", "d9", 1), ("q3", "d3", 1)]
+    folder = _write_beir(tmp_path / "dupes", corpus, queries, qrels)
+    result = run_beir(folder, [MINILM_L6], chunk_rows=3)
+    from core.models.encode import embedding_matrix, encode_texts
+
+    vectors, _ = encode_texts(minilm, [*corpus.values(), *queries.values()], None)
+    scores = np.clip(embedding_matrix(vectors, list(queries.values())).astype(np.float64) @ embedding_matrix(vectors, list(corpus.values())).astype(np.float64).T, -1, 1)
+    run = {q: {d: float(s) for d, s in zip(corpus, row, strict=True)} for q, row in zip(queries, scores, strict=True)}
+    judged = {q: {d: r for qq, d, r in qrels if qq == q} for q in queries}
+    full = pytrec_eval.RelevanceEvaluator(judged, {"recall.1,5,10", "ndcg_cut.10", "recip_rank"}).evaluate(run)
+    ranks = result.ranks.set_index("query_id")
+    for q in queries:
+        for k in (1, 5, 10):
+            assert ranks.loc[q, f"recall_at_{k}"] == pytest.approx(full[q][f"recall_{k}"], abs=1e-9)
+        assert ranks.loc[q, "ndcg_at_10"] == pytest.approx(full[q]["ndcg_cut_10"], abs=1e-9)
+        assert ranks.loc[q, "mrr_at_10"] == pytest.approx(full[q]["recip_rank"], abs=1e-9)
+    assert ranks.loc["q1", "top1_id"] == "d2" and ranks.loc["q1", "recall_at_1"] == 0.0  # d2 > d1: the unjudged copy first
+    assert ranks.loc["q2", "top1_id"] == "d9" and ranks.loc["q2", "recall_at_1"] == 1.0  # "d9" > "d10"
+    assert ranks[constants.COL_TIE_DECIDED].tolist() == [True, True, False]
+    assert result.ranking[constants.COL_TIED_QUERIES].iloc[0] == 2
+
+
+def test_tie_rule_and_count_by_hand():
+    from core.probes.retrieval.metrics import decided_ties, rank_order
+
+    scores = np.array([[0.5, 0.5, 0.9, 0.1], [0.5, 0.5, 0.9, 0.1]])
+    order = rank_order(scores, np.array(["d10", "d9", "a", "b"]))
+    assert order.tolist() == [[2, 1, 0, 3], [2, 1, 0, 3]]
+    ranked = np.take_along_axis(scores, order, axis=1)
+    gains = np.take_along_axis(np.array([[1.0, 0, 0, 0], [1.0, 1, 0, 0]]), order, axis=1)
+    assert decided_ties(ranked, gains).tolist() == [True, False]  # copies of equal relevance decide nothing
+    assert decided_ties(ranked, gains, depth=1).tolist() == [False, False]  # the tie starts below the top 1
