@@ -396,9 +396,8 @@ def _finish(args, result, frames: dict[str, pd.DataFrame], doc: dict[str, Any], 
 
 
 def _cmd_triples(args) -> int:
-    from core.probes.retrieval.triples import run_triples
-
     from core.history.sources import mitigation_settings
+    from core.probes.retrieval.triples import run_triples
 
     triples = _load_triples(args)
     models = models_arg(args.models)
