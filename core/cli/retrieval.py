@@ -39,9 +39,6 @@ EXAMPLES = (
     "python -m core retrieval --triples nli-triples.csv --query premise --positive entailed --negative contradicted",
     "python -m core retrieval --beir scifact/ --split test --out results/",
 )
-# Said in one line wherever a BEIR folder meets the mitigations (CLI and page).
-BEIR_NO_MITIGATIONS = ("--mitigate does not apply to --beir: a mitigation rescores the whole corpus at once (BM25's word statistics, the "
-                       "guard's rival passages, the fusion's ranks) and a BEIR corpus is streamed in chunks; run them on the same rows as --triples")
 
 
 def register(subparsers) -> None:
@@ -67,7 +64,8 @@ def register(subparsers) -> None:
     p.add_argument("--split", default=None, help="--beir: the qrels split (default: test)")
     p.add_argument("--beir-variants", action="store_true", help="--beir: also make contradicting variants of each relevant passage with the "
                                                                  "perturbation rules and report how often one outranks it")
-    p.add_argument("--mitigate", metavar="LIST", help="comma list: bm25, bm25-weighted:W, guard, calibrated, reranker:ID")
+    p.add_argument("--mitigate", metavar="LIST", help="comma list: bm25, bm25-weighted:W, guard, calibrated, reranker:ID; on the suite, a pairs "
+                                                     "file, corpus mode, --triples and --beir (a corpus of up to 50,000 passages)")
     p.add_argument("--out", metavar="DIR", help="write every table as CSV and summary.json here")
     p.add_argument("--seed", type=int, default=constants.BOOTSTRAP_SEED, help="seed of the bootstrap intervals (default %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
@@ -84,12 +82,10 @@ def _check_args(args) -> None:
         raise CliError(f"{', '.join(column_flags)} name(s) the columns of a --triples FILE; give one")
     if (args.split is not None or args.beir_variants) and args.beir is None:
         raise CliError(f"{'--split' if args.split is not None else '--beir-variants'} needs a --beir DIR; give one")
-    if args.beir is not None and args.mitigate:
-        raise CliError(BEIR_NO_MITIGATIONS)
     for flag, value in (("--triples", args.triples), ("--beir", args.beir)):
         if value is None:
             continue
-        # A triples file takes --mitigate (issue 25: every mitigation measured on the user's data).
+        # A triples file and a BEIR folder take --mitigate (issue 25: every mitigation measured on the user's data).
         others = [f for f, v in (("--suite", args.suite), ("--corpus", args.corpus), ("--queries", args.queries),
                                  ("--triples", args.triples), ("--beir", args.beir)) if v and f != flag]
         if others:
@@ -419,19 +415,22 @@ def _record(args, name: str, result, settings: dict[str, Any], sources: list[str
 
 def _print_beir(result) -> None:
     with pd.option_context("display.width", 220, "display.max_columns", 30, "display.float_format", "{:.4f}".format):
-        rk = result.ranking
+        rk = result.ranking[result.ranking[constants.COL_MITIGATION] == constants.MITIGATION_NONE].drop(columns=[constants.COL_MITIGATION])
         print("== BEIR ranking: recall@k (share of each query's relevant passages in its top k), MRR@10, nDCG@10 from the qrels; "
               "exact ties broken by passage id as trec_eval does, tied_queries: queries whose figures that decided ==")
         print(rk.assign(model=rk[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
         if not result.variant_pairs.empty:
             vr = result.variant_rates.drop(columns=[constants.COL_MITIGATION])
-            print("\n== contradicting variants of each relevant passage: how often one outranks it (lower is better) ==")
+            print("\n== contradicting variants of each relevant passage: how often one outranks it (lower is better; the plain cosine's) ==")
             print(vr.assign(model=vr[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
+        if len(result.mitigations) > 1:
+            _print_before_after(result.summary(), "each mitigation rescored the whole corpus; recall@1 with the queries it gained and lost")
 
 
 def _cmd_beir(args) -> int:
     from core.files.beir import CORPUS_FILE, DEFAULT_SPLIT, QRELS_FOLDER, QUERIES_FILE, read_beir
     from core.files.errors import PairsFileError
+    from core.history.sources import mitigation_settings
     from core.probes.retrieval.beir import run_beir
 
     split = args.split or DEFAULT_SPLIT
@@ -441,18 +440,22 @@ def _cmd_beir(args) -> int:
             for note in folder.notes:
                 print(f"note: {note}", file=sys.stderr)
         models = models_arg(args.models)
-        result = run_beir(folder, models, variants=args.beir_variants, **_run_kwargs(args))
+        mitigations = _mitigations(args, models)
+        result = run_beir(folder, models, variants=args.beir_variants, mitigations=mitigations, **_run_kwargs(args))
     except PairsFileError as exc:
         raise CliError(str(exc)) from exc
     doc: dict[str, Any] = {
         "seed": args.seed, "errors": dict(result.errors), "beir": str(args.beir), "split": split, "n_queries": len(folder.queries),
-        "models": result.models, "ranking": _records(result.ranking), "seconds": round(result.seconds, 3),
+        "models": result.models, "mitigations": result.mitigations, "ranking": _records(result.ranking), "seconds": round(result.seconds, 3),
     }
+    if len(result.mitigations) > 1:
+        doc["before_after"] = _records(result.summary())
     if args.beir_variants:
         doc["variant_rates"] = _records(result.variant_rates)
     if result.models:
         beir = Path(folder.folder)
-        _record(args, beir.name or str(beir), result, {"mode": "beir", "split": split, "variants": bool(args.beir_variants), "mitigations": []},
+        _record(args, beir.name or str(beir), result, {"mode": "beir", "split": split, "variants": bool(args.beir_variants),
+                                                       "mitigations": mitigation_settings(mitigations)},
                 [str(beir / CORPUS_FILE), str(beir / QUERIES_FILE), str(beir / QRELS_FOLDER / f"{split}.tsv")])
     return _finish(args, result, result.frames(), doc, _print_beir)
 

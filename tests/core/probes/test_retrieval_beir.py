@@ -157,3 +157,49 @@ def test_tie_rule_and_count_by_hand():
     gains = np.take_along_axis(np.array([[1.0, 0, 0, 0], [1.0, 1, 0, 0]]), order, axis=1)
     assert decided_ties(ranked, gains).tolist() == [True, False]  # copies of equal relevance decide nothing
     assert decided_ties(ranked, gains, depth=1).tolist() == [False, False]  # the tie starts below the top 1
+
+
+class _Negate:
+    name = "negate"
+
+    def rescore(self, queries, passages, dense, *, model):
+        return -np.asarray(dense)
+
+
+class _FilterAll:
+    name = "filter-all"
+
+    def rescore(self, queries, passages, dense, *, model):
+        return np.full(np.shape(dense), -np.inf)
+
+
+def test_mitigations_rescore_the_whole_corpus_and_equal_pytrec_eval_on_their_scores(folder, minilm):
+    """Issue 37.12 / 33.5: the mitigations apply to a BEIR folder; a filtered passage is not retrieved."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    out = run_beir(folder, [MINILM_L6], chunk_rows=7, mitigations=[_Negate(), _FilterAll()])
+    assert out.mitigations == [constants.MITIGATION_NONE, "negate", "filter-all"] and out.models == [MINILM_L6]
+    from core.models.encode import embedding_matrix, encode_texts
+
+    chunk = next(iter(folder.corpus_chunks(1000)))
+    qids = list(folder.queries)
+    vectors, _ = encode_texts(minilm, [*chunk.texts, *folder.queries.values()], None)
+    scores = embedding_matrix(vectors, [folder.queries[q] for q in qids]).astype(np.float64) @ embedding_matrix(vectors, chunk.texts).astype(np.float64).T
+    run = {q: {d: float(-np.clip(s, -1, 1)) for d, s in zip(chunk.ids, row, strict=True)} for q, row in zip(qids, scores, strict=True)}
+    full = pytrec_eval.RelevanceEvaluator(folder.qrels, {"recall.1,5,10", "ndcg_cut.10", "recip_rank"}).evaluate(run)
+    ranks = out.ranks[out.ranks[constants.COL_MITIGATION] == "negate"].set_index("query_id")
+    for q in qids:
+        assert ranks.loc[q, "recall_at_10"] == pytest.approx(full[q]["recall_10"], abs=1e-9)
+        assert ranks.loc[q, "ndcg_at_10"] == pytest.approx(full[q]["ndcg_cut_10"], abs=1e-9)
+    summary = out.summary().set_index(constants.COL_MITIGATION)
+    filtered, none = summary.loc["filter-all"], summary.loc[constants.MITIGATION_NONE]
+    assert filtered["recall_at_10"] == 0 and filtered["recall_lost"] == round(none["recall_at_1"] * none[constants.COL_N_QUERIES])
+    assert (none["recall_gained"], none["recall_lost"]) == (0, 0)
+    assert len(out.history_pairs("nli")) == len(qids)  # the history keeps the model's own top passages
+
+
+def test_cli_beir_mitigate(minilm, capsys):
+    assert cli.main(["retrieval", "--beir", str(BEIR), "--models", MINILM_L6, "--mitigate", "bm25", "--json", "--quiet"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["mitigation"] for r in doc["before_after"]] == [constants.MITIGATION_NONE, constants.MITIGATION_BM25_RRF]
+    assert all(v is not None for r in doc["before_after"] for v in r.values())
+    assert {"recall_gained", "recall_lost", "tied_queries"} <= set(doc["before_after"][1])
