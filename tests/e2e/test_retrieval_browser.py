@@ -74,6 +74,8 @@ def test_run_the_suite_and_see_win_rates_and_the_random_line(page, server):
     table.columns = [str(c).replace(" ", "_") for c in table.columns]
     assert list(table["mitigation"]) == [constants.MITIGATION_LABELS[m] for m in (constants.MITIGATION_NONE, constants.MITIGATION_BM25_RRF, constants.MITIGATION_GUARD)]
     assert {"paraphrases_lost", "correct_lost", "ms_per_query"} <= set(table.columns)
+    # Issue 37.8/37.9: ties, and what each mitigation fixed and broke, beside its win rate.
+    assert {"ties", "fixed", "broken", "correct_gained"} <= set(table.columns)
 
     E.section_screenshot(page, "readme-retrieval", "Adversarial win rate", "In-corpus ranking")
     E.section_screenshot(page, "readme-retrieval-mitigations", "Mitigations: before and after", "Per group")

@@ -266,7 +266,9 @@ def run_beir(
     qrels = [folder.qrels[q] for q in qids]
     errors: dict[str, str] = {}
     reports: dict[str, EncodeReport] = {}
-    ranks, rows, variant_rows = [], [], []
+    ranks: list[pd.DataFrame] = []
+    rows: list[dict] = []
+    variant_rows: list[dict] = []
     judged = {d for q in qrels for d in q}
     for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
         # Each chunk is served from the cache when it can be: the weights load at the first chunk that needs them.

@@ -209,8 +209,8 @@ def _rescored_win_rows(dense: pd.DataFrame, vectors: dict[str, np.ndarray], miti
         score_p[rows] = scores[[at[t] for t in part[constants.COL_POSITIVE]]]
         score_n[rows] = scores[[at[t] for t in part[constants.COL_NEGATIVE]]]
     both = np.isfinite(score_p) & np.isfinite(score_n)
-    out = dense.assign(**{constants.COL_MITIGATION: mitigation.name, "score_positive": score_p, "score_negative": score_n,
-                          "margin": np.where(both, score_n - score_p, np.nan)})
+    out = dense.assign(score_positive=score_p, score_negative=score_n, margin=np.where(both, score_n - score_p, np.nan))
+    out[constants.COL_MITIGATION] = mitigation.name
     out[constants.COL_WIN] = score_n > score_p
     out[constants.COL_TIE] = score_n == score_p
     return out
