@@ -37,9 +37,8 @@ from core.models.encode import EncodeReport, embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ModelRun, ProgressFn, model_runs
 from core.probes.retrieval.corpus import CORPUS_RATE_COLUMNS, corpus_rates, variants_of
-from core.probes.retrieval.metrics import judged_figures, rank_order
+from core.probes.retrieval.metrics import flips, judged_figures, rank_order
 from core.probes.retrieval.rescoring import check_names, checked_scores, record_failure
-from core.probes.retrieval.tables import flips
 
 if TYPE_CHECKING:
     from core.probes.retrieval.mitigations import Mitigation

@@ -260,6 +260,21 @@ def mcnemar_exact(outcome_a: ArrayLike, outcome_b: ArrayLike) -> McNemar:
     return McNemar(a_only, b_only, float(binomtest(a_only, a_only + b_only, 0.5).pvalue))
 
 
+def flips(before: np.ndarray, after: np.ndarray) -> tuple[int, int]:
+    """(fixed, broken): units that succeed after and did not before, and the reverse.
+
+    Args:
+        before, after: success per unit under the plain cosine and under a mitigation, shape ``(n,)`` each.
+
+    Raises:
+        ValueError: shapes differ.
+    """
+    b, a = np.asarray(before, dtype=bool), np.asarray(after, dtype=bool)
+    if b.shape != a.shape:
+        raise ValueError(f"before and after differ in shape: {b.shape} and {a.shape}")
+    return int((~b & a).sum()), int((b & ~a).sum())
+
+
 def rate_difference_ci(
     outcome_a: ArrayLike,
     outcome_b: ArrayLike,

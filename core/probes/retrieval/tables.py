@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from core import constants
-from core.probes.retrieval.metrics import mcnemar_exact, ranking_summary, rate_difference_ci, rate_with_ci
+from core.probes.retrieval.metrics import flips, mcnemar_exact, ranking_summary, rate_difference_ci, rate_with_ci
 
 _KEYS = [constants.COL_MODEL, constants.COL_MITIGATION]
 WIN_RATE_COLUMNS = [*_KEYS, constants.COL_MODE, constants.COL_N, constants.COL_WINS, constants.COL_TIES, constants.COL_WIN_RATE, constants.COL_CI_LOW,
@@ -70,18 +70,6 @@ def _ties(scores: pd.DataFrame) -> pd.Series:
     if {constants.COL_SCORE_VARIANT, constants.COL_SCORE_PARAPHRASE} <= set(scores.columns):
         return scores[constants.COL_SCORE_VARIANT] == scores[constants.COL_SCORE_PARAPHRASE]
     return pd.Series(False, index=scores.index)
-
-
-def flips(before: np.ndarray, after: np.ndarray) -> tuple[int, int]:
-    """(fixed, broken): units that succeed after and did not before, and the reverse.
-
-    Args:
-        before, after: success per unit under the plain cosine and under a mitigation, shape ``(n,)`` each.
-    """
-    b, a = np.asarray(before, dtype=bool), np.asarray(after, dtype=bool)
-    if b.shape != a.shape:
-        raise ValueError(f"before and after differ in shape: {b.shape} and {a.shape}")
-    return int((~b & a).sum()), int((b & ~a).sum())
 
 
 def _aligned(frame: pd.DataFrame, value: pd.Series) -> pd.DataFrame:

@@ -43,9 +43,8 @@ from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ProgressFn, model_runs
-from core.probes.retrieval.metrics import judged_figures, rank_order, rate_with_ci
+from core.probes.retrieval.metrics import flips, judged_figures, rank_order, rate_with_ci
 from core.probes.retrieval.rescoring import check_names, checked_scores, cosine_matrix, record_failure
-from core.probes.retrieval.tables import flips
 
 if TYPE_CHECKING:
     from core.probes.retrieval.mitigations import Mitigation

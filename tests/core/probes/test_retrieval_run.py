@@ -321,3 +321,16 @@ def test_before_after_shows_ties_and_churn_beside_each_net_figure(result):
     # The win-rate table (the headline) counts the ties too.
     all_modes = result.win_rates[(result.win_rates[constants.COL_MODE] == constants.MODE_ALL) & (result.win_rates[constants.COL_MODEL] == MINILM_L6)]
     assert all_modes.set_index(constants.COL_MITIGATION).loc["filter-all", constants.COL_TIES] == len(before)
+
+
+def test_corpus_mode_rates_show_ties_fixed_and_broken(corpus_result):
+    """Issue 37.8/37.9 in corpus mode: each mitigation's rate with its ties and the pairs it flipped each way."""
+    before, after = _rows(corpus_result.pairs, constants.MITIGATION_NONE), _rows(corpus_result.pairs, "negate")
+    was = (before["score_original"] > before["score_variant"]).to_numpy()
+    now = (after["score_original"] > after["score_variant"]).to_numpy()
+    rates = corpus_result.rates
+    pooled = rates[(rates[constants.COL_MITIGATION] == "negate") & (rates[constants.COL_MODE] == constants.MODE_ALL)].iloc[0]
+    assert (pooled[constants.COL_FIXED], pooled[constants.COL_BROKEN]) == ((~was & now).sum(), (was & ~now).sum())
+    assert pooled[constants.COL_TIES] == (after["score_original"] == after["score_variant"]).sum()
+    plain = rates[rates[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
+    assert (plain[[constants.COL_FIXED, constants.COL_BROKEN]] == 0).all().all()
