@@ -37,7 +37,7 @@ from core.models.encode import EncodeReport, embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ModelRun, ProgressFn, model_runs
 from core.probes.retrieval.corpus import CORPUS_RATE_COLUMNS, corpus_rates, variants_of
-from core.probes.retrieval.metrics import flips, judged_figures, rank_order
+from core.probes.retrieval.metrics import flips, id_places, judged_figures, rank_order
 from core.probes.retrieval.rescoring import check_names, checked_scores, record_failure
 
 if TYPE_CHECKING:
@@ -166,7 +166,8 @@ class _TopK:
         all_gains = np.concatenate([self.gains, gains], axis=1)
         all_ids = np.concatenate([self.ids, np.broadcast_to(np.array(ids, dtype=object), (n, len(ids)))], axis=1)
         all_texts = np.concatenate([self.texts, np.broadcast_to(np.array(texts, dtype=object), (n, len(texts)))], axis=1)
-        order = rank_order(all_scores, all_ids)[:, :depth]
+        kept, fresh = id_places(self.ids, ids)
+        order = rank_order(all_scores, np.concatenate([kept, np.broadcast_to(fresh, (n, len(ids)))], axis=1))[:, :depth]
         take = lambda a: np.take_along_axis(a, order, axis=1)  # noqa: E731 - four arrays, one indexing
         return _TopK(take(all_scores), take(all_gains), take(all_ids), take(all_texts))
 

@@ -319,7 +319,9 @@ def rank_order(scores: ArrayLike, ids: ArrayLike) -> np.ndarray:
     Args:
         scores: ``(n_queries, n_passages)``; higher ranks higher, ``-inf`` last.
         ids: each passage's id, ``(n_passages,)`` (one corpus for every
-            query) or ``(n_queries, n_passages)``; compared as strings.
+            query) or ``(n_queries, n_passages)``; compared as strings, or
+            integers that are already each id's place in string order
+            (:func:`id_places`, which a streamed merge computes once).
 
     Returns:
         Integer indices ``(n_queries, n_passages)``.
@@ -328,13 +330,16 @@ def rank_order(scores: ArrayLike, ids: ArrayLike) -> np.ndarray:
         ValueError: shapes differ or a score is NaN.
     """
     s = np.asarray(scores, dtype=float)
-    keys = np.asarray(ids).astype(str)
+    keys = np.asarray(ids)
     if s.ndim != 2 or keys.shape not in (s.shape, s.shape[1:]):
         raise ValueError(f"scores must be (n_queries, n_passages) and ids (n_passages,) or of the scores' shape, got {s.shape} and {keys.shape}")
     if np.isnan(s).any():
         raise ValueError("scores hold NaN; use -inf for a filtered passage")
+    keys = keys if np.issubdtype(keys.dtype, np.integer) else keys.astype(str)
     # Each id's place in ascending string order (per row when the rows differ), negated below for descending.
-    if keys.ndim == 1:
+    if np.issubdtype(keys.dtype, np.integer):
+        place = np.broadcast_to(keys, s.shape)
+    elif keys.ndim == 1:
         place = np.empty(keys.shape, dtype=np.int64)
         place[np.argsort(keys, kind="stable")] = np.arange(keys.size)
         place = np.broadcast_to(place, s.shape)
@@ -343,6 +348,23 @@ def rank_order(scores: ArrayLike, ids: ArrayLike) -> np.ndarray:
         np.put_along_axis(place, np.argsort(keys, axis=-1, kind="stable"), np.broadcast_to(np.arange(keys.shape[1]), keys.shape), axis=-1)
     # lexsort's last key is the primary one: score descending, then id descending.
     return np.lexsort((-place, -s), axis=-1)
+
+
+def id_places(*ids: ArrayLike) -> list[np.ndarray]:
+    """Each id's place in the string order of every id given, per array: integers :func:`rank_order` sorts by.
+
+    Sorting the distinct ids once is far cheaper than sorting every query's
+    row of ids (a BEIR merge holds each query's top passages and one shared chunk).
+
+    Args:
+        *ids: arrays of ids, any shapes.
+
+    Returns:
+        One integer array per argument, of its shape.
+    """
+    arrays = [np.asarray(i).astype(str) for i in ids]
+    universe = np.unique(np.concatenate([a.ravel() for a in arrays])) if arrays else np.array([], dtype=str)
+    return [np.searchsorted(universe, a) for a in arrays]
 
 
 def decided_ties(ranked_scores: ArrayLike, ranked_gains: ArrayLike, depth: int = constants.IR_CUTOFF) -> np.ndarray:

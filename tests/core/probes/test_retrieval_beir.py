@@ -157,6 +157,15 @@ def test_tie_rule_and_count_by_hand():
     gains = np.take_along_axis(np.array([[1.0, 0, 0, 0], [1.0, 1, 0, 0]]), order, axis=1)
     assert decided_ties(ranked, gains).tolist() == [True, False]  # copies of equal relevance decide nothing
     assert decided_ties(ranked, gains, depth=1).tolist() == [False, False]  # the tie starts below the top 1
+    # A streamed merge ranks by each id's place among the ids at hand: the same order as the ids themselves.
+    from core.probes.retrieval.metrics import id_places
+
+    kept = np.array([["d10", "x"], ["é", "d9"]])
+    fresh = np.array(["b", "a"])
+    kp, fp = id_places(kept, fresh)
+    tied = np.full((2, 4), 0.5)
+    by_place = rank_order(tied, np.concatenate([kp, np.broadcast_to(fp, (2, 2))], axis=1))
+    assert by_place.tolist() == rank_order(tied, np.concatenate([kept, np.broadcast_to(fresh, (2, 2))], axis=1)).tolist() == [[1, 0, 2, 3], [0, 1, 2, 3]]
 
 
 class _Negate:
