@@ -387,7 +387,7 @@ def _percent(columns) -> dict:
 
 RATE_COLUMNS = (constants.COL_WIN_RATE, constants.COL_PAIRED_ACCURACY, constants.COL_CI_LOW, constants.COL_CI_HIGH, constants.COL_RANDOM, "rate",
                 "win_ci_low", "win_ci_high", "paired_ci_low", "paired_ci_high", constants.COL_TOP1_CONTRADICTION, *constants.COL_RECALL_AT.values(),
-                "win_rate_a", "win_rate_b", "difference")
+                "win_rate_a", "win_rate_b", "difference", constants.COL_TIE_RATE, constants.COL_TOP1_NEGATIVE, *constants.COL_IR_RECALL_AT.values())
 
 
 def _table(frame: pd.DataFrame, name: str) -> None:
