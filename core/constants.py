@@ -279,6 +279,12 @@ IR_CUTOFF = 10
 COL_IR_RECALL_AT = {k: f"recall_at_{k}" for k in IR_RECALL_KS}
 COL_MRR_AT = f"mrr_at_{IR_CUTOFF}"
 COL_NDCG_AT = f"ndcg_at_{IR_CUTOFF}"
+# Judged rankings (triples, BEIR): queries whose figures trec_eval's tie rule decided (core.probes.retrieval.metrics.decided_ties).
+COL_TIE_DECIDED = "tie_decided"
+COL_TIED_QUERIES = "tied_queries"
+# A mitigation's churn against the plain cosine (issue 37.9): outcomes it fixed and outcomes it broke, beside each net figure.
+COL_FIXED = "fixed"
+COL_BROKEN = "broken"
 
 # --- why a score (core.probes.explain): token attributions and layer curves ---
 COL_SIDE = "side"

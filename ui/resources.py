@@ -162,12 +162,15 @@ def corpus_run(corpus: tuple[str, ...], queries: tuple[str, ...], models: tuple[
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def triples_run(name: str, frame: pd.DataFrame, mapping: tuple[tuple[str, object], ...], models: tuple[str, ...], options: EncodeOptions):
-    """``run_triples`` of a triples table (``TriplesResult``), cached per table and models."""
+def triples_run(name: str, frame: pd.DataFrame, mapping: tuple[tuple[str, object], ...], models: tuple[str, ...], options: EncodeOptions,
+                mitigations: tuple[MitigationSpec, ...] = ()):
+    """``run_triples`` of a triples table with the mitigations the specs describe (``TriplesResult``), cached per table, models and specs."""
     from core.files.triples import Triples
+    from core.probes.retrieval.specs import build_mitigations
     from core.probes.retrieval.triples import run_triples
 
-    return run_triples(Triples(name, frame, dict(mapping)), list(models), cache=embedding_cache(), options=options)  # type: ignore[arg-type]
+    return run_triples(Triples(name, frame, dict(mapping)), list(models), cache=embedding_cache(), options=options,  # type: ignore[arg-type]
+                       mitigations=build_mitigations(mitigations))
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -182,13 +185,14 @@ def unpacked_beir(name: str, data: bytes, digest: str, split: str):
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def beir_run(folder: str, split: str, digest: str, models: tuple[str, ...], options: EncodeOptions):
-    """``run_beir`` of an unpacked BEIR folder (``BeirResult``); ``digest`` (of the upload) keys the cache."""
+def beir_run(folder: str, split: str, digest: str, models: tuple[str, ...], options: EncodeOptions, mitigations: tuple[MitigationSpec, ...] = ()):
+    """``run_beir`` of an unpacked BEIR folder with the mitigations the specs describe (``BeirResult``); ``digest`` (of the upload) keys the cache."""
     from core.files.beir import read_beir
     from core.probes.retrieval.beir import run_beir
+    from core.probes.retrieval.specs import build_mitigations
 
     del digest
-    return run_beir(read_beir(folder, split), list(models), cache=embedding_cache(), options=options)
+    return run_beir(read_beir(folder, split), list(models), cache=embedding_cache(), options=options, mitigations=build_mitigations(mitigations))
 
 
 @st.cache_data(ttl=60, show_spinner=False)

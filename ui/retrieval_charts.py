@@ -87,14 +87,33 @@ _PANELS = (
 )
 
 
-def before_after_figure(summary: pd.DataFrame) -> go.Figure:
+# A triples file: the win rate of its negatives and the in-corpus ranking.
+TRIPLES_PANELS = (
+    (constants.COL_WIN_RATE, (constants.COL_CI_LOW, constants.COL_CI_HIGH), "negative above its positive (lower is better)"),
+    (constants.COL_IR_RECALL_AT[1], None, "recall@1 (higher is better)"),
+    (constants.COL_NDCG_AT, None, "nDCG@10 (higher is better)"),
+    (constants.COL_TOP1_NEGATIVE, None, "top-1 is a negative (lower is better)"),
+)
+# A BEIR folder: the figures its relevance judgements give.
+BEIR_PANELS = (
+    (constants.COL_IR_RECALL_AT[1], None, "recall@1"),
+    (constants.COL_IR_RECALL_AT[10], None, "recall@10"),
+    (constants.COL_MRR_AT, None, "MRR@10"),
+    (constants.COL_NDCG_AT, None, "nDCG@10"),
+)
+
+
+def before_after_figure(summary: pd.DataFrame, panels_of: tuple = _PANELS, title: str = "Before and after each mitigation (95% CI where the figure has one)") -> go.Figure:
     """One panel per figure (win rate, paired accuracy, recall@1, top-1 contradiction), mitigations on x, a bar per model.
 
     Args:
-        summary: ``RetrievalResult.summary()``; panels whose column is all NaN
-            (a pairs file has no queries) are left out.
+        summary: ``RetrievalResult.summary()`` (or a triples or BEIR result's); panels whose
+            column is all NaN (a pairs file has no queries) are left out.
+        panels_of: (column, its interval columns or None, panel title) per panel:
+            the suite's by default, :data:`TRIPLES_PANELS` or :data:`BEIR_PANELS`.
+        title: the figure's title.
     """
-    panels = [p for p in _PANELS if p[0] in summary.columns and summary[p[0]].notna().any()]
+    panels = [p for p in panels_of if p[0] in summary.columns and summary[p[0]].notna().any()]
     fig = make_subplots(rows=1, cols=max(1, len(panels)), subplot_titles=[p[2] for p in panels], shared_yaxes=True)
     mitigations = list(dict.fromkeys(summary[constants.COL_MITIGATION]))
     for col, (value, interval, _title) in enumerate(panels, start=1):
@@ -113,7 +132,7 @@ def before_after_figure(summary: pd.DataFrame) -> go.Figure:
             fig.add_hline(y=constants.PAIRED_RANDOM_BASELINE, row=1, col=col, **_RANDOM_LINE)
     fig.update_yaxes(tickformat=".0%", range=[0, 1.05])
     fig.update_layout(
-        barmode="group", title="Before and after each mitigation (95% CI where the figure has one)", height=460,
+        barmode="group", title=title, height=460,
         margin=_MARGIN, legend={"orientation": "h", "y": -0.25},
     )
     return fig

@@ -45,7 +45,15 @@ from core.probes.retrieval.worst import worst_corpus_pairs, worst_variants
 from core.scoring import findings
 from ui import calibration_controls, history, resources, state, widgets
 from ui import triples as upload_triples
-from ui.retrieval_charts import before_after_figure, mitigation_label, mode_label, ranking_figure, rates_by_mode_figure
+from ui.retrieval_charts import (
+    BEIR_PANELS,
+    TRIPLES_PANELS,
+    before_after_figure,
+    mitigation_label,
+    mode_label,
+    ranking_figure,
+    rates_by_mode_figure,
+)
 
 SOURCE_SUITE, SOURCE_PAIRS, SOURCE_CORPUS = "suite", "pairs", "corpus"
 SOURCE_TRIPLES, SOURCE_BEIR = "triples", "beir"
@@ -56,7 +64,6 @@ SOURCES = {
     SOURCE_TRIPLES: "A triples file",
     SOURCE_BEIR: "A BEIR folder (zip)",
 }
-USER_SOURCES = (SOURCE_TRIPLES, SOURCE_BEIR)
 KEY_BEIR_SPLIT = "rt_beir_split"
 KEY_SOURCE = "rt_source"
 KEY_GROUPS = "rt_groups"
@@ -339,9 +346,9 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, specs: tuple
         result: RetrievalResult | CorpusResult | TriplesResult | BeirResult
         if source.triples is not None:
             t = source.triples
-            result = resources.triples_run(t.name, t.frame, tuple(t.mapping.items()), models, selection.options)
+            result = resources.triples_run(t.name, t.frame, tuple(t.mapping.items()), models, selection.options, specs)
         elif source.beir is not None:
-            result = resources.beir_run(*source.beir, models, selection.options)
+            result = resources.beir_run(*source.beir, models, selection.options, specs)
         elif source.suite is not None:
             result = resources.retrieval_run(source.suite.name, source.suite.passages, source.suite.queries, models, selection.options, specs)
         else:
@@ -354,7 +361,7 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, specs: tuple
         ss[KEY_RESULT] = StoredRun(inputs, source.label, result, time.perf_counter() - start)
         if source.recorded:
             name, sources, settings = source.recorded
-            history.record_retrieval("retrieval", result, selection, name, sources, **settings)
+            history.record_retrieval("retrieval", result, selection, name, sources, specs, **settings)
         else:
             name = source.suite.name if source.suite is not None else "corpus"
             history.record_retrieval("retrieval", result, selection, name, [{"suite": source.label}], specs,
@@ -380,7 +387,7 @@ def _percent(columns) -> dict:
 
 RATE_COLUMNS = (constants.COL_WIN_RATE, constants.COL_PAIRED_ACCURACY, constants.COL_CI_LOW, constants.COL_CI_HIGH, constants.COL_RANDOM, "rate",
                 "win_ci_low", "win_ci_high", "paired_ci_low", "paired_ci_high", constants.COL_TOP1_CONTRADICTION, *constants.COL_RECALL_AT.values(),
-                "win_rate_a", "win_rate_b", "difference")
+                "win_rate_a", "win_rate_b", "difference", constants.COL_TIE_RATE, constants.COL_TOP1_NEGATIVE, *constants.COL_IR_RECALL_AT.values())
 
 
 def _table(frame: pd.DataFrame, name: str) -> None:
@@ -394,7 +401,8 @@ def _mitigation_picker(mitigations: list[str]) -> str:
 
 
 def _suite_results(result: RetrievalResult) -> None:
-    st.markdown(" ".join(widgets.md_escape(s) for s in findings.retrieval_findings(result.win_rates)))  # issue 26: the finding first
+    summary = result.summary()
+    st.markdown(" ".join(widgets.md_escape(s) for s in findings.retrieval_findings(result.win_rates, summary)))  # issue 26: the finding first
     shown = _mitigation_picker(result.mitigations)
     win = result.win_rates[result.win_rates[constants.COL_MITIGATION] == shown]
 
@@ -437,12 +445,16 @@ def _suite_results(result: RetrievalResult) -> None:
         st.caption("Both kinds of variant pooled. Each mitigation rescored the same probes. Costs: **paraphrases_lost**: groups whose paraphrase ranked first before and "
                    "not after; **correct_lost**: queries whose right passage was first before and not after; **ms_per_query**: the "
                    "mitigation's own time per query.")
-        summary = result.summary()
         widgets.chart(before_after_figure(summary), summary, "retrieval-before-after")
-        # The key figures and their costs first; the intervals and counts after them.
-        first = [constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_WIN_RATE, constants.COL_PAIRED_ACCURACY, constants.COL_RECALL_AT[1],
-                 constants.COL_TOP1_CONTRADICTION, constants.COL_PARAPHRASES_LOST, constants.COL_CORRECT_LOST, constants.COL_MS_PER_QUERY]
-        _table(summary[[*first, *(c for c in summary.columns if c not in first)]], "retrieval-before-after-table")
+        # The key figures with what they flipped and their costs first; the intervals after them; figures these inputs cannot give left out.
+        st.caption("**ties**: variants scored exactly as their paraphrase (no win, and no fix); **fixed** / **broken**: variants whose paraphrase "
+                   "is strictly first after the mitigation and was not before / was before and is not after; likewise **paired_fixed** / "
+                   "**paired_broken** for NevIR groups and **correct_gained** / **correct_lost** for queries.")
+        first = [constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_WIN_RATE, constants.COL_TIES, constants.COL_FIXED, constants.COL_BROKEN,
+                 constants.COL_PAIRED_ACCURACY, "paired_fixed", "paired_broken", constants.COL_RECALL_AT[1], "correct_gained", constants.COL_CORRECT_LOST,
+                 constants.COL_TOP1_CONTRADICTION, constants.COL_PARAPHRASES_LOST, constants.COL_MS_PER_QUERY]
+        measured = summary.dropna(axis=1, how="all")
+        _table(measured[[*(c for c in first if c in measured.columns), *(c for c in measured.columns if c not in first)]], "retrieval-before-after-table")
 
     if not result.comparisons.empty:
         st.header("Model vs model")
@@ -518,7 +530,23 @@ def _corpus_results(result: CorpusResult) -> None:
     widgets.table(_shown(rows[[c for c in keep if c in rows.columns]]), "retrieval-corpus-pairs")
 
 
+def _user_before_after(summary: pd.DataFrame, panels: tuple, name: str, caption: str) -> None:
+    """A triples or BEIR result's chart (each mitigation beside the plain cosine) and, with mitigations, its before/after table."""
+    widgets.chart(before_after_figure(summary, panels, "Plain cosine and each ticked mitigation"), summary, f"{name}-chart")
+    if summary[constants.COL_MITIGATION].nunique() > 1:
+        st.subheader("Mitigations: before and after")
+        st.caption(caption)
+        _table(summary, f"{name}-before-after")
+
+
 def _triples_results(result: TriplesResult) -> None:
+    summary = result.summary()
+    st.markdown(" ".join(widgets.md_escape(s) for s in findings.triples_findings(summary)))  # issue 33.5: the finding first
+    _user_before_after(summary, TRIPLES_PANELS, "retrieval-triples",
+                       "Each mitigation rescored every anchor's positives and negatives, and the whole file for the ranking. **ties**: a negative "
+                       "scored exactly as its positive (no win, and no fix); **fixed** / **broken**: negatives whose positive is strictly first "
+                       "after the mitigation and was not before / was before and is not after; **recall_gained** / **recall_lost**: anchors "
+                       "whose top passage became / stopped being a positive.")
     st.header("Does a negative outrank its positive?")
     st.caption("Win rate: the share of (anchor, positive, negative) triples whose negative the model ranks above the positive. **Lower is better**; "
                "an exact tie is counted apart (ties), never as a win. 95% bootstrap intervals, anchors resampled.")
@@ -526,7 +554,9 @@ def _triples_results(result: TriplesResult) -> None:
     widgets.table(_shown(result.win_rates), "retrieval-triples-win-rates", column_config=_percent(rates))
     st.header("In-corpus ranking")
     st.caption("Every anchor ranks every positive and negative of the file (one passage per row, even when two rows hold the same text). "
-               "recall@k: anchors with a positive in the top k; MRR@10 and nDCG@10; top1_negative: anchors whose top passage is one of their negatives.")
+               "recall@k: anchors with a positive in the top k; MRR@10 and nDCG@10; top1_negative: anchors whose top passage is one of their negatives. "
+               "Exact ties between different texts are broken as trec_eval breaks them (the later passage of the file first); "
+               "**tied_queries**: anchors whose figures that rule decided.")
     widgets.table(_shown(result.ranking), "retrieval-triples-ranking",
                   column_config=_percent([*constants.COL_IR_RECALL_AT.values(), constants.COL_TOP1_NEGATIVE]))
     st.header("Per triple, worst first")
@@ -534,9 +564,15 @@ def _triples_results(result: TriplesResult) -> None:
 
 
 def _beir_results(result: BeirResult) -> None:
+    summary = result.summary()
+    st.markdown(" ".join(widgets.md_escape(s) for s in findings.beir_findings(summary)))  # issue 33.5: the finding first
+    _user_before_after(summary, BEIR_PANELS, "retrieval-beir",
+                       "Each mitigation rescored the whole corpus for every judged query. **recall_gained** / **recall_lost**: queries whose "
+                       "top passage became / stopped being relevant.")
     st.header("Ranking by your relevance judgements")
     st.caption("recall@k: the share of each query's relevant passages in its top k (trec_eval's recall); MRR@10 and nDCG@10 with graded "
-               "relevance; ties go against the retriever.")
+               "relevance. Exact ties (a passage text held twice) are broken by passage id as trec_eval breaks them, so every figure "
+               "equals pytrec_eval's; **tied_queries**: queries whose figures that rule decided.")
     widgets.table(_shown(result.ranking), "retrieval-beir-ranking", column_config=_percent(list(constants.COL_IR_RECALL_AT.values())))
     st.header("Per query, worst first")
     widgets.table(_shown(result.ranks.sort_values(constants.COL_NDCG_AT, kind="stable")), "retrieval-beir-queries")
@@ -555,11 +591,10 @@ selection = state.current()
 choice = widgets.saved_radio("Inputs", list(SOURCES), key=KEY_SOURCE, format_func=SOURCES.get)
 source = _source(choice)
 
-specs: tuple[MitigationSpec, ...] = ()
-if choice not in USER_SOURCES:
-    st.subheader("Mitigations")
-    st.caption("Each ticked fix rescores the same probes after the dense cosine; its rows appear next to the plain cosine's (none).")
-    specs = _mitigations(selection)
+# Every input gets the mitigations (issue 37.12): a triples file on its win rate and ranking, a BEIR folder on its whole corpus.
+st.subheader("Mitigations")
+st.caption("Each ticked fix rescores the same probes after the dense cosine; its rows appear next to the plain cosine's (none).")
+specs = _mitigations(selection)
 
 inputs = (source.key if source else None, tuple(selection.models), tuple(sorted(selection.remote_code)), selection.device, specs)
 stored: StoredRun | None = ss.get(KEY_RESULT)

@@ -64,7 +64,8 @@ def register(subparsers) -> None:
     p.add_argument("--split", default=None, help="--beir: the qrels split (default: test)")
     p.add_argument("--beir-variants", action="store_true", help="--beir: also make contradicting variants of each relevant passage with the "
                                                                  "perturbation rules and report how often one outranks it")
-    p.add_argument("--mitigate", metavar="LIST", help="comma list: bm25, bm25-weighted:W, guard, calibrated, reranker:ID")
+    p.add_argument("--mitigate", metavar="LIST", help="comma list: bm25, bm25-weighted:W, guard, calibrated, reranker:ID; on the suite, a pairs "
+                                                     "file, corpus mode, --triples and --beir (a corpus of up to 50,000 passages)")
     p.add_argument("--out", metavar="DIR", help="write every table as CSV and summary.json here")
     p.add_argument("--seed", type=int, default=constants.BOOTSTRAP_SEED, help="seed of the bootstrap intervals (default %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
@@ -84,9 +85,8 @@ def _check_args(args) -> None:
     for flag, value in (("--triples", args.triples), ("--beir", args.beir)):
         if value is None:
             continue
-        # A triples file takes --mitigate (its anchors become groups; issue 25: every mitigation measured on the user's data).
-        mitigate = None if flag == "--triples" else args.mitigate
-        others = [f for f, v in (("--suite", args.suite), ("--corpus", args.corpus), ("--queries", args.queries), ("--mitigate", mitigate),
+        # A triples file and a BEIR folder take --mitigate (issue 25: every mitigation measured on the user's data).
+        others = [f for f, v in (("--suite", args.suite), ("--corpus", args.corpus), ("--queries", args.queries),
                                  ("--triples", args.triples), ("--beir", args.beir)) if v and f != flag]
         if others:
             raise CliError(f"{flag} runs on its own: leave out {', '.join(others)}")
@@ -96,17 +96,6 @@ def _check_args(args) -> None:
         raise CliError(f"--seed must be 0 or more, got {args.seed}")
     if args.mitigate is not None and not args.mitigate.strip(" ,"):
         raise CliError("--mitigate is empty; give e.g. bm25,guard")
-
-
-def _triples_suite(args) -> tuple[Any, dict[str, Any]]:
-    """``--triples FILE --mitigate …``: each anchor a group, its first positive the paraphrase, its negatives variants; and the columns read."""
-    from core.probes.retrieval.convert import triples_suite
-
-    triples = _load_triples(args)
-    try:
-        return triples_suite(triples.frame, triples.name), triples.plain_mapping()
-    except ValueError as exc:
-        raise CliError(f"--triples {args.triples}: {exc}") from exc
 
 
 def load_suite(name: str):
@@ -255,9 +244,7 @@ def _print_suite(result) -> None:
             shown = result.by_source.assign(model=result.by_source[constants.COL_MODEL].map(registry.short_name))
             print(shown.to_string(index=False))
         if len(result.mitigations) > 1:
-            print("\n== before / after each mitigation ==")
-            summary = result.summary()
-            print(summary.assign(model=summary[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
+            _print_before_after(result.summary(), "win rate with its ties, fixed and broken variants; each net figure with what it flipped")
 
 
 def _print_corpus(result) -> None:
@@ -274,22 +261,40 @@ def _print_corpus(result) -> None:
                 print(f"{registry.short_name(model)}: {n} quer{'y' if n == 1 else 'ies'}' top passage gave no rule a handle (no variant)")
 
 
+def _print_before_after(summary: pd.DataFrame, what: str) -> None:
+    """The before/after table without the columns these inputs cannot fill (a pairs file has no query pairs), named in one line."""
+    empty = [c for c in summary.columns if summary[c].isna().all()]
+    print(f"\n== before / after each mitigation: {what} ==")
+    if empty:
+        print(f"(not measured on these inputs, so left out: {', '.join(empty)})")
+    shown = summary.drop(columns=empty)
+    print(shown.assign(model=shown[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
+
+
 def _triples_doc(args, triples, result) -> dict[str, Any]:
-    return {
+    doc = {
         "triples": str(args.triples), "columns": triples.plain_mapping(),
-        "n_rows": triples.n_rows, "n_triples": len(triples.frame), "models": result.models,
+        "n_rows": triples.n_rows, "n_triples": len(triples.frame), "models": result.models, "mitigations": result.mitigations,
         "win_rates": _records(result.win_rates), "ranking": _records(result.ranking), "seconds": round(result.seconds, 3),
     }
+    if len(result.mitigations) > 1:
+        doc["before_after"] = _records(result.summary())
+    return doc
 
 
 def _print_triples(result) -> None:
     with pd.option_context("display.width", 220, "display.max_columns", 30, "display.float_format", "{:.4f}".format):
-        wr = result.win_rates
+        plain = constants.MITIGATION_NONE
+        wr = result.win_rates[result.win_rates[constants.COL_MITIGATION] == plain].drop(columns=[constants.COL_MITIGATION])
         print("== win rate: share of (anchor, positive, negative) triples whose negative outranks the positive (lower is better; ties apart) ==")
         print(wr.assign(model=wr[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
-        rk = result.ranking
-        print("\n== in-corpus ranking: every anchor against every positive and negative of the file (one passage per row) ==")
+        rk = result.ranking[result.ranking[constants.COL_MITIGATION] == plain].drop(columns=[constants.COL_MITIGATION])
+        print("\n== in-corpus ranking: every anchor against every positive and negative of the file (one passage per row; "
+              "tied_queries: anchors whose figures trec_eval's tie rule decided) ==")
         print(rk.assign(model=rk[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
+        if len(result.mitigations) > 1:
+            _print_before_after(result.summary(), "win rate with its ties and the negatives each mitigation fixed and broke; "
+                                                  "recall@1 with the anchors it gained and lost")
 
 
 def _write_out(out: Path, frames: dict[str, pd.DataFrame], doc: dict[str, Any]) -> None:
@@ -314,17 +319,13 @@ def cmd_retrieval(args) -> int:
     from core.cli.outputs import output_folder
 
     output_folder(args.out, "--out")  # before the run: a report that cannot be written must not cost it first
-    if args.triples is not None and not args.mitigate:
+    if args.triples is not None:
         return _cmd_triples(args)
     if args.beir is not None:
         return _cmd_beir(args)
     run_suite = args.suite is not None or args.corpus is None
-    suite_name = args.suite or args.triples or constants.SUITE_RETRIEVAL
-    suite_columns: dict[str, Any] = {}
-    if args.triples is not None:
-        suite, suite_columns = _triples_suite(args)
-    else:
-        suite = load_suite(suite_name) if run_suite else None
+    suite_name = args.suite or constants.SUITE_RETRIEVAL
+    suite = load_suite(suite_name) if run_suite else None
     corpus, queries = _load_corpus(args) if args.corpus is not None else ([], [])
     models = models_arg(args.models)
     mitigations = _mitigations(args, models)
@@ -353,9 +354,7 @@ def cmd_retrieval(args) -> int:
 
     ran = {"mitigations": mitigation_settings(mitigations), "seed": args.seed}
     if result is not None and result.models:
-        if args.triples is not None:  # a triples file run with --mitigate: its anchors became the suite's groups
-            ran = {**ran, "mode": "triples", "columns": suite_columns}
-        record_retrieval_history(suite_name, result, {**ran, "mode": ran.get("mode", "suite")})
+        record_retrieval_history(suite_name, result, {**ran, "mode": "suite"})
     if corpus_result is not None and corpus_result.models:
         record_retrieval_history("corpus", corpus_result, {**ran, "mode": "corpus"}, sources=[str(args.corpus), str(args.queries)])
     if args.out:
@@ -392,14 +391,17 @@ def _finish(args, result, frames: dict[str, pd.DataFrame], doc: dict[str, Any], 
 
 
 def _cmd_triples(args) -> int:
+    from core.history.sources import mitigation_settings
     from core.probes.retrieval.triples import run_triples
 
     triples = _load_triples(args)
     models = models_arg(args.models)
-    result = run_triples(triples, models, **_run_kwargs(args))
+    mitigations = _mitigations(args, models)
+    result = run_triples(triples, models, mitigations=mitigations, **_run_kwargs(args))
     doc: dict[str, Any] = {"seed": args.seed, "errors": dict(result.errors), **_triples_doc(args, triples, result)}
     if result.models:
-        _record(args, triples.name, result, {"mode": "triples", "columns": doc["columns"], "mitigations": []}, [str(args.triples)])
+        _record(args, triples.name, result, {"mode": "triples", "columns": doc["columns"], "mitigations": mitigation_settings(mitigations)},
+                [str(args.triples)])
     return _finish(args, result, result.frames(), doc, _print_triples)
 
 
@@ -412,18 +414,22 @@ def _record(args, name: str, result, settings: dict[str, Any], sources: list[str
 
 def _print_beir(result) -> None:
     with pd.option_context("display.width", 220, "display.max_columns", 30, "display.float_format", "{:.4f}".format):
-        rk = result.ranking
-        print("== BEIR ranking: recall@k (share of each query's relevant passages in its top k), MRR@10, nDCG@10 from the qrels ==")
+        rk = result.ranking[result.ranking[constants.COL_MITIGATION] == constants.MITIGATION_NONE].drop(columns=[constants.COL_MITIGATION])
+        print("== BEIR ranking: recall@k (share of each query's relevant passages in its top k), MRR@10, nDCG@10 from the qrels; "
+              "exact ties broken by passage id as trec_eval does, tied_queries: queries whose figures that decided ==")
         print(rk.assign(model=rk[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
         if not result.variant_pairs.empty:
             vr = result.variant_rates.drop(columns=[constants.COL_MITIGATION])
-            print("\n== contradicting variants of each relevant passage: how often one outranks it (lower is better) ==")
+            print("\n== contradicting variants of each relevant passage: how often one outranks it (lower is better; the plain cosine's) ==")
             print(vr.assign(model=vr[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
+        if len(result.mitigations) > 1:
+            _print_before_after(result.summary(), "each mitigation rescored the whole corpus; recall@1 with the queries it gained and lost")
 
 
 def _cmd_beir(args) -> int:
     from core.files.beir import CORPUS_FILE, DEFAULT_SPLIT, QRELS_FOLDER, QUERIES_FILE, read_beir
     from core.files.errors import PairsFileError
+    from core.history.sources import mitigation_settings
     from core.probes.retrieval.beir import run_beir
 
     split = args.split or DEFAULT_SPLIT
@@ -432,18 +438,22 @@ def _cmd_beir(args) -> int:
         for note in folder.notes:  # --quiet silences progress, never what reading dropped
             print(f"note: {note}", file=sys.stderr)
         models = models_arg(args.models)
-        result = run_beir(folder, models, variants=args.beir_variants, **_run_kwargs(args))
+        mitigations = _mitigations(args, models)
+        result = run_beir(folder, models, variants=args.beir_variants, mitigations=mitigations, **_run_kwargs(args))
     except PairsFileError as exc:
         raise CliError(str(exc)) from exc
     doc: dict[str, Any] = {
         "seed": args.seed, "errors": dict(result.errors), "beir": str(args.beir), "split": split, "n_queries": len(folder.queries),
-        "models": result.models, "ranking": _records(result.ranking), "seconds": round(result.seconds, 3),
+        "models": result.models, "mitigations": result.mitigations, "ranking": _records(result.ranking), "seconds": round(result.seconds, 3),
     }
+    if len(result.mitigations) > 1:
+        doc["before_after"] = _records(result.summary())
     if args.beir_variants:
         doc["variant_rates"] = _records(result.variant_rates)
     if result.models:
         beir = Path(folder.folder)
-        _record(args, beir.name or str(beir), result, {"mode": "beir", "split": split, "variants": bool(args.beir_variants), "mitigations": []},
+        _record(args, beir.name or str(beir), result, {"mode": "beir", "split": split, "variants": bool(args.beir_variants),
+                                                       "mitigations": mitigation_settings(mitigations)},
                 [str(beir / CORPUS_FILE), str(beir / QUERIES_FILE), str(beir / QRELS_FOLDER / f"{split}.tsv")])
     return _finish(args, result, result.frames(), doc, _print_beir)
 

@@ -141,16 +141,34 @@ def oov_findings(summary: pd.DataFrame, reading: str) -> list[str]:
     return [f"With the {reading}, {part(most)} when a real name is swapped for an invented word; {part(least)}."]
 
 
-def retrieval_findings(win_rates: pd.DataFrame) -> list[str]:
+def _churn(row: pd.Series, fixed: str, broken: str, ties: str | None = None, words: tuple[str, str] = ("fixed", "broken")) -> str:
+    """" (3 fixed, 2 broken, 1 tie)": what a mitigation flipped each way beside its net figure (issue 37.9); empty without the counts."""
+    if fixed not in row.index or broken not in row.index or pd.isna(row[fixed]) or pd.isna(row[broken]):
+        return ""
+    parts = [f"{int(row[fixed])} {words[0]}", f"{int(row[broken])} {words[1]}"]
+    if ties is not None and ties in row.index and not pd.isna(row[ties]):
+        parts.append(f"{int(row[ties])} tie{'' if int(row[ties]) == 1 else 's'}")
+    return " (" + ", ".join(parts) + ")"
+
+
+def _label(mitigation: str) -> str:
+    head, sep, arg = str(mitigation).partition(":")
+    return constants.MITIGATION_LABELS.get(head, head) + (f" {arg}" if sep else "")
+
+
+def retrieval_findings(win_rates: pd.DataFrame, summary: pd.DataFrame | None = None) -> list[str]:
     """How often a retriever ranks the contradiction above the restatement, and what each mitigation makes of it (Retrieval).
 
     Args:
         win_rates: ``RetrievalResult.win_rates`` (model, mitigation, mode, win_rate); the ``all`` mode rows are used.
+        summary: ``RetrievalResult.summary()``, or None: with it, each mitigation's figure carries the
+            variants it fixed and broke and its ties (a win turned into a tie is no fix).
 
     Returns:
         One sentence per model (dense cosine first, then each mitigation); empty without plain-cosine rows.
     """
     rows = win_rates[win_rates[constants.COL_MODE] == constants.MODE_ALL]
+    churn = summary.set_index([constants.COL_MODEL, constants.COL_MITIGATION]) if summary is not None and not summary.empty else None
     out = []
     for model, mine in rows.groupby(constants.COL_MODEL, sort=False):
         plain = mine[mine[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
@@ -160,9 +178,70 @@ def retrieval_findings(win_rates: pd.DataFrame) -> list[str]:
                     f"{_pct(float(plain[constants.COL_WIN_RATE].iloc[0]))} of the variants")
         others = mine[mine[constants.COL_MITIGATION] != constants.MITIGATION_NONE]
         if not others.empty:
-            sentence += "; " + ", ".join(f"{constants.MITIGATION_LABELS.get(m, m)} brings that to {_pct(float(r))}"
-                                         for m, r in zip(others[constants.COL_MITIGATION], others[constants.COL_WIN_RATE], strict=True))
+            def effect(m: str, rate: float, model=model) -> str:
+                extra = _churn(churn.loc[(model, m)], constants.COL_FIXED, constants.COL_BROKEN, constants.COL_TIES) if churn is not None and (model, m) in churn.index else ""
+                return f"{_label(m)} brings that to {_pct(rate)}{extra}"
+            sentence += "; " + ", ".join(effect(m, float(r)) for m, r in zip(others[constants.COL_MITIGATION], others[constants.COL_WIN_RATE], strict=True))
         out.append(sentence + " (lower is better).")
+    return out
+
+
+def triples_findings(summary: pd.DataFrame) -> list[str]:
+    """What a triples file says: how often a negative outranks its positive, how often a positive comes first, and each mitigation's effect.
+
+    Args:
+        summary: ``TriplesResult.summary()`` (model, mitigation, n, ties, win_rate, fixed, broken,
+            n_queries, recall_at_1, recall_gained, recall_lost, tied_queries).
+
+    Returns:
+        One sentence per model; empty without plain-cosine rows.
+    """
+    out = []
+    for model, mine in summary.groupby(constants.COL_MODEL, sort=False):
+        plain = mine[mine[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
+        if plain.empty:
+            continue
+        row = plain.iloc[0]
+        ties = int(row[constants.COL_TIES])
+        sentence = (f"{short_name(str(model))} ranks a negative above its positive in {_pct(float(row[constants.COL_WIN_RATE]))} of "
+                    f"{int(row[constants.COL_N])} triples{f' ({ties} exact tie' + ('' if ties == 1 else 's') + ' apart)' if ties else ''} "
+                    f"and ranks a positive first for {_pct(float(row[constants.COL_IR_RECALL_AT[1]]))} of {int(row[constants.COL_N_QUERIES])} anchors")
+        tied = int(row[constants.COL_TIED_QUERIES])
+        if tied:
+            sentence += f" ({tied} decided by an exact tie)"
+        effects = [f"{_label(r[constants.COL_MITIGATION])} brings those to {_pct(float(r[constants.COL_WIN_RATE]))}"
+                   f"{_churn(r, constants.COL_FIXED, constants.COL_BROKEN, constants.COL_TIES)} and "
+                   f"{_pct(float(r[constants.COL_IR_RECALL_AT[1]]))}{_churn(r, 'recall_gained', 'recall_lost', words=('gained', 'lost'))}"
+                   for _, r in mine[mine[constants.COL_MITIGATION] != constants.MITIGATION_NONE].iterrows()]
+        out.append(sentence + ("; " + "; ".join(effects) if effects else "") + " (win rate: lower is better; recall@1: higher is better).")
+    return out
+
+
+def beir_findings(summary: pd.DataFrame) -> list[str]:
+    """What a BEIR folder says: recall@1 and nDCG@10 from the user's judgements, the queries a tie decided, each mitigation's effect.
+
+    Args:
+        summary: ``BeirResult.summary()`` (model, mitigation, n_queries, recall_at_1, recall_gained,
+            recall_lost, ndcg_at_10, tied_queries).
+
+    Returns:
+        One sentence per model; empty without plain-cosine rows.
+    """
+    out = []
+    for model, mine in summary.groupby(constants.COL_MODEL, sort=False):
+        plain = mine[mine[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
+        if plain.empty:
+            continue
+        row = plain.iloc[0]
+        sentence = (f"By your judgements, {short_name(str(model))} ranks a relevant passage first (recall@1) for "
+                    f"{_pct(float(row[constants.COL_IR_RECALL_AT[1]]))} of {int(row[constants.COL_N_QUERIES])} queries, nDCG@10 {float(row[constants.COL_NDCG_AT]):.3f}")
+        tied = int(row[constants.COL_TIED_QUERIES])
+        if tied:
+            sentence += f" ({tied} quer{'y' if tied == 1 else 'ies'} decided by an exact tie, broken by passage id as trec_eval does)"
+        effects = [f"{_label(r[constants.COL_MITIGATION])} brings recall@1 to {_pct(float(r[constants.COL_IR_RECALL_AT[1]]))}"
+                   f"{_churn(r, 'recall_gained', 'recall_lost', words=('gained', 'lost'))}"
+                   for _, r in mine[mine[constants.COL_MITIGATION] != constants.MITIGATION_NONE].iterrows()]
+        out.append(sentence + ("; " + "; ".join(effects) if effects else "") + ".")
     return out
 
 

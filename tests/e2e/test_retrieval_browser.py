@@ -74,6 +74,29 @@ def test_run_the_suite_and_see_win_rates_and_the_random_line(page, server):
     table.columns = [str(c).replace(" ", "_") for c in table.columns]
     assert list(table["mitigation"]) == [constants.MITIGATION_LABELS[m] for m in (constants.MITIGATION_NONE, constants.MITIGATION_BM25_RRF, constants.MITIGATION_GUARD)]
     assert {"paraphrases_lost", "correct_lost", "ms_per_query"} <= set(table.columns)
+    # Issue 37.8/37.9: ties, and what each mitigation fixed and broke, beside its win rate.
+    assert {"ties", "fixed", "broken", "correct_gained"} <= set(table.columns)
 
     E.section_screenshot(page, "readme-retrieval", "Adversarial win rate", "In-corpus ranking")
     E.section_screenshot(page, "readme-retrieval-mitigations", "Mitigations: before and after", "Per group")
+
+
+def test_a_triples_file_gets_a_finding_a_chart_and_the_ticked_mitigation(page, server):
+    """Issue 33.5 / 37.12: a triples upload leads with a sentence and a chart, and the ticked mitigation is applied (ties, fixed, broken)."""
+    E.goto(page, f"{server.url}/retrieval")
+    E.act(page, lambda: page.get_by_text("A triples file", exact=True).click())
+    E.act(page, lambda: page.set_input_files("input[type=file]", str(E.ROOT / "data" / "samples" / "nli-triples.csv")))
+    E.act(page, lambda: page.get_by_text("BM25 + dense, reciprocal rank fusion", exact=True).click())
+    E.act(page, lambda: page.get_by_role("button", name="Run retrieval probes").click(), timeout_ms=RUN_TIMEOUT_MS)
+    E.assert_no_errors(page)
+    main = page.locator(E.MAIN)
+    expect(main.get_by_text("ranks a negative above its positive", exact=False).first).to_be_visible()
+    expect(main.get_by_text("fixed", exact=False).first).to_be_visible()
+    chart = main.locator("[data-testid='stPlotlyChart']").first
+    expect(chart).to_be_visible()
+    expect(chart.locator(".xtick text", has_text="BM25")).not_to_have_count(0)
+    table = E.read_dataframe(page.locator(f"{E.MAIN} :is(h1, h2, h3)", has_text="Mitigations: before and after").first
+                             .locator("xpath=following::*[@data-testid='stDataFrame'][1]"))
+    table.columns = [str(c).replace(" ", "_") for c in table.columns]
+    assert len(table) == 2 and {"ties", "fixed", "broken", "recall_gained", "recall_lost"} <= set(table.columns)
+    E.screenshot(page, "retrieval-triples-mitigations")

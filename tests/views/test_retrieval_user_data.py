@@ -106,3 +106,30 @@ def test_beir_zip_gives_the_same_recall_at_1(direct, tmp_path, monkeypatch):
     folder = SAMPLES / "nli-beir"
     assert [s["sha256"] for s in run.settings["sources"]] == [file_sha256(f) for f in (folder / "corpus.jsonl", folder / "queries.jsonl", folder / "qrels" / "test.tsv")]
     assert run.settings["summary"][0]["recall_at_1"] == pytest.approx(direct["recall_at_1"], abs=1e-4)
+
+
+def test_mitigations_apply_to_a_triples_file_and_a_beir_zip_with_a_finding_and_a_chart(tmp_path, monkeypatch, minilm):
+    """Issues 37.12 and 33.5: the ticked mitigations run on both user inputs, which lead with a sentence and a chart."""
+    _history(tmp_path, monkeypatch)
+    app = open_page(PAGE)
+    app.radio(key="rt_source").set_value("triples").run()
+    app.file_uploader[0].set_value(("nli.csv", (SAMPLES / "nli-triples.csv").read_bytes(), "text/csv")).run()
+    assert [c.label for c in app.checkbox if c.key == "rt_m_rrf"], "the mitigations are offered for a triples file"
+    app.button(key="rt_run").click().run()
+    assert any("ranks a negative above its positive" in m.value for m in app.markdown)
+    app.checkbox(key="rt_m_rrf").check().run()  # a ticked mitigation re-runs the same inputs
+    assert not app.exception
+    table = _frame(app, {"mitigation", "ties", "fixed", "broken", "recall_gained", "recall_lost"})
+    assert len(table) == 2 and not table.isna().all().any()
+    sentence = next(m.value for m in app.markdown if "ranks a negative above its positive" in m.value)
+    assert "fixed" in sentence and "broken" in sentence
+    assert app.get("plotly_chart"), "a chart of the triples result"
+
+    app.radio(key="rt_source").set_value("beir").run()
+    app.file_uploader[0].set_value(("nli-beir.zip", _zip(SAMPLES / "nli-beir"), "application/zip")).run()
+    app.button(key="rt_run").click().run()
+    assert not app.exception
+    table = _frame(app, {"mitigation", "recall_at_1", "recall_gained", "recall_lost", "tied_queries"})
+    assert table["mitigation"].nunique() == 2 and not table.isna().all().any()
+    assert any("By your judgements" in m.value and "gained" in m.value for m in app.markdown)
+    assert app.get("plotly_chart"), "a chart of the BEIR result"

@@ -5,10 +5,14 @@ For each model, the judged queries are encoded once; the corpus is read
 encoded through the embedding cache (whose memory is emptied after each
 chunk), scored against every query, and merged into each query's running
 top ``depth`` passages.  Only ``(n_queries, depth + chunk_rows)`` scores are
-held at once, so a corpus larger than memory runs.  Ties are resolved against
-the retriever (:func:`core.probes.retrieval.metrics.rank_order`).  The
-figures are trec_eval's (``pytrec_eval`` gives the same on a run without
-ties): recall@k is the share of a query's relevant passages in its top k.
+held at once, so a corpus larger than memory runs.  Exact ties (a passage
+text that occurs twice scores twice alike) are broken as trec_eval breaks
+them, by passage id in descending string order
+(:func:`core.probes.retrieval.metrics.rank_order`), so every figure equals
+``pytrec_eval``'s on the same scores; ``tied_queries`` counts the queries
+whose figures that rule decided (a run of ties reaching into the top 10 that
+mixes relevant and other passages, seen over each query's top 20).  recall@k
+is the share of a query's relevant passages in its top k.
 
 With ``variants=True`` the perturbation rules (:func:`core.probes.perturb.perturb`)
 make contradicting variants of each judged relevant passage, and the run
@@ -21,6 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -33,11 +38,19 @@ from core.models.encode import EncodeReport, embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ModelRun, ProgressFn, model_runs
 from core.probes.retrieval.corpus import CORPUS_RATE_COLUMNS, corpus_rates, variants_of
-from core.probes.retrieval.metrics import ir_metrics, rank_order
+from core.probes.retrieval.metrics import flips, id_places, judged_figures, rank_order
+from core.probes.retrieval.rescoring import check_names, checked_scores, record_failure
 
+if TYPE_CHECKING:
+    from core.probes.retrieval.mitigations import Mitigation
+
+# A mitigation rescores the whole corpus at once (held in memory as float32: 50,000 x 768 is about 150 MB).
+MAX_MITIGATED_PASSAGES = 50_000
+# Queries rescored at a time under a mitigation: bounds the (queries x passages) block.
+_QUERY_BLOCK = 256
 RANKING_COLUMNS = [
-    constants.COL_MODEL, constants.COL_N_QUERIES, constants.COL_N_PASSAGES, *constants.COL_IR_RECALL_AT.values(),
-    constants.COL_MRR_AT, constants.COL_NDCG_AT,
+    constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_N_QUERIES, constants.COL_N_PASSAGES, *constants.COL_IR_RECALL_AT.values(),
+    constants.COL_MRR_AT, constants.COL_NDCG_AT, constants.COL_TIED_QUERIES,
 ]
 
 
@@ -46,9 +59,10 @@ class BeirResult:
     """What the BEIR probe found.
 
     Attributes:
-        ranks: one row per model and query: query_id, query, the per-query
+        ranks: one row per model, mitigation and query: query_id, query, the per-query
             figures, top1_id, top1 (text), top1_score (its cosine).
-        ranking: model, n_queries, n_passages, recall_at_1/5/10, mrr_at_10, ndcg_at_10.
+        ranking: model, mitigation, n_queries, n_passages, recall_at_1/5/10, mrr_at_10, ndcg_at_10,
+            tied_queries (queries whose figures the tie rule decided; ``tie_decided`` per query in ``ranks``).
         variant_pairs: with ``variants``: one row per model, query, relevant
             passage and variant: query, original, mode, rule, variant,
             score_original, score_variant, outranks.
@@ -69,11 +83,28 @@ class BeirResult:
 
     @property
     def models(self) -> list[str]:
-        return list(self.ranking[constants.COL_MODEL]) if not self.ranking.empty else []
+        return list(dict.fromkeys(self.ranking[constants.COL_MODEL])) if not self.ranking.empty else []
+
+    @property
+    def mitigations(self) -> list[str]:
+        return list(dict.fromkeys(self.ranking[constants.COL_MITIGATION])) if not self.ranking.empty else []
 
     def summary(self) -> pd.DataFrame:
-        """One row per model: the ranking figures (the run history's summary)."""
-        return self.ranking
+        """One row per model and mitigation: the ranking figures, recall@1 with the queries each mitigation gained and lost beside it."""
+        if self.ranking.empty:
+            return self.ranking.assign(recall_gained=pd.Series(dtype=float), recall_lost=pd.Series(dtype=float))
+        r = self.ranks
+        first = r[constants.COL_IR_RECALL_AT[1]] > 0
+        rows = []
+        for model, mitigation in zip(self.ranking[constants.COL_MODEL], self.ranking[constants.COL_MITIGATION], strict=True):
+            base = first[(r[constants.COL_MODEL] == model) & (r[constants.COL_MITIGATION] == constants.MITIGATION_NONE)].to_numpy()
+            mine = first[(r[constants.COL_MODEL] == model) & (r[constants.COL_MITIGATION] == mitigation)].to_numpy()
+            rows.append((model, mitigation, *flips(base, mine)))
+        churn = pd.DataFrame(rows, columns=[constants.COL_MODEL, constants.COL_MITIGATION, "recall_gained", "recall_lost"])
+        table = self.ranking.merge(churn, on=[constants.COL_MODEL, constants.COL_MITIGATION], how="left")
+        at = list(table.columns).index(constants.COL_IR_RECALL_AT[1]) + 1
+        order = [c for c in table.columns if c not in ("recall_gained", "recall_lost")]
+        return table[[*order[:at], "recall_gained", "recall_lost", *order[at:]]]
 
     def history_pairs(self, name: str) -> pd.DataFrame:
         """The run as tidy pair results for the run history (``core.history.sources.retrieval_record``'s hook).
@@ -88,6 +119,7 @@ class BeirResult:
         r = self.ranks
         if r.empty or constants.COL_QUERY not in r.columns:
             return pd.DataFrame(columns=columns)
+        r = r[r[constants.COL_MITIGATION] == constants.MITIGATION_NONE]  # the model's own top passages; a mitigation's figures stay in the summary
         figures = [c for c in (*constants.COL_IR_RECALL_AT.values(), constants.COL_MRR_AT, constants.COL_NDCG_AT) if c in r.columns]
         # MRR@10 is 1 exactly when the top passage is relevant (the reciprocal rank of the first relevant one).
         relevant = r[constants.COL_MRR_AT] >= 1.0
@@ -135,7 +167,8 @@ class _TopK:
         all_gains = np.concatenate([self.gains, gains], axis=1)
         all_ids = np.concatenate([self.ids, np.broadcast_to(np.array(ids, dtype=object), (n, len(ids)))], axis=1)
         all_texts = np.concatenate([self.texts, np.broadcast_to(np.array(texts, dtype=object), (n, len(texts)))], axis=1)
-        order = rank_order(all_scores, all_gains)[:, :depth]
+        kept, fresh = id_places(self.ids, ids)
+        order = rank_order(all_scores, np.concatenate([kept, np.broadcast_to(fresh, (n, len(ids)))], axis=1))[:, :depth]
         take = lambda a: np.take_along_axis(a, order, axis=1)  # noqa: E731 - four arrays, one indexing
         return _TopK(take(all_scores), take(all_gains), take(all_ids), take(all_texts))
 
@@ -151,6 +184,35 @@ def _gains(qrels: list[dict[str, int]], ids: list[str]) -> np.ndarray:
     return out
 
 
+def _tabulate(top: _TopK, keys: dict[str, str], folder: BeirFolder, qids: list[str], qrels: list[dict[str, int]], n_passages: int,
+              ranks: list[pd.DataFrame], rows: list[dict]) -> None:
+    """Append one model and mitigation's per-query rows to ``ranks`` and its ranking row to ``rows``."""
+    figures = judged_figures(top.scores, top.gains, [np.array(list(q.values()), dtype=float) for q in qrels])
+    retrieved = np.isfinite(top.scores[:, 0])
+    ranks.append(pd.DataFrame({**keys, "query_id": qids, constants.COL_QUERY: [folder.queries[q] for q in qids], **figures,
+                               "top1_id": np.where(retrieved, top.ids[:, 0], ""), "top1": np.where(retrieved, top.texts[:, 0], ""),
+                               "top1_score": top.scores[:, 0]}))
+    tied = int(figures.pop(constants.COL_TIE_DECIDED).sum())
+    means = {k: float(v.mean()) for k, v in figures.items()}
+    rows.append({**keys, constants.COL_N_QUERIES: len(qids), constants.COL_N_PASSAGES: n_passages, **means, constants.COL_TIED_QUERIES: tied})
+
+
+def _mitigated_top(mitigation: Mitigation, model: str, texts: list[str], queries: np.ndarray, qrels: list[dict[str, int]],
+                   held: list[tuple[list[str], list[str], np.ndarray]], depth: int) -> _TopK:
+    """Each query's best ``depth`` passages after ``mitigation`` rescored the whole corpus (held in memory), queries in blocks."""
+    ids = [d for chunk_ids, _, _ in held for d in chunk_ids]
+    passages = [t for _, chunk_texts, _ in held for t in chunk_texts]
+    matrix = np.concatenate([m for _, _, m in held]).astype(np.float64) if held else np.empty((0, queries.shape[1]))
+    parts = []
+    for start in range(0, len(texts), _QUERY_BLOCK):
+        stop = min(start + _QUERY_BLOCK, len(texts))
+        dense = np.clip(queries[start:stop] @ matrix.T, -1.0, 1.0)
+        scores = checked_scores(mitigation.rescore(texts[start:stop], passages, dense, model=model), dense, mitigation.name)
+        empty = np.empty((stop - start, 0))
+        parts.append(_TopK(empty, empty, empty.astype(object), empty.astype(object)).merge(scores, _gains(qrels[start:stop], ids), ids, passages, depth))
+    return _TopK(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("scores", "gains", "ids", "texts")))
+
+
 def run_beir(
     folder: BeirFolder,
     models: Sequence[str],
@@ -160,6 +222,7 @@ def run_beir(
     progress: ProgressFn | None = None,
     chunk_rows: int = 2048,
     variants: bool = False,
+    mitigations: Sequence[Mitigation] = (),
     seed: int = constants.BOOTSTRAP_SEED,
     n_resamples: int | None = None,
     confidence: float = constants.CONFIDENCE,
@@ -174,13 +237,20 @@ def run_beir(
         progress: called with (fraction done, message), once per chunk.
         chunk_rows: corpus passages read, encoded and scored at a time.
         variants: also ask whether rule-made contradictions of each relevant passage outrank it.
+        mitigations: objects with ``name`` and ``rescore`` (:class:`core.probes.retrieval.mitigations.Mitigation`):
+            each rescores the whole corpus for every query (a mitigation needs
+            every passage at once: BM25's word statistics, the guard's rivals, the
+            fusion's ranks), so a corpus of more than
+            :data:`MAX_MITIGATED_PASSAGES` passages gets a one-line reason in
+            ``errors`` instead; the variants are the plain cosine's.
         seed, n_resamples, confidence: of the variant rates' bootstrap intervals.
 
     Returns:
-        A :class:`BeirResult`; a model that fails to load or encode is in ``errors``.
+        A :class:`BeirResult`; a model that fails to load or encode, or a
+        mitigation that fails or cannot run, is in ``errors``.
 
     Raises:
-        ValueError: no model, a chunk size below 1, or ``folder`` not a :class:`BeirFolder`.
+        ValueError: no model, a chunk size below 1, ``folder`` not a :class:`BeirFolder`, or mitigations without unique names.
         PairsFileError: a malformed corpus line (the message names the lines).
     """
     start = time.perf_counter()
@@ -190,12 +260,16 @@ def run_beir(
         raise ValueError("give at least one model")
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
-    depth = max(*constants.IR_RECALL_KS, constants.IR_CUTOFF)
+    check_names(mitigations)
+    # Twice the deepest cut-off: a run of ties that straddles the 10th passage is seen beyond it (decided_ties).
+    depth = 2 * max(*constants.IR_RECALL_KS, constants.IR_CUTOFF)
     qids = list(folder.queries)
     qrels = [folder.qrels[q] for q in qids]
     errors: dict[str, str] = {}
     reports: dict[str, EncodeReport] = {}
-    ranks, rows, variant_rows = [], [], []
+    ranks: list[pd.DataFrame] = []
+    rows: list[dict] = []
+    variant_rows: list[dict] = []
     judged = {d for q in qrels for d in q}
     for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
         # Each chunk is served from the cache when it can be: the weights load at the first chunk that needs them.
@@ -206,6 +280,7 @@ def run_beir(
         empty = np.empty((len(qids), 0))
         top = _TopK(empty, empty, empty.astype(object), empty.astype(object))
         n_passages, failed, relevant = 0, False, {}
+        held: list[tuple[list[str], list[str], np.ndarray]] = []  # (ids, texts, vectors) per chunk, for the mitigations
         for chunk in folder.corpus_chunks(chunk_rows):
             # A passage with neither title nor text cannot be embedded; it cannot be retrieved either.
             keep = [j for j, t in enumerate(chunk.texts) if t]
@@ -219,7 +294,10 @@ def run_beir(
             vectors, reports[run.label] = got
             if variants:
                 relevant.update({d: t for d, t in zip(ids, texts, strict=True) if d in judged})
-            scores = np.clip(queries @ embedding_matrix(vectors, texts).astype(np.float64).T, -1.0, 1.0)
+            matrix = embedding_matrix(vectors, texts)
+            if mitigations and n_passages + len(ids) <= MAX_MITIGATED_PASSAGES:
+                held.append((ids, texts, matrix))
+            scores = np.clip(queries @ matrix.astype(np.float64).T, -1.0, 1.0)
             top = top.merge(scores, _gains(qrels, ids), ids, texts, depth)
             n_passages += len(ids)
             if cache is not None:
@@ -229,12 +307,22 @@ def run_beir(
             continue
         if not n_passages:  # read_beir refuses an empty corpus; this one was emptied since it was read
             raise PairsFileError(f"{CORPUS_FILE} holds no passage to rank")
-        figures = ir_metrics(top.gains, [np.array(list(q.values()), dtype=float) for q in qrels])
-        ranks.append(pd.DataFrame({constants.COL_MODEL: run.label, "query_id": qids, constants.COL_QUERY: [folder.queries[q] for q in qids],
-                                   **figures, "top1_id": top.ids[:, 0], "top1": top.texts[:, 0],
-                                   "top1_score": top.scores[:, 0]}))
-        means = {k: float(v.mean()) for k, v in figures.items()}
-        rows.append({constants.COL_MODEL: run.label, constants.COL_N_QUERIES: len(qids), constants.COL_N_PASSAGES: n_passages, **means})
+        keys = {constants.COL_MODEL: run.label, constants.COL_MITIGATION: constants.MITIGATION_NONE}
+        _tabulate(top, keys, folder, qids, qrels, n_passages, ranks, rows)
+        for mitigation in mitigations:
+            keys = {constants.COL_MODEL: run.label, constants.COL_MITIGATION: mitigation.name}
+            if n_passages > MAX_MITIGATED_PASSAGES:
+                errors[f"{run.label} + {mitigation.name}"] = (
+                    f"{run.label} + {mitigation.name}: not applied: the corpus has {n_passages:,} passages, more than the "
+                    f"{MAX_MITIGATED_PASSAGES:,} a mitigation rescores at once")
+                continue
+            run.note(1.0, f"{run.label}: {mitigation.name}")
+            try:
+                mitigated = _mitigated_top(mitigation, run.label, [folder.queries[q] for q in qids], queries, qrels, held, depth)
+            except Exception as exc:  # noqa: BLE001 - a mitigation may raise anything; the others must still run
+                record_failure(errors, run.label, mitigation.name, exc)
+                continue
+            _tabulate(mitigated, keys, folder, qids, qrels, n_passages, ranks, rows)
         if variants:
             made = _variant_rows(run, [folder.queries[q] for q in qids], qrels, relevant)
             if made is not None:

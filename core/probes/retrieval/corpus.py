@@ -21,14 +21,15 @@ from core import constants
 from core.models.cache import EmbeddingCache
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ProgressFn, model_runs
-from core.probes.retrieval.metrics import rate_with_ci, target_ranks
+from core.probes.retrieval.metrics import flips, rate_with_ci, target_ranks
 from core.probes.retrieval.rescoring import check_names, checked_scores, cosine_matrix, record_failure
 
 if TYPE_CHECKING:  # for the hints only: the run takes any object with the protocol's name and rescore
     from core.probes.retrieval.mitigations import Mitigation
 
 
-CORPUS_RATE_COLUMNS = [constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_MODE, constants.COL_N, "outranked", "rate", constants.COL_CI_LOW, constants.COL_CI_HIGH]
+CORPUS_RATE_COLUMNS = [constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_MODE, constants.COL_N, "outranked", constants.COL_TIES,
+                       constants.COL_FIXED, constants.COL_BROKEN, "rate", constants.COL_CI_LOW, constants.COL_CI_HIGH]
 
 
 @dataclass
@@ -94,14 +95,30 @@ def _corpus_rows(queries: Sequence[str], corpus: list[str], top: np.ndarray, var
 
 
 def corpus_rates(pairs: pd.DataFrame, **bootstrap) -> pd.DataFrame:
-    """Per model, mitigation and mode (and ``all``): how often a variant outranked its original, with a bootstrap interval over queries."""
+    """Per model, mitigation and mode (and ``all``): how often a variant outranked its original, with a bootstrap interval over queries.
+
+    Beside each rate, as in the suite's before/after table (issue 37.8/37.9): ``ties`` (variant and
+    original scored alike: no win, and no fix), and against the plain cosine's rows of the same pairs
+    ``fixed`` (the original is strictly first now and was not) and ``broken`` (the reverse); 0 for ``none``.
+    """
+    keys = [constants.COL_MODEL, constants.COL_MITIGATION]
+    # Every mitigation scores one model's pairs in one order, so the n-th pair of one is the n-th of the plain cosine's.
+    nth = pairs.groupby(keys, sort=False).cumcount()
+    first = pd.Series(pairs["score_original"].to_numpy(float) > pairs["score_variant"].to_numpy(float), index=pairs.index)
+    plain = pairs[constants.COL_MITIGATION] == constants.MITIGATION_NONE
+    before = pd.Series(first[plain].to_numpy(), index=pd.MultiIndex.from_arrays([pairs.loc[plain, constants.COL_MODEL], nth[plain]]))
     rows = []
-    for (model, mitigation), frame in pairs.groupby([constants.COL_MODEL, constants.COL_MITIGATION], sort=False):
+    for (model, mitigation), frame in pairs.groupby(keys, sort=False):
         present = set(frame[constants.COL_MODE])
+        was = before.reindex(pd.MultiIndex.from_arrays([frame[constants.COL_MODEL], nth[frame.index]])).to_numpy()
         for mode in [*(m for m in constants.ADVERSARIAL_CATEGORIES if m in present), constants.MODE_ALL]:
-            part = frame if mode == constants.MODE_ALL else frame[frame[constants.COL_MODE] == mode]
+            at = np.ones(len(frame), dtype=bool) if mode == constants.MODE_ALL else (frame[constants.COL_MODE] == mode).to_numpy()
+            part = frame[at]
             rate, low, high = rate_with_ci(part[constants.COL_OUTRANKS].to_numpy(bool), part[constants.COL_QUERY].to_numpy(), **bootstrap)
-            rows.append((model, mitigation, mode, len(part), int(part[constants.COL_OUTRANKS].sum()), rate, low, high))
+            ties = int((part["score_variant"].to_numpy(float) == part["score_original"].to_numpy(float)).sum())
+            known = ~pd.isna(was[at])
+            fixed, broken = flips(was[at][known].astype(bool), first[part.index].to_numpy()[known])
+            rows.append((model, mitigation, mode, len(part), int(part[constants.COL_OUTRANKS].sum()), ties, fixed, broken, rate, low, high))
     return pd.DataFrame(rows, columns=CORPUS_RATE_COLUMNS)
 
 

@@ -5,10 +5,14 @@ rescored values where ``-inf`` means "filtered out") and returns numbers; the
 tables that group them per model, mitigation and mode are built in
 :mod:`core.probes.retrieval.tables`.
 
-Ties are resolved against the retriever everywhere: a variant that scores
-exactly as high as the paraphrase is not a win for the retriever (it does not
-rank the truth first), a right passage tied with another is ranked below it,
-and a contradiction tied with the top passage counts as ranked first.
+In the suite's probes ties are resolved against the retriever: a variant
+that scores exactly as high as the paraphrase is not a win for the retriever
+(it does not rank the truth first, and the tables count it apart in
+``ties``), a right passage tied with another is ranked below it, and a
+contradiction tied with the top passage counts as ranked first.  The judged
+rankings (triples, BEIR) follow trec_eval's rule instead
+(:func:`rank_order`), so their figures equal ``pytrec_eval``'s, and count
+the queries it decided (:func:`decided_ties`).
 """
 
 from __future__ import annotations
@@ -256,6 +260,21 @@ def mcnemar_exact(outcome_a: ArrayLike, outcome_b: ArrayLike) -> McNemar:
     return McNemar(a_only, b_only, float(binomtest(a_only, a_only + b_only, 0.5).pvalue))
 
 
+def flips(before: np.ndarray, after: np.ndarray) -> tuple[int, int]:
+    """(fixed, broken): units that succeed after and did not before, and the reverse.
+
+    Args:
+        before, after: success per unit under the plain cosine and under a mitigation, shape ``(n,)`` each.
+
+    Raises:
+        ValueError: shapes differ.
+    """
+    b, a = np.asarray(before, dtype=bool), np.asarray(after, dtype=bool)
+    if b.shape != a.shape:
+        raise ValueError(f"before and after differ in shape: {b.shape} and {a.shape}")
+    return int((~b & a).sum()), int((b & ~a).sum())
+
+
 def rate_difference_ci(
     outcome_a: ArrayLike,
     outcome_b: ArrayLike,
@@ -287,28 +306,102 @@ def rate_difference_ci(
 # ------------------------------------------------------------------ IR metrics on graded judgements (triples, BEIR)
 
 
-def rank_order(scores: ArrayLike, gains: ArrayLike) -> np.ndarray:
-    """Passages of each query, best first, with ties resolved against the retriever.
+def rank_order(scores: ArrayLike, ids: ArrayLike) -> np.ndarray:
+    """Passages of each query, best first, exact ties broken as trec_eval (and so ``pytrec_eval``) breaks them.
+
+    trec_eval sorts a query's run by score, then by document id in
+    descending string order (``strcmp``, byte order, which for UTF-8 is
+    code-point order: ``"d9"`` before ``"d10"``, ``"b"`` before ``"a"``).
+    One rule for every judged ranking (triples and BEIR), so their figures
+    equal ``pytrec_eval``'s on the same scores, duplicate passages included;
+    :func:`decided_ties` counts the queries whose figures the rule decided.
 
     Args:
         scores: ``(n_queries, n_passages)``; higher ranks higher, ``-inf`` last.
-        gains: ``(n_queries, n_passages)`` relevance of each passage to each
-            query (0 = not relevant).
+        ids: each passage's id, ``(n_passages,)`` (one corpus for every
+            query) or ``(n_queries, n_passages)``; compared as strings, or
+            integers that are already each id's place in string order
+            (:func:`id_places`, which a streamed merge computes once).
 
     Returns:
-        Integer indices ``(n_queries, n_passages)``: among passages of equal
-        score the less relevant one comes first, so a tie never helps.
+        Integer indices ``(n_queries, n_passages)``.
 
     Raises:
         ValueError: shapes differ or a score is NaN.
     """
-    s, g = np.asarray(scores, dtype=float), np.asarray(gains, dtype=float)
-    if s.ndim != 2 or s.shape != g.shape:
-        raise ValueError(f"scores and gains must be (n_queries, n_passages) of one shape, got {s.shape} and {g.shape}")
+    s = np.asarray(scores, dtype=float)
+    keys = np.asarray(ids)
+    if s.ndim != 2 or keys.shape not in (s.shape, s.shape[1:]):
+        raise ValueError(f"scores must be (n_queries, n_passages) and ids (n_passages,) or of the scores' shape, got {s.shape} and {keys.shape}")
     if np.isnan(s).any():
         raise ValueError("scores hold NaN; use -inf for a filtered passage")
-    # lexsort's last key is the primary one: score descending, then gain ascending.
-    return np.lexsort((g, -s), axis=-1)
+    keys = keys if np.issubdtype(keys.dtype, np.integer) else keys.astype(str)
+    # Each id's place in ascending string order (per row when the rows differ), negated below for descending.
+    if np.issubdtype(keys.dtype, np.integer):
+        place = np.broadcast_to(keys, s.shape)
+    elif keys.ndim == 1:
+        place = np.empty(keys.shape, dtype=np.int64)
+        place[np.argsort(keys, kind="stable")] = np.arange(keys.size)
+        place = np.broadcast_to(place, s.shape)
+    else:
+        place = np.empty(keys.shape, dtype=np.int64)
+        np.put_along_axis(place, np.argsort(keys, axis=-1, kind="stable"), np.broadcast_to(np.arange(keys.shape[1]), keys.shape), axis=-1)
+    # lexsort's last key is the primary one: score descending, then id descending.
+    return np.lexsort((-place, -s), axis=-1)
+
+
+def id_places(*ids: ArrayLike) -> list[np.ndarray]:
+    """Each id's place in the string order of every id given, per array: integers :func:`rank_order` sorts by.
+
+    Sorting the distinct ids once is far cheaper than sorting every query's
+    row of ids (a BEIR merge holds each query's top passages and one shared chunk).
+
+    Args:
+        *ids: arrays of ids, any shapes.
+
+    Returns:
+        One integer array per argument, of its shape.
+    """
+    arrays = [np.asarray(i).astype(str) for i in ids]
+    universe = np.unique(np.concatenate([a.ravel() for a in arrays])) if arrays else np.array([], dtype=str)
+    return [np.searchsorted(universe, a) for a in arrays]
+
+
+def decided_ties(ranked_scores: ArrayLike, ranked_gains: ArrayLike, depth: int = constants.IR_CUTOFF) -> np.ndarray:
+    """Per query, whether the tie rule decided its figures.
+
+    A query counts when a run of exactly equal scores that reaches into its
+    top ``depth`` holds passages of different relevance (a judged and an
+    unjudged copy of one text, say): another tie rule could have put the
+    other one first.  Ties between passages of equal relevance change no
+    figure and are not counted.
+
+    Args:
+        ranked_scores: ``(n_queries, width)`` scores in ranked order
+            (:func:`rank_order`), ``width`` at least ``depth`` or the whole
+            corpus; a run of ties is seen as far as ``width`` reaches.
+        ranked_gains: the same passages' relevance, same shape.
+        depth: the deepest cut-off a figure reads.
+
+    Returns:
+        Booleans ``(n_queries,)``.
+
+    Raises:
+        ValueError: shapes differ, or a depth below 1.
+    """
+    s, g = np.asarray(ranked_scores, dtype=float), np.asarray(ranked_gains, dtype=float)
+    if s.ndim != 2 or s.shape != g.shape:
+        raise ValueError(f"ranked scores and gains must be (n_queries, width) of one shape, got {s.shape} and {g.shape}")
+    if depth < 1:
+        raise ValueError(f"depth must be at least 1, got {depth}")
+    if s.shape[1] < 2:
+        return np.zeros(s.shape[0], dtype=bool)
+    same = s[:, 1:] == s[:, :-1]
+    # Equal scores sit next to each other once ranked, so a run is a stretch of `same`; number the runs per query.
+    run = np.concatenate([np.zeros((s.shape[0], 1), dtype=np.int64), np.cumsum(~same, axis=1)], axis=1)
+    last_shown = run[:, min(depth, s.shape[1]) - 1][:, None]
+    mixed = same & (g[:, 1:] != g[:, :-1])
+    return (mixed & (run[:, :-1] <= last_shown)).any(axis=1)
 
 
 def ir_metrics(
@@ -322,8 +415,8 @@ def ir_metrics(
     """Recall@k, MRR@cutoff and nDCG@cutoff per query, from the gains of its ranked passages.
 
     The definitions are trec_eval's (``recall_k``, ``recip_rank`` of a run cut
-    at ``cutoff``, ``ndcg_cut`` with linear gains), so they equal
-    ``pytrec_eval``'s on a run without ties.
+    at ``cutoff``, ``ndcg_cut`` with linear gains), so on passages ordered by
+    :func:`rank_order` they equal ``pytrec_eval``'s.
 
     Args:
         ranked_gains: ``(n_queries, depth)``: the relevance of each query's
@@ -369,3 +462,24 @@ def ir_metrics(
     idcg = np.array([(g[:cutoff] * discounts[: len(g[:cutoff])]).sum() for g in ideal])
     out[f"ndcg_at_{cutoff}"] = dcg / idcg
     return out
+
+
+def judged_figures(
+    ranked_scores: ArrayLike, ranked_gains: ArrayLike, ideal_gains: Sequence[ArrayLike], *, hit_recall: bool = False
+) -> dict[str, np.ndarray]:
+    """:func:`ir_metrics` of passages ranked by :func:`rank_order`, with :func:`decided_ties` as ``tie_decided``.
+
+    A passage scored ``-inf`` (a mitigation filtered it out) is not retrieved:
+    its gain counts for nothing, wherever it sits.
+
+    Args:
+        ranked_scores: ``(n_queries, depth)`` scores in ranked order.
+        ranked_gains: the same passages' relevance, same shape.
+        ideal_gains, hit_recall: as :func:`ir_metrics`.
+
+    Returns:
+        ``ir_metrics``'s figures and ``tie_decided`` (booleans), per query.
+    """
+    s = np.asarray(ranked_scores, dtype=float)
+    g = np.where(np.isneginf(s), 0.0, np.asarray(ranked_gains, dtype=float))
+    return {**ir_metrics(g, ideal_gains, hit_recall=hit_recall), constants.COL_TIE_DECIDED: decided_ties(s, g)}

@@ -108,7 +108,11 @@ def bm25_scores(queries: Sequence[str], passages: Sequence[str]) -> np.ndarray:
     k1 = 1.5 and b = 0.75: for each query word,
     ``idf * tf / (tf + k1 * (1 - b + b * len / avg_len))`` with
     ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, summed over the query's
-    distinct words.
+    distinct words: a word the query repeats counts once (Okapi's query-term
+    factor with k3 = 0).  The queries here are whole sentences (anchors,
+    questions) scored with no stop-word list, so counting "the" or "a" twice
+    because a sentence says them twice would weigh grammar, not content;
+    ``bm25s`` itself sums every id it is given, so the ids are made distinct.
 
     Args:
         queries: ``n_queries`` texts.
@@ -133,7 +137,7 @@ def bm25_scores(queries: Sequence[str], passages: Sequence[str]) -> np.ndarray:
     index = bm25s.BM25()
     index.index(corpus, show_progress=False)
     for i, query in enumerate(queries):
-        ids = index.get_tokens_ids(overlap_words(query))
+        ids = index.get_tokens_ids(list(dict.fromkeys(overlap_words(query))))
         if ids:  # bm25s cannot score an empty query
             out[i] = index.get_scores_from_ids(ids)
     return out

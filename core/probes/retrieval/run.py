@@ -101,7 +101,8 @@ class RetrievalResult:
 
     def summary(self) -> pd.DataFrame:
         """The before/after table: model × mitigation -> win rate, paired accuracy, ranking, costs."""
-        return tables.summary_table(self.win_rates, self.paired, self.ranking, self.costs)
+        churn = tables.churn_table(self.scores, self.paired_groups, self.ranks) if not self.scores.empty else None
+        return tables.summary_table(self.win_rates, self.paired, self.ranking, self.costs, churn)
 
     def frames(self) -> dict[str, pd.DataFrame]:
         """Every table by name (for CSV export)."""

@@ -14,14 +14,16 @@ import numpy as np
 import pandas as pd
 
 from core import constants
-from core.probes.retrieval.metrics import mcnemar_exact, ranking_summary, rate_difference_ci, rate_with_ci
+from core.probes.retrieval.metrics import flips, mcnemar_exact, ranking_summary, rate_difference_ci, rate_with_ci
 
 _KEYS = [constants.COL_MODEL, constants.COL_MITIGATION]
-WIN_RATE_COLUMNS = [*_KEYS, constants.COL_MODE, constants.COL_N, constants.COL_WINS, constants.COL_WIN_RATE, constants.COL_CI_LOW, constants.COL_CI_HIGH]
+WIN_RATE_COLUMNS = [*_KEYS, constants.COL_MODE, constants.COL_N, constants.COL_WINS, constants.COL_TIES, constants.COL_WIN_RATE, constants.COL_CI_LOW,
+                    constants.COL_CI_HIGH]
 SOURCE_COLUMNS = [*_KEYS, constants.COL_VARIANT_SOURCE, constants.COL_N, constants.COL_WINS, constants.COL_TIES, constants.COL_WIN_RATE,
                   constants.COL_CI_LOW, constants.COL_CI_HIGH]
 PAIRED_COLUMNS = [*_KEYS, constants.COL_MODE, constants.COL_N, constants.COL_PAIRED_CORRECT, constants.COL_PAIRED_ACCURACY, constants.COL_CI_LOW, constants.COL_CI_HIGH, constants.COL_RANDOM]
 RANKING_COLUMNS = [*_KEYS, constants.COL_N_QUERIES, *constants.COL_RECALL_AT.values(), constants.COL_MRR, constants.COL_TOP1_CONTRADICTION]
+CHURN_COLUMNS = [*_KEYS, constants.COL_TIES, constants.COL_FIXED, constants.COL_BROKEN, "paired_fixed", "paired_broken", "correct_gained"]
 COMPARISON_COLUMNS = [
     constants.COL_MITIGATION, constants.COL_MODE, "model_a", "model_b", constants.COL_N, "win_rate_a", "win_rate_b",
     "difference", constants.COL_CI_LOW, constants.COL_CI_HIGH, "a_only", "b_only", "mcnemar_p",
@@ -49,15 +51,73 @@ def win_rate_table(scores: pd.DataFrame, **bootstrap) -> pd.DataFrame:
     Returns:
         Columns of :data:`WIN_RATE_COLUMNS`. The ``all`` row pools every
         variant and resamples whole groups (one group has several modes).
+        ``ties`` counts variants scored exactly as the paraphrase (no win,
+        and no fix either), when the rows hold both scores.
     """
     _require(scores, [*_KEYS, constants.COL_GROUP_ID, constants.COL_MODE, constants.COL_WIN], "score")
+    ties = _ties(scores)
     rows = []
     for (model, mitigation), frame in scores.groupby(_KEYS, sort=False):
         parts = [(mode, frame[frame[constants.COL_MODE] == mode]) for mode in _modes(frame, constants.COL_MODE)] + [(constants.MODE_ALL, frame)]
         for mode, part in parts:
             rate, low, high = rate_with_ci(part[constants.COL_WIN].to_numpy(bool), part[constants.COL_GROUP_ID].to_numpy(), **bootstrap)
-            rows.append((model, mitigation, mode, len(part), int(part[constants.COL_WIN].sum()), rate, low, high))
+            rows.append((model, mitigation, mode, len(part), int(part[constants.COL_WIN].sum()), int(ties[part.index].sum()), rate, low, high))
     return pd.DataFrame(rows, columns=WIN_RATE_COLUMNS)
+
+
+def _ties(scores: pd.DataFrame) -> pd.Series:
+    """Per variant row: scored exactly as its paraphrase (False where the rows hold no scores)."""
+    if {constants.COL_SCORE_VARIANT, constants.COL_SCORE_PARAPHRASE} <= set(scores.columns):
+        return scores[constants.COL_SCORE_VARIANT] == scores[constants.COL_SCORE_PARAPHRASE]
+    return pd.Series(False, index=scores.index)
+
+
+def _aligned(frame: pd.DataFrame, value: pd.Series) -> pd.DataFrame:
+    """``value`` per unit, one column per mitigation; units are the n-th row of a model's mitigation (every mitigation scores them in one order)."""
+    nth = frame.groupby(_KEYS, sort=False).cumcount()
+    wide = pd.DataFrame({"model": frame[constants.COL_MODEL], "m": frame[constants.COL_MITIGATION], "nth": nth, "v": value.astype(bool)})
+    return wide.pivot_table(index=["model", "nth"], columns="m", values="v", aggfunc="first", sort=False)
+
+
+def churn_table(scores: pd.DataFrame, paired_groups: pd.DataFrame, ranks: pd.DataFrame) -> pd.DataFrame:
+    """What each mitigation fixed and broke against the plain cosine, beside its net figures (issue 37.9).
+
+    A net win rate that does not move can hide flips both ways, and a win
+    turned into a tie is no fix.  Per model and mitigation:
+
+    * ``ties``: variants scored exactly as their paraphrase;
+    * ``fixed`` / ``broken``: variants whose paraphrase is strictly first
+      after the mitigation and was not before / was before and is not after
+      (a win that became a tie is neither; a loss that became a tie is broken);
+    * ``paired_fixed`` / ``paired_broken``: NevIR groups that became right / wrong;
+    * ``correct_gained``: queries whose right passage became first
+      (``correct_lost`` in the costs is the reverse).
+
+    Args:
+        scores: per-variant rows (model, mitigation, score_paraphrase, score_variant, win).
+        paired_groups: per-group rows with paired_correct (may be empty).
+        ranks: per-query rows with rank_correct (may be empty).
+
+    Returns:
+        Columns of :data:`CHURN_COLUMNS`; ``none``'s flips are 0.
+    """
+    _require(scores, [*_KEYS, constants.COL_SCORE_PARAPHRASE, constants.COL_SCORE_VARIANT], "score")
+    strictly_first = _aligned(scores, scores[constants.COL_SCORE_PARAPHRASE] > scores[constants.COL_SCORE_VARIANT])
+    ties = _ties(scores).groupby([scores[constants.COL_MODEL], scores[constants.COL_MITIGATION]], sort=False).sum()
+    paired = _aligned(paired_groups, paired_groups[constants.COL_PAIRED_CORRECT]) if constants.COL_PAIRED_CORRECT in paired_groups else None
+    top = _aligned(ranks, ranks[constants.COL_RANK_CORRECT] == 1) if constants.COL_RANK_CORRECT in ranks else None
+    rows = []
+    for model, mitigation in dict.fromkeys(zip(scores[constants.COL_MODEL], scores[constants.COL_MITIGATION], strict=True)):
+        def flip(wide: pd.DataFrame | None, model=model, mitigation=mitigation) -> tuple[float, float]:
+            if wide is None or mitigation not in wide.columns or constants.MITIGATION_NONE not in wide.columns or model not in wide.index:
+                return (np.nan, np.nan)
+            both = wide.loc[model][[constants.MITIGATION_NONE, mitigation]].dropna().astype(bool)
+            return flips(both[constants.MITIGATION_NONE].to_numpy(), both[mitigation].to_numpy())
+        fixed, broken = flip(strictly_first)
+        paired_fixed, paired_broken = flip(paired)
+        gained, _lost = flip(top)
+        rows.append((model, mitigation, int(ties[(model, mitigation)]), fixed, broken, paired_fixed, paired_broken, gained))
+    return pd.DataFrame(rows, columns=CHURN_COLUMNS)
 
 
 def source_table(scores: pd.DataFrame, **bootstrap) -> pd.DataFrame:
@@ -159,7 +219,8 @@ def comparison_table(scores: pd.DataFrame, **bootstrap) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 
 
-def summary_table(win_rates: pd.DataFrame, paired: pd.DataFrame, ranking: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
+def summary_table(win_rates: pd.DataFrame, paired: pd.DataFrame, ranking: pd.DataFrame, costs: pd.DataFrame,
+                  churn: pd.DataFrame | None = None) -> pd.DataFrame:
     """The before/after table: model × mitigation -> win rate, paired accuracy, recall@k, MRR, costs, with intervals.
 
     Args:
@@ -167,6 +228,8 @@ def summary_table(win_rates: pd.DataFrame, paired: pd.DataFrame, ranking: pd.Dat
         paired: :func:`paired_table` output (may be empty).
         ranking: :func:`ranking_table` output (may be empty).
         costs: model, mitigation, paraphrases_lost, correct_lost, ms_per_query, ...
+        churn: :func:`churn_table` output, or None: its ties, fixed and
+            broken counts then sit beside each net figure.
 
     Returns:
         One row per model and mitigation, in run order; figures a suite
@@ -183,4 +246,18 @@ def summary_table(win_rates: pd.DataFrame, paired: pd.DataFrame, ranking: pd.Dat
         table = table.merge(ranking.drop(columns=[constants.COL_N_QUERIES]), on=_KEYS, how="left")
     else:
         table = table.assign(**{c: np.nan for c in RANKING_COLUMNS[3:]})
-    return table.merge(costs, on=_KEYS, how="left").reset_index(drop=True)
+    table = table.merge(costs, on=_KEYS, how="left").reset_index(drop=True)
+    if churn is None or churn.empty:
+        return table
+    table = table.merge(churn, on=_KEYS, how="left")
+    # Each net figure with its churn beside it: win rate, ties, fixed, broken; paired accuracy, its flips; recall, gained and lost.
+    after = {constants.COL_WIN_RATE: [constants.COL_TIES, constants.COL_FIXED, constants.COL_BROKEN],
+             constants.COL_PAIRED_ACCURACY: ["paired_fixed", "paired_broken"], constants.COL_RECALL_AT[1]: ["correct_gained", constants.COL_CORRECT_LOST]}
+    moved = {c for cs in after.values() for c in cs}
+    order: list[str] = []
+    for c in table.columns:
+        if c in moved:
+            continue
+        order.append(c)
+        order += [x for x in after.get(c, []) if x in table.columns]
+    return table[order]

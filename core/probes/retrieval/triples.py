@@ -13,9 +13,18 @@ Two views of a :class:`~core.files.triples.Triples` table, per model:
   relevance goes by text, copies of one text never decide a tie.  Reported:
   recall@1/@5/@10 (share of anchors with a positive in the top k), MRR@10,
   nDCG@10 and the share of anchors whose top passage is one of their negatives.
-  Ties are resolved against the retriever (:func:`metrics.rank_order`).
+  Exact ties between different texts are broken by trec_eval's rule, the one
+  the BEIR probe follows (:func:`metrics.rank_order`): a passage's id is its
+  place in the corpus (positives by row, then negatives), and of two tied
+  passages the larger id ranks first; ``tied_queries`` counts the anchors
+  whose figures that rule decided.
 
 Every distinct text is encoded once per model, through the embedding cache.
+With ``mitigations`` (:mod:`core.probes.retrieval.mitigations`), both views
+are recomputed on each mitigation's scores: per anchor, its distinct
+positives and negatives are rescored together for the win rate, and the
+whole corpus for the ranking.  The before/after table (:meth:`TriplesResult.summary`)
+puts ties, fixed and broken counts beside each net figure.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -33,16 +43,23 @@ from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ProgressFn, model_runs
-from core.probes.retrieval.metrics import ir_metrics, rank_order, rate_with_ci
+from core.probes.retrieval.metrics import flips, judged_figures, rank_order, rate_with_ci
+from core.probes.retrieval.rescoring import check_names, checked_scores, cosine_matrix, record_failure
 
+if TYPE_CHECKING:
+    from core.probes.retrieval.mitigations import Mitigation
+
+_KEYS = [constants.COL_MODEL, constants.COL_MITIGATION]
 WIN_RATE_COLUMNS = [
-    constants.COL_MODEL, constants.COL_N, constants.COL_WINS, constants.COL_TIES, constants.COL_WIN_RATE, constants.COL_TIE_RATE,
+    *_KEYS, constants.COL_N, constants.COL_WINS, constants.COL_TIES, constants.COL_WIN_RATE, constants.COL_TIE_RATE,
     constants.COL_CI_LOW, constants.COL_CI_HIGH,
 ]
 RANKING_COLUMNS = [
-    constants.COL_MODEL, constants.COL_N_QUERIES, constants.COL_N_PASSAGES, *constants.COL_IR_RECALL_AT.values(),
-    constants.COL_MRR_AT, constants.COL_NDCG_AT, constants.COL_TOP1_NEGATIVE,
+    *_KEYS, constants.COL_N_QUERIES, constants.COL_N_PASSAGES, *constants.COL_IR_RECALL_AT.values(),
+    constants.COL_MRR_AT, constants.COL_NDCG_AT, constants.COL_TOP1_NEGATIVE, constants.COL_TIED_QUERIES,
 ]
+# Beside the net figures of the before/after table: the negatives a mitigation fixed and broke, the anchors whose positive it put first or lost.
+CHURN_COLUMNS = [*_KEYS, constants.COL_FIXED, constants.COL_BROKEN, "recall_gained", "recall_lost"]
 # Queries scored against the whole corpus at once: bounds the (queries x passages) block in memory.
 _QUERY_BLOCK = 512
 
@@ -52,16 +69,18 @@ class TriplesResult:
     """What the triples probe found (tidy long tables).
 
     Attributes:
-        scores: one row per model and triple: row, anchor, positive, negative,
+        scores: one row per model, mitigation and triple: row, anchor, positive, negative,
             negative_column, cosine_positive, cosine_negative, margin
-            (negative minus positive), win, tie.
-        win_rates: model, n, wins, ties, win_rate, tie_rate, ci_low, ci_high
+            (negative minus positive), win, tie; under a mitigation
+            score_positive and score_negative are its scores and margin,
+            win and tie follow them.
+        win_rates: model, mitigation, n, wins, ties, win_rate, tie_rate, ci_low, ci_high
             (anchors resampled as clusters).
-        ranks: one row per model and anchor: n_relevant, rank_positive (best
+        ranks: one row per model, mitigation and anchor: n_relevant, rank_positive (best
             rank of a positive), top1 (the top passage's text), top1_negative,
-            and the per-query figures of the ranking.
-        ranking: model, n_queries, n_passages, recall_at_1/5/10, mrr_at_10,
-            ndcg_at_10, top1_negative.
+            the per-query figures of the ranking and tie_decided.
+        ranking: model, mitigation, n_queries, n_passages, recall_at_1/5/10, mrr_at_10,
+            ndcg_at_10, top1_negative, tied_queries.
         errors: model -> one-line reason it produced nothing.
         reports: model -> encoding report.
         seconds: wall time.
@@ -79,11 +98,22 @@ class TriplesResult:
     def models(self) -> list[str]:
         return list(dict.fromkeys(self.scores[constants.COL_MODEL])) if not self.scores.empty else []
 
+    @property
+    def mitigations(self) -> list[str]:
+        return list(dict.fromkeys(self.win_rates[constants.COL_MITIGATION])) if not self.win_rates.empty else []
+
     def summary(self) -> pd.DataFrame:
-        """One row per model: win rate (ties apart) beside the in-corpus ranking."""
+        """One row per model and mitigation: win rate (ties, fixed and broken beside it) and the in-corpus ranking (recall@1's gains and losses beside it)."""
+        columns = [*WIN_RATE_COLUMNS, *RANKING_COLUMNS[2:], *CHURN_COLUMNS[2:]]
         if self.win_rates.empty:
-            return pd.DataFrame(columns=[*WIN_RATE_COLUMNS, *RANKING_COLUMNS[1:]])
-        return self.win_rates.merge(self.ranking, on=constants.COL_MODEL, how="left")
+            return pd.DataFrame(columns=columns)
+        table = self.win_rates.merge(self.ranking, on=_KEYS, how="left").merge(_churn(self.scores, self.ranks), on=_KEYS, how="left")
+        after = {constants.COL_TIES: [constants.COL_FIXED, constants.COL_BROKEN], constants.COL_IR_RECALL_AT[1]: ["recall_gained", "recall_lost"]}
+        order: list[str] = []
+        for c in table.columns:
+            if c not in CHURN_COLUMNS[2:]:
+                order += [c, *after.get(c, [])]
+        return table[order]
 
     def history_pairs(self, name: str) -> pd.DataFrame:
         """The run as tidy pair results for the run history (``core.history.sources.retrieval_record``'s hook).
@@ -91,9 +121,21 @@ class TriplesResult:
         Per model and source row: anchor vs positive (category ``positive``) and
         anchor vs each negative (category ``contradiction`` for an NLI
         contradiction column, ``hard_negative`` otherwise), ``win`` and
-        ``margin`` beside the negatives' cosines.
+        ``margin`` beside the negatives' cosines.  ``cosine`` is the model's
+        own; each mitigation's score of the same passage rides beside it as
+        ``score[<mitigation>]`` (as a suite run's pairs keep them).
         """
-        s = self.scores
+        every = self.scores
+        s = every[every[constants.COL_MITIGATION] == constants.MITIGATION_NONE] if constants.COL_MITIGATION in every.columns else every
+        # Each mitigation scored the plain rows in their order, per model: the n-th row of one is the n-th of the other.
+        extra_p: dict[str, np.ndarray] = {}
+        extra_n: dict[str, np.ndarray] = {}
+        for mitigation in [m for m in dict.fromkeys(every.get(constants.COL_MITIGATION, [])) if m != constants.MITIGATION_NONE]:
+            mine = every[every[constants.COL_MITIGATION] == mitigation]
+            key = ["score_positive", "score_negative"]
+            aligned = s[[constants.COL_MODEL]].assign(_nth=s.groupby(constants.COL_MODEL).cumcount()).merge(
+                mine[[constants.COL_MODEL, *key]].assign(_nth=mine.groupby(constants.COL_MODEL).cumcount()), on=[constants.COL_MODEL, "_nth"], how="left")
+            extra_p[f"score[{mitigation}]"], extra_n[f"score[{mitigation}]"] = aligned[key[0]].to_numpy(), aligned[key[1]].to_numpy()
         if s.empty:
             return pd.DataFrame(columns=[constants.COL_MODEL, constants.COL_SUITE, constants.COL_CATEGORY, constants.COL_PAIR_ID,
                                          constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE])
@@ -102,14 +144,14 @@ class TriplesResult:
         positives = pd.DataFrame({
             constants.COL_MODEL: s[constants.COL_MODEL], constants.COL_SUITE: name, constants.COL_CATEGORY: constants.CAT_POSITIVE,
             constants.COL_PAIR_ID: row + "/positive", constants.COL_TEXT_A: s[constants.COL_ANCHOR], constants.COL_TEXT_B: s[constants.COL_POSITIVE],
-            constants.COL_COSINE: s["cosine_positive"],
+            constants.COL_COSINE: s["cosine_positive"], **extra_p,
         }).drop_duplicates([constants.COL_MODEL, constants.COL_PAIR_ID])
         negatives = pd.DataFrame({
             constants.COL_MODEL: s[constants.COL_MODEL], constants.COL_SUITE: name,
             constants.COL_CATEGORY: contradiction.map({True: constants.CAT_CONTRADICTION, False: "hard_negative"}),
             constants.COL_PAIR_ID: row + "/" + s[constants.COL_NEGATIVE_COLUMN].astype(str), constants.COL_TEXT_A: s[constants.COL_ANCHOR],
             constants.COL_TEXT_B: s[constants.COL_NEGATIVE], constants.COL_COSINE: s["cosine_negative"], constants.COL_WIN: s[constants.COL_WIN],
-            "margin": s["margin"],
+            "margin": s["margin"], **extra_n,
         })
         return pd.concat([positives, negatives], ignore_index=True)
 
@@ -149,31 +191,59 @@ def _win_rows(frame: pd.DataFrame, vectors: dict[str, np.ndarray], model: str) -
     out = frame.assign(cosine_positive=cos_p, cosine_negative=cos_n, margin=cos_n - cos_p)
     out[constants.COL_WIN] = cos_n > cos_p
     out[constants.COL_TIE] = cos_n == cos_p
+    out.insert(0, constants.COL_MITIGATION, constants.MITIGATION_NONE)
     out.insert(0, constants.COL_MODEL, model)
     return out
 
 
-def _rank_rows(corpus: _Corpus, vectors: dict[str, np.ndarray], model: str) -> pd.DataFrame:
+def _rescored_win_rows(dense: pd.DataFrame, vectors: dict[str, np.ndarray], mitigation: Mitigation, model: str) -> pd.DataFrame:
+    """The plain rows rescored: per anchor, its distinct positives and negatives ranked together by ``mitigation``."""
+    score_p, score_n = np.empty(len(dense)), np.empty(len(dense))
+    for anchor, part in dense.groupby(constants.COL_ANCHOR, sort=False):
+        passages = list(dict.fromkeys([*part[constants.COL_POSITIVE], *part[constants.COL_NEGATIVE]]))
+        cosines = cosine_matrix(vectors, [str(anchor)], passages)
+        scores = checked_scores(mitigation.rescore([str(anchor)], passages, cosines, model=model), cosines, mitigation.name)[0]
+        at = {t: i for i, t in enumerate(passages)}
+        rows = dense.index.get_indexer(part.index)
+        score_p[rows] = scores[[at[t] for t in part[constants.COL_POSITIVE]]]
+        score_n[rows] = scores[[at[t] for t in part[constants.COL_NEGATIVE]]]
+    both = np.isfinite(score_p) & np.isfinite(score_n)
+    out = dense.assign(score_positive=score_p, score_negative=score_n, margin=np.where(both, score_n - score_p, np.nan))
+    out[constants.COL_MITIGATION] = mitigation.name
+    out[constants.COL_WIN] = score_n > score_p
+    out[constants.COL_TIE] = score_n == score_p
+    return out
+
+
+def _rank_rows(corpus: _Corpus, vectors: dict[str, np.ndarray], model: str, mitigation: Mitigation | None = None) -> pd.DataFrame:
     passages = embedding_matrix(vectors, list(corpus.passages)).astype(np.float64)
     text_ids = {t: i for i, t in enumerate(dict.fromkeys(corpus.passages))}
     passage_ids = np.array([text_ids[t] for t in corpus.passages])
+    # A passage's id is its place in the corpus, zero-padded so string order (trec_eval's) is number order.
+    ids = np.array([f"{i:09d}" for i in range(len(corpus.passages))])
     parts = []
     for start in range(0, len(corpus.queries), _QUERY_BLOCK):
         stop = min(start + _QUERY_BLOCK, len(corpus.queries))
         queries = embedding_matrix(vectors, list(corpus.queries[start:stop])).astype(np.float64)
         scores = np.clip(queries @ passages.T, -1.0, 1.0)
+        if mitigation is not None:
+            scores = checked_scores(mitigation.rescore(list(corpus.queries[start:stop]), list(corpus.passages), scores, model=model), scores, mitigation.name)
         gains = np.array([np.isin(passage_ids, [text_ids[t] for t in corpus.positives[q]]) for q in range(start, stop)], dtype=float)
         negative = np.array([np.isin(passage_ids, [text_ids[t] for t in corpus.negatives[q] if t in text_ids]) for q in range(start, stop)])
-        order = rank_order(scores, gains)
+        order = rank_order(scores, ids)
         ranked = np.take_along_axis(gains, order, axis=1)
-        figures = ir_metrics(ranked, list(gains), hit_recall=True)
+        ranked_scores = np.take_along_axis(scores, order, axis=1)
+        figures = judged_figures(ranked_scores, ranked, list(gains), hit_recall=True)
         top = order[:, 0]
+        retrieved = np.isfinite(ranked_scores[:, 0])
         parts.append(
             pd.DataFrame(
                 {
-                    constants.COL_MODEL: model, constants.COL_ANCHOR: corpus.queries[start:stop],
-                    "n_relevant": gains.sum(axis=1).astype(int), "rank_positive": ranked.argmax(axis=1) + 1,
-                    "top1": [corpus.passages[i] for i in top], constants.COL_TOP1_NEGATIVE: negative[np.arange(len(top)), top],
+                    constants.COL_MODEL: model, constants.COL_MITIGATION: constants.MITIGATION_NONE if mitigation is None else mitigation.name,
+                    constants.COL_ANCHOR: corpus.queries[start:stop], "n_relevant": gains.sum(axis=1).astype(int),
+                    "rank_positive": _first_rank((ranked > 0) & np.isfinite(ranked_scores)),
+                    "top1": [corpus.passages[i] if ok else "" for i, ok in zip(top, retrieved, strict=True)],
+                    constants.COL_TOP1_NEGATIVE: negative[np.arange(len(top)), top] & retrieved,
                     **figures,
                 }
             )
@@ -181,18 +251,38 @@ def _rank_rows(corpus: _Corpus, vectors: dict[str, np.ndarray], model: str) -> p
     return pd.concat(parts, ignore_index=True)
 
 
-def _ranking_row(ranks: pd.DataFrame, model: str, n_passages: int) -> dict:
+def _first_rank(hits: np.ndarray) -> np.ndarray:
+    """1-based rank of each query's first hit; NaN where a mitigation filtered out every positive."""
+    return np.where(hits.any(axis=1), hits.argmax(axis=1) + 1.0, np.nan)
+
+
+def _ranking_row(ranks: pd.DataFrame, model: str, mitigation: str, n_passages: int) -> dict:
     means = ranks[[*constants.COL_IR_RECALL_AT.values(), constants.COL_MRR_AT, constants.COL_NDCG_AT, constants.COL_TOP1_NEGATIVE]].astype(float).mean()
-    return {constants.COL_MODEL: model, constants.COL_N_QUERIES: len(ranks), constants.COL_N_PASSAGES: n_passages, **means.to_dict()}
+    return {constants.COL_MODEL: model, constants.COL_MITIGATION: mitigation, constants.COL_N_QUERIES: len(ranks), constants.COL_N_PASSAGES: n_passages,
+            **means.to_dict(), constants.COL_TIED_QUERIES: int(ranks[constants.COL_TIE_DECIDED].sum())}
 
 
-def _win_rate_row(scores: pd.DataFrame, model: str, **bootstrap) -> dict:
+def _win_rate_row(scores: pd.DataFrame, model: str, mitigation: str, **bootstrap) -> dict:
     wins, ties = scores[constants.COL_WIN].to_numpy(bool), scores[constants.COL_TIE].to_numpy(bool)
     rate, low, high = rate_with_ci(wins, scores[constants.COL_ANCHOR].to_numpy(), **bootstrap)
     return {
-        constants.COL_MODEL: model, constants.COL_N: len(wins), constants.COL_WINS: int(wins.sum()), constants.COL_TIES: int(ties.sum()),
-        constants.COL_WIN_RATE: rate, constants.COL_TIE_RATE: float(ties.mean()), constants.COL_CI_LOW: low, constants.COL_CI_HIGH: high,
+        constants.COL_MODEL: model, constants.COL_MITIGATION: mitigation, constants.COL_N: len(wins), constants.COL_WINS: int(wins.sum()),
+        constants.COL_TIES: int(ties.sum()), constants.COL_WIN_RATE: rate, constants.COL_TIE_RATE: float(ties.mean()),
+        constants.COL_CI_LOW: low, constants.COL_CI_HIGH: high,
     }
+
+
+def _churn(scores: pd.DataFrame, ranks: pd.DataFrame) -> pd.DataFrame:
+    """Per model and mitigation: negatives whose positive became / stopped being strictly first, anchors whose positive became / stopped being top."""
+    rows = []
+    for (model, mitigation), part in scores.groupby(_KEYS, sort=False):
+        plain = scores[(scores[constants.COL_MODEL] == model) & (scores[constants.COL_MITIGATION] == constants.MITIGATION_NONE)]
+        fixed, broken = flips(~(plain[constants.COL_WIN] | plain[constants.COL_TIE]).to_numpy(bool), ~(part[constants.COL_WIN] | part[constants.COL_TIE]).to_numpy(bool))
+        mine = ranks[(ranks[constants.COL_MODEL] == model) & (ranks[constants.COL_MITIGATION] == mitigation)]
+        base = ranks[(ranks[constants.COL_MODEL] == model) & (ranks[constants.COL_MITIGATION] == constants.MITIGATION_NONE)]
+        gained, lost = flips(base[constants.COL_IR_RECALL_AT[1]].to_numpy() > 0, mine[constants.COL_IR_RECALL_AT[1]].to_numpy() > 0)
+        rows.append((model, mitigation, fixed, broken, gained, lost))
+    return pd.DataFrame(rows, columns=CHURN_COLUMNS)
 
 
 def run_triples(
@@ -200,34 +290,38 @@ def run_triples(
     models: Sequence[str],
     *,
     cache: EmbeddingCache | None = None,
+    mitigations: Sequence[Mitigation] = (),
     options: EncodeOptions = DEFAULT_OPTIONS,
     progress: ProgressFn | None = None,
     seed: int = constants.BOOTSTRAP_SEED,
     n_resamples: int | None = None,
     confidence: float = constants.CONFIDENCE,
 ) -> TriplesResult:
-    """Win rate and in-corpus ranking of a triples file, per model (module docstring).
+    """Win rate and in-corpus ranking of a triples file, per model, before and after each mitigation (module docstring).
 
     Args:
         triples: what :func:`core.files.triples.read_triples` read.
         models: model names, Hugging Face ids or folders.
         cache: vector cache, or None.
+        mitigations: objects with ``name`` and ``rescore`` (:class:`core.probes.retrieval.mitigations.Mitigation`);
+            ``none`` (the plain cosine) always runs first.
         options: device, batch size, backend and remote-code opt-ins.
         progress: called with (fraction done, message).
         seed, n_resamples, confidence: of the win rate's bootstrap interval (n_resamples None: the current setting).
 
     Returns:
-        A :class:`TriplesResult`; a model that fails to load or encode is in
-        ``errors`` and the others still run.
+        A :class:`TriplesResult`; a model that fails to load or encode, or a
+        mitigation that fails on one model, is in ``errors`` and the others still run.
 
     Raises:
-        ValueError: no model, or ``triples`` is not a :class:`Triples`.
+        ValueError: no model, ``triples`` is not a :class:`Triples`, or mitigations without unique names.
     """
     start = time.perf_counter()
     if not isinstance(triples, Triples):
         raise ValueError(f"triples must be a Triples table (core.files.triples.read_triples), got {type(triples).__name__}")  # noqa: TRY004
     if not models:
         raise ValueError("give at least one model")
+    check_names(mitigations)
     corpus = corpus_of(triples)
     texts = list(dict.fromkeys([*corpus.queries, *corpus.passages]))
     errors: dict[str, str] = {}
@@ -239,16 +333,26 @@ def run_triples(
         if encoded is None:
             continue
         vectors, reports[run.label] = encoded
-        run.note(0.85, f"{run.label}: ranking {len(corpus.queries)} anchors over {len(corpus.passages)} passages")
-        scored, ranked = _win_rows(triples.frame, vectors, run.label), _rank_rows(corpus, vectors, run.label)
-        scores.append(scored)
-        ranks.append(ranked)
-        win_rows.append(_win_rate_row(scored, run.label, **boot))
-        rank_rows.append(_ranking_row(ranked, run.label, len(corpus.passages)))
+        dense = _win_rows(triples.frame, vectors, run.label)
+        for j, mitigation in enumerate([None, *mitigations]):
+            label = constants.MITIGATION_NONE if mitigation is None else mitigation.name
+            run.note(0.85 + 0.15 * j / (len(mitigations) + 1), f"{run.label}: {label}: ranking {len(corpus.queries)} anchors over {len(corpus.passages)} passages")
+            try:
+                scored = dense if mitigation is None else _rescored_win_rows(dense, vectors, mitigation, run.label)
+                ranked = _rank_rows(corpus, vectors, run.label, mitigation)
+            except Exception as exc:
+                if mitigation is None:
+                    raise
+                record_failure(errors, run.label, label, exc)  # a mitigation may raise anything; the others must still run
+                continue
+            scores.append(scored)
+            ranks.append(ranked)
+            win_rows.append(_win_rate_row(scored, run.label, label, **boot))
+            rank_rows.append(_ranking_row(ranked, run.label, label, len(corpus.passages)))
     return TriplesResult(
-        pd.concat(scores, ignore_index=True) if scores else pd.DataFrame(columns=[constants.COL_MODEL]),
+        pd.concat(scores, ignore_index=True) if scores else pd.DataFrame(columns=_KEYS),
         pd.DataFrame(win_rows, columns=WIN_RATE_COLUMNS),
-        pd.concat(ranks, ignore_index=True) if ranks else pd.DataFrame(columns=[constants.COL_MODEL]),
+        pd.concat(ranks, ignore_index=True) if ranks else pd.DataFrame(columns=_KEYS),
         pd.DataFrame(rank_rows, columns=RANKING_COLUMNS),
         errors, reports, time.perf_counter() - start,
     )

@@ -299,3 +299,10 @@ def test_a_mitigated_triples_run_is_stored_as_triples_with_each_mitigations_scor
     assert run.settings["columns"] == {"anchor": "premise", "positive": "entailed", "negative": ["contradicted"]}
     scored = f"score[{mitigation['name']}]"
     assert scored in run.results.columns and run.results[scored].notna().all()
+    # Issue 37.8/37.9: the stored summary, and so the run's HTML report, keeps each mitigation's ties, fixed and broken.
+    rows = {r["mitigation"]: r for r in run.settings["summary"]}
+    assert {"ties", "fixed", "broken", "recall_gained", "recall_lost"} <= set(rows[mitigation["name"]])
+    from core.history.report import run_report
+
+    page = run_report(1, str(history_file))
+    assert "&quot;fixed&quot;" in page and "&quot;broken&quot;" in page and "&quot;ties&quot;" in page

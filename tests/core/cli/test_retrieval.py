@@ -77,6 +77,34 @@ def test_mitigate_gives_the_before_after_table(json_doc):
     assert {r[constants.COL_MITIGATION]: r[constants.COL_WIN_RATE] for r in doc["before_after"]} == win_all
 
 
+def test_before_after_puts_ties_fixed_and_broken_beside_the_net_figures(json_doc):
+    """Issue 37.8/37.9: the JSON before_after (and so summary.csv, the same table) shows ties and churn apart from the win rate."""
+    doc = json.loads(json_doc[1])
+    for row in doc["before_after"]:
+        assert {constants.COL_TIES, constants.COL_FIXED, constants.COL_BROKEN, "paired_fixed", "paired_broken", "correct_gained",
+                constants.COL_CORRECT_LOST} <= set(row)
+    none = doc["before_after"][0]
+    assert (none[constants.COL_TIES], none[constants.COL_FIXED], none[constants.COL_BROKEN]) == (0, 0, 0)
+    ties = {r[constants.COL_MITIGATION]: r[constants.COL_TIES] for r in doc["win_rates"] if r[constants.COL_MODE] == constants.MODE_ALL}
+    assert {r[constants.COL_MITIGATION]: r[constants.COL_TIES] for r in doc["before_after"]} == ties
+
+
+def test_pairs_file_with_mitigate_prints_no_column_it_cannot_fill(cli, tmp_path, minilm):
+    """Issue 37.12: a pairs file has no query pairs, so paired accuracy and recall are left out, said in one line, never printed as NaN."""
+    path = tmp_path / "pairs.csv"
+    path.write_text(
+        "text_a,text_b,category\n"
+        "The patient is allergic to penicillin.,Penicillin causes an allergic reaction in this patient.,paraphrase\n"
+        "The patient is allergic to penicillin.,The patient is not allergic to penicillin.,negation\n",
+        encoding="utf-8",
+    )
+    code, out, err = cli("retrieval", "--suite", str(path), "--models", MINILM_L6, "--mitigate", "bm25", "--quiet")
+    assert code == 0, err
+    table = out[out.index("before / after each mitigation"):]
+    assert "NaN" not in table and "not measured on these inputs, so left out: paired_accuracy" in table
+    assert " ties " in table and " fixed " in table and " broken " in table
+
+
 def test_out_writes_every_table_and_the_same_summary(cli, small_suite, tmp_path, minilm):
     code, out, err = cli("retrieval", "--suite", str(small_suite), "--models", MINILM_L6, "--json", "--quiet", "--out", str(tmp_path / "out"))
     assert code == 0, err

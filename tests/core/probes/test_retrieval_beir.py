@@ -104,3 +104,111 @@ def test_variants_of_relevant_passages_outrank_them_as_the_cosines_say(folder, m
                                                      for q, p in zip(tops["text_a"], tops["text_b"], strict=True)], abs=1e-6)
     assert (tops["category"] == "positive").tolist() == (out.ranks["mrr_at_10"] == 1.0).tolist()
     assert variants["cosine"].tolist() == pairs["score_variant"].tolist() and variants["category"].tolist() == pairs["mode"].tolist()
+
+
+def _write_beir(folder, corpus: dict[str, str], queries: dict[str, str], qrels: list[tuple[str, str, int]]):
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": d, "title": "", "text": t}) + "\n" for d, t in corpus.items()))
+    (folder / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t}) + "\n" for q, t in queries.items()))
+    (folder / "qrels").mkdir()
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t{r}\n" for q, d, r in qrels))
+    return read_beir(folder)
+
+
+def test_duplicate_passages_give_pytrec_evals_figures_and_are_counted(tmp_path, minilm):
+    """Issue 37.7: a text held twice ties exactly; ties are broken as trec_eval breaks them (id, descending), so the figures equal pytrec_eval's."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    corpus = {
+        "d1": "A man is performing music.", "d2": "A man is performing music.",  # one judged, one not: d2 ranks first
+        "d9": "Someone is outside.", "d10": "Someone is outside.",  # "d9" > "d10" as strings: the judged d9 ranks first
+        "d3": "People are reading.", "d4": "A kid is on a bike.", "d5": "The stage is empty and silent.",
+    }
+    queries = {"q1": "A man in a blue shirt is playing a guitar on a small stage.", "q2": "An old man is feeding pigeons in the park.",
+               "q3": "Two children are reading books in a library."}
+    qrels = [("q1", "d1", 1), ("q2", "d9", 1), ("q3", "d3", 1)]
+    folder = _write_beir(tmp_path / "dupes", corpus, queries, qrels)
+    result = run_beir(folder, [MINILM_L6], chunk_rows=3)
+    from core.models.encode import embedding_matrix, encode_texts
+
+    vectors, _ = encode_texts(minilm, [*corpus.values(), *queries.values()], None)
+    scores = np.clip(embedding_matrix(vectors, list(queries.values())).astype(np.float64) @ embedding_matrix(vectors, list(corpus.values())).astype(np.float64).T, -1, 1)
+    run = {q: {d: float(s) for d, s in zip(corpus, row, strict=True)} for q, row in zip(queries, scores, strict=True)}
+    judged = {q: {d: r for qq, d, r in qrels if qq == q} for q in queries}
+    full = pytrec_eval.RelevanceEvaluator(judged, {"recall.1,5,10", "ndcg_cut.10", "recip_rank"}).evaluate(run)
+    ranks = result.ranks.set_index("query_id")
+    for q in queries:
+        for k in (1, 5, 10):
+            assert ranks.loc[q, f"recall_at_{k}"] == pytest.approx(full[q][f"recall_{k}"], abs=1e-9)
+        assert ranks.loc[q, "ndcg_at_10"] == pytest.approx(full[q]["ndcg_cut_10"], abs=1e-9)
+        assert ranks.loc[q, "mrr_at_10"] == pytest.approx(full[q]["recip_rank"], abs=1e-9)
+    assert ranks.loc["q1", "top1_id"] == "d2" and ranks.loc["q1", "recall_at_1"] == 0.0  # d2 > d1: the unjudged copy first
+    assert ranks.loc["q2", "top1_id"] == "d9" and ranks.loc["q2", "recall_at_1"] == 1.0  # "d9" > "d10"
+    assert ranks[constants.COL_TIE_DECIDED].tolist() == [True, True, False]
+    assert result.ranking[constants.COL_TIED_QUERIES].iloc[0] == 2
+
+
+def test_tie_rule_and_count_by_hand():
+    from core.probes.retrieval.metrics import decided_ties, rank_order
+
+    scores = np.array([[0.5, 0.5, 0.9, 0.1], [0.5, 0.5, 0.9, 0.1]])
+    order = rank_order(scores, np.array(["d10", "d9", "a", "b"]))
+    assert order.tolist() == [[2, 1, 0, 3], [2, 1, 0, 3]]
+    ranked = np.take_along_axis(scores, order, axis=1)
+    gains = np.take_along_axis(np.array([[1.0, 0, 0, 0], [1.0, 1, 0, 0]]), order, axis=1)
+    assert decided_ties(ranked, gains).tolist() == [True, False]  # copies of equal relevance decide nothing
+    assert decided_ties(ranked, gains, depth=1).tolist() == [False, False]  # the tie starts below the top 1
+    # A streamed merge ranks by each id's place among the ids at hand: the same order as the ids themselves.
+    from core.probes.retrieval.metrics import id_places
+
+    kept = np.array([["d10", "x"], ["é", "d9"]])
+    fresh = np.array(["b", "a"])
+    kp, fp = id_places(kept, fresh)
+    tied = np.full((2, 4), 0.5)
+    by_place = rank_order(tied, np.concatenate([kp, np.broadcast_to(fp, (2, 2))], axis=1))
+    assert by_place.tolist() == rank_order(tied, np.concatenate([kept, np.broadcast_to(fresh, (2, 2))], axis=1)).tolist() == [[1, 0, 2, 3], [0, 1, 2, 3]]
+
+
+class _Negate:
+    name = "negate"
+
+    def rescore(self, queries, passages, dense, *, model):
+        return -np.asarray(dense)
+
+
+class _FilterAll:
+    name = "filter-all"
+
+    def rescore(self, queries, passages, dense, *, model):
+        return np.full(np.shape(dense), -np.inf)
+
+
+def test_mitigations_rescore_the_whole_corpus_and_equal_pytrec_eval_on_their_scores(folder, minilm):
+    """Issue 37.12 / 33.5: the mitigations apply to a BEIR folder; a filtered passage is not retrieved."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    out = run_beir(folder, [MINILM_L6], chunk_rows=7, mitigations=[_Negate(), _FilterAll()])
+    assert out.mitigations == [constants.MITIGATION_NONE, "negate", "filter-all"] and out.models == [MINILM_L6]
+    from core.models.encode import embedding_matrix, encode_texts
+
+    chunk = next(iter(folder.corpus_chunks(1000)))
+    qids = list(folder.queries)
+    vectors, _ = encode_texts(minilm, [*chunk.texts, *folder.queries.values()], None)
+    scores = embedding_matrix(vectors, [folder.queries[q] for q in qids]).astype(np.float64) @ embedding_matrix(vectors, chunk.texts).astype(np.float64).T
+    run = {q: {d: float(-np.clip(s, -1, 1)) for d, s in zip(chunk.ids, row, strict=True)} for q, row in zip(qids, scores, strict=True)}
+    full = pytrec_eval.RelevanceEvaluator(folder.qrels, {"recall.1,5,10", "ndcg_cut.10", "recip_rank"}).evaluate(run)
+    ranks = out.ranks[out.ranks[constants.COL_MITIGATION] == "negate"].set_index("query_id")
+    for q in qids:
+        assert ranks.loc[q, "recall_at_10"] == pytest.approx(full[q]["recall_10"], abs=1e-9)
+        assert ranks.loc[q, "ndcg_at_10"] == pytest.approx(full[q]["ndcg_cut_10"], abs=1e-9)
+    summary = out.summary().set_index(constants.COL_MITIGATION)
+    filtered, none = summary.loc["filter-all"], summary.loc[constants.MITIGATION_NONE]
+    assert filtered["recall_at_10"] == 0 and filtered["recall_lost"] == round(none["recall_at_1"] * none[constants.COL_N_QUERIES])
+    assert (none["recall_gained"], none["recall_lost"]) == (0, 0)
+    assert len(out.history_pairs("nli")) == len(qids)  # the history keeps the model's own top passages
+
+
+def test_cli_beir_mitigate(minilm, capsys):
+    assert cli.main(["retrieval", "--beir", str(BEIR), "--models", MINILM_L6, "--mitigate", "bm25", "--json", "--quiet"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["mitigation"] for r in doc["before_after"]] == [constants.MITIGATION_NONE, constants.MITIGATION_BM25_RRF]
+    assert all(v is not None for r in doc["before_after"] for v in r.values())
+    assert {"recall_gained", "recall_lost", "tied_queries"} <= set(doc["before_after"][1])

@@ -119,6 +119,16 @@ def test_bm25_matches_the_lucene_formula():
     np.testing.assert_allclose(scores[0], _lucene_bm25("cat", docs), rtol=1e-5)
 
 
+def test_bm25_counts_a_repeated_query_word_once():
+    # Issue 37.10: bm25s sums every id it is given, so "the cat the cat" scored "the" and "cat" twice while the
+    # docstring says distinct words. The hand computation is the formula summed over {"the", "cat"} once each.
+    docs = [["the", "cat", "sat", "on", "the", "mat"], ["dogs", "chase", "cats", "in", "the", "park"], ["a", "cat", "naps"]]
+    texts = [" ".join(d) for d in docs]
+    by_hand = np.add(_lucene_bm25("the", docs), _lucene_bm25("cat", docs))
+    np.testing.assert_allclose(bm25_scores(["the cat the cat"], texts)[0], by_hand, rtol=1e-5)
+    np.testing.assert_allclose(bm25_scores(["The cat, THE CAT!"], texts), bm25_scores(["the cat"], texts), rtol=1e-6)
+
+
 def test_bm25_ranks_the_exact_lexical_match_first_and_keeps_stop_words():
     scores = bm25_scores(["revenue rose 5 percent", "the cat", "zebra"], CORPUS)
     assert scores.shape == (3, 3)

@@ -295,3 +295,42 @@ def test_every_mitigation_is_reported_on_hand_written_then_rule_made_variants(re
     assert (filtered[constants.COL_TIES] == filtered[constants.COL_N]).all() and (filtered[constants.COL_WINS] == 0).all()
     assert (_rows(table, constants.MITIGATION_NONE)[constants.COL_TIES] == 0).all()
     assert "win_rates_by_source" in result.frames()
+
+
+def test_before_after_shows_ties_and_churn_beside_each_net_figure(result):
+    """Issue 37.8/37.9: a win turned into a tie is no fix, and flips both ways are counted beside the net figures."""
+    summary = result.summary().set_index([constants.COL_MODEL, constants.COL_MITIGATION])
+    none, negate, filtered = (summary.loc[(MINILM_L6, m)] for m in (constants.MITIGATION_NONE, "negate", "filter-all"))
+    scores = result.scores
+    before, after = _rows(scores, constants.MITIGATION_NONE), _rows(scores, "negate")
+    strictly_before = (before[constants.COL_SCORE_PARAPHRASE] > before[constants.COL_SCORE_VARIANT]).to_numpy()
+    strictly_after = (after[constants.COL_SCORE_PARAPHRASE] > after[constants.COL_SCORE_VARIANT]).to_numpy()
+    assert (negate[constants.COL_FIXED], negate[constants.COL_BROKEN]) == ((~strictly_before & strictly_after).sum(), (strictly_before & ~strictly_after).sum())
+    assert negate[constants.COL_BROKEN] > 0 and negate[constants.COL_FIXED] > 0
+    # Filtering everything ties every variant: the win rate falls to 0, yet nothing is fixed and every right order is broken.
+    assert filtered[constants.COL_WIN_RATE] == 0 and filtered[constants.COL_TIES] == len(before)
+    assert filtered[constants.COL_FIXED] == 0 and filtered[constants.COL_BROKEN] == strictly_before.sum()
+    assert none[constants.COL_TIES] == 0 and none[constants.COL_FIXED] == 0 and none[constants.COL_BROKEN] == 0
+    paired_b, paired_a = _rows(result.paired_groups, constants.MITIGATION_NONE), _rows(result.paired_groups, "negate")
+    ok_b, ok_a = paired_b[constants.COL_PAIRED_CORRECT].to_numpy(bool), paired_a[constants.COL_PAIRED_CORRECT].to_numpy(bool)
+    assert (negate["paired_fixed"], negate["paired_broken"]) == ((~ok_b & ok_a).sum(), (ok_b & ~ok_a).sum())
+    columns = list(summary.reset_index().columns)
+    win = columns.index(constants.COL_WIN_RATE)
+    assert columns[win + 1 : win + 4] == [constants.COL_TIES, constants.COL_FIXED, constants.COL_BROKEN]
+    assert columns[columns.index(constants.COL_RECALL_AT[1]) + 1 : columns.index(constants.COL_RECALL_AT[1]) + 3] == ["correct_gained", constants.COL_CORRECT_LOST]
+    # The win-rate table (the headline) counts the ties too.
+    all_modes = result.win_rates[(result.win_rates[constants.COL_MODE] == constants.MODE_ALL) & (result.win_rates[constants.COL_MODEL] == MINILM_L6)]
+    assert all_modes.set_index(constants.COL_MITIGATION).loc["filter-all", constants.COL_TIES] == len(before)
+
+
+def test_corpus_mode_rates_show_ties_fixed_and_broken(corpus_result):
+    """Issue 37.8/37.9 in corpus mode: each mitigation's rate with its ties and the pairs it flipped each way."""
+    before, after = _rows(corpus_result.pairs, constants.MITIGATION_NONE), _rows(corpus_result.pairs, "negate")
+    was = (before["score_original"] > before["score_variant"]).to_numpy()
+    now = (after["score_original"] > after["score_variant"]).to_numpy()
+    rates = corpus_result.rates
+    pooled = rates[(rates[constants.COL_MITIGATION] == "negate") & (rates[constants.COL_MODE] == constants.MODE_ALL)].iloc[0]
+    assert (pooled[constants.COL_FIXED], pooled[constants.COL_BROKEN]) == ((~was & now).sum(), (was & ~now).sum())
+    assert pooled[constants.COL_TIES] == (after["score_original"] == after["score_variant"]).sum()
+    plain = rates[rates[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
+    assert (plain[[constants.COL_FIXED, constants.COL_BROKEN]] == 0).all().all()

@@ -70,9 +70,9 @@ def test_a_tie_is_counted_apart_never_as_a_win(minilm):
     assert row[constants.COL_TIE_RATE] == 0.5
 
 
-def test_rank_order_puts_a_tied_irrelevant_passage_first():
-    order = rank_order(np.array([[0.5, 0.5, 0.1]]), np.array([[1.0, 0.0, 0.0]]))
-    assert order.tolist() == [[1, 0, 2]]
+def test_rank_order_breaks_a_tie_by_id_descending_as_trec_eval():
+    order = rank_order(np.array([[0.5, 0.5, 0.1], [0.5, 0.5, 0.1]]), np.array([["b", "a", "c"], ["a", "b", "c"]]))
+    assert order.tolist() == [[0, 1, 2], [1, 0, 2]]
 
 
 def test_ir_metrics_by_hand():
@@ -94,7 +94,7 @@ def test_ir_metrics_equal_pytrec_eval():
     gains = (rng.random((12, 30)) < 0.15) * rng.integers(1, 3, size=(12, 30)).astype(float)
     gains[np.arange(12), rng.integers(0, 30, 12)] = np.maximum(gains[np.arange(12), rng.integers(0, 30, 12)], 1)
     gains[:, 0] = np.where(gains.sum(1) == 0, 1, gains[:, 0])
-    order = rank_order(scores, gains)
+    order = rank_order(scores, [f"d{j}" for j in range(30)])
     ours = ir_metrics(np.take_along_axis(gains, order, axis=1), list(gains))
     qrels = {f"q{i}": {f"d{j}": int(g) for j, g in enumerate(row) if g > 0} for i, row in enumerate(gains)}
     run = {f"q{i}": {f"d{j}": float(s) for j, s in enumerate(row)} for i, row in enumerate(scores)}
@@ -145,3 +145,88 @@ def test_history_pairs_hook_gives_tidy_pairs(result):
     assert pairs["pair_id"].is_unique and (pairs["suite"] == "nli").all()
     negatives = pairs[pairs["category"] == "contradiction"]
     assert negatives["win"].sum() == result.win_rates["wins"].iloc[0]
+
+
+class _Negate:
+    """Reverses every ranking."""
+
+    name = "negate"
+
+    def rescore(self, queries, passages, dense, *, model):
+        return -np.asarray(dense)
+
+
+class _FilterAll:
+    """Filters every passage out: every negative ties its positive at -inf."""
+
+    name = "filter-all"
+
+    def rescore(self, queries, passages, dense, *, model):
+        return np.full(np.shape(dense), -np.inf)
+
+
+TIED = (b"anchor,positive,negative\n"
+        b"An old man is feeding pigeons in the park.,Someone is outside.,An old man is feeding pigeons in his living room.\n"
+        b"Kids play in the snow.,Children are outdoors.,SOMEONE IS OUTSIDE.\n")
+
+
+def test_triples_break_exact_ties_as_pytrec_eval_and_count_them(minilm):
+    """Issue 37.7: one tie rule for triples and BEIR. MiniLM lowercases, so the two spellings tie exactly; the larger id (the negative's) wins."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    triples = parse_triples(TIED, "tied.csv")
+    out = run_triples(triples, [MINILM_L6])
+    corpus = corpus_of(triples)
+    from core.models.encode import embedding_matrix, encode_texts
+
+    vectors, _ = encode_texts(minilm, [*corpus.queries, *corpus.passages], None)
+    scores = embedding_matrix(vectors, list(corpus.queries)).astype(np.float64) @ embedding_matrix(vectors, list(corpus.passages)).astype(np.float64).T
+    ids = [f"{i:09d}" for i in range(len(corpus.passages))]
+    assert scores[0, 0] == scores[0, 3]  # "Someone is outside." and "SOMEONE IS OUTSIDE." tie exactly
+    run = {f"q{i}": dict(zip(ids, map(float, np.clip(row, -1, 1)), strict=True)) for i, row in enumerate(scores)}
+    qrels = {f"q{i}": {d: 1 for d, t in zip(ids, corpus.passages, strict=True) if t in corpus.positives[i]} for i in range(len(corpus.queries))}
+    full = pytrec_eval.RelevanceEvaluator(qrels, {"recall.1,5,10", "ndcg_cut.10", "recip_rank"}).evaluate(run)
+    ranks = out.ranks.reset_index(drop=True)
+    for i in range(len(corpus.queries)):
+        for k in (1, 5, 10):
+            assert ranks.loc[i, f"recall_at_{k}"] == pytest.approx(full[f"q{i}"][f"recall_{k}"], abs=1e-9)
+        assert ranks.loc[i, "mrr_at_10"] == pytest.approx(full[f"q{i}"]["recip_rank"], abs=1e-9)
+        assert ranks.loc[i, "ndcg_at_10"] == pytest.approx(full[f"q{i}"]["ndcg_cut_10"], abs=1e-9)
+    # Only the first anchor's tie mixes a positive with another passage; the second's tie is between two passages it does not judge.
+    assert ranks[constants.COL_TIE_DECIDED].tolist() == [True, False]
+    assert out.ranking[constants.COL_TIED_QUERIES].iloc[0] == 1
+
+
+def test_mitigations_apply_to_triples_with_ties_and_churn_beside_each_figure(minilm):
+    """Issue 37.12 / 33.5: the ticked mitigations run on a triples file; a win turned into a tie is no fix."""
+    triples = read_triples(SAMPLE)
+    out = run_triples(triples, [MINILM_L6], mitigations=[_Negate(), _FilterAll()], n_resamples=200)
+    assert out.mitigations == [constants.MITIGATION_NONE, "negate", "filter-all"]
+    summary = out.summary().set_index(constants.COL_MITIGATION)
+    none, negate, filtered = summary.loc[constants.MITIGATION_NONE], summary.loc["negate"], summary.loc["filter-all"]
+    plain = out.scores[out.scores[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
+    # Reversing the order flips every strict outcome: each win becomes a fix, each right order a break.
+    assert negate[constants.COL_WINS] == (plain["cosine_negative"] < plain["cosine_positive"]).sum()
+    assert (negate[constants.COL_FIXED], negate[constants.COL_BROKEN]) == (none[constants.COL_WINS], len(plain) - none[constants.COL_WINS])
+    # Filtering everything: no win left, every triple a tie, nothing fixed, every right order broken; no positive retrieved.
+    assert (filtered[constants.COL_WINS], filtered[constants.COL_TIES], filtered[constants.COL_FIXED]) == (0, len(plain), 0)
+    assert filtered[constants.COL_BROKEN] == len(plain) - none[constants.COL_WINS]
+    assert filtered["recall_at_1"] == 0 and filtered["recall_at_10"] == 0 and filtered["recall_lost"] == round(none["recall_at_1"] * none[constants.COL_N_QUERIES])
+    columns = list(out.summary().columns)
+    assert columns[columns.index(constants.COL_TIES) + 1 : columns.index(constants.COL_TIES) + 3] == [constants.COL_FIXED, constants.COL_BROKEN]
+    assert columns[columns.index("recall_at_1") + 1 : columns.index("recall_at_1") + 3] == ["recall_gained", "recall_lost"]
+    assert not out.summary().isna().all().any()  # no all-NaN column
+    assert len(out.history_pairs("nli")) == 48  # the history keeps the model's own cosines
+
+
+def test_cli_triples_mitigate_prints_no_all_nan_column(minilm, capsys):
+    """Issue 37.12: `--triples --mitigate` printed NaN paired-accuracy and recall columns (the file has no query pairs)."""
+    code = cli.main(["retrieval", "--triples", str(SAMPLE), "--models", MINILM_L6, "--mitigate", "bm25", "--json", "--quiet"])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = {r["mitigation"]: r for r in doc["before_after"]}
+    assert set(rows) == {constants.MITIGATION_NONE, constants.MITIGATION_BM25_RRF}
+    assert all(v is not None for r in rows.values() for v in r.values())
+    assert {"ties", "fixed", "broken", "recall_at_1", "recall_gained", "recall_lost", "tied_queries"} <= set(rows["none"])
+    assert cli.main(["retrieval", "--triples", str(SAMPLE), "--models", MINILM_L6, "--mitigate", "bm25", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "before / after each mitigation" in printed and "NaN" not in printed and "paired_accuracy" not in printed

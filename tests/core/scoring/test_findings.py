@@ -72,6 +72,38 @@ def test_retrieval_findings_say_the_plain_rate_and_each_mitigation():
     assert retrieval_findings(rates[rates["mitigation"] != "none"]) == []
 
 
+def test_retrieval_findings_put_fixed_broken_and_ties_beside_each_mitigations_rate():
+    """Issue 37.8/37.9: an unchanged net rate can hide flips both ways, and a win turned into a tie is no fix."""
+    from core import constants
+    from core.scoring.findings import retrieval_findings
+
+    rates = pd.DataFrame({"model": [L6, L6], "mitigation": ["none", "guard"], "mode": ["all", "all"], "win_rate": [0.05, 0.05]})
+    summary = pd.DataFrame({"model": [L6, L6], "mitigation": ["none", "guard"], "ties": [0, 1], "fixed": [0, 2], "broken": [0, 2]})
+    guard = constants.MITIGATION_LABELS.get("guard", "guard")
+    assert retrieval_findings(rates, summary) == [
+        f"MiniLM-L6 ranks the contradiction above the restatement in 5% of the variants; {guard} brings that to 5% (2 fixed, 2 broken, 1 tie) (lower is better)."]
+
+
+def test_triples_and_beir_findings_by_hand():
+    """Issue 33.5: triples and BEIR results lead with a sentence, each mitigation's effect with what it flipped."""
+    from core import constants
+    from core.scoring.findings import beir_findings, triples_findings
+
+    rrf = constants.MITIGATION_LABELS.get("bm25-rrf", "bm25-rrf")
+    triples = pd.DataFrame({"model": [L6, L6], "mitigation": ["none", "bm25-rrf"], "n": [24, 24], "ties": [0, 2], "win_rate": [0.25, 0.125],
+                            "fixed": [0, 3], "broken": [0, 1], "n_queries": [23, 23], "recall_at_1": [0.739, 0.696], "recall_gained": [0, 1],
+                            "recall_lost": [0, 2], "tied_queries": [1, 0]})
+    assert triples_findings(triples) == [
+        "MiniLM-L6 ranks a negative above its positive in 25% of 24 triples and ranks a positive first for 74% of 23 anchors "
+        f"(1 decided by an exact tie); {rrf} brings those to 12% (3 fixed, 1 broken, 2 ties) and 70% (1 gained, 2 lost) "
+        "(win rate: lower is better; recall@1: higher is better)."]
+    beir = triples.drop(columns=["n", "ties", "win_rate", "fixed", "broken"]).assign(ndcg_at_10=[0.866, 0.8])
+    assert beir_findings(beir) == [
+        "By your judgements, MiniLM-L6 ranks a relevant passage first (recall@1) for 74% of 23 queries, nDCG@10 0.866 (1 query decided by an "
+        f"exact tie, broken by passage id as trec_eval does); {rrf} brings recall@1 to 70% (1 gained, 2 lost)."]
+    assert triples_findings(triples.iloc[1:]) == [] and beir_findings(beir.iloc[1:]) == []
+
+
 def _perturbed(model, rows):
     return pd.DataFrame([{"model": model, "category": c, "text_b": t, "cosine": x, "verdict": "above threshold" if x > 0.7 else "below threshold"}
                          for c, t, x in rows])
