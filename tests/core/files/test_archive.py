@@ -60,3 +60,13 @@ def test_a_split_is_a_plain_name_never_a_path(tmp_path):
         with pytest.raises(PairsFileError, match="not a path"):
             beir_from_zip(make_zip(BEIR), "up.zip", tmp_path / f"z{abs(hash(split))}", split)
     assert check_split("test") == "test" and check_split("dev-2024.v1") == "dev-2024.v1"
+
+
+def test_the_cli_refuses_a_split_that_is_a_path_in_one_line(cli, tmp_path):
+    into = tmp_path / "beir"
+    unpack_beir_zip(make_zip(BEIR), "up.zip", into)
+    (tmp_path / "outside.tsv").write_bytes(b"password\tapikey\tnote\nx\ty\tz\n")
+    for split in (str(tmp_path / "outside"), "../../outside"):
+        code, out, err = cli("retrieval", "--beir", str(into), "--split", split, "--models", "sentence-transformers/all-MiniLM-L6-v2")
+        assert code == 2 and err.startswith("error: ") and "not a path" in err and len(err.strip().splitlines()) == 1
+        assert "password" not in out + err
