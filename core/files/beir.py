@@ -246,7 +246,7 @@ def _beir_members(files: list[tuple[str, ...]]) -> dict[tuple[str, ...], tuple[s
         folders = ", ".join("/".join(p[:-1]) + "/" for p in shallowest[:3])
         raise PairsFileError(f"holds {len(shallowest)} BEIR folders side by side ({folders}); zip one of them")
     root = corpora[0][:-1]
-    picked = {}
+    picked: dict[tuple[str, ...], tuple[str, ...]] = {}
     for parts in content:
         inner = parts[len(root):]
         if parts[: len(root)] != root:
