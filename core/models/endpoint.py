@@ -144,9 +144,9 @@ def clean_base_url(url: str) -> str:
         # Not echoed: what was typed may be a key pasted into the wrong box.
         raise EndpointError("the API base must be an http(s) URL such as http://127.0.0.1:8000/v1")
     if parts.username or parts.password or "@" in parts.netloc:
-        raise EndpointError("the API base must not carry credentials (user:password@); put the key in an environment variable and name it")
+        raise EndpointError("the API base must not carry credentials (user:password@); give the key on its own (the app's key box, or --api-key-env)")
     if parts.query or parts.fragment:
-        raise EndpointError("the API base must not carry a query string or fragment; put the key in an environment variable and name it")
+        raise EndpointError("the API base must not carry a query string or fragment; give the key on its own (the app's key box, or --api-key-env)")
     return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
 
 
