@@ -173,15 +173,13 @@ def triples_run(name: str, frame: pd.DataFrame, mapping: tuple[tuple[str, object
                        mitigations=build_mitigations(mitigations))
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
-def unpacked_beir(name: str, data: bytes, digest: str, split: str):
-    """An uploaded BEIR zip unpacked into a folder of its own (kept for the session's runs) and read (``BeirFolder``)."""
-    import tempfile
-
-    from core.files.beir import beir_from_zip
+@st.cache_data(show_spinner=False, max_entries=8)
+def beir_folder(folder: str, name: str, split: str, digest: str):
+    """An unpacked BEIR upload's judged queries and qrels for a split (``BeirFolder``); ``digest`` (of the upload) keys the cache."""
+    from core.files.beir import read_unpacked
 
     del digest
-    return beir_from_zip(data, name, tempfile.mkdtemp(prefix="cosine-probe-beir-"), split)
+    return read_unpacked(folder, name, split)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

@@ -29,7 +29,7 @@ import pandas as pd
 import streamlit as st
 
 from core import constants
-from core.files.beir import CORPUS_FILE, DEFAULT_SPLIT, QRELS_FOLDER, QUERIES_FILE
+from core.files.beir import CORPUS_FILE, QRELS_FOLDER, QUERIES_FILE
 from core.files.errors import PairsFileError
 from core.files.texts import TEXT_COLUMNS, parse_texts
 from core.files.triples import Triples
@@ -43,7 +43,7 @@ from core.probes.retrieval.suite_files import suite_from_bytes
 from core.probes.retrieval.triples import TriplesResult
 from core.probes.retrieval.worst import worst_corpus_pairs, worst_variants
 from core.scoring import findings
-from ui import calibration_controls, history, resources, state, widgets
+from ui import beir_upload, calibration_controls, history, resources, state, widgets
 from ui import triples as upload_triples
 from ui.retrieval_charts import (
     BEIR_PANELS,
@@ -201,18 +201,23 @@ def _triples_source() -> Source | None:
 
 
 def _beir_source() -> Source | None:
-    """A zip of a BEIR folder, unpacked once per upload into a folder of its own."""
-    found = _stored_upload(SOURCE_BEIR, "Upload a BEIR folder as a zip", ["zip"],
-                           "A zip of the folder holding corpus.jsonl, queries.jsonl and qrels/<split>.tsv (BEIR's format). "
-                           "Larger corpora run from the command line: cosine-probe retrieval --beir DIR.")
-    split = st.text_input("qrels split", value=str(widgets.saved(KEY_BEIR_SPLIT, DEFAULT_SPLIT)), key=KEY_BEIR_SPLIT, on_change=widgets.persist,
-                          args=(KEY_BEIR_SPLIT,), help="The file under qrels/ to judge by (test, dev, train).").strip() or DEFAULT_SPLIT
-    if found is None:
+    """A zip of a BEIR folder, unpacked once per upload into the session's one folder (``ui/beir_upload.py``)."""
+    uploaded = st.file_uploader("Upload a BEIR folder as a zip", type=["zip"], key=f"rt_{SOURCE_BEIR}_uploader", max_upload_size=constants.MAX_UPLOAD_MB,
+                                help="A zip of the folder holding corpus.jsonl, queries.jsonl and qrels/<split>.tsv (BEIR's format), at its top "
+                                     "or inside one folder. Larger corpora run from the command line: cosine-probe retrieval --beir DIR.")
+    unpacked = beir_upload.receive(uploaded)
+    refused = beir_upload.error()
+    if refused is not None:
+        kept = f" {widgets.md_escape(unpacked.name)} is kept." if unpacked is not None else ""
+        st.error(f"Could not use {widgets.md_escape(refused[0])}: {widgets.md_escape(refused[1].rstrip('.'))}.{kept}", icon="⛔")
+    if unpacked is None:
         st.info("Upload a zip of a BEIR folder to start.")
         return None
-    name, data, digest = found
+    # A split is one of the qrels files the zip holds, picked, never typed: it is never a path (issue 38).
+    split = widgets.saved_selectbox("qrels split", unpacked.splits, KEY_BEIR_SPLIT, help="The file under qrels/ to judge by (test, dev, train).")
+    name, digest = unpacked.name, unpacked.digest
     try:
-        folder = resources.unpacked_beir(name, data, digest, split)
+        folder = resources.beir_folder(str(unpacked.folder), name, split, digest)
     except PairsFileError as exc:
         upload_triples.refused(name, exc)
         return None

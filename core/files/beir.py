@@ -24,13 +24,14 @@ a query id given twice is refused.  Every message names the file.
 from __future__ import annotations
 
 import io
-import zipfile
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
+from core.files.archive import ZipLimits, unpack_zip
 from core.files.decoding import decode_bytes
 from core.files.errors import PairsFileError
 from core.files.json_records import parse_json_records, row_listing
@@ -48,6 +49,10 @@ _QREL_COLUMNS = ("query-id", "corpus-id", "score")
 SCAN_ROWS = 8192
 # An uploaded BEIR zip may unpack to at most this many bytes (a larger corpus streams from disk on the command line).
 MAX_UNZIPPED_BYTES = 512 * 1024 * 1024
+# A split names a file under qrels/, never a path: no separator, no leading dot (issue 38).
+_SPLIT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$")
+# Folders an archiver adds beside the content (macOS resource forks).
+_ARCHIVER_FOLDERS = frozenset({"__MACOSX"})
 
 
 @dataclass(frozen=True)
@@ -271,10 +276,12 @@ def read_beir(folder: str | Path, split: str = DEFAULT_SPLIT) -> BeirFolder:
         from the corpus are said in its notes.
 
     Raises:
-        PairsFileError: not a folder, a file missing (the message lists the
-            splits there are), a malformed file, a repeated query or passage
-            id, no judged query left, or no passage to rank.
+        PairsFileError: a split that is not a plain name (:func:`check_split`),
+            not a folder, a file missing (the message lists the splits there
+            are), a malformed file, a repeated query or passage id, no judged
+            query left, or no passage to rank.
     """
+    check_split(split)
     folder = Path(folder).expanduser()
     if not folder.is_dir():
         raise PairsFileError(f"{folder}: not a folder; a BEIR folder holds {CORPUS_FILE}, {QUERIES_FILE} and {QRELS_FOLDER}/<split>.tsv")
@@ -283,7 +290,7 @@ def read_beir(folder: str | Path, split: str = DEFAULT_SPLIT) -> BeirFolder:
             raise PairsFileError(f"{folder}: no {name}; a BEIR folder holds {CORPUS_FILE}, {QUERIES_FILE} and {QRELS_FOLDER}/<split>.tsv")
     qrels_path = folder / QRELS_FOLDER / f"{split}.tsv"
     if not qrels_path.is_file():
-        splits = sorted(p.stem for p in (folder / QRELS_FOLDER).glob("*.tsv")) if (folder / QRELS_FOLDER).is_dir() else []
+        splits = beir_splits(folder)
         raise PairsFileError(f"{folder}: no {QRELS_FOLDER}/{split}.tsv; splits there: {', '.join(splits) or 'none'}")
     qrels = _read_qrels(qrels_path)
     queries, present, notes = _read_queries(folder / QUERIES_FILE, set(qrels))
@@ -297,48 +304,98 @@ def read_beir(folder: str | Path, split: str = DEFAULT_SPLIT) -> BeirFolder:
     return BeirFolder(folder, split, kept, judged, tuple(notes + _scan_corpus(folder / CORPUS_FILE, judged)))
 
 
-def beir_from_zip(data: bytes, name: str, into: str | Path, split: str = DEFAULT_SPLIT, *, max_bytes: int = MAX_UNZIPPED_BYTES) -> BeirFolder:
-    """An uploaded zip of a BEIR folder, unpacked into ``into`` and read (:func:`read_beir`).
-
-    The folder may sit at the zip's top or one level down (``scifact/corpus.jsonl``).
-    Only ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/*.tsv`` are unpacked,
-    each under ``into`` whatever its path in the zip says.
+def check_split(split: str) -> str:
+    """``split`` when it is a plain name of a file under ``qrels/`` (``test``, ``dev``, ``train``).
 
     Raises:
-        PairsFileError: not a zip, no ``corpus.jsonl`` in it, larger than
-            ``max_bytes`` unpacked, or as :func:`read_beir`; the message names the upload.
+        PairsFileError: a path (``/``, ``\\``, ``..``), a name starting with a dot, or an empty one.
     """
-    target = Path(into)
+    if not isinstance(split, str) or not _SPLIT_NAME.match(split):
+        raise PairsFileError(f"the split must be the name of a file under {QRELS_FOLDER}/ without .tsv (test, dev, train), "
+                             f"not a path: got {str(split)[:60]!r}")
+    return split
+
+
+def beir_splits(folder: str | Path) -> list[str]:
+    """The splits a BEIR folder holds: the stems of ``qrels/*.tsv`` that are plain names, sorted."""
+    qrels = Path(folder) / QRELS_FOLDER
+    if not qrels.is_dir():
+        return []
+    return sorted(p.stem for p in qrels.glob("*.tsv") if p.is_file() and not p.is_symlink() and _SPLIT_NAME.match(p.stem))
+
+
+def _beir_members(files: list[tuple[str, ...]]) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """Which members of a zip form the BEIR folder, and their names inside it.
+
+    The folder is the one holding the shallowest ``corpus.jsonl``: the zip's
+    top, or a folder in it (``scifact/corpus.jsonl``, ``export/scifact/...``);
+    an archiver's ``__MACOSX`` copies are passed over.
+    """
+    content = [p for p in files if p[0] not in _ARCHIVER_FOLDERS]
+    corpora = sorted((p for p in content if p[-1] == CORPUS_FILE), key=len)
+    if not corpora:
+        raise PairsFileError(f"no {CORPUS_FILE} in the zip; zip the folder that holds {CORPUS_FILE}, {QUERIES_FILE} and {QRELS_FOLDER}/")
+    shallowest = [p for p in corpora if len(p) == len(corpora[0])]
+    if len(shallowest) > 1:
+        folders = ", ".join("/".join(p[:-1]) + "/" for p in shallowest[:3])
+        raise PairsFileError(f"holds {len(shallowest)} BEIR folders side by side ({folders}); zip one of them")
+    root = corpora[0][:-1]
+    picked: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for parts in content:
+        inner = parts[len(root):]
+        if parts[: len(root)] != root:
+            continue
+        if inner in ((CORPUS_FILE,), (QUERIES_FILE,)) or (len(inner) == 2 and inner[0] == QRELS_FOLDER and inner[1].endswith(".tsv")
+                                                         and _SPLIT_NAME.match(inner[1][: -len(".tsv")])):
+            picked[parts] = inner
+    return picked
+
+
+def unpack_beir_zip(data: bytes, name: str, into: str | Path, *, max_bytes: int = MAX_UNZIPPED_BYTES) -> list[str]:
+    """Unpack an uploaded zip of a BEIR folder into ``into``; returns the splits it holds.
+
+    The folder may sit at the zip's top or inside folders (``scifact/corpus.jsonl``).
+    Only ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv`` are
+    unpacked, through :func:`core.files.archive.unpack_zip` (no links, no paths
+    out of ``into``, limits on entries, size and compression ratio).
+
+    Raises:
+        PairsFileError: not a zip, a damaged or refused member, no ``corpus.jsonl``,
+            no ``queries.jsonl`` or no split, or larger than ``max_bytes``; the message names the upload.
+    """
+    def pick(files: list[tuple[str, ...]]) -> dict[tuple[str, ...], tuple[str, ...]]:
+        try:
+            return _beir_members(files)
+        except PairsFileError as exc:
+            raise PairsFileError(f"{name}: {exc}") from None
+
+    written = unpack_zip(data, name, into, pick, ZipLimits(max_bytes=max_bytes))
+    if (QUERIES_FILE,) not in written:
+        raise PairsFileError(f"{name}: no {QUERIES_FILE} beside {CORPUS_FILE}; a BEIR folder holds {CORPUS_FILE}, {QUERIES_FILE} and {QRELS_FOLDER}/<split>.tsv")
+    splits = beir_splits(into)
+    if not splits:
+        raise PairsFileError(f"{name}: no {QRELS_FOLDER}/<split>.tsv beside {CORPUS_FILE}; a BEIR folder holds {CORPUS_FILE}, {QUERIES_FILE} and {QRELS_FOLDER}/<split>.tsv")
+    return splits
+
+
+def read_unpacked(folder: str | Path, name: str, split: str) -> BeirFolder:
+    """:func:`read_beir` of a folder :func:`unpack_beir_zip` wrote, its messages naming the upload instead of the folder.
+
+    Raises:
+        PairsFileError: as :func:`read_beir`.
+    """
     try:
-        archive = zipfile.ZipFile(io.BytesIO(bytes(data)))
-    except zipfile.BadZipFile as exc:
-        raise PairsFileError(f"{name}: not a zip file; zip the folder that holds {CORPUS_FILE}, {QUERIES_FILE} and {QRELS_FOLDER}/") from exc
-    with archive:
-        members = [m for m in archive.infolist() if not m.is_dir()]
-        corpus = sorted((m for m in members if Path(m.filename).name == CORPUS_FILE), key=lambda m: len(Path(m.filename).parts))
-        if not corpus:
-            raise PairsFileError(f"{name}: no {CORPUS_FILE} in the zip; zip the folder that holds {CORPUS_FILE}, {QUERIES_FILE} and {QRELS_FOLDER}/")
-        root = Path(corpus[0].filename).parent
-        wanted = []
-        for member in members:
-            rel = Path(member.filename)
-            try:
-                inner = rel.relative_to(root)
-            except ValueError:
-                continue
-            if inner.parts in ((CORPUS_FILE,), (QUERIES_FILE,)) or (len(inner.parts) == 2 and inner.parts[0] == QRELS_FOLDER and inner.suffix == ".tsv"):
-                wanted.append((member, inner))
-        total = sum(m.file_size for m, _ in wanted)
-        if total > max_bytes:
-            raise PairsFileError(f"{name}: unpacks to {total / 2**20:,.0f} MB, over the {max_bytes / 2**20:,.0f} MB an upload may; "
-                                 "run it from the command line (cosine-probe retrieval --beir DIR), which streams the corpus")
-        for member, inner in wanted:
-            # Each file is written under ``target`` by its own two-part name, never by the zip's path (no "../" escapes).
-            dest = target.joinpath(*inner.parts)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            with archive.open(member) as src, open(dest, "wb") as out:
-                out.write(src.read())
-    try:
-        return read_beir(target, split)
+        return read_beir(folder, split)
     except PairsFileError as exc:
-        raise PairsFileError(f"{name}: {str(exc).replace(str(target), 'the zip')}") from exc
+        raise PairsFileError(f"{name}: {str(exc).replace(str(folder), 'the zip')}") from None
+
+
+def beir_from_zip(data: bytes, name: str, into: str | Path, split: str = DEFAULT_SPLIT, *, max_bytes: int = MAX_UNZIPPED_BYTES) -> BeirFolder:
+    """An uploaded zip of a BEIR folder, unpacked into ``into`` (:func:`unpack_beir_zip`) and read (:func:`read_beir`).
+
+    Raises:
+        PairsFileError: as :func:`unpack_beir_zip` and :func:`read_beir`; the message names the upload.
+    """
+    check_split(split)
+    unpack_beir_zip(data, name, into, max_bytes=max_bytes)
+    return read_unpacked(into, name, split)

@@ -11,13 +11,23 @@ model and dimensions (:func:`fingerprint`), so a text is sent once, and a
 rerun whose texts are all cached makes no request at all
 (:func:`core.models.warm.cached_model`).
 
-The key is read from the environment when a client is built and lives only
-in that client: settings, cache keys, errors and notes never hold it.  Once
-read, it is registered with the one redaction (:func:`core.messages.redact`),
-which every message leaving the process passes, whatever produced it (a
-server can echo the key anywhere in its answer).  A base URL that carries
-credentials (``https://user:pass@host``, percent-encoded or not) or a query
-string is refused.
+The key comes from one of two sources (:func:`api_key`): an environment
+variable the settings name (the CLI's ``--api-key-env``, or an endpoint the
+operator allows the app, :func:`parse_allowlist`), or a :class:`SessionKey`
+a visitor typed into the app, held in that session's memory only.  It is
+read when a client is built and lives only in that client and the
+:class:`SessionKey`: settings' reprs, cache keys, fingerprints, errors and
+notes never hold it.  Once read, it is registered with the one redaction
+(:func:`core.messages.redact`), which every message leaving the process
+passes, whatever produced it (a server can echo the key anywhere in its
+answer).  A base URL that carries credentials (``https://user:pass@host``,
+percent-encoded or not) or a query string is refused, and so is a model name
+that looks like a key (:func:`looks_like_secret`), without echoing either.
+
+In the app, each session's endpoints are scoped to its own script run
+(:func:`use_session_settings`): another session's run never sees them, and
+an endpoint model the session did not set up is refused, never sent with
+the environment's key to a default URL.
 
 Every answer is checked once against the protocol (:func:`parse_answer`: a
 JSON object whose ``data`` holds one ``{"index", "embedding"}`` item per text,
@@ -40,8 +50,10 @@ import json
 import math
 import os
 import re
+import secrets
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -74,6 +86,35 @@ class EndpointError(RuntimeError):
     """Bad endpoint settings or a failed request; the message never holds the key."""
 
 
+class SessionKey:
+    """A key typed into the app, held in memory only (issue 38).
+
+    Its repr shows a random token that tells two keys apart (so settings with
+    different keys load different clients), never the key; it refuses to be
+    pickled, so no cache or session store can write it to disk.  It is never
+    put in an environment variable.
+    """
+
+    __slots__ = ("_value", "token")
+
+    def __init__(self, value: str) -> None:
+        text = (value or "").strip()
+        if not text:
+            raise EndpointError("the key is empty")
+        self._value = text
+        self.token = secrets.token_hex(8)  # random: says nothing about the key
+
+    def reveal(self) -> str:
+        """The key itself, for the client's Authorization header only."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return f"SessionKey({self.token})"
+
+    def __reduce__(self):
+        raise TypeError("a key typed in a session is never pickled or written")
+
+
 @dataclass(frozen=True)
 class EndpointSettings:
     """Where ``openai:MODEL`` is served, and how to ask.
@@ -81,7 +122,8 @@ class EndpointSettings:
     Attributes:
         model: the model name the endpoint serves (without ``openai:``).
         base_url: the API root, e.g. ``http://127.0.0.1:8000/v1``.
-        key_env: name of the environment variable holding the key (never the key).
+        key_env: name of the environment variable holding the key (never the key);
+            empty: no variable (a typed key, or a server that wants none).
         dimensions: the ``dimensions`` request parameter, or None to leave it out.
         timeout: seconds per request.
         max_retries: the client's retries on connection errors, 408, 409, 429 and 5xx.
@@ -93,6 +135,7 @@ class EndpointSettings:
     dimensions: int | None = None
     timeout: float = ENDPOINT_TIMEOUT_SECONDS  # make_settings reads the current setting ($COSINE_PROBE_ENDPOINT_TIMEOUT)
     max_retries: int = MAX_RETRIES
+    session_key: SessionKey | None = None
 
     @property
     def name(self) -> str:
@@ -115,11 +158,12 @@ def clean_base_url(url: str) -> str:
     text = (url or "").strip()
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise EndpointError(f"the API base must be an http(s) URL such as http://127.0.0.1:8000/v1, got {_shown_url(text)!r}")
+        # Not echoed: what was typed may be a key pasted into the wrong box.
+        raise EndpointError("the API base must be an http(s) URL such as http://127.0.0.1:8000/v1")
     if parts.username or parts.password or "@" in unquote(parts.netloc):
-        raise EndpointError("the API base must not carry credentials (user:password@); put the key in an environment variable and name it")
+        raise EndpointError("the API base must not carry credentials (user:password@); give the key on its own (the app's key box, or --api-key-env)")
     if parts.query or parts.fragment:
-        raise EndpointError("the API base must not carry a query string or fragment; put the key in an environment variable and name it")
+        raise EndpointError("the API base must not carry a query string or fragment; give the key on its own (the app's key box, or --api-key-env)")
     return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
 
 
@@ -130,8 +174,18 @@ def _shown_url(text: str) -> str:
     return redact_all(urlunsplit((parts.scheme, host, parts.path, "", ""))[:120])
 
 
-def make_settings(model: str, base_url: str | None = None, key_env: str | None = None, dimensions: int | None = None,
-                  **options: float) -> EndpointSettings:
+# A key's look: a known key prefix, or a long run of letters and digits no model name has.
+_SECRET_LIKE = re.compile(r"^(?:(?:sk|pk|rk|hf|ghp|gho|ghs|github_pat|glpat|xox[abpr])[-_][-_A-Za-z0-9]{16,}|(?:AKIA|ASIA)[A-Z0-9]{16}|eyJ[-_A-Za-z0-9]{10,}\.)"
+                          r"|[A-Za-z0-9]{28,}")
+
+
+def looks_like_secret(text: str) -> bool:
+    """Whether typed text looks like a key (``sk-…``, ``hf_…``, ``AKIA…``, a JWT, a long token) rather than a name."""
+    return any(_SECRET_LIKE.search(part) for part in (text or "").split())
+
+
+def make_settings(model: str, base_url: str | None = None, key_env: str | None = None, dimensions: int | None = None, *,
+                  session_key: SessionKey | None = None, env_key: bool = True, **options: float) -> EndpointSettings:
     """Checked settings; the base URL defaults to ``$OPENAI_BASE_URL``, then OpenAI's.
 
     Args:
@@ -139,17 +193,23 @@ def make_settings(model: str, base_url: str | None = None, key_env: str | None =
         base_url: the API root, or None.
         key_env: the environment variable holding the key (default ``OPENAI_API_KEY``).
         dimensions: the ``dimensions`` parameter (> 0), or None.
+        session_key: a key typed in the app; no environment variable is read then.
+        env_key: False: no key from the environment (a typed key or none).
         **options: ``timeout``, ``max_retries``.
 
     Raises:
-        EndpointError: an empty model, a bad URL, a bad variable name or dimensions, a bad ``$COSINE_PROBE_ENDPOINT_TIMEOUT``.
+        EndpointError: an empty model or one that looks like a key, a bad URL,
+            a bad variable name or dimensions (typed values are not echoed),
+            a bad ``$COSINE_PROBE_ENDPOINT_TIMEOUT``.
     """
     name = (model or "").strip()
     name = name[len(ENDPOINT_PREFIX):] if name.startswith(ENDPOINT_PREFIX) else name
     if not name:
         raise EndpointError("the endpoint's model name is empty")
-    env = (key_env or DEFAULT_KEY_ENV).strip()
-    if not _ENV_NAME.match(env):
+    if looks_like_secret(name):
+        raise EndpointError("the model name looks like a key; a key never goes in the model's name")
+    env = "" if session_key is not None or not env_key else (key_env or DEFAULT_KEY_ENV).strip()
+    if env and not _ENV_NAME.match(env):
         # Not echoed: what was given may be the key itself.
         raise EndpointError("the key's environment variable must be a NAME (letters, digits, _; e.g. OPENAI_API_KEY), never the key itself")
     if dimensions is not None and dimensions < 1:
@@ -159,8 +219,40 @@ def make_settings(model: str, base_url: str | None = None, key_env: str | None =
         timeout = float(options["timeout"]) if "timeout" in options else endpoint_timeout()
     except ValueError as exc:
         raise EndpointError(str(exc)) from None
-    return EndpointSettings(model=name, base_url=url, key_env=env, dimensions=dimensions,
+    return EndpointSettings(model=name, base_url=url, key_env=env, dimensions=dimensions, session_key=session_key,
                             timeout=timeout, max_retries=int(options.get("max_retries", MAX_RETRIES)))
+
+
+ALLOWLIST_ENV = "COSINE_PROBE_ENDPOINTS"
+
+
+def parse_allowlist(entries: str | Mapping[str, str]) -> dict[str, str]:
+    """The endpoints an operator lets the app's visitors use with a server key: base URL -> key variable ("" for none).
+
+    Args:
+        entries: ``{base URL: variable name}`` (``[endpoints]`` in
+            Streamlit's secrets file), or ``$COSINE_PROBE_ENDPOINTS``'s text:
+            ``URL=NAME`` items separated by commas or spaces (``URL=`` for a server that wants no key).
+
+    Raises:
+        EndpointError: an item that is not ``URL=NAME``, a bad URL or variable name.
+    """
+    if isinstance(entries, str):
+        items = []
+        for item in entries.replace(",", " ").split():
+            url, sep, env = item.rpartition("=")
+            if not sep or not url:
+                raise EndpointError(f"${ALLOWLIST_ENV}: each item is BASE_URL=KEY_VARIABLE (KEY_VARIABLE may be empty)")
+            items.append((url, env))
+    else:
+        items = [(str(url), str(env or "")) for url, env in entries.items()]
+    allowed = {}
+    for url, env in items:
+        name = env.strip()
+        if name and not _ENV_NAME.match(name):
+            raise EndpointError("an allowed endpoint's key must be the NAME of an environment variable (letters, digits, _)")
+        allowed[clean_base_url(url)] = name
+    return allowed
 
 
 def configure(settings: EndpointSettings) -> str:
@@ -170,14 +262,35 @@ def configure(settings: EndpointSettings) -> str:
     return settings.name
 
 
+# The endpoints of the code running in this context (a Streamlit session's script run); None outside the app.
+_SCOPED: ContextVar[Mapping[str, EndpointSettings] | None] = ContextVar("cosine_probe_endpoint_settings", default=None)
+
+
+def use_session_settings(settings: Iterable[EndpointSettings]) -> None:
+    """Make ``settings`` the only endpoints of the code running in this context (the app calls it each script run).
+
+    They are seen by this context alone, not by another session's run (which
+    :func:`configure`'s process-wide registry would allow), and an endpoint
+    model not among them is refused by :func:`settings_for` instead of being
+    sent the environment's ``OPENAI_API_KEY`` at a default URL.
+    """
+    _SCOPED.set({s.name: s for s in settings})
+
+
 def settings_for(name: str) -> EndpointSettings:
-    """The settings of ``openai:MODEL``: the configured ones, else the defaults from the environment.
+    """The settings of ``openai:MODEL``: this session's (:func:`use_session_settings`), else the configured ones, else the defaults from the environment.
 
     Raises:
-        EndpointError: the name is not an endpoint model, or the defaults are bad.
+        EndpointError: the name is not an endpoint model, a session did not set
+            it up, or the defaults are bad.
     """
     if not is_endpoint(name):
         raise EndpointError(f"{name} is not an endpoint model (they are named {ENDPOINT_PREFIX}MODEL)")
+    scoped = _SCOPED.get()
+    if scoped is not None:
+        if name in scoped:
+            return scoped[name]
+        raise EndpointError(f"{name} is not set up in this session: add it under \"Add an endpoint\"")
     with _LOCK:
         found = _SETTINGS.get(name)
     return found or make_settings(name)
@@ -195,7 +308,13 @@ def fingerprint(settings: EndpointSettings) -> str:
 def describe(settings: EndpointSettings) -> str:
     """One line naming the endpoint (safe to print and store)."""
     dims = f", {settings.dimensions} dimensions" if settings.dimensions else ""
-    return f"{settings.model} at {settings.base_url}{dims} (key from ${settings.key_env})"
+    return f"{settings.model} at {settings.base_url}{dims} ({_key_source(settings)})"
+
+
+def _key_source(settings: EndpointSettings) -> str:
+    if settings.session_key is not None:
+        return "key typed in this session"
+    return f"key from ${settings.key_env}" if settings.key_env else "no key"
 
 
 # ------------------------------------------------------------------ secrets
@@ -205,9 +324,16 @@ def redact(text: str, secret: str | None) -> str:
     return redact_all(text)
 
 
-def _key(settings: EndpointSettings) -> str:
-    """The key, read from its variable; registered with the one redaction before anything can echo it."""
-    key = os.environ.get(settings.key_env, "").strip()
+def api_key(settings: EndpointSettings) -> str:
+    """The key a request sends: the typed one, else the named variable's value, else empty. Never print it.
+
+    The key is registered with the one redaction (:func:`core.messages.redact`)
+    before anything can echo it.
+    """
+    if settings.session_key is not None:
+        key = settings.session_key.reveal()
+    else:
+        key = os.environ.get(settings.key_env, "").strip() if settings.key_env else ""
     register_secret(key)
     return key
 
@@ -216,7 +342,7 @@ def _client(settings: EndpointSettings, *, timeout: float | None = None, max_ret
     from openai import OpenAI
 
     redact_logs()  # the client logs headers and bodies at debug level
-    return OpenAI(base_url=settings.base_url, api_key=_key(settings) or _NO_KEY,
+    return OpenAI(base_url=settings.base_url, api_key=api_key(settings) or _NO_KEY,
                   timeout=settings.timeout if timeout is None else timeout,
                   max_retries=settings.max_retries if max_retries is None else max_retries)
 
@@ -235,13 +361,14 @@ def _failure(settings: EndpointSettings, exc: BaseException, *, timeout: float |
         reason = f"cannot reach {where} ({type(exc.__cause__).__name__ if exc.__cause__ else 'connection error'})"
     elif isinstance(exc, openai.APIStatusError):
         message = getattr(exc, "message", "") or ""
-        unset = not _key(settings)
-        hint = (f"; ${settings.key_env} is not set" if unset else f"; is ${settings.key_env} a valid key?") if exc.status_code in (401, 403) else ""
+        unset = not api_key(settings)
+        source = "the key typed for it" if settings.session_key is not None else f"${settings.key_env}" if settings.key_env else "a key"
+        hint = (f"; {source} is not set" if unset else f"; is {source} a valid key?") if exc.status_code in (401, 403) else ""
         said = redact_all(message.strip().splitlines()[0])[:200] if message.strip() else ""  # redacted before the cut: no piece of a key survives it
         reason = f"{where} answered HTTP {exc.status_code}: {said}{hint}"
     else:
         reason = typed_first_line(exc, 200)
-    return redact(reason, _key(settings))
+    return redact(reason, api_key(settings))
 
 
 def check(settings: EndpointSettings) -> str | None:
@@ -263,10 +390,10 @@ def check(settings: EndpointSettings) -> str | None:
         return _failure(settings, exc, timeout=CHECK_TIMEOUT_SECONDS, retries=0)
     served = _served_models(body, content_type, settings.base_url)
     if isinstance(served, str):
-        return redact(served, _key(settings))
+        return redact(served, api_key(settings))
     if served and settings.model not in served:
         shown = ", ".join(served[:5]) + (", …" if len(served) > 5 else "")
-        return redact(f"{settings.base_url} does not serve {settings.model!r} (it serves {shown})", _key(settings))
+        return redact(f"{settings.base_url} does not serve {settings.model!r} (it serves {shown})", api_key(settings))
     return None
 
 

@@ -418,7 +418,7 @@ def _load_endpoint(meta: ModelMeta) -> LoadedModel:
     try:
         built = endpoint.EndpointBackend(settings)
     except Exception as exc:  # noqa: BLE001 - the client's constructor; the key never reaches the message
-        raise ModelUnavailable(f"{meta.name}: {endpoint.redact(first_line(exc, 300, ''), os.environ.get(settings.key_env))}") from None
+        raise ModelUnavailable(f"{meta.name}: {endpoint.redact(first_line(exc, 300, ''), endpoint.api_key(settings))}") from None
     effective = dataclasses.replace(meta, dimension=settings.dimensions, max_seq_length=built.max_seq_length,
                                     notes=f"{meta.notes} Served by {endpoint.describe(settings)}.")
     # Its dimension is None until the server first answers (unless --dimensions): the cache then checks no size.

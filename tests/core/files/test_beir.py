@@ -78,7 +78,7 @@ def test_zip_upload_unpacks_only_the_beir_files_under_the_target(tmp_path):
     with zipfile.ZipFile(out, "w") as zf:
         for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
             zf.write(source / name, f"scifact/{name}")
-        zf.writestr("scifact/../../escape.txt", "x")
+        zf.writestr("scifact/README.md", "x")
     target = tmp_path / "into"
     folder = beir_from_zip(out.getvalue(), "scifact.zip", target)
     assert folder.queries == {"q1": "first", "q2": "second"}
