@@ -6,6 +6,7 @@ from apptest_support import open_page
 from endpoint_support import Reply, scripted_server
 
 from core.models import endpoint
+from ui.endpoints import KEY_ENDPOINTS
 
 KEY = "sk-canary-page-6b2e9d04a7c1f3"
 PASSWORD = "pw-canary-page-8c3a"
@@ -24,13 +25,14 @@ def _everything_shown(at) -> str:
 
 def test_an_echoed_key_is_not_in_the_pages_error_line(tmp_path, monkeypatch):
     monkeypatch.setenv("COSINE_PROBE_HISTORY", str(tmp_path / "h.duckdb"))
-    monkeypatch.setenv("ECHOED_KEY", KEY)
     monkeypatch.setattr(endpoint, "_SETTINGS", {})
     echo = f"Bearer {KEY} via http://admin:{PASSWORD}@proxy.internal/v1"
     at = open_page("views/compare.py", timeout=120)
     with scripted_server(model="echoing", embeddings=lambda texts: Reply(200, {"data": [{"index": i, "embedding": [echo, 0.1]} for i in range(len(texts))]},
                                                                           {"X-Echo": echo}, f"OK {echo}")) as server:
-        endpoint.configure(endpoint.make_settings(NAME, server.base_url, "ECHOED_KEY"))
+        # The key a visitor typed for this endpoint (issue 38: a page takes no variable's name).
+        settings = endpoint.make_settings(NAME, server.base_url, session_key=endpoint.SessionKey(KEY))
+        at.session_state[KEY_ENDPOINTS] = {settings.name: settings}
         at.session_state["selected_models"] = [NAME]
         at.run()
         next(b for b in at.button if b.label == "Compare").click()
