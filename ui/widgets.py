@@ -164,9 +164,19 @@ def saved_tabs(labels: list[str], key: str):
     redraws them. Streamlit 1.67's stateful tabs (a ``key`` and an ``on_change``
     callback) keep the choice across reruns; the callback also copies it to
     :func:`saved_key` so a page switch does not lose it either.
+
+    Issue 33: each tab's ``.open`` says whether it is the open one; pages draw
+    only the open tab, inside a fragment, so a click reruns that fragment and
+    draws one tab instead of rerunning the page and drawing every tab.
     """
-    default = saved(key, labels[0])
-    return st.tabs(labels, key=key, default=default if default in labels else labels[0], on_change=persist, args=(key,))
+    ss = st.session_state
+    if ss.get(key) not in labels:  # a page switch forgot the widget: reopen the saved tab
+        default = saved(key, labels[0])
+        ss[key] = default if default in labels else labels[0]
+    # No ``default=``: it is part of the widget's identity, and a changing one would make a new widget each time.
+    tabs = st.tabs(labels, key=key, on_change=persist, args=(key,))
+    ss[saved_key(key)] = ss[key]  # a tab opened from code (session state), not by a click, is kept too
+    return tabs
 
 
 # --- results tables: key numbers first -----------------------------------------

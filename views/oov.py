@@ -17,7 +17,7 @@ import streamlit as st
 from core import constants
 from core.models.tokens import load_tokenizers, piece_counts
 from core.papers import oov, reference, reproduce
-from core.scoring import findings, tables
+from core.scoring import findings
 from ui import charts, history, resources, widgets
 from ui.state import current, run, short, show_errors, show_notes, stored, wall_time
 
@@ -258,7 +258,7 @@ def _section_cohens_d(results: pd.DataFrame, deltas: pd.DataFrame, reading: str)
     else:
         matrix = oov.cohens_d_matrix(deltas)
         widgets.chart(_d_heatmap(matrix), matrix.rename(index=short, columns=short).reset_index(names="model"), "oov cohens d matrix")
-    comp = reproduce.compare_to_published(results, PAPER, "Table 7", reading=reading)
+    comp = resources.analysis("compare_to_published", results, PAPER, "Table 7", reading)
     comp = comp[comp["metric"] == "cohens_d"][["model", "model_b", "published", "recomputed", "difference", "status", "remark"]]
     st.caption(f"Published Table 7 (row model minus column model, pooled sample SD) beside ours ({constants.OOV_READINGS[reading]}).")
     widgets.results_table(comp, "oov cohens d vs published")
@@ -267,7 +267,7 @@ def _section_cohens_d(results: pd.DataFrame, deltas: pd.DataFrame, reading: str)
 def _section_jaccard(results: pd.DataFrame) -> None:
     st.subheader("Token overlap vs cosine")
     baseline = results[results[constants.COL_SUITE] == constants.SUITE_BASELINE]
-    corr = oov.jaccard_correlation(results)
+    corr = resources.analysis("jaccard_correlation", results)
     if baseline.empty or corr.empty:
         st.info("No baseline pairs in these results.")
         return
@@ -304,13 +304,13 @@ def _section_tokens(results: pd.DataFrame, deltas: pd.DataFrame, reading: str) -
 def _section_swap(results: pd.DataFrame) -> None:
     st.subheader("Entity-swap check")
     st.caption("Same words, roles swapped (baseline suite): near-1 cosines mean word order barely matters (Table 3).")
-    frame = reproduce.published_alongside(oov.entity_swap_check(results), PAPER, {"mean": ("Table 3", "mean_cosine")})
+    frame = reproduce.published_alongside(resources.analysis("entity_swap_check", results), PAPER, {"mean": ("Table 3", "mean_cosine")})
     widgets.results_table(frame, "oov entity swap check")
 
 
 def _section_categories(results: pd.DataFrame, threshold: float) -> None:
     st.subheader("Category means (baseline suite)")
-    summary = tables.category_summary(results, threshold, suite=constants.SUITE_BASELINE)
+    summary = resources.analysis("category_summary", results, threshold, constants.SUITE_BASELINE)
     if summary.empty:
         st.info("No baseline pairs in these results.")
         return
@@ -357,33 +357,45 @@ def main() -> None:
     show_notes(KEY)  # one collapsed line; new notes as a toast (issue 26)
 
     reading = widgets.saved_radio("Entity replaced in", list(READING_LABELS), READING_KEY, format_func=READING_LABELS.get, help=READING_HELP)
-    dyn = oov.dynamic_ranges(results)
-    deltas = oov.oov_deltas(results, reading, dyn)
-    summary = oov.oov_summary(deltas, dyn)
-
+    # Cached by content and reading (ui.resources.analysis): a tab click or a reading seen before recomputes nothing.
+    summary = resources.analysis("oov_tables", results, reading)[2]
     st.markdown(" ".join(widgets.md_escape(s) for s in findings.oov_findings(summary, constants.OOV_READINGS[reading])))  # issue 26: the finding first
-    summary_tab, dynamic_tab, entity_tab, models_tab, overlap_tab, tokens_tab, swap_tab, layers_tab = widgets.saved_tabs(TABS, TAB_KEY)
-    with summary_tab:
-        _section_raw(summary, reading)
-        _section_normalized(summary, reading)
-        _reading_box(oov.oov_readings(results, dyn))
-    with dynamic_tab:
-        _section_dynamic(dyn)
-    with entity_tab:
-        _section_entities(deltas, reading)
-    with models_tab:
-        _section_cohens_d(results, deltas, reading)
-    with overlap_tab:
-        _section_jaccard(results)
-    with tokens_tab:
-        _section_tokens(results, deltas, reading)
-    with swap_tab:
-        _section_swap(results)
-        _section_categories(results, selection.threshold)
-    from ui.explain import oov_layer_section  # issue 14: where in the network the gap appears
+    _results_tabs(results, list(result.models), reading, selection.threshold)
 
-    with layers_tab:
-        oov_layer_section(result.models, reading, selection)
+
+@st.fragment
+def _results_tabs(results: pd.DataFrame, models: list[str], reading: str, threshold: float) -> None:
+    """The results in tabs; only the open tab is drawn (issue 33).
+
+    A tab click reruns this fragment alone and draws one tab: it used to rerun
+    the page and every tab's statistics and charts (8-20 s on a busy machine).
+    """
+    dyn, deltas, summary = resources.analysis("oov_tables", results, reading)
+    for label, tab in zip(TABS, widgets.saved_tabs(TABS, TAB_KEY), strict=True):
+        if not tab.open:
+            continue
+        with tab:
+            if label == "Summary":
+                _section_raw(summary, reading)
+                _section_normalized(summary, reading)
+                _reading_box(resources.analysis("oov_readings", results))
+            elif label == "Dynamic range":
+                _section_dynamic(dyn)
+            elif label == "Per entity":
+                _section_entities(deltas, reading)
+            elif label == "Model vs model":
+                _section_cohens_d(results, deltas, reading)
+            elif label == "Token overlap":
+                _section_jaccard(results)
+            elif label == "Token counts":
+                _section_tokens(results, deltas, reading)
+            elif label == "Entity swap and categories":
+                _section_swap(results)
+                _section_categories(results, threshold)
+            else:
+                from ui.explain import oov_layer_section  # issue 14: where in the network the gap appears
+
+                oov_layer_section(models, reading, current())
 
 
 main()
