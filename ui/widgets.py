@@ -250,6 +250,8 @@ def _default_config(column: str, labels: dict[str, str]):
         return st.column_config.NumberColumn(label, format="percent")
     if column in TEXT_COLUMNS:
         return st.column_config.TextColumn(label, width="large")
+    if column == CHANGE_COLUMN:
+        return st.column_config.TextColumn(label, width="medium", help="The words that differ between the two texts (→ replaced by, + added, − dropped).")
     return label
 
 
@@ -263,6 +265,7 @@ def results_table(
     column_config: dict | None = None,
     notes: tuple[str, ...] = ("note", "remark", "why"),
     download: pd.DataFrame | None = None,
+    pair: tuple[str, str] | None = None,
 ) -> None:
     """A results table that leads with what matters, with its downloads underneath.
 
@@ -279,7 +282,15 @@ def results_table(
         column_config: Streamlit column configs that override the defaults.
         notes: free-text columns cleaned with :func:`plain_note` for the screen.
         download: what the downloads hold when it differs from ``frame`` (full model ids, typed labels); None = ``frame``.
+        pair: the two text columns of a worst-case table (issue 33): a "changed words" column follows the lead columns,
+            and the selected row, or else the first (the worst), is shown below with both texts in full and the
+            words that differ marked.
     """
+    if pair is not None:
+        frame = with_changes(frame, pair)
+        if CHANGE_COLUMN in frame.columns:
+            at = min([lead.index(c) for c in pair if c in lead], default=len(lead))
+            lead = (*lead[:at], CHANGE_COLUMN, *lead[at:])  # the change on screen, before the texts that scroll off it
     # A raw code column goes off the screen when a label column carries it.
     hide = (*hide, *(code for code, shown_as in CODE_LABELS.items() if any(label in frame.columns for label in shown_as)))
     order = lead_columns(list(frame.columns), lead, details, hide)
@@ -298,8 +309,12 @@ def results_table(
     event = st.dataframe(shown, width="stretch", hide_index=True, column_order=order, column_config=config, placeholder=MISSING,
                          row_height=WRAP_ROW_HEIGHT, key=f"table-{_slug(name)}", on_select="rerun", selection_mode="single-row")
     rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
+    headers = {c: header_of(c, config[c]) for c in order}
     if rows and rows[0] < len(shown):
-        row_detail(shown.iloc[rows[0]], order, {c: header_of(c, config[c]) for c in order})
+        row_detail(shown.iloc[rows[0]], order, headers, pair)
+    elif pair is not None and len(shown):
+        st.caption("The first row in full, the words that differ marked; select another row (the box at its left) to read it.")
+        row_detail(shown.iloc[0], order, headers, pair)
     else:
         st.caption("Select a row (the box at its left) to read its sentences in full.")
     downloads(frame if download is None else download, name)
@@ -314,14 +329,59 @@ def header_of(column: str, config) -> str:
     return column.replace("_", " ")
 
 
-def row_detail(row: pd.Series, order: list[str], headers: dict[str, str]) -> None:
-    """One table row in full: its short values on one line, then every text column unwrapped and uncut."""
-    short_values = [f"**{md_escape(headers[c])}**: {md_escape(cell_text(row[c]))}" for c in order if c not in TEXT_COLUMNS]
+def row_detail(row: pd.Series, order: list[str], headers: dict[str, str], pair: tuple[str, str] | None = None) -> None:
+    """One table row in full: its short values on one line, then every text column unwrapped and uncut; the two
+    ``pair`` columns first, with the words that differ marked (:func:`marked_pair`)."""
+    short_values = [f"**{md_escape(headers[c])}**: {md_escape(cell_text(row[c]))}" for c in order if c not in TEXT_COLUMNS and c != CHANGE_COLUMN]
+    paired = pair is not None and all(c in row.index for c in pair)
     with st.container(border=True):
         if short_values:
             st.markdown(" · ".join(short_values))
-        for column in (c for c in order if c in TEXT_COLUMNS):
+        if paired:
+            a, b = pair  # type: ignore[misc]
+            marked_pair(row[a], row[b], headers.get(a, a.replace("_", " ")), headers.get(b, b.replace("_", " ")))
+        for column in (c for c in order if c in TEXT_COLUMNS and not (paired and c in pair)):  # type: ignore[operator]
             st.markdown(f"**{md_escape(headers[column])}**  \n{md_escape(cell_text(row[column]))}")
+
+
+MARK = "orange-background"  # Streamlit's text-background directive: changed words read at a glance, in any theme
+CHANGE_COLUMN = "changed words"
+
+
+def marked_text(tokens: list[tuple[str, bool]]) -> str:
+    """Markdown of a text with its changed runs highlighted (:func:`core.words.word_changes` tokens); every character escaped."""
+    out: list[str] = []
+    run: list[str] = []
+    for tok, changed in [*tokens, ("", False)]:
+        if changed:
+            run.append(tok)
+            continue
+        if run:
+            out.append(f":{MARK}[**{md_escape(''.join(run))}**]")
+            run = []
+        out.append(md_escape(tok))
+    return "".join(out)
+
+
+def marked_pair(text_a: object, text_b: object, label_a: str = "text A", label_b: str = "text B") -> None:
+    """Both texts of a pair in full, one under the other, with the words that differ marked in each (issue 33:
+    the contradicting sentence sat off-screen in every worst-case table)."""
+    from core.words import word_changes
+
+    a, b = cell_text(text_a), cell_text(text_b)
+    tokens_a, tokens_b = word_changes(a, b)
+    st.markdown(f"**{md_escape(label_a)}**  \n{marked_text(tokens_a)}")
+    st.markdown(f"**{md_escape(label_b)}**  \n{marked_text(tokens_b)}")
+
+
+def with_changes(frame: pd.DataFrame, pair: tuple[str, str]) -> pd.DataFrame:
+    """``frame`` with a :data:`CHANGE_COLUMN` column: the words that differ between the two ``pair`` columns, in one line."""
+    from core.words import change_summary
+
+    a, b = pair
+    if frame.empty or a not in frame.columns or b not in frame.columns:
+        return frame
+    return frame.assign(**{CHANGE_COLUMN: [change_summary(cell_text(x), cell_text(y)) for x, y in zip(frame[a], frame[b], strict=True)]})
 
 
 def cell_text(value: object) -> str:

@@ -82,7 +82,7 @@ def _worst_cases(results: pd.DataFrame) -> None:
         widgets.pair_chart(charts.pair_strip_figure(strip, state.current().threshold), worst_out, "failure-modes-worst-points",
                            [constants.COL_MODEL, "failure mode", constants.COL_COSINE, "verdict", constants.COL_TEXT_A, constants.COL_TEXT_B])
     widgets.results_table(worst_out, "failure-modes-worst-cases", lead=(*widgets.LEAD, "failure mode", constants.COL_TEXT_A, constants.COL_TEXT_B),
-                          hide=(constants.COL_CATEGORY,))
+                          hide=(constants.COL_CATEGORY,), pair=(constants.COL_TEXT_A, constants.COL_TEXT_B))
 
 
 

@@ -488,7 +488,7 @@ def _group_table(result: RetrievalResult, mitigation: str) -> None:
     # issue 26: texts wrapped, and a selected row shows the anchor, paraphrase and variant in full
     widgets.results_table(_shown(rows[[c for c in columns if c in rows.columns]]), "retrieval-per-group", column_config=fmt,
                           lead=("failure mode", constants.COL_ANCHOR, constants.COL_PARAPHRASE, constants.COL_VARIANT),
-                          details=(*widgets.DETAILS, constants.COL_GROUP_ID, constants.COL_DOMAIN))
+                          details=(*widgets.DETAILS, constants.COL_GROUP_ID, constants.COL_DOMAIN), pair=(constants.COL_ANCHOR, constants.COL_VARIANT))
 
 
 def _corpus_results(result: CorpusResult) -> None:

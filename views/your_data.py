@@ -317,7 +317,8 @@ if stored is not None:
     shown = findings.worst_first(tables.with_verdicts(results, threshold), match)
     shown[constants.COL_MODEL] = shown[constants.COL_MODEL].map(state.short)
     widgets.results_table(shown, "your-data-results", lead=(*widgets.LEAD, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY, constants.COL_LABEL),
-                          labels={constants.COL_TEXT_A: "text A", constants.COL_TEXT_B: "text B"}, download=exported)
+                          labels={constants.COL_TEXT_A: "text A", constants.COL_TEXT_B: "text B"}, download=exported,
+                          pair=(constants.COL_TEXT_A, constants.COL_TEXT_B))
 
     summary = resources.analysis("category_summary", results, threshold, None)
     st.header("Category summary")

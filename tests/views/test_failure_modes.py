@@ -221,6 +221,15 @@ def test_worst_cases_lead_with_model_cosine_verdict_and_hide_codes(at):
     assert shown[:4] == ["model", "cosine", "threshold", "verdict"]
     assert shown.index(constants.COL_TEXT_B) < shown.index(constants.COL_PAIR_ID) == len(shown) - 1
     assert constants.COL_CATEGORY not in shown and "failure mode" in shown
+    # issue 33: the contradicting sentence was off-screen; the words that differ sit before the texts, and the worst
+    # pair is shown below in full with them marked in both sentences
+    assert shown.index("changed words") < shown.index(constants.COL_TEXT_A)
+    first = _worst(at).iloc[0]
+    from core.words import change_summary
+
+    assert first["changed words"] == change_summary(first[constants.COL_TEXT_A], first[constants.COL_TEXT_B]) != "(no change)"
+    marked = [m.value for m in at.main.markdown if ":orange-background[" in m.value]
+    assert len(marked) == 2 and marked[0].startswith("**text a**") and marked[1].startswith("**text b**")
     worst = _worst(at)
     threshold = at.slider(key="threshold").value
     assert all((v == "above threshold") == (c > threshold) for v, c in zip(worst["verdict"], worst[constants.COL_COSINE], strict=True))
