@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from core import constants
+from core.probes import calibration
 from core.scoring import findings, tables
 from ui import calibration_controls, charts, history, resources, state, widgets
 
@@ -141,11 +142,13 @@ def _own_threshold_tab(results: pd.DataFrame, models: list[str], threshold: floa
     if cal_table.empty:
         st.info("This run has no positive and negative controls to calibrate on.")
     else:
+        rates = resources.analysis("calibrated_failure_rates", results, cal_settings.negatives, cal_settings.max_fpr, cal_settings.method, threshold)
+        # Issue 33: a threshold calibrated against unrelated pairs made every failure rate 100% without a word.
+        widgets.finding(calibration.calibration_findings(rates, cal_settings.negatives, state.short))
         roc = resources.analysis("roc_table", results, cal_settings.negatives)
         widgets.chart(charts.roc_figure(roc, cal_table, cal_settings.method), roc, "failure-modes-roc")
         shown_cal = cal_table.assign(model=cal_table[constants.COL_MODEL].map(state.short))
         widgets.results_table(shown_cal, "failure-modes-calibration", column_config={c: st.column_config.NumberColumn(format="%.3f") for c in cal_table.columns if cal_table[c].dtype.kind == "f"})
-        rates = resources.analysis("calibrated_failure_rates", results, cal_settings.negatives, cal_settings.max_fpr, cal_settings.method, threshold)
         st.plotly_chart(charts.calibrated_rates_figure(rates), width="stretch", key="chart-failure-modes-calibrated-rates")
         percent = {c: st.column_config.NumberColumn(format="percent") for c in ("failure_rate_global", "failure_rate_calibrated", "change")}
         shown_rates = rates.assign(model=rates[constants.COL_MODEL].map(state.short))

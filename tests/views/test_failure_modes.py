@@ -158,6 +158,13 @@ def test_calibration_section_matches_core(at, core_results):
     negation = core_results[core_results[constants.COL_CATEGORY] == constants.CAT_NEGATION][constants.COL_COSINE]
     assert rates.loc[constants.CAT_NEGATION, "failure_rate_calibrated"] == pytest.approx((negation > own).mean())
     assert rates.loc[constants.CAT_NEGATION, "failure_rate_global"] == pytest.approx((negation > 0.7).mean())
+    # issue 33: a calibrated threshold that makes failure rates 100% is said in a sentence, above the chart
+    full = calibration.failure_rates(core_results, calibration.thresholds_by_model(expected.reset_index()), 0.7)
+    said = calibration.calibration_findings(full, (constants.CAT_NEGATIVE,), lambda m: "MiniLM-L6")
+    assert said and "100%" in said[0]  # MiniLM-L6 on the unrelated controls: the walk's 0.26-0.31
+    from ui.widgets import md_escape
+
+    assert " ".join(md_escape(s) for s in said) in [m.value for m in at.main.markdown]
 
 
 def test_calibration_settings_change_the_threshold_and_survive_a_page_switch(at, core_results):
