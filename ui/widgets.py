@@ -60,11 +60,20 @@ def chart(fig: go.Figure, frame: pd.DataFrame, name: str) -> None:
     downloads(frame, name)
 
 
-def report_download(results: pd.DataFrame, threshold: float, title: str, settings: dict, key: str) -> None:
-    """One click: the run as a self-contained HTML report (``core.history.report``), built only when clicked (issue 26)."""
+def report_html_bytes(results: pd.DataFrame, threshold: float, title: str, settings: dict, match_label: object = None) -> bytes:
+    """The run's HTML report (``core.history.report``) with its label finding, no-match pairs and label settings
+    (``core.probes.labels.report_labels``) and its models (issue 33: the report left the label finding out)."""
     from core.history.report import report_html
+    from core.models.registry import short_name
+    from core.probes.labels import report_labels
 
-    st.download_button("⬇ HTML report", lambda: report_html(results, threshold, title, settings).encode("utf-8"), file_name=f"{_slug(title)}.html",
+    said, match, label_settings = report_labels(results, threshold, match_label, short_name)
+    return report_html(results, threshold, title, settings, label_sentences=said, match=match, label_settings=label_settings).encode("utf-8")
+
+
+def report_download(results: pd.DataFrame, threshold: float, title: str, settings: dict, key: str, match_label: object = None) -> None:
+    """One click: the run as a self-contained HTML report (:func:`report_html_bytes`), built only when clicked (issue 26)."""
+    st.download_button("⬇ HTML report", lambda: report_html_bytes(results, threshold, title, settings, match_label), file_name=f"{_slug(title)}.html",
                        mime="text/html", key=f"dl-report-{key}", on_click="ignore", type="secondary",
                        help="Findings in sentences, interactive charts, the worst cases, settings and versions in one file that opens offline.")
 

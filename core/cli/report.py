@@ -28,12 +28,14 @@ def register(subparsers) -> None:
 def cmd_report(args) -> int:
     from core.history.report import run_report
     from core.history.store import HistoryError
+    from core.models.registry import short_name
+    from core.probes.labels import report_labels
 
     out = Path(args.out).expanduser()
     if not out.parent.is_dir():
         raise CliError(f"--out: no folder {out.parent} to write {out.name} into")
     try:
-        text = run_report(args.run_id)
+        text = run_report(args.run_id, labels=lambda results, threshold, match: report_labels(results, threshold, match, short_name))
     except (HistoryError, ValueError) as exc:
         raise CliError(first_line(exc)) from exc
     out.write_text(text, encoding="utf-8")
