@@ -37,11 +37,18 @@ def downloads(frame: pd.DataFrame, name: str) -> None:
     (issue 15: a download on a long page cost a full rerun of every table).
     """
     slug = _slug(name)
+    what = download_label(name)
     left, right = st.columns(2)
-    left.download_button("⬇ CSV", lambda: to_csv_bytes(frame), file_name=f"{slug}.csv", mime="text/csv", key=f"dl-csv-{slug}", width="stretch",
-                         on_click="ignore")
-    right.download_button("⬇ JSON", lambda: to_json_bytes(frame), file_name=f"{slug}.json", mime="application/json", key=f"dl-json-{slug}",
-                          width="stretch", on_click="ignore")
+    # Issue 33: two rows of bare "CSV / JSON" buttons looked the same; each says which table it holds.
+    left.download_button(f"⬇ CSV · {what}", lambda: to_csv_bytes(frame), file_name=f"{slug}.csv", mime="text/csv", key=f"dl-csv-{slug}",
+                         width="stretch", on_click="ignore", help=f"{what}: {len(frame)} row(s), every column, as CSV (spreadsheet-safe).")
+    right.download_button(f"⬇ JSON · {what}", lambda: to_json_bytes(frame), file_name=f"{slug}.json", mime="application/json",
+                          key=f"dl-json-{slug}", width="stretch", on_click="ignore", help=f"{what}: {len(frame)} row(s), every column, as JSON.")
+
+
+def download_label(name: str) -> str:
+    """What a download holds, in words: a table's file name without dashes (``"failure-modes-worst-cases"`` -> ``"failure modes worst cases"``)."""
+    return re.sub(r"[-_\s]+", " ", str(name)).strip() or "table"
 
 
 def table(frame: pd.DataFrame, name: str, **kwargs) -> None:

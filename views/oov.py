@@ -45,6 +45,16 @@ PERCENT = st.column_config.NumberColumn(format="percent")
 
 
 
+# --------------------------------------------------------------------- tables
+
+
+def _results_table(frame: pd.DataFrame, name: str, **kwargs) -> None:
+    """A results table with short model names on screen (issue 33: full Hugging Face ids pushed the numbers off it);
+    the downloads keep the full ids."""
+    shown = frame.assign(**{c: [short(m) if isinstance(m, str) and m else m for m in frame[c]] for c in (constants.COL_MODEL, "model_b") if c in frame.columns})
+    widgets.results_table(shown, name, download=frame, **kwargs)
+
+
 # --------------------------------------------------------------------- charts
 
 
@@ -209,7 +219,7 @@ def _section_raw(summary: pd.DataFrame, reading: str) -> None:
     cols = {c: ("Table 4", c) for c in ("mean_delta", "sd_delta", "min_delta", "max_delta")}
     frame = reproduce.published_alongside(summary[[constants.COL_MODEL, "n", "mean_delta", "ci_low", "ci_high", "sd_delta", "min_delta", "max_delta"]], PAPER, cols)
     widgets.chart(_bars_with_published(frame, "mean_delta", "ci_low", "ci_high", "Mean OOV delta per model", reading), frame, "oov raw delta chart")
-    widgets.results_table(frame, "oov raw delta")
+    _results_table(frame, "oov raw delta")
     st.caption("The paper's SDs are population SDs (ddof = 0); ours are sample SDs (ddof = 1).")
 
 
@@ -219,7 +229,7 @@ def _section_dynamic(dyn: pd.DataFrame) -> None:
     cols = {"mean_positive": ("Table 5", "mean_positive"), "mean_negative": ("Table 5", "mean_negative"), "dynamic_range": ("Table 5", "dynamic_range")}
     frame = reproduce.published_alongside(dyn, PAPER, cols)
     widgets.chart(_range_bars(frame), frame, "oov dynamic range chart")
-    widgets.results_table(frame, "oov dynamic range")
+    _results_table(frame, "oov dynamic range")
 
 
 def _section_normalized(summary: pd.DataFrame, reading: str) -> None:
@@ -230,7 +240,7 @@ def _section_normalized(summary: pd.DataFrame, reading: str) -> None:
     fig = _bars_with_published(frame, "normalized_mean", "norm_ci_low", "norm_ci_high", "Mean normalized OOV delta per model", reading, percent=True)
     widgets.chart(fig, frame, "oov normalized delta chart")
     pct = ("normalized_mean", "norm_ci_low", "norm_ci_high", "normalized_max", "normalized_mean (published)", "normalized_max (published)")
-    widgets.results_table(frame, "oov normalized delta", column_config={c: PERCENT for c in pct})
+    _results_table(frame, "oov normalized delta", column_config={c: PERCENT for c in pct})
 
 
 def _section_entities(deltas: pd.DataFrame, reading: str) -> None:
@@ -248,7 +258,7 @@ def _section_entities(deltas: pd.DataFrame, reading: str) -> None:
     cols = {"cosine_original": ("Table A1", "original_cosine"), "cosine_replaced": ("Table A1", "modified_cosine"), "delta": ("Table A1", "delta"), "normalized_delta": ("Table C1", "normalized_delta")}
     frame = reproduce.published_alongside(deltas[[constants.COL_MODEL, constants.COL_ENTITY, constants.COL_REPLACEMENT, "cosine_original", "cosine_replaced", "delta", "normalized_delta"]], PAPER, cols, keys=(constants.COL_MODEL, constants.COL_ENTITY))
     with st.expander("Per-entity table (Tables A1 and C1)"):
-        widgets.results_table(frame, "oov per entity", column_config={"normalized_delta": PERCENT, "normalized_delta (published)": PERCENT})
+        _results_table(frame, "oov per entity", column_config={"normalized_delta": PERCENT, "normalized_delta (published)": PERCENT})
 
 
 def _section_cohens_d(results: pd.DataFrame, deltas: pd.DataFrame, reading: str) -> None:
@@ -261,7 +271,7 @@ def _section_cohens_d(results: pd.DataFrame, deltas: pd.DataFrame, reading: str)
     comp = resources.analysis("compare_to_published", results, PAPER, "Table 7", reading)
     comp = comp[comp["metric"] == "cohens_d"][["model", "model_b", "published", "recomputed", "difference", "status", "remark"]]
     st.caption(f"Published Table 7 (row model minus column model, pooled sample SD) beside ours ({constants.OOV_READINGS[reading]}).")
-    widgets.results_table(comp, "oov cohens d vs published")
+    _results_table(comp, "oov cohens d vs published")
 
 
 def _section_jaccard(results: pd.DataFrame) -> None:
@@ -273,7 +283,7 @@ def _section_jaccard(results: pd.DataFrame) -> None:
         return
     widgets.chart(_jaccard_scatter(baseline, corr), baseline[[constants.COL_MODEL, constants.COL_CATEGORY, constants.COL_PAIR_ID, constants.COL_TOKEN_JACCARD, constants.COL_COSINE]], "oov jaccard scatter")
     frame = reproduce.published_alongside(corr, PAPER, {"pearson_r": ("Table 11", "pearson_r"), "spearman_rho": ("Table 11", "spearman_rho")})
-    widgets.results_table(frame, "oov jaccard correlation")
+    _results_table(frame, "oov jaccard correlation")
 
 
 def _section_tokens(results: pd.DataFrame, deltas: pd.DataFrame, reading: str) -> None:
@@ -293,7 +303,7 @@ def _section_tokens(results: pd.DataFrame, deltas: pd.DataFrame, reading: str) -
     frame = reproduce.published_alongside(groups, PAPER, cols)
     st.caption(f"Counts from {source}; the paper's Table 10 groups 17 single-token and 3 multi-token originals ({constants.OOV_READINGS[reading]}).")
     widgets.chart(_token_group_bars(frame), frame, "oov token groups chart")
-    widgets.results_table(frame, "oov token groups")
+    _results_table(frame, "oov token groups")
     with st.expander("Token counts of the original entities"):
         count_table = pd.DataFrame({"entity": entities, "Table 2": [table2.get(e) for e in entities]})
         for m in models:
@@ -305,7 +315,7 @@ def _section_swap(results: pd.DataFrame) -> None:
     st.subheader("Entity-swap check")
     st.caption("Same words, roles swapped (baseline suite): near-1 cosines mean word order barely matters (Table 3).")
     frame = reproduce.published_alongside(resources.analysis("entity_swap_check", results), PAPER, {"mean": ("Table 3", "mean_cosine")})
-    widgets.results_table(frame, "oov entity swap check")
+    _results_table(frame, "oov entity swap check")
 
 
 def _section_categories(results: pd.DataFrame, threshold: float) -> None:
@@ -333,7 +343,7 @@ def _section_categories(results: pd.DataFrame, threshold: float) -> None:
     st.caption(f"share above threshold = share of pairs scoring above the sidebar threshold ({threshold:.2f}): for unrelated pairs a failure, "
                "for paraphrases the share a search finds.")
     frame.insert(1, "category label", frame[constants.COL_CATEGORY].map(charts.category_label))
-    widgets.results_table(frame, "oov category means", hide=(constants.COL_CATEGORY,), labels={"category label": "category"},
+    _results_table(frame, "oov category means", hide=(constants.COL_CATEGORY,), labels={"category label": "category"},
                           column_config={"failure_rate": st.column_config.NumberColumn("share above threshold", format="percent")})
 
 

@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import constants
 from core.models.cache import EmbeddingCache
+from core.models.registry import short_name
 from core.papers import oov, reference, reproduce
 from core.papers.suites import load_suite
 from core.scoring import tables
@@ -67,7 +68,8 @@ def _table(app: AppTest, *columns: str) -> pd.DataFrame:
 def _row(frame: pd.DataFrame, **where) -> pd.Series:
     sel = frame
     for col, val in where.items():
-        sel = sel[sel[col] == val]
+        # tables show short model names (issue 33), the _reading_box too
+        sel = sel[sel[col].isin([val, short_name(val)])] if col == constants.COL_MODEL else sel[sel[col] == val]
     assert len(sel) == 1, f"expected one row for {where}, got {len(sel)}"
     return sel.iloc[0]
 
@@ -202,3 +204,14 @@ def test_a_tab_click_draws_one_tab_and_recomputes_nothing(at, monkeypatch):
         shown[label] = [h.value for h in at.main.subheader]
     assert calls == []
     assert shown["Dynamic range"] == ["Dynamic range"] and shown["Token overlap"] == ["Token overlap vs cosine"]  # one tab, no other
+
+
+def test_tables_show_short_model_names_and_downloads_keep_the_ids(at):
+    """Issue 33: full Hugging Face ids in the OOV tables; now the short names, the downloads unchanged."""
+    for label in TABS[:-1]:
+        show_tab(at, "oov_tab", label)
+        for frame in at.dataframe:
+            for column in ("model", "model_b"):
+                if column in frame.value.columns:
+                    ids = [m for m in frame.value[column] if isinstance(m, str) and "/" in m]
+                    assert not ids, (label, column, ids[:3])
