@@ -148,7 +148,8 @@ def sidebar() -> Selection:
     with st.sidebar:
         st.subheader("Models")
         options = list(dict.fromkeys([*registry.BUNDLED, *registry.HUB_ONLY_MODELS, *ss[KEY_CUSTOM], *ss[KEY_MODELS]]))
-        st.multiselect("Models to compare", options, key=KEY_MODELS, format_func=picker_label,
+        labels = {name: picker_label(name) for name in options}  # once per run: a label must not change between two calls
+        st.multiselect("Models to compare", options, key=KEY_MODELS, format_func=lambda name: labels.get(name, _label(name)),
                        help="Bundled models work offline; the papers' large models need the Hugging Face hub or a local cache. "
                             "⛔ marks a model that cannot load here, 🔒 one that needs an opt-in.")
         # Issue 33: the threshold sat below the fold, under every model setting; it is the one control every page reads.
