@@ -36,6 +36,20 @@ def embedding_cache() -> EmbeddingCache:
 
 
 @st.cache_resource(show_spinner=False)
+def _seen_notes() -> tuple[set[str], threading.Lock]:
+    return set(), threading.Lock()
+
+
+def first_sighting(notes: list[str]) -> list[str]:
+    """The ``notes`` this server has not shown before, now marked seen: a one-off note is news once, not in every session."""
+    seen, lock = _seen_notes()
+    with lock:
+        new = [note for note in dict.fromkeys(notes) if note not in seen]
+        seen.update(new)
+    return new
+
+
+@st.cache_resource(show_spinner=False)
 def model(name: str, options: EncodeOptions) -> LoadedModel:
     """A loaded model as ``options`` say (device, backend, remote code), shared by all sessions (raises ModelUnavailable)."""
     return load(name, options)

@@ -285,7 +285,6 @@ def error_help(name: str) -> str:
     except ValueError:
         local = False
     return LOCAL_ERROR_HELP if local else ERROR_HELP.replace("MODEL", name.replace("`", "'"))
-KEY_TOASTED = "_notes_toasted"  # one-off notes already shown as a toast this session
 
 
 def show_notes(key: str) -> None:
@@ -303,11 +302,10 @@ def show_notes(key: str) -> None:
     for caveat in caveats:
         st.info(md_escape(caveat), icon="⚠️")
     notes = [note for note in result.notes if note not in caveats]
-    toasted = st.session_state.setdefault(KEY_TOASTED, set())
-    for note in notes:
-        if note not in toasted:
-            toasted.add(note)
-            st.toast(md_escape(note), icon="ℹ️")
+    # Issue 33: a note about the server's models (an exact ONNX export made once) toasted over every new session's
+    # first result. It is toasted once per server; every session still has it in the collapsed line below.
+    for note in resources.first_sighting(notes):
+        st.toast(md_escape(note), icon="ℹ️")
     devices = sorted(set(result.devices.values()))
     where = f"Encoded on {', '.join(devices)}" + ("" if len(devices) == 1 else f" ({', '.join(f'{short(m)}: {d}' for m, d in result.devices.items())})")
     if not notes:
