@@ -173,7 +173,7 @@ def main() -> None:
     if shown.empty:
         st.info("Nothing to show for this table with the current filter.")
     else:
-        st.dataframe(_style(shown), width="stretch", hide_index=True, key=f"papers_table_view_{paper}_{table}")
+        st.dataframe(_style(shown), width="stretch", hide_index=True, key=f"papers_table_view_{paper}_{table}", placeholder=widgets.MISSING)  # not "None"
     widgets.downloads(comp, f"papers {paper} {table}")
 
     if paper == reference.PAPER_FAILURE and table in ("Table 2", "Appendix B") and not results.empty:
