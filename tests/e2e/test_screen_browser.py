@@ -167,8 +167,10 @@ def test_oov_tables_use_short_names_and_tokenizer_groups_identical_splits(page):
     E.goto(page, f"{page.base}/oov")
     E.act(page, lambda: page.get_by_role("button", name="Run OOV suites").click(), timeout_ms=RUN_TIMEOUT_MS)
     E.assert_no_errors(page)
-    table = E.read_dataframe(_grid_with(page, "mean delta"))
+    grid = _grid_with(page, "mean delta")
+    table = E.read_dataframe(grid)
     assert "MiniLM-L6" in set(table["model"]) and not any("/" in m for m in table["model"]), set(table["model"])
+    grid.scroll_into_view_if_needed()
     _shot(page, "oov-short-names")
 
     # Tokenizer: MiniLM and its int8 twin split alike; the split is printed once, naming both.
