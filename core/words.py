@@ -171,14 +171,15 @@ def word_changes(text_a: str, text_b: str) -> tuple[list[tuple[str, bool]], list
     if len(keys[0]) == len(keys[1]):
         # Same length: word by word is the closer reading when it changes fewer words. A swap ("the landlord sued the
         # tenant" / "the tenant sued the landlord") then marks the two swapped words, not a run around one of them.
-        same = [j for j, (x, y) in enumerate(zip(keys[0], keys[1], strict=True)) if x == y]
-        if len(keys[0]) - len(same) < len(keys[0]) - len(kept[0]):
-            kept = [{words[0][j] for j in same}, {words[1][j] for j in same}]
+        aligned = [j for j, (x, y) in enumerate(zip(keys[0], keys[1], strict=True)) if x == y]
+        if len(keys[0]) - len(aligned) < len(keys[0]) - len(kept[0]):
+            kept = [{words[0][j] for j in aligned}, {words[1][j] for j in aligned}]
     out: list[list[tuple[str, bool]]] = []
     for side, same in zip(tokens, kept, strict=True):
         changed = [not tok.isspace() and i not in same for i, tok in enumerate(side)]
         for i, tok in enumerate(side):
-            if tok.isspace() and 0 < i < len(side) - 1 and changed[i - 1] and i + 1 < len(side) and not side[i + 1].isspace() and (i + 1) not in same:
+            # a space between two changed words joins them into one marked phrase
+            if tok.isspace() and 0 < i < len(side) - 1 and changed[i - 1] and changed[i + 1]:
                 changed[i] = True
         out.append(list(zip(side, changed, strict=True)))
     return out[0], out[1]

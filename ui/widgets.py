@@ -41,9 +41,9 @@ def downloads(frame: pd.DataFrame, name: str) -> None:
     left, right = st.columns(2)
     # Issue 33: two rows of bare "CSV / JSON" buttons looked the same; each says which table it holds.
     left.download_button(f"⬇ CSV · {what}", lambda: to_csv_bytes(frame), file_name=f"{slug}.csv", mime="text/csv", key=f"dl-csv-{slug}",
-                         width="stretch", on_click="ignore", help=f"{what}: {len(frame)} row(s), every column, as CSV (spreadsheet-safe).")
+                         width="stretch", on_click="ignore")
     right.download_button(f"⬇ JSON · {what}", lambda: to_json_bytes(frame), file_name=f"{slug}.json", mime="application/json",
-                          key=f"dl-json-{slug}", width="stretch", on_click="ignore", help=f"{what}: {len(frame)} row(s), every column, as JSON.")
+                          key=f"dl-json-{slug}", width="stretch", on_click="ignore")
 
 
 def download_label(name: str) -> str:

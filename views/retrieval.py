@@ -465,6 +465,7 @@ def _by_source(by_source: pd.DataFrame) -> None:
     _table(by_source.rename(columns={constants.COL_VARIANT_SOURCE: "variants"}), "retrieval-win-rate-by-source")
 
 
+@st.fragment  # issue 33: a model pick, a mode filter or a search reruns this table alone, not the page
 def _group_table(result: RetrievalResult, mitigation: str) -> None:
     st.header("Per group")
     st.caption("Each anchor's paraphrase and variant with their cosines and ranks among the group's passages (1 = returned first). "

@@ -80,8 +80,8 @@ def test_a_note_is_toasted_once_per_server_not_once_per_session():
 
     def page():
         import pandas as pd
-
         import streamlit as st
+
         from core.models.encode import EncodeReport
         from core.scoring.runner import RunResult
         from ui import state
