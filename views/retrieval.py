@@ -283,10 +283,12 @@ def _mitigations(selection: state.Selection) -> tuple[MitigationSpec, ...]:
             specs.append(MitigationSpec(constants.MITIGATION_GUARD))
         if _saved_checkbox("Each model's calibrated threshold as a filter", KEY_CALIBRATED,
                            "Passages scoring at or below the model's calibrated threshold (from the control pairs) are dropped."):
-            found = calibration_controls.thresholds(selection, calibration_controls.negatives_widget(), button_key="rt_calibrate")
+            cal_settings = calibration_controls.negatives_widget()
+            found = calibration_controls.thresholds(selection, cal_settings, button_key="rt_calibrate")
             if found:
                 specs.append(MitigationSpec(constants.MITIGATION_CALIBRATED, thresholds=tuple(found.items())))
-                st.caption("Thresholds: " + ", ".join(f"{widgets.md_escape(state.short(m))} {t:.2f}" for m, t in found.items()))
+                against = "unrelated pairs and near-misses" if constants.CAT_NEAR_MISS in cal_settings.negatives else "unrelated pairs"
+                st.caption("Thresholds: " + ", ".join(f"{widgets.md_escape(state.short(m))} {t:.2f}" for m, t in found.items()) + f" (negatives: {against})")
     with c3:
         reranker = st.text_input("Reranker: a cross-encoder's Hugging Face id or folder", value=str(widgets.saved(KEY_RERANKER, "")), key=KEY_RERANKER,
                                  on_change=widgets.persist, args=(KEY_RERANKER,), placeholder="cross-encoder/ms-marco-MiniLM-L6-v2",
