@@ -28,7 +28,9 @@ SMALL = {"width": 1280, "height": 800}
 RUN_TIMEOUT_MS = 600_000  # a fresh cache on a shared 2-core machine
 # Streamlit draws :orange-background[...] as a span with an inline background colour.
 MARKED = "[data-testid='stMarkdownContainer'] span[style*='background']"
-PASTED = "The patient is allergic to penicillin\tThe patient is not allergic to penicillin\nTake 5 mg daily\tTake 50 mg daily"
+# text A, text B, no category, a label (1 = same meaning): the report then leads with the label finding
+PASTED = ("The patient is allergic to penicillin\tThe patient is not allergic to penicillin\t\t0\nTake 5 mg daily\tTake 50 mg daily\t\t0\n"
+          "The meeting was postponed\tThe meeting was delayed\t\t1\nI like green tea\tGreen tea is what I like\t\t1")
 
 
 @pytest.fixture
@@ -136,7 +138,7 @@ def test_failure_modes_draws_the_open_tab_says_a_100_percent_rate_and_marks_the_
     _shot(page, "failure-modes-worst-marked")
 
 
-def test_your_data_worst_pairs_show_the_change_marked(page):
+def test_your_data_worst_pairs_show_the_change_marked_and_its_report_says_the_labels(page, tmp_path):
     E.goto(page, f"{page.base}/your-data")
     box = page.get_by_label("Or paste tab-separated pairs (text A<TAB>text B per line)", exact=True)
     box.fill(PASTED)
@@ -146,12 +148,24 @@ def test_your_data_worst_pairs_show_the_change_marked(page):
     E.assert_no_errors(page)
     main = page.locator(E.MAIN)
     table = E.read_dataframe(_grid_with(page, "changed words"))
-    assert set(table["changed words"]) == {"+ not", "5 → 50"}, table
+    assert {"+ not", "5 → 50"} <= set(table["changed words"]), table
     marked = main.locator(MARKED)
     expect(marked.first).to_be_visible()
     assert {marked.nth(i).inner_text().strip() for i in range(marked.count())} & {"not", "50", "5"}
     marked.first.scroll_into_view_if_needed()
     _shot(page, "your-data-worst-marked")
+
+    # The HTML report says the label finding, draws its worst cases from the no-match pairs, and names the models and labels.
+    with page.expect_download(timeout=120_000) as info:
+        main.get_by_role("button", name="⬇ HTML report").click()
+    report = tmp_path / "report.html"
+    info.value.save_as(str(report))
+    text = report.read_text(encoding="utf-8")
+    findings = text[text.index("<h2>Findings</h2>"):text.index("<h2>Charts</h2>")]
+    assert "AUC" in findings, findings[:500]
+    worst = text[text.index("Worst cases"):text.index("<h2>By category</h2>")]
+    assert "should not match" in worst and "The patient is not allergic to penicillin" in worst and "The meeting was delayed" not in worst
+    assert "<h2>Models</h2>" in text and "<h2>Labels</h2>" in text and "match label" in text
 
 
 def test_papers_say_metrics_in_words_and_never_none(page):
