@@ -133,3 +133,101 @@ def surface_tokens(text: str) -> list[str]:
         TypeError: If ``text`` is not a string.
     """
     return _SURFACE_RE.findall(_require_str(text))
+
+
+# --------------------------------------------------------------- what changed between two texts
+
+
+def word_changes(text_a: str, text_b: str) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
+    """Both texts cut into :func:`surface_tokens`, each token flagged when the other text lacks it there.
+
+    The longest matching runs of words (case-insensitive, whitespace
+    ignored) are the same; every other word is changed: "not" in
+    ``"is allergic"`` vs ``"is not allergic"``, both numbers in
+    ``"5 mg"`` vs ``"50 mg"``. Texts of as many words are also read word
+    by word, and that reading wins when it changes fewer words (a swap). Whitespace is changed only between two
+    changed words, so a marked run reads as one phrase.
+
+    Args:
+        text_a: First text.
+        text_b: Second text.
+
+    Returns:
+        ``(tokens_a, tokens_b)``: lists of ``(token, changed)`` whose tokens
+        join back to each text.
+
+    Raises:
+        TypeError: If either text is not a string.
+    """
+    import difflib
+
+    tokens = [surface_tokens(text_a), surface_tokens(text_b)]
+    words = [[i for i, tok in enumerate(side) if not tok.isspace()] for side in tokens]
+    keys = [[side[i].casefold() for i in idx] for side, idx in zip(tokens, words, strict=True)]
+    kept: list[set[int]] = [set(), set()]
+    for block in difflib.SequenceMatcher(a=keys[0], b=keys[1], autojunk=False).get_matching_blocks():
+        kept[0].update(words[0][block.a + k] for k in range(block.size))
+        kept[1].update(words[1][block.b + k] for k in range(block.size))
+    if len(keys[0]) == len(keys[1]):
+        # Same length: word by word is the closer reading when it changes fewer words. A swap ("the landlord sued the
+        # tenant" / "the tenant sued the landlord") then marks the two swapped words, not a run around one of them.
+        aligned = [j for j, (x, y) in enumerate(zip(keys[0], keys[1], strict=True)) if x == y]
+        if len(keys[0]) - len(aligned) < len(keys[0]) - len(kept[0]):
+            kept = [{words[0][j] for j in aligned}, {words[1][j] for j in aligned}]
+    out: list[list[tuple[str, bool]]] = []
+    for side, same in zip(tokens, kept, strict=True):
+        changed = [not tok.isspace() and i not in same for i, tok in enumerate(side)]
+        for i, tok in enumerate(side):
+            # a space between two changed words joins them into one marked phrase
+            if tok.isspace() and 0 < i < len(side) - 1 and changed[i - 1] and changed[i + 1]:
+                changed[i] = True
+        out.append(list(zip(side, changed, strict=True)))
+    return out[0], out[1]
+
+
+def change_summary(text_a: str, text_b: str, limit: int = 80) -> str:
+    """The words that differ between two texts, in one short line: ``"allergic → not allergic"`` style.
+
+    Each differing stretch reads ``"A-words → B-words"``; a stretch only one
+    text has reads ``"+ words"`` (added in B) or ``"− words"`` (dropped from
+    A). Stretches are joined by ``"; "`` and the line is cut at ``limit``
+    characters with "…". Identical texts give ``"(no change)"``.
+
+    Args:
+        text_a: First text.
+        text_b: Second text.
+        limit: Longest line returned (at least 10).
+
+    Returns:
+        One line.
+
+    Raises:
+        TypeError: If either text is not a string.
+        ValueError: If ``limit`` is below 10.
+    """
+    if limit < 10:
+        raise ValueError(f"limit must be at least 10, got {limit}")
+    sides = word_changes(text_a, text_b)
+    runs: list[list[str]] = [_changed_runs(side) for side in sides]
+    if not runs[0] and not runs[1]:
+        return "(no change)"
+    if len(runs[0]) == len(runs[1]):
+        parts = [f"{a} → {b}" for a, b in zip(runs[0], runs[1], strict=True)]
+    else:
+        parts = [*(f"− {a}" for a in runs[0]), *(f"+ {b}" for b in runs[1])]
+    line = "; ".join(parts)
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def _changed_runs(tokens: list[tuple[str, bool]]) -> list[str]:
+    runs: list[str] = []
+    current: list[str] = []
+    for tok, changed in tokens:
+        if changed:
+            current.append(tok)
+        elif current and not tok.isspace():
+            runs.append("".join(current).strip())
+            current = []
+    if current:
+        runs.append("".join(current).strip())
+    return [r for r in runs if r]

@@ -86,3 +86,14 @@ def assert_leads_with(app: AppTest, sentences: list[str]) -> None:
     assert len(at) == 1, (said, [v for k, v in order if k == "markdown"])
     first_result = next(i for i, (kind, _) in enumerate(order) if kind in RESULT_TYPES)
     assert at[0] < first_result, f"the finding comes after a {order[first_result][0]}"
+
+
+# ---------------------------------------------------------------- issue 33: only the open tab is drawn
+
+
+def show_tab(app: AppTest, key: str, label: str) -> AppTest:
+    """Open tab ``label`` of the tabs with ``key`` (what a click sets) and rerun: pages draw the open tab only."""
+    app.session_state[key] = label
+    app.run()
+    assert not app.exception
+    return app

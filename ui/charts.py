@@ -7,6 +7,7 @@ downloads.  Helpers only draw: no statistics are computed here.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
@@ -409,3 +410,23 @@ def run_diff_figure(categories: pd.DataFrame, value: str = "mean_change", low: s
         margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.15},
     )
     return fig
+
+
+def zoomed_range(values) -> tuple[float, float]:
+    """An x-axis range that spans ``values`` (cosines, thresholds) closely enough to tell 0.96 from 0.98 (issue 33).
+
+    Starts at 0 (or the lowest value, if negative) when the values reach down
+    near 0 anyway; otherwise a little below the lowest value, at a round
+    hundredth. Ends past the highest value with room for a bar's printed value.
+    NaNs are ignored; no finite value gives the plain cosine range.
+    """
+    finite = [float(v) for v in values if v is not None and np.isfinite(float(v))]
+    if not finite:
+        return 0.0, 1.12
+    low, high = min(finite), max(finite)
+    span = max(high - low, 0.02)
+    start = np.floor((low - max(0.5 * span, 0.02)) * 100) / 100
+    if start <= 0.1:  # close to 0 already: keep the whole bar, from 0 (or below it)
+        start = min(0.0, np.floor(low * 100) / 100)
+    end = high + 0.18 * (high - start) + 0.01
+    return float(start), float(end)

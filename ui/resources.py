@@ -36,6 +36,20 @@ def embedding_cache() -> EmbeddingCache:
 
 
 @st.cache_resource(show_spinner=False)
+def _seen_notes() -> tuple[set[str], threading.Lock]:
+    return set(), threading.Lock()
+
+
+def first_sighting(notes: list[str]) -> list[str]:
+    """The ``notes`` this server has not shown before, now marked seen: a one-off note is news once, not in every session."""
+    seen, lock = _seen_notes()
+    with lock:
+        new = [note for note in dict.fromkeys(notes) if note not in seen]
+        seen.update(new)
+    return new
+
+
+@st.cache_resource(show_spinner=False)
 def model(name: str, options: EncodeOptions) -> LoadedModel:
     """A loaded model as ``options`` say (device, backend, remote code), shared by all sessions (raises ModelUnavailable)."""
     return load(name, options)
@@ -315,6 +329,43 @@ def _label_report(digest: str, _results: pd.DataFrame, threshold: float, match_l
     return labels.label_report(_results, threshold, match_label)
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _oov_tables(digest: str, _results: pd.DataFrame, reading: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    from core.papers import oov
+
+    dynamic = oov.dynamic_ranges(_results)
+    deltas = oov.oov_deltas(_results, reading, dynamic)
+    return dynamic, deltas, oov.oov_summary(deltas, dynamic)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _oov_readings(digest: str, _results: pd.DataFrame) -> pd.DataFrame:
+    from core.papers import oov
+
+    return oov.oov_readings(_results, oov.dynamic_ranges(_results))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _jaccard_correlation(digest: str, _results: pd.DataFrame) -> pd.DataFrame:
+    from core.papers import oov
+
+    return oov.jaccard_correlation(_results)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _entity_swap_check(digest: str, _results: pd.DataFrame) -> pd.DataFrame:
+    from core.papers import oov
+
+    return oov.entity_swap_check(_results)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _compare_to_published(digest: str, _results: pd.DataFrame, paper: str, table: str, reading: str) -> pd.DataFrame:
+    from core.papers import reproduce
+
+    return reproduce.compare_to_published(_results, paper, table, reading=reading)
+
+
 _WRAPPERS: dict[str, Callable[..., Any]] = {
     "category_summary": _category_summary,
     "failure_rate_curves": _failure_rate_curves,
@@ -327,6 +378,11 @@ _WRAPPERS: dict[str, Callable[..., Any]] = {
     "calibrated_failure_rates": _calibrated_failure_rates,
     "dynamic_ranges": _dynamic_ranges,
     "label_report": _label_report,
+    "oov_tables": _oov_tables,
+    "oov_readings": _oov_readings,
+    "jaccard_correlation": _jaccard_correlation,
+    "entity_swap_check": _entity_swap_check,
+    "compare_to_published": _compare_to_published,
 }
 ANALYSES = frozenset(_WRAPPERS)
 

@@ -114,26 +114,33 @@ def before_after_figure(summary: pd.DataFrame, panels_of: tuple = _PANELS, title
         title: the figure's title.
     """
     panels = [p for p in panels_of if p[0] in summary.columns and summary[p[0]].notna().any()]
-    fig = make_subplots(rows=1, cols=max(1, len(panels)), subplot_titles=[p[2] for p in panels], shared_yaxes=True)
+    # Issue 33: four titles in one row ran into each other (and into the chart's title) at 1280 px: two panels a row,
+    # each title on two short lines.
+    cols = min(2, max(1, len(panels)))
+    rows = max(1, -(-len(panels) // cols))
+    titles = [p[2].replace(" (", "<br>(") for p in panels]
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, vertical_spacing=0.22, horizontal_spacing=0.08)
+    fig.update_annotations(font={"size": 13})
     mitigations = list(dict.fromkeys(summary[constants.COL_MITIGATION]))
-    for col, (value, interval, _title) in enumerate(panels, start=1):
+    for index, (value, interval, _title) in enumerate(panels):
+        row, col = index // cols + 1, index % cols + 1
         for model, group in summary.groupby(constants.COL_MODEL, sort=False):
             group = group.set_index(constants.COL_MITIGATION).reindex(mitigations)
             error = ci_error(group[value], group[interval[0]], group[interval[1]]) if interval else None
             fig.add_trace(
                 go.Bar(
-                    name=plot_text(short(model)), legendgroup=model, showlegend=col == 1, marker_color=model_color(str(model)),
+                    name=plot_text(short(model)), legendgroup=model, showlegend=index == 0, marker_color=model_color(str(model)),
                     x=[plot_text(mitigation_label(m)) for m in mitigations], y=group[value], error_y=error,
                     hovertemplate="%{x}: %{y:.1%}<extra>" + plot_text(short(model)) + "</extra>",
                 ),
-                row=1, col=col,
+                row=row, col=col,
             )
         if value == constants.COL_PAIRED_ACCURACY:
-            fig.add_hline(y=constants.PAIRED_RANDOM_BASELINE, row=1, col=col, **_RANDOM_LINE)
+            fig.add_hline(y=constants.PAIRED_RANDOM_BASELINE, row=row, col=col, **_RANDOM_LINE)
     fig.update_yaxes(tickformat=".0%", range=[0, 1.05])
     fig.update_layout(
-        barmode="group", title=title, height=460,
-        margin=_MARGIN, legend={"orientation": "h", "y": -0.25},
+        barmode="group", title=title, height=300 + 280 * rows,
+        margin={**_MARGIN, "t": 110}, legend={"orientation": "h", "y": -0.12},
     )
     return fig
 

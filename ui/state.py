@@ -86,6 +86,18 @@ def _label(name: str) -> str:
     return registry.short_name(name) if name in registry.REGISTRY else name
 
 
+def picker_label(name: str) -> str:
+    """A model as the picker lists it: its short name, marked ⛔ when it cannot load here and 🔒 when it needs an opt-in
+    (issue 33: a model that cannot load was found out only after it was picked and run)."""
+    try:
+        avail = resources.model_availability(name, name in st.session_state.get(KEY_REMOTE, []), settings_key(name))
+    except Exception:  # noqa: BLE001 - a label never breaks the sidebar; the run says why
+        return _label(name)
+    if avail.available:
+        return _label(name)
+    return f"{'🔒' if avail.status == 'needs-opt-in' else '⛔'} {_label(name)} ({avail.status})"
+
+
 ID_EXAMPLE = "an id looks like owner/name (intfloat/e5-small-v2: letters, digits, - _ . and one /), or give a folder such as ./my-model or /models/e5"
 
 
@@ -136,7 +148,12 @@ def sidebar() -> Selection:
     with st.sidebar:
         st.subheader("Models")
         options = list(dict.fromkeys([*registry.BUNDLED, *registry.HUB_ONLY_MODELS, *ss[KEY_CUSTOM], *ss[KEY_MODELS]]))
-        st.multiselect("Models to compare", options, key=KEY_MODELS, format_func=_label, help="Bundled models work offline; the papers' large models need the Hugging Face hub or a local cache.")
+        labels = {name: picker_label(name) for name in options}  # once per run: a label must not change between two calls
+        st.multiselect("Models to compare", options, key=KEY_MODELS, format_func=lambda name: labels.get(name, _label(name)),
+                       help="Bundled models work offline; the papers' large models need the Hugging Face hub or a local cache. "
+                            "⛔ marks a model that cannot load here, 🔒 one that needs an opt-in.")
+        # Issue 33: the threshold sat below the fold, under every model setting; it is the one control every page reads.
+        st.slider("Retrieval threshold: pairs scoring above it count as retrieved as the same", 0.0, 1.0, step=0.01, key=KEY_THRESHOLD)
         with st.expander("Add a Hugging Face id or local folder"):
             st.text_input("Model id or path", key="custom_model_input", placeholder="intfloat/e5-small-v2 or ./my-model")
             st.button("Add model", on_click=_add_custom_model)
@@ -164,8 +181,6 @@ def sidebar() -> Selection:
         problem = device_problem(ss[KEY_DEVICE])
         if problem:
             st.warning(f"{problem}: pick auto or cpu to score.", icon="⚠️")
-        st.subheader("Retrieval threshold")
-        st.slider("Pairs scoring above this count as retrieved as the same", 0.0, 1.0, step=0.01, key=KEY_THRESHOLD)
     return Selection(list(ss[KEY_MODELS]), float(ss[KEY_THRESHOLD]), frozenset(ss[KEY_REMOTE]), ss[KEY_DEVICE])
 
 
@@ -270,7 +285,6 @@ def error_help(name: str) -> str:
     except ValueError:
         local = False
     return LOCAL_ERROR_HELP if local else ERROR_HELP.replace("MODEL", name.replace("`", "'"))
-KEY_TOASTED = "_notes_toasted"  # one-off notes already shown as a toast this session
 
 
 def show_notes(key: str) -> None:
@@ -288,11 +302,10 @@ def show_notes(key: str) -> None:
     for caveat in caveats:
         st.info(md_escape(caveat), icon="⚠️")
     notes = [note for note in result.notes if note not in caveats]
-    toasted = st.session_state.setdefault(KEY_TOASTED, set())
-    for note in notes:
-        if note not in toasted:
-            toasted.add(note)
-            st.toast(md_escape(note), icon="ℹ️")
+    # Issue 33: a note about the server's models (an exact ONNX export made once) toasted over every new session's
+    # first result. It is toasted once per server; every session still has it in the collapsed line below.
+    for note in resources.first_sighting(notes):
+        st.toast(md_escape(note), icon="ℹ️")
     devices = sorted(set(result.devices.values()))
     where = f"Encoded on {', '.join(devices)}" + ("" if len(devices) == 1 else f" ({', '.join(f'{short(m)}: {d}' for m, d in result.devices.items())})")
     if not notes:

@@ -40,11 +40,18 @@ def downloads(frame: pd.DataFrame, name: str) -> None:
     (issue 15: a download on a long page cost a full rerun of every table).
     """
     slug = _slug(name)
+    what = download_label(name)
     left, right = st.columns(2)
-    left.download_button("⬇ CSV", lambda: to_csv_bytes(frame), file_name=f"{slug}.csv", mime="text/csv", key=f"dl-csv-{slug}", width="stretch",
-                         on_click="ignore")
-    right.download_button("⬇ JSON", lambda: to_json_bytes(frame), file_name=f"{slug}.json", mime="application/json", key=f"dl-json-{slug}",
-                          width="stretch", on_click="ignore")
+    # Issue 33: two rows of bare "CSV / JSON" buttons looked the same; each says which table it holds.
+    left.download_button(f"⬇ CSV · {what}", lambda: to_csv_bytes(frame), file_name=f"{slug}.csv", mime="text/csv", key=f"dl-csv-{slug}",
+                         width="stretch", on_click="ignore")
+    right.download_button(f"⬇ JSON · {what}", lambda: to_json_bytes(frame), file_name=f"{slug}.json", mime="application/json",
+                          key=f"dl-json-{slug}", width="stretch", on_click="ignore")
+
+
+def download_label(name: str) -> str:
+    """What a download holds, in words: a table's file name without dashes (``"failure-modes-worst-cases"`` -> ``"failure modes worst cases"``)."""
+    return re.sub(r"[-_\s]+", " ", str(name)).strip() or "table"
 
 
 def table(frame: pd.DataFrame, name: str, **kwargs) -> None:
@@ -63,11 +70,20 @@ def chart(fig: go.Figure, frame: pd.DataFrame, name: str) -> None:
     downloads(frame, name)
 
 
-def report_download(results: pd.DataFrame, threshold: float, title: str, settings: dict, key: str) -> None:
-    """One click: the run as a self-contained HTML report (``core.history.report``), built only when clicked (issue 26)."""
+def report_html_bytes(results: pd.DataFrame, threshold: float, title: str, settings: dict, match_label: object = None) -> bytes:
+    """The run's HTML report (``core.history.report``) with its label finding, no-match pairs and label settings
+    (``core.probes.labels.report_labels``) and its models (issue 33: the report left the label finding out)."""
     from core.history.report import report_html
+    from core.models.registry import short_name
+    from core.probes.labels import report_labels
 
-    st.download_button("⬇ HTML report", lambda: report_html(results, threshold, title, settings).encode("utf-8"), file_name=f"{_slug(title)}.html",
+    said, match, label_settings = report_labels(results, threshold, match_label, short_name)
+    return report_html(results, threshold, title, settings, label_sentences=said, match=match, label_settings=label_settings).encode("utf-8")
+
+
+def report_download(results: pd.DataFrame, threshold: float, title: str, settings: dict, key: str, match_label: object = None) -> None:
+    """One click: the run as a self-contained HTML report (:func:`report_html_bytes`), built only when clicked (issue 26)."""
+    st.download_button("⬇ HTML report", lambda: report_html_bytes(results, threshold, title, settings, match_label), file_name=f"{_slug(title)}.html",
                        mime="text/html", key=f"dl-report-{key}", on_click="ignore", type="secondary",
                        help="Findings in sentences, interactive charts, the worst cases, settings and versions in one file that opens offline.")
 
@@ -167,9 +183,19 @@ def saved_tabs(labels: list[str], key: str):
     redraws them. Streamlit 1.67's stateful tabs (a ``key`` and an ``on_change``
     callback) keep the choice across reruns; the callback also copies it to
     :func:`saved_key` so a page switch does not lose it either.
+
+    Issue 33: each tab's ``.open`` says whether it is the open one; pages draw
+    only the open tab, inside a fragment, so a click reruns that fragment and
+    draws one tab instead of rerunning the page and drawing every tab.
     """
-    default = saved(key, labels[0])
-    return st.tabs(labels, key=key, default=default if default in labels else labels[0], on_change=persist, args=(key,))
+    ss = st.session_state
+    if ss.get(key) not in labels:  # a page switch forgot the widget: reopen the saved tab
+        default = saved(key, labels[0])
+        ss[key] = default if default in labels else labels[0]
+    # No ``default=``: it is part of the widget's identity, and a changing one would make a new widget each time.
+    tabs = st.tabs(labels, key=key, on_change=persist, args=(key,))
+    ss[saved_key(key)] = ss[key]  # a tab opened from code (session state), not by a click, is kept too
+    return tabs
 
 
 # --- results tables: key numbers first -----------------------------------------
@@ -243,6 +269,8 @@ def _default_config(column: str, labels: dict[str, str]):
         return st.column_config.NumberColumn(label, format="percent")
     if column in TEXT_COLUMNS:
         return st.column_config.TextColumn(label, width="large")
+    if column == CHANGE_COLUMN:
+        return st.column_config.TextColumn(label, width="medium", help="The words that differ between the two texts (→ replaced by, + added, − dropped).")
     return label
 
 
@@ -256,6 +284,7 @@ def results_table(
     column_config: dict | None = None,
     notes: tuple[str, ...] = ("note", "remark", "why"),
     download: pd.DataFrame | None = None,
+    pair: tuple[str, str] | None = None,
 ) -> None:
     """A results table that leads with what matters, with its downloads underneath.
 
@@ -272,7 +301,15 @@ def results_table(
         column_config: Streamlit column configs that override the defaults.
         notes: free-text columns cleaned with :func:`plain_note` for the screen.
         download: what the downloads hold when it differs from ``frame`` (full model ids, typed labels); None = ``frame``.
+        pair: the two text columns of a worst-case table (issue 33): a "changed words" column follows the lead columns,
+            and the selected row, or else the first (the worst), is shown below with both texts in full and the
+            words that differ marked.
     """
+    if pair is not None:
+        frame = with_changes(frame, pair)
+        if CHANGE_COLUMN in frame.columns:
+            at = min([lead.index(c) for c in pair if c in lead], default=len(lead))
+            lead = (*lead[:at], CHANGE_COLUMN, *lead[at:])  # the change on screen, before the texts that scroll off it
     # A raw code column goes off the screen when a label column carries it.
     hide = (*hide, *(code for code, shown_as in CODE_LABELS.items() if any(label in frame.columns for label in shown_as)))
     order = lead_columns(list(frame.columns), lead, details, hide)
@@ -291,8 +328,12 @@ def results_table(
     event = st.dataframe(shown, width="stretch", hide_index=True, column_order=order, column_config=config, placeholder=MISSING,
                          row_height=WRAP_ROW_HEIGHT, key=f"table-{_slug(name)}", on_select="rerun", selection_mode="single-row")
     rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
+    headers = {c: header_of(c, config[c]) for c in order}
     if rows and rows[0] < len(shown):
-        row_detail(shown.iloc[rows[0]], order, {c: header_of(c, config[c]) for c in order})
+        row_detail(shown.iloc[rows[0]], order, headers, pair)
+    elif pair is not None and len(shown):
+        st.caption("The first row in full, the words that differ marked; select another row (the box at its left) to read it.")
+        row_detail(shown.iloc[0], order, headers, pair)
     else:
         st.caption("Select a row (the box at its left) to read its sentences in full.")
     downloads(frame if download is None else download, name)
@@ -307,14 +348,59 @@ def header_of(column: str, config) -> str:
     return column.replace("_", " ")
 
 
-def row_detail(row: pd.Series, order: list[str], headers: dict[str, str]) -> None:
-    """One table row in full: its short values on one line, then every text column unwrapped and uncut."""
-    short_values = [f"**{md_escape(headers[c])}**: {md_escape(cell_text(row[c]))}" for c in order if c not in TEXT_COLUMNS]
+def row_detail(row: pd.Series, order: list[str], headers: dict[str, str], pair: tuple[str, str] | None = None) -> None:
+    """One table row in full: its short values on one line, then every text column unwrapped and uncut; the two
+    ``pair`` columns first, with the words that differ marked (:func:`marked_pair`)."""
+    short_values = [f"**{md_escape(headers[c])}**: {md_escape(cell_text(row[c]))}" for c in order if c not in TEXT_COLUMNS and c != CHANGE_COLUMN]
+    paired = pair is not None and all(c in row.index for c in pair)
     with st.container(border=True):
         if short_values:
             st.markdown(" · ".join(short_values))
-        for column in (c for c in order if c in TEXT_COLUMNS):
+        if paired:
+            a, b = pair  # type: ignore[misc]
+            marked_pair(row[a], row[b], headers.get(a, a.replace("_", " ")), headers.get(b, b.replace("_", " ")))
+        for column in (c for c in order if c in TEXT_COLUMNS and not (paired and c in pair)):  # type: ignore[operator]
             st.markdown(f"**{md_escape(headers[column])}**  \n{md_escape(cell_text(row[column]))}")
+
+
+MARK = "orange-background"  # Streamlit's text-background directive: changed words read at a glance, in any theme
+CHANGE_COLUMN = "changed words"
+
+
+def marked_text(tokens: list[tuple[str, bool]]) -> str:
+    """Markdown of a text with its changed runs highlighted (:func:`core.words.word_changes` tokens); every character escaped."""
+    out: list[str] = []
+    run: list[str] = []
+    for tok, changed in [*tokens, ("", False)]:
+        if changed:
+            run.append(tok)
+            continue
+        if run:
+            out.append(f":{MARK}[**{md_escape(''.join(run))}**]")
+            run = []
+        out.append(md_escape(tok))
+    return "".join(out)
+
+
+def marked_pair(text_a: object, text_b: object, label_a: str = "text A", label_b: str = "text B") -> None:
+    """Both texts of a pair in full, one under the other, with the words that differ marked in each (issue 33:
+    the contradicting sentence sat off-screen in every worst-case table)."""
+    from core.words import word_changes
+
+    a, b = cell_text(text_a), cell_text(text_b)
+    tokens_a, tokens_b = word_changes(a, b)
+    st.markdown(f"**{md_escape(label_a)}**  \n{marked_text(tokens_a)}")
+    st.markdown(f"**{md_escape(label_b)}**  \n{marked_text(tokens_b)}")
+
+
+def with_changes(frame: pd.DataFrame, pair: tuple[str, str]) -> pd.DataFrame:
+    """``frame`` with a :data:`CHANGE_COLUMN` column: the words that differ between the two ``pair`` columns, in one line."""
+    from core.words import change_summary
+
+    a, b = pair
+    if frame.empty or a not in frame.columns or b not in frame.columns:
+        return frame
+    return frame.assign(**{CHANGE_COLUMN: [change_summary(cell_text(x), cell_text(y)) for x, y in zip(frame[a], frame[b], strict=True)]})
 
 
 def cell_text(value: object) -> str:

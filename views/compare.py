@@ -21,7 +21,7 @@ from core.models.tokens import Tokenization, tokenize
 from core.scoring import findings, tables
 from core.scoring.runner import similarity_matrix
 from ui import calibration_controls, resources
-from ui.charts import ABOVE_MARK, marked_cells
+from ui.charts import ABOVE_MARK, marked_cells, zoomed_range
 from ui.state import current, model_error, run, short, show_errors, show_notes, stored
 from ui.widgets import chart, md_escape, persistent_text_area, results_table, set_text, table
 
@@ -139,17 +139,22 @@ def _bar_chart(frame: pd.DataFrame, threshold: float | None) -> go.Figure:
     if not pub.empty:
         fig.add_scatter(x=pub["published"], y=pub["label"], mode="markers", name="published", marker={"symbol": "diamond", "size": 12, "color": "black"})
     if threshold is not None:
-        fig.add_vline(x=threshold, line_dash="dash", line_color="gray", annotation_text=f"threshold {threshold:.2f}", annotation_position="bottom right")
+        # Named in the legend, not written on the line, where it sat on the bars' labels (issue 33).
+        fig.add_vline(x=threshold, line_dash="dash", line_color="gray")
+        fig.add_scatter(x=[None], y=[None], mode="lines", name=f"threshold {threshold:.2f}", line={"dash": "dash", "color": "gray"})
     else:
         own = frame.dropna(subset=[constants.COL_THRESHOLD])
         fig.add_scatter(
             x=own[constants.COL_THRESHOLD], y=own["label"], mode="markers", name="model's calibrated threshold",
             marker={"symbol": "line-ns", "size": 26, "line": {"width": 3, "color": "black"}}, hovertemplate="threshold %{x:.3f}<extra></extra>",
         )
+    start, end = zoomed_range([*frame[constants.COL_COSINE], *pub["published"], *([threshold] if threshold is not None else frame[constants.COL_THRESHOLD].dropna())])
+    title = "cosine similarity" if start <= 0 else f"cosine similarity · axis zoomed to the scores: it starts at {start:.2f}, not 0"
     fig.update_layout(
-        # Room right of 1.0 so a bar value such as 0.9800 is never cut; the legend sits above, always shown.
-        xaxis={"title": "cosine similarity", "range": [min(0.0, float(frame[constants.COL_COSINE].min())), 1.12], "tickvals": [0, 0.2, 0.4, 0.6, 0.8, 1.0]},
-        yaxis={"title": None, "autorange": "reversed"}, showlegend=True,
+        # Issue 33: on a 0-1 axis 0.96 and 0.98 looked equal; the axis spans the scores (and the threshold), with room right of
+        # the longest bar for its value, and says where it starts. The models keep the sidebar's order whatever their verdict.
+        xaxis={"title": title, "range": [start, end], "zeroline": start <= 0},
+        yaxis={"title": None, "autorange": "reversed", "categoryorder": "array", "categoryarray": list(frame["label"])}, showlegend=True,
         barmode="overlay", height=170 + 45 * len(frame), margin={"l": 10, "r": 40, "t": 70, "b": 10},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.08, "x": 0, "xanchor": "left"},
     )
@@ -224,7 +229,8 @@ if result is not None:
             unknown = unknown_token_note(md_escape(short(model)), side, t.n_unk, t.n_tokens)
             if unknown:
                 st.warning(unknown, icon="❓")
-    chart(_bar_chart(frame, None if isinstance(marked, dict) else sel.threshold), frame.drop(columns=["label"]), "compare cosines")
+    # The chart draws the table above: its downloads there hold the same numbers, so it has none of its own (issue 33).
+    st.plotly_chart(_bar_chart(frame, None if isinstance(marked, dict) else sel.threshold), width="stretch", key="chart-compare-cosines")
     st.text(f"A: {scored_a}\nB: {scored_b}")
     if frame["published"].notna().any():
         st.caption("**published**: the failure-modes paper's section 4.6 figure for this exact pair, shown next to what the model computes here.")

@@ -7,11 +7,20 @@ from core.models import registry
 from ui import resources, widgets
 from ui.state import short
 
+EXAMPLE_A, EXAMPLE_B = "The patient is allergic to penicillin", "The patient is not allergic to penicillin"
+EXAMPLE_MODEL, EXAMPLE_COSINE = "all-MiniLM-L6-v2", "0.947"  # the README's figure (issue 33)
+
 st.title("cosine-probe")
 st.markdown(
     "**Where sentence-embedding similarity lies.** Before you ship a semantic search or RAG system, "
     "see how your embedding model scores sentences that differ in exactly the way that matters: "
     "a negation, a dosage, who acquired whom, before or after, all or none, a hedge, an invented drug name."
+)
+# Issue 33: one number a newcomer can check on Compare, with the README's pair and model.
+st.info(
+    f"**Example:** {EXAMPLE_MODEL} scores *\"{EXAMPLE_A}\"* against *\"{EXAMPLE_B}\"* at **{EXAMPLE_COSINE}**: "
+    "nearly the same meaning, by cosine. Open **Compare** to score it on your models.",
+    icon="💡",
 )
 left, right = st.columns(2)
 with left:
@@ -22,8 +31,11 @@ with left:
     st.page_link("views/oov.py", label="Reproduce the OOV-robustness paper", icon="🧪")
     st.page_link("views/invented.py", label="Invent words and measure OOV with k of them per entity", icon="🔮")
     st.page_link("views/failure_modes.py", label="Reproduce the failure-modes paper", icon="🚨")
+    st.page_link("views/retrieval.py", label="Rank passages: does a contradicting variant outrank the paraphrase?", icon="🎯")
+    st.page_link("views/tune.py", label="Fine-tune a model on its failures and see what it costs", icon="🛠️")
     st.page_link("views/your_data.py", label="Test your own sentence pairs", icon="📄")
     st.page_link("views/papers.py", label="Published figures vs recomputed", icon="📚")
+    st.page_link("views/history.py", label="Earlier runs: compare, pin, export a report", icon="🗂️")
 with right:
     st.subheader("Models")
     rows = []

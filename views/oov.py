@@ -17,7 +17,7 @@ import streamlit as st
 from core import constants
 from core.models.tokens import load_tokenizers, piece_counts
 from core.papers import oov, reference, reproduce
-from core.scoring import findings, tables
+from core.scoring import findings
 from ui import charts, history, resources, widgets
 from ui.state import current, run, short, show_errors, show_notes, stored, wall_time
 
@@ -43,6 +43,16 @@ PERCENT = st.column_config.NumberColumn(format="percent")
 
 
 
+
+
+# --------------------------------------------------------------------- tables
+
+
+def _results_table(frame: pd.DataFrame, name: str, **kwargs) -> None:
+    """A results table with short model names on screen (issue 33: full Hugging Face ids pushed the numbers off it);
+    the downloads keep the full ids."""
+    shown = frame.assign(**{c: [short(m) if isinstance(m, str) and m else m for m in frame[c]] for c in (constants.COL_MODEL, "model_b") if c in frame.columns})
+    widgets.results_table(shown, name, download=frame, **kwargs)
 
 
 # --------------------------------------------------------------------- charts
@@ -209,7 +219,7 @@ def _section_raw(summary: pd.DataFrame, reading: str) -> None:
     cols = {c: ("Table 4", c) for c in ("mean_delta", "sd_delta", "min_delta", "max_delta")}
     frame = reproduce.published_alongside(summary[[constants.COL_MODEL, "n", "mean_delta", "ci_low", "ci_high", "sd_delta", "min_delta", "max_delta"]], PAPER, cols)
     widgets.chart(_bars_with_published(frame, "mean_delta", "ci_low", "ci_high", "Mean OOV delta per model", reading), frame, "oov raw delta chart")
-    widgets.results_table(frame, "oov raw delta")
+    _results_table(frame, "oov raw delta")
     st.caption("The paper's SDs are population SDs (ddof = 0); ours are sample SDs (ddof = 1).")
 
 
@@ -219,7 +229,7 @@ def _section_dynamic(dyn: pd.DataFrame) -> None:
     cols = {"mean_positive": ("Table 5", "mean_positive"), "mean_negative": ("Table 5", "mean_negative"), "dynamic_range": ("Table 5", "dynamic_range")}
     frame = reproduce.published_alongside(dyn, PAPER, cols)
     widgets.chart(_range_bars(frame), frame, "oov dynamic range chart")
-    widgets.results_table(frame, "oov dynamic range")
+    _results_table(frame, "oov dynamic range")
 
 
 def _section_normalized(summary: pd.DataFrame, reading: str) -> None:
@@ -230,7 +240,7 @@ def _section_normalized(summary: pd.DataFrame, reading: str) -> None:
     fig = _bars_with_published(frame, "normalized_mean", "norm_ci_low", "norm_ci_high", "Mean normalized OOV delta per model", reading, percent=True)
     widgets.chart(fig, frame, "oov normalized delta chart")
     pct = ("normalized_mean", "norm_ci_low", "norm_ci_high", "normalized_max", "normalized_mean (published)", "normalized_max (published)")
-    widgets.results_table(frame, "oov normalized delta", column_config={c: PERCENT for c in pct})
+    _results_table(frame, "oov normalized delta", column_config={c: PERCENT for c in pct})
 
 
 def _section_entities(deltas: pd.DataFrame, reading: str) -> None:
@@ -248,7 +258,7 @@ def _section_entities(deltas: pd.DataFrame, reading: str) -> None:
     cols = {"cosine_original": ("Table A1", "original_cosine"), "cosine_replaced": ("Table A1", "modified_cosine"), "delta": ("Table A1", "delta"), "normalized_delta": ("Table C1", "normalized_delta")}
     frame = reproduce.published_alongside(deltas[[constants.COL_MODEL, constants.COL_ENTITY, constants.COL_REPLACEMENT, "cosine_original", "cosine_replaced", "delta", "normalized_delta"]], PAPER, cols, keys=(constants.COL_MODEL, constants.COL_ENTITY))
     with st.expander("Per-entity table (Tables A1 and C1)"):
-        widgets.results_table(frame, "oov per entity", column_config={"normalized_delta": PERCENT, "normalized_delta (published)": PERCENT})
+        _results_table(frame, "oov per entity", column_config={"normalized_delta": PERCENT, "normalized_delta (published)": PERCENT})
 
 
 def _section_cohens_d(results: pd.DataFrame, deltas: pd.DataFrame, reading: str) -> None:
@@ -258,22 +268,22 @@ def _section_cohens_d(results: pd.DataFrame, deltas: pd.DataFrame, reading: str)
     else:
         matrix = oov.cohens_d_matrix(deltas)
         widgets.chart(_d_heatmap(matrix), matrix.rename(index=short, columns=short).reset_index(names="model"), "oov cohens d matrix")
-    comp = reproduce.compare_to_published(results, PAPER, "Table 7", reading=reading)
+    comp = resources.analysis("compare_to_published", results, PAPER, "Table 7", reading)
     comp = comp[comp["metric"] == "cohens_d"][["model", "model_b", "published", "recomputed", "difference", "status", "remark"]]
     st.caption(f"Published Table 7 (row model minus column model, pooled sample SD) beside ours ({constants.OOV_READINGS[reading]}).")
-    widgets.results_table(comp, "oov cohens d vs published")
+    _results_table(comp, "oov cohens d vs published")
 
 
 def _section_jaccard(results: pd.DataFrame) -> None:
     st.subheader("Token overlap vs cosine")
     baseline = results[results[constants.COL_SUITE] == constants.SUITE_BASELINE]
-    corr = oov.jaccard_correlation(results)
+    corr = resources.analysis("jaccard_correlation", results)
     if baseline.empty or corr.empty:
         st.info("No baseline pairs in these results.")
         return
     widgets.chart(_jaccard_scatter(baseline, corr), baseline[[constants.COL_MODEL, constants.COL_CATEGORY, constants.COL_PAIR_ID, constants.COL_TOKEN_JACCARD, constants.COL_COSINE]], "oov jaccard scatter")
     frame = reproduce.published_alongside(corr, PAPER, {"pearson_r": ("Table 11", "pearson_r"), "spearman_rho": ("Table 11", "spearman_rho")})
-    widgets.results_table(frame, "oov jaccard correlation")
+    _results_table(frame, "oov jaccard correlation")
 
 
 def _section_tokens(results: pd.DataFrame, deltas: pd.DataFrame, reading: str) -> None:
@@ -293,7 +303,7 @@ def _section_tokens(results: pd.DataFrame, deltas: pd.DataFrame, reading: str) -
     frame = reproduce.published_alongside(groups, PAPER, cols)
     st.caption(f"Counts from {source}; the paper's Table 10 groups 17 single-token and 3 multi-token originals ({constants.OOV_READINGS[reading]}).")
     widgets.chart(_token_group_bars(frame), frame, "oov token groups chart")
-    widgets.results_table(frame, "oov token groups")
+    _results_table(frame, "oov token groups")
     with st.expander("Token counts of the original entities"):
         count_table = pd.DataFrame({"entity": entities, "Table 2": [table2.get(e) for e in entities]})
         for m in models:
@@ -304,13 +314,13 @@ def _section_tokens(results: pd.DataFrame, deltas: pd.DataFrame, reading: str) -
 def _section_swap(results: pd.DataFrame) -> None:
     st.subheader("Entity-swap check")
     st.caption("Same words, roles swapped (baseline suite): near-1 cosines mean word order barely matters (Table 3).")
-    frame = reproduce.published_alongside(oov.entity_swap_check(results), PAPER, {"mean": ("Table 3", "mean_cosine")})
-    widgets.results_table(frame, "oov entity swap check")
+    frame = reproduce.published_alongside(resources.analysis("entity_swap_check", results), PAPER, {"mean": ("Table 3", "mean_cosine")})
+    _results_table(frame, "oov entity swap check")
 
 
 def _section_categories(results: pd.DataFrame, threshold: float) -> None:
     st.subheader("Category means (baseline suite)")
-    summary = tables.category_summary(results, threshold, suite=constants.SUITE_BASELINE)
+    summary = resources.analysis("category_summary", results, threshold, constants.SUITE_BASELINE)
     if summary.empty:
         st.info("No baseline pairs in these results.")
         return
@@ -333,7 +343,7 @@ def _section_categories(results: pd.DataFrame, threshold: float) -> None:
     st.caption(f"share above threshold = share of pairs scoring above the sidebar threshold ({threshold:.2f}): for unrelated pairs a failure, "
                "for paraphrases the share a search finds.")
     frame.insert(1, "category label", frame[constants.COL_CATEGORY].map(charts.category_label))
-    widgets.results_table(frame, "oov category means", hide=(constants.COL_CATEGORY,), labels={"category label": "category"},
+    _results_table(frame, "oov category means", hide=(constants.COL_CATEGORY,), labels={"category label": "category"},
                           column_config={"failure_rate": st.column_config.NumberColumn("share above threshold", format="percent")})
 
 
@@ -357,33 +367,45 @@ def main() -> None:
     show_notes(KEY)  # one collapsed line; new notes as a toast (issue 26)
 
     reading = widgets.saved_radio("Entity replaced in", list(READING_LABELS), READING_KEY, format_func=READING_LABELS.get, help=READING_HELP)
-    dyn = oov.dynamic_ranges(results)
-    deltas = oov.oov_deltas(results, reading, dyn)
-    summary = oov.oov_summary(deltas, dyn)
-
+    # Cached by content and reading (ui.resources.analysis): a tab click or a reading seen before recomputes nothing.
+    summary = resources.analysis("oov_tables", results, reading)[2]
     st.markdown(" ".join(widgets.md_escape(s) for s in findings.oov_findings(summary, constants.OOV_READINGS[reading])))  # issue 26: the finding first
-    summary_tab, dynamic_tab, entity_tab, models_tab, overlap_tab, tokens_tab, swap_tab, layers_tab = widgets.saved_tabs(TABS, TAB_KEY)
-    with summary_tab:
-        _section_raw(summary, reading)
-        _section_normalized(summary, reading)
-        _reading_box(oov.oov_readings(results, dyn))
-    with dynamic_tab:
-        _section_dynamic(dyn)
-    with entity_tab:
-        _section_entities(deltas, reading)
-    with models_tab:
-        _section_cohens_d(results, deltas, reading)
-    with overlap_tab:
-        _section_jaccard(results)
-    with tokens_tab:
-        _section_tokens(results, deltas, reading)
-    with swap_tab:
-        _section_swap(results)
-        _section_categories(results, selection.threshold)
-    from ui.explain import oov_layer_section  # issue 14: where in the network the gap appears
+    _results_tabs(results, list(result.models), reading, selection.threshold)
 
-    with layers_tab:
-        oov_layer_section(result.models, reading, selection)
+
+@st.fragment
+def _results_tabs(results: pd.DataFrame, models: list[str], reading: str, threshold: float) -> None:
+    """The results in tabs; only the open tab is drawn (issue 33).
+
+    A tab click reruns this fragment alone and draws one tab: it used to rerun
+    the page and every tab's statistics and charts (8-20 s on a busy machine).
+    """
+    dyn, deltas, summary = resources.analysis("oov_tables", results, reading)
+    for label, tab in zip(TABS, widgets.saved_tabs(TABS, TAB_KEY), strict=True):
+        if not tab.open:
+            continue
+        with tab:
+            if label == "Summary":
+                _section_raw(summary, reading)
+                _section_normalized(summary, reading)
+                _reading_box(resources.analysis("oov_readings", results))
+            elif label == "Dynamic range":
+                _section_dynamic(dyn)
+            elif label == "Per entity":
+                _section_entities(deltas, reading)
+            elif label == "Model vs model":
+                _section_cohens_d(results, deltas, reading)
+            elif label == "Token overlap":
+                _section_jaccard(results)
+            elif label == "Token counts":
+                _section_tokens(results, deltas, reading)
+            elif label == "Entity swap and categories":
+                _section_swap(results)
+                _section_categories(results, threshold)
+            else:
+                from ui.explain import oov_layer_section  # issue 14: where in the network the gap appears
+
+                oov_layer_section(models, reading, current())
 
 
 main()

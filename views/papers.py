@@ -30,6 +30,7 @@ PAPER_TITLES = {
 }
 # The one-sided reading first, as on OOV robustness: it is the one the paper's figures resemble.
 READING_LABELS = {constants.VARIANT_REPLACED_B: "second sentence only (as the paper's figures)", constants.VARIANT_REPLACED_BOTH: "both sentences"}
+NUMBERS = ("published", "recomputed", "difference", "threshold", "differs")
 DIFF_STYLE = "background-color: #f8c9c4; color: #5a0000; font-weight: 600"
 PUBLISHED_ONLY_STYLE = "color: #8a8a8a"
 SHOWN = ["model", "model_b", "category", "entity", "item", "metric", "threshold", "published", "published_text", "recomputed", "recomputed_text", "difference", "differs", "status", "note", "remark"]
@@ -72,6 +73,11 @@ def _display(comp: pd.DataFrame, hide_published_only: bool) -> pd.DataFrame:
     for col in ("note", "remark"):  # the data's notes name internal files and say "garbled": plain words on screen
         if col in shown.columns:
             shown[col] = [widgets.plain_note(v) if v else "" for v in shown[col]]
+    if "metric" in shown.columns:  # issue 33: "mean_cosine" on screen; the downloads keep the codes
+        shown["metric"] = [str(m).replace("_", " ") if isinstance(m, str) else m for m in shown["metric"]]
+    for col in shown.columns:  # a missing text cell showed "None" (numbers get "—" from the styler)
+        if col not in NUMBERS and (shown[col].dtype == object or pd.api.types.is_string_dtype(shown[col])):
+            shown[col] = shown[col].astype(object).where(shown[col].notna(), widgets.MISSING)
     return shown.rename(columns={"differs": "beyond tolerance"}).reset_index(drop=True)
 
 
@@ -167,7 +173,7 @@ def main() -> None:
     if shown.empty:
         st.info("Nothing to show for this table with the current filter.")
     else:
-        st.dataframe(_style(shown), width="stretch", hide_index=True, key=f"papers_table_view_{paper}_{table}")
+        st.dataframe(_style(shown), width="stretch", hide_index=True, key=f"papers_table_view_{paper}_{table}", placeholder=widgets.MISSING)  # not "None"
     widgets.downloads(comp, f"papers {paper} {table}")
 
     if paper == reference.PAPER_FAILURE and table in ("Table 2", "Appendix B") and not results.empty:

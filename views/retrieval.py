@@ -295,9 +295,12 @@ def _mitigations(selection: state.Selection) -> tuple[MitigationSpec, ...]:
             specs.append(MitigationSpec(constants.MITIGATION_GUARD))
         if _saved_checkbox("Each model's calibrated threshold as a filter", KEY_CALIBRATED,
                            "Passages scoring at or below the model's calibrated threshold (from the control pairs) are dropped."):
-            found = calibration_controls.thresholds(selection, calibration_controls.current_settings(), button_key="rt_calibrate")
+            cal_settings = calibration_controls.negatives_widget()
+            found = calibration_controls.thresholds(selection, cal_settings, button_key="rt_calibrate")
             if found:
                 specs.append(MitigationSpec(constants.MITIGATION_CALIBRATED, thresholds=tuple(found.items())))
+                against = "unrelated pairs and near-misses" if constants.CAT_NEAR_MISS in cal_settings.negatives else "unrelated pairs"
+                st.caption("Thresholds: " + ", ".join(f"{widgets.md_escape(state.short(m))} {t:.2f}" for m, t in found.items()) + f" (negatives: {against})")
     with c3:
         reranker = st.text_input("Reranker: a cross-encoder's Hugging Face id or folder", value=str(widgets.saved(KEY_RERANKER, "")), key=KEY_RERANKER,
                                  on_change=widgets.persist, args=(KEY_RERANKER,), placeholder="cross-encoder/ms-marco-MiniLM-L6-v2",
@@ -481,6 +484,7 @@ def _by_source(by_source: pd.DataFrame) -> None:
     _table(by_source.rename(columns={constants.COL_VARIANT_SOURCE: "variants"}), "retrieval-win-rate-by-source")
 
 
+@st.fragment  # issue 33: a model pick, a mode filter or a search reruns this table alone, not the page
 def _group_table(result: RetrievalResult, mitigation: str) -> None:
     st.header("Per group")
     st.caption("Each anchor's paraphrase and variant with their cosines and ranks among the group's passages (1 = returned first). "
@@ -505,7 +509,7 @@ def _group_table(result: RetrievalResult, mitigation: str) -> None:
     # issue 26: texts wrapped, and a selected row shows the anchor, paraphrase and variant in full
     widgets.results_table(_shown(rows[[c for c in columns if c in rows.columns]]), "retrieval-per-group", column_config=fmt,
                           lead=("failure mode", constants.COL_ANCHOR, constants.COL_PARAPHRASE, constants.COL_VARIANT),
-                          details=(*widgets.DETAILS, constants.COL_GROUP_ID, constants.COL_DOMAIN))
+                          details=(*widgets.DETAILS, constants.COL_GROUP_ID, constants.COL_DOMAIN), pair=(constants.COL_ANCHOR, constants.COL_VARIANT))
 
 
 def _corpus_results(result: CorpusResult) -> None:

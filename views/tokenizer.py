@@ -17,7 +17,7 @@ from core.papers import oov
 from core.scoring.findings import split_findings
 from ui import resources
 from ui.state import current, model_error, short
-from ui.widgets import finding, md_escape, persistent_text_area, plain_note, results_table, table
+from ui.widgets import finding, md_escape, persistent_text_area, plain_note, results_table
 
 KEY_TEXT = "tok_text"
 DEFAULT_TEXT = "\n".join(["Xylophrix", "Wompelfritz", "flobnaxitol", "Frondlebard", "The patient is allergic to penicillin"])
@@ -102,26 +102,31 @@ for i, line in enumerate(lines, start=1):
         else:
             st.warning(f"{DIFFERENT}.", icon="🔀")
         records = mine.to_dict("records")
-        # Identical splits are shown once ("all 4 models: x ##yl ##op ##hri ##x"), not once per model.
-        same_split = len(records) > 1 and len({(r["tokens"], r["n_unk"]) for r in records}) == 1
-        if same_split:
-            st.text(f"all {len(records)} models: {records[0]['n_tokens']} tokens, {records[0]['n_unk']} [UNK]")
-            st.code(records[0]["tokens"] or "(no tokens)", language=None)
+        # Issue 33: identical splits are shown once with every model that makes them ("MiniLM-L6, MiniLM-L3: x ##yl ##op"),
+        # not once per model; each different split once more.
+        groups: dict[tuple, list[dict]] = {}
         for row in records:
-            if not same_split:
-                st.text(f"{row['model']}: {row['n_tokens']} tokens, {row['n_unk']} [UNK]")
-                st.code(row["tokens"] or "(no tokens)", language=None)
+            groups.setdefault((row["tokens"], row["n_unk"]), []).append(row)
+        for (tokens, n_unk), same in groups.items():
+            who = f"all {len(records)} models" if len(same) == len(records) > 1 else ", ".join(r["model"] for r in same)
+            st.text(f"{who}: {same[0]['n_tokens']} tokens, {n_unk} [UNK]")
+            st.code(tokens or "(no tokens)", language=None)
+            published = next((r for r in same if pd.notna(r["published_split"])), None)
+            if published is not None:
+                marker = "✅ match" if published["matches_published"] else "❌ mismatch"
+                st.text(f"OOV paper Table 2 (published): {published['published_split']}   ours: {tokens}   {marker}")
+        for row in records:
             if row["n_past_max"] > 0:
                 st.warning(
                     f"{md_escape(row['model'])}: {row['n_with_special']} tokens with special tokens, the model keeps {row['max_tokens']}; "
                     f"{row['n_past_max']} tokens past the maximum are cut before encoding.",
                     icon="✂️",
                 )
-            if pd.notna(row["published_split"]) and (not same_split or row is records[0]):
-                marker = "✅ match" if row["matches_published"] else "❌ mismatch"
-                st.text(f"OOV paper Table 2 (published): {row['published_split']}   ours: {row['tokens']}   {marker}")
         check = oov.published_split_check(entities, line, ())
         if check and check["note"]:
             st.caption(f"Table 2 note: {md_escape(plain_note(check['note']))}")
         words = word_table[word_table["line"] == i].drop(columns=["line", "model_id"])
-        table(words, f"words line {i}")
+        # One row per word and split, naming the models that split it so (the download keeps one row per model).
+        grouped = words.groupby(["word", "pieces", "in vocabulary", "[UNK]"], sort=False, dropna=False)["model"].agg(", ".join).reset_index()
+        grouped = grouped[["model", "word", "pieces", "in vocabulary", "[UNK]"]].rename(columns={"model": "models"})
+        results_table(grouped, f"words line {i}", lead=("word", "pieces", "models"), download=words)

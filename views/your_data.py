@@ -296,7 +296,9 @@ if stored is not None:
     models = stored.models
     st.success(f"Results for {len(models)} model(s): {widgets.md_escape(', '.join(state.short(m) for m in models))} · threshold {threshold:.2f}")
     st.caption(f"Computed from {widgets.md_escape(ss.get(KEY_RUN_INFO, 'your pairs'))}. Change the file or columns and run again to update.")
-    widgets.report_download(results, threshold, "cosine-probe your data", {"threshold": threshold, "source": ss.get(KEY_RUN_INFO, "")}, RUN_KEY)
+    saved_match = widgets.saved(MATCH_KEY, MATCH_DEFAULT)  # the polarity chosen below (issue 33: the report reads the labels as the page does)
+    widgets.report_download(results, threshold, "cosine-probe your data", {"threshold": threshold, "source": ss.get(KEY_RUN_INFO, "")}, RUN_KEY,
+                            match_label=None if saved_match == MATCH_DEFAULT else saved_match)
     categories = set(results[constants.COL_CATEGORY])
 
     models = state.sidebar_order(models)
@@ -318,7 +320,8 @@ if stored is not None:
     shown = findings.worst_first(tables.with_verdicts(results, threshold), match)
     shown[constants.COL_MODEL] = shown[constants.COL_MODEL].map(state.short)
     widgets.results_table(shown, "your-data-results", lead=(*widgets.LEAD, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY, constants.COL_LABEL),
-                          labels={constants.COL_TEXT_A: "text A", constants.COL_TEXT_B: "text B"}, download=exported)
+                          labels={constants.COL_TEXT_A: "text A", constants.COL_TEXT_B: "text B"}, download=exported,
+                          pair=(constants.COL_TEXT_A, constants.COL_TEXT_B))
 
     summary = resources.analysis("category_summary", results, threshold, None)
     st.header("Category summary")

@@ -28,12 +28,14 @@ def cmd_report(args) -> int:
     from core.cli.outputs import output_file, write_output
     from core.history.report import is_report, run_report
     from core.history.store import HistoryError
+    from core.models.registry import short_name
+    from core.probes.labels import report_labels
 
     # Checked before the run is read: never over the history, the cache or a file that is not an earlier report.
     out = output_file(args.out, "--out", replaces=is_report, kind="a cosine-probe report")
     assert out is not None  # --out is required
     try:
-        text = run_report(args.run_id)
+        text = run_report(args.run_id, labels=lambda results, threshold, match: report_labels(results, threshold, match, short_name))
     except (HistoryError, ValueError) as exc:
         raise CliError(first_line(exc)) from exc
     size = write_output(out, text, "--out")

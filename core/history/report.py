@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import json
 import platform
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -85,16 +85,41 @@ def _table(frame: pd.DataFrame, numeric: Mapping[str, str]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
-def _worst(results: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    """The adversarial pairs scored highest (all pairs when the run has no failure-mode pairs), full text."""
-    adversarial = results[results[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)]
-    data = adversarial if not adversarial.empty else results
-    top = data.sort_values(constants.COL_COSINE, ascending=False).head(WORST_ROWS)
-    return pd.DataFrame({
+def non_matching(results: pd.DataFrame, match: pd.Series | None = None) -> pd.DataFrame:
+    """Every pair that should not match: those the labels call no match (``match`` 0) when the run has binary labels,
+    else every pair but the paraphrase controls (every failure mode, contradiction, negative and near-miss control, a
+    file's own categories). Issue 33: the worst cases came from the six named modes alone."""
+    if match is not None and (match == 0).any():
+        return results[(match == 0).to_numpy()]
+    return results[results[constants.COL_CATEGORY] != constants.CAT_POSITIVE]
+
+
+def _worst(pool: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """The non-matching pairs scored highest, both texts in full."""
+    top = pool.sort_values(constants.COL_COSINE, ascending=False, kind="stable").head(WORST_ROWS)
+    out = pd.DataFrame({
         "model": top[constants.COL_MODEL].map(short_name), "cosine": top[constants.COL_COSINE],
         "verdict": ["above threshold" if c > threshold else "at or below threshold" for c in top[constants.COL_COSINE]],
         "category": top[constants.COL_CATEGORY].map(_category_label), "sentence A": top[constants.COL_TEXT_A], "sentence B": top[constants.COL_TEXT_B],
     })
+    if constants.COL_LABEL in top.columns:
+        out.insert(4, "label", top[constants.COL_LABEL].to_numpy())
+    return out
+
+
+def _models(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per model of the run (short name, id, source, dimension), when the caller gives no model table."""
+    from core.models.registry import resolve
+
+    rows = []
+    for model in dict.fromkeys(results[constants.COL_MODEL].astype(str)):
+        try:
+            meta = resolve(model)
+            source, dimension = meta.source, meta.dimension
+        except ValueError:
+            source, dimension = "", None
+        rows.append({"model": short_name(model), "id": model, "source": source, "dimension": dimension})
+    return pd.DataFrame(rows)
 
 
 def _versions() -> dict[str, str]:
@@ -110,7 +135,8 @@ def _versions() -> dict[str, str]:
 
 
 def report_html(results: pd.DataFrame, threshold: float, title: str, settings: Mapping[str, Any] | None = None,
-                models: pd.DataFrame | None = None, created_at: datetime | None = None) -> str:
+                models: pd.DataFrame | None = None, created_at: datetime | None = None, label_sentences: Sequence[str] = (),
+                match: pd.Series | None = None, label_settings: Mapping[str, str] | None = None) -> str:
     """A self-contained HTML report of one run.
 
     Args:
@@ -120,6 +146,9 @@ def report_html(results: pd.DataFrame, threshold: float, title: str, settings: M
         settings: what the run was made with (shown as JSON).
         models: one row per model (model, revision, backend, status, ...), or None.
         created_at: when the run was made (UTC); None = now.
+        label_sentences: the label column's finding (``core.probes.labels.report_labels``: the AUC, "a coin flip"), first.
+        match: per row 1 (match), 0 (no match) or NaN, aligned with ``results``; the worst cases are then the no-match pairs.
+        label_settings: how the labels were read (which value is the match, the values on each side).
 
     Returns:
         One HTML document; plotly.js is inlined, so it opens with no network.
@@ -134,7 +163,7 @@ def report_html(results: pd.DataFrame, threshold: float, title: str, settings: M
         raise ValueError(f"threshold must be between -1 and 1, got {threshold}")
     results = results.assign(**{constants.COL_CATEGORY: results[constants.COL_CATEGORY].fillna("").astype(str)})
     summary = tables.category_summary(results, threshold, None)
-    sentences = findings.failure_mode_findings(summary, threshold)
+    sentences = [*label_sentences, *findings.failure_mode_findings(summary, threshold)]
     n_models, n_pairs = results[constants.COL_MODEL].nunique(), len(results) // max(1, results[constants.COL_MODEL].nunique())
     means = results.groupby(constants.COL_MODEL, sort=False)[constants.COL_COSINE].mean()
     shares = results.groupby(constants.COL_MODEL, sort=False)[constants.COL_COSINE].apply(lambda c: float((c > threshold).mean()))
@@ -150,17 +179,25 @@ def report_html(results: pd.DataFrame, threshold: float, title: str, settings: M
                                       constants.COL_CATEGORY: summary[constants.COL_CATEGORY].map(_category_label)})
     shown_summary = shown_summary[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean", "sd", "failure_rate"]].rename(columns={"failure_rate": "share above threshold"})
     when = (created_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    if match is not None and len(match) != len(results):
+        raise ValueError(f"match has {len(match)} rows, the results {len(results)}")
+    pool = non_matching(results, None if match is None else match.reset_index(drop=True).set_axis(results.index))
     parts = [
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'>{REPORT_MARKER}",
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1><p class='meta'>{html.escape(when)} · threshold {threshold:.2f} · made by cosine-probe</p>",
         "<h2>Findings</h2>", *[f"<p class='finding'>{html.escape(s)}</p>" for s in sentences],
         "<h2>Charts</h2>", *charts,
-        f"<h2>Worst cases (top {WORST_ROWS})</h2>", _table(_worst(results, threshold), {"cosine": ".4f"}),
+        f"<h2>Worst cases (top {min(WORST_ROWS, len(pool))} of {len(pool)} pair scores that should not match)</h2>",
+        "<p class='meta'>" + html.escape("Pairs the labels call no match." if match is not None and (match == 0).any() else
+                                         "Every pair but the paraphrase controls: failure modes, contradictions, negative and near-miss controls.") + "</p>",
+        _table(_worst(pool, threshold), {"cosine": ".4f"}),
         "<h2>By category</h2>", _table(shown_summary, {"mean": ".3f", "sd": ".3f", "share above threshold": ".1%"}),
     ]
-    if models is not None and not models.empty:
-        parts += ["<h2>Models</h2>", _table(models.astype(object), {})]
+    models = models if models is not None and not models.empty else _models(results)
+    parts += ["<h2>Models</h2>", _table(models.astype(object), {})]
+    if label_settings:
+        parts += ["<h2>Labels</h2>", _table(pd.DataFrame(list(label_settings.items()), columns=["setting", "value"]), {})]
     parts += ["<h2>Settings</h2>", f"<pre>{html.escape(json.dumps(dict(settings or {}), indent=2, default=str, ensure_ascii=False))}</pre>",
               "<h2>Versions</h2>", _table(pd.DataFrame(list(_versions().items()), columns=["package", "version"]), {}), "</body></html>"]
     return "\n".join(parts)
@@ -176,11 +213,20 @@ def is_report(path: str | Path) -> bool:
     return head.lstrip().lower().startswith("<!doctype html>") and (REPORT_MARKER in head or _OLD_MARKER in head)
 
 
-def run_report(run_id: int, path: str | None = None) -> str:
-    """The HTML report of a stored run (``core.history.store.load_run``; raises its ``HistoryError`` for an unknown id)."""
+LabelReader = Callable[[pd.DataFrame, float, Any], tuple[Sequence[str], "pd.Series | None", Mapping[str, str]]]
+
+
+def run_report(run_id: int, path: str | None = None, labels: LabelReader | None = None) -> str:
+    """The HTML report of a stored run (``core.history.store.load_run``; raises its ``HistoryError`` for an unknown id).
+
+    ``labels`` reads a label column (``core.probes.labels.report_labels``, passed in by the caller: that package sits
+    beside this one and is not imported here) with the run's ``match_label`` setting, if it has one.
+    """
     from core.history import store
 
     run = store.load_run(run_id, path)
     threshold = run.threshold if run.threshold is not None else constants.DEFAULT_THRESHOLD
     settings = {"command": run.command, "origin": run.origin, "source": run.source, **run.settings}
-    return report_html(run.results, threshold, f"cosine-probe run {run.run_id}: {run.command}", settings, run.models, run.created_at)
+    said, match, label_settings = labels(run.results, threshold, run.settings.get("match_label")) if labels is not None else ((), None, {})
+    return report_html(run.results, threshold, f"cosine-probe run {run.run_id}: {run.command}", settings, run.models, run.created_at,
+                       label_sentences=said, match=match, label_settings=label_settings)

@@ -16,7 +16,7 @@ threshold are exactly the rates ``failure_rate`` gives at it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -279,3 +279,49 @@ def failure_rates(
             }
         )
     return pd.DataFrame(rows)
+
+
+def calibration_findings(rates: pd.DataFrame, negatives: Sequence[str], short: Callable[[str], str] = str) -> list[str]:
+    """What the calibrated thresholds do to the failure rates, in sentences; above all when they make every rate 100%.
+
+    A threshold calibrated on paraphrases against unrelated pairs lands low
+    (0.26-0.31 for MiniLM-L6): every failure-mode pair, which shares almost
+    every word, scores above it. That is a finding, not a glitch, and the
+    remedy is to count the near-miss controls as negatives.
+
+    Args:
+        rates: :func:`failure_rates` output (``model``, ``category``, ``calibrated_threshold``, ``failure_rate_calibrated``).
+        negatives: The control categories the thresholds were calibrated against.
+        short: A model's display name.
+
+    Returns:
+        One sentence per model whose calibrated threshold makes some failure
+        mode 100%, then one on the negatives; empty when none does.
+
+    Raises:
+        ValueError: If ``rates`` lacks a needed column.
+    """
+    needed = {constants.COL_MODEL, constants.COL_CATEGORY, "calibrated_threshold", "failure_rate_calibrated"}
+    if missing := needed - set(rates.columns):
+        raise ValueError(f"rates lacks columns {sorted(missing)}")
+    negatives = _check_negatives(negatives)
+    sentences = []
+    for model, group in rates.dropna(subset=["failure_rate_calibrated"]).groupby(constants.COL_MODEL, sort=False):
+        full = int((group["failure_rate_calibrated"] >= 1.0).sum())
+        if not full:
+            continue
+        threshold = float(group["calibrated_threshold"].iloc[0])
+        if full == len(group):
+            which, rates_said = "every failure mode", "every failure rate is 100%"
+        else:
+            which = f"{full} of {len(group)} failure modes"
+            rates_said = "their failure rates are 100%" if full > 1 else "its failure rate is 100%"
+        sentences.append(f"{short(str(model))}'s calibrated threshold ({threshold:.2f}) lies below every pair of {which}: at it, {rates_said}.")
+    if not sentences:
+        return []
+    if constants.CAT_NEAR_MISS in negatives:
+        sentences.append("The thresholds already count the near-miss controls as negatives; the failure pairs still score above them.")
+    else:
+        sentences.append("The thresholds separate paraphrases from unrelated pairs, which score far lower than any pair sharing its words; "
+                         "count the near-miss controls as negatives to calibrate against pairs that look alike.")
+    return sentences

@@ -349,3 +349,41 @@ def label_summary(report: dict[str, pd.DataFrame], name: Callable[[str], str] = 
     return {"kind": head["kind"], "match_label": head["match_label"], "match": head["match"], "no_match": head["no_match"],
             "no_classifier": head["no_classifier"] or None, "findings": [f.text for f in label_findings(report, name)],
             "by_label": records(report["by_label"]), "classifier": records(report["classifier"])}
+
+
+class ReportLabels(NamedTuple):
+    """What an HTML report says about a label column (``core.history.report.report_html``'s label inputs)."""
+
+    sentences: list[str]
+    match: pd.Series | None
+    settings: dict[str, str]
+
+
+def report_labels(results: pd.DataFrame, threshold: float, match_label: object = None, name: Callable[[str], str] = str) -> ReportLabels:
+    """A labelled run's finding (:func:`label_headline`: the AUC, "a coin flip"), each row's match flag and the label
+    settings, for a report; empty parts when the run has no label column.
+
+    Args:
+        results: tidy runner results, with or without a ``label`` column.
+        threshold: the report's threshold.
+        match_label: the label value that means "same meaning" (None: the default words).
+        name: model id -> the name to print.
+
+    Returns:
+        ``sentences`` (headline then per-model findings), ``match`` (1/0/NaN per row, aligned with ``results``; None
+        unless the labels are binary) and ``settings`` (label kind, which value is the match, the values on each side).
+
+    Raises:
+        ValueError: a threshold outside [-1, 1] or an empty ``match_label``.
+    """
+    if constants.COL_LABEL not in results.columns or results.empty:
+        return ReportLabels([], None, {})
+    report = label_report(results, threshold, match_label)
+    head = report["kind"].iloc[0]
+    settings = {"label kind": str(head["kind"]),
+                "match label": "automatic (1, true, yes, paraphrase, entailment, …)" if head["match_label"] == "default" else str(head["match_label"]),
+                "labels read as match": str(head.get("match", "")), "labels read as no match": str(head.get("no_match", ""))}
+    if head["kind"] != KIND_BINARY:
+        return ReportLabels([], None, settings)
+    said = [f.text for f in label_headline(report, name)] + [f.text for f in label_findings(report, name)]
+    return ReportLabels(list(dict.fromkeys(said)), match_labels(results[constants.COL_LABEL], _match_value(match_label)), settings)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from core import words
 from core.words import overlap_words, pretokenizer_words, rule_words, surface_tokens
 
 
@@ -40,3 +41,42 @@ def test_surface_tokens_keep_numbers_whole():
 def test_non_string_is_a_type_error(cut):
     with pytest.raises(TypeError, match="must be a string"):
         cut(None)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- issue 33: the words that differ, marked
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "summary"),
+    [
+        ("The patient is allergic to penicillin.", "The patient is not allergic to penicillin.", "+ not"),
+        ("Take 5 mg daily.", "Take 50 mg daily.", "5 → 50"),
+        ("The landlord sued the tenant.", "The tenant sued the landlord.", "landlord → tenant; tenant → landlord"),
+        ("It will rain.", "It might possibly rain.", "will → might possibly"),
+        ("He is not here.", "He is here.", "− not"),
+        ("Same text.", "same TEXT.", "(no change)"),
+    ],
+)
+def test_change_summary_names_only_the_words_that_differ(a, b, summary):
+    assert words.change_summary(a, b) == summary
+
+
+def test_word_changes_join_back_and_mark_only_the_change():
+    a, b = "The patient is allergic to penicillin.", "The patient is not  allergic to penicillin."
+    tokens_a, tokens_b = words.word_changes(a, b)
+    assert "".join(t for t, _ in tokens_a) == a and "".join(t for t, _ in tokens_b) == b
+    assert [t for t, changed in tokens_a if changed] == []
+    assert [t for t, changed in tokens_b if changed] == ["not"]
+    # a run of changed words keeps the space between them, so it reads as one phrase
+    _, swapped = words.word_changes("It will rain.", "It might possibly rain.")
+    assert "".join(t for t, changed in swapped if changed) == "might possibly"
+
+
+def test_change_summary_is_cut_and_checks_its_limit():
+    long_a, long_b = " ".join(f"a{i}" for i in range(60)), " ".join(f"b{i}" for i in range(60))
+    line = words.change_summary(long_a, long_b, limit=40)
+    assert len(line) == 40 and line.endswith("…")
+    with pytest.raises(ValueError, match="at least 10"):
+        words.change_summary("a", "b", limit=3)
+    with pytest.raises(TypeError):
+        words.word_changes(None, "b")  # type: ignore[arg-type]

@@ -90,3 +90,24 @@ def test_share_above_panels_leave_no_empty_panel():
     hidden = [k for k in axes if layout[k].get("visible") is False]
     assert len(axes) == 9 and len(hidden) == 2
     assert len(fig.layout.shapes) == 7  # a threshold line in every drawn panel, none in the hidden cells
+
+
+def test_before_after_panels_keep_their_titles_apart():
+    """Issue 33: four panel titles in one row overlapped at 1280 px; now two panels a row, each title on two lines."""
+    from core import constants
+    from ui.retrieval_charts import before_after_figure
+
+    rows = []
+    for model in ("sentence-transformers/all-MiniLM-L6-v2", "sentence-transformers/all-mpnet-base-v2"):
+        for mitigation in (constants.MITIGATION_NONE, constants.MITIGATION_GUARD):
+            rows.append({constants.COL_MODEL: model, constants.COL_MITIGATION: mitigation, constants.COL_WIN_RATE: 0.4, "win_ci_low": 0.3,
+                         "win_ci_high": 0.5, constants.COL_PAIRED_ACCURACY: 0.6, "paired_ci_low": 0.5, "paired_ci_high": 0.7,
+                         constants.COL_RECALL_AT[1]: 0.8, constants.COL_TOP1_CONTRADICTION: 0.1})
+    fig = before_after_figure(pd.DataFrame(rows))
+    titles = [a for a in fig.layout.annotations if "better" in a.text]
+    assert len(titles) == 4 and all("<br>" in a.text for a in titles)
+    by_row: dict[float, list[float]] = {}
+    for a in titles:
+        by_row.setdefault(round(a.y, 3), []).append(a.x)
+    assert len(by_row) == 2 and all(len(xs) == 2 and abs(xs[0] - xs[1]) >= 0.45 for xs in by_row.values())
+    assert sum(trace.showlegend is not False for trace in fig.data) == 2  # one legend entry per model

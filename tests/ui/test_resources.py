@@ -72,3 +72,30 @@ def test_each_analysis_recomputes_only_for_new_inputs(monkeypatch):
 def test_an_unknown_analysis_is_refused():
     with pytest.raises(ValueError, match="unknown analysis"):
         resources.analysis("no_such_analysis", _results())
+
+
+def test_a_note_is_toasted_once_per_server_not_once_per_session():
+    """Issue 33: a one-off note (an exact ONNX export) toasted over the first result of every new session."""
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        import pandas as pd
+        import streamlit as st
+
+        from core.models.encode import EncodeReport
+        from core.scoring.runner import RunResult
+        from ui import state
+
+        state.init_state()
+        st.session_state["results"]["k"] = RunResult(pd.DataFrame({"model": ["m"], "cosine": [0.5]}), {},
+                                                     {"m": EncodeReport("m", notes=("issue-33 note: exported once",))})
+        state.show_notes("k")
+
+    first = AppTest.from_function(page, default_timeout=60)
+    first.run()
+    second = AppTest.from_function(page, default_timeout=60)
+    second.run()
+    assert not first.exception and not second.exception
+    toasts = [[t.value for t in app.toast] for app in (first, second)]
+    assert any("exported once" in t for t in toasts[0]) and not any("exported once" in t for t in toasts[1]), toasts
+    assert any("1 note" in e.label for e in second.expander)  # the second session still has it, collapsed

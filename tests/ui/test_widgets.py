@@ -71,3 +71,14 @@ def test_a_config_labelled_with_its_raw_column_name_still_gets_a_readable_header
     # A label the caller chose is kept, and so is a plain string config.
     assert _readable("win_rate", st.column_config.NumberColumn("Win rate (%)", format="percent"), {})["label"] == "Win rate (%)"
     assert _readable("win_rate", "rate", {}) == "rate"
+
+
+def test_marked_text_highlights_changed_runs_and_escapes_everything():
+    """Issue 33: the changed words are marked; typed Markdown in a sentence stays text."""
+    from core.words import word_changes
+
+    _, tokens = word_changes("The dose is **5** mg", "The dose is **50** mg [x](y)")
+    marked = widgets.marked_text(tokens)
+    assert ":orange-background[**50**]" in marked
+    assert "\\*\\*" in marked and "\\[x\\]\\(y\\)" in marked  # the typed asterisks and link are escaped, not rendered
+    assert widgets.marked_text([("plain", False)]) == "plain"

@@ -205,3 +205,32 @@ def test_result_leads_with_its_finding_then_the_table_then_the_chart(at):
     assert [m.value for m in at.markdown].count(sentence) == 1
     assert order.index("dataframe") < order.index("plotly_chart")
     assert not [i for i in at.info if "ONNX export" in i.value]  # one-off notes are never a box above the results
+
+
+def test_bar_chart_zooms_to_the_scores_keeps_its_order_and_names_the_threshold_in_the_legend(monkeypatch):
+    """Issue 33: on a 0-1 axis 0.96 and 0.98 looked equal, the bars re-sorted when a threshold move changed a verdict, and the
+    threshold's label sat on its line. Two models whose cosines straddle the threshold after a move."""
+    from core.models.registry import MINILM_L6_INT8
+
+    monkeypatch.setenv("COSINE_PROBE_DEFAULT_MODELS", f"{MINILM},{MINILM_L6_INT8}")
+    app = open_page("views/compare.py", timeout=120)
+
+    def bars() -> dict:
+        return next(s for s in (json.loads(el.proto.spec) for el in app.get("plotly_chart"))
+                    if any(d.get("type") == "bar" and d.get("orientation") == "h" for d in s["data"]))
+
+    table = compare_table(app)
+    cosines = sorted(table["cosine"])
+    spec = bars()
+    start, end = spec["layout"]["xaxis"]["range"]
+    assert 0 < start < cosines[0] and end > cosines[-1]  # zoomed to the scores, not 0-1
+    assert f"starts at {start:.2f}" in spec["layout"]["xaxis"]["title"]["text"]
+    order = spec["layout"]["yaxis"]["categoryarray"]
+    assert sorted(order) == sorted(table["model"])  # the models, in a fixed order
+    assert any(d.get("name") == "threshold 0.70" for d in spec["data"])  # in the legend
+    assert not [a for a in spec["layout"].get("annotations", []) if "threshold" in str(a.get("text", ""))]  # not on the line
+    app.slider(key="threshold").set_value(round((cosines[0] + cosines[1]) / 2, 2) if cosines[1] - cosines[0] > 0.02 else 0.1).run()
+    assert bars()["layout"]["yaxis"]["categoryarray"] == order  # the same order whatever the verdicts
+    # the chart has no download row of its own: the table's holds the same numbers, and each says what it holds
+    labels = [b.proto.label for b in app.get("download_button")]
+    assert len(labels) == len(set(labels)) and all("·" in label for label in labels if "CSV" in label or "JSON" in label)

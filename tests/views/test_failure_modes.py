@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from apptest_support import open_page
+from apptest_support import open_page, show_tab
 
 from core import constants, stats
 from core.models.cache import EmbeddingCache
@@ -48,10 +48,13 @@ def _table(app, column: str):
 
 
 def _rate_table(app):
+    show_tab(app, "fm_tab", "Summary")
     return _table(app, "MiniLM-L6 CI low").set_index(constants.COL_CATEGORY)
 
 
 def _worst(app):
+    if app.session_state["fm_tab"] != "Worst cases":
+        show_tab(app, "fm_tab", "Worst cases")
     return _table(app, constants.COL_DOMAIN)
 
 
@@ -88,6 +91,7 @@ def test_failure_rate_table_matches_core_and_follows_threshold(at, core_results)
     assert any(h.value == "Failure rate at threshold 0.95" for h in at.header)
 
     # the curves' threshold marker is drawn at the slider value
+    show_tab(at, "fm_tab", "Across thresholds")
     specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
     curve = next(s for s in specs if s["layout"].get("shapes"))
     xs = {shape.get("x0") for shape in curve["layout"].get("shapes", [])}
@@ -98,16 +102,17 @@ def test_failure_rate_table_matches_core_and_follows_threshold(at, core_results)
 def test_heatmap_and_published_columns_match_core(at, core_results):
     neg = core_results.loc[core_results[constants.COL_CATEGORY] == constants.CAT_NEGATION, constants.COL_COSINE].to_numpy(float)
     mean, sd = stats.mean_sd(neg)
-    published = _table(at, "published mean").set_index(constants.COL_CATEGORY)
+    published = _table(show_tab(at, "fm_tab", "Published vs ours"), "published mean").set_index(constants.COL_CATEGORY)
     assert published.loc[constants.CAT_NEGATION, "published mean"] == pytest.approx(0.898)  # failure paper, Table 1
     assert published.loc[constants.CAT_NEGATION, "our mean"] == pytest.approx(mean, abs=1e-6)
     assert published.loc[constants.CAT_NEGATION, "our rate > 0.7"] == pytest.approx(stats.failure_rate(neg, 0.7), abs=1e-9)
+    show_tab(at, "fm_tab", "Summary")
     heat = next(json.loads(el.proto.spec) for el in at.get("plotly_chart") if json.loads(el.proto.spec)["data"][0]["type"] == "heatmap")
     text = [cell for row in heat["data"][0]["text"] for cell in row]
     assert f"{mean:.3f} ± {sd:.3f}" in text
     # Cohen's d sign convention is explained, single-model tests say why they are missing
-    assert any("negative d means the failure pairs score higher" in c.value for c in at.caption)
-    assert sum("at least two models" in i.value for i in at.info) == 2
+    assert any("negative d means the failure pairs score higher" in c.value for c in show_tab(at, "fm_tab", "Severity and effect size").caption)
+    assert sum("at least two models" in i.value for i in show_tab(at, "fm_tab", "Model vs model").info) == 2
 
 
 def test_worst_cases_search_and_domain_filter(at):
@@ -142,7 +147,7 @@ def test_worst_cases_search_and_domain_filter(at):
 def test_calibration_section_matches_core(at, core_results):
     from core.probes import calibration
 
-    table = _table(at, "youden_threshold").set_index(constants.COL_MODEL)
+    table = _table(show_tab(at, "fm_tab", "Each model's own threshold"), "youden_threshold").set_index(constants.COL_MODEL)
     expected = calibration.calibrate(core_results).set_index(constants.COL_MODEL)
     assert table.loc["MiniLM-L6", "youden_threshold"] == pytest.approx(expected.loc[MINILM, "youden_threshold"])
     assert table.loc["MiniLM-L6", "auc"] == pytest.approx(expected.loc[MINILM, "auc"])
@@ -153,11 +158,19 @@ def test_calibration_section_matches_core(at, core_results):
     negation = core_results[core_results[constants.COL_CATEGORY] == constants.CAT_NEGATION][constants.COL_COSINE]
     assert rates.loc[constants.CAT_NEGATION, "failure_rate_calibrated"] == pytest.approx((negation > own).mean())
     assert rates.loc[constants.CAT_NEGATION, "failure_rate_global"] == pytest.approx((negation > 0.7).mean())
+    # issue 33: a calibrated threshold that makes failure rates 100% is said in a sentence, above the chart
+    full = calibration.failure_rates(core_results, calibration.thresholds_by_model(expected.reset_index()), 0.7)
+    said = calibration.calibration_findings(full, (constants.CAT_NEGATIVE,), lambda m: "MiniLM-L6")
+    assert said and "100%" in said[0]  # MiniLM-L6 on the unrelated controls: the walk's 0.26-0.31
+    from ui.widgets import md_escape
+
+    assert " ".join(md_escape(s) for s in said) in [m.value for m in at.main.markdown]
 
 
 def test_calibration_settings_change_the_threshold_and_survive_a_page_switch(at, core_results):
     from core.probes import calibration
 
+    show_tab(at, "fm_tab", "Each model's own threshold")
     at.checkbox(key="cal_near_miss").check().run()
     assert not at.exception
     table = _table(at, "youden_threshold").set_index(constants.COL_MODEL)
@@ -183,7 +196,7 @@ def test_vulnerability_ranking_shows_intervals_and_ties(monkeypatch):
     app = open_page(PAGE)
     next(b for b in app.button if b.label == "Run failure-mode suite").click().run()
     assert not app.exception
-    shown = _table(app, "tied_with").set_index(constants.COL_MODEL)
+    shown = _table(show_tab(app, "fm_tab", "Model vs model"), "tied_with").set_index(constants.COL_MODEL)
     results = run_pairs(load_suite(constants.SUITE_FAILURE_MODES), [MINILM, MINILM_L6_INT8], cache=EmbeddingCache()).results
     expected = vulnerability_ranking(results).set_index(constants.COL_MODEL)
     for model in (MINILM, MINILM_L6_INT8):
@@ -210,10 +223,20 @@ def test_page_is_in_tabs_summary_first(at):
 
 
 def test_worst_cases_lead_with_model_cosine_verdict_and_hide_codes(at):
+    show_tab(at, "fm_tab", "Worst cases")
     shown = _shown_columns(at, constants.COL_DOMAIN)
     assert shown[:4] == ["model", "cosine", "threshold", "verdict"]
     assert shown.index(constants.COL_TEXT_B) < shown.index(constants.COL_PAIR_ID) == len(shown) - 1
     assert constants.COL_CATEGORY not in shown and "failure mode" in shown
+    # issue 33: the contradicting sentence was off-screen; the words that differ sit before the texts, and the worst
+    # pair is shown below in full with them marked in both sentences
+    assert shown.index("changed words") < shown.index(constants.COL_TEXT_A)
+    first = _worst(at).iloc[0]
+    from core.words import change_summary
+
+    assert first["changed words"] == change_summary(first[constants.COL_TEXT_A], first[constants.COL_TEXT_B]) != "(no change)"
+    marked = [m.value for m in at.main.markdown if ":orange-background[" in m.value]
+    assert len(marked) == 2 and marked[0].startswith("**text a**") and marked[1].startswith("**text b**")
     worst = _worst(at)
     threshold = at.slider(key="threshold").value
     assert all((v == "above threshold") == (c > threshold) for v, c in zip(worst["verdict"], worst[constants.COL_COSINE], strict=True))
@@ -269,3 +292,72 @@ def test_across_thresholds_tab_survives_a_threshold_move_and_leads_with_a_findin
     # the one-click HTML report of the run on screen
     assert any(b.proto.label == "⬇ HTML report" for b in at.get("download_button"))
     at.slider(key="threshold").set_value(0.7).run()
+
+
+# ---------------------------------------------------------------- issue 33: interactions that do not recompute
+
+
+def _spy_core(monkeypatch) -> list[str]:
+    """Every call to a scoring or analysis function the page could repeat, by name (wrappers on the core modules)."""
+    from core.papers import failure_modes
+    from core.probes import calibration
+    from core.scoring import tables
+    from ui import resources, state
+
+    calls: list[str] = []
+
+    def spy(module, name):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, **k: calls.append(name) or real(*a, **k))
+
+    for name in ("category_summary", "failure_rate_curves"):
+        spy(tables, name)
+    for name in ("failure_mode_table", "severity_ranking", "kruskal_by_category", "vulnerability_ranking"):
+        spy(failure_modes, name)
+    for name in ("calibrate", "roc_table", "failure_rates"):
+        spy(calibration, name)
+    spy(state, "run_pairs")
+    cache = resources.embedding_cache()
+    real_get = cache.get_many
+    monkeypatch.setattr(cache, "get_many", lambda *a, **k: calls.append("embedding_cache.get_many") or real_get(*a, **k))
+    return calls
+
+
+def test_a_tab_click_draws_one_tab_and_scores_nothing(at, monkeypatch):
+    """Issue 33: a tab click cost a full rerun of every tab (8-20 s); now only the open tab is drawn, and a tab seen
+    before, at a threshold seen before, calls no scoring or analysis function at all."""
+    for label in TABS_SEEN:
+        show_tab(at, "fm_tab", label)  # each tab drawn once: its analyses are cached
+    calls = _spy_core(monkeypatch)
+    for label in TABS_SEEN:
+        show_tab(at, "fm_tab", label)
+        headers = [h.value for h in at.header]
+        assert headers and all(h in OWN_HEADERS[label] for h in headers), (label, headers)  # one tab's content, no other
+    assert calls == []
+
+
+def test_a_threshold_move_recomputes_only_what_the_threshold_changes(at, monkeypatch):
+    """Issue 33: a threshold move (15.8 s) scored nothing again, but recomputed every tab's figures; now it computes
+    the threshold's own statistics for the open tab only, and never encodes or scores a pair."""
+    show_tab(at, "fm_tab", "Across thresholds")
+    calls = _spy_core(monkeypatch)
+    _set_threshold(at, 0.77)
+    assert "run_pairs" not in calls and "embedding_cache.get_many" not in calls
+    assert set(calls) <= {"category_summary"}  # the finding above the tabs; the curves do not depend on the threshold
+    calls.clear()
+    show_tab(at, "fm_tab", "Summary")  # the summary at 0.77 is the one the finding used
+    assert calls == []
+    _set_threshold(at, 0.7)
+
+
+TABS_SEEN = ["Summary", "Across thresholds", "Each model's own threshold", "Severity and effect size", "Model vs model", "Worst cases",
+             "Published vs ours"]
+OWN_HEADERS = {
+    "Summary": {"Failure rate at threshold 0.70", "Mean cosine by category"},
+    "Across thresholds": {"Share above each threshold"},
+    "Each model's own threshold": {"Each model's own threshold"},
+    "Severity and effect size": {"Severity", "Effect size against paraphrases (Cohen's d)"},
+    "Model vs model": {"Do the models differ? (Kruskal-Wallis)", "Vulnerability ranking"},
+    "Worst cases": {"Worst cases"},
+    "Published vs ours": {"Published figures vs this run"},
+}

@@ -12,16 +12,19 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from apptest_support import show_tab
 from streamlit.testing.v1 import AppTest
 
 from core import constants
 from core.models.cache import EmbeddingCache
+from core.models.registry import short_name
 from core.papers import oov, reference, reproduce
 from core.papers.suites import load_suite
 from core.scoring import tables
 from core.scoring.runner import run_pairs
 
 MINILM = reference.MODEL_MINILM
+TABS = ["Summary", "Dynamic range", "Per entity", "Model vs model", "Token overlap", "Token counts", "Entity swap and categories", "Layer by layer"]
 PAGE = "views/oov.py"
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -50,18 +53,23 @@ def core_results(at):
 
 
 def _table(app: AppTest, *columns: str) -> pd.DataFrame:
-    """The first dataframe on the page having all ``columns``."""
-    for frame in app.dataframe:
-        value = frame.value
-        if all(c in value.columns for c in columns):
-            return value
+    """The first dataframe having all ``columns``, in the open tab or else in the first tab that has one (issue 33: only
+    the open tab is drawn)."""
+    for label in [None, *TABS]:
+        if label is not None:
+            show_tab(app, "oov_tab", label)
+        for frame in app.dataframe:
+            value = frame.value
+            if all(c in value.columns for c in columns):
+                return value
     raise AssertionError(f"no table with columns {columns}; tables: {[list(f.value.columns) for f in app.dataframe]}")
 
 
 def _row(frame: pd.DataFrame, **where) -> pd.Series:
     sel = frame
     for col, val in where.items():
-        sel = sel[sel[col] == val]
+        # tables show short model names (issue 33), the _reading_box too
+        sel = sel[sel[col].isin([val, short_name(val)])] if col == constants.COL_MODEL else sel[sel[col] == val]
     assert len(sel) == 1, f"expected one row for {where}, got {len(sel)}"
     return sel.iloc[0]
 
@@ -135,6 +143,7 @@ def test_dynamic_range_jaccard_swap_and_categories_match_core(at, core_results):
 
 
 def test_one_model_cohens_d_needs_two(at):
+    show_tab(at, "oov_tab", "Model vs model")
     assert any("at least two models" in i.value for i in at.info)
     table7 = _table(at, "model_b", "published", "recomputed", "status")
     assert set(table7["status"]) == {reproduce.STATUS_NOT_RUN}  # every Table 7 pair involves a model not run here
@@ -148,6 +157,7 @@ def test_token_groups_from_tokenizer_and_table2(at, core_results):
     # MiniLM's own WordPiece splits the originals exactly as Table 2 prints them: 17 single, 3 multi
     assert (row["n_single"], row["n_multi"]) == (17, 3)
     assert row["multi_token_mean_delta"] == pytest.approx(expected.at[MINILM, "multi_token_mean_delta"], abs=1e-9)
+    show_tab(at, "oov_tab", "Token counts")
     at.radio(key="oov_token_source").set_value("the paper's Table 2").run()
     assert not at.exception
     row = _row(_table(at, "single_token_mean_delta", "n_multi"), model=MINILM)
@@ -156,6 +166,7 @@ def test_token_groups_from_tokenizer_and_table2(at, core_results):
 
 
 def test_entity_heatmap_switches_to_normalized(at):
+    show_tab(at, "oov_tab", "Per entity")
     at.radio(key="oov_entity_values").set_value("Normalized delta (% of dynamic range)").run()
     assert not at.exception
     specs = [c.proto.spec for c in at.get("plotly_chart")]
@@ -172,3 +183,35 @@ def test_choices_survive_a_page_switch(at):
     assert not at.exception
     assert at.radio(key="oov_reading").value == constants.VARIANT_REPLACED_B
     assert _row(_table(at, "mean_delta", "mean_delta (published)", "sd_delta"), model=MINILM)["mean_delta"] > 0  # results kept too
+
+
+def test_a_tab_click_draws_one_tab_and_recomputes_nothing(at, monkeypatch):
+    """Issue 33: a tab click on OOV robustness reran every tab's statistics (8-20 s); now it draws the open tab only,
+    from analyses cached by content, and scores no pair again."""
+    from ui import state
+
+    for label in TABS[:-1]:
+        show_tab(at, "oov_tab", label)  # every tab drawn once (the layer tab loads weights only when switched on)
+    calls: list[str] = []
+    for module, names in ((oov, ("dynamic_ranges", "oov_deltas", "oov_summary", "oov_readings", "jaccard_correlation", "entity_swap_check")),
+                          (reproduce, ("compare_to_published",)), (tables, ("category_summary",)), (state, ("run_pairs",))):
+        for name in names:
+            real = getattr(module, name)
+            monkeypatch.setattr(module, name, lambda *a, _n=name, _r=real, **k: calls.append(_n) or _r(*a, **k))
+    shown = {}
+    for label in TABS[:-1]:
+        show_tab(at, "oov_tab", label)
+        shown[label] = [h.value for h in at.main.subheader]
+    assert calls == []
+    assert shown["Dynamic range"] == ["Dynamic range"] and shown["Token overlap"] == ["Token overlap vs cosine"]  # one tab, no other
+
+
+def test_tables_show_short_model_names_and_downloads_keep_the_ids(at):
+    """Issue 33: full Hugging Face ids in the OOV tables; now the short names, the downloads unchanged."""
+    for label in TABS[:-1]:
+        show_tab(at, "oov_tab", label)
+        for frame in at.dataframe:
+            for column in ("model", "model_b"):
+                if column in frame.value.columns:
+                    ids = [m for m in frame.value[column] if isinstance(m, str) and "/" in m]
+                    assert not ids, (label, column, ids[:3])

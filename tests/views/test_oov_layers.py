@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from apptest_support import MINILM, open_page
+from apptest_support import MINILM, open_page, show_tab
 
 from core import constants
 from core.models.loading import load_model
@@ -26,6 +26,7 @@ def at():
     app = open_page("views/oov.py", timeout=300)
     app.button(key="oov_run").click().run()
     assert not app.exception
+    show_tab(app, "oov_tab", "Layer by layer")
     assert any("Where in the network" in h.value for h in app.subheader)
     app.toggle(key="oov_layers_on").set_value(True).run()
     assert not app.exception and not app.error

@@ -66,7 +66,7 @@ def at():
     _choose(app, reference.PAPER_FAILURE, "Table 1")
     # before any run: published values only, labelled as such
     shown = _shown(app)
-    assert _row(shown, model="MiniLM-L6", category=constants.CAT_POSITIVE, metric="mean_cosine")["published"] == pytest.approx(0.755)
+    assert _row(shown, model="MiniLM-L6", category=constants.CAT_POSITIVE, metric="mean cosine")["published"] == pytest.approx(0.755)
     assert set(shown["status"]) == {reproduce.STATUS_NOT_RUN}
     assert any("Recompute" in i.value for i in app.info)
     app.button(key="papers_run").click().run()
@@ -86,7 +86,7 @@ def test_failure_table1_published_vs_recomputed(at, failure_results):
     _choose(at, reference.PAPER_FAILURE, "Table 1")
     expected = _row(tables.category_summary(failure_results, suite=constants.SUITE_FAILURE_MODES), model=MINILM, category=constants.CAT_POSITIVE)
     shown = _shown(at)
-    row = _row(shown, model="MiniLM-L6", category=constants.CAT_POSITIVE, metric="mean_cosine")
+    row = _row(shown, model="MiniLM-L6", category=constants.CAT_POSITIVE, metric="mean cosine")
     assert row["published"] == pytest.approx(0.755)
     assert row["recomputed"] == pytest.approx(expected["mean"], abs=1e-9)
     assert row["difference"] == pytest.approx(expected["mean"] - 0.755, abs=1e-9)
@@ -130,12 +130,12 @@ def test_oov_table4_follows_the_reading(at):
     _choose(at, reference.PAPER_OOV, "Table 4")
     assert at.radio(key="papers_reading").value == constants.VARIANT_REPLACED_B  # opens on the reading the paper's figures resemble
     at.radio(key="papers_reading").set_value(constants.VARIANT_REPLACED_BOTH).run()
-    both = _row(_shown(at), model="MiniLM-L6", metric="mean_delta")
+    both = _row(_shown(at), model="MiniLM-L6", metric="mean delta")
     assert both["published"] == pytest.approx(0.1234)
     assert both["recomputed"] < 0
     at.radio(key="papers_reading").set_value(constants.VARIANT_REPLACED_B).run()
     assert not at.exception
-    second = _row(_shown(at), model="MiniLM-L6", metric="mean_delta")
+    second = _row(_shown(at), model="MiniLM-L6", metric="mean delta")
     assert second["recomputed"] > 0
     assert "second sentence only" in second["remark"]
     at.radio(key="papers_reading").set_value(constants.VARIANT_REPLACED_BOTH).run()
@@ -143,7 +143,7 @@ def test_oov_table4_follows_the_reading(at):
 
 def test_failure_rate_table_uses_the_papers_threshold_and_shows_the_sidebar_one(at, failure_results):
     _choose(at, reference.PAPER_FAILURE, "Appendix B")
-    row = _row(_shown(at), model="MiniLM-L6", category=constants.CAT_NEGATION, metric="failure_rate")
+    row = _row(_shown(at), model="MiniLM-L6", category=constants.CAT_NEGATION, metric="failure rate")
     expected = _row(failure_modes.failure_mode_table(failure_results, threshold=0.8), model=MINILM, category=constants.CAT_NEGATION)
     assert row["threshold"] == pytest.approx(0.8)
     assert row["recomputed"] == pytest.approx(expected["failure_rate"])
@@ -156,6 +156,18 @@ def test_failure_rate_table_uses_the_papers_threshold_and_shows_the_sidebar_one(
     expected = _row(failure_modes.failure_mode_table(failure_results, threshold=0.95), model=MINILM, category=constants.CAT_NEGATION)
     assert _row(at_sidebar, model="MiniLM-L6", category=constants.CAT_NEGATION)["failure_rate"] == pytest.approx(expected["failure_rate"])
     # the like-for-like comparison stays at 0.8
-    assert _row(_shown(at), model="MiniLM-L6", category=constants.CAT_NEGATION, metric="failure_rate")["recomputed"] == pytest.approx(row["recomputed"])
+    assert _row(_shown(at), model="MiniLM-L6", category=constants.CAT_NEGATION, metric="failure rate")["recomputed"] == pytest.approx(row["recomputed"])
     at.session_state["threshold"] = constants.DEFAULT_THRESHOLD
     at.run()
+
+
+def test_the_comparison_says_metrics_in_words_and_a_dash_for_a_missing_cell():
+    """Issue 33: "mean_cosine" and "None" on screen; the downloads keep the codes."""
+    from apptest_support import open_page
+
+    app = open_page("views/papers.py", timeout=120)
+    grid = next(d for d in app.dataframe if "metric" in (d.value.data if hasattr(d.value, "data") else d.value).columns)
+    value = grid.value.data if hasattr(grid.value, "data") else grid.value
+    assert "mean cosine" in set(value["metric"]) and not any("_" in str(m) for m in value["metric"])
+    assert grid.proto.placeholder == "—"
+    assert not any(value[c].map(lambda v: v is None).any() for c in ("model", "category", "metric", "status"))

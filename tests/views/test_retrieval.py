@@ -427,3 +427,25 @@ def test_compare_third_box_ranks_b_against_the_passage():
     app.switch_page("views/compare.py").run()
     assert app.text_area(key="cmp_text_c").value == "The quarterly report was published on Monday"
     assert len(_frame(app, {"cosine_b", "verdict"})) == 1
+
+
+def test_the_calibrated_filter_lets_the_user_choose_what_counts_as_a_negative():
+    """Issue 33: Retrieval's calibrated filter used the saved near-miss choice without showing it; now the choice sits under
+    the filter (shared with Failure modes), and with the controls scored the thresholds it uses are named with their negatives."""
+    from apptest_support import open_page
+
+    app = open_page("views/retrieval.py", timeout=300)
+    assert not [c for c in app.checkbox if c.key == "cal_near_miss"]
+    app.checkbox(key="rt_m_calibrated").check().run()
+    assert not app.exception
+    near_miss = app.checkbox(key="cal_near_miss")
+    assert near_miss.label == "Count near-miss controls as negatives" and near_miss.value is False
+    app.button(key="rt_calibrate").click().run()
+    assert not app.exception
+    low = [c.value for c in app.caption if c.value.startswith("Thresholds: ")]
+    app.checkbox(key="cal_near_miss").check().run()
+    assert app.checkbox(key="cal_near_miss").value is True
+    high = [c.value for c in app.caption if c.value.startswith("Thresholds: ")]
+    assert low and "(negatives: unrelated pairs)" in low[0] and high and "(negatives: unrelated pairs and near-misses)" in high[0]
+    app.checkbox(key="cal_near_miss").uncheck().run()
+    app.checkbox(key="rt_m_calibrated").uncheck().run()

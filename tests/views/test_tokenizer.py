@@ -118,3 +118,21 @@ def test_the_sentencepiece_model_splits_differently_and_an_endpoint_says_why_it_
     assert any("split this line differently" in w.value for w in at.warning)
     assert any("pieces cannot be shown" in i.value for i in at.info)
     assert not at.error
+
+
+def test_identical_splits_are_shown_once_with_the_models_that_make_them(at):
+    """Issue 33: MiniLM and its int8 twin split every word alike, yet each split was printed once per model; now each
+    distinct split is shown once, naming its models, and the word tables have one row per word and split."""
+    e5 = "multilingual-e5-small-q4"
+    at.session_state["selected_models"] = [MINILM, INT8, e5]
+    at.run()
+    assert not at.exception
+    shown = [t.value for t in at.text]
+    # line 1 (Xylophrix): the two WordPiece twins share one split, e5 has its own: two entries, not three
+    first = shown[shown.index(next(t for t in shown if t.startswith("Line 1:"))) + 1:shown.index(next(t for t in shown if t.startswith("Line 2:")))]
+    splits = [t for t in first if " tokens, " in t and "[UNK]" in t]
+    assert len(splits) == 2, first
+    assert any("MiniLM-L6" in t and "," in t.split(":")[0] for t in splits), splits  # both twins named on one line
+    words = word_tables(at)[0]
+    assert len(words) == len(words[["word", "pieces"]].drop_duplicates())  # one row per word and split
+    assert any(", " in m for m in words["models"])

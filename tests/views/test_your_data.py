@@ -288,7 +288,7 @@ def test_labels_become_categories_and_a_classifier(nli_app):
 def test_results_lead_with_model_cosine_verdict(at):
     proto = next(d.proto for d in at.dataframe if constants.COL_TOKENS_A in d.value.columns)
     order = list(proto.column_order)
-    assert order[:6] == ["model", "cosine", "threshold", "verdict", constants.COL_TEXT_A, constants.COL_TEXT_B]
+    assert order[:7] == ["model", "cosine", "threshold", "verdict", "changed words", constants.COL_TEXT_A, constants.COL_TEXT_B]  # issue 33: the change on screen
     assert order.index(constants.COL_PAIR_ID) > order.index(constants.COL_TOKENS_A)
     summary = next(d.proto for d in at.dataframe if "fr_ci_low" in d.value.columns)
     assert "share above threshold" in summary.columns and constants.COL_CATEGORY not in list(summary.column_order)

@@ -62,3 +62,52 @@ def test_cli_report_writes_a_stored_run_and_says_one_line_for_an_unknown_id(tmp_
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:")
     assert main(["report", str(run_id), "--out", str(tmp_path / "missing" / "r.html")]) == 2
+
+
+# ---------------------------------------------------------------- issue 33: labels, every non-matching pair, the models
+
+
+def _labelled() -> pd.DataFrame:
+    """A negation set labelled 1 = same meaning, where the model scores the contradictions highest (AUC below 0.5)."""
+    rows = [("custom", "He is here", "He is not here", 0.97, "0"), ("custom", "It is safe", "It is not safe", 0.95, "0"),
+            ("custom", "A cat sat", "A feline sat", 0.80, "1"), ("custom", "She left", "She went away", 0.70, "1")]
+    return pd.DataFrame([{constants.COL_MODEL: L6, constants.COL_SUITE: "s", constants.COL_CATEGORY: c, constants.COL_PAIR_ID: f"p{i}", constants.COL_TEXT_A: a,
+                          constants.COL_TEXT_B: b, constants.COL_COSINE: cos, constants.COL_LABEL: label} for i, (c, a, b, cos, label) in enumerate(rows)])
+
+
+def test_report_of_a_labelled_run_leads_with_the_label_finding_and_draws_worst_cases_from_no_match_pairs():
+    from core.models.registry import short_name
+    from core.probes.labels import report_labels
+
+    results = _labelled()
+    said, match, label_settings = report_labels(results, 0.7, None, short_name)
+    assert any("coin flip" in s for s in said)
+    text = report_html(results, 0.7, "Your data", {}, label_sentences=said, match=match, label_settings=label_settings)
+    findings_part = text[text.index("<h2>Findings</h2>"):text.index("<h2>Charts</h2>")]
+    assert "AUC" in findings_part and "coin flip" in findings_part
+    worst = text[text.index("Worst cases"):text.index("<h2>By category</h2>")]
+    assert "He is not here" in worst and "It is not safe" in worst and "A feline sat" not in worst  # the no-match pairs only
+    assert "of 2 pair scores that should not match" in worst
+    labels_part = text[text.index("<h2>Labels</h2>"):text.index("<h2>Settings</h2>")]
+    assert "match label" in labels_part and "automatic" in labels_part
+    models_part = text[text.index("<h2>Models</h2>"):]
+    assert "MiniLM-L6" in models_part and L6 in models_part  # the models, even when the caller gives no model table
+
+
+def test_report_worst_cases_take_every_pair_that_should_not_match_not_only_the_six_modes():
+    results = pd.concat([_results(), _results().assign(**{constants.COL_CATEGORY: constants.CAT_CONTRADICTION, constants.COL_PAIR_ID: "c",
+                                                         constants.COL_TEXT_A: "Trains run late", constants.COL_TEXT_B: "Trains never run late",
+                                                         constants.COL_COSINE: 0.99}).head(1)], ignore_index=True)
+    worst = report_html(results, 0.7, "x")
+    worst = worst[worst.index("Worst cases"):worst.index("<h2>By category</h2>")]
+    assert worst.index("Trains never run late") < worst.index("The patient who was admitted")  # a contradiction pair, highest first
+    assert "A feline sat" not in worst  # a paraphrase control is no worst case
+
+
+def test_cli_report_of_a_labelled_run_says_the_label_finding(tmp_path, monkeypatch):
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(tmp_path / "history.duckdb"))
+    run_id = store.record_run(_labelled(), command="run", origin=constants.ORIGIN_CLI, settings={"threshold": 0.7, "match_label": "1"})
+    out = tmp_path / "report.html"
+    assert main(["report", str(run_id), "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "coin flip" in text and "He is not here" in text[text.index("Worst cases"):]

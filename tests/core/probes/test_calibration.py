@@ -168,3 +168,23 @@ def test_calibration_on_real_minilm_controls(minilm, fresh_cache):
     assert row["n_positive"] == 35 and row["n_negative"] == 35
     assert 0.5 < row["auc"] <= 1
     assert row["youden_j"] == pytest.approx(row["youden_tpr"] - row["youden_fpr"])
+
+
+# ---------------------------------------------------------------- issue 33: a 100% failure rate is said, not left silent
+
+
+def _rates(values: dict[str, float], threshold: float = 0.29) -> pd.DataFrame:
+    return pd.DataFrame({constants.COL_MODEL: "m", constants.COL_CATEGORY: list(values), "calibrated_threshold": threshold,
+                         "failure_rate_calibrated": list(values.values())})
+
+
+def test_calibration_findings_say_when_every_failure_rate_is_100_percent():
+    said = calibration.calibration_findings(_rates({constants.CAT_NEGATION: 1.0, constants.CAT_NUMERICAL: 1.0}), (constants.CAT_NEGATIVE,))
+    assert said[0] == "m's calibrated threshold (0.29) lies below every pair of every failure mode: at it, every failure rate is 100%."
+    assert "every failure mode" in said[0] and "100%" in said[0] and "0.29" in said[0]
+    assert "count the near-miss controls as negatives" in said[1]
+    some = calibration.calibration_findings(_rates({constants.CAT_NEGATION: 1.0, constants.CAT_NUMERICAL: 0.4}), (constants.CAT_NEGATIVE, constants.CAT_NEAR_MISS))
+    assert "1 of 2 failure modes" in some[0] and "already count the near-miss" in some[1]
+    assert calibration.calibration_findings(_rates({constants.CAT_NEGATION: 0.9}), (constants.CAT_NEGATIVE,)) == []
+    with pytest.raises(ValueError, match="lacks columns"):
+        calibration.calibration_findings(pd.DataFrame({"model": ["m"]}), (constants.CAT_NEGATIVE,))
