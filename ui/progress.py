@@ -26,6 +26,7 @@ from core.scoring.findings import model_answer
 from ui import resources
 from ui.widgets import md_escape
 
+__all__ = ["LiveRun", "about", "describe", "estimate", "expected_caption", "pair_texts"]  # `about` for the pages
 _MEMO: dict[tuple, RunEstimate] = {}
 _MEMO_LOCK = threading.Lock()
 _MEMO_SIZE = 64
@@ -108,13 +109,15 @@ class LiveRun:
 
     def model_done(self, frame: pd.DataFrame) -> None:
         """Show one model's answer (its rows of the results) now, before the next model starts."""
-        if frame.empty:
-            return
+        if not frame.empty:
+            self.answer(str(frame[constants.COL_MODEL].iloc[0]), model_answer(frame, self.threshold))
+
+    def answer(self, model: str, text: str) -> None:
+        """Show ``model``'s answer in words (any page's own), with the seconds it took."""
         from ui.state import wall_time
 
-        name = str(frame[constants.COL_MODEL].iloc[0])
         now = time.perf_counter()
-        self.done[name] = f"{model_answer(frame, self.threshold)} · {wall_time(now - self.began)}"
+        self.done[registry.resolve(model).name] = f"{text} · {wall_time(now - self.began)}"
         self.began = now
         self.draw()
 

@@ -73,3 +73,16 @@ def test_an_estimate_says_how_long_and_what_is_left_to_encode():
     assert est.fastest_first() == [registry.MINILM_L6, SLOW]
     assert progress.describe(est) == "Expected time: about 30 s (900 by mpnet\\-base still to encode; the rest is in the embedding cache)."
     assert about(3) == "under 5 s" and about(130) == "about 2 min"
+
+
+def test_retrieval_defaults_to_a_quick_sample_and_states_its_expected_time(monkeypatch):
+    import core.models.estimate as estimate
+
+    monkeypatch.setattr(progress, "_MEMO", {})  # estimates are kept per cache state; this test changes the speed instead
+    monkeypatch.setattr(estimate, "seconds_per_text", lambda name: 0.5)  # a slow model on a busy CPU: the run is long
+    at = open_page("views/retrieval.py")
+    assert at.number_input(key="rt_groups").value == constants.RETRIEVAL_QUICK_GROUPS
+    captions = [c.value for c in at.caption]
+    assert any("A quick run on a sample" in c and f"{constants.RETRIEVAL_QUICK_GROUPS} of the suite's 200 anchor groups" in c for c in captions)
+    assert any(c.startswith("⏱️ Expected time: about") and "still to encode" in c for c in captions), captions
+    assert at.button(key="rt_run_full").label.startswith("Run the full suite (200 groups, about ")
