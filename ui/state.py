@@ -134,6 +134,9 @@ def sidebar() -> Selection:
     ss[KEY_SHOWN_ERRORS] = set()
     register_session_endpoints()
     with st.sidebar:
+        from ui.warmup import sidebar_status
+
+        sidebar_status()  # issue 33: a cold cache fills in the background, its progress here; nothing once it is warm
         st.subheader("Models")
         options = list(dict.fromkeys([*registry.BUNDLED, *registry.HUB_ONLY_MODELS, *ss[KEY_CUSTOM], *ss[KEY_MODELS]]))
         st.multiselect("Models to compare", options, key=KEY_MODELS, format_func=_label, help="Bundled models work offline; the papers' large models need the Hugging Face hub or a local cache.")
