@@ -67,12 +67,12 @@ def describe(est: RunEstimate) -> str:
     return f"Expected time: {about(est.seconds)} ({parts} still to encode; the rest is in the embedding cache)."
 
 
-def expected_caption(models: Sequence[str], texts: Sequence[str], options: EncodeOptions) -> RunEstimate | None:
-    """Say a run's expected time under its button when it is longer than the threshold; the estimate, or None without models."""
+def expected_caption(models: Sequence[str], texts: Sequence[str], options: EncodeOptions, always: bool = False) -> RunEstimate | None:
+    """Say a run's expected time under its button when it is longer than the threshold (or ``always``); the estimate, or None without models."""
     if not models or not texts:
         return None
     est = estimate(models, texts, options)
-    if est.seconds > constants.ESTIMATE_SHOWN_ABOVE_SECONDS:
+    if always or est.seconds > constants.ESTIMATE_SHOWN_ABOVE_SECONDS:
         st.caption(f"⏱️ {describe(est)}")
     return est
 

@@ -604,7 +604,7 @@ clicked = source is not None and st.button(RUN_LABEL, type="primary", key="rt_ru
 clicked = bool(ss.pop(KEY_RUN_FULL, False) and source is not None) or clicked
 if source is not None and not clicked and choice not in USER_SOURCES:
     # Issue 33: a run longer than ~10 s says how long before it starts; the full suite is one click away, its time on the button.
-    progress.expected_caption(selection.models, source.texts(), selection.options)
+    progress.expected_caption(selection.models, source.texts(), selection.options, always=True)  # its runs are the long ones: always said
     _full_suite_button(choice, source, selection)
 # A ticked or unticked mitigation re-runs the same inputs at once (cached per inputs, so going back is instant).
 toggled = source is not None and stored is not None and stored.inputs[:4] == inputs[:4] and stored.inputs[4:] != inputs[4:]
