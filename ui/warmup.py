@@ -97,10 +97,18 @@ def background_warm() -> WarmStatus:
         return status
 
 
+KEY_SEEN_END = "_warm_end_seen"  # this session was told how the warm-up ended
+
+
 def sidebar_status() -> None:
-    """The warm-up's progress in the sidebar while it checks or encodes (refreshed every few seconds); nothing once it is done."""
+    """The warm-up's progress in the sidebar while it checks or encodes (refreshed every few seconds), how it ended once; then nothing."""
     status = background_warm()
-    if status.snapshot()[0] not in (CHECKING, WARMING):
+    state, _, message = status.snapshot()
+    if state not in (CHECKING, WARMING):
+        if status.to_encode and state in (DONE, FAILED) and not st.session_state.get(KEY_SEEN_END):
+            st.session_state[KEY_SEEN_END] = True
+            st.caption(f"✅ Examples ready in the embedding cache ({md_escape(message)})." if state == DONE else
+                       f"The background warm-up stopped: {md_escape(message)}. Pages still work; they encode on demand.")
         return
 
     @st.fragment(run_every=POLL_SECONDS)
@@ -109,9 +117,7 @@ def sidebar_status() -> None:
         if state == WARMING:
             st.progress(min(max(fraction, 0.0), 1.0), text=f"Preparing the examples in the background: {md_escape(message)}")
             st.caption("Pages answer meanwhile; what is not encoded yet is encoded on the click that needs it.")
-        elif state == DONE and status.to_encode:
-            st.caption(f"✅ Examples ready in the embedding cache ({md_escape(message)}).")
-        elif state == FAILED:
-            st.caption(f"The background warm-up stopped: {md_escape(message)}. Pages still work; they encode on demand.")
+        elif state != CHECKING:
+            st.rerun()  # once: the sidebar then draws no fragment, so nothing polls any more
 
     _progress()

@@ -67,3 +67,15 @@ def test_quick_sample_is_deterministic_and_spread_over_modes():
     assert sample.group_ids == suite.sample(constants.RETRIEVAL_QUICK_GROUPS).group_ids
     assert sample.passages[constants.COL_DOMAIN].nunique() > 1  # not the first 25 groups of one domain
     assert suite.sample(10_000) is suite
+
+
+def test_calibrate_scores_the_warmed_control_pairs_from_the_cache(fresh_cache, minilm):
+    """Compare's "Calibrate on the control pairs" runs these pairs (ui/calibration_controls.py): after a warm-up nothing is encoded."""
+    from core.scoring.runner import run_pairs
+
+    pairs = suites.control_pairs((constants.CAT_NEGATIVE, constants.CAT_NEAR_MISS))
+    controls = list(dict.fromkeys([*pairs[constants.COL_TEXT_A], *pairs[constants.COL_TEXT_B]]))
+    warmup.warm_cache([MINILM_L6], cache=fresh_cache, texts={"controls": controls})
+    fresh_cache.clear_memory()
+    result = run_pairs(pairs, [MINILM_L6], cache=fresh_cache)
+    assert result.reports[MINILM_L6].n_encoded == 0 and result.reports[MINILM_L6].n_cached == len(controls)
