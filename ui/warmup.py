@@ -26,6 +26,8 @@ from ui.widgets import md_escape
 
 CHECKING, WARMING, DONE, OFF, FAILED = "checking", "warming", "done", "off", "failed"
 POLL_SECONDS = 2.0
+# The thread waits this long first: on 2 cores its imports and cache reads would otherwise slow the first page draw.
+START_DELAY_SECONDS = 3.0
 
 
 @dataclass
@@ -55,8 +57,11 @@ def enabled() -> bool:
 
 
 def _work(status: WarmStatus, cache: EmbeddingCache, models: list[str]) -> None:
+    import time
+
     from core.probes.warmup import missing_texts, warm_cache
 
+    time.sleep(START_DELAY_SECONDS)
     try:
         missing = missing_texts(models, cache, DEFAULT_OPTIONS)
         if not missing:

@@ -9,8 +9,7 @@ from apptest_support import compare_table, open_page
 from core import constants
 from core.models.registry import MINILM_L6
 from core.probes import warmup as core_warmup
-from ui import resources
-from ui import warmup
+from ui import resources, warmup
 
 TEXTS = {"this test": ["A sentence only the warm-up test encodes", "Another sentence only the warm-up test encodes"]}
 
@@ -27,6 +26,7 @@ def test_background_warm_up_shows_progress_never_blocks_a_page_and_fills_the_cac
     monkeypatch.setattr(core_warmup, "warm_texts", lambda: TEXTS)
     monkeypatch.setattr(core_warmup, "warm_cache", held_warm)
     monkeypatch.setattr(warmup, "_STATUS", [])
+    monkeypatch.setattr(warmup, "START_DELAY_SECONDS", 0.0)
     home = open_page("views/home.py")
     status = warmup.background_warm()
     assert status.models == [MINILM_L6]
