@@ -71,10 +71,6 @@ class RunEstimate:
     def n_to_encode(self) -> int:
         return sum(m.n_to_encode for m in self.models)
 
-    def of(self, model: str) -> ModelEstimate | None:
-        """The estimate of ``model`` (by the name the run was given), or None."""
-        return next((m for m in self.models if m.model == model), None)
-
     def fastest_first(self) -> list[str]:
         """The models ordered by expected seconds (ties keep their order): the fastest answer is never behind the slowest."""
         return [m.model for m in sorted(self.models, key=lambda m: m.seconds)]
