@@ -26,8 +26,8 @@ from ui.widgets import md_escape
 
 CHECKING, WARMING, DONE, OFF, FAILED = "checking", "warming", "done", "off", "failed"
 POLL_SECONDS = 2.0
-# The thread waits this long first: on 2 cores its imports and cache reads would otherwise slow the first page draw.
-START_DELAY_SECONDS = 3.0
+# The thread waits this long first: on 2 busy cores its imports and cache reads would otherwise slow the first page draws.
+START_DELAY_SECONDS = 8.0
 
 
 @dataclass
