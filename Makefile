@@ -9,9 +9,14 @@ STAMP := $(VENV)/.installed
 PORT ?= 8501
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: setup run test test-fast browser bench lint docs clean-cache
+.PHONY: setup warm run test test-fast browser bench lint docs clean-cache
 
-setup: $(STAMP)
+setup: $(STAMP) warm
+
+# Issue 33, warm by default: the shipped suites and the pages' examples encoded once by the default models
+# (about 100 s the first time on 2 busy cores, mostly mpnet; a few seconds when already warm: nothing is encoded again).
+warm: $(STAMP)
+	$(BIN)/python -m core models --warm || echo "warning: the embedding cache is not warm; the app fills it in the background"
 
 $(STAMP): requirements.txt requirements-models.txt constraints.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

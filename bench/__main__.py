@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import figures, hashing, page_rerun, perturb, scale, tune
+from bench import browser, figures, hashing, page_rerun, perturb, scale, tune
 
 FIGURES = {
     "typed_pair_warm": figures.typed_pair_warm,
@@ -37,6 +37,8 @@ FIGURES = {
     "tune_default": tune.tune_default,
     # issue 39: perturb on the page's longest text of numbers, bounded
     "perturb_long_text": perturb.perturb_long_text,
+    # issue 33: what a new user waits for in Chromium, warm cache, bundled models
+    "browser": browser.browser,
 }
 RESULTS = Path(__file__).parent / "results.json"
 
@@ -85,6 +87,7 @@ def _headline(name: str, fig: dict) -> str:
         "weights_hashing": ("minilm_hash_seconds", "mpnet_hash_seconds"),
         "tune_default": ("seconds", "peak_rss_mb", "held_out_negation_drop", "met"),
         "perturb_long_text": ("slowest_seconds", "slowest_unbounded_seconds", "met"),
+        "browser": ("home_idle_s", "first_cosine_s", "compare_idle_s", "tab_click_median_s", "threshold_move_median_s", "example_pill_median_s", "retrieval_default_s"),
     }.get(name, ())
     return ", ".join(f"{k}={fig.get(k)}" for k in keys)
 

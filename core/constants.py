@@ -173,6 +173,22 @@ HUB_TIMEOUT_SECONDS = 5.0
 CACHE_ENV_VAR = "COSINE_PROBE_CACHE_DIR"
 # The embedding cache's sqlite file in the cache folder (core.models.cache).
 EMBEDDING_CACHE_FILE = "embeddings.sqlite"
+# --- warm by default (issue 33): what a new user will certainly ask for, encoded at set-up or in the background ---
+# "0" (or "off") keeps the app from filling a cold cache in the background (the tests set it; `make setup` warms instead).
+WARM_ENV_VAR = "COSINE_PROBE_WARM_IN_BACKGROUND"
+# The pages' first inputs, shared with the warm-up so what is shown first is what is cached.
+EXAMPLE_SENTENCE_A = "The patient is allergic to penicillin"
+EXAMPLE_SENTENCE_B = "The patient is not allergic to penicillin"
+EXAMPLE_HEATMAP_SENTENCES = (
+    "The patient is allergic to penicillin",
+    "The patient is not allergic to penicillin",
+    "The patient has a penicillin allergy",
+    "Stock prices fell sharply in March",
+)
+# Retrieval's default run: a deterministic sample of this many anchor groups (the full suite is one click away).
+RETRIEVAL_QUICK_GROUPS = 25
+# A run expected to take longer than this says how long before it starts.
+ESTIMATE_SHOWN_ABOVE_SECONDS = 10.0
 # --- run history (core.history): a DuckDB file in the cache folder ---
 HISTORY_FILE = "history.duckdb"
 # "off" (or "0") records nothing; any other value is the history file's path.

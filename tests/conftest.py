@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from core import settings as core_settings
-from core.constants import BACKEND_ENV_VAR, CACHE_ENV_VAR, HISTORY_ENV_VAR
+from core.constants import BACKEND_ENV_VAR, CACHE_ENV_VAR, HISTORY_ENV_VAR, WARM_ENV_VAR
 from core.models.registry import MINILM_L6
 
 DEFAULT_MODELS_ENV = "COSINE_PROBE_DEFAULT_MODELS"
@@ -48,6 +48,7 @@ def session_cache_dir(tmp_path_factory):
         mp.setenv(BACKEND_ENV_VAR, "torch")
         mp.setenv(core_settings.BOOTSTRAP_RESAMPLES_ENV_VAR, str(TEST_RESAMPLES))
         mp.setenv(HISTORY_ENV_VAR, "off")
+        mp.setenv(WARM_ENV_VAR, "0")  # no background warm-up of the default models in the app's tests (tests/ui/test_warmup.py turns it on)
         yield folder
 
 

@@ -134,6 +134,11 @@ def thresholds(selection: state.Selection, settings: Settings, button_key: str) 
         help="Scores the failure-mode suite's 85 control pairs with the selected models (cached after the first time).",
     ):
         run_controls(selection)
+    elif _control_results(selection.models) is None:  # issue 33: a long run says how long before it starts
+        from ui import progress
+
+        pairs = suites.control_pairs((constants.CAT_NEGATIVE, constants.CAT_NEAR_MISS))
+        progress.expected_caption(selection.models, progress.pair_texts(pairs), selection.options)
     state.show_errors(RUN_KEY)
     cal = table(selection, settings)
     if cal is None:

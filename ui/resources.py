@@ -105,8 +105,21 @@ def oov_entities() -> pd.DataFrame:
 
 @st.cache_resource(show_spinner=False)
 def tokenizer(name: str):
-    """A model's tokenizer, without its weights when possible (raises ModelUnavailable)."""
-    return load_tokenizer(name)
+    """A model's tokenizer, without its weights when possible (raises ModelUnavailable).
+
+    Issue 33: a model with a ``tokenizer.json`` gets it under the ``tokenizers`` library
+    (``core.models.warm.fast_tokenizer``, the pieces and counts a warm run uses): milliseconds,
+    where transformers' AutoTokenizer imports transformers and torch (8-10 s on a busy 2-core
+    machine) on a page's first view. Others load as before.
+    """
+    from core.models import registry
+    from core.models.warm import fast_tokenizer
+
+    try:
+        fast = fast_tokenizer(registry.resolve(name))
+    except ValueError:
+        fast = None
+    return fast if fast is not None else load_tokenizer(name)
 
 
 # --- why a score (core.probes.explain): explanations cost many forward passes, so each is kept

@@ -146,6 +146,9 @@ def sidebar() -> Selection:
     ss[KEY_SHOWN_ERRORS] = set()
     register_session_endpoints()
     with st.sidebar:
+        from ui.warmup import sidebar_status
+
+        sidebar_status()  # issue 33: a cold cache fills in the background, its progress here; nothing once it is warm
         st.subheader("Models")
         options = list(dict.fromkeys([*registry.BUNDLED, *registry.HUB_ONLY_MODELS, *ss[KEY_CUSTOM], *ss[KEY_MODELS]]))
         labels = {name: picker_label(name) for name in options}  # once per run: a label must not change between two calls
@@ -205,8 +208,13 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
     if problem:
         st.error(f"{problem}. Pick auto or cpu as the device in the sidebar.", icon="⛔")
         return None
+    from ui.progress import LiveRun, estimate, pair_texts
+
     start = time.perf_counter()  # the whole action, model loading and one-off exports included (issue 26)
     n = len(selection.models)
+    # Issue 33: the expected time before, each model's answer as soon as it is done, fastest model first.
+    est = estimate(selection.models, pair_texts(pairs), selection.options)
+    live = LiveRun(est, selection.threshold)
     with st.status(f"{label}: {len(pairs)} pairs × {n} models", expanded=False) as status:
         bar = st.progress(0.0)
 
@@ -214,7 +222,7 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
         shown = [scoring]
 
         def progress(fraction: float, message: str) -> None:
-            bar.progress(fraction, text=md_escape(message))  # messages name the models, which users type
+            bar.progress(fraction, text=f"{md_escape(message)} · {live.elapsed()}")  # messages name the models, which users type
             if shown[0] != scoring and message != shown[0]:  # the load is over: back to what the run is doing
                 shown[0] = scoring
                 status.update(label=scoring)
@@ -224,15 +232,28 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
             status.update(label=f"{label}: {md_escape(step)}")  # names the model and, the first time, its one-off ONNX export
 
         # Models whose every vector is cached are scored without loading their weights (core.models.runs).
-        result = run_pairs(pairs, selection.models, cache=resources.embedding_cache(), options=selection.options, progress=progress, on_load=loading)
+        result = run_pairs(pairs, est.fastest_first(), cache=resources.embedding_cache(), options=selection.options, progress=progress,
+                           on_load=loading, on_model=lambda frame, _report: live.model_done(frame))
+        _in_sidebar_order(result, selection.models)
         result.seconds = time.perf_counter() - start
         ok = not result.results.empty
         done = f"{label}: done in {wall_time(result.seconds)} on {', '.join(sorted(set(result.devices.values())))}"
         status.update(label=done if ok else f"{label}: no model produced results", state="complete" if ok else "error")
+    live.clear()  # the page draws the whole result now
     st.session_state[KEY_ERRORS][key] = result.errors
     if ok:
         st.session_state[KEY_RESULTS][key] = result
     return result if ok else None
+
+
+def _in_sidebar_order(result: RunResult, models: list[str]) -> None:
+    """Put a result run fastest model first back in the order the sidebar lists the models (tables and charts follow it)."""
+    rank = {registry.resolve(m).name: i for i, m in enumerate(models)}
+    if not result.results.empty:
+        order = result.results[constants.COL_MODEL].map(lambda m: rank.get(m, len(rank)))
+        result.results = result.results.iloc[order.argsort(kind="stable")].reset_index(drop=True)
+    result.reports = dict(sorted(result.reports.items(), key=lambda item: rank.get(item[0], len(rank))))
+    result.errors = dict(sorted(result.errors.items(), key=lambda item: rank.get(registry.resolve(item[0]).name, len(rank))))
 
 
 def wall_time(seconds: float) -> str:

@@ -34,16 +34,8 @@ KEY_LAST_MODELS = "cmp_last_models"
 KEY_HEAT_TEXT = "cmp_heat_text"
 KEY_HEATMAP = "cmp_heatmap"
 KEY_HEAT_MODELS = "cmp_heat_models"
-DEFAULT_A = "The patient is allergic to penicillin"
-DEFAULT_B = "The patient is not allergic to penicillin"
-DEFAULT_HEAT = "\n".join(
-    [
-        "The patient is allergic to penicillin",
-        "The patient is not allergic to penicillin",
-        "The patient has a penicillin allergy",
-        "Stock prices fell sharply in March",
-    ]
-)
+DEFAULT_A, DEFAULT_B = constants.EXAMPLE_SENTENCE_A, constants.EXAMPLE_SENTENCE_B  # warmed at set-up (core/probes/warmup.py)
+DEFAULT_HEAT = "\n".join(constants.EXAMPLE_HEATMAP_SENTENCES)
 MAX_HEAT_SENTENCES = 12
 SIDES = ("Sentence A", "Sentence B")
 COLOR_ABOVE, COLOR_BELOW = "#d62728", "#1f77b4"

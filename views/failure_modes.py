@@ -15,7 +15,7 @@ import streamlit as st
 from core import constants
 from core.probes import calibration
 from core.scoring import findings, tables
-from ui import calibration_controls, charts, history, resources, state, widgets
+from ui import calibration_controls, charts, history, progress, resources, state, widgets
 
 RUN_KEY = "failure_modes"
 SEARCH_KEY = "fm_search"
@@ -292,6 +292,8 @@ st.caption(f"Suite: {len(suite_pairs)} pairs ({sum(suite_pairs[constants.COL_CAT
            f"{sum(suite_pairs[constants.COL_CATEGORY].isin(constants.CONTROLS))} controls) across {suite_pairs[constants.COL_DOMAIN].nunique()} domains.")
 
 clicked = st.button("Run failure-mode suite", type="primary", help="Scores every pair of the suite with the models selected in the sidebar.")
+if not clicked:  # issue 33: a long run says how long before it starts
+    progress.expected_caption(selection.models, progress.pair_texts(suite_pairs), selection.options)
 if clicked and (ran := state.run(suite_pairs, selection, key=RUN_KEY, label="Scoring the failure-mode suite")) is not None:
     history.record("failure-modes", ran, selection, history.suite_sources(constants.SUITE_FAILURE_MODES))
 state.show_errors(RUN_KEY, notes=False)

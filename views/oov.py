@@ -18,7 +18,7 @@ from core import constants
 from core.models.tokens import load_tokenizers, piece_counts
 from core.papers import oov, reference, reproduce
 from core.scoring import findings
-from ui import charts, history, resources, widgets
+from ui import charts, history, progress, resources, widgets
 from ui.state import current, run, short, show_errors, show_notes, stored, wall_time
 
 KEY = "oov"
@@ -350,10 +350,12 @@ def _section_categories(results: pd.DataFrame, threshold: float) -> None:
 def main() -> None:
     selection = current()
     _intro()
+    pairs = pd.concat([resources.suite(constants.SUITE_OOV), resources.suite(constants.SUITE_BASELINE)], ignore_index=True)
     if st.button("Run OOV suites", key="oov_run", type="primary", help="Scores the OOV suite (3 variants × 20 pairs) and the 100 baseline pairs with every selected model."):
-        pairs = pd.concat([resources.suite(constants.SUITE_OOV), resources.suite(constants.SUITE_BASELINE)], ignore_index=True)
         if (ran := run(pairs, selection, key=KEY, label="OOV + baseline suites")) is not None:
             history.record("oov", ran, selection, history.suite_sources(constants.SUITE_OOV, constants.SUITE_BASELINE), readings=list(constants.OOV_VARIANTS))
+    else:  # issue 33: a long run says how long before it starts
+        progress.expected_caption(selection.models, progress.pair_texts(pairs), selection.options)
     show_errors(KEY, notes=False)
     result = stored(KEY)
     if result is None:

@@ -16,7 +16,7 @@ from core import constants
 from core.models.loading import ModelUnavailable
 from core.models.tokens import piece_counts
 from core.papers import failure_modes, reference, reproduce
-from ui import resources, widgets
+from ui import progress, resources, widgets
 from ui.state import current, run, short, show_errors, stored
 
 KEY = "papers"
@@ -146,6 +146,8 @@ def main() -> None:
 
     if st.button("Recompute", key="papers_run", type="primary", help="Runs all three suites (OOV, baseline, failure modes) on the selected models."):
         run(resources.suite(constants.SUITE_ALL), selection, key=KEY, label="All suites")
+    else:  # issue 33: a long run says how long before it starts
+        progress.expected_caption(selection.models, progress.pair_texts(resources.suite(constants.SUITE_ALL)), selection.options)
     show_errors(KEY)
     result = stored(KEY)
     if result is None:

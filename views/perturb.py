@@ -14,12 +14,12 @@ import streamlit as st
 from core import constants
 from core.probes.perturb import perturb
 from core.scoring import findings, tables
-from ui import calibration_controls, charts, state, widgets
+from ui import calibration_controls, charts, progress, state, widgets
 
 RUN_KEY = "perturb"
 KEY_TEXT = "pt_text"
 KEY_MARKER = "pt_marker"
-DEFAULT_TEXT = "The patient is allergic to penicillin"
+DEFAULT_TEXT = constants.EXAMPLE_SENTENCE_A  # its variants are warmed at set-up (core/probes/warmup.py)
 EXAMPLES = (
     "The patient is allergic to penicillin",
     "Google acquired YouTube",
@@ -70,6 +70,8 @@ threshold = calibration_controls.marked_thresholds("Mark verdicts at", KEY_MARKE
 
 if report is not None and report.variants and st.button("Score variants", type="primary", help="Every selected model scores each original-variant pair."):
     state.run(report.to_frame(), sel, key=RUN_KEY, label="Scoring the variants")
+elif report is not None and report.variants:  # issue 33: a long run says how long before it starts
+    progress.expected_caption(sel.models, progress.pair_texts(report.to_frame()), sel.options)
 state.show_errors(RUN_KEY)
 
 result = state.stored(RUN_KEY)

@@ -43,7 +43,7 @@ from core.probes.retrieval.suite_files import suite_from_bytes
 from core.probes.retrieval.triples import TriplesResult
 from core.probes.retrieval.worst import worst_corpus_pairs, worst_variants
 from core.scoring import findings
-from ui import beir_upload, calibration_controls, history, resources, state, widgets
+from ui import beir_upload, calibration_controls, history, progress, resources, state, widgets
 from ui import triples as upload_triples
 from ui.retrieval_charts import (
     BEIR_PANELS,
@@ -57,6 +57,8 @@ from ui.retrieval_charts import (
 
 SOURCE_SUITE, SOURCE_PAIRS, SOURCE_CORPUS = "suite", "pairs", "corpus"
 SOURCE_TRIPLES, SOURCE_BEIR = "triples", "beir"
+# Inputs whose texts are known before the run (Source.texts), so their expected time can be said first.
+ESTIMATED_SOURCES = (SOURCE_SUITE, SOURCE_PAIRS, SOURCE_CORPUS)
 SOURCES = {
     SOURCE_SUITE: "The retrieval suite",
     SOURCE_PAIRS: "A pairs file",
@@ -74,6 +76,8 @@ KEY_GROUP_MODEL, KEY_GROUP_MODES, KEY_GROUP_SEARCH = "rt_group_model", "rt_group
 KEY_RESULT = "rt_result"  # StoredRun of the last run that produced something
 KEY_RUN_ERRORS = "rt_run_errors"  # errors of the last run when it produced nothing
 RUN_LABEL = "Run retrieval probes"
+FULL_LABEL = "Run the full suite"
+KEY_RUN_FULL = "rt_run_full_now"  # set by the full-suite button's callback: the next rerun runs all groups
 DEFAULT_WEIGHT = 0.3
 UPLOAD_TYPES = ["csv", "tsv", "txt", "jsonl", "json"]
 PERCENT = "percent"
@@ -238,10 +242,16 @@ def _source(choice: str) -> Source | None:
         total = len(suite.group_ids)
         n = int(st.number_input(
             "Anchor groups to run", min_value=1, max_value=total, step=10, key=KEY_GROUPS, on_change=widgets.persist, args=(KEY_GROUPS,),
-            value=min(int(widgets.saved(KEY_GROUPS, total)), total),
-            help=f"The suite has {total} anchor groups over six failure modes and six domains; the first N give a quick look.",
+            value=min(int(widgets.saved(KEY_GROUPS, constants.RETRIEVAL_QUICK_GROUPS)), total),
+            help=f"The suite has {total} anchor groups over six failure modes and six domains; fewer give a quick look at a sample "
+                 "spread evenly over them (the same groups every time).",
         ))
-        return Source((SOURCE_SUITE, n), f"the retrieval suite ({n} of {total} groups)", suite=suite if n >= total else suite.head(n))
+        if n >= total:
+            return Source((SOURCE_SUITE, n), f"the retrieval suite ({total} groups)", suite=suite)
+        # Issue 33: the default is a quick run on a sample, said as such; the full suite is one click away (below the Run button).
+        st.caption(f"**A quick run on a sample**: {n} of the suite's {total} anchor groups, spread evenly over the failure modes and "
+                   f"domains (the same groups every time). Its intervals are wider than the full suite's: **{FULL_LABEL}** runs all {total}.")
+        return Source((SOURCE_SUITE, n), f"a sample of {n} of the retrieval suite's {total} groups", suite=suite.sample(n))
     if choice == SOURCE_TRIPLES:
         return _triples_source()
     if choice == SOURCE_BEIR:
@@ -318,22 +328,27 @@ def _mitigations(selection: state.Selection) -> tuple[MitigationSpec, ...]:
 # ------------------------------------------------------------------ running
 
 
-def _warm(source: Source, selection: state.Selection, bar) -> None:
+def _warm(source: Source, selection: state.Selection, bar, live: progress.LiveRun | None) -> None:
     """Encode every text once per model into the shared embedding cache, with progress (the cached run after it shows none).
 
-    A model whose every text is already cached loads no weights (core.models.runs).
+    A model whose every text is already cached loads no weights (core.models.runs). Issue 33: models go fastest
+    first, and a suite's answer for each model (its win rate) is shown the moment that model is encoded.
     """
-    if source.triples is not None or source.beir is not None:
+    if source.triples is not None or source.beir is not None or live is None:
         bar.progress(1.0, text="encoding through the embedding cache")
         return
     texts = source.texts()
 
-    def progress(fraction: float, message: str) -> None:
-        bar.progress(fraction, text=widgets.md_escape(message))  # messages name the models, which users type
+    def note(fraction: float, message: str) -> None:
+        bar.progress(fraction, text=f"{widgets.md_escape(message)} · {live.elapsed()}")  # messages name the models, which users type
 
     # Failures are left to the run itself, which reports every model that fails with the reason.
-    for run in model_runs(selection.models, selection.options, cache=resources.embedding_cache(), errors={}, progress=progress):
-        run.encode(texts)
+    for run in model_runs(live.est.fastest_first(), selection.options, cache=resources.embedding_cache(), errors={}, progress=note):
+        if run.encode(texts) is None or source.suite is None:
+            continue
+        suite = source.suite
+        alone = resources.retrieval_run(suite.name, suite.passages, suite.queries, (run.name,), selection.options, ())
+        live.answer(run.label, " ".join(findings.retrieval_findings(alone.win_rates)) or "no result")
     bar.progress(1.0, text="encoded")
 
 
@@ -348,8 +363,11 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, specs: tuple
         return
     models = tuple(selection.models)
     start = time.perf_counter()  # the whole action: loading, encoding and the probes (issue 26)
-    with st.status(f"Retrieval probes: {widgets.md_escape(source.label)} × {len(models)} model(s)", expanded=True) as status:
-        _warm(source, selection, st.progress(0.0))
+    est = progress.estimate(models, source.texts(), selection.options) if source.triples is None and source.beir is None else None
+    live = progress.LiveRun(est, selection.threshold) if est is not None else None
+    expected = f" · {progress.about(est.seconds)} expected" if est is not None else ""
+    with st.status(f"Retrieval probes: {widgets.md_escape(source.label)} × {len(models)} model(s){expected}", expanded=True) as status:
+        _warm(source, selection, st.progress(0.0), live)
         status.update(label="Ranking, rescoring with each mitigation and bootstrapping the intervals…")
         result: RetrievalResult | CorpusResult | TriplesResult | BeirResult
         if source.triples is not None:
@@ -364,6 +382,8 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, specs: tuple
         ok = bool(result.models)
         status.update(label=f"Retrieval probes: done in {state.wall_time(time.perf_counter() - start)}" if ok else "Retrieval probes: no model produced results",
                       state="complete" if ok else "error", expanded=False)
+    if live is not None:
+        live.clear()  # the page draws the whole result now
     ss[KEY_RUN_ERRORS] = {} if ok else dict(result.errors)
     if ok:
         ss[KEY_RESULT] = StoredRun(inputs, source.label, result, time.perf_counter() - start)
@@ -587,6 +607,25 @@ def _beir_results(result: BeirResult) -> None:
     widgets.table(_shown(result.ranks.sort_values(constants.COL_NDCG_AT, kind="stable")), "retrieval-beir-queries")
 
 
+def _run_full_suite(total: int) -> None:
+    """The full-suite button's callback: every group in the groups box, and a run on the next rerun."""
+    ss[KEY_GROUPS] = total
+    widgets.persist(KEY_GROUPS)
+    ss[KEY_RUN_FULL] = True
+
+
+def _full_suite_button(choice: str, source: Source, selection: state.Selection) -> None:
+    """Below a quick run on a sample: the full suite in one click, with its expected time on the button."""
+    if choice != SOURCE_SUITE or source.key[1] >= len(resources.retrieval_suite().group_ids):
+        return
+    full = resources.retrieval_suite()
+    texts = list(dict.fromkeys([*full.passages[constants.COL_TEXT], *full.queries[constants.COL_TEXT]]))
+    est = progress.estimate(selection.models, texts, selection.options) if selection.models else None
+    when = f", {progress.about(est.seconds)}" if est is not None else ""
+    st.button(f"{FULL_LABEL} ({len(full.group_ids)} groups{when})", key="rt_run_full", on_click=_run_full_suite, args=(len(full.group_ids),),
+              help="All anchor groups of the suite: the figures the paper-sized intervals need. Cached per inputs, so going back to the sample is instant.")
+
+
 # --------------------------------------------------------------------------- page
 
 st.title("🎯 Retrieval")
@@ -608,6 +647,11 @@ specs = _mitigations(selection)
 inputs = (source.key if source else None, tuple(selection.models), tuple(sorted(selection.remote_code)), selection.device, specs)
 stored: StoredRun | None = ss.get(KEY_RESULT)
 clicked = source is not None and st.button(RUN_LABEL, type="primary", key="rt_run")
+clicked = bool(ss.pop(KEY_RUN_FULL, False) and source is not None) or clicked
+if source is not None and not clicked and choice in ESTIMATED_SOURCES:
+    # Issue 33: a run longer than ~10 s says how long before it starts; the full suite is one click away, its time on the button.
+    progress.expected_caption(selection.models, source.texts(), selection.options, always=True)  # its runs are the long ones: always said
+    _full_suite_button(choice, source, selection)
 # A ticked or unticked mitigation re-runs the same inputs at once (cached per inputs, so going back is instant).
 toggled = source is not None and stored is not None and stored.inputs[:4] == inputs[:4] and stored.inputs[4:] != inputs[4:]
 if (clicked or toggled) and source is not None:

@@ -25,7 +25,7 @@ from core.files.reader import PairsFileError, apply_mapping, guess_mapping, mapp
 from core.papers import failure_modes, oov
 from core.probes import labels
 from core.scoring import findings, tables
-from ui import charts, history, label_charts, resources, state, widgets
+from ui import charts, history, label_charts, progress, resources, state, widgets
 
 RUN_KEY = "your_data"
 KEY_BYTES = "yd_upload_bytes"  # bytes of the last upload or paste
@@ -285,6 +285,8 @@ else:
 selection = state.current()
 threshold = selection.threshold
 clicked = pairs is not None and st.button("Run on selected models", type="primary")
+if pairs is not None and not clicked:  # issue 33: a long run says how long before it starts
+    progress.expected_caption(selection.models, progress.pair_texts(pairs), selection.options)
 if clicked and pairs is not None and (ran := state.run(pairs, selection, key=RUN_KEY, label="Scoring your pairs")) is not None:
     ss[KEY_RUN_INFO] = f"{ss[KEY_SOURCE]} · {len(pairs)} pairs"
     history.record("your-data", ran, selection, history.upload_source(ss[KEY_SOURCE], None if ss.get(KEY_ERROR) else ss[KEY_BYTES]), mapping=ss[KEY_MAPPING])

@@ -18,7 +18,7 @@ DIST_NAME = "cosine-probe"
 EXAMPLE_HEADER = "examples:"
 
 EXAMPLES: dict[str, tuple[str, ...]] = {
-    "models": ("cosine-probe models", "cosine-probe models intfloat/e5-small-v2 --json"),
+    "models": ("cosine-probe models", "cosine-probe models intfloat/e5-small-v2 --json", "cosine-probe models --warm"),
     "compare": ('cosine-probe compare "The patient has diabetes" "The patient does not have diabetes"',
                 'cosine-probe compare "It rose 5%" "It rose 50%" --models all-MiniLM-L6-v2 --json',
                 'cosine-probe compare "It rose 5%" "It rose 50%" --models openai:text-embedding-3-small --api-key-env OPENAI_API_KEY'),

@@ -1,7 +1,9 @@
-"""``models``: every registered model, whether it loads here, its ONNX export (``--export-onnx`` makes them now)."""
+"""``models``: every registered model, whether it loads here, its ONNX export (``--export-onnx`` makes them now);
+``--warm`` fills the embedding cache with what a new user will certainly ask for (issue 33)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import pandas as pd
@@ -9,9 +11,40 @@ import pandas as pd
 from core.models import registry
 
 
+def cmd_warm(args) -> int:
+    """``models --warm``: encode the shipped suites' and the pages' first texts with the default models, into the cache.
+
+    Idempotent: a model whose every text is cached loads no weights and encodes nothing.
+    """
+    import sys
+
+    from core.cli.common import EXIT_NO_MODEL, CliError, default_models, embedding_cache, print_progress, run_options
+    from core.probes.warmup import warm_cache
+
+    models = list(args.warm_models or default_models())
+    if not models:
+        raise CliError("no model given and no bundled model is installed; run `make setup`")
+    report = warm_cache(models, cache=embedding_cache(args), options=run_options(args),
+                         progress=print_progress if sys.stderr.isatty() else None)  # a log (make setup, CI) gets the summary only
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    for m in report.models:
+        if m.error:
+            print(f"error: {m.error}", file=sys.stderr)
+        else:
+            how = "weights loaded" if m.loaded else "no weights loaded"
+            print(f"{registry.short_name(m.model) if m.model in registry.REGISTRY else m.model}: {m.n_texts} texts, "
+                  f"{m.n_encoded} encoded, {m.n_cached} already cached, {m.seconds:.1f} s ({how})")
+    print(f"warm: {report.n_encoded} texts encoded in {report.seconds:.1f} s")
+    return EXIT_NO_MODEL if report.failed and len(report.failed) == len(report.models) else 0
+
+
 def cmd_models(args) -> int:
     from core.cli.onnx_exports import export_all, export_status_of
     from core.models.loading import availability
+
+    if getattr(args, "warm", False):
+        return cmd_warm(args)
 
     failed = export_all() if getattr(args, "export_onnx", False) else 0
     rows = []
@@ -52,4 +85,8 @@ def register(subparsers) -> None:
     p.add_argument("--trust-remote-code", nargs="+", metavar="M")
     p.add_argument("--json", action="store_true")
     p.add_argument("--export-onnx", action="store_true", help="make and verify the exact fp32 ONNX exports of the bundled torch models now (else at first use)")
+    p.add_argument("--warm", action="store_true", help="encode the shipped suites and the pages' examples with the default models into the "
+                   "embedding cache now (what `make setup` does), so a first click is answered from the cache; quick when already warm")
+    p.add_argument("--warm-models", nargs="+", metavar="M", help="with --warm: these models instead of the bundled defaults")
+    p.add_argument("--no-cache", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_models)

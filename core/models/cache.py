@@ -323,6 +323,30 @@ class EmbeddingCache:
                     self.stats.misses += 1
             return out
 
+    def count_cached(self, model_key: str, texts: Sequence[str]) -> int:
+        """How many distinct ``texts`` have a row under ``model_key`` (memory or disk), without reading a vector.
+
+        For estimates before a run: the rows are not checked (a damaged one
+        counts here and is encoded again by the run) and the hit and miss
+        counters are left alone.
+        """
+        with self._lock:
+            hashes = list(dict.fromkeys(text_hash(t) for t in texts))
+            missing = [h for h in hashes if (model_key, h) not in self._memory]
+            found = len(hashes) - len(missing)
+            if self._conn is None or not missing:
+                return found
+            try:
+                for start in range(0, len(missing), _SQL_CHUNK):
+                    chunk = missing[start : start + _SQL_CHUNK]
+                    row = self._conn.execute(
+                        f"SELECT count(*) FROM embeddings WHERE model_key=? AND text_hash IN ({','.join('?' * len(chunk))})", [model_key, *chunk]
+                    ).fetchone()
+                    found += int(row[0])
+            except sqlite3.DatabaseError:
+                pass  # an estimate only: the run itself recovers the file
+            return found
+
     def put_many(self, model_key: str, texts: Sequence[str], vectors: np.ndarray) -> None:
         """Store one vector per text, in memory and on disk.
 

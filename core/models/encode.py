@@ -152,6 +152,10 @@ def encode_texts(
         if usage_before is not None:
             report.api_tokens = int(getattr(model.backend, "usage_tokens", 0)) - int(usage_before)
     report.seconds = time.perf_counter() - start
+    if report.n_encoded:
+        from core.models.estimate import record_throughput  # the next run's estimate uses this model's real speed here
+
+        record_throughput(model.name, report.n_encoded, report.seconds)
     return found, report
 
 

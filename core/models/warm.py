@@ -161,9 +161,6 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
         A :class:`CachedModel` whose cache key found all n texts (they are
         now in the cache's memory layer), or None: then load the model.
     """
-    from core.models.fingerprint import model_fingerprint
-    from core.models.loading import availability
-
     if cache is None or not texts:
         return None
     try:
@@ -172,11 +169,9 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
         return None
     if meta.source == SOURCE_ENDPOINT:
         return _cached_endpoint(meta, texts, cache)
-    if not _predictable(meta, allow_remote_code) or not availability(meta.name, allow_remote_code=allow_remote_code, probe_hub=False).available:
+    fingerprint = _predicted_fingerprint(meta, allow_remote_code)
+    if fingerprint is None:
         return None
-    fingerprint = model_fingerprint(meta)
-    if meta.source == SOURCE_HUB and not fingerprint.startswith("commit:"):
-        return None  # not in the local cache: a load would download and key by the snapshot it gets
     tok = fast_tokenizer(meta)
     if tok is None:
         return None
@@ -197,3 +192,35 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
     # The memory layer keeps what a loaded model wrote, whatever the registry says its size is.
     complete = len(found) == len(unique) and all(v.shape == (meta.dimension,) for v in found.values())
     return model if complete else None
+
+
+def _predicted_fingerprint(meta: ModelMeta, allow_remote_code: bool) -> str | None:
+    """The weights fingerprint a load of ``meta`` would give, read from files only; None when it cannot be predicted."""
+    from core.models.fingerprint import model_fingerprint
+    from core.models.loading import availability
+
+    if not _predictable(meta, allow_remote_code) or not availability(meta.name, allow_remote_code=allow_remote_code, probe_hub=False).available:
+        return None
+    fingerprint = model_fingerprint(meta)
+    if meta.source == SOURCE_HUB and not fingerprint.startswith("commit:"):
+        return None  # not in the local cache: a load would download and key by the snapshot it gets
+    return fingerprint
+
+
+def predicted_cache_key(name: str, allow_remote_code: bool = False) -> str | None:
+    """The cache key a load of ``name`` would store its vectors under (:attr:`LoadedModel.cache_key`), without loading it.
+
+    None for a model whose load the registry does not describe (an unknown
+    folder, a hub id not in the local cache, an endpoint): its texts then
+    count as not cached.
+    """
+    try:
+        meta = registry.resolve(name)
+    except ValueError:
+        return None
+    if meta.source == SOURCE_ENDPOINT:
+        return None
+    fingerprint = _predicted_fingerprint(meta, allow_remote_code)
+    if fingerprint is None:
+        return None
+    return CachedModel(meta=meta, backend=None, load_seconds=0.0, fingerprint=fingerprint).cache_key  # type: ignore[arg-type]

@@ -303,3 +303,25 @@ def split_findings(rows: list[dict]) -> list[str]:
         who = join_names(list(dict.fromkeys(m for w, m, n in pieces if w == word and n == most)))
         out.append(f"“{word}” splits most: {most} piece{'' if most == 1 else 's'} under {who}.")
     return out
+
+
+def model_answer(frame: pd.DataFrame, threshold: float) -> str:
+    """One model's answer in a few words, shown the moment that model is done (issue 33: progressive answers).
+
+    Args:
+        frame: that model's rows of a results table (``cosine`` per pair).
+        threshold: the sidebar's threshold.
+
+    Returns:
+        "cosine 0.9470, above the threshold 0.70" for one pair; "496 pairs, mean cosine 0.612, 38% above the
+        threshold 0.70" for more; "no pairs" for none.
+    """
+    if not math.isfinite(threshold):
+        raise ValueError(f"threshold must be a finite number, got {threshold}")
+    cos = pd.to_numeric(frame[constants.COL_COSINE], errors="coerce").dropna() if constants.COL_COSINE in frame else pd.Series(dtype=float)
+    if cos.empty:
+        return "no pairs"
+    if len(cos) == 1:
+        side = "above" if cos.iloc[0] > threshold else "at or below"
+        return f"cosine {cos.iloc[0]:.4f}, {side} the threshold {threshold:.2f}"
+    return f"{len(cos)} pairs, mean cosine {cos.mean():.3f}, {_pct(float((cos > threshold).mean()))} above the threshold {threshold:.2f}"

@@ -139,6 +139,7 @@ def run_pairs(
     options: EncodeOptions = DEFAULT_OPTIONS,
     progress: ProgressFn | None = None,
     on_load: Callable[[str], None] | None = None,
+    on_model: Callable[[pd.DataFrame, EncodeReport], None] | None = None,
 ) -> RunResult:
     """Score pairs with each model; one model's failure never stops the rest.
 
@@ -154,6 +155,8 @@ def run_pairs(
         progress: called with (fraction done, message).
         on_load: called with a one-line step just before a model's weights
             load (:func:`core.models.runs.model_runs`).
+        on_model: called with a model's rows and report the moment it is done, before the next
+            model starts, so a caller can show the fastest answer without waiting for the slowest.
 
     Returns:
         A :class:`RunResult` whose ``results`` has len(pairs) rows per model
@@ -181,6 +184,8 @@ def run_pairs(
         frames.append(frame)
         result.reports[model.name] = report
         run.note(1.0, f"{model.name}: {report.n_encoded} encoded, {report.n_cached} from cache")
+        if on_model is not None:
+            on_model(frame, report)
     result.results = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*constants.RESULT_COLUMNS])
     result.seconds = time.perf_counter() - start
     return result

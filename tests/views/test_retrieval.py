@@ -65,7 +65,7 @@ def cos(minilm):
 
 @pytest.fixture(scope="module")
 def suite():
-    return load_retrieval_suite().head(N_GROUPS)
+    return load_retrieval_suite().sample(N_GROUPS)  # the page runs an evenly spread sample of N groups (issue 33)
 
 
 @pytest.fixture(scope="module")
@@ -244,7 +244,7 @@ def test_mitigation_toggle_changes_the_tables(at, hand_wins):
     assert any("Tick a mitigation above" in i.value for i in at.info)
 
 
-def test_ticked_mitigations_run_and_record_as_the_cli_does(at, cli, tmp_path, monkeypatch):
+def test_ticked_mitigations_run_and_record_as_the_cli_does(at, suite, cli, tmp_path, monkeypatch):
     """The page's widgets give typed specs: guard + weighted 0.3 rank and record exactly as ``--mitigate guard,bm25-weighted:0.3``."""
     from core.history import store
     from core.probes.retrieval.suite_files import read_retrieval_file
@@ -257,7 +257,8 @@ def test_ticked_mitigations_run_and_record_as_the_cli_does(at, cli, tmp_path, mo
     shown = list(_frame(at, {constants.COL_PARAPHRASES_LOST})[constants.COL_MITIGATION])
     assert shown == [NONE_LABEL, "BM25 + dense (weighted, w = 0.3)", GUARD_LABEL]
     wide = tmp_path / "retrieval.csv"
-    read_retrieval_file().head(N_GROUPS).to_csv(wide, index=False)
+    rows = read_retrieval_file()
+    rows[rows[constants.COL_GROUP_ID].isin(suite.group_ids)].to_csv(wide, index=False)  # the page's sample of N groups
     models = sorted(set(_frame(at, {constants.COL_PARAPHRASES_LOST})[constants.COL_MODEL]))
     assert models == ["MiniLM-L6"]  # the sidebar's default
     code, _, err = cli("retrieval", "--suite", str(wide), "--models", MINILM_L6, "--mitigate", "guard,bm25-weighted:0.3", "--quiet")

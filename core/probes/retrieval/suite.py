@@ -65,11 +65,28 @@ class RetrievalSuite:
     def group_ids(self) -> list[str]:
         return list(dict.fromkeys(self.passages[constants.COL_GROUP_ID]))
 
+    def sample(self, n_groups: int) -> RetrievalSuite:
+        """A deterministic sample of ``n_groups`` groups spread evenly over the suite (the whole suite when it has no more).
+
+        The shipped suite is ordered by failure mode and domain, so its first
+        groups would all be one mode: evenly spaced groups cover every mode
+        and domain, and the same ``n_groups`` always gives the same groups.
+        """
+        if n_groups < 1:
+            raise ValueError(f"n_groups must be at least 1, got {n_groups}")
+        ids = self.group_ids
+        if n_groups >= len(ids):
+            return self
+        step = len(ids) / n_groups
+        return self._keep({ids[int(i * step)] for i in range(n_groups)})
+
     def head(self, n_groups: int) -> RetrievalSuite:
         """The same suite cut to its first ``n_groups`` groups (for quick runs and tests)."""
         if n_groups < 1:
             raise ValueError(f"n_groups must be at least 1, got {n_groups}")
-        keep = set(self.group_ids[:n_groups])
+        return self._keep(set(self.group_ids[:n_groups]))
+
+    def _keep(self, keep: set[str]) -> RetrievalSuite:
         return RetrievalSuite(
             self.name,
             self.passages[self.passages[constants.COL_GROUP_ID].isin(keep)].reset_index(drop=True),

@@ -1,0 +1,128 @@
+"""The app's background warm-up (issue 33): a cache folder that lacks the shipped suites' vectors fills in while the user works.
+
+``make setup`` warms the default cache folder (``cosine-probe models --warm``).
+A user with a cache folder of their own (``$COSINE_PROBE_CACHE_DIR``) or a
+wiped one gets the same texts encoded by one background thread per server
+process (:func:`background_warm`, through :func:`core.probes.warmup.warm_cache`),
+with its progress in the sidebar.  Nothing waits for it: a page runs what
+it is asked at once, taking from the cache what is ready; the thread only
+saves later clicks the encoding.  ``$COSINE_PROBE_WARM_IN_BACKGROUND=0``
+turns it off (the tests do).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+
+import streamlit as st
+
+from core import constants
+from core.models.cache import EmbeddingCache
+from core.models.options import DEFAULT_OPTIONS
+from ui import resources
+from ui.widgets import md_escape
+
+CHECKING, WARMING, DONE, OFF, FAILED = "checking", "warming", "done", "off", "failed"
+POLL_SECONDS = 2.0
+# The thread waits this long first: on 2 busy cores its imports and cache reads would otherwise slow the first page draws.
+START_DELAY_SECONDS = 8.0
+
+
+@dataclass
+class WarmStatus:
+    """Where the background warm-up is; written by its thread, read by every session's sidebar."""
+
+    state: str = CHECKING
+    fraction: float = 0.0
+    message: str = "checking the embedding cache"
+    to_encode: int = 0
+    models: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def set(self, **values) -> None:
+        with self.lock:
+            for key, value in values.items():
+                setattr(self, key, value)
+
+    def snapshot(self) -> tuple[str, float, str]:
+        with self.lock:
+            return self.state, self.fraction, self.message
+
+
+def enabled() -> bool:
+    """Whether this server warms a cold cache in the background (``$COSINE_PROBE_WARM_IN_BACKGROUND``, default on)."""
+    return os.environ.get(constants.WARM_ENV_VAR, "1").strip().lower() not in ("0", "off", "false", "no")
+
+
+def _work(status: WarmStatus, cache: EmbeddingCache, models: list[str]) -> None:
+    import time
+
+    from core.probes.warmup import missing_texts, warm_cache
+
+    time.sleep(START_DELAY_SECONDS)
+    try:
+        missing = missing_texts(models, cache, DEFAULT_OPTIONS)
+        if not missing:
+            status.set(state=DONE, fraction=1.0, message="every example is in the embedding cache")
+            return
+        status.set(state=WARMING, to_encode=missing, message=f"{missing:,} texts to encode")
+
+        def progress(fraction: float, message: str) -> None:
+            status.set(fraction=fraction, message=message)
+
+        report = warm_cache(models, cache=cache, options=DEFAULT_OPTIONS, progress=progress)
+        failed = [m.error for m in report.failed if m.error]
+        status.set(state=DONE, fraction=1.0, message=f"{report.n_encoded:,} texts encoded" + (f"; {len(failed)} model(s) could not run" if failed else ""))
+    except Exception as exc:  # noqa: BLE001 - a background helper must never take the server down; the pages still work
+        from core.messages import typed_first_line
+
+        status.set(state=FAILED, message=typed_first_line(exc))
+
+
+_STATUS: list[WarmStatus] = []  # the one status of this server process, once started
+_START_LOCK = threading.Lock()
+
+
+def background_warm() -> WarmStatus:
+    """Start the warm-up thread once per server process (when :func:`enabled`); its status, shared by every session."""
+    from ui.state import default_models
+
+    with _START_LOCK:
+        if _STATUS:
+            return _STATUS[0]
+        status = WarmStatus(models=default_models())
+        _STATUS.append(status)
+        if not enabled() or not status.models:
+            status.set(state=OFF, fraction=1.0, message="")
+            return status
+        # The cache is fetched here, in a script thread: a Streamlit cache wrapper is not called from the worker.
+        threading.Thread(target=_work, args=(status, resources.embedding_cache(), status.models), name="cosine-probe-warm", daemon=True).start()
+        return status
+
+
+KEY_SEEN_END = "_warm_end_seen"  # this session was told how the warm-up ended
+
+
+def sidebar_status() -> None:
+    """The warm-up's progress in the sidebar while it checks or encodes (refreshed every few seconds), how it ended once; then nothing."""
+    status = background_warm()
+    state, _, message = status.snapshot()
+    if state not in (CHECKING, WARMING):
+        if status.to_encode and state in (DONE, FAILED) and not st.session_state.get(KEY_SEEN_END):
+            st.session_state[KEY_SEEN_END] = True
+            st.caption(f"✅ Examples ready in the embedding cache ({md_escape(message)})." if state == DONE else
+                       f"The background warm-up stopped: {md_escape(message)}. Pages still work; they encode on demand.")
+        return
+
+    @st.fragment(run_every=POLL_SECONDS)
+    def _progress() -> None:
+        state, fraction, message = status.snapshot()
+        if state == WARMING:
+            st.progress(min(max(fraction, 0.0), 1.0), text=f"Preparing the examples in the background: {md_escape(message)}")
+            st.caption("Pages answer meanwhile; what is not encoded yet is encoded on the click that needs it.")
+        elif state != CHECKING:
+            st.rerun()  # once: the sidebar then draws no fragment, so nothing polls any more
+
+    _progress()
