@@ -417,3 +417,5 @@ TUNE_DEFAULT_MNRL_SCALE = 20.0
 TUNE_TRAIN_FRACTION = 0.5
 # A mode "did not move" when its held-out win rate fell by fewer than this many points.
 TUNE_MOVED_POINTS = 10.0
+# The shortcut warning: same-meaning negation pairs ("open" / "not closed") whose mean cosine fell by at least this much.
+TUNE_SHORTCUT_DROP = 0.05

@@ -18,6 +18,7 @@ from core import constants
 from core.files.errors import PairsFileError
 from core.files.triples import Triples
 from core.paths import cache_dir
+from core.probes.tune.report import cost_headline, shortcut_means
 from ui import history, state, widgets
 from ui import triples as upload_triples
 from ui.tune_charts import before_after_figure
@@ -29,6 +30,7 @@ TRIPLE_TYPES = ["csv", "tsv", "jsonl", "json"]
 ss = st.session_state
 PERCENT = "percent"
 RATE_COLUMNS = (constants.COL_WIN_RATE, constants.COL_CI_LOW, constants.COL_CI_HIGH, "before", "after", "difference")
+NATURAL_RATE_COLUMNS = ("value", constants.COL_CI_LOW, constants.COL_CI_HIGH, "difference", "difference_low", "difference_high")
 
 st.title("Tune")
 st.markdown(
@@ -154,8 +156,8 @@ if st.button("Tune", key="tn_run", type="primary", help="Streamlit's Stop button
     _tune()
 
 
-def _table(frame: pd.DataFrame, name: str) -> None:
-    widgets.table(frame, name, column_config={c: st.column_config.NumberColumn(c, format=PERCENT) for c in RATE_COLUMNS if c in frame.columns})
+def _table(frame: pd.DataFrame, name: str, rates: tuple[str, ...] = RATE_COLUMNS) -> None:
+    widgets.table(frame, name, column_config={c: st.column_config.NumberColumn(c, format=PERCENT) for c in rates if c in frame.columns})
 
 
 shown = st.session_state.get(KEY_RESULT)
@@ -164,6 +166,7 @@ if shown is None:
 else:
     doc, tables = shown["doc"], shown["tables"]
     st.success(f"Tuned model saved to `{shown['model_folder']}`: add it in the sidebar, or `--models {shown['model_folder']}` on the CLI.")
+    st.markdown(" ".join(cost_headline(doc)))
     for warning in doc["warnings"]:
         st.warning(warning)
     for split in constants.TUNE_SPLITS:
@@ -171,12 +174,25 @@ else:
         rows = tables["win_rates"][tables["win_rates"][constants.COL_SPLIT] == split]
         widgets.chart(before_after_figure(tables["win_rates"], split), rows, f"tune-win-rate-{split}")
     _table(tables["win_rates"], "tune-win-rates")
+    st.header("General cost on natural data it never trained on")
+    st.caption(f"{(doc.get('natural_data') or {}).get('source', '')} Each anchor is the query: **opposite win rate** (lower is better) "
+               "and **recall@1** among every positive and negative of the file (higher is better), before and after, with 95% bootstrap intervals; "
+               "**fixed** / **broken**: triples or anchors that failed before and not after, and the other way; **at ceiling**: every setting "
+               "at the best possible value, so that data is too easy to show a cost.")
+    _table(tables["natural_cost"], "tune-natural-cost", NATURAL_RATE_COLUMNS)
+    st.header("Shortcut probe: a negation cue, or the meaning?")
+    st.caption("Hand-written pairs: *same* says the same with a negation cue and an antonym (\"The door was open.\" / \"The door was not closed.\"), "
+               "*opposite* negates it. Learning meaning pushes only the opposite pairs apart; learning \"a negation cue means a different "
+               "meaning\" pushes both apart.")
+    widgets.table(shortcut_means(tables["shortcut"]), "tune-shortcut-means")
+    widgets.table(tables["shortcut"], "tune-shortcut")
     st.header("Hand-written vs rule-made variants")
     _table(tables["by_source"], "tune-by-source")
     st.header("Paired tests against the untouched model")
     st.caption("**fixed**: variants that won before and not after; **broken**: the other way; McNemar's exact test on those two counts.")
     _table(tables["paired_tests"], "tune-paired-tests")
-    st.header("Cost: same vs different meaning (AUC)")
+    st.header("Cost on labelled pairs: same vs different meaning (AUC)")
+    st.caption("**at ceiling**: every setting scores 1.000, the best possible AUC: those pairs are too easy to show a cost.")
     widgets.table(tables["costs"], "tune-costs")
     st.download_button("Report (Markdown)", shown["markdown"], file_name="tune-report.md", key="tn_md")
     st.download_button("Report (JSON)", json.dumps(doc, indent=2, default=str), file_name="tune-report.json", key="tn_json")

@@ -38,6 +38,13 @@ def test_tune_runs_and_shows_the_held_out_half_first(at):
     assert {C.TUNE_SETTING_UNTOUCHED, C.TUNE_SETTING_TUNED, C.TUNE_SETTING_CONTROL} <= set(wins[C.COL_SETTING])
     charts = [c for c in at.get("plotly_chart")]
     assert len(charts) == 2
+    # Issue 37 item 11: the general cost on natural data and the shortcut probe, the cost said first.
+    assert any(m.value.startswith("**General cost, on natural data it never trained on** (WordNet antonym glosses") for m in at.markdown)
+    assert "General cost on natural data it never trained on" in headers and "Shortcut probe: a negation cue, or the meaning?" in headers
+    assert headers.index("General cost on natural data it never trained on") < headers.index("Hand-written vs rule-made variants")
+    natural = next(d.value for d in at.dataframe if "measure" in d.value.columns and "at_ceiling" in d.value.columns and "fixed" in d.value.columns)
+    assert set(natural["measure"]) == {"opposite win rate", "recall@1"}
+    assert any("The door was not closed." in set(d.value.get(C.COL_TEXT_B, [])) for d in at.dataframe)
     assert any("saved to" in s.value for s in at.success)
 
 

@@ -356,3 +356,31 @@ def run_triples(
         pd.DataFrame(rank_rows, columns=RANKING_COLUMNS),
         errors, reports, time.perf_counter() - start,
     )
+
+
+def score_vectors(triples: Triples, vectors: dict[str, np.ndarray], label: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The triples probe on vectors already computed: per triple (win, tie) and per anchor (the ranking's figures).
+
+    For callers that hold a model this module cannot load by name (``tune``'s
+    models in training), so they are judged by the same rules as
+    :func:`run_triples`.
+
+    Args:
+        triples: what :func:`core.files.triples.read_triples` read.
+        vectors: text -> unit vector, for every anchor, positive and negative of ``triples``.
+        label: the model's name in the tables.
+
+    Returns:
+        ``(scores, ranks)`` as in :class:`TriplesResult`: one row per triple,
+        then one row per distinct anchor in the order the anchors first occur.
+
+    Raises:
+        ValueError: ``triples`` is not a :class:`Triples`, or a text has no vector.
+    """
+    if not isinstance(triples, Triples):
+        raise ValueError(f"triples must be a Triples table (core.files.triples.read_triples), got {type(triples).__name__}")  # noqa: TRY004
+    corpus = corpus_of(triples)
+    missing = [t for t in dict.fromkeys([*corpus.queries, *corpus.passages]) if t not in vectors]
+    if missing:
+        raise ValueError(f"{len(missing)} text(s) have no vector, e.g. {missing[0][:60]!r}")
+    return _win_rows(triples.frame, vectors, label), _rank_rows(corpus, vectors, label)

@@ -15,13 +15,16 @@ control trains on the same ``(anchor, positive)`` pairs alone.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from core import constants
+from core.files.triples import Triples
+from core.paths import DATA_DIR
 from core.probes.retrieval.origin import variant_sources
 from core.probes.retrieval.suite import RetrievalSuite
 
@@ -31,6 +34,16 @@ VARIANT_COLUMNS = [
 ]
 TRIPLE_COLUMNS = [C.COL_ANCHOR, C.COL_POSITIVE, C.COL_NEGATIVE]
 TRIPLE_META = [C.COL_GROUP_ID, C.COL_DOMAIN, C.COL_MODE, C.COL_VARIANT_SOURCE, C.COL_SPLIT]
+NATURAL_FILE = DATA_DIR / "natural" / "wordnet-antonym-triples.csv"
+"""Public natural triples (WordNet 3.0 adjective glosses, WordNet licence; data/natural/README.md) for the general cost."""
+NATURAL_NAME = "WordNet antonym glosses"
+NATURAL_SOURCE = ("515 WordNet 3.0 adjective definitions written by its lexicographers (Princeton University, WordNet licence), "
+                  "each with the definition of a similar adjective (positive) and of its antonym (negative); lexical "
+                  "definitions, not sentence-level NLI; antonym pairs told apart by a negation cue left out; data/natural/README.md.")
+SHORTCUT_FILE = DATA_DIR / "shortcut" / "negation-shortcut.csv"
+"""Our hand-written same-meaning and opposite-meaning negation pairs (data/shortcut/README.md)."""
+SHORTCUT_COLUMNS = ["item", "meaning", C.COL_TEXT_A, C.COL_TEXT_B]
+MEANING_SAME, MEANING_OPPOSITE = "same", "opposite"
 
 
 def variant_table(suite: RetrievalSuite) -> pd.DataFrame:
@@ -191,3 +204,61 @@ def labelled_from_bytes(data: bytes, name: str) -> pd.DataFrame:
     parsed = parse_pairs(data, name)
     frame, _ = apply_mapping(parsed, guess_mapping(list(parsed.frame.columns), parsed.frame), suite=Path(name).stem)
     return labelled_pairs(frame)
+
+
+def natural_triples(path: str | Path = NATURAL_FILE) -> Triples:
+    """The shipped natural triples (or another triples file) for the general cost, read as any triples file.
+
+    Raises:
+        PairsFileError: the file cannot be read as triples.
+    """
+    from core.files.triples import read_triples
+
+    return read_triples(path)
+
+
+def _key(text: str) -> str:
+    return " ".join(str(text).split()).casefold()
+
+
+def unseen_triples(triples: Triples, seen: Iterable[str]) -> tuple[Triples | None, int]:
+    """``triples`` without the source rows that share a text with what the tuning saw, so the cost is measured on unseen data.
+
+    Texts match after case folding and collapsing white space.
+
+    Args:
+        triples: natural triples (:func:`natural_triples`).
+        seen: every text the tuning probed or trained on (anchors, paraphrases, variants, queries).
+
+    Returns:
+        ``(kept, dropped)``: the triples whose every text is unseen (None when
+        none is left) and the number of source rows left out.
+    """
+    known = {_key(t) for t in seen}
+    frame = triples.frame
+    texts = frame[[C.COL_ANCHOR, C.COL_POSITIVE, C.COL_NEGATIVE]].map(_key)
+    overlapping = texts.isin(known).any(axis=1)
+    rows = frame.loc[overlapping, C.COL_SOURCE_ROW]
+    kept = frame[~frame[C.COL_SOURCE_ROW].isin(rows)].reset_index(drop=True)
+    dropped = int(rows.nunique())
+    if kept.empty:
+        return None, dropped
+    return dataclasses.replace(triples, frame=kept), dropped
+
+
+def shortcut_pairs(path: str | Path = SHORTCUT_FILE) -> pd.DataFrame:
+    """The negation-shortcut probe's pairs: columns :data:`SHORTCUT_COLUMNS`, ``meaning`` same or opposite.
+
+    Raises:
+        ValueError: missing columns, another meaning, or an empty text.
+    """
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = [c for c in SHORTCUT_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{Path(path).name} lacks the columns {missing}")
+    bad = sorted(set(frame["meaning"]) - {MEANING_SAME, MEANING_OPPOSITE})
+    if bad:
+        raise ValueError(f"{Path(path).name}: meaning must be {MEANING_SAME!r} or {MEANING_OPPOSITE!r}, got {bad}")
+    if (frame[[C.COL_TEXT_A, C.COL_TEXT_B]].apply(lambda c: c.str.strip()) == "").any(axis=None):
+        raise ValueError(f"{Path(path).name} has an empty text")
+    return frame[SHORTCUT_COLUMNS].reset_index(drop=True)

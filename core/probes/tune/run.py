@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from core import constants
+from core.files.triples import Triples
 from core.models.runs import ProgressFn
 from core.probes.retrieval.suite import RetrievalSuite
 from core.probes.tune import data, report, train
@@ -65,6 +66,24 @@ def baseline_labelled() -> pd.DataFrame:
     return pd.DataFrame({C.COL_TEXT_A: kept[C.COL_TEXT_A], C.COL_TEXT_B: kept[C.COL_TEXT_B], "same": kept[C.COL_CATEGORY] == C.CAT_POSITIVE})
 
 
+def _natural_cost(encoders: Mapping[str, report.EncodeFn], natural: Triples | None, variants: pd.DataFrame, suite: RetrievalSuite,
+                  seed: int) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """:func:`report.natural_cost` on the natural triples minus every row that shares a text with the suite, and what was measured."""
+    shipped = natural is None
+    triples = data.natural_triples() if natural is None else natural
+    seen = [*variants[C.COL_ANCHOR], *variants[C.COL_PARAPHRASE], *variants[C.ROLE_VARIANT]]
+    if suite.queries is not None and not suite.queries.empty:
+        seen += list(suite.queries[C.COL_TEXT])
+    kept, left_out = data.unseen_triples(triples, seen)
+    name = data.NATURAL_NAME if shipped else triples.name
+    info: dict[str, Any] = {"name": name, "rows": int(triples.frame[C.COL_SOURCE_ROW].nunique()), "left_out": left_out,
+                            "source": data.NATURAL_SOURCE if shipped else f"{triples.name} (given)."}
+    if kept is None:
+        info["reason"] = f"every row of {name} shares a text with the tuning data"
+        return pd.DataFrame(columns=report.NATURAL_COLUMNS), info
+    return report.natural_cost(encoders, kept, name, seed=seed), info
+
+
 def _phase(progress: ProgressFn | None, start: float, width: float) -> ProgressFn | None:
     if progress is None:
         return None
@@ -78,6 +97,7 @@ def run_tune(
     config: train.TuneConfig,
     *,
     labelled: Mapping[str, pd.DataFrame] | None = None,
+    natural: Triples | None = None,
     control: bool = True,
     progress: ProgressFn | None = None,
     should_stop: Callable[[], bool] | None = None,
@@ -90,6 +110,8 @@ def run_tune(
         suite: the retrieval suite (or a user's pairs file read as one).
         config: training settings (its seed also seeds the split).
         labelled: extra cost data: name -> ``text_a, text_b, same``; the baseline suite is always measured.
+        natural: natural triples for the general cost; None for the shipped WordNet antonym glosses
+            (:data:`data.NATURAL_FILE`).  Rows sharing a text with the suite are left out.
         control: also train the no-hard-negative control.
         progress: (fraction, message) callback.
         should_stop: polled during training; True cancels (:class:`train.TuneCancelled`).
@@ -131,12 +153,16 @@ def run_tune(
         train.average_weights(ctrl, original, config.average)
         frames.append(report.score_variants(encoder(ctrl), variants, split, C.TUNE_SETTING_CONTROL))
         encoders[C.TUNE_SETTING_CONTROL] = encoder(ctrl)
+    say(0.9, "measuring the general cost on natural data it never saw")
+    natural_table, natural_info = _natural_cost(encoders, natural, variants, suite, config.seed)
     say(0.95, "measuring the cost on labelled pairs")
     scores = pd.concat(frames, ignore_index=True)
     tables = {
         "win_rates": report.win_table(scores, seed=config.seed),
         "by_source": report.source_table(scores, seed=config.seed),
         "paired_tests": report.paired_tests(scores, seed=config.seed),
+        "natural_cost": natural_table,
+        "shortcut": report.shortcut_table(encoders, data.shortcut_pairs()),
         "costs": report.cost_table(encoders, {"baseline suite (positive vs negative controls)": baseline_labelled(), **(labelled or {})}),
     }
     split_frame = variants[[C.COL_GROUP_ID, C.COL_DOMAIN]].drop_duplicates().assign(**{C.COL_SPLIT: lambda f: f[C.COL_GROUP_ID].map(split)})
@@ -144,9 +170,10 @@ def run_tune(
         "model": model_name, "suite": suite.name, "config": config.as_dict(),
         "groups": {s: int((split_frame[C.COL_SPLIT] == s).sum()) for s in C.TUNE_SPLITS},
         "variants": {s: int((untouched[C.COL_SPLIT] == s).sum()) for s in C.TUNE_SPLITS},
-        "training": stats, "control_training": control_stats, "seconds": round(time.perf_counter() - start, 1),
+        "training": stats, "control_training": control_stats, "natural_data": natural_info, "seconds": round(time.perf_counter() - start, 1),
     }
-    doc = report.report_doc(tables, meta, report.warnings(tables["paired_tests"]))
+    notes = [*report.warnings(tables["paired_tests"]), *report.cost_warnings(tables["natural_cost"], tables["shortcut"])]
+    doc = report.report_doc(tables, meta, notes)
     say(1.0, "done")
     return TuneResult(doc, report.to_markdown(doc), scores, triples, split_frame.reset_index(drop=True), tuned, tables)
 

@@ -172,6 +172,46 @@ def test_cost_auc_matches_sklearn(tuned, tiny_folder):
     assert got == pytest.approx(expected, abs=1e-6)
 
 
+def test_report_leads_with_the_general_cost_and_prints_the_shortcut_probe(tuned, tiny_folder):
+    """Issue 37 item 11: the cost on natural data it never trained on, first; the shortcut pairs' cosines; every cost row's ceiling."""
+    result, written = tuned
+    natural = result.tables["natural_cost"]
+    assert set(natural[C.COL_SETTING]) == {C.TUNE_SETTING_UNTOUCHED, C.TUNE_SETTING_TUNED, C.TUNE_SETTING_CONTROL}
+    assert set(natural["measure"]) == {report.MEASURE_WIN_RATE, report.MEASURE_RECALL_AT_1} and set(natural[C.COL_N]) == {515}
+    # The untouched win rate on the shipped WordNet gloss triples, by hand with the model's own encode.
+    triples = data.natural_triples().frame
+    model = _tiny(tiny_folder)
+    cos = {}
+    for column in (C.COL_POSITIVE, C.COL_NEGATIVE):
+        ea = model.encode(list(triples[C.COL_ANCHOR]), normalize_embeddings=True)
+        cos[column] = (ea * model.encode(list(triples[column]), normalize_embeddings=True)).sum(axis=1)
+    got = natural.set_index(["measure", C.COL_SETTING]).loc[(report.MEASURE_WIN_RATE, C.TUNE_SETTING_UNTOUCHED), "value"]
+    assert got == pytest.approx((cos[C.COL_NEGATIVE] > cos[C.COL_POSITIVE]).mean())
+    shortcut = result.tables["shortcut"]
+    assert len(shortcut) == 32 * 3 and "The door was not closed." in set(shortcut[C.COL_TEXT_B])
+    assert {"best", "at_ceiling"} <= set(result.tables["costs"].columns)
+    md = written["report.md"].read_text()
+    head = md[:md.index("## Win rate by mode")]
+    assert "**General cost, on natural data it never trained on** (WordNet antonym glosses, 515 triples)" in head
+    assert '"The door was open." / "The door was not closed."' in head
+    assert md.index("## General cost on natural data") < md.index("## Hand-written vs rule-made")
+    assert "## Shortcut probe" in md and "| door | same | The door was open. | The door was not closed. |" in md
+    doc = json.loads(written["report.json"].read_text())
+    assert doc["natural_data"]["left_out"] == 0 and len(doc["natural_cost"]) == 6 and len(doc["shortcut"]) == 96
+
+
+def test_natural_rows_the_tuning_saw_are_left_out(tiny_folder, suite):
+    """A natural row sharing a text with the suite is not counted as unseen data."""
+    from core.files.triples import parse_triples
+
+    anchor = suite.passages[suite.passages[C.COL_ROLE] == C.ROLE_ANCHOR][C.COL_TEXT].iloc[0]
+    natural = parse_triples(f"premise,entailed,contradicted\n{anchor},yes,no\nA dog runs.,An animal moves.,A cat sleeps.\n".encode(), "n.csv")
+    config = train.TuneConfig(batch_size=4, max_steps=1)
+    result = run.run_tune(_tiny(tiny_folder), "tiny", suite.head(4), config, natural=natural, control=False)
+    assert result.doc["natural_data"]["left_out"] == 1 and set(result.tables["natural_cost"][C.COL_N]) == {1}
+    assert "1 row(s) sharing a text with the tuning data left out" in result.markdown
+
+
 def test_outputs_are_complete_and_readable(tuned):
     result, written = tuned
     doc = json.loads(written["report.json"].read_text())
