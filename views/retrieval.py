@@ -581,6 +581,7 @@ def _triples_results(result: TriplesResult) -> None:
                "an exact tie is counted apart (ties), never as a win. 95% bootstrap intervals, anchors resampled.")
     rates = [constants.COL_WIN_RATE, constants.COL_TIE_RATE, constants.COL_CI_LOW, constants.COL_CI_HIGH]
     widgets.table(_shown(result.win_rates), "retrieval-triples-win-rates", column_config=_percent(rates))
+    _by_source(result.by_source)
     st.header("In-corpus ranking")
     st.caption("Every anchor ranks every positive and negative of the file (one passage per row, even when two rows hold the same text). "
                "recall@k: anchors with a positive in the top k; MRR@10 and nDCG@10; top1_negative: anchors whose top passage is one of their negatives. "

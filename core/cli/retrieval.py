@@ -279,6 +279,7 @@ def _triples_doc(args, triples, result) -> dict[str, Any]:
     }
     if len(result.mitigations) > 1:
         doc["before_after"] = _records(result.summary())
+        doc["win_rates_by_source"] = _records(result.by_source)
     return doc
 
 
@@ -292,6 +293,10 @@ def _print_triples(result) -> None:
         print("\n== in-corpus ranking: every anchor against every positive and negative of the file (one passage per row; "
               "tied_queries: anchors whose figures trec_eval's tie rule decided) ==")
         print(rk.assign(model=rk[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
+        if not result.by_source.empty:
+            print("\n== win rate on hand-written negatives (held out from the perturbation rules the guard reverses) first, "
+                  "then rule-made; ties counted apart ==")
+            print(result.by_source.assign(model=result.by_source[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
         if len(result.mitigations) > 1:
             _print_before_after(result.summary(), "win rate with its ties and the negatives each mitigation fixed and broke; "
                                                   "recall@1 with the anchors it gained and lost")

@@ -230,3 +230,26 @@ def test_cli_triples_mitigate_prints_no_all_nan_column(minilm, capsys):
     assert cli.main(["retrieval", "--triples", str(SAMPLE), "--models", MINILM_L6, "--mitigate", "bm25", "--quiet"]) == 0
     printed = capsys.readouterr().out
     assert "before / after each mitigation" in printed and "NaN" not in printed and "paired_accuracy" not in printed
+
+
+def test_with_mitigations_each_is_reported_on_hand_written_negatives_first(minilm, tmp_path):
+    """Issue 25 kept through 37.12: a triples run with mitigations splits every win rate by negative source, held-out first.
+
+    One negative is what the perturbation rules write word for word for its anchor (rule-made), the other a person wrote.
+    """
+    from core.probes.perturb import perturb
+
+    anchor = "The patient is allergic to penicillin."
+    ruled = next(v.text for v in perturb(anchor).variants)
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"anchor": [anchor, anchor], "positive": ["Penicillin gives the patient an allergic reaction."] * 2,
+                  "negative": [ruled, "The patient tolerates penicillin well."]}).to_csv(path, index=False)
+    out = run_triples(read_triples(path), [MINILM_L6], mitigations=[_Negate()], n_resamples=200)
+    table = out.by_source
+    assert list(table[constants.COL_MITIGATION]) == [constants.MITIGATION_NONE] * 2 + ["negate"] * 2
+    assert list(table[constants.COL_VARIANT_SOURCE]) == [constants.SOURCE_HAND, constants.SOURCE_RULE] * 2
+    scores = out.scores.set_index([constants.COL_MITIGATION, constants.COL_NEGATIVE])
+    for row in table.itertuples():
+        negative = ruled if row.variant_source == constants.SOURCE_RULE else "The patient tolerates penicillin well."
+        assert (row.n, row.wins) == (1, int(scores.loc[(row.mitigation, negative), constants.COL_WIN]))
+    assert run_triples(read_triples(path), [MINILM_L6], n_resamples=200).by_source.empty  # without mitigations: no split asked for
