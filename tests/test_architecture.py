@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scoring",),
     ("papers",),
     ("probes", "history"),
+    ("audit",),
     ("gate",),
     ("cli",),
     ("__main__",),

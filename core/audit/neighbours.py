@@ -1,0 +1,135 @@
+"""Exact near neighbours above a threshold, by blocked matrix products (never the whole n x n at once).
+
+Rows are L2-normalised once; each block of rows is multiplied with the rows
+from its own first row on (the upper triangle), so every unordered pair is
+seen once and the memory a block takes is bounded by ``max_cells`` cosines,
+whatever the corpus size.  Cosines come from :func:`core.stats.similarity.cos_sim`,
+the project's one cosine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.stats.similarity import cos_sim
+
+# Cosines one block may hold at once: 16M float64 cells is 128 MB.
+DEFAULT_MAX_CELLS = 16_000_000
+DEFAULT_MAX_PAIRS = 2_000_000
+
+
+class TooManyPairs(ValueError):
+    """More close pairs than the audit keeps: the threshold is too low for this corpus."""
+
+
+@dataclass(frozen=True)
+class ClosePairs:
+    """Every unordered pair (i < j) whose cosine is above the threshold.
+
+    Attributes:
+        i: first row index of each pair, shape (k,).
+        j: second row index, shape (k,), ``i < j``.
+        cosine: their cosine, shape (k,).
+    """
+
+    i: np.ndarray
+    j: np.ndarray
+    cosine: np.ndarray
+
+
+def block_rows(n: int, max_cells: int = DEFAULT_MAX_CELLS) -> int:
+    """How many rows one block takes so that block x n cosines stay within ``max_cells``."""
+    return max(1, min(n, max_cells // max(n, 1)))
+
+
+def close_pairs(
+    vectors: np.ndarray,
+    threshold: float,
+    *,
+    max_cells: int = DEFAULT_MAX_CELLS,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
+    progress: Callable[[int, int], None] | None = None,
+) -> ClosePairs:
+    """Every pair of rows whose cosine is strictly above ``threshold`` (as :func:`core.stats.rates.failure_rate` counts).
+
+    Args:
+        vectors: (n, d) embeddings, n >= 2, finite.
+        threshold: in [-1, 1].
+        max_cells: cosines one block may hold (memory bound).
+        max_pairs: refuse to collect more pairs than this.
+        progress: called with (rows done, n) after each block.
+
+    Returns:
+        The pairs, sorted by cosine, highest first (ties by i, then j).
+
+    Raises:
+        ValueError: fewer than two rows, a bad threshold or bound.
+        TooManyPairs: more than ``max_pairs`` pairs above the threshold.
+    """
+    arr = np.asarray(vectors)
+    if arr.ndim != 2 or arr.shape[0] < 2:
+        raise ValueError(f"need an (n, d) matrix with n >= 2, got shape {arr.shape}")
+    if not np.isfinite(threshold) or not -1.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must be between -1 and 1, got {threshold}")
+    if max_cells < 1 or max_pairs < 0:
+        raise ValueError("max_cells must be >= 1 and max_pairs >= 0")
+    n = arr.shape[0]
+    rows = block_rows(n, max_cells)
+    found_i, found_j, found_c = [], [], []
+    total = 0
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        # The block against itself and every later row: the upper triangle, one block at a time.
+        sims = cos_sim(arr[start:stop], arr[start:])
+        local_i, local_j = np.nonzero(sims > threshold)
+        keep = local_j > local_i  # j counts from ``start``: keep i < j only
+        local_i, local_j = local_i[keep], local_j[keep]
+        total += local_i.size
+        if total > max_pairs:
+            raise TooManyPairs(f"more than {max_pairs:,} pairs score above {threshold:g}; raise the threshold")
+        found_i.append(local_i + start)
+        found_j.append(local_j + start)
+        found_c.append(sims[local_i, local_j])
+        if progress is not None:
+            progress(stop, n)
+    i = np.concatenate(found_i).astype(np.int64)
+    j = np.concatenate(found_j).astype(np.int64)
+    c = np.concatenate(found_c).astype(np.float64)
+    order = np.lexsort((j, i, -c))
+    return ClosePairs(i[order], j[order], c[order])
+
+
+def top_k(queries: np.ndarray, passages: np.ndarray, k: int, *, max_cells: int = DEFAULT_MAX_CELLS) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's ``k`` most similar passages, best first (ties by passage index), in blocks of queries.
+
+    Args:
+        queries: (q, d) embeddings.
+        passages: (n, d) embeddings, n >= 1.
+        k: how many, >= 1 (capped at n).
+
+    Returns:
+        (indices, cosines), each (q, min(k, n)).
+
+    Raises:
+        ValueError: empty passages or k below 1.
+    """
+    q_arr, p_arr = np.asarray(queries), np.asarray(passages)
+    if p_arr.ndim != 2 or p_arr.shape[0] < 1 or q_arr.ndim != 2:
+        raise ValueError("need (q, d) queries and (n, d) passages with n >= 1")
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    n = p_arr.shape[0]
+    k = min(k, n)
+    rows = block_rows(n, max_cells)
+    out_i = np.zeros((q_arr.shape[0], k), dtype=np.int64)
+    out_c = np.zeros((q_arr.shape[0], k), dtype=np.float64)
+    for start in range(0, q_arr.shape[0], rows):
+        sims = cos_sim(q_arr[start:start + rows], p_arr)
+        for r, row in enumerate(sims):
+            # A stable sort on the negated cosine: equal cosines keep passage order, so the result is exact and repeatable.
+            best = np.argsort(-row, kind="stable")[:k]
+            out_i[start + r], out_c[start + r] = best, row[best]
+    return out_i, out_c
