@@ -23,6 +23,7 @@ with left:
     st.page_link("views/invented.py", label="Invent words and measure OOV with k of them per entity", icon="🔮")
     st.page_link("views/failure_modes.py", label="Reproduce the failure-modes paper", icon="🚨")
     st.page_link("views/your_data.py", label="Test your own sentence pairs", icon="📄")
+    st.page_link("views/your_corpus.py", label="Audit your corpus for passages a retriever cannot tell apart", icon="🔎")
     st.page_link("views/papers.py", label="Published figures vs recomputed", icon="📚")
 with right:
     st.subheader("Models")

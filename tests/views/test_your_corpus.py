@@ -1,0 +1,94 @@
+"""The Your corpus page through the real app with MiniLM: upload, audit, the threshold moving the numbers without encoding again, bad files."""
+
+from __future__ import annotations
+
+from apptest_support import open_page
+from markup_guard import assert_never_rendered
+
+from core.audit.kinds import marked_tokens
+from ui.audit import marked_markdown
+
+PAGE = "views/your_corpus.py"
+CORPUS = (
+    "Take 5 mg of the drug twice a day.\n"
+    "Take 500 mg of the drug twice a day.\n"
+    "The patient has diabetes.\n"
+    "The patient does not have diabetes.\n"
+    "Paris is the capital of France.\n"
+    "Bananas are rich in potassium.\n"
+).encode()
+RUN = "Audit corpus"
+
+
+def _labels(node, kind: str) -> list[str]:
+    """Labels of every element of ``kind`` under ``node`` (a status box is a block, not an element AppTest lists)."""
+    found = []
+    for child in getattr(node, "children", {}).values():
+        if getattr(child, "type", "") == kind:
+            found.append(str(child.label))
+        found += _labels(child, kind)
+    return found
+
+
+def _risk(app):
+    frames = [d.value for d in app.dataframe if "twin_pairs" in d.value.columns]
+    assert frames, "no risk table"
+    table = frames[0]
+    return table[table["mode"] == "all"].iloc[0]
+
+
+def _audited(corpus: bytes = CORPUS):
+    app = open_page(PAGE)
+    app.session_state["yc_corpus_bytes"] = ("kb.txt", corpus)
+    app.run()
+    next(b for b in app.button if b.label == RUN).click().run()
+    assert not app.exception
+    return app
+
+
+def test_audit_threshold_moves_numbers_without_encoding(monkeypatch):
+    app = _audited()
+    assert [s for s in _labels(app.main, "status") if s.startswith("Audit done: 6 passages")], _labels(app.main, "status")
+    app.slider(key="yc_threshold").set_value(0.6).run()
+    row = _risk(app)
+    assert row["twin_pairs"] == 2 and row["passages_with_twin"] == 4
+    findings = " ".join(m.value for m in app.markdown)
+    assert "66\\.7% of passages" in findings and "Worst pair" in findings
+    # The differing words are marked in the twin boxes.
+    assert any(":orange-background[**500**]" in m.value for m in app.markdown)
+
+    # Moving the threshold filters the kept audit: no model encodes anything.
+    from core.audit import run as audit_run
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the slider must not run the audit again")
+
+    monkeypatch.setattr(audit_run, "audit_corpus", refuse)
+    app.slider(key="yc_threshold").set_value(0.95).run()
+    assert not app.exception
+    assert _risk(app)["twin_pairs"] == 0
+    app.slider(key="yc_threshold").set_value(0.6).run()
+    assert _risk(app)["twin_pairs"] == 2
+
+
+def test_bad_file_keeps_the_corpus_and_audit():
+    app = _audited()
+    for name, data, message in (("one.txt", b"only one passage\n", "one distinct passage"), ("empty.txt", b"", "the file is empty"),
+                                ("same.txt", b"Same.\nSame.\n", "one distinct passage"), ("blob.txt", b"\x00\xff\x01" * 200, "binary")):
+        app.session_state["yc_corpus_bytes"] = (name, data)
+        app.run()
+        errors = [e.value.replace("\\", "") for e in app.error]
+        assert len(errors) == 1, errors
+        assert errors[0].startswith(f"Could not read {name}") and message in errors[0] and "The corpus from kb.txt is kept." in errors[0], errors
+        assert _risk(app)["n_passages"] == 6  # the last audit stays on screen
+    assert not app.exception
+
+
+def test_user_text_is_never_markup():
+    payload = "**bold** <img src=x onerror=alert(1)> [link](http://x) $x$"
+    app = _audited(f"{payload} 5 mg\n{payload} 500 mg\nBananas are rich in potassium.\n".encode())
+    assert not app.exception
+    assert_never_rendered(app, payload)
+    tokens = marked_tokens("a *b* 5", "a *b* 50")
+    assert marked_markdown(tokens[1]).endswith(":orange-background[**50**]")
+    assert "\\*b\\*" in marked_markdown(tokens[0])
