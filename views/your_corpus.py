@@ -104,8 +104,9 @@ def _run(passages: list[str], queries: list[str], selection: state.Selection) ->
             st.session_state["yc_run_error"] = str(exc)
             return
         ok = bool(result.models)
-        status.update(label=f"Audit done: {len(result.passages):,} passages, {len(result.pairs):,} close pairs above {FLOOR:.2f} "
-                            f"in {state.wall_time(result.seconds)}" if ok else "Audit: no model produced results",
+        names = ", ".join(state.short(m) for m in result.models)
+        status.update(label=f"Audit done with {widgets.md_escape(names)}: {len(result.passages):,} passages, {len(result.pairs):,} close pairs "
+                            f"above {FLOOR:.2f} in {state.wall_time(result.seconds)}" if ok else "Audit: no model produced results",
                       state="complete" if ok else "error", expanded=False)
     st.session_state["yc_run_error"] = None
     st.session_state[state.KEY_ERRORS]["your_corpus"] = result.errors

@@ -155,6 +155,10 @@ def twin_curve(result: AuditResult, step: float = 0.01) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[constants.COL_MODEL, "threshold", "twin_share", "twin_pairs"])
 
 
+def _pairs(n: int) -> str:
+    return f"{n:,} pair" if n == 1 else f"{n:,} pairs"
+
+
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
@@ -178,7 +182,7 @@ def audit_findings(result: AuditResult, summary: pd.DataFrame, threshold: Thresh
         top_mode = modes.sort_values("twin_pairs", ascending=False, kind="stable").iloc[0]
         sentence = (f"{model}: {_pct(row.twin_share)} of passages ({row.passages_with_twin:,} of {row.n_passages:,}; "
                     f"95% CI {_pct(row.twin_share_ci_low)}–{_pct(row.twin_share_ci_high)}) have a confusable twin above {row.threshold:.2f}, "
-                    f"{row.twin_pairs:,} pairs in all; the most common change is {top_mode[COL_MODE].replace('_', ' ')} ({int(top_mode['twin_pairs']):,} pairs).")
+                    f"{_pairs(row.twin_pairs)} in all; the most common change is {top_mode[COL_MODE].replace('_', ' ')} ({_pairs(int(top_mode['twin_pairs']))}).")
         if row.n_queries and not np.isnan(row.query_twin_top5):
             sentence += (f" {_pct(row.query_twin_top5)} of the {row.n_queries:,} queries see a passage and its twin together in their top 5, "
                          f"and for {_pct(row.twin_first)} the first passage returned has its twin right there.")

@@ -48,7 +48,7 @@ def _audited(corpus: bytes = CORPUS):
 
 def test_audit_threshold_moves_numbers_without_encoding(monkeypatch):
     app = _audited()
-    assert [s for s in _labels(app.main, "status") if s.startswith("Audit done: 6 passages")], _labels(app.main, "status")
+    assert [s for s in _labels(app.main, "status") if s.startswith("Audit done with MiniLM\\-L6: 6 passages")], _labels(app.main, "status")
     app.slider(key="yc_threshold").set_value(0.6).run()
     row = _risk(app)
     assert row["twin_pairs"] == 2 and row["passages_with_twin"] == 4
