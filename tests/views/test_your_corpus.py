@@ -10,13 +10,13 @@ from ui.audit import marked_markdown
 
 PAGE = "views/your_corpus.py"
 CORPUS = (
-    "Take 5 mg of the drug twice a day.\n"
-    "Take 500 mg of the drug twice a day.\n"
-    "The patient has diabetes.\n"
-    "The patient does not have diabetes.\n"
-    "Paris is the capital of France.\n"
-    "Bananas are rich in potassium.\n"
-).encode()
+    b"Take 5 mg of the drug twice a day.\n"
+    b"Take 500 mg of the drug twice a day.\n"
+    b"The patient has diabetes.\n"
+    b"The patient does not have diabetes.\n"
+    b"Paris is the capital of France.\n"
+    b"Bananas are rich in potassium.\n"
+)
 RUN = "Audit corpus"
 
 
