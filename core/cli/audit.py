@@ -46,6 +46,8 @@ def register(subparsers) -> None:
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--corpus", metavar="FILE", help="passages, one per line (.txt) or a text column (CSV, TSV, JSON, JSONL)")
     source.add_argument("--beir", metavar="DIR", help="a BEIR folder: its corpus, and its judged queries (twin_first then uses the qrels)")
+    source.add_argument("--planted", choices=("dev", "heldout"), help="the shipped corpus with planted twins (docs/audit.md): also prints "
+                        "the twin finder's recall and precision per mode")
     p.add_argument("--queries", metavar="FILE", help="queries (one per line or a query column): how often a top 5 holds a passage and its twin")
     p.add_argument("--split", default=None, help="--beir: the qrels split (default: test)")
     p.add_argument("--out", metavar="DIR", help="write close-pairs.parquet, close-pairs.csv and summary.json here")
@@ -53,7 +55,8 @@ def register(subparsers) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress line")
     add_model_options(p)
     p.epilog = ("examples:\n  cosine-probe audit --corpus data/corpora/wordnet-adjectives.csv --threshold 0.8 --out audit/\n"
-                "  cosine-probe audit --corpus kb.txt --queries questions.txt --models all-MiniLM-L6-v2 --json")
+                "  cosine-probe audit --corpus kb.txt --queries questions.txt --models all-MiniLM-L6-v2 --json\n"
+                "  cosine-probe audit --planted heldout --models all-MiniLM-L6-v2")
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.set_defaults(func=cmd_audit)
 
@@ -122,6 +125,16 @@ def _print(summary: pd.DataFrame, findings: list[str]) -> None:
         print(line)
 
 
+def _planted_lines(scores: pd.DataFrame, split: str) -> list[str]:
+    """The twin finder on the planted corpus, one line per model and mode."""
+    lines = [f"Planted twins ({split} split): recall = planted pairs found as twins of their mode above the threshold; "
+             "precision = pairs flagged with a mode that are planted pairs."]
+    for row in scores.itertuples(index=False):
+        lines.append(f"  {registry.short_name(row.model)} {row.mode}: recall {row.found}/{row.planted} = {row.recall:.3f}, "
+                     f"precision {row.correct}/{row.flagged} = {row.precision:.3f}")
+    return lines
+
+
 def cmd_audit(args) -> int:
     """Audit the corpus; print the risk and findings (or one JSON document); write ``--out``."""
     from core.audit.neighbours import TooManyPairs
@@ -138,9 +151,16 @@ def cmd_audit(args) -> int:
     if args.max_pairs < 1:
         raise CliError(f"--max-pairs must be at least 1, got {args.max_pairs}")
     out = output_folder(args.out, "--out")  # before the run: a report that cannot be written must not cost it first
-    qrels = None
+    qrels = planted = None
     if args.beir is not None:
         passages, ids, queries, qrels, sources = _beir(args)
+    elif args.planted is not None:
+        from core.audit.planted import planted_corpus
+
+        if args.queries is not None:
+            raise CliError("--queries goes with --corpus, not --planted")
+        planted = planted_corpus(args.planted)
+        passages, queries, ids, sources = planted.passages, [], None, []
     else:
         passages, queries = _read(args.corpus, "corpus"), (_read(args.queries, "queries") if args.queries else [])
         ids, sources = None, [args.corpus, *([args.queries] if args.queries else [])]
@@ -163,7 +183,13 @@ def cmd_audit(args) -> int:
     summary = risk_summary(result, args.threshold)
     findings = audit_findings(result, summary, args.threshold)
     doc = {**summary_doc(result, summary, findings), "threshold": args.threshold, "sources": [suite_source(s) for s in sources]}
-    name = Path(args.beir or args.corpus).name
+    if planted is not None:
+        from core.audit.planted import planted_scores
+
+        scores = planted_scores(result, planted, args.threshold)
+        doc["planted"] = {"split": planted.split, "n_planted": len(planted.planted), "scores": json.loads(scores.to_json(orient="records"))}
+        findings = [*findings, *_planted_lines(scores, planted.split)]
+    name = Path(args.beir or args.corpus).name if args.planted is None else f"planted-{args.planted}"
     record_history("audit", audit_pairs(result.pairs, name), {"sources": doc["sources"], "threshold": args.threshold, "mode": "audit"}, result.errors)
     if out is not None:
         _write(out, result.pairs, doc)

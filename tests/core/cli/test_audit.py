@@ -116,3 +116,14 @@ def test_audit_is_recorded_in_the_history(cli, corpus_file, tmp_path, monkeypatc
     stored = store.load_run(int(runs["run_id"].iloc[0]), history)
     assert set(stored.results["category"]) >= {"numerical", "negation"}
     assert stored.settings["threshold"] == 0.6
+
+
+def test_planted_heldout_prints_recall_and_precision_per_mode(cli, minilm):
+    code, stdout, stderr = cli("audit", "--planted", "heldout", "--threshold", "0.7", "--models", MINILM_L6, "--quiet")
+    assert code == 0, stderr
+    assert "Planted twins (heldout split)" in stdout
+    for mode in ("all", "negation", "numerical", "entity_swap", "temporal", "quantifier", "hedging"):
+        assert f"MiniLM-L6 {mode}: recall " in stdout
+    line = next(x for x in stdout.splitlines() if "MiniLM-L6 all: recall" in x)
+    recall = float(line.split("recall ")[1].split(" = ")[1].split(",")[0])
+    assert recall >= 0.95, line
