@@ -378,7 +378,7 @@ def audit_run(key: tuple, passages: list[str], queries: list[str], progress: Cal
     if found is not None:
         return found
     _digest, models, options, floor = key
-    result = audit_corpus(passages, list(models), floor, queries=queries, cache=embedding_cache(), options=options, progress=progress)
+    result = audit_corpus(passages, list(models), floor, queries=queries, cache=embedding_cache(), options=options, progress=progress, project=True)
     with _AUDITS_LOCK:
         store = _audit_store()
         store[key] = result

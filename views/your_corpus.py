@@ -19,6 +19,7 @@ import hashlib
 import streamlit as st
 
 from core import constants
+from core.audit import projection
 from core.audit.kinds import KIND_DUPLICATE, KIND_OTHER, KIND_TWIN
 from core.audit.risk import ALL_MODES
 from core.audit.run import check_corpus
@@ -180,6 +181,16 @@ if result is not None:
     widgets.results_table(shown, "your-corpus-risk", lead=(constants.COL_MODEL, "mode", "twin_pairs", "twin_share", "twin_share_ci_low", "twin_share_ci_high"),
                           column_config=percent)
     st.plotly_chart(audit_ui.twin_curve_figure(resources.audit_curve(key), threshold), width="stretch", key="chart-your-corpus-curve")
+    st.header("The map")
+    twins_now = pairs[pairs["kind"] == KIND_TWIN]
+    mapped = [m for m in result.models if m in result.coords]
+    if mapped:
+        model = st.selectbox("Model", mapped, format_func=state.short, key="yc_map_model") if len(mapped) > 1 else mapped[0]
+        st.caption(f"Each point is a passage, placed by {projection.METHOD} of {widgets.md_escape(state.short(model))}'s vectors (a linear projection: "
+                   "umap-learn is not installed here). Lines join confusable twins above the threshold, coloured by mode; "
+                   "they come from the exact cosines, not from distances on the map.")
+        audit_ui.corpus_map(result.coords[model], twins_now[twins_now[constants.COL_MODEL] == model], result.passages, result.ids,
+                            projection.METHOD, "chart-your-corpus-map")
     st.header("Close pairs, worst first")
     kind_label = st.radio("Show", list(KINDS_SHOWN), horizontal=True, key="yc_kind")
     chosen = pairs[pairs["kind"] == KINDS_SHOWN[kind_label]]

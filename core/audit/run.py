@@ -22,6 +22,7 @@ import pandas as pd
 from core import constants
 from core.audit import kinds
 from core.audit.neighbours import DEFAULT_MAX_PAIRS, close_pairs, top_k
+from core.audit.projection import project_2d
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
@@ -50,6 +51,7 @@ class AuditResult:
         floor: pairs were collected strictly above this cosine.
         pairs: one row per model and close pair (``PAIR_COLUMNS``), highest cosine first.
         top: model -> (q, 5) indices of each query's best passages, best first.
+        coords: model -> (n, 2) map of the passages (:func:`core.audit.projection.project_2d`).
         qrels: query index -> indices of its relevant passages (a BEIR folder's judgements), or None.
         errors: model -> one-line reason, for models that failed.
         reports: model -> its encoding report.
@@ -62,6 +64,7 @@ class AuditResult:
     floor: float
     pairs: pd.DataFrame
     top: dict[str, np.ndarray] = field(default_factory=dict)
+    coords: dict[str, np.ndarray] = field(default_factory=dict)
     qrels: dict[int, set[int]] | None = None
     errors: dict[str, str] = field(default_factory=dict)
     reports: dict[str, EncodeReport] = field(default_factory=dict)
@@ -111,6 +114,7 @@ def audit_corpus(
     options: EncodeOptions = DEFAULT_OPTIONS,
     progress: ProgressFn | None = None,
     max_pairs: int = DEFAULT_MAX_PAIRS,
+    project: bool = False,
 ) -> AuditResult:
     """Encode every passage once per model, find every pair above ``floor``, classify each.
 
@@ -125,6 +129,7 @@ def audit_corpus(
         options: how models load and encode.
         progress: (fraction, message) callback; messages name the model.
         max_pairs: refuse a threshold that lets more pairs through than this, per model.
+        project: also map the passages in 2-D per model (``coords``; the page's map).
 
     Returns:
         An :class:`AuditResult`; a model that fails is in ``errors``, the others still run.
@@ -150,7 +155,7 @@ def audit_corpus(
     query_texts = [q for q in (" ".join(str(q).split()) for q in queries) if q]
     errors: dict[str, str] = {}
     reports: dict[str, EncodeReport] = {}
-    frames, top = [], {}
+    frames, top, coords = [], {}, {}
     for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
         encoded = run.encode(list(dict.fromkeys([*texts, *query_texts])), share=0.7)
         if encoded is None:
@@ -167,6 +172,8 @@ def audit_corpus(
         frames.append(_pair_rows(label, texts, passage_ids, found))
         if query_texts:
             top[label], _ = top_k(embedding_matrix(vectors, query_texts), matrix, TOP_K)
+        if project:
+            coords[label] = project_2d(matrix)
     pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PAIR_COLUMNS)
-    return AuditResult(texts, passage_ids, query_texts, float(floor), pairs, top,
+    return AuditResult(texts, passage_ids, query_texts, float(floor), pairs, top, coords,
                        dict(qrels) if qrels is not None else None, errors, reports, time.perf_counter() - start)

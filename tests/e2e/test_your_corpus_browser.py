@@ -67,6 +67,16 @@ def test_upload_audit_and_move_the_threshold(page, server, tmp_path):
     assert int(before["twin_pairs"]) >= 3
     E.screenshot(page, "your-corpus-audit")
 
+    # The map: twins drawn as linked points; a click on one shows its passage and its twins.
+    map_chart = main.locator("[data-testid='stPlotlyChart']").filter(has_text="2-D map").first
+    expect(map_chart).to_be_visible()
+    point = map_chart.locator(".scatterlayer .trace .points path").last
+    expect(point).to_be_attached()
+    E.element_screenshot(page, map_chart, "your-corpus-map")
+    E.act(page, lambda: point.click(force=True))
+    expect(main.get_by_text("Passage ", exact=False).first).to_be_visible()
+    E.screenshot(page, "your-corpus-map-selected")
+
     # The page's threshold: high enough that no pair is close; no second audit (the status still says the first one).
     slider = page.get_by_role("slider", name="Threshold for this audit")
     slider.focus()

@@ -54,6 +54,7 @@ def test_audit_threshold_moves_numbers_without_encoding(monkeypatch):
     assert row["twin_pairs"] == 2 and row["passages_with_twin"] == 4
     findings = " ".join(m.value for m in app.markdown)
     assert "66\\.7% of passages" in findings and "Worst pair" in findings
+    assert any("2-D map" in str(c.proto.spec) for c in app.get("plotly_chart")), "the map is drawn"
     # The differing words are marked in the twin boxes.
     assert any(":orange-background[**500**]" in m.value for m in app.markdown)
 
@@ -92,3 +93,19 @@ def test_user_text_is_never_markup():
     tokens = marked_tokens("a *b* 5", "a *b* 50")
     assert marked_markdown(tokens[1]).endswith(":orange-background[**50**]")
     assert "\\*b\\*" in marked_markdown(tokens[0])
+
+
+def test_map_links_twins_by_mode():
+    import numpy as np
+    import pandas as pd
+
+    from ui.audit import map_figure
+
+    twins = pd.DataFrame({"index_a": [0, 2], "index_b": [1, 3], "mode": ["numerical", "negation"]})
+    coords = np.arange(10, dtype=float).reshape(5, 2)
+    fig = map_figure(coords, twins, ["a", "b", "c", "d", "<b>e</b>"], "PCA")
+    names = [t.name for t in fig.data if t.name]
+    assert names == ["no twin", "negation", "numerical"]
+    assert list(fig.data[0].customdata) == [4] and fig.data[0].text[0] == "&lt;b&gt;e&lt;/b&gt;"
+    negation_points = next(t for t in fig.data if t.name == "negation")
+    assert sorted(negation_points.customdata) == [2, 3]
