@@ -1,20 +1,24 @@
 """Exact near neighbours above a threshold, by blocked matrix products (never the whole n x n at once).
 
-Rows are L2-normalised once; each block of rows is multiplied with the rows
-from its own first row on (the upper triangle), so every unordered pair is
-seen once and the memory a block takes is bounded by ``max_cells`` cosines,
-whatever the corpus size.  Cosines come from :func:`core.stats.similarity.cos_sim`,
-the project's one cosine.
+The upper triangle of the cosine matrix is computed one square tile at a
+time (rows ``[r, r + side)`` against columns ``[c, c + side)`` with ``c >= r``),
+so every unordered pair is seen once and a tile holds at most ``max_cells``
+cosines whatever the corpus size (a side of 4,000 rows by default).  Square
+tiles keep every product the same size.  Rows are normalised once
+(:func:`core.stats.similarity.unit_rows`) and each tile is one product
+(:func:`core.stats.similarity.cos_sim_units`), the project's one cosine;
+float32 model vectors stay float32 (half the time and memory of float64).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from core.stats.similarity import cos_sim
+from core.stats.similarity import cos_sim, cos_sim_units, unit_rows
 
 # Cosines one block may hold at once: 16M float64 cells is 128 MB.
 DEFAULT_MAX_CELLS = 16_000_000
@@ -41,8 +45,13 @@ class ClosePairs:
 
 
 def block_rows(n: int, max_cells: int = DEFAULT_MAX_CELLS) -> int:
-    """How many rows one block takes so that block x n cosines stay within ``max_cells``."""
+    """How many rows one block of queries takes so that block x n cosines stay within ``max_cells``."""
     return max(1, min(n, max_cells // max(n, 1)))
+
+
+def tile_side(n: int, max_cells: int = DEFAULT_MAX_CELLS) -> int:
+    """The side of a square tile of at most ``max_cells`` cosines (at most n)."""
+    return max(1, min(n, math.isqrt(max_cells)))
 
 
 def close_pairs(
@@ -58,9 +67,9 @@ def close_pairs(
     Args:
         vectors: (n, d) embeddings, n >= 2, finite.
         threshold: in [-1, 1].
-        max_cells: cosines one block may hold (memory bound).
+        max_cells: cosines one tile may hold (memory bound).
         max_pairs: refuse to collect more pairs than this.
-        progress: called with (rows done, n) after each block.
+        progress: called with (rows done, n) after each row of tiles.
 
     Returns:
         The pairs, sorted by cosine, highest first (ties by i, then j).
@@ -77,24 +86,26 @@ def close_pairs(
     if max_cells < 1 or max_pairs < 0:
         raise ValueError("max_cells must be >= 1 and max_pairs >= 0")
     n = arr.shape[0]
-    rows = block_rows(n, max_cells)
+    side = tile_side(n, max_cells)
+    unit = unit_rows(arr)  # normalised and checked once; each tile is then one product (float32 vectors stay float32)
     found_i, found_j, found_c = [], [], []
     total = 0
-    for start in range(0, n, rows):
-        stop = min(n, start + rows)
-        # The block against itself and every later row: the upper triangle, one block at a time.
-        sims = cos_sim(arr[start:stop], arr[start:])
-        local_i, local_j = np.nonzero(sims > threshold)
-        keep = local_j > local_i  # j counts from ``start``: keep i < j only
-        local_i, local_j = local_i[keep], local_j[keep]
-        total += local_i.size
-        if total > max_pairs:
-            raise TooManyPairs(f"more than {max_pairs:,} pairs score above {threshold:g}; raise the threshold")
-        found_i.append(local_i + start)
-        found_j.append(local_j + start)
-        found_c.append(sims[local_i, local_j])
+    for row in range(0, n, side):
+        rows = unit[row:row + side]
+        for col in range(row, n, side):
+            sims = cos_sim_units(rows, unit[col:col + side])
+            local_i, local_j = np.nonzero(sims > threshold)
+            if col == row:  # the diagonal tile: keep i < j only
+                keep = local_j > local_i
+                local_i, local_j = local_i[keep], local_j[keep]
+            total += local_i.size
+            if total > max_pairs:
+                raise TooManyPairs(f"more than {max_pairs:,} pairs score above {threshold:g}; raise the threshold")
+            found_i.append(local_i + row)
+            found_j.append(local_j + col)
+            found_c.append(sims[local_i, local_j])
         if progress is not None:
-            progress(stop, n)
+            progress(min(n, row + side), n)
     i = np.concatenate(found_i).astype(np.int64)
     j = np.concatenate(found_j).astype(np.int64)
     c = np.concatenate(found_c).astype(np.float64)

@@ -56,6 +56,7 @@ class AuditResult:
         errors: model -> one-line reason, for models that failed.
         reports: model -> its encoding report.
         seconds: wall time of the run.
+        timings: model -> seconds spent encoding, searching close pairs, classifying them, projecting (where the time goes).
     """
 
     passages: list[str]
@@ -69,6 +70,7 @@ class AuditResult:
     errors: dict[str, str] = field(default_factory=dict)
     reports: dict[str, EncodeReport] = field(default_factory=dict)
     seconds: float = 0.0
+    timings: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def models(self) -> list[str]:
@@ -156,10 +158,13 @@ def audit_corpus(
     errors: dict[str, str] = {}
     reports: dict[str, EncodeReport] = {}
     frames, top, coords = [], {}, {}
+    timings: dict[str, dict[str, float]] = {}
     for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
+        clock = time.perf_counter()
         encoded = run.encode(list(dict.fromkeys([*texts, *query_texts])), share=0.7)
         if encoded is None:
             continue
+        spent = {"encode": time.perf_counter() - clock}
         vectors, reports[run.label] = encoded
         matrix = embedding_matrix(vectors, texts)
         label = run.label
@@ -167,13 +172,19 @@ def audit_corpus(
         def searched(done: int, total: int, label: str = label, run=run) -> None:
             run.note(0.7 + 0.2 * done / max(total, 1), f"{label}: compared {done:,}/{total:,} passages with every other")
 
+        clock = time.perf_counter()
         found = close_pairs(matrix, floor, max_pairs=max_pairs, progress=searched)
         run.note(0.9, f"{label}: classifying {found.i.size:,} close pairs")
+        spent["search"], clock = time.perf_counter() - clock, time.perf_counter()
         frames.append(_pair_rows(label, texts, passage_ids, found))
+        spent["classify"], clock = time.perf_counter() - clock, time.perf_counter()
         if query_texts:
             top[label], _ = top_k(embedding_matrix(vectors, query_texts), matrix, TOP_K)
+            spent["queries"], clock = time.perf_counter() - clock, time.perf_counter()
         if project:
             coords[label] = project_2d(matrix)
+            spent["project"] = time.perf_counter() - clock
+        timings[label] = {k: round(v, 3) for k, v in spent.items()}
     pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PAIR_COLUMNS)
     return AuditResult(texts, passage_ids, query_texts, float(floor), pairs, top, coords,
-                       dict(qrels) if qrels is not None else None, errors, reports, time.perf_counter() - start)
+                       dict(qrels) if qrels is not None else None, errors, reports, time.perf_counter() - start, timings)

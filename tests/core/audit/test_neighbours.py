@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.audit.neighbours import TooManyPairs, block_rows, close_pairs, top_k
+from core.audit.neighbours import TooManyPairs, block_rows, close_pairs, tile_side, top_k
 
 
 def _brute(vectors: np.ndarray, threshold: float) -> set[tuple[int, int]]:
@@ -30,10 +30,11 @@ def test_blocked_pairs_equal_numpy(max_cells):
     np.testing.assert_allclose(found.cosine, np.sum(unit[found.i] * unit[found.j], axis=1), atol=1e-12)
 
 
-def test_block_rows_bound_memory():
+def test_tiles_and_blocks_bound_memory():
+    assert tile_side(100_000, 16_000_000) == 4_000
+    assert tile_side(3, 1) == 1
+    assert tile_side(10, 10_000) == 10
     assert block_rows(100_000, 16_000_000) == 160
-    assert block_rows(3, 1) == 1
-    assert block_rows(10, 10_000) == 10
 
 
 def test_threshold_is_strict_and_checked():
@@ -60,3 +61,16 @@ def test_top_k_equals_argsort():
     sims = unit_q @ unit_p.T
     np.testing.assert_array_equal(idx, np.argsort(-sims, axis=1)[:, :5])
     np.testing.assert_allclose(cos, np.take_along_axis(sims, idx, axis=1), atol=1e-12)
+
+
+def test_float32_vectors_equal_numpy_in_float32():
+    rng = np.random.default_rng(2)
+    base = rng.normal(size=(30, 16)).astype(np.float32)
+    vectors = np.vstack([base, base[:10] + np.float32(0.05) * rng.normal(size=(10, 16)).astype(np.float32)])
+    found = close_pairs(vectors, 0.7, max_cells=64)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    sims = unit @ unit.T
+    assert sims.dtype == np.float32
+    i, j = np.nonzero(np.triu(sims > 0.7, k=1))
+    assert set(zip(found.i.tolist(), found.j.tolist(), strict=True)) == set(zip(i.tolist(), j.tolist(), strict=True))
+    np.testing.assert_allclose(found.cosine, sims[found.i, found.j], atol=1e-6)
