@@ -1,7 +1,7 @@
 """Issue 35's size figures: ``cosine-probe audit`` of 100,000 passages with MiniLM-L3 (ONNX), cold then warm.
 
 The passages are made from the shipped WordNet definitions
-(``data/corpora/wordnet-adjectives.csv``): each joins two definitions
+(``data/corpora/wordnet-adjectives.csv``): each joins three definitions
 drawn with a fixed seed, so all are distinct, read like short dictionary
 passages and share definitions with others (close pairs exist but do not
 swamp the run).  Each run is a new process with its own cache folder (cold:
@@ -26,14 +26,14 @@ TARGETS = {"cold_seconds": "< 900", "warm_seconds": "< 60", "cold_peak_rss_mb": 
 
 
 def write_corpus(path: Path, n: int, seed: int = 0) -> Path:
-    """``n`` distinct passages, each two WordNet definitions joined, one per line."""
+    """``n`` distinct passages, each three WordNet definitions joined, one per line."""
     with SOURCE.open(encoding="utf-8") as fh:
         glosses = [row["text"] for row in csv.DictReader(fh)]
     rng = random.Random(seed)
     seen: set[str] = set()
     with path.open("w", encoding="utf-8") as out:
         while len(seen) < n:
-            passage = "; ".join(rng.sample(glosses, 2)).capitalize() + "."
+            passage = "; ".join(rng.sample(glosses, 3)).capitalize() + "."
             if passage not in seen:
                 seen.add(passage)
                 out.write(passage + "\n")

@@ -98,13 +98,19 @@ def pair_kind(text_a: str, text_b: str) -> PairKind:
         raise ValueError("both texts must be strings")  # noqa: TRY004 - the project's input errors are ValueErrors
     if normalise(text_a) == normalise(text_b):
         return PairKind(KIND_DUPLICATE, why="identical after normalisation")
+    shared = word_jaccard(text_a, text_b) >= MIN_SHARED_WORDS
+    # The failure-mode rules are the costly part (lemmas, tenses): asked only where their answer can change the kind,
+    # i.e. when the texts share enough words for a twin, or differ only by inflections (then any mode rules a duplicate out).
+    inflections = _inflections_only(*word_difference(text_a, text_b))
+    if not shared and not inflections:
+        return PairKind(KIND_OTHER, why="few shared words")
     found = modes_differing(text_a, text_b)
     ordered = tuple(m for m in constants.FAILURE_MODES if m in found)
-    if ordered and word_jaccard(text_a, text_b) >= MIN_SHARED_WORDS:
+    if ordered and shared:
         return PairKind(KIND_TWIN, ordered[0], ordered, why="one failure-mode edit apart")
-    if not ordered and _inflections_only(*word_difference(text_a, text_b)):
+    if not ordered and inflections:
         return PairKind(KIND_DUPLICATE, why="differs only by articles or inflection")
-    return PairKind(KIND_OTHER, why="a failure mode but few shared words" if ordered else "no failure mode tells them apart")
+    return PairKind(KIND_OTHER, why="few shared words" if ordered else "no failure mode tells them apart")
 
 
 def marked_tokens(text_a: str, text_b: str) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:

@@ -99,7 +99,8 @@ def _pair_rows(model: str, passages: list[str], ids: list[str], found) -> pd.Dat
     for i, j, cosine in zip(found.i.tolist(), found.j.tolist(), found.cosine.tolist(), strict=True):
         a, b = passages[i], passages[j]
         kind = kinds.pair_kind(a, b)
-        changed_a, changed_b = kinds.changed_words(a, b)
+        # The marked words matter where one edit separates the texts; an "other" pair differs too much to mark.
+        changed_a, changed_b = kinds.changed_words(a, b) if kind.kind != kinds.KIND_OTHER else ("", "")
         rows.append((model, ids[i], ids[j], a, b, cosine, kind.kind, kind.mode, ";".join(kind.modes), changed_a, changed_b, i, j))
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
