@@ -51,6 +51,8 @@ def register(subparsers) -> None:
     p.add_argument("--queries", metavar="FILE", help="queries (one per line or a query column): how often a top 5 holds a passage and its twin")
     p.add_argument("--split", default=None, help="--beir: the qrels split (default: test)")
     p.add_argument("--out", metavar="DIR", help="write close-pairs.parquet, close-pairs.csv and summary.json here")
+    p.add_argument("--judge", metavar="MODEL", help="an NLI cross-encoder (Hugging Face id or folder) reads every twin pair: how many it calls "
+                   "contradictions (the audit runs without it, saying so, where it cannot load)")
     p.add_argument("--max-pairs", type=int, default=2_000_000, metavar="N", help="refuse a threshold that lets more close pairs through per model (default %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     add_model_options(p)
@@ -189,10 +191,21 @@ def cmd_audit(args) -> int:
         scores = planted_scores(result, planted, args.threshold)
         doc["planted"] = {"split": planted.split, "n_planted": len(planted.planted), "scores": json.loads(scores.to_json(orient="records"))}
         findings = [*findings, *_planted_lines(scores, planted.split)]
+    pairs = result.pairs
+    if args.judge is not None:
+        from core.audit.judge import judge_twins
+        from core.audit.risk import pairs_at
+
+        judgement = judge_twins(pairs_at(result, args.threshold), args.judge)
+        pairs = judgement.apply(pairs)
+        doc["judge"] = {"model": judgement.model, "error": judgement.error, "summary": judgement.summary(pairs)}
+        findings = [*findings, judgement.sentence(pairs)]
+        if judgement.error is not None:
+            print(f"note: {judgement.sentence(pairs)}", file=sys.stderr)
     name = Path(args.beir or args.corpus).name if args.planted is None else f"planted-{args.planted}"
     record_history("audit", audit_pairs(result.pairs, name), {"sources": doc["sources"], "threshold": args.threshold, "mode": "audit"}, result.errors)
     if out is not None:
-        _write(out, result.pairs, doc)
+        _write(out, pairs, doc)
     if args.json:
         print(json.dumps(doc, indent=1, ensure_ascii=False))
     else:

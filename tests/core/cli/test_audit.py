@@ -127,3 +127,34 @@ def test_planted_heldout_prints_recall_and_precision_per_mode(cli, minilm):
     line = next(x for x in stdout.splitlines() if "MiniLM-L6 all: recall" in x)
     recall = float(line.split("recall ")[1].split(" = ")[1].split(",")[0])
     assert recall >= 0.95, line
+
+
+def test_judge_that_cannot_load_is_one_note_and_the_audit_runs(cli, corpus_file, tmp_path, minilm):
+    out = tmp_path / "out"
+    code, stdout, stderr = cli("audit", "--corpus", str(corpus_file), "--threshold", "0.6", "--models", MINILM_L6, "--judge", str(tmp_path / "no-such-nli"),
+                               "--out", str(out), "--quiet")
+    assert code == 0, stderr
+    notes = [line for line in stderr.splitlines() if "judge" in line]
+    assert len(notes) == 1 and notes[0].startswith("note: The judge") and "could not run here" in notes[0] and "the audit ran without it" in notes[0]
+    doc = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert doc["judge"]["error"] and doc["summary"][0]["twin_pairs"] == 2
+
+
+def test_judge_reads_every_twin_pair(cli, corpus_file, tmp_path, minilm):
+    from cross_encoder_support import NLI_LABELS, direct_logits, tiny_cross_encoder
+
+    folder = tmp_path / "tiny-nli"
+    model, tokenizer = tiny_cross_encoder(folder, 3, NLI_LABELS)
+    out = tmp_path / "out"
+    code, stdout, stderr = cli("audit", "--corpus", str(corpus_file), "--threshold", "0.6", "--models", MINILM_L6, "--judge", str(folder),
+                               "--out", str(out), "--quiet")
+    assert code == 0, stderr
+    pairs = pd.read_parquet(out / "close-pairs.parquet")
+    twins = pairs[pairs["kind"] == "twin"]
+    expected = [NLI_LABELS[int(i)] for i in direct_logits(model, tokenizer, list(zip(twins.text_a, twins.text_b, strict=True))).argmax(axis=1)]
+    assert twins["judge"].tolist() == expected
+    assert (pairs.loc[pairs["kind"] != "twin", "judge"] == "").all()
+    doc = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert doc["judge"]["summary"][0]["twin_pairs_judged"] == 2
+    assert doc["judge"]["summary"][0]["contradictions"] == expected.count("contradiction")
+    assert f"reads {expected.count('contradiction')} of 2 twin pairs" in stdout
