@@ -202,4 +202,5 @@ def summary_doc(result: AuditResult, summary: pd.DataFrame, findings: Sequence[s
         "command": "audit", "n_passages": len(result.passages), "n_queries": len(result.queries), "floor": result.floor,
         "models": result.models, "summary": records, "findings": list(findings), "errors": dict(result.errors),
         "seconds": round(result.seconds, 3), "timings": result.timings,
+        "search": {model: report.as_dict() for model, report in result.search.items()},
     }

@@ -21,6 +21,7 @@ import pandas as pd
 
 from core import constants
 from core.audit import kinds
+from core.audit.approximate import APPROX_FROM, DEFAULT_K, SearchReport, approximate_pairs, recall_against_exact
 from core.audit.neighbours import DEFAULT_MAX_PAIRS, close_pairs, top_k
 from core.audit.projection import project_2d
 from core.models.cache import EmbeddingCache
@@ -56,6 +57,7 @@ class AuditResult:
         errors: model -> one-line reason, for models that failed.
         reports: model -> its encoding report.
         seconds: wall time of the run.
+        search: model -> how its close pairs were found (exact, or approximate with recall against exact on a sample).
         timings: model -> seconds spent encoding, searching close pairs, classifying them, projecting (where the time goes).
     """
 
@@ -71,6 +73,7 @@ class AuditResult:
     reports: dict[str, EncodeReport] = field(default_factory=dict)
     seconds: float = 0.0
     timings: dict[str, dict[str, float]] = field(default_factory=dict)
+    search: dict[str, SearchReport] = field(default_factory=dict)
 
     @property
     def models(self) -> list[str]:
@@ -118,6 +121,8 @@ def audit_corpus(
     progress: ProgressFn | None = None,
     max_pairs: int = DEFAULT_MAX_PAIRS,
     project: bool = False,
+    approximate: bool | None = None,
+    k: int = DEFAULT_K,
 ) -> AuditResult:
     """Encode every passage once per model, find every pair above ``floor``, classify each.
 
@@ -133,6 +138,9 @@ def audit_corpus(
         progress: (fraction, message) callback; messages name the model.
         max_pairs: refuse a threshold that lets more pairs through than this, per model.
         project: also map the passages in 2-D per model (``coords``; the page's map).
+        approximate: find close pairs with the approximate index (True), exactly (False), or by size (None: from
+            ``core.audit.approximate.APPROX_FROM`` passages); the approximate path measures its recall on a sample.
+        k: neighbours per passage the approximate index returns.
 
     Returns:
         An :class:`AuditResult`; a model that fails is in ``errors``, the others still run.
@@ -151,15 +159,16 @@ def audit_corpus(
         raise ValueError(f"got {len(ids)} ids for {len(given)} passages")
     texts = check_corpus(given)
     first_id: dict[str, str] = {}
-    for k, text in enumerate(given):
+    for row, text in enumerate(given):
         if isinstance(text, str):
-            first_id.setdefault(" ".join(text.split()), str(ids[k]) if ids is not None else str(k + 1))
+            first_id.setdefault(" ".join(text.split()), str(ids[row]) if ids is not None else str(row + 1))
     passage_ids = [first_id[t] for t in texts]
     query_texts = [q for q in (" ".join(str(q).split()) for q in queries) if q]
     errors: dict[str, str] = {}
     reports: dict[str, EncodeReport] = {}
     frames, top, coords = [], {}, {}
     timings: dict[str, dict[str, float]] = {}
+    search: dict[str, SearchReport] = {}
     for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
         clock = time.perf_counter()
         encoded = run.encode(list(dict.fromkeys([*texts, *query_texts])), share=0.7)
@@ -174,7 +183,14 @@ def audit_corpus(
             run.note(0.7 + 0.2 * done / max(total, 1), f"{label}: compared {done:,}/{total:,} passages with every other")
 
         clock = time.perf_counter()
-        found = close_pairs(matrix, floor, max_pairs=max_pairs, progress=searched)
+        if approximate or (approximate is None and len(texts) >= APPROX_FROM):
+            run.note(0.7, f"{label}: approximate neighbours (faiss HNSW, k={k}) of {len(texts):,} passages")
+            found = approximate_pairs(matrix, floor, k=k, max_pairs=max_pairs)
+            recall, sampled, exact_n = recall_against_exact(matrix, found, floor)
+            search[label] = SearchReport(f"approximate (faiss HNSW, k={k})", k, recall, sampled, exact_n)
+        else:
+            found = close_pairs(matrix, floor, max_pairs=max_pairs, progress=searched)
+            search[label] = SearchReport("exact")
         run.note(0.9, f"{label}: classifying {found.i.size:,} close pairs")
         spent["search"], clock = time.perf_counter() - clock, time.perf_counter()
         frames.append(_pair_rows(label, texts, passage_ids, found))
@@ -188,4 +204,4 @@ def audit_corpus(
         timings[label] = {k: round(v, 3) for k, v in spent.items()}
     pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PAIR_COLUMNS)
     return AuditResult(texts, passage_ids, query_texts, float(floor), pairs, top, coords,
-                       dict(qrels) if qrels is not None else None, errors, reports, time.perf_counter() - start, timings)
+                       dict(qrels) if qrels is not None else None, errors, reports, time.perf_counter() - start, timings, search)

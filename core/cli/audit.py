@@ -53,6 +53,8 @@ def register(subparsers) -> None:
     p.add_argument("--out", metavar="DIR", help="write close-pairs.parquet, close-pairs.csv and summary.json here")
     p.add_argument("--judge", metavar="MODEL", help="an NLI cross-encoder (Hugging Face id or folder) reads every twin pair: how many it calls "
                    "contradictions (the audit runs without it, saying so, where it cannot load)")
+    p.add_argument("--approximate", action="store_true", help="find close pairs with an approximate index (faiss HNSW) and print its recall "
+                   "against exact search on a sample (default: exact below 200,000 passages, approximate from there)")
     p.add_argument("--max-pairs", type=int, default=2_000_000, metavar="N", help="refuse a threshold that lets more close pairs through per model (default %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     add_model_options(p)
@@ -169,7 +171,8 @@ def cmd_audit(args) -> int:
     models = models_arg(args.models)
     try:
         result = audit_corpus(passages, models, args.threshold, ids=ids, queries=queries, qrels=qrels, cache=embedding_cache(args),
-                              options=run_options(args), progress=None if args.quiet else print_progress, max_pairs=args.max_pairs)
+                              options=run_options(args), progress=None if args.quiet else print_progress, max_pairs=args.max_pairs,
+                              approximate=True if args.approximate else None)
     except (TooManyPairs, ValueError) as exc:
         if not args.quiet:
             print(file=sys.stderr)
@@ -206,6 +209,11 @@ def cmd_audit(args) -> int:
     record_history("audit", audit_pairs(result.pairs, name), {"sources": doc["sources"], "threshold": args.threshold, "mode": "audit"}, result.errors)
     if out is not None:
         _write(out, pairs, doc)
+    for model, report in result.search.items():
+        if report.method != "exact":
+            recall = "no close pair touched the sample" if report.recall != report.recall else f"{report.recall:.4f}"
+            findings = [*findings, f"{registry.short_name(model)}: close pairs by {report.method}; recall against exact search on a sample of "
+                                   f"{report.sample:,} passages ({report.exact_pairs_in_sample:,} exact pairs): {recall}."]
     if args.json:
         print(json.dumps(doc, indent=1, ensure_ascii=False))
     else:

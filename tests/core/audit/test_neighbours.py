@@ -74,3 +74,27 @@ def test_float32_vectors_equal_numpy_in_float32():
     i, j = np.nonzero(np.triu(sims > 0.7, k=1))
     assert set(zip(found.i.tolist(), found.j.tolist(), strict=True)) == set(zip(i.tolist(), j.tolist(), strict=True))
     np.testing.assert_allclose(found.cosine, sims[found.i, found.j], atol=1e-6)
+
+
+def test_approximate_pairs_and_their_measured_recall():
+    from core.audit.approximate import approximate_pairs, recall_against_exact
+
+    rng = np.random.default_rng(4)
+    base = rng.normal(size=(200, 16)).astype(np.float32)
+    vectors = np.vstack([base, base + np.float32(0.05) * rng.normal(size=(200, 16)).astype(np.float32)])
+    exact = close_pairs(vectors, 0.8)
+    wide = approximate_pairs(vectors, 0.8, k=64)
+    # Each passage has one near copy: with 64 neighbours asked, HNSW finds every exact pair, with the exact cosines.
+    assert set(zip(wide.i.tolist(), wide.j.tolist(), strict=True)) == set(zip(exact.i.tolist(), exact.j.tolist(), strict=True))
+    np.testing.assert_allclose(wide.cosine, exact.cosine, atol=1e-6)
+    recall, sampled, n_exact = recall_against_exact(vectors, wide, 0.8, sample=100)
+    assert (recall, sampled) == (1.0, 100) and n_exact >= 50
+    # k = 1 with clusters of three: each passage keeps one neighbour, so some exact pairs are lost, and the recall says how many.
+    triples = np.vstack([base[:50], base[:50] + np.float32(0.02), base[:50] - np.float32(0.02)])
+    narrow = approximate_pairs(triples, 0.8, k=1)
+    all_exact = close_pairs(triples, 0.8)
+    recall, sampled, n_exact = recall_against_exact(triples, narrow, 0.8, sample=150)
+    got = set(zip(narrow.i.tolist(), narrow.j.tolist(), strict=True))
+    truth = set(zip(all_exact.i.tolist(), all_exact.j.tolist(), strict=True))
+    assert got < truth and sampled == 150 and n_exact == len(truth)
+    assert recall == pytest.approx(len(got) / len(truth))

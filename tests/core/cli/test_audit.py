@@ -158,3 +158,13 @@ def test_judge_reads_every_twin_pair(cli, corpus_file, tmp_path, minilm):
     assert doc["judge"]["summary"][0]["twin_pairs_judged"] == 2
     assert doc["judge"]["summary"][0]["contradictions"] == expected.count("contradiction")
     assert f"reads {expected.count('contradiction')} of 2 twin pairs" in stdout
+
+
+def test_approximate_search_prints_its_recall(cli, corpus_file, tmp_path, minilm):
+    out = tmp_path / "out"
+    code, stdout, stderr = cli("audit", "--corpus", str(corpus_file), "--threshold", "0.6", "--models", MINILM_L6, "--approximate", "--out", str(out), "--quiet")
+    assert code == 0, stderr
+    assert "MiniLM-L6: close pairs by approximate (faiss HNSW, k=32); recall against exact search on a sample of 6 passages (2 exact pairs): 1.0000." in stdout
+    doc = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert doc["search"][MINILM_L6]["recall"] == 1.0
+    assert doc["summary"][0]["twin_pairs"] == 2
