@@ -27,11 +27,12 @@ def marked_markdown(tokens: list[tuple[str, bool]]) -> str:
 
 def twin_pairs(pairs: pd.DataFrame, limit: int) -> None:
     """The first ``limit`` pairs (worst first), each in a bordered box: both texts in full, differing words marked."""
-    for row in pairs.head(limit).itertuples(index=False):
-        marks_a, marks_b = marked_tokens(row.text_a, row.text_b)
+    for row in pairs.head(limit).to_dict(orient="records"):
+        marks_a, marks_b = marked_tokens(str(row["text_a"]), str(row["text_b"]))
         with st.container(border=True):
-            what = row.mode.replace("_", " ") if row.kind == "twin" else row.kind
-            st.caption(f"{md_escape(short(row.model))} · cosine {row.cosine:.3f} · {md_escape(what)} · passages {md_escape(row.id_a)} and {md_escape(row.id_b)}")
+            what = str(row["mode"]).replace("_", " ") if row["kind"] == "twin" else str(row["kind"])
+            st.caption(f"{md_escape(short(row['model']))} · cosine {float(row['cosine']):.3f} · {md_escape(what)} · "
+                       f"passages {md_escape(row['id_a'])} and {md_escape(row['id_b'])}")
             left, right = st.columns(2)
             left.markdown(marked_markdown(marks_a))
             right.markdown(marked_markdown(marks_b))

@@ -162,7 +162,7 @@ state.show_errors("your_corpus")
 
 key = ss.get("yc_audit_key")
 result = resources.stored_audit(key) if key is not None else None
-if result is not None:
+if key is not None and result is not None:
     default = min(0.99, max(FLOOR, float(selection.threshold)))
     threshold = st.slider(THRESHOLD_LABEL, min_value=FLOOR, max_value=0.99, value=widgets.saved("yc_threshold", default), step=0.01, key="yc_threshold",
                           on_change=widgets.persist, args=("yc_threshold",),

@@ -173,25 +173,26 @@ def audit_findings(result: AuditResult, summary: pd.DataFrame, threshold: Thresh
         return ["No model produced results."]
     overall = summary[summary[COL_MODE] == ALL_MODES].sort_values("twin_share", ascending=False, kind="stable")
     out = []
-    for row in overall.itertuples(index=False):
-        model = registry.short_name(row.model)
-        if row.twin_pairs == 0:
-            out.append(f"{model}: no two passages of the {row.n_passages:,} are confusable twins above {row.threshold:.2f}.")
+    for row in overall.to_dict(orient="records"):
+        model = registry.short_name(str(row["model"]))
+        n, pairs, threshold = int(row["n_passages"]), int(row["twin_pairs"]), float(row["threshold"])
+        if pairs == 0:
+            out.append(f"{model}: no two passages of the {n:,} are confusable twins above {threshold:.2f}.")
             continue
-        modes = summary[(summary[constants.COL_MODEL] == row.model) & (summary[COL_MODE] != ALL_MODES) & (summary["twin_pairs"] > 0)]
+        modes = summary[(summary[constants.COL_MODEL] == row["model"]) & (summary[COL_MODE] != ALL_MODES) & (summary["twin_pairs"] > 0)]
         top_mode = modes.sort_values("twin_pairs", ascending=False, kind="stable").iloc[0]
-        sentence = (f"{model}: {_pct(row.twin_share)} of passages ({row.passages_with_twin:,} of {row.n_passages:,}; "
-                    f"95% CI {_pct(row.twin_share_ci_low)}–{_pct(row.twin_share_ci_high)}) have a confusable twin above {row.threshold:.2f}, "
-                    f"{_pairs(row.twin_pairs)} in all; the most common change is {top_mode[COL_MODE].replace('_', ' ')} ({_pairs(int(top_mode['twin_pairs']))}).")
-        if row.n_queries and not np.isnan(row.query_twin_top5):
-            sentence += (f" {_pct(row.query_twin_top5)} of the {row.n_queries:,} queries see a passage and its twin together in their top 5, "
-                         f"and for {_pct(row.twin_first)} the first passage returned has its twin right there.")
+        sentence = (f"{model}: {_pct(row['twin_share'])} of passages ({int(row['passages_with_twin']):,} of {n:,}; "
+                    f"95% CI {_pct(row['twin_share_ci_low'])}–{_pct(row['twin_share_ci_high'])}) have a confusable twin above {threshold:.2f}, "
+                    f"{_pairs(pairs)} in all; the most common change is {str(top_mode[COL_MODE]).replace('_', ' ')} ({_pairs(int(top_mode['twin_pairs']))}).")
+        if row["n_queries"] and not np.isnan(row["query_twin_top5"]):
+            sentence += (f" {_pct(row['query_twin_top5'])} of the {int(row['n_queries']):,} queries see a passage and its twin together in their top 5, "
+                         f"and for {_pct(row['twin_first'])} the first passage returned has its twin right there.")
         out.append(sentence)
     twins = pairs_at(result, threshold)
     twins = twins[twins[COL_KIND] == kinds.KIND_TWIN].drop_duplicates([constants.COL_TEXT_A, constants.COL_TEXT_B])
-    for pair in twins.head(worst).itertuples(index=False):
-        out.append(f"Worst pair ({pair.mode.replace('_', ' ')}, cosine {pair.cosine:.3f} with {registry.short_name(pair.model)}): "
-                   f"“{pair.text_a}” vs “{pair.text_b}”.")
+    for pair in twins.head(worst).to_dict(orient="records"):
+        out.append(f"Worst pair ({str(pair['mode']).replace('_', ' ')}, cosine {float(pair['cosine']):.3f} with {registry.short_name(str(pair['model']))}): "
+                   f"“{pair['text_a']}” vs “{pair['text_b']}”.")
     return out
 
 

@@ -133,9 +133,9 @@ def _planted_lines(scores: pd.DataFrame, split: str) -> list[str]:
     """The twin finder on the planted corpus, one line per model and mode."""
     lines = [f"Planted twins ({split} split): recall = planted pairs found as twins of their mode above the threshold; "
              "precision = pairs flagged with a mode that are planted pairs."]
-    for row in scores.itertuples(index=False):
-        lines.append(f"  {registry.short_name(row.model)} {row.mode}: recall {row.found}/{row.planted} = {row.recall:.3f}, "
-                     f"precision {row.correct}/{row.flagged} = {row.precision:.3f}")
+    for row in scores.to_dict(orient="records"):
+        lines.append(f"  {registry.short_name(str(row['model']))} {row['mode']}: recall {row['found']}/{row['planted']} = {row['recall']:.3f}, "
+                     f"precision {row['correct']}/{row['flagged']} = {row['precision']:.3f}")
     return lines
 
 
@@ -209,11 +209,11 @@ def cmd_audit(args) -> int:
     record_history("audit", audit_pairs(result.pairs, name), {"sources": doc["sources"], "threshold": args.threshold, "mode": "audit"}, result.errors)
     if out is not None:
         _write(out, pairs, doc)
-    for model, report in result.search.items():
-        if report.method != "exact":
-            recall = "no close pair touched the sample" if report.recall != report.recall else f"{report.recall:.4f}"
-            findings = [*findings, f"{registry.short_name(model)}: close pairs by {report.method}; recall against exact search on a sample of "
-                                   f"{report.sample:,} passages ({report.exact_pairs_in_sample:,} exact pairs): {recall}."]
+    for model, search in result.search.items():
+        if search.method != "exact":
+            recall = "no close pair touched the sample" if search.recall != search.recall else f"{search.recall:.4f}"
+            findings = [*findings, f"{registry.short_name(model)}: close pairs by {search.method}; recall against exact search on a sample of "
+                                   f"{search.sample:,} passages ({search.exact_pairs_in_sample:,} exact pairs): {recall}."]
     if args.json:
         print(json.dumps(doc, indent=1, ensure_ascii=False))
     else:

@@ -305,7 +305,7 @@ def twin_share_outcomes(summary: pd.DataFrame, limits: Mapping[str, float], mode
             if mode not in mine.index:
                 out.append(Outcome(model, BUDGET_TWIN_SHARE, mode, math.nan, limit, error="the corpus was not audited"))
                 continue
-            row = mine.loc[mode]
+            row = mine.loc[mode].to_dict()
             detail = (f"{int(row['passages_with_twin'])}/{int(row['n_passages'])} passages, {int(row['twin_pairs'])} twin pairs above {row['threshold']:.2f}, "
                       f"95% CI {row['twin_share_ci_low']:.3f}-{row['twin_share_ci_high']:.3f}")
             out.append(Outcome(model, BUDGET_TWIN_SHARE, mode, float(row["twin_share"]), limit, int(row["n_passages"]), detail))
