@@ -109,3 +109,16 @@ def test_map_links_twins_by_mode():
     assert list(fig.data[0].customdata) == [4] and fig.data[0].text[0] == "&lt;b&gt;e&lt;/b&gt;"
     negation_points = next(t for t in fig.data if t.name == "negation")
     assert sorted(negation_points.customdata) == [2, 3]
+
+
+def test_queries_add_the_query_numbers():
+    app = open_page(PAGE)
+    app.session_state["yc_corpus_bytes"] = ("kb.txt", CORPUS)
+    app.session_state["yc_queries_bytes"] = ("q.txt", b"How much of the drug should I take?\nDoes the patient have diabetes?\n")
+    app.run()
+    next(b for b in app.button if b.label == RUN).click().run()
+    assert not app.exception
+    app.slider(key="yc_threshold").set_value(0.6).run()
+    row = _risk(app)
+    assert row["n_queries"] == 2 and row["query_twin_top5"] == 1.0
+    assert "queries see a passage and its twin together" in " ".join(m.value for m in app.markdown)
