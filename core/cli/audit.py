@@ -206,7 +206,8 @@ def cmd_audit(args) -> int:
         if judgement.error is not None:
             print(f"note: {judgement.sentence(pairs)}", file=sys.stderr)
     name = Path(args.beir or args.corpus).name if args.planted is None else f"planted-{args.planted}"
-    record_history("audit", audit_pairs(result.pairs, name), {"sources": doc["sources"], "threshold": args.threshold, "mode": "audit"}, result.errors)
+    record_history("audit", audit_pairs(result.pairs, name), {"sources": doc["sources"], "threshold": args.threshold, "mode": "audit",
+                                                            "findings": findings}, result.errors)
     if out is not None:
         _write(out, pairs, doc)
     for model, search in result.search.items():

@@ -116,6 +116,13 @@ def test_audit_is_recorded_in_the_history(cli, corpus_file, tmp_path, monkeypatc
     stored = store.load_run(int(runs["run_id"].iloc[0]), history)
     assert set(stored.results["category"]) >= {"numerical", "negation"}
     assert stored.settings["threshold"] == 0.6
+    # The HTML report of the stored audit leads with the audit's own findings.
+    out = tmp_path / "report.html"
+    code, _, stderr = cli("report", str(int(runs["run_id"].iloc[0])), "--out", str(out))
+    assert code == 0, stderr
+    page = out.read_text(encoding="utf-8")
+    first = page.index("<p class='finding'>")
+    assert page[first:].startswith("<p class='finding'>MiniLM-L6: 66.7% of passages (4 of 6")
 
 
 def test_planted_heldout_prints_recall_and_precision_per_mode(cli, minilm):
