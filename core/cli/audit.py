@@ -180,8 +180,13 @@ def cmd_audit(args) -> int:
     if not args.quiet:
         print(file=sys.stderr)
     print_errors(result.errors)
-    for report in result.reports.values():
+    for model, report in result.reports.items():
         print_notes(report.notes)
+        if report.truncated:
+            # A passage past the model's window is judged by its first part only: a twin hiding in its tail goes unseen.
+            keep = report.truncated[0].max_tokens
+            print(f"note: {registry.short_name(model)}: {len(report.truncated):,} passage(s) are longer than the {keep} tokens it reads; "
+                  "each was compared by its first part only", file=sys.stderr)
     if not result.models:
         print("error: no model produced results", file=sys.stderr)
         return EXIT_NO_MODEL

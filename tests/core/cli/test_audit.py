@@ -175,3 +175,13 @@ def test_approximate_search_prints_its_recall(cli, corpus_file, tmp_path, minilm
     doc = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert doc["search"][MINILM_L6]["recall"] == 1.0
     assert doc["summary"][0]["twin_pairs"] == 2
+
+
+def test_a_huge_passage_is_cut_and_said(cli, tmp_path, minilm):
+    path = tmp_path / "kb.txt"
+    huge = "The patient has diabetes and " + "a very long history of symptoms " * 6_000
+    path.write_text("\n".join([huge, *CORPUS]) + "\n", encoding="utf-8")
+    code, stdout, stderr = cli("audit", "--corpus", str(path), "--threshold", "0.6", "--models", MINILM_L6, "--quiet")
+    assert code == 0, stderr
+    assert "note: MiniLM-L6: 1 passage(s) are longer than the 256 tokens it reads; each was compared by its first part only" in stderr
+    assert "of 7" in stdout
