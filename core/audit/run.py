@@ -177,6 +177,11 @@ def audit_corpus(
         spent = {"encode": time.perf_counter() - clock}
         vectors, reports[run.label] = encoded
         matrix = embedding_matrix(vectors, texts)
+        query_matrix = embedding_matrix(vectors, query_texts) if query_texts else None
+        del vectors
+        if cache is not None and cache.on_disk:
+            # The matrix holds every vector now; the disk layer keeps them for the next run (as the chunked runner does per chunk).
+            cache.clear_memory()
         label = run.label
 
         def searched(done: int, total: int, label: str = label, run=run) -> None:
@@ -195,8 +200,8 @@ def audit_corpus(
         spent["search"], clock = time.perf_counter() - clock, time.perf_counter()
         frames.append(_pair_rows(label, texts, passage_ids, found))
         spent["classify"], clock = time.perf_counter() - clock, time.perf_counter()
-        if query_texts:
-            top[label], _ = top_k(embedding_matrix(vectors, query_texts), matrix, TOP_K)
+        if query_matrix is not None:
+            top[label], _ = top_k(query_matrix, matrix, TOP_K)
             spent["queries"], clock = time.perf_counter() - clock, time.perf_counter()
         if project:
             coords[label] = project_2d(matrix)
