@@ -12,6 +12,8 @@ _.formatter_class  # argparse parser (core/cli/about.py)
 _.showwarning  # warnings module hook: one "warning:" line (core/cli/main.py)
 _.intra_op_num_threads  # onnxruntime SessionOptions (core/models/backends.py)
 _.inter_op_num_threads  # onnxruntime SessionOptions (core/models/backends.py)
+_.efConstruction  # faiss HNSW setting, read by the index (core/audit/approximate.py)
+_.efSearch  # faiss HNSW setting, read by the index (core/audit/approximate.py)
 
 # Dataclass fields: part of a result a caller or test reads by name.
 memory_hits  # CacheStats (core/models/cache.py)

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import browser, figures, hashing, page_rerun, perturb, scale, tune
+from bench import audit, browser, figures, hashing, page_rerun, perturb, scale, tune
 
 FIGURES = {
     "typed_pair_warm": figures.typed_pair_warm,
@@ -39,6 +39,8 @@ FIGURES = {
     "perturb_long_text": perturb.perturb_long_text,
     # issue 33: what a new user waits for in Chromium, warm cache, bundled models
     "browser": browser.browser,
+    # issue 35: the corpus audit at 100,000 passages, cold and warm
+    "audit_100k": audit.audit_scale,
 }
 RESULTS = Path(__file__).parent / "results.json"
 

@@ -61,6 +61,7 @@ PAGE_TITLES = {
     "retrieval": "Retrieval",
     "tune": "Tune",
     "your-data": "Your",
+    "your-corpus": "Your corpus",
     "papers": "Paper",
     "history": "History",
 }

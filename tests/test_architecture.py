@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("scoring",),
     ("papers",),
     ("probes", "history"),
+    ("audit",),
     ("gate",),
     ("cli",),
     ("__main__",),

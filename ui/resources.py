@@ -411,3 +411,71 @@ def analysis(name: str, results: pd.DataFrame, *args):
         raise ValueError(f"unknown analysis {name!r}; choose from {sorted(ANALYSES)}")
     args = tuple(tuple(a) if isinstance(a, list) else a for a in args)
     return _WRAPPERS[name](results_digest(results), results, *args)
+
+
+# --- the corpus audit (core.audit): one run per corpus content, models and options, kept for the server's sessions;
+# a threshold at or above the audit's floor filters its pairs (``audit_risk``), so the slider never encodes again.
+_AUDITS_LOCK = threading.Lock()
+_AUDITS_KEPT = 8
+
+
+@st.cache_resource(show_spinner=False)
+def _audit_store() -> dict[tuple, Any]:
+    return {}
+
+
+def audit_key(digest: str, models: tuple[str, ...], options: EncodeOptions, floor: float) -> tuple:
+    """What one audit is kept under: the content digest of the corpus and queries, the models, how they run, the floor."""
+    return (digest, models, options, floor)
+
+
+def stored_audit(key: tuple):
+    """The audit kept under ``key`` (``AuditResult``), or None."""
+    with _AUDITS_LOCK:
+        return _audit_store().get(key)
+
+
+def audit_run(key: tuple, passages: list[str], queries: list[str], progress: Callable[[float, str], None] | None = None):
+    """``audit_corpus`` of ``passages`` (and ``queries``) at the key's floor, run once per key (``AuditResult``).
+
+    The progress callback names each model; a kept result returns at once without calling it.
+
+    Raises:
+        ValueError: as ``core.audit.run.audit_corpus`` (too few passages, too many pairs).
+    """
+    from core.audit.run import audit_corpus
+
+    found = stored_audit(key)
+    if found is not None:
+        return found
+    _digest, models, options, floor = key
+    result = audit_corpus(passages, list(models), floor, queries=queries, cache=embedding_cache(), options=options, progress=progress, project=True)
+    with _AUDITS_LOCK:
+        store = _audit_store()
+        store[key] = result
+        while len(store) > _AUDITS_KEPT:
+            store.pop(next(iter(store)))
+    return result
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def audit_risk(key: tuple, threshold: float) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """The kept audit at ``threshold``: (risk summary, pairs above it, findings), cached per audit and threshold."""
+    from core.audit.risk import audit_findings, pairs_at, risk_summary
+
+    result = stored_audit(key)
+    if result is None:
+        raise ValueError("the audit is no longer kept; run it again")
+    summary = risk_summary(result, threshold)
+    return summary, pairs_at(result, threshold), audit_findings(result, summary, threshold)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def audit_curve(key: tuple) -> pd.DataFrame:
+    """The kept audit's twin-share curve (``core.audit.risk.twin_curve``)."""
+    from core.audit.risk import twin_curve
+
+    result = stored_audit(key)
+    if result is None:
+        raise ValueError("the audit is no longer kept; run it again")
+    return twin_curve(result)

@@ -34,6 +34,7 @@ with left:
     st.page_link("views/retrieval.py", label="Rank passages: does a contradicting variant outrank the paraphrase?", icon="🎯")
     st.page_link("views/tune.py", label="Fine-tune a model on its failures and see what it costs", icon="🛠️")
     st.page_link("views/your_data.py", label="Test your own sentence pairs", icon="📄")
+    st.page_link("views/your_corpus.py", label="Audit your corpus for passages a retriever cannot tell apart", icon="🔎")
     st.page_link("views/papers.py", label="Published figures vs recomputed", icon="📚")
     st.page_link("views/history.py", label="Earlier runs: compare, pin, export a report", icon="🗂️")
 with right:

@@ -31,7 +31,7 @@ __all__ = ["COMMAND_MODULES", "EXIT_BROKEN_PIPE", "EXIT_NO_MODEL", "EXIT_USAGE",
 COMMAND_MODULES: tuple[str, ...] = (
     "core.cli.models", "core.cli.compare", "core.cli.tokens", "core.cli.run", "core.cli.perturb", "core.cli.calibrate",
     "core.cli.validate", "core.cli.oov_words", "core.cli.check", "core.cli.history", "core.cli.retrieval", "core.cli.explain",
-    "core.cli.tune", "core.cli.report",
+    "core.cli.tune", "core.cli.report", "core.cli.audit",
 )
 
 

@@ -24,6 +24,7 @@ from core.gate.config import (
     BUDGET_PAIRED_ACCURACY,
     BUDGET_RECALL_AT_K,
     BUDGET_TRIPLES_WIN_RATE,
+    BUDGET_TWIN_SHARE,
     BUDGET_WIN_RATE,
     Budgets,
 )
@@ -47,6 +48,7 @@ _WHAT = {
     BUDGET_TRIPLES_WIN_RATE: "triples win rate",
     BUDGET_RECALL_AT_K: "recall",
     BUDGET_LABEL_AUC: "label AUC",
+    BUDGET_TWIN_SHARE: "twin share",
 }
 
 
@@ -288,6 +290,25 @@ def recall_outcomes(rankings: Mapping[str, pd.DataFrame], limits: Mapping[int, f
                 row = rows.loc[model].to_dict()
                 detail = f"{int(row[constants.COL_N_QUERIES])} queries over {int(row[constants.COL_N_PASSAGES])} passages"
                 out.append(Outcome(model, BUDGET_RECALL_AT_K, key, float(row[constants.COL_IR_RECALL_AT[k]]), limit, int(row[constants.COL_N_QUERIES]), detail))
+    return out
+
+
+# ------------------------------------------------------------------ the audited corpus
+
+
+def twin_share_outcomes(summary: pd.DataFrame, limits: Mapping[str, float], models: Sequence[str]) -> list[Outcome]:
+    """``max_twin_share``: per model and mode (or ``all``), the share of passages with a confusable twin (``core.audit.risk.risk_summary``)."""
+    out = []
+    for model in models:
+        mine = summary[summary[constants.COL_MODEL] == model].set_index("mode") if not summary.empty else pd.DataFrame()
+        for mode, limit in limits.items():
+            if mode not in mine.index:
+                out.append(Outcome(model, BUDGET_TWIN_SHARE, mode, math.nan, limit, error="the corpus was not audited"))
+                continue
+            row = mine.loc[mode].to_dict()
+            detail = (f"{int(row['passages_with_twin'])}/{int(row['n_passages'])} passages, {int(row['twin_pairs'])} twin pairs above {row['threshold']:.2f}, "
+                      f"95% CI {row['twin_share_ci_low']:.3f}-{row['twin_share_ci_high']:.3f}")
+            out.append(Outcome(model, BUDGET_TWIN_SHARE, mode, float(row["twin_share"]), limit, int(row["n_passages"]), detail))
     return out
 
 

@@ -39,6 +39,12 @@ Schema (``docs/check-example.toml`` is a commented example)::
     [budgets.min_recall_at_k]                # triples and BEIR: recall at k (1, 5 or 10)
     1 = 0.60
 
+    [audit]                                  # for max_twin_share (docs/audit.md)
+    corpus = "kb.txt"                        # a corpus file: one passage per line, or a text column
+
+    [budgets.max_twin_share]                 # per failure mode (or "all"): share of passages with a confusable twin
+    all = 0.05
+
 Every problem raises :class:`ConfigError` whose message starts with the key
 (``budgets.max_failure_rate.negation: ...``), so the CLI prints one line.
 """
@@ -67,7 +73,10 @@ BUDGET_PAIRED_ACCURACY = "min_paired_accuracy"
 BUDGET_TRIPLES_WIN_RATE = "max_win_rate"
 BUDGET_LABEL_AUC = "min_label_auc"
 BUDGET_RECALL_AT_K = "min_recall_at_k"
-BUDGET_KINDS = (BUDGET_FAILURE_RATE, BUDGET_CONTROL_AUC, BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY, BUDGET_TRIPLES_WIN_RATE, BUDGET_RECALL_AT_K, BUDGET_LABEL_AUC)
+BUDGET_TWIN_SHARE = "max_twin_share"
+BUDGET_KINDS = (BUDGET_FAILURE_RATE, BUDGET_CONTROL_AUC, BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY, BUDGET_TRIPLES_WIN_RATE, BUDGET_RECALL_AT_K, BUDGET_LABEL_AUC,
+                BUDGET_TWIN_SHARE)
+AUDIT_MODES = (*constants.FAILURE_MODES, constants.MODE_ALL)
 # The user-data inputs of [retrieval] the recall budget is measured on, in this order.
 SOURCE_TRIPLES = "triples"
 SOURCE_BEIR = "beir"
@@ -76,7 +85,8 @@ RETRIEVAL_BUDGETS = (BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY)
 PAIR_SUITES = (*constants.SUITES, constants.SUITE_ALL)
 RETRIEVAL_MODES = (*constants.ADVERSARIAL_CATEGORIES, constants.MODE_ALL)
 
-_TOP_KEYS = ("models", "suites", "files", "threshold", "threshold_mode", "calibration", "retrieval", "labels", "budgets")
+_TOP_KEYS = ("models", "suites", "files", "threshold", "threshold_mode", "calibration", "retrieval", "labels", "budgets", "audit")
+_AUDIT_KEYS = ("corpus",)
 _LABELS_KEYS = ("column", "match")
 _CALIBRATION_KEYS = ("method", "negatives", "max_fpr")
 _RETRIEVAL_KEYS = ("suite", SOURCE_TRIPLES, "triples_columns", SOURCE_BEIR, "split")
@@ -109,6 +119,7 @@ class Budgets:
         max_adversarial_win_rate: failure mode (or ``all``) -> largest retrieval win rate of a variant.
         min_paired_accuracy: failure mode (or ``all``) -> smallest NevIR paired accuracy.
         min_label_auc: smallest ROC AUC of cosine as a classifier of the files' labels.
+        max_twin_share: failure mode (or ``all``) -> largest share of the ``[audit]`` corpus's passages with a confusable twin.
     """
 
     max_failure_rate: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
@@ -118,6 +129,12 @@ class Budgets:
     min_label_auc: float | None = None
     max_win_rate: float | None = None
     min_recall_at_k: Mapping[int, float] = field(default_factory=lambda: MappingProxyType({}))
+    max_twin_share: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def needs_audit(self) -> bool:
+        """Whether the ``[audit]`` corpus must be audited (``max_twin_share``)."""
+        return bool(self.max_twin_share)
 
     @property
     def needs_user_retrieval(self) -> bool:
@@ -152,6 +169,7 @@ class CheckConfig:
         triples: a triples file (absolute), for ``max_win_rate`` and ``min_recall_at_k``.
         triples_columns: role (anchor, positive, negative) -> column of the triples file.
         beir: a BEIR folder (absolute), for ``min_recall_at_k``.
+        audit_corpus: the ``[audit]`` corpus file (absolute), for ``max_twin_share``.
         split: the BEIR folder's qrels split.
         match_label: the label value that means "same meaning" for ``min_label_auc`` (None: the default words).
         label_column: the files' label column (None: guessed by name).
@@ -172,6 +190,7 @@ class CheckConfig:
     split: str = "test"
     match_label: str | None = None
     label_column: str | None = None
+    audit_corpus: Path | None = None
 
     @property
     def calibrated(self) -> bool:
@@ -265,11 +284,13 @@ def _budgets(value: Any, suites: tuple[str, ...], has_files: bool) -> Budgets:
         max_win_rate=_number(table[BUDGET_TRIPLES_WIN_RATE], f"budgets.{BUDGET_TRIPLES_WIN_RATE}", 0.0, 1.0) if BUDGET_TRIPLES_WIN_RATE in table else None,
         min_recall_at_k=_recall_limits(table[BUDGET_RECALL_AT_K]) if BUDGET_RECALL_AT_K in table else MappingProxyType({}),
         min_label_auc=_number(table[BUDGET_LABEL_AUC], f"budgets.{BUDGET_LABEL_AUC}", 0.0, 1.0) if BUDGET_LABEL_AUC in table else None,
+        max_twin_share=_limits(table[BUDGET_TWIN_SHARE], f"budgets.{BUDGET_TWIN_SHARE}", AUDIT_MODES, "mode")
+        if BUDGET_TWIN_SHARE in table else MappingProxyType({}),
     )
     if budgets.min_label_auc is not None and not has_files:
         raise ConfigError(f"budgets.{BUDGET_LABEL_AUC}", "measures the files' own labels: give files = [...] with a label column "
                           "(min_control_auc measures the shipped controls)")
-    if not budgets.needs_pairs and not budgets.needs_retrieval and not budgets.needs_user_retrieval:
+    if not budgets.needs_pairs and not budgets.needs_retrieval and not budgets.needs_user_retrieval and not budgets.needs_audit:
         raise ConfigError("budgets", f"no budget given; use any of {', '.join(BUDGET_KINDS)}")
     return budgets
 
@@ -382,7 +403,24 @@ def parse_config(data: Mapping[str, Any], path: Path) -> CheckConfig:
     user = _user_retrieval(retrieval, path.parent, budgets)
     return CheckConfig(path, models, suites, files, threshold, threshold_mode, calibration, retrieval_suite, budgets,
                        match_label=str(match_label).strip() if match_label is not None else None,
-                       label_column=label_column.strip() if label_column else None, **user)
+                       label_column=label_column.strip() if label_column else None, audit_corpus=_audit(data.get("audit", {}), path.parent, budgets), **user)
+
+
+def _audit(value: Any, folder: Path, budgets: Budgets) -> Path | None:
+    """``[audit]``'s corpus file, required by ``max_twin_share``."""
+    table = _table(value, "audit")
+    _unknown_keys(table, _AUDIT_KEYS, "audit.")
+    corpus = table.get("corpus")
+    if corpus is None:
+        if budgets.needs_audit:
+            raise ConfigError(f"budgets.{BUDGET_TWIN_SHARE}", "needs a corpus: set [audit] corpus = \"FILE\"")
+        return None
+    if not isinstance(corpus, str) or not corpus.strip():
+        raise ConfigError("audit.corpus", f"expected a path to a corpus file, got {corpus!r}")
+    path = (folder / Path(corpus).expanduser()).resolve()
+    if not path.is_file():
+        raise ConfigError("audit.corpus", _not_a_file(path))
+    return path
 
 
 def load_config(path: str | Path) -> CheckConfig:

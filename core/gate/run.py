@@ -25,10 +25,19 @@ from core.gate.budgets import (
     paired_accuracy_outcomes,
     recall_outcomes,
     triples_win_rate_outcomes,
+    twin_share_outcomes,
     unmeasured_outcomes,
     win_rate_outcomes,
 )
-from core.gate.config import BUDGET_PAIRED_ACCURACY, BUDGET_RECALL_AT_K, BUDGET_TRIPLES_WIN_RATE, BUDGET_WIN_RATE, CheckConfig, ConfigError
+from core.gate.config import (
+    BUDGET_PAIRED_ACCURACY,
+    BUDGET_RECALL_AT_K,
+    BUDGET_TRIPLES_WIN_RATE,
+    BUDGET_TWIN_SHARE,
+    BUDGET_WIN_RATE,
+    CheckConfig,
+    ConfigError,
+)
 from core.models import registry
 from core.models.cache import EmbeddingCache
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
@@ -226,6 +235,45 @@ def _canonical(name: str) -> str:
         return name
 
 
+def _audit_corpus(config: CheckConfig) -> list[str]:
+    """The ``[audit]`` corpus's passages, read before any model loads.
+
+    Raises:
+        ConfigError: the file cannot be read as a corpus, or holds fewer than two passages.
+    """
+    from core.audit.run import check_corpus
+    from core.files.errors import PairsFileError
+    from core.files.texts import TEXT_COLUMNS, read_texts
+
+    try:
+        return check_corpus(read_texts(str(config.audit_corpus), TEXT_COLUMNS["corpus"], what="corpus").texts)
+    except (PairsFileError, ValueError) as exc:
+        raise ConfigError("audit.corpus", str(exc)) from exc
+
+
+def _audit_outcomes(config: CheckConfig, passages: list[str], models: Sequence[str], errors: dict[str, str], thresholds: Mapping[str, float],
+                    **kwargs: Any) -> list[Outcome]:
+    """``max_twin_share`` on the ``[audit]`` corpus, at each model's threshold (its calibrated one, or the global one)."""
+    from core.audit.risk import risk_summary
+    from core.audit.run import audit_corpus
+
+    limits = config.budgets.max_twin_share
+    remaining = [m for m in models if m not in errors]
+    out = [Outcome(_canonical(m), BUDGET_TWIN_SHARE, mode, math.nan, lim, error=errors[m]) for m in models if m in errors for mode, lim in limits.items()]
+    if not remaining:
+        return out
+    # Calibrated thresholds are keyed by the registry names the results carry, as the audit's models are.
+    floor = min([*thresholds.values(), config.threshold]) if config.calibrated else config.threshold
+    result = audit_corpus(passages, remaining, floor, **kwargs)
+    for model, reason in result.errors.items():
+        errors.setdefault(model, reason)
+        out += [Outcome(_canonical(model), BUDGET_TWIN_SHARE, mode, math.nan, lim, error=reason) for mode, lim in limits.items()]
+    chosen = {m: thresholds.get(m, config.threshold) for m in result.models} if config.calibrated else config.threshold
+    summary = risk_summary(result, chosen)
+    summary = summary.assign(**{constants.COL_MODEL: summary[constants.COL_MODEL].map(_canonical)})
+    return out + twin_share_outcomes(summary, limits, [_canonical(m) for m in result.models])
+
+
 def run_check(
     config: CheckConfig,
     models: Sequence[str],
@@ -255,6 +303,7 @@ def run_check(
         except ValueError as exc:  # RetrievalSuiteError is a ValueError
             raise ConfigError("retrieval.suite", str(exc)) from exc
     user_inputs = _user_inputs(config) if budgets.needs_user_retrieval else {}
+    passages = _audit_corpus(config) if budgets.needs_audit else []
     pairs, notes = gather_pairs(config) if budgets.needs_pairs else (pd.DataFrame(), [])
     errors: dict[str, str] = {}
     results = pd.DataFrame(columns=list(constants.RESULT_COLUMNS))
@@ -288,6 +337,8 @@ def run_check(
                 if name == "triples" and budgets.max_win_rate is not None:
                     outcomes.append(Outcome(_canonical(model), BUDGET_TRIPLES_WIN_RATE, "", math.nan, budgets.max_win_rate, error=reason))
                 outcomes += [Outcome(_canonical(model), BUDGET_RECALL_AT_K, f"{name}@{k}", math.nan, lim, error=reason) for k, lim in budgets.min_recall_at_k.items()]
+    if budgets.needs_audit:
+        outcomes += _audit_outcomes(config, passages, models, errors, thresholds, cache=cache, options=options, progress=progress)
     if retrieval is not None:
         backends = {**{m: r.backend for m, r in retrieval.reports.items() if r.backend}, **backends}
     return GateRun(config, results, thresholds, table, retrieval, outcomes, errors, notes, time.perf_counter() - start,

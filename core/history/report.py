@@ -143,7 +143,7 @@ def report_html(results: pd.DataFrame, threshold: float, title: str, settings: M
         results: tidy results (model, category, text_a, text_b, cosine, ...), shape (pairs × models, k).
         threshold: the threshold the verdicts and shares above use, in [-1, 1].
         title: the report's heading (e.g. "Run 12: failure-modes").
-        settings: what the run was made with (shown as JSON).
+        settings: what the run was made with (shown as JSON); its ``findings`` (sentences), when given, lead the report.
         models: one row per model (model, revision, backend, status, ...), or None.
         created_at: when the run was made (UTC); None = now.
         label_sentences: the label column's finding (``core.probes.labels.report_labels``: the AUC, "a coin flip"), first.
@@ -163,7 +163,9 @@ def report_html(results: pd.DataFrame, threshold: float, title: str, settings: M
         raise ValueError(f"threshold must be between -1 and 1, got {threshold}")
     results = results.assign(**{constants.COL_CATEGORY: results[constants.COL_CATEGORY].fillna("").astype(str)})
     summary = tables.category_summary(results, threshold, None)
-    sentences = [*label_sentences, *findings.failure_mode_findings(summary, threshold)]
+    # A run that stored its own findings (an audit's: twins, not a suite's categories) leads with them.
+    own = [str(s) for s in (settings or {}).get("findings") or [] if str(s).strip()]
+    sentences = own or [*label_sentences, *findings.failure_mode_findings(summary, threshold)]
     n_models, n_pairs = results[constants.COL_MODEL].nunique(), len(results) // max(1, results[constants.COL_MODEL].nunique())
     means = results.groupby(constants.COL_MODEL, sort=False)[constants.COL_COSINE].mean()
     shares = results.groupby(constants.COL_MODEL, sort=False)[constants.COL_COSINE].apply(lambda c: float((c > threshold).mean()))

@@ -230,3 +230,24 @@ def tune_record(result: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
         constants.COL_SPLIT: scores[constants.COL_SPLIT],
     })
     return pairs, {"config": result.doc["config"]}
+
+
+def audit_pairs(pairs: pd.DataFrame, name: str) -> pd.DataFrame:
+    """An audit's close pairs (``core.audit.run.PAIR_COLUMNS``) as tidy pair results for the history.
+
+    ``category`` is a twin's mode, else its kind (``near-duplicate``, ``other``); ``pair_id`` joins the two passage ids.
+
+    Raises:
+        ValueError: ``pairs`` lacks a needed column.
+    """
+    needed = [constants.COL_MODEL, "id_a", "id_b", constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE, "kind", "mode"]
+    missing = [c for c in needed if c not in pairs.columns]
+    if missing:
+        raise ValueError(f"the audit's pairs lack columns {missing}")
+    category = pairs["mode"].where(pairs["kind"] == "twin", pairs["kind"]).astype(str)
+    return pd.DataFrame({
+        constants.COL_MODEL: pairs[constants.COL_MODEL], constants.COL_SUITE: name, constants.COL_CATEGORY: category,
+        constants.COL_PAIR_ID: pairs["id_a"].astype(str) + "~" + pairs["id_b"].astype(str),
+        constants.COL_TEXT_A: pairs[constants.COL_TEXT_A], constants.COL_TEXT_B: pairs[constants.COL_TEXT_B],
+        constants.COL_COSINE: pairs[constants.COL_COSINE].astype(float), "kind": pairs["kind"],
+    })

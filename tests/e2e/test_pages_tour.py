@@ -91,6 +91,12 @@ def _your_data(page) -> None:
     expect(page.locator(f"{E.MAIN} h2", has_text="Cosine as a classifier of your label")).to_be_visible()
 
 
+def _your_corpus(page) -> None:
+    _click(page, "Use the shipped sample (300 WordNet adjective definitions)")
+    _click(page, "Audit corpus")
+    expect(page.locator(f"{E.MAIN} h2", has_text="Close pairs, worst first")).to_be_visible()
+
+
 def _papers(page) -> None:
     _click(page, "Recompute")
 
@@ -120,6 +126,7 @@ TOUR = [
     ("retrieval", "retrieval", _retrieval),
     ("tune", "tune", _tune),
     ("your-data", "your-data", _your_data),
+    ("your-corpus", "your-corpus", _your_corpus),
     ("papers", "papers", _papers),
     ("history", "history", _history),
 ]

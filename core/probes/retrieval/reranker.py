@@ -124,6 +124,27 @@ def reranker_availability(model_id: str) -> Availability:
     return availability(model_id)
 
 
+def nli_labels(model_id: str, pairs: Sequence[tuple[str, str]], batch_size: int = constants.ENCODE_BATCH_SIZE) -> list[str]:
+    """An NLI model's label (its highest logit, lower case: ``contradiction``, ``entailment``, ...) for each (premise, hypothesis) pair.
+
+    The corpus audit's optional judge: how many confusable twins a cross-encoder reads as contradictions.
+
+    Raises:
+        ModelUnavailable: the model cannot be found or loaded here, or is not an NLI model.
+    """
+    model, kind = _load(model_id)
+    if kind != KIND_NLI:
+        raise ModelUnavailable(f"{model_id}: a relevance cross-encoder (one output), not an NLI model with a contradiction label")
+    if not pairs:
+        return []
+    import torch
+
+    logits = np.asarray(model.predict(list(pairs), batch_size=batch_size, activation_fn=torch.nn.Identity(), show_progress_bar=False, convert_to_numpy=True),
+                        dtype=float).reshape(len(pairs), -1)
+    names = {int(k): str(v).lower() for k, v in model.config.id2label.items()}
+    return [names[int(i)] for i in np.argmax(logits, axis=1)]
+
+
 class CrossEncoderReranker:
     """Rescore each query's best passages with a cross-encoder or NLI model (see the module docstring)."""
 

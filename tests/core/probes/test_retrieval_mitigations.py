@@ -13,6 +13,9 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from cross_encoder_support import NLI_LABELS
+from cross_encoder_support import direct_logits as _direct_logits
+from cross_encoder_support import tiny_cross_encoder as _tiny_cross_encoder
 
 from core import constants
 from core.models import loading
@@ -391,44 +394,8 @@ def test_calibrated_filter_drops_scores_at_or_below_the_models_threshold():
 
 # ------------------------------------------------------------------ cross-encoder reranker
 
-NLI_LABELS = {0: "contradiction", 1: "entailment", 2: "neutral"}
 QUERIES = ["Which drug is the patient allergic to?", "When does the museum open?"]
 PASSAGES = [ANCHOR, VARIANT, UNRELATED, PARAPHRASE]
-
-
-def _tiny_cross_encoder(folder, num_labels: int, id2label: dict[int, str] | None):
-    """A randomly initialised 2-layer BERT classifier with MiniLM's tokenizer, saved to ``folder``."""
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    from core.models.bundled import tokenizer_path
-
-    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_path("minilm_l6")))
-    labels = id2label or {i: f"LABEL_{i}" for i in range(num_labels)}
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        num_labels=num_labels,
-        id2label=labels,
-        label2id={v: k for k, v in labels.items()},
-        initializer_range=0.5,  # large random weights, so different pairs get clearly different logits
-    )
-    torch.manual_seed(0)
-    model = BertForSequenceClassification(config).eval()
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return model, tokenizer
-
-
-def _direct_logits(model, tokenizer, pairs: list[tuple[str, str]]) -> np.ndarray:
-    import torch
-
-    batch = tokenizer([a for a, _ in pairs], [b for _, b in pairs], padding=True, truncation=True, return_tensors="pt")
-    with torch.no_grad():
-        return model(**batch).logits.numpy().astype(float)
 
 
 @pytest.fixture(scope="module")

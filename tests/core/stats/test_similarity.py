@@ -36,3 +36,17 @@ def test_the_cosines_agree_with_hand_computation_at_extreme_scales():
     assert cos_sim(a, b)[0, 0] == pytest.approx(expected, abs=1e-12)
     assert pairwise_cos_sim(a * 1e-59, b * 1e-59)[0] == pytest.approx(expected, abs=1e-12)
     assert cos_sim([0.0, 0.0, 0.0], [1.0, 0.0, 0.0])[0, 0] == 0.0  # cos_sim keeps its rule: a zero row scores 0 with anything
+
+
+def test_unit_rows_and_cos_sim_units_equal_cos_sim():
+    from core.stats.similarity import cos_sim_units, unit_rows
+
+    rng = np.random.default_rng(7)
+    a, b = rng.normal(size=(6, 5)), rng.normal(size=(4, 5))
+    a[0] = 0.0  # a zero row stays zero: cosine 0 with everything
+    np.testing.assert_allclose(cos_sim_units(unit_rows(a), unit_rows(b)), cos_sim(a, b), atol=1e-12)
+    single = unit_rows(a.astype(np.float32))
+    assert single.dtype == np.float32
+    np.testing.assert_allclose(cos_sim_units(single, single), cos_sim(a, a), atol=1e-6)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        unit_rows(np.array([[np.nan, 1.0]]))

@@ -1,0 +1,212 @@
+"""A corpus audited: every passage encoded once per model, its close pairs found exactly and classified.
+
+:func:`audit_corpus` goes through :func:`core.models.runs.model_runs` (the
+embedding cache, progress naming each model, one-line errors per model),
+collects every pair above ``floor`` with :func:`core.audit.neighbours.close_pairs`,
+and classifies each with :func:`core.audit.kinds.pair_kind`.  With queries it
+also keeps each query's top 5 passages, so :mod:`core.audit.risk` can say how
+often a query meets a passage and its twin together.  Pairs are kept from
+``floor`` up, so any threshold at or above it (the page's slider) is a filter
+of this one result, never a second encoding.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from core import constants
+from core.audit import kinds
+from core.audit.approximate import APPROX_FROM, DEFAULT_K, SearchReport, approximate_pairs, recall_against_exact
+from core.audit.neighbours import DEFAULT_MAX_PAIRS, close_pairs, top_k
+from core.audit.projection import project_2d
+from core.models.cache import EmbeddingCache
+from core.models.encode import EncodeReport, embedding_matrix
+from core.models.options import DEFAULT_OPTIONS, EncodeOptions
+from core.models.runs import ProgressFn, model_runs
+
+TOP_K = 5
+COL_ID_A, COL_ID_B = "id_a", "id_b"
+COL_INDEX_A, COL_INDEX_B = "index_a", "index_b"
+COL_KIND, COL_MODE, COL_MODES = "kind", "mode", "modes"
+COL_CHANGED_A, COL_CHANGED_B = "changed_a", "changed_b"
+PAIR_COLUMNS = [
+    constants.COL_MODEL, COL_ID_A, COL_ID_B, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE,
+    COL_KIND, COL_MODE, COL_MODES, COL_CHANGED_A, COL_CHANGED_B, COL_INDEX_A, COL_INDEX_B,
+]
+MIN_PASSAGES = 2
+
+
+@dataclass
+class AuditResult:
+    """What the audit found, for every model that ran.
+
+    Attributes:
+        passages: the corpus, distinct texts in file order (n).
+        ids: one id per passage (n).
+        queries: the queries (q, may be 0).
+        floor: pairs were collected strictly above this cosine.
+        pairs: one row per model and close pair (``PAIR_COLUMNS``), highest cosine first.
+        top: model -> (q, 5) indices of each query's best passages, best first.
+        coords: model -> (n, 2) map of the passages (:func:`core.audit.projection.project_2d`).
+        qrels: query index -> indices of its relevant passages (a BEIR folder's judgements), or None.
+        errors: model -> one-line reason, for models that failed.
+        reports: model -> its encoding report.
+        seconds: wall time of the run.
+        search: model -> how its close pairs were found (exact, or approximate with recall against exact on a sample).
+        timings: model -> seconds spent encoding, searching close pairs, classifying them, projecting (where the time goes).
+    """
+
+    passages: list[str]
+    ids: list[str]
+    queries: list[str]
+    floor: float
+    pairs: pd.DataFrame
+    top: dict[str, np.ndarray] = field(default_factory=dict)
+    coords: dict[str, np.ndarray] = field(default_factory=dict)
+    qrels: dict[int, set[int]] | None = None
+    errors: dict[str, str] = field(default_factory=dict)
+    reports: dict[str, EncodeReport] = field(default_factory=dict)
+    seconds: float = 0.0
+    timings: dict[str, dict[str, float]] = field(default_factory=dict)
+    search: dict[str, SearchReport] = field(default_factory=dict)
+
+    @property
+    def models(self) -> list[str]:
+        """The models that produced a result, in run order."""
+        return [m for m in self.reports if m not in self.errors]
+
+
+def check_corpus(passages: Sequence[str]) -> list[str]:
+    """The corpus as the audit reads it: distinct non-empty texts, in order.
+
+    Raises:
+        ValueError: fewer than two distinct passages (one line saying how many).
+    """
+    if isinstance(passages, str):
+        raise ValueError("give the corpus as a list of passages, not one string")  # noqa: TRY004
+    texts = [" ".join(str(p).split()) for p in passages if isinstance(p, str)]
+    distinct = list(dict.fromkeys(t for t in texts if t))
+    if len(distinct) < MIN_PASSAGES:
+        what = "no passage" if not distinct else "one distinct passage"
+        raise ValueError(f"the corpus holds {what}; an audit compares passages, so it needs at least {MIN_PASSAGES}")
+    return distinct
+
+
+def _pair_rows(model: str, passages: list[str], ids: list[str], found) -> pd.DataFrame:
+    rows = []
+    for i, j, cosine in zip(found.i.tolist(), found.j.tolist(), found.cosine.tolist(), strict=True):
+        a, b = passages[i], passages[j]
+        kind = kinds.pair_kind(a, b)
+        # The marked words matter where one edit separates the texts; an "other" pair differs too much to mark.
+        changed_a, changed_b = kinds.changed_words(a, b) if kind.kind != kinds.KIND_OTHER else ("", "")
+        rows.append((model, ids[i], ids[j], a, b, cosine, kind.kind, kind.mode, ";".join(kind.modes), changed_a, changed_b, i, j))
+    return pd.DataFrame(rows, columns=PAIR_COLUMNS)
+
+
+def audit_corpus(
+    passages: Sequence[str],
+    models: Sequence[str],
+    floor: float = constants.DEFAULT_THRESHOLD,
+    *,
+    ids: Sequence[str] | None = None,
+    queries: Sequence[str] = (),
+    qrels: Mapping[int, set[int]] | None = None,
+    cache: EmbeddingCache | None = None,
+    options: EncodeOptions = DEFAULT_OPTIONS,
+    progress: ProgressFn | None = None,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
+    project: bool = False,
+    approximate: bool | None = None,
+    k: int = DEFAULT_K,
+) -> AuditResult:
+    """Encode every passage once per model, find every pair above ``floor``, classify each.
+
+    Args:
+        passages: the corpus (n >= 2 distinct texts; repeats and blanks are dropped).
+        models: model names, aliases, ids or folders.
+        floor: keep pairs whose cosine is strictly above this, in [-1, 1].
+        ids: one id per passage of ``passages`` as given (default: 1-based row numbers).
+        queries: optional queries; each keeps its top 5 passages.
+        qrels: query index -> relevant passage indices, when the queries are judged.
+        cache: the embedding cache, or None.
+        options: how models load and encode.
+        progress: (fraction, message) callback; messages name the model.
+        max_pairs: refuse a threshold that lets more pairs through than this, per model.
+        project: also map the passages in 2-D per model (``coords``; the page's map).
+        approximate: find close pairs with the approximate index (True), exactly (False), or by size (None: from
+            ``core.audit.approximate.APPROX_FROM`` passages); the approximate path measures its recall on a sample.
+        k: neighbours per passage the approximate index returns.
+
+    Returns:
+        An :class:`AuditResult`; a model that fails is in ``errors``, the others still run.
+
+    Raises:
+        ValueError: no model, too few passages, ids that do not match, or a floor out of range.
+        core.audit.neighbours.TooManyPairs: more than ``max_pairs`` close pairs.
+    """
+    start = time.perf_counter()
+    if not models:
+        raise ValueError("give at least one model")
+    if not np.isfinite(floor) or not -1.0 <= floor <= 1.0:
+        raise ValueError(f"the threshold must be between -1 and 1, got {floor}")
+    given = list(passages)
+    if ids is not None and len(ids) != len(given):
+        raise ValueError(f"got {len(ids)} ids for {len(given)} passages")
+    texts = check_corpus(given)
+    first_id: dict[str, str] = {}
+    for row, text in enumerate(given):
+        if isinstance(text, str):
+            first_id.setdefault(" ".join(text.split()), str(ids[row]) if ids is not None else str(row + 1))
+    passage_ids = [first_id[t] for t in texts]
+    query_texts = [q for q in (" ".join(str(q).split()) for q in queries) if q]
+    errors: dict[str, str] = {}
+    reports: dict[str, EncodeReport] = {}
+    frames, top, coords = [], {}, {}
+    timings: dict[str, dict[str, float]] = {}
+    search: dict[str, SearchReport] = {}
+    for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
+        clock = time.perf_counter()
+        encoded = run.encode(list(dict.fromkeys([*texts, *query_texts])), share=0.7)
+        if encoded is None:
+            continue
+        spent = {"encode": time.perf_counter() - clock}
+        vectors, reports[run.label] = encoded
+        matrix = embedding_matrix(vectors, texts)
+        query_matrix = embedding_matrix(vectors, query_texts) if query_texts else None
+        del vectors
+        if cache is not None and cache.on_disk:
+            # The matrix holds every vector now; the disk layer keeps them for the next run (as the chunked runner does per chunk).
+            cache.clear_memory()
+        label = run.label
+
+        def searched(done: int, total: int, label: str = label, run=run) -> None:
+            run.note(0.7 + 0.2 * done / max(total, 1), f"{label}: compared {done:,}/{total:,} passages with every other")
+
+        clock = time.perf_counter()
+        if approximate or (approximate is None and len(texts) >= APPROX_FROM):
+            run.note(0.7, f"{label}: approximate neighbours (faiss HNSW, k={k}) of {len(texts):,} passages")
+            found = approximate_pairs(matrix, floor, k=k, max_pairs=max_pairs)
+            recall, sampled, exact_n = recall_against_exact(matrix, found, floor)
+            search[label] = SearchReport(f"approximate (faiss HNSW, k={k})", k, recall, sampled, exact_n)
+        else:
+            found = close_pairs(matrix, floor, max_pairs=max_pairs, progress=searched)
+            search[label] = SearchReport("exact")
+        run.note(0.9, f"{label}: classifying {found.i.size:,} close pairs")
+        spent["search"], clock = time.perf_counter() - clock, time.perf_counter()
+        frames.append(_pair_rows(label, texts, passage_ids, found))
+        spent["classify"], clock = time.perf_counter() - clock, time.perf_counter()
+        if query_matrix is not None:
+            top[label], _ = top_k(query_matrix, matrix, TOP_K)
+            spent["queries"], clock = time.perf_counter() - clock, time.perf_counter()
+        if project:
+            coords[label] = project_2d(matrix)
+            spent["project"] = time.perf_counter() - clock
+        timings[label] = {k: round(v, 3) for k, v in spent.items()}
+    pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PAIR_COLUMNS)
+    return AuditResult(texts, passage_ids, query_texts, float(floor), pairs, top, coords,
+                       dict(qrels) if qrels is not None else None, errors, reports, time.perf_counter() - start, timings, search)

@@ -1,0 +1,105 @@
+"""The "Your corpus" page's drawing helpers: twin pairs side by side with the differing words marked, the twin-share curve, the map."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+import streamlit as st
+
+from core import constants
+from core.audit.kinds import marked_tokens
+from core.models.registry import model_color
+from ui.charts import plot_text
+from ui.state import short
+from ui.widgets import md_escape, selected_rows
+
+
+def marked_markdown(tokens: list[tuple[str, bool]]) -> str:
+    """A text as inert Markdown with its differing words highlighted (every token escaped; only our highlight is Markdown)."""
+    out = []
+    for token, changed in tokens:
+        escaped = md_escape(token)
+        out.append(f":orange-background[**{escaped}**]" if changed else escaped)
+    return "".join(out)
+
+
+def twin_pairs(pairs: pd.DataFrame, limit: int) -> None:
+    """The first ``limit`` pairs (worst first), each in a bordered box: both texts in full, differing words marked."""
+    for row in pairs.head(limit).to_dict(orient="records"):
+        marks_a, marks_b = marked_tokens(str(row["text_a"]), str(row["text_b"]))
+        with st.container(border=True):
+            what = str(row["mode"]).replace("_", " ") if row["kind"] == "twin" else str(row["kind"])
+            st.caption(f"{md_escape(short(row['model']))} · cosine {float(row['cosine']):.3f} · {md_escape(what)} · "
+                       f"passages {md_escape(row['id_a'])} and {md_escape(row['id_b'])}")
+            left, right = st.columns(2)
+            left.markdown(marked_markdown(marks_a))
+            right.markdown(marked_markdown(marks_b))
+
+
+def twin_curve_figure(curve: pd.DataFrame, threshold: float) -> go.Figure:
+    """Share of passages with a confusable twin against the threshold, one line per model, the chosen threshold dashed."""
+    data = curve.assign(model_label=curve[constants.COL_MODEL].map(short))
+    fig = px.line(data, x="threshold", y="twin_share", color="model_label",
+                  color_discrete_map={short(m): model_color(m) for m in curve[constants.COL_MODEL].unique()},
+                  labels={"threshold": "threshold", "twin_share": "passages with a twin", "model_label": "model"},
+                  title="Share of passages with a confusable twin above each threshold")
+    fig.add_vline(x=threshold, line_dash="dash", line_color="black")
+    fig.update_yaxes(tickformat=".0%", rangemode="tozero")
+    fig.update_layout(height=360, margin={"l": 10, "r": 10, "t": 60, "b": 10})
+    return fig
+
+
+MAP_BACKGROUND_POINTS = 5_000  # passages without a twin drawn on the map at most (a seeded sample beyond)
+
+
+def map_figure(coords: np.ndarray, twins: pd.DataFrame, passages: list[str], method: str) -> go.Figure:
+    """The corpus on a 2-D map: passages as grey points, each twin pair a line between its two passages, coloured by mode.
+
+    Every point trace's ``customdata`` holds passage indices (what :func:`core.audit` rows call ``index_a``/``index_b``).
+    """
+    fig = go.Figure()
+    linked = set(twins["index_a"].tolist()) | set(twins["index_b"].tolist())
+    rest = np.array([i for i in range(len(passages)) if i not in linked], dtype=int)
+    if rest.size > MAP_BACKGROUND_POINTS:
+        rest = np.sort(np.random.default_rng(0).choice(rest, MAP_BACKGROUND_POINTS, replace=False))
+    fig.add_trace(go.Scattergl(x=coords[rest, 0], y=coords[rest, 1], mode="markers", customdata=rest, name="no twin",
+                               marker={"size": 5, "color": "lightgrey"}, text=[plot_text(passages[i][:120]) for i in rest],
+                               hovertemplate="%{text}<extra></extra>"))
+    palette = px.colors.qualitative.D3
+    for k, mode in enumerate(constants.FAILURE_MODES):
+        mine = twins[twins["mode"] == mode]
+        if mine.empty:
+            continue
+        color = palette[k % len(palette)]
+        xs, ys = [], []
+        for a, b in zip(mine["index_a"].tolist(), mine["index_b"].tolist(), strict=True):
+            xs += [coords[a, 0], coords[b, 0], None]
+            ys += [coords[a, 1], coords[b, 1], None]
+        label = mode.replace("_", " ")
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line={"color": color, "width": 1.5}, hoverinfo="skip", showlegend=False, legendgroup=label))
+        members = np.array(sorted(set(mine["index_a"].tolist()) | set(mine["index_b"].tolist())), dtype=int)
+        fig.add_trace(go.Scatter(x=coords[members, 0], y=coords[members, 1], mode="markers", customdata=members, name=label, legendgroup=label,
+                                 marker={"size": 8, "color": color}, text=[plot_text(passages[i][:120]) for i in members],
+                                 hovertemplate="%{text}<extra>" + label + "</extra>"))
+    fig.update_layout(title=f"Your corpus on a 2-D map ({method}); lines join confusable twins", height=520,
+                      margin={"l": 10, "r": 10, "t": 60, "b": 10}, xaxis={"showticklabels": False, "title": ""},
+                      yaxis={"showticklabels": False, "title": ""}, legend_title_text="twin pairs by mode")
+    return fig
+
+
+def corpus_map(coords: np.ndarray, twins: pd.DataFrame, passages: list[str], ids: list[str], method: str, key: str) -> None:
+    """The map, and for a clicked point its passage and each of its twins with the differing words marked."""
+    fig = map_figure(coords, twins, passages, method)
+    event = st.plotly_chart(fig, width="stretch", key=key, on_select="rerun", selection_mode="points")
+    picked = selected_rows(event, fig)
+    if not picked:
+        st.caption("Click a point to read its passage and its twins.")
+        return
+    index = picked[0]
+    st.markdown(f"**Passage {md_escape(ids[index])}:** {md_escape(passages[index])}")
+    mine = twins[(twins["index_a"] == index) | (twins["index_b"] == index)]
+    if mine.empty:
+        st.caption("No confusable twin above the threshold.")
+    twin_pairs(mine, len(mine))

@@ -1,0 +1,201 @@
+"""Your corpus: the passages of your own knowledge base a retriever cannot tell apart (``docs/audit.md``).
+
+Upload a corpus (one passage per line, or a text column of a CSV, TSV, JSON or
+JSONL file; optionally a queries file), audit it with the sidebar's models,
+then move this page's threshold: the risk numbers, the curve and the twin
+table follow at once, from the one audit kept per corpus content
+(``ui.resources.audit_run``), with nothing encoded again.
+
+State: the uploaded bytes live in ``yc_corpus_bytes`` / ``yc_queries_bytes``
+(non-widget keys, so they survive page switches) and are parsed once per new
+content; a file that cannot be read shows an error and leaves the previous
+corpus and audit in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import streamlit as st
+
+from core import constants
+from core.audit import projection
+from core.audit.kinds import KIND_DUPLICATE, KIND_OTHER, KIND_TWIN
+from core.audit.risk import ALL_MODES
+from core.audit.run import check_corpus
+from core.files.errors import PairsFileError
+from core.files.texts import TEXT_COLUMNS, parse_texts
+from core.paths import PROJECT_ROOT
+from ui import audit as audit_ui
+from ui import resources, state, widgets
+
+FLOOR = 0.5  # pairs are collected from here up, so the slider can go this low without a second audit
+SAMPLE = PROJECT_ROOT / "data" / "corpora" / "wordnet-adjectives.csv"
+SAMPLE_ROWS = 300
+UPLOAD_TYPES = ["txt", "csv", "tsv", "json", "jsonl"]
+CORPUS_LABEL = "Upload a corpus (one passage per line, or a text column)"
+QUERIES_LABEL = "Queries (optional: how often a top 5 holds a passage and its twin)"
+SAMPLE_LABEL = "Use the shipped sample (300 WordNet adjective definitions)"
+RUN_LABEL = "Audit corpus"
+THRESHOLD_LABEL = "Threshold for this audit"
+KINDS_SHOWN = {"confusable twins": KIND_TWIN, "near-duplicates": KIND_DUPLICATE, "other differences": KIND_OTHER}
+KEY = {kind: f"yc_{kind}" for kind in ("corpus", "queries")}
+
+
+def _bytes_key(kind: str) -> str:
+    return f"{KEY[kind]}_bytes"
+
+
+def _take_upload(kind: str, uploaded) -> None:
+    ss = st.session_state
+    if uploaded is not None and uploaded.file_id != ss.get(f"{KEY[kind]}_upload_id"):
+        ss[f"{KEY[kind]}_upload_id"] = uploaded.file_id
+        ss[_bytes_key(kind)] = (uploaded.name, uploaded.getvalue())
+        ss[f"{KEY[kind]}_seen"] = None
+
+
+def _use_sample() -> None:
+    lines = SAMPLE.read_bytes().splitlines(keepends=True)
+    st.session_state[_bytes_key("corpus")] = (SAMPLE.name, b"".join(lines[: SAMPLE_ROWS + 1]))
+    st.session_state[f"{KEY['corpus']}_seen"] = None
+
+
+def _ingest(kind: str) -> None:
+    """Parse the kind's bytes when new; a file that does not parse leaves the previous texts in place."""
+    ss = st.session_state
+    held = ss.get(_bytes_key(kind))
+    if held is None:
+        return
+    name, data = held
+    signature = hashlib.sha256(name.encode("utf-8", "replace") + b"\0" + data).hexdigest()
+    if signature == ss.get(f"{KEY[kind]}_seen"):
+        return
+    ss[f"{KEY[kind]}_seen"] = signature
+    try:
+        found = parse_texts(data, name, TEXT_COLUMNS[kind], what=kind)
+        if kind == "corpus":
+            check_corpus(found.texts)
+    except (PairsFileError, ValueError) as exc:
+        ss[f"{KEY[kind]}_error"] = (name, str(exc))
+        return
+    ss[f"{KEY[kind]}_texts"] = (name, found.texts, found.notes)
+    ss[f"{KEY[kind]}_error"] = None
+
+
+def _digest(passages: list[str], queries: list[str]) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    for text in (*passages, "\0queries\0", *queries):
+        digest.update(text.encode("utf-8", "surrogatepass") + b"\0")
+    return digest.hexdigest()
+
+
+def _run(passages: list[str], queries: list[str], selection: state.Selection) -> None:
+    key = resources.audit_key(_digest(passages, queries), tuple(selection.models), selection.options, FLOOR)
+    with st.status(f"Auditing {len(passages):,} passages × {len(selection.models)} models", expanded=True) as status:
+        bar = st.progress(0.0)
+
+        def progress(fraction: float, message: str) -> None:
+            bar.progress(fraction, text=widgets.md_escape(message))  # messages name the model, which users type
+            status.update(label=f"Auditing {len(passages):,} passages: {widgets.md_escape(message)}")
+
+        try:
+            result = resources.audit_run(key, passages, queries, progress)
+        except ValueError as exc:
+            status.update(label="Audit: nothing to show", state="error")
+            st.session_state["yc_run_error"] = str(exc)
+            return
+        ok = bool(result.models)
+        names = ", ".join(state.short(m) for m in result.models)
+        status.update(label=f"Audit done with {widgets.md_escape(names)}: {len(result.passages):,} passages, {len(result.pairs):,} close pairs "
+                            f"above {FLOOR:.2f} in {state.wall_time(result.seconds)}" if ok else "Audit: no model produced results",
+                      state="complete" if ok else "error", expanded=False)
+    st.session_state["yc_run_error"] = None
+    st.session_state[state.KEY_ERRORS]["your_corpus"] = result.errors
+    if ok:
+        st.session_state["yc_audit_key"] = key
+
+
+# --------------------------------------------------------------------------- page
+
+ss = st.session_state
+st.title("🔎 Your corpus")
+st.markdown(
+    "Find the passages of **your own corpus** that a retriever cannot tell apart before your users do. Every passage is encoded once "
+    "with the models selected in the sidebar; every pair above the threshold is a **confusable twin** when one failure-mode edit "
+    "separates them (a *not*, 5 mg vs 500 mg, who acquired whom, before/after, all/none, a hedge), a **near-duplicate** when they say "
+    "the same thing, else an **other difference**. No labels needed."
+)
+up_col, q_col = st.columns(2)
+with up_col:
+    _take_upload("corpus", st.file_uploader(CORPUS_LABEL, type=UPLOAD_TYPES, key="yc_corpus_uploader", max_upload_size=constants.MAX_UPLOAD_MB,
+                                            help=f"Up to {constants.MAX_UPLOAD_MB} MB and {constants.MAX_UPLOAD_ROWS:,} passages; "
+                                                 "`cosine-probe audit --corpus FILE` reads larger ones."))
+    st.button(SAMPLE_LABEL, on_click=_use_sample, help="WordNet 3.0 (Princeton University), its licence in data/corpora/.")
+with q_col:
+    _take_upload("queries", st.file_uploader(QUERIES_LABEL, type=UPLOAD_TYPES, key="yc_queries_uploader", max_upload_size=constants.MAX_UPLOAD_MB))
+
+for kind in ("corpus", "queries"):
+    _ingest(kind)
+    if ss.get(f"{KEY[kind]}_error"):
+        bad, message = ss[f"{KEY[kind]}_error"]
+        kept = f" The {kind} from {widgets.md_escape(ss[f'{KEY[kind]}_texts'][0])} is kept." if ss.get(f"{KEY[kind]}_texts") else ""
+        st.error(f"Could not read {widgets.md_escape(bad)}: {widgets.md_escape(message.rstrip('.'))}.{kept}", icon="⛔")
+
+corpus = ss.get(f"{KEY['corpus']}_texts")
+queries = ss.get(f"{KEY['queries']}_texts")
+selection = state.current()
+if corpus is None:
+    st.info("Upload a corpus, or use the shipped sample, to start.")
+else:
+    name, passages, notes = corpus
+    query_texts = queries[1] if queries else []
+    st.caption(f"Corpus: {widgets.md_escape(name)} · {len(passages):,} passages" + (f" · queries: {widgets.md_escape(queries[0])} · {len(query_texts):,}" if queries else ""))
+    for note in (*notes, *(queries[2] if queries else ())):
+        st.info(widgets.md_escape(note))
+    if not selection.models:
+        st.warning("Select at least one model in the sidebar.")
+    elif st.button(RUN_LABEL, type="primary"):
+        _run(passages, query_texts, selection)
+if ss.get("yc_run_error"):
+    st.error(f"{widgets.md_escape(ss['yc_run_error'].rstrip('.'))}.", icon="⛔")
+state.show_errors("your_corpus")
+
+key = ss.get("yc_audit_key")
+result = resources.stored_audit(key) if key is not None else None
+if key is not None and result is not None:
+    default = min(0.99, max(FLOOR, float(selection.threshold)))
+    threshold = st.slider(THRESHOLD_LABEL, min_value=FLOOR, max_value=0.99, value=widgets.saved("yc_threshold", default), step=0.01, key="yc_threshold",
+                          on_change=widgets.persist, args=("yc_threshold",),
+                          help="Pairs scoring above it are close. Moving it filters the one audit: nothing is encoded again.")
+    summary, pairs, findings = resources.audit_risk(key, threshold)
+    st.header("Findings")
+    widgets.finding(findings)
+    st.header("The risk in numbers")
+    st.caption("Per model and failure mode: confusable twin pairs above the threshold and the share of passages with at least one, "
+               "with a 95% bootstrap interval (passages resampled). With queries: the share whose top 5 holds a passage and its twin, "
+               "and the share whose first passage has its twin right there.")
+    shown = summary.assign(**{constants.COL_MODEL: summary[constants.COL_MODEL].map(state.short)})
+    if not result.queries:
+        shown = shown.drop(columns=[c for c in shown.columns if c.startswith(("query_twin_top5", "twin_first")) or c == "n_queries"])
+    percent = {c: st.column_config.NumberColumn(c.replace("_", " "), format="percent") for c in shown.columns if "share" in c or c.startswith(("query_twin", "twin_first"))}
+    widgets.results_table(shown, "your-corpus-risk", lead=(constants.COL_MODEL, "mode", "twin_pairs", "twin_share", "twin_share_ci_low", "twin_share_ci_high"),
+                          column_config=percent)
+    st.plotly_chart(audit_ui.twin_curve_figure(resources.audit_curve(key), threshold), width="stretch", key="chart-your-corpus-curve")
+    st.header("The map")
+    twins_now = pairs[pairs["kind"] == KIND_TWIN]
+    mapped = [m for m in result.models if m in result.coords]
+    if mapped:
+        model = st.selectbox("Model", mapped, format_func=state.short, key="yc_map_model") if len(mapped) > 1 else mapped[0]
+        st.caption(f"Each point is a passage, placed by {projection.METHOD} of {widgets.md_escape(state.short(model))}'s vectors (a linear projection: "
+                   "umap-learn is not installed here). Lines join confusable twins above the threshold, coloured by mode; "
+                   "they come from the exact cosines, not from distances on the map.")
+        audit_ui.corpus_map(result.coords[model], twins_now[twins_now[constants.COL_MODEL] == model], result.passages, result.ids,
+                            projection.METHOD, "chart-your-corpus-map")
+    st.header("Close pairs, worst first")
+    kind_label = st.radio("Show", list(KINDS_SHOWN), horizontal=True, key="yc_kind")
+    chosen = pairs[pairs["kind"] == KINDS_SHOWN[kind_label]]
+    overall = summary[summary["mode"] == ALL_MODES]
+    st.caption(f"{len(chosen):,} {kind_label} above {threshold:.2f} across {len(overall)} model(s); both texts in full, the differing words marked.")
+    limit = st.number_input("Pairs shown", min_value=1, max_value=500, value=20, step=10, key="yc_limit")
+    audit_ui.twin_pairs(chosen, int(limit))
+    widgets.downloads(chosen.drop(columns=["index_a", "index_b"]), f"your corpus {kind_label}")
