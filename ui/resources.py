@@ -425,8 +425,14 @@ def _audit_store() -> dict[tuple, Any]:
 
 
 def audit_key(digest: str, models: tuple[str, ...], options: EncodeOptions, floor: float) -> tuple:
-    """What one audit is kept under: the content digest of the corpus and queries, the models, how they run, the floor."""
-    return (digest, models, options, floor)
+    """What one audit is kept under: the content digest of the corpus and queries, the models, how they run, the floor.
+
+    An endpoint model is keyed by its settings' digest too: two sessions naming one ``openai:`` model at two URLs
+    (or with two keys) never share an audit.
+    """
+    from ui.endpoints import settings_key
+
+    return (digest, tuple((m, settings_key(m)) for m in models), options, floor)
 
 
 def stored_audit(key: tuple):
@@ -448,8 +454,8 @@ def audit_run(key: tuple, passages: list[str], queries: list[str], progress: Cal
     found = stored_audit(key)
     if found is not None:
         return found
-    _digest, models, options, floor = key
-    result = audit_corpus(passages, list(models), floor, queries=queries, cache=embedding_cache(), options=options, progress=progress, project=True)
+    _digest, keyed_models, options, floor = key
+    result = audit_corpus(passages, [name for name, _settings in keyed_models], floor, queries=queries, cache=embedding_cache(), options=options, progress=progress, project=True)
     with _AUDITS_LOCK:
         store = _audit_store()
         store[key] = result

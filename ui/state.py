@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from core import constants
-from core.models import registry
+from core.models import endpoint, registry
 from core.models.device import choose_device
 from core.models.loading import REMOTE_CODE_WARNING
 from core.models.options import EncodeOptions
@@ -111,6 +111,8 @@ def custom_model_problem(name: str) -> str | None:
     key = (name or "").strip()
     if not key:
         return "type a model id or a folder"
+    if endpoint.looks_like_secret(key):  # issue 38.6: a key pasted into the wrong box is refused, never echoed or stored
+        return "that looks like a key, not a model id or folder; it was not added (an endpoint's key goes in its own box under \"Add an endpoint\")"
     meta = registry.resolve(key)
     if meta.name in registry.REGISTRY or meta.source == registry.SOURCE_LOCAL:
         return None
@@ -313,7 +315,7 @@ def show_notes(key: str) -> None:
     (another snapshot, dimension, tokens kept, pooling, prompt, a one-off export), for the last result under ``key``.
 
     Issue 26: one-off notes pushed results below the fold on every page. Each note is a toast the
-    first time this session sees it, and otherwise sits in one collapsed line, never a box above results.
+    first time this server process sees it (so a new session is not covered in toasts), and otherwise sits in one collapsed line, never a box above results.
     """
     result = stored(key)
     if result is None or not result.reports:

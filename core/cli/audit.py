@@ -210,16 +210,18 @@ def cmd_audit(args) -> int:
         findings = [*findings, judgement.sentence(pairs)]
         if judgement.error is not None:
             print(f"note: {judgement.sentence(pairs)}", file=sys.stderr)
-    name = Path(args.beir or args.corpus).name if args.planted is None else f"planted-{args.planted}"
-    record_history("audit", audit_pairs(result.pairs, name), {"sources": doc["sources"], "threshold": args.threshold, "mode": "audit",
-                                                            "findings": findings}, result.errors)
-    if out is not None:
-        _write(out, pairs, doc)
+    # The approximate search's recall is a finding like the others: stored in the history, the report and the JSON too.
     for model, search in result.search.items():
         if search.method != "exact":
             recall = "no close pair touched the sample" if search.recall != search.recall else f"{search.recall:.4f}"
             findings = [*findings, f"{registry.short_name(model)}: close pairs by {search.method}; recall against exact search on a sample of "
                                    f"{search.sample:,} passages ({search.exact_pairs_in_sample:,} exact pairs): {recall}."]
+    doc["findings"] = findings
+    name = Path(args.beir or args.corpus).name if args.planted is None else f"planted-{args.planted}"
+    record_history("audit", audit_pairs(result.pairs, name), {"sources": doc["sources"], "threshold": args.threshold, "mode": "audit",
+                                                            "findings": findings}, result.errors)
+    if out is not None:
+        _write(out, pairs, doc)
     if args.json:
         print(json.dumps(doc, indent=1, ensure_ascii=False))
     else:

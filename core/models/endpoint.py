@@ -167,13 +167,6 @@ def clean_base_url(url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
 
 
-def _shown_url(text: str) -> str:
-    """A URL as it may be shown: no credentials, no query string."""
-    parts = urlsplit(text)
-    host = unquote(parts.netloc).rsplit("@", 1)[-1]
-    return redact_all(urlunsplit((parts.scheme, host, parts.path, "", ""))[:120])
-
-
 # A key's look: a known key prefix, or a long run of letters and digits no model name has.
 _SECRET_LIKE = re.compile(r"^(?:(?:sk|pk|rk|hf|ghp|gho|ghs|github_pat|glpat|xox[abpr])[-_][-_A-Za-z0-9]{16,}|(?:AKIA|ASIA)[A-Z0-9]{16}|eyJ[-_A-Za-z0-9]{10,}\.)"
                           r"|[A-Za-z0-9]{28,}")
@@ -324,6 +317,10 @@ def redact(text: str, secret: str | None) -> str:
     return redact_all(text)
 
 
+# A typed key this long (or shaped like one, :func:`looks_like_secret`) joins the one redaction; real keys are longer.
+TYPED_KEY_REDACTED_FROM = 16
+
+
 def api_key(settings: EndpointSettings) -> str:
     """The key a request sends: the typed one, else the named variable's value, else empty. Never print it.
 
@@ -332,8 +329,12 @@ def api_key(settings: EndpointSettings) -> str:
     """
     if settings.session_key is not None:
         key = settings.session_key.reveal()
-    else:
-        key = os.environ.get(settings.key_env, "").strip() if settings.key_env else ""
+        # The redaction is process-wide: a visitor's short word typed as a "key" must not blank that word on every
+        # page of every session, so a typed key is registered only when it has a key's length or look.
+        if len(key) >= TYPED_KEY_REDACTED_FROM or looks_like_secret(key):
+            register_secret(key)
+        return key
+    key = os.environ.get(settings.key_env, "").strip() if settings.key_env else ""
     register_secret(key)
     return key
 

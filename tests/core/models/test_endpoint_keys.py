@@ -74,3 +74,16 @@ def test_a_bad_base_url_is_not_echoed():
     with pytest.raises(endpoint.EndpointError) as raised:
         endpoint.make_settings("m", TYPED)
     assert TYPED not in str(raised.value)
+
+
+def test_a_short_word_typed_as_a_key_is_not_redacted_on_every_page_but_a_real_key_is():
+    """Review of issue 38: the redaction is process-wide, so a visitor typing "negation" as a key must not blank that word for everyone."""
+    from core.messages import redact as redact_everywhere
+
+    word = endpoint.make_settings("m", "http://127.0.0.1:9/v1", session_key=endpoint.SessionKey("negation"))
+    assert endpoint.api_key(word) == "negation"
+    assert redact_everywhere("the negation cue") == "the negation cue"
+    key = "sk-typed-canary-0f3e9a7b2c4d"
+    typed = endpoint.make_settings("m", "http://127.0.0.1:9/v1", session_key=endpoint.SessionKey(key))
+    assert endpoint.api_key(typed) == key
+    assert key not in redact_everywhere(f"echoed {key}")
