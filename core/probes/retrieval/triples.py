@@ -375,12 +375,11 @@ def _by_source(scores: pd.DataFrame, **bootstrap) -> pd.DataFrame:
     from (issue 25).
     """
     plain = (scores[constants.COL_MITIGATION] == constants.MITIGATION_NONE).to_numpy()
-    frame = scores.assign(**{
-        constants.COL_GROUP_ID: scores[constants.COL_ANCHOR],
-        constants.COL_VARIANT_SOURCE: variant_sources(scores[constants.COL_ANCHOR], scores[constants.COL_NEGATIVE]),
-        constants.COL_SCORE_VARIANT: np.where(plain, scores["cosine_negative"], scores.get("score_negative", scores["cosine_negative"])),
-        constants.COL_SCORE_PARAPHRASE: np.where(plain, scores["cosine_positive"], scores.get("score_positive", scores["cosine_positive"])),
-    })
+    frame = scores.copy()
+    frame[constants.COL_GROUP_ID] = scores[constants.COL_ANCHOR]
+    frame[constants.COL_VARIANT_SOURCE] = variant_sources(scores[constants.COL_ANCHOR], scores[constants.COL_NEGATIVE])
+    frame[constants.COL_SCORE_VARIANT] = np.where(plain, scores["cosine_negative"], scores.get("score_negative", scores["cosine_negative"]))
+    frame[constants.COL_SCORE_PARAPHRASE] = np.where(plain, scores["cosine_positive"], scores.get("score_positive", scores["cosine_positive"]))
     return tables.source_table(frame, **bootstrap)
 
 
