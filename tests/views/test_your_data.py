@@ -418,3 +418,23 @@ def test_twenty_uploads_keep_one_parsed_table_alive():
     assert len(_preview(app)) == 20
     assert tables_alive() <= alive, f"{tables_alive()} tables of the upload's rows alive after 21 uploads, {alive} after one"
     assert grown < UPLOAD_GROWTH_BOUND * len(data), f"Arrow memory grew {grown / 2**20:.1f} MB over 20 uploads of {len(data) / 2**20:.2f} MB"
+
+
+def test_runs_of_distinct_uploads_leave_no_vectors_in_the_shared_caches_memory():
+    """Issue 38 item 5: the server's one embedding cache kept every scored upload's vectors in memory, for every session.
+
+    After a page run its memory layer is empty (the disk layer keeps the vectors); running a file again reads them back.
+    """
+    from ui import resources
+
+    app = _new_app()
+    cosines = []
+    for k in range(3):
+        data = ("text_a,text_b\n" + "".join(f"upload {k} says the cat {i} sat,upload {k} says the dog {i} ran\n" for i in range(20))).encode()
+        app.file_uploader(key="yd_uploader").set_value((f"p{k}.csv", data, "text/csv")).run()
+        _run(app)
+        assert len(_results(app)) == 20
+        assert resources.embedding_cache().memory_vectors == 0, f"{resources.embedding_cache().memory_vectors} vectors held in memory after upload {k}'s run"
+        cosines.append(sorted(_results(app)[constants.COL_COSINE]))
+    _run(app)  # the last file again: its vectors come back from the disk layer
+    assert sorted(_results(app)[constants.COL_COSINE]) == pytest.approx(cosines[-1], abs=1e-6)
