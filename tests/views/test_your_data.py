@@ -389,7 +389,7 @@ def test_an_auc_below_half_is_said_in_words_with_the_groups_named_and_worst_pair
 # which tracemalloc does not see; pyarrow counts them. The session keeps one parsed table and its mapped pairs, so
 # twenty more uploads may add at most this multiple of the file's size (they added about 55 times its size before).
 UPLOAD_ROWS = 3_000
-UPLOAD_GROWTH_BOUND = 3  # × the file's bytes, over 20 uploads after the first
+UPLOAD_GROWTH_BOUND = 10  # × the file's bytes, over 20 uploads after the first (measured: +0.0; before the fix: about 60)
 
 
 def test_twenty_uploads_keep_one_parsed_table_alive():
