@@ -234,8 +234,13 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
             status.update(label=f"{label}: {md_escape(step)}")  # names the model and, the first time, its one-off ONNX export
 
         # Models whose every vector is cached are scored without loading their weights (core.models.runs).
-        result = run_pairs(pairs, est.fastest_first(), cache=resources.embedding_cache(), options=selection.options, progress=progress,
+        cache = resources.embedding_cache()
+        result = run_pairs(pairs, est.fastest_first(), cache=cache, options=selection.options, progress=progress,
                            on_load=loading, on_model=lambda frame, _report: live.model_done(frame))
+        if cache.on_disk:
+            # Issue 38: the cache is the server's, shared by every session; its memory layer would keep every
+            # uploaded text's vectors for the server's life. The disk layer keeps them (as the chunked runner does).
+            cache.clear_memory()
         _in_sidebar_order(result, selection.models)
         result.seconds = time.perf_counter() - start
         ok = not result.results.empty

@@ -38,7 +38,7 @@ KEY_ERROR = "yd_error"  # (name, message) of the last file that did not parse, o
 KEY_MAPPING = "yd_mapping"  # role -> column of KEY_PARSED
 MATCH_KEY = "yd_match_label"  # the label value that means "same meaning" (MATCH_DEFAULT: the automatic words)
 MATCH_DEFAULT = "__automatic__"
-KEY_VERSION = "yd_version"  # bumps on every new parsed file so mapping widgets start fresh
+MAP_KEY_PREFIX = "yd_map_"  # + role: the mapping boxes, set from KEY_MAPPING whenever they differ from it
 KEY_RUN_INFO = "yd_run_info"  # what the stored results were computed from
 PASTE_KEY = "yd_paste"
 KEY_DROP_IDENTICAL = "yd_drop_identical"
@@ -125,7 +125,6 @@ def _ingest(encoding: str | None) -> None:
     ss[KEY_SOURCE] = name
     ss[KEY_ERROR] = None
     ss[KEY_MAPPING] = guess_mapping(list(parsed.frame.columns), parsed.frame)
-    ss[KEY_VERSION] = ss.get(KEY_VERSION, 0) + 1
 
 
 def _checked(pairs, notes: list[str]):
@@ -251,15 +250,19 @@ else:
     hint = mapping_note(columns, mapping, frame=parsed.frame)
     if hint:
         st.info(widgets.md_escape(hint), icon="🧭")
-    version = ss.get(KEY_VERSION, 0)
     for (role, label, optional), col in zip(ROLES, st.columns(len(ROLES)), strict=True):
         options = [NONE, *columns] if optional else columns
         current = mapping.get(role)
         if current not in options:
             current = NONE if optional else columns[min(len(columns) - 1, 0 if role == constants.COL_TEXT_A else 1)]
             ss[KEY_MAPPING] = mapping = {**mapping, role: None if current == NONE else current}
-        widget_key = f"yd_map_{role}_{version}"
-        col.selectbox(label, options, index=options.index(current), key=widget_key, on_change=_set_mapping, args=(role, widget_key))
+        # One key per role for every file (issue 38): Streamlit never forgets a widget id's metadata, whose
+        # on_change callback holds this run's globals (the parsed table, the pairs), so a key per upload kept
+        # every upload's tables alive. A new file, or a return to the page, sets the box from KEY_MAPPING.
+        widget_key = MAP_KEY_PREFIX + role
+        if ss.get(widget_key) != current:
+            ss[widget_key] = current
+        col.selectbox(label, options, key=widget_key, on_change=_set_mapping, args=(role, widget_key))
     try:
         pairs, notes = apply_mapping(parsed, ss[KEY_MAPPING])
     except PairsFileError as exc:

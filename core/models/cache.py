@@ -390,6 +390,11 @@ class EmbeddingCache:
                     self._conn.execute("INSERT OR REPLACE INTO model_fingerprints VALUES (?, ?)", (model, fingerprint))
             return previous if previous not in (None, fingerprint) else None
 
+    @property
+    def memory_vectors(self) -> int:
+        """How many vectors the in-process layer holds."""
+        return len(self._memory)
+
     def clear_memory(self) -> None:
         """Forget the in-process layer (the disk layer stays)."""
         with self._lock:

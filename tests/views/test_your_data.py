@@ -8,7 +8,11 @@ stores), the real ``st.file_uploader``, and the paste box.
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 import pytest
 from apptest_support import open_page
 from streamlit.testing.v1 import AppTest
@@ -379,3 +383,58 @@ def test_an_auc_below_half_is_said_in_words_with_the_groups_named_and_worst_pair
     # worst first: the contradictions, highest cosine first, then the paraphrases, lowest first
     assert list(shown[constants.COL_LABEL][:3]) == ["contradiction"] * 3
     assert shown[constants.COL_COSINE][:3].is_monotonic_decreasing and shown[constants.COL_COSINE][3:].is_monotonic_increasing
+
+
+# Issue 38 item 5: twenty uploads of one file in a session. Each parsed table lives in Arrow buffers (pandas 3 strings),
+# which tracemalloc does not see; pyarrow counts them. The session keeps one parsed table and its mapped pairs, so
+# twenty more uploads may add at most this multiple of the file's size (they added about 55 times its size before).
+UPLOAD_ROWS = 3_000
+UPLOAD_GROWTH_BOUND = 10  # × the file's bytes, over 20 uploads after the first (measured: +0.0; before the fix: about 60)
+
+
+def test_twenty_uploads_keep_one_parsed_table_alive():
+    data = b"text_a,text_b,category,label\n" + "".join(
+        f"the patient {i} has diabetes,the patient {i} does not have diabetes,negation,{i % 2}\n" for i in range(UPLOAD_ROWS)).encode()
+    app = _new_app()
+
+    def upload() -> None:
+        app.file_uploader(key="yd_uploader").set_value(("pairs.csv", data, "text/csv")).run()  # each upload is a new file id
+        assert not app.exception
+        gc.collect()
+
+    def tables_alive() -> int:
+        return sum(isinstance(o, pd.DataFrame) and len(o) == UPLOAD_ROWS for o in gc.get_objects())
+
+    upload()
+    # A box the user changed goes back to the guess when the file comes again (the boxes keep one key per role).
+    next(s for s in app.selectbox if s.label == "Category column (optional)").set_value("(none)").run()
+    start, alive = pa.total_allocated_bytes(), tables_alive()
+    for _ in range(20):
+        upload()
+    grown = pa.total_allocated_bytes() - start
+    print(f"issue 38: 20 uploads of a {len(data) / 2**20:.2f} MB CSV: Arrow memory +{grown / 2**20:.2f} MB, "
+          f"{tables_alive()} tables of its rows alive (after one upload: {alive})")
+    assert next(s for s in app.selectbox if s.label == "Category column (optional)").value == "category"
+    assert len(_preview(app)) == 20
+    assert tables_alive() <= alive, f"{tables_alive()} tables of the upload's rows alive after 21 uploads, {alive} after one"
+    assert grown < UPLOAD_GROWTH_BOUND * len(data), f"Arrow memory grew {grown / 2**20:.1f} MB over 20 uploads of {len(data) / 2**20:.2f} MB"
+
+
+def test_runs_of_distinct_uploads_leave_no_vectors_in_the_shared_caches_memory():
+    """Issue 38 item 5: the server's one embedding cache kept every scored upload's vectors in memory, for every session.
+
+    After a page run its memory layer is empty (the disk layer keeps the vectors); running a file again reads them back.
+    """
+    from ui import resources
+
+    app = _new_app()
+    cosines = []
+    for k in range(3):
+        data = ("text_a,text_b\n" + "".join(f"upload {k} says the cat {i} sat,upload {k} says the dog {i} ran\n" for i in range(20))).encode()
+        app.file_uploader(key="yd_uploader").set_value((f"p{k}.csv", data, "text/csv")).run()
+        _run(app)
+        assert len(_results(app)) == 20
+        assert resources.embedding_cache().memory_vectors == 0, f"{resources.embedding_cache().memory_vectors} vectors held in memory after upload {k}'s run"
+        cosines.append(sorted(_results(app)[constants.COL_COSINE]))
+    _run(app)  # the last file again: its vectors come back from the disk layer
+    assert sorted(_results(app)[constants.COL_COSINE]) == pytest.approx(cosines[-1], abs=1e-6)
