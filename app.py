@@ -26,6 +26,6 @@ PAGES = [
     st.Page("views/history.py", title="History", icon="🗂️", url_path="history"),
 ]
 
-page = st.navigation(PAGES)
+page = st.navigation(PAGES, expanded=True)  # every page in the sidebar: collapsed, it shows 10 and hides the rest behind "View more"
 sidebar()
 page.run()

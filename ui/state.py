@@ -111,7 +111,8 @@ def custom_model_problem(name: str) -> str | None:
     key = (name or "").strip()
     if not key:
         return "type a model id or a folder"
-    if endpoint.looks_like_secret(key):  # issue 38.6: a key pasted into the wrong box is refused, never echoed or stored
+    # A folder's path may hold any run of letters; anything else shaped like a key is one pasted in the wrong box.
+    if not key.startswith(("/", "./", "../", "~")) and endpoint.looks_like_secret(key):  # issue 38.6: a key pasted into the wrong box is refused, never echoed or stored
         return "that looks like a key, not a model id or folder; it was not added (an endpoint's key goes in its own box under \"Add an endpoint\")"
     meta = registry.resolve(key)
     if meta.name in registry.REGISTRY or meta.source == registry.SOURCE_LOCAL:
