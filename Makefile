@@ -59,6 +59,7 @@ bench: setup
 
 lint: setup
 	$(BIN)/ruff check core ui views tests bench app.py
+	$(BIN)/ruff format --check core ui views tests bench app.py
 	$(BIN)/vulture core ui views bench app.py vulture_whitelist.py --min-confidence 60
 	$(BIN)/mypy
 	@# The documentation site (mkdocs.yml) into site/ (git-ignored): a broken link or unreadable docstring fails.

@@ -90,7 +90,15 @@ def _headline(name: str, fig: dict) -> str:
         "tune_default": ("seconds", "peak_rss_mb", "held_out_negation_drop", "met"),
         "perturb_long_text": ("slowest_seconds", "slowest_unbounded_seconds", "met"),
         "audit_100k": ("cold_seconds", "cold_peak_rss_mb", "warm_seconds", "met"),
-        "browser": ("home_idle_s", "first_cosine_s", "compare_idle_s", "tab_click_median_s", "threshold_move_median_s", "example_pill_median_s", "retrieval_default_s"),
+        "browser": (
+            "home_idle_s",
+            "first_cosine_s",
+            "compare_idle_s",
+            "tab_click_median_s",
+            "threshold_move_median_s",
+            "example_pill_median_s",
+            "retrieval_default_s",
+        ),
     }.get(name, ())
     return ", ".join(f"{k}={fig.get(k)}" for k in keys)
 

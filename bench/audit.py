@@ -55,12 +55,18 @@ def audit_scale(n: int = 100_000) -> dict:
         warm_doc = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     overall = next(r for r in cold_doc["summary"] if r["mode"] == "all")
     figure = {
-        "model": MINILM_L3_ONNX, "n_passages": cold_doc["n_passages"], "threshold": THRESHOLD,
-        "close_pairs": int(overall["twin_pairs"] + overall["near_duplicate_pairs"] + overall["other_pairs"]), "twin_pairs": int(overall["twin_pairs"]),
-        "cold_seconds": round(cold["seconds"], 1), "cold_peak_rss_mb": round(cold["max_rss_kb"] / 1024, 1),
+        "model": MINILM_L3_ONNX,
+        "n_passages": cold_doc["n_passages"],
+        "threshold": THRESHOLD,
+        "close_pairs": int(overall["twin_pairs"] + overall["near_duplicate_pairs"] + overall["other_pairs"]),
+        "twin_pairs": int(overall["twin_pairs"]),
+        "cold_seconds": round(cold["seconds"], 1),
+        "cold_peak_rss_mb": round(cold["max_rss_kb"] / 1024, 1),
         "cold_timings": next(iter(cold_doc["timings"].values())),
-        "warm_seconds": round(warm["seconds"], 1), "warm_peak_rss_mb": round(warm["max_rss_kb"] / 1024, 1),
-        "warm_timings": next(iter(warm_doc["timings"].values())), "warm_imported_torch": warm["torch"],
+        "warm_seconds": round(warm["seconds"], 1),
+        "warm_peak_rss_mb": round(warm["max_rss_kb"] / 1024, 1),
+        "warm_timings": next(iter(warm_doc["timings"].values())),
+        "warm_imported_torch": warm["torch"],
         "targets": TARGETS,
     }
     figure["met"] = bool(figure["cold_seconds"] < 900 and figure["warm_seconds"] < 60 and figure["cold_peak_rss_mb"] < 2048)

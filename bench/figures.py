@@ -100,8 +100,15 @@ def full_suites_cold() -> dict:
         start = time.perf_counter()
         result = run_pairs(pairs, [m.name for m in models], cache=cache)
         ours = time.perf_counter() - start
-    per_model = {name: {"unique_texts": r.n_unique, "seconds": round(r.seconds, 2), "texts_per_s": round(r.n_unique / r.seconds, 1), "backend": r.backend}
-                 for name, r in result.reports.items()}
+    per_model = {
+        name: {
+            "unique_texts": r.n_unique,
+            "seconds": round(r.seconds, 2),
+            "texts_per_s": round(r.n_unique / r.seconds, 1),
+            "backend": r.backend,
+        }
+        for name, r in result.reports.items()
+    }
     start = time.perf_counter()
     for m in _seed_models(models):
         for a, b in zip(pairs["text_a"], pairs["text_b"], strict=True):
@@ -171,7 +178,10 @@ def app_start() -> dict:
         start = time.perf_counter()
         server = subprocess.Popen(
             [str(Path(PY).parent / "streamlit"), "run", "app.py", "--server.port", str(port), "--server.headless", "true"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         try:
             with sync_playwright() as p:
@@ -348,8 +358,14 @@ def _synthetic_pairs(n_pairs: int, seed: int = 0):
     def sentence(i: int) -> str:
         return f"{i} " + " ".join(rng.choice(vocab, size=int(rng.integers(10, 26))))
 
-    return pd.DataFrame({"text_a": [sentence(i) for i in range(n_pairs)], "text_b": [sentence(i) for i in range(n_pairs)],
-                         "category": "synthetic", "suite": "bench"})
+    return pd.DataFrame(
+        {
+            "text_a": [sentence(i) for i in range(n_pairs)],
+            "text_b": [sentence(i) for i in range(n_pairs)],
+            "category": "synthetic",
+            "suite": "bench",
+        }
+    )
 
 
 def local_vs_ray(n_pairs: int = 100_000) -> dict:
@@ -382,8 +398,11 @@ def local_vs_ray(n_pairs: int = 100_000) -> dict:
             seconds = time.perf_counter() - start
             if result.errors:
                 raise RuntimeError(f"{engine}: {result.errors}")
-            runs[engine] = {"seconds": round(seconds, 2), "pairs_per_s": round(n_pairs / seconds, 1),
-                            "cosine": pd.read_parquet(out / "pairs.parquet", columns=["cosine"])["cosine"].to_numpy()}
+            runs[engine] = {
+                "seconds": round(seconds, 2),
+                "pairs_per_s": round(n_pairs / seconds, 1),
+                "cosine": pd.read_parquet(out / "pairs.parquet", columns=["cosine"])["cosine"].to_numpy(),
+            }
     diff = float(np.abs(runs["local"].pop("cosine") - runs["ray"].pop("cosine")).max())
     return {
         "pairs": n_pairs,
@@ -397,4 +416,3 @@ def local_vs_ray(n_pairs: int = 100_000) -> dict:
         "targets": {"max_cosine_diff": "<= 1e-6"},
         "met": bool(diff <= 1e-6),
     }
-

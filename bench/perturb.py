@@ -43,7 +43,12 @@ def perturb_long_text(repeats: int = 3) -> dict:
             unbounded, all_variants = _seconds(text, 1)
         finally:
             module.MAX_NUMBERS_SCALED = bound
-        out["texts"][name] = {"seconds": round(seconds, 3), "variants": variants, "unbounded_seconds": round(unbounded, 2), "unbounded_variants": all_variants}
+        out["texts"][name] = {
+            "seconds": round(seconds, 3),
+            "variants": variants,
+            "unbounded_seconds": round(unbounded, 2),
+            "unbounded_variants": all_variants,
+        }
     out["slowest_seconds"] = max(t["seconds"] for t in out["texts"].values())
     out["slowest_unbounded_seconds"] = max(t["unbounded_seconds"] for t in out["texts"].values())
     out["targets"] = {"slowest_seconds": "< 1"}

@@ -20,7 +20,34 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-VOCAB = ["the", "a", "cat", "dog", "sat", "ran", "on", "mat", "house", "car", "blue", "red", "small", "big", "quickly", "slowly", "not", "never", "man", "woman", "child", "tree", "river", "city", "old", "new"]
+VOCAB = [
+    "the",
+    "a",
+    "cat",
+    "dog",
+    "sat",
+    "ran",
+    "on",
+    "mat",
+    "house",
+    "car",
+    "blue",
+    "red",
+    "small",
+    "big",
+    "quickly",
+    "slowly",
+    "not",
+    "never",
+    "man",
+    "woman",
+    "child",
+    "tree",
+    "river",
+    "city",
+    "old",
+    "new",
+]
 SIZES = (1_000, 10_000, 100_000)
 
 _RUN_SCRIPT = """
@@ -66,7 +93,11 @@ def scale_runs(sizes: tuple[int, ...] = SIZES) -> dict:
         for n in sizes:
             pairs = write_pairs(Path(tmp) / f"pairs-{n}.tsv", n)
             got = _run(["--suite", str(pairs), "--out", str(Path(tmp) / f"out-{n}"), "--models", MINILM_L3_ONNX], tempfile.mkdtemp(dir=tmp))
-            rows[str(n)] = {"seconds": round(got["seconds"], 1), "pairs_per_s": round(n / got["seconds"], 1), "peak_rss_mb": round(got["max_rss_kb"] / 1024, 1)}
+            rows[str(n)] = {
+                "seconds": round(got["seconds"], 1),
+                "pairs_per_s": round(n / got["seconds"], 1),
+                "peak_rss_mb": round(got["max_rss_kb"] / 1024, 1),
+            }
     out: dict = {"model": MINILM_L3_ONNX, "runs": rows}
     if "100000" in rows and "10000" in rows:
         ratio = rows["100000"]["peak_rss_mb"] / rows["10000"]["peak_rss_mb"]
@@ -141,10 +172,22 @@ def upload(n: int = 50_000) -> dict:
     """A ``n``-row upload scored by MiniLM on the Your data page (AppTest, one process): time and peak RSS."""
     with tempfile.TemporaryDirectory() as tmp:
         pairs = write_pairs(Path(tmp) / "pairs.tsv", n, seed=3)
-        env = {**os.environ, "COSINE_PROBE_CACHE_DIR": tmp, "COSINE_PROBE_DEFAULT_MODELS": "sentence-transformers/all-MiniLM-L6-v2", "COSINE_PROBE_HISTORY": "off"}
+        env = {
+            **os.environ,
+            "COSINE_PROBE_CACHE_DIR": tmp,
+            "COSINE_PROBE_DEFAULT_MODELS": "sentence-transformers/all-MiniLM-L6-v2",
+            "COSINE_PROBE_HISTORY": "off",
+        }
         start = time.perf_counter()
         out = subprocess.run([PY, "-c", _UPLOAD_SCRIPT, str(pairs)], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
         got = json.loads(out.stdout.strip().splitlines()[-1])
-    return {"rows": n, "model": "sentence-transformers/all-MiniLM-L6-v2", "seconds": round(got["seconds"], 1), "parse_seconds": round(got["parse_seconds"], 1),
-            "process_seconds": round(time.perf_counter() - start, 1), "peak_rss_mb": round(got["max_rss_kb"] / 1024, 1),
-            "page_errors": got["errors"], "page_exceptions": got["exceptions"]}
+    return {
+        "rows": n,
+        "model": "sentence-transformers/all-MiniLM-L6-v2",
+        "seconds": round(got["seconds"], 1),
+        "parse_seconds": round(got["parse_seconds"], 1),
+        "process_seconds": round(time.perf_counter() - start, 1),
+        "peak_rss_mb": round(got["max_rss_kb"] / 1024, 1),
+        "page_errors": got["errors"],
+        "page_exceptions": got["exceptions"],
+    }

@@ -51,8 +51,14 @@ def tune_default() -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "COSINE_PROBE_HISTORY": "off"}
         start = time.perf_counter()
-        out = subprocess.run([sys.executable, "-m", "core", "tune", "--models", MODEL, "--out", str(Path(tmp) / "out"), "--seed", "0", "--json", "--quiet"],
-                             cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-m", "core", "tune", "--models", MODEL, "--out", str(Path(tmp) / "out"), "--seed", "0", "--json", "--quiet"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         seconds = time.perf_counter() - start
         doc = json.loads(out.stdout)
         _keep(doc)
@@ -60,8 +66,13 @@ def tune_default() -> dict:
     negation = _held_out_negation(doc)
     drop = negation.get("untouched", float("nan")) - negation.get("tuned", float("nan"))
     return {
-        "model": MODEL, "seconds": round(seconds, 1), "peak_rss_mb": round(peak_mb, 1), "training_steps": doc["training"]["steps"],
-        "held_out_negation": negation, "held_out_negation_drop": round(drop, 3), "general_cost": _general_cost(doc),
+        "model": MODEL,
+        "seconds": round(seconds, 1),
+        "peak_rss_mb": round(peak_mb, 1),
+        "training_steps": doc["training"]["steps"],
+        "held_out_negation": negation,
+        "held_out_negation_drop": round(drop, 3),
+        "general_cost": _general_cost(doc),
         "load_average_1min": round(os.getloadavg()[0], 2),
         "targets": {"seconds": f"< {TARGET_SECONDS}", "held_out_negation_drop": f">= {TARGET_NEGATION_DROP}"},
         "met": bool(seconds < TARGET_SECONDS and drop >= TARGET_NEGATION_DROP),

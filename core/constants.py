@@ -125,8 +125,26 @@ OOV_VARIANTS = (VARIANT_ORIGINAL, VARIANT_REPLACED_BOTH, VARIANT_REPLACED_B)
 # One colour per model across the app and the HTML report (issue 26; MiniLM-L6 blue, its int8 twin orange): registry models by their place in the
 # registry, any other model by a stable hash of its name. Plotly's qualitative palette, then Dark24's.
 MODEL_PALETTE = (
-    "#636EFA", "#EF553B", "#00CC96", "#FFA15A", "#AB63FA", "#19D3F3", "#FF6692", "#B6E880", "#FF97FF", "#FECB52",
-    "#2E91E5", "#E15F99", "#1CA71C", "#FB0D0D", "#DA16FF", "#222A2A", "#B68100", "#750D86", "#EB663B", "#511CFB",
+    "#636EFA",
+    "#EF553B",
+    "#00CC96",
+    "#FFA15A",
+    "#AB63FA",
+    "#19D3F3",
+    "#FF6692",
+    "#B6E880",
+    "#FF97FF",
+    "#FECB52",
+    "#2E91E5",
+    "#E15F99",
+    "#1CA71C",
+    "#FB0D0D",
+    "#DA16FF",
+    "#222A2A",
+    "#B68100",
+    "#750D86",
+    "#EB663B",
+    "#511CFB",
 )
 
 # The one default reading of both OOV pages (issue 26): the second-sentence reading is the one whose

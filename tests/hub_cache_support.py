@@ -72,7 +72,12 @@ def build_standin(spec: StandIn, folder: Path) -> Path:
     # At BERT's usual initializer range (0.02) every CLS state of a random model is nearly the same
     # vector (cosines of 0.99999 between any two sentences); at 0.2 they spread like a real model's.
     config = BertConfig(
-        vocab_size=len(tokenizer), hidden_size=HIDDEN, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, max_position_embeddings=512,
+        vocab_size=len(tokenizer),
+        hidden_size=HIDDEN,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
         initializer_range=0.2,
     )
     torch.manual_seed(spec.seed)
@@ -146,7 +151,11 @@ def install(hub: Path, repo_id: str, model_folder: Path, commit: str, ref: str |
         link = snapshot / relative
         link.parent.mkdir(parents=True, exist_ok=True)
         link.symlink_to(os.path.relpath(blob, link.parent))
-        entries[relative] = (len(data), git_blob_sha1(_lfs_pointer(data) if lfs else data), hashlib.sha256(data).hexdigest() if lfs else None)
+        entries[relative] = (
+            len(data),
+            git_blob_sha1(_lfs_pointer(data) if lfs else data),
+            hashlib.sha256(data).hexdigest() if lfs else None,
+        )
     if ref is not None:
         (storage / "refs").mkdir(parents=True, exist_ok=True)
         (storage / "refs" / ref).write_text(commit)

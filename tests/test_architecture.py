@@ -73,7 +73,9 @@ def test_core_imports_point_down(path: Path):
         target = _package(module)
         if target == own:
             continue
-        assert RANK[target] < RANK[own], f"{path.relative_to(ROOT)}:{line} imports {module}: {own} may not import {target} (see ARCHITECTURE.md)"
+        assert RANK[target] < RANK[own], (
+            f"{path.relative_to(ROOT)}:{line} imports {module}: {own} may not import {target} (see ARCHITECTURE.md)"
+        )
 
 
 def test_architecture_names_only_modules_that_exist():

@@ -109,7 +109,10 @@ def test_every_named_path_exists(path):
 
 
 def test_the_checker_finds_dead_names():
-    assert dead_references("see `core/stats/intervals.py` and core.stats.intervals.bootstrap_ci, test_docs.py::test_readme_is_at_most_20_kb") == []
+    assert (
+        dead_references("see `core/stats/intervals.py` and core.stats.intervals.bootstrap_ci, test_docs.py::test_readme_is_at_most_20_kb")
+        == []
+    )
     dead = dead_references("core/perturb.py, core.pairs_io, core.stats.intervals.no_such, test_cli.py::test_x, test_docs.py::test_nothing")
     assert dead == ["core/perturb.py", "core.pairs_io", "core.stats.intervals.no_such", "test_cli.py::test_x", "test_docs.py::test_nothing"]
 
@@ -119,7 +122,9 @@ def test_the_docs_state_the_upload_limit_the_code_enforces():
 
     said = {int(n) for page in DOCS for n in re.findall(r"(?:maxUploadSize|MAX_UPLOAD_MB) = (\d+)", page.read_text(encoding="utf-8"))}
     said |= {int(n) for page in DOCS for n in re.findall(r"the limit is (\d+) MB", page.read_text(encoding="utf-8"))}
-    assert said == {constants.MAX_UPLOAD_MB}, f"the docs give the upload limit as {sorted(said)} MB; the code says {constants.MAX_UPLOAD_MB}"
+    assert said == {constants.MAX_UPLOAD_MB}, (
+        f"the docs give the upload limit as {sorted(said)} MB; the code says {constants.MAX_UPLOAD_MB}"
+    )
 
 
 def test_a_page_missing_from_the_nav_goes_under_more(tmp_path):

@@ -24,15 +24,21 @@ def _requirements() -> tuple[list[str], list[str]]:
     """requirements.txt's runtime pins and its test/tooling pins."""
     lines = (PROJECT_ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
     cut = lines.index(TOOLING_HEADER)
-    return _pins(lines[:cut]), _pins(lines[cut + 1:])
+    return _pins(lines[:cut]), _pins(lines[cut + 1 :])
 
 
 def test_pyproject_dependencies_are_requirements_runtime_pins():
     runtime, tooling = _requirements()
     # A pin added to requirements.txt goes into pyproject.toml too, in the same order.
-    assert PYPROJECT["project"]["dependencies"] == runtime, "pyproject.toml [project] dependencies must list requirements.txt's runtime pins, in order"
-    assert PYPROJECT["project"]["optional-dependencies"]["test"] == tooling, "pyproject.toml's test extra must list requirements.txt's tooling pins"
-    assert all(re.fullmatch(r"[A-Za-z0-9_.\-]+(\[[a-z0-9,_\-]+\])?==[0-9][0-9A-Za-z.]*", pin) for pin in runtime), "every runtime dependency is pinned exactly"
+    assert PYPROJECT["project"]["dependencies"] == runtime, (
+        "pyproject.toml [project] dependencies must list requirements.txt's runtime pins, in order"
+    )
+    assert PYPROJECT["project"]["optional-dependencies"]["test"] == tooling, (
+        "pyproject.toml's test extra must list requirements.txt's tooling pins"
+    )
+    assert all(re.fullmatch(r"[A-Za-z0-9_.\-]+(\[[a-z0-9,_\-]+\])?==[0-9][0-9A-Za-z.]*", pin) for pin in runtime), (
+        "every runtime dependency is pinned exactly"
+    )
 
 
 def test_console_script_points_at_main():

@@ -14,7 +14,9 @@ QRELS = b"query-id\tcorpus-id\tscore\nq1\td1\t1\n"
 BEIR = {"corpus.jsonl": CORPUS, "queries.jsonl": QUERIES, "qrels/test.tsv": QRELS}
 
 
-def make_zip(members: dict[str, bytes], method: int = zipfile.ZIP_STORED, prefix: str = "", extra: list[tuple[zipfile.ZipInfo, bytes]] | None = None) -> bytes:
+def make_zip(
+    members: dict[str, bytes], method: int = zipfile.ZIP_STORED, prefix: str = "", extra: list[tuple[zipfile.ZipInfo, bytes]] | None = None
+) -> bytes:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", method) as zf:
         for name, data in members.items():
@@ -26,7 +28,7 @@ def make_zip(members: dict[str, bytes], method: int = zipfile.ZIP_STORED, prefix
 
 def _link(name: str, target: str) -> tuple[zipfile.ZipInfo, bytes]:
     info = zipfile.ZipInfo(name)
-    info.external_attr = (0o120777 << 16)  # S_IFLNK: what `zip -y` stores for a symbolic link
+    info.external_attr = 0o120777 << 16  # S_IFLNK: what `zip -y` stores for a symbolic link
     return info, target.encode()
 
 
@@ -81,6 +83,9 @@ MALFORMED = {
     "a '..' member": (lambda: make_zip({**BEIR, "qrels/../../x.tsv": b"x"}), "not a plain relative path"),
     "a backslash member": (lambda: make_zip({**BEIR, "..\\..\\x.tsv": b"x"}), "not a plain relative path"),
     "a truncated zip": (_truncated, "not a zip file"),
-    "two folders side by side": (lambda: make_zip({**{f"a/{k}": v for k, v in BEIR.items()}, **{f"b/{k}": v for k, v in BEIR.items()}}), "2 BEIR folders"),
+    "two folders side by side": (
+        lambda: make_zip({**{f"a/{k}": v for k, v in BEIR.items()}, **{f"b/{k}": v for k, v in BEIR.items()}}),
+        "2 BEIR folders",
+    ),
     "no queries": (lambda: make_zip({"corpus.jsonl": CORPUS, "qrels/test.tsv": QRELS}), "no queries.jsonl"),
 }

@@ -31,8 +31,10 @@ def twin_pairs(pairs: pd.DataFrame, limit: int) -> None:
         marks_a, marks_b = marked_tokens(str(row["text_a"]), str(row["text_b"]))
         with st.container(border=True):
             what = str(row["mode"]).replace("_", " ") if row["kind"] == "twin" else str(row["kind"])
-            st.caption(f"{md_escape(short(row['model']))} · cosine {float(row['cosine']):.3f} · {md_escape(what)} · "
-                       f"passages {md_escape(row['id_a'])} and {md_escape(row['id_b'])}")
+            st.caption(
+                f"{md_escape(short(row['model']))} · cosine {float(row['cosine']):.3f} · {md_escape(what)} · "
+                f"passages {md_escape(row['id_a'])} and {md_escape(row['id_b'])}"
+            )
             left, right = st.columns(2)
             left.markdown(marked_markdown(marks_a))
             right.markdown(marked_markdown(marks_b))
@@ -41,10 +43,15 @@ def twin_pairs(pairs: pd.DataFrame, limit: int) -> None:
 def twin_curve_figure(curve: pd.DataFrame, threshold: float) -> go.Figure:
     """Share of passages with a confusable twin against the threshold, one line per model, the chosen threshold dashed."""
     data = curve.assign(model_label=curve[constants.COL_MODEL].map(short))
-    fig = px.line(data, x="threshold", y="twin_share", color="model_label",
-                  color_discrete_map={short(m): model_color(m) for m in curve[constants.COL_MODEL].unique()},
-                  labels={"threshold": "threshold", "twin_share": "passages with a twin", "model_label": "model"},
-                  title="Share of passages with a confusable twin above each threshold")
+    fig = px.line(
+        data,
+        x="threshold",
+        y="twin_share",
+        color="model_label",
+        color_discrete_map={short(m): model_color(m) for m in curve[constants.COL_MODEL].unique()},
+        labels={"threshold": "threshold", "twin_share": "passages with a twin", "model_label": "model"},
+        title="Share of passages with a confusable twin above each threshold",
+    )
     fig.add_vline(x=threshold, line_dash="dash", line_color="black")
     fig.update_yaxes(tickformat=".0%", rangemode="tozero")
     fig.update_layout(height=360, margin={"l": 10, "r": 10, "t": 60, "b": 10})
@@ -64,9 +71,18 @@ def map_figure(coords: np.ndarray, twins: pd.DataFrame, passages: list[str], met
     rest = np.array([i for i in range(len(passages)) if i not in linked], dtype=int)
     if rest.size > MAP_BACKGROUND_POINTS:
         rest = np.sort(np.random.default_rng(0).choice(rest, MAP_BACKGROUND_POINTS, replace=False))
-    fig.add_trace(go.Scattergl(x=coords[rest, 0], y=coords[rest, 1], mode="markers", customdata=rest, name="no twin",
-                               marker={"size": 5, "color": "lightgrey"}, text=[plot_text(passages[i][:120]) for i in rest],
-                               hovertemplate="%{text}<extra></extra>"))
+    fig.add_trace(
+        go.Scattergl(
+            x=coords[rest, 0],
+            y=coords[rest, 1],
+            mode="markers",
+            customdata=rest,
+            name="no twin",
+            marker={"size": 5, "color": "lightgrey"},
+            text=[plot_text(passages[i][:120]) for i in rest],
+            hovertemplate="%{text}<extra></extra>",
+        )
+    )
     palette = px.colors.qualitative.D3
     for k, mode in enumerate(constants.FAILURE_MODES):
         mine = twins[twins["mode"] == mode]
@@ -78,14 +94,31 @@ def map_figure(coords: np.ndarray, twins: pd.DataFrame, passages: list[str], met
             xs += [coords[a, 0], coords[b, 0], None]
             ys += [coords[a, 1], coords[b, 1], None]
         label = mode.replace("_", " ")
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line={"color": color, "width": 1.5}, hoverinfo="skip", showlegend=False, legendgroup=label))
+        fig.add_trace(
+            go.Scatter(x=xs, y=ys, mode="lines", line={"color": color, "width": 1.5}, hoverinfo="skip", showlegend=False, legendgroup=label)
+        )
         members = np.array(sorted(set(mine["index_a"].tolist()) | set(mine["index_b"].tolist())), dtype=int)
-        fig.add_trace(go.Scatter(x=coords[members, 0], y=coords[members, 1], mode="markers", customdata=members, name=label, legendgroup=label,
-                                 marker={"size": 8, "color": color}, text=[plot_text(passages[i][:120]) for i in members],
-                                 hovertemplate="%{text}<extra>" + label + "</extra>"))
-    fig.update_layout(title=f"Your corpus on a 2-D map ({method}); lines join confusable twins", height=520,
-                      margin={"l": 10, "r": 10, "t": 60, "b": 10}, xaxis={"showticklabels": False, "title": ""},
-                      yaxis={"showticklabels": False, "title": ""}, legend_title_text="twin pairs by mode")
+        fig.add_trace(
+            go.Scatter(
+                x=coords[members, 0],
+                y=coords[members, 1],
+                mode="markers",
+                customdata=members,
+                name=label,
+                legendgroup=label,
+                marker={"size": 8, "color": color},
+                text=[plot_text(passages[i][:120]) for i in members],
+                hovertemplate="%{text}<extra>" + label + "</extra>",
+            )
+        )
+    fig.update_layout(
+        title=f"Your corpus on a 2-D map ({method}); lines join confusable twins",
+        height=520,
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        xaxis={"showticklabels": False, "title": ""},
+        yaxis={"showticklabels": False, "title": ""},
+        legend_title_text="twin pairs by mode",
+    )
     return fig
 
 

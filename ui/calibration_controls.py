@@ -156,8 +156,14 @@ def marked_thresholds(label: str, key: str, button_key: str, selection: state.Se
         chosen but the control pairs are not scored yet.
     """
     chosen = st.radio(
-        label, list(MARKERS), format_func=MARKERS.get, horizontal=True, key=key,
-        index=list(MARKERS).index(widgets.saved(key, "global")), on_change=widgets.persist, args=(key,),
+        label,
+        list(MARKERS),
+        format_func=MARKERS.get,
+        horizontal=True,
+        key=key,
+        index=list(MARKERS).index(widgets.saved(key, "global")),
+        on_change=widgets.persist,
+        args=(key,),
         help="Global: the sidebar threshold for every model. Calibrated: each model's own threshold from the control pairs "
         "(set on the Failure modes page or here).",
     )

@@ -18,7 +18,17 @@ from ui.state import short
 
 # ------------------------------------------- category charts (failure modes, your data)
 
-_CATEGORY_ORDER = (constants.CAT_POSITIVE, constants.CAT_NEGATIVE, constants.CAT_NEAR_MISS, constants.CAT_ENTITY_SWAP, constants.CAT_TEMPORAL, constants.CAT_NEGATION, constants.CAT_NUMERICAL, constants.CAT_QUANTIFIER, constants.CAT_HEDGING)
+_CATEGORY_ORDER = (
+    constants.CAT_POSITIVE,
+    constants.CAT_NEGATIVE,
+    constants.CAT_NEAR_MISS,
+    constants.CAT_ENTITY_SWAP,
+    constants.CAT_TEMPORAL,
+    constants.CAT_NEGATION,
+    constants.CAT_NUMERICAL,
+    constants.CAT_QUANTIFIER,
+    constants.CAT_HEDGING,
+)
 
 
 def ci_error(value: pd.Series, low: pd.Series, high: pd.Series) -> dict:
@@ -48,8 +58,12 @@ def category_heatmap(summary: pd.DataFrame, title: str = "Mean cosine by categor
     """
     cats = ordered_categories(summary[constants.COL_CATEGORY])
     models = list(dict.fromkeys(summary[constants.COL_MODEL]))
-    mean = summary.pivot_table(index=constants.COL_CATEGORY, columns=constants.COL_MODEL, values="mean", sort=False).reindex(index=cats, columns=models)
-    sd = summary.pivot_table(index=constants.COL_CATEGORY, columns=constants.COL_MODEL, values="sd", sort=False, dropna=False).reindex(index=cats, columns=models)
+    mean = summary.pivot_table(index=constants.COL_CATEGORY, columns=constants.COL_MODEL, values="mean", sort=False).reindex(
+        index=cats, columns=models
+    )
+    sd = summary.pivot_table(index=constants.COL_CATEGORY, columns=constants.COL_MODEL, values="sd", sort=False, dropna=False).reindex(
+        index=cats, columns=models
+    )
     means, sds = mean.to_numpy(dtype=float), sd.to_numpy(dtype=float)
     text = [[_mean_sd_text(means[i, j], sds[i, j]) for j in range(len(models))] for i in range(len(cats))]
     fig = go.Figure(
@@ -67,8 +81,13 @@ def category_heatmap(summary: pd.DataFrame, title: str = "Mean cosine by categor
         )
     )
     # type "category": labels such as "0" and "1" (a label used as the category) are names, not numbers on an axis.
-    fig.update_layout(title=title, yaxis={"autorange": "reversed", "type": "category"}, xaxis={"type": "category"},
-                      height=max(280, 48 * len(cats) + 120), margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    fig.update_layout(
+        title=title,
+        yaxis={"autorange": "reversed", "type": "category"},
+        xaxis={"type": "category"},
+        height=max(280, 48 * len(cats) + 120),
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+    )
     frame = summary[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean", "sd"]].reset_index(drop=True)
     return fig, frame
 
@@ -100,7 +119,9 @@ def failure_rate_curves_figure(curves: pd.DataFrame, threshold: float, title: st
         threshold: the sidebar threshold (drawn as a dashed vertical line).
     """
     cats = ordered_categories(curves[constants.COL_CATEGORY])
-    data = curves.assign(model_label=curves[constants.COL_MODEL].map(short), category_label=curves[constants.COL_CATEGORY].map(category_label))
+    data = curves.assign(
+        model_label=curves[constants.COL_MODEL].map(short), category_label=curves[constants.COL_CATEGORY].map(category_label)
+    )
     fig = px.line(
         data,
         x="threshold",
@@ -118,8 +139,21 @@ def failure_rate_curves_figure(curves: pd.DataFrame, threshold: float, title: st
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
     # One shape per panel in one layout update: add_vline(row="all", col="all") took about a second per rerun (issue 15).
     refs = [key.replace("axis", "") for key in fig.layout.to_plotly_json() if key.startswith("xaxis")]
-    fig.update_layout(shapes=[{"type": "line", "xref": ref, "yref": f"{ref.replace('x', 'y')} domain", "x0": threshold, "x1": threshold, "y0": 0, "y1": 1,
-                               "line": {"dash": "dash", "color": "black"}} for ref in refs])
+    fig.update_layout(
+        shapes=[
+            {
+                "type": "line",
+                "xref": ref,
+                "yref": f"{ref.replace('x', 'y')} domain",
+                "x0": threshold,
+                "x1": threshold,
+                "y0": 0,
+                "y1": 1,
+                "line": {"dash": "dash", "color": "black"},
+            }
+            for ref in refs
+        ]
+    )
     fig.update_yaxes(tickformat=".0%", range=[0, 1.02])
     hide_empty_panels(fig)
     rows = -(-len(cats) // 3)
@@ -132,11 +166,11 @@ def hide_empty_panels(fig: go.Figure) -> None:
     used = {(trace.xaxis or "x", trace.yaxis or "y") for trace in fig.data}
     layout = fig.layout.to_plotly_json()
     for key in [k for k in layout if k.startswith("xaxis")]:
-        ref = "x" + key[len("xaxis"):]
-        yref = "y" + key[len("xaxis"):]
+        ref = "x" + key[len("xaxis") :]
+        yref = "y" + key[len("xaxis") :]
         if (ref, yref) not in used:
             fig.layout[key].update(visible=False)
-            fig.layout["yaxis" + key[len("xaxis"):]].update(visible=False)
+            fig.layout["yaxis" + key[len("xaxis") :]].update(visible=False)
             fig.layout.shapes = [shape for shape in fig.layout.shapes if shape.xref != ref]
 
 
@@ -151,14 +185,33 @@ def pair_strip_figure(pairs: pd.DataFrame, threshold: float, group: str = "failu
     pairs = pairs.reset_index(drop=True)
     fig = go.Figure()
     for model, mine in pairs.groupby(constants.COL_MODEL, sort=False):
-        fig.add_trace(go.Scatter(x=mine[constants.COL_COSINE], y=mine[group], mode="markers", name=short(model), orientation="h", offsetgroup=model,
-                                 marker={"color": model_color(str(model)), "size": 8, "opacity": 0.75}, customdata=list(mine.index),
-                                 hovertemplate="%{y}: %{x:.4f}<extra>" + short(model) + "</extra>"))
-    fig.add_vline(x=threshold, line_dash="dash", line_color="black", annotation_text=f"threshold {threshold:.2f}", annotation_position="top")
+        fig.add_trace(
+            go.Scatter(
+                x=mine[constants.COL_COSINE],
+                y=mine[group],
+                mode="markers",
+                name=short(model),
+                orientation="h",
+                offsetgroup=model,
+                marker={"color": model_color(str(model)), "size": 8, "opacity": 0.75},
+                customdata=list(mine.index),
+                hovertemplate="%{y}: %{x:.4f}<extra>" + short(model) + "</extra>",
+            )
+        )
+    fig.add_vline(
+        x=threshold, line_dash="dash", line_color="black", annotation_text=f"threshold {threshold:.2f}", annotation_position="top"
+    )
     rows = pairs[group].nunique()
-    fig.update_layout(title="Every pair's cosine: click a point to read the pair", xaxis={"title": "cosine"}, yaxis={"title": None},
-                      scattermode="group", height=max(260, 60 * rows + 120), margin={"l": 10, "r": 10, "t": 50, "b": 10},
-                      legend={"orientation": "h", "y": -0.2}, showlegend=True)
+    fig.update_layout(
+        title="Every pair's cosine: click a point to read the pair",
+        xaxis={"title": "cosine"},
+        yaxis={"title": None},
+        scattermode="group",
+        height=max(260, 60 * rows + 120),
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        legend={"orientation": "h", "y": -0.2},
+        showlegend=True,
+    )
     return fig
 
 
@@ -187,7 +240,8 @@ def failure_rate_bars(summary: pd.DataFrame, threshold: float) -> go.Figure:
         barmode="group",
         showlegend=True,  # colour means the model, even with one model
         title=f"Share of pairs scoring above {threshold:.2f} (95% bootstrap CI)",
-        yaxis={"tickformat": ".0%", "range": [0, 1.05]}, xaxis={"type": "category"},
+        yaxis={"tickformat": ".0%", "range": [0, 1.05]},
+        xaxis={"type": "category"},
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
     )
     return fig
@@ -213,17 +267,26 @@ def roc_figure(roc: pd.DataFrame, calibration_table: pd.DataFrame, method: str) 
         same = same_curve_as(curve, seen, short(model))
         fig.add_trace(
             go.Scatter(
-                x=curve["fpr"], y=curve["tpr"], mode="lines", name=short(model) + auc + (f", same curve as {same}" if same else ""),
+                x=curve["fpr"],
+                y=curve["tpr"],
+                mode="lines",
+                name=short(model) + auc + (f", same curve as {same}" if same else ""),
                 line={"color": color, "shape": "hv", "dash": "dot" if same else "solid"},
-                customdata=curve["threshold"], hovertemplate="threshold %{customdata:.3f}: TPR %{y:.2f}, FPR %{x:.2f}<extra></extra>",
+                customdata=curve["threshold"],
+                hovertemplate="threshold %{customdata:.3f}: TPR %{y:.2f}, FPR %{x:.2f}<extra></extra>",
             )
         )
         if not row.empty:
             fig.add_trace(
                 go.Scatter(
-                    x=row[f"{method}_fpr"], y=row[f"{method}_tpr"], mode="markers", marker={"size": 12, "color": color, "symbol": "star"},
-                    name=f"{short(model)} threshold {row[f'{method}_threshold'].iloc[0]:.3f}", showlegend=True,
-                    hovertemplate=f"{short(model)}: threshold %{{customdata:.3f}}<extra></extra>", customdata=row[f"{method}_threshold"],
+                    x=row[f"{method}_fpr"],
+                    y=row[f"{method}_tpr"],
+                    mode="markers",
+                    marker={"size": 12, "color": color, "symbol": "star"},
+                    name=f"{short(model)} threshold {row[f'{method}_threshold'].iloc[0]:.3f}",
+                    showlegend=True,
+                    hovertemplate=f"{short(model)}: threshold %{{customdata:.3f}}<extra></extra>",
+                    customdata=row[f"{method}_threshold"],
                 )
             )
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line={"dash": "dot", "color": "gray"}, name="chance", hoverinfo="skip"))
@@ -231,7 +294,9 @@ def roc_figure(roc: pd.DataFrame, calibration_table: pd.DataFrame, method: str) 
         title="ROC on the controls: positive pairs vs negative pairs",
         xaxis={"title": "false-positive rate (negative controls above the threshold)", "range": [-0.02, 1.02]},
         yaxis={"title": "true-positive rate (paraphrases above the threshold)", "range": [-0.02, 1.02]},
-        height=500, margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.3},
+        height=500,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        legend={"orientation": "h", "y": -0.3},
     )
     return fig
 
@@ -256,22 +321,36 @@ def calibrated_rates_figure(rates: pd.DataFrame) -> go.Figure:
     """
     cats = ordered_categories(rates[constants.COL_CATEGORY])
     long = rates.melt(
-        id_vars=[constants.COL_MODEL, constants.COL_CATEGORY], value_vars=["failure_rate_global", "failure_rate_calibrated"], var_name="threshold_kind", value_name="rate"
+        id_vars=[constants.COL_MODEL, constants.COL_CATEGORY],
+        value_vars=["failure_rate_global", "failure_rate_calibrated"],
+        var_name="threshold_kind",
+        value_name="rate",
     )
-    long["threshold_kind"] = long["threshold_kind"].map({"failure_rate_global": "global threshold", "failure_rate_calibrated": "model's calibrated threshold"})
+    long["threshold_kind"] = long["threshold_kind"].map(
+        {"failure_rate_global": "global threshold", "failure_rate_calibrated": "model's calibrated threshold"}
+    )
     long["model_label"] = long[constants.COL_MODEL].map(short)
     long["category_label"] = long[constants.COL_CATEGORY].map(category_label)
     fig = px.bar(
-        long, x="category_label", y="rate", color="threshold_kind", barmode="group", facet_col="model_label", facet_col_wrap=2,
+        long,
+        x="category_label",
+        y="rate",
+        color="threshold_kind",
+        barmode="group",
+        facet_col="model_label",
+        facet_col_wrap=2,
         category_orders={"category_label": [category_label(c) for c in cats]},
         labels={"category_label": "", "rate": "failure rate", "threshold_kind": "", "model_label": "model"},
-        color_discrete_sequence=["#9ecae1", "#08519c"], title="Failure rate: one global threshold vs each model's own",
+        color_discrete_sequence=["#9ecae1", "#08519c"],
+        title="Failure rate: one global threshold vs each model's own",
     )
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
     fig.update_yaxes(tickformat=".0%", range=[0, 1.05])
     fig.update_layout(showlegend=True)  # colour means global vs own threshold even when one kind is drawn
     rows = -(-rates[constants.COL_MODEL].nunique() // 2)
-    fig.update_layout(height=max(340, 300 * rows + 90), margin={"l": 10, "r": 10, "t": 60, "b": 10}, legend={"orientation": "h", "y": -0.12})
+    fig.update_layout(
+        height=max(340, 300 * rows + 90), margin={"l": 10, "r": 10, "t": 60, "b": 10}, legend={"orientation": "h", "y": -0.12}
+    )
     return fig
 
 
@@ -286,7 +365,13 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
     shared = table[constants.COL_THRESHOLD].dropna().unique()
     one_line = len(shared) == 1 and table[constants.COL_THRESHOLD].notna().all()
     if one_line:
-        fig.add_vline(x=float(shared[0]), line_dash="dash", line_color="black", annotation_text=f"threshold {shared[0]:.2f}", annotation_position="top")
+        fig.add_vline(
+            x=float(shared[0]),
+            line_dash="dash",
+            line_color="black",
+            annotation_text=f"threshold {shared[0]:.2f}",
+            annotation_position="top",
+        )
     for model, group in table.groupby(constants.COL_MODEL, sort=False):
         color = model_color(str(model))
         above = group[constants.COL_COSINE] > group[constants.COL_THRESHOLD]
@@ -294,16 +379,30 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
             go.Scatter(
                 # Grouped scatter: each model on its own offset within a variant's row, so a twin with the same
                 # cosine (MiniLM-L6 and its int8 copy) never hides the other's marker (issue 26).
-                orientation="h", offsetgroup=model,
-                x=group[constants.COL_COSINE], y=group["label"], mode="markers", name=short(model),
-                marker={"color": color, "size": 12, "symbol": ["circle" if a else "circle-open" for a in above], "line": {"width": 2, "color": color}},
+                orientation="h",
+                offsetgroup=model,
+                x=group[constants.COL_COSINE],
+                y=group["label"],
+                mode="markers",
+                name=short(model),
+                marker={
+                    "color": color,
+                    "size": 12,
+                    "symbol": ["circle" if a else "circle-open" for a in above],
+                    "line": {"width": 2, "color": color},
+                },
                 hovertemplate="%{y}<br>cosine %{x:.4f}<extra>" + short(model) + "</extra>",
             )
         )
         fig.add_trace(
             go.Scatter(
-                orientation="h", offsetgroup=model,
-                x=group[constants.COL_THRESHOLD], y=group["label"], mode="markers", name=f"{short(model)} threshold", visible=not one_line,
+                orientation="h",
+                offsetgroup=model,
+                x=group[constants.COL_THRESHOLD],
+                y=group["label"],
+                mode="markers",
+                name=f"{short(model)} threshold",
+                visible=not one_line,
                 showlegend=bool(group[constants.COL_THRESHOLD].notna().any()) and not one_line,
                 marker={"color": color, "symbol": "line-ns", "size": 18, "line": {"width": 2, "color": color}},
                 hovertemplate="threshold %{x:.3f}<extra>" + short(model) + "</extra>",
@@ -311,14 +410,25 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
         )
     # Fill is the verdict: say so in the legend even when every dot has the same one.
     for symbol, meaning in (("circle", "filled: above threshold (treated as the same)"), ("circle-open", "open: at or below threshold")):
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=meaning, hoverinfo="skip",
-                                 marker={"color": "#555555", "size": 12, "symbol": symbol, "line": {"width": 2, "color": "#555555"}}))
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                name=meaning,
+                hoverinfo="skip",
+                marker={"color": "#555555", "size": 12, "symbol": symbol, "line": {"width": 2, "color": "#555555"}},
+            )
+        )
     fig.update_layout(
         title="Cosine of each variant with the original (filled: above the model's threshold, treated as the same)",
         xaxis={"title": "cosine", "range": [min(0.0, float(table[constants.COL_COSINE].min()) - 0.05), 1.02]},
         yaxis={"autorange": "reversed", "categoryorder": "array", "categoryarray": labels},
-        height=max(300, 42 * len(labels) + 180), margin={"l": 10, "r": 10, "t": 60, "b": 10}, legend={"orientation": "h", "y": -0.25},
-        scattermode="group", scattergap=0.4,
+        height=max(300, 42 * len(labels) + 180),
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        legend={"orientation": "h", "y": -0.25},
+        scattermode="group",
+        scattergap=0.4,
         showlegend=True,  # colour is the model, even with one model
     )
     return fig
@@ -345,15 +455,21 @@ def invented_by_model_figure(by_model: pd.DataFrame) -> go.Figure:
         kind = str(key)
         fig.add_trace(
             go.Bar(
-                name=f"{kind} words", x=[short(m) for m in group[constants.COL_MODEL]], y=group["mean_delta"], marker_color=KIND_COLORS.get(kind),
+                name=f"{kind} words",
+                x=[short(m) for m in group[constants.COL_MODEL]],
+                y=group["mean_delta"],
+                marker_color=KIND_COLORS.get(kind),
                 error_y=ci_error(group["mean_delta"], group["ci_low"], group["ci_high"]),
                 hovertemplate="%{x}: %{y:.4f}<extra>" + kind + "</extra>",
             )
         )
     fig.add_hline(y=0, line_color="black", line_width=1)
     fig.update_layout(
-        barmode="group", title="Mean OOV delta (original − replaced cosine), 95% CI over entities",
-        yaxis={"title": "mean delta"}, margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.15},
+        barmode="group",
+        title="Mean OOV delta (original − replaced cosine), 95% CI over entities",
+        yaxis={"title": "mean delta"},
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        legend={"orientation": "h", "y": -0.15},
     )
     return fig
 
@@ -371,22 +487,34 @@ def invented_by_entity_figure(by_entity: pd.DataFrame, model: str) -> go.Figure:
         kind = str(key)
         fig.add_trace(
             go.Scatter(
-                x=group["mean_delta"], y=group[constants.COL_ENTITY], mode="markers", name=f"{kind} words", marker={"color": KIND_COLORS.get(kind), "size": 10},
+                x=group["mean_delta"],
+                y=group[constants.COL_ENTITY],
+                mode="markers",
+                name=f"{kind} words",
+                marker={"color": KIND_COLORS.get(kind), "size": 10},
                 error_x=ci_error(group["mean_delta"], group["ci_low"], group["ci_high"]),
                 hovertemplate="%{y}: %{x:.4f}<extra>" + kind + "</extra>",
             )
         )
     fig.add_vline(x=0, line_color="black", line_width=1)
     fig.update_layout(
-        title=f"{short(model)}: mean delta per entity (95% CI over the k words)", xaxis={"title": "mean delta"},
-        yaxis={"autorange": "reversed"}, height=max(320, 26 * data[constants.COL_ENTITY].nunique() + 140),
-        margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.1},
+        title=f"{short(model)}: mean delta per entity (95% CI over the k words)",
+        xaxis={"title": "mean delta"},
+        yaxis={"autorange": "reversed"},
+        height=max(320, 26 * data[constants.COL_ENTITY].nunique() + 140),
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        legend={"orientation": "h", "y": -0.1},
     )
     return fig
 
 
-def run_diff_figure(categories: pd.DataFrame, value: str = "mean_change", low: str = "mean_ci_low", high: str = "mean_ci_high",
-                    title: str = "Change in mean cosine (after − before), 95% paired bootstrap CI") -> go.Figure:
+def run_diff_figure(
+    categories: pd.DataFrame,
+    value: str = "mean_change",
+    low: str = "mean_ci_low",
+    high: str = "mean_ci_high",
+    title: str = "Change in mean cosine (after − before), 95% paired bootstrap CI",
+) -> go.Figure:
     """Per model and category, one run's change against another with its interval (``core.history.diff``).
 
     Args:
@@ -399,15 +527,23 @@ def run_diff_figure(categories: pd.DataFrame, value: str = "mean_change", low: s
     for model, group in categories.groupby(constants.COL_MODEL, sort=False):
         fig.add_trace(
             go.Scatter(
-                x=group[value], y=group[constants.COL_CATEGORY].map(category_label), mode="markers", name=short(model), marker={"size": 10},
-                error_x=ci_error(group[value], group[low], group[high]), hovertemplate="%{y}: %{x:+.4f}<extra>" + short(model) + "</extra>",
+                x=group[value],
+                y=group[constants.COL_CATEGORY].map(category_label),
+                mode="markers",
+                name=short(model),
+                marker={"size": 10},
+                error_x=ci_error(group[value], group[low], group[high]),
+                hovertemplate="%{y}: %{x:+.4f}<extra>" + short(model) + "</extra>",
             )
         )
     fig.add_vline(x=0, line_color="black", line_width=1)
     fig.update_layout(
-        title=title, xaxis={"title": "after − before", "zeroline": False},
-        yaxis={"categoryorder": "array", "categoryarray": labels[::-1]}, height=max(320, 34 * len(labels) + 160),
-        margin={"l": 10, "r": 10, "t": 50, "b": 10}, legend={"orientation": "h", "y": -0.15},
+        title=title,
+        xaxis={"title": "after − before", "zeroline": False},
+        yaxis={"categoryorder": "array", "categoryarray": labels[::-1]},
+        height=max(320, 34 * len(labels) + 160),
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        legend={"orientation": "h", "y": -0.15},
     )
     return fig
 

@@ -64,9 +64,13 @@ def _add_endpoint(models_key: str, custom_key: str) -> None:
         url = endpoint.clean_base_url(base)
         allowed, _problem = allowed_endpoints()
         if typed_key:
-            settings = endpoint.make_settings(ss.get("endpoint_model", ""), url, dimensions=dims or None, session_key=endpoint.SessionKey(typed_key))
+            settings = endpoint.make_settings(
+                ss.get("endpoint_model", ""), url, dimensions=dims or None, session_key=endpoint.SessionKey(typed_key)
+            )
         elif url in allowed:
-            settings = endpoint.make_settings(ss.get("endpoint_model", ""), url, allowed[url] or None, dims or None, env_key=bool(allowed[url]))
+            settings = endpoint.make_settings(
+                ss.get("endpoint_model", ""), url, allowed[url] or None, dims or None, env_key=bool(allowed[url])
+            )
         else:
             settings = endpoint.make_settings(ss.get("endpoint_model", ""), url, dimensions=dims or None, env_key=False)
     except endpoint.EndpointError as exc:
@@ -101,13 +105,21 @@ def endpoint_form(models_key: str, custom_key: str) -> None:
     """The "Add an endpoint" expander."""
     allowed, problem = allowed_endpoints()
     with st.expander("Add an endpoint"):
-        st.caption("Any OpenAI-compatible /v1/embeddings server (OpenAI, Azure OpenAI, vLLM, Ollama, TEI, Infinity, LM Studio). "
-                   "Texts are sent once: vectors are cached by base URL, model and dimensions.")
+        st.caption(
+            "Any OpenAI-compatible /v1/embeddings server (OpenAI, Azure OpenAI, vLLM, Ollama, TEI, Infinity, LM Studio). "
+            "Texts are sent once: vectors are cached by base URL, model and dimensions."
+        )
         st.text_input("Base URL", key="endpoint_base_url", placeholder=next(iter(allowed), "http://127.0.0.1:8000/v1"))
         st.text_input("Model name", key="endpoint_model", placeholder="text-embedding-3-small")
-        st.text_input("API key (optional)", key=KEY_API_KEY, type="password", autocomplete="off",
-                      help="Kept in this browser session's memory only and sent only to the base URL above; never written or shown. "
-                           "Leave it empty for a server that needs none" + (", or to use this server's own key for a URL its operator allows." if allowed else "."))
+        st.text_input(
+            "API key (optional)",
+            key=KEY_API_KEY,
+            type="password",
+            autocomplete="off",
+            help="Kept in this browser session's memory only and sent only to the base URL above; never written or shown. "
+            "Leave it empty for a server that needs none"
+            + (", or to use this server's own key for a URL its operator allows." if allowed else "."),
+        )
         if allowed:
             st.caption("This server's operator allows its own key for: " + ", ".join(md_escape(u) for u in allowed))
         if problem:

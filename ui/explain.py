@@ -28,7 +28,10 @@ KEY_UNIT = "why_unit"
 KEY_STEPS = "why_steps"
 KEY_OOV_ON = "oov_layers_on"
 KEY_OOV_SCALE = "oov_layers_scale"
-METHOD_LABELS = {constants.METHOD_OCCLUSION: "Occlusion (remove each token; every model)", constants.METHOD_IG: "Integrated gradients (torch models)"}
+METHOD_LABELS = {
+    constants.METHOD_OCCLUSION: "Occlusion (remove each token; every model)",
+    constants.METHOD_IG: "Integrated gradients (torch models)",
+}
 UNIT_LABELS = {constants.UNIT_TOKEN: "one token", constants.UNIT_WORD: "one word"}
 SIDE_LABELS = {constants.SIDE_A: "Sentence A", constants.SIDE_B: "Sentence B"}
 NORMALIZED, RAW = "share of the layer's dynamic range", "raw cosine gap"
@@ -66,25 +69,58 @@ def token_figure(table: pd.DataFrame, title: str) -> go.Figure:
         rows = table[table[constants.COL_SIDE] == side].set_index(constants.COL_POSITION).reindex(range(width))
         z.append(rows[constants.COL_ATTRIBUTION].tolist())
         text.append(["" if t != t else plotly_text(str(t)) for t in rows[constants.COL_TOKEN]])
-        hover.append(["" if t != t else f"{plotly_text(str(t))} (word {plotly_text(str(w))}): {a:+.4f}" for t, w, a in
-                      zip(rows[constants.COL_TOKEN], rows[constants.COL_WORD], rows[constants.COL_ATTRIBUTION], strict=True)])
+        hover.append(
+            [
+                "" if t != t else f"{plotly_text(str(t))} (word {plotly_text(str(w))}): {a:+.4f}"
+                for t, w, a in zip(rows[constants.COL_TOKEN], rows[constants.COL_WORD], rows[constants.COL_ATTRIBUTION], strict=True)
+            ]
+        )
     fig.add_trace(
         go.Heatmap(
-            z=z, y=[SIDE_LABELS[s] for s in sides], x=list(range(width)), text=text, customdata=hover, texttemplate="%{text}",
-            hovertemplate="%{customdata}<extra></extra>", colorscale=ATTRIBUTION_SCALE, zmid=0.0, zmin=-limit, zmax=limit,
-            colorbar={"title": "attribution"}, xgap=2, ygap=6,
+            z=z,
+            y=[SIDE_LABELS[s] for s in sides],
+            x=list(range(width)),
+            text=text,
+            customdata=hover,
+            texttemplate="%{text}",
+            hovertemplate="%{customdata}<extra></extra>",
+            colorscale=ATTRIBUTION_SCALE,
+            zmid=0.0,
+            zmin=-limit,
+            zmax=limit,
+            colorbar={"title": "attribution"},
+            xgap=2,
+            ygap=6,
         )
     )
-    fig.update_layout(title=title, height=220, margin={"l": 10, "r": 10, "t": 40, "b": 10}, yaxis={"autorange": "reversed"}, xaxis={"title": "token position", "dtick": 1})
+    fig.update_layout(
+        title=title,
+        height=220,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        yaxis={"autorange": "reversed"},
+        xaxis={"title": "token position", "dtick": 1},
+    )
     return fig
 
 
 def layer_figure(curve: pd.DataFrame, title: str) -> go.Figure:
     """The pair's cosine at every layer, embeddings (0) to last."""
-    fig = go.Figure(go.Scatter(x=curve[constants.COL_LAYER], y=curve[constants.COL_COSINE], mode="lines+markers", name="cosine",
-                               hovertemplate="layer %{x}: %{y:.4f}<extra></extra>"))
-    fig.update_layout(title=title, height=300, margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                      xaxis={"title": "layer (0 = embeddings)", "dtick": 1}, yaxis={"title": "cosine of mean-pooled states"})
+    fig = go.Figure(
+        go.Scatter(
+            x=curve[constants.COL_LAYER],
+            y=curve[constants.COL_COSINE],
+            mode="lines+markers",
+            name="cosine",
+            hovertemplate="layer %{x}: %{y:.4f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=title,
+        height=300,
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        xaxis={"title": "layer (0 = embeddings)", "dtick": 1},
+        yaxis={"title": "cosine of mean-pooled states"},
+    )
     return fig
 
 
@@ -94,8 +130,10 @@ def _completeness(name: str, explanation) -> None:
         return
     change = check.cosine - check.baseline_cosine
     # Only numbers and fixed words: nothing typed reaches this Markdown.
-    line = (f"Completeness: the attributions sum to {check.attribution_sum:+.4f}; cos(pair) − cos(baseline pair) = "
-            f"{check.cosine:.4f} − {check.baseline_cosine:.4f} = {change:+.4f} ({check.steps} steps, [{check.baseline.upper()}] baseline).")
+    line = (
+        f"Completeness: the attributions sum to {check.attribution_sum:+.4f}; cos(pair) − cos(baseline pair) = "
+        f"{check.cosine:.4f} − {check.baseline_cosine:.4f} = {change:+.4f} ({check.steps} steps, [{check.baseline.upper()}] baseline)."
+    )
     if check.ok:
         st.caption(line + f" Miss {check.relative_miss:.2%}: within {constants.IG_MAX_RELATIVE_MISS:.0%}.")
         return
@@ -127,15 +165,20 @@ def _model_section(name: str, text_a: str, text_b: str, sel: Selection, method: 
         st.info(widgets.md_escape(note), icon="ℹ️")
     for side in explanation.truncated:
         st.warning(f"{SIDE_LABELS[side]} is longer than the model keeps; the cut tokens are not explained.", icon="✂️")
-    how = ("cosine drop when the token is removed" if explanation.unit == constants.UNIT_TOKEN else "cosine drop when the word is removed") \
-        if explanation.method == constants.METHOD_OCCLUSION else "integrated-gradients share of cos(pair) − cos(baseline pair)"
+    how = (
+        ("cosine drop when the token is removed" if explanation.unit == constants.UNIT_TOKEN else "cosine drop when the word is removed")
+        if explanation.method == constants.METHOD_OCCLUSION
+        else "integrated-gradients share of cos(pair) − cos(baseline pair)"
+    )
     table = explanation.table
     widgets.chart(token_figure(table, f"cosine {explanation.cosine:.4f}; colour = {how}"), table, f"attributions {short(name)}")
     st.caption("Blue: the token holds the two sentences together (removing it lowers the cosine). Red: it pulls them apart.")
     _completeness(name, explanation)
     st.text("Top tokens")
     top = top_units(table)[[c for c in TABLE_COLUMNS if c not in (constants.COL_MODEL, constants.COL_METHOD, constants.COL_UNIT)]]
-    widgets.table(top, f"top tokens {short(name)}", column_config={constants.COL_ATTRIBUTION: st.column_config.NumberColumn(format="%+.4f")})
+    widgets.table(
+        top, f"top tokens {short(name)}", column_config={constants.COL_ATTRIBUTION: st.column_config.NumberColumn(format="%+.4f")}
+    )
     if not _is_torch(name):
         st.caption("Layer-wise view: this model runs on ONNX here, which exposes no hidden states.")
         return
@@ -148,14 +191,22 @@ def _model_section(name: str, text_a: str, text_b: str, sel: Selection, method: 
         st.error(widgets.md_escape(str(exc)), icon="⛔")
         return
     widgets.chart(layer_figure(curve, "Cosine layer by layer"), curve, f"layer curve {short(name)}")
-    st.caption("The last layer is the model's own cosine; the middle layers' mean-pooled states are anisotropic (every pair scores high there).")
+    st.caption(
+        "The last layer is the model's own cosine; the middle layers' mean-pooled states are anisotropic (every pair scores high there)."
+    )
 
 
 def why_this_score(models: list[str], text_a: str, text_b: str, sel: Selection) -> None:
     """The "Why this score" section: a switch, the method, then one expander per model."""
     st.subheader("Why this score")
-    on = st.toggle("Explain each model's score", value=widgets.saved(KEY_ON, False), key=KEY_ON, on_change=widgets.persist, args=(KEY_ON,),
-                   help="Which tokens carry the cosine, and the cosine at every layer. Costs one forward pass per token (occlusion) or per step (gradients); results are cached.")
+    on = st.toggle(
+        "Explain each model's score",
+        value=widgets.saved(KEY_ON, False),
+        key=KEY_ON,
+        on_change=widgets.persist,
+        args=(KEY_ON,),
+        help="Which tokens carry the cosine, and the cosine at every layer. Costs one forward pass per token (occlusion) or per step (gradients); results are cached.",
+    )
     if not on:
         return
     method = widgets.saved_radio("Attribution method", list(METHOD_LABELS), KEY_METHOD, format_func=METHOD_LABELS.get)
@@ -175,22 +226,52 @@ def gap_figure(summary: pd.DataFrame, normalized: bool, title: str) -> go.Figure
     value, low, high = ("normalized_gap", "norm_low", "norm_high") if normalized else ("mean_gap", "gap_low", "gap_high")
     fig = go.Figure()
     for model, part in summary.groupby(constants.COL_MODEL, sort=False):
-        fig.add_trace(go.Scatter(x=part[constants.COL_LAYER], y=part[value], mode="lines+markers", name=short(model),
-                                 error_y=charts.ci_error(part[value], part[low], part[high]),
-                                 hovertemplate="layer %{x}: %{y:.3f}<extra>" + plotly_text(short(model)) + "</extra>"))
+        fig.add_trace(
+            go.Scatter(
+                x=part[constants.COL_LAYER],
+                y=part[value],
+                mode="lines+markers",
+                name=short(model),
+                error_y=charts.ci_error(part[value], part[low], part[high]),
+                hovertemplate="layer %{x}: %{y:.3f}<extra>" + plotly_text(short(model)) + "</extra>",
+            )
+        )
     fig.add_hline(y=0, line_color="black", line_width=1)
-    fig.update_layout(title=title, height=380, margin={"l": 10, "r": 10, "t": 50, "b": 10}, xaxis={"title": "layer (0 = embeddings)", "dtick": 1},
-                      yaxis={"title": NORMALIZED if normalized else RAW, "tickformat": ".0%" if normalized else ".2f"}, legend={"orientation": "h", "y": -0.2})
+    fig.update_layout(
+        title=title,
+        height=380,
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        xaxis={"title": "layer (0 = embeddings)", "dtick": 1},
+        yaxis={"title": NORMALIZED if normalized else RAW, "tickformat": ".0%" if normalized else ".2f"},
+        legend={"orientation": "h", "y": -0.2},
+    )
     return fig
 
 
 def entity_figure(gaps: pd.DataFrame, model: str) -> go.Figure:
     """Entity × layer heatmap of one model's gap."""
-    wide = gaps[gaps[constants.COL_MODEL] == model].pivot_table(index=constants.COL_ENTITY, columns=constants.COL_LAYER, values=COL_GAP, sort=False)
-    fig = go.Figure(go.Heatmap(z=wide.to_numpy(float), x=list(wide.columns), y=list(wide.index), colorscale="RdBu_r", zmid=0, texttemplate="%{z:.2f}",
-                               colorbar={"title": "gap"}, hovertemplate="%{y} · layer %{x}: %{z:.3f}<extra></extra>"))
-    fig.update_layout(title=f"{plotly_text(short(model))}: gap per entity and layer", height=max(360, 24 * len(wide) + 120),
-                      yaxis={"autorange": "reversed"}, xaxis={"title": "layer", "dtick": 1}, margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    wide = gaps[gaps[constants.COL_MODEL] == model].pivot_table(
+        index=constants.COL_ENTITY, columns=constants.COL_LAYER, values=COL_GAP, sort=False
+    )
+    fig = go.Figure(
+        go.Heatmap(
+            z=wide.to_numpy(float),
+            x=list(wide.columns),
+            y=list(wide.index),
+            colorscale="RdBu_r",
+            zmid=0,
+            texttemplate="%{z:.2f}",
+            colorbar={"title": "gap"},
+            hovertemplate="%{y} · layer %{x}: %{z:.3f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=f"{plotly_text(short(model))}: gap per entity and layer",
+        height=max(360, 24 * len(wide) + 120),
+        yaxis={"autorange": "reversed"},
+        xaxis={"title": "layer", "dtick": 1},
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+    )
     return fig
 
 
@@ -216,10 +297,18 @@ def oov_layer_section(models: list[str], reading: str, sel: Selection) -> None:
     )
     torch_models = [m for m in models if _is_torch(m)]
     if not torch_models:
-        st.info("The layer-wise view needs a torch model (ONNX exposes no hidden states here): select MiniLM-L6 or mpnet-base in the sidebar.")
+        st.info(
+            "The layer-wise view needs a torch model (ONNX exposes no hidden states here): select MiniLM-L6 or mpnet-base in the sidebar."
+        )
         return
-    on = st.toggle("Compute the layer curves", value=widgets.saved(KEY_OOV_ON, False), key=KEY_OOV_ON, on_change=widgets.persist, args=(KEY_OOV_ON,),
-                   help="Encodes the OOV suite and the baseline controls once per torch model, keeping every layer; cached.")
+    on = st.toggle(
+        "Compute the layer curves",
+        value=widgets.saved(KEY_OOV_ON, False),
+        key=KEY_OOV_ON,
+        on_change=widgets.persist,
+        args=(KEY_OOV_ON,),
+        help="Encodes the OOV suite and the baseline controls once per torch model, keeping every layer; cached.",
+    )
     if not on:
         return
     curves = _oov_curves(torch_models, sel)
@@ -229,7 +318,11 @@ def oov_layer_section(models: list[str], reading: str, sel: Selection) -> None:
     scale = widgets.saved_radio("Gap as", [NORMALIZED, RAW], KEY_OOV_SCALE)
     normalized = scale == NORMALIZED
     summary = report["summary"]
-    widgets.chart(gap_figure(summary, normalized, f"Mean gap over {summary['n'].max()} entities per layer (95% bootstrap CI)"), summary, "oov layer gap")
+    widgets.chart(
+        gap_figure(summary, normalized, f"Mean gap over {summary['n'].max()} entities per layer (95% bootstrap CI)"),
+        summary,
+        "oov layer gap",
+    )
     st.caption(
         "Normalized: the gap divided by that layer's dynamic range (mean positive − mean negative control cosine of the baseline suite at the same layer), "
         "because mean-pooled middle layers score every pair high and compress raw gaps."
@@ -241,4 +334,8 @@ def oov_layer_section(models: list[str], reading: str, sel: Selection) -> None:
     for name in torch_models:
         if name in set(report["gaps"][constants.COL_MODEL]):
             with st.expander(f"Gap per entity and layer: {widgets.md_escape(short(name))}"):
-                widgets.chart(entity_figure(report["gaps"], name), report["gaps"][report["gaps"][constants.COL_MODEL] == name], f"oov layer gaps {short(name)}")
+                widgets.chart(
+                    entity_figure(report["gaps"], name),
+                    report["gaps"][report["gaps"][constants.COL_MODEL] == name],
+                    f"oov layer gaps {short(name)}",
+                )

@@ -45,10 +45,18 @@ def record(page: str, result: RunResult, selection: Selection, sources: Sequence
         if store.history_path() is None:
             return None
         return store.record_run(
-            result.results, command=page, origin=constants.ORIGIN_APP, errors=result.errors,
+            result.results,
+            command=page,
+            origin=constants.ORIGIN_APP,
+            errors=result.errors,
             settings={
-                "threshold": selection.threshold, "sources": list(sources), "models_selected": list(selection.models),
-                "device": selection.device, "devices": result.devices, "backends": result.backends, **settings,
+                "threshold": selection.threshold,
+                "sources": list(sources),
+                "models_selected": list(selection.models),
+                "device": selection.device,
+                "devices": result.devices,
+                "backends": result.backends,
+                **settings,
             },
         )
     except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
@@ -57,8 +65,15 @@ def record(page: str, result: RunResult, selection: Selection, sources: Sequence
         return None
 
 
-def record_retrieval(page: str, result: Any, selection: Selection, name: str, sources: Sequence[Mapping[str, Any]],
-                     mitigations: Sequence[MitigationSpec] = (), **settings: Any) -> int | None:
+def record_retrieval(
+    page: str,
+    result: Any,
+    selection: Selection,
+    name: str,
+    sources: Sequence[Mapping[str, Any]],
+    mitigations: Sequence[MitigationSpec] = (),
+    **settings: Any,
+) -> int | None:
     """Store a retrieval run of the app (suite, file or corpus mode) through ``core.history.sources.retrieval_record``,
     like the CLI's: the dense cosines as pairs, each mitigation's scores beside them, the summary, no threshold, and
     each mitigation the specs describe with its plain settings (``mitigation_settings``, as the CLI records ``--mitigate``).
@@ -70,8 +85,20 @@ def record_retrieval(page: str, result: Any, selection: Selection, name: str, so
             return None
         pairs, own = retrieval_record(result, name)
         ran = {"mitigations": mitigation_settings(build_mitigations(mitigations))}
-        return store.record_run(pairs, command=page, origin=constants.ORIGIN_APP, errors=result.errors,
-                                settings={**own, **ran, "sources": list(sources), "models_selected": list(selection.models), "device": selection.device, **settings})
+        return store.record_run(
+            pairs,
+            command=page,
+            origin=constants.ORIGIN_APP,
+            errors=result.errors,
+            settings={
+                **own,
+                **ran,
+                "sources": list(sources),
+                "models_selected": list(selection.models),
+                "device": selection.device,
+                **settings,
+            },
+        )
     except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         st.warning(f"This run was not added to the run history: {md_escape(reason)}. The results below are unaffected.", icon="🗂️")
@@ -88,8 +115,12 @@ def record_tune(result: Any, selection: Selection, sources: Sequence[Mapping[str
         if store.history_path() is None:
             return None
         pairs, own = tune_record(result)
-        return store.record_run(pairs, command="tune", origin=constants.ORIGIN_APP,
-                                settings={**own, "sources": list(sources), "models_selected": list(selection.models), "device": selection.device, **settings})
+        return store.record_run(
+            pairs,
+            command="tune",
+            origin=constants.ORIGIN_APP,
+            settings={**own, "sources": list(sources), "models_selected": list(selection.models), "device": selection.device, **settings},
+        )
     except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         st.warning(f"This run was not added to the run history: {md_escape(reason)}. The results below are unaffected.", icon="🗂️")

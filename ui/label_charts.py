@@ -27,12 +27,31 @@ def cosine_by_label_figure(results: pd.DataFrame, models: list[str], threshold: 
     for model in models:
         mine = data[data[constants.COL_MODEL] == model]
         # customdata: each point's row in ``results``, so a click on a point shows that pair (ui.widgets.pair_chart).
-        fig.add_trace(go.Box(x=mine[constants.COL_LABEL].astype(str), y=mine[constants.COL_COSINE], name=short(model), marker_color=model_color(model),
-                             boxpoints="all", jitter=0.3, pointpos=0, showlegend=True, customdata=list(mine.index),
-                             hovertemplate="%{y:.4f}<extra>" + short(model) + "</extra>"))
-    fig.add_hline(y=threshold, line_dash="dash", line_color="black", annotation_text=f"threshold {threshold:.2f}", annotation_position="top left")
-    fig.update_layout(boxmode="group", title="Cosine by label, per model", xaxis={"title": "label", "type": "category"}, yaxis={"title": "cosine", "range": [-0.05, 1.05]},
-                      legend={"title": "model", "orientation": "h", "y": -0.2}, margin={"l": 10, "r": 10, "t": 60, "b": 10})
+        fig.add_trace(
+            go.Box(
+                x=mine[constants.COL_LABEL].astype(str),
+                y=mine[constants.COL_COSINE],
+                name=short(model),
+                marker_color=model_color(model),
+                boxpoints="all",
+                jitter=0.3,
+                pointpos=0,
+                showlegend=True,
+                customdata=list(mine.index),
+                hovertemplate="%{y:.4f}<extra>" + short(model) + "</extra>",
+            )
+        )
+    fig.add_hline(
+        y=threshold, line_dash="dash", line_color="black", annotation_text=f"threshold {threshold:.2f}", annotation_position="top left"
+    )
+    fig.update_layout(
+        boxmode="group",
+        title="Cosine by label, per model",
+        xaxis={"title": "label", "type": "category"},
+        yaxis={"title": "cosine", "range": [-0.05, 1.05]},
+        legend={"title": "model", "orientation": "h", "y": -0.2},
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+    )
     return fig
 
 
@@ -55,13 +74,33 @@ def label_roc_figure(roc: pd.DataFrame, classifier: pd.DataFrame, models: list[s
         key = (tuple(curve["fpr"].round(6)), tuple(curve["tpr"].round(6)))
         same = f", same curve as {seen[key]}" if key in seen else ""
         seen.setdefault(key, short(model))
-        fig.add_trace(go.Scatter(x=curve["fpr"], y=curve["tpr"], mode="lines", name=f"{short(model)} (AUC {row['auc']:.3f}{same})",
-                                 line={"color": color, "shape": "hv", "dash": "dot" if same else "solid"},
-                                 customdata=curve["threshold"], hovertemplate="threshold %{customdata:.3f}: TPR %{y:.2f}, FPR %{x:.2f}<extra></extra>"))
-        fig.add_trace(go.Scatter(x=[row["best_fpr"]], y=[row["best_tpr"]], mode="markers", marker={"symbol": "star", "size": 13, "color": color},
-                                 name=f"{short(model)} best threshold {row['best_threshold']:.3f}"))
+        fig.add_trace(
+            go.Scatter(
+                x=curve["fpr"],
+                y=curve["tpr"],
+                mode="lines",
+                name=f"{short(model)} (AUC {row['auc']:.3f}{same})",
+                line={"color": color, "shape": "hv", "dash": "dot" if same else "solid"},
+                customdata=curve["threshold"],
+                hovertemplate="threshold %{customdata:.3f}: TPR %{y:.2f}, FPR %{x:.2f}<extra></extra>",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[row["best_fpr"]],
+                y=[row["best_tpr"]],
+                mode="markers",
+                marker={"symbol": "star", "size": 13, "color": color},
+                name=f"{short(model)} best threshold {row['best_threshold']:.3f}",
+            )
+        )
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line={"dash": "dot", "color": "gray"}, name="chance", hoverinfo="skip"))
-    fig.update_layout(title="Cosine as a classifier of your label (ROC)", xaxis={"title": "false-positive rate", "range": [-0.02, 1.02]},
-                      yaxis={"title": "true-positive rate", "range": [-0.02, 1.02]}, height=460,
-                      legend={"orientation": "h", "y": -0.25}, margin={"l": 10, "r": 10, "t": 60, "b": 10})
+    fig.update_layout(
+        title="Cosine as a classifier of your label (ROC)",
+        xaxis={"title": "false-positive rate", "range": [-0.02, 1.02]},
+        yaxis={"title": "true-positive rate", "range": [-0.02, 1.02]},
+        height=460,
+        legend={"orientation": "h", "y": -0.25},
+        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+    )
     return fig

@@ -99,7 +99,7 @@ class LiveRun:
         self.slot = st.empty()
 
     def elapsed(self) -> str:
-        """"12 s elapsed of about 40 s expected" (or "longer than the 40 s expected")."""
+        """ "12 s elapsed of about 40 s expected" (or "longer than the 40 s expected")."""
         from ui.state import wall_time
 
         spent = time.perf_counter() - self.start

@@ -81,8 +81,13 @@ def history_diff(before: int, after: int, stamp: str, threshold: float | None = 
     file and both runs' times) keeps a re-created history from serving a stale one.
     """
     old, new = history_store.load_run(before), history_store.load_run(after)
-    return diff_runs(old.results, new.results, old.thresholds() if threshold is None else threshold, new.thresholds() if threshold is None else threshold,
-                     by_content=old.comparable_with(new))
+    return diff_runs(
+        old.results,
+        new.results,
+        old.thresholds() if threshold is None else threshold,
+        new.thresholds() if threshold is None else threshold,
+        by_content=old.comparable_with(new),
+    )
 
 
 @st.cache_data(show_spinner=False)
@@ -166,38 +171,66 @@ def retrieval_suite():
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def retrieval_run(name: str, passages: pd.DataFrame, queries: pd.DataFrame, models: tuple[str, ...], options: EncodeOptions,
-                  mitigations: tuple[MitigationSpec, ...]):
+def retrieval_run(
+    name: str,
+    passages: pd.DataFrame,
+    queries: pd.DataFrame,
+    models: tuple[str, ...],
+    options: EncodeOptions,
+    mitigations: tuple[MitigationSpec, ...],
+):
     """``run_retrieval`` of a suite (its two tables) with the mitigations the specs describe (``RetrievalResult``)."""
     from core.probes.retrieval.run import run_retrieval
     from core.probes.retrieval.specs import build_mitigations
     from core.probes.retrieval.suite import RetrievalSuite
 
-    return run_retrieval(RetrievalSuite(name, passages, queries), list(models), cache=embedding_cache(), options=options,
-                         mitigations=build_mitigations(mitigations))
+    return run_retrieval(
+        RetrievalSuite(name, passages, queries),
+        list(models),
+        cache=embedding_cache(),
+        options=options,
+        mitigations=build_mitigations(mitigations),
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def corpus_run(corpus: tuple[str, ...], queries: tuple[str, ...], models: tuple[str, ...], options: EncodeOptions,
-               mitigations: tuple[MitigationSpec, ...]):
+def corpus_run(
+    corpus: tuple[str, ...],
+    queries: tuple[str, ...],
+    models: tuple[str, ...],
+    options: EncodeOptions,
+    mitigations: tuple[MitigationSpec, ...],
+):
     """``run_corpus_probe`` of a corpus and its queries with the mitigations the specs describe (``CorpusResult``)."""
     from core.probes.retrieval.corpus import run_corpus_probe
     from core.probes.retrieval.specs import build_mitigations
 
-    return run_corpus_probe(list(corpus), list(queries), list(models), cache=embedding_cache(), options=options,
-                            mitigations=build_mitigations(mitigations))
+    return run_corpus_probe(
+        list(corpus), list(queries), list(models), cache=embedding_cache(), options=options, mitigations=build_mitigations(mitigations)
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def triples_run(name: str, frame: pd.DataFrame, mapping: tuple[tuple[str, object], ...], models: tuple[str, ...], options: EncodeOptions,
-                mitigations: tuple[MitigationSpec, ...] = ()):
+def triples_run(
+    name: str,
+    frame: pd.DataFrame,
+    mapping: tuple[tuple[str, object], ...],
+    models: tuple[str, ...],
+    options: EncodeOptions,
+    mitigations: tuple[MitigationSpec, ...] = (),
+):
     """``run_triples`` of a triples table with the mitigations the specs describe (``TriplesResult``), cached per table, models and specs."""
     from core.files.triples import Triples
     from core.probes.retrieval.specs import build_mitigations
     from core.probes.retrieval.triples import run_triples
 
-    return run_triples(Triples(name, frame, dict(mapping)), list(models), cache=embedding_cache(), options=options,  # type: ignore[arg-type]
-                       mitigations=build_mitigations(mitigations))
+    return run_triples(
+        Triples(name, frame, dict(mapping)),
+        list(models),
+        cache=embedding_cache(),
+        options=options,  # type: ignore[arg-type]
+        mitigations=build_mitigations(mitigations),
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -210,14 +243,18 @@ def beir_folder(folder: str, name: str, split: str, digest: str):
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def beir_run(folder: str, split: str, digest: str, models: tuple[str, ...], options: EncodeOptions, mitigations: tuple[MitigationSpec, ...] = ()):
+def beir_run(
+    folder: str, split: str, digest: str, models: tuple[str, ...], options: EncodeOptions, mitigations: tuple[MitigationSpec, ...] = ()
+):
     """``run_beir`` of an unpacked BEIR folder with the mitigations the specs describe (``BeirResult``); ``digest`` (of the upload) keys the cache."""
     from core.files.beir import read_beir
     from core.probes.retrieval.beir import run_beir
     from core.probes.retrieval.specs import build_mitigations
 
     del digest
-    return run_beir(read_beir(folder, split), list(models), cache=embedding_cache(), options=options, mitigations=build_mitigations(mitigations))
+    return run_beir(
+        read_beir(folder, split), list(models), cache=embedding_cache(), options=options, mitigations=build_mitigations(mitigations)
+    )
 
 
 @st.cache_data(ttl=60, show_spinner=False)
@@ -257,6 +294,7 @@ def results_digest(results: pd.DataFrame) -> str:
     digest.update(rows.tobytes())
     value = digest.hexdigest()
     with _DIGESTS_LOCK:
+
         def forget(_ref: object, k: int = key) -> None:
             _DIGESTS.pop(k, None)
 
@@ -321,7 +359,9 @@ def _roc_table(digest: str, _results: pd.DataFrame, negatives: tuple[str, ...]) 
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _calibrated_failure_rates(digest: str, _results: pd.DataFrame, negatives: tuple[str, ...], max_fpr: float, method: str, threshold: float) -> pd.DataFrame:
+def _calibrated_failure_rates(
+    digest: str, _results: pd.DataFrame, negatives: tuple[str, ...], max_fpr: float, method: str, threshold: float
+) -> pd.DataFrame:
     from core.probes import calibration
 
     cal = calibration.calibrate(_results, negatives, max_fpr, threshold)
@@ -455,7 +495,16 @@ def audit_run(key: tuple, passages: list[str], queries: list[str], progress: Cal
     if found is not None:
         return found
     _digest, keyed_models, options, floor = key
-    result = audit_corpus(passages, [name for name, _settings in keyed_models], floor, queries=queries, cache=embedding_cache(), options=options, progress=progress, project=True)
+    result = audit_corpus(
+        passages,
+        [name for name, _settings in keyed_models],
+        floor,
+        queries=queries,
+        cache=embedding_cache(),
+        options=options,
+        progress=progress,
+        project=True,
+    )
     with _AUDITS_LOCK:
         store = _audit_store()
         store[key] = result

@@ -20,8 +20,14 @@ ALL_MODES_LABEL = "all modes"
 RANDOM_LABEL = f"random ranking ({constants.PAIRED_RANDOM_BASELINE:.0%})"
 _MARGIN = {"l": 10, "r": 10, "t": 60, "b": 10}
 # The random line's label sits on a white band so the bars under it do not hide it.
-_RANDOM_LINE = {"line_dash": "dash", "line_color": "black", "annotation_text": RANDOM_LABEL, "annotation_position": "top right",
-                "annotation_font": {"size": 13, "color": "black"}, "annotation_bgcolor": "rgba(255, 255, 255, 0.85)"}
+_RANDOM_LINE = {
+    "line_dash": "dash",
+    "line_color": "black",
+    "annotation_text": RANDOM_LABEL,
+    "annotation_position": "top right",
+    "annotation_font": {"size": 13, "color": "black"},
+    "annotation_bgcolor": "rgba(255, 255, 255, 0.85)",
+}
 
 
 def mode_label(mode: str) -> str:
@@ -43,7 +49,11 @@ def mitigation_label(name: str) -> str:
 def _mode_order(modes: pd.Series) -> list[str]:
     present = list(dict.fromkeys(modes))
     known = [m for m in constants.ADVERSARIAL_CATEGORIES if m in present]
-    return known + [m for m in present if m not in known and m != constants.MODE_ALL] + ([constants.MODE_ALL] if constants.MODE_ALL in present else [])
+    return (
+        known
+        + [m for m in present if m not in known and m != constants.MODE_ALL]
+        + ([constants.MODE_ALL] if constants.MODE_ALL in present else [])
+    )
 
 
 def rates_by_mode_figure(table: pd.DataFrame, value: str, title: str, y_title: str, baseline: float | None = None) -> go.Figure:
@@ -63,17 +73,24 @@ def rates_by_mode_figure(table: pd.DataFrame, value: str, title: str, y_title: s
         group = group.set_index(constants.COL_MODE).reindex([m for m in order if m in set(group[constants.COL_MODE])])
         fig.add_trace(
             go.Bar(
-                name=plot_text(short(model)), marker_color=model_color(str(model)), x=[mode_label(m) for m in group.index], y=group[value],
+                name=plot_text(short(model)),
+                marker_color=model_color(str(model)),
+                x=[mode_label(m) for m in group.index],
+                y=group[value],
                 error_y=ci_error(group[value], group[constants.COL_CI_LOW], group[constants.COL_CI_HIGH]),
-                customdata=group[constants.COL_N], hovertemplate="%{x}: %{y:.1%} (n = %{customdata})<extra>" + plot_text(short(model)) + "</extra>",
+                customdata=group[constants.COL_N],
+                hovertemplate="%{x}: %{y:.1%} (n = %{customdata})<extra>" + plot_text(short(model)) + "</extra>",
             )
         )
     if baseline is not None:
         fig.add_hline(y=baseline, **_RANDOM_LINE)
     fig.update_layout(
-        barmode="group", title=title, yaxis={"title": y_title, "tickformat": ".0%", "range": [0, 1.05]},
+        barmode="group",
+        title=title,
+        yaxis={"title": y_title, "tickformat": ".0%", "range": [0, 1.05]},
         xaxis={"categoryorder": "array", "categoryarray": [mode_label(m) for m in order]},
-        margin=_MARGIN, legend={"orientation": "h", "y": -0.15},
+        margin=_MARGIN,
+        legend={"orientation": "h", "y": -0.15},
     )
     return fig
 
@@ -103,7 +120,9 @@ BEIR_PANELS = (
 )
 
 
-def before_after_figure(summary: pd.DataFrame, panels_of: tuple = _PANELS, title: str = "Before and after each mitigation (95% CI where the figure has one)") -> go.Figure:
+def before_after_figure(
+    summary: pd.DataFrame, panels_of: tuple = _PANELS, title: str = "Before and after each mitigation (95% CI where the figure has one)"
+) -> go.Figure:
     """One panel per figure (win rate, paired accuracy, recall@1, top-1 contradiction), mitigations on x, a bar per model.
 
     Args:
@@ -129,18 +148,27 @@ def before_after_figure(summary: pd.DataFrame, panels_of: tuple = _PANELS, title
             error = ci_error(group[value], group[interval[0]], group[interval[1]]) if interval else None
             fig.add_trace(
                 go.Bar(
-                    name=plot_text(short(model)), legendgroup=model, showlegend=index == 0, marker_color=model_color(str(model)),
-                    x=[plot_text(mitigation_label(m)) for m in mitigations], y=group[value], error_y=error,
+                    name=plot_text(short(model)),
+                    legendgroup=model,
+                    showlegend=index == 0,
+                    marker_color=model_color(str(model)),
+                    x=[plot_text(mitigation_label(m)) for m in mitigations],
+                    y=group[value],
+                    error_y=error,
                     hovertemplate="%{x}: %{y:.1%}<extra>" + plot_text(short(model)) + "</extra>",
                 ),
-                row=row, col=col,
+                row=row,
+                col=col,
             )
         if value == constants.COL_PAIRED_ACCURACY:
             fig.add_hline(y=constants.PAIRED_RANDOM_BASELINE, row=row, col=col, **_RANDOM_LINE)
     fig.update_yaxes(tickformat=".0%", range=[0, 1.05])
     fig.update_layout(
-        barmode="group", title=title, height=300 + 280 * rows,
-        margin={**_MARGIN, "t": 110}, legend={"orientation": "h", "y": -0.12},
+        barmode="group",
+        title=title,
+        height=300 + 280 * rows,
+        margin={**_MARGIN, "t": 110},
+        legend={"orientation": "h", "y": -0.12},
     )
     return fig
 
@@ -151,18 +179,28 @@ def ranking_figure(ranking: pd.DataFrame) -> go.Figure:
     Args:
         ranking: one mitigation's rows of ``RetrievalResult.ranking``.
     """
-    metrics = {**{c: f"recall@{k}" for k, c in constants.COL_RECALL_AT.items()}, constants.COL_MRR: "MRR", constants.COL_TOP1_CONTRADICTION: "top-1 is a contradiction"}
+    metrics = {
+        **{c: f"recall@{k}" for k, c in constants.COL_RECALL_AT.items()},
+        constants.COL_MRR: "MRR",
+        constants.COL_TOP1_CONTRADICTION: "top-1 is a contradiction",
+    }
     fig = go.Figure()
     for row in ranking.to_dict("records"):
         fig.add_trace(
             go.Bar(
-                name=plot_text(short(row[constants.COL_MODEL])), marker_color=model_color(row[constants.COL_MODEL]), x=list(metrics.values()), y=[row[c] for c in metrics],
+                name=plot_text(short(row[constants.COL_MODEL])),
+                marker_color=model_color(row[constants.COL_MODEL]),
+                x=list(metrics.values()),
+                y=[row[c] for c in metrics],
                 hovertemplate="%{x}: %{y:.3f}<extra>" + plot_text(short(row[constants.COL_MODEL])) + "</extra>",
             )
         )
     fig.update_layout(
-        barmode="group", title="Every passage of the suite competes for every query", yaxis={"range": [0, 1.05]},
-        margin=_MARGIN, legend={"orientation": "h", "y": -0.15},
+        barmode="group",
+        title="Every passage of the suite competes for every query",
+        yaxis={"range": [0, 1.05]},
+        margin=_MARGIN,
+        legend={"orientation": "h", "y": -0.15},
     )
     return fig
 
@@ -175,15 +213,28 @@ def should_win_figure(table: pd.DataFrame) -> go.Figure:
     """
     fig = go.Figure()
     labels = [plot_text(short(m)) for m in table[constants.COL_MODEL]]
-    for column, name, color in ((constants.COL_COSINE_B, "sentence B", "#d62728"), (constants.COL_COSINE_SHOULD_WIN, "passage that should win", "#2ca02c")):
+    for column, name, color in (
+        (constants.COL_COSINE_B, "sentence B", "#d62728"),
+        (constants.COL_COSINE_SHOULD_WIN, "passage that should win", "#2ca02c"),
+    ):
         fig.add_bar(
-            x=table[column], y=labels, orientation="h", name=name, marker_color=color,
-            text=[f"{v:.4f}" for v in table[column]], textposition="outside", cliponaxis=False,
+            x=table[column],
+            y=labels,
+            orientation="h",
+            name=name,
+            marker_color=color,
+            text=[f"{v:.4f}" for v in table[column]],
+            textposition="outside",
+            cliponaxis=False,
         )
     low = float(min(table[constants.COL_COSINE_B].min(), table[constants.COL_COSINE_SHOULD_WIN].min())) if not table.empty else 0.0
     fig.update_layout(
-        barmode="group", title="Cosine with sentence A: the higher passage is returned first",
-        xaxis={"title": "cosine similarity", "range": [min(0.0, low), 1.0]}, yaxis={"autorange": "reversed"},
-        height=140 + 60 * len(table), margin=_MARGIN, legend={"orientation": "h", "y": -0.25},
+        barmode="group",
+        title="Cosine with sentence A: the higher passage is returned first",
+        xaxis={"title": "cosine similarity", "range": [min(0.0, low), 1.0]},
+        yaxis={"autorange": "reversed"},
+        height=140 + 60 * len(table),
+        margin=_MARGIN,
+        legend={"orientation": "h", "y": -0.25},
     )
     return fig

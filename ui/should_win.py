@@ -29,8 +29,11 @@ SIDE = "The passage that should win"
 def _pairs(query: str, sentence_b: str, passage: str) -> pd.DataFrame:
     return pd.DataFrame(
         {
-            constants.COL_TEXT_A: [query, query], constants.COL_TEXT_B: [sentence_b, passage], constants.COL_SUITE: ["compare", "compare"],
-            constants.COL_CATEGORY: ["sentence_b", "should_win"], constants.COL_PAIR_ID: ["typed-b", "typed-should-win"],
+            constants.COL_TEXT_A: [query, query],
+            constants.COL_TEXT_B: [sentence_b, passage],
+            constants.COL_SUITE: ["compare", "compare"],
+            constants.COL_CATEGORY: ["sentence_b", "should_win"],
+            constants.COL_PAIR_ID: ["typed-b", "typed-should-win"],
         }
     )
 
@@ -44,8 +47,10 @@ def section(selection: state.Selection, compared: RunResult | None) -> None:
     """
     st.divider()
     st.subheader("Would a retriever return the right passage?")
-    st.caption("Type a passage that answers sentence A as it should be answered. A retriever asked sentence A ranks sentence B and this "
-               "passage by cosine; when B (say, A's negation) ranks first, **the contradiction wins**.")
+    st.caption(
+        "Type a passage that answers sentence A as it should be answered. A retriever asked sentence A ranks sentence B and this "
+        "passage by cosine; when B (say, A's negation) ranks first, **the contradiction wins**."
+    )
     typed = widgets.persistent_text_area(LABEL, KEY_PASSAGE, "", height=90, placeholder="The patient has a penicillin allergy")
     if not typed.strip():
         return

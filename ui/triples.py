@@ -13,9 +13,11 @@ from core.files.errors import PairsFileError
 from core.files.triples import Triples, guess_triple_columns, parse_triples, triple_file_columns
 from ui import widgets
 
-HELP = ("One row per anchor: the anchor (anchor, query or premise), the passage that should rank first (positive, entailed, "
-        "entailment) and one or more that should not (negative, contradicted, contradiction, hard_negative, or negative_1, "
-        "negative_2, ...). Several negatives per anchor: one row each, or numbered columns.")
+HELP = (
+    "One row per anchor: the anchor (anchor, query or premise), the passage that should rank first (positive, entailed, "
+    "entailment) and one or more that should not (negative, contradicted, contradiction, hard_negative, or negative_1, "
+    "negative_2, ...). Several negatives per anchor: one row each, or numbered columns."
+)
 
 
 def refused(name: str, exc: Exception) -> None:
@@ -42,10 +44,17 @@ def mapped_triples(name: str, data: bytes, key: str) -> Triples | None:
     first_positive = columns.index(str(guess["positive"])) if guess["positive"] else min(1, len(columns) - 1)
     anchor = c1.selectbox("Anchor (query) column", columns, index=first_anchor, key=f"{key}_anchor")
     positive = c2.selectbox("Positive column", columns, index=first_positive, key=f"{key}_positive")
-    negatives = c3.multiselect("Negative column(s)", columns, default=list(guess["negative"] or []), key=f"{key}_negative",
-                               help="Several columns: the wide format (negative_1, negative_2, ...).")
+    negatives = c3.multiselect(
+        "Negative column(s)",
+        columns,
+        default=list(guess["negative"] or []),
+        key=f"{key}_negative",
+        help="Several columns: the wide format (negative_1, negative_2, ...).",
+    )
     try:
-        triples = parse_triples(data, name, {constants.COL_ANCHOR: anchor, constants.COL_POSITIVE: positive, constants.COL_NEGATIVE: negatives})
+        triples = parse_triples(
+            data, name, {constants.COL_ANCHOR: anchor, constants.COL_POSITIVE: positive, constants.COL_NEGATIVE: negatives}
+        )
     except PairsFileError as exc:
         refused(name, exc)
         return None

@@ -23,12 +23,16 @@ def before_after_figure(win_rates: pd.DataFrame, split: str) -> go.Figure:
     fig = go.Figure()
     for setting, rows in part.groupby(constants.COL_SETTING, sort=False):
         fig.add_bar(
-            x=[mode_label(m) for m in rows[constants.COL_MODE]], y=rows[constants.COL_WIN_RATE], name=str(setting),
+            x=[mode_label(m) for m in rows[constants.COL_MODE]],
+            y=rows[constants.COL_WIN_RATE],
+            name=str(setting),
             error_y=ci_error(rows[constants.COL_WIN_RATE], rows[constants.COL_CI_LOW], rows[constants.COL_CI_HIGH]),
         )
     fig.update_layout(
-        title=f"Win rate before and after tuning · {split} half", barmode="group", yaxis={"title": "variants that outrank the paraphrase",
-                                                                                          "tickformat": ".0%", "range": [0, 1.05]},
-        legend={"title": "setting"}, margin=_MARGIN,
+        title=f"Win rate before and after tuning · {split} half",
+        barmode="group",
+        yaxis={"title": "variants that outrank the paraphrase", "tickformat": ".0%", "range": [0, 1.05]},
+        legend={"title": "setting"},
+        margin=_MARGIN,
     )
     return fig

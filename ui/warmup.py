@@ -74,7 +74,11 @@ def _work(status: WarmStatus, cache: EmbeddingCache, models: list[str]) -> None:
 
         report = warm_cache(models, cache=cache, options=DEFAULT_OPTIONS, progress=progress)
         failed = [m.error for m in report.failed if m.error]
-        status.set(state=DONE, fraction=1.0, message=f"{report.n_encoded:,} texts encoded" + (f"; {len(failed)} model(s) could not run" if failed else ""))
+        status.set(
+            state=DONE,
+            fraction=1.0,
+            message=f"{report.n_encoded:,} texts encoded" + (f"; {len(failed)} model(s) could not run" if failed else ""),
+        )
     except Exception as exc:  # noqa: BLE001 - a background helper must never take the server down; the pages still work
         from core.messages import typed_first_line
 
@@ -98,7 +102,9 @@ def background_warm() -> WarmStatus:
             status.set(state=OFF, fraction=1.0, message="")
             return status
         # The cache is fetched here, in a script thread: a Streamlit cache wrapper is not called from the worker.
-        threading.Thread(target=_work, args=(status, resources.embedding_cache(), status.models), name="cosine-probe-warm", daemon=True).start()
+        threading.Thread(
+            target=_work, args=(status, resources.embedding_cache(), status.models), name="cosine-probe-warm", daemon=True
+        ).start()
         return status
 
 
@@ -112,8 +118,11 @@ def sidebar_status() -> None:
     if state not in (CHECKING, WARMING):
         if status.to_encode and state in (DONE, FAILED) and not st.session_state.get(KEY_SEEN_END):
             st.session_state[KEY_SEEN_END] = True
-            st.caption(f"✅ Examples ready in the embedding cache ({md_escape(message)})." if state == DONE else
-                       f"The background warm-up stopped: {md_escape(message)}. Pages still work; they encode on demand.")
+            st.caption(
+                f"✅ Examples ready in the embedding cache ({md_escape(message)})."
+                if state == DONE
+                else f"The background warm-up stopped: {md_escape(message)}. Pages still work; they encode on demand."
+            )
         return
 
     @st.fragment(run_every=POLL_SECONDS)

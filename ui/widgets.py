@@ -43,10 +43,24 @@ def downloads(frame: pd.DataFrame, name: str) -> None:
     what = download_label(name)
     left, right = st.columns(2)
     # Issue 33: two rows of bare "CSV / JSON" buttons looked the same; each says which table it holds.
-    left.download_button(f"⬇ CSV · {what}", lambda: to_csv_bytes(frame), file_name=f"{slug}.csv", mime="text/csv", key=f"dl-csv-{slug}",
-                         width="stretch", on_click="ignore")
-    right.download_button(f"⬇ JSON · {what}", lambda: to_json_bytes(frame), file_name=f"{slug}.json", mime="application/json",
-                          key=f"dl-json-{slug}", width="stretch", on_click="ignore")
+    left.download_button(
+        f"⬇ CSV · {what}",
+        lambda: to_csv_bytes(frame),
+        file_name=f"{slug}.csv",
+        mime="text/csv",
+        key=f"dl-csv-{slug}",
+        width="stretch",
+        on_click="ignore",
+    )
+    right.download_button(
+        f"⬇ JSON · {what}",
+        lambda: to_json_bytes(frame),
+        file_name=f"{slug}.json",
+        mime="application/json",
+        key=f"dl-json-{slug}",
+        width="stretch",
+        on_click="ignore",
+    )
 
 
 def download_label(name: str) -> str:
@@ -78,14 +92,23 @@ def report_html_bytes(results: pd.DataFrame, threshold: float, title: str, setti
     from core.probes.labels import report_labels
 
     said, match, label_settings = report_labels(results, threshold, match_label, short_name)
-    return report_html(results, threshold, title, settings, label_sentences=said, match=match, label_settings=label_settings).encode("utf-8")
+    return report_html(results, threshold, title, settings, label_sentences=said, match=match, label_settings=label_settings).encode(
+        "utf-8"
+    )
 
 
 def report_download(results: pd.DataFrame, threshold: float, title: str, settings: dict, key: str, match_label: object = None) -> None:
     """One click: the run as a self-contained HTML report (:func:`report_html_bytes`), built only when clicked (issue 26)."""
-    st.download_button("⬇ HTML report", lambda: report_html_bytes(results, threshold, title, settings, match_label), file_name=f"{_slug(title)}.html",
-                       mime="text/html", key=f"dl-report-{key}", on_click="ignore", type="secondary",
-                       help="Findings in sentences, interactive charts, the worst cases, settings and versions in one file that opens offline.")
+    st.download_button(
+        "⬇ HTML report",
+        lambda: report_html_bytes(results, threshold, title, settings, match_label),
+        file_name=f"{_slug(title)}.html",
+        mime="text/html",
+        key=f"dl-report-{key}",
+        on_click="ignore",
+        type="secondary",
+        help="Findings in sentences, interactive charts, the worst cases, settings and versions in one file that opens offline.",
+    )
 
 
 def pair_chart(fig: go.Figure, frame: pd.DataFrame, name: str, columns: list[str]) -> None:
@@ -204,16 +227,36 @@ def saved_tabs(labels: list[str], key: str):
 
 MISSING = "—"
 LEAD = ("model", "cosine", "threshold", "verdict")
-TEXT_COLUMNS = ("text_a", "text_b", "variant", "sentence", "text", "tokens", "change", "why", "note", "remark", "anchor", "paraphrase", "query", "original")
+TEXT_COLUMNS = (
+    "text_a",
+    "text_b",
+    "variant",
+    "sentence",
+    "text",
+    "tokens",
+    "change",
+    "why",
+    "note",
+    "remark",
+    "anchor",
+    "paraphrase",
+    "query",
+    "original",
+)
 DETAILS = ("model id", "model_id", "pair_id", "suite", "source", "rule")
-CODE_LABELS = {"category": ("failure mode", "category label"), "reading": ("reading_label",)}  # raw code column -> label columns that show it
+CODE_LABELS = {
+    "category": ("failure mode", "category label"),
+    "reading": ("reading_label",),
+}  # raw code column -> label columns that show it
 WRAP_ROW_HEIGHT = 72  # Streamlit wraps text cells only when rows are taller than 4rem (64 px)
 _P_COLUMN = re.compile(r"(^p$|_p$|^p_value$|^p \(|kruskal_p)")
 _INTERNAL_PATH = re.compile(r"\s*\((?:\.\./)?(?:shared|notes|data|core)/[^()]*\)|\s*(?:\.\./)?shared/notes/\S+\.md")
 _PLAIN_WORDS = ((re.compile(r"source row garbled", re.IGNORECASE), "the paper's printed row is damaged"),)
 
 
-def lead_columns(columns: list[str], lead: tuple[str, ...] = LEAD, details: tuple[str, ...] = DETAILS, hide: tuple[str, ...] = ()) -> list[str]:
+def lead_columns(
+    columns: list[str], lead: tuple[str, ...] = LEAD, details: tuple[str, ...] = DETAILS, hide: tuple[str, ...] = ()
+) -> list[str]:
     """The display order of a results table's columns.
 
     ``lead`` columns first (in that order), then the others as they come,
@@ -234,8 +277,6 @@ def lead_columns(columns: list[str], lead: tuple[str, ...] = LEAD, details: tupl
     first = [c for c in lead if c in shown]
     last = [c for c in details if c in shown and c not in first]
     return [*first, *[c for c in shown if c not in first and c not in last], *last]
-
-
 
 
 def plain_note(text: object) -> str:
@@ -270,7 +311,9 @@ def _default_config(column: str, labels: dict[str, str]):
     if column in TEXT_COLUMNS:
         return st.column_config.TextColumn(label, width="large")
     if column == CHANGE_COLUMN:
-        return st.column_config.TextColumn(label, width="medium", help="The words that differ between the two texts (→ replaced by, + added, − dropped).")
+        return st.column_config.TextColumn(
+            label, width="medium", help="The words that differ between the two texts (→ replaced by, + added, − dropped)."
+        )
     return label
 
 
@@ -317,16 +360,31 @@ def results_table(
     config = {c: _default_config(c, labels) for c in order}
     for column, given in (column_config or {}).items():
         config[column] = _readable(column, given, labels)
-    shown = frame.assign(**{c: frame[c].map(plain_note) for c in notes
-                                 if c in frame.columns and (frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c]))})
+    shown = frame.assign(
+        **{
+            c: frame[c].map(plain_note)
+            for c in notes
+            if c in frame.columns and (frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c]))
+        }
+    )
     texts = [c for c in order if c in TEXT_COLUMNS]
     if not texts:
         st.dataframe(shown, width="stretch", hide_index=True, column_order=order, column_config=config, placeholder=MISSING)
         downloads(frame if download is None else download, name)
         return
     # Issue 26: wrapped cells still cut a long sentence, so a selected row is shown below in full.
-    event = st.dataframe(shown, width="stretch", hide_index=True, column_order=order, column_config=config, placeholder=MISSING,
-                         row_height=WRAP_ROW_HEIGHT, key=f"table-{_slug(name)}", on_select="rerun", selection_mode="single-row")
+    event = st.dataframe(
+        shown,
+        width="stretch",
+        hide_index=True,
+        column_order=order,
+        column_config=config,
+        placeholder=MISSING,
+        row_height=WRAP_ROW_HEIGHT,
+        key=f"table-{_slug(name)}",
+        on_select="rerun",
+        selection_mode="single-row",
+    )
     rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
     headers = {c: header_of(c, config[c]) for c in order}
     if rows and rows[0] < len(shown):
@@ -351,7 +409,9 @@ def header_of(column: str, config) -> str:
 def row_detail(row: pd.Series, order: list[str], headers: dict[str, str], pair: tuple[str, str] | None = None) -> None:
     """One table row in full: its short values on one line, then every text column unwrapped and uncut; the two
     ``pair`` columns first, with the words that differ marked (:func:`marked_pair`)."""
-    short_values = [f"**{md_escape(headers[c])}**: {md_escape(cell_text(row[c]))}" for c in order if c not in TEXT_COLUMNS and c != CHANGE_COLUMN]
+    short_values = [
+        f"**{md_escape(headers[c])}**: {md_escape(cell_text(row[c]))}" for c in order if c not in TEXT_COLUMNS and c != CHANGE_COLUMN
+    ]
     paired = pair is not None and all(c in row.index for c in pair)
     with st.container(border=True):
         if short_values:

@@ -57,11 +57,19 @@ def _examples() -> dict[str, dict[str, str]]:
     counts: dict[str, int] = {}
     paper = resources.failure_examples().drop_duplicates(constants.COL_PAIR_ID)
     suite_rows = resources.suite_rows(constants.SUITE_FAILURE_MODES)
-    extra = suite_rows[(suite_rows[constants.COL_SOURCE] == "paper") & suite_rows[constants.COL_CATEGORY].isin([constants.CAT_QUANTIFIER, constants.CAT_HEDGING])]
+    extra = suite_rows[
+        (suite_rows[constants.COL_SOURCE] == "paper")
+        & suite_rows[constants.COL_CATEGORY].isin([constants.CAT_QUANTIFIER, constants.CAT_HEDGING])
+    ]
     for row in [*paper.to_dict("records"), *extra.drop_duplicates(constants.COL_CATEGORY).to_dict("records")]:
         cat = row[constants.COL_CATEGORY]
         counts[cat] = counts.get(cat, 0) + 1
-        out[row[constants.COL_PAIR_ID]] = {"category": cat, "a": row[constants.COL_TEXT_A], "b": row[constants.COL_TEXT_B], "n": counts[cat]}
+        out[row[constants.COL_PAIR_ID]] = {
+            "category": cat,
+            "a": row[constants.COL_TEXT_A],
+            "b": row[constants.COL_TEXT_B],
+            "n": counts[cat],
+        }
     for ex in out.values():
         name = constants.CATEGORY_LABELS.get(ex["category"], ex["category"])
         ex["label"] = f"{name} {ex['n']}" if counts[ex["category"]] > 1 else name
@@ -111,7 +119,15 @@ if clicked or pending or models_changed:
         st.warning(problem, icon="⚠️")
     if not problems:
         clean_a, clean_b = checks[0].cleaned, checks[1].cleaned
-        pairs = pd.DataFrame({constants.COL_TEXT_A: [clean_a], constants.COL_TEXT_B: [clean_b], constants.COL_SUITE: ["compare"], constants.COL_CATEGORY: ["typed"], constants.COL_PAIR_ID: ["typed-1"]})
+        pairs = pd.DataFrame(
+            {
+                constants.COL_TEXT_A: [clean_a],
+                constants.COL_TEXT_B: [clean_b],
+                constants.COL_SUITE: ["compare"],
+                constants.COL_CATEGORY: ["typed"],
+                constants.COL_PAIR_ID: ["typed-1"],
+            }
+        )
         run(pairs, sel, key=RESULT_KEY, label="Comparing")
 
 # ------------------------------------------------------------------- results
@@ -124,12 +140,21 @@ def _bar_chart(frame: pd.DataFrame, threshold: float | None) -> go.Figure:
         part = frame[frame["verdict"] == verdict]
         if not part.empty:
             fig.add_bar(
-                x=part[constants.COL_COSINE], y=part["label"], orientation="h", name=verdict, marker_color=color, showlegend=True,
-                text=[f"{v:.4f}" for v in part[constants.COL_COSINE]], textposition="outside", cliponaxis=False,
+                x=part[constants.COL_COSINE],
+                y=part["label"],
+                orientation="h",
+                name=verdict,
+                marker_color=color,
+                showlegend=True,
+                text=[f"{v:.4f}" for v in part[constants.COL_COSINE]],
+                textposition="outside",
+                cliponaxis=False,
             )
     pub = frame.dropna(subset=["published"])
     if not pub.empty:
-        fig.add_scatter(x=pub["published"], y=pub["label"], mode="markers", name="published", marker={"symbol": "diamond", "size": 12, "color": "black"})
+        fig.add_scatter(
+            x=pub["published"], y=pub["label"], mode="markers", name="published", marker={"symbol": "diamond", "size": 12, "color": "black"}
+        )
     if threshold is not None:
         # Named in the legend, not written on the line, where it sat on the bars' labels (issue 33).
         fig.add_vline(x=threshold, line_dash="dash", line_color="gray")
@@ -137,17 +162,30 @@ def _bar_chart(frame: pd.DataFrame, threshold: float | None) -> go.Figure:
     else:
         own = frame.dropna(subset=[constants.COL_THRESHOLD])
         fig.add_scatter(
-            x=own[constants.COL_THRESHOLD], y=own["label"], mode="markers", name="model's calibrated threshold",
-            marker={"symbol": "line-ns", "size": 26, "line": {"width": 3, "color": "black"}}, hovertemplate="threshold %{x:.3f}<extra></extra>",
+            x=own[constants.COL_THRESHOLD],
+            y=own["label"],
+            mode="markers",
+            name="model's calibrated threshold",
+            marker={"symbol": "line-ns", "size": 26, "line": {"width": 3, "color": "black"}},
+            hovertemplate="threshold %{x:.3f}<extra></extra>",
         )
-    start, end = zoomed_range([*frame[constants.COL_COSINE], *pub["published"], *([threshold] if threshold is not None else frame[constants.COL_THRESHOLD].dropna())])
+    start, end = zoomed_range(
+        [
+            *frame[constants.COL_COSINE],
+            *pub["published"],
+            *([threshold] if threshold is not None else frame[constants.COL_THRESHOLD].dropna()),
+        ]
+    )
     title = "cosine similarity" if start <= 0 else f"cosine similarity · axis zoomed to the scores: it starts at {start:.2f}, not 0"
     fig.update_layout(
         # Issue 33: on a 0-1 axis 0.96 and 0.98 looked equal; the axis spans the scores (and the threshold), with room right of
         # the longest bar for its value, and says where it starts. The models keep the sidebar's order whatever their verdict.
         xaxis={"title": title, "range": [start, end], "zeroline": start <= 0},
-        yaxis={"title": None, "autorange": "reversed", "categoryorder": "array", "categoryarray": list(frame["label"])}, showlegend=True,
-        barmode="overlay", height=170 + 45 * len(frame), margin={"l": 10, "r": 40, "t": 70, "b": 10},
+        yaxis={"title": None, "autorange": "reversed", "categoryorder": "array", "categoryarray": list(frame["label"])},
+        showlegend=True,
+        barmode="overlay",
+        height=170 + 45 * len(frame),
+        margin={"l": 10, "r": 40, "t": 70, "b": 10},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.08, "x": 0, "xanchor": "left"},
     )
     return fig
@@ -192,15 +230,32 @@ if result is not None:
         st.markdown(" ".join(md_escape(sentence) for sentence in findings.compare_findings(frame)))
         frame["label"] = frame[constants.COL_MODEL].map(short)
         shown = frame.rename(columns={constants.COL_TOKENS_A: "tokens A", constants.COL_TOKENS_B: "tokens B"})
-        shown = shown[["label", constants.COL_COSINE, constants.COL_THRESHOLD, "verdict", "tokens A", "tokens B", constants.COL_TRUNCATED, "published", "note", constants.COL_MODEL]]
+        shown = shown[
+            [
+                "label",
+                constants.COL_COSINE,
+                constants.COL_THRESHOLD,
+                "verdict",
+                "tokens A",
+                "tokens B",
+                constants.COL_TRUNCATED,
+                "published",
+                "note",
+                constants.COL_MODEL,
+            ]
+        ]
         shown = shown.rename(columns={"label": "model", constants.COL_MODEL: "model id"})
         results_table(  # "—" where the paper printed nothing; notes without internal paths
             shown,
             "compare table",
             column_config={
                 constants.COL_COSINE: st.column_config.NumberColumn(format="%.4f"),
-                constants.COL_THRESHOLD: st.column_config.NumberColumn(format="%.3f", help="The threshold this verdict uses: the sidebar's, or the model's calibrated one."),
-                "published": st.column_config.NumberColumn(format="%.2f", help="The failure paper's published cosine for this pair and model (section 4.6)."),
+                constants.COL_THRESHOLD: st.column_config.NumberColumn(
+                    format="%.3f", help="The threshold this verdict uses: the sidebar's, or the model's calibrated one."
+                ),
+                "published": st.column_config.NumberColumn(
+                    format="%.2f", help="The failure paper's published cosine for this pair and model (section 4.6)."
+                ),
                 "tokens A": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
                 "tokens B": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
             },
@@ -225,7 +280,9 @@ if result is not None:
     st.plotly_chart(_bar_chart(frame, None if isinstance(marked, dict) else sel.threshold), width="stretch", key="chart-compare-cosines")
     st.text(f"A: {scored_a}\nB: {scored_b}")
     if frame["published"].notna().any():
-        st.caption("**published**: the failure-modes paper's section 4.6 figure for this exact pair, shown next to what the model computes here.")
+        st.caption(
+            "**published**: the failure-modes paper's section 4.6 figure for this exact pair, shown next to what the model computes here."
+        )
     for model, per_side in splits.items():
         _token_expander(model, per_side)
     from ui.explain import why_this_score  # issue 14: token attributions and the layer curve per model
@@ -275,7 +332,9 @@ if build or sorted(sel.models) != ss.get(KEY_HEAT_MODELS):
                 except Exception as exc:  # noqa: BLE001 - one model's failure must not stop the others
                     turn.fail(exc)
             bar.progress(1.0, text="done")
-            status.update(label="Heatmap: done" if matrices else "Heatmap: no model produced results", state="complete" if matrices else "error")
+            status.update(
+                label="Heatmap: done" if matrices else "Heatmap: no model produced results", state="complete" if matrices else "error"
+            )
         if matrices:
             ss[KEY_HEATMAP] = {"sentences": sentences, "matrices": matrices, "errors": errors}
         else:
@@ -292,14 +351,26 @@ if heat:
     for i, (name, matrix) in enumerate(heat["matrices"].items()):
         fig = go.Figure(
             go.Heatmap(
-                z=matrix, x=labels, y=labels, zmin=-1.0, zmax=1.0, zmid=0.0, colorscale="RdBu_r",
-                text=marked_cells(matrix, sel.threshold), texttemplate="%{text}", hovertemplate="%{y} × %{x}: %{z:.4f}<extra></extra>",
+                z=matrix,
+                x=labels,
+                y=labels,
+                zmin=-1.0,
+                zmax=1.0,
+                zmid=0.0,
+                colorscale="RdBu_r",
+                text=marked_cells(matrix, sel.threshold),
+                texttemplate="%{text}",
+                hovertemplate="%{y} × %{x}: %{z:.4f}<extra></extra>",
                 colorbar={"title": "cosine (fixed −1…1)"},
             )
         )
-        fig.update_layout(title=short(name), yaxis={"autorange": "reversed"}, height=140 + 38 * len(labels), margin={"l": 10, "r": 10, "t": 40, "b": 10})
+        fig.update_layout(
+            title=short(name), yaxis={"autorange": "reversed"}, height=140 + 38 * len(labels), margin={"l": 10, "r": 10, "t": 40, "b": 10}
+        )
         data = pd.DataFrame(matrix, columns=labels).assign(model=name, label=labels, sentence=heat["sentences"])
         with cols[i % 2]:
             chart(fig, data[["model", "label", "sentence", *labels]], f"heatmap {short(name)}")
-    st.caption(f"Cells marked {ABOVE_MARK} score above the sidebar threshold ({sel.threshold:.2f}): pairs a retrieval system would treat as the same. "
-               "The colour scale is fixed at −1…1 for every model.")
+    st.caption(
+        f"Cells marked {ABOVE_MARK} score above the sidebar threshold ({sel.threshold:.2f}): pairs a retrieval system would treat as the same. "
+        "The colour scale is fixed at −1…1 for every model."
+    )

@@ -23,13 +23,20 @@ DOMAINS_KEY = "fm_domains"
 MODES_KEY = "fm_modes"
 PUBLISHED_THRESHOLDS = {"Table 2": 0.7, "Appendix B": 0.8}
 TAB_KEY = "fm_tab"
-TABS = ["Summary", "Across thresholds", "Each model's own threshold", "Severity and effect size", "Model vs model", "Worst cases", "Published vs ours"]
+TABS = [
+    "Summary",
+    "Across thresholds",
+    "Each model's own threshold",
+    "Severity and effect size",
+    "Model vs model",
+    "Worst cases",
+    "Published vs ours",
+]
 
 
 # ------------------------------------------------- widget values that survive page switches
 # Streamlit forgets a widget's state when another page is shown; each widget
 # here copies its value to widgets.saved_key(key) on change and is drawn from it.
-
 
 
 def _model_columns(wide: pd.DataFrame) -> pd.DataFrame:
@@ -50,51 +57,103 @@ def _mode_rows(wide: pd.DataFrame) -> pd.DataFrame:
 def _worst_cases(results: pd.DataFrame) -> None:
     """The worst adversarial pairs, filtered and searched; a filter reruns only this section."""
     st.header("Worst cases")
-    st.caption("Adversarial pairs sorted by cosine, highest first: the higher the score, the worse the failure. "
-               "Filter by domain or failure mode, or search the sentences.")
+    st.caption(
+        "Adversarial pairs sorted by cosine, highest first: the higher the score, the worse the failure. "
+        "Filter by domain or failure mode, or search the sentences."
+    )
     worst = results[results[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)]
     domains = sorted(worst[constants.COL_DOMAIN].dropna().unique()) if constants.COL_DOMAIN in worst.columns else []
     mode_options = [m for m in constants.FAILURE_MODES if m in set(worst[constants.COL_CATEGORY])]
     c1, c2, c3 = st.columns([2, 2, 3])
-    chosen_domains = c1.multiselect("Domains", domains, default=[d for d in widgets.saved(DOMAINS_KEY, []) if d in domains],
-                                    key=DOMAINS_KEY, on_change=widgets.persist, args=(DOMAINS_KEY,), placeholder="All domains", help="Empty = all domains.")
-    chosen_modes = c2.multiselect("Failure modes", mode_options, default=[m for m in widgets.saved(MODES_KEY, []) if m in mode_options],
-                                  format_func=charts.category_label, key=MODES_KEY, on_change=widgets.persist, args=(MODES_KEY,),
-                                  placeholder="All failure modes", help="Empty = all failure modes.")
-    query = c3.text_input("Search pairs", value=widgets.saved(SEARCH_KEY, ""), key=SEARCH_KEY, on_change=widgets.persist, args=(SEARCH_KEY,),
-                          placeholder="e.g. insulin, acquired, before", help="Case-insensitive; matches either sentence.")
+    chosen_domains = c1.multiselect(
+        "Domains",
+        domains,
+        default=[d for d in widgets.saved(DOMAINS_KEY, []) if d in domains],
+        key=DOMAINS_KEY,
+        on_change=widgets.persist,
+        args=(DOMAINS_KEY,),
+        placeholder="All domains",
+        help="Empty = all domains.",
+    )
+    chosen_modes = c2.multiselect(
+        "Failure modes",
+        mode_options,
+        default=[m for m in widgets.saved(MODES_KEY, []) if m in mode_options],
+        format_func=charts.category_label,
+        key=MODES_KEY,
+        on_change=widgets.persist,
+        args=(MODES_KEY,),
+        placeholder="All failure modes",
+        help="Empty = all failure modes.",
+    )
+    query = c3.text_input(
+        "Search pairs",
+        value=widgets.saved(SEARCH_KEY, ""),
+        key=SEARCH_KEY,
+        on_change=widgets.persist,
+        args=(SEARCH_KEY,),
+        placeholder="e.g. insulin, acquired, before",
+        help="Case-insensitive; matches either sentence.",
+    )
     if chosen_domains:
         worst = worst[worst[constants.COL_DOMAIN].isin(chosen_domains)]
     if chosen_modes:
         worst = worst[worst[constants.COL_CATEGORY].isin(chosen_modes)]
     if query.strip():
         needle = query.strip()
-        hit = worst[constants.COL_TEXT_A].str.contains(needle, case=False, regex=False) | worst[constants.COL_TEXT_B].str.contains(needle, case=False, regex=False)
+        hit = worst[constants.COL_TEXT_A].str.contains(needle, case=False, regex=False) | worst[constants.COL_TEXT_B].str.contains(
+            needle, case=False, regex=False
+        )
         worst = worst[hit]
-    cols = [c for c in (constants.COL_COSINE, constants.COL_MODEL, constants.COL_CATEGORY, constants.COL_DOMAIN, constants.COL_TEXT_A, constants.COL_TEXT_B,
-                        constants.COL_PAIR_ID) if c in worst.columns]
-    worst_out = tables.with_verdicts(worst.sort_values(constants.COL_COSINE, ascending=False)[cols].reset_index(drop=True), state.current().threshold)
+    cols = [
+        c
+        for c in (
+            constants.COL_COSINE,
+            constants.COL_MODEL,
+            constants.COL_CATEGORY,
+            constants.COL_DOMAIN,
+            constants.COL_TEXT_A,
+            constants.COL_TEXT_B,
+            constants.COL_PAIR_ID,
+        )
+        if c in worst.columns
+    ]
+    worst_out = tables.with_verdicts(
+        worst.sort_values(constants.COL_COSINE, ascending=False)[cols].reset_index(drop=True), state.current().threshold
+    )
     worst_out.insert(0, "failure mode", worst_out[constants.COL_CATEGORY].map(charts.category_label))
     full_ids = worst_out[constants.COL_MODEL].copy()
     worst_out[constants.COL_MODEL] = worst_out[constants.COL_MODEL].map(state.short)
     st.caption(f"{len(worst_out)} pair score(s) match.")
     if not worst_out.empty:  # issue 26: click a point, read the pair in full with its scores
         strip = worst_out.assign(**{constants.COL_MODEL: full_ids})  # the chart colours by model id
-        widgets.pair_chart(charts.pair_strip_figure(strip, state.current().threshold), worst_out, "failure-modes-worst-points",
-                           [constants.COL_MODEL, "failure mode", constants.COL_COSINE, "verdict", constants.COL_TEXT_A, constants.COL_TEXT_B])
-    widgets.results_table(worst_out, "failure-modes-worst-cases", lead=(*widgets.LEAD, "failure mode", constants.COL_TEXT_A, constants.COL_TEXT_B),
-                          hide=(constants.COL_CATEGORY,), pair=(constants.COL_TEXT_A, constants.COL_TEXT_B))
-
+        widgets.pair_chart(
+            charts.pair_strip_figure(strip, state.current().threshold),
+            worst_out,
+            "failure-modes-worst-points",
+            [constants.COL_MODEL, "failure mode", constants.COL_COSINE, "verdict", constants.COL_TEXT_A, constants.COL_TEXT_B],
+        )
+    widgets.results_table(
+        worst_out,
+        "failure-modes-worst-cases",
+        lead=(*widgets.LEAD, "failure mode", constants.COL_TEXT_A, constants.COL_TEXT_B),
+        hide=(constants.COL_CATEGORY,),
+        pair=(constants.COL_TEXT_A, constants.COL_TEXT_B),
+    )
 
 
 def _summary_tab(results: pd.DataFrame, models: list[str], threshold: float, summary: pd.DataFrame) -> None:
     """Table 2 (failure rate at the threshold) and Table 1 (mean ± SD)."""
     # ---- Table 2: failure rate at the threshold, with bootstrap CI
     st.header(f"Failure rate at threshold {threshold:.2f}")
-    st.caption("Failure paper Table 2 (published at 0.70; Appendix B at 0.80): share of adversarial pairs scoring above the "
-               "threshold, with a 95% bootstrap confidence interval.")
+    st.caption(
+        "Failure paper Table 2 (published at 0.70; Appendix B at 0.80): share of adversarial pairs scoring above the "
+        "threshold, with a 95% bootstrap confidence interval."
+    )
     fr = summary[summary[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)]
-    fr_table = pd.DataFrame(index=pd.Index([m for m in constants.FAILURE_MODES if m in set(fr[constants.COL_CATEGORY])], name=constants.COL_CATEGORY))
+    fr_table = pd.DataFrame(
+        index=pd.Index([m for m in constants.FAILURE_MODES if m in set(fr[constants.COL_CATEGORY])], name=constants.COL_CATEGORY)
+    )
     percent = {}
     for model in models:
         mine = fr[fr[constants.COL_MODEL] == model].set_index(constants.COL_CATEGORY)
@@ -109,8 +168,10 @@ def _summary_tab(results: pd.DataFrame, models: list[str], threshold: float, sum
 
     # ---- Table 1: mean ± SD heatmap
     st.header("Mean cosine by category")
-    st.caption("Failure paper Table 1. Each cell: mean cosine ± SD over the category's pairs. "
-               "Failure-mode pairs that score like the positive controls (paraphrases) are the problem.")
+    st.caption(
+        "Failure paper Table 1. Each cell: mean cosine ± SD over the category's pairs. "
+        "Failure-mode pairs that score like the positive controls (paraphrases) are the problem."
+    )
     fig, frame = charts.category_heatmap(summary, title="Mean cosine ± SD by category and model")
     widgets.chart(fig, frame, "failure-modes-mean-cosine")
 
@@ -119,9 +180,11 @@ def _curves_tab(results: pd.DataFrame, models: list[str], threshold: float, summ
     """The share above every threshold, one panel per failure mode."""
     # ---- failure-rate curves
     st.header("Share above each threshold")
-    st.caption("Share of pairs scoring above each threshold, one panel per failure mode, where it is the failure rate, and "
-               "one for the paraphrases (positive controls), where it is the share a search finds and high is what you want. "
-               "The dashed line is the sidebar threshold; move the slider to move it.")
+    st.caption(
+        "Share of pairs scoring above each threshold, one panel per failure mode, where it is the failure rate, and "
+        "one for the paraphrases (positive controls), where it is the share a search finds and high is what you want. "
+        "The dashed line is the sidebar threshold; move the slider to move it."
+    )
     curves = resources.analysis("failure_rate_curves", results)
     curves = curves[curves[constants.COL_CATEGORY].isin([*constants.FAILURE_MODES, constants.CAT_POSITIVE])]
     widgets.chart(charts.failure_rate_curves_figure(curves, threshold), curves, "failure-modes-rate-curves")
@@ -142,13 +205,19 @@ def _own_threshold_tab(results: pd.DataFrame, models: list[str], threshold: floa
     if cal_table.empty:
         st.info("This run has no positive and negative controls to calibrate on.")
     else:
-        rates = resources.analysis("calibrated_failure_rates", results, cal_settings.negatives, cal_settings.max_fpr, cal_settings.method, threshold)
+        rates = resources.analysis(
+            "calibrated_failure_rates", results, cal_settings.negatives, cal_settings.max_fpr, cal_settings.method, threshold
+        )
         # Issue 33: a threshold calibrated against unrelated pairs made every failure rate 100% without a word.
         widgets.finding(calibration.calibration_findings(rates, cal_settings.negatives, state.short))
         roc = resources.analysis("roc_table", results, cal_settings.negatives)
         widgets.chart(charts.roc_figure(roc, cal_table, cal_settings.method), roc, "failure-modes-roc")
         shown_cal = cal_table.assign(model=cal_table[constants.COL_MODEL].map(state.short))
-        widgets.results_table(shown_cal, "failure-modes-calibration", column_config={c: st.column_config.NumberColumn(format="%.3f") for c in cal_table.columns if cal_table[c].dtype.kind == "f"})
+        widgets.results_table(
+            shown_cal,
+            "failure-modes-calibration",
+            column_config={c: st.column_config.NumberColumn(format="%.3f") for c in cal_table.columns if cal_table[c].dtype.kind == "f"},
+        )
         st.plotly_chart(charts.calibrated_rates_figure(rates), width="stretch", key="chart-failure-modes-calibrated-rates")
         percent = {c: st.column_config.NumberColumn(format="percent") for c in ("failure_rate_global", "failure_rate_calibrated", "change")}
         shown_rates = rates.assign(model=rates[constants.COL_MODEL].map(state.short))
@@ -161,9 +230,11 @@ def _severity_tab(results: pd.DataFrame, models: list[str], threshold: float, su
     modes = resources.analysis("failure_mode_table", results, threshold)
     # ---- Table 3: severity
     st.header("Severity")
-    st.caption("Failure paper Table 3. Severity ratio = mean cosine of the failure mode ÷ mean cosine of the positive controls "
-               "(paraphrases). A ratio ≥ 1.0 means the model scores these pairs as **more similar than real paraphrases**. "
-               "The ranking averages over the models in this run.")
+    st.caption(
+        "Failure paper Table 3. Severity ratio = mean cosine of the failure mode ÷ mean cosine of the positive controls "
+        "(paraphrases). A ratio ≥ 1.0 means the model scores these pairs as **more similar than real paraphrases**. "
+        "The ranking averages over the models in this run."
+    )
     left, right = st.columns(2)
     with left:
         ranking = resources.analysis("severity_ranking", results)
@@ -177,8 +248,10 @@ def _severity_tab(results: pd.DataFrame, models: list[str], threshold: float, su
 
     # ---- Table 5: Cohen's d
     st.header("Effect size against paraphrases (Cohen's d)")
-    st.caption("Failure paper Table 5: Cohen's d of the positive controls vs the failure mode. "
-               "**A negative d means the failure pairs score higher than true paraphrases**; the larger |d|, the clearer the gap.")
+    st.caption(
+        "Failure paper Table 5: Cohen's d of the positive controls vs the failure mode. "
+        "**A negative d means the failure pairs score higher than true paraphrases**; the larger |d|, the clearer the gap."
+    )
     d_table = _mode_rows(_model_columns(modes.pivot(index=constants.COL_CATEGORY, columns=constants.COL_MODEL, values="cohens_d")))
     widgets.results_table(d_table, "failure-modes-cohens-d")
 
@@ -190,8 +263,10 @@ def _models_tab(results: pd.DataFrame, models: list[str], threshold: float, summ
     if len(models) < 2:
         st.info("The Kruskal-Wallis test compares models: select at least two models in the sidebar and run the suite again.")
     else:
-        st.caption("Failure paper Appendix A: Kruskal-Wallis H-test across models, per failure mode. "
-                   "A small p means at least one model scores this mode differently from the others.")
+        st.caption(
+            "Failure paper Appendix A: Kruskal-Wallis H-test across models, per failure mode. "
+            "A small p means at least one model scores this mode differently from the others."
+        )
         kw = resources.analysis("kruskal_by_category", results)
         kw.insert(0, "failure mode", kw[constants.COL_CATEGORY].map(charts.category_label))
         widgets.results_table(kw, "failure-modes-kruskal-wallis")
@@ -201,31 +276,46 @@ def _models_tab(results: pd.DataFrame, models: list[str], threshold: float, summ
     if len(models) < 2:
         st.info("The vulnerability ranking orders models against each other: select at least two models and run again.")
     else:
-        st.caption("Failure paper Table 4. The paper gives the scores but not the rule; this one reproduces its Table 4 "
-                   "exactly from its Table 1: for each failure mode, rank the models by mean cosine (1 = highest = most fooled); "
-                   "a model's score is the sum over modes of (rank − 1). **Lower score = more vulnerable** (0 = most fooled in every mode).")
-        st.caption("The brackets are 95% bootstrap intervals of each model's score and rank (pairs resampled within each failure mode). "
-                   "Models whose score intervals overlap are **tied**: their order could be noise.")
+        st.caption(
+            "Failure paper Table 4. The paper gives the scores but not the rule; this one reproduces its Table 4 "
+            "exactly from its Table 1: for each failure mode, rank the models by mean cosine (1 = highest = most fooled); "
+            "a model's score is the sum over modes of (rank − 1). **Lower score = more vulnerable** (0 = most fooled in every mode)."
+        )
+        st.caption(
+            "The brackets are 95% bootstrap intervals of each model's score and rank (pairs resampled within each failure mode). "
+            "Models whose score intervals overlap are **tied**: their order could be noise."
+        )
         vuln = resources.analysis("vulnerability_ranking", results)
         vuln[constants.COL_MODEL] = vuln[constants.COL_MODEL].map(state.short)
-        vuln["tied_with"] = vuln["tied_with"].map(lambda text: f"tied with {', '.join(state.short(m) for m in text.split(', '))}" if text else "")
+        vuln["tied_with"] = vuln["tied_with"].map(
+            lambda text: f"tied with {', '.join(state.short(m) for m in text.split(', '))}" if text else ""
+        )
         vuln["modes_ranked_first"] = vuln["modes_ranked_first"].map(
-            lambda text: ", ".join(charts.category_label(m) for m in text.split(", ")) if text else "")
+            lambda text: ", ".join(charts.category_label(m) for m in text.split(", ")) if text else ""
+        )
         widgets.results_table(vuln, "failure-modes-vulnerability")
 
 
 def _published_tab(results: pd.DataFrame) -> None:
     """The paper's Tables 1, 2 and Appendix B next to this run (the page's body before a run)."""
     st.header("Published figures vs this run")
-    st.caption("Failure paper Table 1 (mean ± SD), Table 2 (failure rate at 0.70) and Appendix B (at 0.80), next to what this run "
-               "computes for the same model. Published failure rates are at fixed thresholds, so ours are shown at those same "
-               "thresholds, not at the sidebar's. The paper's suite and ours are not the same pairs, so expect differences.")
+    st.caption(
+        "Failure paper Table 1 (mean ± SD), Table 2 (failure rate at 0.70) and Appendix B (at 0.80), next to what this run "
+        "computes for the same model. Published failure rates are at fixed thresholds, so ours are shown at those same "
+        "thresholds, not at the sidebar's. The paper's suite and ours are not the same pairs, so expect differences."
+    )
     published = resources.published("failure")
     ran_models = set(results[constants.COL_MODEL]) if not results.empty else set()
     published_models = [m for m in dict.fromkeys(published.loc[published["table"] == "Table 1", "model"]) if m]
     shown = [m for m in published_models if m in ran_models] or [published_models[0]]
-    ours_summary = resources.analysis("category_summary", results, constants.DEFAULT_THRESHOLD, constants.SUITE_FAILURE_MODES) if ran_models else pd.DataFrame()
-    ours_rates = {table: resources.analysis("failure_mode_table", results, thr) for table, thr in PUBLISHED_THRESHOLDS.items()} if ran_models else {}
+    ours_summary = (
+        resources.analysis("category_summary", results, constants.DEFAULT_THRESHOLD, constants.SUITE_FAILURE_MODES)
+        if ran_models
+        else pd.DataFrame()
+    )
+    ours_rates = (
+        {table: resources.analysis("failure_mode_table", results, thr) for table, thr in PUBLISHED_THRESHOLDS.items()} if ran_models else {}
+    )
     for model in shown:
         pub = published[published["model"] == model]
         t1 = pub[pub["table"] == "Table 1"].pivot(index=constants.COL_CATEGORY, columns="metric", values="value")
@@ -241,18 +331,29 @@ def _published_tab(results: pd.DataFrame) -> None:
             compare[f"published rate > {thr:.1f}"] = rows["value"]
             if model in ran_models:
                 mine = ours_rates[table]
-                compare[f"our rate > {thr:.1f}"] = mine[mine[constants.COL_MODEL] == model].set_index(constants.COL_CATEGORY)["failure_rate"]
+                compare[f"our rate > {thr:.1f}"] = mine[mine[constants.COL_MODEL] == model].set_index(constants.COL_CATEGORY)[
+                    "failure_rate"
+                ]
         compare = compare.reset_index()
         compare.insert(0, "category label", compare[constants.COL_CATEGORY].map(charts.category_label))
         st.subheader(state.short(model))
         if model not in ran_models:
             st.caption("Not in this run: run the suite with this model selected to see our figures next to these.")
-        formats = {c: st.column_config.NumberColumn(c, format="percent" if "rate" in c else "%.3f") for c in compare.columns if "rate" in c or "mean" in c or "SD" in c}
+        formats = {
+            c: st.column_config.NumberColumn(c, format="percent" if "rate" in c else "%.3f")
+            for c in compare.columns
+            if "rate" in c or "mean" in c or "SD" in c
+        }
         widgets.results_table(compare, f"failure-modes-published-{state.short(model)}", column_config=formats)
 
 
-SECTIONS = {"Summary": _summary_tab, "Across thresholds": _curves_tab, "Each model's own threshold": _own_threshold_tab,
-            "Severity and effect size": _severity_tab, "Model vs model": _models_tab}
+SECTIONS = {
+    "Summary": _summary_tab,
+    "Across thresholds": _curves_tab,
+    "Each model's own threshold": _own_threshold_tab,
+    "Severity and effect size": _severity_tab,
+    "Model vs model": _models_tab,
+}
 
 
 @st.fragment
@@ -288,10 +389,14 @@ st.markdown(
 selection = state.current()
 threshold = selection.threshold
 suite_pairs = resources.suite(constants.SUITE_FAILURE_MODES)
-st.caption(f"Suite: {len(suite_pairs)} pairs ({sum(suite_pairs[constants.COL_CATEGORY].isin(constants.FAILURE_MODES))} adversarial, "
-           f"{sum(suite_pairs[constants.COL_CATEGORY].isin(constants.CONTROLS))} controls) across {suite_pairs[constants.COL_DOMAIN].nunique()} domains.")
+st.caption(
+    f"Suite: {len(suite_pairs)} pairs ({sum(suite_pairs[constants.COL_CATEGORY].isin(constants.FAILURE_MODES))} adversarial, "
+    f"{sum(suite_pairs[constants.COL_CATEGORY].isin(constants.CONTROLS))} controls) across {suite_pairs[constants.COL_DOMAIN].nunique()} domains."
+)
 
-clicked = st.button("Run failure-mode suite", type="primary", help="Scores every pair of the suite with the models selected in the sidebar.")
+clicked = st.button(
+    "Run failure-mode suite", type="primary", help="Scores every pair of the suite with the models selected in the sidebar."
+)
 if not clicked:  # issue 33: a long run says how long before it starts
     progress.expected_caption(selection.models, progress.pair_texts(suite_pairs), selection.options)
 if clicked and (ran := state.run(suite_pairs, selection, key=RUN_KEY, label="Scoring the failure-mode suite")) is not None:
@@ -305,12 +410,19 @@ if stored is None:
 else:
     results = stored.results
     models = stored.models
-    st.success(f"Results for {len(models)} model(s): {widgets.md_escape(', '.join(state.short(m) for m in models))} · threshold {threshold:.2f}")
+    st.success(
+        f"Results for {len(models)} model(s): {widgets.md_escape(', '.join(state.short(m) for m in models))} · threshold {threshold:.2f}"
+    )
     if set(models) != set(selection.models):
         st.caption("The sidebar selection changed since this run; press the button again to score the new selection.")
     state.show_notes(RUN_KEY)  # one collapsed line; new notes as a toast (issue 26)
-    widgets.report_download(results, threshold, "cosine-probe failure modes", {"threshold": threshold, "models": list(models), "suite": constants.SUITE_FAILURE_MODES},
-                            RUN_KEY)
+    widgets.report_download(
+        results,
+        threshold,
+        "cosine-probe failure modes",
+        {"threshold": threshold, "models": list(models), "suite": constants.SUITE_FAILURE_MODES},
+        RUN_KEY,
+    )
 
 if stored is not None and not results.empty:
     # Cached by inputs (ui.resources.analysis): a slider move back to a threshold seen before, a search or a

@@ -71,14 +71,27 @@ def _manage(runs: pd.DataFrame, label) -> None:
         run_id = st.selectbox("Run", ids, key=MANAGE_KEY, format_func=label)
         row = runs.set_index(constants.COL_RUN_ID).loc[run_id]
         current = row["name"] if isinstance(row["name"], str) else ""
-        name = st.text_input("Name", value=current, key=f"{NAME_KEY}_{run_id}", max_chars=store.NAME_MAX_CHARS, placeholder="e.g. before the upgrade")
+        name = st.text_input(
+            "Name", value=current, key=f"{NAME_KEY}_{run_id}", max_chars=store.NAME_MAX_CHARS, placeholder="e.g. before the upgrade"
+        )
         left, middle, right = st.columns(3)
         left.button("Save name", key="hist_save_name", on_click=_change, args=(store.name_run, run_id, name))
         pinned = bool(row["pinned"])
-        middle.button("Unpin" if pinned else f"{PIN} Pin", key="hist_pin", on_click=_change, args=(store.pin_run, run_id, not pinned),
-                      help="A pinned run cannot be deleted, and the comparison below starts from it for runs of the same pairs.")
-        right.button("Delete", key="hist_delete", on_click=_change, args=(store.delete_run, run_id), disabled=pinned,
-                     help="Unpin it first." if pinned else "Deletes the run and its results from the history.")
+        middle.button(
+            "Unpin" if pinned else f"{PIN} Pin",
+            key="hist_pin",
+            on_click=_change,
+            args=(store.pin_run, run_id, not pinned),
+            help="A pinned run cannot be deleted, and the comparison below starts from it for runs of the same pairs.",
+        )
+        right.button(
+            "Delete",
+            key="hist_delete",
+            on_click=_change,
+            args=(store.delete_run, run_id),
+            disabled=pinned,
+            help="Unpin it first." if pinned else "Deletes the run and its results from the history.",
+        )
         if st.session_state.get("hist_problem"):
             st.error(widgets.md_escape(st.session_state["hist_problem"]), icon="⛔")
 
@@ -102,18 +115,30 @@ except (store.HistoryError, ValueError) as exc:
 
 st.caption(f"Stored in {widgets.md_escape(path)} · {len(runs)} run(s). Command line: `cosine-probe history list`.")
 if runs.empty:
-    st.info("No run stored yet. Run a suite on the **Failure modes**, **OOV robustness** or **Your data** page (or `cosine-probe run`), "
-            "and it appears here.")
+    st.info(
+        "No run stored yet. Run a suite on the **Failure modes**, **OOV robustness** or **Your data** page (or `cosine-probe run`), "
+        "and it appears here."
+    )
     st.stop()
 
 lead = st.container()  # issue 26: what changed between the compared runs, in words, above every table
 shown = runs.assign(models=runs["models"].map(lambda text: ", ".join(state.short(m) for m in text.split(", ")) if text else ""))
 st.header("Runs")
-shown = shown.assign(pinned=shown["pinned"].map(lambda p: PIN if p else ""), pairs=shown["pairs_digest"].map(lambda d: str(d)[:8] if isinstance(d, str) else ""))
-widgets.table(shown.drop(columns="pairs_digest"), "history-runs",
-              column_config={constants.COL_CREATED_AT: st.column_config.DatetimeColumn("created (UTC)", format="YYYY-MM-DD HH:mm:ss"),
-                             "threshold": st.column_config.NumberColumn(format="%.3f"),
-                             "pairs": st.column_config.TextColumn("pairs", help="Runs with the same value scored the same pairs, whatever their source is called")})
+shown = shown.assign(
+    pinned=shown["pinned"].map(lambda p: PIN if p else ""),
+    pairs=shown["pairs_digest"].map(lambda d: str(d)[:8] if isinstance(d, str) else ""),
+)
+widgets.table(
+    shown.drop(columns="pairs_digest"),
+    "history-runs",
+    column_config={
+        constants.COL_CREATED_AT: st.column_config.DatetimeColumn("created (UTC)", format="YYYY-MM-DD HH:mm:ss"),
+        "threshold": st.column_config.NumberColumn(format="%.3f"),
+        "pairs": st.column_config.TextColumn(
+            "pairs", help="Runs with the same value scored the same pairs, whatever their source is called"
+        ),
+    },
+)
 label = _run_label(runs)
 _manage(runs, label)
 
@@ -131,9 +156,14 @@ with left:
     before = _pick("Before (run A)", BEFORE_KEY, ids, default_before, label)
 with right:
     after = _pick("After (run B)", AFTER_KEY, ids, default_after, label)
-shared = st.toggle(f"Judge both runs at the sidebar threshold ({state.current().threshold:.2f})", key=SHARED_THRESHOLD_KEY,
-                   value=widgets.saved(SHARED_THRESHOLD_KEY, False), on_change=widgets.persist, args=(SHARED_THRESHOLD_KEY,),
-                   help="Off: each run is judged at the threshold it ran with (a check run's calibrated thresholds included).")
+shared = st.toggle(
+    f"Judge both runs at the sidebar threshold ({state.current().threshold:.2f})",
+    key=SHARED_THRESHOLD_KEY,
+    value=widgets.saved(SHARED_THRESHOLD_KEY, False),
+    on_change=widgets.persist,
+    args=(SHARED_THRESHOLD_KEY,),
+    help="Off: each run is judged at the threshold it ran with (a check run's calibrated thresholds included).",
+)
 if before == after:
     st.warning("Pick two different runs.")
     st.stop()
@@ -146,8 +176,10 @@ except (store.HistoryError, ValueError) as exc:
     st.stop()
 
 widgets.finding(diff_findings(diff, before, after), lead)
-st.caption(f"Run #{after} against run #{before}: {diff.n_matched} pair score(s) in both, {diff.n_only_before} only in #{before}, "
-           f"{diff.n_only_after} only in #{after}.")
+st.caption(
+    f"Run #{after} against run #{before}: {diff.n_matched} pair score(s) in both, {diff.n_only_before} only in #{before}, "
+    f"{diff.n_only_after} only in #{after}."
+)
 for run_id, models in ((before, diff.models_only_before), (after, diff.models_only_after)):
     if models:
         st.caption(f"Only run #{run_id} scored {widgets.md_escape(', '.join(state.short(m) for m in models))}.")
@@ -158,29 +190,50 @@ if diff.categories.empty:
 cats = diff.categories.assign(model=diff.categories[constants.COL_MODEL].map(state.short))
 cats.insert(2, "category label", cats[constants.COL_CATEGORY].map(charts.category_label))
 st.subheader("Change per model and category")
-st.caption("After − before over the pairs both runs scored, with 95% paired bootstrap intervals (the same pair in both runs is one unit). "
-           "Share above threshold: the share of pairs scoring above it; for pairs that should not match this is the failure "
-           "rate, for paraphrases the share a search finds.")
+st.caption(
+    "After − before over the pairs both runs scored, with 95% paired bootstrap intervals (the same pair in both runs is one unit). "
+    "Share above threshold: the share of pairs scoring above it; for pairs that should not match this is the failure "
+    "rate, for paraphrases the share a search finds."
+)
 widgets.chart(charts.run_diff_figure(diff.categories), cats, "history-mean-change")
-st.plotly_chart(charts.run_diff_figure(diff.categories, "rate_change", "rate_ci_low", "rate_ci_high",
-                                       "Change in share above threshold (after − before), 95% paired bootstrap CI"), width="stretch", key="chart-history-rate-change")
+st.plotly_chart(
+    charts.run_diff_figure(
+        diff.categories,
+        "rate_change",
+        "rate_ci_low",
+        "rate_ci_high",
+        "Change in share above threshold (after − before), 95% paired bootstrap CI",
+    ),
+    width="stretch",
+    key="chart-history-rate-change",
+)
 rates = ("rate_before", "rate_after", "rate_change", "rate_ci_low", "rate_ci_high")
 config = {c: st.column_config.NumberColumn(c, format="percent") for c in rates} | {
     c: st.column_config.NumberColumn(c, format="%+.4f" if "change" in c or "ci" in c else "%.4f")
-    for c in ("mean_before", "mean_after", "mean_change", "mean_ci_low", "mean_ci_high")}
+    for c in ("mean_before", "mean_after", "mean_change", "mean_ci_low", "mean_ci_high")
+}
 widgets.table(cats, "history-category-change", column_config=config)
 
 st.subheader("Pairs that crossed the threshold")
 crossed = diff.crossed.assign(model=diff.crossed[constants.COL_MODEL].map(state.short))
 up = int((crossed["direction"] == CROSSED_UP).sum())
-st.caption(f"{len(crossed)} pair score(s) changed side: {up} now above the threshold (would now be retrieved as the same), "
-           f"{len(crossed) - up} now below.")
+st.caption(
+    f"{len(crossed)} pair score(s) changed side: {up} now above the threshold (would now be retrieved as the same), "
+    f"{len(crossed) - up} now below."
+)
 if crossed.empty:
     st.info("No pair crossed the threshold between these runs.")
 else:
     # issue 26: sentences wrapped, a selected row in full
-    widgets.results_table(crossed, "history-crossed-pairs", lead=("model", "direction", "cosine_before", "cosine_after", "text_a", "text_b"),
-                          column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ("cosine_before", "cosine_after", "threshold_before", "threshold_after")})
+    widgets.results_table(
+        crossed,
+        "history-crossed-pairs",
+        lead=("model", "direction", "cosine_before", "cosine_after", "text_a", "text_b"),
+        column_config={
+            c: st.column_config.NumberColumn(format="%.4f")
+            for c in ("cosine_before", "cosine_after", "threshold_before", "threshold_after")
+        },
+    )
 
 with st.expander("Models of the two runs (revision, backend)"):
     for run_id in (before, after):

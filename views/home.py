@@ -18,7 +18,7 @@ st.markdown(
 )
 # Issue 33: one number a newcomer can check on Compare, with the README's pair and model.
 st.info(
-    f"**Example:** {EXAMPLE_MODEL} scores *\"{EXAMPLE_A}\"* against *\"{EXAMPLE_B}\"* at **{EXAMPLE_COSINE}**: "
+    f'**Example:** {EXAMPLE_MODEL} scores *"{EXAMPLE_A}"* against *"{EXAMPLE_B}"* at **{EXAMPLE_COSINE}**: '
     "nearly the same meaning, by cosine. Open **Compare** to score it on your models.",
     icon="💡",
 )
@@ -42,11 +42,17 @@ with right:
     rows = []
     for name, meta in registry.REGISTRY.items():
         avail = resources.model_availability(name)
-        rows.append({"model": short(name), "status": avail.status, "why": avail.reason, "source": meta.source, "dim": meta.dimension, "id": name})
+        rows.append(
+            {"model": short(name), "status": avail.status, "why": avail.reason, "source": meta.source, "dim": meta.dimension, "id": name}
+        )
     # Status and why first and wrapped: they are what a newcomer needs, and they used to sit past a sideways scroll.
-    widgets.results_table(pd.DataFrame(rows), "models", lead=("model", "status", "why"), details=("id",),
-                          column_config={"why": st.column_config.TextColumn("why", width="large")})
+    widgets.results_table(
+        pd.DataFrame(rows),
+        "models",
+        lead=("model", "status", "why"),
+        details=("id",),
+        column_config={"why": st.column_config.TextColumn("why", width="large")},
+    )
 st.caption(
-    "The papers' numbers are claims, not truth: every page shows what the bundled models actually compute, "
-    "next to what was published."
+    "The papers' numbers are claims, not truth: every page shows what the bundled models actually compute, next to what was published."
 )

@@ -47,14 +47,30 @@ if not toks:
 # ------------------------------------------------------------------ generator
 st.header("Generate words")
 c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 1, 1])
-entity = c1.text_input("Entity to replace", value=widgets.saved(KEY_ENTITY, "Penicillin"), key=KEY_ENTITY, on_change=widgets.persist, args=(KEY_ENTITY,),
-                       max_chars=60, help="Its capitalization sets the words' capitalization; words never contain it.")
+entity = c1.text_input(
+    "Entity to replace",
+    value=widgets.saved(KEY_ENTITY, "Penicillin"),
+    key=KEY_ENTITY,
+    on_change=widgets.persist,
+    args=(KEY_ENTITY,),
+    max_chars=60,
+    help="Its capitalization sets the words' capitalization; words never contain it.",
+)
 with c2:
     kind = widgets.saved_selectbox("Kinds", list(KINDS), "iw_kind", format_func=KINDS.get)
-pieces_choice = c3.selectbox("Subword pieces", [ANY, 2, 3, 4, 5, 6], index=[ANY, 2, 3, 4, 5, 6].index(widgets.saved("iw_pieces", ANY)), key="iw_pieces",
-                             on_change=widgets.persist, args=("iw_pieces",), help=f"Counted under {state.short(toks[0][0])}, the first selected model.")
+pieces_choice = c3.selectbox(
+    "Subword pieces",
+    [ANY, 2, 3, 4, 5, 6],
+    index=[ANY, 2, 3, 4, 5, 6].index(widgets.saved("iw_pieces", ANY)),
+    key="iw_pieces",
+    on_change=widgets.persist,
+    args=("iw_pieces",),
+    help=f"Counted under {state.short(toks[0][0])}, the first selected model.",
+)
 n = c4.number_input("Words", 1, 30, value=int(widgets.saved("iw_n", 8)), key="iw_n", on_change=widgets.persist, args=("iw_n",))
-seed = c5.number_input("Seed", 0, 10**6, value=int(widgets.saved("iw_seed", 0)), key="iw_seed", on_change=widgets.persist, args=("iw_seed",))
+seed = c5.number_input(
+    "Seed", 0, 10**6, value=int(widgets.saved("iw_seed", 0)), key="iw_seed", on_change=widgets.persist, args=("iw_seed",)
+)
 pieces = None if pieces_choice == ANY else int(str(pieces_choice))
 kinds = list(constants.WORD_KINDS) if kind == "both" else [kind]
 ref_name, ref_tok = toks[0]
@@ -65,20 +81,35 @@ if not entity.strip():
 else:
     try:
         for k in kinds:
-            words += generate_words(ref_tok, int(n), kind=k, pieces=pieces, seed=int(seed), capitalize=entity.strip()[:1].isupper(),
-                                    entity=entity.strip(), exclude=[w.word for w in words], other_tokenizers=[t for _, t in toks[1:]])
+            words += generate_words(
+                ref_tok,
+                int(n),
+                kind=k,
+                pieces=pieces,
+                seed=int(seed),
+                capitalize=entity.strip()[:1].isupper(),
+                entity=entity.strip(),
+                exclude=[w.word for w in words],
+                other_tokenizers=[t for _, t in toks[1:]],
+            )
     except ValueError as exc:
         st.error(widgets.md_escape(exc), icon="⛔")
 if words:
     st.text(f"{entity.strip()} under {state.short(ref_name)}: {' '.join(word_pieces(ref_tok, entity.strip()))}")
-    listing = [{"word": w.word, constants.COL_KIND: w.kind, constants.COL_N_PIECES: w.n_pieces, "pieces": " ".join(w.pieces)} for w in words]
+    listing = [
+        {"word": w.word, constants.COL_KIND: w.kind, constants.COL_N_PIECES: w.n_pieces, "pieces": " ".join(w.pieces)} for w in words
+    ]
     widgets.results_table(pd.DataFrame(listing), "invented words")
 
     # ---- in a sentence
     st.subheader("In a sentence")
-    sentence = widgets.persistent_text_area("A sentence containing the entity", KEY_SENTENCE, "The patient is allergic to Penicillin.", height=70, max_chars=2000)
+    sentence = widgets.persistent_text_area(
+        "A sentence containing the entity", KEY_SENTENCE, "The patient is allergic to Penicillin.", height=70, max_chars=2000
+    )
     # Like the k-words run below: pairs built in core (a ValueError is the user's to fix), scored through state.run.
-    if st.button("Score the sentence with each word", help="Cosine of your sentence with itself where the entity is replaced by each word."):
+    if st.button(
+        "Score the sentence with each word", help="Cosine of your sentence with itself where the entity is replaced by each word."
+    ):
         try:
             pairs = slot_pairs(sentence, entity.strip(), words)
         except ValueError as exc:
@@ -90,8 +121,20 @@ if words:
     if slot is not None:
         frame = slot.results.assign(model=slot.results[constants.COL_MODEL].map(state.short))
         st.caption("1.0 would mean the model reads the sentence the same with the invented word; the lower, the more the word moved it.")
-        widgets.results_table(frame[[constants.COL_MODEL, constants.COL_REPLACEMENT, constants.COL_KIND, constants.COL_N_PIECES, constants.COL_COSINE, constants.COL_TEXT_B]], "invented words in a sentence",
-                      column_config={constants.COL_COSINE: st.column_config.NumberColumn(format="%.4f")})
+        widgets.results_table(
+            frame[
+                [
+                    constants.COL_MODEL,
+                    constants.COL_REPLACEMENT,
+                    constants.COL_KIND,
+                    constants.COL_N_PIECES,
+                    constants.COL_COSINE,
+                    constants.COL_TEXT_B,
+                ]
+            ],
+            "invented words in a sentence",
+            column_config={constants.COL_COSINE: st.column_config.NumberColumn(format="%.4f")},
+        )
 
 # ------------------------------------------------------------------ OOV with k words per entity
 st.header("OOV robustness with k invented words per entity")
@@ -101,13 +144,37 @@ st.caption(
     "and plausible words are compared with random strings."
 )
 d1, d2 = st.columns(2)
-k = d1.slider("k words per entity and kind", 1, 10, value=int(widgets.saved("iw_k", constants.OOV_REPLICATES)), key="iw_k", on_change=widgets.persist, args=("iw_k",))
-reading = d2.radio("Invented word in", list(READINGS), format_func=READINGS.get, horizontal=True,
-                   index=list(READINGS).index(widgets.saved("iw_reading", constants.OOV_DEFAULT_READING)), key="iw_reading", on_change=widgets.persist, args=("iw_reading",))
+k = d1.slider(
+    "k words per entity and kind",
+    1,
+    10,
+    value=int(widgets.saved("iw_k", constants.OOV_REPLICATES)),
+    key="iw_k",
+    on_change=widgets.persist,
+    args=("iw_k",),
+)
+reading = d2.radio(
+    "Invented word in",
+    list(READINGS),
+    format_func=READINGS.get,
+    horizontal=True,
+    index=list(READINGS).index(widgets.saved("iw_reading", constants.OOV_DEFAULT_READING)),
+    key="iw_reading",
+    on_change=widgets.persist,
+    args=("iw_reading",),
+)
 if st.button("Run OOV with invented words", type="primary"):
     try:
-        pairs = oov_replacements(read_suite_file(constants.SUITE_OOV), ref_tok, int(k), kinds=kinds, readings=[reading], pieces=pieces, seed=int(seed),
-                                 other_tokenizers=[t for _, t in toks[1:]])
+        pairs = oov_replacements(
+            read_suite_file(constants.SUITE_OOV),
+            ref_tok,
+            int(k),
+            kinds=kinds,
+            readings=[reading],
+            pieces=pieces,
+            seed=int(seed),
+            other_tokenizers=[t for _, t in toks[1:]],
+        )
     except ValueError as exc:
         st.error(widgets.md_escape(exc), icon="⛔")
     else:
@@ -119,20 +186,27 @@ if result is None:
 else:
     tables = oov_replicate_summary(result.results)
     by_model, by_entity, versus = tables["by_model"], tables["by_entity"], tables["plausible_vs_random"]
-    st.success(f"{result.results[constants.COL_ENTITY].nunique()} entities × k = {int(result.results[constants.COL_REPLICATE].max())} · "
-               f"reading: {READINGS.get(by_model['reading'].iloc[0], by_model['reading'].iloc[0]) if not by_model.empty else ''}")
+    st.success(
+        f"{result.results[constants.COL_ENTITY].nunique()} entities × k = {int(result.results[constants.COL_REPLICATE].max())} · "
+        f"reading: {READINGS.get(by_model['reading'].iloc[0], by_model['reading'].iloc[0]) if not by_model.empty else ''}"
+    )
     reading_words = constants.OOV_READINGS.get(by_model["reading"].iloc[0], "") if not by_model.empty else ""
     st.caption(f"Reading: {reading_words}.")
     widgets.finding(invented_findings(by_model, versus, reading_words), lead)
     widgets.chart(charts.invented_by_model_figure(by_model), by_model, "invented mean delta per model")
     if not versus.empty:
         st.subheader("Plausible vs random")
-        st.caption("Difference of mean deltas (plausible − random), paired over entities with a 95% bootstrap interval, and Cohen's d "
-                   "over all words. An interval that excludes 0 means the kind of invented word matters; compare the mean piece counts "
-                   "before calling it plausibility.")
+        st.caption(
+            "Difference of mean deltas (plausible − random), paired over entities with a 95% bootstrap interval, and Cohen's d "
+            "over all words. An interval that excludes 0 means the kind of invented word matters; compare the mean piece counts "
+            "before calling it plausibility."
+        )
         shown = versus.assign(model=versus[constants.COL_MODEL].map(state.short), reading_label=versus["reading"].map(READINGS))
-        widgets.results_table(shown, "invented plausible vs random",
-                              labels={"reading_label": "reading", "ci_low": "CI low", "ci_high": "CI high", "cohens_d": "Cohen's d"})
+        widgets.results_table(
+            shown,
+            "invented plausible vs random",
+            labels={"reading_label": "reading", "ci_low": "CI low", "ci_high": "CI high", "cohens_d": "Cohen's d"},
+        )
     st.subheader("Per entity")
     model_choice = st.selectbox("Model", list(by_entity[constants.COL_MODEL].unique()), format_func=state.short, key="iw_entity_model")
     st.caption(f"Reading: {reading_words}.")

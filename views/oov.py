@@ -28,10 +28,24 @@ TAB_KEY = "oov_tab"
 ENTITY_VALUES_KEY = "oov_entity_values"
 TOKEN_SOURCE_KEY = "oov_token_source"
 # The one-sided reading first: it is the one the paper's figures resemble, so the page opens on it (issue 15).
-READING_LABELS = {constants.VARIANT_REPLACED_B: "second sentence only (as the paper's figures)", constants.VARIANT_REPLACED_BOTH: "both sentences"}
-READING_HELP = ("The paper does not say whether the other sentence keeps the real name. Only the second-sentence reading gives deltas "
-                "like the published ones, so the page opens on it; the both-sentences reading is one click away.")
-TABS = ["Summary", "Dynamic range", "Per entity", "Model vs model", "Token overlap", "Token counts", "Entity swap and categories", "Layer by layer"]
+READING_LABELS = {
+    constants.VARIANT_REPLACED_B: "second sentence only (as the paper's figures)",
+    constants.VARIANT_REPLACED_BOTH: "both sentences",
+}
+READING_HELP = (
+    "The paper does not say whether the other sentence keeps the real name. Only the second-sentence reading gives deltas "
+    "like the published ones, so the page opens on it; the both-sentences reading is one click away."
+)
+TABS = [
+    "Summary",
+    "Dynamic range",
+    "Per entity",
+    "Model vs model",
+    "Token overlap",
+    "Token counts",
+    "Entity swap and categories",
+    "Layer by layer",
+]
 DELTA_SCALE = 0.5  # fixed colour scale of the delta heatmap: ±0.5 cosine
 RAW, NORMALIZED = "Raw delta", "Normalized delta (% of dynamic range)"
 FROM_TOKENIZER, FROM_TABLE2 = "each model's tokenizer", "the paper's Table 2"
@@ -42,16 +56,19 @@ PERCENT = st.column_config.NumberColumn(format="percent")
 # ------------------------------------------------- widget values that survive page switches
 
 
-
-
-
 # --------------------------------------------------------------------- tables
 
 
 def _results_table(frame: pd.DataFrame, name: str, **kwargs) -> None:
     """A results table with short model names on screen (issue 33: full Hugging Face ids pushed the numbers off it);
     the downloads keep the full ids."""
-    shown = frame.assign(**{c: [short(m) if isinstance(m, str) and m else m for m in frame[c]] for c in (constants.COL_MODEL, "model_b") if c in frame.columns})
+    shown = frame.assign(
+        **{
+            c: [short(m) if isinstance(m, str) and m else m for m in frame[c]]
+            for c in (constants.COL_MODEL, "model_b")
+            if c in frame.columns
+        }
+    )
     widgets.results_table(shown, name, download=frame, **kwargs)
 
 
@@ -62,7 +79,9 @@ def _label(frame: pd.DataFrame) -> list[str]:
     return [short(m) for m in frame[constants.COL_MODEL]]
 
 
-def _bars_with_published(frame: pd.DataFrame, value: str, low: str | None, high: str | None, title: str, reading: str | None, percent: bool = False) -> go.Figure:
+def _bars_with_published(
+    frame: pd.DataFrame, value: str, low: str | None, high: str | None, title: str, reading: str | None, percent: bool = False
+) -> go.Figure:
     """Our value per model (with CI whiskers) beside the paper's value."""
     ours = frame[frame["source"] == "recomputed"]
     fig = go.Figure()
@@ -83,12 +102,35 @@ def _range_bars(frame: pd.DataFrame) -> go.Figure:
     """Each model's span from mean negative to mean positive cosine, ours and published."""
     fig = go.Figure()
     ours = frame[frame["source"] == "recomputed"]
-    fig.add_trace(go.Bar(name="recomputed", x=_label(ours), y=ours["dynamic_range"], base=ours["mean_negative"], hovertemplate="%{x}: %{base:.3f} → %{y:.3f} wide<extra>recomputed</extra>"))
+    fig.add_trace(
+        go.Bar(
+            name="recomputed",
+            x=_label(ours),
+            y=ours["dynamic_range"],
+            base=ours["mean_negative"],
+            hovertemplate="%{x}: %{base:.3f} → %{y:.3f} wide<extra>recomputed</extra>",
+        )
+    )
     pub = frame.dropna(subset=["dynamic_range (published)"])
     fig.add_trace(
-        go.Bar(name="published", x=_label(pub), y=pub["dynamic_range (published)"], base=pub["mean_negative (published)"], marker_color=PUBLISHED_COLOR, hovertemplate="%{x}: %{base:.3f} → %{y:.3f} wide<extra>published</extra>")
+        go.Bar(
+            name="published",
+            x=_label(pub),
+            y=pub["dynamic_range (published)"],
+            base=pub["mean_negative (published)"],
+            marker_color=PUBLISHED_COLOR,
+            hovertemplate="%{x}: %{base:.3f} → %{y:.3f} wide<extra>published</extra>",
+        )
     )
-    fig.update_layout(barmode="group", title="Dynamic range: bar from mean negative-control to mean positive-control cosine", yaxis={"title": "cosine", "range": [min(0.0, float(frame[["mean_negative", "mean_negative (published)"]].min().min()) - 0.05), 1.0]}, margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    fig.update_layout(
+        barmode="group",
+        title="Dynamic range: bar from mean negative-control to mean positive-control cosine",
+        yaxis={
+            "title": "cosine",
+            "range": [min(0.0, float(frame[["mean_negative", "mean_negative (published)"]].min().min()) - 0.05), 1.0],
+        },
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+    )
     return fig
 
 
@@ -103,11 +145,16 @@ def _entity_heatmap(wide: pd.DataFrame, title: str, percent: bool) -> go.Figure:
             colorscale="RdBu_r",
             zmin=-1.0 if percent else -DELTA_SCALE,
             zmax=1.0 if percent else DELTA_SCALE,
-            colorbar={"title": "% of range (fixed −100…100%)" if percent else f"delta (fixed −{DELTA_SCALE}…{DELTA_SCALE})", "tickformat": ".0%" if percent else ".2f"},
+            colorbar={
+                "title": "% of range (fixed −100…100%)" if percent else f"delta (fixed −{DELTA_SCALE}…{DELTA_SCALE})",
+                "tickformat": ".0%" if percent else ".2f",
+            },
             hovertemplate="%{y} · %{x}: %{z:" + fmt + "}<extra></extra>",
         )
     )
-    fig.update_layout(title=title, yaxis={"autorange": "reversed"}, height=max(360, 26 * len(wide) + 140), margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    fig.update_layout(
+        title=title, yaxis={"autorange": "reversed"}, height=max(360, 26 * len(wide) + 140), margin={"l": 10, "r": 10, "t": 50, "b": 10}
+    )
     return fig
 
 
@@ -127,7 +174,11 @@ def _d_heatmap(matrix: pd.DataFrame) -> go.Figure:
             hovertemplate="row %{y} vs column %{x}: d = %{z:.3f}<extra></extra>",
         )
     )
-    fig.update_layout(title="Cohen's d of the row model's deltas vs the column model's", yaxis={"autorange": "reversed"}, margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    fig.update_layout(
+        title="Cohen's d of the row model's deltas vs the column model's",
+        yaxis={"autorange": "reversed"},
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+    )
     return fig
 
 
@@ -160,8 +211,12 @@ def _token_group_bars(frame: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for col, name in (("single_token_mean_delta", "single-token originals"), ("multi_token_mean_delta", "multi-token originals")):
         fig.add_trace(go.Bar(name=f"{name} (recomputed)", x=_label(ours), y=ours[col]))
-        fig.add_trace(go.Bar(name=f"{name} (published)", x=_label(frame), y=frame[f"{col} (published)"], marker_pattern_shape="/", opacity=0.6))
-    fig.update_layout(barmode="group", title="Mean OOV delta by the original entity's token count", margin={"l": 10, "r": 10, "t": 50, "b": 10})
+        fig.add_trace(
+            go.Bar(name=f"{name} (published)", x=_label(frame), y=frame[f"{col} (published)"], marker_pattern_shape="/", opacity=0.6)
+        )
+    fig.update_layout(
+        barmode="group", title="Mean OOV delta by the original entity's token count", margin={"l": 10, "r": 10, "t": 50, "b": 10}
+    )
     fig.add_hline(y=0, line_color="black", line_width=1)
     return fig
 
@@ -209,24 +264,38 @@ def _reading_box(readings: pd.DataFrame) -> None:
         icon="ℹ️",
     )
     if not readings.empty:
-        shown = readings.assign(model=readings[constants.COL_MODEL].map(short))[["model", "reading_label", "n", "mean_delta", "ci_low", "ci_high", "normalized_mean"]]
+        shown = readings.assign(model=readings[constants.COL_MODEL].map(short))[
+            ["model", "reading_label", "n", "mean_delta", "ci_low", "ci_high", "normalized_mean"]
+        ]
         widgets.results_table(shown, "oov mean delta under both readings", column_config={"normalized_mean": PERCENT})
 
 
 def _section_raw(summary: pd.DataFrame, reading: str) -> None:
     st.subheader("Raw OOV delta")
-    st.caption(f"Delta = cosine of the original pair − cosine with the invented word ({constants.OOV_READINGS[reading]}); bars are means with 95% bootstrap CIs. Published: Table 4.")
+    st.caption(
+        f"Delta = cosine of the original pair − cosine with the invented word ({constants.OOV_READINGS[reading]}); bars are means with 95% bootstrap CIs. Published: Table 4."
+    )
     cols = {c: ("Table 4", c) for c in ("mean_delta", "sd_delta", "min_delta", "max_delta")}
-    frame = reproduce.published_alongside(summary[[constants.COL_MODEL, "n", "mean_delta", "ci_low", "ci_high", "sd_delta", "min_delta", "max_delta"]], PAPER, cols)
-    widgets.chart(_bars_with_published(frame, "mean_delta", "ci_low", "ci_high", "Mean OOV delta per model", reading), frame, "oov raw delta chart")
+    frame = reproduce.published_alongside(
+        summary[[constants.COL_MODEL, "n", "mean_delta", "ci_low", "ci_high", "sd_delta", "min_delta", "max_delta"]], PAPER, cols
+    )
+    widgets.chart(
+        _bars_with_published(frame, "mean_delta", "ci_low", "ci_high", "Mean OOV delta per model", reading), frame, "oov raw delta chart"
+    )
     _results_table(frame, "oov raw delta")
     st.caption("The paper's SDs are population SDs (ddof = 0); ours are sample SDs (ddof = 1).")
 
 
 def _section_dynamic(dyn: pd.DataFrame) -> None:
     st.subheader("Dynamic range")
-    st.caption("Mean positive-control minus mean negative-control cosine on the baseline suite (Table 5). It does not depend on the reading.")
-    cols = {"mean_positive": ("Table 5", "mean_positive"), "mean_negative": ("Table 5", "mean_negative"), "dynamic_range": ("Table 5", "dynamic_range")}
+    st.caption(
+        "Mean positive-control minus mean negative-control cosine on the baseline suite (Table 5). It does not depend on the reading."
+    )
+    cols = {
+        "mean_positive": ("Table 5", "mean_positive"),
+        "mean_negative": ("Table 5", "mean_negative"),
+        "dynamic_range": ("Table 5", "dynamic_range"),
+    }
     frame = reproduce.published_alongside(dyn, PAPER, cols)
     widgets.chart(_range_bars(frame), frame, "oov dynamic range chart")
     _results_table(frame, "oov dynamic range")
@@ -236,8 +305,12 @@ def _section_normalized(summary: pd.DataFrame, reading: str) -> None:
     st.subheader("Normalized delta (% of dynamic range)")
     st.caption(f"Delta ÷ the model's dynamic range, with 95% bootstrap CIs ({constants.OOV_READINGS[reading]}). Published: Table 5.")
     cols = {"normalized_mean": ("Table 5", "normalized_mean_delta"), "normalized_max": ("Table 5", "normalized_max_delta")}
-    frame = reproduce.published_alongside(summary[[constants.COL_MODEL, "dynamic_range", "normalized_mean", "norm_ci_low", "norm_ci_high", "normalized_max"]], PAPER, cols)
-    fig = _bars_with_published(frame, "normalized_mean", "norm_ci_low", "norm_ci_high", "Mean normalized OOV delta per model", reading, percent=True)
+    frame = reproduce.published_alongside(
+        summary[[constants.COL_MODEL, "dynamic_range", "normalized_mean", "norm_ci_low", "norm_ci_high", "normalized_max"]], PAPER, cols
+    )
+    fig = _bars_with_published(
+        frame, "normalized_mean", "norm_ci_low", "norm_ci_high", "Mean normalized OOV delta per model", reading, percent=True
+    )
     widgets.chart(fig, frame, "oov normalized delta chart")
     pct = ("normalized_mean", "norm_ci_low", "norm_ci_high", "normalized_max", "normalized_mean (published)", "normalized_max (published)")
     _results_table(frame, "oov normalized delta", column_config={c: PERCENT for c in pct})
@@ -255,8 +328,28 @@ def _section_entities(deltas: pd.DataFrame, reading: str) -> None:
     wide = ours.join(published, how="outer").reindex(list(dict.fromkeys([*ours.index, *published.index])))
     title = f"{which} by entity ({constants.OOV_READINGS[reading]}) beside the paper's {table}"
     widgets.chart(_entity_heatmap(wide, title, normalized), wide.reset_index(), f"oov entity heatmap {value}")
-    cols = {"cosine_original": ("Table A1", "original_cosine"), "cosine_replaced": ("Table A1", "modified_cosine"), "delta": ("Table A1", "delta"), "normalized_delta": ("Table C1", "normalized_delta")}
-    frame = reproduce.published_alongside(deltas[[constants.COL_MODEL, constants.COL_ENTITY, constants.COL_REPLACEMENT, "cosine_original", "cosine_replaced", "delta", "normalized_delta"]], PAPER, cols, keys=(constants.COL_MODEL, constants.COL_ENTITY))
+    cols = {
+        "cosine_original": ("Table A1", "original_cosine"),
+        "cosine_replaced": ("Table A1", "modified_cosine"),
+        "delta": ("Table A1", "delta"),
+        "normalized_delta": ("Table C1", "normalized_delta"),
+    }
+    frame = reproduce.published_alongside(
+        deltas[
+            [
+                constants.COL_MODEL,
+                constants.COL_ENTITY,
+                constants.COL_REPLACEMENT,
+                "cosine_original",
+                "cosine_replaced",
+                "delta",
+                "normalized_delta",
+            ]
+        ],
+        PAPER,
+        cols,
+        keys=(constants.COL_MODEL, constants.COL_ENTITY),
+    )
     with st.expander("Per-entity table (Tables A1 and C1)"):
         _results_table(frame, "oov per entity", column_config={"normalized_delta": PERCENT, "normalized_delta (published)": PERCENT})
 
@@ -281,8 +374,14 @@ def _section_jaccard(results: pd.DataFrame) -> None:
     if baseline.empty or corr.empty:
         st.info("No baseline pairs in these results.")
         return
-    widgets.chart(_jaccard_scatter(baseline, corr), baseline[[constants.COL_MODEL, constants.COL_CATEGORY, constants.COL_PAIR_ID, constants.COL_TOKEN_JACCARD, constants.COL_COSINE]], "oov jaccard scatter")
-    frame = reproduce.published_alongside(corr, PAPER, {"pearson_r": ("Table 11", "pearson_r"), "spearman_rho": ("Table 11", "spearman_rho")})
+    widgets.chart(
+        _jaccard_scatter(baseline, corr),
+        baseline[[constants.COL_MODEL, constants.COL_CATEGORY, constants.COL_PAIR_ID, constants.COL_TOKEN_JACCARD, constants.COL_COSINE]],
+        "oov jaccard scatter",
+    )
+    frame = reproduce.published_alongside(
+        corr, PAPER, {"pearson_r": ("Table 11", "pearson_r"), "spearman_rho": ("Table 11", "spearman_rho")}
+    )
     _results_table(frame, "oov jaccard correlation")
 
 
@@ -299,9 +398,14 @@ def _section_tokens(results: pd.DataFrame, deltas: pd.DataFrame, reading: str) -
     else:
         counts = {m: {e: table2.get(e, 1) for e in entities} for m in models}
     groups = oov.oov_token_groups(deltas, counts)
-    cols = {"single_token_mean_delta": ("Table 10", "single_token_mean_delta"), "multi_token_mean_delta": ("Table 10", "multi_token_mean_delta")}
+    cols = {
+        "single_token_mean_delta": ("Table 10", "single_token_mean_delta"),
+        "multi_token_mean_delta": ("Table 10", "multi_token_mean_delta"),
+    }
     frame = reproduce.published_alongside(groups, PAPER, cols)
-    st.caption(f"Counts from {source}; the paper's Table 10 groups 17 single-token and 3 multi-token originals ({constants.OOV_READINGS[reading]}).")
+    st.caption(
+        f"Counts from {source}; the paper's Table 10 groups 17 single-token and 3 multi-token originals ({constants.OOV_READINGS[reading]})."
+    )
     widgets.chart(_token_group_bars(frame), frame, "oov token groups chart")
     _results_table(frame, "oov token groups")
     with st.expander("Token counts of the original entities"):
@@ -339,21 +443,41 @@ def _section_categories(results: pd.DataFrame, threshold: float) -> None:
     fig, data = charts.category_heatmap(both, "Mean cosine by baseline category, ours beside the paper's Table 12")
     widgets.chart(fig, data, "oov category heatmap")
     cols = [constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean", "sd", "failure_rate"]
-    frame = reproduce.published_alongside(summary[cols], PAPER, {"mean": ("Table 12", "mean_cosine")}, keys=(constants.COL_MODEL, constants.COL_CATEGORY))
-    st.caption(f"share above threshold = share of pairs scoring above the sidebar threshold ({threshold:.2f}): for unrelated pairs a failure, "
-               "for paraphrases the share a search finds.")
+    frame = reproduce.published_alongside(
+        summary[cols], PAPER, {"mean": ("Table 12", "mean_cosine")}, keys=(constants.COL_MODEL, constants.COL_CATEGORY)
+    )
+    st.caption(
+        f"share above threshold = share of pairs scoring above the sidebar threshold ({threshold:.2f}): for unrelated pairs a failure, "
+        "for paraphrases the share a search finds."
+    )
     frame.insert(1, "category label", frame[constants.COL_CATEGORY].map(charts.category_label))
-    _results_table(frame, "oov category means", hide=(constants.COL_CATEGORY,), labels={"category label": "category"},
-                          column_config={"failure_rate": st.column_config.NumberColumn("share above threshold", format="percent")})
+    _results_table(
+        frame,
+        "oov category means",
+        hide=(constants.COL_CATEGORY,),
+        labels={"category label": "category"},
+        column_config={"failure_rate": st.column_config.NumberColumn("share above threshold", format="percent")},
+    )
 
 
 def main() -> None:
     selection = current()
     _intro()
     pairs = pd.concat([resources.suite(constants.SUITE_OOV), resources.suite(constants.SUITE_BASELINE)], ignore_index=True)
-    if st.button("Run OOV suites", key="oov_run", type="primary", help="Scores the OOV suite (3 variants × 20 pairs) and the 100 baseline pairs with every selected model."):
+    if st.button(
+        "Run OOV suites",
+        key="oov_run",
+        type="primary",
+        help="Scores the OOV suite (3 variants × 20 pairs) and the 100 baseline pairs with every selected model.",
+    ):
         if (ran := run(pairs, selection, key=KEY, label="OOV + baseline suites")) is not None:
-            history.record("oov", ran, selection, history.suite_sources(constants.SUITE_OOV, constants.SUITE_BASELINE), readings=list(constants.OOV_VARIANTS))
+            history.record(
+                "oov",
+                ran,
+                selection,
+                history.suite_sources(constants.SUITE_OOV, constants.SUITE_BASELINE),
+                readings=list(constants.OOV_VARIANTS),
+            )
     else:  # issue 33: a long run says how long before it starts
         progress.expected_caption(selection.models, progress.pair_texts(pairs), selection.options)
     show_errors(KEY, notes=False)
@@ -368,10 +492,14 @@ def main() -> None:
     st.text(f"Results for: {', '.join(short(m) for m in result.models)} ({len(results)} scored pairs, {wall_time(result.seconds)})")
     show_notes(KEY)  # one collapsed line; new notes as a toast (issue 26)
 
-    reading = widgets.saved_radio("Entity replaced in", list(READING_LABELS), READING_KEY, format_func=READING_LABELS.get, help=READING_HELP)
+    reading = widgets.saved_radio(
+        "Entity replaced in", list(READING_LABELS), READING_KEY, format_func=READING_LABELS.get, help=READING_HELP
+    )
     # Cached by content and reading (ui.resources.analysis): a tab click or a reading seen before recomputes nothing.
     summary = resources.analysis("oov_tables", results, reading)[2]
-    st.markdown(" ".join(widgets.md_escape(s) for s in findings.oov_findings(summary, constants.OOV_READINGS[reading])))  # issue 26: the finding first
+    st.markdown(
+        " ".join(widgets.md_escape(s) for s in findings.oov_findings(summary, constants.OOV_READINGS[reading]))
+    )  # issue 26: the finding first
     _results_tabs(results, list(result.models), reading, selection.threshold)
 
 

@@ -29,17 +29,34 @@ PAPER_TITLES = {
     reference.PAPER_OOV: "Out-of-Vocabulary Robustness in Sentence Embeddings (OOV)",
 }
 # The one-sided reading first, as on OOV robustness: it is the one the paper's figures resemble.
-READING_LABELS = {constants.VARIANT_REPLACED_B: "second sentence only (as the paper's figures)", constants.VARIANT_REPLACED_BOTH: "both sentences"}
+READING_LABELS = {
+    constants.VARIANT_REPLACED_B: "second sentence only (as the paper's figures)",
+    constants.VARIANT_REPLACED_BOTH: "both sentences",
+}
 NUMBERS = ("published", "recomputed", "difference", "threshold", "differs")
 DIFF_STYLE = "background-color: #f8c9c4; color: #5a0000; font-weight: 600"
 PUBLISHED_ONLY_STYLE = "color: #8a8a8a"
-SHOWN = ["model", "model_b", "category", "entity", "item", "metric", "threshold", "published", "published_text", "recomputed", "recomputed_text", "difference", "differs", "status", "note", "remark"]
+SHOWN = [
+    "model",
+    "model_b",
+    "category",
+    "entity",
+    "item",
+    "metric",
+    "threshold",
+    "published",
+    "published_text",
+    "recomputed",
+    "recomputed_text",
+    "difference",
+    "differs",
+    "status",
+    "note",
+    "remark",
+]
 
 
 # ------------------------------------------------- widget values that survive page switches
-
-
-
 
 
 # ----------------------------------------------------------------- helpers
@@ -65,7 +82,11 @@ def _display(comp: pd.DataFrame, hide_published_only: bool) -> pd.DataFrame:
     """The comparison with empty columns dropped and model ids shortened (display only)."""
     shown = comp[comp["status"] != reproduce.STATUS_NOT_RUN] if hide_published_only else comp
     shown = shown[[c for c in SHOWN if c in shown.columns]].copy()
-    keep = [c for c in shown.columns if c in ("model", "published", "recomputed", "difference", "differs", "status") or shown[c].replace("", pd.NA).notna().any()]
+    keep = [
+        c
+        for c in shown.columns
+        if c in ("model", "published", "recomputed", "difference", "differs", "status") or shown[c].replace("", pd.NA).notna().any()
+    ]
     shown = shown[keep]
     for col in ("model", "model_b"):
         if col in shown.columns:
@@ -114,7 +135,9 @@ def main() -> None:
     with left:
         paper = widgets.saved_selectbox("Paper", list(PAPER_TITLES), PAPER_KEY, format_func=PAPER_TITLES.get)
     with mid:
-        table = widgets.saved_selectbox("Table", list(reproduce.TABLES[paper]), f"papers_table_{paper}", format_func=lambda t: reproduce.table_title(paper, t))
+        table = widgets.saved_selectbox(
+            "Table", list(reproduce.TABLES[paper]), f"papers_table_{paper}", format_func=lambda t: reproduce.table_title(paper, t)
+        )
     with right:
         tolerance = st.number_input(
             "Highlight differences larger than",
@@ -144,7 +167,9 @@ def main() -> None:
             "Only the second-sentence reading gives deltas like the published ones, so it is the default; see the OOV robustness page.",
         )
 
-    if st.button("Recompute", key="papers_run", type="primary", help="Runs all three suites (OOV, baseline, failure modes) on the selected models."):
+    if st.button(
+        "Recompute", key="papers_run", type="primary", help="Runs all three suites (OOV, baseline, failure modes) on the selected models."
+    ):
         run(resources.suite(constants.SUITE_ALL), selection, key=KEY, label="All suites")
     else:  # issue 33: a long run says how long before it starts
         progress.expected_caption(selection.models, progress.pair_texts(resources.suite(constants.SUITE_ALL)), selection.options)
@@ -170,17 +195,27 @@ def main() -> None:
     c4.metric("Recomputed only", counts[reproduce.STATUS_EXTRA])
     _captions(paper, table, reading, token_model)
 
-    hide = st.checkbox("Hide rows of models not run here", key=HIDE_KEY, value=bool(widgets.saved(HIDE_KEY, False)), on_change=widgets.persist, args=(HIDE_KEY,))
+    hide = st.checkbox(
+        "Hide rows of models not run here",
+        key=HIDE_KEY,
+        value=bool(widgets.saved(HIDE_KEY, False)),
+        on_change=widgets.persist,
+        args=(HIDE_KEY,),
+    )
     shown = _display(comp, hide)
     if shown.empty:
         st.info("Nothing to show for this table with the current filter.")
     else:
-        st.dataframe(_style(shown), width="stretch", hide_index=True, key=f"papers_table_view_{paper}_{table}", placeholder=widgets.MISSING)  # not "None"
+        st.dataframe(
+            _style(shown), width="stretch", hide_index=True, key=f"papers_table_view_{paper}_{table}", placeholder=widgets.MISSING
+        )  # not "None"
     widgets.downloads(comp, f"papers {paper} {table}")
 
     if paper == reference.PAPER_FAILURE and table in ("Table 2", "Appendix B") and not results.empty:
         st.markdown(f"**At your sidebar threshold ({selection.threshold:.2f})**")
-        at_yours = failure_modes.failure_mode_table(results, threshold=selection.threshold)[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "failure_rate"]]
+        at_yours = failure_modes.failure_mode_table(results, threshold=selection.threshold)[
+            [constants.COL_MODEL, constants.COL_CATEGORY, "n", "failure_rate"]
+        ]
         at_yours = at_yours.assign(**{constants.COL_MODEL: at_yours[constants.COL_MODEL].map(short)})
         at_yours.insert(1, "failure mode", at_yours[constants.COL_CATEGORY].map(lambda c: constants.CATEGORY_LABELS.get(c, c)))
         widgets.results_table(at_yours, f"papers failure rate at sidebar threshold {paper} {table}")
@@ -189,14 +224,25 @@ def main() -> None:
 def _captions(paper: str, table: str, reading: str, token_model: str) -> None:
     notes = []
     if paper == reference.PAPER_FAILURE and table in ("Table 2", "Appendix B"):
-        notes.append("Failure rates are recomputed at the threshold the paper used for this table (shown in the threshold column), so the comparison is like for like; the table below the comparison uses your sidebar threshold.")
+        notes.append(
+            "Failure rates are recomputed at the threshold the paper used for this table (shown in the threshold column), so the comparison is like for like; the table below the comparison uses your sidebar threshold."
+        )
     if paper == reference.PAPER_FAILURE:
-        notes.append("The failure paper did not release its 336 pairs; the failure-modes suite follows its design, with its printed examples included verbatim.")
+        notes.append(
+            "The failure paper did not release its 336 pairs; the failure-modes suite follows its design, with its printed examples included verbatim."
+        )
     if paper == reference.PAPER_OOV:
-        notes.append(f"OOV deltas use the reading: entity replaced in {READING_LABELS[reading]}. The paper's sentences were not released; the suites follow its design.")
+        notes.append(
+            f"OOV deltas use the reading: entity replaced in {READING_LABELS[reading]}. The paper's sentences were not released; the suites follow its design."
+        )
     if paper == reference.PAPER_OOV and table in ("Table 9", "Table 10") and token_model:
         notes.append(f"Token counts from {widgets.md_escape(short(token_model))}'s tokenizer.")
-    if (paper, table) in {(reference.PAPER_FAILURE, "Table 3"), (reference.PAPER_FAILURE, "Table 4"), (reference.PAPER_FAILURE, "Appendix A"), (reference.PAPER_OOV, "Table 7")}:
+    if (paper, table) in {
+        (reference.PAPER_FAILURE, "Table 3"),
+        (reference.PAPER_FAILURE, "Table 4"),
+        (reference.PAPER_FAILURE, "Appendix A"),
+        (reference.PAPER_OOV, "Table 7"),
+    }:
         notes.append("This figure compares or averages models, so its recomputed value depends on which models you ran.")
     for note in notes:
         st.caption(note)

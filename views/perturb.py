@@ -36,6 +36,7 @@ st.caption(
     "would retrieve it as the same sentence."
 )
 
+
 def _use_example() -> None:
     if st.session_state.pt_example:
         widgets.set_text(KEY_TEXT, st.session_state.pt_example)
@@ -57,18 +58,30 @@ if report is not None:
         st.caption(widgets.md_escape(note))
     listing = report.to_frame()
     listing.insert(0, "failure mode", listing[constants.COL_CATEGORY].map(charts.category_label))
-    widgets.results_table(listing[["failure mode", constants.COL_CHANGE, constants.COL_TEXT_B, constants.COL_RULE, constants.COL_PAIR_ID]].rename(columns={constants.COL_TEXT_B: "variant"}),
-                          "perturbation variants", lead=("failure mode", "variant", constants.COL_CHANGE))
+    widgets.results_table(
+        listing[["failure mode", constants.COL_CHANGE, constants.COL_TEXT_B, constants.COL_RULE, constants.COL_PAIR_ID]].rename(
+            columns={constants.COL_TEXT_B: "variant"}
+        ),
+        "perturbation variants",
+        lead=("failure mode", "variant", constants.COL_CHANGE),
+    )
     if report.not_applicable:
         st.markdown("**No variant for:**")
         st.dataframe(
-            pd.DataFrame({"failure mode": [charts.category_label(m) for m in report.not_applicable], "why": list(report.not_applicable.values())}),
-            hide_index=True, width="stretch",
+            pd.DataFrame(
+                {"failure mode": [charts.category_label(m) for m in report.not_applicable], "why": list(report.not_applicable.values())}
+            ),
+            hide_index=True,
+            width="stretch",
         )
 
 threshold = calibration_controls.marked_thresholds("Mark verdicts at", KEY_MARKER, "pt_calibrate", sel)
 
-if report is not None and report.variants and st.button("Score variants", type="primary", help="Every selected model scores each original-variant pair."):
+if (
+    report is not None
+    and report.variants
+    and st.button("Score variants", type="primary", help="Every selected model scores each original-variant pair.")
+):
     state.run(report.to_frame(), sel, key=RUN_KEY, label="Scoring the variants")
 elif report is not None and report.variants:  # issue 33: a long run says how long before it starts
     progress.expected_caption(sel.models, progress.pair_texts(report.to_frame()), sel.options)
@@ -83,15 +96,32 @@ if result is not None and threshold is not None:
     st.text(f"Scored sentence: {scored}")
     table = tables.perturbation_table(result.results, threshold)
     widgets.finding(findings.perturbation_findings(table), lead)
-    table["label"] = [f"{charts.category_label(c)}: {charts.plot_text(ch)}" for c, ch in zip(table[constants.COL_CATEGORY], table[constants.COL_CHANGE], strict=True)]
+    table["label"] = [
+        f"{charts.category_label(c)}: {charts.plot_text(ch)}"
+        for c, ch in zip(table[constants.COL_CATEGORY], table[constants.COL_CHANGE], strict=True)
+    ]
     widgets.chart(charts.perturbation_figure(table), table.drop(columns=["label"]), "perturbation cosines")
     same = table[table["verdict"] == tables.ABOVE_THRESHOLD]
     st.caption(f"{len(same)} of {len(table)} model × variant scores are above the model's threshold: treated as the same sentence.")
-    shown = table.assign(model=table[constants.COL_MODEL].map(state.short), category=table[constants.COL_CATEGORY].map(charts.category_label))
+    shown = table.assign(
+        model=table[constants.COL_MODEL].map(state.short), category=table[constants.COL_CATEGORY].map(charts.category_label)
+    )
     widgets.results_table(
-        shown[["model", constants.COL_COSINE, constants.COL_THRESHOLD, "verdict", "category", constants.COL_TEXT_B, constants.COL_CHANGE, constants.COL_PAIR_ID]].rename(
-            columns={constants.COL_TEXT_B: "variant"}),
-        "perturbation scores", lead=(*widgets.LEAD, "variant", "category"), labels={"category": "failure mode"},
+        shown[
+            [
+                "model",
+                constants.COL_COSINE,
+                constants.COL_THRESHOLD,
+                "verdict",
+                "category",
+                constants.COL_TEXT_B,
+                constants.COL_CHANGE,
+                constants.COL_PAIR_ID,
+            ]
+        ].rename(columns={constants.COL_TEXT_B: "variant"}),
+        "perturbation scores",
+        lead=(*widgets.LEAD, "variant", "category"),
+        labels={"category": "failure mode"},
     )
 elif result is None:
     st.info("Press **Score variants** to score every variant with the models selected in the sidebar.")

@@ -144,7 +144,9 @@ def _ingest(kind: str) -> None:
         return
     # The digest is stored once the bytes parsed or were refused, so a crash is retried, never skipped as seen.
     try:
-        parsed = suite_from_bytes(bytes(data), name) if kind == SOURCE_PAIRS else parse_texts(bytes(data), name, TEXT_COLUMNS[kind], what=kind)
+        parsed = (
+            suite_from_bytes(bytes(data), name) if kind == SOURCE_PAIRS else parse_texts(bytes(data), name, TEXT_COLUMNS[kind], what=kind)
+        )
     except ValueError as exc:  # RetrievalSuiteError and PairsFileError are ValueErrors
         ss[k["tried"]] = digest
         ss[k["error"]] = (name, str(exc))
@@ -157,7 +159,9 @@ def _ingest(kind: str) -> None:
 
 def _upload_box(kind: str, label: str, help_text: str) -> None:
     """An uploader for ``kind``, what it holds, and any error (the previous file is kept)."""
-    uploaded = st.file_uploader(label, type=UPLOAD_TYPES, key=f"rt_{kind}_uploader", max_upload_size=constants.MAX_UPLOAD_MB, help=help_text)
+    uploaded = st.file_uploader(
+        label, type=UPLOAD_TYPES, key=f"rt_{kind}_uploader", max_upload_size=constants.MAX_UPLOAD_MB, help=help_text
+    )
     _receive(kind, uploaded)
     _ingest(kind)
     k = _keys(kind)
@@ -171,7 +175,10 @@ def _upload_box(kind: str, label: str, help_text: str) -> None:
     name, content = parsed
     if isinstance(content, RetrievalSuite):
         groups, queries = len(content.group_ids), content.queries[constants.COL_WHICH].eq(constants.COL_Q1).sum()
-        st.caption(f"{widgets.md_escape(name)}: {groups} anchor group(s), {len(content.passages)} passages" + (f", {queries} query pair(s)" if queries else ""))
+        st.caption(
+            f"{widgets.md_escape(name)}: {groups} anchor group(s), {len(content.passages)} passages"
+            + (f", {queries} query pair(s)" if queries else "")
+        )
     else:  # a TextList
         st.caption(f"{widgets.md_escape(name)}: {len(content.texts)} {'passages' if kind == SOURCE_CORPUS else 'queries'}")
     for note in content.notes:
@@ -191,7 +198,9 @@ def _stored_upload(kind: str, label: str, types: list[str], help_text: str) -> t
 
 def _triples_source() -> Source | None:
     """A triples upload, its columns mapped with pickers as on Your data (guessed from the names)."""
-    found = _stored_upload(SOURCE_TRIPLES, "Upload a triples file (CSV, TSV, JSON or JSONL)", ["csv", "tsv", "jsonl", "json"], upload_triples.HELP)
+    found = _stored_upload(
+        SOURCE_TRIPLES, "Upload a triples file (CSV, TSV, JSON or JSONL)", ["csv", "tsv", "jsonl", "json"], upload_triples.HELP
+    )
     if found is None:
         st.info("Upload a triples file to start.")
         return None
@@ -206,9 +215,14 @@ def _triples_source() -> Source | None:
 
 def _beir_source() -> Source | None:
     """A zip of a BEIR folder, unpacked once per upload into the session's one folder (``ui/beir_upload.py``)."""
-    uploaded = st.file_uploader("Upload a BEIR folder as a zip", type=["zip"], key=f"rt_{SOURCE_BEIR}_uploader", max_upload_size=constants.MAX_UPLOAD_MB,
-                                help="A zip of the folder holding corpus.jsonl, queries.jsonl and qrels/<split>.tsv (BEIR's format), at its top "
-                                     "or inside one folder. Larger corpora run from the command line: cosine-probe retrieval --beir DIR.")
+    uploaded = st.file_uploader(
+        "Upload a BEIR folder as a zip",
+        type=["zip"],
+        key=f"rt_{SOURCE_BEIR}_uploader",
+        max_upload_size=constants.MAX_UPLOAD_MB,
+        help="A zip of the folder holding corpus.jsonl, queries.jsonl and qrels/<split>.tsv (BEIR's format), at its top "
+        "or inside one folder. Larger corpora run from the command line: cosine-probe retrieval --beir DIR.",
+    )
     unpacked = beir_upload.receive(uploaded)
     refused = beir_upload.error()
     if refused is not None:
@@ -218,7 +232,9 @@ def _beir_source() -> Source | None:
         st.info("Upload a zip of a BEIR folder to start.")
         return None
     # A split is one of the qrels files the zip holds, picked, never typed: it is never a path (issue 38).
-    split = widgets.saved_selectbox("qrels split", unpacked.splits, KEY_BEIR_SPLIT, help="The file under qrels/ to judge by (test, dev, train).")
+    split = widgets.saved_selectbox(
+        "qrels split", unpacked.splits, KEY_BEIR_SPLIT, help="The file under qrels/ to judge by (test, dev, train)."
+    )
     name, digest = unpacked.name, unpacked.digest
     try:
         folder = resources.beir_folder(str(unpacked.folder), name, split, digest)
@@ -240,27 +256,40 @@ def _source(choice: str) -> Source | None:
     if choice == SOURCE_SUITE:
         suite = resources.retrieval_suite()
         total = len(suite.group_ids)
-        n = int(st.number_input(
-            "Anchor groups to run", min_value=1, max_value=total, step=10, key=KEY_GROUPS, on_change=widgets.persist, args=(KEY_GROUPS,),
-            value=min(int(widgets.saved(KEY_GROUPS, constants.RETRIEVAL_QUICK_GROUPS)), total),
-            help=f"The suite has {total} anchor groups over six failure modes and six domains; fewer give a quick look at a sample "
-                 "spread evenly over them (the same groups every time).",
-        ))
+        n = int(
+            st.number_input(
+                "Anchor groups to run",
+                min_value=1,
+                max_value=total,
+                step=10,
+                key=KEY_GROUPS,
+                on_change=widgets.persist,
+                args=(KEY_GROUPS,),
+                value=min(int(widgets.saved(KEY_GROUPS, constants.RETRIEVAL_QUICK_GROUPS)), total),
+                help=f"The suite has {total} anchor groups over six failure modes and six domains; fewer give a quick look at a sample "
+                "spread evenly over them (the same groups every time).",
+            )
+        )
         if n >= total:
             return Source((SOURCE_SUITE, n), f"the retrieval suite ({total} groups)", suite=suite)
         # Issue 33: the default is a quick run on a sample, said as such; the full suite is one click away (below the Run button).
-        st.caption(f"**A quick run on a sample**: {n} of the suite's {total} anchor groups, spread evenly over the failure modes and "
-                   f"domains (the same groups every time). Its intervals are wider than the full suite's: **{FULL_LABEL}** runs all {total}.")
+        st.caption(
+            f"**A quick run on a sample**: {n} of the suite's {total} anchor groups, spread evenly over the failure modes and "
+            f"domains (the same groups every time). Its intervals are wider than the full suite's: **{FULL_LABEL}** runs all {total}."
+        )
         return Source((SOURCE_SUITE, n), f"a sample of {n} of the retrieval suite's {total} groups", suite=suite.sample(n))
     if choice == SOURCE_TRIPLES:
         return _triples_source()
     if choice == SOURCE_BEIR:
         return _beir_source()
     if choice == SOURCE_PAIRS:
-        _upload_box(SOURCE_PAIRS, "Upload a pairs file (CSV, TSV or JSONL)",
-                    "text_a: the query or anchor; text_b: a passage; category: paraphrase (or positive) for the passage that should rank "
-                    "first, a failure mode (negation, numerical, entity_swap, temporal, quantifier, hedging) for the others. "
-                    "A file in the retrieval suite's own format (data/README.md) is read as such.")
+        _upload_box(
+            SOURCE_PAIRS,
+            "Upload a pairs file (CSV, TSV or JSONL)",
+            "text_a: the query or anchor; text_b: a passage; category: paraphrase (or positive) for the passage that should rank "
+            "first, a failure mode (negation, numerical, entity_swap, temporal, quantifier, hedging) for the others. "
+            "A file in the retrieval suite's own format (data/README.md) is read as such.",
+        )
         parsed = ss.get(_keys(SOURCE_PAIRS)["parsed"])
         if parsed is None:
             st.info("Upload a pairs file to start.")
@@ -268,9 +297,15 @@ def _source(choice: str) -> Source | None:
         return Source((SOURCE_PAIRS, ss[_keys(SOURCE_PAIRS)["digest"]]), parsed[0], suite=parsed[1])
     left, right = st.columns(2)
     with left:
-        _upload_box(SOURCE_CORPUS, "Upload a corpus (one passage per row)", "A .txt file (one passage per line), a CSV/TSV with a text column, or JSONL.")
+        _upload_box(
+            SOURCE_CORPUS,
+            "Upload a corpus (one passage per row)",
+            "A .txt file (one passage per line), a CSV/TSV with a text column, or JSONL.",
+        )
     with right:
-        _upload_box("queries", "Upload the queries (one per row)", "A .txt file (one query per line), a CSV/TSV with a query column, or JSONL.")
+        _upload_box(
+            "queries", "Upload the queries (one per row)", "A .txt file (one query per line), a CSV/TSV with a query column, or JSONL."
+        )
     corpus, queries = ss.get(_keys(SOURCE_CORPUS)["parsed"]), ss.get(_keys("queries")["parsed"])
     if corpus is None or queries is None:
         st.info("Upload both a corpus and its queries to start.")
@@ -291,30 +326,62 @@ def _mitigations(selection: state.Selection) -> tuple[MitigationSpec, ...]:
     specs: list[MitigationSpec] = []
     c1, c2, c3 = st.columns(3)
     with c1:
-        if _saved_checkbox("BM25 + dense, reciprocal rank fusion", KEY_RRF, "BM25 (bm25s) over the passages, fused with the cosine ranking by 1 / (60 + rank)."):
+        if _saved_checkbox(
+            "BM25 + dense, reciprocal rank fusion",
+            KEY_RRF,
+            "BM25 (bm25s) over the passages, fused with the cosine ranking by 1 / (60 + rank).",
+        ):
             specs.append(MitigationSpec(constants.MITIGATION_BM25_RRF))
-        weighted = _saved_checkbox("BM25 + dense, weighted sum", KEY_WEIGHTED, "w × BM25 + (1 − w) × cosine, each rescaled to [0, 1] per query.")
-        weight = st.slider("BM25 weight w", 0.0, 1.0, step=constants.BM25_WEIGHT_STEP, key=KEY_WEIGHT, disabled=not weighted,
-                           value=float(widgets.saved(KEY_WEIGHT, DEFAULT_WEIGHT)), on_change=widgets.persist, args=(KEY_WEIGHT,),
-                           help="0 keeps the dense order, 1 is BM25 alone.")
+        weighted = _saved_checkbox(
+            "BM25 + dense, weighted sum", KEY_WEIGHTED, "w × BM25 + (1 − w) × cosine, each rescaled to [0, 1] per query."
+        )
+        weight = st.slider(
+            "BM25 weight w",
+            0.0,
+            1.0,
+            step=constants.BM25_WEIGHT_STEP,
+            key=KEY_WEIGHT,
+            disabled=not weighted,
+            value=float(widgets.saved(KEY_WEIGHT, DEFAULT_WEIGHT)),
+            on_change=widgets.persist,
+            args=(KEY_WEIGHT,),
+            help="0 keeps the dense order, 1 is BM25 alone.",
+        )
         if weighted:
             specs.append(MitigationSpec(constants.MITIGATION_BM25_WEIGHTED, weight=weight))
     with c2:
-        if _saved_checkbox("Contradiction guard", KEY_GUARD, "The perturbation rules in reverse: a near-top passage that differs from the query and from a rival "
-                           "passage by a negation, a number, swapped roles, a time, a quantifier or a hedge is demoted."):
+        if _saved_checkbox(
+            "Contradiction guard",
+            KEY_GUARD,
+            "The perturbation rules in reverse: a near-top passage that differs from the query and from a rival "
+            "passage by a negation, a number, swapped roles, a time, a quantifier or a hedge is demoted.",
+        ):
             specs.append(MitigationSpec(constants.MITIGATION_GUARD))
-        if _saved_checkbox("Each model's calibrated threshold as a filter", KEY_CALIBRATED,
-                           "Passages scoring at or below the model's calibrated threshold (from the control pairs) are dropped."):
+        if _saved_checkbox(
+            "Each model's calibrated threshold as a filter",
+            KEY_CALIBRATED,
+            "Passages scoring at or below the model's calibrated threshold (from the control pairs) are dropped.",
+        ):
             cal_settings = calibration_controls.negatives_widget()
             found = calibration_controls.thresholds(selection, cal_settings, button_key="rt_calibrate")
             if found:
                 specs.append(MitigationSpec(constants.MITIGATION_CALIBRATED, thresholds=tuple(found.items())))
                 against = "unrelated pairs and near-misses" if constants.CAT_NEAR_MISS in cal_settings.negatives else "unrelated pairs"
-                st.caption("Thresholds: " + ", ".join(f"{widgets.md_escape(state.short(m))} {t:.2f}" for m, t in found.items()) + f" (negatives: {against})")
+                st.caption(
+                    "Thresholds: "
+                    + ", ".join(f"{widgets.md_escape(state.short(m))} {t:.2f}" for m, t in found.items())
+                    + f" (negatives: {against})"
+                )
     with c3:
-        reranker = st.text_input("Reranker: a cross-encoder's Hugging Face id or folder", value=str(widgets.saved(KEY_RERANKER, "")), key=KEY_RERANKER,
-                                 on_change=widgets.persist, args=(KEY_RERANKER,), placeholder="cross-encoder/ms-marco-MiniLM-L6-v2",
-                                 help="Rescores each query's best passages with a cross-encoder or NLI model, where you have it.").strip()
+        reranker = st.text_input(
+            "Reranker: a cross-encoder's Hugging Face id or folder",
+            value=str(widgets.saved(KEY_RERANKER, "")),
+            key=KEY_RERANKER,
+            on_change=widgets.persist,
+            args=(KEY_RERANKER,),
+            placeholder="cross-encoder/ms-marco-MiniLM-L6-v2",
+            help="Rescores each query's best passages with a cross-encoder or NLI model, where you have it.",
+        ).strip()
         if reranker:
             found_reranker = resources.reranker_availability(reranker)
             if found_reranker.available:
@@ -376,12 +443,19 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, specs: tuple
         elif source.beir is not None:
             result = resources.beir_run(*source.beir, models, selection.options, specs)
         elif source.suite is not None:
-            result = resources.retrieval_run(source.suite.name, source.suite.passages, source.suite.queries, models, selection.options, specs)
+            result = resources.retrieval_run(
+                source.suite.name, source.suite.passages, source.suite.queries, models, selection.options, specs
+            )
         else:
             result = resources.corpus_run(source.corpus, source.queries, models, selection.options, specs)
         ok = bool(result.models)
-        status.update(label=f"Retrieval probes: done in {state.wall_time(time.perf_counter() - start)}" if ok else "Retrieval probes: no model produced results",
-                      state="complete" if ok else "error", expanded=False)
+        status.update(
+            label=f"Retrieval probes: done in {state.wall_time(time.perf_counter() - start)}"
+            if ok
+            else "Retrieval probes: no model produced results",
+            state="complete" if ok else "error",
+            expanded=False,
+        )
     if live is not None:
         live.clear()  # the page draws the whole result now
     ss[KEY_RUN_ERRORS] = {} if ok else dict(result.errors)
@@ -392,8 +466,15 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, specs: tuple
             history.record_retrieval("retrieval", result, selection, name, sources, specs, **settings)
         else:
             name = source.suite.name if source.suite is not None else "corpus"
-            history.record_retrieval("retrieval", result, selection, name, [{"suite": source.label}], specs,
-                                     mode="suite" if source.suite is not None else "corpus")
+            history.record_retrieval(
+                "retrieval",
+                result,
+                selection,
+                name,
+                [{"suite": source.label}],
+                specs,
+                mode="suite" if source.suite is not None else "corpus",
+            )
 
 
 # ------------------------------------------------------------------ drawing results
@@ -402,8 +483,14 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, specs: tuple
 def _shown(frame: pd.DataFrame) -> pd.DataFrame:
     """A table as the page shows it: short model names, mode and mitigation labels instead of codes."""
     out = frame.copy()
-    for column, label in ((constants.COL_MODEL, state.short), ("model_a", state.short), ("model_b", state.short),
-                          (constants.COL_MODE, mode_label), (constants.COL_QUERY_MODE, mode_label), (constants.COL_MITIGATION, mitigation_label)):
+    for column, label in (
+        (constants.COL_MODEL, state.short),
+        ("model_a", state.short),
+        ("model_b", state.short),
+        (constants.COL_MODE, mode_label),
+        (constants.COL_QUERY_MODE, mode_label),
+        (constants.COL_MITIGATION, mitigation_label),
+    ):
         if column in out.columns:
             out[column] = out[column].map(label)
     return out.rename(columns={constants.COL_MODE: "failure mode", constants.COL_QUERY_MODE: "query mode"})
@@ -413,9 +500,26 @@ def _percent(columns) -> dict:
     return {c: st.column_config.NumberColumn(c, format=PERCENT) for c in columns}
 
 
-RATE_COLUMNS = (constants.COL_WIN_RATE, constants.COL_PAIRED_ACCURACY, constants.COL_CI_LOW, constants.COL_CI_HIGH, constants.COL_RANDOM, "rate",
-                "win_ci_low", "win_ci_high", "paired_ci_low", "paired_ci_high", constants.COL_TOP1_CONTRADICTION, *constants.COL_RECALL_AT.values(),
-                "win_rate_a", "win_rate_b", "difference", constants.COL_TIE_RATE, constants.COL_TOP1_NEGATIVE, *constants.COL_IR_RECALL_AT.values())
+RATE_COLUMNS = (
+    constants.COL_WIN_RATE,
+    constants.COL_PAIRED_ACCURACY,
+    constants.COL_CI_LOW,
+    constants.COL_CI_HIGH,
+    constants.COL_RANDOM,
+    "rate",
+    "win_ci_low",
+    "win_ci_high",
+    "paired_ci_low",
+    "paired_ci_high",
+    constants.COL_TOP1_CONTRADICTION,
+    *constants.COL_RECALL_AT.values(),
+    "win_rate_a",
+    "win_rate_b",
+    "difference",
+    constants.COL_TIE_RATE,
+    constants.COL_TOP1_NEGATIVE,
+    *constants.COL_IR_RECALL_AT.values(),
+)
 
 
 def _table(frame: pd.DataFrame, name: str) -> None:
@@ -424,34 +528,57 @@ def _table(frame: pd.DataFrame, name: str) -> None:
 
 
 def _mitigation_picker(mitigations: list[str]) -> str:
-    return widgets.saved_selectbox("Mitigation shown in the charts and the per-group table", mitigations, key=KEY_SHOWN, format_func=mitigation_label,
-                                   help="Tick mitigations above the Run button; each one's rows appear here after the run.")
+    return widgets.saved_selectbox(
+        "Mitigation shown in the charts and the per-group table",
+        mitigations,
+        key=KEY_SHOWN,
+        format_func=mitigation_label,
+        help="Tick mitigations above the Run button; each one's rows appear here after the run.",
+    )
 
 
 def _suite_results(result: RetrievalResult) -> None:
     summary = result.summary()
-    st.markdown(" ".join(widgets.md_escape(s) for s in findings.retrieval_findings(result.win_rates, summary)))  # issue 26: the finding first
+    st.markdown(
+        " ".join(widgets.md_escape(s) for s in findings.retrieval_findings(result.win_rates, summary))
+    )  # issue 26: the finding first
     shown = _mitigation_picker(result.mitigations)
     win = result.win_rates[result.win_rates[constants.COL_MITIGATION] == shown]
 
     st.header("Adversarial win rate")
-    st.caption("For each anchor, its paraphrase and its adversarial variants are ranked by similarity to the anchor. A variant **wins** "
-               "when it outranks the paraphrase: the retriever would return the contradiction before the restatement. "
-               "**Lower is better**; bars are 95% bootstrap intervals (groups resampled).")
-    fig = rates_by_mode_figure(win, constants.COL_WIN_RATE, f"Adversarial win rate by failure mode · {mitigation_label(shown)}", "variants that outrank the paraphrase")
+    st.caption(
+        "For each anchor, its paraphrase and its adversarial variants are ranked by similarity to the anchor. A variant **wins** "
+        "when it outranks the paraphrase: the retriever would return the contradiction before the restatement. "
+        "**Lower is better**; bars are 95% bootstrap intervals (groups resampled)."
+    )
+    fig = rates_by_mode_figure(
+        win,
+        constants.COL_WIN_RATE,
+        f"Adversarial win rate by failure mode · {mitigation_label(shown)}",
+        "variants that outrank the paraphrase",
+    )
     widgets.chart(fig, win, "retrieval-win-rate")
     _table(result.win_rates, "retrieval-win-rates-all")
 
     st.header("Paired accuracy (NevIR)")
     if result.paired.empty:
-        st.info("These inputs have no query pairs (q1/q2), so there is no paired accuracy: the shipped suite has them, a pairs file does not.")
+        st.info(
+            "These inputs have no query pairs (q1/q2), so there is no paired accuracy: the shipped suite has them, a pairs file does not."
+        )
     else:
-        st.caption("NevIR's test (arXiv 2305.07614): q1 is answered by the anchor, q2 by its variant. A group counts only when q1 ranks the "
-                   "anchor first **and** q2 ranks the variant first. Random ranking gets both right a quarter of the time (dashed line); "
-                   "the paper's bi-encoders scored 6.8–11.1%, below it. **Higher is better.**")
+        st.caption(
+            "NevIR's test (arXiv 2305.07614): q1 is answered by the anchor, q2 by its variant. A group counts only when q1 ranks the "
+            "anchor first **and** q2 ranks the variant first. Random ranking gets both right a quarter of the time (dashed line); "
+            "the paper's bi-encoders scored 6.8–11.1%, below it. **Higher is better.**"
+        )
         paired = result.paired[result.paired[constants.COL_MITIGATION] == shown]
-        fig = rates_by_mode_figure(paired, constants.COL_PAIRED_ACCURACY, f"Paired accuracy by failure mode · {mitigation_label(shown)}",
-                                   "groups with both queries right", baseline=constants.PAIRED_RANDOM_BASELINE)
+        fig = rates_by_mode_figure(
+            paired,
+            constants.COL_PAIRED_ACCURACY,
+            f"Paired accuracy by failure mode · {mitigation_label(shown)}",
+            "groups with both queries right",
+            baseline=constants.PAIRED_RANDOM_BASELINE,
+        )
         widgets.chart(fig, paired, "retrieval-paired-accuracy")
         _table(result.paired, "retrieval-paired-accuracy-all")
 
@@ -459,8 +586,10 @@ def _suite_results(result: RetrievalResult) -> None:
     if result.ranking.empty:
         st.info("These inputs have no queries, so there is no in-corpus ranking.")
     else:
-        st.caption("Every passage of the inputs is a distractor for every query. **recall@k**: the right passage is in the top k; **MRR**: mean "
-                   "reciprocal rank of the right passage; **top-1 is a contradiction**: the first passage returned says the opposite.")
+        st.caption(
+            "Every passage of the inputs is a distractor for every query. **recall@k**: the right passage is in the top k; **MRR**: mean "
+            "reciprocal rank of the right passage; **top-1 is a contradiction**: the first passage returned says the opposite."
+        )
         ranking = result.ranking[result.ranking[constants.COL_MITIGATION] == shown]
         widgets.chart(ranking_figure(ranking), ranking, "retrieval-ranking")
         _table(result.ranking, "retrieval-ranking-all")
@@ -468,26 +597,51 @@ def _suite_results(result: RetrievalResult) -> None:
     st.header("Mitigations: before and after")
     _by_source(result.by_source)
     if len(result.mitigations) < 2:
-        st.info("Tick a mitigation above (BM25 fusion, the contradiction guard, a calibrated threshold or a reranker) to see what it changes.")
+        st.info(
+            "Tick a mitigation above (BM25 fusion, the contradiction guard, a calibrated threshold or a reranker) to see what it changes."
+        )
     else:
-        st.caption("Both kinds of variant pooled. Each mitigation rescored the same probes. Costs: **paraphrases_lost**: groups whose paraphrase ranked first before and "
-                   "not after; **correct_lost**: queries whose right passage was first before and not after; **ms_per_query**: the "
-                   "mitigation's own time per query.")
+        st.caption(
+            "Both kinds of variant pooled. Each mitigation rescored the same probes. Costs: **paraphrases_lost**: groups whose paraphrase ranked first before and "
+            "not after; **correct_lost**: queries whose right passage was first before and not after; **ms_per_query**: the "
+            "mitigation's own time per query."
+        )
         widgets.chart(before_after_figure(summary), summary, "retrieval-before-after")
         # The key figures with what they flipped and their costs first; the intervals after them; figures these inputs cannot give left out.
-        st.caption("**ties**: variants scored exactly as their paraphrase (no win, and no fix); **fixed** / **broken**: variants whose paraphrase "
-                   "is strictly first after the mitigation and was not before / was before and is not after; likewise **paired_fixed** / "
-                   "**paired_broken** for NevIR groups and **correct_gained** / **correct_lost** for queries.")
-        first = [constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_WIN_RATE, constants.COL_TIES, constants.COL_FIXED, constants.COL_BROKEN,
-                 constants.COL_PAIRED_ACCURACY, "paired_fixed", "paired_broken", constants.COL_RECALL_AT[1], "correct_gained", constants.COL_CORRECT_LOST,
-                 constants.COL_TOP1_CONTRADICTION, constants.COL_PARAPHRASES_LOST, constants.COL_MS_PER_QUERY]
+        st.caption(
+            "**ties**: variants scored exactly as their paraphrase (no win, and no fix); **fixed** / **broken**: variants whose paraphrase "
+            "is strictly first after the mitigation and was not before / was before and is not after; likewise **paired_fixed** / "
+            "**paired_broken** for NevIR groups and **correct_gained** / **correct_lost** for queries."
+        )
+        first = [
+            constants.COL_MODEL,
+            constants.COL_MITIGATION,
+            constants.COL_WIN_RATE,
+            constants.COL_TIES,
+            constants.COL_FIXED,
+            constants.COL_BROKEN,
+            constants.COL_PAIRED_ACCURACY,
+            "paired_fixed",
+            "paired_broken",
+            constants.COL_RECALL_AT[1],
+            "correct_gained",
+            constants.COL_CORRECT_LOST,
+            constants.COL_TOP1_CONTRADICTION,
+            constants.COL_PARAPHRASES_LOST,
+            constants.COL_MS_PER_QUERY,
+        ]
         measured = summary.dropna(axis=1, how="all")
-        _table(measured[[*(c for c in first if c in measured.columns), *(c for c in measured.columns if c not in first)]], "retrieval-before-after-table")
+        _table(
+            measured[[*(c for c in first if c in measured.columns), *(c for c in measured.columns if c not in first)]],
+            "retrieval-before-after-table",
+        )
 
     if not result.comparisons.empty:
         st.header("Model vs model")
-        st.caption("On the same variants: the difference in win rate (model A − model B) with a paired bootstrap interval, and McNemar's "
-                   "exact test on the variants only one of the two models lets win.")
+        st.caption(
+            "On the same variants: the difference in win rate (model A − model B) with a paired bootstrap interval, and McNemar's "
+            "exact test on the variants only one of the two models lets win."
+        )
         _table(result.comparisons, "retrieval-model-vs-model")
 
     _group_table(result, shown)
@@ -498,64 +652,130 @@ def _by_source(by_source: pd.DataFrame) -> None:
     if by_source.empty:
         return
     st.subheader("Held out first: hand-written variants, then rule-made")
-    st.caption("**Hand-written** variants are the held-out split: no perturbation rule writes them. **Rule-made** variants are exactly what "
-               "the perturbation rules write, and the contradiction guard is those rules run in reverse, so its figure there is measured on "
-               "what it was built from. **ties**: variant and paraphrase scored alike (e.g. both filtered); a tie is no win and no fix.")
+    st.caption(
+        "**Hand-written** variants are the held-out split: no perturbation rule writes them. **Rule-made** variants are exactly what "
+        "the perturbation rules write, and the contradiction guard is those rules run in reverse, so its figure there is measured on "
+        "what it was built from. **ties**: variant and paraphrase scored alike (e.g. both filtered); a tie is no win and no fix."
+    )
     _table(by_source.rename(columns={constants.COL_VARIANT_SOURCE: "variants"}), "retrieval-win-rate-by-source")
 
 
 @st.fragment  # issue 33: a model pick, a mode filter or a search reruns this table alone, not the page
 def _group_table(result: RetrievalResult, mitigation: str) -> None:
     st.header("Per group")
-    st.caption("Each anchor's paraphrase and variant with their cosines and ranks among the group's passages (1 = returned first). "
-               "Sorted worst first: the variant most above its paraphrase. Filter by model and failure mode, or search the texts.")
+    st.caption(
+        "Each anchor's paraphrase and variant with their cosines and ranks among the group's passages (1 = returned first). "
+        "Sorted worst first: the variant most above its paraphrase. Filter by model and failure mode, or search the texts."
+    )
     models = result.models
     modes = [m for m in constants.ADVERSARIAL_CATEGORIES if m in set(result.scores[constants.COL_MODE])]
     c1, c2, c3 = st.columns([2, 2, 3])
     with c1:
         model = widgets.saved_selectbox("Model", models, key=KEY_GROUP_MODEL, format_func=state.short)
-    chosen = c2.multiselect("Failure modes", modes, default=[m for m in widgets.saved(KEY_GROUP_MODES, []) if m in modes], format_func=mode_label,
-                            key=KEY_GROUP_MODES, on_change=widgets.persist, args=(KEY_GROUP_MODES,), placeholder="All failure modes")
-    search = c3.text_input("Search the texts", value=str(widgets.saved(KEY_GROUP_SEARCH, "")), key=KEY_GROUP_SEARCH, on_change=widgets.persist,
-                           args=(KEY_GROUP_SEARCH,), placeholder="e.g. penicillin, acquired, before")
+    chosen = c2.multiselect(
+        "Failure modes",
+        modes,
+        default=[m for m in widgets.saved(KEY_GROUP_MODES, []) if m in modes],
+        format_func=mode_label,
+        key=KEY_GROUP_MODES,
+        on_change=widgets.persist,
+        args=(KEY_GROUP_MODES,),
+        placeholder="All failure modes",
+    )
+    search = c3.text_input(
+        "Search the texts",
+        value=str(widgets.saved(KEY_GROUP_SEARCH, "")),
+        key=KEY_GROUP_SEARCH,
+        on_change=widgets.persist,
+        args=(KEY_GROUP_SEARCH,),
+        placeholder="e.g. penicillin, acquired, before",
+    )
     rows = worst_variants(result.scores, model, mitigation, chosen, search)
     wins = int(rows[constants.COL_WIN].sum()) if not rows.empty else 0
     st.caption(f"{len(rows)} variant(s) shown; {wins} outrank their paraphrase.")
-    columns = [constants.COL_GROUP_ID, constants.COL_DOMAIN, constants.COL_MODE, constants.COL_ANCHOR, constants.COL_PARAPHRASE, constants.COL_VARIANT,
-               "cosine_paraphrase", "cosine_variant", "margin", "rank_paraphrase", "rank_variant", constants.COL_WIN]
+    columns = [
+        constants.COL_GROUP_ID,
+        constants.COL_DOMAIN,
+        constants.COL_MODE,
+        constants.COL_ANCHOR,
+        constants.COL_PARAPHRASE,
+        constants.COL_VARIANT,
+        "cosine_paraphrase",
+        "cosine_variant",
+        "margin",
+        "rank_paraphrase",
+        "rank_variant",
+        constants.COL_WIN,
+    ]
     if mitigation != constants.MITIGATION_NONE:
         columns[8:8] = [constants.COL_SCORE_PARAPHRASE, constants.COL_SCORE_VARIANT]
-    fmt = {c: st.column_config.NumberColumn(c, format="%.4f") for c in ("cosine_paraphrase", "cosine_variant", "margin", constants.COL_SCORE_PARAPHRASE, constants.COL_SCORE_VARIANT)}
+    fmt = {
+        c: st.column_config.NumberColumn(c, format="%.4f")
+        for c in ("cosine_paraphrase", "cosine_variant", "margin", constants.COL_SCORE_PARAPHRASE, constants.COL_SCORE_VARIANT)
+    }
     # issue 26: texts wrapped, and a selected row shows the anchor, paraphrase and variant in full
-    widgets.results_table(_shown(rows[[c for c in columns if c in rows.columns]]), "retrieval-per-group", column_config=fmt,
-                          lead=("failure mode", constants.COL_ANCHOR, constants.COL_PARAPHRASE, constants.COL_VARIANT),
-                          details=(*widgets.DETAILS, constants.COL_GROUP_ID, constants.COL_DOMAIN), pair=(constants.COL_ANCHOR, constants.COL_VARIANT))
+    widgets.results_table(
+        _shown(rows[[c for c in columns if c in rows.columns]]),
+        "retrieval-per-group",
+        column_config=fmt,
+        lead=("failure mode", constants.COL_ANCHOR, constants.COL_PARAPHRASE, constants.COL_VARIANT),
+        details=(*widgets.DETAILS, constants.COL_GROUP_ID, constants.COL_DOMAIN),
+        pair=(constants.COL_ANCHOR, constants.COL_VARIANT),
+    )
 
 
 def _corpus_results(result: CorpusResult) -> None:
     if result.rates.empty:
-        st.info("No perturbation rule applies to any query's top passage, so no variant could compete with it. Try longer, declarative passages.")
+        st.info(
+            "No perturbation rule applies to any query's top passage, so no variant could compete with it. Try longer, declarative passages."
+        )
         return
     shown = _mitigation_picker(list(dict.fromkeys(result.rates[constants.COL_MITIGATION])))
     for model, n in result.no_variant.items():
         if n:
-            st.caption(f"{widgets.md_escape(state.short(model))}: {n} quer{'y' if n == 1 else 'ies'} whose top passage no perturbation rule applies to (no variant).")
+            st.caption(
+                f"{widgets.md_escape(state.short(model))}: {n} quer{'y' if n == 1 else 'ies'} whose top passage no perturbation rule applies to (no variant)."
+            )
     st.header("Does a variant of the top passage outrank it?")
-    st.caption("For each query, the passage ranked first; the perturbation rules made its adversarial variants, which were added to the corpus. "
-               "The rate is the share of variants that then rank above the original. **Lower is better**; 95% bootstrap intervals (queries resampled).")
+    st.caption(
+        "For each query, the passage ranked first; the perturbation rules made its adversarial variants, which were added to the corpus. "
+        "The rate is the share of variants that then rank above the original. **Lower is better**; 95% bootstrap intervals (queries resampled)."
+    )
     rates = result.rates[result.rates[constants.COL_MITIGATION] == shown]
-    widgets.chart(rates_by_mode_figure(rates, "rate", f"Variants that outrank the original · {mitigation_label(shown)}", "variants ranked above the original"),
-                  rates, "retrieval-corpus-rates")
+    widgets.chart(
+        rates_by_mode_figure(
+            rates, "rate", f"Variants that outrank the original · {mitigation_label(shown)}", "variants ranked above the original"
+        ),
+        rates,
+        "retrieval-corpus-rates",
+    )
     _table(result.rates, "retrieval-corpus-rates-all")
     st.header("Per query")
     c1, c2 = st.columns([2, 3])
     with c1:
         model = widgets.saved_selectbox("Model", result.models, key=KEY_GROUP_MODEL, format_func=state.short)
-    search = c2.text_input("Search the texts", value=str(widgets.saved(KEY_GROUP_SEARCH, "")), key=KEY_GROUP_SEARCH, on_change=widgets.persist,
-                           args=(KEY_GROUP_SEARCH,), placeholder="a word from a query or passage")
+    search = c2.text_input(
+        "Search the texts",
+        value=str(widgets.saved(KEY_GROUP_SEARCH, "")),
+        key=KEY_GROUP_SEARCH,
+        on_change=widgets.persist,
+        args=(KEY_GROUP_SEARCH,),
+        placeholder="a word from a query or passage",
+    )
     rows = worst_corpus_pairs(result.pairs, model, shown, search)
     st.caption(f"{len(rows)} variant(s), worst first: the variant most above the original.")
-    keep = [constants.COL_QUERY, "original", constants.COL_MODE, constants.COL_RULE, constants.COL_VARIANT, "score_original", "score_variant", "margin", constants.COL_OUTRANKS, "rank_original"]
+    keep = [
+        constants.COL_QUERY,
+        "original",
+        constants.COL_MODE,
+        constants.COL_RULE,
+        constants.COL_VARIANT,
+        "score_original",
+        "score_variant",
+        "margin",
+        constants.COL_OUTRANKS,
+        "rank_original",
+    ]
     widgets.table(_shown(rows[[c for c in keep if c in rows.columns]]), "retrieval-corpus-pairs")
 
 
@@ -571,24 +791,35 @@ def _user_before_after(summary: pd.DataFrame, panels: tuple, name: str, caption:
 def _triples_results(result: TriplesResult) -> None:
     summary = result.summary()
     st.markdown(" ".join(widgets.md_escape(s) for s in findings.triples_findings(summary)))  # issue 33.5: the finding first
-    _user_before_after(summary, TRIPLES_PANELS, "retrieval-triples",
-                       "Each mitigation rescored every anchor's positives and negatives, and the whole file for the ranking. **ties**: a negative "
-                       "scored exactly as its positive (no win, and no fix); **fixed** / **broken**: negatives whose positive is strictly first "
-                       "after the mitigation and was not before / was before and is not after; **recall_gained** / **recall_lost**: anchors "
-                       "whose top passage became / stopped being a positive.")
+    _user_before_after(
+        summary,
+        TRIPLES_PANELS,
+        "retrieval-triples",
+        "Each mitigation rescored every anchor's positives and negatives, and the whole file for the ranking. **ties**: a negative "
+        "scored exactly as its positive (no win, and no fix); **fixed** / **broken**: negatives whose positive is strictly first "
+        "after the mitigation and was not before / was before and is not after; **recall_gained** / **recall_lost**: anchors "
+        "whose top passage became / stopped being a positive.",
+    )
     st.header("Does a negative outrank its positive?")
-    st.caption("Win rate: the share of (anchor, positive, negative) triples whose negative the model ranks above the positive. **Lower is better**; "
-               "an exact tie is counted apart (ties), never as a win. 95% bootstrap intervals, anchors resampled.")
+    st.caption(
+        "Win rate: the share of (anchor, positive, negative) triples whose negative the model ranks above the positive. **Lower is better**; "
+        "an exact tie is counted apart (ties), never as a win. 95% bootstrap intervals, anchors resampled."
+    )
     rates = [constants.COL_WIN_RATE, constants.COL_TIE_RATE, constants.COL_CI_LOW, constants.COL_CI_HIGH]
     widgets.table(_shown(result.win_rates), "retrieval-triples-win-rates", column_config=_percent(rates))
     _by_source(result.by_source)
     st.header("In-corpus ranking")
-    st.caption("Every anchor ranks every positive and negative of the file (one passage per row, even when two rows hold the same text). "
-               "recall@k: anchors with a positive in the top k; MRR@10 and nDCG@10; top1_negative: anchors whose top passage is one of their negatives. "
-               "Exact ties between different texts are broken as trec_eval breaks them (the later passage of the file first); "
-               "**tied_queries**: anchors whose figures that rule decided.")
-    widgets.table(_shown(result.ranking), "retrieval-triples-ranking",
-                  column_config=_percent([*constants.COL_IR_RECALL_AT.values(), constants.COL_TOP1_NEGATIVE]))
+    st.caption(
+        "Every anchor ranks every positive and negative of the file (one passage per row, even when two rows hold the same text). "
+        "recall@k: anchors with a positive in the top k; MRR@10 and nDCG@10; top1_negative: anchors whose top passage is one of their negatives. "
+        "Exact ties between different texts are broken as trec_eval breaks them (the later passage of the file first); "
+        "**tied_queries**: anchors whose figures that rule decided."
+    )
+    widgets.table(
+        _shown(result.ranking),
+        "retrieval-triples-ranking",
+        column_config=_percent([*constants.COL_IR_RECALL_AT.values(), constants.COL_TOP1_NEGATIVE]),
+    )
     st.header("Per triple, worst first")
     widgets.table(_shown(result.scores.sort_values("margin", ascending=False, kind="stable")), "retrieval-triples-scores")
 
@@ -596,13 +827,19 @@ def _triples_results(result: TriplesResult) -> None:
 def _beir_results(result: BeirResult) -> None:
     summary = result.summary()
     st.markdown(" ".join(widgets.md_escape(s) for s in findings.beir_findings(summary)))  # issue 33.5: the finding first
-    _user_before_after(summary, BEIR_PANELS, "retrieval-beir",
-                       "Each mitigation rescored the whole corpus for every judged query. **recall_gained** / **recall_lost**: queries whose "
-                       "top passage became / stopped being relevant.")
+    _user_before_after(
+        summary,
+        BEIR_PANELS,
+        "retrieval-beir",
+        "Each mitigation rescored the whole corpus for every judged query. **recall_gained** / **recall_lost**: queries whose "
+        "top passage became / stopped being relevant.",
+    )
     st.header("Ranking by your relevance judgements")
-    st.caption("recall@k: the share of each query's relevant passages in its top k (trec_eval's recall); MRR@10 and nDCG@10 with graded "
-               "relevance. Exact ties (a passage text held twice) are broken by passage id as trec_eval breaks them, so every figure "
-               "equals pytrec_eval's; **tied_queries**: queries whose figures that rule decided.")
+    st.caption(
+        "recall@k: the share of each query's relevant passages in its top k (trec_eval's recall); MRR@10 and nDCG@10 with graded "
+        "relevance. Exact ties (a passage text held twice) are broken by passage id as trec_eval breaks them, so every figure "
+        "equals pytrec_eval's; **tied_queries**: queries whose figures that rule decided."
+    )
     widgets.table(_shown(result.ranking), "retrieval-beir-ranking", column_config=_percent(list(constants.COL_IR_RECALL_AT.values())))
     st.header("Per query, worst first")
     widgets.table(_shown(result.ranks.sort_values(constants.COL_NDCG_AT, kind="stable")), "retrieval-beir-queries")
@@ -623,8 +860,13 @@ def _full_suite_button(choice: str, source: Source, selection: state.Selection) 
     texts = list(dict.fromkeys([*full.passages[constants.COL_TEXT], *full.queries[constants.COL_TEXT]]))
     est = progress.estimate(selection.models, texts, selection.options) if selection.models else None
     when = f", {progress.about(est.seconds)}" if est is not None else ""
-    st.button(f"{FULL_LABEL} ({len(full.group_ids)} groups{when})", key="rt_run_full", on_click=_run_full_suite, args=(len(full.group_ids),),
-              help="All anchor groups of the suite: the figures the paper-sized intervals need. Cached per inputs, so going back to the sample is instant.")
+    st.button(
+        f"{FULL_LABEL} ({len(full.group_ids)} groups{when})",
+        key="rt_run_full",
+        on_click=_run_full_suite,
+        args=(len(full.group_ids),),
+        help="All anchor groups of the suite: the figures the paper-sized intervals need. Cached per inputs, so going back to the sample is instant.",
+    )
 
 
 # --------------------------------------------------------------------------- page
@@ -665,8 +907,10 @@ if stored is None:
     st.info(f"Press **{RUN_LABEL}** to rank the passages with the models selected in the sidebar.")
 else:
     result = stored.result
-    st.success(f"Results for {len(result.models)} model(s): {widgets.md_escape(', '.join(state.short(m) for m in result.models))} · "
-               f"{widgets.md_escape(stored.label)} · {state.wall_time(stored.seconds or result.seconds)}")
+    st.success(
+        f"Results for {len(result.models)} model(s): {widgets.md_escape(', '.join(state.short(m) for m in result.models))} · "
+        f"{widgets.md_escape(stored.label)} · {state.wall_time(stored.seconds or result.seconds)}"
+    )
     if stored.inputs[:4] != inputs[:4]:
         st.caption(f"The inputs or the sidebar's models changed since this run; press **{RUN_LABEL}** to update.")
     for reason in result.errors.values():

@@ -77,7 +77,15 @@ for r in split:
             }
         )
         word_rows += [
-            {"line": i, "model": short(m), "word": w["word"], "pieces": " ".join(w["pieces"]), "in vocabulary": "yes" if w["in_vocab"] else "no", "[UNK]": w["n_unk"], "model_id": m}
+            {
+                "line": i,
+                "model": short(m),
+                "word": w["word"],
+                "pieces": " ".join(w["pieces"]),
+                "in vocabulary": "yes" if w["in_vocab"] else "no",
+                "[UNK]": w["n_unk"],
+                "model_id": m,
+            }
             for w in r["words"]
         ]
 # Lines first, then models in sidebar order, as the page reads.
@@ -127,6 +135,8 @@ for i, line in enumerate(lines, start=1):
             st.caption(f"Table 2 note: {md_escape(plain_note(check['note']))}")
         words = word_table[word_table["line"] == i].drop(columns=["line", "model_id"])
         # One row per word and split, naming the models that split it so (the download keeps one row per model).
-        grouped = words.groupby(["word", "pieces", "in vocabulary", "[UNK]"], sort=False, dropna=False)["model"].agg(", ".join).reset_index()
+        grouped = (
+            words.groupby(["word", "pieces", "in vocabulary", "[UNK]"], sort=False, dropna=False)["model"].agg(", ".join).reset_index()
+        )
         grouped = grouped[["model", "word", "pieces", "in vocabulary", "[UNK]"]].rename(columns={"model": "models"})
         results_table(grouped, f"words line {i}", lead=("word", "pieces", "models"), download=words)

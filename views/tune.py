@@ -42,15 +42,28 @@ st.markdown(
 )
 
 selection = state.current()
-model = widgets.saved_selectbox("Model to tune", selection.models, key="tn_model", format_func=state.short,
-                                help="Models come from the sidebar; tuning needs a torch sentence-transformers model.")
-data_source = st.radio("Data", list(DATA_LABELS), format_func=DATA_LABELS.get, key="tn_data", horizontal=True,
-                       help="Your triples: each anchor is one group of the split; the anchors are split in two, trained on one half, judged on the other.")
+model = widgets.saved_selectbox(
+    "Model to tune",
+    selection.models,
+    key="tn_model",
+    format_func=state.short,
+    help="Models come from the sidebar; tuning needs a torch sentence-transformers model.",
+)
+data_source = st.radio(
+    "Data",
+    list(DATA_LABELS),
+    format_func=DATA_LABELS.get,
+    key="tn_data",
+    horizontal=True,
+    help="Your triples: each anchor is one group of the split; the anchors are split in two, trained on one half, judged on the other.",
+)
 
 
 def _stored(kind: str, label: str, help_text: str) -> tuple[str, bytes] | None:
     """(name, bytes) of ``kind``'s upload, kept in session state (the uploader forgets it on a page switch)."""
-    uploaded = st.file_uploader(label, type=TRIPLE_TYPES, key=f"tn_{kind}_uploader", max_upload_size=constants.MAX_UPLOAD_MB, help=help_text)
+    uploaded = st.file_uploader(
+        label, type=TRIPLE_TYPES, key=f"tn_{kind}_uploader", max_upload_size=constants.MAX_UPLOAD_MB, help=help_text
+    )
     if uploaded is not None and uploaded.file_id != ss.get(f"tn_{kind}_id"):
         ss[f"tn_{kind}_id"], ss[f"tn_{kind}_bytes"], ss[f"tn_{kind}_name"] = uploaded.file_id, uploaded.getvalue(), uploaded.name
     if ss.get(f"tn_{kind}_bytes") is None:
@@ -74,8 +87,11 @@ def _labels() -> tuple[str, bytes, pd.DataFrame] | None:
     """The optional labelled pairs upload as ``text_a, text_b, same``; None when absent or refused (with one error)."""
     from core.probes.tune.data import labelled_from_bytes
 
-    found = _stored("labels", "Optional: a labelled pairs file for the cost (AUC before/after)",
-                    "A pairs file with a label column (match/no match, 1/0), as on Your data; the CLI's --labels.")
+    found = _stored(
+        "labels",
+        "Optional: a labelled pairs file for the cost (AUC before/after)",
+        "A pairs file with a label column (match/no match, 1/0), as on Your data; the CLI's --labels.",
+    )
     if found is None:
         return None
     name, data = found
@@ -91,11 +107,25 @@ def _labels() -> tuple[str, bytes, pd.DataFrame] | None:
 chosen = _triples() if data_source == DATA_TRIPLES else None
 labelled = _labels()
 left, middle, right = st.columns(3)
-groups = left.number_input("Anchor groups used", min_value=4, max_value=200, value=200, step=2, key="tn_groups",
-                           help="Fewer groups run faster; the default uses the whole suite (about 10 minutes on 2 CPU cores).")
+groups = left.number_input(
+    "Anchor groups used",
+    min_value=4,
+    max_value=200,
+    value=200,
+    step=2,
+    key="tn_groups",
+    help="Fewer groups run faster; the default uses the whole suite (about 10 minutes on 2 CPU cores).",
+)
 seed = middle.number_input("Seed (split and training)", min_value=0, value=0, key="tn_seed")
-average = right.slider("Weight of the tuned model when averaged with the original", 0.1, 1.0, constants.TUNE_DEFAULT_AVERAGE, 0.05, key="tn_average",
-                       help="0.5 averages 50/50 (gives back general quality, keeps much of the fix); 1.0 keeps the tuned model as it is.")
+average = right.slider(
+    "Weight of the tuned model when averaged with the original",
+    0.1,
+    1.0,
+    constants.TUNE_DEFAULT_AVERAGE,
+    0.05,
+    key="tn_average",
+    help="0.5 averages 50/50 (gives back general quality, keeps much of the fix); 1.0 keeps the tuned model as it is.",
+)
 with st.expander("Training settings"):
     a, b, c = st.columns(3)
     lr = a.number_input("Learning rate", min_value=1e-6, max_value=1e-2, value=constants.TUNE_DEFAULT_LR, format="%.0e", key="tn_lr")
@@ -124,8 +154,15 @@ def _tune() -> None:
             suite, sources = triples_suite(triples.frame, triples.name), history.upload_source(name, data)
         else:
             suite, sources = load_retrieval_suite().head(int(groups)), history.suite_sources(constants.SUITE_RETRIEVAL)
-        config = TuneConfig(learning_rate=float(lr), batch_size=int(batch), epochs=float(epochs), seed=int(seed), average=float(average),
-                            distill=float(distill), max_steps=int(max_steps) or None)
+        config = TuneConfig(
+            learning_rate=float(lr),
+            batch_size=int(batch),
+            epochs=float(epochs),
+            seed=int(seed),
+            average=float(average),
+            distill=float(distill),
+            max_steps=int(max_steps) or None,
+        )
         loaded = load(model, dataclasses.replace(selection.options, backend="torch"))  # tuning trains the torch model itself
     except (ValueError, ModelUnavailable) as exc:
         st.error(str(exc))
@@ -136,11 +173,19 @@ def _tune() -> None:
         return
     bar = st.progress(0.0, text="starting")
     try:
+
         def progress(fraction: float, message: str) -> None:
             bar.progress(min(max(fraction, 0.0), 1.0), text=message)
 
-        result = run_tune(st_model, loaded.meta.name, suite, config, labelled={labelled[0]: labelled[2]} if labelled else None,
-                          control=control, progress=progress)
+        result = run_tune(
+            st_model,
+            loaded.meta.name,
+            suite,
+            config,
+            labelled={labelled[0]: labelled[2]} if labelled else None,
+            control=control,
+            progress=progress,
+        )
     except (ValueError, TuneCancelled) as exc:
         st.error(str(exc))
         return
@@ -149,7 +194,12 @@ def _tune() -> None:
     out = cache_dir() / "tuned" / f"{state.short(model).replace('/', '_')}-{time.strftime('%Y%m%d-%H%M%S')}"
     written = write_outputs(result, out)
     bar.empty()
-    st.session_state[KEY_RESULT] = {"doc": result.doc, "markdown": result.markdown, "tables": result.tables, "model_folder": str(written["model"])}
+    st.session_state[KEY_RESULT] = {
+        "doc": result.doc,
+        "markdown": result.markdown,
+        "tables": result.tables,
+        "model_folder": str(written["model"]),
+    }
 
 
 if st.button("Tune", key="tn_run", type="primary", help="Streamlit's Stop button cancels; nothing is saved until the run ends."):
@@ -170,20 +220,26 @@ else:
     for warning in doc["warnings"]:
         st.warning(warning)
     for split in constants.TUNE_SPLITS:
-        st.header(f"Win rate, {split} half" + (" (judge the fix here)" if split == constants.SPLIT_HELD_OUT else " (what it was trained on)"))
+        st.header(
+            f"Win rate, {split} half" + (" (judge the fix here)" if split == constants.SPLIT_HELD_OUT else " (what it was trained on)")
+        )
         rows = tables["win_rates"][tables["win_rates"][constants.COL_SPLIT] == split]
         widgets.chart(before_after_figure(tables["win_rates"], split), rows, f"tune-win-rate-{split}")
     _table(tables["win_rates"], "tune-win-rates")
     st.header("General cost on natural data it never trained on")
-    st.caption(f"{(doc.get('natural_data') or {}).get('source', '')} Each anchor is the query: **opposite win rate** (lower is better) "
-               "and **recall@1** among every positive and negative of the file (higher is better), before and after, with 95% bootstrap intervals; "
-               "**fixed** / **broken**: triples or anchors that failed before and not after, and the other way; **at ceiling**: every setting "
-               "at the best possible value, so that data is too easy to show a cost.")
+    st.caption(
+        f"{(doc.get('natural_data') or {}).get('source', '')} Each anchor is the query: **opposite win rate** (lower is better) "
+        "and **recall@1** among every positive and negative of the file (higher is better), before and after, with 95% bootstrap intervals; "
+        "**fixed** / **broken**: triples or anchors that failed before and not after, and the other way; **at ceiling**: every setting "
+        "at the best possible value, so that data is too easy to show a cost."
+    )
     _table(tables["natural_cost"], "tune-natural-cost", NATURAL_RATE_COLUMNS)
     st.header("Shortcut probe: a negation cue, or the meaning?")
-    st.caption("Hand-written pairs: *same* says the same with a negation cue and an antonym (\"The door was open.\" / \"The door was not closed.\"), "
-               "*opposite* negates it. Learning meaning pushes only the opposite pairs apart; learning \"a negation cue means a different "
-               "meaning\" pushes both apart.")
+    st.caption(
+        'Hand-written pairs: *same* says the same with a negation cue and an antonym ("The door was open." / "The door was not closed."), '
+        '*opposite* negates it. Learning meaning pushes only the opposite pairs apart; learning "a negation cue means a different '
+        'meaning" pushes both apart.'
+    )
     widgets.table(shortcut_means(tables["shortcut"]), "tune-shortcut-means")
     widgets.table(tables["shortcut"], "tune-shortcut")
     st.header("Hand-written vs rule-made variants")

@@ -106,9 +106,14 @@ def _run(passages: list[str], queries: list[str], selection: state.Selection) ->
             return
         ok = bool(result.models)
         names = ", ".join(state.short(m) for m in result.models)
-        status.update(label=f"Audit done with {widgets.md_escape(names)}: {len(result.passages):,} passages, {len(result.pairs):,} close pairs "
-                            f"above {FLOOR:.2f} in {state.wall_time(result.seconds)}" if ok else "Audit: no model produced results",
-                      state="complete" if ok else "error", expanded=False)
+        status.update(
+            label=f"Audit done with {widgets.md_escape(names)}: {len(result.passages):,} passages, {len(result.pairs):,} close pairs "
+            f"above {FLOOR:.2f} in {state.wall_time(result.seconds)}"
+            if ok
+            else "Audit: no model produced results",
+            state="complete" if ok else "error",
+            expanded=False,
+        )
     st.session_state["yc_run_error"] = None
     st.session_state[state.KEY_ERRORS]["your_corpus"] = result.errors
     if ok:
@@ -127,12 +132,22 @@ st.markdown(
 )
 up_col, q_col = st.columns(2)
 with up_col:
-    _take_upload("corpus", st.file_uploader(CORPUS_LABEL, type=UPLOAD_TYPES, key="yc_corpus_uploader", max_upload_size=constants.MAX_UPLOAD_MB,
-                                            help=f"Up to {constants.MAX_UPLOAD_MB} MB and {constants.MAX_UPLOAD_ROWS:,} passages; "
-                                                 "`cosine-probe audit --corpus FILE` reads larger ones."))
+    _take_upload(
+        "corpus",
+        st.file_uploader(
+            CORPUS_LABEL,
+            type=UPLOAD_TYPES,
+            key="yc_corpus_uploader",
+            max_upload_size=constants.MAX_UPLOAD_MB,
+            help=f"Up to {constants.MAX_UPLOAD_MB} MB and {constants.MAX_UPLOAD_ROWS:,} passages; "
+            "`cosine-probe audit --corpus FILE` reads larger ones.",
+        ),
+    )
     st.button(SAMPLE_LABEL, on_click=_use_sample, help="WordNet 3.0 (Princeton University), its licence in data/corpora/.")
 with q_col:
-    _take_upload("queries", st.file_uploader(QUERIES_LABEL, type=UPLOAD_TYPES, key="yc_queries_uploader", max_upload_size=constants.MAX_UPLOAD_MB))
+    _take_upload(
+        "queries", st.file_uploader(QUERIES_LABEL, type=UPLOAD_TYPES, key="yc_queries_uploader", max_upload_size=constants.MAX_UPLOAD_MB)
+    )
 
 for kind in ("corpus", "queries"):
     _ingest(kind)
@@ -149,7 +164,10 @@ if corpus is None:
 else:
     name, passages, notes = corpus
     query_texts = queries[1] if queries else []
-    st.caption(f"Corpus: {widgets.md_escape(name)} · {len(passages):,} passages" + (f" · queries: {widgets.md_escape(queries[0])} · {len(query_texts):,}" if queries else ""))
+    st.caption(
+        f"Corpus: {widgets.md_escape(name)} · {len(passages):,} passages"
+        + (f" · queries: {widgets.md_escape(queries[0])} · {len(query_texts):,}" if queries else "")
+    )
     for note in (*notes, *(queries[2] if queries else ())):
         st.info(widgets.md_escape(note))
     if not selection.models:
@@ -164,38 +182,66 @@ key = ss.get("yc_audit_key")
 result = resources.stored_audit(key) if key is not None else None
 if key is not None and result is not None:
     default = min(0.99, max(FLOOR, float(selection.threshold)))
-    threshold = st.slider(THRESHOLD_LABEL, min_value=FLOOR, max_value=0.99, value=widgets.saved("yc_threshold", default), step=0.01, key="yc_threshold",
-                          on_change=widgets.persist, args=("yc_threshold",),
-                          help="Pairs scoring above it are close. Moving it filters the one audit: nothing is encoded again.")
+    threshold = st.slider(
+        THRESHOLD_LABEL,
+        min_value=FLOOR,
+        max_value=0.99,
+        value=widgets.saved("yc_threshold", default),
+        step=0.01,
+        key="yc_threshold",
+        on_change=widgets.persist,
+        args=("yc_threshold",),
+        help="Pairs scoring above it are close. Moving it filters the one audit: nothing is encoded again.",
+    )
     summary, pairs, findings = resources.audit_risk(key, threshold)
     st.header("Findings")
     widgets.finding(findings)
     st.header("The risk in numbers")
-    st.caption("Per model and failure mode: confusable twin pairs above the threshold and the share of passages with at least one, "
-               "with a 95% bootstrap interval (passages resampled). With queries: the share whose top 5 holds a passage and its twin, "
-               "and the share whose first passage has its twin right there.")
+    st.caption(
+        "Per model and failure mode: confusable twin pairs above the threshold and the share of passages with at least one, "
+        "with a 95% bootstrap interval (passages resampled). With queries: the share whose top 5 holds a passage and its twin, "
+        "and the share whose first passage has its twin right there."
+    )
     shown = summary.assign(**{constants.COL_MODEL: summary[constants.COL_MODEL].map(state.short)})
     if not result.queries:
         shown = shown.drop(columns=[c for c in shown.columns if c.startswith(("query_twin_top5", "twin_first")) or c == "n_queries"])
-    percent = {c: st.column_config.NumberColumn(c.replace("_", " "), format="percent") for c in shown.columns if "share" in c or c.startswith(("query_twin", "twin_first"))}
-    widgets.results_table(shown, "your-corpus-risk", lead=(constants.COL_MODEL, "mode", "twin_pairs", "twin_share", "twin_share_ci_low", "twin_share_ci_high"),
-                          column_config=percent)
+    percent = {
+        c: st.column_config.NumberColumn(c.replace("_", " "), format="percent")
+        for c in shown.columns
+        if "share" in c or c.startswith(("query_twin", "twin_first"))
+    }
+    widgets.results_table(
+        shown,
+        "your-corpus-risk",
+        lead=(constants.COL_MODEL, "mode", "twin_pairs", "twin_share", "twin_share_ci_low", "twin_share_ci_high"),
+        column_config=percent,
+    )
     st.plotly_chart(audit_ui.twin_curve_figure(resources.audit_curve(key), threshold), width="stretch", key="chart-your-corpus-curve")
     st.header("The map")
     twins_now = pairs[pairs["kind"] == KIND_TWIN]
     mapped = [m for m in result.models if m in result.coords]
     if mapped:
         model = st.selectbox("Model", mapped, format_func=state.short, key="yc_map_model") if len(mapped) > 1 else mapped[0]
-        st.caption(f"Each point is a passage, placed by {projection.METHOD} of {widgets.md_escape(state.short(model))}'s vectors (a linear projection: "
-                   "umap-learn is not installed here). Lines join confusable twins above the threshold, coloured by mode; "
-                   "they come from the exact cosines, not from distances on the map.")
-        audit_ui.corpus_map(result.coords[model], twins_now[twins_now[constants.COL_MODEL] == model], result.passages, result.ids,
-                            projection.METHOD, "chart-your-corpus-map")
+        st.caption(
+            f"Each point is a passage, placed by {projection.METHOD} of {widgets.md_escape(state.short(model))}'s vectors (a linear projection: "
+            "umap-learn is not installed here). Lines join confusable twins above the threshold, coloured by mode; "
+            "they come from the exact cosines, not from distances on the map."
+        )
+        audit_ui.corpus_map(
+            result.coords[model],
+            twins_now[twins_now[constants.COL_MODEL] == model],
+            result.passages,
+            result.ids,
+            projection.METHOD,
+            "chart-your-corpus-map",
+        )
     st.header("Close pairs, worst first")
     kind_label = st.radio("Show", list(KINDS_SHOWN), horizontal=True, key="yc_kind")
     chosen = pairs[pairs["kind"] == KINDS_SHOWN[kind_label]]
     overall = summary[summary["mode"] == ALL_MODES]
-    st.caption(f"{len(chosen):,} {kind_label} above {threshold:.2f} across {len(overall)} model(s); both texts in full, the differing words marked.")
+    st.caption(
+        f"{len(chosen):,} {kind_label} above {threshold:.2f} across {len(overall)} model(s); both texts in full, the differing words marked."
+    )
     limit = st.number_input("Pairs shown", min_value=1, max_value=500, value=20, step=10, key="yc_limit")
     audit_ui.twin_pairs(chosen, int(limit))
     widgets.downloads(chosen.drop(columns=["index_a", "index_b"]), f"your corpus {kind_label}")

@@ -62,7 +62,6 @@ ROLES = (
 # ------------------------------------------------- widget values that survive page switches
 
 
-
 def _set_mapping(role: str, widget_key: str) -> None:
     value = st.session_state[widget_key]
     st.session_state[KEY_MAPPING] = {**st.session_state[KEY_MAPPING], role: None if value == NONE else value}
@@ -136,10 +135,22 @@ def _checked(pairs, notes: list[str]):
     if not (found.identical or found.mirrored):
         return found.pairs, found.notes, found.violations
     left, right = st.columns(2)
-    drop_identical = left.checkbox(DROP_IDENTICAL_LABEL, value=widgets.saved(KEY_DROP_IDENTICAL, False), key=KEY_DROP_IDENTICAL,
-                                   on_change=widgets.persist, args=(KEY_DROP_IDENTICAL,), disabled=not found.identical)
-    drop_mirrored = right.checkbox(DROP_MIRRORED_LABEL, value=widgets.saved(KEY_DROP_MIRRORED, False), key=KEY_DROP_MIRRORED,
-                                   on_change=widgets.persist, args=(KEY_DROP_MIRRORED,), disabled=not found.mirrored)
+    drop_identical = left.checkbox(
+        DROP_IDENTICAL_LABEL,
+        value=widgets.saved(KEY_DROP_IDENTICAL, False),
+        key=KEY_DROP_IDENTICAL,
+        on_change=widgets.persist,
+        args=(KEY_DROP_IDENTICAL,),
+        disabled=not found.identical,
+    )
+    drop_mirrored = right.checkbox(
+        DROP_MIRRORED_LABEL,
+        value=widgets.saved(KEY_DROP_MIRRORED, False),
+        key=KEY_DROP_MIRRORED,
+        on_change=widgets.persist,
+        args=(KEY_DROP_MIRRORED,),
+        disabled=not found.mirrored,
+    )
     if not (drop_identical or drop_mirrored):
         return found.pairs, found.notes, found.violations
     try:
@@ -155,10 +166,13 @@ def _match_label(results) -> str | None:
     if labels.label_kind(results[constants.COL_LABEL]) not in (labels.KIND_BINARY, labels.KIND_TEXT):
         return None
     choice = widgets.saved_selectbox(
-        "Which label means “same meaning”?", [MATCH_DEFAULT, *labels.label_values(results[constants.COL_LABEL])], key=MATCH_KEY,
+        "Which label means “same meaning”?",
+        [MATCH_DEFAULT, *labels.label_values(results[constants.COL_LABEL])],
+        key=MATCH_KEY,
         format_func=lambda v: "automatic: 1, true, yes, paraphrase, entailment, …" if v == MATCH_DEFAULT else v,
         help="In many negation sets 1 marks the contradicting pair: pick the value your file uses for pairs that mean the same; "
-             "every other label is then read as no match (`cosine-probe run --match-label VALUE` does the same).")
+        "every other label is then read as no match (`cosine-probe run --match-label VALUE` does the same).",
+    )
     return None if choice == MATCH_DEFAULT else choice
 
 
@@ -174,16 +188,28 @@ def _label_sections(results, models: list[str], threshold: float, match_label: s
     head = report["kind"].iloc[0]
     kind = head["kind"]
     if kind == labels.KIND_BINARY:
-        st.caption(f"Your labels read as **match** ({widgets.md_escape(head['match'] or 'none')}) or **no match** "
-                   f"({widgets.md_escape(head['no_match'] or 'none')}). Each box is one label's cosines for one model; "
-                   "the dashed line is the sidebar threshold.")
-    widgets.pair_chart(label_charts.cosine_by_label_figure(results, models, threshold),
-                       results.reset_index(drop=True).assign(**{constants.COL_MODEL: lambda f: f[constants.COL_MODEL].map(state.short)}), "your-data-cosine-by-label",
-                       [constants.COL_MODEL, constants.COL_LABEL, constants.COL_COSINE, constants.COL_TEXT_A, constants.COL_TEXT_B])
+        st.caption(
+            f"Your labels read as **match** ({widgets.md_escape(head['match'] or 'none')}) or **no match** "
+            f"({widgets.md_escape(head['no_match'] or 'none')}). Each box is one label's cosines for one model; "
+            "the dashed line is the sidebar threshold."
+        )
+    widgets.pair_chart(
+        label_charts.cosine_by_label_figure(results, models, threshold),
+        results.reset_index(drop=True).assign(**{constants.COL_MODEL: lambda f: f[constants.COL_MODEL].map(state.short)}),
+        "your-data-cosine-by-label",
+        [constants.COL_MODEL, constants.COL_LABEL, constants.COL_COSINE, constants.COL_TEXT_A, constants.COL_TEXT_B],
+    )
     by_label = report["by_label"].assign(**{constants.COL_MODEL: report["by_label"][constants.COL_MODEL].map(state.short)})
-    st.caption(f"share above = pairs scoring above {threshold:.2f}: for no-match labels the failure rate, for match labels the share a search finds.")
-    widgets.results_table(by_label, "your-data-cosine-by-label", lead=(constants.COL_MODEL, constants.COL_LABEL, "n", "share_above", "mean"),
-                          labels={"share_above": "share above threshold"}, column_config={"share_above": st.column_config.NumberColumn("share above threshold", format="percent")})
+    st.caption(
+        f"share above = pairs scoring above {threshold:.2f}: for no-match labels the failure rate, for match labels the share a search finds."
+    )
+    widgets.results_table(
+        by_label,
+        "your-data-cosine-by-label",
+        lead=(constants.COL_MODEL, constants.COL_LABEL, "n", "share_above", "mean"),
+        labels={"share_above": "share above threshold"},
+        column_config={"share_above": st.column_config.NumberColumn("share above threshold", format="percent")},
+    )
     if kind != labels.KIND_BINARY:
         return
     st.header("Cosine as a classifier of your label")
@@ -191,14 +217,24 @@ def _label_sections(results, models: list[str], threshold: float, match_label: s
         (st.warning if finding.warning else st.info)(widgets.md_escape(finding.text))
     if report["classifier"].empty:
         return
-    st.caption("ROC and AUC of cosine separating match from no-match pairs; the best threshold maximises Youden J (TPR − FPR). "
-               f"Accuracy and F1 at that threshold and at the sidebar's ({threshold:.2f}).")
-    st.plotly_chart(label_charts.label_roc_figure(report["roc"], report["classifier"], models), width="stretch", key="chart-your-data-label-roc")
+    st.caption(
+        "ROC and AUC of cosine separating match from no-match pairs; the best threshold maximises Youden J (TPR − FPR). "
+        f"Accuracy and F1 at that threshold and at the sidebar's ({threshold:.2f})."
+    )
+    st.plotly_chart(
+        label_charts.label_roc_figure(report["roc"], report["classifier"], models), width="stretch", key="chart-your-data-label-roc"
+    )
     clf = report["classifier"].assign(**{constants.COL_MODEL: report["classifier"][constants.COL_MODEL].map(state.short)})
-    three = {c: st.column_config.NumberColumn(c.replace("_", " "), format="%.3f") for c in ("auc", "best_threshold", "best_accuracy", "best_f1", "accuracy", "f1",
-                                                                                             "best_tpr", "best_fpr", "threshold")}
-    widgets.results_table(clf, "your-data-label-classifier", lead=(constants.COL_MODEL, "auc", "best_threshold", "best_accuracy", "best_f1", "threshold", "accuracy", "f1"),
-                          column_config=three)
+    three = {
+        c: st.column_config.NumberColumn(c.replace("_", " "), format="%.3f")
+        for c in ("auc", "best_threshold", "best_accuracy", "best_f1", "accuracy", "f1", "best_tpr", "best_fpr", "threshold")
+    }
+    widgets.results_table(
+        clf,
+        "your-data-label-classifier",
+        lead=(constants.COL_MODEL, "auc", "best_threshold", "best_accuracy", "best_f1", "threshold", "accuracy", "f1"),
+        column_config=three,
+    )
 
 
 # --------------------------------------------------------------------------- page
@@ -214,18 +250,34 @@ st.markdown(
 
 up_col, paste_col = st.columns(2)
 with up_col:
-    uploaded = st.file_uploader(UPLOAD_LABEL, type=UPLOAD_TYPES, key="yd_uploader", max_upload_size=constants.MAX_UPLOAD_MB,
-                                help=f"Up to {constants.MAX_UPLOAD_MB} MB and {constants.MAX_UPLOAD_ROWS:,} rows. Excel files are not read: save the sheet as CSV (UTF-8).")
+    uploaded = st.file_uploader(
+        UPLOAD_LABEL,
+        type=UPLOAD_TYPES,
+        key="yd_uploader",
+        max_upload_size=constants.MAX_UPLOAD_MB,
+        help=f"Up to {constants.MAX_UPLOAD_MB} MB and {constants.MAX_UPLOAD_ROWS:,} rows. Excel files are not read: save the sheet as CSV (UTF-8).",
+    )
     if uploaded is not None and uploaded.file_id != ss.get(KEY_UPLOAD_ID):
         ss[KEY_UPLOAD_ID] = uploaded.file_id
         ss[KEY_BYTES] = uploaded.getvalue()
         ss[KEY_NAME] = uploaded.name
         ss[KEY_SIGNATURE] = None  # a new upload is read even when its bytes match an earlier one
-    chosen_encoding = widgets.saved_selectbox("File encoding", list(ENCODINGS), key=ENCODING_KEY,
-                                              help="Auto-detect reads UTF-8 (a few bad bytes become U+FFFD, with a note naming their lines), UTF-16 and Latin-1.")
+    chosen_encoding = widgets.saved_selectbox(
+        "File encoding",
+        list(ENCODINGS),
+        key=ENCODING_KEY,
+        help="Auto-detect reads UTF-8 (a few bad bytes become U+FFFD, with a note naming their lines), UTF-16 and Latin-1.",
+    )
 with paste_col:
-    st.text_area(PASTE_LABEL, value=widgets.saved(PASTE_KEY, ""), key=PASTE_KEY, on_change=widgets.persist, args=(PASTE_KEY,), height=140,
-                 placeholder="The patient has diabetes\tThe patient does not have diabetes\tnegation")
+    st.text_area(
+        PASTE_LABEL,
+        value=widgets.saved(PASTE_KEY, ""),
+        key=PASTE_KEY,
+        on_change=widgets.persist,
+        args=(PASTE_KEY,),
+        height=140,
+        placeholder="The patient has diabetes\tThe patient does not have diabetes\tnegation",
+    )
     st.button("Use pasted pairs", on_click=_use_paste, help="Optional third column: category; fourth: label.")
 
 _ingest(ENCODINGS[chosen_encoding])
@@ -244,7 +296,9 @@ if parsed is None:
 else:
     st.subheader("Columns")
     # Bounded as the CLI's notes are (some_names): a file of thousands of columns is one short line, not tens of KB.
-    st.caption(f"Source: {widgets.md_escape(ss[KEY_SOURCE])} · {len(parsed.frame)} rows · columns: {widgets.md_escape(some_names(list(parsed.frame.columns)))}")
+    st.caption(
+        f"Source: {widgets.md_escape(ss[KEY_SOURCE])} · {len(parsed.frame)} rows · columns: {widgets.md_escape(some_names(list(parsed.frame.columns)))}"
+    )
     columns = list(parsed.frame.columns)
     mapping = ss[KEY_MAPPING]
     hint = mapping_note(columns, mapping, frame=parsed.frame)
@@ -279,7 +333,9 @@ else:
             st.info(widgets.md_escape(note))
         if violations:
             with st.expander(f"{len(violations)} pair(s) break the category rules (data/README.md)"):
-                st.dataframe([{"pair_id": v.pair_id, "rule": v.rule, "problem": v.message} for v in violations], hide_index=True, width="stretch")
+                st.dataframe(
+                    [{"pair_id": v.pair_id, "rule": v.rule, "problem": v.message} for v in violations], hide_index=True, width="stretch"
+                )
     if pairs is not None:
         st.subheader("Preview")
         st.caption(f"{len(pairs)} pairs after mapping; the first 20:")
@@ -292,18 +348,36 @@ if pairs is not None and not clicked:  # issue 33: a long run says how long befo
     progress.expected_caption(selection.models, progress.pair_texts(pairs), selection.options)
 if clicked and pairs is not None and (ran := state.run(pairs, selection, key=RUN_KEY, label="Scoring your pairs")) is not None:
     ss[KEY_RUN_INFO] = f"{ss[KEY_SOURCE]} · {len(pairs)} pairs"
-    history.record("your-data", ran, selection, history.upload_source(ss[KEY_SOURCE], None if ss.get(KEY_ERROR) else ss[KEY_BYTES]), mapping=ss[KEY_MAPPING])
+    history.record(
+        "your-data",
+        ran,
+        selection,
+        history.upload_source(ss[KEY_SOURCE], None if ss.get(KEY_ERROR) else ss[KEY_BYTES]),
+        mapping=ss[KEY_MAPPING],
+    )
 state.show_errors(RUN_KEY)
 
 stored = state.stored(RUN_KEY)
 if stored is not None:
     results = stored.results
     models = stored.models
-    st.success(f"Results for {len(models)} model(s): {widgets.md_escape(', '.join(state.short(m) for m in models))} · threshold {threshold:.2f}")
-    st.caption(f"Computed from {widgets.md_escape(ss.get(KEY_RUN_INFO, 'your pairs'))}. Change the file or columns and run again to update.")
-    saved_match = widgets.saved(MATCH_KEY, MATCH_DEFAULT)  # the polarity chosen below (issue 33: the report reads the labels as the page does)
-    widgets.report_download(results, threshold, "cosine-probe your data", {"threshold": threshold, "source": ss.get(KEY_RUN_INFO, "")}, RUN_KEY,
-                            match_label=None if saved_match == MATCH_DEFAULT else saved_match)
+    st.success(
+        f"Results for {len(models)} model(s): {widgets.md_escape(', '.join(state.short(m) for m in models))} · threshold {threshold:.2f}"
+    )
+    st.caption(
+        f"Computed from {widgets.md_escape(ss.get(KEY_RUN_INFO, 'your pairs'))}. Change the file or columns and run again to update."
+    )
+    saved_match = widgets.saved(
+        MATCH_KEY, MATCH_DEFAULT
+    )  # the polarity chosen below (issue 33: the report reads the labels as the page does)
+    widgets.report_download(
+        results,
+        threshold,
+        "cosine-probe your data",
+        {"threshold": threshold, "source": ss.get(KEY_RUN_INFO, "")},
+        RUN_KEY,
+        match_label=None if saved_match == MATCH_DEFAULT else saved_match,
+    )
     categories = set(results[constants.COL_CATEGORY])
 
     models = state.sidebar_order(models)
@@ -318,32 +392,60 @@ if stored is not None:
             said = labels.label_headline(report, state.short)
             st.markdown(" ".join(widgets.md_escape(finding.text) for finding in said))
     st.header("Per-pair results")
-    st.caption(f"One row per pair and model, worst first{' (no-match pairs scored highest, then match pairs scored lowest)' if match is not None else ' (highest cosine first)'}: "
-               f"cosine and its verdict at the threshold ({threshold:.2f}), the texts, then token counts, "
-               "whether a text was cut at the model's limit, and overlap. The downloads keep full model ids and labels as written (numbers, true/false).")
-    exported = results.assign(**{constants.COL_LABEL: labels.typed_labels(results[constants.COL_LABEL])}) if constants.COL_LABEL in results.columns else results
+    st.caption(
+        f"One row per pair and model, worst first{' (no-match pairs scored highest, then match pairs scored lowest)' if match is not None else ' (highest cosine first)'}: "
+        f"cosine and its verdict at the threshold ({threshold:.2f}), the texts, then token counts, "
+        "whether a text was cut at the model's limit, and overlap. The downloads keep full model ids and labels as written (numbers, true/false)."
+    )
+    exported = (
+        results.assign(**{constants.COL_LABEL: labels.typed_labels(results[constants.COL_LABEL])})
+        if constants.COL_LABEL in results.columns
+        else results
+    )
     shown = findings.worst_first(tables.with_verdicts(results, threshold), match)
     shown[constants.COL_MODEL] = shown[constants.COL_MODEL].map(state.short)
-    widgets.results_table(shown, "your-data-results", lead=(*widgets.LEAD, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY, constants.COL_LABEL),
-                          labels={constants.COL_TEXT_A: "text A", constants.COL_TEXT_B: "text B"}, download=exported,
-                          pair=(constants.COL_TEXT_A, constants.COL_TEXT_B))
+    widgets.results_table(
+        shown,
+        "your-data-results",
+        lead=(*widgets.LEAD, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY, constants.COL_LABEL),
+        labels={constants.COL_TEXT_A: "text A", constants.COL_TEXT_B: "text B"},
+        download=exported,
+        pair=(constants.COL_TEXT_A, constants.COL_TEXT_B),
+    )
 
     summary = resources.analysis("category_summary", results, threshold, None)
     st.header("Category summary")
-    st.caption(f"Per model and category: mean cosine ± SD with a 95% bootstrap CI, and the share of pairs scoring above "
-               f"the threshold ({threshold:.2f}) with its CI.")
+    st.caption(
+        f"Per model and category: mean cosine ± SD with a 95% bootstrap CI, and the share of pairs scoring above "
+        f"the threshold ({threshold:.2f}) with its CI."
+    )
     shown_summary = summary.assign(**{constants.COL_MODEL: summary[constants.COL_MODEL].map(state.short)})
     shown_summary.insert(1, "category label", shown_summary[constants.COL_CATEGORY].map(charts.category_label))
-    widgets.results_table(shown_summary, "your-data-category-summary", lead=(constants.COL_MODEL, "category label", "n", "mean", "sd"), hide=(constants.COL_CATEGORY,),
-                          labels={"failure_rate": "share above threshold", "fr_ci_low": "share CI low", "fr_ci_high": "share CI high", "category label": "category"})
+    widgets.results_table(
+        shown_summary,
+        "your-data-category-summary",
+        lead=(constants.COL_MODEL, "category label", "n", "mean", "sd"),
+        hide=(constants.COL_CATEGORY,),
+        labels={
+            "failure_rate": "share above threshold",
+            "fr_ci_low": "share CI low",
+            "fr_ci_high": "share CI high",
+            "category label": "category",
+        },
+    )
     fig, frame = charts.category_heatmap(summary, title="Mean cosine ± SD by category and model")
     widgets.chart(fig, frame, "your-data-mean-cosine")
 
     st.header(f"Share above threshold {threshold:.2f}")
-    st.caption("For pairs that should **not** match, this is the retrieval failure rate; for paraphrases it is the share "
-               "a search at this threshold would find.")
-    widgets.chart(charts.failure_rate_bars(summary, threshold), summary[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "failure_rate", "fr_ci_low", "fr_ci_high"]],
-                  "your-data-failure-rate")
+    st.caption(
+        "For pairs that should **not** match, this is the retrieval failure rate; for paraphrases it is the share "
+        "a search at this threshold would find."
+    )
+    widgets.chart(
+        charts.failure_rate_bars(summary, threshold),
+        summary[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "failure_rate", "fr_ci_low", "fr_ci_high"]],
+        "your-data-failure-rate",
+    )
     curves = tables.failure_rate_curves(results, suite=None)
     st.header("Share above each threshold")
     st.caption("The dashed line is the sidebar threshold; move the slider to move it.")
@@ -355,8 +457,10 @@ if stored is not None:
 
     if {constants.CAT_POSITIVE, constants.CAT_NEGATIVE} <= categories:
         st.header("Dynamic range")
-        st.caption("Mean cosine of your positive pairs minus that of your negative pairs: the room a model leaves between "
-                   "'same meaning' and 'unrelated'. A narrow range makes any fixed threshold fragile.")
+        st.caption(
+            "Mean cosine of your positive pairs minus that of your negative pairs: the room a model leaves between "
+            "'same meaning' and 'unrelated'. A narrow range makes any fixed threshold fragile."
+        )
         dyn = oov.dynamic_ranges(results, suite=None)
         dyn[constants.COL_MODEL] = dyn[constants.COL_MODEL].map(state.short)
         widgets.results_table(dyn, "your-data-dynamic-range")
@@ -365,8 +469,10 @@ if stored is not None:
         _label_sections(results, models, threshold, match_label)
     if tables.labels_are_numeric(results) and labels.label_kind(results[constants.COL_LABEL]) == labels.KIND_GRADED:
         st.header("Label vs cosine")
-        st.caption("Pearson (linear) and Spearman (rank) correlation of your numeric label with the cosine, per model. "
-                   "Rows with an empty label are left out.")
+        st.caption(
+            "Pearson (linear) and Spearman (rank) correlation of your numeric label with the cosine, per model. "
+            "Rows with an empty label are left out."
+        )
         corr = tables.label_correlation(results)
         corr[constants.COL_MODEL] = corr[constants.COL_MODEL].map(state.short)
         widgets.results_table(corr, "your-data-label-correlation")
@@ -375,12 +481,16 @@ if stored is not None:
 
     if constants.CAT_POSITIVE in categories and categories & set(constants.ADVERSARIAL_CATEGORIES):
         st.header("Failure-mode statistics")
-        st.caption("As in the failure paper (Tables 3 and 5): severity ratio = mean cosine of the failure mode ÷ mean cosine "
-                   "of your positive pairs (≥ 1.0: scored as more similar than paraphrases); Cohen's d of positives vs the "
-                   "failure mode (**negative d: failures score above paraphrases**).")
+        st.caption(
+            "As in the failure paper (Tables 3 and 5): severity ratio = mean cosine of the failure mode ÷ mean cosine "
+            "of your positive pairs (≥ 1.0: scored as more similar than paraphrases); Cohen's d of positives vs the "
+            "failure mode (**negative d: failures score above paraphrases**)."
+        )
         fm = failure_modes.failure_mode_table(results, threshold, suite=None)
         fm.insert(1, "failure mode", fm[constants.COL_CATEGORY].map(charts.category_label))
         fm[constants.COL_MODEL] = fm[constants.COL_MODEL].map(state.short)
-        widgets.results_table(fm, "your-data-failure-modes", column_config={"failure_rate": st.column_config.NumberColumn(format="percent")})
+        widgets.results_table(
+            fm, "your-data-failure-modes", column_config={"failure_rate": st.column_config.NumberColumn(format="percent")}
+        )
 elif parsed is not None:
     st.info("Press **Run on selected models** to score these pairs.")

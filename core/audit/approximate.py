@@ -37,8 +37,13 @@ class SearchReport:
     exact_pairs_in_sample: int = 0
 
     def as_dict(self) -> dict:
-        return {"method": self.method, "k": self.k, "recall": None if np.isnan(self.recall) else self.recall, "sample": self.sample,
-                "exact_pairs_in_sample": self.exact_pairs_in_sample}
+        return {
+            "method": self.method,
+            "k": self.k,
+            "recall": None if np.isnan(self.recall) else self.recall,
+            "sample": self.sample,
+            "exact_pairs_in_sample": self.exact_pairs_in_sample,
+        }
 
 
 def approximate_pairs(vectors: np.ndarray, threshold: float, *, k: int = DEFAULT_K, max_pairs: int = 2_000_000) -> ClosePairs:
@@ -79,7 +84,9 @@ def approximate_pairs(vectors: np.ndarray, threshold: float, *, k: int = DEFAULT
     return ClosePairs(i[order], j[order], c[order])
 
 
-def recall_against_exact(vectors: np.ndarray, found: ClosePairs, threshold: float, *, sample: int = RECALL_SAMPLE, seed: int = 0) -> tuple[float, int, int]:
+def recall_against_exact(
+    vectors: np.ndarray, found: ClosePairs, threshold: float, *, sample: int = RECALL_SAMPLE, seed: int = 0
+) -> tuple[float, int, int]:
     """Recall of ``found`` against exact search on a seeded sample of rows: (recall, rows sampled, exact pairs touching them).
 
     Every pair above the threshold that touches a sampled row is found exactly
@@ -91,7 +98,7 @@ def recall_against_exact(vectors: np.ndarray, found: ClosePairs, threshold: floa
     rows = np.sort(np.random.default_rng(seed).choice(n, size=min(sample, n), replace=False))
     exact: set[tuple[int, int]] = set()
     for start in range(0, rows.size, 256):
-        block = rows[start:start + 256]
+        block = rows[start : start + 256]
         sims = cos_sim_units(unit[block], unit)
         r, cols = np.nonzero(sims > threshold)
         for a, b in zip(block[r].tolist(), cols.tolist(), strict=True):

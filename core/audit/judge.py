@@ -57,8 +57,11 @@ class Judgement:
         rows = self.summary(pairs)
         if not rows:
             return f"The judge {self.model} had no twin pair to read."
-        return " ".join(f"The judge {self.model} reads {r['contradictions']:,} of {r['twin_pairs_judged']:,} twin pairs "
-                        f"with {r['model'].rsplit('/', 1)[-1]} as contradictions." for r in rows)
+        return " ".join(
+            f"The judge {self.model} reads {r['contradictions']:,} of {r['twin_pairs_judged']:,} twin pairs "
+            f"with {r['model'].rsplit('/', 1)[-1]} as contradictions."
+            for r in rows
+        )
 
 
 def judge_twins(pairs: pd.DataFrame, model_id: str) -> Judgement:
@@ -78,6 +81,6 @@ def judge_twins(pairs: pd.DataFrame, model_id: str) -> Judgement:
         labels = nli_labels(model_id.strip(), distinct)
     except ModelUnavailable as exc:
         reason = str(exc)
-        reason = reason[len(model_id.strip()) + 2:] if reason.startswith(f"{model_id.strip()}: ") else reason
+        reason = reason[len(model_id.strip()) + 2 :] if reason.startswith(f"{model_id.strip()}: ") else reason
         return Judgement(model_id.strip(), error=reason)
     return Judgement(model_id.strip(), dict(zip(distinct, labels, strict=True)))

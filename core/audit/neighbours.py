@@ -91,9 +91,9 @@ def close_pairs(
     found_i, found_j, found_c = [], [], []
     total = 0
     for row in range(0, n, side):
-        rows = unit[row:row + side]
+        rows = unit[row : row + side]
         for col in range(row, n, side):
-            sims = cos_sim_units(rows, unit[col:col + side])
+            sims = cos_sim_units(rows, unit[col : col + side])
             local_i, local_j = np.nonzero(sims > threshold)
             if col == row:  # the diagonal tile: keep i < j only
                 keep = local_j > local_i
@@ -138,7 +138,7 @@ def top_k(queries: np.ndarray, passages: np.ndarray, k: int, *, max_cells: int =
     out_i = np.zeros((q_arr.shape[0], k), dtype=np.int64)
     out_c = np.zeros((q_arr.shape[0], k), dtype=np.float64)
     for start in range(0, q_arr.shape[0], rows):
-        sims = cos_sim(q_arr[start:start + rows], p_arr)
+        sims = cos_sim(q_arr[start : start + rows], p_arr)
         for r, row in enumerate(sims):
             # A stable sort on the negated cosine: equal cosines keep passage order, so the result is exact and repeatable.
             best = np.argsort(-row, kind="stable")[:k]

@@ -111,7 +111,10 @@ def planted_scores(result: AuditResult, corpus: PlantedCorpus, threshold: Thresh
     Returns:
         One row per model and mode (``SCORE_COLUMNS``); NaN where nothing was planted or flagged.
     """
-    planted = {frozenset((a, b)): mode for a, b, mode in corpus.planted[[constants.COL_TEXT_A, constants.COL_TEXT_B, "mode"]].itertuples(index=False)}
+    planted = {
+        frozenset((a, b)): mode
+        for a, b, mode in corpus.planted[[constants.COL_TEXT_A, constants.COL_TEXT_B, "mode"]].itertuples(index=False)
+    }
     at = pairs_at(result, threshold)
     rows = []
     for model in result.models:
@@ -123,6 +126,16 @@ def planted_scores(result: AuditResult, corpus: PlantedCorpus, threshold: Thresh
             found = sum(1 for k in wanted if planted[k] in found_modes.get(k, ()))
             flagged = [k for k in keys if mode == "all" or mode in found_modes[k]]
             correct = sum(1 for k in flagged if k in planted)
-            rows.append((model, mode, len(wanted), found, found / len(wanted) if wanted else float("nan"),
-                         len(flagged), correct, correct / len(flagged) if flagged else float("nan")))
+            rows.append(
+                (
+                    model,
+                    mode,
+                    len(wanted),
+                    found,
+                    found / len(wanted) if wanted else float("nan"),
+                    len(flagged),
+                    correct,
+                    correct / len(flagged) if flagged else float("nan"),
+                )
+            )
     return pd.DataFrame(rows, columns=SCORE_COLUMNS)

@@ -36,10 +36,24 @@ from core.stats.rates import threshold_grid
 
 ALL_MODES = "all"
 SUMMARY_COLUMNS = [
-    constants.COL_MODEL, COL_MODE, "threshold", "n_passages", "twin_pairs", "near_duplicate_pairs", "other_pairs",
-    "passages_with_twin", "twin_share", "twin_share_ci_low", "twin_share_ci_high",
-    "n_queries", "query_twin_top5", "query_twin_top5_ci_low", "query_twin_top5_ci_high",
-    "twin_first", "twin_first_ci_low", "twin_first_ci_high",
+    constants.COL_MODEL,
+    COL_MODE,
+    "threshold",
+    "n_passages",
+    "twin_pairs",
+    "near_duplicate_pairs",
+    "other_pairs",
+    "passages_with_twin",
+    "twin_share",
+    "twin_share_ci_low",
+    "twin_share_ci_high",
+    "n_queries",
+    "query_twin_top5",
+    "query_twin_top5_ci_low",
+    "query_twin_top5_ci_high",
+    "twin_first",
+    "twin_first_ci_low",
+    "twin_first_ci_high",
 ]
 
 Threshold = float | Mapping[str, float]
@@ -117,10 +131,17 @@ def risk_summary(result: AuditResult, threshold: Threshold, *, n_resamples: int 
             has[chosen[COL_INDEX_B].to_numpy(dtype=int)] = True
             low, high = _ci(has, n_resamples)
             row = {
-                constants.COL_MODEL: model, COL_MODE: mode, "threshold": t, "n_passages": n, "twin_pairs": len(chosen),
+                constants.COL_MODEL: model,
+                COL_MODE: mode,
+                "threshold": t,
+                "n_passages": n,
+                "twin_pairs": len(chosen),
                 "near_duplicate_pairs": int((mine[COL_KIND] == kinds.KIND_DUPLICATE).sum()) if mode == ALL_MODES else np.nan,
                 "other_pairs": int((mine[COL_KIND] == kinds.KIND_OTHER).sum()) if mode == ALL_MODES else np.nan,
-                "passages_with_twin": int(has.sum()), "twin_share": float(has.mean()), "twin_share_ci_low": low, "twin_share_ci_high": high,
+                "passages_with_twin": int(has.sum()),
+                "twin_share": float(has.mean()),
+                "twin_share_ci_low": low,
+                "twin_share_ci_high": high,
                 "n_queries": len(result.queries),
             }
             top = result.top.get(model)
@@ -181,20 +202,29 @@ def audit_findings(result: AuditResult, summary: pd.DataFrame, threshold: Thresh
             continue
         modes = summary[(summary[constants.COL_MODEL] == row["model"]) & (summary[COL_MODE] != ALL_MODES) & (summary["twin_pairs"] > 0)]
         top_mode = modes.sort_values("twin_pairs", ascending=False, kind="stable").iloc[0]
-        sentence = (f"{model}: {_pct(row['twin_share'])} of passages ({int(row['passages_with_twin']):,} of {n:,}; "
-                    f"95% CI {_pct(row['twin_share_ci_low'])}–{_pct(row['twin_share_ci_high'])}) have a confusable twin above {threshold:.2f}, "
-                    f"{_pairs(pairs)} in all; the most common change is {str(top_mode[COL_MODE]).replace('_', ' ')} ({_pairs(int(top_mode['twin_pairs']))}).")
+        sentence = (
+            f"{model}: {_pct(row['twin_share'])} of passages ({int(row['passages_with_twin']):,} of {n:,}; "
+            f"95% CI {_pct(row['twin_share_ci_low'])}–{_pct(row['twin_share_ci_high'])}) have a confusable twin above {threshold:.2f}, "
+            f"{_pairs(pairs)} in all; the most common change is {str(top_mode[COL_MODE]).replace('_', ' ')} ({_pairs(int(top_mode['twin_pairs']))})."
+        )
         if row["n_queries"] and not np.isnan(row["query_twin_top5"]):
-            first = (f"for {_pct(row['twin_first'])} the first passage returned is not relevant but the twin of a relevant one (by your judgements)"
-                     if result.qrels is not None else f"for {_pct(row['twin_first'])} the first passage returned has its twin right there")
-            sentence += (f" {_pct(row['query_twin_top5'])} of the {int(row['n_queries']):,} queries see a passage and its twin together in their top 5, "
-                         f"and {first}.")
+            first = (
+                f"for {_pct(row['twin_first'])} the first passage returned is not relevant but the twin of a relevant one (by your judgements)"
+                if result.qrels is not None
+                else f"for {_pct(row['twin_first'])} the first passage returned has its twin right there"
+            )
+            sentence += (
+                f" {_pct(row['query_twin_top5'])} of the {int(row['n_queries']):,} queries see a passage and its twin together in their top 5, "
+                f"and {first}."
+            )
         out.append(sentence)
     twins = pairs_at(result, threshold)
     twins = twins[twins[COL_KIND] == kinds.KIND_TWIN].drop_duplicates([constants.COL_TEXT_A, constants.COL_TEXT_B])
     for pair in twins.head(worst).to_dict(orient="records"):
-        out.append(f"Worst pair ({str(pair['mode']).replace('_', ' ')}, cosine {float(pair['cosine']):.3f} with {registry.short_name(str(pair['model']))}): "
-                   f"“{pair['text_a']}” vs “{pair['text_b']}”.")
+        out.append(
+            f"Worst pair ({str(pair['mode']).replace('_', ' ')}, cosine {float(pair['cosine']):.3f} with {registry.short_name(str(pair['model']))}): "
+            f"“{pair['text_a']}” vs “{pair['text_b']}”."
+        )
     return out
 
 
@@ -202,8 +232,15 @@ def summary_doc(result: AuditResult, summary: pd.DataFrame, findings: Sequence[s
     """The ``summary.json`` of an audit: settings, per-model and per-mode numbers, findings, errors."""
     records = summary.astype(object).where(summary.notna(), None).to_dict(orient="records")
     return {
-        "command": "audit", "n_passages": len(result.passages), "n_queries": len(result.queries), "floor": result.floor,
-        "models": result.models, "summary": records, "findings": list(findings), "errors": dict(result.errors),
-        "seconds": round(result.seconds, 3), "timings": result.timings,
+        "command": "audit",
+        "n_passages": len(result.passages),
+        "n_queries": len(result.queries),
+        "floor": result.floor,
+        "models": result.models,
+        "summary": records,
+        "findings": list(findings),
+        "errors": dict(result.errors),
+        "seconds": round(result.seconds, 3),
+        "timings": result.timings,
         "search": {model: report.as_dict() for model, report in result.search.items()},
     }

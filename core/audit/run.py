@@ -35,8 +35,19 @@ COL_INDEX_A, COL_INDEX_B = "index_a", "index_b"
 COL_KIND, COL_MODE, COL_MODES = "kind", "mode", "modes"
 COL_CHANGED_A, COL_CHANGED_B = "changed_a", "changed_b"
 PAIR_COLUMNS = [
-    constants.COL_MODEL, COL_ID_A, COL_ID_B, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE,
-    COL_KIND, COL_MODE, COL_MODES, COL_CHANGED_A, COL_CHANGED_B, COL_INDEX_A, COL_INDEX_B,
+    constants.COL_MODEL,
+    COL_ID_A,
+    COL_ID_B,
+    constants.COL_TEXT_A,
+    constants.COL_TEXT_B,
+    constants.COL_COSINE,
+    COL_KIND,
+    COL_MODE,
+    COL_MODES,
+    COL_CHANGED_A,
+    COL_CHANGED_B,
+    COL_INDEX_A,
+    COL_INDEX_B,
 ]
 MIN_PASSAGES = 2
 
@@ -208,5 +219,18 @@ def audit_corpus(
             spent["project"] = time.perf_counter() - clock
         timings[label] = {k: round(v, 3) for k, v in spent.items()}
     pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PAIR_COLUMNS)
-    return AuditResult(texts, passage_ids, query_texts, float(floor), pairs, top, coords,
-                       dict(qrels) if qrels is not None else None, errors, reports, time.perf_counter() - start, timings, search)
+    return AuditResult(
+        texts,
+        passage_ids,
+        query_texts,
+        float(floor),
+        pairs,
+        top,
+        coords,
+        dict(qrels) if qrels is not None else None,
+        errors,
+        reports,
+        time.perf_counter() - start,
+        timings,
+        search,
+    )

@@ -19,19 +19,34 @@ EXAMPLE_HEADER = "examples:"
 
 EXAMPLES: dict[str, tuple[str, ...]] = {
     "models": ("cosine-probe models", "cosine-probe models intfloat/e5-small-v2 --json", "cosine-probe models --warm"),
-    "compare": ('cosine-probe compare "The patient has diabetes" "The patient does not have diabetes"',
-                'cosine-probe compare "It rose 5%" "It rose 50%" --models all-MiniLM-L6-v2 --json',
-                'cosine-probe compare "It rose 5%" "It rose 50%" --models openai:text-embedding-3-small --api-key-env OPENAI_API_KEY'),
+    "compare": (
+        'cosine-probe compare "The patient has diabetes" "The patient does not have diabetes"',
+        'cosine-probe compare "It rose 5%" "It rose 50%" --models all-MiniLM-L6-v2 --json',
+        'cosine-probe compare "It rose 5%" "It rose 50%" --models openai:text-embedding-3-small --api-key-env OPENAI_API_KEY',
+    ),
     "tokens": ('cosine-probe tokens "Xylofar 30 mg daily" --models all-MiniLM-L6-v2 all-mpnet-base-v2',),
-    "run": ("cosine-probe run --suite failure-modes --out out/", "cosine-probe run --suite my_pairs.csv --out out/ --threshold 0.8 --quiet"),
-    "perturb": ('cosine-probe perturb "The drug reduced pain in all patients"', 'cosine-probe perturb "Revenue rose 5% in 2021" --calibrated --json'),
+    "run": (
+        "cosine-probe run --suite failure-modes --out out/",
+        "cosine-probe run --suite my_pairs.csv --out out/ --threshold 0.8 --quiet",
+    ),
+    "perturb": (
+        'cosine-probe perturb "The drug reduced pain in all patients"',
+        'cosine-probe perturb "Revenue rose 5% in 2021" --calibrated --json',
+    ),
     "calibrate": ("cosine-probe calibrate", "cosine-probe calibrate --near-miss --failure-rates --method fpr --max-fpr 0.05"),
     "validate": ("cosine-probe validate failure-modes", "cosine-probe validate my_pairs.csv"),
     "oov-words": ("cosine-probe oov-words Xylofar --n 5", "cosine-probe oov-words --run --k 3 --models all-MiniLM-L6-v2"),
-    "check": ("cosine-probe check --config docs/check-example.toml",
-              "cosine-probe check --config ci.toml --junit check.xml --summary check.md"),
-    "history": ("cosine-probe history list", "cosine-probe history show 12", "cosine-probe history diff 11 12 --json",
-                "cosine-probe history export 12 --out run12.parquet", "cosine-probe history pin 11"),
+    "check": (
+        "cosine-probe check --config docs/check-example.toml",
+        "cosine-probe check --config ci.toml --junit check.xml --summary check.md",
+    ),
+    "history": (
+        "cosine-probe history list",
+        "cosine-probe history show 12",
+        "cosine-probe history diff 11 12 --json",
+        "cosine-probe history export 12 --out run12.parquet",
+        "cosine-probe history pin 11",
+    ),
 }
 
 

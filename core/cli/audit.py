@@ -36,8 +36,17 @@ EXPORT_DROP = ("index_a", "index_b")
 # A corpus for the audit may be larger than an upload (the page's limit); the file's size still bounds it.
 MAX_CORPUS_ROWS = 2_000_000
 MAX_CORPUS_MB = 1024.0
-SHOWN = ["model", "mode", "twin_pairs", "passages_with_twin", "twin_share", "twin_share_ci_low", "twin_share_ci_high",
-         "query_twin_top5", "twin_first"]
+SHOWN = [
+    "model",
+    "mode",
+    "twin_pairs",
+    "passages_with_twin",
+    "twin_share",
+    "twin_share_ci_low",
+    "twin_share_ci_high",
+    "query_twin_top5",
+    "twin_first",
+]
 
 
 def register(subparsers) -> None:
@@ -46,21 +55,42 @@ def register(subparsers) -> None:
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--corpus", metavar="FILE", help="passages, one per line (.txt) or a text column (CSV, TSV, JSON, JSONL)")
     source.add_argument("--beir", metavar="DIR", help="a BEIR folder: its corpus, and its judged queries (twin_first then uses the qrels)")
-    source.add_argument("--planted", choices=("dev", "heldout"), help="the shipped corpus with planted twins (docs/audit.md): also prints "
-                        "the twin finder's recall and precision per mode")
-    p.add_argument("--queries", metavar="FILE", help="queries (one per line or a query column): how often a top 5 holds a passage and its twin")
+    source.add_argument(
+        "--planted",
+        choices=("dev", "heldout"),
+        help="the shipped corpus with planted twins (docs/audit.md): also prints the twin finder's recall and precision per mode",
+    )
+    p.add_argument(
+        "--queries", metavar="FILE", help="queries (one per line or a query column): how often a top 5 holds a passage and its twin"
+    )
     p.add_argument("--split", default=None, help="--beir: the qrels split (default: test)")
     p.add_argument("--out", metavar="DIR", help="write close-pairs.parquet, close-pairs.csv and summary.json here")
-    p.add_argument("--judge", metavar="MODEL", help="an NLI cross-encoder (Hugging Face id or folder) reads every twin pair: how many it calls "
-                   "contradictions (the audit runs without it, saying so, where it cannot load)")
-    p.add_argument("--approximate", action="store_true", help="find close pairs with an approximate index (faiss HNSW) and print its recall "
-                   "against exact search on a sample (default: exact below 200,000 passages, approximate from there)")
-    p.add_argument("--max-pairs", type=int, default=2_000_000, metavar="N", help="refuse a threshold that lets more close pairs through per model (default %(default)s)")
+    p.add_argument(
+        "--judge",
+        metavar="MODEL",
+        help="an NLI cross-encoder (Hugging Face id or folder) reads every twin pair: how many it calls "
+        "contradictions (the audit runs without it, saying so, where it cannot load)",
+    )
+    p.add_argument(
+        "--approximate",
+        action="store_true",
+        help="find close pairs with an approximate index (faiss HNSW) and print its recall "
+        "against exact search on a sample (default: exact below 200,000 passages, approximate from there)",
+    )
+    p.add_argument(
+        "--max-pairs",
+        type=int,
+        default=2_000_000,
+        metavar="N",
+        help="refuse a threshold that lets more close pairs through per model (default %(default)s)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress line")
     add_model_options(p)
-    p.epilog = ("examples:\n  cosine-probe audit --corpus data/corpora/wordnet-adjectives.csv --threshold 0.8 --out audit/\n"
-                "  cosine-probe audit --corpus kb.txt --queries questions.txt --models all-MiniLM-L6-v2 --json\n"
-                "  cosine-probe audit --planted heldout --models all-MiniLM-L6-v2")
+    p.epilog = (
+        "examples:\n  cosine-probe audit --corpus data/corpora/wordnet-adjectives.csv --threshold 0.8 --out audit/\n"
+        "  cosine-probe audit --corpus kb.txt --queries questions.txt --models all-MiniLM-L6-v2 --json\n"
+        "  cosine-probe audit --planted heldout --models all-MiniLM-L6-v2"
+    )
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.set_defaults(func=cmd_audit)
 
@@ -131,11 +161,15 @@ def _print(summary: pd.DataFrame, findings: list[str]) -> None:
 
 def _planted_lines(scores: pd.DataFrame, split: str) -> list[str]:
     """The twin finder on the planted corpus, one line per model and mode."""
-    lines = [f"Planted twins ({split} split): recall = planted pairs found as twins of their mode above the threshold; "
-             "precision = pairs flagged with a mode that are planted pairs."]
+    lines = [
+        f"Planted twins ({split} split): recall = planted pairs found as twins of their mode above the threshold; "
+        "precision = pairs flagged with a mode that are planted pairs."
+    ]
     for row in scores.to_dict(orient="records"):
-        lines.append(f"  {registry.short_name(str(row['model']))} {row['mode']}: recall {row['found']}/{row['planted']} = {row['recall']:.3f}, "
-                     f"precision {row['correct']}/{row['flagged']} = {row['precision']:.3f}")
+        lines.append(
+            f"  {registry.short_name(str(row['model']))} {row['mode']}: recall {row['found']}/{row['planted']} = {row['recall']:.3f}, "
+            f"precision {row['correct']}/{row['flagged']} = {row['precision']:.3f}"
+        )
     return lines
 
 
@@ -170,9 +204,19 @@ def cmd_audit(args) -> int:
         ids, sources = None, [args.corpus, *([args.queries] if args.queries else [])]
     models = models_arg(args.models)
     try:
-        result = audit_corpus(passages, models, args.threshold, ids=ids, queries=queries, qrels=qrels, cache=embedding_cache(args),
-                              options=run_options(args), progress=None if args.quiet else print_progress, max_pairs=args.max_pairs,
-                              approximate=True if args.approximate else None)
+        result = audit_corpus(
+            passages,
+            models,
+            args.threshold,
+            ids=ids,
+            queries=queries,
+            qrels=qrels,
+            cache=embedding_cache(args),
+            options=run_options(args),
+            progress=None if args.quiet else print_progress,
+            max_pairs=args.max_pairs,
+            approximate=True if args.approximate else None,
+        )
     except (TooManyPairs, ValueError) as exc:
         if not args.quiet:
             print(file=sys.stderr)
@@ -185,8 +229,11 @@ def cmd_audit(args) -> int:
         if report.truncated:
             # A passage past the model's window is judged by its first part only: a twin hiding in its tail goes unseen.
             keep = report.truncated[0].max_tokens
-            print(f"note: {registry.short_name(model)}: {len(report.truncated):,} passage(s) are longer than the {keep} tokens it reads; "
-                  "each was compared by its first part only", file=sys.stderr)
+            print(
+                f"note: {registry.short_name(model)}: {len(report.truncated):,} passage(s) are longer than the {keep} tokens it reads; "
+                "each was compared by its first part only",
+                file=sys.stderr,
+            )
     if not result.models:
         print("error: no model produced results", file=sys.stderr)
         return EXIT_NO_MODEL
@@ -214,12 +261,19 @@ def cmd_audit(args) -> int:
     for model, search in result.search.items():
         if search.method != "exact":
             recall = "no close pair touched the sample" if search.recall != search.recall else f"{search.recall:.4f}"
-            findings = [*findings, f"{registry.short_name(model)}: close pairs by {search.method}; recall against exact search on a sample of "
-                                   f"{search.sample:,} passages ({search.exact_pairs_in_sample:,} exact pairs): {recall}."]
+            findings = [
+                *findings,
+                f"{registry.short_name(model)}: close pairs by {search.method}; recall against exact search on a sample of "
+                f"{search.sample:,} passages ({search.exact_pairs_in_sample:,} exact pairs): {recall}.",
+            ]
     doc["findings"] = findings
     name = Path(args.beir or args.corpus).name if args.planted is None else f"planted-{args.planted}"
-    record_history("audit", audit_pairs(result.pairs, name), {"sources": doc["sources"], "threshold": args.threshold, "mode": "audit",
-                                                            "findings": findings}, result.errors)
+    record_history(
+        "audit",
+        audit_pairs(result.pairs, name),
+        {"sources": doc["sources"], "threshold": args.threshold, "mode": "audit", "findings": findings},
+        result.errors,
+    )
     if out is not None:
         _write(out, pairs, doc)
     if args.json:

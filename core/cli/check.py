@@ -31,12 +31,20 @@ def _settings(config: CheckConfig, run: GateRun) -> dict[str, Any]:
         "threshold": config.threshold,
         "threshold_mode": config.threshold_mode,
         "thresholds": run.thresholds,
-        "calibration": {"method": config.calibration.method, "negatives": list(config.calibration.negatives), "max_fpr": config.calibration.max_fpr},
+        "calibration": {
+            "method": config.calibration.method,
+            "negatives": list(config.calibration.negatives),
+            "max_fpr": config.calibration.max_fpr,
+        },
         "sources": [suite_source(s) for s in config.suites] + [suite_source(str(f)) for f in config.files],
         "config": {"file": str(config.path), "sha256": file_sha256(config.path)},
-        "budgets": {"max_failure_rate": dict(budgets.max_failure_rate), "min_control_auc": budgets.min_control_auc,
-                    "max_adversarial_win_rate": dict(budgets.max_adversarial_win_rate), "min_paired_accuracy": dict(budgets.min_paired_accuracy),
-                    "min_label_auc": budgets.min_label_auc},
+        "budgets": {
+            "max_failure_rate": dict(budgets.max_failure_rate),
+            "min_control_auc": budgets.min_control_auc,
+            "max_adversarial_win_rate": dict(budgets.max_adversarial_win_rate),
+            "min_paired_accuracy": dict(budgets.min_paired_accuracy),
+            "min_label_auc": budgets.min_label_auc,
+        },
         "match_label": config.match_label,
         "backends": run.backends,
         "exit_code": run.exit_code,
@@ -87,9 +95,17 @@ def cmd_check(args) -> int:
     # (checked before the run; a disk may fill since) must not hide what the gate found.
     if args.json:
         doc = {
-            "config": str(config.path), "exit_code": run.exit_code, "passed": run.exit_code == 0, "threshold_mode": config.threshold_mode,
-            "thresholds": run.thresholds, "models": list(dict.fromkeys([*run.thresholds, *run.errors])), "errors": run.errors, "notes": run.notes,
-            "history_run_id": run_id, "seconds": round(run.seconds, 3), "outcomes": [o.as_dict() for o in run.outcomes],
+            "config": str(config.path),
+            "exit_code": run.exit_code,
+            "passed": run.exit_code == 0,
+            "threshold_mode": config.threshold_mode,
+            "thresholds": run.thresholds,
+            "models": list(dict.fromkeys([*run.thresholds, *run.errors])),
+            "errors": run.errors,
+            "notes": run.notes,
+            "history_run_id": run_id,
+            "seconds": round(run.seconds, 3),
+            "outcomes": [o.as_dict() for o in run.outcomes],
         }
         print(json.dumps(doc, indent=1))
     else:
@@ -97,10 +113,17 @@ def cmd_check(args) -> int:
     sys.stdout.flush()
     summary = None
     if summary_path is not None:
-        summary = summary_markdown(run.outcomes, title=f"cosine-probe check ({config.path.name})", thresholds=run.thresholds,
-                                   threshold_mode=threshold_label(config), notes=[*run.notes, *run.errors.values()])
-    writers = (("junit", "--junit", junit_path, lambda p: write_junit(run.outcomes, p, run.seconds)),
-               ("summary", "--summary", summary_path, lambda p: p.write_text(summary or "", encoding="utf-8")))
+        summary = summary_markdown(
+            run.outcomes,
+            title=f"cosine-probe check ({config.path.name})",
+            thresholds=run.thresholds,
+            threshold_mode=threshold_label(config),
+            notes=[*run.notes, *run.errors.values()],
+        )
+    writers = (
+        ("junit", "--junit", junit_path, lambda p: write_junit(run.outcomes, p, run.seconds)),
+        ("summary", "--summary", summary_path, lambda p: p.write_text(summary or "", encoding="utf-8")),
+    )
     for label, flag, path, write in writers:
         if path is None:
             continue
@@ -118,8 +141,8 @@ def register(subparsers) -> None:
         "check",
         help="CI gate: run the config's models on its suites and check every budget (exit 0 held, 1 breached, 2 bad config)",
         description="Runs the models and pairs a TOML config names and checks its budgets: maximum failure rate per category, "
-                    "minimum AUC on the controls, maximum adversarial win rate per mode and minimum paired accuracy (retrieval probes). "
-                    "Exit 0 when every budget holds, 1 when one is breached or cannot be measured, 2 for a bad config.",
+        "minimum AUC on the controls, maximum adversarial win rate per mode and minimum paired accuracy (retrieval probes). "
+        "Exit 0 when every budget holds, 1 when one is breached or cannot be measured, 2 for a bad config.",
     )
     p.add_argument("--config", required=True, metavar="FILE.toml", help="the gate's config (schema: docs/check-example.toml)")
     p.add_argument("--junit", metavar="FILE.xml", help="write JUnit XML: one test case per budget per model")

@@ -49,15 +49,31 @@ def count_arg(text: str) -> int:
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
     """The options every scoring command shares: models, remote-code opt-in, threshold, cache, JSON."""
-    p.add_argument("--models", nargs="+", metavar="M", help="registry names, Hugging Face ids or folders (default: every installed bundled model)")
-    p.add_argument("--trust-remote-code", nargs="+", metavar="M", help="opt in to running repository code for these models (runs downloaded Python code on your machine)")
+    p.add_argument(
+        "--models", nargs="+", metavar="M", help="registry names, Hugging Face ids or folders (default: every installed bundled model)"
+    )
+    p.add_argument(
+        "--trust-remote-code",
+        nargs="+",
+        metavar="M",
+        help="opt in to running repository code for these models (runs downloaded Python code on your machine)",
+    )
     p.add_argument("--threshold", type=float, default=constants.DEFAULT_THRESHOLD, help="retrieval threshold (default %(default)s)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the disk cache")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--device", choices=constants.DEVICE_CHOICES, default=constants.DEVICE_AUTO, help="where models encode: auto takes a CUDA GPU, then Apple MPS, then the CPU (default %(default)s)")
+    p.add_argument(
+        "--device",
+        choices=constants.DEVICE_CHOICES,
+        default=constants.DEVICE_AUTO,
+        help="where models encode: auto takes a CUDA GPU, then Apple MPS, then the CPU (default %(default)s)",
+    )
     p.add_argument("--batch-size", type=int, metavar="N", help="texts per forward pass (default: 32 on the CPU, 64 on MPS, 128 on CUDA)")
-    p.add_argument("--backend", choices=constants.BACKEND_CHOICES, help="torch, or the verified exact fp32 ONNX export of a bundled torch model "
-                   "(default auto: the export on the CPU, made once at first use; $COSINE_PROBE_BACKEND sets it too)")
+    p.add_argument(
+        "--backend",
+        choices=constants.BACKEND_CHOICES,
+        help="torch, or the verified exact fp32 ONNX export of a bundled torch model "
+        "(default auto: the export on the CPU, made once at first use; $COSINE_PROBE_BACKEND sets it too)",
+    )
     add_endpoint_options(p)
 
 
@@ -98,8 +114,12 @@ def run_options(args) -> EncodeOptions:
     """
     from core.models.options import EncodeOptions
 
-    return EncodeOptions(device=getattr(args, "device", None) or constants.DEVICE_AUTO, batch_size=getattr(args, "batch_size", None),
-                         backend=getattr(args, "backend", None), allow_remote_code=frozenset(getattr(args, "trust_remote_code", None) or ()))
+    return EncodeOptions(
+        device=getattr(args, "device", None) or constants.DEVICE_AUTO,
+        batch_size=getattr(args, "batch_size", None),
+        backend=getattr(args, "backend", None),
+        allow_remote_code=frozenset(getattr(args, "trust_remote_code", None) or ()),
+    )
 
 
 def embedding_cache(args):

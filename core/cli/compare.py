@@ -27,7 +27,15 @@ def cmd_compare(args) -> int:
 
     a, b = require_text("TEXT_A", args.text_a), require_text("TEXT_B", args.text_b)
     models = models_arg(args.models)
-    pairs = pd.DataFrame({constants.COL_TEXT_A: [a], constants.COL_TEXT_B: [b], constants.COL_SUITE: ["compare"], constants.COL_CATEGORY: ["typed"], constants.COL_PAIR_ID: ["typed-1"]})
+    pairs = pd.DataFrame(
+        {
+            constants.COL_TEXT_A: [a],
+            constants.COL_TEXT_B: [b],
+            constants.COL_SUITE: ["compare"],
+            constants.COL_CATEGORY: ["typed"],
+            constants.COL_PAIR_ID: ["typed-1"],
+        }
+    )
     cache = embedding_cache(args)
     announce_tokens(models, [a, b], cache, args.price_per_million_tokens)
     result = run_pairs(pairs, models, cache=cache, options=run_options(args))
@@ -36,7 +44,12 @@ def cmd_compare(args) -> int:
     if not result.results.empty:
         from core.cli.history import record_history
 
-        record_history("compare", result.results, {"threshold": args.threshold, "device": args.device, "devices": result.devices, "backends": result.backends}, result.errors)
+        record_history(
+            "compare",
+            result.results,
+            {"threshold": args.threshold, "device": args.device, "devices": result.devices, "backends": result.backends},
+            result.errors,
+        )
     rows = [
         {
             "model": r[constants.COL_MODEL],

@@ -25,11 +25,26 @@ class EndpointArgError(ValueError):
 def add_endpoint_options(p: argparse.ArgumentParser) -> None:
     """``--api-base``, ``--api-key-env``, ``--dimensions``, ``--price-per-million-tokens``."""
     g = p.add_argument_group("endpoint models (--models openai:MODEL)")
-    g.add_argument("--api-base", metavar="URL", help=f"the OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1 (default ${endpoint.BASE_URL_ENV}, else OpenAI's)")
-    g.add_argument("--api-key-env", metavar="NAME", default=endpoint.DEFAULT_KEY_ENV,
-                   help="the environment variable that holds the key (default %(default)s); the key is never read from the command line")
-    g.add_argument("--dimensions", type=int, metavar="N", help="ask the endpoint for N-dimensional embeddings (models that support it, e.g. text-embedding-3-*)")
-    g.add_argument("--price-per-million-tokens", type=float, metavar="USD", help="price of the endpoint's tokens, for the cost printed before a run")
+    g.add_argument(
+        "--api-base",
+        metavar="URL",
+        help=f"the OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1 (default ${endpoint.BASE_URL_ENV}, else OpenAI's)",
+    )
+    g.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        default=endpoint.DEFAULT_KEY_ENV,
+        help="the environment variable that holds the key (default %(default)s); the key is never read from the command line",
+    )
+    g.add_argument(
+        "--dimensions",
+        type=int,
+        metavar="N",
+        help="ask the endpoint for N-dimensional embeddings (models that support it, e.g. text-embedding-3-*)",
+    )
+    g.add_argument(
+        "--price-per-million-tokens", type=float, metavar="USD", help="price of the endpoint's tokens, for the cost printed before a run"
+    )
 
 
 def configure_endpoints(args) -> list[str]:
@@ -39,8 +54,15 @@ def configure_endpoints(args) -> list[str]:
         EndpointArgError: bad settings, or endpoint options with no endpoint model.
     """
     names = [m for m in (getattr(args, "models", None) or []) if endpoint.is_endpoint(m)]
-    given = [flag for flag, attr in (("--api-base", "api_base"), ("--dimensions", "dimensions"), ("--price-per-million-tokens", "price_per_million_tokens"))
-             if getattr(args, attr, None) is not None]
+    given = [
+        flag
+        for flag, attr in (
+            ("--api-base", "api_base"),
+            ("--dimensions", "dimensions"),
+            ("--price-per-million-tokens", "price_per_million_tokens"),
+        )
+        if getattr(args, attr, None) is not None
+    ]
     if given and not names:
         raise EndpointArgError(f"{', '.join(given)} only apply to endpoint models: name one as --models openai:MODEL")
     price = getattr(args, "price_per_million_tokens", None)
@@ -48,7 +70,11 @@ def configure_endpoints(args) -> list[str]:
         raise EndpointArgError(f"--price-per-million-tokens must be a finite number of dollars, 0 or more, got {price:g}")
     for name in names:
         try:
-            endpoint.configure(endpoint.make_settings(name, getattr(args, "api_base", None), getattr(args, "api_key_env", None), getattr(args, "dimensions", None)))
+            endpoint.configure(
+                endpoint.make_settings(
+                    name, getattr(args, "api_base", None), getattr(args, "api_key_env", None), getattr(args, "dimensions", None)
+                )
+            )
         except endpoint.EndpointError as exc:
             raise EndpointArgError(str(exc)) from None
     return names

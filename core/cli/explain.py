@@ -37,11 +37,25 @@ def register(subparsers) -> None:
     )
     p.add_argument("text_a", metavar="TEXT_A")
     p.add_argument("text_b", metavar="TEXT_B")
-    p.add_argument("--method", choices=constants.EXPLAIN_METHODS, default=constants.METHOD_OCCLUSION,
-                   help="occlusion (remove each token, every model) or ig (integrated gradients, torch models) (default %(default)s)")
-    p.add_argument("--unit", choices=constants.EXPLAIN_UNITS, default=constants.UNIT_TOKEN, help="occlusion removes one token or one whole word (default %(default)s)")
+    p.add_argument(
+        "--method",
+        choices=constants.EXPLAIN_METHODS,
+        default=constants.METHOD_OCCLUSION,
+        help="occlusion (remove each token, every model) or ig (integrated gradients, torch models) (default %(default)s)",
+    )
+    p.add_argument(
+        "--unit",
+        choices=constants.EXPLAIN_UNITS,
+        default=constants.UNIT_TOKEN,
+        help="occlusion removes one token or one whole word (default %(default)s)",
+    )
     p.add_argument("--steps", type=int, default=constants.IG_STEPS, help="integration steps for ig (default %(default)s)")
-    p.add_argument("--baseline", choices=constants.IG_BASELINES, default=constants.IG_BASELINE, help="ig baseline: every token's embedding set to [MASK] or [PAD] (default %(default)s)")
+    p.add_argument(
+        "--baseline",
+        choices=constants.IG_BASELINES,
+        default=constants.IG_BASELINE,
+        help="ig baseline: every token's embedding set to [MASK] or [PAD] (default %(default)s)",
+    )
     p.add_argument("--layers", action="store_true", help="also the cosine of the mean-pooled hidden states at every layer (torch models)")
     p.add_argument("--top", type=int, default=constants.EXPLAIN_TOP_TOKENS, help="tokens listed as the top ones (default %(default)s)")
     p.add_argument("--csv", metavar="FILE", help="write every model's attribution table to this CSV (spreadsheet-safe)")
@@ -77,10 +91,14 @@ def _explain_one(args, name: str, a: str, b: str) -> tuple[dict, pd.DataFrame]:
     explanation, note = explain_pair(model, a, b, method=args.method, unit=args.unit, steps=args.steps, baseline=args.baseline)
     notes = [note] if note else []
     for side in explanation.truncated:
-        notes.append(f"sentence {side} is longer than the {model.max_seq_length} tokens {model.name} keeps; the rest was cut and is not explained")
+        notes.append(
+            f"sentence {side} is longer than the {model.max_seq_length} tokens {model.name} keeps; the rest was cut and is not explained"
+        )
     check = explanation.completeness
     if check is not None and not check.ok:
-        notes.append(f"integrated gradients miss completeness by {check.relative_miss:.1%} (more than {constants.IG_MAX_RELATIVE_MISS:.0%}): rerun with --steps {check.more_steps}")
+        notes.append(
+            f"integrated gradients miss completeness by {check.relative_miss:.1%} (more than {constants.IG_MAX_RELATIVE_MISS:.0%}): rerun with --steps {check.more_steps}"
+        )
     layers = None
     if args.layers:
         if is_torch(model):
@@ -113,8 +131,10 @@ def _print_text(entry: dict) -> None:
     check = entry["completeness"]
     if check is not None:
         miss = "n/a" if check["relative_miss"] is None else f"{check['relative_miss']:.2%}"
-        print(f"  completeness: sum {check['attribution_sum']:+.4f} vs cos(pair) - cos(baseline) "
-              f"{check['cosine'] - check['baseline_cosine']:+.4f} (miss {miss}, {check['steps']} steps, baseline {check['baseline']})")
+        print(
+            f"  completeness: sum {check['attribution_sum']:+.4f} vs cos(pair) - cos(baseline) "
+            f"{check['cosine'] - check['baseline_cosine']:+.4f} (miss {miss}, {check['steps']} steps, baseline {check['baseline']})"
+        )
     if entry["layers"]:
         print("  layers: " + "  ".join(f"{r['layer']}:{r['cosine']:.4f}" for r in entry["layers"]))
 

@@ -28,7 +28,7 @@ EXAMPLES = {
     "show": ("cosine-probe history show 12", "cosine-probe history show 12 --json"),
     "diff": ("cosine-probe history diff 11 12", "cosine-probe history diff 11 12 --threshold 0.8 --json"),
     "export": ("cosine-probe history export 12 --out run12.parquet",),
-    "name": ("cosine-probe history name 12 \"before the upgrade\"", "cosine-probe history name 12 \"\""),
+    "name": ('cosine-probe history name 12 "before the upgrade"', 'cosine-probe history name 12 ""'),
     "pin": ("cosine-probe history pin 12",),
     "unpin": ("cosine-probe history unpin 12",),
     "delete": ("cosine-probe history delete 13",),
@@ -85,7 +85,12 @@ def _records(frame: pd.DataFrame) -> list[dict[Any, Any]]:
     """JSON-ready rows: timestamps as ISO text, NaN as null."""
     out = []
     for row in frame.to_dict("records"):
-        out.append({k: (v.isoformat() if hasattr(v, "isoformat") else None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()})
+        out.append(
+            {
+                k: (v.isoformat() if hasattr(v, "isoformat") else None if isinstance(v, float) and math.isnan(v) else v)
+                for k, v in row.items()
+            }
+        )
     return out
 
 
@@ -105,12 +110,19 @@ def cmd_list(args) -> int:
     if runs.empty:
         print("no runs stored yet; `cosine-probe run`, `check` and `compare`, and the app's suite pages store theirs")
         return 0
-    shown = runs.assign(models=runs["models"].map(_short_models), created_at=runs["created_at"].dt.strftime("%Y-%m-%d %H:%M:%S"),
-                        threshold=runs["threshold"].map(lambda v: "none" if pd.isna(v) else f"{v:g}"),  # retrieval ranks: no threshold, never NaN
-                        name=runs["name"].fillna("").astype(str) + runs["pinned"].map(lambda p: " (pinned)" if p else ""),
-                        pairs=runs["pairs_digest"].map(lambda d: str(d)[:8] if isinstance(d, str) else ""))
+    shown = runs.assign(
+        models=runs["models"].map(_short_models),
+        created_at=runs["created_at"].dt.strftime("%Y-%m-%d %H:%M:%S"),
+        threshold=runs["threshold"].map(lambda v: "none" if pd.isna(v) else f"{v:g}"),  # retrieval ranks: no threshold, never NaN
+        name=runs["name"].fillna("").astype(str) + runs["pinned"].map(lambda p: " (pinned)" if p else ""),
+        pairs=runs["pairs_digest"].map(lambda d: str(d)[:8] if isinstance(d, str) else ""),
+    )
     with pd.option_context("display.width", 220, "display.max_colwidth", 60):
-        print(shown[["run_id", "created_at", "origin", "command", "name", "source", "pairs", "threshold", "n_pairs", "models", "errors"]].to_string(index=False))
+        print(
+            shown[
+                ["run_id", "created_at", "origin", "command", "name", "source", "pairs", "threshold", "n_pairs", "models", "errors"]
+            ].to_string(index=False)
+        )
     print("\nruns with the same `pairs` scored the same pairs and diff pair by pair (`cosine-probe history diff A B`)")
     return 0
 
@@ -123,15 +135,27 @@ def cmd_show(args) -> int:
     overview = run_overview(run.results, run.thresholds())
     if args.json:
         doc = {
-            "run_id": run.run_id, "created_at": run.created_at.isoformat(), "origin": run.origin, "command": run.command,
-            "threshold": run.threshold, "source": run.source, "name": run.name, "pinned": run.pinned, "pairs_digest": run.pairs_digest, "settings": run.settings, "models": _records(run.models),
+            "run_id": run.run_id,
+            "created_at": run.created_at.isoformat(),
+            "origin": run.origin,
+            "command": run.command,
+            "threshold": run.threshold,
+            "source": run.source,
+            "name": run.name,
+            "pinned": run.pinned,
+            "pairs_digest": run.pairs_digest,
+            "settings": run.settings,
+            "models": _records(run.models),
             "categories": _records(overview),
         }
         print(json.dumps(doc, indent=1, default=str, ensure_ascii=False))
         return 0
     print(f"run {run.run_id}: {run.command} ({run.origin}) at {run.created_at:%Y-%m-%d %H:%M:%S} UTC")
-    print(f"source: {run.source or '(typed text)'} · threshold: {run.threshold if run.threshold is not None else 'none'}"
-          + (f" · name: {run.name}" if run.name else "") + (" · pinned" if run.pinned else ""))
+    print(
+        f"source: {run.source or '(typed text)'} · threshold: {run.threshold if run.threshold is not None else 'none'}"
+        + (f" · name: {run.name}" if run.name else "")
+        + (" · pinned" if run.pinned else "")
+    )
     for key, value in sorted(run.settings.items()):
         if key not in ("sources", "threshold"):
             print(f"  {key}: {json.dumps(value, default=str, ensure_ascii=False)}")
@@ -161,28 +185,59 @@ def cmd_diff(args) -> int:
     shown = crossed if limit is None else crossed.head(limit)
     if args.json:
         doc = {
-            "before": before.run_id, "after": after.run_id, "n_matched": result.n_matched, "n_only_before": result.n_only_before,
-            "n_only_after": result.n_only_after, "models_only_before": list(result.models_only_before), "models_only_after": list(result.models_only_after),
-            "categories": _records(result.categories), "n_crossed": len(crossed), "crossed": _records(shown),
+            "before": before.run_id,
+            "after": after.run_id,
+            "n_matched": result.n_matched,
+            "n_only_before": result.n_only_before,
+            "n_only_after": result.n_only_after,
+            "models_only_before": list(result.models_only_before),
+            "models_only_after": list(result.models_only_after),
+            "categories": _records(result.categories),
+            "n_crossed": len(crossed),
+            "crossed": _records(shown),
         }
         print(json.dumps(doc, indent=1, default=str, ensure_ascii=False))
         return 0
-    print(f"run {after.run_id} ({after.command}) against run {before.run_id} ({before.command}): {result.n_matched} matched pair scores, "
-          f"{result.n_only_before} only in {before.run_id}, {result.n_only_after} only in {after.run_id}")
-    for label, models in ((f"only in run {before.run_id}", result.models_only_before), (f"only in run {after.run_id}", result.models_only_after)):
+    print(
+        f"run {after.run_id} ({after.command}) against run {before.run_id} ({before.command}): {result.n_matched} matched pair scores, "
+        f"{result.n_only_before} only in {before.run_id}, {result.n_only_after} only in {after.run_id}"
+    )
+    for label, models in (
+        (f"only in run {before.run_id}", result.models_only_before),
+        (f"only in run {after.run_id}", result.models_only_after),
+    ):
         if models:
             print(f"models {label}: {', '.join(models)}")
     if result.categories.empty:
         print("no pair is in both runs: nothing to compare (same suite and model in both?)")
         return 0
     cats = result.categories.assign(model=result.categories[constants.COL_MODEL].map(registry.short_name))
-    columns = ["model", "category", "n", "mean_change", "mean_ci_low", "mean_ci_high", "rate_before", "rate_after", "rate_change", "rate_ci_low", "rate_ci_high", "n_now_above", "n_now_below"]
+    columns = [
+        "model",
+        "category",
+        "n",
+        "mean_change",
+        "mean_ci_low",
+        "mean_ci_high",
+        "rate_before",
+        "rate_after",
+        "rate_change",
+        "rate_ci_low",
+        "rate_ci_high",
+        "n_now_above",
+        "n_now_below",
+    ]
     with pd.option_context("display.width", 220, "display.max_columns", 20, "display.float_format", "{:+.3f}".format):
         print("\nchange per model and category (after − before, 95% paired bootstrap CI)")
         print(cats[columns].to_string(index=False))
-    print(f"\n{len(crossed)} pair score(s) crossed the threshold" + (f"; the {len(shown)} biggest changes:" if len(shown) < len(crossed) and len(shown) else ""))
+    print(
+        f"\n{len(crossed)} pair score(s) crossed the threshold"
+        + (f"; the {len(shown)} biggest changes:" if len(shown) < len(crossed) and len(shown) else "")
+    )
     for r in shown.to_dict("records"):
-        print(f"  {r['direction']:<9} {r['cosine_before']:.4f} -> {r['cosine_after']:.4f}  {registry.short_name(r['model'])}  [{r['category']}] {r['text_a']!r} / {r['text_b']!r}")
+        print(
+            f"  {r['direction']:<9} {r['cosine_before']:.4f} -> {r['cosine_after']:.4f}  {registry.short_name(r['model'])}  [{r['category']}] {r['text_a']!r} / {r['text_b']!r}"
+        )
     if len(shown) < len(crossed):
         print(f"  … {len(crossed) - len(shown)} more (--limit N prints more, --json lists them all)")
     return 0
@@ -218,8 +273,11 @@ def cmd_pin(args) -> int:
     from core.history.store import pin_run
 
     _store_call(pin_run, args.run_id, args.pin)
-    print(f"run {args.run_id} pinned: kept from deletion, and the History page's baseline for runs of the same pairs" if args.pin
-          else f"run {args.run_id} unpinned")
+    print(
+        f"run {args.run_id} pinned: kept from deletion, and the History page's baseline for runs of the same pairs"
+        if args.pin
+        else f"run {args.run_id} unpinned"
+    )
     return 0
 
 
@@ -257,7 +315,9 @@ def _epilog(name: str) -> str:
 
 def register(subparsers) -> None:
     """Add ``history`` and its subcommands."""
-    p = subparsers.add_parser("history", help="runs stored by the CLI and the app: list, show, diff two, export to Parquet, name, pin, delete")
+    p = subparsers.add_parser(
+        "history", help="runs stored by the CLI and the app: list, show, diff two, export to Parquet, name, pin, delete"
+    )
     sub = p.add_subparsers(dest="history_command", required=True, metavar="{list,show,diff,export,name,pin,unpin,delete}")
     kw = {"formatter_class": argparse.RawDescriptionHelpFormatter}
 
@@ -266,19 +326,29 @@ def register(subparsers) -> None:
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(func=cmd_list)
 
-    q = sub.add_parser("show", help="one run: settings, models (revision, backend), per-category mean and failure rate", epilog=_epilog("show"), **kw)
+    q = sub.add_parser(
+        "show", help="one run: settings, models (revision, backend), per-category mean and failure rate", epilog=_epilog("show"), **kw
+    )
     q.add_argument("run_id", type=_positive_id, metavar="ID")
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(func=cmd_show)
 
-    q = sub.add_parser("diff", help="what changed from run ID_BEFORE to run ID_AFTER, per model and category, and the pairs that crossed the threshold",
-                       epilog=_epilog("diff"), **kw)
+    q = sub.add_parser(
+        "diff",
+        help="what changed from run ID_BEFORE to run ID_AFTER, per model and category, and the pairs that crossed the threshold",
+        epilog=_epilog("diff"),
+        **kw,
+    )
     q.add_argument("before", type=_positive_id, metavar="ID_BEFORE")
     q.add_argument("after", type=_positive_id, metavar="ID_AFTER")
     q.add_argument("--threshold", type=float, help="one threshold for both runs (default: each run's own)")
-    q.add_argument("--limit", type=_crossed_limit, metavar="N",
-                   help=f"print at most N of the pairs that crossed the threshold, biggest change first (default {CROSSED_SHOWN}; "
-                        "with --json: all unless given)")
+    q.add_argument(
+        "--limit",
+        type=_crossed_limit,
+        metavar="N",
+        help=f"print at most N of the pairs that crossed the threshold, biggest change first (default {CROSSED_SHOWN}; "
+        "with --json: all unless given)",
+    )
     q.add_argument("--json", action="store_true", help="print JSON")
     q.set_defaults(func=cmd_diff)
 
@@ -287,17 +357,21 @@ def register(subparsers) -> None:
     q.add_argument("--out", required=True, metavar="FILE.parquet", help="the file to write")
     q.set_defaults(func=cmd_export)
 
-    q = sub.add_parser("name", help="give a run a name (\"\" removes it)", epilog=_epilog("name"), **kw)
+    q = sub.add_parser("name", help='give a run a name ("" removes it)', epilog=_epilog("name"), **kw)
     q.add_argument("run_id", type=_positive_id, metavar="ID")
     q.add_argument("name", metavar="NAME")
     q.set_defaults(func=cmd_name)
 
-    for command, pin, text in (("pin", True, "pin a run: kept from deletion, and the baseline runs of the same pairs are compared with"),
-                               ("unpin", False, "unpin a run")):
+    for command, pin, text in (
+        ("pin", True, "pin a run: kept from deletion, and the baseline runs of the same pairs are compared with"),
+        ("unpin", False, "unpin a run"),
+    ):
         q = sub.add_parser(command, help=text, epilog=_epilog(command), **kw)
         q.add_argument("run_id", type=_positive_id, metavar="ID")
         q.set_defaults(func=cmd_pin, pin=pin)
 
-    q = sub.add_parser("delete", help="delete a run with its results (a pinned run is kept: unpin it first)", epilog=_epilog("delete"), **kw)
+    q = sub.add_parser(
+        "delete", help="delete a run with its results (a pinned run is kept: unpin it first)", epilog=_epilog("delete"), **kw
+    )
     q.add_argument("run_id", type=_positive_id, metavar="ID")
     q.set_defaults(func=cmd_delete)

@@ -29,9 +29,21 @@ __all__ = ["COMMAND_MODULES", "EXIT_BROKEN_PIPE", "EXIT_NO_MODEL", "EXIT_USAGE",
 
 # Every command, in the order ``--help`` lists them: a module with a ``register(subparsers)`` function.
 COMMAND_MODULES: tuple[str, ...] = (
-    "core.cli.models", "core.cli.compare", "core.cli.tokens", "core.cli.run", "core.cli.perturb", "core.cli.calibrate",
-    "core.cli.validate", "core.cli.oov_words", "core.cli.check", "core.cli.history", "core.cli.retrieval", "core.cli.explain",
-    "core.cli.tune", "core.cli.report", "core.cli.audit",
+    "core.cli.models",
+    "core.cli.compare",
+    "core.cli.tokens",
+    "core.cli.run",
+    "core.cli.perturb",
+    "core.cli.calibrate",
+    "core.cli.validate",
+    "core.cli.oov_words",
+    "core.cli.check",
+    "core.cli.history",
+    "core.cli.retrieval",
+    "core.cli.explain",
+    "core.cli.tune",
+    "core.cli.report",
+    "core.cli.audit",
 )
 
 
@@ -96,7 +108,6 @@ class RedactingStream:
         return getattr(self._stream, name)
 
 
-
 def _run(args) -> int:
     """Run the command; every failure becomes one stderr line and an exit code."""
     try:
@@ -120,4 +131,3 @@ def _run(args) -> int:
             raise
         print(f"error: {typed_first_line(exc, None)} (set COSINE_PROBE_DEBUG=1 for details)", file=sys.stderr)
         return 1
-

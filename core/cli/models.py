@@ -24,8 +24,9 @@ def cmd_warm(args) -> int:
     models = list(args.warm_models or default_models())
     if not models:
         raise CliError("no model given and no bundled model is installed; run `make setup`")
-    report = warm_cache(models, cache=embedding_cache(args), options=run_options(args),
-                         progress=print_progress if sys.stderr.isatty() else None)  # a log (make setup, CI) gets the summary only
+    report = warm_cache(
+        models, cache=embedding_cache(args), options=run_options(args), progress=print_progress if sys.stderr.isatty() else None
+    )  # a log (make setup, CI) gets the summary only
     if sys.stderr.isatty():
         print(file=sys.stderr)
     for m in report.models:
@@ -33,8 +34,10 @@ def cmd_warm(args) -> int:
             print(f"error: {m.error}", file=sys.stderr)
         else:
             how = "weights loaded" if m.loaded else "no weights loaded"
-            print(f"{registry.short_name(m.model) if m.model in registry.REGISTRY else m.model}: {m.n_texts} texts, "
-                  f"{m.n_encoded} encoded, {m.n_cached} already cached, {m.seconds:.1f} s ({how})")
+            print(
+                f"{registry.short_name(m.model) if m.model in registry.REGISTRY else m.model}: {m.n_texts} texts, "
+                f"{m.n_encoded} encoded, {m.n_cached} already cached, {m.seconds:.1f} s ({how})"
+            )
     print(f"warm: {report.n_encoded} texts encoded in {report.seconds:.1f} s")
     return EXIT_NO_MODEL if report.failed and len(report.failed) == len(report.models) else 0
 
@@ -84,9 +87,17 @@ def register(subparsers) -> None:
     p.add_argument("extra", nargs="*", help="more ids or folders to check")
     p.add_argument("--trust-remote-code", nargs="+", metavar="M")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--export-onnx", action="store_true", help="make and verify the exact fp32 ONNX exports of the bundled torch models now (else at first use)")
-    p.add_argument("--warm", action="store_true", help="encode the shipped suites and the pages' examples with the default models into the "
-                   "embedding cache now (what `make setup` does), so a first click is answered from the cache; quick when already warm")
+    p.add_argument(
+        "--export-onnx",
+        action="store_true",
+        help="make and verify the exact fp32 ONNX exports of the bundled torch models now (else at first use)",
+    )
+    p.add_argument(
+        "--warm",
+        action="store_true",
+        help="encode the shipped suites and the pages' examples with the default models into the "
+        "embedding cache now (what `make setup` does), so a first click is answered from the cache; quick when already warm",
+    )
     p.add_argument("--warm-models", nargs="+", metavar="M", help="with --warm: these models instead of the bundled defaults")
     p.add_argument("--no-cache", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_models)

@@ -49,14 +49,28 @@ def _oov_words_list(args, kinds: list[str], toks: Sequence[tuple[str, object]]) 
     try:
         for kind in kinds:
             words += generate_words(
-                ref, args.n, kind=kind, pieces=args.pieces, length=tuple(args.length), seed=args.seed,
-                capitalize=entity[:1].isupper(), entity=entity, exclude=[w.word for w in words], other_tokenizers=[t for _, t in toks[1:]],
+                ref,
+                args.n,
+                kind=kind,
+                pieces=args.pieces,
+                length=tuple(args.length),
+                seed=args.seed,
+                capitalize=entity[:1].isupper(),
+                entity=entity,
+                exclude=[w.word for w in words],
+                other_tokenizers=[t for _, t in toks[1:]],
             )
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     entity_pieces = word_pieces(ref, entity)
     if args.json:
-        doc = {"entity": entity, "entity_pieces": entity_pieces, "model": ref_name, "checked_models": [n for n, _ in toks], "words": [w.as_dict() for w in words]}
+        doc = {
+            "entity": entity,
+            "entity_pieces": entity_pieces,
+            "model": ref_name,
+            "checked_models": [n for n, _ in toks],
+            "words": [w.as_dict() for w in words],
+        }
         print(json.dumps(doc, indent=2, ensure_ascii=False))
         return 0
     short = registry.short_name(ref_name)
@@ -90,8 +104,15 @@ def _oov_words_run(args, kinds: list[str], toks: Sequence[tuple[str, object]]) -
             raise CliError(f"cannot create output folder {out}: {exc.strerror or exc}") from exc
     try:
         pairs = oov_replacements(
-            items, toks[0][1], args.k, kinds=kinds, readings=[reading], pieces=args.pieces, length=tuple(args.length),
-            seed=args.seed, other_tokenizers=[t for _, t in toks[1:]],
+            items,
+            toks[0][1],
+            args.k,
+            kinds=kinds,
+            readings=[reading],
+            pieces=args.pieces,
+            length=tuple(args.length),
+            seed=args.seed,
+            other_tokenizers=[t for _, t in toks[1:]],
         )
     except ValueError as exc:
         raise CliError(str(exc)) from exc
@@ -102,8 +123,15 @@ def _oov_words_run(args, kinds: list[str], toks: Sequence[tuple[str, object]]) -
         return EXIT_NO_MODEL
     tables = oov_replicate_summary(result.results)
     doc = {
-        "k": args.k, "kinds": kinds, "reading": reading, "pieces": args.pieces, "length": list(args.length), "seed": args.seed,
-        "word_model": models[0], "models": result.models, "errors": result.errors,
+        "k": args.k,
+        "kinds": kinds,
+        "reading": reading,
+        "pieces": args.pieces,
+        "length": list(args.length),
+        "seed": args.seed,
+        "word_model": models[0],
+        "models": result.models,
+        "errors": result.errors,
         "tables": {name: json.loads(t.to_json(orient="records")) for name, t in tables.items()},
     }
     if out is not None:
@@ -112,9 +140,14 @@ def _oov_words_run(args, kinds: list[str], toks: Sequence[tuple[str, object]]) -
     if args.json:
         print(json.dumps(doc, indent=1, ensure_ascii=False))
         return 0
-    titles = {"by_model": "mean delta per model and kind (CI over entities)", "plausible_vs_random": "plausible vs random (paired over entities)",
-              "by_entity": f"mean delta per entity and kind (CI over the k={args.k} words)"}
-    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 60, "display.float_format", "{:.4f}".format):
+    titles = {
+        "by_model": "mean delta per model and kind (CI over entities)",
+        "plausible_vs_random": "plausible vs random (paired over entities)",
+        "by_entity": f"mean delta per entity and kind (CI over the k={args.k} words)",
+    }
+    with pd.option_context(
+        "display.width", 200, "display.max_columns", 20, "display.max_colwidth", 60, "display.float_format", "{:.4f}".format
+    ):
         for name in ("by_model", "plausible_vs_random", "by_entity"):
             table = tables[name].assign(model=lambda t: t[constants.COL_MODEL].map(registry.short_name))
             print(f"\n== {titles[name]} ==")
@@ -126,18 +159,43 @@ def _oov_words_run(args, kinds: list[str], toks: Sequence[tuple[str, object]]) -
 
 def register(subparsers) -> None:
     """Add the ``oov-words`` command."""
-    p = subparsers.add_parser("oov-words", help="invented out-of-vocabulary words for an entity, or the OOV measurement with k of them per entity")
+    p = subparsers.add_parser(
+        "oov-words", help="invented out-of-vocabulary words for an entity, or the OOV measurement with k of them per entity"
+    )
     p.add_argument("word", nargs="?", metavar="ENTITY_OR_WORD", help="the word to replace (its case sets the words' case)")
     p.add_argument("--run", action="store_true", help="run the OOV suite with k invented words per entity and kind, and summarize")
     p.add_argument("--n", type=int, default=10, help="words per kind to list (default %(default)s)")
     p.add_argument("--k", type=int, default=constants.OOV_REPLICATES, help="with --run: words per entity and kind (default %(default)s)")
-    p.add_argument("--kind", choices=[*constants.WORD_KINDS, "both"], default="both", help="plausible (English-like), random (letters) or both (default)")
+    p.add_argument(
+        "--kind",
+        choices=[*constants.WORD_KINDS, "both"],
+        default="both",
+        help="plausible (English-like), random (letters) or both (default)",
+    )
     p.add_argument("--pieces", type=int, help="exact subword pieces per word under the first model's tokenizer (>= 2; default: any)")
-    p.add_argument("--length", type=int, nargs=2, default=list(constants.INVENTED_LENGTH), metavar=("MIN", "MAX"), help="letters per word (default %(default)s)")
+    p.add_argument(
+        "--length",
+        type=int,
+        nargs=2,
+        default=list(constants.INVENTED_LENGTH),
+        metavar=("MIN", "MAX"),
+        help="letters per word (default %(default)s)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed; the same seed gives the same words (default %(default)s)")
-    p.add_argument("--models", "--model", nargs="+", metavar="M", help="pieces count under the first; words are out of every one's vocabulary (default: installed bundled models)")
+    p.add_argument(
+        "--models",
+        "--model",
+        nargs="+",
+        metavar="M",
+        help="pieces count under the first; words are out of every one's vocabulary (default: installed bundled models)",
+    )
     p.add_argument("--entities", nargs="+", metavar="E", help="with --run: only these OOV-suite entities")
-    p.add_argument("--reading", choices=["both", "b"], default="both", help="with --run: replace the entity in both sentences or only the second (default both)")
+    p.add_argument(
+        "--reading",
+        choices=["both", "b"],
+        default="both",
+        help="with --run: replace the entity in both sentences or only the second (default both)",
+    )
     p.add_argument("--out", help="with --run: folder for pairs.csv and summary.json")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the disk cache")

@@ -46,8 +46,10 @@ def kept_file(path: Path) -> str | None:
     histories = {folder / constants.HISTORY_FILE, *filter(None, [history_path()])}
     kept = [(f, "the run history itself; writing there would destroy every stored run") for h in histories for f in history_files(h)]
     cache = folder / constants.EMBEDDING_CACHE_FILE
-    kept += [(cache.with_name(cache.name + end), "the embedding cache itself; writing there would destroy every cached vector")
-             for end in ("", "-wal", "-shm", "-journal")]
+    kept += [
+        (cache.with_name(cache.name + end), "the embedding cache itself; writing there would destroy every cached vector")
+        for end in ("", "-wal", "-shm", "-journal")
+    ]
     return next((what for file, what in kept if same_file(path, file)), None)
 
 
@@ -160,7 +162,9 @@ def exclusive_folder(folder: Path, flag: str, command: str) -> Iterator[None]:
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
-            raise CliError(f"{flag}: another `{command}` ({holder}) is writing into {folder}; wait for it to finish or give another {flag}") from None
+            raise CliError(
+                f"{flag}: another `{command}` ({holder}) is writing into {folder}; wait for it to finish or give another {flag}"
+            ) from None
         handle.seek(0)
         handle.truncate()
         handle.write(f"pid {os.getpid()}")

@@ -33,11 +33,26 @@ def add_pairs_file_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("pairs file", "for a CSV/TSV/JSONL file; columns are guessed by name unless mapped here")
     for role in _ROLES:
         optional = role in (constants.COL_CATEGORY, constants.COL_LABEL)
-        g.add_argument(COLUMN_FLAGS[role], dest=f"col_{role}", metavar="COL", help=f"the column holding {role}{' (optional)' if optional else ''}")
-    g.add_argument(COLUMN_FLAGS["header"], dest="no_header", action="store_true", help="the file has no header row: its first line is a pair; columns are column_1, column_2, ...")
-    g.add_argument("--encoding", metavar="CODEC", help="the file's encoding (utf-8, latin-1, cp1252, utf-16, ...); default: detected, bad UTF-8 bytes read as U+FFFD")
-    g.add_argument("--drop-identical", action="store_true", help="leave out pairs whose two texts are the same (default: keep and report them)")
-    g.add_argument("--drop-mirrored", action="store_true", help="leave out a pair (b, a) when (a, b) came earlier (default: keep and report them)")
+        g.add_argument(
+            COLUMN_FLAGS[role], dest=f"col_{role}", metavar="COL", help=f"the column holding {role}{' (optional)' if optional else ''}"
+        )
+    g.add_argument(
+        COLUMN_FLAGS["header"],
+        dest="no_header",
+        action="store_true",
+        help="the file has no header row: its first line is a pair; columns are column_1, column_2, ...",
+    )
+    g.add_argument(
+        "--encoding",
+        metavar="CODEC",
+        help="the file's encoding (utf-8, latin-1, cp1252, utf-16, ...); default: detected, bad UTF-8 bytes read as U+FFFD",
+    )
+    g.add_argument(
+        "--drop-identical", action="store_true", help="leave out pairs whose two texts are the same (default: keep and report them)"
+    )
+    g.add_argument(
+        "--drop-mirrored", action="store_true", help="leave out a pair (b, a) when (a, b) came earlier (default: keep and report them)"
+    )
 
 
 def is_shipped(source: str) -> bool:
@@ -68,8 +83,9 @@ def read_checked_file(args: argparse.Namespace, source: str) -> CheckedPairs:
             column is missing, or dropping leaves no pair.
     """
     try:
-        pairs, notes = load_suite_with_notes(source, columns=_columns(args), header=not args.no_header, flags=COLUMN_FLAGS,
-                                            encoding=getattr(args, "encoding", None))
+        pairs, notes = load_suite_with_notes(
+            source, columns=_columns(args), header=not args.no_header, flags=COLUMN_FLAGS, encoding=getattr(args, "encoding", None)
+        )
     except SuiteError as exc:  # already names the file
         raise PairsArgError(str(exc)) from exc
     try:
@@ -80,6 +96,12 @@ def read_checked_file(args: argparse.Namespace, source: str) -> CheckedPairs:
 
 def keep_or_drop_hint(checked: CheckedPairs, args: argparse.Namespace) -> str | None:
     """The flags that drop what was found and kept, or None when nothing was kept."""
-    flags = [flag for flag, found, dropping in (("--drop-identical", checked.identical, args.drop_identical), ("--drop-mirrored", checked.mirrored, args.drop_mirrored))
-             if found and not dropping]
+    flags = [
+        flag
+        for flag, found, dropping in (
+            ("--drop-identical", checked.identical, args.drop_identical),
+            ("--drop-mirrored", checked.mirrored, args.drop_mirrored),
+        )
+        if found and not dropping
+    ]
     return f"{' or '.join(flags)} leave(s) them out" if flags else None

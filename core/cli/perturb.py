@@ -40,8 +40,13 @@ def cmd_perturb(args) -> int:
         thresholds = {m: calibrated.get(m, args.threshold) for m in result.models}
         for r in perturbation_table(result.results, thresholds).to_dict("records"):
             doc["scores"].append(
-                {"pair_id": r[constants.COL_PAIR_ID], "model": r[constants.COL_MODEL], "cosine": round(float(r[constants.COL_COSINE]), 6),
-                 "threshold": round(float(r[constants.COL_THRESHOLD]), 6), "same": r["verdict"] == ABOVE_THRESHOLD}
+                {
+                    "pair_id": r[constants.COL_PAIR_ID],
+                    "model": r[constants.COL_MODEL],
+                    "cosine": round(float(r[constants.COL_COSINE]), 6),
+                    "threshold": round(float(r[constants.COL_THRESHOLD]), 6),
+                    "same": r["verdict"] == ABOVE_THRESHOLD,
+                }
             )
     print_errors(errors)
     if args.json:
@@ -66,6 +71,8 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("perturb", help="failure-mode variants of one sentence, scored by every model")
     p.add_argument("text", metavar="TEXT")
     p.add_argument("--no-score", action="store_true", help="only list the variants; load no model")
-    p.add_argument("--calibrated", action="store_true", help="mark each model at its own Youden-J threshold from the controls, not --threshold")
+    p.add_argument(
+        "--calibrated", action="store_true", help="mark each model at its own Youden-J threshold from the controls, not --threshold"
+    )
     add_model_options(p)
     p.set_defaults(func=cmd_perturb)

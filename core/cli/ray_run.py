@@ -15,11 +15,20 @@ from core.cli.common import CliError, run_options
 
 def add_engine_options(p: argparse.ArgumentParser) -> None:
     """``--engine`` and ``--ray-actors`` for ``run``."""
-    p.add_argument("--engine", choices=constants.ENGINE_CHOICES, default=constants.ENGINE_LOCAL,
-                   help="local: this process, chunked, with the embedding cache; ray: Ray Data, an actor pool per model, "
-                        f"on a local Ray instance or the cluster at ${constants.RAY_ADDRESS_ENV_VAR} (default %(default)s)")
-    p.add_argument("--ray-actors", type=int, metavar="N", help="with --engine ray: actors per model (default: half the cluster's CPUs; more than the cluster can hold "
-                        "are capped, with a note)")
+    p.add_argument(
+        "--engine",
+        choices=constants.ENGINE_CHOICES,
+        default=constants.ENGINE_LOCAL,
+        help="local: this process, chunked, with the embedding cache; ray: Ray Data, an actor pool per model, "
+        f"on a local Ray instance or the cluster at ${constants.RAY_ADDRESS_ENV_VAR} (default %(default)s)",
+    )
+    p.add_argument(
+        "--ray-actors",
+        type=int,
+        metavar="N",
+        help="with --engine ray: actors per model (default: half the cluster's CPUs; more than the cluster can hold "
+        "are capped, with a note)",
+    )
 
 
 def score_on_ray(args, staged: Path, models: list[str], out: Path, progress):
@@ -33,7 +42,8 @@ def score_on_ray(args, staged: Path, models: list[str], out: Path, progress):
     if args.ray_actors is not None and args.ray_actors < 1:
         raise CliError(f"--ray-actors must be at least 1, got {args.ray_actors}")
     try:
-        return score_staged_ray(staged, models, out, options=run_options(args),
-                                actors=args.ray_actors, progress=progress, quiet=bool(args.quiet))
+        return score_staged_ray(
+            staged, models, out, options=run_options(args), actors=args.ray_actors, progress=progress, quiet=bool(args.quiet)
+        )
     except RayUnavailable as exc:
         raise CliError(str(exc)) from exc

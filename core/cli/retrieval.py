@@ -49,23 +49,42 @@ def register(subparsers) -> None:
         epilog="examples:\n  " + "\n  ".join(EXAMPLES),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--suite", help="'retrieval' (the shipped suite), a file in its format, or a pairs file (text_a = query or anchor, "
-                                   "text_b = passage, category = paraphrase or a failure mode); default: retrieval, unless --corpus is given")
+    p.add_argument(
+        "--suite",
+        help="'retrieval' (the shipped suite), a file in its format, or a pairs file (text_a = query or anchor, "
+        "text_b = passage, category = paraphrase or a failure mode); default: retrieval, unless --corpus is given",
+    )
     p.add_argument("--corpus", metavar="FILE", help="corpus mode: passages, one per row (.txt line, CSV/TSV column 'text', JSONL)")
     p.add_argument("--queries", metavar="FILE", help="corpus mode: queries, one per row")
-    p.add_argument("--triples", metavar="FILE", help="a triples file (CSV, TSV, JSON, JSONL): anchor, positive and one or more negatives per row "
-                                                     "(anchor/query/premise, positive/entailed/entailment, negative/contradicted/contradiction/"
-                                                     "hard_negative, or negative_1, negative_2, ...): win rate and in-corpus ranking")
+    p.add_argument(
+        "--triples",
+        metavar="FILE",
+        help="a triples file (CSV, TSV, JSON, JSONL): anchor, positive and one or more negatives per row "
+        "(anchor/query/premise, positive/entailed/entailment, negative/contradicted/contradiction/"
+        "hard_negative, or negative_1, negative_2, ...): win rate and in-corpus ranking",
+    )
     p.add_argument("--query", metavar="COL", help="--triples: the anchor (query) column")
     p.add_argument("--positive", metavar="COL", help="--triples: the positive column")
     p.add_argument("--negative", metavar="COLS", help="--triples: the negative column, or a comma list of them (wide format)")
-    p.add_argument("--beir", metavar="DIR", help="a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv): recall@1/5/10, MRR@10, "
-                                                 "nDCG@10 from its relevance judgements; the corpus is streamed in chunks through the embedding cache")
+    p.add_argument(
+        "--beir",
+        metavar="DIR",
+        help="a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv): recall@1/5/10, MRR@10, "
+        "nDCG@10 from its relevance judgements; the corpus is streamed in chunks through the embedding cache",
+    )
     p.add_argument("--split", default=None, help="--beir: the qrels split (default: test)")
-    p.add_argument("--beir-variants", action="store_true", help="--beir: also make contradicting variants of each relevant passage with the "
-                                                                 "perturbation rules and report how often one outranks it")
-    p.add_argument("--mitigate", metavar="LIST", help="comma list: bm25, bm25-weighted:W, guard, calibrated, reranker:ID; on the suite, a pairs "
-                                                     "file, corpus mode, --triples and --beir (a corpus of up to 50,000 passages)")
+    p.add_argument(
+        "--beir-variants",
+        action="store_true",
+        help="--beir: also make contradicting variants of each relevant passage with the "
+        "perturbation rules and report how often one outranks it",
+    )
+    p.add_argument(
+        "--mitigate",
+        metavar="LIST",
+        help="comma list: bm25, bm25-weighted:W, guard, calibrated, reranker:ID; on the suite, a pairs "
+        "file, corpus mode, --triples and --beir (a corpus of up to 50,000 passages)",
+    )
     p.add_argument("--out", metavar="DIR", help="write every table as CSV and summary.json here")
     p.add_argument("--seed", type=int, default=constants.BOOTSTRAP_SEED, help="seed of the bootstrap intervals (default %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
@@ -86,8 +105,17 @@ def _check_args(args) -> None:
         if value is None:
             continue
         # A triples file and a BEIR folder take --mitigate (issue 25: every mitigation measured on the user's data).
-        others = [f for f, v in (("--suite", args.suite), ("--corpus", args.corpus), ("--queries", args.queries),
-                                 ("--triples", args.triples), ("--beir", args.beir)) if v and f != flag]
+        others = [
+            f
+            for f, v in (
+                ("--suite", args.suite),
+                ("--corpus", args.corpus),
+                ("--queries", args.queries),
+                ("--triples", args.triples),
+                ("--beir", args.beir),
+            )
+            if v and f != flag
+        ]
         if others:
             raise CliError(f"{flag} runs on its own: leave out {', '.join(others)}")
     if (args.corpus is None) != (args.queries is None):
@@ -117,7 +145,9 @@ def _load_corpus(args) -> tuple[list[str], list[str]]:
     from core.files.texts import TEXT_COLUMNS, read_texts
 
     try:
-        corpus, queries = (read_texts(path, TEXT_COLUMNS[kind], what=kind) for path, kind in ((args.corpus, "corpus"), (args.queries, "queries")))
+        corpus, queries = (
+            read_texts(path, TEXT_COLUMNS[kind], what=kind) for path, kind in ((args.corpus, "corpus"), (args.queries, "queries"))
+        )
     except PairsFileError as exc:
         raise CliError(str(exc)) from exc
     for note in (*corpus.notes, *queries.notes):
@@ -166,7 +196,9 @@ def _mitigations(args, models: list[str]) -> list:
 def _run_kwargs(args) -> dict[str, Any]:
     check_device(args)
     return {
-        "cache": embedding_cache(args), "options": run_options(args), "progress": None if args.quiet else print_progress,
+        "cache": embedding_cache(args),
+        "options": run_options(args),
+        "progress": None if args.quiet else print_progress,
         "seed": args.seed,
     }
 
@@ -199,8 +231,14 @@ def _suite_doc(suite_name: str, result) -> dict[str, Any]:
 
 def _corpus_doc(args, corpus: list[str], queries: list[str], result) -> dict[str, Any]:
     return {
-        "corpus": str(args.corpus), "queries": str(args.queries), "n_passages": len(corpus), "n_queries": len(queries),
-        "models": result.models, "no_variant": result.no_variant, "rates": _records(result.rates), "pairs": _records(result.pairs),
+        "corpus": str(args.corpus),
+        "queries": str(args.queries),
+        "n_passages": len(corpus),
+        "n_queries": len(queries),
+        "models": result.models,
+        "no_variant": result.no_variant,
+        "rates": _records(result.rates),
+        "pairs": _records(result.pairs),
     }
 
 
@@ -214,7 +252,12 @@ def _by_mode(table: pd.DataFrame, value: str) -> pd.DataFrame:
     """Modes down, models across, 'rate [low, high]' cells, for the ``none`` rows."""
     rows = table[table[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
     cells = rows.assign(
-        cell=[_cell(r, lo, hi) + f"  n={n}" for r, lo, hi, n in zip(rows[value], rows[constants.COL_CI_LOW], rows[constants.COL_CI_HIGH], rows[constants.COL_N], strict=True)],
+        cell=[
+            _cell(r, lo, hi) + f"  n={n}"
+            for r, lo, hi, n in zip(
+                rows[value], rows[constants.COL_CI_LOW], rows[constants.COL_CI_HIGH], rows[constants.COL_N], strict=True
+            )
+        ],
         model=rows[constants.COL_MODEL].map(registry.short_name),
     )
     wide = cells.pivot(index=constants.COL_MODE, columns="model", values="cell")
@@ -223,24 +266,41 @@ def _by_mode(table: pd.DataFrame, value: str) -> pd.DataFrame:
 
 
 def _print_suite(result) -> None:
-    with pd.option_context("display.width", 220, "display.max_columns", 30, "display.max_colwidth", 40, "display.float_format", "{:.3f}".format):
+    with pd.option_context(
+        "display.width", 220, "display.max_columns", 30, "display.max_colwidth", 40, "display.float_format", "{:.3f}".format
+    ):
         print("== adversarial win rate: share of variants the anchor ranks above its paraphrase (lower is better) ==")
         print(_by_mode(result.win_rates, constants.COL_WIN_RATE).to_string())
         if not result.paired.empty:
-            print(f"\n== NevIR paired accuracy: q1 ranks the anchor first AND q2 the variant (higher is better; random = {constants.PAIRED_RANDOM_BASELINE}) ==")
+            print(
+                f"\n== NevIR paired accuracy: q1 ranks the anchor first AND q2 the variant (higher is better; random = {constants.PAIRED_RANDOM_BASELINE}) =="
+            )
             print(_by_mode(result.paired, constants.COL_PAIRED_ACCURACY).to_string())
         if not result.ranking.empty:
             print("\n== in-corpus ranking: every passage of the suite is a distractor for every query ==")
             shown = result.ranking[result.ranking[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
-            print(shown.assign(model=shown[constants.COL_MODEL].map(registry.short_name)).drop(columns=[constants.COL_MITIGATION]).to_string(index=False))
-        overall = result.comparisons[result.comparisons[constants.COL_MODE] == constants.MODE_ALL] if not result.comparisons.empty else result.comparisons
+            print(
+                shown.assign(model=shown[constants.COL_MODEL].map(registry.short_name))
+                .drop(columns=[constants.COL_MITIGATION])
+                .to_string(index=False)
+            )
+        overall = (
+            result.comparisons[result.comparisons[constants.COL_MODE] == constants.MODE_ALL]
+            if not result.comparisons.empty
+            else result.comparisons
+        )
         overall = overall[overall[constants.COL_MITIGATION] == constants.MITIGATION_NONE] if not overall.empty else overall
         if not overall.empty:
             print("\n== model vs model: win-rate difference (paired bootstrap) and McNemar's exact test, all modes ==")
-            print(overall.assign(model_a=overall["model_a"].map(registry.short_name), model_b=overall["model_b"].map(registry.short_name))
-                  .drop(columns=[constants.COL_MITIGATION, constants.COL_MODE]).to_string(index=False))
+            print(
+                overall.assign(model_a=overall["model_a"].map(registry.short_name), model_b=overall["model_b"].map(registry.short_name))
+                .drop(columns=[constants.COL_MITIGATION, constants.COL_MODE])
+                .to_string(index=False)
+            )
         if not result.by_source.empty:
-            print("\n== win rate on hand-written variants (held out from the perturbation rules) first, then rule-made; ties counted apart ==")
+            print(
+                "\n== win rate on hand-written variants (held out from the perturbation rules) first, then rule-made; ties counted apart =="
+            )
             shown = result.by_source.assign(model=result.by_source[constants.COL_MODEL].map(registry.short_name))
             print(shown.to_string(index=False))
         if len(result.mitigations) > 1:
@@ -252,8 +312,10 @@ def _print_corpus(result) -> None:
         print("\n== corpus mode: how often a variant of a query's top passage outranks it ==")
         rates = result.rates
         if rates.empty:
-            print(f"no variant could be made: no perturbation rule ({', '.join(constants.FAILURE_MODES)}) applies to any query's top passage "
-                  "(no negatable verb, number, named entity, time word, quantifier or hedge was found); try longer, declarative passages")
+            print(
+                f"no variant could be made: no perturbation rule ({', '.join(constants.FAILURE_MODES)}) applies to any query's top passage "
+                "(no negatable verb, number, named entity, time word, quantifier or hedge was found); try longer, declarative passages"
+            )
         else:
             print(rates.assign(model=rates[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
         for model, n in result.no_variant.items():
@@ -273,9 +335,15 @@ def _print_before_after(summary: pd.DataFrame, what: str) -> None:
 
 def _triples_doc(args, triples, result) -> dict[str, Any]:
     doc = {
-        "triples": str(args.triples), "columns": triples.plain_mapping(),
-        "n_rows": triples.n_rows, "n_triples": len(triples.frame), "models": result.models, "mitigations": result.mitigations,
-        "win_rates": _records(result.win_rates), "ranking": _records(result.ranking), "seconds": round(result.seconds, 3),
+        "triples": str(args.triples),
+        "columns": triples.plain_mapping(),
+        "n_rows": triples.n_rows,
+        "n_triples": len(triples.frame),
+        "models": result.models,
+        "mitigations": result.mitigations,
+        "win_rates": _records(result.win_rates),
+        "ranking": _records(result.ranking),
+        "seconds": round(result.seconds, 3),
     }
     if len(result.mitigations) > 1:
         doc["before_after"] = _records(result.summary())
@@ -287,19 +355,27 @@ def _print_triples(result) -> None:
     with pd.option_context("display.width", 220, "display.max_columns", 30, "display.float_format", "{:.4f}".format):
         plain = constants.MITIGATION_NONE
         wr = result.win_rates[result.win_rates[constants.COL_MITIGATION] == plain].drop(columns=[constants.COL_MITIGATION])
-        print("== win rate: share of (anchor, positive, negative) triples whose negative outranks the positive (lower is better; ties apart) ==")
+        print(
+            "== win rate: share of (anchor, positive, negative) triples whose negative outranks the positive (lower is better; ties apart) =="
+        )
         print(wr.assign(model=wr[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
         rk = result.ranking[result.ranking[constants.COL_MITIGATION] == plain].drop(columns=[constants.COL_MITIGATION])
-        print("\n== in-corpus ranking: every anchor against every positive and negative of the file (one passage per row; "
-              "tied_queries: anchors whose figures trec_eval's tie rule decided) ==")
+        print(
+            "\n== in-corpus ranking: every anchor against every positive and negative of the file (one passage per row; "
+            "tied_queries: anchors whose figures trec_eval's tie rule decided) =="
+        )
         print(rk.assign(model=rk[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
         if not result.by_source.empty:
-            print("\n== win rate on hand-written negatives (held out from the perturbation rules the guard reverses) first, "
-                  "then rule-made; ties counted apart ==")
+            print(
+                "\n== win rate on hand-written negatives (held out from the perturbation rules the guard reverses) first, "
+                "then rule-made; ties counted apart =="
+            )
             print(result.by_source.assign(model=result.by_source[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
         if len(result.mitigations) > 1:
-            _print_before_after(result.summary(), "win rate with its ties and the negatives each mitigation fixed and broke; "
-                                                  "recall@1 with the anchors it gained and lost")
+            _print_before_after(
+                result.summary(),
+                "win rate with its ties and the negatives each mitigation fixed and broke; recall@1 with the anchors it gained and lost",
+            )
 
 
 def _write_out(out: Path, frames: dict[str, pd.DataFrame], doc: dict[str, Any]) -> None:
@@ -405,8 +481,13 @@ def _cmd_triples(args) -> int:
     result = run_triples(triples, models, mitigations=mitigations, **_run_kwargs(args))
     doc: dict[str, Any] = {"seed": args.seed, "errors": dict(result.errors), **_triples_doc(args, triples, result)}
     if result.models:
-        _record(args, triples.name, result, {"mode": "triples", "columns": doc["columns"], "mitigations": mitigation_settings(mitigations)},
-                [str(args.triples)])
+        _record(
+            args,
+            triples.name,
+            result,
+            {"mode": "triples", "columns": doc["columns"], "mitigations": mitigation_settings(mitigations)},
+            [str(args.triples)],
+        )
     return _finish(args, result, result.frames(), doc, _print_triples)
 
 
@@ -420,12 +501,16 @@ def _record(args, name: str, result, settings: dict[str, Any], sources: list[str
 def _print_beir(result) -> None:
     with pd.option_context("display.width", 220, "display.max_columns", 30, "display.float_format", "{:.4f}".format):
         rk = result.ranking[result.ranking[constants.COL_MITIGATION] == constants.MITIGATION_NONE].drop(columns=[constants.COL_MITIGATION])
-        print("== BEIR ranking: recall@k (share of each query's relevant passages in its top k), MRR@10, nDCG@10 from the qrels; "
-              "exact ties broken by passage id as trec_eval does, tied_queries: queries whose figures that decided ==")
+        print(
+            "== BEIR ranking: recall@k (share of each query's relevant passages in its top k), MRR@10, nDCG@10 from the qrels; "
+            "exact ties broken by passage id as trec_eval does, tied_queries: queries whose figures that decided =="
+        )
         print(rk.assign(model=rk[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
         if not result.variant_pairs.empty:
             vr = result.variant_rates.drop(columns=[constants.COL_MITIGATION])
-            print("\n== contradicting variants of each relevant passage: how often one outranks it (lower is better; the plain cosine's) ==")
+            print(
+                "\n== contradicting variants of each relevant passage: how often one outranks it (lower is better; the plain cosine's) =="
+            )
             print(vr.assign(model=vr[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
         if len(result.mitigations) > 1:
             _print_before_after(result.summary(), "each mitigation rescored the whole corpus; recall@1 with the queries it gained and lost")
@@ -448,8 +533,15 @@ def _cmd_beir(args) -> int:
     except PairsFileError as exc:
         raise CliError(str(exc)) from exc
     doc: dict[str, Any] = {
-        "seed": args.seed, "errors": dict(result.errors), "beir": str(args.beir), "split": split, "n_queries": len(folder.queries),
-        "models": result.models, "mitigations": result.mitigations, "ranking": _records(result.ranking), "seconds": round(result.seconds, 3),
+        "seed": args.seed,
+        "errors": dict(result.errors),
+        "beir": str(args.beir),
+        "split": split,
+        "n_queries": len(folder.queries),
+        "models": result.models,
+        "mitigations": result.mitigations,
+        "ranking": _records(result.ranking),
+        "seconds": round(result.seconds, 3),
     }
     if len(result.mitigations) > 1:
         doc["before_after"] = _records(result.summary())
@@ -457,9 +549,13 @@ def _cmd_beir(args) -> int:
         doc["variant_rates"] = _records(result.variant_rates)
     if result.models:
         beir = Path(folder.folder)
-        _record(args, beir.name or str(beir), result, {"mode": "beir", "split": split, "variants": bool(args.beir_variants),
-                                                       "mitigations": mitigation_settings(mitigations)},
-                [str(beir / CORPUS_FILE), str(beir / QUERIES_FILE), str(beir / QRELS_FOLDER / f"{split}.tsv")])
+        _record(
+            args,
+            beir.name or str(beir),
+            result,
+            {"mode": "beir", "split": split, "variants": bool(args.beir_variants), "mitigations": mitigation_settings(mitigations)},
+            [str(beir / CORPUS_FILE), str(beir / QUERIES_FILE), str(beir / QRELS_FOLDER / f"{split}.tsv")],
+        )
     return _finish(args, result, result.frames(), doc, _print_beir)
 
 

@@ -52,8 +52,15 @@ class BarProgress:
 
         from core.models.registry import short_name
 
-        self._bar = tqdm(total=total, desc=short_name(model), unit="pair", file=sys.stderr, disable=self.quiet, dynamic_ncols=True,
-                         bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} pairs [{elapsed}<{remaining}, {rate_fmt}]")
+        self._bar = tqdm(
+            total=total,
+            desc=short_name(model),
+            unit="pair",
+            file=sys.stderr,
+            disable=self.quiet,
+            dynamic_ncols=True,
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} pairs [{elapsed}<{remaining}, {rate_fmt}]",
+        )
 
     def advance(self, model: str, done: int) -> None:
         if self._bar is not None and done > self._bar.n:
@@ -77,28 +84,52 @@ def _run_pairs(args) -> tuple[pd.DataFrame, dict]:
             pairs = load_suite(source)
             for extra in COMPANION_SUITES.get(source, ()):
                 companion = load_suite(extra)
-                print(f"note: {source}: also running the {extra} suite ({len(companion)} pairs): its dynamic range normalizes the OOV deltas", file=sys.stderr)
+                print(
+                    f"note: {source}: also running the {extra} suite ({len(companion)} pairs): its dynamic range normalizes the OOV deltas",
+                    file=sys.stderr,
+                )
                 pairs = pd.concat([pairs, companion], ignore_index=True)
             return pairs, {}
         checked = read_checked_file(args, source)
     except (SuiteError, PairsArgError) as exc:
         raise CliError(str(exc)) from exc
     hint = keep_or_drop_hint(checked, args)
-    rules = f"{len(checked.violations)} pair(s) break the category rules (first: {checked.violations[0]}); `python -m core validate` lists them" if checked.violations else None
+    rules = (
+        f"{len(checked.violations)} pair(s) break the category rules (first: {checked.violations[0]}); `python -m core validate` lists them"
+        if checked.violations
+        else None
+    )
     for note in [*checked.notes, *filter(None, [hint, rules])]:
         print(f"note: {source}: {note}", file=sys.stderr)
-    found = {"notes": list(checked.notes), "identical": list(checked.identical), "mirrored": [list(m) for m in checked.mirrored],
-             "dropped": list(checked.dropped), "rule_problems": [str(v) for v in checked.violations]}
+    found = {
+        "notes": list(checked.notes),
+        "identical": list(checked.identical),
+        "mirrored": [list(m) for m in checked.mirrored],
+        "dropped": list(checked.dropped),
+        "rule_problems": [str(v) for v in checked.violations],
+    }
     return checked.pairs, found
-
 
 
 def _file_chunks(args, source: str, totals):
     from core.files.chunks import iter_checked_chunks
 
-    columns = {role: v for role in (constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY, constants.COL_LABEL) if (v := getattr(args, f"col_{role}", None))}
-    return iter_checked_chunks(Path(source).expanduser(), args.chunk_rows, columns=columns, header=not args.no_header, flags=COLUMN_FLAGS,
-                               encoding=getattr(args, "encoding", None), drop_identical=args.drop_identical, drop_mirrored=args.drop_mirrored, totals=totals)
+    columns = {
+        role: v
+        for role in (constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY, constants.COL_LABEL)
+        if (v := getattr(args, f"col_{role}", None))
+    }
+    return iter_checked_chunks(
+        Path(source).expanduser(),
+        args.chunk_rows,
+        columns=columns,
+        header=not args.no_header,
+        flags=COLUMN_FLAGS,
+        encoding=getattr(args, "encoding", None),
+        drop_identical=args.drop_identical,
+        drop_mirrored=args.drop_mirrored,
+        totals=totals,
+    )
 
 
 def _stage(args, staged: Path) -> tuple[int, dict]:
@@ -119,13 +150,29 @@ def _stage(args, staged: Path) -> tuple[int, dict]:
         n = stage_pairs(_file_chunks(args, source, totals), staged)
     except PairsFileError as exc:
         raise CliError(f"{source}: {exc}") from exc
-    flags = [flag for flag, found, dropping in (("--drop-identical", totals.identical, args.drop_identical), ("--drop-mirrored", totals.mirrored, args.drop_mirrored))
-             if found and not dropping]
-    rules = f"{len(totals.violations)} pair(s) break the category rules (first: {totals.violations[0]}); `python -m core validate` lists them" if totals.violations else None
+    flags = [
+        flag
+        for flag, found, dropping in (
+            ("--drop-identical", totals.identical, args.drop_identical),
+            ("--drop-mirrored", totals.mirrored, args.drop_mirrored),
+        )
+        if found and not dropping
+    ]
+    rules = (
+        f"{len(totals.violations)} pair(s) break the category rules (first: {totals.violations[0]}); `python -m core validate` lists them"
+        if totals.violations
+        else None
+    )
     for note in [*totals.notes, *filter(None, [f"{' or '.join(flags)} leave(s) them out" if flags else None, rules])]:
         print(f"note: {source}: {note}", file=sys.stderr)
-    found = {"notes": totals.notes, "identical": totals.identical, "mirrored": [list(m) for m in totals.mirrored],
-             "dropped": totals.dropped, "rule_problems": totals.violations, "rows_read": totals.rows_read}
+    found = {
+        "notes": totals.notes,
+        "identical": totals.identical,
+        "mirrored": [list(m) for m in totals.mirrored],
+        "dropped": totals.dropped,
+        "rule_problems": totals.violations,
+        "rows_read": totals.rows_read,
+    }
     return n, found
 
 
@@ -135,7 +182,9 @@ def run_command(args) -> int:
     from core.scoring.chunked import STAGED_PAIRS, score_staged
 
     if not 1 <= args.chunk_rows <= constants.RUN_MAX_CHUNK_PAIRS:
-        raise CliError(f"--chunk-rows must be from 1 to {constants.RUN_MAX_CHUNK_PAIRS:,} (pairs held in memory at a time), got {args.chunk_rows:.3g}")
+        raise CliError(
+            f"--chunk-rows must be from 1 to {constants.RUN_MAX_CHUNK_PAIRS:,} (pairs held in memory at a time), got {args.chunk_rows:.3g}"
+        )
     if getattr(args, "match_label", None) is not None and not args.match_label.strip():
         raise CliError("--match-label is empty; name the label value that means 'same meaning' (e.g. 1 or entailment)")
     models = models_arg(args.models)
@@ -159,8 +208,15 @@ def run_command(args) -> int:
             if getattr(args, "engine", constants.ENGINE_LOCAL) == constants.ENGINE_RAY:
                 result = score_on_ray(args, staged, models, out, BarProgress(args.quiet))
             else:
-                result = score_staged(staged, models, out, cache=cache, chunk_rows=args.chunk_rows, options=run_options(args),
-                                      progress=BarProgress(args.quiet))
+                result = score_staged(
+                    staged,
+                    models,
+                    out,
+                    cache=cache,
+                    chunk_rows=args.chunk_rows,
+                    options=run_options(args),
+                    progress=BarProgress(args.quiet),
+                )
         finally:
             staged.unlink(missing_ok=True)
         print_errors(result.errors)
@@ -213,7 +269,9 @@ def _labels(args, frame: pd.DataFrame) -> tuple[dict | None, dict[str, pd.DataFr
         from core.scoring.tables import label_correlation
 
         correlation = label_correlation(frame)
-        return {"kind": kind, "correlation": json.loads(correlation.to_json(orient="records"))}, {"labels: correlation with cosine": correlation}
+        return {"kind": kind, "correlation": json.loads(correlation.to_json(orient="records"))}, {
+            "labels: correlation with cosine": correlation
+        }
     tables = {"labels: cosine by label": report["by_label"]}
     if not report["classifier"].empty:
         tables["labels: cosine as a classifier of the label"] = report["classifier"]
@@ -245,10 +303,20 @@ def _summary(args, result, found: dict) -> tuple[dict, dict[str, pd.DataFrame], 
         "rows": result.n_rows,
         "results": {"parquet": str(result.parquet), "csv": str(result.csv)},
         "encoding": {
-            m: {"unique_texts": t.unique_texts, "encoded": t.encoded, "from_cache": t.from_cache, "truncated": t.truncated, "device": t.device, "backend": t.backend,
-                "batch_size": t.batch_size, "notes": t.notes, "weights_loaded": t.weights_loaded,
-                **({"api_tokens": t.api_tokens} if t.api_tokens is not None else {})}
-            for m, t in result.tallies.items() if m in result.models
+            m: {
+                "unique_texts": t.unique_texts,
+                "encoded": t.encoded,
+                "from_cache": t.from_cache,
+                "truncated": t.truncated,
+                "device": t.device,
+                "backend": t.backend,
+                "batch_size": t.batch_size,
+                "notes": t.notes,
+                "weights_loaded": t.weights_loaded,
+                **({"api_tokens": t.api_tokens} if t.api_tokens is not None else {}),
+            }
+            for m, t in result.tallies.items()
+            if m in result.models
         },
         "tables": {name: json.loads(t.to_json(orient="records")) for name, t in tables.items()},
     }
@@ -264,13 +332,23 @@ def _record(args, result, out: Path, suites: list[str]) -> None:
     from core.scoring.chunked import read_results
 
     if result.n_rows > constants.RUN_HISTORY_MAX_ROWS:
-        print(f"note: not stored in the run history: {result.n_rows:,} result rows (more than {constants.RUN_HISTORY_MAX_ROWS:,}); "
-              f"{result.parquet} holds them", file=sys.stderr)
+        print(
+            f"note: not stored in the run history: {result.n_rows:,} result rows (more than {constants.RUN_HISTORY_MAX_ROWS:,}); "
+            f"{result.parquet} holds them",
+            file=sys.stderr,
+        )
         return
     # A file is kept by path and hash; a shipped suite (with any companion it brought) by name and hash.
     names = (args.suite,) if Path(args.suite).expanduser().is_file() else suites
-    settings = {"threshold": args.threshold, "sources": [suite_source(n) for n in names], "out": str(out), "device": args.device, "devices": result.devices,
-                "backends": result.backends, **({"match_label": args.match_label} if getattr(args, "match_label", None) is not None else {})}
+    settings = {
+        "threshold": args.threshold,
+        "sources": [suite_source(n) for n in names],
+        "out": str(out),
+        "device": args.device,
+        "devices": result.devices,
+        "backends": result.backends,
+        **({"match_label": args.match_label} if getattr(args, "match_label", None) is not None else {}),
+    }
     record_history("run", read_results(result.parquet), settings, result.errors)
 
 
@@ -280,12 +358,20 @@ def register(subparsers) -> None:
     p.add_argument("--suite", required=True, help="suite name or path to a CSV/TSV/JSONL/JSON/Parquet pairs file of any size")
     p.add_argument("--out", required=True, help="output folder for pairs.parquet, pairs.csv and summary.json")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.add_argument("--chunk-rows", type=count_arg, default=constants.RUN_CHUNK_PAIRS, metavar="N",
-                   help="pairs read, encoded, scored and written at a time: memory stays bounded whatever the file's size (default %(default)s)")
+    p.add_argument(
+        "--chunk-rows",
+        type=count_arg,
+        default=constants.RUN_CHUNK_PAIRS,
+        metavar="N",
+        help="pairs read, encoded, scored and written at a time: memory stays bounded whatever the file's size (default %(default)s)",
+    )
     add_model_options(p)
     add_pairs_file_options(p)
-    p.add_argument("--match-label", metavar="VALUE",
-                   help="with --label: the label value that means 'same meaning' (every other label is then no match); "
-                        "default: 1, true, yes, paraphrase, entailment, … match and 0, false, no, contradiction, neutral, … do not")
+    p.add_argument(
+        "--match-label",
+        metavar="VALUE",
+        help="with --label: the label value that means 'same meaning' (every other label is then no match); "
+        "default: 1, true, yes, paraphrase, entailment, … match and 0, false, no, contradiction, neutral, … do not",
+    )
     add_engine_options(p)
     p.set_defaults(func=run_command)

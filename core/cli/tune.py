@@ -37,22 +37,43 @@ def register(subparsers) -> None:
         epilog="examples:\n  " + "\n  ".join(EXAMPLES),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--models", nargs=1, metavar="M", required=True, help="the one model to tune: a registry name, Hugging Face id or folder (torch)")
+    p.add_argument(
+        "--models", nargs=1, metavar="M", required=True, help="the one model to tune: a registry name, Hugging Face id or folder (torch)"
+    )
     p.add_argument("--out", metavar="DIR", required=True, help="write the tuned model (DIR/model), triples, split, scores and report here")
-    p.add_argument("--suite", default=constants.SUITE_RETRIEVAL, help="'retrieval' (the shipped suite), a file in its format, or a pairs file "
-                                                                      "(text_a = anchor, text_b = passage, category = paraphrase or a failure mode)")
-    p.add_argument("--triples", metavar="FILE", help="train and judge on your own triples file instead (anchor/positive/negative or NLI "
-                                                   "premise/entailed/contradicted columns; each anchor is one group of the split)")
-    p.add_argument("--labels", metavar="FILE", action="append", default=[], help="a labelled pairs file (label = match/no match): its AUC before/after "
-                                                                               "is reported as a cost; repeatable")
+    p.add_argument(
+        "--suite",
+        default=constants.SUITE_RETRIEVAL,
+        help="'retrieval' (the shipped suite), a file in its format, or a pairs file "
+        "(text_a = anchor, text_b = passage, category = paraphrase or a failure mode)",
+    )
+    p.add_argument(
+        "--triples",
+        metavar="FILE",
+        help="train and judge on your own triples file instead (anchor/positive/negative or NLI "
+        "premise/entailed/contradicted columns; each anchor is one group of the split)",
+    )
+    p.add_argument(
+        "--labels",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="a labelled pairs file (label = match/no match): its AUC before/after is reported as a cost; repeatable",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the split, the training and the intervals (default %(default)s)")
     p.add_argument("--lr", type=float, default=constants.TUNE_DEFAULT_LR, help="learning rate (default %(default)s)")
     p.add_argument("--batch-size", type=int, default=constants.TUNE_DEFAULT_BATCH, help="rows per batch (default %(default)s)")
     p.add_argument("--epochs", type=float, default=constants.TUNE_DEFAULT_EPOCHS, help="passes over the triples (default %(default)s)")
     p.add_argument("--max-steps", type=int, help="stop after this many steps (a quick look)")
-    p.add_argument("--average", type=float, default=constants.TUNE_DEFAULT_AVERAGE,
-                   help="weight of the tuned model averaged with the original, in (0, 1]; 1 keeps it unaveraged (default %(default)s)")
-    p.add_argument("--distill", type=float, default=0.0, metavar="LAMBDA", help="add a distillation term towards the original, weight LAMBDA (e.g. 2)")
+    p.add_argument(
+        "--average",
+        type=float,
+        default=constants.TUNE_DEFAULT_AVERAGE,
+        help="weight of the tuned model averaged with the original, in (0, 1]; 1 keeps it unaveraged (default %(default)s)",
+    )
+    p.add_argument(
+        "--distill", type=float, default=0.0, metavar="LAMBDA", help="add a distillation term towards the original, weight LAMBDA (e.g. 2)"
+    )
     p.add_argument("--no-control", action="store_true", help="skip the no-hard-negative control (faster; the report then lacks it)")
     p.add_argument("--trust-remote-code", nargs="+", metavar="M", help="opt in to running repository code for these models")
     p.add_argument("--json", action="store_true", help="print the JSON report on stdout")
@@ -64,8 +85,15 @@ def _config(args):
     from core.probes.tune.train import TuneConfig
 
     try:
-        return TuneConfig(learning_rate=args.lr, batch_size=args.batch_size, epochs=args.epochs, seed=args.seed, average=args.average,
-                          distill=args.distill, max_steps=args.max_steps)
+        return TuneConfig(
+            learning_rate=args.lr,
+            batch_size=args.batch_size,
+            epochs=args.epochs,
+            seed=args.seed,
+            average=args.average,
+            distill=args.distill,
+            max_steps=args.max_steps,
+        )
     except ValueError as exc:
         raise CliError(str(exc)) from exc
 
@@ -150,7 +178,15 @@ def cmd_tune(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_NO_MODEL
     try:
-        result = run_tune(model, model_name, suite, config, labelled=labelled, control=not args.no_control, progress=None if args.quiet else print_progress)
+        result = run_tune(
+            model,
+            model_name,
+            suite,
+            config,
+            labelled=labelled,
+            control=not args.no_control,
+            progress=None if args.quiet else print_progress,
+        )
     except TuneCancelled as exc:
         print(f"\n{exc}", file=sys.stderr)
         return 130

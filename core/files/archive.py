@@ -117,8 +117,10 @@ def unpack_zip(data: bytes, name: str, into: str | Path, pick: Picker, limits: Z
         for info in members:
             parts = _plain_parts(info.filename)
             if parts is None:
-                raise PairsFileError(f"{name}: the entry {info.filename[:120]!r} is not a plain relative path (absolute, '..' or '\\'); "
-                                     "zip the folder itself")
+                raise PairsFileError(
+                    f"{name}: the entry {info.filename[:120]!r} is not a plain relative path (absolute, '..' or '\\'); "
+                    "zip the folder itself"
+                )
             if _is_symlink(info):  # refused wherever it sits: a link is never followed or written
                 raise PairsFileError(f"{name}: {_member_problem(info, limits)}")
             if not info.is_dir():
@@ -135,7 +137,9 @@ def unpack_zip(data: bytes, name: str, into: str | Path, pick: Picker, limits: Z
             plan.append((files[parts], checked))
         declared = sum(info.file_size for info, _ in plan)
         if declared > limits.max_bytes:
-            raise PairsFileError(f"{name}: unpacks to {declared / 2**20:,.0f} MB, over the {limits.max_bytes / 2**20:,.0f} MB an upload may")
+            raise PairsFileError(
+                f"{name}: unpacks to {declared / 2**20:,.0f} MB, over the {limits.max_bytes / 2**20:,.0f} MB an upload may"
+            )
         written = 0
         for info, dest in plan:
             written = _copy_member(archive, info, target.joinpath(*dest), name, written, limits.max_bytes)
@@ -152,14 +156,18 @@ def _copy_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, dest: Path, na
             while chunk := src.read(_CHUNK):
                 written += len(chunk)
                 if written > max_bytes:
-                    raise PairsFileError(f"{name}: unpacks to more than the {max_bytes / 2**20:,.0f} MB an upload may ({shown!r} is larger than it says)")
+                    raise PairsFileError(
+                        f"{name}: unpacks to more than the {max_bytes / 2**20:,.0f} MB an upload may ({shown!r} is larger than it says)"
+                    )
                 out.write(chunk)
     except PairsFileError:
         raise
     except RuntimeError as exc:  # zipfile's "File is encrypted, password required"
         raise PairsFileError(f"{name}: {shown!r} cannot be read ({first_line(exc, 120)})") from None
     except NotImplementedError as exc:
-        raise PairsFileError(f"{name}: {shown!r} uses a compression this app cannot read ({first_line(exc, 120)}); zip it with deflate") from None
+        raise PairsFileError(
+            f"{name}: {shown!r} uses a compression this app cannot read ({first_line(exc, 120)}); zip it with deflate"
+        ) from None
     except (zipfile.BadZipFile, zlib.error, EOFError, ValueError) as exc:
         raise PairsFileError(f"{name}: {shown!r} is damaged ({first_line(exc, 120)}); zip the folder again") from None
     except OSError as exc:

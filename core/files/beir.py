@@ -153,10 +153,14 @@ def _corpus_block(lines: list[str], first: int, seen: dict[str, int], fraction: 
         numbers = [first + r for r in range(len(frame))]
     for column in (ID_FIELD, "text"):
         if column not in frame.columns:
-            raise PairsFileError(f"{CORPUS_FILE} (lines {first}-{first + len(lines) - 1}): no {column!r} field; a BEIR corpus line is "
-                                 '{"_id": "d1", "title": "…", "text": "…"}')
+            raise PairsFileError(
+                f"{CORPUS_FILE} (lines {first}-{first + len(lines) - 1}): no {column!r} field; a BEIR corpus line is "
+                '{"_id": "d1", "title": "…", "text": "…"}'
+            )
         if column in records.nested:
-            raise PairsFileError(f"{CORPUS_FILE}: {column!r} holds JSON objects or arrays in {_line_listing([numbers[r - 1] for r in records.nested[column]])}")
+            raise PairsFileError(
+                f"{CORPUS_FILE}: {column!r} holds JSON objects or arrays in {_line_listing([numbers[r - 1] for r in records.nested[column]])}"
+            )
     bodies = [" ".join(str(t).split()) for t in frame["text"]]
     dropped = unreadable_rows(bodies, records.non_text.get("text", []))
     skip = {r for found in dropped.values() for r in found}
@@ -165,14 +169,17 @@ def _corpus_block(lines: list[str], first: int, seen: dict[str, int], fraction: 
     ids, texts = [], []
     for r, (doc_id, title, body) in enumerate(zip(frame[ID_FIELD], titles, bodies, strict=True), start=1):
         if doc_id in seen:
-            raise PairsFileError(f"{CORPUS_FILE}: the id {doc_id!r} appears twice (lines {seen[doc_id]} and {numbers[r - 1]}); every passage needs its own _id")
+            raise PairsFileError(
+                f"{CORPUS_FILE}: the id {doc_id!r} appears twice (lines {seen[doc_id]} and {numbers[r - 1]}); every passage needs its own _id"
+            )
         seen[doc_id] = numbers[r - 1]
         if r in skip:
             continue
         ids.append(str(doc_id))
         texts.append(" ".join(f"{'' if r in untitled else title} {body}".split()))
-    return CorpusChunk(ids, texts, fraction, {why: [numbers[r - 1] for r in found] for why, found in dropped.items()},
-                       [numbers[r - 1] for r in untitled])
+    return CorpusChunk(
+        ids, texts, fraction, {why: [numbers[r - 1] for r in found] for why, found in dropped.items()}, [numbers[r - 1] for r in untitled]
+    )
 
 
 def _read_qrels(path: Path) -> dict[str, dict[str, int]]:
@@ -188,7 +195,9 @@ def _read_qrels(path: Path) -> dict[str, dict[str, int]]:
         raise PairsFileError(f"{path.parent.name}/{path.name}: not a tab-separated qrels file ({first_line(exc)})") from exc
     frame.columns = [str(c).strip() for c in frame.columns]
     if list(frame.columns[:3]) != list(_QREL_COLUMNS):
-        raise PairsFileError(f"{path.parent.name}/{path.name}: the header must be {chr(9).join(_QREL_COLUMNS)} (tab-separated), got {list(frame.columns)}")
+        raise PairsFileError(
+            f"{path.parent.name}/{path.name}: the header must be {chr(9).join(_QREL_COLUMNS)} (tab-separated), got {list(frame.columns)}"
+        )
     scores = pd.to_numeric(frame["score"], errors="coerce")
     bad = [i + 2 for i in frame.index[scores.isna() | (scores % 1 != 0)]]
     if bad:
@@ -212,7 +221,7 @@ def _read_queries(path: Path, wanted: set[str]) -> tuple[dict[str, str], set[str
     frame = records.frame
     for column in (ID_FIELD, "text"):
         if column not in frame.columns or column in records.nested:
-            raise PairsFileError(f"{QUERIES_FILE}: each line needs a {column!r} string; a BEIR query line is " '{"_id": "q1", "text": "…"}')
+            raise PairsFileError(f'{QUERIES_FILE}: each line needs a {column!r} string; a BEIR query line is {{"_id": "q1", "text": "…"}}')
     numbers = _record_lines(decoded.text.splitlines(), 1)
     if len(numbers) != len(frame):
         numbers = list(range(1, len(frame) + 1))
@@ -220,13 +229,18 @@ def _read_queries(path: Path, wanted: set[str]) -> tuple[dict[str, str], set[str
     for qid, line in zip(frame[ID_FIELD], numbers, strict=True):
         if qid in seen:
             # A second line would silently replace the judged query's text.
-            raise PairsFileError(f"{QUERIES_FILE}: the query id {qid!r} appears twice (lines {seen[qid]} and {line}); every query needs its own _id")
+            raise PairsFileError(
+                f"{QUERIES_FILE}: the query id {qid!r} appears twice (lines {seen[qid]} and {line}); every query needs its own _id"
+            )
         seen[qid] = line
     texts = [" ".join(str(t).split()) for t in frame["text"]]
     judged = [r for r, q in enumerate(frame[ID_FIELD], start=1) if q in wanted]
     non_text = set(records.non_text.get("text", []))
-    dropped = unreadable_rows([texts[r - 1] for r in judged], [k for k, r in enumerate(judged, start=1) if r in non_text],
-                              numbers=[numbers[r - 1] for r in judged])
+    dropped = unreadable_rows(
+        [texts[r - 1] for r in judged],
+        [k for k, r in enumerate(judged, start=1) if r in non_text],
+        numbers=[numbers[r - 1] for r in judged],
+    )
     skip = {r for found in dropped.values() for r in found}
     found = {str(q): t for q, t, line in zip(frame[ID_FIELD], texts, numbers, strict=True) if q in wanted and line not in skip}
     notes = [f"{QUERIES_FILE}: {n}" for n in records.notes]
@@ -249,17 +263,23 @@ def _scan_corpus(path: Path, qrels: dict[str, dict[str, int]]) -> list[str]:
         untitled += chunk.untitled
     notes = [f"{CORPUS_FILE}: {n}" for n in dropped_notes(dropped, "text", unit="passage", where="line")]
     if untitled:
-        notes.append(f"{CORPUS_FILE}: left out the 'title' of {len(untitled)} passage(s) whose title is not a text, the passage's text kept "
-                     f"({_line_listing(untitled)})")
+        notes.append(
+            f"{CORPUS_FILE}: left out the 'title' of {len(untitled)} passage(s) whose title is not a text, the passage's text kept "
+            f"({_line_listing(untitled)})"
+        )
     if not ids:
         why = f" ({len({r for found in dropped.values() for r in found})} line(s) dropped: {'; '.join(notes)})" if dropped else ""
-        raise PairsFileError(f"{CORPUS_FILE} holds no passage to rank{why}; a BEIR corpus line is " '{"_id": "d1", "title": "…", "text": "…"}')
+        raise PairsFileError(
+            f'{CORPUS_FILE} holds no passage to rank{why}; a BEIR corpus line is {{"_id": "d1", "title": "…", "text": "…"}}'
+        )
     judged = {d for q in qrels.values() for d in q}
     absent = sorted(judged - ids)
     if absent:
         every = " none of the judged passages is there, so every figure will be 0;" if len(absent) == len(judged) else ""
-        notes.append(f"{len(absent)} of the {len(judged)} passage id(s) judged relevant are not in {CORPUS_FILE} (or were dropped), e.g. {absent[0]!r}:"
-                     f"{every} they still count as relevant (trec_eval's rule) but cannot be retrieved, so recall and nDCG are lower")
+        notes.append(
+            f"{len(absent)} of the {len(judged)} passage id(s) judged relevant are not in {CORPUS_FILE} (or were dropped), e.g. {absent[0]!r}:"
+            f"{every} they still count as relevant (trec_eval's rule) but cannot be retrieved, so recall and nDCG are lower"
+        )
     return notes
 
 
@@ -311,8 +331,10 @@ def check_split(split: str) -> str:
         PairsFileError: a path (``/``, ``\\``, ``..``), a name starting with a dot, or an empty one.
     """
     if not isinstance(split, str) or not _SPLIT_NAME.match(split):
-        raise PairsFileError(f"the split must be the name of a file under {QRELS_FOLDER}/ without .tsv (test, dev, train), "
-                             f"not a path: got {str(split)[:60]!r}")
+        raise PairsFileError(
+            f"the split must be the name of a file under {QRELS_FOLDER}/ without .tsv (test, dev, train), "
+            f"not a path: got {str(split)[:60]!r}"
+        )
     return split
 
 
@@ -342,11 +364,12 @@ def _beir_members(files: list[tuple[str, ...]]) -> dict[tuple[str, ...], tuple[s
     root = corpora[0][:-1]
     picked: dict[tuple[str, ...], tuple[str, ...]] = {}
     for parts in content:
-        inner = parts[len(root):]
+        inner = parts[len(root) :]
         if parts[: len(root)] != root:
             continue
-        if inner in ((CORPUS_FILE,), (QUERIES_FILE,)) or (len(inner) == 2 and inner[0] == QRELS_FOLDER and inner[1].endswith(".tsv")
-                                                         and _SPLIT_NAME.match(inner[1][: -len(".tsv")])):
+        if inner in ((CORPUS_FILE,), (QUERIES_FILE,)) or (
+            len(inner) == 2 and inner[0] == QRELS_FOLDER and inner[1].endswith(".tsv") and _SPLIT_NAME.match(inner[1][: -len(".tsv")])
+        ):
             picked[parts] = inner
     return picked
 
@@ -363,6 +386,7 @@ def unpack_beir_zip(data: bytes, name: str, into: str | Path, *, max_bytes: int 
         PairsFileError: not a zip, a damaged or refused member, no ``corpus.jsonl``,
             no ``queries.jsonl`` or no split, or larger than ``max_bytes``; the message names the upload.
     """
+
     def pick(files: list[tuple[str, ...]]) -> dict[tuple[str, ...], tuple[str, ...]]:
         try:
             return _beir_members(files)
@@ -371,10 +395,14 @@ def unpack_beir_zip(data: bytes, name: str, into: str | Path, *, max_bytes: int 
 
     written = unpack_zip(data, name, into, pick, ZipLimits(max_bytes=max_bytes))
     if (QUERIES_FILE,) not in written:
-        raise PairsFileError(f"{name}: no {QUERIES_FILE} beside {CORPUS_FILE}; a BEIR folder holds {CORPUS_FILE}, {QUERIES_FILE} and {QRELS_FOLDER}/<split>.tsv")
+        raise PairsFileError(
+            f"{name}: no {QUERIES_FILE} beside {CORPUS_FILE}; a BEIR folder holds {CORPUS_FILE}, {QUERIES_FILE} and {QRELS_FOLDER}/<split>.tsv"
+        )
     splits = beir_splits(into)
     if not splits:
-        raise PairsFileError(f"{name}: no {QRELS_FOLDER}/<split>.tsv beside {CORPUS_FILE}; a BEIR folder holds {CORPUS_FILE}, {QUERIES_FILE} and {QRELS_FOLDER}/<split>.tsv")
+        raise PairsFileError(
+            f"{name}: no {QRELS_FOLDER}/<split>.tsv beside {CORPUS_FILE}; a BEIR folder holds {CORPUS_FILE}, {QUERIES_FILE} and {QRELS_FOLDER}/<split>.tsv"
+        )
     return splits
 
 
@@ -390,7 +418,9 @@ def read_unpacked(folder: str | Path, name: str, split: str) -> BeirFolder:
         raise PairsFileError(f"{name}: {str(exc).replace(str(folder), 'the zip')}") from None
 
 
-def beir_from_zip(data: bytes, name: str, into: str | Path, split: str = DEFAULT_SPLIT, *, max_bytes: int = MAX_UNZIPPED_BYTES) -> BeirFolder:
+def beir_from_zip(
+    data: bytes, name: str, into: str | Path, split: str = DEFAULT_SPLIT, *, max_bytes: int = MAX_UNZIPPED_BYTES
+) -> BeirFolder:
     """An uploaded zip of a BEIR folder, unpacked into ``into`` (:func:`unpack_beir_zip`) and read (:func:`read_beir`).
 
     Raises:

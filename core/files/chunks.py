@@ -117,8 +117,15 @@ def _delimited_chunks(path: Path, chunk_rows: int, header: bool, encoding: str |
     delimiter = _sniff(text, path.suffix.lower())
     with open(path, encoding=codec, errors="replace", newline="") as fh:
         try:
-            reader = pd.read_csv(fh, sep=delimiter, dtype=str, keep_default_na=False, skip_blank_lines=True, header=0 if header else None,
-                                 chunksize=chunk_rows)
+            reader = pd.read_csv(
+                fh,
+                sep=delimiter,
+                dtype=str,
+                keep_default_na=False,
+                skip_blank_lines=True,
+                header=0 if header else None,
+                chunksize=chunk_rows,
+            )
             for frame in reader:
                 frame.columns = _columns(list(frame.columns), header)
                 yield frame
@@ -195,7 +202,9 @@ def _parquet_chunks(path: Path, chunk_rows: int) -> Iterator[ParsedPairs]:
         try:
             batch = next(batches, None)
         except Exception as exc:  # noqa: BLE001 - a damaged page is an OSError or an ArrowInvalid, by codec
-            raise PairsFileError(f"a damaged Parquet page after row {done:,} cannot be read ({first_line(exc, 200)}); write the file again") from exc
+            raise PairsFileError(
+                f"a damaged Parquet page after row {done:,} cannot be read ({first_line(exc, 200)}); write the file again"
+            ) from exc
         if batch is None:
             return
         raw_nested = {}
@@ -282,6 +291,7 @@ class _AcrossChunks:
 
 def _global_row_ids(pairs: pd.DataFrame, offset: int) -> pd.Series:
     """``row-k`` ids of a chunk (numbered from its own first row) renumbered from the file's first row."""
+
     def shift(pid: str) -> str:
         match = _ROW_ID.match(pid)
         return f"row-{int(match.group(1)) + offset}" if match else pid
@@ -384,8 +394,15 @@ def _record(checked: CheckedPairs, totals: ChunkTotals) -> None:
 
 
 def _whole_file(path, chunk_rows, columns, header, flags, encoding, drop_identical, drop_mirrored, totals) -> Iterator[pd.DataFrame]:
-    pairs, notes = read_pairs_file(path, max_rows=constants.RUN_MAX_WHOLE_ROWS, max_mb=constants.RUN_WHOLE_READ_BYTES / (1024 * 1024),
-                                   columns=columns, header=header, flags=flags, encoding=encoding)
+    pairs, notes = read_pairs_file(
+        path,
+        max_rows=constants.RUN_MAX_WHOLE_ROWS,
+        max_mb=constants.RUN_WHOLE_READ_BYTES / (1024 * 1024),
+        columns=columns,
+        header=header,
+        flags=flags,
+        encoding=encoding,
+    )
     try:
         checked = check_pairs(pairs, notes, drop_identical=drop_identical, drop_mirrored=drop_mirrored)
     except ValueError as exc:
@@ -411,11 +428,19 @@ def _streamed(path, chunk_rows, columns, header, flags, encoding, drop_identical
         if mapping is None:
             first_columns = list(parsed.frame.columns)
             if len(first_columns) < 2:
-                raise PairsFileError(f"found only one column ({first_columns[0] if first_columns else ''!r}): a pairs file needs two text columns")
+                raise PairsFileError(
+                    f"found only one column ({first_columns[0] if first_columns else ''!r}): a pairs file needs two text columns"
+                )
             mapping = {**guess_mapping(first_columns, parsed.frame), **given}
             if given and mapping[constants.COL_TEXT_A] == mapping[constants.COL_TEXT_B]:
-                raise PairsFileError(f"text_a and text_b are both column {mapping[constants.COL_TEXT_A]!r}: every pair would score 1.0; map two different columns")
-            guessed = None if {constants.COL_TEXT_A, constants.COL_TEXT_B} <= set(given) else mapping_note(first_columns, mapping, flags, parsed.frame)
+                raise PairsFileError(
+                    f"text_a and text_b are both column {mapping[constants.COL_TEXT_A]!r}: every pair would score 1.0; map two different columns"
+                )
+            guessed = (
+                None
+                if {constants.COL_TEXT_A, constants.COL_TEXT_B} <= set(given)
+                else mapping_note(first_columns, mapping, flags, parsed.frame)
+            )
             for note in ([guessed] if guessed else []) + notes:
                 totals.add_note(note)
         # Records of JSON chunks need not all carry every key: every chunk gets the first chunk's columns.
@@ -434,8 +459,14 @@ def _streamed(path, chunk_rows, columns, header, flags, encoding, drop_identical
             totals.add_note(f"rows {offset + 1}-{totals.rows_read}: no usable pair (every row has an empty or unreadable text)")
             continue
         pairs[constants.COL_PAIR_ID] = _global_row_ids(pairs, offset)
-        replaced = replaced or parsed.encoding != "parquet" and bool(pairs[constants.COL_TEXT_A].str.contains(REPLACEMENT, regex=False).any()
-                                    or pairs[constants.COL_TEXT_B].str.contains(REPLACEMENT, regex=False).any())
+        replaced = (
+            replaced
+            or parsed.encoding != "parquet"
+            and bool(
+                pairs[constants.COL_TEXT_A].str.contains(REPLACEMENT, regex=False).any()
+                or pairs[constants.COL_TEXT_B].str.contains(REPLACEMENT, regex=False).any()
+            )
+        )
         pairs = _drop_seen(pairs, seen, drop_mirrored, totals, offset)
         if pairs.empty:
             continue
@@ -457,13 +488,17 @@ def _streamed(path, chunk_rows, columns, header, flags, encoding, drop_identical
         totals.add_note(f"removed {seen.duplicates} duplicate pair(s) that repeat a pair of an earlier chunk")
     if seen.mirrors:
         done = "dropped the mirrors" if drop_mirrored else "kept"
-        totals.add_note(f"{seen.mirrors} pair(s) repeat a pair of an earlier chunk with the sides swapped: cosine is symmetric, so each counts twice; {done}")
+        totals.add_note(
+            f"{seen.mirrors} pair(s) repeat a pair of an earlier chunk with the sides swapped: cosine is symmetric, so each counts twice; {done}"
+        )
     if seen.renamed:
         totals.add_note(f"{seen.renamed} pair id(s) repeat an id of an earlier chunk: suffixed with their row number")
     for column, (count, first) in undecodable.items():
         listed = row_listing(first) + (f", and {count - len(first):,} more" if count > len(first) else "")
-        totals.add_note(f"column {column!r} holds bytes, read as UTF-8: {listed} {'is' if count == 1 else 'are'} not valid UTF-8; "
-                        f"each bad byte was read as U+FFFD ({REPLACEMENT})")
+        totals.add_note(
+            f"column {column!r} holds bytes, read as UTF-8: {listed} {'is' if count == 1 else 'are'} not valid UTF-8; "
+            f"each bad byte was read as U+FFFD ({REPLACEMENT})"
+        )
     if replaced:
         totals.add_note(f"some bytes are not valid text in the file's encoding: each was read as U+FFFD ({REPLACEMENT}); {ENCODING_HINT}")
     if totals.pairs_kept == 0:

@@ -137,7 +137,9 @@ def check_pairs(
     if mirrored:
         done = "dropped the mirrors" if drop_mirrored else "kept"
         shown = _ids([f"{m} mirrors {first}" for m, first in mirrored])
-        found.append(f"{len(mirrored)} pair(s) repeat an earlier pair with the sides swapped ({shown}): cosine is symmetric, so each counts twice; {done}")
+        found.append(
+            f"{len(mirrored)} pair(s) repeat an earlier pair with the sides swapped ({shown}): cosine is symmetric, so each counts twice; {done}"
+        )
     violations = validate_pairs(kept, expected_counts)
     return CheckedPairs(kept, tuple(found), tuple(identical), tuple(mirrored), tuple(violations), tuple(dropped))
 

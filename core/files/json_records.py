@@ -85,7 +85,9 @@ def _loads(text: str, where: str) -> object:
     try:
         return json.loads(text)
     except RecursionError as exc:
-        raise PairsFileError(f"{where} is nested too deeply for the JSON parser; a pairs file holds flat records such as {_EXAMPLE}") from exc
+        raise PairsFileError(
+            f"{where} is nested too deeply for the JSON parser; a pairs file holds flat records such as {_EXAMPLE}"
+        ) from exc
 
 
 def _row_keys(keys: list[str]) -> bool:
@@ -107,14 +109,24 @@ def _object_of_records(doc: Mapping) -> _Document | None:
     scalars = all(not isinstance(x, Mapping | list) for v in doc.values() for x in v.values())
     if scalars and _row_keys(inner) and not _row_keys(outer):
         # {"caption": {"0": …, "1": …}, …}: columns keyed by row number (pandas' default orient).
-        rows = [{str(col): values.get(row, values.get(int(row)) if row.lstrip("-").isdigit() else None) for col, values in doc.items()}
-                for row in inner]
-        return _Document(rows, [f"the file is one JSON object of {len(outer)} column(s) keyed by row ({_shown_keys(inner)}): read as {len(rows)} record(s)"])
+        rows = [
+            {str(col): values.get(row, values.get(int(row)) if row.lstrip("-").isdigit() else None) for col, values in doc.items()}
+            for row in inner
+        ]
+        return _Document(
+            rows,
+            [f"the file is one JSON object of {len(outer)} column(s) keyed by row ({_shown_keys(inner)}): read as {len(rows)} record(s)"],
+        )
     used = {str(k) for v in doc.values() for k in v}
     column = next((c for c in KEY_COLUMNS if c not in used), "_key")
     rows = [{column: str(k), **v} for k, v in doc.items()]
-    return _Document(rows, [f"the file is one JSON object of {len(rows)} record(s) keyed by {_shown_keys(outer)}: read as records, "
-                            f"each key in column {column!r}"])
+    return _Document(
+        rows,
+        [
+            f"the file is one JSON object of {len(rows)} record(s) keyed by {_shown_keys(outer)}: read as records, "
+            f"each key in column {column!r}"
+        ],
+    )
 
 
 def _whole_document(stripped: str) -> _Document:
@@ -151,7 +163,9 @@ def _json_lines(stripped: str) -> _Document:
         except json.JSONDecodeError as exc:
             raise PairsFileError(f"line {n} is not valid JSON ({exc.msg})") from exc
         if not isinstance(rows[-1], Mapping):
-            raise PairsFileError(f"line {n} holds {_kind(rows[-1])}, not an object; JSON Lines needs one object per line, such as {_EXAMPLE}")
+            raise PairsFileError(
+                f"line {n} holds {_kind(rows[-1])}, not an object; JSON Lines needs one object per line, such as {_EXAMPLE}"
+            )
     return _Document(rows)
 
 

@@ -128,20 +128,30 @@ def parse_pairs(
     else:
         delimiter = _sniff(text, suffix)
         try:
-            frame = pd.read_csv(io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False, skip_blank_lines=True, header=0 if header else None)
+            frame = pd.read_csv(
+                io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False, skip_blank_lines=True, header=0 if header else None
+            )
         except (pd.errors.ParserError, csv.Error) as exc:
             raise PairsFileError(f"could not parse the file as delimited text: {first_line(exc)}") from exc
         except pd.errors.EmptyDataError as exc:
             raise PairsFileError("the file has no rows") from exc
-    frame.columns = _distinct([str(c).strip() if header or delimiter == "jsonl" else f"column_{i + 1}" for i, c in enumerate(frame.columns)])
+    frame.columns = _distinct(
+        [str(c).strip() if header or delimiter == "jsonl" else f"column_{i + 1}" for i, c in enumerate(frame.columns)]
+    )
     if frame.empty:
         raise PairsFileError("the file has a header but no data rows")
     if len(frame.columns) < 2:
         raise PairsFileError(_one_column_message(frame, delimiter))
     if len(frame) > max_rows:
         raise PairsFileError(f"the file has {len(frame):,} rows; the limit is {max_rows:,}: split it into smaller files")
-    return ParsedPairs(frame, delimiter, decoded.encoding, notes, {c.strip(): rows for c, rows in nested.items()},
-                       non_text={c.strip(): rows for c, rows in non_text.items()})
+    return ParsedPairs(
+        frame,
+        delimiter,
+        decoded.encoding,
+        notes,
+        {c.strip(): rows for c, rows in nested.items()},
+        non_text={c.strip(): rows for c, rows in non_text.items()},
+    )
 
 
 _SHOWN_NAMES = 8  # column names a message lists before counting the rest
@@ -267,7 +277,10 @@ def header_looks_like_data(columns: list[str]) -> bool:
 
 
 def mapping_note(
-    columns: list[str], mapping: Mapping[str, str | None] | None = None, flags: Mapping[str, str] | None = None, frame: pd.DataFrame | None = None
+    columns: list[str],
+    mapping: Mapping[str, str | None] | None = None,
+    flags: Mapping[str, str] | None = None,
+    frame: pd.DataFrame | None = None,
 ) -> str | None:
     """What to tell the user when the text columns were guessed, not recognised.
 
@@ -307,15 +320,13 @@ def mapping_note(
             advice[0] += f", the columns holding sentences (passed over: {', '.join(passed[:5])}{', …' if len(passed) > 5 else ''})"
     if flags:
         advice.append(
-            f"give the {' and '.join(unguessed)} column with {' and '.join(f'{flags[r]} COL' for r in unguessed)}" if unguessed
+            f"give the {' and '.join(unguessed)} column with {' and '.join(f'{flags[r]} COL' for r in unguessed)}"
+            if unguessed
             else f"if that is wrong, map other columns with {' and '.join(f'{flags[r]} COL' for r in missing)}"
         )
     else:
         advice.append(f"choose the {' and '.join(unguessed)} column below" if unguessed else "choose other columns below if that is wrong")
-    return (
-        f"no column is named {' or '.join(missing)} (nor sentence1/sentence2, premise/hypothesis, query/document): "
-        + "; ".join(advice)
-    )
+    return f"no column is named {' or '.join(missing)} (nor sentence1/sentence2, premise/hypothesis, query/document): " + "; ".join(advice)
 
 
 def apply_mapping(
@@ -371,8 +382,11 @@ def apply_mapping(
     if empty.any():
         notes.append(f"dropped {int(empty.sum())} row(s) with an empty text")
         out = out[~empty]
-    invisible = pd.Series([_unreadable(a) or _unreadable(b) for a, b in zip(out[constants.COL_TEXT_A], out[constants.COL_TEXT_B], strict=True)],
-                          index=out.index, dtype=bool)
+    invisible = pd.Series(
+        [_unreadable(a) or _unreadable(b) for a, b in zip(out[constants.COL_TEXT_A], out[constants.COL_TEXT_B], strict=True)],
+        index=out.index,
+        dtype=bool,
+    )
     if invisible.any():
         # The typed-text rule (core.files.text_checks): nothing a model could read is not scored.
         notes.append(
@@ -446,9 +460,10 @@ def read_pairs_file(
     given = {role: col for role, col in (columns or {}).items() if col}
     mapping = {**guess_mapping(list(parsed.frame.columns), parsed.frame), **given}
     if given and mapping[constants.COL_TEXT_A] == mapping[constants.COL_TEXT_B]:
-        raise PairsFileError(f"text_a and text_b are both column {mapping[constants.COL_TEXT_A]!r}: every pair would score 1.0; map two different columns")
+        raise PairsFileError(
+            f"text_a and text_b are both column {mapping[constants.COL_TEXT_A]!r}: every pair would score 1.0; map two different columns"
+        )
     frame, notes = apply_mapping(parsed, mapping, suite=path.stem, flags=flags)
     both_given = {constants.COL_TEXT_A, constants.COL_TEXT_B} <= set(given)
     guessed = None if both_given else mapping_note(list(parsed.frame.columns), mapping, flags, parsed.frame)
     return frame, ([guessed] if guessed else []) + notes
-

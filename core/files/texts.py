@@ -137,7 +137,9 @@ def _json_texts(text: str, guesses: Sequence[str], what: str, name: str, notes: 
         notes += records.notes
         column = _column(list(records.frame.columns), guesses, what, name)
         if column in records.nested:
-            raise PairsFileError(f"{what} file {name}: field {column!r} holds JSON objects or arrays, not text, in {row_listing(records.nested[column])}")
+            raise PairsFileError(
+                f"{what} file {name}: field {column!r} holds JSON objects or arrays, not text, in {row_listing(records.nested[column])}"
+            )
         return list(records.frame[column]), records.non_text.get(column, []), column
     texts, replaced, not_text = [], [], []
     for i, value in enumerate(values, start=1):
@@ -152,7 +154,9 @@ def _json_texts(text: str, guesses: Sequence[str], what: str, name: str, notes: 
         kinds = sorted({k for _, k in not_text})
         notes.append(f"dropped {row_listing([i for i, _ in not_text])}: {' or '.join(kinds)}, not a text")
     if replaced:
-        notes.append(f"{row_listing(replaced)} held \\ud800-style escapes (half of a character, not valid Unicode): each was read as U+FFFD (\ufffd)")
+        notes.append(
+            f"{row_listing(replaced)} held \\ud800-style escapes (half of a character, not valid Unicode): each was read as U+FFFD (\ufffd)"
+        )
     return texts, [], None
 
 
@@ -232,8 +236,14 @@ def parse_texts(
     return TextList(unique, decoded.encoding, [f"{name}: {n}" for n in notes])
 
 
-def read_texts(path: str | Path, guesses: Sequence[str], *, what: str = "text", max_rows: int = constants.MAX_UPLOAD_ROWS,
-               max_mb: float = constants.MAX_UPLOAD_MB) -> TextList:
+def read_texts(
+    path: str | Path,
+    guesses: Sequence[str],
+    *,
+    what: str = "text",
+    max_rows: int = constants.MAX_UPLOAD_ROWS,
+    max_mb: float = constants.MAX_UPLOAD_MB,
+) -> TextList:
     """A file of texts on disk (the rules of :func:`parse_texts`); the size is checked before reading.
 
     Raises:

@@ -39,7 +39,13 @@ POSITIVE_NAMES = ("positive", "pos", "entailed", "entailment")
 NEGATIVE_NAMES = ("negative", "neg", "contradicted", "contradiction", "hard_negative")
 # negative_1, negative 2, hard_negative3, contradiction_2 ... (the wide format's numbered negatives)
 _NUMBERED_NEGATIVE = re.compile(rf"^(?:{'|'.join(NEGATIVE_NAMES)})[ _-]?\d+$", re.IGNORECASE)
-TRIPLE_COLUMNS = (constants.COL_SOURCE_ROW, constants.COL_ANCHOR, constants.COL_POSITIVE, constants.COL_NEGATIVE, constants.COL_NEGATIVE_COLUMN)
+TRIPLE_COLUMNS = (
+    constants.COL_SOURCE_ROW,
+    constants.COL_ANCHOR,
+    constants.COL_POSITIVE,
+    constants.COL_NEGATIVE,
+    constants.COL_NEGATIVE_COLUMN,
+)
 # Role -> the command-line flag that names its column (cosine-probe retrieval --triples).
 TRIPLE_FLAGS = {constants.COL_ANCHOR: "--query", constants.COL_POSITIVE: "--positive", constants.COL_NEGATIVE: "--negative"}
 
@@ -113,18 +119,28 @@ def _how(role: str, flags: Mapping[str, str] | None) -> str:
     return f"name it with {flags[role]} COL" if flags else "choose it below"
 
 
-def _resolve(found: list[str], columns: Mapping[str, str | Sequence[str] | None] | None, flags: Mapping[str, str] | None, name: str) -> dict[str, str | tuple[str, ...]]:
+def _resolve(
+    found: list[str], columns: Mapping[str, str | Sequence[str] | None] | None, flags: Mapping[str, str] | None, name: str
+) -> dict[str, str | tuple[str, ...]]:
     mapping: dict[str, str | tuple[str, ...] | None] = {**guess_triple_columns(found), **_given(columns)}
     listing = ", ".join(found)
-    for role, names in ((constants.COL_ANCHOR, ANCHOR_NAMES), (constants.COL_POSITIVE, POSITIVE_NAMES), (constants.COL_NEGATIVE, NEGATIVE_NAMES)):
+    for role, names in (
+        (constants.COL_ANCHOR, ANCHOR_NAMES),
+        (constants.COL_POSITIVE, POSITIVE_NAMES),
+        (constants.COL_NEGATIVE, NEGATIVE_NAMES),
+    ):
         if not mapping.get(role):
-            raise PairsFileError(f"{name}: no column is named {' or '.join(names)} for the {role}; {_how(role, flags)} (columns: {listing})")
+            raise PairsFileError(
+                f"{name}: no column is named {' or '.join(names)} for the {role}; {_how(role, flags)} (columns: {listing})"
+            )
     wanted = [str(mapping[constants.COL_ANCHOR]), str(mapping[constants.COL_POSITIVE]), *tuple(mapping[constants.COL_NEGATIVE] or ())]
     missing = [c for c in wanted if c not in found]
     if missing:
         raise PairsFileError(f"{name}: column(s) {', '.join(map(repr, missing))} not in the file; it has: {listing}")
     if len(set(wanted)) < len(wanted):
-        raise PairsFileError(f"{name}: one column is mapped to two roles ({', '.join(map(str, wanted))}); the anchor, positive and each negative need their own column")
+        raise PairsFileError(
+            f"{name}: one column is mapped to two roles ({', '.join(map(str, wanted))}); the anchor, positive and each negative need their own column"
+        )
     return {k: v for k, v in mapping.items() if v}
 
 
@@ -172,7 +188,9 @@ def parse_triples(
     negative_cols = tuple(mapping[constants.COL_NEGATIVE])
     for col in (anchor_col, positive_col, *negative_cols):
         if col in parsed.nested:
-            raise PairsFileError(f"{name}: column {col!r} holds JSON objects or arrays, not text, in {row_listing(parsed.nested[col])}: give each value as a string")
+            raise PairsFileError(
+                f"{name}: column {col!r} holds JSON objects or arrays, not text, in {row_listing(parsed.nested[col])}: give each value as a string"
+            )
     notes = [f"{name}: {n}" for n in parsed.notes]
     guessed = guess_triple_columns(found)
     chosen = ", ".join(f"{role} = {', '.join(v) if isinstance(v, tuple) else v}" for role, v in mapping.items())
@@ -199,8 +217,11 @@ def parse_triples(
         dropped = {why: kept for why, found in dropped.items() if (kept := [r for r in found if r not in skip])}
         notes += [f"{name}: {n}" for n in dropped_notes(dropped, col, unit="negative cell")]
         unusable = {r for found in dropped.values() for r in found}
-        rows += [(i, a, p, n, col) for i, (a, p, n) in enumerate(zip(anchors, positives, negatives, strict=True), start=1)
-                 if i not in skip and i not in unusable]
+        rows += [
+            (i, a, p, n, col)
+            for i, (a, p, n) in enumerate(zip(anchors, positives, negatives, strict=True), start=1)
+            if i not in skip and i not in unusable
+        ]
     if not rows:
         raise PairsFileError(f"{name}: no row has an anchor, a positive and a negative: nothing to rank")
     out = pd.DataFrame(rows, columns=list(TRIPLE_COLUMNS)).sort_values([constants.COL_SOURCE_ROW], kind="stable").reset_index(drop=True)

@@ -119,11 +119,7 @@ def check_negation(text_a: str, text_b: str) -> str | None:
     if not differs_by(constants.CAT_NEGATION, text_a, text_b):
         return "both sentences carry the same number of negation cues"
     only_a, only_b = word_difference(text_a, text_b)
-    extra = [
-        t
-        for t in (*only_a.elements(), *only_b.elements())
-        if t not in NEGATION_CUES and t not in NEGATION_SUPPORT
-    ]
+    extra = [t for t in (*only_a.elements(), *only_b.elements()) if t not in NEGATION_CUES and t not in NEGATION_SUPPORT]
     if len(extra) > 2 * _MAX_EXTRA_WORDS:
         return f"too many words change besides the negation: {sorted(set(extra))}"
     return None
@@ -199,7 +195,9 @@ def check_numerical_variant(anchor: str, variant: str) -> str | None:
     return f"non-number words differ: {bad}" if bad else None
 
 
-def _lexical_variant(mode: str, anchor: str, variant: str, cues: frozenset[str], name: str, max_extra: int, *, tense_counts: bool = False) -> str | None:
+def _lexical_variant(
+    mode: str, anchor: str, variant: str, cues: frozenset[str], name: str, max_extra: int, *, tense_counts: bool = False
+) -> str | None:
     diff, paired = _content_difference(anchor, variant)
     # A verb in another tense ("reduces" -> "reduced") is itself the temporal change.
     tense = tense_counts and any(can_be_verb(a) and can_be_verb(b) for a, b in paired)
@@ -213,7 +211,9 @@ def _lexical_variant(mode: str, anchor: str, variant: str, cues: frozenset[str],
 
 def check_temporal_variant(anchor: str, variant: str) -> str | None:
     """A time word or a verb's tense changes, with at most three other words."""
-    return _lexical_variant(constants.CAT_TEMPORAL, anchor, variant, _VARIANT_TEMPORAL_CUES, "temporal", _MAX_EXTRA_WORDS, tense_counts=True)
+    return _lexical_variant(
+        constants.CAT_TEMPORAL, anchor, variant, _VARIANT_TEMPORAL_CUES, "temporal", _MAX_EXTRA_WORDS, tense_counts=True
+    )
 
 
 def check_quantifier_variant(anchor: str, variant: str) -> str | None:

@@ -110,9 +110,17 @@ class Outcome:
     def as_dict(self) -> dict[str, object]:
         """JSON-ready fields, the status and message included."""
         return {
-            "model": self.model, "budget": self.budget, "key": self.key, "name": self.name, "status": self.status,
-            "measured": None if not math.isfinite(self.measured) else self.measured, "limit": self.limit,
-            "n": self.n, "detail": self.detail, "error": self.error, "message": self.message,
+            "model": self.model,
+            "budget": self.budget,
+            "key": self.key,
+            "name": self.name,
+            "status": self.status,
+            "measured": None if not math.isfinite(self.measured) else self.measured,
+            "limit": self.limit,
+            "n": self.n,
+            "detail": self.detail,
+            "error": self.error,
+            "message": self.message,
         }
 
 
@@ -150,7 +158,17 @@ def failure_rate_outcomes(results: pd.DataFrame, limits: Mapping[str, float], th
         for category, limit in limits.items():
             cos = rows.loc[rows[constants.COL_CATEGORY] == category, constants.COL_COSINE].dropna().to_numpy(float)
             if threshold is None or not math.isfinite(threshold):
-                out.append(Outcome(model, BUDGET_FAILURE_RATE, category, math.nan, limit, cos.size, error="no threshold: the controls could not calibrate one"))
+                out.append(
+                    Outcome(
+                        model,
+                        BUDGET_FAILURE_RATE,
+                        category,
+                        math.nan,
+                        limit,
+                        cos.size,
+                        error="no threshold: the controls could not calibrate one",
+                    )
+                )
             elif cos.size == 0:
                 out.append(Outcome(model, BUDGET_FAILURE_RATE, category, math.nan, limit, error=f"no {category!r} pairs in the data"))
             else:
@@ -175,10 +193,24 @@ def control_auc_outcomes(results: pd.DataFrame, limit: float, negatives: Sequenc
         pos = rows.loc[rows[constants.COL_CATEGORY] == constants.CAT_POSITIVE, constants.COL_COSINE].dropna().to_numpy(float)
         neg = rows.loc[rows[constants.COL_CATEGORY].isin(negatives), constants.COL_COSINE].dropna().to_numpy(float)
         if pos.size == 0 or neg.size == 0:
-            out.append(Outcome(model, BUDGET_CONTROL_AUC, "", math.nan, limit, pos.size + neg.size, error=f"needs positive and {' or '.join(negatives)} controls"))
+            out.append(
+                Outcome(
+                    model,
+                    BUDGET_CONTROL_AUC,
+                    "",
+                    math.nan,
+                    limit,
+                    pos.size + neg.size,
+                    error=f"needs positive and {' or '.join(negatives)} controls",
+                )
+            )
             continue
         value = calibration.auc(pos, neg)
-        out.append(Outcome(model, BUDGET_CONTROL_AUC, "", value, limit, pos.size + neg.size, f"{pos.size} positive vs {neg.size} {'+'.join(negatives)}"))
+        out.append(
+            Outcome(
+                model, BUDGET_CONTROL_AUC, "", value, limit, pos.size + neg.size, f"{pos.size} positive vs {neg.size} {'+'.join(negatives)}"
+            )
+        )
     return out
 
 
@@ -203,8 +235,11 @@ def label_auc_outcomes(results: pd.DataFrame, limit: float, match_label: str | N
     report = label_report(labelled, constants.DEFAULT_THRESHOLD, match_label)
     head = report["kind"].iloc[0]
     if head["kind"] != KIND_BINARY or head["no_classifier"]:
-        why = (head["no_classifier"] if head["kind"] == KIND_BINARY
-               else f"the labels are {head['kind']}, not match / no match: name the value that means 'same meaning' ([labels] match = ...)")
+        why = (
+            head["no_classifier"]
+            if head["kind"] == KIND_BINARY
+            else f"the labels are {head['kind']}, not match / no match: name the value that means 'same meaning' ([labels] match = ...)"
+        )
         return [Outcome(m, BUDGET_LABEL_AUC, "", math.nan, limit, error=why) for m in models]
     rows = {str(r[constants.COL_MODEL]): r for r in report["classifier"].to_dict("records")}
     out = []
@@ -214,8 +249,17 @@ def label_auc_outcomes(results: pd.DataFrame, limit: float, match_label: str | N
             out.append(Outcome(model, BUDGET_LABEL_AUC, "", math.nan, limit, error="no labelled pair scored"))
             continue
         n_match, n_no = int(row["n_match"]), int(row["n_no_match"])
-        out.append(Outcome(model, BUDGET_LABEL_AUC, "", float(row["auc"]), limit, n_match + n_no,
-                           f"{n_match} match ({head['match']}) vs {n_no} no match ({head['no_match']})"))
+        out.append(
+            Outcome(
+                model,
+                BUDGET_LABEL_AUC,
+                "",
+                float(row["auc"]),
+                limit,
+                n_match + n_no,
+                f"{n_match} match ({head['match']}) vs {n_no} no match ({head['no_match']})",
+            )
+        )
     return out
 
 
@@ -228,7 +272,9 @@ def _check_results(results: pd.DataFrame) -> None:
 # ------------------------------------------------------------------ retrieval budgets
 
 
-def _table_outcomes(table: pd.DataFrame, limits: Mapping[str, float], budget: str, value_column: str, models: Sequence[str], unit: str) -> list[Outcome]:
+def _table_outcomes(
+    table: pd.DataFrame, limits: Mapping[str, float], budget: str, value_column: str, models: Sequence[str], unit: str
+) -> list[Outcome]:
     """Outcomes from a retrieval table (model, mitigation, mode, n, value): the dense scores, mitigation ``none``."""
     needed = {constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_MODE, constants.COL_N, value_column}
     missing = needed - set(table.columns)
@@ -243,7 +289,11 @@ def _table_outcomes(table: pd.DataFrame, limits: Mapping[str, float], budget: st
                 out.append(Outcome(model, budget, mode, math.nan, limit, error=f"no {mode!r} groups in the retrieval suite"))
                 continue
             row = mine[mine.index == mode].iloc[0]
-            detail = f"{int(row[constants.COL_N])} {unit}, 95% CI {row[constants.COL_CI_LOW]:.3f}-{row[constants.COL_CI_HIGH]:.3f}" if constants.COL_CI_LOW in mine.columns else ""
+            detail = (
+                f"{int(row[constants.COL_N])} {unit}, 95% CI {row[constants.COL_CI_LOW]:.3f}-{row[constants.COL_CI_HIGH]:.3f}"
+                if constants.COL_CI_LOW in mine.columns
+                else ""
+            )
             out.append(Outcome(model, budget, mode, float(row[value_column]), limit, int(row[constants.COL_N]), detail))
     return out
 
@@ -270,9 +320,13 @@ def triples_win_rate_outcomes(win_rates: pd.DataFrame, limit: float, models: Seq
             out.append(Outcome(model, BUDGET_TRIPLES_WIN_RATE, "", math.nan, limit, error="the triples were not ranked"))
             continue
         row = rows.loc[model].to_dict()
-        detail = (f"{int(row[constants.COL_WINS])}/{int(row[constants.COL_N])} negatives above the positive, {int(row[constants.COL_TIES])} tie(s) apart, "
-                  f"95% CI {row[constants.COL_CI_LOW]:.3f}-{row[constants.COL_CI_HIGH]:.3f}")
-        out.append(Outcome(model, BUDGET_TRIPLES_WIN_RATE, "", float(row[constants.COL_WIN_RATE]), limit, int(row[constants.COL_N]), detail))
+        detail = (
+            f"{int(row[constants.COL_WINS])}/{int(row[constants.COL_N])} negatives above the positive, {int(row[constants.COL_TIES])} tie(s) apart, "
+            f"95% CI {row[constants.COL_CI_LOW]:.3f}-{row[constants.COL_CI_HIGH]:.3f}"
+        )
+        out.append(
+            Outcome(model, BUDGET_TRIPLES_WIN_RATE, "", float(row[constants.COL_WIN_RATE]), limit, int(row[constants.COL_N]), detail)
+        )
     return out
 
 
@@ -289,7 +343,17 @@ def recall_outcomes(rankings: Mapping[str, pd.DataFrame], limits: Mapping[int, f
                     continue
                 row = rows.loc[model].to_dict()
                 detail = f"{int(row[constants.COL_N_QUERIES])} queries over {int(row[constants.COL_N_PASSAGES])} passages"
-                out.append(Outcome(model, BUDGET_RECALL_AT_K, key, float(row[constants.COL_IR_RECALL_AT[k]]), limit, int(row[constants.COL_N_QUERIES]), detail))
+                out.append(
+                    Outcome(
+                        model,
+                        BUDGET_RECALL_AT_K,
+                        key,
+                        float(row[constants.COL_IR_RECALL_AT[k]]),
+                        limit,
+                        int(row[constants.COL_N_QUERIES]),
+                        detail,
+                    )
+                )
     return out
 
 
@@ -306,8 +370,10 @@ def twin_share_outcomes(summary: pd.DataFrame, limits: Mapping[str, float], mode
                 out.append(Outcome(model, BUDGET_TWIN_SHARE, mode, math.nan, limit, error="the corpus was not audited"))
                 continue
             row = mine.loc[mode].to_dict()
-            detail = (f"{int(row['passages_with_twin'])}/{int(row['n_passages'])} passages, {int(row['twin_pairs'])} twin pairs above {row['threshold']:.2f}, "
-                      f"95% CI {row['twin_share_ci_low']:.3f}-{row['twin_share_ci_high']:.3f}")
+            detail = (
+                f"{int(row['passages_with_twin'])}/{int(row['n_passages'])} passages, {int(row['twin_pairs'])} twin pairs above {row['threshold']:.2f}, "
+                f"95% CI {row['twin_share_ci_low']:.3f}-{row['twin_share_ci_high']:.3f}"
+            )
             out.append(Outcome(model, BUDGET_TWIN_SHARE, mode, float(row["twin_share"]), limit, int(row["n_passages"]), detail))
     return out
 

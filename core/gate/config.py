@@ -74,8 +74,16 @@ BUDGET_TRIPLES_WIN_RATE = "max_win_rate"
 BUDGET_LABEL_AUC = "min_label_auc"
 BUDGET_RECALL_AT_K = "min_recall_at_k"
 BUDGET_TWIN_SHARE = "max_twin_share"
-BUDGET_KINDS = (BUDGET_FAILURE_RATE, BUDGET_CONTROL_AUC, BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY, BUDGET_TRIPLES_WIN_RATE, BUDGET_RECALL_AT_K, BUDGET_LABEL_AUC,
-                BUDGET_TWIN_SHARE)
+BUDGET_KINDS = (
+    BUDGET_FAILURE_RATE,
+    BUDGET_CONTROL_AUC,
+    BUDGET_WIN_RATE,
+    BUDGET_PAIRED_ACCURACY,
+    BUDGET_TRIPLES_WIN_RATE,
+    BUDGET_RECALL_AT_K,
+    BUDGET_LABEL_AUC,
+    BUDGET_TWIN_SHARE,
+)
 AUDIT_MODES = (*constants.FAILURE_MODES, constants.MODE_ALL)
 # The user-data inputs of [retrieval] the recall budget is measured on, in this order.
 SOURCE_TRIPLES = "triples"
@@ -276,20 +284,29 @@ def _budgets(value: Any, suites: tuple[str, ...], has_files: bool) -> Budgets:
     categories = None if has_files or not suites else _known_categories(suites)
     budgets = Budgets(
         max_failure_rate=_limits(table[BUDGET_FAILURE_RATE], f"budgets.{BUDGET_FAILURE_RATE}", categories, "category")
-        if BUDGET_FAILURE_RATE in table else MappingProxyType({}),
-        min_control_auc=_number(table[BUDGET_CONTROL_AUC], f"budgets.{BUDGET_CONTROL_AUC}", 0.0, 1.0) if BUDGET_CONTROL_AUC in table else None,
+        if BUDGET_FAILURE_RATE in table
+        else MappingProxyType({}),
+        min_control_auc=_number(table[BUDGET_CONTROL_AUC], f"budgets.{BUDGET_CONTROL_AUC}", 0.0, 1.0)
+        if BUDGET_CONTROL_AUC in table
+        else None,
         max_adversarial_win_rate=_limits(table[BUDGET_WIN_RATE], f"budgets.{BUDGET_WIN_RATE}", RETRIEVAL_MODES, "mode")
-        if BUDGET_WIN_RATE in table else MappingProxyType({}),
+        if BUDGET_WIN_RATE in table
+        else MappingProxyType({}),
         min_paired_accuracy=_paired(table[BUDGET_PAIRED_ACCURACY]) if BUDGET_PAIRED_ACCURACY in table else MappingProxyType({}),
-        max_win_rate=_number(table[BUDGET_TRIPLES_WIN_RATE], f"budgets.{BUDGET_TRIPLES_WIN_RATE}", 0.0, 1.0) if BUDGET_TRIPLES_WIN_RATE in table else None,
+        max_win_rate=_number(table[BUDGET_TRIPLES_WIN_RATE], f"budgets.{BUDGET_TRIPLES_WIN_RATE}", 0.0, 1.0)
+        if BUDGET_TRIPLES_WIN_RATE in table
+        else None,
         min_recall_at_k=_recall_limits(table[BUDGET_RECALL_AT_K]) if BUDGET_RECALL_AT_K in table else MappingProxyType({}),
         min_label_auc=_number(table[BUDGET_LABEL_AUC], f"budgets.{BUDGET_LABEL_AUC}", 0.0, 1.0) if BUDGET_LABEL_AUC in table else None,
         max_twin_share=_limits(table[BUDGET_TWIN_SHARE], f"budgets.{BUDGET_TWIN_SHARE}", AUDIT_MODES, "mode")
-        if BUDGET_TWIN_SHARE in table else MappingProxyType({}),
+        if BUDGET_TWIN_SHARE in table
+        else MappingProxyType({}),
     )
     if budgets.min_label_auc is not None and not has_files:
-        raise ConfigError(f"budgets.{BUDGET_LABEL_AUC}", "measures the files' own labels: give files = [...] with a label column "
-                          "(min_control_auc measures the shipped controls)")
+        raise ConfigError(
+            f"budgets.{BUDGET_LABEL_AUC}",
+            "measures the files' own labels: give files = [...] with a label column (min_control_auc measures the shipped controls)",
+        )
     if not budgets.needs_pairs and not budgets.needs_retrieval and not budgets.needs_user_retrieval and not budgets.needs_audit:
         raise ConfigError("budgets", f"no budget given; use any of {', '.join(BUDGET_KINDS)}")
     return budgets
@@ -335,9 +352,11 @@ def _user_retrieval(retrieval: Mapping[str, Any], folder: Path, budgets: Budgets
         raise ConfigError("retrieval.split", f"expected a qrels split name such as 'test', got {split!r}")
     out["split"] = split.strip()
     if budgets.max_win_rate is not None and SOURCE_TRIPLES not in out:
-        raise ConfigError(f"budgets.{BUDGET_TRIPLES_WIN_RATE}", "needs a triples file: set [retrieval] triples = \"FILE\"")
+        raise ConfigError(f"budgets.{BUDGET_TRIPLES_WIN_RATE}", 'needs a triples file: set [retrieval] triples = "FILE"')
     if budgets.min_recall_at_k and not ({SOURCE_TRIPLES, SOURCE_BEIR} & set(out)):
-        raise ConfigError(f"budgets.{BUDGET_RECALL_AT_K}", "needs a triples file or a BEIR folder: set [retrieval] triples = \"FILE\" or beir = \"DIR\"")
+        raise ConfigError(
+            f"budgets.{BUDGET_RECALL_AT_K}", 'needs a triples file or a BEIR folder: set [retrieval] triples = "FILE" or beir = "DIR"'
+        )
     return out
 
 
@@ -386,13 +405,19 @@ def parse_config(data: Mapping[str, Any], path: Path) -> CheckConfig:
         retrieval_suite = str((path.parent / Path(retrieval_suite).expanduser()).resolve())
         if not Path(retrieval_suite).is_file():
             found = _not_a_file(Path(retrieval_suite))
-            raise ConfigError("retrieval.suite", f"no suite named {retrieval.get('suite')!r}, and {found}" if found.startswith("no such") else found)
+            raise ConfigError(
+                "retrieval.suite", f"no suite named {retrieval.get('suite')!r}, and {found}" if found.startswith("no such") else found
+            )
     budgets = _budgets(data["budgets"], suites, bool(files))
     labels = _table(data.get("labels", {}), "labels")
     _unknown_keys(labels, _LABELS_KEYS, "labels.")
     match_label = labels.get("match")
-    if match_label is not None and (isinstance(match_label, bool) or not isinstance(match_label, str | int) or not str(match_label).strip()):
-        raise ConfigError("labels.match", f"expected the label value that means 'same meaning' (e.g. \"1\" or \"entailment\"), got {match_label!r}")
+    if match_label is not None and (
+        isinstance(match_label, bool) or not isinstance(match_label, str | int) or not str(match_label).strip()
+    ):
+        raise ConfigError(
+            "labels.match", f'expected the label value that means \'same meaning\' (e.g. "1" or "entailment"), got {match_label!r}'
+        )
     label_column = labels.get("column")
     if label_column is not None and (not isinstance(label_column, str) or not label_column.strip()):
         raise ConfigError("labels.column", f"expected the name of the files' label column, got {label_column!r}")
@@ -401,9 +426,21 @@ def parse_config(data: Mapping[str, Any], path: Path) -> CheckConfig:
     if budgets.needs_pairs and not suites and not files:
         raise ConfigError("suites", "empty; failure-rate and AUC budgets need pairs: give a suite or files")
     user = _user_retrieval(retrieval, path.parent, budgets)
-    return CheckConfig(path, models, suites, files, threshold, threshold_mode, calibration, retrieval_suite, budgets,
-                       match_label=str(match_label).strip() if match_label is not None else None,
-                       label_column=label_column.strip() if label_column else None, audit_corpus=_audit(data.get("audit", {}), path.parent, budgets), **user)
+    return CheckConfig(
+        path,
+        models,
+        suites,
+        files,
+        threshold,
+        threshold_mode,
+        calibration,
+        retrieval_suite,
+        budgets,
+        match_label=str(match_label).strip() if match_label is not None else None,
+        label_column=label_column.strip() if label_column else None,
+        audit_corpus=_audit(data.get("audit", {}), path.parent, budgets),
+        **user,
+    )
 
 
 def _audit(value: Any, folder: Path, budgets: Budgets) -> Path | None:
@@ -413,7 +450,7 @@ def _audit(value: Any, folder: Path, budgets: Budgets) -> Path | None:
     corpus = table.get("corpus")
     if corpus is None:
         if budgets.needs_audit:
-            raise ConfigError(f"budgets.{BUDGET_TWIN_SHARE}", "needs a corpus: set [audit] corpus = \"FILE\"")
+            raise ConfigError(f"budgets.{BUDGET_TWIN_SHARE}", 'needs a corpus: set [audit] corpus = "FILE"')
         return None
     if not isinstance(corpus, str) or not corpus.strip():
         raise ConfigError("audit.corpus", f"expected a path to a corpus file, got {corpus!r}")
@@ -441,5 +478,7 @@ def load_config(path: str | Path) -> CheckConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(path), f"not valid TOML: {exc}") from exc
     except RecursionError as exc:  # tomllib parses nested arrays and inline tables recursively
-        raise ConfigError(str(path), "arrays or tables nested too deeply for the TOML parser; a gate config is flat keys and [tables]") from exc
+        raise ConfigError(
+            str(path), "arrays or tables nested too deeply for the TOML parser; a gate config is flat keys and [tables]"
+        ) from exc
     return parse_config(data, path.resolve())

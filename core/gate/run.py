@@ -124,7 +124,8 @@ def choose_thresholds(config: CheckConfig, results: pd.DataFrame) -> tuple[dict[
     needs_calibration = config.calibrated or config.budgets.min_control_auc is not None
     table = (
         calibration.calibrate(results, config.calibration.negatives, config.calibration.max_fpr, config.threshold)
-        if needs_calibration and models else pd.DataFrame()
+        if needs_calibration and models
+        else pd.DataFrame()
     )
     if not config.calibrated:
         return {m: config.threshold for m in models}, table
@@ -224,7 +225,9 @@ def retrieval_runner() -> tuple[Callable[..., Any], Callable[[str], Any]]:
         from core.probes.retrieval.run import run_retrieval
         from core.probes.retrieval.suite_files import load_retrieval_suite
     except ImportError as exc:
-        raise ConfigError(f"budgets.{BUDGET_WIN_RATE} / {BUDGET_PAIRED_ACCURACY}", f"the retrieval probes are not available here ({exc})") from exc
+        raise ConfigError(
+            f"budgets.{BUDGET_WIN_RATE} / {BUDGET_PAIRED_ACCURACY}", f"the retrieval probes are not available here ({exc})"
+        ) from exc
     return run_retrieval, load_retrieval_suite
 
 
@@ -251,15 +254,21 @@ def _audit_corpus(config: CheckConfig) -> list[str]:
         raise ConfigError("audit.corpus", str(exc)) from exc
 
 
-def _audit_outcomes(config: CheckConfig, passages: list[str], models: Sequence[str], errors: dict[str, str], thresholds: Mapping[str, float],
-                    **kwargs: Any) -> list[Outcome]:
+def _audit_outcomes(
+    config: CheckConfig, passages: list[str], models: Sequence[str], errors: dict[str, str], thresholds: Mapping[str, float], **kwargs: Any
+) -> list[Outcome]:
     """``max_twin_share`` on the ``[audit]`` corpus, at each model's threshold (its calibrated one, or the global one)."""
     from core.audit.risk import risk_summary
     from core.audit.run import audit_corpus
 
     limits = config.budgets.max_twin_share
     remaining = [m for m in models if m not in errors]
-    out = [Outcome(_canonical(m), BUDGET_TWIN_SHARE, mode, math.nan, lim, error=errors[m]) for m in models if m in errors for mode, lim in limits.items()]
+    out = [
+        Outcome(_canonical(m), BUDGET_TWIN_SHARE, mode, math.nan, lim, error=errors[m])
+        for m in models
+        if m in errors
+        for mode, lim in limits.items()
+    ]
     if not remaining:
         return out
     # Calibrated thresholds are keyed by the registry names the results carry, as the audit's models are.
@@ -336,10 +345,24 @@ def run_check(
                 errors[model] = reason
                 if name == "triples" and budgets.max_win_rate is not None:
                     outcomes.append(Outcome(_canonical(model), BUDGET_TRIPLES_WIN_RATE, "", math.nan, budgets.max_win_rate, error=reason))
-                outcomes += [Outcome(_canonical(model), BUDGET_RECALL_AT_K, f"{name}@{k}", math.nan, lim, error=reason) for k, lim in budgets.min_recall_at_k.items()]
+                outcomes += [
+                    Outcome(_canonical(model), BUDGET_RECALL_AT_K, f"{name}@{k}", math.nan, lim, error=reason)
+                    for k, lim in budgets.min_recall_at_k.items()
+                ]
     if budgets.needs_audit:
         outcomes += _audit_outcomes(config, passages, models, errors, thresholds, cache=cache, options=options, progress=progress)
     if retrieval is not None:
         backends = {**{m: r.backend for m, r in retrieval.reports.items() if r.backend}, **backends}
-    return GateRun(config, results, thresholds, table, retrieval, outcomes, errors, notes, time.perf_counter() - start,
-                   user_retrieval=user_results, backends=backends)
+    return GateRun(
+        config,
+        results,
+        thresholds,
+        table,
+        retrieval,
+        outcomes,
+        errors,
+        notes,
+        time.perf_counter() - start,
+        user_retrieval=user_results,
+        backends=backends,
+    )

@@ -54,7 +54,9 @@ def summary_markdown(
     lines += ["| model | budget | measured | limit | status | detail |", "|---|---|---:|---:|---|---|"]
     for o in outcomes:
         bound = "≤" if o.is_max else "≥"
-        lines.append(f"| {_cell(o.model)} | `{_cell(o.name)}` | {_value(o.measured)} | {bound} {o.limit:.3f} | {_ICON[o.status]} | {_cell(o.error or o.detail)} |")
+        lines.append(
+            f"| {_cell(o.model)} | `{_cell(o.name)}` | {_value(o.measured)} | {bound} {o.limit:.3f} | {_ICON[o.status]} | {_cell(o.error or o.detail)} |"
+        )
     if notes:
         lines += ["", *(f"- {_cell(n)}" for n in notes)]
     return "\n".join(lines) + "\n"

@@ -34,12 +34,37 @@ CROSSED_UP = "now above"
 CROSSED_DOWN = "now below"
 
 CATEGORY_COLUMNS = [
-    constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean_before", "mean_after", "mean_change", "mean_ci_low", "mean_ci_high",
-    "threshold_before", "threshold_after", "rate_before", "rate_after", "rate_change", "rate_ci_low", "rate_ci_high", "n_now_above", "n_now_below",
+    constants.COL_MODEL,
+    constants.COL_CATEGORY,
+    "n",
+    "mean_before",
+    "mean_after",
+    "mean_change",
+    "mean_ci_low",
+    "mean_ci_high",
+    "threshold_before",
+    "threshold_after",
+    "rate_before",
+    "rate_after",
+    "rate_change",
+    "rate_ci_low",
+    "rate_ci_high",
+    "n_now_above",
+    "n_now_below",
 ]
 CROSSED_COLUMNS = [
-    constants.COL_MODEL, constants.COL_CATEGORY, constants.COL_SUITE, constants.COL_PAIR_ID, constants.COL_VARIANT,
-    constants.COL_TEXT_A, constants.COL_TEXT_B, "cosine_before", "cosine_after", "threshold_before", "threshold_after", "direction",
+    constants.COL_MODEL,
+    constants.COL_CATEGORY,
+    constants.COL_SUITE,
+    constants.COL_PAIR_ID,
+    constants.COL_VARIANT,
+    constants.COL_TEXT_A,
+    constants.COL_TEXT_B,
+    "cosine_before",
+    "cosine_after",
+    "threshold_before",
+    "threshold_after",
+    "direction",
 ]
 
 
@@ -133,21 +158,49 @@ def diff_runs(
         ind_a, ind_b = g["above_before"].to_numpy(float), g["above_after"].to_numpy(float)
         mean_ci = interval_or_nan(bootstrap_diff_ci, cos_b, cos_a, **boot)
         rate_ci = interval_or_nan(bootstrap_diff_ci, ind_b, ind_a, **boot)
-        rows.append((
-            model, category, len(g), cos_a.mean(), cos_b.mean(), cos_b.mean() - cos_a.mean(), *mean_ci,
-            float(g["threshold_before"].iloc[0]), float(g["threshold_after"].iloc[0]),
-            ind_a.mean(), ind_b.mean(), ind_b.mean() - ind_a.mean(), *rate_ci,
-            int((~g["above_before"] & g["above_after"]).sum()), int((g["above_before"] & ~g["above_after"]).sum()),
-        ))
+        rows.append(
+            (
+                model,
+                category,
+                len(g),
+                cos_a.mean(),
+                cos_b.mean(),
+                cos_b.mean() - cos_a.mean(),
+                *mean_ci,
+                float(g["threshold_before"].iloc[0]),
+                float(g["threshold_after"].iloc[0]),
+                ind_a.mean(),
+                ind_b.mean(),
+                ind_b.mean() - ind_a.mean(),
+                *rate_ci,
+                int((~g["above_before"] & g["above_after"]).sum()),
+                int((g["above_before"] & ~g["above_after"]).sum()),
+            )
+        )
     categories = pd.DataFrame(rows, columns=CATEGORY_COLUMNS)
     changed = merged[merged["above_before"] != merged["above_after"]]
-    crossed = pd.DataFrame({
-        **{c: changed[c] for c in (constants.COL_MODEL, constants.COL_CATEGORY, constants.COL_SUITE, constants.COL_PAIR_ID, constants.COL_VARIANT,
-                                    constants.COL_TEXT_A, constants.COL_TEXT_B)},
-        "cosine_before": changed[f"{constants.COL_COSINE}_before"], "cosine_after": changed[f"{constants.COL_COSINE}_after"],
-        "threshold_before": changed["threshold_before"], "threshold_after": changed["threshold_after"],
-        "direction": np.where(changed["above_after"], CROSSED_UP, CROSSED_DOWN),
-    }, columns=CROSSED_COLUMNS).reset_index(drop=True)
+    crossed = pd.DataFrame(
+        {
+            **{
+                c: changed[c]
+                for c in (
+                    constants.COL_MODEL,
+                    constants.COL_CATEGORY,
+                    constants.COL_SUITE,
+                    constants.COL_PAIR_ID,
+                    constants.COL_VARIANT,
+                    constants.COL_TEXT_A,
+                    constants.COL_TEXT_B,
+                )
+            },
+            "cosine_before": changed[f"{constants.COL_COSINE}_before"],
+            "cosine_after": changed[f"{constants.COL_COSINE}_after"],
+            "threshold_before": changed["threshold_before"],
+            "threshold_after": changed["threshold_after"],
+            "direction": np.where(changed["above_after"], CROSSED_UP, CROSSED_DOWN),
+        },
+        columns=CROSSED_COLUMNS,
+    ).reset_index(drop=True)
     models_a, models_b = set(a[constants.COL_MODEL]), set(b[constants.COL_MODEL])
     return RunDiff(
         categories=categories,
@@ -180,10 +233,16 @@ def run_overview(results: pd.DataFrame, thresholds: Mapping[str, float]) -> pd.D
     frame = frame.dropna(subset=[constants.COL_COSINE])
     frame[constants.COL_THRESHOLD] = frame[constants.COL_MODEL].map(lambda m: float(thresholds.get(m, constants.DEFAULT_THRESHOLD)))
     frame["above"] = frame[constants.COL_COSINE] > frame[constants.COL_THRESHOLD]
-    out = frame.groupby([constants.COL_MODEL, constants.COL_CATEGORY], sort=False).agg(
-        n=(constants.COL_COSINE, "size"), mean_cosine=(constants.COL_COSINE, "mean"),
-        threshold=(constants.COL_THRESHOLD, "first"), share_above=("above", "mean"),
-    ).reset_index()
+    out = (
+        frame.groupby([constants.COL_MODEL, constants.COL_CATEGORY], sort=False)
+        .agg(
+            n=(constants.COL_COSINE, "size"),
+            mean_cosine=(constants.COL_COSINE, "mean"),
+            threshold=(constants.COL_THRESHOLD, "first"),
+            share_above=("above", "mean"),
+        )
+        .reset_index()
+    )
     return out[columns]
 
 
@@ -203,14 +262,24 @@ def diff_findings(diff: RunDiff, before: int, after: int) -> list[str]:
         return []
     up = int((diff.crossed["direction"] == CROSSED_UP).sum()) if not diff.crossed.empty else 0
     down = len(diff.crossed) - up
-    crossed = (f"{len(diff.crossed)} pair score{'' if len(diff.crossed) == 1 else 's'} crossed the threshold: "
-               f"{up} now above, {down} now below." if len(diff.crossed) else "No pair crossed the threshold.")
+    crossed = (
+        f"{len(diff.crossed)} pair score{'' if len(diff.crossed) == 1 else 's'} crossed the threshold: {up} now above, {down} now below."
+        if len(diff.crossed)
+        else "No pair crossed the threshold."
+    )
     big = cats.iloc[int(cats["mean_change"].abs().to_numpy(float).argmax())]
     if float(big["mean_change"]) == 0.0:
         return [f"Run #{after} scores the {diff.n_matched} pairs it shares with run #{before} as run #{before} did.", crossed]
     code = str(big[constants.COL_CATEGORY])
     # our labels read lower-case mid-sentence; a user's own category stays as they wrote it
     category = constants.CATEGORY_LABELS[code].lower() if code in constants.CATEGORY_LABELS else code or "uncategorised"
-    ci = f" (95% CI {big['mean_ci_low']:+.4f} to {big['mean_ci_high']:+.4f})" if pd.notna(big["mean_ci_low"]) and pd.notna(big["mean_ci_high"]) else ""
-    return [f"From run #{before} to run #{after}, the largest change is {short_name(str(big[constants.COL_MODEL]))} on {category} pairs: "
-            f"mean cosine {big['mean_change']:+.4f}{ci}.", crossed]
+    ci = (
+        f" (95% CI {big['mean_ci_low']:+.4f} to {big['mean_ci_high']:+.4f})"
+        if pd.notna(big["mean_ci_low"]) and pd.notna(big["mean_ci_high"])
+        else ""
+    )
+    return [
+        f"From run #{before} to run #{after}, the largest change is {short_name(str(big[constants.COL_MODEL]))} on {category} pairs: "
+        f"mean cosine {big['mean_change']:+.4f}{ci}.",
+        crossed,
+    ]

@@ -50,10 +50,22 @@ def _bars(summary: pd.DataFrame, value: str, title: str, y_title: str, percent: 
     fig = go.Figure()
     for model, group in summary.groupby(constants.COL_MODEL, sort=False):
         model = str(model)
-        fig.add_bar(name=short_name(model), x=[_category_label(c) for c in group[constants.COL_CATEGORY]], y=group[value],
-                    marker_color=model_color(model), hovertemplate="%{x}: %{y:" + (".1%" if percent else ".3f") + "}<extra>" + html.escape(short_name(model)) + "</extra>")
-    fig.update_layout(barmode="group", title=title, yaxis={"title": y_title, "tickformat": ".0%" if percent else None}, height=420,
-                      margin={"l": 40, "r": 10, "t": 50, "b": 40}, legend={"orientation": "h", "y": -0.2}, showlegend=True)
+        fig.add_bar(
+            name=short_name(model),
+            x=[_category_label(c) for c in group[constants.COL_CATEGORY]],
+            y=group[value],
+            marker_color=model_color(model),
+            hovertemplate="%{x}: %{y:" + (".1%" if percent else ".3f") + "}<extra>" + html.escape(short_name(model)) + "</extra>",
+        )
+    fig.update_layout(
+        barmode="group",
+        title=title,
+        yaxis={"title": y_title, "tickformat": ".0%" if percent else None},
+        height=420,
+        margin={"l": 40, "r": 10, "t": 50, "b": 40},
+        legend={"orientation": "h", "y": -0.2},
+        showlegend=True,
+    )
     return fig
 
 
@@ -62,11 +74,26 @@ def _distribution(results: pd.DataFrame, threshold: float) -> go.Figure:
     fig = go.Figure()
     for key, group in results.groupby(constants.COL_MODEL, sort=False):
         model = str(key)
-        fig.add_trace(go.Box(y=group[constants.COL_COSINE], name=short_name(model), marker_color=model_color(model), boxpoints="all", jitter=0.4,
-                             pointpos=0, text=[f"{a} | {b}" for a, b in zip(group[constants.COL_TEXT_A], group[constants.COL_TEXT_B], strict=True)],
-                             hovertemplate="%{y:.4f}<br>%{text}<extra></extra>"))
+        fig.add_trace(
+            go.Box(
+                y=group[constants.COL_COSINE],
+                name=short_name(model),
+                marker_color=model_color(model),
+                boxpoints="all",
+                jitter=0.4,
+                pointpos=0,
+                text=[f"{a} | {b}" for a, b in zip(group[constants.COL_TEXT_A], group[constants.COL_TEXT_B], strict=True)],
+                hovertemplate="%{y:.4f}<br>%{text}<extra></extra>",
+            )
+        )
     fig.add_hline(y=threshold, line_dash="dash", line_color="black", annotation_text=f"threshold {threshold:.2f}")
-    fig.update_layout(title="Every pair's cosine, per model", yaxis={"title": "cosine"}, height=420, margin={"l": 40, "r": 10, "t": 50, "b": 40}, showlegend=False)
+    fig.update_layout(
+        title="Every pair's cosine, per model",
+        yaxis={"title": "cosine"},
+        height=420,
+        margin={"l": 40, "r": 10, "t": 50, "b": 40},
+        showlegend=False,
+    )
     return fig
 
 
@@ -80,7 +107,9 @@ def _table(frame: pd.DataFrame, numeric: Mapping[str, str]) -> str:
             if column in numeric and isinstance(value, (int, float)) and value == value:
                 cells.append(f'<td class="num">{format(value, numeric[column])}</td>')
             else:
-                cells.append(f"<td>{html.escape('—' if value is None or (isinstance(value, float) and value != value) else str(value))}</td>")
+                cells.append(
+                    f"<td>{html.escape('—' if value is None or (isinstance(value, float) and value != value) else str(value))}</td>"
+                )
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
@@ -97,11 +126,16 @@ def non_matching(results: pd.DataFrame, match: pd.Series | None = None) -> pd.Da
 def _worst(pool: pd.DataFrame, threshold: float) -> pd.DataFrame:
     """The non-matching pairs scored highest, both texts in full."""
     top = pool.sort_values(constants.COL_COSINE, ascending=False, kind="stable").head(WORST_ROWS)
-    out = pd.DataFrame({
-        "model": top[constants.COL_MODEL].map(short_name), "cosine": top[constants.COL_COSINE],
-        "verdict": ["above threshold" if c > threshold else "at or below threshold" for c in top[constants.COL_COSINE]],
-        "category": top[constants.COL_CATEGORY].map(_category_label), "sentence A": top[constants.COL_TEXT_A], "sentence B": top[constants.COL_TEXT_B],
-    })
+    out = pd.DataFrame(
+        {
+            "model": top[constants.COL_MODEL].map(short_name),
+            "cosine": top[constants.COL_COSINE],
+            "verdict": ["above threshold" if c > threshold else "at or below threshold" for c in top[constants.COL_COSINE]],
+            "category": top[constants.COL_CATEGORY].map(_category_label),
+            "sentence A": top[constants.COL_TEXT_A],
+            "sentence B": top[constants.COL_TEXT_B],
+        }
+    )
     if constants.COL_LABEL in top.columns:
         out.insert(4, "label", top[constants.COL_LABEL].to_numpy())
     return out
@@ -134,9 +168,17 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def report_html(results: pd.DataFrame, threshold: float, title: str, settings: Mapping[str, Any] | None = None,
-                models: pd.DataFrame | None = None, created_at: datetime | None = None, label_sentences: Sequence[str] = (),
-                match: pd.Series | None = None, label_settings: Mapping[str, str] | None = None) -> str:
+def report_html(
+    results: pd.DataFrame,
+    threshold: float,
+    title: str,
+    settings: Mapping[str, Any] | None = None,
+    models: pd.DataFrame | None = None,
+    created_at: datetime | None = None,
+    label_sentences: Sequence[str] = (),
+    match: pd.Series | None = None,
+    label_settings: Mapping[str, str] | None = None,
+) -> str:
     """A self-contained HTML report of one run.
 
     Args:
@@ -169,17 +211,26 @@ def report_html(results: pd.DataFrame, threshold: float, title: str, settings: M
     n_models, n_pairs = results[constants.COL_MODEL].nunique(), len(results) // max(1, results[constants.COL_MODEL].nunique())
     means = results.groupby(constants.COL_MODEL, sort=False)[constants.COL_COSINE].mean()
     shares = results.groupby(constants.COL_MODEL, sort=False)[constants.COL_COSINE].apply(lambda c: float((c > threshold).mean()))
-    sentences.append(f"{n_pairs} pairs scored by {n_models} model(s): " + "; ".join(
-        f"{short_name(m)} mean cosine {means[m]:.3f}, {100 * shares[m]:.0f}% above {threshold:.2f}" for m in means.index) + ".")
+    sentences.append(
+        f"{n_pairs} pairs scored by {n_models} model(s): "
+        + "; ".join(f"{short_name(m)} mean cosine {means[m]:.3f}, {100 * shares[m]:.0f}% above {threshold:.2f}" for m in means.index)
+        + "."
+    )
     figures = [
         _bars(summary, "mean", "Mean cosine by category", "mean cosine", percent=False),
         _bars(summary, "failure_rate", f"Share of pairs above {threshold:.2f} by category", "share above threshold", percent=True),
         _distribution(results, threshold),
     ]
     charts = [pio.to_html(fig, full_html=False, include_plotlyjs=i == 0, config={"displaylogo": False}) for i, fig in enumerate(figures)]
-    shown_summary = summary.assign(**{constants.COL_MODEL: summary[constants.COL_MODEL].map(short_name),
-                                      constants.COL_CATEGORY: summary[constants.COL_CATEGORY].map(_category_label)})
-    shown_summary = shown_summary[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean", "sd", "failure_rate"]].rename(columns={"failure_rate": "share above threshold"})
+    shown_summary = summary.assign(
+        **{
+            constants.COL_MODEL: summary[constants.COL_MODEL].map(short_name),
+            constants.COL_CATEGORY: summary[constants.COL_CATEGORY].map(_category_label),
+        }
+    )
+    shown_summary = shown_summary[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean", "sd", "failure_rate"]].rename(
+        columns={"failure_rate": "share above threshold"}
+    )
     when = (created_at or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     if match is not None and len(match) != len(results):
         raise ValueError(f"match has {len(match)} rows, the results {len(results)}")
@@ -188,20 +239,33 @@ def report_html(results: pd.DataFrame, threshold: float, title: str, settings: M
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'>{REPORT_MARKER}",
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1><p class='meta'>{html.escape(when)} · threshold {threshold:.2f} · made by cosine-probe</p>",
-        "<h2>Findings</h2>", *[f"<p class='finding'>{html.escape(s)}</p>" for s in sentences],
-        "<h2>Charts</h2>", *charts,
+        "<h2>Findings</h2>",
+        *[f"<p class='finding'>{html.escape(s)}</p>" for s in sentences],
+        "<h2>Charts</h2>",
+        *charts,
         f"<h2>Worst cases (top {min(WORST_ROWS, len(pool))} of {len(pool)} pair scores that should not match)</h2>",
-        "<p class='meta'>" + html.escape("Pairs the labels call no match." if match is not None and (match == 0).any() else
-                                         "Every pair but the paraphrase controls: failure modes, contradictions, negative and near-miss controls.") + "</p>",
+        "<p class='meta'>"
+        + html.escape(
+            "Pairs the labels call no match."
+            if match is not None and (match == 0).any()
+            else "Every pair but the paraphrase controls: failure modes, contradictions, negative and near-miss controls."
+        )
+        + "</p>",
         _table(_worst(pool, threshold), {"cosine": ".4f"}),
-        "<h2>By category</h2>", _table(shown_summary, {"mean": ".3f", "sd": ".3f", "share above threshold": ".1%"}),
+        "<h2>By category</h2>",
+        _table(shown_summary, {"mean": ".3f", "sd": ".3f", "share above threshold": ".1%"}),
     ]
     models = models if models is not None and not models.empty else _models(results)
     parts += ["<h2>Models</h2>", _table(models.astype(object), {})]
     if label_settings:
         parts += ["<h2>Labels</h2>", _table(pd.DataFrame(list(label_settings.items()), columns=["setting", "value"]), {})]
-    parts += ["<h2>Settings</h2>", f"<pre>{html.escape(json.dumps(dict(settings or {}), indent=2, default=str, ensure_ascii=False))}</pre>",
-              "<h2>Versions</h2>", _table(pd.DataFrame(list(_versions().items()), columns=["package", "version"]), {}), "</body></html>"]
+    parts += [
+        "<h2>Settings</h2>",
+        f"<pre>{html.escape(json.dumps(dict(settings or {}), indent=2, default=str, ensure_ascii=False))}</pre>",
+        "<h2>Versions</h2>",
+        _table(pd.DataFrame(list(_versions().items()), columns=["package", "version"]), {}),
+        "</body></html>",
+    ]
     return "\n".join(parts)
 
 
@@ -230,5 +294,14 @@ def run_report(run_id: int, path: str | None = None, labels: LabelReader | None 
     threshold = run.threshold if run.threshold is not None else constants.DEFAULT_THRESHOLD
     settings = {"command": run.command, "origin": run.origin, "source": run.source, **run.settings}
     said, match, label_settings = labels(run.results, threshold, run.settings.get("match_label")) if labels is not None else ((), None, {})
-    return report_html(run.results, threshold, f"cosine-probe run {run.run_id}: {run.command}", settings, run.models, run.created_at,
-                       label_sentences=said, match=match, label_settings=label_settings)
+    return report_html(
+        run.results,
+        threshold,
+        f"cosine-probe run {run.run_id}: {run.command}",
+        settings,
+        run.models,
+        run.created_at,
+        label_sentences=said,
+        match=match,
+        label_settings=label_settings,
+    )

@@ -81,8 +81,17 @@ def retrieval_pairs(scores: pd.DataFrame, suite: str) -> pd.DataFrame:
     Raises:
         ValueError: ``scores`` lacks a needed column.
     """
-    needed = [constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_GROUP_ID, constants.COL_MODE, constants.COL_ANCHOR,
-              constants.COL_PARAPHRASE, "variant", "cosine_paraphrase", "cosine_variant"]
+    needed = [
+        constants.COL_MODEL,
+        constants.COL_MITIGATION,
+        constants.COL_GROUP_ID,
+        constants.COL_MODE,
+        constants.COL_ANCHOR,
+        constants.COL_PARAPHRASE,
+        "variant",
+        "cosine_paraphrase",
+        "cosine_variant",
+    ]
     missing = [c for c in needed if c not in scores.columns]
     if missing:
         raise ValueError(f"the retrieval scores lack columns {missing}")
@@ -92,24 +101,41 @@ def retrieval_pairs(scores: pd.DataFrame, suite: str) -> pd.DataFrame:
     variant_keys = [constants.COL_MODEL, constants.COL_GROUP_ID, constants.COL_MODE]
     if mitigated:
         dense = _mitigated(dense, scores, variant_keys, "score_variant")
-    variants = pd.DataFrame({
-        constants.COL_MODEL: dense[constants.COL_MODEL], constants.COL_SUITE: suite, constants.COL_CATEGORY: dense[constants.COL_MODE],
-        constants.COL_PAIR_ID: dense[constants.COL_GROUP_ID].astype(str) + "/" + dense[constants.COL_MODE].astype(str),
-        constants.COL_TEXT_A: dense[constants.COL_ANCHOR], constants.COL_TEXT_B: dense["variant"], constants.COL_COSINE: dense["cosine_variant"],
-        **{c: dense[c] for c in extra}, **{c: dense[c] for c in dense.columns if c.startswith("score[")},
-    })
+    variants = pd.DataFrame(
+        {
+            constants.COL_MODEL: dense[constants.COL_MODEL],
+            constants.COL_SUITE: suite,
+            constants.COL_CATEGORY: dense[constants.COL_MODE],
+            constants.COL_PAIR_ID: dense[constants.COL_GROUP_ID].astype(str) + "/" + dense[constants.COL_MODE].astype(str),
+            constants.COL_TEXT_A: dense[constants.COL_ANCHOR],
+            constants.COL_TEXT_B: dense["variant"],
+            constants.COL_COSINE: dense["cosine_variant"],
+            **{c: dense[c] for c in extra},
+            **{c: dense[c] for c in dense.columns if c.startswith("score[")},
+        }
+    )
     group_keys = [constants.COL_MODEL, constants.COL_GROUP_ID]
     groups = dense.drop_duplicates(group_keys)[[c for c in dense.columns if not c.startswith("score[")]]
     if mitigated:
         groups = _mitigated(groups, scores.drop_duplicates([*group_keys, constants.COL_MITIGATION]), group_keys, "score_paraphrase")
-    paraphrases = pd.DataFrame({
-        constants.COL_MODEL: groups[constants.COL_MODEL], constants.COL_SUITE: suite, constants.COL_CATEGORY: constants.CAT_POSITIVE,
-        constants.COL_PAIR_ID: groups[constants.COL_GROUP_ID].astype(str) + "/paraphrase",
-        constants.COL_TEXT_A: groups[constants.COL_ANCHOR], constants.COL_TEXT_B: groups[constants.COL_PARAPHRASE], constants.COL_COSINE: groups["cosine_paraphrase"],
-        **({constants.COL_DOMAIN: groups[constants.COL_DOMAIN]} if constants.COL_DOMAIN in groups.columns else {}),
-        **{c: groups[c] for c in groups.columns if c.startswith("score[")},
-    })
-    return pd.concat([paraphrases, variants], ignore_index=True).sort_values([constants.COL_MODEL, constants.COL_PAIR_ID], kind="stable").reset_index(drop=True)
+    paraphrases = pd.DataFrame(
+        {
+            constants.COL_MODEL: groups[constants.COL_MODEL],
+            constants.COL_SUITE: suite,
+            constants.COL_CATEGORY: constants.CAT_POSITIVE,
+            constants.COL_PAIR_ID: groups[constants.COL_GROUP_ID].astype(str) + "/paraphrase",
+            constants.COL_TEXT_A: groups[constants.COL_ANCHOR],
+            constants.COL_TEXT_B: groups[constants.COL_PARAPHRASE],
+            constants.COL_COSINE: groups["cosine_paraphrase"],
+            **({constants.COL_DOMAIN: groups[constants.COL_DOMAIN]} if constants.COL_DOMAIN in groups.columns else {}),
+            **{c: groups[c] for c in groups.columns if c.startswith("score[")},
+        }
+    )
+    return (
+        pd.concat([paraphrases, variants], ignore_index=True)
+        .sort_values([constants.COL_MODEL, constants.COL_PAIR_ID], kind="stable")
+        .reset_index(drop=True)
+    )
 
 
 def corpus_pairs(pairs: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -120,8 +146,17 @@ def corpus_pairs(pairs: pd.DataFrame, name: str) -> pd.DataFrame:
     Raises:
         ValueError: ``pairs`` lacks a needed column.
     """
-    needed = [constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_QUERY, "original", constants.COL_MODE, constants.COL_RULE, "variant",
-              "score_original", "score_variant"]
+    needed = [
+        constants.COL_MODEL,
+        constants.COL_MITIGATION,
+        constants.COL_QUERY,
+        "original",
+        constants.COL_MODE,
+        constants.COL_RULE,
+        "variant",
+        "score_original",
+        "score_variant",
+    ]
     missing = [c for c in needed if c not in pairs.columns]
     if missing:
         raise ValueError(f"the corpus-mode pairs lack columns {missing}")
@@ -129,21 +164,43 @@ def corpus_pairs(pairs: pd.DataFrame, name: str) -> pd.DataFrame:
     dense = _mitigated(pairs[pairs[constants.COL_MITIGATION] == constants.MITIGATION_NONE], pairs, keys, "score_variant")
     mitigated = [c for c in dense.columns if c.startswith("score[")]
     query_id = dense.groupby(constants.COL_MODEL, sort=False)[constants.COL_QUERY].transform(lambda q: pd.factorize(q)[0]).astype(str)
-    variants = pd.DataFrame({
-        constants.COL_MODEL: dense[constants.COL_MODEL], constants.COL_SUITE: name, constants.COL_CATEGORY: dense[constants.COL_MODE],
-        constants.COL_PAIR_ID: "q" + query_id + "/" + dense[constants.COL_RULE].astype(str), constants.COL_TEXT_A: dense[constants.COL_QUERY],
-        constants.COL_TEXT_B: dense["variant"], constants.COL_COSINE: dense["score_variant"],
-        **{c: dense[c] for c in (constants.COL_OUTRANKS, "rank_original") if c in dense.columns}, **{c: dense[c] for c in mitigated},
-    })
+    variants = pd.DataFrame(
+        {
+            constants.COL_MODEL: dense[constants.COL_MODEL],
+            constants.COL_SUITE: name,
+            constants.COL_CATEGORY: dense[constants.COL_MODE],
+            constants.COL_PAIR_ID: "q" + query_id + "/" + dense[constants.COL_RULE].astype(str),
+            constants.COL_TEXT_A: dense[constants.COL_QUERY],
+            constants.COL_TEXT_B: dense["variant"],
+            constants.COL_COSINE: dense["score_variant"],
+            **{c: dense[c] for c in (constants.COL_OUTRANKS, "rank_original") if c in dense.columns},
+            **{c: dense[c] for c in mitigated},
+        }
+    )
     first = dense.assign(_qid=query_id).drop_duplicates([constants.COL_MODEL, constants.COL_QUERY])
-    tops = _mitigated(first.drop(columns=mitigated), pairs.drop_duplicates([constants.COL_MODEL, constants.COL_QUERY, constants.COL_MITIGATION]),
-                      [constants.COL_MODEL, constants.COL_QUERY], "score_original")
-    originals = pd.DataFrame({
-        constants.COL_MODEL: tops[constants.COL_MODEL], constants.COL_SUITE: name, constants.COL_CATEGORY: constants.CAT_POSITIVE,
-        constants.COL_PAIR_ID: "q" + tops["_qid"] + "/top", constants.COL_TEXT_A: tops[constants.COL_QUERY], constants.COL_TEXT_B: tops["original"],
-        constants.COL_COSINE: tops["score_original"], **{c: tops[c] for c in tops.columns if c.startswith("score[")},
-    })
-    return pd.concat([originals, variants], ignore_index=True).sort_values([constants.COL_MODEL, constants.COL_PAIR_ID], kind="stable").reset_index(drop=True)
+    tops = _mitigated(
+        first.drop(columns=mitigated),
+        pairs.drop_duplicates([constants.COL_MODEL, constants.COL_QUERY, constants.COL_MITIGATION]),
+        [constants.COL_MODEL, constants.COL_QUERY],
+        "score_original",
+    )
+    originals = pd.DataFrame(
+        {
+            constants.COL_MODEL: tops[constants.COL_MODEL],
+            constants.COL_SUITE: name,
+            constants.COL_CATEGORY: constants.CAT_POSITIVE,
+            constants.COL_PAIR_ID: "q" + tops["_qid"] + "/top",
+            constants.COL_TEXT_A: tops[constants.COL_QUERY],
+            constants.COL_TEXT_B: tops["original"],
+            constants.COL_COSINE: tops["score_original"],
+            **{c: tops[c] for c in tops.columns if c.startswith("score[")},
+        }
+    )
+    return (
+        pd.concat([originals, variants], ignore_index=True)
+        .sort_values([constants.COL_MODEL, constants.COL_PAIR_ID], kind="stable")
+        .reset_index(drop=True)
+    )
 
 
 def mitigation_settings(mitigations: Sequence[Any]) -> list[dict[str, Any]]:
@@ -220,15 +277,17 @@ def tune_record(result: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
         settings holding the run's ``config``.
     """
     scores = result.scores
-    pairs = pd.DataFrame({
-        constants.COL_MODEL: result.doc["model"] + " [" + scores[constants.COL_SETTING] + "]",
-        constants.COL_PAIR_ID: scores[constants.COL_GROUP_ID] + ":" + scores[constants.COL_MODE],
-        constants.COL_CATEGORY: scores[constants.COL_MODE],
-        constants.COL_TEXT_A: scores[constants.COL_ANCHOR],
-        constants.COL_TEXT_B: scores[constants.ROLE_VARIANT],
-        constants.COL_COSINE: scores["cosine_variant"],
-        constants.COL_SPLIT: scores[constants.COL_SPLIT],
-    })
+    pairs = pd.DataFrame(
+        {
+            constants.COL_MODEL: result.doc["model"] + " [" + scores[constants.COL_SETTING] + "]",
+            constants.COL_PAIR_ID: scores[constants.COL_GROUP_ID] + ":" + scores[constants.COL_MODE],
+            constants.COL_CATEGORY: scores[constants.COL_MODE],
+            constants.COL_TEXT_A: scores[constants.COL_ANCHOR],
+            constants.COL_TEXT_B: scores[constants.ROLE_VARIANT],
+            constants.COL_COSINE: scores["cosine_variant"],
+            constants.COL_SPLIT: scores[constants.COL_SPLIT],
+        }
+    )
     return pairs, {"config": result.doc["config"]}
 
 
@@ -245,9 +304,15 @@ def audit_pairs(pairs: pd.DataFrame, name: str) -> pd.DataFrame:
     if missing:
         raise ValueError(f"the audit's pairs lack columns {missing}")
     category = pairs["mode"].where(pairs["kind"] == "twin", pairs["kind"]).astype(str)
-    return pd.DataFrame({
-        constants.COL_MODEL: pairs[constants.COL_MODEL], constants.COL_SUITE: name, constants.COL_CATEGORY: category,
-        constants.COL_PAIR_ID: pairs["id_a"].astype(str) + "~" + pairs["id_b"].astype(str),
-        constants.COL_TEXT_A: pairs[constants.COL_TEXT_A], constants.COL_TEXT_B: pairs[constants.COL_TEXT_B],
-        constants.COL_COSINE: pairs[constants.COL_COSINE].astype(float), "kind": pairs["kind"],
-    })
+    return pd.DataFrame(
+        {
+            constants.COL_MODEL: pairs[constants.COL_MODEL],
+            constants.COL_SUITE: name,
+            constants.COL_CATEGORY: category,
+            constants.COL_PAIR_ID: pairs["id_a"].astype(str) + "~" + pairs["id_b"].astype(str),
+            constants.COL_TEXT_A: pairs[constants.COL_TEXT_A],
+            constants.COL_TEXT_B: pairs[constants.COL_TEXT_B],
+            constants.COL_COSINE: pairs[constants.COL_COSINE].astype(float),
+            "kind": pairs["kind"],
+        }
+    )

@@ -58,8 +58,16 @@ STATUS_ERROR = "error"
 
 # The per-pair columns kept as columns; every other column of a results table goes into ``extra``.
 PAIR_COLUMNS = (
-    constants.COL_MODEL, constants.COL_SUITE, constants.COL_CATEGORY, constants.COL_PAIR_ID, constants.COL_VARIANT,
-    constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE, constants.COL_TOKENS_A, constants.COL_TOKENS_B,
+    constants.COL_MODEL,
+    constants.COL_SUITE,
+    constants.COL_CATEGORY,
+    constants.COL_PAIR_ID,
+    constants.COL_VARIANT,
+    constants.COL_TEXT_A,
+    constants.COL_TEXT_B,
+    constants.COL_COSINE,
+    constants.COL_TOKENS_A,
+    constants.COL_TOKENS_B,
     constants.COL_TRUNCATED,
 )
 _REQUIRED = (constants.COL_MODEL, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE)
@@ -80,7 +88,20 @@ _SCHEMA = (
 
 # Columns added after schema 1; an older history file gains them (and its runs their digests) when opened.
 _ADDED_RUN_COLUMNS = (("pairs_digest", "VARCHAR"), ("name", "VARCHAR"), ("pinned", "BOOLEAN DEFAULT FALSE"))
-_RUN_COLUMNS = ("run_id", "created_at", "origin", "command", "threshold", "source", "n_pairs", "settings", "tool_version", "pairs_digest", "name", "pinned")
+_RUN_COLUMNS = (
+    "run_id",
+    "created_at",
+    "origin",
+    "command",
+    "threshold",
+    "source",
+    "n_pairs",
+    "settings",
+    "tool_version",
+    "pairs_digest",
+    "name",
+    "pinned",
+)
 # The digest of what a run scored: its first model's pairs (the model of row 0) in row order, each text
 # length-prefixed so no separator inside a text can make two different pair lists collide.
 _DIGEST_SQL = """
@@ -265,7 +286,15 @@ def _pair_rows(results: pd.DataFrame) -> pd.DataFrame:
     for col in (constants.COL_TOKENS_A, constants.COL_TOKENS_B):
         out[col] = pd.to_numeric(out[col], errors="coerce").astype("Int64")
     out[constants.COL_TRUNCATED] = out[constants.COL_TRUNCATED].astype("boolean")
-    for col in (constants.COL_MODEL, constants.COL_SUITE, constants.COL_CATEGORY, constants.COL_PAIR_ID, constants.COL_VARIANT, constants.COL_TEXT_A, constants.COL_TEXT_B):
+    for col in (
+        constants.COL_MODEL,
+        constants.COL_SUITE,
+        constants.COL_CATEGORY,
+        constants.COL_PAIR_ID,
+        constants.COL_VARIANT,
+        constants.COL_TEXT_A,
+        constants.COL_TEXT_B,
+    ):
         out[col] = out[col].map(lambda v: None if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)).astype(object)
     extra = [c for c in results.columns if c not in PAIR_COLUMNS]
     records = results[extra].to_dict("records") if extra else [{}] * n
@@ -296,8 +325,17 @@ def _model_rows(results: pd.DataFrame, errors: Mapping[str, str], backends: Mapp
             pass  # an unresolvable name is still recorded, without metadata
         backend = ran.get(str(name), backend)
         ok = name in counts.index
-        rows.append({"model": str(name), "revision": revision, "backend": backend, "model_source": source,
-                     "status": STATUS_OK if ok else STATUS_ERROR, "error": None if ok else redact(errors[name]), "n_results": int(counts.get(name, 0))})
+        rows.append(
+            {
+                "model": str(name),
+                "revision": revision,
+                "backend": backend,
+                "model_source": source,
+                "status": STATUS_OK if ok else STATUS_ERROR,
+                "error": None if ok else redact(errors[name]),
+                "n_results": int(counts.get(name, 0)),
+            }
+        )
     return pd.DataFrame(rows, columns=["model", "revision", "backend", "model_source", "status", "error", "n_results"])
 
 
@@ -367,7 +405,9 @@ def record_run(
         raise ValueError(f"settings are not JSON: {exc}") from exc
     threshold = settings.get("threshold")
     # A run with no threshold (retrieval ranks, it does not cut) stores none, never NaN.
-    threshold = float(threshold) if isinstance(threshold, int | float) and not isinstance(threshold, bool) and math.isfinite(threshold) else None
+    threshold = (
+        float(threshold) if isinstance(threshold, int | float) and not isinstance(threshold, bool) and math.isfinite(threshold) else None
+    )
     pairs = _pair_rows(results)
     backends = settings.get("backends")
     models = _model_rows(results, errors or {}, backends if isinstance(backends, Mapping) else None)
@@ -379,8 +419,20 @@ def record_run(
             run_id = int(con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs").fetchone()[0])
             con.execute(
                 f"INSERT INTO runs ({', '.join(_RUN_COLUMNS)}) VALUES ({', '.join('?' * len(_RUN_COLUMNS))})",
-                [run_id, datetime.now(UTC).replace(tzinfo=None), origin, command.strip(), threshold, describe_sources(settings), n_pairs, settings_json,
-                 _tool_version(), None, None, False],
+                [
+                    run_id,
+                    datetime.now(UTC).replace(tzinfo=None),
+                    origin,
+                    command.strip(),
+                    threshold,
+                    describe_sources(settings),
+                    n_pairs,
+                    settings_json,
+                    _tool_version(),
+                    None,
+                    None,
+                    False,
+                ],
             )
             _insert_frame(con, "run_models", models.assign(run_id=run_id))
             _insert_frame(con, "pair_results", pairs.assign(run_id=run_id))
@@ -435,20 +487,38 @@ def load_run(run_id: int, path: str | Path | None = None, timeout: float = const
     """
     run_id = _check_id(run_id)
     with _connect(_resolve(path), timeout) as con:
-        row = con.execute("SELECT run_id, created_at, origin, command, threshold, source, settings, pairs_digest, name, coalesce(pinned, false) "
-                          "FROM runs WHERE run_id = ?", [run_id]).fetchone()
+        row = con.execute(
+            "SELECT run_id, created_at, origin, command, threshold, source, settings, pairs_digest, name, coalesce(pinned, false) "
+            "FROM runs WHERE run_id = ?",
+            [run_id],
+        ).fetchone()
         if row is None:
             last = con.execute("SELECT max(run_id) FROM runs").fetchone()[0]
             raise ValueError(f"no run {run_id} in the history ({'it is empty' if last is None else f'runs go up to {last}'})")
-        models = con.execute("SELECT model, revision, backend, model_source, status, error, n_results FROM run_models WHERE run_id = ? ORDER BY rowid", [run_id]).df()
+        models = con.execute(
+            "SELECT model, revision, backend, model_source, status, error, n_results FROM run_models WHERE run_id = ? ORDER BY rowid",
+            [run_id],
+        ).df()
         columns = ", ".join(["row_index", *PAIR_COLUMNS, "extra"])
         results = con.execute(f"SELECT {columns} FROM pair_results WHERE run_id = ? ORDER BY model, row_index", [run_id]).df()
     # Keep the run's model order (the order it scored them in), not the alphabetical one.
     order = {m: i for i, m in enumerate(models["model"])}
     results = results.sort_values(["model", "row_index"], key=lambda s: s.map(order) if s.name == "model" else s, kind="stable")
     results = _restore_extra(results.drop(columns="row_index").reset_index(drop=True))
-    return StoredRun(int(row[0]), row[1], row[2], row[3], row[4], row[5] or "", json.loads(row[6] or "{}"), models, results,
-                     pairs_digest=row[7], name=row[8], pinned=bool(row[9]))
+    return StoredRun(
+        int(row[0]),
+        row[1],
+        row[2],
+        row[3],
+        row[4],
+        row[5] or "",
+        json.loads(row[6] or "{}"),
+        models,
+        results,
+        pairs_digest=row[7],
+        name=row[8],
+        pinned=bool(row[9]),
+    )
 
 
 def export_run(run_id: int, out: str | Path, path: str | Path | None = None) -> Path:
@@ -464,7 +534,9 @@ def export_run(run_id: int, out: str | Path, path: str | Path | None = None) -> 
         raise ValueError(f"no folder {out.parent} to write {out.name} into")
     history = _resolve(path)
     if any(same_file(out, kept) for kept in history_files(history)):
-        raise ValueError(f"--out {out} is the run history itself; writing the export there would destroy every stored run. Name another file")
+        raise ValueError(
+            f"--out {out} is the run history itself; writing the export there would destroy every stored run. Name another file"
+        )
     run = load_run(run_id, path)
     meta = run.models[["model", "revision", "backend"]]
     frame = run.results.merge(meta, on=constants.COL_MODEL, how="left")
@@ -488,7 +560,10 @@ def run_models(run_id: int, path: str | Path | None = None, timeout: float = con
     """
     run_id = _check_id(run_id)
     with _connect(_resolve(path), timeout) as con:
-        return con.execute("SELECT model, revision, backend, model_source, status, error, n_results FROM run_models WHERE run_id = ? ORDER BY rowid", [run_id]).df()
+        return con.execute(
+            "SELECT model, revision, backend, model_source, status, error, n_results FROM run_models WHERE run_id = ? ORDER BY rowid",
+            [run_id],
+        ).df()
 
 
 # ------------------------------------------------------------------ naming, pinning, deleting
@@ -502,7 +577,9 @@ def _existing(con: Any, run_id: int) -> tuple[Any, ...]:
     return tuple(row)
 
 
-def name_run(run_id: int, name: str | None, path: str | Path | None = None, timeout: float = constants.HISTORY_LOCK_TIMEOUT_SECONDS) -> None:
+def name_run(
+    run_id: int, name: str | None, path: str | Path | None = None, timeout: float = constants.HISTORY_LOCK_TIMEOUT_SECONDS
+) -> None:
     """Give a run a name (None or blank removes it).
 
     Raises:
@@ -518,7 +595,9 @@ def name_run(run_id: int, name: str | None, path: str | Path | None = None, time
         con.execute("UPDATE runs SET name = ? WHERE run_id = ?", [text or None, run_id])
 
 
-def pin_run(run_id: int, pinned: bool = True, path: str | Path | None = None, timeout: float = constants.HISTORY_LOCK_TIMEOUT_SECONDS) -> None:
+def pin_run(
+    run_id: int, pinned: bool = True, path: str | Path | None = None, timeout: float = constants.HISTORY_LOCK_TIMEOUT_SECONDS
+) -> None:
     """Pin a run (kept from deletion, compared against first) or unpin it.
 
     Raises:

@@ -371,5 +371,3 @@ def modes_differing(text_a: str, text_b: str) -> set[str]:
     _require_texts(text_a, text_b)
     pair = _Pair(text_a, text_b)
     return {mode for mode, rule in _RULES.items() if rule(pair)}
-
-

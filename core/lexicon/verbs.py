@@ -110,7 +110,9 @@ def find_verb_group(s: Sentence) -> VerbGroup | None:
                 lem = lemmas(s.tokens[j]).get("VERB")
                 if lem and s.tokens[j][:1].islower() and s.lower(j) not in NOT_VERBS:
                     main = (j, lem[0])
-            if w in BE_FORMS and (main is None or not s.lower(main[0]).endswith(("ed", "en", "ing")) and finite_verb_form(s.tokens[main[0]]) is None):
+            if w in BE_FORMS and (
+                main is None or not s.lower(main[0]).endswith(("ed", "en", "ing")) and finite_verb_form(s.tokens[main[0]]) is None
+            ):
                 return VerbGroup(i, i, w, "be", "BE")
             if main is None:
                 if w in BE_FORMS:

@@ -11,10 +11,35 @@ from __future__ import annotations
 
 # ------------------------------------------------------------------ function words and the verb group
 
-DETERMINERS = frozenset({
-    "a", "an", "the", "this", "that", "these", "those", "its", "his", "her", "their", "our", "my", "your",
-    "each", "every", "all", "some", "no", "any", "many", "few", "most", "several", "both",
-})
+DETERMINERS = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "its",
+        "his",
+        "her",
+        "their",
+        "our",
+        "my",
+        "your",
+        "each",
+        "every",
+        "all",
+        "some",
+        "no",
+        "any",
+        "many",
+        "few",
+        "most",
+        "several",
+        "both",
+    }
+)
 PRONOUN_SUBJECTS = frozenset({"i", "we", "you", "they", "he", "she", "it"})
 PLURAL_PRONOUNS = frozenset({"we", "you", "they", "i"})
 BE_FORMS = frozenset({"is", "are", "was", "were", "am"})
@@ -23,20 +48,97 @@ DO_FORMS = frozenset({"do", "does", "did"})
 MODALS = frozenset({"will", "would", "can", "could", "shall", "should", "may", "might", "must"})
 AUXILIARIES = BE_FORMS | HAVE_FORMS | DO_FORMS | MODALS
 # Words that end a noun phrase: the object of "acquired" in "acquired YouTube in 2006" is "YouTube".
-PHRASE_BREAKS = frozenset({
-    "in", "on", "at", "for", "with", "from", "to", "by", "after", "before", "during", "since", "because",
-    "and", "or", "but", "that", "which", "who", "when", "while", "if", "than", "as", "into", "over",
-    "under", "between", "without", "within", "yesterday", "today", "tomorrow", "last", "next",
-})
+PHRASE_BREAKS = frozenset(
+    {
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "from",
+        "to",
+        "by",
+        "after",
+        "before",
+        "during",
+        "since",
+        "because",
+        "and",
+        "or",
+        "but",
+        "that",
+        "which",
+        "who",
+        "when",
+        "while",
+        "if",
+        "than",
+        "as",
+        "into",
+        "over",
+        "under",
+        "between",
+        "without",
+        "within",
+        "yesterday",
+        "today",
+        "tomorrow",
+        "last",
+        "next",
+    }
+)
 # Not verbs even though the lexicon lists a verb reading ("patient", "report" are handled by position).
-NOT_VERBS = DETERMINERS | PHRASE_BREAKS | PRONOUN_SUBJECTS | frozenset({
-    "not", "never", "very", "also", "only", "just", "more", "less", "than", "of", "new", "one", "up",
-    "down", "out", "off", "there", "here", "then", "now", "so", "such", "none", "much", "too",
-})
+NOT_VERBS = (
+    DETERMINERS
+    | PHRASE_BREAKS
+    | PRONOUN_SUBJECTS
+    | frozenset(
+        {
+            "not",
+            "never",
+            "very",
+            "also",
+            "only",
+            "just",
+            "more",
+            "less",
+            "than",
+            "of",
+            "new",
+            "one",
+            "up",
+            "down",
+            "out",
+            "off",
+            "there",
+            "here",
+            "then",
+            "now",
+            "so",
+            "such",
+            "none",
+            "much",
+            "too",
+        }
+    )
+)
 CONTRACTIONS = {
-    "isn't": "is", "aren't": "are", "wasn't": "was", "weren't": "were", "doesn't": "does", "don't": "do",
-    "didn't": "did", "can't": "can", "won't": "will", "shouldn't": "should", "couldn't": "could",
-    "wouldn't": "would", "hasn't": "has", "haven't": "have", "hadn't": "had", "mustn't": "must",
+    "isn't": "is",
+    "aren't": "are",
+    "wasn't": "was",
+    "weren't": "were",
+    "doesn't": "does",
+    "don't": "do",
+    "didn't": "did",
+    "can't": "can",
+    "won't": "will",
+    "shouldn't": "should",
+    "couldn't": "could",
+    "wouldn't": "would",
+    "hasn't": "has",
+    "haven't": "have",
+    "hadn't": "had",
+    "mustn't": "must",
 }
 # Titles that belong to the name after them: "Dr. Chen" is one name, not "Dr" and "Chen".
 TITLES = frozenset({"dr", "mr", "mrs", "ms", "prof", "sir", "st", "gen", "lt", "col", "capt", "rev", "sen", "rep", "gov"})
@@ -75,20 +177,60 @@ TEMPORAL_WORDS = frozenset(
 # Relative age ("the older model" -> "the newer model") is a temporal change too (retrieval variants).
 RELATIVE_AGE = frozenset("old older oldest new newer newest latest".split())  # noqa: SIM905
 TEMPORAL_SWAPS = {
-    "before": "after", "after": "before", "yesterday": "tomorrow", "tomorrow": "yesterday",
-    "earlier": "later", "later": "earlier", "last": "next", "next": "last",
-    "previously": "subsequently", "subsequently": "previously", "past": "future", "future": "past",
-    "prior": "subsequent", "subsequent": "prior",
+    "before": "after",
+    "after": "before",
+    "yesterday": "tomorrow",
+    "tomorrow": "yesterday",
+    "earlier": "later",
+    "later": "earlier",
+    "last": "next",
+    "next": "last",
+    "previously": "subsequently",
+    "subsequently": "previously",
+    "past": "future",
+    "future": "past",
+    "prior": "subsequent",
+    "subsequent": "prior",
 }
 # Synonyms within the time words, so "prior to" for "before" is no change: each word maps to its class.
 TIME_CLASS = {
-    "prior": "before", "previously": "before", "earlier": "before", "preceding": "before", "beforehand": "before",
-    "precede": "before", "precedes": "before", "preceded": "before", "former": "before", "formerly": "before",
-    "previous": "before", "past": "before", "last": "before", "following": "after", "follow": "after", "follows": "after", "followed": "after",
-    "subsequently": "after", "later": "after", "afterwards": "after", "afterward": "after", "once": "after",
-    "post": "after", "succeeding": "after", "next": "after", "upcoming": "after",
-    "beginning": "start", "begins": "start", "began": "start", "ending": "end", "ends": "end", "ended": "end",
-    "daily": "day", "weekly": "week", "monthly": "month", "yearly": "year", "annually": "year",
+    "prior": "before",
+    "previously": "before",
+    "earlier": "before",
+    "preceding": "before",
+    "beforehand": "before",
+    "precede": "before",
+    "precedes": "before",
+    "preceded": "before",
+    "former": "before",
+    "formerly": "before",
+    "previous": "before",
+    "past": "before",
+    "last": "before",
+    "following": "after",
+    "follow": "after",
+    "follows": "after",
+    "followed": "after",
+    "subsequently": "after",
+    "later": "after",
+    "afterwards": "after",
+    "afterward": "after",
+    "once": "after",
+    "post": "after",
+    "succeeding": "after",
+    "next": "after",
+    "upcoming": "after",
+    "beginning": "start",
+    "begins": "start",
+    "began": "start",
+    "ending": "end",
+    "ends": "end",
+    "ended": "end",
+    "daily": "day",
+    "weekly": "week",
+    "monthly": "month",
+    "yearly": "year",
+    "annually": "year",
 }
 # Time words that are tense auxiliaries (the tense rule handles them) or question and clause words.
 TIME_IGNORED = BE_FORMS | HAVE_FORMS | DO_FORMS | frozenset({"will", "been", "going", "went", "go", "when", "while", "then", "now"})
@@ -118,20 +260,49 @@ QUANTIFIER_SUPPORT = frozenset(
     "patient patients customer customers user users employee employees".split()
 )
 QUANTIFIER_SWAPS = {
-    "all": ("some", "no"), "every": ("no",), "some": ("all", "no"), "none": ("all",),
-    "few": ("many",), "many": ("few",), "most": ("few",), "no": ("all", "some"),
+    "all": ("some", "no"),
+    "every": ("no",),
+    "some": ("all", "no"),
+    "none": ("all",),
+    "few": ("many",),
+    "many": ("few",),
+    "most": ("few",),
+    "no": ("all", "some"),
 }
 # Synonyms within the quantifiers, so a paraphrase that says "every" for "all" is no change.
 QUANTIFIER_CLASS = {
-    "every": "all", "each": "all", "both": "all", "entire": "all", "whole": "all", "everyone": "all", "everybody": "all",
-    "everything": "all", "majority": "most", "none": "no", "neither": "no", "nobody": "no", "nothing": "no",
-    "several": "some", "someone": "some", "somebody": "some", "something": "some", "minority": "few", "handful": "few",
-    "numerous": "many", "countless": "many", "lot": "many", "lots": "many", "plenty": "many", "almost": "nearly",
+    "every": "all",
+    "each": "all",
+    "both": "all",
+    "entire": "all",
+    "whole": "all",
+    "everyone": "all",
+    "everybody": "all",
+    "everything": "all",
+    "majority": "most",
+    "none": "no",
+    "neither": "no",
+    "nobody": "no",
+    "nothing": "no",
+    "several": "some",
+    "someone": "some",
+    "somebody": "some",
+    "something": "some",
+    "minority": "few",
+    "handful": "few",
+    "numerous": "many",
+    "countless": "many",
+    "lot": "many",
+    "lots": "many",
+    "plenty": "many",
+    "almost": "nearly",
     "barely": "hardly",
 }
 # "a", "an", "one", "only", "more", "less" are quantifiers too, but a paraphrase trades them freely;
 # "any" is mostly a negative-polarity item ("did not occur in any") and "never" a negation.
-QUANTIFIER_CUES = QUANTIFIERS - frozenset({"a", "an", "one", "single", "only", "more", "less", "much", "little", "fewer", "least", "any", "never"})
+QUANTIFIER_CUES = QUANTIFIERS - frozenset(
+    {"a", "an", "one", "single", "only", "more", "less", "much", "little", "fewer", "least", "any", "never"}
+)
 # The quantifiers the perturbation rules write (swap_quantifier, add_quantifier), by class.
 RULE_QUANTIFIERS = frozenset(QUANTIFIER_CLASS.get(q, q) for q in QUANTIFIER_SWAPS) | frozenset(
     QUANTIFIER_CLASS.get(q, q) for swaps in QUANTIFIER_SWAPS.values() for q in swaps

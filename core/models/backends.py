@@ -155,9 +155,7 @@ class OnnxBackend:
         rows = []
         for start in range(0, len(texts), batch_size):
             batch = texts[start : start + batch_size]
-            enc = self.tokenizer(
-                batch, padding=True, truncation=True, max_length=self.max_seq_length, return_tensors="np"
-            )
+            enc = self.tokenizer(batch, padding=True, truncation=True, max_length=self.max_seq_length, return_tensors="np")
             feed = {k: enc[k].astype(np.int64) for k in ("input_ids", "attention_mask", "token_type_ids") if k in self._inputs}
             (hidden,) = self.session.run([self._token_output], feed)
             mask = enc["attention_mask"][..., None].astype(np.float32)

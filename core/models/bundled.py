@@ -236,8 +236,7 @@ def bundle_path(key: str) -> Path:
         weights = _distribution_file(bundle.packages[0], bundle.weights)
         if not verify_file(weights, bundle.sha256):
             raise BundleError(
-                f"{weights} does not match its published sha256 {bundle.sha256[:12]}…; "
-                f"reinstall {bundle.packages[0]} with `make setup`"
+                f"{weights} does not match its published sha256 {bundle.sha256[:12]}…; reinstall {bundle.packages[0]} with `make setup`"
             )
         return weights.parent if weights.suffix == ".safetensors" else weights
 

@@ -248,7 +248,9 @@ class EmbeddingCache:
             with contextlib.suppress(sqlite3.Error):
                 for start in range(0, len(hashes), _SQL_CHUNK):
                     chunk = hashes[start : start + _SQL_CHUNK]
-                    conn.execute(f"DELETE FROM embeddings WHERE model_key=? AND text_hash IN ({','.join('?' * len(chunk))})", [model_key, *chunk])
+                    conn.execute(
+                        f"DELETE FROM embeddings WHERE model_key=? AND text_hash IN ({','.join('?' * len(chunk))})", [model_key, *chunk]
+                    )
         self._warn(
             f"embedding cache {self.path}: {len(damaged)} stored vector(s) of {model_key.split('@')[0]} failed their checks "
             f"({reasons}); dropped them, and their texts are encoded again"
@@ -264,7 +266,9 @@ class EmbeddingCache:
         try:
             # One transaction: a crash leaves either all rows or none.
             self._conn.execute("BEGIN IMMEDIATE")
-            self._conn.executemany("INSERT OR REPLACE INTO embeddings (model_key, text_hash, dim, vector, checksum) VALUES (?,?,?,?,?)", rows)
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO embeddings (model_key, text_hash, dim, vector, checksum) VALUES (?,?,?,?,?)", rows
+            )
             self._conn.execute("COMMIT")
             self.stats.writes += len(rows)
         except sqlite3.OperationalError as exc:
@@ -283,7 +287,9 @@ class EmbeddingCache:
             pass
 
     # ------------------------------------------------------------ public API
-    def get_many(self, model_key: str, texts: Sequence[str], *, dimension: int | None = None, unit_norm: bool = False) -> dict[str, np.ndarray]:
+    def get_many(
+        self, model_key: str, texts: Sequence[str], *, dimension: int | None = None, unit_norm: bool = False
+    ) -> dict[str, np.ndarray]:
         """Vectors already cached for ``texts``, keyed by text; counts hits and misses.
 
         Rows read from disk are checked (:func:`row_problem`); a row that
@@ -340,7 +346,8 @@ class EmbeddingCache:
                 for start in range(0, len(missing), _SQL_CHUNK):
                     chunk = missing[start : start + _SQL_CHUNK]
                     row = self._conn.execute(
-                        f"SELECT count(*) FROM embeddings WHERE model_key=? AND text_hash IN ({','.join('?' * len(chunk))})", [model_key, *chunk]
+                        f"SELECT count(*) FROM embeddings WHERE model_key=? AND text_hash IN ({','.join('?' * len(chunk))})",
+                        [model_key, *chunk],
                     ).fetchone()
                     found += int(row[0])
             except sqlite3.DatabaseError:

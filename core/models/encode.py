@@ -97,7 +97,9 @@ def encode_texts(
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1; got {batch_size}")
     size = batch_size or model.batch_size
-    report = EncodeReport(model=model.name, device=model.device, backend=model.meta.backend, batch_size=size, notes=tuple(model.notes), n_unique=len(unique))
+    report = EncodeReport(
+        model=model.name, device=model.device, backend=model.meta.backend, batch_size=size, notes=tuple(model.notes), n_unique=len(unique)
+    )
     prompt = model.meta.prompt
     limit = model.max_seq_length
     # The tokenizer is shared with encoding and is not safe to call concurrently
@@ -131,12 +133,17 @@ def encode_texts(
                 vectors = _embed(model, [inputs[t].text for t in batch])
             stale = [t for t, v in found.items() if v.shape[0] != vectors.shape[1]]
             if requeued.intersection(stale):
-                raise ValueError(f"{model.name} returned vectors of {found[stale[0]].shape[0]} and {vectors.shape[1]} dimensions within one run")
+                raise ValueError(
+                    f"{model.name} returned vectors of {found[stale[0]].shape[0]} and {vectors.shape[1]} dimensions within one run"
+                )
             requeued.update(stale)
             if stale:
                 # The model now answers at another size than its cached vectors: say so, and encode those texts again
                 # (their rows are overwritten), so no result ever mixes two sizes.
-                report.notes = (*report.notes, _dimension_note(model, sorted({found[t].shape[0] for t in stale}), int(vectors.shape[1]), len(stale)))
+                report.notes = (
+                    *report.notes,
+                    _dimension_note(model, sorted({found[t].shape[0] for t in stale}), int(vectors.shape[1]), len(stale)),
+                )
                 for t in stale:
                     del found[t]
                 misses.extend(stale)
@@ -194,8 +201,10 @@ def _embed(model: LoadedModel, texts: list[str]) -> np.ndarray:
     except UnnormalizableRows as exc:
         # Nothing of this batch is cached: a vector with no direction has no cosine.
         named = "; ".join(repr(texts[i][:60]) for i in exc.rows[:3]) + (" …" if len(exc.rows) > 3 else "")
-        raise ValueError(f"{model.name} gave {len(exc.rows)} vector(s) that are all zeros or not finite, which have no direction "
-                         f"and no cosine; refused, nothing cached: {named}") from None
+        raise ValueError(
+            f"{model.name} gave {len(exc.rows)} vector(s) that are all zeros or not finite, which have no direction "
+            f"and no cosine; refused, nothing cached: {named}"
+        ) from None
 
 
 def embedding_matrix(vectors: dict[str, np.ndarray], texts: Sequence[str]) -> np.ndarray:

@@ -161,15 +161,21 @@ def clean_base_url(url: str) -> str:
         # Not echoed: what was typed may be a key pasted into the wrong box.
         raise EndpointError("the API base must be an http(s) URL such as http://127.0.0.1:8000/v1")
     if parts.username or parts.password or "@" in unquote(parts.netloc):
-        raise EndpointError("the API base must not carry credentials (user:password@); give the key on its own (the app's key box, or --api-key-env)")
+        raise EndpointError(
+            "the API base must not carry credentials (user:password@); give the key on its own (the app's key box, or --api-key-env)"
+        )
     if parts.query or parts.fragment:
-        raise EndpointError("the API base must not carry a query string or fragment; give the key on its own (the app's key box, or --api-key-env)")
+        raise EndpointError(
+            "the API base must not carry a query string or fragment; give the key on its own (the app's key box, or --api-key-env)"
+        )
     return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
 
 
 # A key's look: a known key prefix, or a long run of letters and digits no model name has.
-_SECRET_LIKE = re.compile(r"^(?:(?:sk|pk|rk|hf|ghp|gho|ghs|github_pat|glpat|xox[abpr])[-_][-_A-Za-z0-9]{16,}|(?:AKIA|ASIA)[A-Z0-9]{16}|eyJ[-_A-Za-z0-9]{10,}\.)"
-                          r"|[A-Za-z0-9]{28,}")
+_SECRET_LIKE = re.compile(
+    r"^(?:(?:sk|pk|rk|hf|ghp|gho|ghs|github_pat|glpat|xox[abpr])[-_][-_A-Za-z0-9]{16,}|(?:AKIA|ASIA)[A-Z0-9]{16}|eyJ[-_A-Za-z0-9]{10,}\.)"
+    r"|[A-Za-z0-9]{28,}"
+)
 
 
 def looks_like_secret(text: str) -> bool:
@@ -177,8 +183,16 @@ def looks_like_secret(text: str) -> bool:
     return any(_SECRET_LIKE.search(part) for part in (text or "").split())
 
 
-def make_settings(model: str, base_url: str | None = None, key_env: str | None = None, dimensions: int | None = None, *,
-                  session_key: SessionKey | None = None, env_key: bool = True, **options: float) -> EndpointSettings:
+def make_settings(
+    model: str,
+    base_url: str | None = None,
+    key_env: str | None = None,
+    dimensions: int | None = None,
+    *,
+    session_key: SessionKey | None = None,
+    env_key: bool = True,
+    **options: float,
+) -> EndpointSettings:
     """Checked settings; the base URL defaults to ``$OPENAI_BASE_URL``, then OpenAI's.
 
     Args:
@@ -196,7 +210,7 @@ def make_settings(model: str, base_url: str | None = None, key_env: str | None =
             a bad ``$COSINE_PROBE_ENDPOINT_TIMEOUT``.
     """
     name = (model or "").strip()
-    name = name[len(ENDPOINT_PREFIX):] if name.startswith(ENDPOINT_PREFIX) else name
+    name = name[len(ENDPOINT_PREFIX) :] if name.startswith(ENDPOINT_PREFIX) else name
     if not name:
         raise EndpointError("the endpoint's model name is empty")
     if looks_like_secret(name):
@@ -212,8 +226,15 @@ def make_settings(model: str, base_url: str | None = None, key_env: str | None =
         timeout = float(options["timeout"]) if "timeout" in options else endpoint_timeout()
     except ValueError as exc:
         raise EndpointError(str(exc)) from None
-    return EndpointSettings(model=name, base_url=url, key_env=env, dimensions=dimensions, session_key=session_key,
-                            timeout=timeout, max_retries=int(options.get("max_retries", MAX_RETRIES)))
+    return EndpointSettings(
+        model=name,
+        base_url=url,
+        key_env=env,
+        dimensions=dimensions,
+        session_key=session_key,
+        timeout=timeout,
+        max_retries=int(options.get("max_retries", MAX_RETRIES)),
+    )
 
 
 ALLOWLIST_ENV = "COSINE_PROBE_ENDPOINTS"
@@ -283,7 +304,7 @@ def settings_for(name: str) -> EndpointSettings:
     if scoped is not None:
         if name in scoped:
             return scoped[name]
-        raise EndpointError(f"{name} is not set up in this session: add it under \"Add an endpoint\"")
+        raise EndpointError(f'{name} is not set up in this session: add it under "Add an endpoint"')
     with _LOCK:
         found = _SETTINGS.get(name)
     return found or make_settings(name)
@@ -343,9 +364,12 @@ def _client(settings: EndpointSettings, *, timeout: float | None = None, max_ret
     from openai import OpenAI
 
     redact_logs()  # the client logs headers and bodies at debug level
-    return OpenAI(base_url=settings.base_url, api_key=api_key(settings) or _NO_KEY,
-                  timeout=settings.timeout if timeout is None else timeout,
-                  max_retries=settings.max_retries if max_retries is None else max_retries)
+    return OpenAI(
+        base_url=settings.base_url,
+        api_key=api_key(settings) or _NO_KEY,
+        timeout=settings.timeout if timeout is None else timeout,
+        max_retries=settings.max_retries if max_retries is None else max_retries,
+    )
 
 
 def _failure(settings: EndpointSettings, exc: BaseException, *, timeout: float | None = None, retries: int | None = None) -> str:
@@ -357,7 +381,9 @@ def _failure(settings: EndpointSettings, exc: BaseException, *, timeout: float |
         seconds = settings.timeout if timeout is None else timeout
         tries = (settings.max_retries if retries is None else retries) + 1
         spent = f"{tries} tries, about {tries * seconds:g} s in all" if tries > 1 else "1 try"
-        reason = f"no answer from {where} within {seconds:g} s ({spent}); a slow server needs ${ENDPOINT_TIMEOUT_ENV_VAR} set to more seconds"
+        reason = (
+            f"no answer from {where} within {seconds:g} s ({spent}); a slow server needs ${ENDPOINT_TIMEOUT_ENV_VAR} set to more seconds"
+        )
     elif isinstance(exc, openai.APIConnectionError):
         reason = f"cannot reach {where} ({type(exc.__cause__).__name__ if exc.__cause__ else 'connection error'})"
     elif isinstance(exc, openai.APIStatusError):
@@ -365,7 +391,9 @@ def _failure(settings: EndpointSettings, exc: BaseException, *, timeout: float |
         unset = not api_key(settings)
         source = "the key typed for it" if settings.session_key is not None else f"${settings.key_env}" if settings.key_env else "a key"
         hint = (f"; {source} is not set" if unset else f"; is {source} a valid key?") if exc.status_code in (401, 403) else ""
-        said = redact_all(message.strip().splitlines()[0])[:200] if message.strip() else ""  # redacted before the cut: no piece of a key survives it
+        said = (
+            redact_all(message.strip().splitlines()[0])[:200] if message.strip() else ""
+        )  # redacted before the cut: no piece of a key survives it
         reason = f"{where} answered HTTP {exc.status_code}: {said}{hint}"
     else:
         reason = typed_first_line(exc, 200)
@@ -480,7 +508,9 @@ class EndpointBackend:
         if not rows:
             return np.zeros((0, self.dimension or 0), dtype=np.float32)
         if len({r.shape[1] for r in rows}) > 1:
-            raise EndpointError(f"{self.settings.base_url} returned vectors of {' and '.join(sorted({str(r.shape[1]) for r in rows}))} dimensions in one run")
+            raise EndpointError(
+                f"{self.settings.base_url} returned vectors of {' and '.join(sorted({str(r.shape[1]) for r in rows}))} dimensions in one run"
+            )
         return np.concatenate(rows, axis=0)
 
     def _request(self, batch: list[str]) -> np.ndarray:
@@ -494,14 +524,18 @@ class EndpointBackend:
         # Asked for N dimensions, N it must be; otherwise the server's model may change size between runs
         # (core.models.encode notices against the cached vectors and encodes those again).
         if self.settings.dimensions and vectors.shape[1] != self.settings.dimensions:
-            raise EndpointError(f"{self.settings.base_url} returned {vectors.shape[1]}-dimensional embeddings, expected {self.settings.dimensions}")
+            raise EndpointError(
+                f"{self.settings.base_url} returned {vectors.shape[1]}-dimensional embeddings, expected {self.settings.dimensions}"
+            )
         try:
             unit = normalize_rows(vectors)
         except UnnormalizableRows as exc:
             # Nothing of this request is kept: a vector with no direction has no cosine, and must not be cached as one.
             texts = "; ".join(repr(_shown_text(batch[i])) for i in exc.rows[:3]) + (" …" if len(exc.rows) > 3 else "")
-            raise EndpointError(f"{self.settings.base_url} returned {len(exc.rows)} vector(s) that are all zeros or not finite, "
-                                f"which have no direction and no cosine; refused, nothing cached: {texts}") from None
+            raise EndpointError(
+                f"{self.settings.base_url} returned {len(exc.rows)} vector(s) that are all zeros or not finite, "
+                f"which have no direction and no cosine; refused, nothing cached: {texts}"
+            ) from None
         self.dimension = int(vectors.shape[1])
         self.usage_tokens += usage or estimated_tokens(batch)
         self.requests += 1
@@ -574,7 +608,9 @@ def parse_answer(body: bytes, content_type: str, n_texts: int, where: str) -> tu
             raise EndpointError(f"{said} index {index} in item {position} of 'data', {problem}")
         vector = item.get("embedding")
         if isinstance(vector, str):
-            raise EndpointError(f"{said} a string as embedding {index}, not a list of numbers (base64? it was asked for encoding_format=float)")
+            raise EndpointError(
+                f"{said} a string as embedding {index}, not a list of numbers (base64? it was asked for encoding_format=float)"
+            )
         if not isinstance(vector, list) or not vector:
             what = "no embedding" if "embedding" not in item else ("an empty list" if vector == [] else _kind(vector))
             raise EndpointError(f"{said} {what} as embedding {index}, not a list of numbers")
@@ -589,7 +625,9 @@ def parse_answer(body: bytes, content_type: str, n_texts: int, where: str) -> tu
         raise EndpointError(f"{said} vectors of {' and '.join(map(str, sizes[:4]))} dimensions in one answer")
     usage = doc.get("usage")
     tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
-    reported = int(tokens) if isinstance(tokens, (int, float)) and not isinstance(tokens, bool) and math.isfinite(tokens) and tokens > 0 else 0
+    reported = (
+        int(tokens) if isinstance(tokens, (int, float)) and not isinstance(tokens, bool) and math.isfinite(tokens) and tokens > 0 else 0
+    )
     return np.asarray(rows, dtype=np.float64), reported
 
 
@@ -610,6 +648,9 @@ def tokens_to_send(texts: Sequence[str]) -> tuple[int, int]:
 def cost_line(name: str, n_texts: int, tokens: int, price_per_million: float | None) -> str:
     """``openai:M: 12 texts to send, about 340 tokens (≈ $0.0001 at $0.02 per million)``."""
     dollars = cost(tokens, price_per_million)
-    price = f" (≈ ${dollars:.4f} at ${price_per_million:g} per million tokens)" if dollars is not None else " (give --price-per-million-tokens for the cost)"
+    price = (
+        f" (≈ ${dollars:.4f} at ${price_per_million:g} per million tokens)"
+        if dollars is not None
+        else " (give --price-per-million-tokens for the cost)"
+    )
     return f"{name}: {n_texts} text(s) to send, about {tokens:,} tokens{price}"
-

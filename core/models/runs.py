@@ -106,7 +106,9 @@ class ModelRun:
             self.weights_loaded = True
             self.label = self._loaded.name
             return self._loaded
-        warm = cached_model(self.name, texts, self.cache, allow_remote_code=remote, device=self.options.device, backend=self.options.backend)
+        warm = cached_model(
+            self.name, texts, self.cache, allow_remote_code=remote, device=self.options.device, backend=self.options.backend
+        )
         if warm is not None:
             self.label = warm.name
             return warm

@@ -156,6 +156,7 @@ def identical_splits(splits: dict[str, Sequence[str]]) -> bool:
     tokenizers of different families compare by where they cut, not by how
     they spell a cut.
     """
+
     def norm(tokens: Sequence[str]) -> tuple[str, ...]:
         return tuple(t.replace("##", "", 1).lstrip("▁Ġ").lower() for t in tokens)
 
@@ -172,7 +173,9 @@ def piece_counts(tokenizer, words: Sequence[str]) -> dict[str, int]:
     return {w: len(word_pieces(tokenizer, w)) for w in dict.fromkeys(words)}
 
 
-def load_tokenizers(names: Sequence[str], loader: Callable[[str], Tokenizer] = load_tokenizer) -> tuple[list[tuple[str, Tokenizer]], dict[str, str]]:
+def load_tokenizers(
+    names: Sequence[str], loader: Callable[[str], Tokenizer] = load_tokenizer
+) -> tuple[list[tuple[str, Tokenizer]], dict[str, str]]:
     """Every model's tokenizer that loads, and why the others did not.
 
     Args:
@@ -195,7 +198,9 @@ def load_tokenizers(names: Sequence[str], loader: Callable[[str], Tokenizer] = l
     return loaded, errors
 
 
-def token_rows(tokenizers: Sequence[tuple[str, Tokenizer]], texts: Sequence[str], max_tokens: Callable[[str], int] = max_seq_length) -> list[dict[str, Any]]:
+def token_rows(
+    tokenizers: Sequence[tuple[str, Tokenizer]], texts: Sequence[str], max_tokens: Callable[[str], int] = max_seq_length
+) -> list[dict[str, Any]]:
     """How each model's tokenizer cuts each text, one row per model and text.
 
     Args:

@@ -141,8 +141,15 @@ def _cached_endpoint(meta: ModelMeta, texts: Sequence[str], cache: EmbeddingCach
     return model
 
 
-def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, *, allow_remote_code: bool = False,
-                 device: str = DEVICE_AUTO, backend: str | None = None) -> CachedModel | None:
+def cached_model(
+    name: str,
+    texts: Sequence[str],
+    cache: EmbeddingCache | None,
+    *,
+    allow_remote_code: bool = False,
+    device: str = DEVICE_AUTO,
+    backend: str | None = None,
+) -> CachedModel | None:
     """The model as a :class:`CachedModel` when ``cache`` holds a vector for every text, else None.
 
     Args:
@@ -182,11 +189,18 @@ def cached_model(name: str, texts: Sequence[str], cache: EmbeddingCache | None, 
     except ValueError:
         return None  # the load says why
     if kind == BACKEND_ONNX and where != DEVICE_CPU:
-        where = devices.provider_device(devices.onnx_providers(where, devices.visible_devices()))  # onnxruntime leaves the CPU only with its CUDA provider
+        where = devices.provider_device(
+            devices.onnx_providers(where, devices.visible_devices())
+        )  # onnxruntime leaves the CPU only with its CUDA provider
     stand_in = _NoWeights(tok, int(meta.max_seq_length or 0), int(meta.dimension or 0), device=where)
     approximate = registry.approximation_note(meta.name)
-    model = CachedModel(meta=dataclasses.replace(meta, backend=kind), backend=stand_in, load_seconds=0.0, fingerprint=fingerprint,
-                        notes=(approximate,) if approximate else ())
+    model = CachedModel(
+        meta=dataclasses.replace(meta, backend=kind),
+        backend=stand_in,
+        load_seconds=0.0,
+        fingerprint=fingerprint,
+        notes=(approximate,) if approximate else (),
+    )
     unique = list(dict.fromkeys(texts))
     found = cache.get_many(model.cache_key, unique, dimension=meta.dimension, unit_norm=True)
     # The memory layer keeps what a loaded model wrote, whatever the registry says its size is.
@@ -199,7 +213,10 @@ def _predicted_fingerprint(meta: ModelMeta, allow_remote_code: bool) -> str | No
     from core.models.fingerprint import model_fingerprint
     from core.models.loading import availability
 
-    if not _predictable(meta, allow_remote_code) or not availability(meta.name, allow_remote_code=allow_remote_code, probe_hub=False).available:
+    if (
+        not _predictable(meta, allow_remote_code)
+        or not availability(meta.name, allow_remote_code=allow_remote_code, probe_hub=False).available
+    ):
         return None
     fingerprint = model_fingerprint(meta)
     if meta.source == SOURCE_HUB and not fingerprint.startswith("commit:"):

@@ -18,7 +18,9 @@ from core import constants, stats
 from core.scoring.tables import category_summary, models_in, rows_of_suite
 
 
-def failure_mode_table(results: pd.DataFrame, threshold: float = constants.DEFAULT_THRESHOLD, suite: str | None = constants.SUITE_FAILURE_MODES) -> pd.DataFrame:
+def failure_mode_table(
+    results: pd.DataFrame, threshold: float = constants.DEFAULT_THRESHOLD, suite: str | None = constants.SUITE_FAILURE_MODES
+) -> pd.DataFrame:
     """Failure-paper Tables 1, 2, 3 and 5 in one long table.
 
     Returns:
@@ -49,7 +51,9 @@ def failure_mode_table(results: pd.DataFrame, threshold: float = constants.DEFAU
                     "cohens_d": stats.stat_or_nan(stats.cohens_d, positive, cos) if positive.size >= 2 else math.nan,
                 }
             )
-    return pd.DataFrame(rows, columns=[constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean", "sd", "failure_rate", "severity_ratio", "cohens_d"])
+    return pd.DataFrame(
+        rows, columns=[constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean", "sd", "failure_rate", "severity_ratio", "cohens_d"]
+    )
 
 
 def severity_ranking(results: pd.DataFrame, suite: str = constants.SUITE_FAILURE_MODES) -> pd.DataFrame:
@@ -70,7 +74,9 @@ def severity_ranking(results: pd.DataFrame, suite: str = constants.SUITE_FAILURE
     return out.rename_axis(constants.COL_CATEGORY).reset_index()
 
 
-def kruskal_by_category(results: pd.DataFrame, suite: str = constants.SUITE_FAILURE_MODES, categories: Sequence[str] = constants.FAILURE_MODES) -> pd.DataFrame:
+def kruskal_by_category(
+    results: pd.DataFrame, suite: str = constants.SUITE_FAILURE_MODES, categories: Sequence[str] = constants.FAILURE_MODES
+) -> pd.DataFrame:
     """Kruskal-Wallis H and p across models, per category (needs ≥ 2 models)."""
     data = rows_of_suite(results, suite)
     rows = []
@@ -85,7 +91,17 @@ def kruskal_by_category(results: pd.DataFrame, suite: str = constants.SUITE_FAIL
     return pd.DataFrame(rows, columns=[constants.COL_CATEGORY, "h", "p", "n_models"])
 
 
-VULNERABILITY_COLUMNS = [constants.COL_MODEL, "score", "rank", "modes_ranked_first", "score_ci_low", "score_ci_high", "rank_ci_low", "rank_ci_high", "tied_with"]
+VULNERABILITY_COLUMNS = [
+    constants.COL_MODEL,
+    "score",
+    "rank",
+    "modes_ranked_first",
+    "score_ci_low",
+    "score_ci_high",
+    "rank_ci_low",
+    "rank_ci_high",
+    "tied_with",
+]
 
 
 def vulnerability_ranking(results: pd.DataFrame, suite: str = constants.SUITE_FAILURE_MODES) -> pd.DataFrame:
@@ -104,7 +120,9 @@ def vulnerability_ranking(results: pd.DataFrame, suite: str = constants.SUITE_FA
         return pd.DataFrame(columns=VULNERABILITY_COLUMNS)
     cosines = {}
     for mode in constants.FAILURE_MODES:
-        wide = data[data[constants.COL_CATEGORY] == mode].pivot_table(index=constants.COL_PAIR_ID, columns=constants.COL_MODEL, values=constants.COL_COSINE, sort=False)
+        wide = data[data[constants.COL_CATEGORY] == mode].pivot_table(
+            index=constants.COL_PAIR_ID, columns=constants.COL_MODEL, values=constants.COL_COSINE, sort=False
+        )
         wide = wide.reindex(columns=models).dropna()
         if not wide.empty:
             cosines[mode] = wide.to_numpy(float)

@@ -21,7 +21,9 @@ from core import constants, stats
 from core.scoring.tables import category_summary, models_in, rows_of_suite
 
 
-def jaccard_correlation(results: pd.DataFrame, suite: str = constants.SUITE_BASELINE, column: str = constants.COL_TOKEN_JACCARD) -> pd.DataFrame:
+def jaccard_correlation(
+    results: pd.DataFrame, suite: str = constants.SUITE_BASELINE, column: str = constants.COL_TOKEN_JACCARD
+) -> pd.DataFrame:
     """OOV-paper Table 11: Pearson and Spearman of Jaccard overlap vs cosine."""
     data = rows_of_suite(results, suite)
     rows = []
@@ -41,7 +43,14 @@ def dynamic_ranges(results: pd.DataFrame, suite: str | None = constants.SUITE_BA
         pos = group.loc[group[constants.COL_CATEGORY] == constants.CAT_POSITIVE, constants.COL_COSINE].to_numpy(float)
         neg = group.loc[group[constants.COL_CATEGORY] == constants.CAT_NEGATIVE, constants.COL_COSINE].to_numpy(float)
         if pos.size and neg.size:
-            rows.append({constants.COL_MODEL: model, "mean_positive": pos.mean(), "mean_negative": neg.mean(), "dynamic_range": stats.dynamic_range(pos, neg)})
+            rows.append(
+                {
+                    constants.COL_MODEL: model,
+                    "mean_positive": pos.mean(),
+                    "mean_negative": neg.mean(),
+                    "dynamic_range": stats.dynamic_range(pos, neg),
+                }
+            )
     return pd.DataFrame(rows, columns=[constants.COL_MODEL, "mean_positive", "mean_negative", "dynamic_range"])
 
 
@@ -56,10 +65,25 @@ def oov_deltas(results: pd.DataFrame, reading: str = constants.VARIANT_REPLACED_
             when None.  Normalized delta is NaN for models without one.
     """
     data = rows_of_suite(results, constants.SUITE_OOV)
-    cols = [constants.COL_MODEL, constants.COL_PAIR_ID, constants.COL_ENTITY, constants.COL_REPLACEMENT, "reading", "cosine_original", "cosine_replaced", "delta", "normalized_delta"]
+    cols = [
+        constants.COL_MODEL,
+        constants.COL_PAIR_ID,
+        constants.COL_ENTITY,
+        constants.COL_REPLACEMENT,
+        "reading",
+        "cosine_original",
+        "cosine_replaced",
+        "delta",
+        "normalized_delta",
+    ]
     if data.empty:
         return pd.DataFrame(columns=cols)
-    wide = data.pivot_table(index=[constants.COL_MODEL, constants.COL_PAIR_ID, constants.COL_ENTITY, constants.COL_REPLACEMENT], columns=constants.COL_VARIANT, values=constants.COL_COSINE, sort=False).reset_index()
+    wide = data.pivot_table(
+        index=[constants.COL_MODEL, constants.COL_PAIR_ID, constants.COL_ENTITY, constants.COL_REPLACEMENT],
+        columns=constants.COL_VARIANT,
+        values=constants.COL_COSINE,
+        sort=False,
+    ).reset_index()
     wide = wide.rename(columns={constants.VARIANT_ORIGINAL: "cosine_original", reading: "cosine_replaced"})
     wide["reading"] = reading
     wide["delta"] = stats.oov_delta(wide["cosine_original"], wide["cosine_replaced"])
@@ -82,7 +106,9 @@ def oov_summary(deltas: pd.DataFrame, dynamic: pd.DataFrame | None = None) -> pd
     for model, group in deltas.groupby(constants.COL_MODEL, sort=False):
         d = group["delta"].to_numpy(float)
         mean, sd = stats.mean_sd(d)
-        lo, hi = stats.interval_or_nan(stats.bootstrap_diff_ci, group["cosine_original"].to_numpy(float), group["cosine_replaced"].to_numpy(float))
+        lo, hi = stats.interval_or_nan(
+            stats.bootstrap_diff_ci, group["cosine_original"].to_numpy(float), group["cosine_replaced"].to_numpy(float)
+        )
         dr = dr_map.get(model, math.nan)
         norm_ok = dr == dr and dr > 0
         rows.append(
@@ -116,7 +142,9 @@ def cohens_d_matrix(deltas: pd.DataFrame, value: str = "delta") -> pd.DataFrame:
 def entity_swap_check(results: pd.DataFrame, suite: str = constants.SUITE_BASELINE) -> pd.DataFrame:
     """OOV-paper Table 3: mean and SD of entity-swap cosines per model."""
     table = category_summary(results, suite=suite)
-    return table[table[constants.COL_CATEGORY] == constants.CAT_ENTITY_SWAP][[constants.COL_MODEL, "n", "mean", "sd", "ci_low", "ci_high"]].reset_index(drop=True)
+    return table[table[constants.COL_CATEGORY] == constants.CAT_ENTITY_SWAP][
+        [constants.COL_MODEL, "n", "mean", "sd", "ci_low", "ci_high"]
+    ].reset_index(drop=True)
 
 
 def oov_by_original_tokens(deltas: pd.DataFrame, original_tokens: dict[str, int]) -> pd.DataFrame:
@@ -126,7 +154,9 @@ def oov_by_original_tokens(deltas: pd.DataFrame, original_tokens: dict[str, int]
         deltas: output of :func:`oov_deltas`.
         original_tokens: entity -> subword count of the original entity.
     """
-    data = deltas.assign(group=deltas[constants.COL_ENTITY].map(lambda e: "single-token" if original_tokens.get(e, 1) == 1 else "multi-token"))
+    data = deltas.assign(
+        group=deltas[constants.COL_ENTITY].map(lambda e: "single-token" if original_tokens.get(e, 1) == 1 else "multi-token")
+    )
     out = data.groupby([constants.COL_MODEL, "group"], sort=False)["delta"].agg(["count", "mean"]).reset_index()
     return out.rename(columns={"count": "n", "mean": "mean_delta"})
 
@@ -209,7 +239,11 @@ def oov_readings(results: pd.DataFrame, dynamic: pd.DataFrame | None = None) -> 
         summary = oov_summary(oov_deltas(results, reading, dyn), dyn)
         if summary.empty:
             continue
-        frames.append(summary[[constants.COL_MODEL, "n", "mean_delta", "ci_low", "ci_high", "normalized_mean"]].assign(reading=reading, reading_label=label))
+        frames.append(
+            summary[[constants.COL_MODEL, "n", "mean_delta", "ci_low", "ci_high", "normalized_mean"]].assign(
+                reading=reading, reading_label=label
+            )
+        )
     cols = [constants.COL_MODEL, "reading", "reading_label", "n", "mean_delta", "ci_low", "ci_high", "normalized_mean"]
     if not frames:
         return pd.DataFrame(columns=cols)

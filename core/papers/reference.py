@@ -157,9 +157,7 @@ REFERENCE_CATEGORIES = (*constants.FAILURE_MODES, *constants.CONTROLS, constants
 def _check_paper(paper: str) -> str:
     """Return ``paper`` if it is a known paper key, else raise ValueError."""
     if paper not in PAPER_FILES:
-        raise ValueError(
-            f"unknown paper {paper!r}; known papers: {', '.join(PAPER_FILES)}"
-        )
+        raise ValueError(f"unknown paper {paper!r}; known papers: {', '.join(PAPER_FILES)}")
     return paper
 
 
@@ -167,10 +165,7 @@ def _check_table(paper: str, table: str) -> str:
     """Return ``table`` if ``paper`` has it, else raise naming the known tables."""
     known = KNOWN_TABLES[_check_paper(paper)]
     if table not in known:
-        raise ValueError(
-            f"unknown table {table!r} for paper {paper!r}; "
-            f"known tables: {', '.join(known)}"
-        )
+        raise ValueError(f"unknown table {table!r} for paper {paper!r}; known tables: {', '.join(known)}")
     return table
 
 
@@ -273,10 +268,7 @@ def _check_metric(rows: pd.DataFrame, paper: str, table: str, metric: str) -> No
     """Raise ValueError unless ``metric`` occurs in the table's rows."""
     metrics = list(dict.fromkeys(rows["metric"]))
     if metric not in metrics:
-        raise ValueError(
-            f"metric {metric!r} not in {paper} {table}; "
-            f"its metrics: {', '.join(metrics)}"
-        )
+        raise ValueError(f"metric {metric!r} not in {paper} {table}; its metrics: {', '.join(metrics)}")
 
 
 def _column_order(paper: str, columns: pd.Series) -> list[str]:
@@ -286,9 +278,7 @@ def _column_order(paper: str, columns: pd.Series) -> list[str]:
     return ordered + [MODEL_FREE_COLUMN] * (MODEL_FREE_COLUMN in present)
 
 
-def published_wide(
-    paper: str, table: str, metric: str | None, index: str = "category"
-) -> pd.DataFrame:
+def published_wide(paper: str, table: str, metric: str | None, index: str = "category") -> pd.DataFrame:
     """Pivot one published table to ``index`` x model, values = ``value``.
 
     Rows keep the paper's order of first appearance; columns follow
@@ -312,9 +302,7 @@ def published_wide(
             which has two models per row, or a table by the wrong index).
     """
     if index not in WIDE_INDEXES:
-        raise ValueError(
-            f"index must be one of {', '.join(WIDE_INDEXES)}, got {index!r}"
-        )
+        raise ValueError(f"index must be one of {', '.join(WIDE_INDEXES)}, got {index!r}")
     rows = published_table(paper, table)
     if metric is not None:
         _check_metric(rows, paper, table, metric)
@@ -325,8 +313,7 @@ def published_wide(
     keys = pd.DataFrame({"row": rows[index], "col": columns, "value": rows["value"]})
     if keys.duplicated(["row", "col"]).any():
         raise ValueError(
-            f"{paper} {table} has several values per ({index}, model) cell for "
-            f"metric {metric!r}; use published_table() instead"
+            f"{paper} {table} has several values per ({index}, model) cell for metric {metric!r}; use published_table() instead"
         )
     wide = keys.pivot(index="row", columns="col", values="value")
     wide = wide.loc[list(dict.fromkeys(keys["row"])), _column_order(paper, keys["col"])]

@@ -48,8 +48,32 @@ SECTION_EXAMPLES = "Section 4.6"
 """The failure paper's worked examples (not a numbered table)."""
 
 TABLES: dict[str, tuple[str, ...]] = {
-    reference.PAPER_OOV: ("Table 3", "Table 4", "Table 5", "Table 6", "Table 7", "Table 8", "Table 9", "Table 10", "Table 11", "Table 12", "Table A1", "Table C1", "Table 1"),
-    reference.PAPER_FAILURE: ("Table 1", "Table 2", "Table 3", "Table 4", "Table 5", "Appendix A", "Appendix B", SECTION_EXAMPLES, "Section 3.1"),
+    reference.PAPER_OOV: (
+        "Table 3",
+        "Table 4",
+        "Table 5",
+        "Table 6",
+        "Table 7",
+        "Table 8",
+        "Table 9",
+        "Table 10",
+        "Table 11",
+        "Table 12",
+        "Table A1",
+        "Table C1",
+        "Table 1",
+    ),
+    reference.PAPER_FAILURE: (
+        "Table 1",
+        "Table 2",
+        "Table 3",
+        "Table 4",
+        "Table 5",
+        "Appendix A",
+        "Appendix B",
+        SECTION_EXAMPLES,
+        "Section 3.1",
+    ),
 }
 """Tables the Papers page offers, in menu order (model-metadata tables last)."""
 
@@ -124,11 +148,29 @@ def table_title(paper: str, table: str) -> str:
 # ------------------------------------------------------------------ builders
 
 
-def _row(metric: str, value: float, *, model: str = "", model_b: str = "", category: str = "", entity: str = "", item: str = "", text: str = "") -> dict:
-    return {"model": model, "model_b": model_b, "category": category, "entity": entity, "item": item, "metric": metric, "recomputed": float(value), "recomputed_text": text}
+def _row(
+    metric: str, value: float, *, model: str = "", model_b: str = "", category: str = "", entity: str = "", item: str = "", text: str = ""
+) -> dict:
+    return {
+        "model": model,
+        "model_b": model_b,
+        "category": category,
+        "entity": entity,
+        "item": item,
+        "metric": metric,
+        "recomputed": float(value),
+        "recomputed_text": text,
+    }
 
 
-def _long(frame: pd.DataFrame, metrics: Mapping[str, str], *, category: str | None = None, category_col: str | None = None, entity_col: str | None = None) -> list[dict]:
+def _long(
+    frame: pd.DataFrame,
+    metrics: Mapping[str, str],
+    *,
+    category: str | None = None,
+    category_col: str | None = None,
+    entity_col: str | None = None,
+) -> list[dict]:
     """Rows ``metric -> value`` from a per-model analysis table (column -> metric)."""
     rows = []
     for rec in frame.to_dict("records"):
@@ -152,7 +194,9 @@ def _oov_parts(results: pd.DataFrame, reading: str) -> tuple[pd.DataFrame, pd.Da
     return dyn, deltas, summary
 
 
-def _oov_tables(table: str, results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+def _oov_tables(
+    table: str, results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None
+) -> list[dict]:
     rows: list[dict] = []
     if table in ("Table 3", "Table 12"):
         cats = tables.category_summary(results, suite=constants.SUITE_BASELINE)
@@ -168,12 +212,26 @@ def _oov_tables(table: str, results: pd.DataFrame, published: pd.DataFrame, read
         return rows
     summary = summary.assign(range_delta=summary["max_delta"] - summary["min_delta"])
     if table == "Table 4":
-        return _long(summary, {"mean_delta": "mean_delta", "sd_delta": "sd_delta", "min_delta": "min_delta", "max_delta": "max_delta", "range_delta": "range_delta"}, category=constants.CAT_OOV)
+        return _long(
+            summary,
+            {
+                "mean_delta": "mean_delta",
+                "sd_delta": "sd_delta",
+                "min_delta": "min_delta",
+                "max_delta": "max_delta",
+                "range_delta": "range_delta",
+            },
+            category=constants.CAT_OOV,
+        )
     if table == "Table 5":
         rows += _long(dyn, {"mean_positive": "mean_positive"}, category=constants.CAT_POSITIVE)
         rows += _long(dyn, {"mean_negative": "mean_negative"}, category=constants.CAT_NEGATIVE)
         rows += _long(dyn, {"dynamic_range": "dynamic_range"})
-        rows += _long(summary, {"mean_delta": "mean_delta", "normalized_mean": "normalized_mean_delta", "normalized_max": "normalized_max_delta"}, category=constants.CAT_OOV)
+        rows += _long(
+            summary,
+            {"mean_delta": "mean_delta", "normalized_mean": "normalized_mean_delta", "normalized_max": "normalized_max_delta"},
+            category=constants.CAT_OOV,
+        )
         return rows
     if table == "Table 8":
         return _long(summary, {"mean_delta": "mean_delta", "normalized_mean": "normalized_mean_delta"}, category=constants.CAT_OOV)
@@ -183,15 +241,24 @@ def _oov_tables(table: str, results: pd.DataFrame, published: pd.DataFrame, read
             rows += _long(summary, {"normalized_mean": "normalized_mean_delta"}, category=constants.CAT_OOV)
         return rows
     if table == "Table A1":
-        return _long(deltas, {"cosine_original": "original_cosine", "cosine_replaced": "modified_cosine", "delta": "delta"}, category=constants.CAT_OOV, entity_col=constants.COL_ENTITY)
+        return _long(
+            deltas,
+            {"cosine_original": "original_cosine", "cosine_replaced": "modified_cosine", "delta": "delta"},
+            category=constants.CAT_OOV,
+            entity_col=constants.COL_ENTITY,
+        )
     if table == "Table 9":
         rows += _long(deltas, {"delta": "delta"}, category=constants.CAT_OOV, entity_col=constants.COL_ENTITY)
         minilm = deltas[deltas[constants.COL_MODEL] == reference.MODEL_MINILM]
         if not minilm.empty:
             ranks = minilm["delta"].rank(ascending=False, method="min")
-            rows += [_row("rank", r, category=constants.CAT_OOV, entity=e) for e, r in zip(minilm[constants.COL_ENTITY], ranks, strict=True)]
+            rows += [
+                _row("rank", r, category=constants.CAT_OOV, entity=e) for e, r in zip(minilm[constants.COL_ENTITY], ranks, strict=True)
+            ]
         if token_counts:
-            items = results.loc[results[constants.COL_SUITE] == constants.SUITE_OOV, [constants.COL_ENTITY, constants.COL_REPLACEMENT]].drop_duplicates()
+            items = results.loc[
+                results[constants.COL_SUITE] == constants.SUITE_OOV, [constants.COL_ENTITY, constants.COL_REPLACEMENT]
+            ].drop_duplicates()
             for ent, rep in zip(items[constants.COL_ENTITY], items[constants.COL_REPLACEMENT], strict=True):
                 if ent in token_counts and rep in token_counts:
                     arrow = f"{token_counts[ent]}→{token_counts[rep]}"
@@ -202,7 +269,10 @@ def _oov_tables(table: str, results: pd.DataFrame, published: pd.DataFrame, read
         counts = dict(token_counts) if token_counts else table2_token_counts()
         groups = oov.oov_by_original_tokens(deltas, counts)
         names = {"single-token": "single_token_mean_delta", "multi-token": "multi_token_mean_delta"}
-        return [_row(names[g], v, model=m, category=constants.CAT_OOV) for m, g, v in zip(groups[constants.COL_MODEL], groups["group"], groups["mean_delta"], strict=True)]
+        return [
+            _row(names[g], v, model=m, category=constants.CAT_OOV)
+            for m, g, v in zip(groups[constants.COL_MODEL], groups["group"], groups["mean_delta"], strict=True)
+        ]
     if table == "Table 7":
         matrix = oov.cohens_d_matrix(deltas)
         models = list(matrix.index)
@@ -242,7 +312,14 @@ def _failure_tables(table: str, results: pd.DataFrame, published: pd.DataFrame) 
         for rec in vul.to_dict("records"):
             rows.append(_row("vulnerability_score", rec["score"], model=rec[constants.COL_MODEL]))
             rows.append(_row("vulnerability_rank", rec["rank"], model=rec[constants.COL_MODEL]))
-            rows.append(_row("most_vulnerable_failure_mode", math.nan, model=rec[constants.COL_MODEL], text=rec["modes_ranked_first"] or "none ranked first"))
+            rows.append(
+                _row(
+                    "most_vulnerable_failure_mode",
+                    math.nan,
+                    model=rec[constants.COL_MODEL],
+                    text=rec["modes_ranked_first"] or "none ranked first",
+                )
+            )
         return rows
     if table == "Appendix A":
         kw = failure_modes.kruskal_by_category(results)
@@ -257,7 +334,9 @@ def _failure_tables(table: str, results: pd.DataFrame, published: pd.DataFrame) 
             return rows
         for rec in published.drop_duplicates("item").to_dict("records"):
             text_a, text_b = rec["_text_a"], rec["_text_b"]
-            hits = results[(results[constants.COL_TEXT_A] == text_a) & (results[constants.COL_TEXT_B] == text_b)].drop_duplicates(constants.COL_MODEL)
+            hits = results[(results[constants.COL_TEXT_A] == text_a) & (results[constants.COL_TEXT_B] == text_b)].drop_duplicates(
+                constants.COL_MODEL
+            )
             for model, cos in zip(hits[constants.COL_MODEL], hits[constants.COL_COSINE], strict=True):
                 rows.append(_row("cosine", cos, model=model, category=rec["category"], item=rec["item"]))
         return rows
@@ -408,7 +487,11 @@ def _why_not(paper: str, table: str, metric: str, results: pd.DataFrame, token_c
     if metric in _NOT_RECOMPUTABLE:
         return _NOT_RECOMPUTABLE[metric]
     n_models = results[constants.COL_MODEL].nunique() if not results.empty else 0
-    if (paper, table) in {(reference.PAPER_FAILURE, "Table 4"), (reference.PAPER_FAILURE, "Appendix A"), (reference.PAPER_OOV, "Table 7")} and n_models < 2:
+    if (paper, table) in {
+        (reference.PAPER_FAILURE, "Table 4"),
+        (reference.PAPER_FAILURE, "Appendix A"),
+        (reference.PAPER_OOV, "Table 7"),
+    } and n_models < 2:
         return "needs at least two models run"
     if metric == "rank":
         return "ranked by MiniLM's delta; MiniLM was not run"
@@ -424,7 +507,11 @@ def _context_remark(paper: str, table: str, results: pd.DataFrame, reading: str,
         parts.append(constants.OOV_READINGS[reading])
     if paper == reference.PAPER_OOV and table == "Table 10":
         parts.append("original token counts from the given tokenizer" if token_counts else "original token counts from Table 2")
-    if (paper, table) in {(reference.PAPER_FAILURE, "Table 3"), (reference.PAPER_FAILURE, "Table 4"), (reference.PAPER_FAILURE, "Appendix A")} and not results.empty:
+    if (paper, table) in {
+        (reference.PAPER_FAILURE, "Table 3"),
+        (reference.PAPER_FAILURE, "Table 4"),
+        (reference.PAPER_FAILURE, "Appendix A"),
+    } and not results.empty:
         parts.append(f"over the {results[constants.COL_MODEL].nunique()} model(s) run here, not the paper's four")
     return "; ".join(parts)
 
@@ -439,7 +526,9 @@ def comparison_counts(comparison: pd.DataFrame) -> dict[str, int]:
 # ------------------------------------------------- published columns beside ours
 
 
-def published_alongside(ours: pd.DataFrame, paper: str, columns: Mapping[str, tuple[str, str]], keys: Sequence[str] = (constants.COL_MODEL,)) -> pd.DataFrame:
+def published_alongside(
+    ours: pd.DataFrame, paper: str, columns: Mapping[str, tuple[str, str]], keys: Sequence[str] = (constants.COL_MODEL,)
+) -> pd.DataFrame:
     """An analysis table with the paper's value of each mapped column beside it.
 
     Args:
@@ -494,14 +583,22 @@ def reproduction_findings(comparison: pd.DataFrame, tolerance: float) -> list[st
     Returns:
         One sentence; empty when no cell has both a published and a recomputed number.
     """
-    numbers = comparison[(comparison["status"] == STATUS_COMPARED) & comparison["difference"].notna()] if not comparison.empty else comparison
+    numbers = (
+        comparison[(comparison["status"] == STATUS_COMPARED) & comparison["difference"].notna()] if not comparison.empty else comparison
+    )
     if numbers.empty:
         return []
     within = int((~numbers["differs"].astype(bool)).sum())
     gap = numbers.iloc[int(numbers["difference"].abs().to_numpy(float).argmax())]
     # plain words: short model names, category labels, "mean cosine" for the paper's mean_cosine
-    words: dict[str, Callable[[str], str]] = {"model": short_name, "model_b": short_name, "metric": lambda m: m.replace("_", " "),
-                                              "category": lambda c: str(constants.CATEGORY_LABELS.get(c, c)).lower()}
+    words: dict[str, Callable[[str], str]] = {
+        "model": short_name,
+        "model_b": short_name,
+        "metric": lambda m: m.replace("_", " "),
+        "category": lambda c: str(constants.CATEGORY_LABELS.get(c, c)).lower(),
+    }
     cell = [words.get(k, str)(gap[k]) for k in KEYS if isinstance(gap[k], str) and gap[k]]
-    return [f"{within} of {len(numbers)} published cells reproduce within {tolerance:.3f}; the largest gap is "
-            f"{gap['difference']:+.4f} ({', '.join(cell)})."]
+    return [
+        f"{within} of {len(numbers)} published cells reproduce within {tolerance:.3f}; the largest gap is "
+        f"{gap['difference']:+.4f} ({', '.join(cell)})."
+    ]

@@ -316,12 +316,16 @@ def calibration_findings(rates: pd.DataFrame, negatives: Sequence[str], short: C
         else:
             which = f"{full} of {len(group)} failure modes"
             rates_said = "their failure rates are 100%" if full > 1 else "its failure rate is 100%"
-        sentences.append(f"{short(str(model))}'s calibrated threshold ({threshold:.2f}) lies below every pair of {which}: at it, {rates_said}.")
+        sentences.append(
+            f"{short(str(model))}'s calibrated threshold ({threshold:.2f}) lies below every pair of {which}: at it, {rates_said}."
+        )
     if not sentences:
         return []
     if constants.CAT_NEAR_MISS in negatives:
         sentences.append("The thresholds already count the near-miss controls as negatives; the failure pairs still score above them.")
     else:
-        sentences.append("The thresholds separate paraphrases from unrelated pairs, which score far lower than any pair sharing its words; "
-                         "count the near-miss controls as negatives to calibrate against pairs that look alike.")
+        sentences.append(
+            "The thresholds separate paraphrases from unrelated pairs, which score far lower than any pair sharing its words; "
+            "count the near-miss controls as negatives to calibrate against pairs that look alike."
+        )
     return sentences

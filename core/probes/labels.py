@@ -38,15 +38,70 @@ from core.probes import calibration
 
 KIND_BINARY, KIND_GRADED, KIND_TEXT, KIND_NONE = "binary", "graded", "text", "none"
 UNCATEGORIZED = "uncategorized"  # core.files.reader's category for rows without one
-MATCH_WORDS = frozenset({"1", "1.0", "true", "t", "yes", "y", "paraphrase", "entailment", "entailed", "similar", "same", "match", "positive",
-                         "duplicate", "relevant", "equivalent"})
-NO_MATCH_WORDS = frozenset({"0", "0.0", "false", "f", "no", "n", "not", "not paraphrase", "not_paraphrase", "non-paraphrase", "non_paraphrase",
-                            "nonparaphrase", "contradiction", "neutral", "dissimilar", "different", "mismatch", "no match", "negative",
-                            "not duplicate", "not_duplicate", "irrelevant", "not equivalent", "not_equivalent"})
+MATCH_WORDS = frozenset(
+    {
+        "1",
+        "1.0",
+        "true",
+        "t",
+        "yes",
+        "y",
+        "paraphrase",
+        "entailment",
+        "entailed",
+        "similar",
+        "same",
+        "match",
+        "positive",
+        "duplicate",
+        "relevant",
+        "equivalent",
+    }
+)
+NO_MATCH_WORDS = frozenset(
+    {
+        "0",
+        "0.0",
+        "false",
+        "f",
+        "no",
+        "n",
+        "not",
+        "not paraphrase",
+        "not_paraphrase",
+        "non-paraphrase",
+        "non_paraphrase",
+        "nonparaphrase",
+        "contradiction",
+        "neutral",
+        "dissimilar",
+        "different",
+        "mismatch",
+        "no match",
+        "negative",
+        "not duplicate",
+        "not_duplicate",
+        "irrelevant",
+        "not equivalent",
+        "not_equivalent",
+    }
+)
 _BOOL_WORDS = {"true": True, "false": False}
 BY_LABEL_COLUMNS = [constants.COL_MODEL, constants.COL_LABEL, "match", "n", "mean", "sd", "median", "share_above"]
-CLASSIFIER_COLUMNS = [constants.COL_MODEL, "n_match", "n_no_match", "auc", "best_threshold", "best_tpr", "best_fpr", "best_accuracy", "best_f1",
-                      constants.COL_THRESHOLD, "accuracy", "f1"]
+CLASSIFIER_COLUMNS = [
+    constants.COL_MODEL,
+    "n_match",
+    "n_no_match",
+    "auc",
+    "best_threshold",
+    "best_tpr",
+    "best_fpr",
+    "best_accuracy",
+    "best_f1",
+    constants.COL_THRESHOLD,
+    "accuracy",
+    "f1",
+]
 
 
 def _text(values: pd.Series) -> pd.Series:
@@ -143,7 +198,11 @@ def typed_labels(values: pd.Series) -> pd.Series:
     numbers = pd.to_numeric(text.where(given), errors="coerce")
     if given.any() and numbers[given].notna().all():
         integral = bool((numbers[given] == numbers[given].round()).all()) and not text[given].str.contains(r"[.eE]", regex=True).any()
-        return pd.Series([(int(v) if integral else float(v)) if g else None for v, g in zip(numbers, given, strict=True)], index=values.index, dtype=object)
+        return pd.Series(
+            [(int(v) if integral else float(v)) if g else None for v, g in zip(numbers, given, strict=True)],
+            index=values.index,
+            dtype=object,
+        )
     return pd.Series([str(v) if g else None for v, g in zip(text, given, strict=True)], index=values.index, dtype=object)
 
 
@@ -191,8 +250,10 @@ def _no_classifier_reason(data: pd.DataFrame, value: str | None) -> str:
         side = f"all {n_match} labelled pairs read as a match (labels here: {present})"
     else:
         side = f"all {n_no} labelled pairs read as no match (labels here: {present})"
-    return (f"{side}; a classifier needs both matching and non-matching pairs, so no ROC, AUC or threshold can be fitted. "
-            "If another value means 'same meaning', name it (`run --match-label VALUE`, or the page's choice).")
+    return (
+        f"{side}; a classifier needs both matching and non-matching pairs, so no ROC, AUC or threshold can be fitted. "
+        "If another value means 'same meaning', name it (`run --match-label VALUE`, or the page's choice)."
+    )
 
 
 def label_report(results: pd.DataFrame, threshold: float, match_label: object = None) -> dict[str, pd.DataFrame]:
@@ -225,19 +286,41 @@ def label_report(results: pd.DataFrame, threshold: float, match_label: object = 
         raise ValueError(f"threshold must be between -1 and 1, got {threshold}")
     value = _match_value(match_label)
     kind = label_kind(results[constants.COL_LABEL], value) if not results.empty else KIND_NONE
-    data = results.assign(_label=results[constants.COL_LABEL].astype("string").str.strip().fillna(""),
-                          _match=match_labels(results[constants.COL_LABEL], value))
+    data = results.assign(
+        _label=results[constants.COL_LABEL].astype("string").str.strip().fillna(""),
+        _match=match_labels(results[constants.COL_LABEL], value),
+    )
     data = data[data["_label"] != ""]
-    sides = {side: ", ".join(dict.fromkeys(data.loc[data["_match"] == flag, "_label"])) for side, flag in (("match", 1.0), ("no_match", 0.0))}
+    sides = {
+        side: ", ".join(dict.fromkeys(data.loc[data["_match"] == flag, "_label"])) for side, flag in (("match", 1.0), ("no_match", 0.0))
+    }
     reason = _no_classifier_reason(data, value) if kind == KIND_BINARY else ""
     rows = []
     for (model, label), group in data.groupby([constants.COL_MODEL, "_label"], sort=False):
         cos = group[constants.COL_COSINE].to_numpy(float)
-        rows.append({constants.COL_MODEL: model, constants.COL_LABEL: label, "match": group["_match"].iloc[0], "n": len(cos), "mean": float(cos.mean()),
-                     "sd": float(cos.std(ddof=1)) if len(cos) > 1 else np.nan, "median": float(np.median(cos)), "share_above": float((cos > threshold).mean())})
-    out = {"kind": pd.DataFrame({"kind": [kind], "match_label": [value if value is not None else "default"], **{k: [v] for k, v in sides.items()},
-                                 "no_classifier": [reason]}),
-           "by_label": pd.DataFrame(rows, columns=BY_LABEL_COLUMNS)}
+        rows.append(
+            {
+                constants.COL_MODEL: model,
+                constants.COL_LABEL: label,
+                "match": group["_match"].iloc[0],
+                "n": len(cos),
+                "mean": float(cos.mean()),
+                "sd": float(cos.std(ddof=1)) if len(cos) > 1 else np.nan,
+                "median": float(np.median(cos)),
+                "share_above": float((cos > threshold).mean()),
+            }
+        )
+    out = {
+        "kind": pd.DataFrame(
+            {
+                "kind": [kind],
+                "match_label": [value if value is not None else "default"],
+                **{k: [v] for k, v in sides.items()},
+                "no_classifier": [reason],
+            }
+        ),
+        "by_label": pd.DataFrame(rows, columns=BY_LABEL_COLUMNS),
+    }
     classifier, curves = [], []
     if kind == KIND_BINARY and not reason:
         for model, group in data.groupby(constants.COL_MODEL, sort=False):
@@ -248,13 +331,29 @@ def label_report(results: pd.DataFrame, threshold: float, match_label: object = 
             best = calibration.youden_threshold(pos, neg)
             best_acc, best_f1 = _accuracy_f1(cos, truth, best.threshold)
             acc, f1 = _accuracy_f1(cos, truth, threshold)
-            classifier.append({constants.COL_MODEL: model, "n_match": len(pos), "n_no_match": len(neg), "auc": calibration.auc(pos, neg),
-                               "best_threshold": best.threshold, "best_tpr": best.tpr, "best_fpr": best.fpr, "best_accuracy": best_acc, "best_f1": best_f1,
-                               constants.COL_THRESHOLD: float(threshold), "accuracy": acc, "f1": f1})
+            classifier.append(
+                {
+                    constants.COL_MODEL: model,
+                    "n_match": len(pos),
+                    "n_no_match": len(neg),
+                    "auc": calibration.auc(pos, neg),
+                    "best_threshold": best.threshold,
+                    "best_tpr": best.tpr,
+                    "best_fpr": best.fpr,
+                    "best_accuracy": best_acc,
+                    "best_f1": best_f1,
+                    constants.COL_THRESHOLD: float(threshold),
+                    "accuracy": acc,
+                    "f1": f1,
+                }
+            )
             curves.append(calibration.roc_curve(pos, neg).assign(**{constants.COL_MODEL: model}))
     out["classifier"] = pd.DataFrame(classifier, columns=CLASSIFIER_COLUMNS)
-    out["roc"] = pd.concat(curves, ignore_index=True)[[constants.COL_MODEL, "threshold", "fpr", "tpr"]] if curves else pd.DataFrame(
-        columns=[constants.COL_MODEL, "threshold", "fpr", "tpr"])
+    out["roc"] = (
+        pd.concat(curves, ignore_index=True)[[constants.COL_MODEL, "threshold", "fpr", "tpr"]]
+        if curves
+        else pd.DataFrame(columns=[constants.COL_MODEL, "threshold", "fpr", "tpr"])
+    )
     return out
 
 
@@ -283,15 +382,30 @@ def label_findings(report: dict[str, pd.DataFrame], name: Callable[[str], str] =
     for row in report["classifier"].to_dict("records"):
         who, auc = name(row[constants.COL_MODEL]), float(row["auc"])
         if auc < 0.5:
-            out.append(Finding(f"{who}: AUC {auc:.3f} is below 0.5: the model ranks the non-matching pairs (label {no_match}) above the matching "
-                               f"ones (label {match}); a higher cosine here means less likely the same meaning. If {match} is not the label for "
-                               "'same meaning', name the right one (`--match-label`).", True))
+            out.append(
+                Finding(
+                    f"{who}: AUC {auc:.3f} is below 0.5: the model ranks the non-matching pairs (label {no_match}) above the matching "
+                    f"ones (label {match}); a higher cosine here means less likely the same meaning. If {match} is not the label for "
+                    "'same meaning', name the right one (`--match-label`).",
+                    True,
+                )
+            )
         elif auc == 0.5:
-            out.append(Finding(f"{who}: AUC 0.500: cosine does not separate matching (label {match}) from non-matching pairs (label {no_match}) at all.", True))
+            out.append(
+                Finding(
+                    f"{who}: AUC 0.500: cosine does not separate matching (label {match}) from non-matching pairs (label {no_match}) at all.",
+                    True,
+                )
+            )
         else:
-            out.append(Finding(f"{who}: AUC {auc:.3f}: a matching pair (label {match}) outscores a non-matching one (label {no_match}) "
-                               f"{auc:.0%} of the time; the best threshold {row['best_threshold']:.3f} gives F1 {row['best_f1']:.3f} "
-                               f"(F1 {row['f1']:.3f} at {row[constants.COL_THRESHOLD]:.2f}).", False))
+            out.append(
+                Finding(
+                    f"{who}: AUC {auc:.3f}: a matching pair (label {match}) outscores a non-matching one (label {no_match}) "
+                    f"{auc:.0%} of the time; the best threshold {row['best_threshold']:.3f} gives F1 {row['best_f1']:.3f} "
+                    f"(F1 {row['f1']:.3f} at {row[constants.COL_THRESHOLD]:.2f}).",
+                    False,
+                )
+            )
     return out
 
 
@@ -314,7 +428,9 @@ def label_headline(report: dict[str, pd.DataFrame], name: Callable[[str], str] =
     classifier = report["classifier"]
     if head["kind"] != KIND_BINARY or classifier.empty:
         return []
-    match, no_match = (f"{word} ({labels})" if labels else word for word, labels in (("match", head["match"]), ("no match", head["no_match"])))
+    match, no_match = (
+        f"{word} ({labels})" if labels else word for word, labels in (("match", head["match"]), ("no match", head["no_match"]))
+    )
     groups = f"“{match}” pairs ({int(classifier['n_match'].iloc[0])}) and “{no_match}” pairs ({int(classifier['n_no_match'].iloc[0])})"
     auc = classifier["auc"].astype(float)
     backwards, chance, good = classifier[auc < 0.5], classifier[(auc >= 0.5) & (auc < 0.6)], classifier[auc >= 0.6]
@@ -329,12 +445,21 @@ def label_headline(report: dict[str, pd.DataFrame], name: Callable[[str], str] =
     out = []
     if len(backwards):
         subject = "Every model" if len(backwards) == len(classifier) else who(backwards)
-        out.append(Finding(f"{subject} scores the “{no_match}” pairs above the “{match}” pairs more often than not (AUC {aucs(backwards)}, "
-                           f"below the 0.5 of a coin flip): on this data the cosine ranks {groups} backwards, so no threshold separates them.", True))
+        out.append(
+            Finding(
+                f"{subject} scores the “{no_match}” pairs above the “{match}” pairs more often than not (AUC {aucs(backwards)}, "
+                f"below the 0.5 of a coin flip): on this data the cosine ranks {groups} backwards, so no threshold separates them.",
+                True,
+            )
+        )
     if len(chance):
         out.append(Finding(f"{who(chance)} barely tells {groups} apart (AUC {aucs(chance)}; 0.5 is a coin flip).", True))
     if len(good):
-        out.append(Finding(f"{who(good)} scores “{match}” pairs above “{no_match}” pairs (AUC {aucs(good)}; 1.0 would separate them perfectly).", False))
+        out.append(
+            Finding(
+                f"{who(good)} scores “{match}” pairs above “{no_match}” pairs (AUC {aucs(good)}; 1.0 would separate them perfectly).", False
+            )
+        )
     return out
 
 
@@ -344,11 +469,20 @@ def label_summary(report: dict[str, pd.DataFrame], name: Callable[[str], str] = 
     head = report["kind"].iloc[0]
 
     def records(frame: pd.DataFrame) -> list[dict[str, object]]:
-        return [{str(k): (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()} for r in frame.to_dict("records")]
+        return [
+            {str(k): (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in r.items()} for r in frame.to_dict("records")
+        ]
 
-    return {"kind": head["kind"], "match_label": head["match_label"], "match": head["match"], "no_match": head["no_match"],
-            "no_classifier": head["no_classifier"] or None, "findings": [f.text for f in label_findings(report, name)],
-            "by_label": records(report["by_label"]), "classifier": records(report["classifier"])}
+    return {
+        "kind": head["kind"],
+        "match_label": head["match_label"],
+        "match": head["match"],
+        "no_match": head["no_match"],
+        "no_classifier": head["no_classifier"] or None,
+        "findings": [f.text for f in label_findings(report, name)],
+        "by_label": records(report["by_label"]),
+        "classifier": records(report["classifier"]),
+    }
 
 
 class ReportLabels(NamedTuple):
@@ -380,9 +514,14 @@ def report_labels(results: pd.DataFrame, threshold: float, match_label: object =
         return ReportLabels([], None, {})
     report = label_report(results, threshold, match_label)
     head = report["kind"].iloc[0]
-    settings = {"label kind": str(head["kind"]),
-                "match label": "automatic (1, true, yes, paraphrase, entailment, …)" if head["match_label"] == "default" else str(head["match_label"]),
-                "labels read as match": str(head.get("match", "")), "labels read as no match": str(head.get("no_match", ""))}
+    settings = {
+        "label kind": str(head["kind"]),
+        "match label": "automatic (1, true, yes, paraphrase, entailment, …)"
+        if head["match_label"] == "default"
+        else str(head["match_label"]),
+        "labels read as match": str(head.get("match", "")),
+        "labels read as no match": str(head.get("no_match", "")),
+    }
     if head["kind"] != KIND_BINARY:
         return ReportLabels([], None, settings)
     said = [f.text for f in label_headline(report, name)] + [f.text for f in label_findings(report, name)]

@@ -88,6 +88,7 @@ NUMBER_SCALE = 10
 # and number words, each rule on its own) the rest are counted in a note instead; a sentence holds far fewer.
 MAX_NUMBERS_SCALED = 20
 
+
 @dataclass(frozen=True)
 class Perturbation:
     """One variant of the typed sentence.
@@ -145,7 +146,15 @@ class PerturbationReport:
             }
             for i, v in enumerate(self.variants)
         ]
-        columns = [constants.COL_PAIR_ID, constants.COL_SUITE, constants.COL_CATEGORY, constants.COL_RULE, constants.COL_CHANGE, constants.COL_TEXT_A, constants.COL_TEXT_B]
+        columns = [
+            constants.COL_PAIR_ID,
+            constants.COL_SUITE,
+            constants.COL_CATEGORY,
+            constants.COL_RULE,
+            constants.COL_CHANGE,
+            constants.COL_TEXT_A,
+            constants.COL_TEXT_B,
+        ]
         return pd.DataFrame(rows, columns=columns)
 
 
@@ -297,7 +306,7 @@ def scale_number(s: _Sentence, limit: int | None = None) -> list[Perturbation]:
 
 
 def scale_number_word(s: _Sentence, limit: int | None = None) -> list[Perturbation]:
-    """"three" -> "thirty": a spelled-out count scaled by ten, the first ``limit`` ("one" is skipped: it is often a pronoun)."""
+    """ "three" -> "thirty": a spelled-out count scaled by ten, the first ``limit`` ("one" is skipped: it is often a pronoun)."""
     out = []
     for i, new in _number_words(s)[:limit]:
         t = list(s.tokens)
@@ -312,8 +321,10 @@ def _numbers_note(s: _Sentence) -> str | None:
     over = [f"{n:,} {what}" for what, n in counts.items() if n > MAX_NUMBERS_SCALED]
     if not over:
         return None
-    return (f"numerical: the text holds {' and '.join(over)}; the first {MAX_NUMBERS_SCALED} of each are scaled, one variant each "
-            "(every variant repeats the whole text, so one per number would cost the square of its length)")
+    return (
+        f"numerical: the text holds {' and '.join(over)}; the first {MAX_NUMBERS_SCALED} of each are scaled, one variant each "
+        "(every variant repeats the whole text, so one per number would cost the square of its length)"
+    )
 
 
 # ------------------------------------------------------------------ entity / role swap
@@ -539,7 +550,7 @@ def swap_quantifier(s: _Sentence) -> list[Perturbation]:
 
 
 def add_quantifier(s: _Sentence) -> list[Perturbation]:
-    """"The patients ..." / "Patients ..." -> "All patients ..." / "Few patients ...": a definite or bare plural subject gets a quantifier."""
+    """ "The patients ..." / "Patients ..." -> "All patients ..." / "Few patients ...": a definite or bare plural subject gets a quantifier."""
     words = s.words
     if len(words) < 2:
         return []

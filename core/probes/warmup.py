@@ -45,10 +45,14 @@ def warm_texts() -> WarmTexts:
     variants = perturb(constants.EXAMPLE_SENTENCE_A).to_frame()
     retrieval = load_retrieval_suite().sample(constants.RETRIEVAL_QUICK_GROUPS)
     return {
-        "OOV and baseline suites": pair_texts(suites.load_suite(constants.SUITE_OOV)) + pair_texts(suites.load_suite(constants.SUITE_BASELINE)),
+        "OOV and baseline suites": pair_texts(suites.load_suite(constants.SUITE_OOV))
+        + pair_texts(suites.load_suite(constants.SUITE_BASELINE)),
         "failure-mode suite and its controls": pair_texts(suites.load_suite(constants.SUITE_FAILURE_MODES)),
-        "Compare's examples": list(dict.fromkeys([constants.EXAMPLE_SENTENCE_A, constants.EXAMPLE_SENTENCE_B, *constants.EXAMPLE_HEATMAP_SENTENCES,
-                                                  *pair_texts(examples)])),
+        "Compare's examples": list(
+            dict.fromkeys(
+                [constants.EXAMPLE_SENTENCE_A, constants.EXAMPLE_SENTENCE_B, *constants.EXAMPLE_HEATMAP_SENTENCES, *pair_texts(examples)]
+            )
+        ),
         "Perturbations' first sentence": pair_texts(variants),
         "Retrieval's quick sample": list(dict.fromkeys([*retrieval.passages[constants.COL_TEXT], *retrieval.queries[constants.COL_TEXT]])),
     }
@@ -133,7 +137,9 @@ def warm_cache(
     return report
 
 
-def missing_texts(models: Sequence[str], cache: EmbeddingCache, options: EncodeOptions = DEFAULT_OPTIONS, texts: WarmTexts | None = None) -> int:
+def missing_texts(
+    models: Sequence[str], cache: EmbeddingCache, options: EncodeOptions = DEFAULT_OPTIONS, texts: WarmTexts | None = None
+) -> int:
     """How many (model, text) pairs of the warm-up the cache lacks, counted without loading a model (0: nothing to do)."""
     from core.models.estimate import estimate_run
 

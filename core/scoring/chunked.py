@@ -226,7 +226,9 @@ def score_staged(
     return result
 
 
-def _score_model(staged: Path, run: ModelRun, part: Path, cache: EmbeddingCache, chunk_rows: int, progress: ChunkProgress, total: int) -> ModelTally | None:
+def _score_model(
+    staged: Path, run: ModelRun, part: Path, cache: EmbeddingCache, chunk_rows: int, progress: ChunkProgress, total: int
+) -> ModelTally | None:
     """One model over every chunk into ``part``; its tally, or None when it failed (``run`` recorded why)."""
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -43,23 +43,37 @@ def compare_findings(frame: pd.DataFrame) -> list[str]:
     if len(frame) == 1:
         row = frame.iloc[0]
         if math.isnan(float(row[constants.COL_THRESHOLD])):
-            return [f"{short_name(row[constants.COL_MODEL])} scores this pair {row[constants.COL_COSINE]:.3f}; it has no calibrated threshold yet."]
+            return [
+                f"{short_name(row[constants.COL_MODEL])} scores this pair {row[constants.COL_COSINE]:.3f}; it has no calibrated threshold yet."
+            ]
         side = "above" if len(above) else "below"
-        meaning = "a retriever using it would treat the two sentences as the same" if len(above) else "a retriever using it would keep them apart"
-        return [f"{short_name(row[constants.COL_MODEL])} scores this pair {row[constants.COL_COSINE]:.3f}, {side} its threshold of "
-                f"{row[constants.COL_THRESHOLD]:.2f}: {meaning}."]
+        meaning = (
+            "a retriever using it would treat the two sentences as the same" if len(above) else "a retriever using it would keep them apart"
+        )
+        return [
+            f"{short_name(row[constants.COL_MODEL])} scores this pair {row[constants.COL_COSINE]:.3f}, {side} its threshold of "
+            f"{row[constants.COL_THRESHOLD]:.2f}: {meaning}."
+        ]
     cosines = frame[constants.COL_COSINE].to_numpy(float)
     low, high = frame.iloc[int(cosines.argmin())], frame.iloc[int(cosines.argmax())]
-    spread = (f"Cosines run from {low[constants.COL_COSINE]:.3f} ({short_name(low[constants.COL_MODEL])}) "
-              f"to {high[constants.COL_COSINE]:.3f} ({short_name(high[constants.COL_MODEL])}).")
+    spread = (
+        f"Cosines run from {low[constants.COL_COSINE]:.3f} ({short_name(low[constants.COL_MODEL])}) "
+        f"to {high[constants.COL_COSINE]:.3f} ({short_name(high[constants.COL_MODEL])})."
+    )
     if len(above) == len(frame):
-        return [f"All {len(frame)} models score this pair above their threshold: a retriever would treat the two sentences as the same.", spread]
+        return [
+            f"All {len(frame)} models score this pair above their threshold: a retriever would treat the two sentences as the same.",
+            spread,
+        ]
     if len(below) == len(frame):
         return [f"All {len(frame)} models score this pair below their threshold: a retriever would keep the two sentences apart.", spread]
     if above.empty:
         return [spread]
-    return [f"{join_names(list(above[constants.COL_MODEL]))} would treat the two sentences as the same (above threshold); "
-            f"{join_names(list(below[constants.COL_MODEL])) if len(below) else 'the others'} would not.", spread]
+    return [
+        f"{join_names(list(above[constants.COL_MODEL]))} would treat the two sentences as the same (above threshold); "
+        f"{join_names(list(below[constants.COL_MODEL])) if len(below) else 'the others'} would not.",
+        spread,
+    ]
 
 
 def failure_mode_findings(summary: pd.DataFrame, threshold: float) -> list[str]:
@@ -77,8 +91,10 @@ def failure_mode_findings(summary: pd.DataFrame, threshold: float) -> list[str]:
         return []
     worst = rows.iloc[int(rows["failure_rate"].to_numpy(float).argmax())]
     label = constants.CATEGORY_LABELS.get(worst[constants.COL_CATEGORY], worst[constants.COL_CATEGORY])
-    first = (f"At threshold {threshold:.2f}, {short_name(worst[constants.COL_MODEL])} scores {_pct(worst['failure_rate'])} of the "
-             f"{label.lower()} pairs above the threshold: a retriever would return them as matches.")
+    first = (
+        f"At threshold {threshold:.2f}, {short_name(worst[constants.COL_MODEL])} scores {_pct(worst['failure_rate'])} of the "
+        f"{label.lower()} pairs above the threshold: a retriever would return them as matches."
+    )
     # Pooled over the adversarial pairs: each mode weighs by its number of pairs.
     sums = rows.assign(_above=rows["failure_rate"] * rows["n"]).groupby(constants.COL_MODEL, sort=False)[["_above", "n"]].sum()
     overall = sums["_above"] / sums["n"]
@@ -86,8 +102,11 @@ def failure_mode_findings(summary: pd.DataFrame, threshold: float) -> list[str]:
         return [first, f"Across all failure modes, {_pct(float(overall.iloc[0]))} of its adversarial pairs pass the threshold."]
     values, names = overall.to_numpy(float), [str(m) for m in overall.index]
     most, least = int(values.argmax()), int(values.argmin())
-    return [first, f"Across all failure modes, {short_name(names[most])} passes {_pct(values[most])} of the adversarial pairs and "
-                   f"{short_name(names[least])} {_pct(values[least])}."]
+    return [
+        first,
+        f"Across all failure modes, {short_name(names[most])} passes {_pct(values[most])} of the adversarial pairs and "
+        f"{short_name(names[least])} {_pct(values[least])}.",
+    ]
 
 
 def worst_first(results: pd.DataFrame, match: pd.Series | None = None) -> pd.DataFrame:
@@ -130,9 +149,15 @@ def oov_findings(summary: pd.DataFrame, reading: str) -> list[str]:
         return []
 
     def part(row: pd.Series) -> str:
-        share = f", {100 * row['normalized_mean']:.0f}% of its dynamic range" if "normalized_mean" in row and pd.notna(row["normalized_mean"]) else ""
-        return (f"{short_name(row[constants.COL_MODEL])}'s cosine drops by {row['mean_delta']:.2f} on average "
-                f"(95% CI {row['ci_low']:.2f} to {row['ci_high']:.2f}{share})")
+        share = (
+            f", {100 * row['normalized_mean']:.0f}% of its dynamic range"
+            if "normalized_mean" in row and pd.notna(row["normalized_mean"])
+            else ""
+        )
+        return (
+            f"{short_name(row[constants.COL_MODEL])}'s cosine drops by {row['mean_delta']:.2f} on average "
+            f"(95% CI {row['ci_low']:.2f} to {row['ci_high']:.2f}{share})"
+        )
 
     deltas = rows["mean_delta"].to_numpy(float)
     most, least = rows.iloc[int(deltas.argmax())], rows.iloc[int(deltas.argmin())]
@@ -142,7 +167,7 @@ def oov_findings(summary: pd.DataFrame, reading: str) -> list[str]:
 
 
 def _churn(row: pd.Series, fixed: str, broken: str, ties: str | None = None, words: tuple[str, str] = ("fixed", "broken")) -> str:
-    """" (3 fixed, 2 broken, 1 tie)": what a mitigation flipped each way beside its net figure (issue 37.9); empty without the counts."""
+    """ " (3 fixed, 2 broken, 1 tie)": what a mitigation flipped each way beside its net figure (issue 37.9); empty without the counts."""
     if fixed not in row.index or broken not in row.index or pd.isna(row[fixed]) or pd.isna(row[broken]):
         return ""
     parts = [f"{int(row[fixed])} {words[0]}", f"{int(row[broken])} {words[1]}"]
@@ -174,14 +199,24 @@ def retrieval_findings(win_rates: pd.DataFrame, summary: pd.DataFrame | None = N
         plain = mine[mine[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
         if plain.empty:
             continue
-        sentence = (f"{short_name(str(model))} ranks the contradiction above the restatement in "
-                    f"{_pct(float(plain[constants.COL_WIN_RATE].iloc[0]))} of the variants")
+        sentence = (
+            f"{short_name(str(model))} ranks the contradiction above the restatement in "
+            f"{_pct(float(plain[constants.COL_WIN_RATE].iloc[0]))} of the variants"
+        )
         others = mine[mine[constants.COL_MITIGATION] != constants.MITIGATION_NONE]
         if not others.empty:
+
             def effect(m: str, rate: float, model=model) -> str:
-                extra = _churn(churn.loc[(model, m)], constants.COL_FIXED, constants.COL_BROKEN, constants.COL_TIES) if churn is not None and (model, m) in churn.index else ""
+                extra = (
+                    _churn(churn.loc[(model, m)], constants.COL_FIXED, constants.COL_BROKEN, constants.COL_TIES)
+                    if churn is not None and (model, m) in churn.index
+                    else ""
+                )
                 return f"{_label(m)} brings that to {_pct(rate)}{extra}"
-            sentence += "; " + ", ".join(effect(m, float(r)) for m, r in zip(others[constants.COL_MITIGATION], others[constants.COL_WIN_RATE], strict=True))
+
+            sentence += "; " + ", ".join(
+                effect(m, float(r)) for m, r in zip(others[constants.COL_MITIGATION], others[constants.COL_WIN_RATE], strict=True)
+            )
         out.append(sentence + " (lower is better).")
     return out
 
@@ -203,16 +238,20 @@ def triples_findings(summary: pd.DataFrame) -> list[str]:
             continue
         row = plain.iloc[0]
         ties = int(row[constants.COL_TIES])
-        sentence = (f"{short_name(str(model))} ranks a negative above its positive in {_pct(float(row[constants.COL_WIN_RATE]))} of "
-                    f"{int(row[constants.COL_N])} triples{f' ({ties} exact tie' + ('' if ties == 1 else 's') + ' apart)' if ties else ''} "
-                    f"and ranks a positive first for {_pct(float(row[constants.COL_IR_RECALL_AT[1]]))} of {int(row[constants.COL_N_QUERIES])} anchors")
+        sentence = (
+            f"{short_name(str(model))} ranks a negative above its positive in {_pct(float(row[constants.COL_WIN_RATE]))} of "
+            f"{int(row[constants.COL_N])} triples{f' ({ties} exact tie' + ('' if ties == 1 else 's') + ' apart)' if ties else ''} "
+            f"and ranks a positive first for {_pct(float(row[constants.COL_IR_RECALL_AT[1]]))} of {int(row[constants.COL_N_QUERIES])} anchors"
+        )
         tied = int(row[constants.COL_TIED_QUERIES])
         if tied:
             sentence += f" ({tied} decided by an exact tie)"
-        effects = [f"{_label(r[constants.COL_MITIGATION])} brings those to {_pct(float(r[constants.COL_WIN_RATE]))}"
-                   f"{_churn(r, constants.COL_FIXED, constants.COL_BROKEN, constants.COL_TIES)} and "
-                   f"{_pct(float(r[constants.COL_IR_RECALL_AT[1]]))}{_churn(r, 'recall_gained', 'recall_lost', words=('gained', 'lost'))}"
-                   for _, r in mine[mine[constants.COL_MITIGATION] != constants.MITIGATION_NONE].iterrows()]
+        effects = [
+            f"{_label(r[constants.COL_MITIGATION])} brings those to {_pct(float(r[constants.COL_WIN_RATE]))}"
+            f"{_churn(r, constants.COL_FIXED, constants.COL_BROKEN, constants.COL_TIES)} and "
+            f"{_pct(float(r[constants.COL_IR_RECALL_AT[1]]))}{_churn(r, 'recall_gained', 'recall_lost', words=('gained', 'lost'))}"
+            for _, r in mine[mine[constants.COL_MITIGATION] != constants.MITIGATION_NONE].iterrows()
+        ]
         out.append(sentence + ("; " + "; ".join(effects) if effects else "") + " (win rate: lower is better; recall@1: higher is better).")
     return out
 
@@ -233,14 +272,18 @@ def beir_findings(summary: pd.DataFrame) -> list[str]:
         if plain.empty:
             continue
         row = plain.iloc[0]
-        sentence = (f"By your judgements, {short_name(str(model))} ranks a relevant passage first (recall@1) for "
-                    f"{_pct(float(row[constants.COL_IR_RECALL_AT[1]]))} of {int(row[constants.COL_N_QUERIES])} queries, nDCG@10 {float(row[constants.COL_NDCG_AT]):.3f}")
+        sentence = (
+            f"By your judgements, {short_name(str(model))} ranks a relevant passage first (recall@1) for "
+            f"{_pct(float(row[constants.COL_IR_RECALL_AT[1]]))} of {int(row[constants.COL_N_QUERIES])} queries, nDCG@10 {float(row[constants.COL_NDCG_AT]):.3f}"
+        )
         tied = int(row[constants.COL_TIED_QUERIES])
         if tied:
             sentence += f" ({tied} quer{'y' if tied == 1 else 'ies'} decided by an exact tie, broken by passage id as trec_eval does)"
-        effects = [f"{_label(r[constants.COL_MITIGATION])} brings recall@1 to {_pct(float(r[constants.COL_IR_RECALL_AT[1]]))}"
-                   f"{_churn(r, 'recall_gained', 'recall_lost', words=('gained', 'lost'))}"
-                   for _, r in mine[mine[constants.COL_MITIGATION] != constants.MITIGATION_NONE].iterrows()]
+        effects = [
+            f"{_label(r[constants.COL_MITIGATION])} brings recall@1 to {_pct(float(r[constants.COL_IR_RECALL_AT[1]]))}"
+            f"{_churn(r, 'recall_gained', 'recall_lost', words=('gained', 'lost'))}"
+            for _, r in mine[mine[constants.COL_MITIGATION] != constants.MITIGATION_NONE].iterrows()
+        ]
         out.append(sentence + ("; " + "; ".join(effects) if effects else "") + ".")
     return out
 
@@ -267,12 +310,18 @@ def perturbation_findings(table: pd.DataFrame) -> list[str]:
         closest.append((name, f"“{top[constants.COL_TEXT_B]}” ({label}, {top[constants.COL_COSINE]:.3f})"))
     if len(counts) == 1:
         (name, above, n), (_, variant) = counts[0], closest[0]
-        kept = (f"{name} keeps {above} of {n} variants above its threshold: a retriever would return them as the same sentence."
-                if n else f"{name} has no calibrated threshold yet, so no variant is judged.")
+        kept = (
+            f"{name} keeps {above} of {n} variants above its threshold: a retriever would return them as the same sentence."
+            if n
+            else f"{name} has no calibrated threshold yet, so no variant is judged."
+        )
         return [kept, f"It scores {variant} closest to the original."]
-    return ["Variants above each model's threshold (returned as the same sentence): "
-            + ", ".join(f"{name} {above} of {n}" if n else f"{name} no calibrated threshold" for name, above, n in counts) + ".",
-            "Closest to the original: " + "; ".join(f"{name} {variant}" for name, variant in closest) + "."]
+    return [
+        "Variants above each model's threshold (returned as the same sentence): "
+        + ", ".join(f"{name} {above} of {n}" if n else f"{name} no calibrated threshold" for name, above, n in counts)
+        + ".",
+        "Closest to the original: " + "; ".join(f"{name} {variant}" for name, variant in closest) + ".",
+    ]
 
 
 def split_findings(rows: list[dict]) -> list[str]:

@@ -57,8 +57,9 @@ class RayUnavailable(RuntimeError):
     """The Ray cluster named by ``$RAY_ADDRESS`` cannot be reached or joined; the message is one line."""
 
 
-def actor_pool_size(requested: int | None, resources: dict, device: str = constants.DEVICE_CPU,
-                    gpus_per_actor: float = constants.RAY_GPUS_PER_ACTOR) -> tuple[int, str | None]:
+def actor_pool_size(
+    requested: int | None, resources: dict, device: str = constants.DEVICE_CPU, gpus_per_actor: float = constants.RAY_GPUS_PER_ACTOR
+) -> tuple[int, str | None]:
     """Actors per model that the cluster can hold, and a note when ``requested`` was more.
 
     Each actor takes one CPU, and one CPU is kept for reading and writing
@@ -132,8 +133,10 @@ def check_reachable(address: str, timeout: float = constants.RAY_CONNECT_TIMEOUT
         except OSError:  # reset: it closed the connection on us
             answer = b""
         if answer is None:
-            raise RayUnavailable(f"{not_ray}: it accepted the connection but said nothing within {timeout:g} s; "
-                                 f"give the head node's GCS port (6379 by default) or ray://HOST:10001")
+            raise RayUnavailable(
+                f"{not_ray}: it accepted the connection but said nothing within {timeout:g} s; "
+                f"give the head node's GCS port (6379 by default) or ray://HOST:10001"
+            )
         if len(answer) == 9 and answer[3] != _HTTP2_SETTINGS:
             with contextlib.suppress(OSError):  # more of what it said, for the message
                 answer += _read_up_to(conn, 55, time.monotonic() + min(timeout, 0.5)) or b""
@@ -246,8 +249,21 @@ def score_staged_ray(
     runnable = [run.name for run in model_runs(models, options, cache=None, errors=result.errors) if run.check()]
     work = out_dir / _WORK_FOLDER
     try:
-        parts = _score_on_ray(staged, work, runnable, result, progress=progress or _Silent(), options=options, actors=actors,
-                              gpus_per_actor=gpus_per_actor, quiet=quiet) if runnable else []
+        parts = (
+            _score_on_ray(
+                staged,
+                work,
+                runnable,
+                result,
+                progress=progress or _Silent(),
+                options=options,
+                actors=actors,
+                gpus_per_actor=gpus_per_actor,
+                quiet=quiet,
+            )
+            if runnable
+            else []
+        )
         result.n_rows = _assemble(parts, result.parquet, result.csv)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -255,8 +271,18 @@ def score_staged_ray(
     return result
 
 
-def _score_on_ray(staged: Path, work: Path, models: list[str], result: ChunkedResult, *, progress: ChunkProgress, options: EncodeOptions,
-                  actors: int | None, gpus_per_actor: float, quiet: bool = False) -> list[Path]:
+def _score_on_ray(
+    staged: Path,
+    work: Path,
+    models: list[str],
+    result: ChunkedResult,
+    *,
+    progress: ChunkProgress,
+    options: EncodeOptions,
+    actors: int | None,
+    gpus_per_actor: float,
+    quiet: bool = False,
+) -> list[Path]:
     """Each model over the staged pairs on Ray; the part files (input order) of the models that ran."""
     work.mkdir(parents=True, exist_ok=True)
     numbered = _numbered(staged, work / "input.parquet")
@@ -339,9 +365,15 @@ def _in_input_order(folder: Path, part: Path, name: str, n_pairs: int) -> tuple[
     tokens = pa.chunked_array(table[constants.COL_TOKENS_A].chunks + table[constants.COL_TOKENS_B].chunks)
     limit = _max_tokens(model)
     unique = len(pc.unique(texts))
-    tally = ModelTally(unique_texts=unique, encoded=unique, device=str(first.get(_DEVICE, "")), backend=str(first.get(_BACKEND, "")),
-                       notes=[_NO_CACHE_NOTE], weights_loaded=True,
-                       truncated=len(pc.unique(pc.filter(texts, pc.greater(tokens, limit)))) if limit else 0)
+    tally = ModelTally(
+        unique_texts=unique,
+        encoded=unique,
+        device=str(first.get(_DEVICE, "")),
+        backend=str(first.get(_BACKEND, "")),
+        notes=[_NO_CACHE_NOTE],
+        weights_loaded=True,
+        truncated=len(pc.unique(pc.filter(texts, pc.greater(tokens, limit)))) if limit else 0,
+    )
     table = table.drop_columns([_ROW, _DEVICE, _BACKEND])
     # Ray may write text as large_string; the parts are copied into one file, so they share the local engine's types.
     schema = pa.schema([f.with_type(pa.string()) if pa.types.is_large_string(f.type) else f for f in table.schema])
@@ -397,7 +429,9 @@ def _ray_session(quiet: bool = False) -> Iterator[None]:
                 else:
                     ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level=level)
             except (ConnectionError, RuntimeError, TimeoutError, ValueError) as exc:
-                raise RayUnavailable(f"cannot join the Ray cluster at ${constants.RAY_ADDRESS_ENV_VAR}={address or 'local'} ({_root_cause(exc)})") from exc
+                raise RayUnavailable(
+                    f"cannot join the Ray cluster at ${constants.RAY_ADDRESS_ENV_VAR}={address or 'local'} ({_root_cause(exc)})"
+                ) from exc
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
         for name in ("ray", "ray.data"):

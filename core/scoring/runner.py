@@ -125,9 +125,15 @@ def score_pairs(
     out[constants.COL_COSINE] = cos.astype(float)
     out[constants.COL_TOKENS_A] = [report.token_counts[t] for t in pairs[constants.COL_TEXT_A]]
     out[constants.COL_TOKENS_B] = [report.token_counts[t] for t in pairs[constants.COL_TEXT_B]]
-    out[constants.COL_TRUNCATED] = (out[constants.COL_TOKENS_A] > model.max_seq_length) | (out[constants.COL_TOKENS_B] > model.max_seq_length)
-    out[constants.COL_TOKEN_JACCARD] = [token_jaccard(toks(x), toks(y)) for x, y in zip(pairs[constants.COL_TEXT_A], pairs[constants.COL_TEXT_B], strict=True)]
-    out[constants.COL_WORD_JACCARD] = [word_jaccard(x, y) for x, y in zip(pairs[constants.COL_TEXT_A], pairs[constants.COL_TEXT_B], strict=True)]
+    out[constants.COL_TRUNCATED] = (out[constants.COL_TOKENS_A] > model.max_seq_length) | (
+        out[constants.COL_TOKENS_B] > model.max_seq_length
+    )
+    out[constants.COL_TOKEN_JACCARD] = [
+        token_jaccard(toks(x), toks(y)) for x, y in zip(pairs[constants.COL_TEXT_A], pairs[constants.COL_TEXT_B], strict=True)
+    ]
+    out[constants.COL_WORD_JACCARD] = [
+        word_jaccard(x, y) for x, y in zip(pairs[constants.COL_TEXT_A], pairs[constants.COL_TEXT_B], strict=True)
+    ]
     return out, report
 
 

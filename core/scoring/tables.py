@@ -45,7 +45,9 @@ def category_summary(results: pd.DataFrame, threshold: float = constants.DEFAULT
     """
     data = rows_of_suite(results, suite)
     if data.empty:
-        return pd.DataFrame(columns=["model", "suite", "category", "n", "mean", "sd", "ci_low", "ci_high", "failure_rate", "fr_ci_low", "fr_ci_high"])
+        return pd.DataFrame(
+            columns=["model", "suite", "category", "n", "mean", "sd", "ci_low", "ci_high", "failure_rate", "fr_ci_low", "fr_ci_high"]
+        )
     if constants.COL_VARIANT in data.columns:
         data = data[data[constants.COL_VARIANT].isna() | (data[constants.COL_VARIANT] == "")]
     rows = []
@@ -72,7 +74,9 @@ def category_summary(results: pd.DataFrame, threshold: float = constants.DEFAULT
     return pd.DataFrame(rows)
 
 
-def failure_rate_curves(results: pd.DataFrame, thresholds: Sequence[float] | None = None, suite: str | None = constants.SUITE_FAILURE_MODES) -> pd.DataFrame:
+def failure_rate_curves(
+    results: pd.DataFrame, thresholds: Sequence[float] | None = None, suite: str | None = constants.SUITE_FAILURE_MODES
+) -> pd.DataFrame:
     """Failure rate over a threshold grid, per model and category (long)."""
     grid = np.asarray(thresholds if thresholds is not None else stats.threshold_grid(), dtype=float)
     data = rows_of_suite(results, suite)
@@ -80,7 +84,11 @@ def failure_rate_curves(results: pd.DataFrame, thresholds: Sequence[float] | Non
     for (model, cat), group in data.groupby([constants.COL_MODEL, constants.COL_CATEGORY], sort=False):
         rates = stats.failure_rate_curve(group[constants.COL_COSINE].to_numpy(float), grid)
         frames.append(pd.DataFrame({constants.COL_MODEL: model, constants.COL_CATEGORY: cat, "threshold": grid, "failure_rate": rates}))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[constants.COL_MODEL, constants.COL_CATEGORY, "threshold", "failure_rate"])
+    return (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=[constants.COL_MODEL, constants.COL_CATEGORY, "threshold", "failure_rate"])
+    )
 
 
 ABOVE_THRESHOLD = "above threshold"
@@ -92,7 +100,17 @@ BELOW_THRESHOLD = "below threshold"
 NO_THRESHOLD = "no calibrated threshold"
 
 
-COMPARE_TABLE_COLUMNS = [constants.COL_MODEL, constants.COL_COSINE, constants.COL_THRESHOLD, "verdict", constants.COL_TOKENS_A, constants.COL_TOKENS_B, constants.COL_TRUNCATED, "published", "note"]
+COMPARE_TABLE_COLUMNS = [
+    constants.COL_MODEL,
+    constants.COL_COSINE,
+    constants.COL_THRESHOLD,
+    "verdict",
+    constants.COL_TOKENS_A,
+    constants.COL_TOKENS_B,
+    constants.COL_TRUNCATED,
+    "published",
+    "note",
+]
 
 
 def thresholds_for(results: pd.DataFrame, threshold: float | Mapping[str, float]) -> np.ndarray:
@@ -154,7 +172,18 @@ def compare_table(
     cols = [*COMPARE_TABLE_COLUMNS, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_PAIR_ID]
     if results.empty:
         return pd.DataFrame(columns=cols)
-    out = results[[constants.COL_MODEL, constants.COL_PAIR_ID, constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE, constants.COL_TOKENS_A, constants.COL_TOKENS_B, constants.COL_TRUNCATED]].copy()
+    out = results[
+        [
+            constants.COL_MODEL,
+            constants.COL_PAIR_ID,
+            constants.COL_TEXT_A,
+            constants.COL_TEXT_B,
+            constants.COL_COSINE,
+            constants.COL_TOKENS_A,
+            constants.COL_TOKENS_B,
+            constants.COL_TRUNCATED,
+        ]
+    ].copy()
     out[constants.COL_THRESHOLD] = thresholds_for(out, threshold)
     out["verdict"] = _verdicts(out[constants.COL_COSINE].to_numpy(float), out[constants.COL_THRESHOLD].to_numpy(float))
     if published is not None and not published.empty:
@@ -227,7 +256,17 @@ def perturbation_table(results: pd.DataFrame, threshold: float | Mapping[str, fl
         Columns pair_id, category, rule, change, text_b, model, cosine,
         threshold, verdict, in the report's variant order.
     """
-    cols = [constants.COL_PAIR_ID, constants.COL_CATEGORY, constants.COL_RULE, constants.COL_CHANGE, constants.COL_TEXT_B, constants.COL_MODEL, constants.COL_COSINE, constants.COL_THRESHOLD, "verdict"]
+    cols = [
+        constants.COL_PAIR_ID,
+        constants.COL_CATEGORY,
+        constants.COL_RULE,
+        constants.COL_CHANGE,
+        constants.COL_TEXT_B,
+        constants.COL_MODEL,
+        constants.COL_COSINE,
+        constants.COL_THRESHOLD,
+        "verdict",
+    ]
     if results.empty:
         return pd.DataFrame(columns=cols)
     out = results.copy()

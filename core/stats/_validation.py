@@ -59,10 +59,7 @@ def _as_scalar(value: float, name: str) -> float:
 
 def _same_length(x: np.ndarray, y: np.ndarray, x_name: str, y_name: str) -> None:
     if x.shape != y.shape:
-        raise ValueError(
-            f"{x_name} and {y_name} must have the same length, "
-            f"got {x.shape[0]} and {y.shape[0]}"
-        )
+        raise ValueError(f"{x_name} and {y_name} must have the same length, got {x.shape[0]} and {y.shape[0]}")
 
 
 def _check_confidence(confidence: float) -> float:

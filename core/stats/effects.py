@@ -10,9 +10,7 @@ from numpy.typing import ArrayLike
 from core.stats._validation import _as_1d, _as_scalar
 
 
-def _cohens_d(
-    mean_x: float, var_x: float, n_x: int, mean_y: float, var_y: float, n_y: int
-) -> float:
+def _cohens_d(mean_x: float, var_x: float, n_x: int, mean_y: float, var_y: float, n_y: int) -> float:
     diff = mean_x - mean_y
     pooled_var = ((n_x - 1) * var_x + (n_y - 1) * var_y) / (n_x + n_y - 2)
     if pooled_var == 0.0:
@@ -58,9 +56,7 @@ def cohens_d(x: ArrayLike, y: ArrayLike) -> float:
     # instead of 0, which would turn "no spread" into an absurd finite d.
     var_x = 0.0 if np.ptp(x_arr) == 0 else float(x_arr.var(ddof=1))
     var_y = 0.0 if np.ptp(y_arr) == 0 else float(y_arr.var(ddof=1))
-    return _cohens_d(
-        float(x_arr.mean()), var_x, x_arr.size, float(y_arr.mean()), var_y, y_arr.size
-    )
+    return _cohens_d(float(x_arr.mean()), var_x, x_arr.size, float(y_arr.mean()), var_y, y_arr.size)
 
 
 def cohens_d_from_summary(

@@ -84,9 +84,7 @@ def bootstrap_ci(
     """
     arr = _as_1d(values, "values")
     if statistic not in _STATISTICS:
-        raise ValueError(
-            f"statistic must be one of {sorted(_STATISTICS)}, got {statistic!r}"
-        )
+        raise ValueError(f"statistic must be one of {sorted(_STATISTICS)}, got {statistic!r}")
     n_resamples = _check_resamples(n_resamples)
     confidence = _check_confidence(confidence)
     func = _STATISTICS[statistic]

@@ -80,7 +80,6 @@ def normalized_oov_delta(deltas: ArrayLike, dynamic_range: float) -> np.ndarray:
     dr = _as_scalar(dynamic_range, "dynamic_range")
     if dr <= 0.0:
         raise ValueError(
-            f"dynamic_range must be > 0 to normalize by it, got {dr}: the model "
-            "does not score positive controls above negative controls"
+            f"dynamic_range must be > 0 to normalize by it, got {dr}: the model does not score positive controls above negative controls"
         )
     return arr / dr

@@ -69,10 +69,7 @@ def vulnerability_scores(mean_cosine: pd.DataFrame) -> pd.DataFrame:
 
     ranks = values.rank(axis=1, ascending=False, method="min").astype(int)
     scores = (ranks - 1).sum(axis=0)
-    first = {
-        model: ", ".join(str(mode) for mode in ranks.index[ranks[model] == 1])
-        for model in ranks.columns
-    }
+    first = {model: ", ".join(str(mode) for mode in ranks.index[ranks[model] == 1]) for model in ranks.columns}
     table = pd.DataFrame(
         {
             "model": list(scores.index),
@@ -142,15 +139,19 @@ def vulnerability_bootstrap(
     n_resamples = _check_resamples(n_resamples)
     confidence = _check_confidence(confidence)
     matrices = {mode: _mode_matrix(values, mode, len(models)) for mode, values in cosines.items()}
-    point = vulnerability_scores(pd.DataFrame({m: [x[:, j].mean() for x in matrices.values()] for j, m in enumerate(models)}, index=list(matrices)))
+    point = vulnerability_scores(
+        pd.DataFrame({m: [x[:, j].mean() for x in matrices.values()] for j, m in enumerate(models)}, index=list(matrices))
+    )
     rng = np.random.default_rng(seed)
     # (n_resamples, n_modes, n_models): each mode's means over its own resampled pairs.
     means = np.stack([x[rng.integers(0, len(x), size=(n_resamples, len(x)))].mean(axis=1) for x in matrices.values()], axis=1)
     scores, ranks = _scores_and_ranks(means)
     tail = (1.0 - confidence) / 2.0
     bounds = {
-        "score_ci_low": np.quantile(scores, tail, axis=0), "score_ci_high": np.quantile(scores, 1.0 - tail, axis=0),
-        "rank_ci_low": np.quantile(ranks, tail, axis=0), "rank_ci_high": np.quantile(ranks, 1.0 - tail, axis=0),
+        "score_ci_low": np.quantile(scores, tail, axis=0),
+        "score_ci_high": np.quantile(scores, 1.0 - tail, axis=0),
+        "rank_ci_low": np.quantile(ranks, tail, axis=0),
+        "rank_ci_high": np.quantile(ranks, 1.0 - tail, axis=0),
     }
     order = [models.index(m) for m in point["model"]]
     for column, values in bounds.items():

@@ -36,9 +36,7 @@ def failure_rate(cosines: ArrayLike, threshold: float = DEFAULT_THRESHOLD) -> fl
     return float(np.mean(arr > thr))
 
 
-def threshold_grid(
-    step: float = THRESHOLD_GRID_STEP, low: float = 0.0, high: float = 1.0
-) -> np.ndarray:
+def threshold_grid(step: float = THRESHOLD_GRID_STEP, low: float = 0.0, high: float = 1.0) -> np.ndarray:
     """Evenly spaced thresholds from ``low`` to ``high`` inclusive.
 
     ``t_k = low + k * step`` for ``k = 0 .. floor((high - low) / step)``,

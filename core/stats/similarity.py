@@ -73,7 +73,10 @@ def normalize_rows(matrix: ArrayLike) -> np.ndarray:
         which = np.flatnonzero(bad)
         zero = [int(i) for i in which if np.isfinite(rows[i]).all()]
         kind = "all zeros" if len(zero) == len(which) else ("not finite" if not zero else "all zeros or not finite")
-        raise UnnormalizableRows([int(i) for i in which], f"{len(which)} of {len(rows)} vector(s) are {kind} (row(s) {', '.join(map(str, which[:5]))}): they have no direction")
+        raise UnnormalizableRows(
+            [int(i) for i in which],
+            f"{len(which)} of {len(rows)} vector(s) are {kind} (row(s) {', '.join(map(str, which[:5]))}): they have no direction",
+        )
     return unit
 
 
@@ -105,10 +108,7 @@ def cos_sim(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     a_arr = _as_2d(a, "a")
     b_arr = _as_2d(b, "b")
     if a_arr.shape[1] != b_arr.shape[1]:
-        raise ValueError(
-            f"a and b must have the same embedding dimension, "
-            f"got {a_arr.shape[1]} and {b_arr.shape[1]}"
-        )
+        raise ValueError(f"a and b must have the same embedding dimension, got {a_arr.shape[1]} and {b_arr.shape[1]}")
     sims = _normalize_rows(a_arr) @ _normalize_rows(b_arr).T
     # Rounding can push identical vectors to 1.0000000000000002, which would
     # count as "above" a threshold of 1.0 and break arccos downstream.
@@ -135,10 +135,7 @@ def pairwise_cos_sim(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     a_arr = _as_2d(a, "a")
     b_arr = _as_2d(b, "b")
     if a_arr.shape != b_arr.shape:
-        raise ValueError(
-            f"a and b must have the same shape (n, d), "
-            f"got {a_arr.shape} and {b_arr.shape}"
-        )
+        raise ValueError(f"a and b must have the same shape (n, d), got {a_arr.shape} and {b_arr.shape}")
     sims = np.einsum("ij,ij->i", _normalize_rows(a_arr), _normalize_rows(b_arr))
     return np.clip(sims, -1.0, 1.0)
 

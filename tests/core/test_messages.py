@@ -43,19 +43,32 @@ def test_a_registered_key_is_removed_whole_halved_encoded_and_from_one_line_erro
     assert KEY[:10] not in first_line(ValueError("x" * 30 + KEY), 40)
 
 
-@pytest.mark.parametrize(("text", "gone"), [
-    ("Authorization: Bearer abc.def-ghi_123", "abc.def-ghi_123"),
-    ('{"authorization": "Basic dXNlcjpwYXNz"}', "dXNlcjpwYXNz"),
-    ("retry at http://admin:pw-1234@proxy/v1", "pw-1234"),
-    ("cannot reach http://user%3Apw-1234%40host/v1", "pw-1234"),
-    ("see http%3A%2F%2Fadmin%3Apw-1234%40proxy%2Fv1", "pw-1234"),
-    ("Incorrect API key provided: sk-proj-********************abcd.", "abcd"),
-    ("an unregistered sk-live0123456789abcdef key", "sk-live0123456789abcdef"),
-])
+@pytest.mark.parametrize(
+    ("text", "gone"),
+    [
+        ("Authorization: Bearer abc.def-ghi_123", "abc.def-ghi_123"),
+        ('{"authorization": "Basic dXNlcjpwYXNz"}', "dXNlcjpwYXNz"),
+        ("retry at http://admin:pw-1234@proxy/v1", "pw-1234"),
+        ("cannot reach http://user%3Apw-1234%40host/v1", "pw-1234"),
+        ("see http%3A%2F%2Fadmin%3Apw-1234%40proxy%2Fv1", "pw-1234"),
+        ("Incorrect API key provided: sk-proj-********************abcd.", "abcd"),
+        ("an unregistered sk-live0123456789abcdef key", "sk-live0123456789abcdef"),
+    ],
+)
 def test_tokens_url_credentials_and_masked_keys_are_removed_unregistered(text, gone):
     assert gone not in redact(text) and REDACTED in redact(text)
 
 
-@pytest.mark.parametrize("text", ["p < 0.001 ***", "***NOTE*** read this", "token counts are estimates", "authorization: pending approval", "http://127.0.0.1:8000/v1", "a basic sentence"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "p < 0.001 ***",
+        "***NOTE*** read this",
+        "token counts are estimates",
+        "authorization: pending approval",
+        "http://127.0.0.1:8000/v1",
+        "a basic sentence",
+    ],
+)
 def test_ordinary_text_is_left_alone(text):
     assert redact(text) == text

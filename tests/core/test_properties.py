@@ -37,8 +37,38 @@ MODEL_EXAMPLES = settings(
 NAMES = st.sampled_from(["pairs.csv", "pairs.tsv", "pairs.txt", "pairs.json", "pairs.jsonl", "pairs", "PAIRS.CSV"])
 # Bytes near the formats the reader knows, so examples reach past the first check.
 STRUCTURE = st.sampled_from(
-    [b",", b"\t", b";", b"|", b"\n", b"\r\n", b'"', b"{", b"}", b"[", b"]", b":", b"\\u", b"\\ud800", b"text_a", b"text_b",
-     b"category", b"label", b'"text_a": ', b"\xff", b"\xfe", b"\x00", b"\xc3\xa9", b"\xe2\x80\x8b", b"\xef\xbb\xbf", b"PK\x03\x04", b"a", b"1", b"-1", b" "]
+    [
+        b",",
+        b"\t",
+        b";",
+        b"|",
+        b"\n",
+        b"\r\n",
+        b'"',
+        b"{",
+        b"}",
+        b"[",
+        b"]",
+        b":",
+        b"\\u",
+        b"\\ud800",
+        b"text_a",
+        b"text_b",
+        b"category",
+        b"label",
+        b'"text_a": ',
+        b"\xff",
+        b"\xfe",
+        b"\x00",
+        b"\xc3\xa9",
+        b"\xe2\x80\x8b",
+        b"\xef\xbb\xbf",
+        b"PK\x03\x04",
+        b"a",
+        b"1",
+        b"-1",
+        b" ",
+    ]
 )
 FILE_BYTES = st.one_of(st.binary(max_size=600), st.lists(STRUCTURE, max_size=80).map(b"".join))
 
@@ -125,12 +155,17 @@ def _cached_file(folder: Path, data: bytes) -> Path:
 
 def _stored(path: Path, key: str) -> tuple[int, bytes, bytes]:
     with sqlite3.connect(path) as conn:
-        return conn.execute("SELECT dim, vector, checksum FROM embeddings WHERE model_key=? AND text_hash=?", (key, text_hash(TEXT))).fetchone()
+        return conn.execute(
+            "SELECT dim, vector, checksum FROM embeddings WHERE model_key=? AND text_hash=?", (key, text_hash(TEXT))
+        ).fetchone()
 
 
 def _write(path: Path, key: str, dim: object, blob: object, checksum: object) -> None:
     with sqlite3.connect(path) as conn:
-        conn.execute("UPDATE embeddings SET dim=?, vector=?, checksum=? WHERE model_key=? AND text_hash=?", (dim, blob, checksum, key, text_hash(TEXT)))
+        conn.execute(
+            "UPDATE embeddings SET dim=?, vector=?, checksum=? WHERE model_key=? AND text_hash=?",
+            (dim, blob, checksum, key, text_hash(TEXT)),
+        )
 
 
 def _reencoded_right(path: Path, minilm, true_vector: np.ndarray) -> EmbeddingCache:

@@ -51,7 +51,7 @@ def _resample_defaults() -> list[str]:
                 continue
             args = node.args
             positional = args.posonlyargs + args.args
-            pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True))
+            pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True))
             pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
             for arg, default in pairs:
                 if arg.arg == "n_resamples" and not (isinstance(default, ast.Constant) and default.value is None):

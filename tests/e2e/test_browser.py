@@ -168,7 +168,10 @@ def test_failure_modes_table_follows_threshold(page, core_scores):
     results = core_scores(suite[suite[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)])
 
     def expected(threshold: float) -> dict[str, float]:
-        return {cat: stats.failure_rate(g[constants.COL_COSINE].to_numpy(float), threshold) for cat, g in results.groupby(constants.COL_CATEGORY)}
+        return {
+            cat: stats.failure_rate(g[constants.COL_COSINE].to_numpy(float), threshold)
+            for cat, g in results.groupby(constants.COL_CATEGORY)
+        }
 
     seen = {}
     for key, threshold in (("start", constants.DEFAULT_THRESHOLD), ("End", 1.0), ("Home", 0.0)):
@@ -204,7 +207,7 @@ def test_your_data_upload_and_run(page, tmp_path, core_scores):
     path = tmp_path / "my pairs.tsv"
     path.write_text("text_a\ttext_b\tcategory\n" + "".join(f"{a}\t{b}\t{c}\n" for a, b, c in YOUR_PAIRS), encoding="utf-8")
     E.goto(page, f"{page.base}/your-data")
-    E.act(page, lambda: page.set_input_files("input[type=file]", str(path)))
+    E.upload(page, str(path))
     E.assert_no_errors(page)
     expect(page.locator(E.MAIN).get_by_text("my pairs.tsv · 4 rows")).to_be_visible()
     # The column mapping is guessed from the header row.
@@ -233,7 +236,6 @@ def test_your_data_upload_and_run(page, tmp_path, core_scores):
 
 def _core_thresholds(core_scores) -> float:
     from core.probes.calibration import calibrate, thresholds_by_model
-
 
     return thresholds_by_model(calibrate(core_scores(control_pairs())))[E.TEST_MODEL]
 
@@ -280,8 +282,12 @@ def test_invented_words_run_with_k_per_entity(page, core_scores):
     expect(page.locator(E.MAIN).get_by_text(f"20 entities × k = {constants.OOV_REPLICATES}")).to_be_visible()
     E.assert_no_errors(page)
     # issue 26: the page opens on the OOV pages' one default reading (second sentence only)
-    pairs = oov_replacements(suites.read_suite_file(constants.SUITE_OOV), load_tokenizer(E.TEST_MODEL), constants.OOV_REPLICATES,
-                             readings=[constants.OOV_DEFAULT_READING])
+    pairs = oov_replacements(
+        suites.read_suite_file(constants.SUITE_OOV),
+        load_tokenizer(E.TEST_MODEL),
+        constants.OOV_REPLICATES,
+        readings=[constants.OOV_DEFAULT_READING],
+    )
     want = oov_replicate_summary(core_scores(pairs))["plausible_vs_random"].iloc[0]
     shown = E.read_dataframe(_after_heading(page, "Plausible vs random")).iloc[0]
     assert E.to_float(shown["difference"]) == pytest.approx(float(want["difference"]), abs=1e-3)

@@ -232,7 +232,9 @@ class Session:
             want = {registry.short_name(m): c for m, c in want.items()}
         assert set(got) == set(want), f"{where}: models shown {sorted(got)} != {sorted(want)}"
         for model, cosine in want.items():
-            assert got[model] == pytest.approx(cosine, abs=1e-4), f"{where}: {model} shows {got[model]}, core computes {cosine:.6f} for this session's pair"
+            assert got[model] == pytest.approx(cosine, abs=1e-4), (
+                f"{where}: {model} shows {got[model]}, core computes {cosine:.6f} for this session's pair"
+            )
         await self.check_no_foreign_text(where)
 
     async def check_no_foreign_text(self, where: str) -> None:

@@ -25,9 +25,6 @@ A = "The patient is allergic to penicillin"
 B = "The patient is not allergic to penicillin"
 
 
-
-
-
 @pytest.fixture(scope="module")
 def core_table(session_cache_dir):
     return occlusion(load_model(E.TEST_MODEL), A, B).table
@@ -54,6 +51,8 @@ def test_why_this_score_shades_tokens_and_lists_core_top_tokens(page, core_table
     csv = E.download_csv(page, page.locator(".st-key-dl-csv-attributions-minilm-l6 button"))
     row = csv[(csv[constants.COL_SIDE] == constants.SIDE_B) & (csv[constants.COL_TOKEN] == "not")]
     expected = core_table[(core_table[constants.COL_SIDE] == constants.SIDE_B) & (core_table[constants.COL_TOKEN] == "not")]
-    assert len(row) == 1 and float(row[constants.COL_ATTRIBUTION].iloc[0]) == pytest.approx(float(expected[constants.COL_ATTRIBUTION].iloc[0]), abs=1e-6)
+    assert len(row) == 1 and float(row[constants.COL_ATTRIBUTION].iloc[0]) == pytest.approx(
+        float(expected[constants.COL_ATTRIBUTION].iloc[0]), abs=1e-6
+    )
     # The README's picture: the first model's expander, as the user sees it.
     E.element_screenshot(page, section.first, "readme-why-this-score")

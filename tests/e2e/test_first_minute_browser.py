@@ -147,7 +147,7 @@ def test_your_data_says_an_auc_below_half_in_words(page, tmp_path):
     path = tmp_path / "backwards.csv"
     path.write_text(BACKWARDS, encoding="utf-8")
     E.goto(page, f"{page.base}/your-data")
-    E.act(page, lambda: page.set_input_files("input[type=file]", str(path)))
+    E.upload(page, str(path))
     E.act(page, lambda: page.get_by_role("button", name="Run on selected models").click(), timeout_ms=RUN_TIMEOUT_MS)
     E.assert_no_errors(page)
     said = page.locator(E.MAIN).get_by_text("below the 0.5 of a coin flip").first

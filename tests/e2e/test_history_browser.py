@@ -34,17 +34,34 @@ RUNS = {  # run id -> cosines of the same four negation pairs
 
 def _frame(cosines: list[float]) -> pd.DataFrame:
     n = len(cosines)
-    return pd.DataFrame({"model": MINILM_L6, "suite": "e2e", "category": "negation", "pair_id": [f"e2e-{i}" for i in range(n)],
-                         "text_a": [f"E2E sentence {i}" for i in range(n)], "text_b": [f"E2E sentence {i} negated" for i in range(n)], "cosine": cosines})
+    return pd.DataFrame(
+        {
+            "model": MINILM_L6,
+            "suite": "e2e",
+            "category": "negation",
+            "pair_id": [f"e2e-{i}" for i in range(n)],
+            "text_a": [f"E2E sentence {i}" for i in range(n)],
+            "text_b": [f"E2E sentence {i} negated" for i in range(n)],
+            "cosine": cosines,
+        }
+    )
 
 
 @pytest.fixture(scope="module")
 def history_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("e2e-history") / "history.duckdb"
     for run_id, cosines in RUNS.items():
-        assert store.record_run(_frame(cosines), command="run", origin="cli", settings={"threshold": 0.7, "sources": [{"suite": f"e2e-{run_id}"}]}, path=path) == run_id
+        assert (
+            store.record_run(
+                _frame(cosines),
+                command="run",
+                origin="cli",
+                settings={"threshold": 0.7, "sources": [{"suite": f"e2e-{run_id}"}]},
+                path=path,
+            )
+            == run_id
+        )
     return path
-
 
 
 @pytest.fixture(scope="module")

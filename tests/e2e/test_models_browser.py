@@ -37,16 +37,22 @@ def snapshots(tmp_path_factory):
     """The stand-ins, installed at their pinned revisions in a fresh HF_HOME; name -> snapshot folder."""
     root = tmp_path_factory.mktemp("models-e2e")
     hub = root / "hf-home" / "hub"
-    found = {spec.repo_id: install(hub, spec.repo_id, build_standin(spec, root / spec.repo_id.replace("/", "--")), REGISTRY[spec.repo_id].revision) for spec in SPECS}
+    found = {
+        spec.repo_id: install(
+            hub, spec.repo_id, build_standin(spec, root / spec.repo_id.replace("/", "--")), REGISTRY[spec.repo_id].revision
+        )
+        for spec in SPECS
+    }
     return root / "hf-home", found
-
 
 
 @pytest.fixture(scope="module")
 def server(snapshots, tmp_path_factory):
     home, _ = snapshots
     env = {"HF_HOME": str(home), "HF_ENDPOINT": UNREACHABLE_HUB, "COSINE_PROBE_DEFAULT_MODELS": BGE_LARGE}
-    with E.running_server(tmp_path_factory.mktemp("models-e2e-server"), env, drop=("HF_HUB_OFFLINE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE")) as srv:
+    with E.running_server(
+        tmp_path_factory.mktemp("models-e2e-server"), env, drop=("HF_HUB_OFFLINE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE")
+    ) as srv:
         yield srv
 
 

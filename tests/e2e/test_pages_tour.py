@@ -26,8 +26,10 @@ from playwright.sync_api import expect, sync_playwright  # noqa: E402 - after th
 
 VIEWPORT = {"width": 1280, "height": 800}
 # text A, text B, no category, a label: the label becomes the category and the classifier section appears
-PASTED = "The patient has diabetes\tThe patient does not have diabetes\t\t0\nThe meeting was postponed\tThe meeting was delayed\t\t1\n" \
-         "Google acquired YouTube\tYouTube was bought by Google\t\t1\nI like green tea\tThe bridge closed for repairs\t\t0"
+PASTED = (
+    "The patient has diabetes\tThe patient does not have diabetes\t\t0\nThe meeting was postponed\tThe meeting was delayed\t\t1\n"
+    "Google acquired YouTube\tYouTube was bought by Google\t\t1\nI like green tea\tThe bridge closed for repairs\t\t0"
+)
 
 
 SLOW_RUN_MS = 900_000  # the whole retrieval suite with its mitigations, on a loaded 2-core machine
@@ -137,10 +139,16 @@ assert {path for path, _, _ in TOUR} == set(E.PAGE_TITLES), "the tour must stop 
 def page(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("tour")
     env = dict(os.environ)
-    env.update({"COSINE_PROBE_DEFAULT_MODELS": E.TEST_MODEL, "COSINE_PROBE_CACHE_DIR": str(tmp / "cache"),
-                "HF_HUB_OFFLINE": env.get("HF_HUB_OFFLINE", "1"), "PYTHONUNBUFFERED": "1",
-                # The session turns the run history off (tests/conftest.py); the tour's last page lists its runs.
-                "COSINE_PROBE_HISTORY": str(tmp / "history.duckdb")})
+    env.update(
+        {
+            "COSINE_PROBE_DEFAULT_MODELS": E.TEST_MODEL,
+            "COSINE_PROBE_CACHE_DIR": str(tmp / "cache"),
+            "HF_HUB_OFFLINE": env.get("HF_HUB_OFFLINE", "1"),
+            "PYTHONUNBUFFERED": "1",
+            # The session turns the run history off (tests/conftest.py); the tour's last page lists its runs.
+            "COSINE_PROBE_HISTORY": str(tmp / "history.duckdb"),
+        }
+    )
     srv = E.StreamlitServer(root=E.ROOT, env=env, log_path=tmp / "streamlit.log")
     srv.start()
     try:

@@ -27,8 +27,6 @@ N_GROUPS = 60
 RUN_TIMEOUT_MS = 900_000  # a fresh cache: every passage of the groups is encoded once, on a shared machine
 
 
-
-
 def _chart_after(page, heading: str):
     title = page.locator(f"{E.MAIN} :is(h1, h2, h3)", has_text=heading).first
     expect(title).to_be_visible()
@@ -65,14 +63,22 @@ def test_run_the_suite_and_see_win_rates_and_the_random_line(page, server):
 
     # The before/after table lists the plain cosine and both ticked mitigations, with their cost.
     # The held-out split comes first (hand-written variants, then rule-made: issue 25), then the pooled before/after table.
-    by_source = E.read_dataframe(page.locator(f"{E.MAIN} :is(h1, h2, h3)", has_text="Held out first").first
-                                 .locator("xpath=following::*[@data-testid='stDataFrame'][1]"))
+    by_source = E.read_dataframe(
+        page.locator(f"{E.MAIN} :is(h1, h2, h3)", has_text="Held out first").first.locator(
+            "xpath=following::*[@data-testid='stDataFrame'][1]"
+        )
+    )
     by_source.columns = [str(c).replace(" ", "_") for c in by_source.columns]
     assert list(dict.fromkeys(by_source["variants"])) == ["hand-written", "rule-made"]
-    table = E.read_dataframe(page.locator(f"{E.MAIN} :is(h1, h2, h3)", has_text="Mitigations: before and after").first
-                             .locator("xpath=following::*[@data-testid='stDataFrame'][2]"))
+    table = E.read_dataframe(
+        page.locator(f"{E.MAIN} :is(h1, h2, h3)", has_text="Mitigations: before and after").first.locator(
+            "xpath=following::*[@data-testid='stDataFrame'][2]"
+        )
+    )
     table.columns = [str(c).replace(" ", "_") for c in table.columns]
-    assert list(table["mitigation"]) == [constants.MITIGATION_LABELS[m] for m in (constants.MITIGATION_NONE, constants.MITIGATION_BM25_RRF, constants.MITIGATION_GUARD)]
+    assert list(table["mitigation"]) == [
+        constants.MITIGATION_LABELS[m] for m in (constants.MITIGATION_NONE, constants.MITIGATION_BM25_RRF, constants.MITIGATION_GUARD)
+    ]
     assert {"paraphrases_lost", "correct_lost", "ms_per_query"} <= set(table.columns)
     # Issue 37.8/37.9: ties, and what each mitigation fixed and broke, beside its win rate.
     assert {"ties", "fixed", "broken", "correct_gained"} <= set(table.columns)
@@ -85,7 +91,7 @@ def test_a_triples_file_gets_a_finding_a_chart_and_the_ticked_mitigation(page, s
     """Issue 33.5 / 37.12: a triples upload leads with a sentence and a chart, and the ticked mitigation is applied (ties, fixed, broken)."""
     E.goto(page, f"{server.url}/retrieval")
     E.act(page, lambda: page.get_by_text("A triples file", exact=True).click())
-    E.act(page, lambda: page.set_input_files("input[type=file]", str(E.ROOT / "data" / "samples" / "nli-triples.csv")))
+    E.upload(page, str(E.ROOT / "data" / "samples" / "nli-triples.csv"))
     E.act(page, lambda: page.get_by_text("BM25 + dense, reciprocal rank fusion", exact=True).click())
     E.act(page, lambda: page.get_by_role("button", name="Run retrieval probes").click(), timeout_ms=RUN_TIMEOUT_MS)
     E.assert_no_errors(page)
@@ -95,8 +101,11 @@ def test_a_triples_file_gets_a_finding_a_chart_and_the_ticked_mitigation(page, s
     chart = main.locator("[data-testid='stPlotlyChart']").first
     expect(chart).to_be_visible()
     expect(chart.locator(".xtick text", has_text="BM25")).not_to_have_count(0)
-    table = E.read_dataframe(page.locator(f"{E.MAIN} :is(h1, h2, h3)", has_text="Mitigations: before and after").first
-                             .locator("xpath=following::*[@data-testid='stDataFrame'][1]"))
+    table = E.read_dataframe(
+        page.locator(f"{E.MAIN} :is(h1, h2, h3)", has_text="Mitigations: before and after").first.locator(
+            "xpath=following::*[@data-testid='stDataFrame'][1]"
+        )
+    )
     table.columns = [str(c).replace(" ", "_") for c in table.columns]
     assert len(table) == 2 and {"ties", "fixed", "broken", "recall_gained", "recall_lost"} <= set(table.columns)
     E.screenshot(page, "retrieval-triples-mitigations")

@@ -29,8 +29,10 @@ RUN_TIMEOUT_MS = 600_000  # a fresh cache on a shared 2-core machine
 # Streamlit draws :orange-background[...] as a span with an inline background colour.
 MARKED = "[data-testid='stMarkdownContainer'] span[style*='background']"
 # text A, text B, no category, a label (1 = same meaning): the report then leads with the label finding
-PASTED = ("The patient is allergic to penicillin\tThe patient is not allergic to penicillin\t\t0\nTake 5 mg daily\tTake 50 mg daily\t\t0\n"
-          "The meeting was postponed\tThe meeting was delayed\t\t1\nI like green tea\tGreen tea is what I like\t\t1")
+PASTED = (
+    "The patient is allergic to penicillin\tThe patient is not allergic to penicillin\t\t0\nTake 5 mg daily\tTake 50 mg daily\t\t0\n"
+    "The meeting was postponed\tThe meeting was delayed\t\t1\nI like green tea\tGreen tea is what I like\t\t1"
+)
 
 
 @pytest.fixture
@@ -161,9 +163,9 @@ def test_your_data_worst_pairs_show_the_change_marked_and_its_report_says_the_la
     report = tmp_path / "report.html"
     info.value.save_as(str(report))
     text = report.read_text(encoding="utf-8")
-    findings = text[text.index("<h2>Findings</h2>"):text.index("<h2>Charts</h2>")]
+    findings = text[text.index("<h2>Findings</h2>") : text.index("<h2>Charts</h2>")]
     assert "AUC" in findings, findings[:500]
-    worst = text[text.index("Worst cases"):text.index("<h2>By category</h2>")]
+    worst = text[text.index("Worst cases") : text.index("<h2>By category</h2>")]
     assert "should not match" in worst and "The patient is not allergic to penicillin" in worst and "The meeting was delayed" not in worst
     assert "<h2>Models</h2>" in text and "<h2>Labels</h2>" in text and "match label" in text
 

@@ -96,8 +96,15 @@ def recorder():
                 rec.seen.append((self.path, str(body.get("model", "")), self.headers.get("Authorization", "")))
             texts = body.get("input") or []
             vectors = [np.frombuffer(hashlib.sha256(t.encode()).digest(), dtype=np.uint8)[:8].astype(float).tolist() for t in texts]
-            self._answer(200, {"object": "list", "model": body.get("model"), "usage": {"prompt_tokens": 1, "total_tokens": 1},
-                               "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]})
+            self._answer(
+                200,
+                {
+                    "object": "list",
+                    "model": body.get("model"),
+                    "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                    "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+                },
+            )
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     rec.port = httpd.server_address[1]
@@ -129,8 +136,12 @@ def server_tmp(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, visitor_url, allowed_url, server_tmp):
-    env = {"SECRET_TOKEN": SERVER_SECRET, "OPENAI_API_KEY": SERVER_OPENAI_KEY, "TMPDIR": str(server_tmp),
-           "COSINE_PROBE_ENDPOINTS": f"{allowed_url.base_url}=SECRET_TOKEN"}
+    env = {
+        "SECRET_TOKEN": SERVER_SECRET,
+        "OPENAI_API_KEY": SERVER_OPENAI_KEY,
+        "TMPDIR": str(server_tmp),
+        "COSINE_PROBE_ENDPOINTS": f"{allowed_url.base_url}=SECRET_TOKEN",
+    }
     with E.running_server(tmp_path_factory.mktemp("shared-server"), env) as srv:
         yield srv
 
@@ -202,7 +213,7 @@ def _beir_source(page) -> None:
 
 
 def _upload(page, name: str, data: bytes) -> None:
-    E.act(page, lambda: page.set_input_files("input[type=file]", files=[{"name": name, "mimeType": "application/zip", "buffer": data}]))
+    E.upload(page, [{"name": name, "mimeType": "application/zip", "buffer": data}])
 
 
 def _errors(page) -> list[str]:

@@ -35,8 +35,9 @@ CORPUS = [
 
 
 def _risk_all(page):
-    table = E.read_dataframe(page.locator(f"{E.MAIN} h2", has_text="The risk in numbers").first
-                             .locator("xpath=following::*[@data-testid='stDataFrame'][1]"))
+    table = E.read_dataframe(
+        page.locator(f"{E.MAIN} h2", has_text="The risk in numbers").first.locator("xpath=following::*[@data-testid='stDataFrame'][1]")
+    )
     table.columns = [str(c).replace(" ", "_") for c in table.columns]
     return table[table["mode"] == "all"].iloc[0]
 
@@ -46,7 +47,7 @@ def test_upload_audit_and_move_the_threshold(page, server, tmp_path):
     path.write_text("\n".join(CORPUS) + "\n", encoding="utf-8")
     E.goto(page, f"{server.url}/your-corpus")
     E.assert_page_opened(page, "your-corpus")
-    E.act(page, lambda: page.locator("input[type=file]").first.set_input_files(str(path)))
+    E.upload(page, str(path))
     expect(page.locator(E.MAIN).get_by_text("8 passages")).to_be_visible()
 
     E.act(page, lambda: page.get_by_role("button", name="Audit corpus", exact=True).click())

@@ -65,7 +65,9 @@ def test_unwritable_cache_folder_warns_and_still_scores(tmp_path, cache_at):
 
     at = compare_page()
 
-    reason = f"Cannot use the embedding cache {folder / 'embeddings.sqlite'} ([Errno 20] Not a directory: '{folder}'); caching in memory only"
+    reason = (
+        f"Cannot use the embedding cache {folder / 'embeddings.sqlite'} ([Errno 20] Not a directory: '{folder}'); caching in memory only"
+    )
     assert cache_warnings(at) == [f"{md_escape(reason)}. Scores are unaffected, but vectors are recomputed after every restart."]
     assert_scored(at)
     assert not resources.embedding_cache().on_disk

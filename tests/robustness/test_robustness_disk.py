@@ -53,7 +53,11 @@ def _compare_in_new_process(folder: Path, cache: Path, *flags: str) -> tuple[flo
     env = {**os.environ, constants.CACHE_ENV_VAR: str(cache)}
     proc = subprocess.run(
         [sys.executable, "-m", "core", "compare", A, B, "--models", str(folder), "--json", *flags],
-        cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600,
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr
     (row,) = json.loads(proc.stdout)
@@ -101,7 +105,9 @@ def test_damaged_cache_row_gives_one_warning_and_the_uncached_cosine(cli, cache_
     with sqlite3.connect(cache_dir / "embeddings.sqlite") as conn:
         (blob,) = conn.execute("SELECT vector FROM embeddings WHERE model_key=? AND text_hash=?", (key, h)).fetchone()
         scaled = (np.frombuffer(blob, dtype=np.float32) * 7).tobytes()  # x7: every cosine would clip to 1.0
-        conn.execute("UPDATE embeddings SET vector=?, checksum=? WHERE model_key=? AND text_hash=?", (scaled, row_checksum(key, h, scaled), key, h))
+        conn.execute(
+            "UPDATE embeddings SET vector=?, checksum=? WHERE model_key=? AND text_hash=?", (scaled, row_checksum(key, h, scaled), key, h)
+        )
 
     # The CLI opens a new EmbeddingCache per command, so the damaged row is read from disk as after a restart.
     code, out, err = cli("compare", A, B, "--models", MINILM_L6, "--json")
@@ -125,10 +131,14 @@ def test_a_bad_byte_keeps_accents_and_the_cosine(cli, tmp_path, cache_dir):
     assert len(row) == 1  # no mojibake: the accents came through
     assert row[constants.COL_COSINE].iloc[0] == pytest.approx(expected_cosine(*ACCENTED), abs=1e-5)
 
-    code, _, err = cli("run", "--suite", str(path), "--out", str(tmp_path / "out2"), "--models", MINILM_L6, "--quiet", "--encoding", "latin-1")
+    code, _, err = cli(
+        "run", "--suite", str(path), "--out", str(tmp_path / "out2"), "--models", MINILM_L6, "--quiet", "--encoding", "latin-1"
+    )
     assert code == 0 and "decoded as iso8859-1" in err
     code, _, err = cli("run", "--suite", str(path), "--out", str(tmp_path / "out3"), "--encoding", "nonsense")
-    assert code == 2 and error_lines(err) == [f"error: {path}: unknown encoding 'nonsense'; use a name such as utf-8, latin-1, cp1252 or utf-16"]
+    assert code == 2 and error_lines(err) == [
+        f"error: {path}: unknown encoding 'nonsense'; use a name such as utf-8, latin-1, cp1252 or utf-16"
+    ]
 
 
 # ------------------------------------------------- points 5, 7, 12: reader errors end as `error: PATH: REASON`
@@ -138,8 +148,16 @@ def test_a_bad_byte_keeps_accents_and_the_cosine(cli, tmp_path, cache_dir):
     ("name", "data", "reason"),
     [
         ("deep.json", b"[" * 100_000 + b"]" * 100_000, "the JSON is nested too deeply for the JSON parser"),
-        ("nested.jsonl", b'{"text_a": {"x": [1, 2, {"y": null}]}, "text_b": "b"}\n', "column 'text_a' (for text_a) holds JSON objects or arrays"),
-        ("wrapped.json", json.dumps({"pairs": [{"text_a": "a", "text_b": "b"}]}, indent=1).encode(), "the file holds one JSON object with keys 'pairs'"),
+        (
+            "nested.jsonl",
+            b'{"text_a": {"x": [1, 2, {"y": null}]}, "text_b": "b"}\n',
+            "column 'text_a' (for text_a) holds JSON objects or arrays",
+        ),
+        (
+            "wrapped.json",
+            json.dumps({"pairs": [{"text_a": "a", "text_b": "b"}]}, indent=1).encode(),
+            "the file holds one JSON object with keys 'pairs'",
+        ),
     ],
     ids=["deep nesting", "object as text", "wrapper object"],
 )
@@ -166,7 +184,9 @@ def test_a_symlink_loop_is_named_as_such(cli, tmp_path, cache_dir):
     os.symlink(loop, loop)
     code, _, err = cli("run", "--suite", str(loop), "--out", str(tmp_path / "out"), "--models", MINILM_L6)
     assert code == 2
-    assert error_lines(err) == [f"error: {loop}: cannot read it: it is a symbolic link loop (it leads back to itself); point it at a real file"]
+    assert error_lines(err) == [
+        f"error: {loop}: cannot read it: it is a symbolic link loop (it leads back to itself); point it at a real file"
+    ]
 
 
 # ------------------------------------------------- point 6: a model id with a part over 255 bytes
@@ -285,4 +305,3 @@ def test_negative_labels_are_exported_as_numbers(cli, tmp_path, cache_dir):
     exported = pd.read_csv(tmp_path / "out" / "pairs.csv", dtype=str)
     assert exported[constants.COL_LABEL].tolist() == ["-1", "-0.25", "0.5"]
     assert exported[constants.COL_TEXT_A].tolist()[2] == "'=1+1"  # the formula guard still works
-

@@ -50,7 +50,9 @@ def hub_refuses(monkeypatch):
 def crashing_model(monkeypatch, minilm):
     """A registered-looking model whose encoder raises; dropped from every cache afterwards."""
     meta = ModelMeta(name=CRASHES, short_name="crashes", hf_id=CRASHES)
-    monkeypatch.setitem(loading._LOADED, (CRASHES, False, "cpu"), LoadedModel(meta=meta, backend=CrashingBackend(minilm.backend), load_seconds=0.0))
+    monkeypatch.setitem(
+        loading._LOADED, (CRASHES, False, "cpu"), LoadedModel(meta=meta, backend=CrashingBackend(minilm.backend), load_seconds=0.0)
+    )
     yield CRASHES
     resources.model.clear()
 
@@ -210,8 +212,12 @@ def test_cli_reports_each_failing_model_and_prints_the_rest(hub_refuses, crashin
     assert rows[0]["cosine"] == pytest.approx(expected_cosine(A, B), abs=1e-5)
     lines = [line for line in err.strip().splitlines() if not line.startswith("note: stored as run")]  # the run-history line
     assert len(lines) == 4 and "Traceback" not in err
-    for name, fragment in ((UNKNOWN, "is unreachable"), (folder, "has no weights file"), (NOMIC, "opt in to remote code"),
-                           (CRASHES, "failed while encoding (RuntimeError: simulated encoder crash)")):
+    for name, fragment in (
+        (UNKNOWN, "is unreachable"),
+        (folder, "has no weights file"),
+        (NOMIC, "opt in to remote code"),
+        (CRASHES, "failed while encoding (RuntimeError: simulated encoder crash)"),
+    ):
         assert sum(line.startswith(f"error: {name}: ") and fragment in line for line in lines) == 1, (name, lines)
 
 

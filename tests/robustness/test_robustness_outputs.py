@@ -37,7 +37,9 @@ def gate(tmp_path, monkeypatch):
     monkeypatch.setenv(constants.HISTORY_ENV_VAR, "off")
     (tmp_path / "pairs.csv").write_text(PAIRS, encoding="utf-8")
     config = tmp_path / "gate.toml"
-    config.write_text(f'models = ["{MINILM_L6}"]\nfiles = ["pairs.csv"]\nthreshold = 0.6\n[budgets.max_failure_rate]\nnegation = 1.0\n', encoding="utf-8")
+    config.write_text(
+        f'models = ["{MINILM_L6}"]\nfiles = ["pairs.csv"]\nthreshold = 0.6\n[budgets.max_failure_rate]\nnegation = 1.0\n', encoding="utf-8"
+    )
     return config
 
 

@@ -15,7 +15,9 @@ from core.files.errors import PairsFileError
 
 
 def _pairs(n: int = 400) -> pd.DataFrame:
-    return pd.DataFrame({"text_a": [f"The parquet cat number {i} sat" for i in range(n)], "text_b": [f"A parquet dog number {i} ran" for i in range(n)]})
+    return pd.DataFrame(
+        {"text_a": [f"The parquet cat number {i} sat" for i in range(n)], "text_b": [f"A parquet dog number {i} ran" for i in range(n)]}
+    )
 
 
 def _read(path, chunk_rows: int = 100) -> tuple[pd.DataFrame, ChunkTotals]:
@@ -52,11 +54,13 @@ def test_a_real_replacement_character_gets_no_decoding_note(tmp_path):
 
 
 def test_list_and_struct_cells_are_refused_by_column_not_scored_as_repr(tmp_path):
-    table = pa.table({
-        "text_a": pa.array([["a", "list"], ["another", "list"]]),
-        "text_b": ["A plain text", "Another plain text"],
-        "meta": pa.array([{"k": 1}, {"k": 2}]),
-    })
+    table = pa.table(
+        {
+            "text_a": pa.array([["a", "list"], ["another", "list"]]),
+            "text_b": ["A plain text", "Another plain text"],
+            "meta": pa.array([{"k": 1}, {"k": 2}]),
+        }
+    )
     path = tmp_path / "nested.parquet"
     pq.write_table(table, path)
     with pytest.raises(PairsFileError, match=r"column 'text_a' \(for text_a\) holds JSON objects or arrays, not text, in rows 1, 2"):

@@ -29,11 +29,27 @@ ray = pytest.importorskip("ray")
         (None, {"CPU": 2.0}, "cpu", (1, None)),
         (None, {"CPU": 16.0}, "cpu", (8, None)),
         (1, {"CPU": 2.0}, "cpu", (1, None)),
-        (100, {"CPU": 2.0}, "cpu", (1, "--ray-actors 100: the cluster has 2 CPU(s), one actor each and one kept for reading and writing; "
-                                       "running 1 actor(s) per model")),
+        (
+            100,
+            {"CPU": 2.0},
+            "cpu",
+            (
+                1,
+                "--ray-actors 100: the cluster has 2 CPU(s), one actor each and one kept for reading and writing; "
+                "running 1 actor(s) per model",
+            ),
+        ),
         (7, {"CPU": 8.0}, "cpu", (7, None)),
-        (8, {"CPU": 8.0}, "cpu", (7, "--ray-actors 8: the cluster has 8 CPU(s), one actor each and one kept for reading and writing; "
-                                     "running 7 actor(s) per model")),
+        (
+            8,
+            {"CPU": 8.0},
+            "cpu",
+            (
+                7,
+                "--ray-actors 8: the cluster has 8 CPU(s), one actor each and one kept for reading and writing; "
+                "running 7 actor(s) per model",
+            ),
+        ),
         (4, {"CPU": 32.0, "GPU": 2.0}, "cuda", (2, "--ray-actors 4: the cluster has 2 GPU(s), 1 per actor; running 2 actor(s) per model")),
         (4, {"CPU": 32.0}, "cpu", (4, None)),
     ],
@@ -61,6 +77,7 @@ def test_an_unreachable_address_is_refused_at_once():
 @contextlib.contextmanager
 def _web_server():
     """A plain HTTP server on a free loopback port: it answers, but it is not Ray (ray.init waited on one for minutes)."""
+
     class Quiet(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args) -> None:
             pass
@@ -108,12 +125,20 @@ def test_a_port_that_answers_but_is_not_ray_is_refused_at_once(monkeypatch):
     monkeypatch.delenv("RAY_USE_TLS", raising=False)
     with _web_server() as port:
         start = time.monotonic()
-        with pytest.raises(RayUnavailable, match=f"^\\$RAY_ADDRESS=127.0.0.1:{port} is not a Ray cluster: it answered '<!DOCTYPE HTML>', not gRPC"):
+        with pytest.raises(
+            RayUnavailable, match=f"^\\$RAY_ADDRESS=127.0.0.1:{port} is not a Ray cluster: it answered '<!DOCTYPE HTML>', not gRPC"
+        ):
             check_reachable(f"127.0.0.1:{port}", timeout=2)
         assert time.monotonic() - start < 2
     with _listener(answer=True) as port, pytest.raises(RayUnavailable, match="is not a Ray cluster: it closed the connection, not gRPC"):
         check_reachable(f"ray://127.0.0.1:{port}", timeout=2)
-    with _listener(answer=False) as port, pytest.raises(RayUnavailable, match=f"^\\$RAY_ADDRESS=127.0.0.1:{port} is not a Ray cluster: it accepted the connection but said nothing within 1 s"):
+    with (
+        _listener(answer=False) as port,
+        pytest.raises(
+            RayUnavailable,
+            match=f"^\\$RAY_ADDRESS=127.0.0.1:{port} is not a Ray cluster: it accepted the connection but said nothing within 1 s",
+        ),
+    ):
         check_reachable(f"127.0.0.1:{port}", timeout=1)
     # A TLS cluster answers a plain preface with an alert: there only reachability is checked.
     monkeypatch.setenv("RAY_USE_TLS", "1")

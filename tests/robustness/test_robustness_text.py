@@ -259,7 +259,6 @@ def test_no_unsafe_html_anywhere_in_the_app():
 # ----------------------------------------------------------------- the CLI
 
 
-
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -57,8 +57,16 @@ BAD_FILES = {
     "Excel content named .csv": ("book.csv", b"PK\x03\x04" + bytes(200), "this looks like an Excel or zip file; save it as CSV (UTF-8)"),
     "unterminated quote": ("quote.csv", b'text_a,text_b\n"never closed,x\n', "could not parse the file as delimited text"),
     "broken JSON Lines": ("pairs.jsonl", b'{"text_a": "x", "text_b": "y"}\n{oops\n', "line 2 is not valid JSON"),
-    "too many rows": ("rows.csv", rows_csv(constants.MAX_UPLOAD_ROWS + 1), f"the file has {constants.MAX_UPLOAD_ROWS + 1:,} rows; the limit is {constants.MAX_UPLOAD_ROWS:,}"),
-    "too many bytes": ("bytes.csv", rows_csv(2) + b"x" * (constants.MAX_UPLOAD_MB * MB), f"the limit is {constants.MAX_UPLOAD_MB} MB: split it into smaller files"),
+    "too many rows": (
+        "rows.csv",
+        rows_csv(constants.MAX_UPLOAD_ROWS + 1),
+        f"the file has {constants.MAX_UPLOAD_ROWS + 1:,} rows; the limit is {constants.MAX_UPLOAD_ROWS:,}",
+    ),
+    "too many bytes": (
+        "bytes.csv",
+        rows_csv(2) + b"x" * (constants.MAX_UPLOAD_MB * MB),
+        f"the limit is {constants.MAX_UPLOAD_MB} MB: split it into smaller files",
+    ),
 }
 
 
@@ -217,7 +225,10 @@ def test_duplicate_rows_are_removed_and_counted(at):
     data = b"text_a,text_b\nOne,Two\nOne,Two\n One , Two \nThree,Four\nOne,Two\n"
     upload(at, "dups.csv", data)
     assert md_escape("removed 3 duplicate pair(s)") in infos(at)
-    assert list(zip(preview(at)[constants.COL_TEXT_A], preview(at)[constants.COL_TEXT_B], strict=True)) == [("One", "Two"), ("Three", "Four")]
+    assert list(zip(preview(at)[constants.COL_TEXT_A], preview(at)[constants.COL_TEXT_B], strict=True)) == [
+        ("One", "Two"),
+        ("Three", "Four"),
+    ]
     assert any("2 pairs after mapping" in c.value for c in at.caption)
 
 
@@ -278,8 +289,10 @@ def test_cli_refuses_unreadable_files_in_one_line(cli, tmp_path, case):
 
 
 def test_cli_reads_latin1_and_utf16_files(cli, tmp_path):
-    for name, data in (("latin.csv", "text_a,text_b\nCafé crème,Naïve façade\n".encode("latin-1")),
-                       ("wide.csv", "text_a,text_b\nCafé crème,Naïve façade\n".encode("utf-16"))):
+    for name, data in (
+        ("latin.csv", "text_a,text_b\nCafé crème,Naïve façade\n".encode("latin-1")),
+        ("wide.csv", "text_a,text_b\nCafé crème,Naïve façade\n".encode("utf-16")),
+    ):
         code, _, err = _cli_run(cli, tmp_path, name, data)
         assert code == 0, err
         written = pd.read_csv(tmp_path / "out" / "pairs.csv")

@@ -13,8 +13,15 @@ from ui import charts
 def _results():
     rows = []
     for model, shift in (("sentence-transformers/all-MiniLM-L6-v2", 0.0), ("other/model", 0.05)):
-        for cat, values in ((constants.CAT_NEGATION, [0.8, 0.9, 0.95]), (constants.CAT_POSITIVE, [0.7, 0.75, 0.8]), ("mine", [0.2, 0.4, 0.6])):
-            rows += [{constants.COL_MODEL: model, constants.COL_SUITE: "s", constants.COL_CATEGORY: cat, constants.COL_COSINE: v + shift} for v in values]
+        for cat, values in (
+            (constants.CAT_NEGATION, [0.8, 0.9, 0.95]),
+            (constants.CAT_POSITIVE, [0.7, 0.75, 0.8]),
+            ("mine", [0.2, 0.4, 0.6]),
+        ):
+            rows += [
+                {constants.COL_MODEL: model, constants.COL_SUITE: "s", constants.COL_CATEGORY: cat, constants.COL_COSINE: v + shift}
+                for v in values
+            ]
     return pd.DataFrame(rows)
 
 
@@ -48,8 +55,14 @@ def test_failure_rate_bars_error_bars_are_the_ci():
 
 
 def test_perturbation_legend_says_what_fill_means_when_every_dot_agrees():
-    table = pd.DataFrame({constants.COL_MODEL: ["m/a", "m/a"], "label": ["Negation: x", "Temporal: y"],
-                          constants.COL_COSINE: [0.9, 0.95], constants.COL_THRESHOLD: [0.7, 0.7]})
+    table = pd.DataFrame(
+        {
+            constants.COL_MODEL: ["m/a", "m/a"],
+            "label": ["Negation: x", "Temporal: y"],
+            constants.COL_COSINE: [0.9, 0.95],
+            constants.COL_THRESHOLD: [0.7, 0.7],
+        }
+    )
     fig = charts.perturbation_figure(table)
     dots = next(t for t in fig.data if t.name == "m/a")
     assert list(dots.marker.symbol) == ["circle", "circle"]  # every variant above the threshold
@@ -69,13 +82,23 @@ def test_one_colour_per_model_on_every_chart_and_twins_are_told_apart():
 
     assert model_color(L6) == model_color("MiniLM-L6") != model_color(INT8)
     assert model_color("someone/custom-model") == model_color("someone/custom-model")  # stable without a registry entry
-    rows = [{constants.COL_MODEL: m, constants.COL_SUITE: "s", constants.COL_CATEGORY: constants.CAT_NEGATION, constants.COL_COSINE: c}
-            for m in (INT8, L6) for c in (0.8, 0.9)]  # identical scores: the twin case
+    rows = [
+        {constants.COL_MODEL: m, constants.COL_SUITE: "s", constants.COL_CATEGORY: constants.CAT_NEGATION, constants.COL_COSINE: c}
+        for m in (INT8, L6)
+        for c in (0.8, 0.9)
+    ]  # identical scores: the twin case
     bars = charts.failure_rate_bars(tables.category_summary(pd.DataFrame(rows), 0.85), 0.85)
     assert {t.marker.color for t in bars.data} == {model_color(L6), model_color(INT8)}
     curves = charts.failure_rate_curves_figure(tables.failure_rate_curves(pd.DataFrame(rows), suite=None), 0.85)
     assert {t.line.color for t in curves.data} == {model_color(L6), model_color(INT8)} and len({t.line.dash for t in curves.data}) == 2
-    table = pd.DataFrame({constants.COL_MODEL: [L6, INT8], "label": ["Negation: x"] * 2, constants.COL_COSINE: [0.9, 0.9], constants.COL_THRESHOLD: [0.7, 0.7]})
+    table = pd.DataFrame(
+        {
+            constants.COL_MODEL: [L6, INT8],
+            "label": ["Negation: x"] * 2,
+            constants.COL_COSINE: [0.9, 0.9],
+            constants.COL_THRESHOLD: [0.7, 0.7],
+        }
+    )
     fig = charts.perturbation_figure(table)
     dots = [t for t in fig.data if t.name in ("MiniLM-L6", "MiniLM-L6 int8 (ONNX)")]
     assert fig.layout.scattermode == "group" and {t.offsetgroup for t in dots} == {L6, INT8}  # side by side, not on top of each other
@@ -83,7 +106,11 @@ def test_one_colour_per_model_on_every_chart_and_twins_are_told_apart():
 
 def test_share_above_panels_leave_no_empty_panel():
     cats = [*constants.FAILURE_MODES, constants.CAT_POSITIVE]  # 7 panels in rows of 3: two grid cells have no data
-    rows = [{constants.COL_MODEL: L6, constants.COL_SUITE: "s", constants.COL_CATEGORY: c, constants.COL_COSINE: v} for c in cats for v in (0.5, 0.9)]
+    rows = [
+        {constants.COL_MODEL: L6, constants.COL_SUITE: "s", constants.COL_CATEGORY: c, constants.COL_COSINE: v}
+        for c in cats
+        for v in (0.5, 0.9)
+    ]
     fig = charts.failure_rate_curves_figure(tables.failure_rate_curves(pd.DataFrame(rows), suite=None), 0.7)
     layout = fig.layout.to_plotly_json()
     axes = [k for k in layout if k.startswith("xaxis")]
@@ -100,9 +127,20 @@ def test_before_after_panels_keep_their_titles_apart():
     rows = []
     for model in ("sentence-transformers/all-MiniLM-L6-v2", "sentence-transformers/all-mpnet-base-v2"):
         for mitigation in (constants.MITIGATION_NONE, constants.MITIGATION_GUARD):
-            rows.append({constants.COL_MODEL: model, constants.COL_MITIGATION: mitigation, constants.COL_WIN_RATE: 0.4, "win_ci_low": 0.3,
-                         "win_ci_high": 0.5, constants.COL_PAIRED_ACCURACY: 0.6, "paired_ci_low": 0.5, "paired_ci_high": 0.7,
-                         constants.COL_RECALL_AT[1]: 0.8, constants.COL_TOP1_CONTRADICTION: 0.1})
+            rows.append(
+                {
+                    constants.COL_MODEL: model,
+                    constants.COL_MITIGATION: mitigation,
+                    constants.COL_WIN_RATE: 0.4,
+                    "win_ci_low": 0.3,
+                    "win_ci_high": 0.5,
+                    constants.COL_PAIRED_ACCURACY: 0.6,
+                    "paired_ci_low": 0.5,
+                    "paired_ci_high": 0.7,
+                    constants.COL_RECALL_AT[1]: 0.8,
+                    constants.COL_TOP1_CONTRADICTION: 0.1,
+                }
+            )
     fig = before_after_figure(pd.DataFrame(rows))
     titles = [a for a in fig.layout.annotations if "better" in a.text]
     assert len(titles) == 4 and all("<br>" in a.text for a in titles)

@@ -43,4 +43,6 @@ def test_choosing_cuda_without_a_gpu_says_so_and_keeps_the_last_result(at):
     at.selectbox(key=KEY_DEVICE).set_value("cpu").run()
     next(b for b in at.button if b.label == "Compare").click().run()
     table = compare_table(at)
-    assert table.loc[table["model id"] == MINILM, "cosine"].iloc[0] == pytest.approx(expected_cosine(A, "The patient tolerates penicillin"), abs=1e-4)
+    assert table.loc[table["model id"] == MINILM, "cosine"].iloc[0] == pytest.approx(
+        expected_cosine(A, "The patient tolerates penicillin"), abs=1e-4
+    )

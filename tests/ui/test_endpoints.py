@@ -102,11 +102,14 @@ def test_an_endpoint_model_this_session_did_not_add_is_refused_without_a_request
     assert "not set up in this session" in _everything_shown(at)
 
 
-@pytest.mark.parametrize(("url", "model", "problem"), [
-    (f"http://u:{CANARY}@127.0.0.1:1/v1", SERVED_MODEL, "must not carry credentials"),
-    (CANARY, SERVED_MODEL, "must be an http(s) URL"),  # the key pasted into the URL box: refused, not echoed
-    ("http://127.0.0.1:1/v1", CANARY, "looks like a key"),  # the key pasted as the model's name
-])
+@pytest.mark.parametrize(
+    ("url", "model", "problem"),
+    [
+        (f"http://u:{CANARY}@127.0.0.1:1/v1", SERVED_MODEL, "must not carry credentials"),
+        (CANARY, SERVED_MODEL, "must be an http(s) URL"),  # the key pasted into the URL box: refused, not echoed
+        ("http://127.0.0.1:1/v1", CANARY, "looks like a key"),  # the key pasted as the model's name
+    ],
+)
 def test_a_secret_in_the_wrong_field_is_refused_without_showing_it(clean_settings, url, model, problem):
     at = open_page("views/home.py", timeout=120)
     _add(at, url, model=model)
@@ -121,7 +124,10 @@ def test_the_bundled_e5_scores_on_compare_with_its_approximation_noted(tmp_path,
     e5 = "multilingual-e5-small-q4"
     monkeypatch.setenv("COSINE_PROBE_HISTORY", str(tmp_path / "h.duckdb"))
     at = open_page("views/compare.py", timeout=120)
-    assert e5 in at.sidebar.multiselect(key="selected_models").options or "e5-small q4" in at.sidebar.multiselect(key="selected_models").options
+    assert (
+        e5 in at.sidebar.multiselect(key="selected_models").options
+        or "e5-small q4" in at.sidebar.multiselect(key="selected_models").options
+    )
     assert e5 not in at.session_state["selected_models"]  # offered, not preselected
     at.session_state["selected_models"] = [e5]
     at.run()

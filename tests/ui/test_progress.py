@@ -33,7 +33,9 @@ def test_compare_shows_the_fast_models_answer_before_the_slow_one_encodes(minilm
 
     seen: list[dict[str, str]] = []
     shown: dict[str, str] = {}
-    slow = LoadedModel(meta=registry.resolve(SLOW), backend=SlowBackend(minilm.backend, seen, shown), load_seconds=0.0, fingerprint="sha256:slow-fake")
+    slow = LoadedModel(
+        meta=registry.resolve(SLOW), backend=SlowBackend(minilm.backend, seen, shown), load_seconds=0.0, fingerprint="sha256:slow-fake"
+    )
     real_load, real_memory, real_cached = runs.load, runs.in_memory, runs.cached_model
     monkeypatch.setattr(runs, "load", lambda name, options: slow if name == SLOW else real_load(name, options))
     monkeypatch.setattr(runs, "in_memory", lambda name, *a: None if name == SLOW else real_memory(name, *a))
@@ -83,6 +85,8 @@ def test_retrieval_defaults_to_a_quick_sample_and_states_its_expected_time(monke
     at = open_page("views/retrieval.py")
     assert at.number_input(key="rt_groups").value == constants.RETRIEVAL_QUICK_GROUPS
     captions = [c.value for c in at.caption]
-    assert any("A quick run on a sample" in c and f"{constants.RETRIEVAL_QUICK_GROUPS} of the suite's 200 anchor groups" in c for c in captions)
+    assert any(
+        "A quick run on a sample" in c and f"{constants.RETRIEVAL_QUICK_GROUPS} of the suite's 200 anchor groups" in c for c in captions
+    )
     assert any(c.startswith("⏱️ Expected time: about") and "still to encode" in c for c in captions), captions
     assert at.button(key="rt_run_full").label.startswith("Run the full suite (200 groups, about ")

@@ -60,7 +60,9 @@ def test_each_analysis_recomputes_only_for_new_inputs(monkeypatch):
 
     calls: list[float] = []
     real = tables.category_summary
-    monkeypatch.setattr(tables, "category_summary", lambda results, threshold, suite: calls.append(threshold) or real(results, threshold, suite))
+    monkeypatch.setattr(
+        tables, "category_summary", lambda results, threshold, suite: calls.append(threshold) or real(results, threshold, suite)
+    )
     frame = _results()
     resources.analysis("category_summary", frame, 0.7, None)
     resources.analysis("category_summary", frame, 0.7, None)
@@ -87,8 +89,9 @@ def test_a_note_is_toasted_once_per_server_not_once_per_session():
         from ui import state
 
         state.init_state()
-        st.session_state["results"]["k"] = RunResult(pd.DataFrame({"model": ["m"], "cosine": [0.5]}), {},
-                                                     {"m": EncodeReport("m", notes=("issue-33 note: exported once",))})
+        st.session_state["results"]["k"] = RunResult(
+            pd.DataFrame({"model": ["m"], "cosine": [0.5]}), {}, {"m": EncodeReport("m", notes=("issue-33 note: exported once",))}
+        )
         state.show_notes("k")
 
     first = AppTest.from_function(page, default_timeout=60)

@@ -216,8 +216,11 @@ def test_bar_chart_zooms_to_the_scores_keeps_its_order_and_names_the_threshold_i
     app = open_page("views/compare.py", timeout=120)
 
     def bars() -> dict:
-        return next(s for s in (json.loads(el.proto.spec) for el in app.get("plotly_chart"))
-                    if any(d.get("type") == "bar" and d.get("orientation") == "h" for d in s["data"]))
+        return next(
+            s
+            for s in (json.loads(el.proto.spec) for el in app.get("plotly_chart"))
+            if any(d.get("type") == "bar" and d.get("orientation") == "h" for d in s["data"])
+        )
 
     table = compare_table(app)
     cosines = sorted(table["cosine"])

@@ -28,8 +28,12 @@ def test_an_echoed_key_is_not_in_the_pages_error_line(tmp_path, monkeypatch):
     monkeypatch.setattr(endpoint, "_SETTINGS", {})
     echo = f"Bearer {KEY} via http://admin:{PASSWORD}@proxy.internal/v1"
     at = open_page("views/compare.py", timeout=120)
-    with scripted_server(model="echoing", embeddings=lambda texts: Reply(200, {"data": [{"index": i, "embedding": [echo, 0.1]} for i in range(len(texts))]},
-                                                                          {"X-Echo": echo}, f"OK {echo}")) as server:
+    with scripted_server(
+        model="echoing",
+        embeddings=lambda texts: Reply(
+            200, {"data": [{"index": i, "embedding": [echo, 0.1]} for i in range(len(texts))]}, {"X-Echo": echo}, f"OK {echo}"
+        ),
+    ) as server:
         # The key a visitor typed for this endpoint (issue 38: a page takes no variable's name).
         settings = endpoint.make_settings(NAME, server.base_url, session_key=endpoint.SessionKey(KEY))
         at.session_state[KEY_ENDPOINTS] = {settings.name: settings}

@@ -44,11 +44,12 @@ def _top_table(at):
 @pytest.fixture(scope="module")
 def at():
     app = open_page("views/compare.py", timeout=240)
-    assert not _specs(app) or all(d.get("y") != ["Sentence A", "Sentence B"] for s in _specs(app) for d in s["data"])  # off until switched on
+    assert not _specs(app) or all(
+        d.get("y") != ["Sentence A", "Sentence B"] for s in _specs(app) for d in s["data"]
+    )  # off until switched on
     app.toggle(key="why_on").set_value(True).run()
     assert not app.exception
     return app
-
 
 
 def test_section_is_an_expander_per_model(at):

@@ -60,7 +60,9 @@ def _worst(app):
 
 def _core_rates(core_results, threshold):
     return {
-        mode: stats.failure_rate(core_results.loc[core_results[constants.COL_CATEGORY] == mode, constants.COL_COSINE].to_numpy(float), threshold)
+        mode: stats.failure_rate(
+            core_results.loc[core_results[constants.COL_CATEGORY] == mode, constants.COL_COSINE].to_numpy(float), threshold
+        )
         for mode in constants.FAILURE_MODES
     }
 
@@ -111,7 +113,9 @@ def test_heatmap_and_published_columns_match_core(at, core_results):
     text = [cell for row in heat["data"][0]["text"] for cell in row]
     assert f"{mean:.3f} ± {sd:.3f}" in text
     # Cohen's d sign convention is explained, single-model tests say why they are missing
-    assert any("negative d means the failure pairs score higher" in c.value for c in show_tab(at, "fm_tab", "Severity and effect size").caption)
+    assert any(
+        "negative d means the failure pairs score higher" in c.value for c in show_tab(at, "fm_tab", "Severity and effect size").caption
+    )
     assert sum("at least two models" in i.value for i in show_tab(at, "fm_tab", "Model vs model").info) == 2
 
 
@@ -174,7 +178,9 @@ def test_calibration_settings_change_the_threshold_and_survive_a_page_switch(at,
     at.checkbox(key="cal_near_miss").check().run()
     assert not at.exception
     table = _table(at, "youden_threshold").set_index(constants.COL_MODEL)
-    with_near_miss = calibration.calibrate(core_results, negatives=(constants.CAT_NEGATIVE, constants.CAT_NEAR_MISS)).set_index(constants.COL_MODEL)
+    with_near_miss = calibration.calibrate(core_results, negatives=(constants.CAT_NEGATIVE, constants.CAT_NEAR_MISS)).set_index(
+        constants.COL_MODEL
+    )
     assert table.loc["MiniLM-L6", "n_negative"] == 50
     assert table.loc["MiniLM-L6", "youden_threshold"] == pytest.approx(with_near_miss.loc[MINILM, "youden_threshold"])
     at.radio(key="cal_method").set_value("fpr").run()
@@ -247,7 +253,9 @@ def test_a_revisited_threshold_recomputes_no_statistic(at, monkeypatch):
 
     calls = []
     real = tables.category_summary
-    monkeypatch.setattr(tables, "category_summary", lambda *a, **k: calls.append(a[1] if len(a) > 1 else k.get("threshold")) or real(*a, **k))
+    monkeypatch.setattr(
+        tables, "category_summary", lambda *a, **k: calls.append(a[1] if len(a) > 1 else k.get("threshold")) or real(*a, **k)
+    )
     at.slider(key="threshold").set_value(0.73).run()
     at.slider(key="threshold").set_value(0.74).run()
     calls.clear()
@@ -258,6 +266,7 @@ def test_a_revisited_threshold_recomputes_no_statistic(at, monkeypatch):
 
 def _open_tab(app, key: str) -> int:
     """The index of the tab ``st.tabs(key=key)`` opens on in this run."""
+
     def walk(node):
         proto = getattr(node, "proto", None)
         if getattr(node, "type", "") == "tab_container" and proto is not None and proto.tab_container.id.endswith(f"-{key}"):
@@ -350,8 +359,15 @@ def test_a_threshold_move_recomputes_only_what_the_threshold_changes(at, monkeyp
     _set_threshold(at, 0.7)
 
 
-TABS_SEEN = ["Summary", "Across thresholds", "Each model's own threshold", "Severity and effect size", "Model vs model", "Worst cases",
-             "Published vs ours"]
+TABS_SEEN = [
+    "Summary",
+    "Across thresholds",
+    "Each model's own threshold",
+    "Severity and effect size",
+    "Model vs model",
+    "Worst cases",
+    "Published vs ours",
+]
 OWN_HEADERS = {
     "Summary": {"Failure rate at threshold 0.70", "Mean cosine by category"},
     "Across thresholds": {"Share above each threshold"},

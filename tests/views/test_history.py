@@ -31,8 +31,17 @@ def history_file(tmp_path, monkeypatch) -> Path:
 
 def _frame(cosines: list[float]) -> pd.DataFrame:
     n = len(cosines)
-    return pd.DataFrame({"model": MINILM_L6, "suite": "s", "category": "negation", "pair_id": [f"p{i}" for i in range(n)],
-                         "text_a": [f"a{i}" for i in range(n)], "text_b": [f"b{i}" for i in range(n)], "cosine": cosines})
+    return pd.DataFrame(
+        {
+            "model": MINILM_L6,
+            "suite": "s",
+            "category": "negation",
+            "pair_id": [f"p{i}" for i in range(n)],
+            "text_a": [f"a{i}" for i in range(n)],
+            "text_b": [f"b{i}" for i in range(n)],
+            "cosine": cosines,
+        }
+    )
 
 
 def test_empty_history_says_how_to_fill_it(history_file):
@@ -56,9 +65,14 @@ def test_two_runs_are_listed_and_compared(history_file):
     crossed = table_with(app, "direction")
     assert sorted(zip(crossed["pair_id"], crossed["direction"], strict=True)) == [("p0", "now above"), ("p1", "now below")]
     # issue 26: what changed, in words, above the runs table: (0.72 + 0.6 + 0.95 - 0.5 - 0.75 - 0.9) / 3 = +0.04
-    assert_leads_with(app, [f"From run #1 to run #2, the largest change is MiniLM-L6 on negation pairs: mean cosine +0.0400 "
-                            f"(95% CI {row['mean_ci_low']:+.4f} to {row['mean_ci_high']:+.4f}).",
-                            "2 pair scores crossed the threshold: 1 now above, 1 now below."])
+    assert_leads_with(
+        app,
+        [
+            f"From run #1 to run #2, the largest change is MiniLM-L6 on negation pairs: mean cosine +0.0400 "
+            f"(95% CI {row['mean_ci_low']:+.4f} to {row['mean_ci_high']:+.4f}).",
+            "2 pair scores crossed the threshold: 1 now above, 1 now below.",
+        ],
+    )
 
     # Judged at one threshold (the sidebar's 0.7 by default) the answer is the same here; at 0.8 p1 stays below.
     app.session_state["threshold"] = 0.8
@@ -89,7 +103,6 @@ def test_a_your_data_run_is_stored_and_shows_up(history_file):
     assert not app.exception
     assert list(table_with(app, "run_id")["command"]) == ["your-data"]
     assert any("Only one run so far" in i.value for i in app.info)
-
 
 
 def test_a_cli_run_and_a_page_run_of_one_file_diff_pair_by_pair(history_file, tmp_path, capsys):
@@ -134,10 +147,13 @@ def test_a_history_that_cannot_be_written_is_one_warning_and_the_run_stays(tmp_p
     assert any("cannot be read" in e.value for e in app.error)
 
 
-@pytest.mark.parametrize("page, button, command, suites", [
-    ("views/failure_modes.py", "Run failure-mode suite", "failure-modes", [constants.SUITE_FAILURE_MODES]),
-    ("views/oov.py", "Run OOV suites", "oov", [constants.SUITE_OOV, constants.SUITE_BASELINE]),
-])
+@pytest.mark.parametrize(
+    "page, button, command, suites",
+    [
+        ("views/failure_modes.py", "Run failure-mode suite", "failure-modes", [constants.SUITE_FAILURE_MODES]),
+        ("views/oov.py", "Run OOV suites", "oov", [constants.SUITE_OOV, constants.SUITE_BASELINE]),
+    ],
+)
 def test_suite_pages_store_their_runs(history_file, page, button, command, suites):
     from core.papers.suites import SUITE_FILES
 
@@ -156,7 +172,9 @@ def test_the_default_comparison_is_the_latest_two_runs_of_the_same_pairs(history
     store.record_run(_frame([0.5, 0.6]), command="run", origin="cli", settings={"threshold": 0.7})
     other = _frame([0.5, 0.6]).assign(text_a=["x0", "x1"])
     store.record_run(other, command="run", origin="cli", settings={"threshold": 0.7})
-    store.record_run(_frame([0.75, 0.6]).assign(suite="uploaded", pair_id=["1", "2"]), command="your-data", origin="app", settings={"threshold": 0.7})
+    store.record_run(
+        _frame([0.75, 0.6]).assign(suite="uploaded", pair_id=["1", "2"]), command="your-data", origin="app", settings={"threshold": 0.7}
+    )
     app = open_page(PAGE)
     assert not app.exception
     # Run 2 shares no pair with 3; run 1 does (under another suite name): 1 against 3, pair by pair.

@@ -87,6 +87,8 @@ def test_oov_with_k_words_matches_core(at):
     # issue 26: the run's finding in words leads the page, above the generator's word table and every chart
     sentences = invented_findings(summary["by_model"], expected, constants.OOV_READINGS[constants.VARIANT_REPLACED_B])
     by_kind = summary["by_model"].set_index(constants.COL_KIND)["mean_delta"]
-    assert sentences[0] == ("With the entity replaced in the second sentence only, invented words lower the cosine on average by: "
-                            f"MiniLM-L6 {by_kind['plausible']:.2f} (plausible) and {by_kind['random']:.2f} (random).")
+    assert sentences[0] == (
+        "With the entity replaced in the second sentence only, invented words lower the cosine on average by: "
+        f"MiniLM-L6 {by_kind['plausible']:.2f} (plausible) and {by_kind['random']:.2f} (random)."
+    )
     assert_leads_with(at, sentences)

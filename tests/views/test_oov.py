@@ -24,7 +24,16 @@ from core.scoring import tables
 from core.scoring.runner import run_pairs
 
 MINILM = reference.MODEL_MINILM
-TABS = ["Summary", "Dynamic range", "Per entity", "Model vs model", "Token overlap", "Token counts", "Entity swap and categories", "Layer by layer"]
+TABS = [
+    "Summary",
+    "Dynamic range",
+    "Per entity",
+    "Model vs model",
+    "Token overlap",
+    "Token counts",
+    "Entity swap and categories",
+    "Layer by layer",
+]
 PAGE = "views/oov.py"
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -193,8 +202,12 @@ def test_a_tab_click_draws_one_tab_and_recomputes_nothing(at, monkeypatch):
     for label in TABS[:-1]:
         show_tab(at, "oov_tab", label)  # every tab drawn once (the layer tab loads weights only when switched on)
     calls: list[str] = []
-    for module, names in ((oov, ("dynamic_ranges", "oov_deltas", "oov_summary", "oov_readings", "jaccard_correlation", "entity_swap_check")),
-                          (reproduce, ("compare_to_published",)), (tables, ("category_summary",)), (state, ("run_pairs",))):
+    for module, names in (
+        (oov, ("dynamic_ranges", "oov_deltas", "oov_summary", "oov_readings", "jaccard_correlation", "entity_swap_check")),
+        (reproduce, ("compare_to_published",)),
+        (tables, ("category_summary",)),
+        (state, ("run_pairs",)),
+    ):
         for name in names:
             real = getattr(module, name)
             monkeypatch.setattr(module, name, lambda *a, _n=name, _r=real, **k: calls.append(_n) or _r(*a, **k))

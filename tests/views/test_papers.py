@@ -84,7 +84,9 @@ def failure_results(at):
 
 def test_failure_table1_published_vs_recomputed(at, failure_results):
     _choose(at, reference.PAPER_FAILURE, "Table 1")
-    expected = _row(tables.category_summary(failure_results, suite=constants.SUITE_FAILURE_MODES), model=MINILM, category=constants.CAT_POSITIVE)
+    expected = _row(
+        tables.category_summary(failure_results, suite=constants.SUITE_FAILURE_MODES), model=MINILM, category=constants.CAT_POSITIVE
+    )
     shown = _shown(at)
     row = _row(shown, model="MiniLM-L6", category=constants.CAT_POSITIVE, metric="mean cosine")
     assert row["published"] == pytest.approx(0.755)
@@ -97,10 +99,14 @@ def test_failure_table1_published_vs_recomputed(at, failure_results):
     tolerance = at.number_input(key="papers_tolerance").value
     numbers = shown[(shown["status"] == reproduce.STATUS_COMPARED) & shown["difference"].notna()]
     gap = numbers.loc[numbers["difference"].abs().idxmax()]
-    comp = reproduce.compare_to_published(at.session_state["results"]["papers"].results, reference.PAPER_FAILURE, "Table 1", tolerance=tolerance)
+    comp = reproduce.compare_to_published(
+        at.session_state["results"]["papers"].results, reference.PAPER_FAILURE, "Table 1", tolerance=tolerance
+    )
     sentences = reproduce.reproduction_findings(comp, tolerance)
-    assert sentences == [f"{(~numbers['beyond tolerance'].astype(bool)).sum()} of {len(numbers)} published cells reproduce within {tolerance:.3f}; "
-                         f"the largest gap is {gap['difference']:+.4f} (MiniLM-L6, {constants.CATEGORY_LABELS[gap['category']].lower()}, {gap['metric'].replace('_', ' ')})."]
+    assert sentences == [
+        f"{(~numbers['beyond tolerance'].astype(bool)).sum()} of {len(numbers)} published cells reproduce within {tolerance:.3f}; "
+        f"the largest gap is {gap['difference']:+.4f} (MiniLM-L6, {constants.CATEGORY_LABELS[gap['category']].lower()}, {gap['metric'].replace('_', ' ')})."
+    ]
     assert_leads_with(at, sentences)
 
 
@@ -152,11 +158,17 @@ def test_failure_rate_table_uses_the_papers_threshold_and_shows_the_sidebar_one(
     at.session_state["threshold"] = 0.95
     at.run()
     assert not at.exception
-    at_sidebar = next(f.value for f in at.dataframe if list(f.value.columns) == [constants.COL_MODEL, "failure mode", constants.COL_CATEGORY, "n", "failure_rate"])
+    at_sidebar = next(
+        f.value
+        for f in at.dataframe
+        if list(f.value.columns) == [constants.COL_MODEL, "failure mode", constants.COL_CATEGORY, "n", "failure_rate"]
+    )
     expected = _row(failure_modes.failure_mode_table(failure_results, threshold=0.95), model=MINILM, category=constants.CAT_NEGATION)
     assert _row(at_sidebar, model="MiniLM-L6", category=constants.CAT_NEGATION)["failure_rate"] == pytest.approx(expected["failure_rate"])
     # the like-for-like comparison stays at 0.8
-    assert _row(_shown(at), model="MiniLM-L6", category=constants.CAT_NEGATION, metric="failure rate")["recomputed"] == pytest.approx(row["recomputed"])
+    assert _row(_shown(at), model="MiniLM-L6", category=constants.CAT_NEGATION, metric="failure rate")["recomputed"] == pytest.approx(
+        row["recomputed"]
+    )
     at.session_state["threshold"] = constants.DEFAULT_THRESHOLD
     at.run()
 

@@ -99,7 +99,11 @@ def test_scores_lead_with_model_cosine_verdict_and_one_threshold_line(at):
     proto = next(d.proto for d in at.dataframe if "verdict" in d.value.columns)
     assert list(proto.column_order)[:5] == ["model", "cosine", "threshold", "verdict", "variant"]
     assert list(proto.column_order)[-1] == constants.COL_PAIR_ID
-    fig = next(json.loads(el.proto.spec) for el in at.get("plotly_chart") if "variant with the original" in json.loads(el.proto.spec)["layout"]["title"]["text"])
+    fig = next(
+        json.loads(el.proto.spec)
+        for el in at.get("plotly_chart")
+        if "variant with the original" in json.loads(el.proto.spec)["layout"]["title"]["text"]
+    )
     # Per-model threshold ticks are "line-ns" markers; the fill legend's entries are not thresholds.
     shown_thresholds = [t for t in fig["data"] if t.get("marker", {}).get("symbol") == "line-ns" and t.get("visible", True) is not False]
     assert any(t.get("marker", {}).get("symbol") == "line-ns" for t in fig["data"])  # the ticks exist, hidden behind the one shared line
@@ -119,7 +123,11 @@ def test_scores_lead_with_their_finding_above_every_table(at):
     shown = _frame(at, "verdict")
     above = int((shown["verdict"] == tables.ABOVE_THRESHOLD).sum())
     closest = shown.loc[shown[constants.COL_COSINE].idxmax()]
-    sentences = perturbation_findings(tables.perturbation_table(at.session_state["results"]["perturb"].results, at.slider(key="threshold").value))
-    assert sentences == [f"MiniLM-L6 keeps {above} of {len(shown)} variants above its threshold: a retriever would return them as the same sentence.",
-                         f"It scores “{closest['variant']}” ({closest['category'].lower()}, {closest[constants.COL_COSINE]:.3f}) closest to the original."]
+    sentences = perturbation_findings(
+        tables.perturbation_table(at.session_state["results"]["perturb"].results, at.slider(key="threshold").value)
+    )
+    assert sentences == [
+        f"MiniLM-L6 keeps {above} of {len(shown)} variants above its threshold: a retriever would return them as the same sentence.",
+        f"It scores “{closest['variant']}” ({closest['category'].lower()}, {closest[constants.COL_COSINE]:.3f}) closest to the original.",
+    ]
     assert_leads_with(at, sentences)

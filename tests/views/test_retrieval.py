@@ -89,12 +89,16 @@ def _nevir(suite) -> list[dict]:
         mode = queries[constants.COL_QUERY_MODE].iloc[0]
         mine = p[p[constants.COL_GROUP_ID] == gid]
         texts = dict(zip(queries[constants.COL_WHICH], queries[constants.COL_TEXT], strict=True))
-        out.append({
-            "mode": mode, "q1": texts["q1"], "q2": texts["q2"],
-            "anchor": mine[mine[constants.COL_ROLE] == constants.ROLE_ANCHOR][constants.COL_TEXT].iloc[0],
-            "paraphrase": mine[mine[constants.COL_ROLE] == constants.ROLE_PARAPHRASE][constants.COL_TEXT].iloc[0],
-            "variant": mine[mine[constants.COL_MODE] == mode][constants.COL_TEXT].iloc[0],
-        })
+        out.append(
+            {
+                "mode": mode,
+                "q1": texts["q1"],
+                "q2": texts["q2"],
+                "anchor": mine[mine[constants.COL_ROLE] == constants.ROLE_ANCHOR][constants.COL_TEXT].iloc[0],
+                "paraphrase": mine[mine[constants.COL_ROLE] == constants.ROLE_PARAPHRASE][constants.COL_TEXT].iloc[0],
+                "variant": mine[mine[constants.COL_MODE] == mode][constants.COL_TEXT].iloc[0],
+            }
+        )
     return out
 
 
@@ -113,7 +117,10 @@ def hand_recall1(suite, cos) -> tuple[float, float]:
     corpus = list(dict.fromkeys(suite.passages[constants.COL_TEXT]))
     right, contradiction = [], []
     for g in _nevir(suite):
-        for query, good, bad in ((g["q1"], {g["anchor"], g["paraphrase"]}, {g["variant"]}), (g["q2"], {g["variant"]}, {g["anchor"], g["paraphrase"]})):
+        for query, good, bad in (
+            (g["q1"], {g["anchor"], g["paraphrase"]}, {g["variant"]}),
+            (g["q2"], {g["variant"]}, {g["anchor"], g["paraphrase"]}),
+        ):
             top = corpus[int(np.argmax(cos([(query, c) for c in corpus])))]
             right.append(top in good)
             contradiction.append(top in bad)
@@ -301,7 +308,10 @@ def test_calibrated_filter_after_calibrating(at, suite, cos):
     t = thresholds_by_model(calibrate(scored))["m"]
     wins = []
     for _, group in suite.passages.groupby(constants.COL_GROUP_ID, sort=False):
-        anchor, paraphrase = (group[group[constants.COL_ROLE] == role][constants.COL_TEXT].iloc[0] for role in (constants.ROLE_ANCHOR, constants.ROLE_PARAPHRASE))
+        anchor, paraphrase = (
+            group[group[constants.COL_ROLE] == role][constants.COL_TEXT].iloc[0]
+            for role in (constants.ROLE_ANCHOR, constants.ROLE_PARAPHRASE)
+        )
         para = cos([(anchor, paraphrase)])[0]
         for text in group[group[constants.COL_ROLE] == constants.ROLE_VARIANT][constants.COL_TEXT]:
             var = cos([(anchor, text)])[0]

@@ -66,7 +66,10 @@ def test_each_malformed_zip_is_one_line_and_the_earlier_upload_and_results_stay(
         _upload(app, "bad.zip", make())
         errors = [e.value.replace("\\", "") for e in app.error]  # md_escape'd
         assert len(errors) == 1, (case, errors)
-        assert errors[0].startswith("Could not use bad.zip: ") and problem in errors[0] and errors[0].endswith("good.zip is kept."), (case, errors)
+        assert errors[0].startswith("Could not use bad.zip: ") and problem in errors[0] and errors[0].endswith("good.zip is kept."), (
+            case,
+            errors,
+        )
         assert "\n" not in errors[0]
         assert _ranking_shown(app), f"{case}: the earlier results are gone"
         assert _unpacked(tmp_folders) == good, f"{case}: a refused upload left a folder behind"
@@ -108,7 +111,9 @@ def test_twenty_uploads_keep_one_folder_and_no_bytes(tmp_folders):
     held = [k for k, v in state.items() if isinstance(v, bytes | bytearray) and len(v) > 65_536]
     assert not held, f"session state keeps an upload's bytes under {held}"
     print(f"issue 38: 20 uploads grew Python memory by {grown / 2**20:.2f} MB")
-    assert grown < MEMORY_BOUND_BYTES, f"20 uploads grew Python memory by {grown / 2**20:.1f} MB (bound {MEMORY_BOUND_BYTES / 2**20:.0f} MB)"
+    assert grown < MEMORY_BOUND_BYTES, (
+        f"20 uploads grew Python memory by {grown / 2**20:.1f} MB (bound {MEMORY_BOUND_BYTES / 2**20:.0f} MB)"
+    )
 
 
 def test_the_folder_goes_with_the_session(tmp_path):

@@ -36,12 +36,17 @@ def direct(minilm):
     vectors = minilm.backend.embed(texts)
     vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
     v = {t: vectors[i] for i, t in enumerate(texts)}
-    wins = [float(v[a] @ v[n]) > float(v[a] @ v[p]) for a, p, n in zip(frame["premise"], frame["entailed"], frame["contradicted"], strict=True)]
+    wins = [
+        float(v[a] @ v[n]) > float(v[a] @ v[p]) for a, p, n in zip(frame["premise"], frame["entailed"], frame["contradicted"], strict=True)
+    ]
     passages = [*frame["entailed"], *frame["contradicted"]]
     premises = list(dict.fromkeys(frame["premise"]))
     positives = frame.groupby("premise")["entailed"].agg(set)
     top = [passages[int(np.argmax([v[q] @ v[p] for p in passages]))] for q in premises]
-    return {"win_rate": float(np.mean(wins)), "recall_at_1": float(np.mean([t in positives[q] for q, t in zip(premises, top, strict=True)]))}
+    return {
+        "win_rate": float(np.mean(wins)),
+        "recall_at_1": float(np.mean([t in positives[q] for q, t in zip(premises, top, strict=True)])),
+    }
 
 
 def _history(tmp_path, monkeypatch):
@@ -104,7 +109,9 @@ def test_beir_zip_gives_the_same_recall_at_1(direct, tmp_path, monkeypatch):
     run = store.load_run(1, stored)
     assert run.settings["mode"] == "beir" and run.settings["split"] == "test"
     folder = SAMPLES / "nli-beir"
-    assert [s["sha256"] for s in run.settings["sources"]] == [file_sha256(f) for f in (folder / "corpus.jsonl", folder / "queries.jsonl", folder / "qrels" / "test.tsv")]
+    assert [s["sha256"] for s in run.settings["sources"]] == [
+        file_sha256(f) for f in (folder / "corpus.jsonl", folder / "queries.jsonl", folder / "qrels" / "test.tsv")
+    ]
     assert run.settings["summary"][0]["recall_at_1"] == pytest.approx(direct["recall_at_1"], abs=1e-4)
 
 

@@ -77,7 +77,10 @@ def test_identical_splits_banner_with_two_models(at):
     assert table["identical_across_models"].all()
     banners = [s.value for s in at.success]
     assert len(banners) == 5 and all("All selected models split this line identically" in b for b in banners)
-    assert_leads_with(at, ["All 2 models split all 5 lines the same way.", "“flobnaxitol” splits most: 6 pieces under MiniLM-L6 and MiniLM-L6 int8 (ONNX)."])
+    assert_leads_with(
+        at,
+        ["All 2 models split all 5 lines the same way.", "“flobnaxitol” splits most: 6 pieces under MiniLM-L6 and MiniLM-L6 int8 (ONNX)."],
+    )
 
 
 def test_long_line_past_max_and_empty_input(at):
@@ -129,7 +132,9 @@ def test_identical_splits_are_shown_once_with_the_models_that_make_them(at):
     assert not at.exception
     shown = [t.value for t in at.text]
     # line 1 (Xylophrix): the two WordPiece twins share one split, e5 has its own: two entries, not three
-    first = shown[shown.index(next(t for t in shown if t.startswith("Line 1:"))) + 1:shown.index(next(t for t in shown if t.startswith("Line 2:")))]
+    first = shown[
+        shown.index(next(t for t in shown if t.startswith("Line 1:"))) + 1 : shown.index(next(t for t in shown if t.startswith("Line 2:")))
+    ]
     splits = [t for t in first if " tokens, " in t and "[UNK]" in t]
     assert len(splits) == 2, first
     assert any("MiniLM-L6" in t and "," in t.split(":")[0] for t in splits), splits  # both twins named on one line

@@ -42,7 +42,9 @@ def test_tune_runs_and_shows_the_held_out_half_first(at):
     assert any(m.value.startswith("**General cost, on natural data it never trained on** (WordNet antonym glosses") for m in at.markdown)
     assert "General cost on natural data it never trained on" in headers and "Shortcut probe: a negation cue, or the meaning?" in headers
     assert headers.index("General cost on natural data it never trained on") < headers.index("Hand-written vs rule-made variants")
-    natural = next(d.value for d in at.dataframe if "measure" in d.value.columns and "at_ceiling" in d.value.columns and "fixed" in d.value.columns)
+    natural = next(
+        d.value for d in at.dataframe if "measure" in d.value.columns and "at_ceiling" in d.value.columns and "fixed" in d.value.columns
+    )
     assert set(natural["measure"]) == {"opposite win rate", "recall@1"}
     assert any("The door was not closed." in set(d.value.get(C.COL_TEXT_B, [])) for d in at.dataframe)
     assert any("saved to" in s.value for s in at.success)
@@ -56,8 +58,10 @@ def test_the_saved_model_loads_as_a_folder(at):
 
 
 SAMPLES = PROJECT_ROOT / "data" / "samples"
-LABELS = b"text_a,text_b,label\nThe door was open.,The door was not closed.,match\nA cat sleeps.,A cat is asleep.,match\n" \
-         b"The shop opens at nine.,Rain fell all night.,no match\nHe sold the car.,The river froze.,no match\n"
+LABELS = (
+    b"text_a,text_b,label\nThe door was open.,The door was not closed.,match\nA cat sleeps.,A cat is asleep.,match\n"
+    b"The shop opens at nine.,Rain fell all night.,no match\nHe sold the car.,The river froze.,no match\n"
+)
 
 
 @pytest.fixture(scope="module")

@@ -74,13 +74,19 @@ def test_audit_threshold_moves_numbers_without_encoding(monkeypatch):
 
 def test_bad_file_keeps_the_corpus_and_audit():
     app = _audited()
-    for name, data, message in (("one.txt", b"only one passage\n", "one distinct passage"), ("empty.txt", b"", "the file is empty"),
-                                ("same.txt", b"Same.\nSame.\n", "one distinct passage"), ("blob.txt", b"\x00\xff\x01" * 200, "binary")):
+    for name, data, message in (
+        ("one.txt", b"only one passage\n", "one distinct passage"),
+        ("empty.txt", b"", "the file is empty"),
+        ("same.txt", b"Same.\nSame.\n", "one distinct passage"),
+        ("blob.txt", b"\x00\xff\x01" * 200, "binary"),
+    ):
         app.session_state["yc_corpus_bytes"] = (name, data)
         app.run()
         errors = [e.value.replace("\\", "") for e in app.error]
         assert len(errors) == 1, errors
-        assert errors[0].startswith(f"Could not read {name}") and message in errors[0] and "The corpus from kb.txt is kept." in errors[0], errors
+        assert errors[0].startswith(f"Could not read {name}") and message in errors[0] and "The corpus from kb.txt is kept." in errors[0], (
+            errors
+        )
         assert _risk(app)["n_passages"] == 6  # the last audit stays on screen
     assert not app.exception
 

@@ -109,7 +109,11 @@ def test_results_rows_and_cosines_equal_core(at, expected):
     assert len(shown) == N_PAIRS * 1  # pairs × models (MiniLM only)
     # The page labels models by their short name; the downloads keep the full id.
     assert set(shown[constants.COL_MODEL]) == {short_name(MINILM)}
-    merged = shown.merge(expected.assign(**{constants.COL_MODEL: expected[constants.COL_MODEL].map(short_name)}), on=[constants.COL_MODEL, constants.COL_PAIR_ID], suffixes=("_page", "_core"))
+    merged = shown.merge(
+        expected.assign(**{constants.COL_MODEL: expected[constants.COL_MODEL].map(short_name)}),
+        on=[constants.COL_MODEL, constants.COL_PAIR_ID],
+        suffixes=("_page", "_core"),
+    )
     assert len(merged) == N_PAIRS
     np.testing.assert_allclose(merged["cosine_page"], merged["cosine_core"], atol=1e-6)
 
@@ -227,7 +231,9 @@ def test_identical_and_mirrored_pairs_are_named_and_can_be_dropped():
     shown = [i.value for i in app.info]
     for note in expected.notes:  # the words the CLI prints, from the same path (escaped for markdown)
         assert md_escape(note) in shown
-    assert any(md_escape("(row-3)") in n and "same text on both sides" in n for n in shown) and any(md_escape("row-2 mirrors row-1") in n for n in shown)
+    assert any(md_escape("(row-3)") in n and "same text on both sides" in n for n in shown) and any(
+        md_escape("row-2 mirrors row-1") in n for n in shown
+    )
     assert len(_preview(app)) == 4  # kept until the user says otherwise
     boxes = {c.label: c for c in app.checkbox}
     boxes["Drop pairs whose two texts are the same"].check().run()
@@ -292,7 +298,15 @@ def test_labels_become_categories_and_a_classifier(nli_app):
 def test_results_lead_with_model_cosine_verdict(at):
     proto = next(d.proto for d in at.dataframe if constants.COL_TOKENS_A in d.value.columns)
     order = list(proto.column_order)
-    assert order[:7] == ["model", "cosine", "threshold", "verdict", "changed words", constants.COL_TEXT_A, constants.COL_TEXT_B]  # issue 33: the change on screen
+    assert order[:7] == [
+        "model",
+        "cosine",
+        "threshold",
+        "verdict",
+        "changed words",
+        constants.COL_TEXT_A,
+        constants.COL_TEXT_B,
+    ]  # issue 33: the change on screen
     assert order.index(constants.COL_PAIR_ID) > order.index(constants.COL_TOKENS_A)
     summary = next(d.proto for d in at.dataframe if "fr_ci_low" in d.value.columns)
     assert "share above threshold" in summary.columns and constants.COL_CATEGORY not in list(summary.column_order)
@@ -393,8 +407,12 @@ UPLOAD_GROWTH_BOUND = 10  # × the file's bytes, over 20 uploads after the first
 
 
 def test_twenty_uploads_keep_one_parsed_table_alive():
-    data = b"text_a,text_b,category,label\n" + "".join(
-        f"the patient {i} has diabetes,the patient {i} does not have diabetes,negation,{i % 2}\n" for i in range(UPLOAD_ROWS)).encode()
+    data = (
+        b"text_a,text_b,category,label\n"
+        + "".join(
+            f"the patient {i} has diabetes,the patient {i} does not have diabetes,negation,{i % 2}\n" for i in range(UPLOAD_ROWS)
+        ).encode()
+    )
     app = _new_app()
 
     def upload() -> None:
@@ -412,12 +430,16 @@ def test_twenty_uploads_keep_one_parsed_table_alive():
     for _ in range(20):
         upload()
     grown = pa.total_allocated_bytes() - start
-    print(f"issue 38: 20 uploads of a {len(data) / 2**20:.2f} MB CSV: Arrow memory +{grown / 2**20:.2f} MB, "
-          f"{tables_alive()} tables of its rows alive (after one upload: {alive})")
+    print(
+        f"issue 38: 20 uploads of a {len(data) / 2**20:.2f} MB CSV: Arrow memory +{grown / 2**20:.2f} MB, "
+        f"{tables_alive()} tables of its rows alive (after one upload: {alive})"
+    )
     assert next(s for s in app.selectbox if s.label == "Category column (optional)").value == "category"
     assert len(_preview(app)) == 20
     assert tables_alive() <= alive, f"{tables_alive()} tables of the upload's rows alive after 21 uploads, {alive} after one"
-    assert grown < UPLOAD_GROWTH_BOUND * len(data), f"Arrow memory grew {grown / 2**20:.1f} MB over 20 uploads of {len(data) / 2**20:.2f} MB"
+    assert grown < UPLOAD_GROWTH_BOUND * len(data), (
+        f"Arrow memory grew {grown / 2**20:.1f} MB over 20 uploads of {len(data) / 2**20:.2f} MB"
+    )
 
 
 def test_runs_of_distinct_uploads_leave_no_vectors_in_the_shared_caches_memory():
@@ -430,11 +452,15 @@ def test_runs_of_distinct_uploads_leave_no_vectors_in_the_shared_caches_memory()
     app = _new_app()
     cosines = []
     for k in range(3):
-        data = ("text_a,text_b\n" + "".join(f"upload {k} says the cat {i} sat,upload {k} says the dog {i} ran\n" for i in range(20))).encode()
+        data = (
+            "text_a,text_b\n" + "".join(f"upload {k} says the cat {i} sat,upload {k} says the dog {i} ran\n" for i in range(20))
+        ).encode()
         app.file_uploader(key="yd_uploader").set_value((f"p{k}.csv", data, "text/csv")).run()
         _run(app)
         assert len(_results(app)) == 20
-        assert resources.embedding_cache().memory_vectors == 0, f"{resources.embedding_cache().memory_vectors} vectors held in memory after upload {k}'s run"
+        assert resources.embedding_cache().memory_vectors == 0, (
+            f"{resources.embedding_cache().memory_vectors} vectors held in memory after upload {k}'s run"
+        )
         cosines.append(sorted(_results(app)[constants.COL_COSINE]))
     _run(app)  # the last file again: its vectors come back from the disk layer
     assert sorted(_results(app)[constants.COL_COSINE]) == pytest.approx(cosines[-1], abs=1e-6)

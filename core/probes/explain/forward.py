@@ -71,7 +71,6 @@ def embed_ids(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
     return normalize_rows(out).astype(np.float32)  # the one safe normalisation; a row with no direction is refused
 
 
-
 def _pad_id(model: LoadedModel) -> int:
     pad = model.tokenizer.pad_token_id
     return int(pad) if pad is not None else 0

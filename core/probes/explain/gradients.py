@@ -68,8 +68,10 @@ def integrated_gradients(
     if baseline not in constants.IG_BASELINES:
         raise ValueError(f"baseline must be one of {', '.join(constants.IG_BASELINES)}, got {baseline!r}")
     with model.lock:
-        sides = [tokenize_side(model.tokenizer, t, s, prompt=model.meta.prompt, max_length=model.max_seq_length)
-                 for t, s in ((text_a, constants.SIDE_A), (text_b, constants.SIDE_B))]
+        sides = [
+            tokenize_side(model.tokenizer, t, s, prompt=model.meta.prompt, max_length=model.max_seq_length)
+            for t, s in ((text_a, constants.SIDE_A), (text_b, constants.SIDE_B))
+        ]
         baseline_id = model.tokenizer.pad_token_id if baseline == constants.BASELINE_PAD else model.tokenizer.mask_token_id
         if baseline_id is None:
             raise ValueError(f"{model.name}'s tokenizer has no {baseline} token: choose another baseline")
@@ -78,8 +80,13 @@ def integrated_gradients(
     for side, values in zip(sides, per_side, strict=True):
         rows += token_rows(model.name, side, values, constants.METHOD_IG)
     return Explanation(
-        model=model.name, method=constants.METHOD_IG, unit=constants.UNIT_TOKEN, cosine=cos, table=as_table(rows),
-        completeness=completeness(steps, baseline, cos, base_cos, total), truncated=tuple(s.side for s in sides if s.truncated),
+        model=model.name,
+        method=constants.METHOD_IG,
+        unit=constants.UNIT_TOKEN,
+        cosine=cos,
+        table=as_table(rows),
+        completeness=completeness(steps, baseline, cos, base_cos, total),
+        truncated=tuple(s.side for s in sides if s.truncated),
     )
 
 
@@ -103,7 +110,10 @@ def _attribute(st, tokenizer, sides: list[Side], baseline_id: int, steps: int):
     def sentence(x: torch.Tensor) -> torch.Tensor:
         mask = torch.ones(x.shape[:2], dtype=torch.long, device=device)
         kwargs = {"token_type_ids": torch.zeros_like(mask)} if with_types else {}
-        features = {"token_embeddings": transformer(inputs_embeds=x, attention_mask=mask, **kwargs).last_hidden_state, "attention_mask": mask}
+        features = {
+            "token_embeddings": transformer(inputs_embeds=x, attention_mask=mask, **kwargs).last_hidden_state,
+            "attention_mask": mask,
+        }
         for module in pooling:
             features = module(features)
         return features["sentence_embedding"]

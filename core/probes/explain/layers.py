@@ -129,8 +129,17 @@ def pair_layer_cosines(model: LoadedModel, pairs: pd.DataFrame) -> pd.DataFrame:
     cos = _row_cosines(states[:, ia], states[:, ib])  # (L + 1, n_pairs)
     n = cos.shape[0] - 1
     base = pairs.drop(columns=[c for c in (constants.COL_MODEL, constants.COL_COSINE) if c in pairs.columns]).reset_index(drop=True)
-    frames = [base.assign(**{constants.COL_MODEL: model.name, constants.COL_LAYER: layer, constants.COL_DEPTH: layer / max(n, 1), constants.COL_COSINE: cos[layer]})
-              for layer in range(n + 1)]
+    frames = [
+        base.assign(
+            **{
+                constants.COL_MODEL: model.name,
+                constants.COL_LAYER: layer,
+                constants.COL_DEPTH: layer / max(n, 1),
+                constants.COL_COSINE: cos[layer],
+            }
+        )
+        for layer in range(n + 1)
+    ]
     return pd.concat(frames, ignore_index=True)
 
 
@@ -150,13 +159,25 @@ def oov_layer_gaps(curves: pd.DataFrame, reading: str = constants.VARIANT_REPLAC
     """
     if reading not in constants.OOV_READINGS:
         raise ValueError(f"reading must be one of {', '.join(constants.OOV_READINGS)}, got {reading!r}")
-    need = {constants.COL_MODEL, constants.COL_PAIR_ID, constants.COL_ENTITY, constants.COL_VARIANT, constants.COL_LAYER, constants.COL_DEPTH, constants.COL_COSINE}
+    need = {
+        constants.COL_MODEL,
+        constants.COL_PAIR_ID,
+        constants.COL_ENTITY,
+        constants.COL_VARIANT,
+        constants.COL_LAYER,
+        constants.COL_DEPTH,
+        constants.COL_COSINE,
+    }
     missing = need - set(curves.columns)
     if missing:
         raise ValueError(f"curves lack column(s) {', '.join(sorted(missing))}")
     keys = [constants.COL_MODEL, constants.COL_PAIR_ID, constants.COL_ENTITY, constants.COL_LAYER, constants.COL_DEPTH]
-    original = curves[curves[constants.COL_VARIANT] == constants.VARIANT_ORIGINAL][[*keys, constants.COL_COSINE]].rename(columns={constants.COL_COSINE: COL_ORIGINAL})
-    replaced = curves[curves[constants.COL_VARIANT] == reading][[*keys, constants.COL_COSINE]].rename(columns={constants.COL_COSINE: COL_REPLACED})
+    original = curves[curves[constants.COL_VARIANT] == constants.VARIANT_ORIGINAL][[*keys, constants.COL_COSINE]].rename(
+        columns={constants.COL_COSINE: COL_ORIGINAL}
+    )
+    replaced = curves[curves[constants.COL_VARIANT] == reading][[*keys, constants.COL_COSINE]].rename(
+        columns={constants.COL_COSINE: COL_REPLACED}
+    )
     gaps = original.merge(replaced, on=keys, how="inner", validate="one_to_one")
     gaps[COL_GAP] = gaps[COL_ORIGINAL] - gaps[COL_REPLACED]
     return gaps.reset_index(drop=True)
@@ -184,7 +205,13 @@ def layer_dynamic_range(curves: pd.DataFrame) -> pd.DataFrame:
     if not {constants.CAT_POSITIVE, constants.CAT_NEGATIVE} <= present:
         raise ValueError("the dynamic range needs positive and negative control pairs")
     controls = curves[curves[constants.COL_CATEGORY].isin([constants.CAT_POSITIVE, constants.CAT_NEGATIVE])]
-    means = controls.pivot_table(index=[constants.COL_MODEL, constants.COL_LAYER], columns=constants.COL_CATEGORY, values=constants.COL_COSINE, aggfunc="mean", sort=False)
+    means = controls.pivot_table(
+        index=[constants.COL_MODEL, constants.COL_LAYER],
+        columns=constants.COL_CATEGORY,
+        values=constants.COL_COSINE,
+        aggfunc="mean",
+        sort=False,
+    )
     out = pd.DataFrame({"mean_positive": means[constants.CAT_POSITIVE], "mean_negative": means[constants.CAT_NEGATIVE]}).reset_index()
     out["dynamic_range"] = out["mean_positive"] - out["mean_negative"]
     return out
@@ -224,10 +251,19 @@ def _layer_means(gaps: pd.DataFrame) -> pd.DataFrame:
         g_low, g_high = interval_or_nan(bootstrap_diff_ci, orig, repl)
         rows.append(
             {
-                constants.COL_MODEL: model, constants.COL_LAYER: layer, constants.COL_DEPTH: float(group[constants.COL_DEPTH].iloc[0]), "n": len(group),
-                "mean_original": orig.mean(), "original_low": o_low, "original_high": o_high,
-                "mean_replaced": repl.mean(), "replaced_low": r_low, "replaced_high": r_high,
-                "mean_gap": (orig - repl).mean(), "gap_low": g_low, "gap_high": g_high,
+                constants.COL_MODEL: model,
+                constants.COL_LAYER: layer,
+                constants.COL_DEPTH: float(group[constants.COL_DEPTH].iloc[0]),
+                "n": len(group),
+                "mean_original": orig.mean(),
+                "original_low": o_low,
+                "original_high": o_high,
+                "mean_replaced": repl.mean(),
+                "replaced_low": r_low,
+                "replaced_high": r_high,
+                "mean_gap": (orig - repl).mean(),
+                "gap_low": g_low,
+                "gap_high": g_high,
             }
         )
     return pd.DataFrame(rows)
@@ -252,9 +288,14 @@ def oov_divergence(gaps: pd.DataFrame) -> pd.DataFrame:
         peak = int(np.argmax(sign * gap))
         rows.append(
             {
-                constants.COL_MODEL: model, constants.COL_PAIR_ID: pair_id, constants.COL_ENTITY: entity, "layers": int(layers[-1]),
-                "final_gap": final, "onset_layer": float(layers[reached[0]]) if reached.size else np.nan,
-                "peak_layer": int(layers[peak]), "peak_gap": gap[peak],
+                constants.COL_MODEL: model,
+                constants.COL_PAIR_ID: pair_id,
+                constants.COL_ENTITY: entity,
+                "layers": int(layers[-1]),
+                "final_gap": final,
+                "onset_layer": float(layers[reached[0]]) if reached.size else np.nan,
+                "peak_layer": int(layers[peak]),
+                "peak_gap": gap[peak],
             }
         )
     return pd.DataFrame(rows)

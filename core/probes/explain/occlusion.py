@@ -38,15 +38,21 @@ def occlusion(model: LoadedModel, text_a: str, text_b: str, *, unit: str = const
     if unit not in constants.EXPLAIN_UNITS:
         raise ValueError(f"unit must be one of {', '.join(constants.EXPLAIN_UNITS)}, got {unit!r}")
     with model.lock:
-        sides = [tokenize_side(model.tokenizer, t, s, prompt=model.meta.prompt, max_length=model.max_seq_length)
-                 for t, s in ((text_a, constants.SIDE_A), (text_b, constants.SIDE_B))]
+        sides = [
+            tokenize_side(model.tokenizer, t, s, prompt=model.meta.prompt, max_length=model.max_seq_length)
+            for t, s in ((text_a, constants.SIDE_A), (text_b, constants.SIDE_B))
+        ]
         cosine, drops = _occlude(model, sides, unit)
     rows = []
     build = token_rows if unit == constants.UNIT_TOKEN else word_rows
     for side, values in zip(sides, drops, strict=True):
         rows += build(model.name, side, values, constants.METHOD_OCCLUSION)
     return Explanation(
-        model=model.name, method=constants.METHOD_OCCLUSION, unit=unit, cosine=cosine, table=as_table(rows),
+        model=model.name,
+        method=constants.METHOD_OCCLUSION,
+        unit=unit,
+        cosine=cosine,
+        table=as_table(rows),
         truncated=tuple(s.side for s in sides if s.truncated),
     )
 

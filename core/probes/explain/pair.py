@@ -31,9 +31,11 @@ def not_explainable(name: str) -> str | None:
         return None
     if not endpoint:
         return None
-    return (f"{name} is served by an endpoint, so it cannot be explained here: explanations need the model's own tokenizer "
-            "(which tokens to remove) and its weights (gradients), and an endpoint keeps both on its server and only returns "
-            "vectors of whole texts; explain a local model instead")
+    return (
+        f"{name} is served by an endpoint, so it cannot be explained here: explanations need the model's own tokenizer "
+        "(which tokens to remove) and its weights (gradients), and an endpoint keeps both on its server and only returns "
+        "vectors of whole texts; explain a local model instead"
+    )
 
 
 def method_for(model: LoadedModel, method: str) -> tuple[str, str | None]:
@@ -45,7 +47,10 @@ def method_for(model: LoadedModel, method: str) -> tuple[str, str | None]:
     if method not in constants.EXPLAIN_METHODS:
         raise ValueError(f"method must be one of {', '.join(constants.EXPLAIN_METHODS)}, got {method!r}")
     if method == constants.METHOD_IG and not is_torch(model):
-        return constants.METHOD_OCCLUSION, f"{model.name} runs on {model.meta.backend}, which has no gradients here: explained by occlusion instead"
+        return (
+            constants.METHOD_OCCLUSION,
+            f"{model.name} runs on {model.meta.backend}, which has no gradients here: explained by occlusion instead",
+        )
     return method, None
 
 

@@ -65,9 +65,14 @@ class Completeness:
 
     def as_dict(self) -> dict:
         return {
-            "steps": self.steps, "baseline": self.baseline, "cosine": self.cosine, "baseline_cosine": self.baseline_cosine,
-            "attribution_sum": self.attribution_sum, "miss": self.miss,
-            "relative_miss": None if math.isinf(self.relative_miss) else self.relative_miss, "ok": self.ok,
+            "steps": self.steps,
+            "baseline": self.baseline,
+            "cosine": self.cosine,
+            "baseline_cosine": self.baseline_cosine,
+            "attribution_sum": self.attribution_sum,
+            "miss": self.miss,
+            "relative_miss": None if math.isinf(self.relative_miss) else self.relative_miss,
+            "ok": self.ok,
             "max_relative_miss": constants.IG_MAX_RELATIVE_MISS,
         }
 
@@ -107,9 +112,15 @@ def token_rows(model: str, side: Side, values, method: str) -> list[dict]:
     """Table rows for one side's tokens, ``values`` holding one attribution per explained token: (T,)."""
     return [
         {
-            constants.COL_MODEL: model, constants.COL_SIDE: side.side, constants.COL_POSITION: i, constants.COL_TOKEN: tok,
-            constants.COL_WORD: side.words[w], constants.COL_WORD_POSITION: w, constants.COL_ATTRIBUTION: float(v),
-            constants.COL_METHOD: method, constants.COL_UNIT: constants.UNIT_TOKEN,
+            constants.COL_MODEL: model,
+            constants.COL_SIDE: side.side,
+            constants.COL_POSITION: i,
+            constants.COL_TOKEN: tok,
+            constants.COL_WORD: side.words[w],
+            constants.COL_WORD_POSITION: w,
+            constants.COL_ATTRIBUTION: float(v),
+            constants.COL_METHOD: method,
+            constants.COL_UNIT: constants.UNIT_TOKEN,
         }
         for i, (tok, w, v) in enumerate(zip(side.tokens, side.word_of, values, strict=True))
     ]
@@ -122,9 +133,15 @@ def word_rows(model: str, side: Side, values, method: str) -> list[dict]:
         pieces = [t for t, tw in zip(side.tokens, side.word_of, strict=True) if tw == w]
         rows.append(
             {
-                constants.COL_MODEL: model, constants.COL_SIDE: side.side, constants.COL_POSITION: w, constants.COL_TOKEN: " ".join(pieces),
-                constants.COL_WORD: word, constants.COL_WORD_POSITION: w, constants.COL_ATTRIBUTION: float(v),
-                constants.COL_METHOD: method, constants.COL_UNIT: constants.UNIT_WORD,
+                constants.COL_MODEL: model,
+                constants.COL_SIDE: side.side,
+                constants.COL_POSITION: w,
+                constants.COL_TOKEN: " ".join(pieces),
+                constants.COL_WORD: word,
+                constants.COL_WORD_POSITION: w,
+                constants.COL_ATTRIBUTION: float(v),
+                constants.COL_METHOD: method,
+                constants.COL_UNIT: constants.UNIT_WORD,
             }
         )
     return rows

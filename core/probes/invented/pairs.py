@@ -120,14 +120,34 @@ def _replacement_rows(
             constants.COL_ENTITY: entity,
             **{c: item[c] for c in extra},
         }
-        rows.append({**base, constants.COL_VARIANT: constants.VARIANT_ORIGINAL, constants.COL_KIND: "", constants.COL_REPLICATE: 0, constants.COL_REPLACEMENT: "", constants.COL_N_PIECES: 0, constants.COL_PIECES: "", constants.COL_TEXT_A: a, constants.COL_TEXT_B: b})
+        rows.append(
+            {
+                **base,
+                constants.COL_VARIANT: constants.VARIANT_ORIGINAL,
+                constants.COL_KIND: "",
+                constants.COL_REPLICATE: 0,
+                constants.COL_REPLACEMENT: "",
+                constants.COL_N_PIECES: 0,
+                constants.COL_PIECES: "",
+                constants.COL_TEXT_A: a,
+                constants.COL_TEXT_B: b,
+            }
+        )
         # Words already in the pair are excluded so the invented word is the
         # only new word; words of the other kind too, so no word serves twice.
         exclude = [*pretokenizer_words(a), *pretokenizer_words(b)]
         for kind in kinds:
             words = generate_words(
-                tokenizer, k, kind=kind, pieces=pieces, length=length, seed=_item_seed(seed, entity, kind),
-                capitalize=_case_like(entity), entity=entity, exclude=exclude, other_tokenizers=others,
+                tokenizer,
+                k,
+                kind=kind,
+                pieces=pieces,
+                length=length,
+                seed=_item_seed(seed, entity, kind),
+                capitalize=_case_like(entity),
+                entity=entity,
+                exclude=exclude,
+                other_tokenizers=others,
             )
             exclude += [w.word for w in words]
             for rep, w in enumerate(words, start=1):
@@ -135,11 +155,33 @@ def _replacement_rows(
                     ta = replace_entity(a, entity, w.word) if reading == constants.VARIANT_REPLACED_BOTH else a
                     tb = replace_entity(b, entity, w.word)
                     rows.append(
-                        {**base, constants.COL_VARIANT: reading, constants.COL_KIND: kind, constants.COL_REPLICATE: rep, constants.COL_REPLACEMENT: w.word,
-                         constants.COL_N_PIECES: w.n_pieces, constants.COL_PIECES: " ".join(w.pieces), constants.COL_TEXT_A: ta, constants.COL_TEXT_B: tb}
+                        {
+                            **base,
+                            constants.COL_VARIANT: reading,
+                            constants.COL_KIND: kind,
+                            constants.COL_REPLICATE: rep,
+                            constants.COL_REPLACEMENT: w.word,
+                            constants.COL_N_PIECES: w.n_pieces,
+                            constants.COL_PIECES: " ".join(w.pieces),
+                            constants.COL_TEXT_A: ta,
+                            constants.COL_TEXT_B: tb,
+                        }
                     )
-    cols = [constants.COL_SUITE, constants.COL_CATEGORY, constants.COL_PAIR_ID, constants.COL_ENTITY, *extra, constants.COL_VARIANT, constants.COL_KIND, constants.COL_REPLICATE,
-            constants.COL_REPLACEMENT, constants.COL_N_PIECES, constants.COL_PIECES, constants.COL_TEXT_A, constants.COL_TEXT_B]
+    cols = [
+        constants.COL_SUITE,
+        constants.COL_CATEGORY,
+        constants.COL_PAIR_ID,
+        constants.COL_ENTITY,
+        *extra,
+        constants.COL_VARIANT,
+        constants.COL_KIND,
+        constants.COL_REPLICATE,
+        constants.COL_REPLACEMENT,
+        constants.COL_N_PIECES,
+        constants.COL_PIECES,
+        constants.COL_TEXT_A,
+        constants.COL_TEXT_B,
+    ]
     return pd.DataFrame(rows, columns=cols)
 
 

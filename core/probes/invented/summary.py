@@ -8,8 +8,19 @@ import pandas as pd
 from core import constants, stats
 from core.models.registry import short_name
 
-_DELTA_COLUMNS = [constants.COL_MODEL, "reading", constants.COL_PAIR_ID, constants.COL_ENTITY, constants.COL_KIND, constants.COL_REPLICATE, constants.COL_REPLACEMENT, constants.COL_N_PIECES,
-                  "cosine_original", "cosine_replaced", "delta"]
+_DELTA_COLUMNS = [
+    constants.COL_MODEL,
+    "reading",
+    constants.COL_PAIR_ID,
+    constants.COL_ENTITY,
+    constants.COL_KIND,
+    constants.COL_REPLICATE,
+    constants.COL_REPLACEMENT,
+    constants.COL_N_PIECES,
+    "cosine_original",
+    "cosine_replaced",
+    "delta",
+]
 
 
 def oov_replicate_deltas(results: pd.DataFrame) -> pd.DataFrame:
@@ -29,25 +40,41 @@ def oov_replicate_deltas(results: pd.DataFrame) -> pd.DataFrame:
         ValueError: when a needed column is missing, or an item's original
             row is missing for a model.
     """
-    needed = [constants.COL_MODEL, constants.COL_SUITE, constants.COL_PAIR_ID, constants.COL_VARIANT, constants.COL_COSINE, constants.COL_ENTITY, constants.COL_KIND, constants.COL_REPLICATE, constants.COL_REPLACEMENT]
+    needed = [
+        constants.COL_MODEL,
+        constants.COL_SUITE,
+        constants.COL_PAIR_ID,
+        constants.COL_VARIANT,
+        constants.COL_COSINE,
+        constants.COL_ENTITY,
+        constants.COL_KIND,
+        constants.COL_REPLICATE,
+        constants.COL_REPLACEMENT,
+    ]
     missing = [c for c in needed if c not in results.columns]
     if missing:
         raise ValueError(f"results lack columns {missing}; pass the runner output of oov_replacements pairs")
     data = results[results[constants.COL_SUITE] == constants.SUITE_OOV_INVENTED]
     if data.empty:
         return pd.DataFrame(columns=_DELTA_COLUMNS)
-    original = data[data[constants.COL_VARIANT] == constants.VARIANT_ORIGINAL][[constants.COL_MODEL, constants.COL_PAIR_ID, constants.COL_COSINE]]
+    original = data[data[constants.COL_VARIANT] == constants.VARIANT_ORIGINAL][
+        [constants.COL_MODEL, constants.COL_PAIR_ID, constants.COL_COSINE]
+    ]
     if original.duplicated([constants.COL_MODEL, constants.COL_PAIR_ID]).any():
         raise ValueError("more than one original row for a model and pair_id")
     replaced = data[data[constants.COL_VARIANT] != constants.VARIANT_ORIGINAL]
-    merged = replaced.merge(original.rename(columns={constants.COL_COSINE: "cosine_original"}), on=[constants.COL_MODEL, constants.COL_PAIR_ID], how="left")
+    merged = replaced.merge(
+        original.rename(columns={constants.COL_COSINE: "cosine_original"}), on=[constants.COL_MODEL, constants.COL_PAIR_ID], how="left"
+    )
     if merged["cosine_original"].isna().any():
         lost = merged.loc[merged["cosine_original"].isna(), constants.COL_PAIR_ID].iloc[0]
         raise ValueError(f"no original row for pair {lost!r}")
     merged = merged.rename(columns={constants.COL_COSINE: "cosine_replaced", constants.COL_VARIANT: "reading"})
     if constants.COL_N_PIECES not in merged.columns:
         merged[constants.COL_N_PIECES] = np.nan
-    merged["delta"] = stats.oov_delta(merged["cosine_original"].to_numpy(float), merged["cosine_replaced"].to_numpy(float)) if len(merged) else []
+    merged["delta"] = (
+        stats.oov_delta(merged["cosine_original"].to_numpy(float), merged["cosine_replaced"].to_numpy(float)) if len(merged) else []
+    )
     return merged[_DELTA_COLUMNS].reset_index(drop=True)
 
 
@@ -98,29 +125,77 @@ def oov_replicate_summary(
     }
 
 
-_ENTITY_COLUMNS = [constants.COL_MODEL, "reading", constants.COL_ENTITY, constants.COL_KIND, "n", "mean_delta", "sd_delta", "ci_low", "ci_high", "mean_pieces", "cosine_original", "words"]
+_ENTITY_COLUMNS = [
+    constants.COL_MODEL,
+    "reading",
+    constants.COL_ENTITY,
+    constants.COL_KIND,
+    "n",
+    "mean_delta",
+    "sd_delta",
+    "ci_low",
+    "ci_high",
+    "mean_pieces",
+    "cosine_original",
+    "words",
+]
 
 
-_MODEL_COLUMNS = [constants.COL_MODEL, "reading", constants.COL_KIND, "n_entities", "n_words", "mean_delta", "sd_entity", "ci_low", "ci_high", "min_entity", "max_entity", "mean_pieces"]
+_MODEL_COLUMNS = [
+    constants.COL_MODEL,
+    "reading",
+    constants.COL_KIND,
+    "n_entities",
+    "n_words",
+    "mean_delta",
+    "sd_entity",
+    "ci_low",
+    "ci_high",
+    "min_entity",
+    "max_entity",
+    "mean_pieces",
+]
 
 
-_PLAUSIBLE_VS_RANDOM_COLUMNS = [constants.COL_MODEL, "reading", "n_entities", "mean_plausible", "mean_random", "difference", "ci_low", "ci_high", "cohens_d",
-                    "mean_pieces_plausible", "mean_pieces_random"]
+_PLAUSIBLE_VS_RANDOM_COLUMNS = [
+    constants.COL_MODEL,
+    "reading",
+    "n_entities",
+    "mean_plausible",
+    "mean_random",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "cohens_d",
+    "mean_pieces_plausible",
+    "mean_pieces_random",
+]
 
 
 def _by_entity(deltas: pd.DataFrame, boot: dict) -> pd.DataFrame:
     rows = []
-    for (model, reading, entity, kind), g in deltas.groupby([constants.COL_MODEL, "reading", constants.COL_ENTITY, constants.COL_KIND], sort=False):
+    for (model, reading, entity, kind), g in deltas.groupby(
+        [constants.COL_MODEL, "reading", constants.COL_ENTITY, constants.COL_KIND], sort=False
+    ):
         d = g["delta"].to_numpy(float)
         mean, sd = stats.mean_sd(d)
         lo, hi = stats.interval_or_nan(stats.bootstrap_ci, d, "mean", **boot)
-        rows.append({
-            constants.COL_MODEL: model, "reading": reading, constants.COL_ENTITY: entity, constants.COL_KIND: kind, "n": int(d.size),
-            "mean_delta": mean, "sd_delta": sd, "ci_low": lo, "ci_high": hi,
-            "mean_pieces": float(pd.to_numeric(g[constants.COL_N_PIECES], errors="coerce").mean()),
-            "cosine_original": float(g["cosine_original"].iloc[0]),
-            "words": ", ".join(map(str, g[constants.COL_REPLACEMENT])),
-        })
+        rows.append(
+            {
+                constants.COL_MODEL: model,
+                "reading": reading,
+                constants.COL_ENTITY: entity,
+                constants.COL_KIND: kind,
+                "n": int(d.size),
+                "mean_delta": mean,
+                "sd_delta": sd,
+                "ci_low": lo,
+                "ci_high": hi,
+                "mean_pieces": float(pd.to_numeric(g[constants.COL_N_PIECES], errors="coerce").mean()),
+                "cosine_original": float(g["cosine_original"].iloc[0]),
+                "words": ", ".join(map(str, g[constants.COL_REPLACEMENT])),
+            }
+        )
     return pd.DataFrame(rows, columns=_ENTITY_COLUMNS)
 
 
@@ -130,12 +205,22 @@ def _by_model(by_entity: pd.DataFrame, boot: dict) -> pd.DataFrame:
         means = g["mean_delta"].to_numpy(float)
         mean, sd = stats.mean_sd(means)
         lo, hi = stats.interval_or_nan(stats.bootstrap_ci, means, "mean", **boot)
-        rows.append({
-            constants.COL_MODEL: model, "reading": reading, constants.COL_KIND: kind, "n_entities": int(means.size), "n_words": int(g["n"].sum()),
-            "mean_delta": mean, "sd_entity": sd, "ci_low": lo, "ci_high": hi,
-            "min_entity": float(means.min()), "max_entity": float(means.max()),
-            "mean_pieces": float((g["mean_pieces"] * g["n"]).sum() / g["n"].sum()),
-        })
+        rows.append(
+            {
+                constants.COL_MODEL: model,
+                "reading": reading,
+                constants.COL_KIND: kind,
+                "n_entities": int(means.size),
+                "n_words": int(g["n"].sum()),
+                "mean_delta": mean,
+                "sd_entity": sd,
+                "ci_low": lo,
+                "ci_high": hi,
+                "min_entity": float(means.min()),
+                "max_entity": float(means.max()),
+                "mean_pieces": float((g["mean_pieces"] * g["n"]).sum() / g["n"].sum()),
+            }
+        )
     return pd.DataFrame(rows, columns=_MODEL_COLUMNS)
 
 
@@ -156,13 +241,21 @@ def _plausible_vs_random(deltas: pd.DataFrame, by_entity: pd.DataFrame, boot: di
         d_plaus = sel.loc[sel[constants.COL_KIND] == constants.WORD_PLAUSIBLE, "delta"].to_numpy(float)
         d_rand = sel.loc[sel[constants.COL_KIND] == constants.WORD_RANDOM, "delta"].to_numpy(float)
         pieces = pd.to_numeric(sel[constants.COL_N_PIECES], errors="coerce")
-        rows.append({
-            constants.COL_MODEL: model, "reading": reading, "n_entities": int(plaus.size),
-            "mean_plausible": float(plaus.mean()), "mean_random": float(rand.mean()), "difference": float(plaus.mean() - rand.mean()),
-            "ci_low": lo, "ci_high": hi, "cohens_d": stats.stat_or_nan(stats.cohens_d, d_plaus, d_rand),
-            "mean_pieces_plausible": float(pieces[sel[constants.COL_KIND] == constants.WORD_PLAUSIBLE].mean()),
-            "mean_pieces_random": float(pieces[sel[constants.COL_KIND] == constants.WORD_RANDOM].mean()),
-        })
+        rows.append(
+            {
+                constants.COL_MODEL: model,
+                "reading": reading,
+                "n_entities": int(plaus.size),
+                "mean_plausible": float(plaus.mean()),
+                "mean_random": float(rand.mean()),
+                "difference": float(plaus.mean() - rand.mean()),
+                "ci_low": lo,
+                "ci_high": hi,
+                "cohens_d": stats.stat_or_nan(stats.cohens_d, d_plaus, d_rand),
+                "mean_pieces_plausible": float(pieces[sel[constants.COL_KIND] == constants.WORD_PLAUSIBLE].mean()),
+                "mean_pieces_random": float(pieces[sel[constants.COL_KIND] == constants.WORD_RANDOM].mean()),
+            }
+        )
     return pd.DataFrame(rows, columns=_PLAUSIBLE_VS_RANDOM_COLUMNS)
 
 
@@ -191,7 +284,12 @@ def invented_findings(by_model: pd.DataFrame, versus: pd.DataFrame, reading: str
         if matters.empty:
             out.append("Whether the word is plausible or random makes no difference whose 95% interval excludes 0.")
         else:
-            out.append("Plausible minus random: " + "; ".join(
-                f"{short_name(str(r[constants.COL_MODEL]))} {r['difference']:+.2f} (95% CI {r['ci_low']:+.2f} to {r['ci_high']:+.2f})"
-                for _, r in matters.iterrows()) + ": the kind of word matters.")
+            out.append(
+                "Plausible minus random: "
+                + "; ".join(
+                    f"{short_name(str(r[constants.COL_MODEL]))} {r['difference']:+.2f} (95% CI {r['ci_low']:+.2f} to {r['ci_high']:+.2f})"
+                    for _, r in matters.iterrows()
+                )
+                + ": the kind of word matters."
+            )
     return out

@@ -40,7 +40,10 @@ def _table(*pairs: tuple[str, int]) -> _Table:
 _ONSETS = _table(
     *((c, 6) for c in "bdfgklmnprstvwz"),
     *((c, 2) for c in ("h", "j", "ch", "sh", "th", "qu", "x")),
-    *((c, 3) for c in ("bl", "br", "cl", "cr", "dr", "fl", "fr", "gl", "gr", "kr", "pl", "pr", "tr", "st", "sp", "sk", "sl", "sn", "sm", "sw")),
+    *(
+        (c, 3)
+        for c in ("bl", "br", "cl", "cr", "dr", "fl", "fr", "gl", "gr", "kr", "pl", "pr", "tr", "st", "sp", "sk", "sl", "sn", "sm", "sw")
+    ),
     *((c, 1) for c in ("ph", "str", "spr", "scr", "wh", "zr", "vr")),
 )
 
@@ -55,7 +58,37 @@ _NUCLEI = _table(
 _CODAS = _table(
     ("", 30),
     *((c, 4) for c in ("b", "d", "g", "k", "l", "m", "n", "p", "r", "s", "t", "x", "z")),
-    *((c, 2) for c in ("ck", "ld", "lk", "lm", "lp", "lt", "mp", "nd", "ng", "nk", "nt", "nx", "rb", "rd", "rk", "rm", "rn", "rp", "rt", "sk", "sp", "st", "th", "tz", "ft", "ct")),
+    *(
+        (c, 2)
+        for c in (
+            "ck",
+            "ld",
+            "lk",
+            "lm",
+            "lp",
+            "lt",
+            "mp",
+            "nd",
+            "ng",
+            "nk",
+            "nt",
+            "nx",
+            "rb",
+            "rd",
+            "rk",
+            "rm",
+            "rn",
+            "rp",
+            "rt",
+            "sk",
+            "sp",
+            "st",
+            "th",
+            "tz",
+            "ft",
+            "ct",
+        )
+    ),
 )
 
 
@@ -72,7 +105,36 @@ _SINGLE_VOWELS = _table(*((v, 1) for v in "aeiou"))
 # Word endings like the paper's (-ix, -ia, -os, -ium): they make a string
 # read as a name.  Neutral ones only; no "-mycin" or "-ware", which carry meaning.
 _ENDINGS = _table(
-    *((e, 1) for e in ("a", "o", "ix", "ex", "ax", "ox", "ia", "ium", "on", "os", "is", "ar", "or", "el", "en", "an", "us", "ot", "ith", "ene", "ine", "ade", "ule", "eth", "ik"))
+    *(
+        (e, 1)
+        for e in (
+            "a",
+            "o",
+            "ix",
+            "ex",
+            "ax",
+            "ox",
+            "ia",
+            "ium",
+            "on",
+            "os",
+            "is",
+            "ar",
+            "or",
+            "el",
+            "en",
+            "an",
+            "us",
+            "ot",
+            "ith",
+            "ene",
+            "ine",
+            "ade",
+            "ule",
+            "eth",
+            "ik",
+        )
+    )
 )
 
 
@@ -127,7 +189,9 @@ class InventedWord:
         return {"word": self.word, "kind": self.kind, "pieces": list(self.pieces), "n_pieces": self.n_pieces}
 
 
-def validate_request(n: int = 1, *, kind: str = constants.WORD_PLAUSIBLE, pieces: int | None = None, length: tuple[int, int] = constants.INVENTED_LENGTH) -> None:
+def validate_request(
+    n: int = 1, *, kind: str = constants.WORD_PLAUSIBLE, pieces: int | None = None, length: tuple[int, int] = constants.INVENTED_LENGTH
+) -> None:
     """Check a word request without a tokenizer (cheap, for early CLI errors).
 
     Args:
@@ -157,11 +221,15 @@ def validate_request(n: int = 1, *, kind: str = constants.WORD_PLAUSIBLE, pieces
     if isinstance(pieces, bool) or not isinstance(pieces, int):
         raise TypeError(f"pieces must be a whole number or None, got {pieces!r}")
     if pieces == 1:
-        raise ValueError("pieces=1 can never work: a word that is a single piece is a vocabulary entry, so it is not out of vocabulary; ask for 2 or more")
+        raise ValueError(
+            "pieces=1 can never work: a word that is a single piece is a vocabulary entry, so it is not out of vocabulary; ask for 2 or more"
+        )
     if pieces < 1:
         raise ValueError(f"pieces must be 2 or more (a word of one piece is a vocabulary entry), got {pieces}")
     if pieces > hi:
-        raise ValueError(f"pieces={pieces} cannot fit a word of at most {hi} letters (every piece holds at least one letter); raise the maximum length")
+        raise ValueError(
+            f"pieces={pieces} cannot fit a word of at most {hi} letters (every piece holds at least one letter); raise the maximum length"
+        )
 
 
 def is_english_word(word: str) -> bool:

@@ -49,8 +49,14 @@ MAX_MITIGATED_PASSAGES = 50_000
 # Queries rescored at a time under a mitigation: bounds the (queries x passages) block.
 _QUERY_BLOCK = 256
 RANKING_COLUMNS = [
-    constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_N_QUERIES, constants.COL_N_PASSAGES, *constants.COL_IR_RECALL_AT.values(),
-    constants.COL_MRR_AT, constants.COL_NDCG_AT, constants.COL_TIED_QUERIES,
+    constants.COL_MODEL,
+    constants.COL_MITIGATION,
+    constants.COL_N_QUERIES,
+    constants.COL_N_PASSAGES,
+    *constants.COL_IR_RECALL_AT.values(),
+    constants.COL_MRR_AT,
+    constants.COL_NDCG_AT,
+    constants.COL_TIED_QUERIES,
 ]
 
 
@@ -114,34 +120,58 @@ class BeirResult:
         its per-query recall/MRR/nDCG beside it; with variants, the query vs each rule-made contradiction of a
         relevant passage (category = its mode), ``outranks`` and the passage's own score beside it.
         """
-        columns = [constants.COL_MODEL, constants.COL_SUITE, constants.COL_CATEGORY, constants.COL_PAIR_ID,
-                   constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE]
+        columns = [
+            constants.COL_MODEL,
+            constants.COL_SUITE,
+            constants.COL_CATEGORY,
+            constants.COL_PAIR_ID,
+            constants.COL_TEXT_A,
+            constants.COL_TEXT_B,
+            constants.COL_COSINE,
+        ]
         r = self.ranks
         if r.empty or constants.COL_QUERY not in r.columns:
             return pd.DataFrame(columns=columns)
-        r = r[r[constants.COL_MITIGATION] == constants.MITIGATION_NONE]  # the model's own top passages; a mitigation's figures stay in the summary
+        r = r[
+            r[constants.COL_MITIGATION] == constants.MITIGATION_NONE
+        ]  # the model's own top passages; a mitigation's figures stay in the summary
         figures = [c for c in (*constants.COL_IR_RECALL_AT.values(), constants.COL_MRR_AT, constants.COL_NDCG_AT) if c in r.columns]
         # MRR@10 is 1 exactly when the top passage is relevant (the reciprocal rank of the first relevant one).
         relevant = r[constants.COL_MRR_AT] >= 1.0
-        tops = pd.DataFrame({
-            constants.COL_MODEL: r[constants.COL_MODEL], constants.COL_SUITE: name,
-            constants.COL_CATEGORY: relevant.map({True: constants.CAT_POSITIVE, False: "hard_negative"}),
-            constants.COL_PAIR_ID: "q-" + r["query_id"].astype(str) + "/top1", constants.COL_TEXT_A: r[constants.COL_QUERY],
-            constants.COL_TEXT_B: r["top1"], constants.COL_COSINE: r["top1_score"].astype(float), **{c: r[c] for c in figures},
-        })
+        tops = pd.DataFrame(
+            {
+                constants.COL_MODEL: r[constants.COL_MODEL],
+                constants.COL_SUITE: name,
+                constants.COL_CATEGORY: relevant.map({True: constants.CAT_POSITIVE, False: "hard_negative"}),
+                constants.COL_PAIR_ID: "q-" + r["query_id"].astype(str) + "/top1",
+                constants.COL_TEXT_A: r[constants.COL_QUERY],
+                constants.COL_TEXT_B: r["top1"],
+                constants.COL_COSINE: r["top1_score"].astype(float),
+                **{c: r[c] for c in figures},
+            }
+        )
         v = self.variant_pairs
         if v.empty:
             return tops
-        qid = r.drop_duplicates([constants.COL_MODEL, constants.COL_QUERY]).set_index([constants.COL_MODEL, constants.COL_QUERY])["query_id"]
+        qid = r.drop_duplicates([constants.COL_MODEL, constants.COL_QUERY]).set_index([constants.COL_MODEL, constants.COL_QUERY])[
+            "query_id"
+        ]
         ids = pd.Series(list(zip(v[constants.COL_MODEL], v[constants.COL_QUERY], strict=True)), index=v.index).map(qid).astype(str)
         # A query's variants come in a fixed order (its relevant passages, then the rules), so the n-th pairs up across runs.
         nth = v.groupby([constants.COL_MODEL, constants.COL_QUERY], sort=False).cumcount().astype(str)
-        variants = pd.DataFrame({
-            constants.COL_MODEL: v[constants.COL_MODEL], constants.COL_SUITE: name, constants.COL_CATEGORY: v[constants.COL_MODE],
-            constants.COL_PAIR_ID: "q-" + ids + "/variant-" + nth + "/" + v[constants.COL_RULE].astype(str), constants.COL_TEXT_A: v[constants.COL_QUERY],
-            constants.COL_TEXT_B: v[constants.COL_VARIANT], constants.COL_COSINE: v["score_variant"].astype(float),
-            "score_original": v["score_original"], constants.COL_OUTRANKS: v[constants.COL_OUTRANKS],
-        })
+        variants = pd.DataFrame(
+            {
+                constants.COL_MODEL: v[constants.COL_MODEL],
+                constants.COL_SUITE: name,
+                constants.COL_CATEGORY: v[constants.COL_MODE],
+                constants.COL_PAIR_ID: "q-" + ids + "/variant-" + nth + "/" + v[constants.COL_RULE].astype(str),
+                constants.COL_TEXT_A: v[constants.COL_QUERY],
+                constants.COL_TEXT_B: v[constants.COL_VARIANT],
+                constants.COL_COSINE: v["score_variant"].astype(float),
+                "score_original": v["score_original"],
+                constants.COL_OUTRANKS: v[constants.COL_OUTRANKS],
+            }
+        )
         return pd.concat([tops, variants], ignore_index=True)
 
     def frames(self) -> dict[str, pd.DataFrame]:
@@ -184,21 +214,48 @@ def _gains(qrels: list[dict[str, int]], ids: list[str]) -> np.ndarray:
     return out
 
 
-def _tabulate(top: _TopK, keys: dict[str, str], folder: BeirFolder, qids: list[str], qrels: list[dict[str, int]], n_passages: int,
-              ranks: list[pd.DataFrame], rows: list[dict]) -> None:
+def _tabulate(
+    top: _TopK,
+    keys: dict[str, str],
+    folder: BeirFolder,
+    qids: list[str],
+    qrels: list[dict[str, int]],
+    n_passages: int,
+    ranks: list[pd.DataFrame],
+    rows: list[dict],
+) -> None:
     """Append one model and mitigation's per-query rows to ``ranks`` and its ranking row to ``rows``."""
     figures = judged_figures(top.scores, top.gains, [np.array(list(q.values()), dtype=float) for q in qrels])
     retrieved = np.isfinite(top.scores[:, 0])
-    ranks.append(pd.DataFrame({**keys, "query_id": qids, constants.COL_QUERY: [folder.queries[q] for q in qids], **figures,
-                               "top1_id": np.where(retrieved, top.ids[:, 0], ""), "top1": np.where(retrieved, top.texts[:, 0], ""),
-                               "top1_score": top.scores[:, 0]}))
+    ranks.append(
+        pd.DataFrame(
+            {
+                **keys,
+                "query_id": qids,
+                constants.COL_QUERY: [folder.queries[q] for q in qids],
+                **figures,
+                "top1_id": np.where(retrieved, top.ids[:, 0], ""),
+                "top1": np.where(retrieved, top.texts[:, 0], ""),
+                "top1_score": top.scores[:, 0],
+            }
+        )
+    )
     tied = int(figures.pop(constants.COL_TIE_DECIDED).sum())
     means = {k: float(v.mean()) for k, v in figures.items()}
-    rows.append({**keys, constants.COL_N_QUERIES: len(qids), constants.COL_N_PASSAGES: n_passages, **means, constants.COL_TIED_QUERIES: tied})
+    rows.append(
+        {**keys, constants.COL_N_QUERIES: len(qids), constants.COL_N_PASSAGES: n_passages, **means, constants.COL_TIED_QUERIES: tied}
+    )
 
 
-def _mitigated_top(mitigation: Mitigation, model: str, texts: list[str], queries: np.ndarray, qrels: list[dict[str, int]],
-                   held: list[tuple[list[str], list[str], np.ndarray]], depth: int) -> _TopK:
+def _mitigated_top(
+    mitigation: Mitigation,
+    model: str,
+    texts: list[str],
+    queries: np.ndarray,
+    qrels: list[dict[str, int]],
+    held: list[tuple[list[str], list[str], np.ndarray]],
+    depth: int,
+) -> _TopK:
     """Each query's best ``depth`` passages after ``mitigation`` rescored the whole corpus (held in memory), queries in blocks."""
     ids = [d for chunk_ids, _, _ in held for d in chunk_ids]
     passages = [t for _, chunk_texts, _ in held for t in chunk_texts]
@@ -209,7 +266,11 @@ def _mitigated_top(mitigation: Mitigation, model: str, texts: list[str], queries
         dense = np.clip(queries[start:stop] @ matrix.T, -1.0, 1.0)
         scores = checked_scores(mitigation.rescore(texts[start:stop], passages, dense, model=model), dense, mitigation.name)
         empty = np.empty((stop - start, 0))
-        parts.append(_TopK(empty, empty, empty.astype(object), empty.astype(object)).merge(scores, _gains(qrels[start:stop], ids), ids, passages, depth))
+        parts.append(
+            _TopK(empty, empty, empty.astype(object), empty.astype(object)).merge(
+                scores, _gains(qrels[start:stop], ids), ids, passages, depth
+            )
+        )
     return _TopK(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("scores", "gains", "ids", "texts")))
 
 
@@ -314,7 +375,8 @@ def run_beir(
             if n_passages > MAX_MITIGATED_PASSAGES:
                 errors[f"{run.label} + {mitigation.name}"] = (
                     f"{run.label} + {mitigation.name}: not applied: the corpus has {n_passages:,} passages, more than the "
-                    f"{MAX_MITIGATED_PASSAGES:,} a mitigation rescores at once")
+                    f"{MAX_MITIGATED_PASSAGES:,} a mitigation rescores at once"
+                )
                 continue
             run.note(1.0, f"{run.label}: {mitigation.name}")
             try:
@@ -328,10 +390,19 @@ def run_beir(
             if made is not None:
                 variant_rows += made
     pairs = pd.DataFrame(variant_rows)
-    rates = corpus_rates(pairs, n_resamples=n_resamples, confidence=confidence, seed=seed) if variant_rows else pd.DataFrame(columns=CORPUS_RATE_COLUMNS)
+    rates = (
+        corpus_rates(pairs, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        if variant_rows
+        else pd.DataFrame(columns=CORPUS_RATE_COLUMNS)
+    )
     return BeirResult(
         pd.concat(ranks, ignore_index=True) if ranks else pd.DataFrame(columns=[constants.COL_MODEL]),
-        pd.DataFrame(rows, columns=RANKING_COLUMNS), pairs, rates, errors, reports, time.perf_counter() - start,
+        pd.DataFrame(rows, columns=RANKING_COLUMNS),
+        pairs,
+        rates,
+        errors,
+        reports,
+        time.perf_counter() - start,
     )
 
 
@@ -353,9 +424,18 @@ def _variant_rows(run: ModelRun, queries: list[str], qrels: list[dict[str, int]]
             s_orig = float(np.clip(q @ vectors[original].astype(np.float64), -1, 1))
             for mode, rule, text in variants[original]:
                 s_var = float(np.clip(q @ vectors[text].astype(np.float64), -1, 1))
-                rows.append({
-                    constants.COL_MODEL: run.label, constants.COL_MITIGATION: constants.MITIGATION_NONE, constants.COL_QUERY: query,
-                    "original": original, constants.COL_MODE: mode, constants.COL_RULE: rule, constants.COL_VARIANT: text,
-                    "score_original": s_orig, "score_variant": s_var, constants.COL_OUTRANKS: s_var > s_orig,
-                })
+                rows.append(
+                    {
+                        constants.COL_MODEL: run.label,
+                        constants.COL_MITIGATION: constants.MITIGATION_NONE,
+                        constants.COL_QUERY: query,
+                        "original": original,
+                        constants.COL_MODE: mode,
+                        constants.COL_RULE: rule,
+                        constants.COL_VARIANT: text,
+                        "score_original": s_orig,
+                        "score_variant": s_var,
+                        constants.COL_OUTRANKS: s_var > s_orig,
+                    }
+                )
     return rows

@@ -41,7 +41,9 @@ def pairs_to_suite(pairs: pd.DataFrame, name: str = "pairs") -> RetrievalSuite:
     notes = []
     if (~known).any():
         unused = sorted(set(category[~known]))
-        notes.append(f"ignored {int((~known).sum())} pair(s) whose category is neither a paraphrase ({'/'.join(constants.PARAPHRASE_CATEGORIES)}) nor a failure mode nor {constants.CAT_CONTRADICTION}: {', '.join(unused)}")
+        notes.append(
+            f"ignored {int((~known).sum())} pair(s) whose category is neither a paraphrase ({'/'.join(constants.PARAPHRASE_CATEGORIES)}) nor a failure mode nor {constants.CAT_CONTRADICTION}: {', '.join(unused)}"
+        )
     rows, skipped, extra_paraphrases = [], 0, 0
     kept = pairs.assign(_cat=category)[known]
     domains = kept[constants.COL_DOMAIN].astype(str) if constants.COL_DOMAIN in kept.columns else pd.Series("", index=kept.index)
@@ -54,7 +56,10 @@ def pairs_to_suite(pairs: pd.DataFrame, name: str = "pairs") -> RetrievalSuite:
         gid, domain = f"group-{i + 1:03d}", domains[group.index[0]]
         rows.append((gid, domain, constants.ROLE_ANCHOR, "", anchor))
         rows.append((gid, domain, constants.ROLE_PARAPHRASE, "", group[constants.COL_TEXT_B][is_para].iloc[0]))
-        rows += [(gid, domain, constants.ROLE_VARIANT, cat, text) for cat, text in zip(group["_cat"][~is_para], group[constants.COL_TEXT_B][~is_para], strict=True)]
+        rows += [
+            (gid, domain, constants.ROLE_VARIANT, cat, text)
+            for cat, text in zip(group["_cat"][~is_para], group[constants.COL_TEXT_B][~is_para], strict=True)
+        ]
     if not rows:
         raise RetrievalSuiteError(
             "no text_a has both a paraphrase (category paraphrase, positive or correct) and an adversarial variant "
@@ -89,7 +94,10 @@ def triples_suite(frame: pd.DataFrame, name: str) -> RetrievalSuite:
         gid, positive = f"{TRIPLES_DOMAIN}-{i + 1:05d}", str(part[constants.COL_POSITIVE].iloc[0])
         negatives = [n for n in dict.fromkeys(part[constants.COL_NEGATIVE].astype(str)) if n not in (anchor, positive)]
         if negatives:
-            rows += [(gid, TRIPLES_DOMAIN, constants.ROLE_ANCHOR, "", anchor), (gid, TRIPLES_DOMAIN, constants.ROLE_PARAPHRASE, "", positive)]
+            rows += [
+                (gid, TRIPLES_DOMAIN, constants.ROLE_ANCHOR, "", anchor),
+                (gid, TRIPLES_DOMAIN, constants.ROLE_PARAPHRASE, "", positive),
+            ]
             rows += [(gid, TRIPLES_DOMAIN, constants.ROLE_VARIANT, constants.CAT_CONTRADICTION, n) for n in negatives]
     if not rows:
         raise ValueError(f"{name} has no anchor with a positive and a different negative")

@@ -28,8 +28,19 @@ if TYPE_CHECKING:  # for the hints only: the run takes any object with the proto
     from core.probes.retrieval.mitigations import Mitigation
 
 
-CORPUS_RATE_COLUMNS = [constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_MODE, constants.COL_N, "outranked", constants.COL_TIES,
-                       constants.COL_FIXED, constants.COL_BROKEN, "rate", constants.COL_CI_LOW, constants.COL_CI_HIGH]
+CORPUS_RATE_COLUMNS = [
+    constants.COL_MODEL,
+    constants.COL_MITIGATION,
+    constants.COL_MODE,
+    constants.COL_N,
+    "outranked",
+    constants.COL_TIES,
+    constants.COL_FIXED,
+    constants.COL_BROKEN,
+    "rate",
+    constants.COL_CI_LOW,
+    constants.COL_CI_HIGH,
+]
 
 
 @dataclass
@@ -76,7 +87,9 @@ def variants_of(passages: Sequence[str]) -> dict[str, list[tuple[str, str, str]]
     return out
 
 
-def _corpus_rows(queries: Sequence[str], corpus: list[str], top: np.ndarray, variants: dict, scores: np.ndarray, keys: dict[str, str]) -> list[dict]:
+def _corpus_rows(
+    queries: Sequence[str], corpus: list[str], top: np.ndarray, variants: dict, scores: np.ndarray, keys: dict[str, str]
+) -> list[dict]:
     index = {t: i for i, t in enumerate(corpus)}
     rows = []
     for qi, query in enumerate(queries):
@@ -86,9 +99,16 @@ def _corpus_rows(queries: Sequence[str], corpus: list[str], top: np.ndarray, var
             s_orig, s_var = scores[qi, top[qi]], scores[qi, index[text]]
             rows.append(
                 {
-                    **keys, constants.COL_QUERY: query, "original": original, constants.COL_MODE: mode, constants.COL_RULE: rule,
-                    constants.COL_VARIANT: text, "score_original": float(s_orig), "score_variant": float(s_var),
-                    constants.COL_OUTRANKS: bool(s_var > s_orig), "rank_original": rank,
+                    **keys,
+                    constants.COL_QUERY: query,
+                    "original": original,
+                    constants.COL_MODE: mode,
+                    constants.COL_RULE: rule,
+                    constants.COL_VARIANT: text,
+                    "score_original": float(s_orig),
+                    "score_variant": float(s_var),
+                    constants.COL_OUTRANKS: bool(s_var > s_orig),
+                    "rank_original": rank,
                 }
             )
     return rows
@@ -195,11 +215,21 @@ def run_corpus_probe(
         for mitigation in [None, *mitigations]:
             label = constants.MITIGATION_NONE if mitigation is None else mitigation.name
             try:
-                scores = dense if mitigation is None else checked_scores(mitigation.rescore(queries, extended, dense, model=run.label), dense, label)
+                scores = (
+                    dense
+                    if mitigation is None
+                    else checked_scores(mitigation.rescore(queries, extended, dense, model=run.label), dense, label)
+                )
             except Exception as exc:  # noqa: BLE001 - a mitigation may raise anything; the others must still run
                 record_failure(errors, run.label, label, exc)
                 continue
-            rows += _corpus_rows(queries, extended, top, variants, scores, {constants.COL_MODEL: run.label, constants.COL_MITIGATION: label})
+            rows += _corpus_rows(
+                queries, extended, top, variants, scores, {constants.COL_MODEL: run.label, constants.COL_MITIGATION: label}
+            )
     pairs = pd.DataFrame(rows)
-    rates = corpus_rates(pairs, n_resamples=n_resamples, confidence=confidence, seed=seed) if rows else pd.DataFrame(columns=CORPUS_RATE_COLUMNS)
+    rates = (
+        corpus_rates(pairs, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        if rows
+        else pd.DataFrame(columns=CORPUS_RATE_COLUMNS)
+    )
     return CorpusResult(pairs, rates, no_variant, errors, time.perf_counter() - start)

@@ -89,7 +89,10 @@ def flag_pairs(pairs: pd.DataFrame) -> pd.DataFrame:
     if missing:
         raise ValueError(f"pairs lack the columns {sorted(missing)}")
     out = pairs.copy()
-    out[COL_FLAGS] = [tuple(sorted(contradiction_flags(str(a), str(b)))) for a, b in zip(pairs[constants.COL_TEXT_A], pairs[constants.COL_TEXT_B], strict=True)]
+    out[COL_FLAGS] = [
+        tuple(sorted(contradiction_flags(str(a), str(b))))
+        for a, b in zip(pairs[constants.COL_TEXT_A], pairs[constants.COL_TEXT_B], strict=True)
+    ]
     return out
 
 

@@ -84,7 +84,10 @@ def paired_correct(q1_anchor: ArrayLike, q1_variant: ArrayLike, q2_anchor: Array
     Raises:
         ValueError: NaN, not 1-D, or unequal lengths.
     """
-    arrays = [_scores(a, n) for a, n in ((q1_anchor, "q1_anchor"), (q1_variant, "q1_variant"), (q2_anchor, "q2_anchor"), (q2_variant, "q2_variant"))]
+    arrays = [
+        _scores(a, n)
+        for a, n in ((q1_anchor, "q1_anchor"), (q1_variant, "q1_variant"), (q2_anchor, "q2_anchor"), (q2_variant, "q2_variant"))
+    ]
     _same_length(*arrays)
     a1, v1, a2, v2 = arrays
     return (a1 > v1) & (v2 > a2)
@@ -332,7 +335,9 @@ def rank_order(scores: ArrayLike, ids: ArrayLike) -> np.ndarray:
     s = np.asarray(scores, dtype=float)
     keys = np.asarray(ids)
     if s.ndim != 2 or keys.shape not in (s.shape, s.shape[1:]):
-        raise ValueError(f"scores must be (n_queries, n_passages) and ids (n_passages,) or of the scores' shape, got {s.shape} and {keys.shape}")
+        raise ValueError(
+            f"scores must be (n_queries, n_passages) and ids (n_passages,) or of the scores' shape, got {s.shape} and {keys.shape}"
+        )
     if np.isnan(s).any():
         raise ValueError("scores hold NaN; use -inf for a filtered passage")
     keys = keys if np.issubdtype(keys.dtype, np.integer) else keys.astype(str)

@@ -47,7 +47,9 @@ from core.words import overlap_words
 FUSION_RRF = "rrf"
 FUSION_WEIGHTED = "weighted"
 FUSIONS = (FUSION_RRF, FUSION_WEIGHTED)
-BM25_WEIGHT_GRID: tuple[float, ...] = tuple(round(i * constants.BM25_WEIGHT_STEP, 10) for i in range(int(round(1 / constants.BM25_WEIGHT_STEP)) + 1))
+BM25_WEIGHT_GRID: tuple[float, ...] = tuple(
+    round(i * constants.BM25_WEIGHT_STEP, 10) for i in range(int(round(1 / constants.BM25_WEIGHT_STEP)) + 1)
+)
 
 
 @runtime_checkable
@@ -247,7 +249,9 @@ class HybridBM25:
             raise ValueError(f"fusion must be one of {FUSIONS}, got {fusion!r}")
         if fusion == FUSION_WEIGHTED:
             if weight is None:
-                raise ValueError(f"{constants.MITIGATION_BM25_WEIGHTED} needs the lexical weight, e.g. {constants.MITIGATION_BM25_WEIGHTED}:0.3")
+                raise ValueError(
+                    f"{constants.MITIGATION_BM25_WEIGHTED} needs the lexical weight, e.g. {constants.MITIGATION_BM25_WEIGHTED}:0.3"
+                )
             self.weight: float | None = check_weight(weight)
             self.name = f"{constants.MITIGATION_BM25_WEIGHTED}:{self.weight:g}"
         else:

@@ -139,8 +139,12 @@ def nli_labels(model_id: str, pairs: Sequence[tuple[str, str]], batch_size: int 
         return []
     import torch
 
-    logits = np.asarray(model.predict(list(pairs), batch_size=batch_size, activation_fn=torch.nn.Identity(), show_progress_bar=False, convert_to_numpy=True),
-                        dtype=float).reshape(len(pairs), -1)
+    logits = np.asarray(
+        model.predict(
+            list(pairs), batch_size=batch_size, activation_fn=torch.nn.Identity(), show_progress_bar=False, convert_to_numpy=True
+        ),
+        dtype=float,
+    ).reshape(len(pairs), -1)
     names = {int(k): str(v).lower() for k, v in model.config.id2label.items()}
     return [names[int(i)] for i in np.argmax(logits, axis=1)]
 
@@ -183,7 +187,9 @@ class CrossEncoderReranker:
 
         ordered = [(p, q) for q, p in pairs] if kind == KIND_NLI else list(pairs)
         logits = np.asarray(
-            model.predict(ordered, batch_size=self.batch_size, activation_fn=torch.nn.Identity(), show_progress_bar=False, convert_to_numpy=True),
+            model.predict(
+                ordered, batch_size=self.batch_size, activation_fn=torch.nn.Identity(), show_progress_bar=False, convert_to_numpy=True
+            ),
             dtype=float,
         )
         if kind == KIND_NLI:

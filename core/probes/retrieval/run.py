@@ -42,8 +42,13 @@ if TYPE_CHECKING:  # for the hints only: the run takes any object with the proto
 
 
 COST_COLUMNS = [
-    constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_PARAPHRASES_LOST, "n_groups",
-    constants.COL_CORRECT_LOST, constants.COL_N_QUERIES, constants.COL_MS_PER_QUERY,
+    constants.COL_MODEL,
+    constants.COL_MITIGATION,
+    constants.COL_PARAPHRASES_LOST,
+    "n_groups",
+    constants.COL_CORRECT_LOST,
+    constants.COL_N_QUERIES,
+    constants.COL_MS_PER_QUERY,
 ]
 
 
@@ -107,8 +112,15 @@ class RetrievalResult:
     def frames(self) -> dict[str, pd.DataFrame]:
         """Every table by name (for CSV export)."""
         return {
-            "scores": self.scores, "win_rates": self.win_rates, "paired_groups": self.paired_groups, "paired_accuracy": self.paired,
-            "ranks": self.ranks, "ranking": self.ranking, "costs": self.costs, "comparisons": self.comparisons, "summary": self.summary(),
+            "scores": self.scores,
+            "win_rates": self.win_rates,
+            "paired_groups": self.paired_groups,
+            "paired_accuracy": self.paired,
+            "ranks": self.ranks,
+            "ranking": self.ranking,
+            "costs": self.costs,
+            "comparisons": self.comparisons,
+            "summary": self.summary(),
             "win_rates_by_source": self.by_source,
         }
 
@@ -156,7 +168,9 @@ def _layout(suite: RetrievalSuite, paraphrase_is_answer: bool = True) -> _Layout
     # Plain records, not pandas groupby: this runs once per call on ~1,500 rows.
     by_group: dict[str, dict[str, Any]] = {}
     for row in suite.passages.to_dict("records"):
-        g = by_group.setdefault(str(row[constants.COL_GROUP_ID]), {"domain": str(row[constants.COL_DOMAIN]), "anchor": None, "paraphrase": None, "variants": []})
+        g = by_group.setdefault(
+            str(row[constants.COL_GROUP_ID]), {"domain": str(row[constants.COL_DOMAIN]), "anchor": None, "paraphrase": None, "variants": []}
+        )
         role, text = row[constants.COL_ROLE], row[constants.COL_TEXT]
         if role == constants.ROLE_VARIANT:
             g["variants"].append((str(row[constants.COL_MODE]), text))
@@ -171,7 +185,9 @@ def _layout(suite: RetrievalSuite, paraphrase_is_answer: bool = True) -> _Layout
     index = {t: i for i, t in enumerate(corpus)}
     queries: dict[str, dict[str, str]] = {}
     for row in suite.queries.to_dict("records"):
-        q = queries.setdefault(str(row[constants.COL_GROUP_ID]), {"domain": str(row[constants.COL_DOMAIN]), "mode": str(row[constants.COL_QUERY_MODE])})
+        q = queries.setdefault(
+            str(row[constants.COL_GROUP_ID]), {"domain": str(row[constants.COL_DOMAIN]), "mode": str(row[constants.COL_QUERY_MODE])}
+        )
         q[row[constants.COL_WHICH]] = row[constants.COL_TEXT]
     nevir, rows = [], []
     for gid, q in queries.items():
@@ -183,13 +199,22 @@ def _layout(suite: RetrievalSuite, paraphrase_is_answer: bool = True) -> _Layout
         nevir.append(_NevirGroup(gid, q["domain"], q["mode"], q[constants.COL_Q1], q[constants.COL_Q2], anchor, variant))
         # The paraphrase says what the anchor says: it answers q1 and contradicts q2 just as the anchor does.
         same = index[found["paraphrase"]] if paraphrase_is_answer and found["paraphrase"] is not None else index[anchor]
-        rows.append((gid, q["domain"], q["mode"], constants.COL_Q1, q[constants.COL_Q1], (index[anchor], same), (index[variant], index[variant])))
-        rows.append((gid, q["domain"], q["mode"], constants.COL_Q2, q[constants.COL_Q2], (index[variant], index[variant]), (index[anchor], same)))
+        rows.append(
+            (gid, q["domain"], q["mode"], constants.COL_Q1, q[constants.COL_Q1], (index[anchor], same), (index[variant], index[variant]))
+        )
+        rows.append(
+            (gid, q["domain"], q["mode"], constants.COL_Q2, q[constants.COL_Q2], (index[variant], index[variant]), (index[anchor], same))
+        )
     columns = [constants.COL_GROUP_ID, constants.COL_DOMAIN, constants.COL_QUERY_MODE, constants.COL_WHICH, constants.COL_QUERY]
     query_rows = pd.DataFrame([r[:5] for r in rows], columns=columns)
     return _Layout(
-        groups, tuple(nevir), corpus, tuple(query_rows[constants.COL_QUERY]),
-        np.array([r[5] for r in rows], dtype=int).reshape(-1, 2), np.array([r[6] for r in rows], dtype=int).reshape(-1, 2), query_rows,
+        groups,
+        tuple(nevir),
+        corpus,
+        tuple(query_rows[constants.COL_QUERY]),
+        np.array([r[5] for r in rows], dtype=int).reshape(-1, 2),
+        np.array([r[6] for r in rows], dtype=int).reshape(-1, 2),
+        query_rows,
     )
 
 
@@ -256,12 +281,21 @@ def _score_rows(layout: _Layout, blocks: _Blocks, dense: _Blocks, keys: dict[str
             both_finite = math.isfinite(s[0]) and math.isfinite(s[j + 1])
             rows.append(
                 {
-                    **keys, constants.COL_GROUP_ID: g.group_id, constants.COL_DOMAIN: g.domain, constants.COL_MODE: mode,
-                    constants.COL_ANCHOR: g.anchor, constants.COL_PARAPHRASE: g.paraphrase, constants.COL_VARIANT: text,
-                    "cosine_paraphrase": float(c[0]), "cosine_variant": float(c[j + 1]),
-                    constants.COL_SCORE_PARAPHRASE: float(s[0]), constants.COL_SCORE_VARIANT: float(s[j + 1]),
+                    **keys,
+                    constants.COL_GROUP_ID: g.group_id,
+                    constants.COL_DOMAIN: g.domain,
+                    constants.COL_MODE: mode,
+                    constants.COL_ANCHOR: g.anchor,
+                    constants.COL_PARAPHRASE: g.paraphrase,
+                    constants.COL_VARIANT: text,
+                    "cosine_paraphrase": float(c[0]),
+                    "cosine_variant": float(c[j + 1]),
+                    constants.COL_SCORE_PARAPHRASE: float(s[0]),
+                    constants.COL_SCORE_VARIANT: float(s[j + 1]),
                     "margin": float(s[j + 1] - s[0]) if both_finite else math.nan,
-                    constants.COL_WIN: bool(wins[j]), "rank_paraphrase": rank_para, "rank_variant": float(var_ranks[j]),
+                    constants.COL_WIN: bool(wins[j]),
+                    "rank_paraphrase": rank_para,
+                    "rank_variant": float(var_ranks[j]),
                 }
             )
     return pd.DataFrame(rows)
@@ -273,10 +307,21 @@ def _paired_rows(layout: _Layout, blocks: _Blocks, keys: dict[str, str]) -> pd.D
         ok = bool(paired_correct([s[0, 0]], [s[0, 1]], [s[1, 0]], [s[1, 1]])[0])
         rows.append(
             {
-                **keys, constants.COL_GROUP_ID: n.group_id, constants.COL_DOMAIN: n.domain, constants.COL_QUERY_MODE: n.query_mode,
-                constants.COL_Q1: n.q1, constants.COL_Q2: n.q2, constants.COL_ANCHOR: n.anchor, constants.COL_VARIANT: n.variant,
-                "q1_anchor": float(s[0, 0]), "q1_variant": float(s[0, 1]), "q2_anchor": float(s[1, 0]), "q2_variant": float(s[1, 1]),
-                "q1_right": bool(s[0, 0] > s[0, 1]), "q2_right": bool(s[1, 1] > s[1, 0]), constants.COL_PAIRED_CORRECT: ok,
+                **keys,
+                constants.COL_GROUP_ID: n.group_id,
+                constants.COL_DOMAIN: n.domain,
+                constants.COL_QUERY_MODE: n.query_mode,
+                constants.COL_Q1: n.q1,
+                constants.COL_Q2: n.q2,
+                constants.COL_ANCHOR: n.anchor,
+                constants.COL_VARIANT: n.variant,
+                "q1_anchor": float(s[0, 0]),
+                "q1_variant": float(s[0, 1]),
+                "q2_anchor": float(s[1, 0]),
+                "q2_variant": float(s[1, 1]),
+                "q1_right": bool(s[0, 0] > s[0, 1]),
+                "q2_right": bool(s[1, 1] > s[1, 0]),
+                constants.COL_PAIRED_CORRECT: ok,
             }
         )
     return pd.DataFrame(rows)
@@ -321,8 +366,12 @@ def _costs(layout: _Layout, before: _Blocks, after: _Blocks, keys: dict[str, str
         lost_right = 0
     ms = 1000.0 * after.seconds / after.n_queries if after.n_queries else 0.0
     return {
-        **keys, constants.COL_PARAPHRASES_LOST: lost_para, "n_groups": len(layout.groups), constants.COL_CORRECT_LOST: lost_right,
-        constants.COL_N_QUERIES: len(layout.queries), constants.COL_MS_PER_QUERY: ms,
+        **keys,
+        constants.COL_PARAPHRASES_LOST: lost_para,
+        "n_groups": len(layout.groups),
+        constants.COL_CORRECT_LOST: lost_right,
+        constants.COL_N_QUERIES: len(layout.queries),
+        constants.COL_MS_PER_QUERY: ms,
     }
 
 
@@ -332,8 +381,17 @@ def _costs(layout: _Layout, before: _Blocks, after: _Blocks, keys: dict[str, str
 def _empty_result(errors: dict[str, str], seconds: float) -> RetrievalResult:
     empty = pd.DataFrame
     return RetrievalResult(
-        empty(columns=[constants.COL_MODEL, constants.COL_MITIGATION]), empty(columns=tables.WIN_RATE_COLUMNS), empty(), empty(columns=tables.PAIRED_COLUMNS),
-        empty(), empty(columns=tables.RANKING_COLUMNS), empty(columns=COST_COLUMNS), empty(columns=tables.COMPARISON_COLUMNS), errors, {}, seconds,
+        empty(columns=[constants.COL_MODEL, constants.COL_MITIGATION]),
+        empty(columns=tables.WIN_RATE_COLUMNS),
+        empty(),
+        empty(columns=tables.PAIRED_COLUMNS),
+        empty(),
+        empty(columns=tables.RANKING_COLUMNS),
+        empty(columns=COST_COLUMNS),
+        empty(columns=tables.COMPARISON_COLUMNS),
+        errors,
+        {},
+        seconds,
     )
 
 
@@ -426,7 +484,9 @@ def run_retrieval(
         scores=scores,
         win_rates=tables.win_rate_table(scores, **boot) if not scores.empty else pd.DataFrame(columns=tables.WIN_RATE_COLUMNS),
         paired_groups=paired_groups,
-        paired=tables.paired_table(paired_groups, **boot) if constants.COL_PAIRED_CORRECT in paired_groups else pd.DataFrame(columns=tables.PAIRED_COLUMNS),
+        paired=tables.paired_table(paired_groups, **boot)
+        if constants.COL_PAIRED_CORRECT in paired_groups
+        else pd.DataFrame(columns=tables.PAIRED_COLUMNS),
         ranks=ranks,
         ranking=tables.ranking_table(ranks) if constants.COL_RANK_CORRECT in ranks else pd.DataFrame(columns=tables.RANKING_COLUMNS),
         costs=pd.DataFrame(costs, columns=COST_COLUMNS),

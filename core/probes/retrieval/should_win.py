@@ -20,7 +20,12 @@ from core import constants
 from core.probes.retrieval.metrics import adversarial_wins
 
 COLUMNS = [
-    constants.COL_MODEL, constants.COL_RANKED_FIRST, constants.COL_COSINE_B, constants.COL_COSINE_SHOULD_WIN, "margin", "verdict",
+    constants.COL_MODEL,
+    constants.COL_RANKED_FIRST,
+    constants.COL_COSINE_B,
+    constants.COL_COSINE_SHOULD_WIN,
+    "margin",
+    "verdict",
 ]
 # Cosines of unit vectors; float32 encodings can overshoot 1 by a few ulps.
 _COSINE_SLACK = 1e-4

@@ -71,15 +71,21 @@ class MitigationSpec:
         weighted = self.kind == constants.MITIGATION_BM25_WEIGHTED
         reranker = self.kind == constants.MITIGATION_RERANKER
         if weighted != (self.weight is not None):
-            raise ValueError(f"{constants.MITIGATION_BM25_WEIGHTED} needs the lexical weight, e.g. {constants.MITIGATION_BM25_WEIGHTED}:0.3"
-                             if weighted else f"{self.kind} takes no weight")
+            raise ValueError(
+                f"{constants.MITIGATION_BM25_WEIGHTED} needs the lexical weight, e.g. {constants.MITIGATION_BM25_WEIGHTED}:0.3"
+                if weighted
+                else f"{self.kind} takes no weight"
+            )
         if weighted:
             # The weight its name shows (6 significant digits): a slider's 0.7000000000000001 is the CLI's 0.7, one spec, one history entry.
             object.__setattr__(self, "weight", float(f"{check_weight(self.weight):g}"))  # type: ignore[arg-type]
         model_id = self.model_id.strip() if isinstance(self.model_id, str) else self.model_id
         if reranker != bool(model_id):
-            raise ValueError(f"name the cross-encoder, e.g. {constants.MITIGATION_RERANKER}:cross-encoder/ms-marco-MiniLM-L6-v2"
-                             if reranker else f"{self.kind} takes no model id")
+            raise ValueError(
+                f"name the cross-encoder, e.g. {constants.MITIGATION_RERANKER}:cross-encoder/ms-marco-MiniLM-L6-v2"
+                if reranker
+                else f"{self.kind} takes no model id"
+            )
         object.__setattr__(self, "model_id", model_id or None)
         pairs = tuple(self.thresholds.items()) if isinstance(self.thresholds, Mapping) else tuple(self.thresholds)
         if pairs and self.kind != constants.MITIGATION_CALIBRATED:

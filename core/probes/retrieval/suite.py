@@ -142,4 +142,3 @@ def suite_counts(suite: RetrievalSuite) -> pd.DataFrame:
     table = table.loc[order]
     table.loc["total"] = table.sum()
     return table.rename_axis(constants.COL_DOMAIN).reset_index()
-

@@ -35,7 +35,11 @@ def _group_violations(row: dict[str, str]) -> list[Violation]:
         out.append(Violation(gid, "paraphrase", "the paraphrase repeats the anchor"))
     modes = [m for m in MODES if row[m]]
     if len(modes) < constants.RETRIEVAL_MIN_MODES:
-        out.append(Violation(gid, "modes", f"{len(modes)} mode(s) ({', '.join(modes) or 'none'}); a group needs at least {constants.RETRIEVAL_MIN_MODES}"))
+        out.append(
+            Violation(
+                gid, "modes", f"{len(modes)} mode(s) ({', '.join(modes) or 'none'}); a group needs at least {constants.RETRIEVAL_MIN_MODES}"
+            )
+        )
     for mode in modes:
         problem = check_distinct(anchor, row[mode]) or VARIANT_RULES[mode](anchor, row[mode])
         if problem is None and paraphrase and check_distinct(paraphrase, row[mode]) is not None:

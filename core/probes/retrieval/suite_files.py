@@ -83,7 +83,9 @@ def load_retrieval_suite(name_or_path: str = constants.SUITE_RETRIEVAL) -> Retri
         return tidy_suite(read_retrieval_file(), constants.SUITE_RETRIEVAL)
     path = Path(name_or_path).expanduser()
     if not path.is_file():
-        raise RetrievalSuiteError(f"no retrieval suite named {name_or_path!r} and no such file; use {constants.SUITE_RETRIEVAL!r} or a pairs file")
+        raise RetrievalSuiteError(
+            f"no retrieval suite named {name_or_path!r} and no such file; use {constants.SUITE_RETRIEVAL!r} or a pairs file"
+        )
     if is_wide_retrieval_file(path):
         return _wide_suite(read_retrieval_file(path), path.stem, str(path))
     try:

@@ -17,16 +17,52 @@ from core import constants
 from core.probes.retrieval.metrics import flips, mcnemar_exact, ranking_summary, rate_difference_ci, rate_with_ci
 
 _KEYS = [constants.COL_MODEL, constants.COL_MITIGATION]
-WIN_RATE_COLUMNS = [*_KEYS, constants.COL_MODE, constants.COL_N, constants.COL_WINS, constants.COL_TIES, constants.COL_WIN_RATE, constants.COL_CI_LOW,
-                    constants.COL_CI_HIGH]
-SOURCE_COLUMNS = [*_KEYS, constants.COL_VARIANT_SOURCE, constants.COL_N, constants.COL_WINS, constants.COL_TIES, constants.COL_WIN_RATE,
-                  constants.COL_CI_LOW, constants.COL_CI_HIGH]
-PAIRED_COLUMNS = [*_KEYS, constants.COL_MODE, constants.COL_N, constants.COL_PAIRED_CORRECT, constants.COL_PAIRED_ACCURACY, constants.COL_CI_LOW, constants.COL_CI_HIGH, constants.COL_RANDOM]
+WIN_RATE_COLUMNS = [
+    *_KEYS,
+    constants.COL_MODE,
+    constants.COL_N,
+    constants.COL_WINS,
+    constants.COL_TIES,
+    constants.COL_WIN_RATE,
+    constants.COL_CI_LOW,
+    constants.COL_CI_HIGH,
+]
+SOURCE_COLUMNS = [
+    *_KEYS,
+    constants.COL_VARIANT_SOURCE,
+    constants.COL_N,
+    constants.COL_WINS,
+    constants.COL_TIES,
+    constants.COL_WIN_RATE,
+    constants.COL_CI_LOW,
+    constants.COL_CI_HIGH,
+]
+PAIRED_COLUMNS = [
+    *_KEYS,
+    constants.COL_MODE,
+    constants.COL_N,
+    constants.COL_PAIRED_CORRECT,
+    constants.COL_PAIRED_ACCURACY,
+    constants.COL_CI_LOW,
+    constants.COL_CI_HIGH,
+    constants.COL_RANDOM,
+]
 RANKING_COLUMNS = [*_KEYS, constants.COL_N_QUERIES, *constants.COL_RECALL_AT.values(), constants.COL_MRR, constants.COL_TOP1_CONTRADICTION]
 CHURN_COLUMNS = [*_KEYS, constants.COL_TIES, constants.COL_FIXED, constants.COL_BROKEN, "paired_fixed", "paired_broken", "correct_gained"]
 COMPARISON_COLUMNS = [
-    constants.COL_MITIGATION, constants.COL_MODE, "model_a", "model_b", constants.COL_N, "win_rate_a", "win_rate_b",
-    "difference", constants.COL_CI_LOW, constants.COL_CI_HIGH, "a_only", "b_only", "mcnemar_p",
+    constants.COL_MITIGATION,
+    constants.COL_MODE,
+    "model_a",
+    "model_b",
+    constants.COL_N,
+    "win_rate_a",
+    "win_rate_b",
+    "difference",
+    constants.COL_CI_LOW,
+    constants.COL_CI_HIGH,
+    "a_only",
+    "b_only",
+    "mcnemar_p",
 ]
 
 
@@ -58,10 +94,14 @@ def win_rate_table(scores: pd.DataFrame, **bootstrap) -> pd.DataFrame:
     ties = _ties(scores)
     rows = []
     for (model, mitigation), frame in scores.groupby(_KEYS, sort=False):
-        parts = [(mode, frame[frame[constants.COL_MODE] == mode]) for mode in _modes(frame, constants.COL_MODE)] + [(constants.MODE_ALL, frame)]
+        parts = [(mode, frame[frame[constants.COL_MODE] == mode]) for mode in _modes(frame, constants.COL_MODE)] + [
+            (constants.MODE_ALL, frame)
+        ]
         for mode, part in parts:
             rate, low, high = rate_with_ci(part[constants.COL_WIN].to_numpy(bool), part[constants.COL_GROUP_ID].to_numpy(), **bootstrap)
-            rows.append((model, mitigation, mode, len(part), int(part[constants.COL_WIN].sum()), int(ties[part.index].sum()), rate, low, high))
+            rows.append(
+                (model, mitigation, mode, len(part), int(part[constants.COL_WIN].sum()), int(ties[part.index].sum()), rate, low, high)
+            )
     return pd.DataFrame(rows, columns=WIN_RATE_COLUMNS)
 
 
@@ -108,11 +148,13 @@ def churn_table(scores: pd.DataFrame, paired_groups: pd.DataFrame, ranks: pd.Dat
     top = _aligned(ranks, ranks[constants.COL_RANK_CORRECT] == 1) if constants.COL_RANK_CORRECT in ranks else None
     rows = []
     for model, mitigation in dict.fromkeys(zip(scores[constants.COL_MODEL], scores[constants.COL_MITIGATION], strict=True)):
+
         def flip(wide: pd.DataFrame | None, model=model, mitigation=mitigation) -> tuple[float, float]:
             if wide is None or mitigation not in wide.columns or constants.MITIGATION_NONE not in wide.columns or model not in wide.index:
                 return (np.nan, np.nan)
             both = wide.loc[model][[constants.MITIGATION_NONE, mitigation]].dropna().astype(bool)
             return flips(both[constants.MITIGATION_NONE].to_numpy(), both[mitigation].to_numpy())
+
         fixed, broken = flip(strictly_first)
         paired_fixed, paired_broken = flip(paired)
         gained, _lost = flip(top)
@@ -144,7 +186,9 @@ def source_table(scores: pd.DataFrame, **bootstrap) -> pd.DataFrame:
         for source in [s for s in constants.VARIANT_SOURCES if s in set(frame[constants.COL_VARIANT_SOURCE])]:
             part = frame[frame[constants.COL_VARIANT_SOURCE] == source]
             rate, low, high = rate_with_ci(part[constants.COL_WIN].to_numpy(bool), part[constants.COL_GROUP_ID].to_numpy(), **bootstrap)
-            rows.append((model, mitigation, source, len(part), int(part[constants.COL_WIN].sum()), int(ties[part.index].sum()), rate, low, high))
+            rows.append(
+                (model, mitigation, source, len(part), int(part[constants.COL_WIN].sum()), int(ties[part.index].sum()), rate, low, high)
+            )
     return pd.DataFrame(rows, columns=SOURCE_COLUMNS)
 
 
@@ -161,10 +205,24 @@ def paired_table(paired: pd.DataFrame, **bootstrap) -> pd.DataFrame:
     _require(paired, [*_KEYS, constants.COL_GROUP_ID, constants.COL_QUERY_MODE, constants.COL_PAIRED_CORRECT], "paired")
     rows = []
     for (model, mitigation), frame in paired.groupby(_KEYS, sort=False):
-        parts = [(mode, frame[frame[constants.COL_QUERY_MODE] == mode]) for mode in _modes(frame, constants.COL_QUERY_MODE)] + [(constants.MODE_ALL, frame)]
+        parts = [(mode, frame[frame[constants.COL_QUERY_MODE] == mode]) for mode in _modes(frame, constants.COL_QUERY_MODE)] + [
+            (constants.MODE_ALL, frame)
+        ]
         for mode, part in parts:
             rate, low, high = rate_with_ci(part[constants.COL_PAIRED_CORRECT].to_numpy(bool), **bootstrap)
-            rows.append((model, mitigation, mode, len(part), int(part[constants.COL_PAIRED_CORRECT].sum()), rate, low, high, constants.PAIRED_RANDOM_BASELINE))
+            rows.append(
+                (
+                    model,
+                    mitigation,
+                    mode,
+                    len(part),
+                    int(part[constants.COL_PAIRED_CORRECT].sum()),
+                    rate,
+                    low,
+                    high,
+                    constants.PAIRED_RANDOM_BASELINE,
+                )
+            )
     return pd.DataFrame(rows, columns=PAIRED_COLUMNS)
 
 
@@ -219,8 +277,9 @@ def comparison_table(scores: pd.DataFrame, **bootstrap) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 
 
-def summary_table(win_rates: pd.DataFrame, paired: pd.DataFrame, ranking: pd.DataFrame, costs: pd.DataFrame,
-                  churn: pd.DataFrame | None = None) -> pd.DataFrame:
+def summary_table(
+    win_rates: pd.DataFrame, paired: pd.DataFrame, ranking: pd.DataFrame, costs: pd.DataFrame, churn: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """The before/after table: model × mitigation -> win rate, paired accuracy, recall@k, MRR, costs, with intervals.
 
     Args:
@@ -235,11 +294,17 @@ def summary_table(win_rates: pd.DataFrame, paired: pd.DataFrame, ranking: pd.Dat
         One row per model and mitigation, in run order; figures a suite
         cannot give (no queries) are NaN.
     """
-    overall = win_rates[win_rates[constants.COL_MODE] == constants.MODE_ALL][[*_KEYS, constants.COL_WIN_RATE, constants.COL_CI_LOW, constants.COL_CI_HIGH]]
+    overall = win_rates[win_rates[constants.COL_MODE] == constants.MODE_ALL][
+        [*_KEYS, constants.COL_WIN_RATE, constants.COL_CI_LOW, constants.COL_CI_HIGH]
+    ]
     table = overall.rename(columns={constants.COL_CI_LOW: "win_ci_low", constants.COL_CI_HIGH: "win_ci_high"})
     if not paired.empty:
-        pa = paired[paired[constants.COL_MODE] == constants.MODE_ALL][[*_KEYS, constants.COL_PAIRED_ACCURACY, constants.COL_CI_LOW, constants.COL_CI_HIGH]]
-        table = table.merge(pa.rename(columns={constants.COL_CI_LOW: "paired_ci_low", constants.COL_CI_HIGH: "paired_ci_high"}), on=_KEYS, how="left")
+        pa = paired[paired[constants.COL_MODE] == constants.MODE_ALL][
+            [*_KEYS, constants.COL_PAIRED_ACCURACY, constants.COL_CI_LOW, constants.COL_CI_HIGH]
+        ]
+        table = table.merge(
+            pa.rename(columns={constants.COL_CI_LOW: "paired_ci_low", constants.COL_CI_HIGH: "paired_ci_high"}), on=_KEYS, how="left"
+        )
     else:
         table = table.assign(**{constants.COL_PAIRED_ACCURACY: np.nan, "paired_ci_low": np.nan, "paired_ci_high": np.nan})
     if not ranking.empty:
@@ -251,8 +316,11 @@ def summary_table(win_rates: pd.DataFrame, paired: pd.DataFrame, ranking: pd.Dat
         return table
     table = table.merge(churn, on=_KEYS, how="left")
     # Each net figure with its churn beside it: win rate, ties, fixed, broken; paired accuracy, its flips; recall, gained and lost.
-    after = {constants.COL_WIN_RATE: [constants.COL_TIES, constants.COL_FIXED, constants.COL_BROKEN],
-             constants.COL_PAIRED_ACCURACY: ["paired_fixed", "paired_broken"], constants.COL_RECALL_AT[1]: ["correct_gained", constants.COL_CORRECT_LOST]}
+    after = {
+        constants.COL_WIN_RATE: [constants.COL_TIES, constants.COL_FIXED, constants.COL_BROKEN],
+        constants.COL_PAIRED_ACCURACY: ["paired_fixed", "paired_broken"],
+        constants.COL_RECALL_AT[1]: ["correct_gained", constants.COL_CORRECT_LOST],
+    }
     moved = {c for cs in after.values() for c in cs}
     order: list[str] = []
     for c in table.columns:

@@ -53,12 +53,24 @@ if TYPE_CHECKING:
 
 _KEYS = [constants.COL_MODEL, constants.COL_MITIGATION]
 WIN_RATE_COLUMNS = [
-    *_KEYS, constants.COL_N, constants.COL_WINS, constants.COL_TIES, constants.COL_WIN_RATE, constants.COL_TIE_RATE,
-    constants.COL_CI_LOW, constants.COL_CI_HIGH,
+    *_KEYS,
+    constants.COL_N,
+    constants.COL_WINS,
+    constants.COL_TIES,
+    constants.COL_WIN_RATE,
+    constants.COL_TIE_RATE,
+    constants.COL_CI_LOW,
+    constants.COL_CI_HIGH,
 ]
 RANKING_COLUMNS = [
-    *_KEYS, constants.COL_N_QUERIES, constants.COL_N_PASSAGES, *constants.COL_IR_RECALL_AT.values(),
-    constants.COL_MRR_AT, constants.COL_NDCG_AT, constants.COL_TOP1_NEGATIVE, constants.COL_TIED_QUERIES,
+    *_KEYS,
+    constants.COL_N_QUERIES,
+    constants.COL_N_PASSAGES,
+    *constants.COL_IR_RECALL_AT.values(),
+    constants.COL_MRR_AT,
+    constants.COL_NDCG_AT,
+    constants.COL_TOP1_NEGATIVE,
+    constants.COL_TIED_QUERIES,
 ]
 # Beside the net figures of the before/after table: the negatives a mitigation fixed and broke, the anchors whose positive it put first or lost.
 CHURN_COLUMNS = [*_KEYS, constants.COL_FIXED, constants.COL_BROKEN, "recall_gained", "recall_lost"]
@@ -114,7 +126,10 @@ class TriplesResult:
         if self.win_rates.empty:
             return pd.DataFrame(columns=columns)
         table = self.win_rates.merge(self.ranking, on=_KEYS, how="left").merge(_churn(self.scores, self.ranks), on=_KEYS, how="left")
-        after = {constants.COL_TIES: [constants.COL_FIXED, constants.COL_BROKEN], constants.COL_IR_RECALL_AT[1]: ["recall_gained", "recall_lost"]}
+        after = {
+            constants.COL_TIES: [constants.COL_FIXED, constants.COL_BROKEN],
+            constants.COL_IR_RECALL_AT[1]: ["recall_gained", "recall_lost"],
+        }
         order: list[str] = []
         for c in table.columns:
             if c not in CHURN_COLUMNS[2:]:
@@ -139,32 +154,68 @@ class TriplesResult:
         for mitigation in [m for m in dict.fromkeys(every.get(constants.COL_MITIGATION, [])) if m != constants.MITIGATION_NONE]:
             mine = every[every[constants.COL_MITIGATION] == mitigation]
             key = ["score_positive", "score_negative"]
-            aligned = s[[constants.COL_MODEL]].assign(_nth=s.groupby(constants.COL_MODEL).cumcount()).merge(
-                mine[[constants.COL_MODEL, *key]].assign(_nth=mine.groupby(constants.COL_MODEL).cumcount()), on=[constants.COL_MODEL, "_nth"], how="left")
+            aligned = (
+                s[[constants.COL_MODEL]]
+                .assign(_nth=s.groupby(constants.COL_MODEL).cumcount())
+                .merge(
+                    mine[[constants.COL_MODEL, *key]].assign(_nth=mine.groupby(constants.COL_MODEL).cumcount()),
+                    on=[constants.COL_MODEL, "_nth"],
+                    how="left",
+                )
+            )
             extra_p[f"score[{mitigation}]"], extra_n[f"score[{mitigation}]"] = aligned[key[0]].to_numpy(), aligned[key[1]].to_numpy()
         if s.empty:
-            return pd.DataFrame(columns=[constants.COL_MODEL, constants.COL_SUITE, constants.COL_CATEGORY, constants.COL_PAIR_ID,
-                                         constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE])
+            return pd.DataFrame(
+                columns=[
+                    constants.COL_MODEL,
+                    constants.COL_SUITE,
+                    constants.COL_CATEGORY,
+                    constants.COL_PAIR_ID,
+                    constants.COL_TEXT_A,
+                    constants.COL_TEXT_B,
+                    constants.COL_COSINE,
+                ]
+            )
         row = "row-" + s[constants.COL_SOURCE_ROW].astype(str)
         contradiction = s[constants.COL_NEGATIVE_COLUMN].str.lower().str.startswith(("contradict", "contradiction"))
-        positives = pd.DataFrame({
-            constants.COL_MODEL: s[constants.COL_MODEL], constants.COL_SUITE: name, constants.COL_CATEGORY: constants.CAT_POSITIVE,
-            constants.COL_PAIR_ID: row + "/positive", constants.COL_TEXT_A: s[constants.COL_ANCHOR], constants.COL_TEXT_B: s[constants.COL_POSITIVE],
-            constants.COL_COSINE: s["cosine_positive"], **extra_p,
-        }).drop_duplicates([constants.COL_MODEL, constants.COL_PAIR_ID])
-        negatives = pd.DataFrame({
-            constants.COL_MODEL: s[constants.COL_MODEL], constants.COL_SUITE: name,
-            constants.COL_CATEGORY: contradiction.map({True: constants.CAT_CONTRADICTION, False: "hard_negative"}),
-            constants.COL_PAIR_ID: row + "/" + s[constants.COL_NEGATIVE_COLUMN].astype(str), constants.COL_TEXT_A: s[constants.COL_ANCHOR],
-            constants.COL_TEXT_B: s[constants.COL_NEGATIVE], constants.COL_COSINE: s["cosine_negative"], constants.COL_WIN: s[constants.COL_WIN],
-            "margin": s["margin"], **extra_n,
-        })
+        positives = pd.DataFrame(
+            {
+                constants.COL_MODEL: s[constants.COL_MODEL],
+                constants.COL_SUITE: name,
+                constants.COL_CATEGORY: constants.CAT_POSITIVE,
+                constants.COL_PAIR_ID: row + "/positive",
+                constants.COL_TEXT_A: s[constants.COL_ANCHOR],
+                constants.COL_TEXT_B: s[constants.COL_POSITIVE],
+                constants.COL_COSINE: s["cosine_positive"],
+                **extra_p,
+            }
+        ).drop_duplicates([constants.COL_MODEL, constants.COL_PAIR_ID])
+        negatives = pd.DataFrame(
+            {
+                constants.COL_MODEL: s[constants.COL_MODEL],
+                constants.COL_SUITE: name,
+                constants.COL_CATEGORY: contradiction.map({True: constants.CAT_CONTRADICTION, False: "hard_negative"}),
+                constants.COL_PAIR_ID: row + "/" + s[constants.COL_NEGATIVE_COLUMN].astype(str),
+                constants.COL_TEXT_A: s[constants.COL_ANCHOR],
+                constants.COL_TEXT_B: s[constants.COL_NEGATIVE],
+                constants.COL_COSINE: s["cosine_negative"],
+                constants.COL_WIN: s[constants.COL_WIN],
+                "margin": s["margin"],
+                **extra_n,
+            }
+        )
         return pd.concat([positives, negatives], ignore_index=True)
 
     def frames(self) -> dict[str, pd.DataFrame]:
         """Every table by name (for CSV export)."""
-        return {"triples_scores": self.scores, "triples_win_rates": self.win_rates, "triples_ranks": self.ranks,
-                "triples_ranking": self.ranking, "triples_summary": self.summary(), "triples_by_source": self.by_source}
+        return {
+            "triples_scores": self.scores,
+            "triples_win_rates": self.win_rates,
+            "triples_ranks": self.ranks,
+            "triples_ranking": self.ranking,
+            "triples_summary": self.summary(),
+            "triples_by_source": self.by_source,
+        }
 
 
 @dataclass(frozen=True)
@@ -233,7 +284,9 @@ def _rank_rows(corpus: _Corpus, vectors: dict[str, np.ndarray], model: str, miti
         queries = embedding_matrix(vectors, list(corpus.queries[start:stop])).astype(np.float64)
         scores = np.clip(queries @ passages.T, -1.0, 1.0)
         if mitigation is not None:
-            scores = checked_scores(mitigation.rescore(list(corpus.queries[start:stop]), list(corpus.passages), scores, model=model), scores, mitigation.name)
+            scores = checked_scores(
+                mitigation.rescore(list(corpus.queries[start:stop]), list(corpus.passages), scores, model=model), scores, mitigation.name
+            )
         gains = np.array([np.isin(passage_ids, [text_ids[t] for t in corpus.positives[q]]) for q in range(start, stop)], dtype=float)
         negative = np.array([np.isin(passage_ids, [text_ids[t] for t in corpus.negatives[q] if t in text_ids]) for q in range(start, stop)])
         order = rank_order(scores, ids)
@@ -245,8 +298,10 @@ def _rank_rows(corpus: _Corpus, vectors: dict[str, np.ndarray], model: str, miti
         parts.append(
             pd.DataFrame(
                 {
-                    constants.COL_MODEL: model, constants.COL_MITIGATION: constants.MITIGATION_NONE if mitigation is None else mitigation.name,
-                    constants.COL_ANCHOR: corpus.queries[start:stop], "n_relevant": gains.sum(axis=1).astype(int),
+                    constants.COL_MODEL: model,
+                    constants.COL_MITIGATION: constants.MITIGATION_NONE if mitigation is None else mitigation.name,
+                    constants.COL_ANCHOR: corpus.queries[start:stop],
+                    "n_relevant": gains.sum(axis=1).astype(int),
                     "rank_positive": _first_rank((ranked > 0) & np.isfinite(ranked_scores)),
                     "top1": [corpus.passages[i] if ok else "" for i, ok in zip(top, retrieved, strict=True)],
                     constants.COL_TOP1_NEGATIVE: negative[np.arange(len(top)), top] & retrieved,
@@ -263,18 +318,34 @@ def _first_rank(hits: np.ndarray) -> np.ndarray:
 
 
 def _ranking_row(ranks: pd.DataFrame, model: str, mitigation: str, n_passages: int) -> dict:
-    means = ranks[[*constants.COL_IR_RECALL_AT.values(), constants.COL_MRR_AT, constants.COL_NDCG_AT, constants.COL_TOP1_NEGATIVE]].astype(float).mean()
-    return {constants.COL_MODEL: model, constants.COL_MITIGATION: mitigation, constants.COL_N_QUERIES: len(ranks), constants.COL_N_PASSAGES: n_passages,
-            **means.to_dict(), constants.COL_TIED_QUERIES: int(ranks[constants.COL_TIE_DECIDED].sum())}
+    means = (
+        ranks[[*constants.COL_IR_RECALL_AT.values(), constants.COL_MRR_AT, constants.COL_NDCG_AT, constants.COL_TOP1_NEGATIVE]]
+        .astype(float)
+        .mean()
+    )
+    return {
+        constants.COL_MODEL: model,
+        constants.COL_MITIGATION: mitigation,
+        constants.COL_N_QUERIES: len(ranks),
+        constants.COL_N_PASSAGES: n_passages,
+        **means.to_dict(),
+        constants.COL_TIED_QUERIES: int(ranks[constants.COL_TIE_DECIDED].sum()),
+    }
 
 
 def _win_rate_row(scores: pd.DataFrame, model: str, mitigation: str, **bootstrap) -> dict:
     wins, ties = scores[constants.COL_WIN].to_numpy(bool), scores[constants.COL_TIE].to_numpy(bool)
     rate, low, high = rate_with_ci(wins, scores[constants.COL_ANCHOR].to_numpy(), **bootstrap)
     return {
-        constants.COL_MODEL: model, constants.COL_MITIGATION: mitigation, constants.COL_N: len(wins), constants.COL_WINS: int(wins.sum()),
-        constants.COL_TIES: int(ties.sum()), constants.COL_WIN_RATE: rate, constants.COL_TIE_RATE: float(ties.mean()),
-        constants.COL_CI_LOW: low, constants.COL_CI_HIGH: high,
+        constants.COL_MODEL: model,
+        constants.COL_MITIGATION: mitigation,
+        constants.COL_N: len(wins),
+        constants.COL_WINS: int(wins.sum()),
+        constants.COL_TIES: int(ties.sum()),
+        constants.COL_WIN_RATE: rate,
+        constants.COL_TIE_RATE: float(ties.mean()),
+        constants.COL_CI_LOW: low,
+        constants.COL_CI_HIGH: high,
     }
 
 
@@ -283,7 +354,10 @@ def _churn(scores: pd.DataFrame, ranks: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (model, mitigation), part in scores.groupby(_KEYS, sort=False):
         plain = scores[(scores[constants.COL_MODEL] == model) & (scores[constants.COL_MITIGATION] == constants.MITIGATION_NONE)]
-        fixed, broken = flips(~(plain[constants.COL_WIN] | plain[constants.COL_TIE]).to_numpy(bool), ~(part[constants.COL_WIN] | part[constants.COL_TIE]).to_numpy(bool))
+        fixed, broken = flips(
+            ~(plain[constants.COL_WIN] | plain[constants.COL_TIE]).to_numpy(bool),
+            ~(part[constants.COL_WIN] | part[constants.COL_TIE]).to_numpy(bool),
+        )
         mine = ranks[(ranks[constants.COL_MODEL] == model) & (ranks[constants.COL_MITIGATION] == mitigation)]
         base = ranks[(ranks[constants.COL_MODEL] == model) & (ranks[constants.COL_MITIGATION] == constants.MITIGATION_NONE)]
         gained, lost = flips(base[constants.COL_IR_RECALL_AT[1]].to_numpy() > 0, mine[constants.COL_IR_RECALL_AT[1]].to_numpy() > 0)
@@ -342,7 +416,10 @@ def run_triples(
         dense = _win_rows(triples.frame, vectors, run.label)
         for j, mitigation in enumerate([None, *mitigations]):
             label = constants.MITIGATION_NONE if mitigation is None else mitigation.name
-            run.note(0.85 + 0.15 * j / (len(mitigations) + 1), f"{run.label}: {label}: ranking {len(corpus.queries)} anchors over {len(corpus.passages)} passages")
+            run.note(
+                0.85 + 0.15 * j / (len(mitigations) + 1),
+                f"{run.label}: {label}: ranking {len(corpus.queries)} anchors over {len(corpus.passages)} passages",
+            )
             try:
                 scored = dense if mitigation is None else _rescored_win_rows(dense, vectors, mitigation, run.label)
                 ranked = _rank_rows(corpus, vectors, run.label, mitigation)
@@ -361,7 +438,9 @@ def run_triples(
         pd.DataFrame(win_rows, columns=WIN_RATE_COLUMNS),
         pd.concat(ranks, ignore_index=True) if ranks else pd.DataFrame(columns=_KEYS),
         pd.DataFrame(rank_rows, columns=RANKING_COLUMNS),
-        errors, reports, time.perf_counter() - start,
+        errors,
+        reports,
+        time.perf_counter() - start,
         by_source=_by_source(every, **boot) if mitigations and not every.empty else pd.DataFrame(columns=tables.SOURCE_COLUMNS),
     )
 
@@ -379,7 +458,9 @@ def _by_source(scores: pd.DataFrame, **bootstrap) -> pd.DataFrame:
     frame[constants.COL_GROUP_ID] = scores[constants.COL_ANCHOR]
     frame[constants.COL_VARIANT_SOURCE] = variant_sources(scores[constants.COL_ANCHOR], scores[constants.COL_NEGATIVE])
     frame[constants.COL_SCORE_VARIANT] = np.where(plain, scores["cosine_negative"], scores.get("score_negative", scores["cosine_negative"]))
-    frame[constants.COL_SCORE_PARAPHRASE] = np.where(plain, scores["cosine_positive"], scores.get("score_positive", scores["cosine_positive"]))
+    frame[constants.COL_SCORE_PARAPHRASE] = np.where(
+        plain, scores["cosine_positive"], scores.get("score_positive", scores["cosine_positive"])
+    )
     return tables.source_table(frame, **bootstrap)
 
 

@@ -41,7 +41,9 @@ def _filtered(frame: pd.DataFrame, model: str, mitigation: str, modes: Sequence[
     return frame[keep]
 
 
-def worst_variants(scores: pd.DataFrame, model: str, mitigation: str = constants.MITIGATION_NONE, modes: Sequence[str] = (), search: str = "") -> pd.DataFrame:
+def worst_variants(
+    scores: pd.DataFrame, model: str, mitigation: str = constants.MITIGATION_NONE, modes: Sequence[str] = (), search: str = ""
+) -> pd.DataFrame:
     """One model's variants under one mitigation, the variant most above its paraphrase first.
 
     Args:
@@ -62,7 +64,9 @@ def worst_variants(scores: pd.DataFrame, model: str, mitigation: str = constants
     """
     _require(scores, [*_SCORE_COLUMNS, *_GROUP_TEXTS, COL_MARGIN, constants.COL_GROUP_ID], "scores")
     kept = _filtered(scores, model, mitigation, modes, search, _GROUP_TEXTS)
-    return kept.sort_values([COL_MARGIN, constants.COL_GROUP_ID], ascending=[False, True], na_position="last", kind="stable").reset_index(drop=True)
+    return kept.sort_values([COL_MARGIN, constants.COL_GROUP_ID], ascending=[False, True], na_position="last", kind="stable").reset_index(
+        drop=True
+    )
 
 
 def worst_corpus_pairs(pairs: pd.DataFrame, model: str, mitigation: str = constants.MITIGATION_NONE, search: str = "") -> pd.DataFrame:

@@ -30,16 +30,24 @@ from core.probes.retrieval.suite import RetrievalSuite
 
 C = constants
 VARIANT_COLUMNS = [
-    C.COL_GROUP_ID, C.COL_DOMAIN, C.COL_MODE, C.COL_ANCHOR, C.COL_PARAPHRASE, C.ROLE_VARIANT, C.COL_VARIANT_SOURCE,
+    C.COL_GROUP_ID,
+    C.COL_DOMAIN,
+    C.COL_MODE,
+    C.COL_ANCHOR,
+    C.COL_PARAPHRASE,
+    C.ROLE_VARIANT,
+    C.COL_VARIANT_SOURCE,
 ]
 TRIPLE_COLUMNS = [C.COL_ANCHOR, C.COL_POSITIVE, C.COL_NEGATIVE]
 TRIPLE_META = [C.COL_GROUP_ID, C.COL_DOMAIN, C.COL_MODE, C.COL_VARIANT_SOURCE, C.COL_SPLIT]
 NATURAL_FILE = DATA_DIR / "natural" / "wordnet-antonym-triples.csv"
 """Public natural triples (WordNet 3.0 adjective glosses, WordNet licence; data/natural/README.md) for the general cost."""
 NATURAL_NAME = "WordNet antonym glosses"
-NATURAL_SOURCE = ("515 WordNet 3.0 adjective definitions written by its lexicographers (Princeton University, WordNet licence), "
-                  "each with the definition of a similar adjective (positive) and of its antonym (negative); lexical "
-                  "definitions, not sentence-level NLI; antonym pairs told apart by a negation cue left out; data/natural/README.md.")
+NATURAL_SOURCE = (
+    "515 WordNet 3.0 adjective definitions written by its lexicographers (Princeton University, WordNet licence), "
+    "each with the definition of a similar adjective (positive) and of its antonym (negative); lexical "
+    "definitions, not sentence-level NLI; antonym pairs told apart by a negation cue left out; data/natural/README.md."
+)
 SHORTCUT_FILE = DATA_DIR / "shortcut" / "negation-shortcut.csv"
 """Our hand-written same-meaning and opposite-meaning negation pairs (data/shortcut/README.md)."""
 SHORTCUT_COLUMNS = ["item", "meaning", C.COL_TEXT_A, C.COL_TEXT_B]
@@ -109,11 +117,13 @@ def _largest_remainder(sizes: list[int], fraction: float, total: int, rng: np.ra
     counts = np.floor(exact).astype(int)
     left = int(round(total * fraction)) - int(counts.sum())
     order = np.lexsort((rng.random(len(sizes)), -(exact - counts)))
-    counts[order[:max(left, 0)]] += 1
+    counts[order[: max(left, 0)]] += 1
     return [int(c) for c in counts]
 
 
-def training_triples(variants: pd.DataFrame, split: Mapping[str, str], failing: pd.Series, queries: pd.DataFrame | None = None) -> pd.DataFrame:
+def training_triples(
+    variants: pd.DataFrame, split: Mapping[str, str], failing: pd.Series, queries: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """sentence-transformers ``(anchor, positive, negative)`` rows from the training half's failing variants.
 
     Args:
@@ -189,7 +199,9 @@ def labelled_pairs(frame: pd.DataFrame) -> pd.DataFrame:
     if same.nunique() < 2:
         raise ValueError("needs both match and no-match labels")
     kept = same.notna()
-    return pd.DataFrame({C.COL_TEXT_A: frame.loc[kept, C.COL_TEXT_A], C.COL_TEXT_B: frame.loc[kept, C.COL_TEXT_B], "same": same[kept].astype(bool)})
+    return pd.DataFrame(
+        {C.COL_TEXT_A: frame.loc[kept, C.COL_TEXT_A], C.COL_TEXT_B: frame.loc[kept, C.COL_TEXT_B], "same": same[kept].astype(bool)}
+    )
 
 
 def labelled_from_bytes(data: bytes, name: str) -> pd.DataFrame:

@@ -49,19 +49,57 @@ C = constants
 EncodeFn = Callable[[list[str]], np.ndarray]
 """texts -> embeddings, shape ``(len(texts), dim)``."""
 ALL = C.MODE_ALL
-SCORE_COLUMNS = [C.COL_SETTING, C.COL_SPLIT, C.COL_GROUP_ID, C.COL_DOMAIN, C.COL_MODE, C.COL_VARIANT_SOURCE,
-                 C.COL_ANCHOR, C.ROLE_VARIANT, "cosine_paraphrase", "cosine_variant", C.COL_WIN, C.COL_TIE]
+SCORE_COLUMNS = [
+    C.COL_SETTING,
+    C.COL_SPLIT,
+    C.COL_GROUP_ID,
+    C.COL_DOMAIN,
+    C.COL_MODE,
+    C.COL_VARIANT_SOURCE,
+    C.COL_ANCHOR,
+    C.ROLE_VARIANT,
+    "cosine_paraphrase",
+    "cosine_variant",
+    C.COL_WIN,
+    C.COL_TIE,
+]
 WIN_COLUMNS = [C.COL_SETTING, C.COL_SPLIT, C.COL_MODE, C.COL_N, C.COL_WINS, C.COL_TIES, C.COL_WIN_RATE, C.COL_CI_LOW, C.COL_CI_HIGH]
-TEST_COLUMNS = [C.COL_SETTING, C.COL_SPLIT, C.COL_MODE, C.COL_N, "before", "after", "difference", C.COL_CI_LOW, C.COL_CI_HIGH,
-                "fixed", "broken", "pvalue"]
+TEST_COLUMNS = [
+    C.COL_SETTING,
+    C.COL_SPLIT,
+    C.COL_MODE,
+    C.COL_N,
+    "before",
+    "after",
+    "difference",
+    C.COL_CI_LOW,
+    C.COL_CI_HIGH,
+    "fixed",
+    "broken",
+    "pvalue",
+]
 COST_COLUMNS = ["data", "measure", C.COL_SETTING, "value", "n", "best", "at_ceiling"]
 MEASURE_AUC = "auc"
 MEASURE_WIN_RATE = "opposite win rate"
 MEASURE_RECALL_AT_1 = "recall@1"
 BEST = {MEASURE_AUC: 1.0, MEASURE_WIN_RATE: 0.0, MEASURE_RECALL_AT_1: 1.0}
 """Each measure's best possible value: a row at it cannot improve, and easy data sits there whatever the model."""
-NATURAL_COLUMNS = ["data", "measure", C.COL_SETTING, C.COL_N, "value", C.COL_CI_LOW, C.COL_CI_HIGH,
-                   "difference", "difference_low", "difference_high", "fixed", "broken", "best", "at_ceiling"]
+NATURAL_COLUMNS = [
+    "data",
+    "measure",
+    C.COL_SETTING,
+    C.COL_N,
+    "value",
+    C.COL_CI_LOW,
+    C.COL_CI_HIGH,
+    "difference",
+    "difference_low",
+    "difference_high",
+    "fixed",
+    "broken",
+    "best",
+    "at_ceiling",
+]
 SHORTCUT_TABLE_COLUMNS = ["item", "meaning", C.COL_TEXT_A, C.COL_TEXT_B, C.COL_SETTING, C.COL_COSINE]
 SHORTCUT_MEAN_COLUMNS = [C.COL_SETTING, "meaning", C.COL_N, "mean_cosine"]
 
@@ -139,8 +177,7 @@ def source_table(scores: pd.DataFrame, *, seed: int = C.BOOTSTRAP_SEED) -> pd.Da
 
 
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
-    keys = [_ordered(frame, C.COL_SPLIT, C.TUNE_SPLITS),
-            _ordered(frame, C.COL_SETTING, C.TUNE_SETTINGS)]
+    keys = [_ordered(frame, C.COL_SPLIT, C.TUNE_SPLITS), _ordered(frame, C.COL_SETTING, C.TUNE_SETTINGS)]
     order = np.lexsort(tuple(k.to_numpy() for k in reversed(keys)))
     return frame.iloc[order].reset_index(drop=True)
 
@@ -166,7 +203,9 @@ def paired_tests(scores: pd.DataFrame, *, seed: int = C.BOOTSTRAP_SEED) -> pd.Da
                 before, after = bp[C.COL_WIN].to_numpy(), ap[C.COL_WIN].to_numpy()
                 test = mcnemar_exact(before, after)
                 diff, low, high = rate_difference_ci(after, before, seed=seed)
-                rows.append((setting, split, mode, len(bp), _mean(before), _mean(after), diff, low, high, test.a_only, test.b_only, test.pvalue))
+                rows.append(
+                    (setting, split, mode, len(bp), _mean(before), _mean(after), diff, low, high, test.a_only, test.b_only, test.pvalue)
+                )
     return pd.DataFrame(rows, columns=TEST_COLUMNS)
 
 
@@ -205,8 +244,10 @@ def _flag_ceilings(frame: pd.DataFrame) -> pd.DataFrame:
     """Set ``at_ceiling`` on every row of a (data, measure) group whose every setting is at its best value."""
     if frame.empty:
         return frame.assign(at_ceiling=pd.Series(dtype=bool))
-    flags = {key: at_ceiling(rows["value"].to_numpy(dtype=float), BEST[str(key[1])])
-             for key, rows in frame.groupby(["data", "measure"], sort=False)}
+    flags = {
+        key: at_ceiling(rows["value"].to_numpy(dtype=float), BEST[str(key[1])])
+        for key, rows in frame.groupby(["data", "measure"], sort=False)
+    }
     return frame.assign(at_ceiling=[flags[key] for key in zip(frame["data"], frame["measure"], strict=True)])
 
 
@@ -330,8 +371,10 @@ def warnings(tests: pd.DataFrame, *, setting: str = C.TUNE_SETTING_TUNED, points
         label = C.CATEGORY_LABELS.get(r[C.COL_MODE], r[C.COL_MODE])
         why = " (a mean-pooled model does not see word order)" if r[C.COL_MODE] == C.CAT_ENTITY_SWAP else ""
         verb = "rose" if drop < 0 else "did not move"
-        out.append(f"{label}: the tuned model did not fix it{why}: held-out win rate {100 * r['before']:.1f}% -> {100 * r['after']:.1f}% "
-                   f"({verb}; {r['fixed']} fixed, {r['broken']} broken, McNemar p = {r['pvalue']:.3g}).")
+        out.append(
+            f"{label}: the tuned model did not fix it{why}: held-out win rate {100 * r['before']:.1f}% -> {100 * r['after']:.1f}% "
+            f"({verb}; {r['fixed']} fixed, {r['broken']} broken, McNemar p = {r['pvalue']:.3g})."
+        )
     return out
 
 
@@ -346,8 +389,9 @@ def _shortcut_drop(means: pd.DataFrame, setting: str, meaning: str) -> tuple[flo
     return float(at.get((C.TUNE_SETTING_UNTOUCHED, meaning), math.nan)), float(at.get((setting, meaning), math.nan))
 
 
-def cost_warnings(natural: pd.DataFrame, shortcut: pd.DataFrame, *, setting: str = C.TUNE_SETTING_TUNED,
-                  drop: float = C.TUNE_SHORTCUT_DROP) -> list[str]:
+def cost_warnings(
+    natural: pd.DataFrame, shortcut: pd.DataFrame, *, setting: str = C.TUNE_SETTING_TUNED, drop: float = C.TUNE_SHORTCUT_DROP
+) -> list[str]:
     """Plain sentences for a general cost the intervals show and for the negation shortcut.
 
     Args:
@@ -359,22 +403,28 @@ def cost_warnings(natural: pd.DataFrame, shortcut: pd.DataFrame, *, setting: str
     out = []
     for r in natural[natural[C.COL_SETTING] == setting].to_dict("records") if not natural.empty else []:
         if _worse(r):
-            out.append(f"General cost: {r['measure']} on {r['data']} got worse, {_pct(_before(natural, r))}% -> {_pct(r['value'])}% "
-                       f"(difference {_pct(r['difference'])} points, 95% CI {_pct(r['difference_low'])} to {_pct(r['difference_high'])}; "
-                       f"{_count(r['fixed'])} fixed, {_count(r['broken'])} broken).")
+            out.append(
+                f"General cost: {r['measure']} on {r['data']} got worse, {_pct(_before(natural, r))}% -> {_pct(r['value'])}% "
+                f"(difference {_pct(r['difference'])} points, 95% CI {_pct(r['difference_low'])} to {_pct(r['difference_high'])}; "
+                f"{_count(r['fixed'])} fixed, {_count(r['broken'])} broken)."
+            )
     means = shortcut_means(shortcut)
     same_before, same_after = _shortcut_drop(means, setting, MEANING_SAME)
     if same_before - same_after >= drop:
         opp_before, opp_after = _shortcut_drop(means, setting, MEANING_OPPOSITE)
-        out.append(f"Negation shortcut: pairs that mean the same despite a negation cue (\"The door was open.\" / \"The door was not closed.\") "
-                   f"fell from mean cosine {same_before:.3f} to {same_after:.3f} (opposite-meaning pairs {opp_before:.3f} -> {opp_after:.3f}): "
-                   "the tuned model reads a negation cue as a change of meaning, whatever the meaning.")
+        out.append(
+            f'Negation shortcut: pairs that mean the same despite a negation cue ("The door was open." / "The door was not closed.") '
+            f"fell from mean cosine {same_before:.3f} to {same_after:.3f} (opposite-meaning pairs {opp_before:.3f} -> {opp_after:.3f}): "
+            "the tuned model reads a negation cue as a change of meaning, whatever the meaning."
+        )
     return out
 
 
 def _before(natural: pd.DataFrame, r: Mapping[Any, Any]) -> float:
     """The untouched value of ``r``'s data and measure (what the difference is measured from)."""
-    base = natural[(natural["data"] == r["data"]) & (natural["measure"] == r["measure"]) & (natural[C.COL_SETTING] == C.TUNE_SETTING_UNTOUCHED)]
+    base = natural[
+        (natural["data"] == r["data"]) & (natural["measure"] == r["measure"]) & (natural[C.COL_SETTING] == C.TUNE_SETTING_UNTOUCHED)
+    ]
     return float(base["value"].iloc[0]) if not base.empty else math.nan
 
 
@@ -401,8 +451,10 @@ def _wide(table: pd.DataFrame, by: str) -> list[str]:
             continue
         lines += [f"**{split} half**", "", "| setting | " + " | ".join(f"{v} (n)" for v in values) + " |", "|---" * (len(values) + 1) + "|"]
         for setting, rows in part.groupby(C.COL_SETTING, sort=False):
-            cells = {r[by]: f"{_pct(r[C.COL_WIN_RATE])} ({r[C.COL_N]}{', ' + str(r[C.COL_TIES]) + ' ties' if r[C.COL_TIES] else ''})"
-                     for r in rows.to_dict("records")}
+            cells = {
+                r[by]: f"{_pct(r[C.COL_WIN_RATE])} ({r[C.COL_N]}{', ' + str(r[C.COL_TIES]) + ' ties' if r[C.COL_TIES] else ''})"
+                for r in rows.to_dict("records")
+            }
             lines.append(f"| {setting} | " + " | ".join(cells.get(v, "—") for v in values) + " |")
         lines.append("")
     return lines
@@ -442,9 +494,11 @@ def cost_headline(doc: Mapping[str, Any], *, setting: str = C.TUNE_SETTING_TUNED
             r = by[setting]
             better = "lower" if BEST[str(measure)] == 0 else "higher"
             note = "; at ceiling" if bool(r["at_ceiling"]) else ""
-            parts.append(f"{measure} {_pct(by[C.TUNE_SETTING_UNTOUCHED]['value'])}% -> {_pct(r['value'])}% ({better} is better; "
-                         f"difference {_pct(r['difference'])} points, 95% CI {_pct(r['difference_low'])} to {_pct(r['difference_high'])}; "
-                         f"{_count(r['fixed'])} fixed, {_count(r['broken'])} broken{note})")
+            parts.append(
+                f"{measure} {_pct(by[C.TUNE_SETTING_UNTOUCHED]['value'])}% -> {_pct(r['value'])}% ({better} is better; "
+                f"difference {_pct(r['difference'])} points, 95% CI {_pct(r['difference_low'])} to {_pct(r['difference_high'])}; "
+                f"{_count(r['fixed'])} fixed, {_count(r['broken'])} broken{note})"
+            )
         n = int(natural[C.COL_N].iloc[0])
         left_out = f"; {info['left_out']} row(s) sharing a text with the tuning data left out" if info.get("left_out") else ""
         head = f"**General cost, on natural data it never trained on** ({natural['data'].iloc[0]}, {n} triples{left_out}): "
@@ -453,14 +507,18 @@ def cost_headline(doc: Mapping[str, Any], *, setting: str = C.TUNE_SETTING_TUNED
         lines = [f"**General cost on natural data**: not measured ({(doc.get('natural_data') or {}).get('reason', 'no natural data')})."]
     if not shortcut.empty and setting in set(shortcut[C.COL_SETTING]):
         first = shortcut[shortcut["meaning"] == MEANING_SAME].iloc[0]
-        pair = shortcut[(shortcut[C.COL_TEXT_A] == first[C.COL_TEXT_A]) & (shortcut[C.COL_TEXT_B] == first[C.COL_TEXT_B])].set_index(C.COL_SETTING)[C.COL_COSINE]
+        pair = shortcut[(shortcut[C.COL_TEXT_A] == first[C.COL_TEXT_A]) & (shortcut[C.COL_TEXT_B] == first[C.COL_TEXT_B])].set_index(
+            C.COL_SETTING
+        )[C.COL_COSINE]
         means = shortcut_means(shortcut)
         n_same = int(((shortcut[C.COL_SETTING] == setting) & (shortcut["meaning"] == MEANING_SAME)).sum())
         same_b, same_a = _shortcut_drop(means, setting, MEANING_SAME)
         opp_b, opp_a = _shortcut_drop(means, setting, MEANING_OPPOSITE)
-        lines.append(f"**Shortcut probe**: \"{first[C.COL_TEXT_A]}\" / \"{first[C.COL_TEXT_B]}\" (same meaning) "
-                     f"{pair[C.TUNE_SETTING_UNTOUCHED]:.3f} -> {pair[setting]:.3f}; mean cosine of the {n_same} "
-                     f"same-meaning negation pairs {same_b:.3f} -> {same_a:.3f}, of the opposite-meaning ones {opp_b:.3f} -> {opp_a:.3f}.")
+        lines.append(
+            f'**Shortcut probe**: "{first[C.COL_TEXT_A]}" / "{first[C.COL_TEXT_B]}" (same meaning) '
+            f"{pair[C.TUNE_SETTING_UNTOUCHED]:.3f} -> {pair[setting]:.3f}; mean cosine of the {n_same} "
+            f"same-meaning negation pairs {same_b:.3f} -> {same_a:.3f}, of the opposite-meaning ones {opp_b:.3f} -> {opp_a:.3f}."
+        )
     return [" ".join(lines), ""]
 
 
@@ -468,19 +526,29 @@ def _natural_lines(natural: pd.DataFrame, info: Mapping[str, Any]) -> list[str]:
     lines = ["## General cost on natural data it never trained on", ""]
     if natural.empty:
         return [*lines, f"Not measured: {info.get('reason', 'no natural data')}.", ""]
-    lines += [f"{natural['data'].iloc[0]}: {info.get('source', '')} Each anchor is the query; opposite win rate = share of triples "
-              "whose negative (the opposite meaning) outranks the positive (lower is better, ties are no win); recall@1 = share of anchors "
-              "whose top passage among every positive and negative of the file is their positive (higher is better). "
-              "95% intervals by bootstrap; fixed / broken = triples or anchors that failed before and not after, and the other way."
-              + (f" {info['left_out']} row(s) sharing a text with the tuning data were left out." if info.get("left_out") else ""), "",
-              "| measure | setting | n | value % (95% CI) | difference, points (95% CI) | fixed | broken | note |", "|---" * 8 + "|"]
+    lines += [
+        f"{natural['data'].iloc[0]}: {info.get('source', '')} Each anchor is the query; opposite win rate = share of triples "
+        "whose negative (the opposite meaning) outranks the positive (lower is better, ties are no win); recall@1 = share of anchors "
+        "whose top passage among every positive and negative of the file is their positive (higher is better). "
+        "95% intervals by bootstrap; fixed / broken = triples or anchors that failed before and not after, and the other way."
+        + (f" {info['left_out']} row(s) sharing a text with the tuning data were left out." if info.get("left_out") else ""),
+        "",
+        "| measure | setting | n | value % (95% CI) | difference, points (95% CI) | fixed | broken | note |",
+        "|---" * 8 + "|",
+    ]
     for measure, rows in natural.groupby("measure", sort=False):
         note = _ceiling_note(rows, ".0%")
         for r in rows.to_dict("records"):
-            diff = "—" if r[C.COL_SETTING] == C.TUNE_SETTING_UNTOUCHED else f"{_pct(r['difference'])} ({_pct(r['difference_low'])} to {_pct(r['difference_high'])})"
+            diff = (
+                "—"
+                if r[C.COL_SETTING] == C.TUNE_SETTING_UNTOUCHED
+                else f"{_pct(r['difference'])} ({_pct(r['difference_low'])} to {_pct(r['difference_high'])})"
+            )
             fixed, broken = _count(r["fixed"]), _count(r["broken"])
-            lines.append(f"| {measure} | {r[C.COL_SETTING]} | {r[C.COL_N]} | {_interval(r['value'], r[C.COL_CI_LOW], r[C.COL_CI_HIGH])} | {diff} | "
-                         f"{fixed} | {broken} | {note} |")
+            lines.append(
+                f"| {measure} | {r[C.COL_SETTING]} | {r[C.COL_N]} | {_interval(r['value'], r[C.COL_CI_LOW], r[C.COL_CI_HIGH])} | {diff} | "
+                f"{fixed} | {broken} | {note} |"
+            )
     return [*lines, ""]
 
 
@@ -489,11 +557,16 @@ def _shortcut_lines(shortcut: pd.DataFrame) -> list[str]:
         return []
     settings = _setting_order(shortcut)
     means = {(str(r[C.COL_SETTING]), str(r["meaning"])): r for r in shortcut_means(shortcut).to_dict("records")}
-    lines = ["## Shortcut probe: a negation cue, or the meaning?", "",
-             "Hand-written pairs (data/shortcut/): *same* says the same thing with a negation cue and an antonym (\"open\" / \"not closed\"), "
-             "*opposite* negates it. Tuning that learned meaning pushes the opposite pairs apart and keeps the same ones close; tuning that "
-             "learned \"a negation cue means a different meaning\" pushes both apart.", "",
-             "| meaning | n | " + " | ".join(settings) + " |", "|---" * (2 + len(settings)) + "|"]
+    lines = [
+        "## Shortcut probe: a negation cue, or the meaning?",
+        "",
+        'Hand-written pairs (data/shortcut/): *same* says the same thing with a negation cue and an antonym ("open" / "not closed"), '
+        "*opposite* negates it. Tuning that learned meaning pushes the opposite pairs apart and keeps the same ones close; tuning that "
+        'learned "a negation cue means a different meaning" pushes both apart.',
+        "",
+        "| meaning | n | " + " | ".join(settings) + " |",
+        "|---" * (2 + len(settings)) + "|",
+    ]
     for meaning in (MEANING_SAME, MEANING_OPPOSITE):
         if (settings[0], meaning) in means:
             cells = " | ".join(f"{means[(s, meaning)]['mean_cosine']:.3f}" if (s, meaning) in means else "—" for s in settings)
@@ -520,7 +593,8 @@ def to_markdown(doc: Mapping[str, Any]) -> str:
         f"Split by anchor group, stratified by domain, seed {doc['config']['seed']}: {doc['groups'][C.SPLIT_TRAIN]} training groups, "
         f"{doc['groups'][C.SPLIT_HELD_OUT]} held-out. Trained on {doc['training']['rows']} triples, {doc['training']['steps']} steps, "
         f"{doc['training']['seconds']:.0f} s; weights averaged {doc['config']['average']:.2f}/{1 - doc['config']['average']:.2f} with the original"
-        + (f"; distillation λ = {doc['config']['distill']}" if doc["config"]["distill"] else "") + ".",
+        + (f"; distillation λ = {doc['config']['distill']}" if doc["config"]["distill"] else "")
+        + ".",
         "",
         *cost_headline(doc),
     ]
@@ -531,16 +605,26 @@ def to_markdown(doc: Mapping[str, Any]) -> str:
     lines += _shortcut_lines(shortcut)
     lines += ["## Hand-written vs rule-made variants (%)", "", *_wide(sources, C.COL_VARIANT_SOURCE)]
     if not tests.empty:
-        lines += ["## Paired tests against the untouched model", "",
-                  "| setting | split | mode | before | after | difference (95% CI) | fixed | broken | McNemar p |", "|---" * 9 + "|"]
+        lines += [
+            "## Paired tests against the untouched model",
+            "",
+            "| setting | split | mode | before | after | difference (95% CI) | fixed | broken | McNemar p |",
+            "|---" * 9 + "|",
+        ]
         for r in tests.to_dict("records"):
-            lines.append(f"| {r[C.COL_SETTING]} | {r[C.COL_SPLIT]} | {r[C.COL_MODE]} | {_pct(r['before'])} | {_pct(r['after'])} | "
-                         f"{_pct(r['difference'])} ({_pct(r[C.COL_CI_LOW])} to {_pct(r[C.COL_CI_HIGH])}) | {r['fixed']} | {r['broken']} | {r['pvalue']:.3g} |")
+            lines.append(
+                f"| {r[C.COL_SETTING]} | {r[C.COL_SPLIT]} | {r[C.COL_MODE]} | {_pct(r['before'])} | {_pct(r['after'])} | "
+                f"{_pct(r['difference'])} ({_pct(r[C.COL_CI_LOW])} to {_pct(r[C.COL_CI_HIGH])}) | {r['fixed']} | {r['broken']} | {r['pvalue']:.3g} |"
+            )
         lines.append("")
     if not costs.empty:
         settings = _setting_order(costs)
-        lines += ["## Cost on labelled pairs: same vs different meaning, AUC before/after", "",
-                  "| data | n | " + " | ".join(settings) + " | note |", "|---" * (3 + len(settings)) + "|"]
+        lines += [
+            "## Cost on labelled pairs: same vs different meaning, AUC before/after",
+            "",
+            "| data | n | " + " | ".join(settings) + " | note |",
+            "|---" * (3 + len(settings)) + "|",
+        ]
         for name, rows in costs.groupby("data", sort=False):
             by = rows.set_index(C.COL_SETTING)["value"]
             values = " | ".join("—" if s not in by.index or pd.isna(by[s]) else f"{by[s]:.3f}" for s in settings)

@@ -52,8 +52,12 @@ class TuneResult:
 
 def encoder(model: Any) -> report.EncodeFn:
     """A ``SentenceTransformer`` as texts -> unit vectors ``(n, dim)``."""
+
     def encode(texts: list[str]) -> np.ndarray:
-        return np.asarray(model.encode(texts, batch_size=ENCODE_BATCH, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False))
+        return np.asarray(
+            model.encode(texts, batch_size=ENCODE_BATCH, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+        )
+
     return encode
 
 
@@ -63,11 +67,14 @@ def baseline_labelled() -> pd.DataFrame:
 
     suite = load_suite(C.SUITE_BASELINE)
     kept = suite[suite[C.COL_CATEGORY].isin((C.CAT_POSITIVE, C.CAT_NEGATIVE))]
-    return pd.DataFrame({C.COL_TEXT_A: kept[C.COL_TEXT_A], C.COL_TEXT_B: kept[C.COL_TEXT_B], "same": kept[C.COL_CATEGORY] == C.CAT_POSITIVE})
+    return pd.DataFrame(
+        {C.COL_TEXT_A: kept[C.COL_TEXT_A], C.COL_TEXT_B: kept[C.COL_TEXT_B], "same": kept[C.COL_CATEGORY] == C.CAT_POSITIVE}
+    )
 
 
-def _natural_cost(encoders: Mapping[str, report.EncodeFn], natural: Triples | None, variants: pd.DataFrame, suite: RetrievalSuite,
-                  seed: int) -> tuple[pd.DataFrame, dict[str, Any]]:
+def _natural_cost(
+    encoders: Mapping[str, report.EncodeFn], natural: Triples | None, variants: pd.DataFrame, suite: RetrievalSuite, seed: int
+) -> tuple[pd.DataFrame, dict[str, Any]]:
     """:func:`report.natural_cost` on the natural triples minus every row that shares a text with the suite, and what was measured."""
     shipped = natural is None
     triples = data.natural_triples() if natural is None else natural
@@ -76,8 +83,12 @@ def _natural_cost(encoders: Mapping[str, report.EncodeFn], natural: Triples | No
         seen += list(suite.queries[C.COL_TEXT])
     kept, left_out = data.unseen_triples(triples, seen)
     name = data.NATURAL_NAME if shipped else triples.name
-    info: dict[str, Any] = {"name": name, "rows": int(triples.frame[C.COL_SOURCE_ROW].nunique()), "left_out": left_out,
-                            "source": data.NATURAL_SOURCE if shipped else f"{triples.name} (given)."}
+    info: dict[str, Any] = {
+        "name": name,
+        "rows": int(triples.frame[C.COL_SOURCE_ROW].nunique()),
+        "left_out": left_out,
+        "source": data.NATURAL_SOURCE if shipped else f"{triples.name} (given).",
+    }
     if kept is None:
         info["reason"] = f"every row of {name} shares a text with the tuning data"
         return pd.DataFrame(columns=report.NATURAL_COLUMNS), info
@@ -134,8 +145,14 @@ def run_tune(
     original.eval()
     tuned = train.trainable_copy(model)
     train_share = 0.55 if control else 0.8
-    stats = train.fine_tune(tuned, triples, config, teacher=original if config.distill else None,
-                            progress=_phase(progress, 0.1, train_share), should_stop=should_stop)
+    stats = train.fine_tune(
+        tuned,
+        triples,
+        config,
+        teacher=original if config.distill else None,
+        progress=_phase(progress, 0.1, train_share),
+        should_stop=should_stop,
+    )
     frames = [untouched]
     encoders: dict[str, report.EncodeFn] = {C.TUNE_SETTING_UNTOUCHED: encoder(original)}
     if config.average < 1:
@@ -148,8 +165,14 @@ def run_tune(
     control_stats = None
     if control:
         ctrl = train.trainable_copy(model)
-        control_stats = train.fine_tune(ctrl, data.control_pairs(triples), config, teacher=original if config.distill else None,
-                                        progress=_phase(progress, 0.1 + train_share, 0.25), should_stop=should_stop)
+        control_stats = train.fine_tune(
+            ctrl,
+            data.control_pairs(triples),
+            config,
+            teacher=original if config.distill else None,
+            progress=_phase(progress, 0.1 + train_share, 0.25),
+            should_stop=should_stop,
+        )
         train.average_weights(ctrl, original, config.average)
         frames.append(report.score_variants(encoder(ctrl), variants, split, C.TUNE_SETTING_CONTROL))
         encoders[C.TUNE_SETTING_CONTROL] = encoder(ctrl)
@@ -167,10 +190,15 @@ def run_tune(
     }
     split_frame = variants[[C.COL_GROUP_ID, C.COL_DOMAIN]].drop_duplicates().assign(**{C.COL_SPLIT: lambda f: f[C.COL_GROUP_ID].map(split)})
     meta = {
-        "model": model_name, "suite": suite.name, "config": config.as_dict(),
+        "model": model_name,
+        "suite": suite.name,
+        "config": config.as_dict(),
         "groups": {s: int((split_frame[C.COL_SPLIT] == s).sum()) for s in C.TUNE_SPLITS},
         "variants": {s: int((untouched[C.COL_SPLIT] == s).sum()) for s in C.TUNE_SPLITS},
-        "training": stats, "control_training": control_stats, "natural_data": natural_info, "seconds": round(time.perf_counter() - start, 1),
+        "training": stats,
+        "control_training": control_stats,
+        "natural_data": natural_info,
+        "seconds": round(time.perf_counter() - start, 1),
     }
     notes = [*report.warnings(tables["paired_tests"]), *report.cost_warnings(tables["natural_cost"], tables["shortcut"])]
     doc = report.report_doc(tables, meta, notes)

@@ -78,7 +78,9 @@ class TuneConfig:
         }
         bad = [name for name, ok in checks.items() if not ok]
         if bad:
-            raise ValueError(f"invalid tune setting {bad[0]}={getattr(self, bad[0])!r} (batch_size >= 2, 0 <= warmup < 1, 0 < average <= 1, others positive)")
+            raise ValueError(
+                f"invalid tune setting {bad[0]}={getattr(self, bad[0])!r} (batch_size >= 2, 0 <= warmup < 1, 0 < average <= 1, others positive)"
+            )
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -174,7 +176,9 @@ def fine_tune(
 
         def on_step_end(self, args, state, control, **kwargs):
             if progress is not None:
-                progress(state.global_step / max(state.max_steps, 1), f"step {state.global_step}/{state.max_steps}, loss {tracked['loss']:.3f}")
+                progress(
+                    state.global_step / max(state.max_steps, 1), f"step {state.global_step}/{state.max_steps}, loss {tracked['loss']:.3f}"
+                )
             if should_stop is not None and should_stop():
                 tracked["cancelled"] = True
                 control.should_training_stop = True
@@ -182,14 +186,30 @@ def fine_tune(
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cosine-probe-tune-") as work:
         args = SentenceTransformerTrainingArguments(
-            output_dir=work, num_train_epochs=config.epochs, max_steps=config.max_steps or -1,
-            per_device_train_batch_size=config.batch_size, learning_rate=config.learning_rate, warmup_steps=config.warmup,
-            lr_scheduler_type="linear", max_grad_norm=1.0, seed=config.seed, data_seed=config.seed,
-            batch_sampler=BatchSamplers.NO_DUPLICATES, save_strategy="no", report_to="none", disable_tqdm=True,
-            logging_steps=1, dataloader_num_workers=0, dataloader_pin_memory=False,
+            output_dir=work,
+            num_train_epochs=config.epochs,
+            max_steps=config.max_steps or -1,
+            per_device_train_batch_size=config.batch_size,
+            learning_rate=config.learning_rate,
+            warmup_steps=config.warmup,
+            lr_scheduler_type="linear",
+            max_grad_norm=1.0,
+            seed=config.seed,
+            data_seed=config.seed,
+            batch_sampler=BatchSamplers.NO_DUPLICATES,
+            save_strategy="no",
+            report_to="none",
+            disable_tqdm=True,
+            logging_steps=1,
+            dataloader_num_workers=0,
+            dataloader_pin_memory=False,
         )
         trainer = SentenceTransformerTrainer(
-            model=model, args=args, train_dataset=Dataset.from_pandas(rows[columns].reset_index(drop=True)), loss=loss, callbacks=[Hooks()],
+            model=model,
+            args=args,
+            train_dataset=Dataset.from_pandas(rows[columns].reset_index(drop=True)),
+            loss=loss,
+            callbacks=[Hooks()],
         )
         trainer.remove_callback(PrinterCallback)  # it prints every log dict on stdout, where --json writes
         output = trainer.train()

@@ -7,14 +7,17 @@ import pytest
 from core.audit import kinds
 
 
-@pytest.mark.parametrize(("a", "b", "mode"), [
-    ("The patient has diabetes.", "The patient does not have diabetes.", "negation"),
-    ("Take 5 mg twice a day.", "Take 500 mg twice a day.", "numerical"),
-    ("Acme acquired Globex in 2019.", "Globex acquired Acme in 2019.", "entity_swap"),
-    ("Take the pill before meals.", "Take the pill after meals.", "temporal"),
-    ("All patients responded to the drug.", "Some patients responded to the drug.", "quantifier"),
-    ("The drug reduces pain.", "The drug may reduce pain.", "hedging"),
-])
+@pytest.mark.parametrize(
+    ("a", "b", "mode"),
+    [
+        ("The patient has diabetes.", "The patient does not have diabetes.", "negation"),
+        ("Take 5 mg twice a day.", "Take 500 mg twice a day.", "numerical"),
+        ("Acme acquired Globex in 2019.", "Globex acquired Acme in 2019.", "entity_swap"),
+        ("Take the pill before meals.", "Take the pill after meals.", "temporal"),
+        ("All patients responded to the drug.", "Some patients responded to the drug.", "quantifier"),
+        ("The drug reduces pain.", "The drug may reduce pain.", "hedging"),
+    ],
+)
 def test_twins_name_their_mode(a, b, mode):
     found = kinds.pair_kind(a, b)
     assert found.kind == kinds.KIND_TWIN
@@ -22,11 +25,14 @@ def test_twins_name_their_mode(a, b, mode):
     assert mode in found.modes
 
 
-@pytest.mark.parametrize(("a", "b", "why"), [
-    ("The drug reduces pain.", "the drug reduces pain", "identical after normalisation"),
-    ("Ｔhe  drug   reduces pain!", "The drug reduces pain.", "identical after normalisation"),
-    ("The patient reduced a dose.", "The patient reduced the dose.", "differs only by articles or inflection"),
-])
+@pytest.mark.parametrize(
+    ("a", "b", "why"),
+    [
+        ("The drug reduces pain.", "the drug reduces pain", "identical after normalisation"),
+        ("Ｔhe  drug   reduces pain!", "The drug reduces pain.", "identical after normalisation"),
+        ("The patient reduced a dose.", "The patient reduced the dose.", "differs only by articles or inflection"),
+    ],
+)
 def test_near_duplicates(a, b, why):
     assert kinds.pair_kind(a, b) == kinds.PairKind(kinds.KIND_DUPLICATE, why=why)
 

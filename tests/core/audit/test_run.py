@@ -91,12 +91,15 @@ def test_second_run_reuses_every_vector(minilm, fresh_cache):
     assert second.pairs.equals(first.pairs)
 
 
-@pytest.mark.parametrize(("corpus", "message"), [
-    ([], "no passage"),
-    (["Only one passage."], "one distinct passage"),
-    (["Same.", "Same.", " Same. "], "one distinct passage"),
-    ("a string", "not one string"),
-])
+@pytest.mark.parametrize(
+    ("corpus", "message"),
+    [
+        ([], "no passage"),
+        (["Only one passage."], "one distinct passage"),
+        (["Same.", "Same.", " Same. "], "one distinct passage"),
+        ("a string", "not one string"),
+    ],
+)
 def test_bad_corpora_are_one_line(corpus, message):
     with pytest.raises(ValueError, match=message):
         check_corpus(corpus)

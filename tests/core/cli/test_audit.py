@@ -31,8 +31,20 @@ def test_audit_writes_pairs_and_summary(cli, corpus_file, tmp_path, minilm):
     out = tmp_path / "out"
     queries = tmp_path / "q.txt"
     queries.write_text("How much of the drug should I take?\nDoes the patient have diabetes?\n", encoding="utf-8")
-    code, stdout, stderr = cli("audit", "--corpus", str(corpus_file), "--queries", str(queries), "--threshold", "0.6",
-                               "--models", MINILM_L6, "--out", str(out), "--quiet")
+    code, stdout, stderr = cli(
+        "audit",
+        "--corpus",
+        str(corpus_file),
+        "--queries",
+        str(queries),
+        "--threshold",
+        "0.6",
+        "--models",
+        MINILM_L6,
+        "--out",
+        str(out),
+        "--quiet",
+    )
     assert code == 0, stderr
     assert "MiniLM-L6: 66.7% of passages (4 of 6" in stdout
     assert "Worst pair (" in stdout
@@ -65,13 +77,16 @@ def test_audit_json_and_beir(cli, tmp_path, minilm):
     assert overall["query_twin_top5"] == 1.0
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"", "the file is empty"),
-    (b"\n \n\n", "is empty"),
-    (b"Only one passage here.\n", "one distinct passage"),
-    (b"Same text.\nSame text.\nSame text.\n", "one distinct passage"),
-    (b"\x00\x01\x02\xff\xfe" * 100, "binary"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "the file is empty"),
+        (b"\n \n\n", "is empty"),
+        (b"Only one passage here.\n", "one distinct passage"),
+        (b"Same text.\nSame text.\nSame text.\n", "one distinct passage"),
+        (b"\x00\x01\x02\xff\xfe" * 100, "binary"),
+    ],
+)
 def test_bad_corpus_is_one_line(cli, tmp_path, content, message):
     path = tmp_path / "bad.txt"
     path.write_bytes(content)
@@ -138,11 +153,28 @@ def test_planted_heldout_prints_recall_and_precision_per_mode(cli, minilm):
 
 def test_judge_that_cannot_load_is_one_note_and_the_audit_runs(cli, corpus_file, tmp_path, minilm):
     out = tmp_path / "out"
-    code, stdout, stderr = cli("audit", "--corpus", str(corpus_file), "--threshold", "0.6", "--models", MINILM_L6, "--judge", str(tmp_path / "no-such-nli"),
-                               "--out", str(out), "--quiet")
+    code, stdout, stderr = cli(
+        "audit",
+        "--corpus",
+        str(corpus_file),
+        "--threshold",
+        "0.6",
+        "--models",
+        MINILM_L6,
+        "--judge",
+        str(tmp_path / "no-such-nli"),
+        "--out",
+        str(out),
+        "--quiet",
+    )
     assert code == 0, stderr
     notes = [line for line in stderr.splitlines() if "judge" in line]
-    assert len(notes) == 1 and notes[0].startswith("note: The judge") and "could not run here" in notes[0] and "the audit ran without it" in notes[0]
+    assert (
+        len(notes) == 1
+        and notes[0].startswith("note: The judge")
+        and "could not run here" in notes[0]
+        and "the audit ran without it" in notes[0]
+    )
     doc = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert doc["judge"]["error"] and doc["summary"][0]["twin_pairs"] == 2
 
@@ -153,12 +185,26 @@ def test_judge_reads_every_twin_pair(cli, corpus_file, tmp_path, minilm):
     folder = tmp_path / "tiny-nli"
     model, tokenizer = tiny_cross_encoder(folder, 3, NLI_LABELS)
     out = tmp_path / "out"
-    code, stdout, stderr = cli("audit", "--corpus", str(corpus_file), "--threshold", "0.6", "--models", MINILM_L6, "--judge", str(folder),
-                               "--out", str(out), "--quiet")
+    code, stdout, stderr = cli(
+        "audit",
+        "--corpus",
+        str(corpus_file),
+        "--threshold",
+        "0.6",
+        "--models",
+        MINILM_L6,
+        "--judge",
+        str(folder),
+        "--out",
+        str(out),
+        "--quiet",
+    )
     assert code == 0, stderr
     pairs = pd.read_parquet(out / "close-pairs.parquet")
     twins = pairs[pairs["kind"] == "twin"]
-    expected = [NLI_LABELS[int(i)] for i in direct_logits(model, tokenizer, list(zip(twins.text_a, twins.text_b, strict=True))).argmax(axis=1)]
+    expected = [
+        NLI_LABELS[int(i)] for i in direct_logits(model, tokenizer, list(zip(twins.text_a, twins.text_b, strict=True))).argmax(axis=1)
+    ]
     assert twins["judge"].tolist() == expected
     assert (pairs.loc[pairs["kind"] != "twin", "judge"] == "").all()
     doc = json.loads((out / "summary.json").read_text(encoding="utf-8"))
@@ -169,9 +215,14 @@ def test_judge_reads_every_twin_pair(cli, corpus_file, tmp_path, minilm):
 
 def test_approximate_search_prints_its_recall(cli, corpus_file, tmp_path, minilm):
     out = tmp_path / "out"
-    code, stdout, stderr = cli("audit", "--corpus", str(corpus_file), "--threshold", "0.6", "--models", MINILM_L6, "--approximate", "--out", str(out), "--quiet")
+    code, stdout, stderr = cli(
+        "audit", "--corpus", str(corpus_file), "--threshold", "0.6", "--models", MINILM_L6, "--approximate", "--out", str(out), "--quiet"
+    )
     assert code == 0, stderr
-    assert "MiniLM-L6: close pairs by approximate (faiss HNSW, k=32); recall against exact search on a sample of 6 passages (2 exact pairs): 1.0000." in stdout
+    assert (
+        "MiniLM-L6: close pairs by approximate (faiss HNSW, k=32); recall against exact search on a sample of 6 passages (2 exact pairs): 1.0000."
+        in stdout
+    )
     doc = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert doc["search"][MINILM_L6]["recall"] == 1.0
     assert doc["summary"][0]["twin_pairs"] == 2

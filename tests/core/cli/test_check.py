@@ -148,6 +148,8 @@ def test_the_installed_command_gates(tmp_path, measured):
     env = {**os.environ, constants.HISTORY_ENV_VAR: "off"}
     version = subprocess.run([str(script), "--version"], capture_output=True, text=True, env=env, timeout=120)
     assert version.returncode == 0 and version.stdout.strip().startswith("cosine-probe ")
-    gate = subprocess.run([str(script), "check", "--config", str(config), "--quiet"], capture_output=True, text=True, env=env, cwd=PROJECT_ROOT, timeout=300)
+    gate = subprocess.run(
+        [str(script), "check", "--config", str(config), "--quiet"], capture_output=True, text=True, env=env, cwd=PROJECT_ROOT, timeout=300
+    )
     assert gate.returncode == 1, gate.stderr
     assert "BREACH" in gate.stdout and "max_failure_rate[negation]" in gate.stdout

@@ -32,9 +32,11 @@ NAME = "openai:hostile"
 
 def _planted() -> str:
     """One text holding both canaries every way a server could spell them."""
-    return (f"Incorrect API key provided: {KEY}. Authorization: Bearer {KEY}; echo {json.dumps(KEY)} {quote(KEY, safe='')} "
-            f"{''.join(f'%{b:02X}' for b in KEY.encode())}; retry at http://admin:{PASSWORD}@proxy.internal/v1 or "
-            f"http://admin%3A{PASSWORD}%40proxy.internal/v1 or {quote(f'http://admin:{PASSWORD}@proxy.internal/v1', safe='')}")
+    return (
+        f"Incorrect API key provided: {KEY}. Authorization: Bearer {KEY}; echo {json.dumps(KEY)} {quote(KEY, safe='')} "
+        f"{''.join(f'%{b:02X}' for b in KEY.encode())}; retry at http://admin:{PASSWORD}@proxy.internal/v1 or "
+        f"http://admin%3A{PASSWORD}%40proxy.internal/v1 or {quote(f'http://admin:{PASSWORD}@proxy.internal/v1', safe='')}"
+    )
 
 
 HEADERS = {"X-Echo-Authorization": f"Bearer {KEY}", "X-Upstream": f"http://admin:{PASSWORD}@proxy.internal/v1"}
@@ -95,9 +97,11 @@ def test_a_hostile_endpoints_canaries_reach_no_file_and_no_output(listing_leaks,
     answers = _answers(1)
     current = {"mode": "values"}
     listing = Reply(403, {"error": {"message": _planted()}}, HEADERS, REASON) if listing_leaks else None
-    with scripted_server(model="hostile", embeddings=lambda texts: _answers(len(texts))[current["mode"]], models=(lambda: listing) if listing else None) as server:
+    with scripted_server(
+        model="hostile", embeddings=lambda texts: _answers(len(texts))[current["mode"]], models=(lambda: listing) if listing else None
+    ) as server:
         flags = ["--models", MINILM_L6, NAME, "--api-base", server.base_url, "--api-key-env", "HOSTILE_KEY"]
-        for mode in ([*answers] if not listing_leaks else ["values"]):
+        for mode in [*answers] if not listing_leaks else ["values"]:
             current["mode"] = mode
             if mode in ("values", "error-400", "html"):  # compare prints its own lines and records a run too; three kinds suffice
                 assert cli.main(["compare", f"a red car {mode}", "a blue car", *flags, "--json"]) == 0, mode

@@ -40,7 +40,12 @@ def test_a_canary_key_is_sent_to_the_server_and_written_nowhere(tmp_path, monkey
         flags = ["--models", NAME, "--api-base", proxy.base_url, *key_flags]
         assert cli.main(["compare", "a red car", "a blue car", *flags, "--json"]) == 0
         assert cli.main(["compare", "a red car", "a blue car", *flags]) == 0
-        assert cli.main(["run", "--suite", str(pairs), "--out", str(tmp_path / "out"), "--quiet", *flags, "--price-per-million-tokens", "0.02"]) == 0
+        assert (
+            cli.main(
+                ["run", "--suite", str(pairs), "--out", str(tmp_path / "out"), "--quiet", *flags, "--price-per-million-tokens", "0.02"]
+            )
+            == 0
+        )
         for run_id in ("1", "3"):  # the compare and the run, as exported from the history
             assert cli.main(["history", "export", run_id, "--out", str(tmp_path / "out" / f"history-{run_id}.parquet")]) == 0
         assert proxy.auth and all(a == f"Bearer {CANARY}" for a in proxy.auth)  # the key did reach the server, in the header only

@@ -18,7 +18,6 @@ A = "The patient is allergic to penicillin"
 B = "The patient is not allergic to penicillin"
 
 
-
 def _cos(name: str) -> float:
     vectors, _ = encode_texts(load_model(name, backend=None if name == MINILM_L6 else BACKEND_AUTO), [A, B], None)
     return float(vectors[A] @ vectors[B])
@@ -67,7 +66,13 @@ def test_text_output_and_csv(cli, tmp_path, session_cache_dir):
     code, out, err = cli("explain", "=cmd", "The =cmd pair", "--models", MINILM_L6, "--unit", "word", "--csv", str(path))
     assert code == 0 and "MiniLM-L6" in out and f"wrote {path}" in err
     frame = pd.read_csv(path)
-    assert list(frame.columns[:5]) == [constants.COL_MODEL, constants.COL_SIDE, constants.COL_POSITION, constants.COL_TOKEN, constants.COL_WORD]
+    assert list(frame.columns[:5]) == [
+        constants.COL_MODEL,
+        constants.COL_SIDE,
+        constants.COL_POSITION,
+        constants.COL_TOKEN,
+        constants.COL_WORD,
+    ]
     assert set(frame[constants.COL_UNIT]) == {constants.UNIT_WORD}
     # Formula-looking cells are neutralized for spreadsheets.
     assert not frame[constants.COL_WORD].astype(str).str.startswith("=").any()

@@ -17,7 +17,6 @@ from core.scoring.runner import run_pairs
 TEXT = "Google acquired YouTube"
 
 
-
 @pytest.fixture(scope="module")
 def core_controls():
     return run_pairs(control_pairs(), [MINILM_L6], cache=EmbeddingCache(False)).results

@@ -24,8 +24,17 @@ def history_file(tmp_path, monkeypatch) -> Path:
 
 def _frame(shift: float) -> pd.DataFrame:
     cos = np.array([0.65, 0.72, 0.9, 0.3])
-    return pd.DataFrame({"model": MINILM_L6, "suite": "s", "category": ["negation", "negation", "negation", "negative"],
-                         "pair_id": ["a", "b", "c", "d"], "text_a": ["A1", "B1", "C1", "D1"], "text_b": ["A2", "B2", "C2", "D2"], "cosine": cos + shift})
+    return pd.DataFrame(
+        {
+            "model": MINILM_L6,
+            "suite": "s",
+            "category": ["negation", "negation", "negation", "negative"],
+            "pair_id": ["a", "b", "c", "d"],
+            "text_a": ["A1", "B1", "C1", "D1"],
+            "text_b": ["A2", "B2", "C2", "D2"],
+            "cosine": cos + shift,
+        }
+    )
 
 
 @pytest.fixture
@@ -79,11 +88,14 @@ def test_export_round_trips_through_parquet(two_runs, tmp_path, capsys):
     assert set(frame["run_id"]) == {2}
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["history", "show", "9"], "no run 9 in the history"),
-    (["history", "diff", "1", "7"], "no run 7"),
-    (["history", "export", "1", "--out", "/no/such/folder/x.parquet"], "no folder /no/such/folder"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["history", "show", "9"], "no run 9 in the history"),
+        (["history", "diff", "1", "7"], "no run 7"),
+        (["history", "export", "1", "--out", "/no/such/folder/x.parquet"], "no folder /no/such/folder"),
+    ],
+)
 def test_user_errors_are_one_line(two_runs, capsys, argv, message):
     assert cli.main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -115,7 +127,9 @@ def test_run_stores_the_file_by_hash(history_file, minilm, tmp_path, capsys):
     from core.history.sources import file_sha256
 
     pairs = tmp_path / "few.csv"
-    pairs.write_text("text_a,text_b,category\nHistory run one,History run uno,positive\nHistory run two,History run dos,negation\n", encoding="utf-8")
+    pairs.write_text(
+        "text_a,text_b,category\nHistory run one,History run uno,positive\nHistory run two,History run dos,negation\n", encoding="utf-8"
+    )
     assert cli.main(["run", "--suite", str(pairs), "--out", str(tmp_path / "out"), "--models", MINILM_L6, "--quiet"]) == 0
     capsys.readouterr()
     run = store.load_run(1, history_file)
@@ -131,15 +145,28 @@ def test_a_retrieval_run_is_stored_as_pairs(history_file, capsys):
 
     from core.cli.history import record_retrieval_history
 
-    scores = pd.DataFrame({
-        "model": MINILM_L6, "mitigation": ["none", "none", "bm25"], "group_id": ["g1", "g1", "g1"], "mode": ["negation", "numerical", "negation"],
-        "anchor": "A", "paraphrase": "P", "variant": ["Vn", "Vx", "Vn"], "cosine_paraphrase": [0.8, 0.8, 0.1], "cosine_variant": [0.9, 0.6, 0.2],
-    })
+    scores = pd.DataFrame(
+        {
+            "model": MINILM_L6,
+            "mitigation": ["none", "none", "bm25"],
+            "group_id": ["g1", "g1", "g1"],
+            "mode": ["negation", "numerical", "negation"],
+            "anchor": "A",
+            "paraphrase": "P",
+            "variant": ["Vn", "Vx", "Vn"],
+            "cosine_paraphrase": [0.8, 0.8, 0.1],
+            "cosine_variant": [0.9, 0.6, 0.2],
+        }
+    )
     run_id = record_retrieval_history("retrieval", SimpleNamespace(scores=scores, errors={}), {"seed": 0})
     assert run_id == 1 and "note: stored as run 1" in capsys.readouterr().err
     run = store.load_run(1, history_file)
     assert run.command == "retrieval" and run.settings["seed"] == 0 and run.settings["sources"] == [{"suite": "retrieval"}]
-    assert sorted(zip(run.results["pair_id"], run.results["cosine"], strict=True)) == [("g1/negation", 0.9), ("g1/numerical", 0.6), ("g1/paraphrase", 0.8)]
+    assert sorted(zip(run.results["pair_id"], run.results["cosine"], strict=True)) == [
+        ("g1/negation", 0.9),
+        ("g1/numerical", 0.6),
+        ("g1/paraphrase", 0.8),
+    ]
     assert record_retrieval_history("retrieval", SimpleNamespace(scores=scores.drop(columns="variant"), errors={}), {}) is None
     assert capsys.readouterr().err.startswith("warning: run history not written")
 
@@ -169,8 +196,17 @@ def test_list_limit_zero_names_the_limit_not_a_run_id(two_runs, capsys):
 
 
 def _many_crossed(n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    base = pd.DataFrame({"model": MINILM_L6, "suite": "s", "category": "negation", "pair_id": [str(i) for i in range(n)],
-                         "text_a": [f"A{i}" for i in range(n)], "text_b": [f"B{i}" for i in range(n)], "cosine": np.linspace(0.6, 0.69, n)})
+    base = pd.DataFrame(
+        {
+            "model": MINILM_L6,
+            "suite": "s",
+            "category": "negation",
+            "pair_id": [str(i) for i in range(n)],
+            "text_a": [f"A{i}" for i in range(n)],
+            "text_b": [f"B{i}" for i in range(n)],
+            "cosine": np.linspace(0.6, 0.69, n),
+        }
+    )
     return base, base.assign(cosine=base["cosine"] + np.linspace(0.2, 0.11, n))
 
 
@@ -198,8 +234,13 @@ def test_diff_into_a_closed_pipe_prints_no_broken_pipe_error(history_file):
     for frame in (before, after):
         store.record_run(frame, command="run", origin="cli", settings={"threshold": 0.7})
     env = {**os.environ, constants.HISTORY_ENV_VAR: str(history_file)}
-    proc = subprocess.Popen([sys.executable, "-m", "core", "history", "diff", "1", "2", "--limit", "3000"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env, cwd=Path(__file__).resolve().parents[3])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "core", "history", "diff", "1", "2", "--limit", "3000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=Path(__file__).resolve().parents[3],
+    )
     assert proc.stdout is not None and proc.stdout.readline().startswith(b"run 2")
     proc.stdout.close()  # what `| head -1` does
     err = proc.stderr.read().decode() if proc.stderr is not None else ""
@@ -212,8 +253,20 @@ def test_a_corpus_mode_run_is_stored_with_its_mitigated_scores_and_no_threshold(
 
     from core.cli.history import record_retrieval_history
 
-    pairs = pd.DataFrame({"model": MINILM_L6, "mitigation": ["none", "guard"], "query": "q1", "original": "O", "mode": "negation", "rule": "r1",
-                          "variant": "V1", "score_original": [0.8, 0.7], "score_variant": [0.9, 0.2], "outranks": [True, False]})
+    pairs = pd.DataFrame(
+        {
+            "model": MINILM_L6,
+            "mitigation": ["none", "guard"],
+            "query": "q1",
+            "original": "O",
+            "mode": "negation",
+            "rule": "r1",
+            "variant": "V1",
+            "score_original": [0.8, 0.7],
+            "score_variant": [0.9, 0.2],
+            "outranks": [True, False],
+        }
+    )
     result = SimpleNamespace(pairs=pairs, rates=pd.DataFrame({"model": [MINILM_L6], "rate": [1.0]}), errors={})
     run_id = record_retrieval_history("corpus", result, {"mitigations": [{"name": "guard"}], "mode": "corpus"}, sources=["corpus.txt"])
     run = store.load_run(run_id, history_file)

@@ -46,7 +46,7 @@ def small_tsv(tmp_path_factory) -> Path:
         "pair_id\ttext_a\ttext_b\tcategory\n"
         "p1\tThe CLI test cat sat on the mat\tThe CLI test cat sat on the rug\tpositive\n"
         "p2\tThe CLI test patient has diabetes\tThe CLI test patient does not have diabetes\tnegation\n"
-        "p3\t=HYPERLINK(\"http://x\")\tA CLI test formula-looking cell\tnegative\n",
+        'p3\t=HYPERLINK("http://x")\tA CLI test formula-looking cell\tnegative\n',
         encoding="utf-8",
     )
     return path
@@ -72,10 +72,7 @@ def user_error_runs(tmp_path_factory, small_tsv):
     tmp = tmp_path_factory.mktemp("cli-errors")
     (tmp / "a-file").write_text("a file where a folder should be")
     (tmp / "binary.csv").write_bytes(bytes(range(256)) * 64)
-    procs = {
-        case: _popen([a.format(tmp=tmp, tsv=small_tsv) for a in args])
-        for case, (args, _) in USER_ERRORS.items()
-    }
+    procs = {case: _popen([a.format(tmp=tmp, tsv=small_tsv) for a in args]) for case, (args, _) in USER_ERRORS.items()}
     return {case: _finish(proc) for case, proc in procs.items()}
 
 
@@ -139,7 +136,10 @@ def test_compare_json_lists_every_bundled_model(capsys):
 
 
 def test_compare_threshold_flag(capsys, minilm):
-    assert cli.main(["compare", "Google acquired YouTube", "YouTube acquired Google", "--models", MINILM_L6, "--threshold", "0.999", "--json"]) == 0
+    assert (
+        cli.main(["compare", "Google acquired YouTube", "YouTube acquired Google", "--models", MINILM_L6, "--threshold", "0.999", "--json"])
+        == 0
+    )
     (row,) = json.loads(capsys.readouterr().out)
     assert row["cosine"] < 0.999 and row["above_threshold"] is False
 
@@ -201,7 +201,7 @@ def test_run_writes_pairs_and_summary(small_tsv, tmp_path, capsys, minilm):
     assert pairs[constants.COL_CATEGORY].tolist() == ["positive", "negation", "negative"]
     assert all(-1.0 <= float(c) <= 1.0 for c in pairs[constants.COL_COSINE])
     # Spreadsheet formula injection is neutralized in the written CSV.
-    assert pairs[constants.COL_TEXT_A].iloc[2] == "'=HYPERLINK(\"http://x\")"
+    assert pairs[constants.COL_TEXT_A].iloc[2] == '\'=HYPERLINK("http://x")'
 
     summary = json.loads((out / "summary.json").read_text())
     assert summary["models"] == [MINILM_L6]

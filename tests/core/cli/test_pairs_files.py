@@ -74,7 +74,24 @@ def test_run_reports_identical_and_mirrored_pairs(json_run):
 
 
 def test_run_drops_on_request_and_validate_agrees(pairs_file, tmp_path, capsys, minilm):
-    assert cli.main(["run", "--suite", str(pairs_file), "--out", str(tmp_path), "--models", MINILM_L6, "--drop-identical", "--drop-mirrored", "--quiet", "--json"]) == 0
+    assert (
+        cli.main(
+            [
+                "run",
+                "--suite",
+                str(pairs_file),
+                "--out",
+                str(tmp_path),
+                "--models",
+                MINILM_L6,
+                "--drop-identical",
+                "--drop-mirrored",
+                "--quiet",
+                "--json",
+            ]
+        )
+        == 0
+    )
     ran = json.loads(capsys.readouterr().out)
     scored = sorted(set(pd.read_csv(tmp_path / "pairs.csv")[constants.COL_PAIR_ID]))
     assert scored == ["p1", "p4"] and sorted(ran["file_check"]["dropped"]) == ["p2", "p3"]
@@ -132,9 +149,13 @@ def test_run_oov_alone_runs_the_baseline_and_normalizes(tmp_path, capsys, minilm
     assert doc["suites"] == sorted([constants.SUITE_BASELINE, constants.SUITE_OOV])
     rows = pd.read_csv(tmp_path / "pairs.csv")
     base = rows[rows[constants.COL_SUITE] == constants.SUITE_BASELINE]
-    dyn = base.loc[base[constants.COL_CATEGORY] == constants.CAT_POSITIVE, constants.COL_COSINE].mean() - base.loc[
-        base[constants.COL_CATEGORY] == constants.CAT_NEGATIVE, constants.COL_COSINE].mean()
-    oov = rows[rows[constants.COL_SUITE] == constants.SUITE_OOV].pivot(index=constants.COL_PAIR_ID, columns=constants.COL_VARIANT, values=constants.COL_COSINE)
+    dyn = (
+        base.loc[base[constants.COL_CATEGORY] == constants.CAT_POSITIVE, constants.COL_COSINE].mean()
+        - base.loc[base[constants.COL_CATEGORY] == constants.CAT_NEGATIVE, constants.COL_COSINE].mean()
+    )
+    oov = rows[rows[constants.COL_SUITE] == constants.SUITE_OOV].pivot(
+        index=constants.COL_PAIR_ID, columns=constants.COL_VARIANT, values=constants.COL_COSINE
+    )
     for reading in constants.OOV_READINGS:
         (summary,) = doc["tables"][f"oov_summary_{reading}"]
         hand = (oov[constants.VARIANT_ORIGINAL] - oov[reading]).mean() / dyn

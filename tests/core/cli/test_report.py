@@ -19,8 +19,20 @@ L6 = "sentence-transformers/all-MiniLM-L6-v2"
 
 def _results() -> pd.DataFrame:
     rows = [(constants.CAT_NEGATION, "It rains", "It does not rain", 0.88), (constants.CAT_POSITIVE, "A cat sat", "A feline sat", 0.90)]
-    return pd.DataFrame([{constants.COL_MODEL: L6, constants.COL_SUITE: "s", constants.COL_CATEGORY: c, constants.COL_PAIR_ID: f"p{i}",
-                          constants.COL_TEXT_A: a, constants.COL_TEXT_B: b, constants.COL_COSINE: cos} for i, (c, a, b, cos) in enumerate(rows)])
+    return pd.DataFrame(
+        [
+            {
+                constants.COL_MODEL: L6,
+                constants.COL_SUITE: "s",
+                constants.COL_CATEGORY: c,
+                constants.COL_PAIR_ID: f"p{i}",
+                constants.COL_TEXT_A: a,
+                constants.COL_TEXT_B: b,
+                constants.COL_COSINE: cos,
+            }
+            for i, (c, a, b, cos) in enumerate(rows)
+        ]
+    )
 
 
 @pytest.fixture
@@ -95,7 +107,10 @@ def test_report_never_replaces_a_file_that_is_not_an_earlier_report(cli, history
         before = victim.read_bytes()
         code, _, err = cli("report", str(run_id), "--out", str(victim))
         assert code == 2
-        assert _one_error(err) == f"error: --out: {victim} exists and is not a cosine-probe report; writing there would replace it. Name another file, or delete it first"
+        assert (
+            _one_error(err)
+            == f"error: --out: {victim} exists and is not a cosine-probe report; writing there would replace it. Name another file, or delete it first"
+        )
         assert victim.read_bytes() == before
 
 
@@ -111,8 +126,11 @@ def test_report_replaces_an_earlier_report(cli, history, tmp_path):
 
 def test_a_report_written_before_the_marker_is_recognised(tmp_path):
     old = tmp_path / "old.html"
-    old.write_text("<!doctype html><html lang='en'><head><meta charset='utf-8'><title>t</title></head><body><h1>t</h1>"
-                   "<p class='meta'>2026-01-01 10:00 UTC · threshold 0.70 · made by cosine-probe</p>", encoding="utf-8")
+    old.write_text(
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>t</title></head><body><h1>t</h1>"
+        "<p class='meta'>2026-01-01 10:00 UTC · threshold 0.70 · made by cosine-probe</p>",
+        encoding="utf-8",
+    )
     assert is_report(old)
     assert not is_report(tmp_path / "missing.html")
 

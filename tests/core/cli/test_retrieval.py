@@ -33,11 +33,11 @@ def small_suite(tmp_path_factory):
 def corpus_files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("corpus")
     (folder / "corpus.txt").write_text(
-        "The patient is allergic to penicillin and must not receive it.\nTenants must give 30 days notice before they move out.\n", encoding="utf-8"
+        "The patient is allergic to penicillin and must not receive it.\nTenants must give 30 days notice before they move out.\n",
+        encoding="utf-8",
     )
     (folder / "queries.csv").write_text("query\nWhich antibiotic is the patient allergic to?\n", encoding="utf-8")
     return folder / "corpus.txt", folder / "queries.csv"
-
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,9 @@ def json_doc(small_suite, minilm):
     """One --json run with two mitigations, read back (module-scoped: encoding is the slow part)."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli_main.main(["retrieval", "--suite", str(small_suite), "--models", MINILM_L6, "--mitigate", "bm25,guard", "--json", "--quiet"])
+        code = cli_main.main(
+            ["retrieval", "--suite", str(small_suite), "--models", MINILM_L6, "--mitigate", "bm25,guard", "--json", "--quiet"]
+        )
     return code, out.getvalue(), err.getvalue()
 
 
@@ -63,7 +65,9 @@ def test_json_is_one_document_with_win_rates_and_paired_accuracy(json_doc, small
         assert r[constants.COL_CI_LOW] <= r[constants.COL_WIN_RATE] <= r[constants.COL_CI_HIGH]
     paired = [r for r in doc["paired_accuracy"] if r[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
     assert {r[constants.COL_RANDOM] for r in paired} == {0.25}
-    assert next(r for r in paired if r[constants.COL_MODE] == constants.MODE_ALL)[constants.COL_N] == int((wide[constants.COL_QUERY_MODE] != "").sum())
+    assert next(r for r in paired if r[constants.COL_MODE] == constants.MODE_ALL)[constants.COL_N] == int(
+        (wide[constants.COL_QUERY_MODE] != "").sum()
+    )
 
 
 def test_mitigate_gives_the_before_after_table(json_doc):
@@ -72,8 +76,16 @@ def test_mitigate_gives_the_before_after_table(json_doc):
     assert doc["mitigations"] == names
     assert [r[constants.COL_MITIGATION] for r in doc["before_after"]] == names
     for row in doc["before_after"]:
-        assert {constants.COL_WIN_RATE, "win_ci_low", constants.COL_PAIRED_ACCURACY, constants.COL_RECALL_AT[1], constants.COL_MS_PER_QUERY} <= set(row)
-    win_all = {r[constants.COL_MITIGATION]: r[constants.COL_WIN_RATE] for r in doc["win_rates"] if r[constants.COL_MODE] == constants.MODE_ALL}
+        assert {
+            constants.COL_WIN_RATE,
+            "win_ci_low",
+            constants.COL_PAIRED_ACCURACY,
+            constants.COL_RECALL_AT[1],
+            constants.COL_MS_PER_QUERY,
+        } <= set(row)
+    win_all = {
+        r[constants.COL_MITIGATION]: r[constants.COL_WIN_RATE] for r in doc["win_rates"] if r[constants.COL_MODE] == constants.MODE_ALL
+    }
     assert {r[constants.COL_MITIGATION]: r[constants.COL_WIN_RATE] for r in doc["before_after"]} == win_all
 
 
@@ -81,8 +93,15 @@ def test_before_after_puts_ties_fixed_and_broken_beside_the_net_figures(json_doc
     """Issue 37.8/37.9: the JSON before_after (and so summary.csv, the same table) shows ties and churn apart from the win rate."""
     doc = json.loads(json_doc[1])
     for row in doc["before_after"]:
-        assert {constants.COL_TIES, constants.COL_FIXED, constants.COL_BROKEN, "paired_fixed", "paired_broken", "correct_gained",
-                constants.COL_CORRECT_LOST} <= set(row)
+        assert {
+            constants.COL_TIES,
+            constants.COL_FIXED,
+            constants.COL_BROKEN,
+            "paired_fixed",
+            "paired_broken",
+            "correct_gained",
+            constants.COL_CORRECT_LOST,
+        } <= set(row)
     none = doc["before_after"][0]
     assert (none[constants.COL_TIES], none[constants.COL_FIXED], none[constants.COL_BROKEN]) == (0, 0, 0)
     ties = {r[constants.COL_MITIGATION]: r[constants.COL_TIES] for r in doc["win_rates"] if r[constants.COL_MODE] == constants.MODE_ALL}
@@ -100,13 +119,15 @@ def test_pairs_file_with_mitigate_prints_no_column_it_cannot_fill(cli, tmp_path,
     )
     code, out, err = cli("retrieval", "--suite", str(path), "--models", MINILM_L6, "--mitigate", "bm25", "--quiet")
     assert code == 0, err
-    table = out[out.index("before / after each mitigation"):]
+    table = out[out.index("before / after each mitigation") :]
     assert "NaN" not in table and "not measured on these inputs, so left out: paired_accuracy" in table
     assert " ties " in table and " fixed " in table and " broken " in table
 
 
 def test_out_writes_every_table_and_the_same_summary(cli, small_suite, tmp_path, minilm):
-    code, out, err = cli("retrieval", "--suite", str(small_suite), "--models", MINILM_L6, "--json", "--quiet", "--out", str(tmp_path / "out"))
+    code, out, err = cli(
+        "retrieval", "--suite", str(small_suite), "--models", MINILM_L6, "--json", "--quiet", "--out", str(tmp_path / "out")
+    )
     assert code == 0, err
     assert json.loads((tmp_path / "out" / "summary.json").read_text()) == json.loads(out)
     for name in ("scores", "win_rates", "paired_accuracy", "ranking", "costs", "summary"):
@@ -206,7 +227,12 @@ def test_subprocess_stdout_is_only_json(small_suite):
     env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9"}
     proc = subprocess.run(
         [sys.executable, "-m", "core", "retrieval", "--suite", str(small_suite), "--models", MINILM_L6, "--json"],
-        cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["models"] == [MINILM_L6]

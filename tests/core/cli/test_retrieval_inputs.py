@@ -25,10 +25,13 @@ def test_corpus_mode_without_any_applicable_rule_says_why(tmp_path, capsys, mini
 def test_quiet_hides_progress_but_never_the_file_notes(tmp_path, capsys, minilm):
     # Issue 39 item 7: `retrieval --quiet` hid the rows dropped and the U+FFFD notes that `run --quiet` prints.
     triples = tmp_path / "t.jsonl"
-    triples.write_text('{"anchor": 12, "positive": "p", "negative": "n"}\n'
-                       '{"anchor": "A dog runs \\ud800.", "positive": "An animal moves.", "negative": "A dog sleeps."}\n'
-                       '{"anchor": "A cat sits.", "positive": "A cat rests.", "negative": true}\n'
-                       '{"anchor": "A bird sings.", "positive": "A bird makes a sound.", "negative": "A bird is silent."}\n', encoding="utf-8")
+    triples.write_text(
+        '{"anchor": 12, "positive": "p", "negative": "n"}\n'
+        '{"anchor": "A dog runs \\ud800.", "positive": "An animal moves.", "negative": "A dog sleeps."}\n'
+        '{"anchor": "A cat sits.", "positive": "A cat rests.", "negative": true}\n'
+        '{"anchor": "A bird sings.", "positive": "A bird makes a sound.", "negative": "A bird is silent."}\n',
+        encoding="utf-8",
+    )
     assert cli.main(["retrieval", "--triples", str(triples), "--models", MINILM_L6, "--quiet"]) == 0
     err = capsys.readouterr().err
     assert "note: t.jsonl: dropped 1 row(s) of 'anchor' holding a number or a boolean, not a text (row 1)" in err
@@ -37,7 +40,9 @@ def test_quiet_hides_progress_but_never_the_file_notes(tmp_path, capsys, minilm)
 
     beir = tmp_path / "beir"
     (beir / "qrels").mkdir(parents=True)
-    (beir / "corpus.jsonl").write_text('{"_id": "d1", "text": "A dog runs."}\n{"_id": "d2", "text": 7}\n{"_id": "d3", "text": "A cat sits."}\n', encoding="utf-8")
+    (beir / "corpus.jsonl").write_text(
+        '{"_id": "d1", "text": "A dog runs."}\n{"_id": "d2", "text": 7}\n{"_id": "d3", "text": "A cat sits."}\n', encoding="utf-8"
+    )
     (beir / "queries.jsonl").write_text('{"_id": "q1", "text": "dog"}\n', encoding="utf-8")
     (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n", encoding="utf-8")
     assert cli.main(["retrieval", "--beir", str(beir), "--models", MINILM_L6, "--quiet"]) == 0
@@ -48,10 +53,12 @@ def test_quiet_hides_progress_but_never_the_file_notes(tmp_path, capsys, minilm)
 def test_a_number_and_a_boolean_are_not_a_triple_the_win_rate_counts(tmp_path, capsys, minilm):
     # Issue 39 item 3: {"anchor": 12, "negative": true} was scored "12" vs "True" and counted: 1/3 instead of 0/2.
     triples = tmp_path / "t.jsonl"
-    triples.write_text('{"anchor": 12, "positive": "A man plays a guitar.", "negative": true}\n'
-                       '{"anchor": "A dog runs in the park.", "positive": "A dog is running outside.", "negative": "A cat sleeps on a sofa."}\n'
-                       '{"anchor": "The chef cooks pasta.", "positive": "Someone is cooking food.", "negative": "The river is frozen."}\n',
-                       encoding="utf-8")
+    triples.write_text(
+        '{"anchor": 12, "positive": "A man plays a guitar.", "negative": true}\n'
+        '{"anchor": "A dog runs in the park.", "positive": "A dog is running outside.", "negative": "A cat sleeps on a sofa."}\n'
+        '{"anchor": "The chef cooks pasta.", "positive": "Someone is cooking food.", "negative": "The river is frozen."}\n',
+        encoding="utf-8",
+    )
     assert cli.main(["retrieval", "--triples", str(triples), "--models", MINILM_L6, "--quiet", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["n_rows"] == 2 and doc["n_triples"] == 2

@@ -77,8 +77,11 @@ def test_graded_labels_give_their_correlation_not_a_row_per_score(tmp_path, mini
 
     monkeypatch.setenv(constants.HISTORY_ENV_VAR, "off")
     path = tmp_path / "sts.csv"
-    path.write_text("text_a,text_b,score\nA cat sleeps.,A cat is sleeping.,4.8\nA cat sleeps.,A dog barks.,0.4\n"
-                    "A man cooks.,A man is cooking dinner.,4.1\nA man cooks.,The stock fell.,0.1\n", encoding="utf-8")
+    path.write_text(
+        "text_a,text_b,score\nA cat sleeps.,A cat is sleeping.,4.8\nA cat sleeps.,A dog barks.,0.4\n"
+        "A man cooks.,A man is cooking dinner.,4.1\nA man cooks.,The stock fell.,0.1\n",
+        encoding="utf-8",
+    )
     assert cli.main(["run", "--suite", str(path), "--out", str(tmp_path / "o"), "--models", MINILM_L6, "--quiet"]) == 0
     doc = json.loads((tmp_path / "o" / "summary.json").read_text())
     results = pd.read_parquet(tmp_path / "o" / constants.RESULTS_PARQUET)

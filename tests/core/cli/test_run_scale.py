@@ -19,7 +19,34 @@ from core.paths import PROJECT_ROOT
 from core.scoring.runner import run_pairs
 
 CANNOT_ROWS = 8596
-VOCAB = ["the", "a", "cat", "dog", "sat", "ran", "on", "mat", "house", "car", "blue", "red", "small", "big", "quickly", "slowly", "not", "never", "man", "woman", "child", "tree", "river", "city", "old", "new"]
+VOCAB = [
+    "the",
+    "a",
+    "cat",
+    "dog",
+    "sat",
+    "ran",
+    "on",
+    "mat",
+    "house",
+    "car",
+    "blue",
+    "red",
+    "small",
+    "big",
+    "quickly",
+    "slowly",
+    "not",
+    "never",
+    "man",
+    "woman",
+    "child",
+    "tree",
+    "river",
+    "city",
+    "old",
+    "new",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -50,8 +77,14 @@ def cannot_run(tmp_path_factory):
     out = folder / "out"
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(getattr(constants, "BACKEND_ENV_VAR", "COSINE_PROBE_BACKEND"), "auto")
-        proc = subprocess.run([sys.executable, "-m", "core", "run", "--suite", str(tsv), "--out", str(out), "--models", MINILM_L3_ONNX, "--json"],
-                              cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=1800, env={**os.environ})
+        proc = subprocess.run(
+            [sys.executable, "-m", "core", "run", "--suite", str(tsv), "--out", str(out), "--models", MINILM_L3_ONNX, "--json"],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            env={**os.environ},
+        )
     return out, proc.returncode, proc.stdout, proc.stderr
 
 
@@ -81,10 +114,25 @@ def test_summary_statistics_match_the_written_rows(cannot_run):
 
 def test_parquet_input_chunked_and_quiet(tmp_path, capsys):
     rng = random.Random(1)
-    frame = pd.DataFrame({"sentence1": [_sentence(rng) + f" {i}" for i in range(25)], "sentence2": [_sentence(rng) + f" {i}" for i in range(25)]})
+    frame = pd.DataFrame(
+        {"sentence1": [_sentence(rng) + f" {i}" for i in range(25)], "sentence2": [_sentence(rng) + f" {i}" for i in range(25)]}
+    )
     frame.to_parquet(tmp_path / "pairs.parquet")
-    code = cli.main(["run", "--suite", str(tmp_path / "pairs.parquet"), "--out", str(tmp_path / "out"), "--models", MINILM_L3_ONNX,
-                     "--chunk-rows", "6", "--quiet", "--no-cache"])
+    code = cli.main(
+        [
+            "run",
+            "--suite",
+            str(tmp_path / "pairs.parquet"),
+            "--out",
+            str(tmp_path / "out"),
+            "--models",
+            MINILM_L3_ONNX,
+            "--chunk-rows",
+            "6",
+            "--quiet",
+            "--no-cache",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "pair/s" not in captured.err
@@ -95,7 +143,9 @@ def test_parquet_input_chunked_and_quiet(tmp_path, capsys):
 def test_chunk_rows_below_one_is_one_error_line(tmp_path, capsys):
     code = cli.main(["run", "--suite", "baseline", "--out", str(tmp_path), "--chunk-rows", "0"])
     err = capsys.readouterr().err
-    assert code == cli.EXIT_USAGE and err.strip().splitlines() == ["error: --chunk-rows must be from 1 to 10,000,000 (pairs held in memory at a time), got 0"]
+    assert code == cli.EXIT_USAGE and err.strip().splitlines() == [
+        "error: --chunk-rows must be from 1 to 10,000,000 (pairs held in memory at a time), got 0"
+    ]
 
 
 WARM_SCRIPT = """
@@ -108,15 +158,39 @@ print(json.dumps({"code": code, "torch": "torch" in sys.modules, "transformers":
 
 def test_a_warm_run_imports_no_torch(tmp_path):
     rng = random.Random(2)
-    pairs = pd.DataFrame({constants.COL_TEXT_A: [_sentence(rng) + " one" for _ in range(12)], constants.COL_TEXT_B: [_sentence(rng) + " two" for _ in range(12)]})
+    pairs = pd.DataFrame(
+        {
+            constants.COL_TEXT_A: [_sentence(rng) + " one" for _ in range(12)],
+            constants.COL_TEXT_B: [_sentence(rng) + " two" for _ in range(12)],
+        }
+    )
     pairs.to_csv(tmp_path / "pairs.csv", index=False)
     # Fill the session's disk cache in this process (MiniLM on torch, MiniLM-L3 on ONNX), then rerun in a new one.
     cold = run_pairs(pairs, [MINILM_L6, MINILM_L3_ONNX], cache=EmbeddingCache())
     assert not cold.errors
-    proc = subprocess.run([sys.executable, "-c", WARM_SCRIPT, "run", "--suite", str(tmp_path / "pairs.csv"), "--out", str(tmp_path / "out"),
-                           "--models", MINILM_L6, MINILM_L3_ONNX, "--json", "--quiet"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=600,
-                          # No GPU visible, as on this machine: on a GPU box a warm run asks torch what auto means (core.models.device.choose_device).
-                          env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            WARM_SCRIPT,
+            "run",
+            "--suite",
+            str(tmp_path / "pairs.csv"),
+            "--out",
+            str(tmp_path / "out"),
+            "--models",
+            MINILM_L6,
+            MINILM_L3_ONNX,
+            "--json",
+            "--quiet",
+        ],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        # No GPU visible, as on this machine: on a GPU box a warm run asks torch what auto means (core.models.device.choose_device).
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+    )
     status = json.loads(proc.stderr.strip().splitlines()[-1])
     assert status == {"code": 0, "torch": False, "transformers": False}, proc.stderr[-2000:]
     summary = json.loads(proc.stdout)

@@ -16,11 +16,14 @@ def tiny(tmp_path_factory):
     return build_standin(StandIn("tiny/tune-cli", "mean"), tmp_path_factory.mktemp("tiny") / "model")
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (["--average", "0"], "average"),
-    (["--batch-size", "1"], "batch_size"),
-    (["--labels", "no-such-file.csv"], "--labels"),
-])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--average", "0"], "average"),
+        (["--batch-size", "1"], "batch_size"),
+        (["--labels", "no-such-file.csv"], "--labels"),
+    ],
+)
 def test_bad_input_is_one_error_line(tmp_path, capsys, extra, message):
     code = cli.main(["tune", "--models", "MiniLM-L6", "--out", str(tmp_path / "out"), *extra])
     err = capsys.readouterr().err.strip().splitlines()
@@ -36,8 +39,24 @@ def test_json_alone_on_stdout_and_the_model_loads_by_path(tiny, tmp_path, capsys
 
     pd.read_csv(RETRIEVAL_FILE).head(8).to_csv(suite, index=False)
     out = tmp_path / "out"
-    code = cli.main(["tune", "--models", str(tiny), "--out", str(out), "--suite", str(suite), "--batch-size", "4", "--max-steps", "1",
-                     "--no-control", "--json", "--quiet"])
+    code = cli.main(
+        [
+            "tune",
+            "--models",
+            str(tiny),
+            "--out",
+            str(out),
+            "--suite",
+            str(suite),
+            "--batch-size",
+            "4",
+            "--max-steps",
+            "1",
+            "--no-control",
+            "--json",
+            "--quiet",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     doc = json.loads(captured.out)  # the trainer's log lines must not reach stdout
@@ -54,8 +73,26 @@ def test_a_triples_file_trains_and_is_judged_by_anchor_group(tiny, tmp_path, cap
     from core.paths import PROJECT_ROOT
 
     out = tmp_path / "out"
-    code = cli.main(["tune", "--models", str(tiny), "--out", str(out), "--triples", str(PROJECT_ROOT / "data" / "samples" / "nli-triples.csv"),
-                     "--batch-size", "4", "--max-steps", "1", "--no-control", "--average", "1", "--json", "--quiet"])
+    code = cli.main(
+        [
+            "tune",
+            "--models",
+            str(tiny),
+            "--out",
+            str(out),
+            "--triples",
+            str(PROJECT_ROOT / "data" / "samples" / "nli-triples.csv"),
+            "--batch-size",
+            "4",
+            "--max-steps",
+            "1",
+            "--no-control",
+            "--average",
+            "1",
+            "--json",
+            "--quiet",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     doc = json.loads(captured.out)
@@ -80,12 +117,17 @@ def test_retrieval_mitigations_on_a_users_triples_lead_with_hand_written(tmp_pat
     from core.paths import PROJECT_ROOT
 
     sample = PROJECT_ROOT / "data" / "samples" / "nli-triples.csv"
-    code = cli.main(["retrieval", "--triples", str(sample), "--mitigate", "guard", "--models", minilm.meta.name, "--json", "--quiet", "--no-cache"])
+    code = cli.main(
+        ["retrieval", "--triples", str(sample), "--mitigate", "guard", "--models", minilm.meta.name, "--json", "--quiet", "--no-cache"]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     doc = json.loads(captured.out)
     rows = doc["win_rates_by_source"]
-    assert [r["mitigation"] for r in rows][0] == C.MITIGATION_NONE and {r["mitigation"] for r in rows} == {C.MITIGATION_NONE, C.MITIGATION_GUARD}
+    assert [r["mitigation"] for r in rows][0] == C.MITIGATION_NONE and {r["mitigation"] for r in rows} == {
+        C.MITIGATION_NONE,
+        C.MITIGATION_GUARD,
+    }
     n_negatives = sum(r["n"] for r in rows if r["mitigation"] == C.MITIGATION_NONE)
     # Every negative of the file is in one source (a triples run's win rates have no mode: one row per model and mitigation).
     assert n_negatives == sum(r["n"] for r in doc["win_rates"] if r["mitigation"] == C.MITIGATION_NONE) == doc["n_triples"]

@@ -31,7 +31,11 @@ def test_the_beir_folder_is_found_at_the_top_or_inside_folders(prefix, tmp_path)
     data = make_zip(BEIR, prefix=prefix, extra=[(zipfile.ZipInfo(f"__MACOSX/{prefix}._corpus.jsonl"), b"\0\5")])
     into = tmp_path / "into"
     assert unpack_beir_zip(data, "up.zip", into) == ["test"]
-    assert sorted(p.relative_to(into).as_posix() for p in into.rglob("*") if p.is_file()) == ["corpus.jsonl", "qrels/test.tsv", "queries.jsonl"]
+    assert sorted(p.relative_to(into).as_posix() for p in into.rglob("*") if p.is_file()) == [
+        "corpus.jsonl",
+        "qrels/test.tsv",
+        "queries.jsonl",
+    ]
     assert read_beir(into).queries == {"q1": "first"}
 
 

@@ -41,7 +41,10 @@ def test_missing_split_lists_the_splits(tmp_path):
 
 @pytest.mark.parametrize(
     ("qrels", "message"),
-    [("q\td\ts\nq1\td0\t1\n", "the header must be"), ("query-id\tcorpus-id\tscore\nq1\td0\thigh\n", "the score is not a whole number on line")],
+    [
+        ("q\td\ts\nq1\td0\t1\n", "the header must be"),
+        ("query-id\tcorpus-id\tscore\nq1\td0\thigh\n", "the score is not a whole number on line"),
+    ],
 )
 def test_bad_qrels_name_the_file(tmp_path, qrels, message):
     with pytest.raises(PairsFileError, match=rf"qrels/test\.tsv: {message}"):
@@ -82,7 +85,11 @@ def test_zip_upload_unpacks_only_the_beir_files_under_the_target(tmp_path):
     target = tmp_path / "into"
     folder = beir_from_zip(out.getvalue(), "scifact.zip", target)
     assert folder.queries == {"q1": "first", "q2": "second"}
-    assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()) == ["corpus.jsonl", "qrels/test.tsv", "queries.jsonl"]
+    assert sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()) == [
+        "corpus.jsonl",
+        "qrels/test.tsv",
+        "queries.jsonl",
+    ]
     assert not (tmp_path / "escape.txt").exists()
     with pytest.raises(PairsFileError, match="scifact.zip: not a zip file"):
         beir_from_zip(b"nope", "scifact.zip", tmp_path / "x")
@@ -92,8 +99,15 @@ def test_zip_upload_unpacks_only_the_beir_files_under_the_target(tmp_path):
 
 # Issue 39 items 3 and 4, issue 37 item 4: BEIR values by the rule of every text reader, repeated query ids, absent passages, no corpus.
 def test_passages_that_are_not_text_take_no_part_with_the_corpus_readers_notes(tmp_path):
-    corpus = [*CORPUS, {"_id": "n7", "text": 7}, {"_id": "nul", "text": None}, {"_id": "e", "title": "Only a title", "text": ""},
-              {"_id": "zw", "text": "\u200b\u200d"}, {"_id": "b", "text": True}, {"_id": "t", "title": 12, "text": "kept without its title"}]
+    corpus = [
+        *CORPUS,
+        {"_id": "n7", "text": 7},
+        {"_id": "nul", "text": None},
+        {"_id": "e", "title": "Only a title", "text": ""},
+        {"_id": "zw", "text": "\u200b\u200d"},
+        {"_id": "b", "text": True},
+        {"_id": "t", "title": 12, "text": "kept without its title"},
+    ]
     folder = read_beir(_folder(tmp_path, corpus, QUERIES, QRELS))
     chunks = list(folder.corpus_chunks(4))
     assert [i for c in chunks for i in c.ids] == ["d0", "d1", "d2", "d3", "d4", "t"]
@@ -123,10 +137,15 @@ def test_judged_passages_absent_from_the_corpus_are_counted(tmp_path):
     qrels = QRELS + "q1\tgone-1\t1\nq2\tgone-2\t1\n"
     folder = read_beir(_folder(tmp_path, CORPUS, QUERIES, qrels))
     said = [n for n in folder.notes if "judged relevant" in n]
-    assert said == ["2 of the 5 passage id(s) judged relevant are not in corpus.jsonl (or were dropped), e.g. 'gone-1': they still count as "
-                    "relevant (trec_eval's rule) but cannot be retrieved, so recall and nDCG are lower"]
+    assert said == [
+        "2 of the 5 passage id(s) judged relevant are not in corpus.jsonl (or were dropped), e.g. 'gone-1': they still count as "
+        "relevant (trec_eval's rule) but cannot be retrieved, so recall and nDCG are lower"
+    ]
     none = "query-id\tcorpus-id\tscore\nq1\tgone-1\t1\n"
-    assert any("none of the judged passages is there, so every figure will be 0" in n for n in read_beir(_folder(tmp_path, CORPUS, QUERIES, none)).notes)
+    assert any(
+        "none of the judged passages is there, so every figure will be 0" in n
+        for n in read_beir(_folder(tmp_path, CORPUS, QUERIES, none)).notes
+    )
 
 
 @pytest.mark.parametrize("lines", ["", "\n\n", '{"_id": "d0", "text": ""}\n{"_id": "d1", "text": 3}\n'])
@@ -142,7 +161,9 @@ def test_cli_beir_with_an_empty_corpus_is_one_line_exit_2(tmp_path, cli):
     (root / "corpus.jsonl").write_text("", encoding="utf-8")
     code, out, err = cli("retrieval", "--beir", str(root), "--models", "MiniLM-L6", "--quiet")
     assert code == 2 and out == ""
-    assert err.strip().splitlines() == ["error: corpus.jsonl holds no passage to rank; a BEIR corpus line is {\"_id\": \"d1\", \"title\": \"…\", \"text\": \"…\"}"]
+    assert err.strip().splitlines() == [
+        'error: corpus.jsonl holds no passage to rank; a BEIR corpus line is {"_id": "d1", "title": "…", "text": "…"}'
+    ]
 
 
 def test_a_corpus_emptied_after_reading_is_one_error_not_argmax_of_nothing(tmp_path, fresh_cache):

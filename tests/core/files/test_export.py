@@ -55,14 +55,14 @@ def test_csv_bytes_round_trip():
     frame = pd.DataFrame(
         {
             "model": ["m", "m"],
-            "text_a": ["=HYPERLINK(\"http://evil\")", "Café, \"quoted\"\nnew line"],
+            "text_a": ['=HYPERLINK("http://evil")', 'Café, "quoted"\nnew line'],
             "cosine": [-0.25, 0.75],
         }
     )
     data = to_csv_bytes(frame)
     assert isinstance(data, bytes)
     back = pd.read_csv(io.BytesIO(data), encoding="utf-8")
-    assert back["text_a"].tolist() == ["'=HYPERLINK(\"http://evil\")", "Café, \"quoted\"\nnew line"]
+    assert back["text_a"].tolist() == ['\'=HYPERLINK("http://evil")', 'Café, "quoted"\nnew line']
     assert back["cosine"].tolist() == [-0.25, 0.75]
     assert list(back.columns) == ["model", "text_a", "cosine"]
 

@@ -29,7 +29,15 @@ def test_find_identical_and_mirrored():
 
 
 def test_an_identical_pair_is_not_its_own_mirror_and_repeats_mirror_the_first():
-    pairs = _pairs([("a", "x", "One two.", "One two."), ("b", "x", "One two", "one two"), ("c", "x", "u v", "w z"), ("d", "x", "w z", "u v"), ("e", "x", "w z", "u v")])
+    pairs = _pairs(
+        [
+            ("a", "x", "One two.", "One two."),
+            ("b", "x", "One two", "one two"),
+            ("c", "x", "u v", "w z"),
+            ("d", "x", "w z", "u v"),
+            ("e", "x", "w z", "u v"),
+        ]
+    )
     assert find_identical(pairs) == ["a", "b"]
     assert find_mirrored(pairs) == [("d", "c"), ("e", "c")]
 

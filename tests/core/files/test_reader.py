@@ -303,7 +303,13 @@ def test_unused_columns_and_empty_categories_are_said():
 
 # ------------------------------------------------------- command-line wording, header-less files
 
-FLAGS = {constants.COL_TEXT_A: "--text-a", constants.COL_TEXT_B: "--text-b", constants.COL_CATEGORY: "--category", constants.COL_LABEL: "--label", "header": "--no-header"}
+FLAGS = {
+    constants.COL_TEXT_A: "--text-a",
+    constants.COL_TEXT_B: "--text-b",
+    constants.COL_CATEGORY: "--category",
+    constants.COL_LABEL: "--label",
+    "header": "--no-header",
+}
 
 
 def test_command_line_wording_names_flags_not_the_page():
@@ -335,7 +341,9 @@ def test_no_header_reads_the_first_line_as_a_pair(tmp_path):
     assert list(parsed.frame.columns) == ["column_1", "column_2"] and len(parsed.frame) == 2
     path = tmp_path / "headerless.csv"
     path.write_bytes(HEADERLESS)
-    frame, notes = read_pairs_file(path, header=False, columns={constants.COL_TEXT_A: "column_2", constants.COL_TEXT_B: "column_1"}, flags=FLAGS)
+    frame, notes = read_pairs_file(
+        path, header=False, columns={constants.COL_TEXT_A: "column_2", constants.COL_TEXT_B: "column_1"}, flags=FLAGS
+    )
     assert frame[constants.COL_TEXT_A].tolist() == ["A cat was sitting on the mat.", "It did not rain at all."]
     assert notes == []  # both text columns were named: nothing guessed
 
@@ -347,5 +355,11 @@ def test_named_columns_must_exist_and_differ(tmp_path):
         read_pairs_file(path, columns={constants.COL_CATEGORY: "nope"}, flags=FLAGS)
     with pytest.raises(PairsFileError, match="text_a and text_b are both column 'r'"):
         read_pairs_file(path, columns={constants.COL_TEXT_A: "r", constants.COL_TEXT_B: "r"}, flags=FLAGS)
-    frame, _ = read_pairs_file(path, columns={constants.COL_TEXT_A: "s", constants.COL_TEXT_B: "q", constants.COL_CATEGORY: "r"}, flags=FLAGS)
-    assert (frame[constants.COL_TEXT_A].tolist(), frame[constants.COL_TEXT_B].tolist(), frame[constants.COL_CATEGORY].tolist()) == (["z"], ["x"], ["y"])
+    frame, _ = read_pairs_file(
+        path, columns={constants.COL_TEXT_A: "s", constants.COL_TEXT_B: "q", constants.COL_CATEGORY: "r"}, flags=FLAGS
+    )
+    assert (frame[constants.COL_TEXT_A].tolist(), frame[constants.COL_TEXT_B].tolist(), frame[constants.COL_CATEGORY].tolist()) == (
+        ["z"],
+        ["x"],
+        ["y"],
+    )

@@ -87,7 +87,9 @@ def test_repeated_ids_across_chunks_are_made_unique(tmp_path):
 
 def test_column_flags_map_a_streamed_file(tmp_path):
     rows = [{"x": r["premise"], "y": r["hypothesis"], "z": r["label"]} for r in ROWS]
-    got, _ = _streamed(_write(tmp_path, "parquet", rows), columns={constants.COL_TEXT_A: "y", constants.COL_TEXT_B: "x", constants.COL_LABEL: "z"})
+    got, _ = _streamed(
+        _write(tmp_path, "parquet", rows), columns={constants.COL_TEXT_A: "y", constants.COL_TEXT_B: "x", constants.COL_LABEL: "z"}
+    )
     allp = pd.concat(got, ignore_index=True)
     assert allp[constants.COL_TEXT_A][0] == ROWS[0]["hypothesis"] and allp[constants.COL_LABEL][1] == "1"
 
@@ -105,10 +107,13 @@ def test_empty_rows_in_a_chunk_are_dropped_and_noted(tmp_path):
     assert any("dropped 1 row(s) with an empty text" in n for n in totals.notes)
 
 
-@pytest.mark.parametrize(("text", "fragment"), [
-    ("[{\"text_a\": \"a\", \"text_b\": ", "invalid JSON"),
-    ("", "empty"),
-])
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ('[{"text_a": "a", "text_b": ', "invalid JSON"),
+        ("", "empty"),
+    ],
+)
 def test_broken_files_end_in_one_pairs_file_error(tmp_path, text, fragment):
     path = tmp_path / "bad.json"
     path.write_text(text)
@@ -139,12 +144,21 @@ def test_parquet_bytes_columns_are_read_as_utf8_text(tmp_path, kind):
     for i in (7, 13):
         bytes_b[i] = f"A dog \xff number {i} ran there.".encode("latin-1")  # not UTF-8
     blobs = [bytes([0xFF, i]) for i in range(N)]  # an unmapped bytes column: never noted
-    table = pa.table({"premise": column([t.encode("utf-8") for t in texts_a]), "hypothesis": column(bytes_b), "blob": column(blobs),
-                      "uuid": pa.array([bytes(16)] * N, pa.binary(16)), "label": [r["label"] for r in ROWS]})
+    table = pa.table(
+        {
+            "premise": column([t.encode("utf-8") for t in texts_a]),
+            "hypothesis": column(bytes_b),
+            "blob": column(blobs),
+            "uuid": pa.array([bytes(16)] * N, pa.binary(16)),
+            "label": [r["label"] for r in ROWS],
+        }
+    )
     path = tmp_path / "bytes.parquet"
     pq.write_table(table, path)
 
-    got, totals = _streamed(path, columns={constants.COL_TEXT_A: "premise", constants.COL_TEXT_B: "hypothesis", constants.COL_LABEL: "label"})
+    got, totals = _streamed(
+        path, columns={constants.COL_TEXT_A: "premise", constants.COL_TEXT_B: "hypothesis", constants.COL_LABEL: "label"}
+    )
     allp = pd.concat(got, ignore_index=True)
     assert list(allp[constants.COL_TEXT_A]) == texts_a
     assert [allp[constants.COL_TEXT_B][i] for i in (7, 13)] == [f"A dog \ufffd number {i} ran there." for i in (7, 13)]
@@ -152,7 +166,9 @@ def test_parquet_bytes_columns_are_read_as_utf8_text(tmp_path, kind):
     assert not allp[constants.COL_TEXT_B].str.startswith("b'").any()
     # One note for the whole file (rows 8 and 14 are in different chunks), none for the unmapped blob column.
     notes = [n for n in totals.notes if "not valid UTF-8" in n]
-    assert notes == ["column 'hypothesis' holds bytes, read as UTF-8: rows 8, 14 are not valid UTF-8; each bad byte was read as U+FFFD (\ufffd)"], totals.notes
+    assert notes == [
+        "column 'hypothesis' holds bytes, read as UTF-8: rows 8, 14 are not valid UTF-8; each bad byte was read as U+FFFD (\ufffd)"
+    ], totals.notes
 
 
 def test_a_note_on_bytes_that_are_not_utf8_counts_past_the_rows_it_names(tmp_path):
@@ -163,8 +179,10 @@ def test_a_note_on_bytes_that_are_not_utf8_counts_past_the_rows_it_names(tmp_pat
     pq.write_table(pa.table({"text_a": pa.array(bad, pa.binary()), "text_b": [r["hypothesis"] for r in ROWS]}), tmp_path / "bad.parquet")
     _, totals = _streamed(tmp_path / "bad.parquet")
     notes = [n for n in totals.notes if "not valid UTF-8" in n]
-    assert notes == [f"column 'text_a' holds bytes, read as UTF-8: rows {', '.join(str(r) for r in range(1, 11))}, and {N - 10} more are not valid UTF-8; "
-                     "each bad byte was read as U+FFFD (\ufffd)"]
+    assert notes == [
+        f"column 'text_a' holds bytes, read as UTF-8: rows {', '.join(str(r) for r in range(1, 11))}, and {N - 10} more are not valid UTF-8; "
+        "each bad byte was read as U+FFFD (\ufffd)"
+    ]
 
 
 def test_chunk_rows_must_be_positive(tmp_path):
@@ -176,8 +194,15 @@ def test_chunk_rows_must_be_positive(tmp_path):
 
 
 def _captions(n: int) -> dict[str, dict[str, object]]:
-    return {str(i): {"filename": f"img_{i:04d}.jpg", "caption": f"A brown dog number {i} runs across the park.",
-                     "negative_caption": f"A brown dog number {i} does not run across the park.", "width": 640} for i in range(n)}
+    return {
+        str(i): {
+            "filename": f"img_{i:04d}.jpg",
+            "caption": f"A brown dog number {i} runs across the park.",
+            "negative_caption": f"A brown dog number {i} does not run across the park.",
+            "width": 640,
+        }
+        for i in range(n)
+    }
 
 
 @pytest.mark.parametrize("indent", [None, 2])
@@ -231,10 +256,17 @@ def test_a_large_pretty_printed_object_of_records_streams_in_chunks(tmp_path):
 def test_column_guess_prefers_sentences_over_ids_file_names_links_and_numbers():
     from core.files.reader import guess_mapping, text_columns
 
-    frame = pd.DataFrame({
-        "uid": ["a1", "a2"], "path": ["x/1.png", "x/2.png"], "url": ["https://a.b/1", "https://a.b/2"], "n": ["3", "4"], "tag": ["cat", "dog"],
-        "short": ["A cat.", "A dog runs."], "long": ["The black cat sleeps on the warm mat.", "A small dog runs in the green park."],
-    })
+    frame = pd.DataFrame(
+        {
+            "uid": ["a1", "a2"],
+            "path": ["x/1.png", "x/2.png"],
+            "url": ["https://a.b/1", "https://a.b/2"],
+            "n": ["3", "4"],
+            "tag": ["cat", "dog"],
+            "short": ["A cat.", "A dog runs."],
+            "long": ["The black cat sleeps on the warm mat.", "A small dog runs in the green park."],
+        }
+    )
     ranked, skipped = text_columns(frame, list(frame.columns))
     assert ranked == ["long", "short"]
     assert skipped == {"uid": "ids", "path": "file names", "url": "links", "n": "numbers", "tag": "single words"}

@@ -29,8 +29,10 @@ def _pairs(data: bytes, filename: str = "pairs.csv", **kwargs):
 
 
 def _utf8_with_one_bad_byte() -> bytes:
-    return "text_a,text_b\n{},{}\nThe cat sat,A cat sat\nBroken \xff byte,Fine\n".format(*ACCENTED).encode("utf-8").replace(
-        "\xff".encode(), b"\xff"
+    return (
+        "text_a,text_b\n{},{}\nThe cat sat,A cat sat\nBroken \xff byte,Fine\n".format(*ACCENTED)
+        .encode("utf-8")
+        .replace("\xff".encode(), b"\xff")
     )
 
 
@@ -123,7 +125,9 @@ def test_objects_and_arrays_as_text_are_refused_naming_the_rows(filename):
     parsed = parse_pairs(data, filename)
     with pytest.raises(PairsFileError) as err:
         apply_mapping(parsed, guess_mapping(list(parsed.frame.columns)))
-    assert str(err.value) == "column 'text_a' (for text_a) holds JSON objects or arrays, not text, in rows 2, 4: give each value as a string"
+    assert (
+        str(err.value) == "column 'text_a' (for text_a) holds JSON objects or arrays, not text, in rows 2, 4: give each value as a string"
+    )
     assert "{'x'" not in str(err.value)  # never the Python repr
 
 
@@ -158,7 +162,9 @@ def test_deep_nesting_is_a_reader_error(data, filename):
 
 
 def test_lone_surrogate_escapes_become_replacement_characters_with_a_note():
-    data = b'{"text_a": "caf\\ud800e", "text_b": "x"}\n{"text_a": "c", "text_b": "d\\udfff"}\n{"text_a": "\\ud83d\\ude00", "text_b": "pair"}\n'
+    data = (
+        b'{"text_a": "caf\\ud800e", "text_b": "x"}\n{"text_a": "c", "text_b": "d\\udfff"}\n{"text_a": "\\ud83d\\ude00", "text_b": "pair"}\n'
+    )
     _, frame, notes = _pairs(data, "pairs.jsonl")
     assert frame[constants.COL_TEXT_A].tolist() == ["caf\ufffde", "c", "😀"]  # a proper pair stays an emoji
     assert frame[constants.COL_TEXT_B].tolist() == ["x", "d\ufffd", "pair"]
@@ -222,5 +228,7 @@ def test_five_thousand_columns_are_named_a_few_and_counted():
     [note] = [n for n in notes if n.startswith("ignored")]
     assert note == "ignored 4,998 column(s) not chosen below: " + ", ".join(f"extra_column_{i}" for i in range(8)) + " and 4,990 more"
     with pytest.raises(PairsFileError) as info:
-        apply_mapping(parse_pairs(f"{header}\n{row}\n".encode(), "wide.csv"), {constants.COL_TEXT_A: "no_such_column", constants.COL_TEXT_B: "text_b"})
+        apply_mapping(
+            parse_pairs(f"{header}\n{row}\n".encode(), "wide.csv"), {constants.COL_TEXT_A: "no_such_column", constants.COL_TEXT_B: "text_b"}
+        )
     assert len(str(info.value)) < 400 and "and 4,992 more" in str(info.value)

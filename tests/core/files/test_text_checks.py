@@ -64,7 +64,9 @@ def test_zero_width_characters_are_kept_and_noted():
     assert check.ok
     assert check.cleaned == text
     (note,) = check.notes
-    assert note.startswith("Sentence A contains 2 invisible characters (U+200B ZERO WIDTH SPACE, U+200F RIGHT-TO-LEFT MARK), scored as typed")
+    assert note.startswith(
+        "Sentence A contains 2 invisible characters (U+200B ZERO WIDTH SPACE, U+200F RIGHT-TO-LEFT MARK), scored as typed"
+    )
 
 
 def test_many_distinct_characters_are_listed_up_to_five():

@@ -84,7 +84,7 @@ def test_upload_limit_is_named():
     ("name", "content", "expected"),
     [
         ("c.txt", "First passage.\n\nSecond passage, with a comma.\nFirst passage.\n", ["First passage.", "Second passage, with a comma."]),
-        ("c.csv", "text\n\"One, quoted\"\nTwo\n", ["One, quoted", "Two"]),
+        ("c.csv", 'text\n"One, quoted"\nTwo\n', ["One, quoted", "Two"]),
         ("c.csv", "id,passage\n1,Alpha\n2,Beta\n", ["Alpha", "Beta"]),
         ("c.tsv", "text\nA, with comma\n", ["A, with comma"]),
         ("c.jsonl", '{"text": "Alpha"}\n{"text": "Beta"}\n', ["Alpha", "Beta"]),
@@ -103,7 +103,12 @@ def test_read_texts(tmp_path, name, content, expected):
 
 @pytest.mark.parametrize(
     ("name", "content", "message"),
-    [("e.txt", "", "empty"), ("e.txt", "\n  \n", "empty"), ("e.csv", "a,b\n1,2\n", "name the text column"), ("e.jsonl", "{bad", "invalid JSON")],
+    [
+        ("e.txt", "", "empty"),
+        ("e.txt", "\n  \n", "empty"),
+        ("e.csv", "a,b\n1,2\n", "name the text column"),
+        ("e.jsonl", "{bad", "invalid JSON"),
+    ],
 )
 def test_read_texts_refuses(tmp_path, name, content, message):
     path = tmp_path / name
@@ -131,7 +136,9 @@ def test_read_texts_limits_rows(tmp_path):
 def test_an_upload_reads_as_the_file_on_disk(tmp_path, name, content):
     path = tmp_path / name
     path.write_text(content, encoding="utf-8")
-    assert parse_texts(content.encode("utf-8"), name, TEXT_COLUMNS["corpus"], what="corpus") == read_texts(path, TEXT_COLUMNS["corpus"], what="corpus")
+    assert parse_texts(content.encode("utf-8"), name, TEXT_COLUMNS["corpus"], what="corpus") == read_texts(
+        path, TEXT_COLUMNS["corpus"], what="corpus"
+    )
 
 
 def test_latin1_is_noted_once():
@@ -146,11 +153,14 @@ def test_a_field_over_the_csv_limit_is_read_as_the_pairs_reader_reads_it():
     assert parse_texts(data, "c.csv", TEXT_COLUMNS["corpus"], what="corpus").texts == ["a" * 200_000]
 
 
-@pytest.mark.parametrize(("name", "content"), [
-    ("c.txt", "A real passage.\n\u200b\u200d\n\u2060\ufeff \u200b\n"),
-    ("c.csv", "text\nA real passage.\n\u200b\u200d\n\u2060\ufeff \u200b\n"),
-    ("c.jsonl", '{"text": "A real passage."}\n{"text": "\\u200b\\u200d"}\n{"text": "\\u2060\\ufeff \\u200b"}\n'),
-])
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("c.txt", "A real passage.\n\u200b\u200d\n\u2060\ufeff \u200b\n"),
+        ("c.csv", "text\nA real passage.\n\u200b\u200d\n\u2060\ufeff \u200b\n"),
+        ("c.jsonl", '{"text": "A real passage."}\n{"text": "\\u200b\\u200d"}\n{"text": "\\u2060\\ufeff \\u200b"}\n'),
+    ],
+)
 def test_invisible_only_texts_are_dropped_with_a_note(tmp_path, name, content):
     # Issue 39 item 7: a passage of zero-width characters only was ranked as a text, with no note.
     path = tmp_path / name
@@ -158,4 +168,6 @@ def test_invisible_only_texts_are_dropped_with_a_note(tmp_path, name, content):
     found = read_texts(path, TEXT_COLUMNS["corpus"], what="corpus")
     assert found.texts == ["A real passage."]
     of = "" if name == "c.txt" else " of 'text'"
-    assert f"{name}: dropped 2 row(s){of} holding only invisible or control characters, nothing a model could read (rows 2, 3)" in found.notes
+    assert (
+        f"{name}: dropped 2 row(s){of} holding only invisible or control characters, nothing a model could read (rows 2, 3)" in found.notes
+    )

@@ -90,21 +90,27 @@ def test_read_triples_from_disk(tmp_path):
 
 
 # Issue 39 item 3: a JSON number or boolean was scored as its printed form ("12" against "True"), null and "" took part.
-HOSTILE_JSONL = "\n".join([
-    '{"anchor": 12, "positive": "A man plays a guitar.", "negative": true}',
-    '{"anchor": "A dog runs.", "positive": "An animal moves.", "negative": "A dog sleeps."}',
-    '{"anchor": "A cat sits.", "positive": null, "negative": "A cat runs."}',
-    '{"anchor": "A bird sings.", "positive": "A bird makes a sound.", "negative": 7}',
-    '{"anchor": "A boy reads.", "positive": "\u200b\u200d", "negative": "A boy sleeps."}',
-    '{"anchor": "A girl swims.", "positive": "A girl is in water.", "negative": ""}',
-    '{"anchor": false, "positive": "x", "negative": "y"}',
-]) + "\n"
+HOSTILE_JSONL = (
+    "\n".join(
+        [
+            '{"anchor": 12, "positive": "A man plays a guitar.", "negative": true}',
+            '{"anchor": "A dog runs.", "positive": "An animal moves.", "negative": "A dog sleeps."}',
+            '{"anchor": "A cat sits.", "positive": null, "negative": "A cat runs."}',
+            '{"anchor": "A bird sings.", "positive": "A bird makes a sound.", "negative": 7}',
+            '{"anchor": "A boy reads.", "positive": "\u200b\u200d", "negative": "A boy sleeps."}',
+            '{"anchor": "A girl swims.", "positive": "A girl is in water.", "negative": ""}',
+            '{"anchor": false, "positive": "x", "negative": "y"}',
+        ]
+    )
+    + "\n"
+)
 
 
 def test_json_numbers_booleans_null_empty_and_invisible_values_take_no_part():
     triples = parse_triples(HOSTILE_JSONL.encode("utf-8"), "t.jsonl")
     assert list(zip(triples.frame["row"], triples.frame[constants.COL_ANCHOR], triples.frame[constants.COL_NEGATIVE], strict=True)) == [
-        (2, "A dog runs.", "A dog sleeps.")]
+        (2, "A dog runs.", "A dog sleeps.")
+    ]
     notes = set(triples.notes)
     assert {
         "t.jsonl: dropped 2 row(s) of 'anchor' holding a number or a boolean, not a text (rows 1, 7)",
@@ -119,7 +125,7 @@ def test_json_numbers_booleans_null_empty_and_invisible_values_take_no_part():
 def test_triples_and_the_corpus_reader_drop_the_same_values_with_the_same_words():
     from core.files.texts import TEXT_COLUMNS, parse_texts
 
-    values = ['12', 'true', 'null', '""', '"\\u200b"', '"A real passage."', '"  "', '3.5']
+    values = ["12", "true", "null", '""', '"\\u200b"', '"A real passage."', '"  "', "3.5"]
     corpus = parse_texts("\n".join(f'{{"text": {v}}}' for v in values).encode(), "c.jsonl", TEXT_COLUMNS["corpus"], what="corpus")
     rows = "\n".join(f'{{"anchor": {v}, "positive": "p", "negative": "n"}}' for v in values)
     triples = parse_triples(rows.encode(), "c.jsonl")

@@ -90,8 +90,10 @@ def test_win_rate_budgets_read_the_dense_rows():
 
 
 def test_paired_accuracy_is_a_minimum():
-    table = pd.DataFrame([("m1", "none", "all", 20, 9, 0.45, 0.25, 0.65, 0.25)],
-                         columns=["model", "mitigation", "mode", "n", "paired_correct", "paired_accuracy", "ci_low", "ci_high", "random"])
+    table = pd.DataFrame(
+        [("m1", "none", "all", 20, 9, 0.45, 0.25, 0.65, 0.25)],
+        columns=["model", "mitigation", "mode", "n", "paired_correct", "paired_accuracy", "ci_low", "ci_high", "random"],
+    )
     [held] = B.paired_accuracy_outcomes(table, {"all": 0.45}, ["m1"])
     [breached] = B.paired_accuracy_outcomes(table, {"all": 0.5}, ["m1"])
     assert held.status == B.STATUS_PASS and breached.status == B.STATUS_FAIL
@@ -99,11 +101,20 @@ def test_paired_accuracy_is_a_minimum():
 
 
 def test_unmeasured_outcomes_cover_every_budget_of_a_model():
-    budgets = Budgets(max_failure_rate={"negation": 0.5, "hedging": 0.5}, min_control_auc=0.9,
-                      max_adversarial_win_rate={"all": 0.3}, min_paired_accuracy={"all": 0.3})
+    budgets = Budgets(
+        max_failure_rate={"negation": 0.5, "hedging": 0.5},
+        min_control_auc=0.9,
+        max_adversarial_win_rate={"all": 0.3},
+        min_paired_accuracy={"all": 0.3},
+    )
     out = B.unmeasured_outcomes("m9", budgets, "did not load")
-    assert [o.name for o in out] == ["max_failure_rate[negation]", "max_failure_rate[hedging]", "min_control_auc",
-                                     "max_adversarial_win_rate[all]", "min_paired_accuracy[all]"]
+    assert [o.name for o in out] == [
+        "max_failure_rate[negation]",
+        "max_failure_rate[hedging]",
+        "min_control_auc",
+        "max_adversarial_win_rate[all]",
+        "min_paired_accuracy[all]",
+    ]
     assert all(o.status == B.STATUS_ERROR and "did not load" in o.message for o in out)
     assert len(B.unmeasured_outcomes("m9", budgets, "x", pairs=False)) == 2
 

@@ -153,8 +153,11 @@ def test_unreadable_and_non_utf8_files(folder: Path):
 
 
 MESSAGES_23 = {
-    "plural of category": ('suites = ["failure-modes"]\n[budgets.max_failure_rate]\nnegaton = 0.5\n', "no such category; categories: negation,"),
-    "empty suites": ('suites = []\n[budgets.max_failure_rate]\nnegation = 0.5\n', "suites: empty; failure-rate and AUC budgets need pairs"),
+    "plural of category": (
+        'suites = ["failure-modes"]\n[budgets.max_failure_rate]\nnegaton = 0.5\n',
+        "no such category; categories: negation,",
+    ),
+    "empty suites": ("suites = []\n[budgets.max_failure_rate]\nnegation = 0.5\n", "suites: empty; failure-rate and AUC budgets need pairs"),
     "a limit just above one": ("[budgets.max_failure_rate]\nnegation = 1.0000001\n", "must be between 0 and 1, got 1.0000001"),
     "a folder in files": ('files = ["a-folder"]' + BUDGET, "a-folder is a folder, not a file"),
     "a folder as retrieval suite": ('[retrieval]\nsuite = "a-folder"' + BUDGET, "a-folder is a folder, not a file"),

@@ -26,8 +26,12 @@ def test_junit_round_trip(tmp_path):
     assert [s.get("name") for s in suites] == ["m1", "m2"]
     assert [(s.get("tests"), s.get("failures"), s.get("errors")) for s in suites] == [("2", "1", "0"), ("2", "0", "1")]
     cases = {(c.get("classname"), c.get("name")): c for c in root.iter("testcase")}
-    assert set(cases) == {("cosine-probe.m1", "max_failure_rate[negation]"), ("cosine-probe.m1", "min_control_auc"),
-                          ("cosine-probe.m2", "max_failure_rate[negation]"), ("cosine-probe.m2", "min_control_auc")}
+    assert set(cases) == {
+        ("cosine-probe.m1", "max_failure_rate[negation]"),
+        ("cosine-probe.m1", "min_control_auc"),
+        ("cosine-probe.m2", "max_failure_rate[negation]"),
+        ("cosine-probe.m2", "min_control_auc"),
+    }
 
     passed = cases[("cosine-probe.m1", "max_failure_rate[negation]")]
     assert passed.find("failure") is None and passed.find("error") is None

@@ -83,16 +83,27 @@ def test_global_thresholds_and_model_errors(tmp_path):
     assert thresholds == {"a": 0.7, "b": 0.7}
     outcomes = gate.evaluate(config, results, thresholds, errors={"broken": "broken: did not load"})
     names = [(o.model, o.name) for o in outcomes]
-    assert names == [("a", "max_failure_rate[negation]"), ("b", "max_failure_rate[negation]"), ("a", "min_control_auc"), ("b", "min_control_auc"),
-                     ("broken", "max_failure_rate[negation]"), ("broken", "min_control_auc")]
+    assert names == [
+        ("a", "max_failure_rate[negation]"),
+        ("b", "max_failure_rate[negation]"),
+        ("a", "min_control_auc"),
+        ("b", "min_control_auc"),
+        ("broken", "max_failure_rate[negation]"),
+        ("broken", "min_control_auc"),
+    ]
     assert [o.status for o in outcomes if o.model == "broken"] == ["error", "error"]
 
 
 def test_retrieval_budgets_read_the_retrieval_tables(tmp_path):
     config = _config(tmp_path, "[budgets]\nmin_paired_accuracy = 0.5\n[budgets.max_adversarial_win_rate]\nnegation = 0.2\n")
-    win = pd.DataFrame([("a", "none", "negation", 10, 1, 0.1, 0.0, 0.3)], columns=["model", "mitigation", "mode", "n", "wins", "win_rate", "ci_low", "ci_high"])
-    paired = pd.DataFrame([("a", "none", "all", 8, 3, 0.375, 0.1, 0.7, 0.25)],
-                          columns=["model", "mitigation", "mode", "n", "paired_correct", "paired_accuracy", "ci_low", "ci_high", "random"])
+    win = pd.DataFrame(
+        [("a", "none", "negation", 10, 1, 0.1, 0.0, 0.3)],
+        columns=["model", "mitigation", "mode", "n", "wins", "win_rate", "ci_low", "ci_high"],
+    )
+    paired = pd.DataFrame(
+        [("a", "none", "all", 8, 3, 0.375, 0.1, 0.7, 0.25)],
+        columns=["model", "mitigation", "mode", "n", "paired_correct", "paired_accuracy", "ci_low", "ci_high", "random"],
+    )
     outcomes = gate.evaluate(config, pd.DataFrame(), {}, {"win_rates": win, "paired": paired})
     assert [(o.name, o.status) for o in outcomes] == [("max_adversarial_win_rate[negation]", "pass"), ("min_paired_accuracy[all]", "fail")]
 
@@ -107,7 +118,10 @@ def test_an_unreadable_file_is_a_config_error_before_any_model_loads(tmp_path):
 
 def test_run_check_on_minilm(tmp_path, minilm):
     _pairs_file(tmp_path)
-    config = _config(tmp_path, 'files = ["mine.csv"]\nthreshold = 0.5\n[budgets]\nmin_control_auc = 0.9\n[budgets.max_failure_rate]\nnegation = 1.0\nentity_swap = 0.0\n')
+    config = _config(
+        tmp_path,
+        'files = ["mine.csv"]\nthreshold = 0.5\n[budgets]\nmin_control_auc = 0.9\n[budgets.max_failure_rate]\nnegation = 1.0\nentity_swap = 0.0\n',
+    )
     run = gate.run_check(config, [MINILM_L6])
     assert run.errors == {}
     by_name = {o.name: o for o in run.outcomes}
@@ -124,7 +138,9 @@ def test_retrieval_budgets_without_the_retrieval_probes_are_a_config_error(tmp_p
 
     monkeypatch.setitem(sys.modules, "core.probes.retrieval.run", None)  # what an installation without them looks like
     config = _config(tmp_path, "[budgets.max_adversarial_win_rate]\nnegation = 0.5\n")
-    with pytest.raises(ConfigError, match=r"^budgets\.max_adversarial_win_rate / min_paired_accuracy: the retrieval probes are not available"):
+    with pytest.raises(
+        ConfigError, match=r"^budgets\.max_adversarial_win_rate / min_paired_accuracy: the retrieval probes are not available"
+    ):
         gate.run_check(config, [MINILM_L6])
 
 
@@ -143,7 +159,10 @@ LABELLED = (
 
 def _labelled_config(tmp_path: Path, extra: str = "") -> gate.CheckConfig:
     (tmp_path / "nli.csv").write_text(LABELLED, encoding="utf-8")
-    return _config(tmp_path, f'files = ["nli.csv"]\n{extra}\n[budgets]\nmin_label_auc = 0.5\nmin_control_auc = 0.5\n[budgets.max_failure_rate]\n"0" = 1.0\n')
+    return _config(
+        tmp_path,
+        f'files = ["nli.csv"]\n{extra}\n[budgets]\nmin_label_auc = 0.5\nmin_control_auc = 0.5\n[budgets.max_failure_rate]\n"0" = 1.0\n',
+    )
 
 
 def test_a_files_labels_become_its_categories_not_uncategorized(tmp_path):

@@ -31,8 +31,13 @@ def _config(folder: Path, text: str) -> Path:
 
 
 def test_config_reads_the_inputs_and_budgets(folder):
-    config = load_config(_config(folder, '[retrieval]\ntriples = "triples.csv"\ntriples_columns = { query = "premise" }\nbeir = "beir"\nsplit = "test"\n'
-                                         '[budgets]\nmax_win_rate = 0.3\n[budgets.min_recall_at_k]\n1 = 0.6\n10 = 0.9\n'))
+    config = load_config(
+        _config(
+            folder,
+            '[retrieval]\ntriples = "triples.csv"\ntriples_columns = { query = "premise" }\nbeir = "beir"\nsplit = "test"\n'
+            "[budgets]\nmax_win_rate = 0.3\n[budgets.min_recall_at_k]\n1 = 0.6\n10 = 0.9\n",
+        )
+    )
     assert config.triples == (folder / "triples.csv").resolve() and config.beir == (folder / "beir").resolve()
     assert config.budgets.max_win_rate == 0.3 and dict(config.budgets.min_recall_at_k) == {1: 0.6, 10: 0.9}
     assert dict(config.triples_columns) == {"anchor": "premise"}
@@ -43,12 +48,23 @@ def test_config_reads_the_inputs_and_budgets(folder):
     [
         ("[budgets]\nmax_win_rate = 0.3\n", r"budgets\.max_win_rate: needs a triples file"),
         ("[budgets.min_recall_at_k]\n1 = 0.5\n", r"budgets\.min_recall_at_k: needs a triples file or a BEIR folder"),
-        ('[retrieval]\ntriples = "triples.csv"\n[budgets.min_recall_at_k]\n3 = 0.5\n', r"budgets\.min_recall_at_k\.3: no such k; ks: 1, 5, 10"),
-        ('[retrieval]\ntriples = "triples.csv"\n[budgets]\nmax_win_rates = 0.5\n', r"budgets\.max_win_rates: unknown key; known keys here: .*max_win_rate, min_recall_at_k"),
-        ('[retrieval]\ntripels = "triples.csv"\n[budgets]\nmax_win_rate = 0.5\n', r"retrieval\.tripels: unknown key; known keys here: suite, triples, triples_columns, beir, split"),
+        (
+            '[retrieval]\ntriples = "triples.csv"\n[budgets.min_recall_at_k]\n3 = 0.5\n',
+            r"budgets\.min_recall_at_k\.3: no such k; ks: 1, 5, 10",
+        ),
+        (
+            '[retrieval]\ntriples = "triples.csv"\n[budgets]\nmax_win_rates = 0.5\n',
+            r"budgets\.max_win_rates: unknown key; known keys here: .*max_win_rate, min_recall_at_k",
+        ),
+        (
+            '[retrieval]\ntripels = "triples.csv"\n[budgets]\nmax_win_rate = 0.5\n',
+            r"retrieval\.tripels: unknown key; known keys here: suite, triples, triples_columns, beir, split",
+        ),
         ('[retrieval]\ntriples = "absent.csv"\n[budgets]\nmax_win_rate = 0.5\n', r"retrieval\.triples: no such file"),
-        ('[retrieval]\ntriples = "triples.csv"\ntriples_columns = { anchor = "x" }\n[budgets]\nmax_win_rate = 0.5\n',
-         r"retrieval\.triples_columns\.anchor: unknown key; known keys here: query, positive, negative"),
+        (
+            '[retrieval]\ntriples = "triples.csv"\ntriples_columns = { anchor = "x" }\n[budgets]\nmax_win_rate = 0.5\n',
+            r"retrieval\.triples_columns\.anchor: unknown key; known keys here: query, positive, negative",
+        ),
     ],
 )
 def test_config_errors_name_the_key_and_the_valid_ones(folder, text, message):
@@ -57,8 +73,12 @@ def test_config_errors_name_the_key_and_the_valid_ones(folder, text, message):
 
 
 def test_gate_measures_the_user_inputs(folder, minilm):
-    config = load_config(_config(folder, '[retrieval]\ntriples = "triples.csv"\nbeir = "beir"\n'
-                                         '[budgets]\nmax_win_rate = 0.2\n[budgets.min_recall_at_k]\n1 = 0.7\n'))
+    config = load_config(
+        _config(
+            folder,
+            '[retrieval]\ntriples = "triples.csv"\nbeir = "beir"\n[budgets]\nmax_win_rate = 0.2\n[budgets.min_recall_at_k]\n1 = 0.7\n',
+        )
+    )
     run = run_check(config, [MINILM_L6])
     by_name = {o.name: o for o in run.outcomes}
     assert set(by_name) == {"max_win_rate", "min_recall_at_k[triples@1]", "min_recall_at_k[beir@1]"}

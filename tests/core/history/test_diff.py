@@ -14,8 +14,17 @@ def _run(cosines: dict[tuple[str, str], list[float]]) -> pd.DataFrame:
     rows = []
     for (model, category), values in cosines.items():
         for i, c in enumerate(values):
-            rows.append({"model": model, "suite": "s", "category": category, "pair_id": f"{category}-{i}",
-                         "text_a": f"{category} a {i}", "text_b": f"{category} b {i}", "cosine": c})
+            rows.append(
+                {
+                    "model": model,
+                    "suite": "s",
+                    "category": category,
+                    "pair_id": f"{category}-{i}",
+                    "text_a": f"{category} a {i}",
+                    "text_b": f"{category} b {i}",
+                    "cosine": c,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -43,8 +52,15 @@ def test_interval_is_scipys_paired_percentile_bootstrap():
     neg = d.categories.set_index(["model", "category"]).loc[("m", "negation")]
     before = np.array([0.60, 0.75, 0.90, 0.65])
     after = np.array([0.72, 0.68, 0.95, 0.66])
-    ref = stats.bootstrap((after, before), lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis), paired=True, vectorized=True,
-                          n_resamples=999, method="percentile", rng=np.random.default_rng(3)).confidence_interval
+    ref = stats.bootstrap(
+        (after, before),
+        lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis),
+        paired=True,
+        vectorized=True,
+        n_resamples=999,
+        method="percentile",
+        rng=np.random.default_rng(3),
+    ).confidence_interval
     assert (neg["mean_ci_low"], neg["mean_ci_high"]) == pytest.approx((ref.low, ref.high))
 
 

@@ -10,8 +10,17 @@ L6 = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def _run(cosines):
-    return pd.DataFrame({"model": L6, "suite": "s", "category": ["negation", "negation", "positive"], "pair_id": ["1", "2", "3"],
-                         "text_a": ["a", "b", "c"], "text_b": ["x", "y", "z"], "cosine": cosines})
+    return pd.DataFrame(
+        {
+            "model": L6,
+            "suite": "s",
+            "category": ["negation", "negation", "positive"],
+            "pair_id": ["1", "2", "3"],
+            "text_a": ["a", "b", "c"],
+            "text_b": ["x", "y", "z"],
+            "cosine": cosines,
+        }
+    )
 
 
 def test_largest_change_and_crossings_in_two_sentences():
@@ -25,7 +34,9 @@ def test_largest_change_and_crossings_in_two_sentences():
 def test_identical_runs_and_runs_sharing_nothing():
     run = _run([0.60, 0.65, 0.90])
     assert diff_findings(diff_runs(run, run, 0.7, 0.7), 1, 2) == [
-        "Run #2 scores the 3 pairs it shares with run #1 as run #1 did.", "No pair crossed the threshold."]
+        "Run #2 scores the 3 pairs it shares with run #1 as run #1 did.",
+        "No pair crossed the threshold.",
+    ]
     other = run.assign(text_a=["d", "e", "f"])
     assert diff_findings(diff_runs(run, other, 0.7, 0.7), 1, 2) == []
 

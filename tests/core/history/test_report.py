@@ -24,8 +24,20 @@ def _results() -> pd.DataFrame:
         (constants.CAT_NUMERICAL, "Take 5 mg", "Take 500 mg", 0.60),
         (constants.CAT_POSITIVE, "A cat sat", "A feline sat", 0.90),
     ]
-    return pd.DataFrame([{constants.COL_MODEL: L6, constants.COL_SUITE: "s", constants.COL_CATEGORY: c, constants.COL_PAIR_ID: f"p{i}",
-                          constants.COL_TEXT_A: a, constants.COL_TEXT_B: b, constants.COL_COSINE: cos} for i, (c, a, b, cos) in enumerate(rows)])
+    return pd.DataFrame(
+        [
+            {
+                constants.COL_MODEL: L6,
+                constants.COL_SUITE: "s",
+                constants.COL_CATEGORY: c,
+                constants.COL_PAIR_ID: f"p{i}",
+                constants.COL_TEXT_A: a,
+                constants.COL_TEXT_B: b,
+                constants.COL_COSINE: cos,
+            }
+            for i, (c, a, b, cos) in enumerate(rows)
+        ]
+    )
 
 
 def test_report_has_findings_inlined_plotly_full_worst_cases_and_settings():
@@ -36,7 +48,7 @@ def test_report_has_findings_inlined_plotly_full_worst_cases_and_settings():
     assert text.count("Plotly.newPlot") == 3 and not re.search(r"<script[^>]*\bsrc=", text) and text.count("window.PlotlyConfig") == 1
     assert len(text) > 3_000_000 and model_color(L6) in text
     # the worst case is readable in full (escaped), first in its table
-    worst = text[text.index("Worst cases"):]
+    worst = text[text.index("Worst cases") :]
     assert worst.index("The patient who was admitted") < worst.index("It rains")
     assert LONG_A.replace("<b>", "&lt;b&gt;") in worst and "<script>x</script>" not in text
     assert "Versions" in text and "plotly" in text
@@ -69,10 +81,27 @@ def test_cli_report_writes_a_stored_run_and_says_one_line_for_an_unknown_id(tmp_
 
 def _labelled() -> pd.DataFrame:
     """A negation set labelled 1 = same meaning, where the model scores the contradictions highest (AUC below 0.5)."""
-    rows = [("custom", "He is here", "He is not here", 0.97, "0"), ("custom", "It is safe", "It is not safe", 0.95, "0"),
-            ("custom", "A cat sat", "A feline sat", 0.80, "1"), ("custom", "She left", "She went away", 0.70, "1")]
-    return pd.DataFrame([{constants.COL_MODEL: L6, constants.COL_SUITE: "s", constants.COL_CATEGORY: c, constants.COL_PAIR_ID: f"p{i}", constants.COL_TEXT_A: a,
-                          constants.COL_TEXT_B: b, constants.COL_COSINE: cos, constants.COL_LABEL: label} for i, (c, a, b, cos, label) in enumerate(rows)])
+    rows = [
+        ("custom", "He is here", "He is not here", 0.97, "0"),
+        ("custom", "It is safe", "It is not safe", 0.95, "0"),
+        ("custom", "A cat sat", "A feline sat", 0.80, "1"),
+        ("custom", "She left", "She went away", 0.70, "1"),
+    ]
+    return pd.DataFrame(
+        [
+            {
+                constants.COL_MODEL: L6,
+                constants.COL_SUITE: "s",
+                constants.COL_CATEGORY: c,
+                constants.COL_PAIR_ID: f"p{i}",
+                constants.COL_TEXT_A: a,
+                constants.COL_TEXT_B: b,
+                constants.COL_COSINE: cos,
+                constants.COL_LABEL: label,
+            }
+            for i, (c, a, b, cos, label) in enumerate(rows)
+        ]
+    )
 
 
 def test_report_of_a_labelled_run_leads_with_the_label_finding_and_draws_worst_cases_from_no_match_pairs():
@@ -83,23 +112,37 @@ def test_report_of_a_labelled_run_leads_with_the_label_finding_and_draws_worst_c
     said, match, label_settings = report_labels(results, 0.7, None, short_name)
     assert any("coin flip" in s for s in said)
     text = report_html(results, 0.7, "Your data", {}, label_sentences=said, match=match, label_settings=label_settings)
-    findings_part = text[text.index("<h2>Findings</h2>"):text.index("<h2>Charts</h2>")]
+    findings_part = text[text.index("<h2>Findings</h2>") : text.index("<h2>Charts</h2>")]
     assert "AUC" in findings_part and "coin flip" in findings_part
-    worst = text[text.index("Worst cases"):text.index("<h2>By category</h2>")]
+    worst = text[text.index("Worst cases") : text.index("<h2>By category</h2>")]
     assert "He is not here" in worst and "It is not safe" in worst and "A feline sat" not in worst  # the no-match pairs only
     assert "of 2 pair scores that should not match" in worst
-    labels_part = text[text.index("<h2>Labels</h2>"):text.index("<h2>Settings</h2>")]
+    labels_part = text[text.index("<h2>Labels</h2>") : text.index("<h2>Settings</h2>")]
     assert "match label" in labels_part and "automatic" in labels_part
-    models_part = text[text.index("<h2>Models</h2>"):]
+    models_part = text[text.index("<h2>Models</h2>") :]
     assert "MiniLM-L6" in models_part and L6 in models_part  # the models, even when the caller gives no model table
 
 
 def test_report_worst_cases_take_every_pair_that_should_not_match_not_only_the_six_modes():
-    results = pd.concat([_results(), _results().assign(**{constants.COL_CATEGORY: constants.CAT_CONTRADICTION, constants.COL_PAIR_ID: "c",
-                                                         constants.COL_TEXT_A: "Trains run late", constants.COL_TEXT_B: "Trains never run late",
-                                                         constants.COL_COSINE: 0.99}).head(1)], ignore_index=True)
+    results = pd.concat(
+        [
+            _results(),
+            _results()
+            .assign(
+                **{
+                    constants.COL_CATEGORY: constants.CAT_CONTRADICTION,
+                    constants.COL_PAIR_ID: "c",
+                    constants.COL_TEXT_A: "Trains run late",
+                    constants.COL_TEXT_B: "Trains never run late",
+                    constants.COL_COSINE: 0.99,
+                }
+            )
+            .head(1),
+        ],
+        ignore_index=True,
+    )
     worst = report_html(results, 0.7, "x")
-    worst = worst[worst.index("Worst cases"):worst.index("<h2>By category</h2>")]
+    worst = worst[worst.index("Worst cases") : worst.index("<h2>By category</h2>")]
     assert worst.index("Trains never run late") < worst.index("The patient who was admitted")  # a contradiction pair, highest first
     assert "A feline sat" not in worst  # a paraphrase control is no worst case
 
@@ -110,4 +153,4 @@ def test_cli_report_of_a_labelled_run_says_the_label_finding(tmp_path, monkeypat
     out = tmp_path / "report.html"
     assert main(["report", str(run_id), "--out", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
-    assert "coin flip" in text and "He is not here" in text[text.index("Worst cases"):]
+    assert "coin flip" in text and "He is not here" in text[text.index("Worst cases") :]

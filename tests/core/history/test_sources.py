@@ -21,7 +21,10 @@ def test_hashes_are_sha256_of_the_bytes(tmp_path):
 
 def test_suite_source_names_a_suite_or_a_file(tmp_path):
     shipped = suite_source(constants.SUITE_FAILURE_MODES)
-    assert shipped == {"suite": constants.SUITE_FAILURE_MODES, "sha256": hashlib.sha256(SUITE_FILES[constants.SUITE_FAILURE_MODES].read_bytes()).hexdigest()}
+    assert shipped == {
+        "suite": constants.SUITE_FAILURE_MODES,
+        "sha256": hashlib.sha256(SUITE_FILES[constants.SUITE_FAILURE_MODES].read_bytes()).hexdigest(),
+    }
     assert suite_source(constants.SUITE_ALL) == {"suite": constants.SUITE_ALL}
     path = tmp_path / "mine.tsv"
     path.write_text("a\tb\n", encoding="utf-8")
@@ -46,8 +49,16 @@ def test_retrieval_scores_become_one_row_per_paraphrase_and_variant():
     assert len(pairs) == 2 + 3  # two groups' paraphrases, three dense variants; the bm25 row is left out
     by_id = pairs.set_index("pair_id")
     assert by_id.loc["g1/paraphrase", "category"] == constants.CAT_POSITIVE
-    assert (by_id.loc["g1/paraphrase", "text_a"], by_id.loc["g1/paraphrase", "text_b"], by_id.loc["g1/paraphrase", "cosine"]) == ("A1", "P1", 0.80)
-    assert (by_id.loc["g1/negation", "text_b"], by_id.loc["g1/negation", "cosine"], bool(by_id.loc["g1/negation", "win"])) == ("V1n", 0.90, True)
+    assert (by_id.loc["g1/paraphrase", "text_a"], by_id.loc["g1/paraphrase", "text_b"], by_id.loc["g1/paraphrase", "cosine"]) == (
+        "A1",
+        "P1",
+        0.80,
+    )
+    assert (by_id.loc["g1/negation", "text_b"], by_id.loc["g1/negation", "cosine"], bool(by_id.loc["g1/negation", "win"])) == (
+        "V1n",
+        0.90,
+        True,
+    )
     assert by_id.loc["g2/negation", "category"] == "negation"
     assert set(pairs["suite"]) == {"retrieval"} and set(pairs["domain"]) == {"medical"}
 
@@ -58,11 +69,21 @@ def test_retrieval_scores_without_their_columns_are_refused():
 
 
 def test_mitigated_scores_ride_beside_the_dense_cosine():
-    scores = pd.DataFrame({
-        "model": "m", "mitigation": ["none", "none", "bm25", "bm25"], "group_id": "g1", "mode": ["negation", "numerical"] * 2,
-        "anchor": "A", "paraphrase": "P", "variant": ["Vn", "Vx"] * 2, "cosine_paraphrase": 0.8, "cosine_variant": [0.9, 0.6] * 2,
-        "score_paraphrase": [0.8, 0.8, 0.5, 0.5], "score_variant": [0.9, 0.6, 0.2, 0.3],
-    })
+    scores = pd.DataFrame(
+        {
+            "model": "m",
+            "mitigation": ["none", "none", "bm25", "bm25"],
+            "group_id": "g1",
+            "mode": ["negation", "numerical"] * 2,
+            "anchor": "A",
+            "paraphrase": "P",
+            "variant": ["Vn", "Vx"] * 2,
+            "cosine_paraphrase": 0.8,
+            "cosine_variant": [0.9, 0.6] * 2,
+            "score_paraphrase": [0.8, 0.8, 0.5, 0.5],
+            "score_variant": [0.9, 0.6, 0.2, 0.3],
+        }
+    )
     got = retrieval_pairs(scores, "s").set_index("pair_id")
     assert got.loc["g1/negation", ["cosine", "score[bm25]"]].tolist() == [0.9, 0.2]
     assert got.loc["g1/numerical", ["cosine", "score[bm25]"]].tolist() == [0.6, 0.3]
@@ -72,9 +93,20 @@ def test_mitigated_scores_ride_beside_the_dense_cosine():
 def test_corpus_mode_pairs_become_query_top_and_variant_rows():
     from core.history.sources import corpus_pairs
 
-    pairs = pd.DataFrame({"model": "m", "mitigation": ["none", "none", "guard", "guard"], "query": "q1", "original": "O",
-                          "mode": ["negation", "numerical"] * 2, "rule": ["r1", "r2"] * 2, "variant": ["V1", "V2"] * 2,
-                          "score_original": [0.8, 0.8, 0.7, 0.7], "score_variant": [0.9, 0.5, float("-inf"), 0.5], "outranks": [True, False] * 2})
+    pairs = pd.DataFrame(
+        {
+            "model": "m",
+            "mitigation": ["none", "none", "guard", "guard"],
+            "query": "q1",
+            "original": "O",
+            "mode": ["negation", "numerical"] * 2,
+            "rule": ["r1", "r2"] * 2,
+            "variant": ["V1", "V2"] * 2,
+            "score_original": [0.8, 0.8, 0.7, 0.7],
+            "score_variant": [0.9, 0.5, float("-inf"), 0.5],
+            "outranks": [True, False] * 2,
+        }
+    )
     got = corpus_pairs(pairs, "corpus").set_index("pair_id")
     assert list(got.index) == ["q0/r1", "q0/r2", "q0/top"]
     assert got.loc["q0/top", ["text_a", "text_b", "category", "cosine", "score[guard]"]].tolist() == ["q1", "O", "positive", 0.8, 0.7]
@@ -89,7 +121,9 @@ def test_any_retrieval_result_is_recorded_through_one_function():
     from core.probes.retrieval.mitigations import CalibratedFilter
 
     own = pd.DataFrame({"model": ["m"], "text_a": ["q"], "text_b": ["p"], "cosine": [0.4]})
-    hooked = SimpleNamespace(history_pairs=lambda name: own.assign(suite=name), errors={}, rates=pd.DataFrame({"model": ["m"], "rate": [0.25]}))
+    hooked = SimpleNamespace(
+        history_pairs=lambda name: own.assign(suite=name), errors={}, rates=pd.DataFrame({"model": ["m"], "rate": [0.25]})
+    )
     pairs, settings = retrieval_record(hooked, "triples")
     assert pairs["suite"].tolist() == ["triples"] and settings["threshold"] is None and settings["rates"] == [{"model": "m", "rate": 0.25}]
     with pytest.raises(TypeError, match="no scores"):

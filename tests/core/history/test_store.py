@@ -23,12 +23,24 @@ def _results(n: int = 6, models=(MINILM_L6, MPNET), seed: int = 0) -> pd.DataFra
     rng = np.random.default_rng(seed)
     frames = []
     for model in models:
-        frames.append(pd.DataFrame({
-            "model": model, "suite": "failure-modes", "category": ["negation", "positive"] * (n // 2), "pair_id": [f"p{i}" for i in range(n)],
-            "text_a": [f"sentence {i} a" for i in range(n)], "text_b": [f"sentence {i} b, \"quoted\" | piped" for i in range(n)],
-            "cosine": rng.uniform(-0.2, 1.0, n), "n_tokens_a": rng.integers(3, 30, n), "n_tokens_b": rng.integers(3, 30, n),
-            "truncated": [False] * (n - 1) + [True], "domain": "medical", "token_jaccard": rng.uniform(0, 1, n),
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "model": model,
+                    "suite": "failure-modes",
+                    "category": ["negation", "positive"] * (n // 2),
+                    "pair_id": [f"p{i}" for i in range(n)],
+                    "text_a": [f"sentence {i} a" for i in range(n)],
+                    "text_b": [f'sentence {i} b, "quoted" | piped' for i in range(n)],
+                    "cosine": rng.uniform(-0.2, 1.0, n),
+                    "n_tokens_a": rng.integers(3, 30, n),
+                    "n_tokens_b": rng.integers(3, 30, n),
+                    "truncated": [False] * (n - 1) + [True],
+                    "domain": "medical",
+                    "token_jaccard": rng.uniform(0, 1, n),
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -38,7 +50,9 @@ SETTINGS = {"threshold": 0.8, "sources": [{"suite": "failure-modes", "sha256": "
 def test_round_trip_keeps_every_column_and_value(tmp_path):
     path = tmp_path / "h.duckdb"
     results = _results()
-    run_id = store.record_run(results, command="run", origin=constants.ORIGIN_CLI, settings=SETTINGS, errors={"no/such": "no/such: not found"}, path=path)
+    run_id = store.record_run(
+        results, command="run", origin=constants.ORIGIN_CLI, settings=SETTINGS, errors={"no/such": "no/such: not found"}, path=path
+    )
     assert run_id == 1
     run = store.load_run(run_id, path)
     assert (run.run_id, run.origin, run.command, run.threshold, run.source) == (1, "cli", "run", 0.8, "failure-modes")
@@ -69,7 +83,9 @@ def test_per_model_thresholds_and_nan_cells(tmp_path):
     path = tmp_path / "h.duckdb"
     results = _results()
     results.loc[0, "token_jaccard"] = np.nan
-    run_id = store.record_run(results, command="check", origin="cli", settings={"threshold": 0.7, "thresholds": {MINILM_L6: 0.31}}, path=path)
+    run_id = store.record_run(
+        results, command="check", origin="cli", settings={"threshold": 0.7, "thresholds": {MINILM_L6: 0.31}}, path=path
+    )
     run = store.load_run(run_id, path)
     assert run.thresholds() == {MINILM_L6: 0.31, MPNET: 0.7}
     assert np.isnan(run.results.loc[0, "token_jaccard"])
@@ -120,7 +136,9 @@ def test_recording_off_and_unopenable_files(tmp_path, monkeypatch):
 
 def _python(code: str, env_extra: dict[str, str] | None = None) -> subprocess.Popen:
     env = {**os.environ, **(env_extra or {})}
-    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)], cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def test_a_crash_mid_write_leaves_the_history_readable(tmp_path):
@@ -161,8 +179,12 @@ def test_two_processes_writing_at_once_both_land(tmp_path):
             frame = pd.DataFrame({{"model": [tag] * 40, "text_a": [f"{{tag}} {{i}} {{j}}" for j in range(40)], "text_b": ["b"] * 40, "cosine": [i / 12] * 40}})
             store.record_run(frame, command=f"writer-{{tag}}", origin="cli", settings={{"i": i}}, path={str(path)!r})
     """
-    procs = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), tag], cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for tag in ("a", "b")]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(code), tag], cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for tag in ("a", "b")
+    ]
     for proc in procs:
         _, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
@@ -203,8 +225,16 @@ def test_a_held_file_makes_the_writer_wait_then_say_so(tmp_path):
 
 def _pairs(texts_a: list[str], suite: str, cosines: list[float] | None = None) -> pd.DataFrame:
     n = len(texts_a)
-    frame = pd.DataFrame({"model": "m", "suite": suite, "pair_id": [f"{suite}-{i}" for i in range(n)], "text_a": texts_a,
-                          "text_b": [f"other {i}" for i in range(n)], "cosine": cosines or [0.5] * n})
+    frame = pd.DataFrame(
+        {
+            "model": "m",
+            "suite": suite,
+            "pair_id": [f"{suite}-{i}" for i in range(n)],
+            "text_a": texts_a,
+            "text_b": [f"other {i}" for i in range(n)],
+            "cosine": cosines or [0.5] * n,
+        }
+    )
     return pd.concat([frame, frame.assign(model="n")], ignore_index=True)
 
 
@@ -236,8 +266,12 @@ def test_an_older_history_file_gains_digests_names_and_pins(tmp_path):
     con.execute("INSERT INTO pair_results VALUES (1, 0, 'm', 's', 'negation', 'p', NULL, 'x', 'other 0', 0.5, NULL, NULL, NULL, NULL)")
     con.close()
     runs = store.list_runs(path)
-    assert runs.loc[0, "pairs_digest"] == store.load_run(
-        store.record_run(_pairs(["x"], "s").query("model == 'm'"), command="run", origin="cli", path=path), path).pairs_digest
+    assert (
+        runs.loc[0, "pairs_digest"]
+        == store.load_run(
+            store.record_run(_pairs(["x"], "s").query("model == 'm'"), command="run", origin="cli", path=path), path
+        ).pairs_digest
+    )
     assert not runs.loc[0, "pinned"] and pd.isna(runs.loc[0, "name"])
 
 
@@ -277,7 +311,9 @@ def test_the_default_comparison_is_the_two_latest_runs_that_share_pairs(tmp_path
 
 def test_a_nan_threshold_is_stored_as_none(tmp_path):
     path = tmp_path / "h.duckdb"
-    run_id = store.record_run(_pairs(["x"], "s"), command="retrieval", origin="cli", settings={"threshold": float("nan"), "x": [float("inf")]}, path=path)
+    run_id = store.record_run(
+        _pairs(["x"], "s"), command="retrieval", origin="cli", settings={"threshold": float("nan"), "x": [float("inf")]}, path=path
+    )
     run = store.load_run(run_id, path)
     assert run.threshold is None and run.settings == {"threshold": None, "x": [None]}
     assert store.list_runs(path)["threshold"].isna().all()

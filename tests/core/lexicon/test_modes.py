@@ -102,7 +102,13 @@ def test_permission_may(text, permission):
 def test_number_tokens_and_values():
     assert all(is_number_token(t) for t in ("5mg", "$3.2m", "three", "three-year", "30-day", "twice"))
     assert not any(is_number_token(t) for t in ("mg", "year", "tree"))
-    assert number_values(rule_words("Take three 5mg tablets, 1,200 in all, over a two-year course at -18")) == {3.0, 5.0, 1200.0, 2.0, -18.0}
+    assert number_values(rule_words("Take three 5mg tablets, 1,200 in all, over a two-year course at -18")) == {
+        3.0,
+        5.0,
+        1200.0,
+        2.0,
+        -18.0,
+    }
     assert number_values(rule_words("Brazil won 3-1")) == {3.0, 1.0}
     assert number_values(rule_words("one patient")) == set()  # "one" is as often "a"
 

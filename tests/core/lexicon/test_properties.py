@@ -20,18 +20,52 @@ from core.probes.perturb import perturb
 from core.probes.retrieval.guard import contradiction_flags
 
 SUBJECTS = [
-    "The patient", "The patients", "Dr. Chen", "Mercy Hospital", "Google", "The drug", "The tenant",
-    "All employees", "Some customers", "No contractor", "The Acme Corp board", "These headphones", "Patients",
+    "The patient",
+    "The patients",
+    "Dr. Chen",
+    "Mercy Hospital",
+    "Google",
+    "The drug",
+    "The tenant",
+    "All employees",
+    "Some customers",
+    "No contractor",
+    "The Acme Corp board",
+    "These headphones",
+    "Patients",
 ]
 VERB_PHRASES = [
-    "acquired YouTube", "reduces the pain", "is allergic to penicillin", "was delayed", "will sign the lease",
-    "may reduce symptoms", "referred the patient to Dr. Alvarez", "sued Orion Studios", "does not cover water damage",
-    "report severe pain", "never shares your data", "paid Vantage Media a fee", "might leave the ward",
-    "works with USB-C chargers", "manages type 2 diabetes", "has grown",
+    "acquired YouTube",
+    "reduces the pain",
+    "is allergic to penicillin",
+    "was delayed",
+    "will sign the lease",
+    "may reduce symptoms",
+    "referred the patient to Dr. Alvarez",
+    "sued Orion Studios",
+    "does not cover water damage",
+    "report severe pain",
+    "never shares your data",
+    "paid Vantage Media a fee",
+    "might leave the ward",
+    "works with USB-C chargers",
+    "manages type 2 diabetes",
+    "has grown",
 ]
 TAILS = [
-    "", " before meals", " in 2006", " on March 5", " yesterday", " at 10:30", " for 5 days", " three times a week",
-    " within 30 days", " after the merger", " by 15%", " over an eight-hour shift", " to London",
+    "",
+    " before meals",
+    " in 2006",
+    " on March 5",
+    " yesterday",
+    " at 10:30",
+    " for 5 days",
+    " three times a week",
+    " within 30 days",
+    " after the merger",
+    " by 15%",
+    " over an eight-hour shift",
+    " to London",
 ]
 PREFIXES = ["", "Some evidence suggests that ", "Perhaps "]
 
@@ -43,7 +77,9 @@ def _sentence(prefix: str, subject: str, verb: str, tail: str) -> str:
     return text
 
 
-SENTENCES = st.builds(_sentence, st.sampled_from(PREFIXES), st.sampled_from(SUBJECTS), st.sampled_from(VERB_PHRASES), st.sampled_from(TAILS))
+SENTENCES = st.builds(
+    _sentence, st.sampled_from(PREFIXES), st.sampled_from(SUBJECTS), st.sampled_from(VERB_PHRASES), st.sampled_from(TAILS)
+)
 
 
 def _disagreements(text: str) -> list[str]:

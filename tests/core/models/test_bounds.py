@@ -14,7 +14,23 @@ from core.models.bounds import CHARS_PER_TOKEN, MARGIN_TOKENS, model_inputs
 from core.models.encode import encode_texts
 from core.models.tokens import token_counts
 
-WORDS = ["the", "patient", "was", "given", "a", "dose", "of", "penicillin", "and", "observed", "for", "an", "allergic", "reaction", "overnight"]
+WORDS = [
+    "the",
+    "patient",
+    "was",
+    "given",
+    "a",
+    "dose",
+    "of",
+    "penicillin",
+    "and",
+    "observed",
+    "for",
+    "an",
+    "allergic",
+    "reaction",
+    "overnight",
+]
 
 
 def _long(n_words: int, sep: str = " ") -> str:

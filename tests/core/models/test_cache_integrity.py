@@ -57,7 +57,10 @@ def _rewrite(path, key: str, text: str, dim: int, blob: bytes, *, consistent: bo
     h = text_hash(text)
     with sqlite3.connect(path) as conn:
         if consistent:
-            conn.execute("UPDATE embeddings SET dim=?, vector=?, checksum=? WHERE model_key=? AND text_hash=?", (dim, blob, row_checksum(key, h, blob), key, h))
+            conn.execute(
+                "UPDATE embeddings SET dim=?, vector=?, checksum=? WHERE model_key=? AND text_hash=?",
+                (dim, blob, row_checksum(key, h, blob), key, h),
+            )
         else:
             conn.execute("UPDATE embeddings SET dim=?, vector=? WHERE model_key=? AND text_hash=?", (dim, blob, key, h))
 

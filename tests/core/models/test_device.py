@@ -43,7 +43,9 @@ def test_an_explicit_device_is_used_when_visible():
     assert dev.resolve_device(" MPS ", WITH_MPS) == "mps"
 
 
-@pytest.mark.parametrize(("requested", "visible", "message"), [("cuda", CPU_ONLY, dev.NO_CUDA), ("cuda", WITH_MPS, dev.NO_CUDA), ("mps", WITH_CUDA, dev.NO_MPS)])
+@pytest.mark.parametrize(
+    ("requested", "visible", "message"), [("cuda", CPU_ONLY, dev.NO_CUDA), ("cuda", WITH_MPS, dev.NO_CUDA), ("mps", WITH_CUDA, dev.NO_MPS)]
+)
 def test_an_explicit_device_that_is_not_visible_is_refused_not_replaced(requested, visible, message):
     with pytest.raises(DeviceUnavailable) as info:
         dev.resolve_device(requested, visible)
@@ -215,7 +217,9 @@ def test_cli_batch_size_reaches_the_summary(capsys, tmp_path, minilm):
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("text_a,text_b\na cat sat,a cat was sitting\nprices rose,prices fell\n")
     out_dir = tmp_path / "out"
-    code = cli.main(["run", "--suite", str(pairs), "--out", str(out_dir), "--models", MINILM_L6, "--batch-size", "3", "--quiet", "--no-cache"])
+    code = cli.main(
+        ["run", "--suite", str(pairs), "--out", str(out_dir), "--models", MINILM_L6, "--batch-size", "3", "--quiet", "--no-cache"]
+    )
     _, err = capsys.readouterr()
     assert code == 0, err
     encoding = json.loads((out_dir / "summary.json").read_text())["encoding"][MINILM_L6]

@@ -81,8 +81,14 @@ def test_the_token_estimate_and_cost_are_printed_before_sending(server, isolated
 def test_the_cache_key_holds_base_url_model_and_dimensions(server, isolated):
     """The same text under other dimensions or another base URL is another vector: the key names all three."""
     plain = endpoint.make_settings(SERVED_MODEL, server.base_url)
-    keys = {endpoint.fingerprint(s) for s in (plain, endpoint.make_settings(SERVED_MODEL, server.base_url, dimensions=128),
-                                                endpoint.make_settings(SERVED_MODEL, f"http://localhost:{server.port}/v1"))}
+    keys = {
+        endpoint.fingerprint(s)
+        for s in (
+            plain,
+            endpoint.make_settings(SERVED_MODEL, server.base_url, dimensions=128),
+            endpoint.make_settings(SERVED_MODEL, f"http://localhost:{server.port}/v1"),
+        )
+    }
     assert len(keys) == 3
     assert all(server.base_url in k or "localhost" in k for k in keys)
 
@@ -113,7 +119,13 @@ def test_a_server_killed_mid_run_is_a_per_model_error_and_only_answered_batches_
                 s.process.wait(timeout=10)
 
         start = time.perf_counter()
-        result = run_pairs(pd.DataFrame({"text_a": texts_a, "text_b": texts_b}), [NAME, MINILM_L6], cache=cache, options=EncodeOptions(batch_size=2), progress=kill_after_first_batch)
+        result = run_pairs(
+            pd.DataFrame({"text_a": texts_a, "text_b": texts_b}),
+            [NAME, MINILM_L6],
+            cache=cache,
+            options=EncodeOptions(batch_size=2),
+            progress=kill_after_first_batch,
+        )
         seconds = time.perf_counter() - start
     assert result.models == [MINILM_L6]  # the other model still scored
     assert NAME in result.errors and f"cannot reach {s.base_url}" in result.errors[NAME], result.errors
@@ -146,12 +158,15 @@ def test_endpoint_names_resolve_to_endpoint_records():
     assert (meta.name, meta.source) == (NAME, SOURCE_ENDPOINT)
 
 
-@pytest.mark.parametrize(("url", "problem"), [
-    ("http://user:secret@127.0.0.1:8000/v1", "credentials"),
-    ("http://127.0.0.1:8000/v1?api_key=secret", "query string"),
-    ("ftp://127.0.0.1/v1", "http(s) URL"),
-    ("not a url", "http(s) URL"),
-])
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http://user:secret@127.0.0.1:8000/v1", "credentials"),
+        ("http://127.0.0.1:8000/v1?api_key=secret", "query string"),
+        ("ftp://127.0.0.1/v1", "http(s) URL"),
+        ("not a url", "http(s) URL"),
+    ],
+)
 def test_base_urls_that_could_carry_a_key_are_refused(url, problem, capsys):
     with pytest.raises(endpoint.EndpointError, match=problem.replace("(", r"\(").replace(")", r"\)")):
         endpoint.make_settings("m", url)
@@ -189,7 +204,12 @@ def test_run_records_the_tokens_the_server_reported_in_summary_json(server, e5, 
     texts = ["The cat sat", "The cat did not sit", "She bought 3 apples", "She bought 30 apples"]
     used = []
     for out in ("first", "second"):
-        assert cli.main(["run", "--suite", str(pairs), "--out", str(isolated / out), "--quiet", "--models", NAME, "--api-base", server.base_url]) == 0
+        assert (
+            cli.main(
+                ["run", "--suite", str(pairs), "--out", str(isolated / out), "--quiet", "--models", NAME, "--api-base", server.base_url]
+            )
+            == 0
+        )
         used.append(json.loads((isolated / out / "summary.json").read_text())["encoding"][NAME]["api_tokens"])
     assert used == [sum(e5.token_count(t, True) for t in texts), 0]
     assert "4 text(s) to send" in capsys.readouterr().err
@@ -218,13 +238,19 @@ def test_the_gate_scores_an_endpoint_model_named_in_its_config(server, e5, isola
     """``check`` with ``models = ["openai:…"]``: the endpoint comes from ``$OPENAI_BASE_URL``, as a CI job sets it."""
     (isolated / "pairs.csv").write_text(GATE_PAIRS, encoding="utf-8")
     config = isolated / "gate.toml"
-    config.write_text(f'models = ["{NAME}"]\nfiles = ["pairs.csv"]\nthreshold = 0.9\n'
-                      "[budgets]\nmin_control_auc = 0.5\n[budgets.max_failure_rate]\nnegation = 0.0\n", encoding="utf-8")
+    config.write_text(
+        f'models = ["{NAME}"]\nfiles = ["pairs.csv"]\nthreshold = 0.9\n'
+        "[budgets]\nmin_control_auc = 0.5\n[budgets.max_failure_rate]\nnegation = 0.0\n",
+        encoding="utf-8",
+    )
     monkeypatch.setenv(endpoint.BASE_URL_ENV, server.base_url)
 
     code = cli.main(["check", "--config", str(config), "--json"])
     doc = json.loads(capsys.readouterr().out)
-    negation = [("The gate patient has diabetes", "The gate patient does not have diabetes"), ("The gate contract was signed", "The gate contract was not signed")]
+    negation = [
+        ("The gate patient has diabetes", "The gate patient does not have diabetes"),
+        ("The gate contract was signed", "The gate contract was not signed"),
+    ]
     cosines = [float(a @ b) for a, b in (e5.query(list(p)) for p in negation)]
     rate = float(np.mean(np.array(cosines) > 0.9))
     assert rate > 0, "e5 must put some negation above 0.9 for the breach to mean anything"

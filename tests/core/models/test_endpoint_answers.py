@@ -58,26 +58,65 @@ def _items(n: int, **fields) -> list[dict]:
 
 SHAPES = {
     "missing index": (lambda n: Reply(body={"data": [{"embedding": [0.1, 0.2]} for _ in range(n)]}), "no 'index' in item 0 of 'data'"),
-    "index null": (lambda n: Reply(body={"data": [{"index": None, "embedding": [0.1, 0.2]} for _ in range(n)]}), "an 'index' that is null in item 0"),
-    "repeated index": (lambda n: Reply(body={"data": [{"index": 0, "embedding": [0.1, 0.2]} for _ in range(n)]}), "index 0 in item 1 of 'data', repeated"),
-    "index out of range": (lambda n: Reply(body={"data": [{"index": i + 5, "embedding": [0.1, 0.2]} for i in range(n)]}), "index 5 in item 0 of 'data', out of range for 2 texts"),
-    "mixed dimensions": (lambda n: Reply(body={"data": [{"index": i, "embedding": [0.1] * (16 + 16 * i)} for i in range(n)]}), "vectors of 16 and 32 dimensions in one answer"),
-    "text/html": (lambda n: Reply(body=b"<html><body>Bad gateway</body></html>", headers={"Content-Type": "text/html"}), "answered with text/html, not JSON (37 bytes)"),
+    "index null": (
+        lambda n: Reply(body={"data": [{"index": None, "embedding": [0.1, 0.2]} for _ in range(n)]}),
+        "an 'index' that is null in item 0",
+    ),
+    "repeated index": (
+        lambda n: Reply(body={"data": [{"index": 0, "embedding": [0.1, 0.2]} for _ in range(n)]}),
+        "index 0 in item 1 of 'data', repeated",
+    ),
+    "index out of range": (
+        lambda n: Reply(body={"data": [{"index": i + 5, "embedding": [0.1, 0.2]} for i in range(n)]}),
+        "index 5 in item 0 of 'data', out of range for 2 texts",
+    ),
+    "mixed dimensions": (
+        lambda n: Reply(body={"data": [{"index": i, "embedding": [0.1] * (16 + 16 * i)} for i in range(n)]}),
+        "vectors of 16 and 32 dimensions in one answer",
+    ),
+    "text/html": (
+        lambda n: Reply(body=b"<html><body>Bad gateway</body></html>", headers={"Content-Type": "text/html"}),
+        "answered with text/html, not JSON (37 bytes)",
+    ),
     "empty body": (lambda n: Reply(body=b"", headers={"Content-Type": "text/plain"}), "answered with an empty body, not JSON"),
     "JSON list": (lambda n: Reply(body=[[0.1, 0.2]] * n), "answered with a list in JSON, not an object with a 'data' list"),
     "JSON string": (lambda n: Reply(body="ok"), "answered with a string in JSON, not an object"),
     "data null": (lambda n: Reply(body={"data": None}), "answered with 'data' that is null, not a list of embeddings"),
     "no data": (lambda n: Reply(body={"object": "list"}), "answered with no 'data' field, not a list of embeddings"),
     "too few": (lambda n: Reply(body={"data": _items(n - 1)}), "returned 1 embeddings for 2 texts"),
-    "item not an object": (lambda n: Reply(body={"data": [[0.1, 0.2]] * n}), "answered with a list as item 0 of 'data', not an object with 'index' and 'embedding'"),
-    "base64 vector": (lambda n: Reply(body={"data": [{"index": i, "embedding": "AAAAPwAAgD8="} for i in range(n)]}), "a string as embedding 0, not a list of numbers (base64?"),
-    "strings in vector": (lambda n: Reply(body={"data": [{"index": i, "embedding": ["0.1", "0.2"]} for i in range(n)]}), "a string among the numbers of embedding 0"),
-    "booleans in vector": (lambda n: Reply(body={"data": [{"index": i, "embedding": [True, False]} for i in range(n)]}), "a boolean among the numbers of embedding 0"),
-    "nested vector": (lambda n: Reply(body={"data": [{"index": i, "embedding": [[0.1], [0.2]]} for i in range(n)]}), "a list among the numbers of embedding 0"),
+    "item not an object": (
+        lambda n: Reply(body={"data": [[0.1, 0.2]] * n}),
+        "answered with a list as item 0 of 'data', not an object with 'index' and 'embedding'",
+    ),
+    "base64 vector": (
+        lambda n: Reply(body={"data": [{"index": i, "embedding": "AAAAPwAAgD8="} for i in range(n)]}),
+        "a string as embedding 0, not a list of numbers (base64?",
+    ),
+    "strings in vector": (
+        lambda n: Reply(body={"data": [{"index": i, "embedding": ["0.1", "0.2"]} for i in range(n)]}),
+        "a string among the numbers of embedding 0",
+    ),
+    "booleans in vector": (
+        lambda n: Reply(body={"data": [{"index": i, "embedding": [True, False]} for i in range(n)]}),
+        "a boolean among the numbers of embedding 0",
+    ),
+    "nested vector": (
+        lambda n: Reply(body={"data": [{"index": i, "embedding": [[0.1], [0.2]]} for i in range(n)]}),
+        "a list among the numbers of embedding 0",
+    ),
     "empty vector": (lambda n: Reply(body={"data": [{"index": i, "embedding": []} for i in range(n)]}), "an empty list as embedding 0"),
-    "null vector": (lambda n: Reply(body={"data": [{"index": i, "embedding": None} for i in range(n)]}), "null as embedding 0, not a list of numbers"),
-    "NaN in vector": (lambda n: Reply(body=json.dumps({"data": [{"index": i, "embedding": [float("nan"), 0.2]} for i in range(n)]}).encode()), "NaN or an infinity in embedding 0"),
-    "1e400 in vector": (lambda n: Reply(body=b'{"data": [' + b", ".join(b'{"index": %d, "embedding": [1e400, 0.2]}' % i for i in range(n)) + b"]}"), "NaN or an infinity in embedding 0"),
+    "null vector": (
+        lambda n: Reply(body={"data": [{"index": i, "embedding": None} for i in range(n)]}),
+        "null as embedding 0, not a list of numbers",
+    ),
+    "NaN in vector": (
+        lambda n: Reply(body=json.dumps({"data": [{"index": i, "embedding": [float("nan"), 0.2]} for i in range(n)]}).encode()),
+        "NaN or an infinity in embedding 0",
+    ),
+    "1e400 in vector": (
+        lambda n: Reply(body=b'{"data": [' + b", ".join(b'{"index": %d, "embedding": [1e400, 0.2]}' % i for i in range(n)) + b"]}"),
+        "NaN or an infinity in embedding 0",
+    ),
 }
 
 
@@ -94,7 +133,9 @@ def test_an_answer_of_the_wrong_shape_is_one_line_saying_what_the_server_returne
 
 
 def test_parse_answer_keeps_the_order_the_indices_give_and_reads_the_servers_tokens():
-    body = json.dumps({"data": [{"index": 1, "embedding": [0.0, 2.0]}, {"index": 0, "embedding": [3.0, 4.0]}], "usage": {"total_tokens": 7}}).encode()
+    body = json.dumps(
+        {"data": [{"index": 1, "embedding": [0.0, 2.0]}, {"index": 0, "embedding": [3.0, 4.0]}], "usage": {"total_tokens": 7}}
+    ).encode()
     vectors, tokens = endpoint.parse_answer(body, "application/json", 2, "http://x/v1")
     np.testing.assert_array_equal(vectors, [[3.0, 4.0], [0.0, 2.0]])
     assert vectors.dtype == np.float64 and tokens == 7
@@ -146,7 +187,9 @@ def test_a_zero_vector_cached_by_an_older_version_is_not_served(isolated):
         cache = EmbeddingCache(isolated / "cache" / "embeddings.sqlite")
         blob = np.zeros(3, dtype=np.float32).tobytes()
         for text in (A, B):  # written as the old code wrote them (put_many now refuses zeros)
-            cache._conn.execute("INSERT INTO embeddings VALUES (?,?,?,?,?)", (key, text_hash(text), 3, blob, row_checksum(key, text_hash(text), blob)))
+            cache._conn.execute(
+                "INSERT INTO embeddings VALUES (?,?,?,?,?)", (key, text_hash(text), 3, blob, row_checksum(key, text_hash(text), blob))
+            )
         cache.close()
         code, out, err = _compare(A, B, base_url=server.base_url)
     assert "2 text(s) to send" in err
@@ -181,7 +224,9 @@ def test_a_server_whose_model_changed_dimension_is_said_and_every_text_encoded_a
 
 
 # ---------------------------------------------------------------- issue 37 item 5: credentials in a URL shown
-@pytest.mark.parametrize("url", ["http://user%3ASECRETPW%40127.0.0.1:9/v1", "http://user:SECRETPW@127.0.0.1:9/v1", "http://SECRETPW%40127.0.0.1:9/v1"])
+@pytest.mark.parametrize(
+    "url", ["http://user%3ASECRETPW%40127.0.0.1:9/v1", "http://user:SECRETPW@127.0.0.1:9/v1", "http://SECRETPW%40127.0.0.1:9/v1"]
+)
 def test_a_base_url_with_credentials_percent_encoded_or_not_is_refused_without_showing_them(url, isolated):
     code, out, err = _compare(A, B, base_url=url)
     assert code == cli.EXIT_USAGE and "must not carry credentials" in err and "SECRETPW" not in out + err
@@ -190,7 +235,9 @@ def test_a_base_url_with_credentials_percent_encoded_or_not_is_refused_without_s
 def test_every_url_shown_loses_its_user_info():
     from core.messages import redact
 
-    line = "cannot reach http://user%3ASECRETPW%40host.example/v1 (ConnectError); was http://u:SECRETPW@h/v1 or http%3A%2F%2Fu%3ASECRETPW%40h"
+    line = (
+        "cannot reach http://user%3ASECRETPW%40host.example/v1 (ConnectError); was http://u:SECRETPW@h/v1 or http%3A%2F%2Fu%3ASECRETPW%40h"
+    )
     shown = redact(line)
     assert "SECRETPW" not in shown and "http://[redacted]@host.example/v1" in shown
 
@@ -207,7 +254,10 @@ def test_explain_on_an_endpoint_model_says_why_it_cannot_be_explained(isolated, 
 # ---------------------------------------------------------------- issue 39 item 7: price and a hanging server
 @pytest.mark.parametrize("price", ["nan", "inf", "-inf", "-1"])
 def test_a_price_that_is_not_a_finite_amount_is_refused(price, capsys):
-    assert cli.main(["compare", A, B, "--models", NAME, "--api-base", "http://127.0.0.1:9/v1", f"--price-per-million-tokens={price}"]) == cli.EXIT_USAGE
+    assert (
+        cli.main(["compare", A, B, "--models", NAME, "--api-base", "http://127.0.0.1:9/v1", f"--price-per-million-tokens={price}"])
+        == cli.EXIT_USAGE
+    )
     err = capsys.readouterr().err
     assert err.startswith("error: --price-per-million-tokens must be a finite number of dollars") and len(err.splitlines()) == 1
 
@@ -233,11 +283,14 @@ def test_the_endpoint_timeout_setting_is_checked(monkeypatch, isolated):
         assert cli.main(["compare", A, B, "--models", NAME, "--api-base", "http://127.0.0.1:9/v1"]) == cli.EXIT_USAGE  # one line, exit 2
 
 
-@pytest.mark.parametrize(("listing", "said"), [
-    (Reply(body=b"<html>login</html>", headers={"Content-Type": "text/html"}), "/models answered with text/html, not JSON (18 bytes)"),
-    (Reply(body={"data": None}), "/models answered with an object in JSON, not an object with a 'data' list of models"),
-    (Reply(body=["scripted"]), "/models answered with a list in JSON"),
-])
+@pytest.mark.parametrize(
+    ("listing", "said"),
+    [
+        (Reply(body=b"<html>login</html>", headers={"Content-Type": "text/html"}), "/models answered with text/html, not JSON (18 bytes)"),
+        (Reply(body={"data": None}), "/models answered with an object in JSON, not an object with a 'data' list of models"),
+        (Reply(body=["scripted"]), "/models answered with a list in JSON"),
+    ],
+)
 def test_a_models_listing_of_the_wrong_shape_is_one_line(listing, said, isolated):
     with scripted_server(models=lambda: listing) as server:
         code, _out, err = _compare(A, B, base_url=server.base_url)

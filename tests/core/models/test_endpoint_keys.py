@@ -17,7 +17,13 @@ def test_a_session_key_is_in_no_repr_pickle_fingerprint_or_digest_and_is_sent_as
     key = endpoint.SessionKey(TYPED)
     settings = endpoint.make_settings("m", "http://127.0.0.1:9/v1", session_key=key)
     assert settings.key_env == "" and endpoint.api_key(settings) == TYPED
-    for text in (repr(key), repr(settings), endpoint.fingerprint(settings), endpoint.settings_digest(settings), endpoint.describe(settings)):
+    for text in (
+        repr(key),
+        repr(settings),
+        endpoint.fingerprint(settings),
+        endpoint.settings_digest(settings),
+        endpoint.describe(settings),
+    ):
         assert TYPED not in text and TYPED[3:15] not in text
     with pytest.raises(TypeError, match="never pickled"):
         pickle.dumps(settings)
@@ -50,7 +56,10 @@ def test_a_session_sees_only_its_own_endpoints():
 
 def test_the_operator_allowlist_from_secrets_or_the_environment():
     assert endpoint.parse_allowlist("http://127.0.0.1:8000/v1/=VLLM_KEY, https://api.openai.com/v1=OPENAI_API_KEY  http://h:1/v1=") == {
-        "http://127.0.0.1:8000/v1": "VLLM_KEY", "https://api.openai.com/v1": "OPENAI_API_KEY", "http://h:1/v1": ""}
+        "http://127.0.0.1:8000/v1": "VLLM_KEY",
+        "https://api.openai.com/v1": "OPENAI_API_KEY",
+        "http://h:1/v1": "",
+    }
     assert endpoint.parse_allowlist({"http://h:1/v1": "K"}) == {"http://h:1/v1": "K"}
     assert endpoint.parse_allowlist("") == {}
     for bad in ("http://h:1/v1", "http://h:1/v1=sk-live-123", "nota url=K"):
@@ -58,14 +67,18 @@ def test_the_operator_allowlist_from_secrets_or_the_environment():
             endpoint.parse_allowlist(bad)
 
 
-@pytest.mark.parametrize("text", ["sk-proj-abcdefghijklmnop1234", "hf_abcdefghijklmnopqrstu", "AKIAIOSFODNN7EXAMPLE", "0123456789abcdef0123456789abcdef"])
+@pytest.mark.parametrize(
+    "text", ["sk-proj-abcdefghijklmnop1234", "hf_abcdefghijklmnopqrstu", "AKIAIOSFODNN7EXAMPLE", "0123456789abcdef0123456789abcdef"]
+)
 def test_a_key_typed_as_a_model_name_is_refused_without_echo(text):
     with pytest.raises(endpoint.EndpointError) as raised:
         endpoint.make_settings(text, "http://127.0.0.1:9/v1")
     assert text not in str(raised.value)
 
 
-@pytest.mark.parametrize("text", ["text-embedding-3-small", "BAAI/bge-m3", "nomic-embed-text:latest", "paraphrase-multilingual-mpnet-base-v2", "skywork-embed"])
+@pytest.mark.parametrize(
+    "text", ["text-embedding-3-small", "BAAI/bge-m3", "nomic-embed-text:latest", "paraphrase-multilingual-mpnet-base-v2", "skywork-embed"]
+)
 def test_model_names_are_not_mistaken_for_keys(text):
     assert not endpoint.looks_like_secret(text)
 

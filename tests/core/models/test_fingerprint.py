@@ -140,7 +140,9 @@ def test_changed_weights_are_a_miss_with_a_note(minilm, tmp_path):
     _, second = encode_texts(new, [A, B], reopened)
     assert (second.n_encoded, second.n_cached) == (2, 0)
     (note,) = second.notes
-    assert note.startswith(f"the model at {meta.name} changed since its vectors were cached (weights folder:aaaaaaaaaaaa, now folder:bbbbbbbbbbbb)")
+    assert note.startswith(
+        f"the model at {meta.name} changed since its vectors were cached (weights folder:aaaaaaaaaaaa, now folder:bbbbbbbbbbbb)"
+    )
     _, third = encode_texts(new, [A, B], reopened)
     assert third.n_cached == 2 and not third.notes  # said once, then served from the new key
     cache.close()

@@ -32,7 +32,12 @@ from core.models.registry import BGE_LARGE, GTE_LARGE, MXBAI, NOMIC, REGISTRY
 
 A, B = "The patient is allergic to penicillin", "The patient is not allergic to penicillin"
 MXBAI_QUERY = "Represent this sentence for searching relevant passages: "
-NOMIC_PROMPTS = {"search_query": "search_query: ", "search_document": "search_document: ", "classification": "classification: ", "clustering": "clustering: "}
+NOMIC_PROMPTS = {
+    "search_query": "search_query: ",
+    "search_document": "search_document: ",
+    "classification": "classification: ",
+    "clustering": "clustering: ",
+}
 PINNED = {name: REGISTRY[name].revision for name in (BGE_LARGE, MXBAI, NOMIC, GTE_LARGE)}
 
 # As the real repositories configure them (BGE: CLS + Normalize; mxbai: CLS, prompts listed, none by
@@ -132,7 +137,9 @@ def test_compare_scores_with_cls_pooled_standins(hub, standins, capsys):
         assert rows[name]["cosine"] == pytest.approx(cls_cosine, abs=1e-5)
         assert abs(cls_cosine - mean_cosine) > 1e-3  # the check can tell the two poolings apart
         assert rows[name]["device"] == "cpu"
-    assert f"{BGE_LARGE}: the loaded model's embeddings have 32 dimensions, the registry says 1024; using the loaded model's" in notes_in(err)
+    assert f"{BGE_LARGE}: the loaded model's embeddings have 32 dimensions, the registry says 1024; using the loaded model's" in notes_in(
+        err
+    )
 
 
 def test_run_scores_a_suite_with_a_cached_standin(hub, standins, capsys, tmp_path):
@@ -170,7 +177,11 @@ def test_another_snapshot_is_used_with_a_note(hub, standins, capsys):
     install(hub, BGE_LARGE, standins[BGE_LARGE], OTHER_COMMIT)
     pinned, other = PINNED[BGE_LARGE], OTHER_COMMIT
     avail = availability(BGE_LARGE)
-    assert avail.status == "cached" and avail.reason == f"found in the local Hugging Face cache (snapshot {other[:12]}; the pinned revision {pinned[:12]} is not cached)"
+    assert (
+        avail.status == "cached"
+        and avail.reason
+        == f"found in the local Hugging Face cache (snapshot {other[:12]}; the pinned revision {pinned[:12]} is not cached)"
+    )
     model = load_model(BGE_LARGE)
     assert model.meta.revision == other
     assert model.fingerprint == f"commit:{other}" and other in model.cache_key and pinned not in model.cache_key
@@ -216,7 +227,9 @@ def test_the_nomic_prompt_is_applied_as_the_registry_says_behind_the_opt_in(hub,
     code, out, err = cli_run(capsys, "compare", A, B, "--models", NOMIC, "--trust-remote-code", NOMIC, "--json", "--no-cache")
     assert code == 0, err
     assert json.loads(out)[0]["cosine"] == pytest.approx(float(prompted[0] @ prompted[1]), abs=1e-5)
-    assert f"{NOMIC}: the loaded model keeps 512 tokens per text, the registry says 8192; truncation follows the loaded model" in notes_in(err)
+    assert f"{NOMIC}: the loaded model keeps 512 tokens per text, the registry says 8192; truncation follows the loaded model" in notes_in(
+        err
+    )
 
 
 def test_a_prompt_the_registry_does_not_give_is_not_applied(hub, standins):

@@ -154,8 +154,12 @@ def test_run_reports_unknown_model_and_runs_the_rest(hub_refuses, minilm):
 def test_model_failing_while_encoding_is_isolated(monkeypatch, minilm):
     name = "fake-org/encoder-that-crashes"
     meta = ModelMeta(name=name, short_name="crashes", hf_id=name)
-    monkeypatch.setitem(loading._LOADED, (name, False, "cpu"), LoadedModel(meta=meta, backend=CrashingBackend(minilm.backend), load_seconds=0.0))
-    pairs = pd.DataFrame({constants.COL_TEXT_A: ["Crash test one", "Crash test two"], constants.COL_TEXT_B: ["Crash test uno", "Crash test dos"]})
+    monkeypatch.setitem(
+        loading._LOADED, (name, False, "cpu"), LoadedModel(meta=meta, backend=CrashingBackend(minilm.backend), load_seconds=0.0)
+    )
+    pairs = pd.DataFrame(
+        {constants.COL_TEXT_A: ["Crash test one", "Crash test two"], constants.COL_TEXT_B: ["Crash test uno", "Crash test dos"]}
+    )
 
     result = run_pairs(pairs, [name, MINILM_L6])
 

@@ -30,10 +30,19 @@ def e5_tokenizer():
     return tokenizer(bundle_path("e5_small_q4"))
 
 
-@pytest.mark.parametrize("text", [
-    "The patient is allergic to penicillin", "Xylophrix went to  Zürich ﬁnance！ café", "  leading spaces", "日本語のテキストです",
-    "Ｆｕｌｌｗｉｄｔｈ ½ ㎏ Ⅳ", "tab\there\nnewline", "", "Der Patient ist nicht allergisch gegen Penicillin.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The patient is allergic to penicillin",
+        "Xylophrix went to  Zürich ﬁnance！ café",
+        "  leading spaces",
+        "日本語のテキストです",
+        "Ｆｕｌｌｗｉｄｔｈ ½ ㎏ Ⅳ",
+        "tab\there\nnewline",
+        "",
+        "Der Patient ist nicht allergisch gegen Penicillin.",
+    ],
+)
 def test_token_counts_equal_the_engines(e5_tokenizer, engine, text):
     """The pieces come from our reading of the packed vocabulary; the engine's own count is the reference."""
     assert len(e5_tokenizer(["query: " + text])["input_ids"][0]) == engine.token_count(text, True)
@@ -44,8 +53,10 @@ def test_pieces_are_sentencepiece_not_wordpiece(e5_tokenizer):
     wordpiece = fast_tokenizer(registry.resolve(registry.MINILM_L6))  # MiniLM's tokenizer.json, no torch
     assert e5_tokenizer.tokenize("The patient is allergic") == ["▁The", "▁patient", "▁is", "▁allergi", "c"]
     rows = token_rows([(registry.MINILM_L6, wordpiece), (E5, e5_tokenizer)], ["allergic to penicillin"], max_tokens=lambda _m: 512)
-    assert {r["model"]: r["tokens"] for r in rows} == {registry.MINILM_L6: ["allergic", "to", "pen", "##ici", "##llin"],
-                                                       E5: ["▁allergi", "c", "▁to", "▁pe", "nici", "llin"]}
+    assert {r["model"]: r["tokens"] for r in rows} == {
+        registry.MINILM_L6: ["allergic", "to", "pen", "##ici", "##llin"],
+        E5: ["▁allergi", "c", "▁to", "▁pe", "nici", "llin"],
+    }
     assert not rows[0]["identical_across_models"]  # "all models agree" can now be false
 
 

@@ -298,7 +298,9 @@ def test_explain_probes_reach_the_torch_twin_and_occlusion_stays_on_onnx(exact, 
 def _run_summary(cli_args, tmp_path, capsys) -> dict:
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("text_a\ttext_b\nThe backend test cat sat\tThe backend test cat slept\nA red car\tA blue car\n", encoding="utf-8")
-    code = cli.main(["run", "--suite", str(pairs), "--models", MINILM_L6, "--out", str(tmp_path / "out"), "--no-cache", "--quiet", "--json", *cli_args])
+    code = cli.main(
+        ["run", "--suite", str(pairs), "--models", MINILM_L6, "--out", str(tmp_path / "out"), "--no-cache", "--quiet", "--json", *cli_args]
+    )
     assert code == 0
     return json.loads(capsys.readouterr().out)
 

@@ -137,14 +137,18 @@ def test_a_warm_corpus_probe_loads_no_weights_even_for_the_variants_it_adds(mini
     corpus = ["The patient is allergic to penicillin.", "The company acquired the startup in 2019.", "Most of the trials succeeded."]
     queries = ["Is the patient allergic to penicillin?", "When was the startup acquired?"]
     cache_file = tmp_path / "c.sqlite"
-    cold, warm = _cold_then_warm(lambda: run_corpus_probe(corpus, queries, [MINILM_L6], cache=EmbeddingCache(cache_file), n_resamples=50), forgetful)
+    cold, warm = _cold_then_warm(
+        lambda: run_corpus_probe(corpus, queries, [MINILM_L6], cache=EmbeddingCache(cache_file), n_resamples=50), forgetful
+    )
     assert not warm.errors and not cold.pairs.empty
     pd.testing.assert_frame_equal(warm.pairs, cold.pairs)
 
 
 def test_a_warm_triples_run_loads_no_weights(minilm, tmp_path, forgetful):
-    data = (b"anchor\tpositive\tnegative\nThe drug is safe.\tThe medicine is safe.\tThe drug is not safe.\n"
-            b"Google acquired YouTube.\tYouTube was bought by Google.\tYouTube acquired Google.\n")
+    data = (
+        b"anchor\tpositive\tnegative\nThe drug is safe.\tThe medicine is safe.\tThe drug is not safe.\n"
+        b"Google acquired YouTube.\tYouTube was bought by Google.\tYouTube acquired Google.\n"
+    )
     triples = parse_triples(data, "t.tsv")
     cache_file = tmp_path / "c.sqlite"
     cold, warm = _cold_then_warm(lambda: run_triples(triples, [MINILM_L6], cache=EmbeddingCache(cache_file), n_resamples=50), forgetful)

@@ -132,8 +132,12 @@ class _Letters:
 def test_token_rows(tok):
     rows = token_rows([(MINILM_L6, tok), ("letters", _Letters())], ["Xylophrix", "go", "Xylophrix"], max_tokens=lambda _m: 4)
     assert [(r["model"], r["text"]) for r in rows] == [
-        (MINILM_L6, "Xylophrix"), (MINILM_L6, "go"), (MINILM_L6, "Xylophrix"),
-        ("letters", "Xylophrix"), ("letters", "go"), ("letters", "Xylophrix"),
+        (MINILM_L6, "Xylophrix"),
+        (MINILM_L6, "go"),
+        (MINILM_L6, "Xylophrix"),
+        ("letters", "Xylophrix"),
+        ("letters", "go"),
+        ("letters", "Xylophrix"),
     ]
     first = rows[0]
     assert first["tokens"] == ["x", "##yl", "##op", "##hri", "##x"]  # OOV paper, Table 2

@@ -50,11 +50,26 @@ def _results() -> pd.DataFrame:
     rows = []
     for model, cat, cosines in FAILURE_ROWS:
         for i, cos in enumerate(cosines):
-            rows.append({constants.COL_MODEL: model, constants.COL_SUITE: FM, constants.COL_CATEGORY: cat, constants.COL_PAIR_ID: f"{cat}-{i}", constants.COL_COSINE: cos})
+            rows.append(
+                {
+                    constants.COL_MODEL: model,
+                    constants.COL_SUITE: FM,
+                    constants.COL_CATEGORY: cat,
+                    constants.COL_PAIR_ID: f"{cat}-{i}",
+                    constants.COL_COSINE: cos,
+                }
+            )
     for model, cat, cosines, jaccards in BASELINE_ROWS:
         for i, (cos, jac) in enumerate(zip(cosines, jaccards, strict=True)):
             rows.append(
-                {constants.COL_MODEL: model, constants.COL_SUITE: BL, constants.COL_CATEGORY: cat, constants.COL_PAIR_ID: f"bl-{cat}-{i}", constants.COL_COSINE: cos, constants.COL_TOKEN_JACCARD: jac}
+                {
+                    constants.COL_MODEL: model,
+                    constants.COL_SUITE: BL,
+                    constants.COL_CATEGORY: cat,
+                    constants.COL_PAIR_ID: f"bl-{cat}-{i}",
+                    constants.COL_COSINE: cos,
+                    constants.COL_TOKEN_JACCARD: jac,
+                }
             )
     for model, pid, entity, orig, both, b_only in OOV_ROWS:
         for variant, cos in zip(constants.OOV_VARIANTS, (orig, both, b_only), strict=True):
@@ -125,7 +140,16 @@ def test_category_summary(results):
 
 def test_failure_mode_table(results):
     table = failure_modes.failure_mode_table(results, threshold=0.7)
-    assert list(table.columns) == [constants.COL_MODEL, constants.COL_CATEGORY, "n", "mean", "sd", "failure_rate", "severity_ratio", "cohens_d"]
+    assert list(table.columns) == [
+        constants.COL_MODEL,
+        constants.COL_CATEGORY,
+        "n",
+        "mean",
+        "sd",
+        "failure_rate",
+        "severity_ratio",
+        "cohens_d",
+    ]
     # Only failure modes present in the data, in FAILURE_MODES order, per model.
     assert list(zip(table[constants.COL_MODEL], table[constants.COL_CATEGORY], strict=True)) == [
         ("m1", constants.CAT_NEGATION),

@@ -29,7 +29,6 @@ def _readme_tables() -> dict[str, dict[str, tuple]]:
 def test_variety_table_matches_files(suite):
     documented = _readme_tables()[suite]
     actual = {
-        r.category: (r.pairs, r.distinct_words, r.mean_len, r.min_len, r.max_len)
-        for r in suite_report(read_suite_file(suite)).itertuples()
+        r.category: (r.pairs, r.distinct_words, r.mean_len, r.min_len, r.max_len) for r in suite_report(read_suite_file(suite)).itertuples()
     }
     assert documented == actual

@@ -29,7 +29,10 @@ def _deltas(model: str, values: dict[str, float]) -> pd.DataFrame:
 
 
 def test_oov_token_groups_per_model_counts():
-    deltas = pd.concat([_deltas("m1", {"Google": 0.1, "Bitcoin": 0.4, "DNA": 0.3}), _deltas("m2", {"Google": 0.2, "Bitcoin": 0.2, "DNA": 0.5})], ignore_index=True)
+    deltas = pd.concat(
+        [_deltas("m1", {"Google": 0.1, "Bitcoin": 0.4, "DNA": 0.3}), _deltas("m2", {"Google": 0.2, "Bitcoin": 0.2, "DNA": 0.5})],
+        ignore_index=True,
+    )
     counts = {"m1": {"Google": 1, "Bitcoin": 3, "DNA": 1}, "m2": {"Google": 2, "Bitcoin": 3, "DNA": 1}}
     out = oov.oov_token_groups(deltas, counts).set_index(constants.COL_MODEL)
     assert list(out.columns) == ["n_single", "single_token_mean_delta", "n_multi", "multi_token_mean_delta"]
@@ -71,11 +74,34 @@ def test_piece_counts_real_minilm_matches_table2():
 def _oov_results() -> pd.DataFrame:
     rows = []
     for entity, (orig, both, second) in {"Google": (0.8, 0.9, 0.6), "DNA": (0.7, 0.75, 0.4)}.items():
-        for variant, cos in ((constants.VARIANT_ORIGINAL, orig), (constants.VARIANT_REPLACED_BOTH, both), (constants.VARIANT_REPLACED_B, second)):
-            rows.append({constants.COL_MODEL: "m1", constants.COL_SUITE: constants.SUITE_OOV, constants.COL_CATEGORY: constants.CAT_OOV, constants.COL_PAIR_ID: entity, constants.COL_ENTITY: entity, constants.COL_REPLACEMENT: "x", constants.COL_VARIANT: variant, constants.COL_COSINE: cos})
+        for variant, cos in (
+            (constants.VARIANT_ORIGINAL, orig),
+            (constants.VARIANT_REPLACED_BOTH, both),
+            (constants.VARIANT_REPLACED_B, second),
+        ):
+            rows.append(
+                {
+                    constants.COL_MODEL: "m1",
+                    constants.COL_SUITE: constants.SUITE_OOV,
+                    constants.COL_CATEGORY: constants.CAT_OOV,
+                    constants.COL_PAIR_ID: entity,
+                    constants.COL_ENTITY: entity,
+                    constants.COL_REPLACEMENT: "x",
+                    constants.COL_VARIANT: variant,
+                    constants.COL_COSINE: cos,
+                }
+            )
     for cat, cosines in ((constants.CAT_POSITIVE, (0.8, 0.6)), (constants.CAT_NEGATIVE, (0.1, 0.0))):
         for i, cos in enumerate(cosines):
-            rows.append({constants.COL_MODEL: "m1", constants.COL_SUITE: constants.SUITE_BASELINE, constants.COL_CATEGORY: cat, constants.COL_PAIR_ID: f"{cat}{i}", constants.COL_COSINE: cos})
+            rows.append(
+                {
+                    constants.COL_MODEL: "m1",
+                    constants.COL_SUITE: constants.SUITE_BASELINE,
+                    constants.COL_CATEGORY: cat,
+                    constants.COL_PAIR_ID: f"{cat}{i}",
+                    constants.COL_COSINE: cos,
+                }
+            )
     return pd.DataFrame(rows)
 
 

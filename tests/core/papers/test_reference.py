@@ -170,12 +170,8 @@ def test_fractions_in_unit_interval(ref: pd.DataFrame) -> None:
 def test_entities_file(entities: pd.DataFrame, a1_delta: pd.DataFrame) -> None:
     assert len(entities) == 20
     assert entities["entity"].is_unique
-    assert entities["original_tokens"].str.split().str.len().tolist() == (
-        entities["original_n_tokens"].tolist()
-    )
-    assert entities["replacement_tokens"].str.split().str.len().tolist() == (
-        entities["replacement_n_tokens"].tolist()
-    )
+    assert entities["original_tokens"].str.split().str.len().tolist() == (entities["original_n_tokens"].tolist())
+    assert entities["replacement_tokens"].str.split().str.len().tolist() == (entities["replacement_n_tokens"].tolist())
     # Section 3.2: replacements average 4.2 subword tokens.
     assert entities["replacement_n_tokens"].mean() == pytest.approx(4.2)
     assert set(entities["entity"]) == set(a1_delta.index)
@@ -186,16 +182,8 @@ def test_entities_file(entities: pd.DataFrame, a1_delta: pd.DataFrame) -> None:
 def test_failure_examples_file() -> None:
     ex = reference.load_failure_examples()
     assert len(ex) == 32
-    assert (
-        ex.groupby("pair_id")["model"]
-        .apply(set)
-        .map(frozenset)
-        .eq(frozenset(FAILURE_MODELS))
-        .all()
-    )
-    assert sorted(ex["pair_id"].unique()) == sorted(
-        f"ex-{c}-{i}" for c in ("neg", "num", "swap", "temp") for i in (1, 2)
-    )
+    assert ex.groupby("pair_id")["model"].apply(set).map(frozenset).eq(frozenset(FAILURE_MODELS)).all()
+    assert sorted(ex["pair_id"].unique()) == sorted(f"ex-{c}-{i}" for c in ("neg", "num", "swap", "temp") for i in (1, 2))
     assert set(ex["category"]) == {
         constants.CAT_NEGATION,
         constants.CAT_NUMERICAL,
@@ -254,16 +242,12 @@ def test_published_wide_shapes(a1_delta: pd.DataFrame) -> None:
 # --------------------------------------------------------------------------
 
 
-def test_google_rows_restored_and_flagged(
-    ref: pd.DataFrame, entities: pd.DataFrame
-) -> None:
+def test_google_rows_restored_and_flagged(ref: pd.DataFrame, entities: pd.DataFrame) -> None:
     google = ref[ref["entity"] == "Google"]
     assert set(google["table"]) == {"Table 6", "Table 9", "Table A1", "Table C1"}
     assert google["note"].str.contains(GARBLED).all()
     assert GARBLED in entities.set_index("entity").loc["Google", "note"]
-    a1 = google[google["table"] == "Table A1"].pivot(
-        index="metric", columns="model", values="value"
-    )
+    a1 = google[google["table"] == "Table A1"].pivot(index="metric", columns="model", values="value")
     expected = {
         MINILM: (0.564, 0.512, 0.052),
         BGE: (0.873, 0.818, 0.055),
@@ -271,9 +255,7 @@ def test_google_rows_restored_and_flagged(
         GTE: (0.925, 0.899, 0.026),
     }
     for model, (orig, mod, delta) in expected.items():
-        assert a1.loc[
-            ["original_cosine", "modified_cosine", "delta"], model
-        ].tolist() == [
+        assert a1.loc[["original_cosine", "modified_cosine", "delta"], model].tolist() == [
             orig,
             mod,
             delta,
@@ -290,15 +272,9 @@ def test_inconsistency_notes_recorded(ref: pd.DataFrame) -> None:
 
     assert "~0.97" in note("Table 5", "dynamic_range", paper="oov", model=MINILM)
     assert "~0.28" in note("Table 5", "dynamic_range", paper="oov", model=GTE)
-    assert "column order" in note(
-        "Table C1", "normalized_delta", entity="Tokyo", model=BGE
-    )
-    assert "83%" in note(
-        "Appendix B", "failure_rate", model=MINILM, category=constants.CAT_NUMERICAL
-    )
-    assert "temporal" in note(
-        "Table 4", "most_vulnerable_failure_mode", paper="failure", model=NOMIC
-    )
+    assert "column order" in note("Table C1", "normalized_delta", entity="Tokyo", model=BGE)
+    assert "83%" in note("Appendix B", "failure_rate", model=MINILM, category=constants.CAT_NUMERICAL)
+    assert "temporal" in note("Table 4", "most_vulnerable_failure_mode", paper="failure", model=NOMIC)
     assert "ddof=0" in note("Table 4", "sd_delta", paper="oov", model=GTE)
 
 
@@ -333,9 +309,7 @@ def test_table4_from_a1(a1_delta: pd.DataFrame) -> None:
     assert (population_sd_off <= 0.0002).all(), population_sd_off.to_dict()
     sample_sd_off = (t4.loc["sd_delta"] - a1_delta.std(ddof=1)).abs()
     assert (sample_sd_off > 0.0002).all(), sample_sd_off.to_dict()
-    range_off = (
-        t4.loc["range_delta"] - (t4.loc["max_delta"] - t4.loc["min_delta"])
-    ).abs()
+    range_off = (t4.loc["range_delta"] - (t4.loc["max_delta"] - t4.loc["min_delta"])).abs()
     assert (range_off < 1e-9).all()
 
 
@@ -350,15 +324,11 @@ def test_table9_deltas_equal_a1(ref: pd.DataFrame, a1_delta: pd.DataFrame) -> No
     assert mismatched == TABLE9_MISMATCHES
     for entity, model in TABLE9_MISMATCHES:
         assert abs(diff[(entity, model)]) == pytest.approx(0.001)
-        note = _cell(ref, "Table 9", "delta", entity=entity, model=model)["note"].iloc[
-            0
-        ]
+        note = _cell(ref, "Table 9", "delta", entity=entity, model=model)["note"].iloc[0]
         assert "Table A1 prints" in note
 
 
-def test_table9_ranks_and_tokens(
-    ref: pd.DataFrame, a1_delta: pd.DataFrame, entities: pd.DataFrame
-) -> None:
+def test_table9_ranks_and_tokens(ref: pd.DataFrame, a1_delta: pd.DataFrame, entities: pd.DataFrame) -> None:
     t9 = ref[ref["table"] == "Table 9"]
     rank = t9[t9["metric"] == "rank"].set_index("entity")["value"].sort_values()
     assert list(rank) == list(range(1, 21))
@@ -370,9 +340,7 @@ def test_table9_ranks_and_tokens(
         assert (printed == ent.loc[printed.index, metric]).all(), metric
 
 
-def test_table_c1_from_a1_and_dynamic_range(
-    a1_delta: pd.DataFrame, oov_dr: pd.Series
-) -> None:
+def test_table_c1_from_a1_and_dynamic_range(a1_delta: pd.DataFrame, oov_dr: pd.Series) -> None:
     c1 = reference.published_wide("oov", "Table C1", "normalized_delta", index="entity")
     recomputed = pd.DataFrame(
         {m: stats.normalized_oov_delta(a1_delta[m], oov_dr[m]) for m in OOV_MODELS},
@@ -385,13 +353,9 @@ def test_table_c1_from_a1_and_dynamic_range(
 
 def test_table_c1_mean_row_and_table6(oov_dr: pd.Series) -> None:
     c1 = reference.published_wide("oov", "Table C1", "normalized_delta", index="entity")
-    mean_row = reference.published_wide(
-        "oov", "Table C1", "normalized_mean_delta", index="category"
-    )
+    mean_row = reference.published_wide("oov", "Table C1", "normalized_mean_delta", index="category")
     t5 = reference.published_wide("oov", "Table 5", None, index="metric")
-    assert (
-        mean_row.loc[constants.CAT_OOV, OOV_MODELS] == t5.loc["normalized_mean_delta"]
-    ).all()
+    assert (mean_row.loc[constants.CAT_OOV, OOV_MODELS] == t5.loc["normalized_mean_delta"]).all()
     assert ((c1.mean() - mean_row.loc[constants.CAT_OOV]).abs() <= 0.0005 + 1e-9).all()
     assert (c1.max()[OOV_MODELS] == t5.loc["normalized_max_delta"]).all()
     t6 = reference.published_wide("oov", "Table 6", "normalized_delta", index="entity")
@@ -406,12 +370,8 @@ def test_table5_from_a1(a1_delta: pd.DataFrame) -> None:
         dr = stats.dynamic_range([pos], [neg])
         assert dr == pytest.approx(t5.loc["dynamic_range", model], abs=1e-9)
         norm = stats.normalized_oov_delta(a1_delta[model], dr)
-        assert norm.mean() == pytest.approx(
-            t5.loc["normalized_mean_delta", model], abs=0.002
-        )
-        assert norm.max() == pytest.approx(
-            t5.loc["normalized_max_delta", model], abs=0.002
-        )
+        assert norm.mean() == pytest.approx(t5.loc["normalized_mean_delta", model], abs=0.002)
+        assert norm.max() == pytest.approx(t5.loc["normalized_max_delta", model], abs=0.002)
     t4 = reference.published_wide("oov", "Table 4", "mean_delta", index="metric").iloc[0]
     assert ((t5.loc["mean_delta"] - t4).abs() <= 0.0005 + 1e-9).all()
 
@@ -424,20 +384,14 @@ def test_table7_cohens_d_from_a1(ref: pd.DataFrame, a1_delta: pd.DataFrame) -> N
         assert d == pytest.approx(row.value, abs=0.01), (row.model, row.model_b, d)
 
 
-def test_table10_single_vs_multi_token(
-    a1_delta: pd.DataFrame, entities: pd.DataFrame
-) -> None:
+def test_table10_single_vs_multi_token(a1_delta: pd.DataFrame, entities: pd.DataFrame) -> None:
     t10 = reference.published_wide("oov", "Table 10", None, index="metric")
     multi = set(entities.loc[entities["original_n_tokens"] > 1, "entity"])
     assert multi == {"penicillin", "Bitcoin", "Fibonacci"}
     is_multi = a1_delta.index.isin(multi)
     single_mean, multi_mean = a1_delta[~is_multi].mean(), a1_delta[is_multi].mean()
-    assert (
-        (t10.loc["single_token_mean_delta"] - single_mean).abs() <= 0.0005 + 1e-9
-    ).all()
-    assert (
-        (t10.loc["multi_token_mean_delta"] - multi_mean).abs() <= 0.0005 + 1e-9
-    ).all()
+    assert ((t10.loc["single_token_mean_delta"] - single_mean).abs() <= 0.0005 + 1e-9).all()
+    assert ((t10.loc["multi_token_mean_delta"] - multi_mean).abs() <= 0.0005 + 1e-9).all()
 
 
 def test_oov_cross_table_agreement() -> None:
@@ -446,9 +400,7 @@ def test_oov_cross_table_agreement() -> None:
     assert (t12.loc[constants.CAT_POSITIVE] == t5.loc["mean_positive"]).all()
     assert (t12.loc[constants.CAT_NEGATIVE] == t5.loc["mean_negative"]).all()
     t3 = reference.published_wide("oov", "Table 3", "mean_cosine")
-    assert (
-        (t3.loc[constants.CAT_ENTITY_SWAP] - t12.loc[constants.CAT_ENTITY_SWAP]).abs() <= 0.0005 + 1e-9
-    ).all()
+    assert ((t3.loc[constants.CAT_ENTITY_SWAP] - t12.loc[constants.CAT_ENTITY_SWAP]).abs() <= 0.0005 + 1e-9).all()
     t8 = reference.published_wide("oov", "Table 8", None, index="metric")
     assert (t8.loc["mean_delta"] == t5.loc["mean_delta"]).all()
     assert (t8.loc["normalized_mean_delta"] == t5.loc["normalized_mean_delta"]).all()
@@ -463,16 +415,10 @@ def test_oov_cross_table_agreement() -> None:
 
 
 def test_failure_table4_vulnerability_scores(t1_mean: pd.DataFrame) -> None:
-    scores = stats.vulnerability_scores(t1_mean.loc[list(constants.FAILURE_MODES)]).set_index(
-        "model"
-    )
+    scores = stats.vulnerability_scores(t1_mean.loc[list(constants.FAILURE_MODES)]).set_index("model")
     t4 = reference.published_wide("failure", "Table 4", None, index="metric")
-    assert (
-        scores["score"].to_dict() == t4.loc["vulnerability_score"].astype(int).to_dict()
-    )
-    assert (
-        scores["rank"].to_dict() == t4.loc["vulnerability_rank"].astype(int).to_dict()
-    )
+    assert scores["score"].to_dict() == t4.loc["vulnerability_score"].astype(int).to_dict()
+    assert scores["rank"].to_dict() == t4.loc["vulnerability_rank"].astype(int).to_dict()
     assert scores.loc[NOMIC, "score"] == 1 and scores.loc[MXBAI, "score"] == 14
     # The table's "All categories highest" for Nomic does not hold: MiniLM is
     # highest on temporal (noted in the CSV).
@@ -480,9 +426,7 @@ def test_failure_table4_vulnerability_scores(t1_mean: pd.DataFrame) -> None:
 
 
 def test_failure_table3_severity(t1_mean: pd.DataFrame) -> None:
-    t3 = reference.published_table("failure", "Table 3").pivot(
-        index="category", columns="metric", values="value"
-    )
+    t3 = reference.published_table("failure", "Table 3").pivot(index="category", columns="metric", values="value")
     positive = t1_mean.loc[constants.CAT_POSITIVE, FAILURE_MODELS].to_numpy()
     for mode in constants.FAILURE_MODES:
         means = t1_mean.loc[mode, FAILURE_MODELS].to_numpy()
@@ -492,15 +436,11 @@ def test_failure_table3_severity(t1_mean: pd.DataFrame) -> None:
         ratio = stats.severity_ratio(means, positive)
         assert ratio == pytest.approx(t3.loc[mode, "severity_ratio"], abs=0.001), mode
     order = t3.sort_values("severity_rank").index.tolist()
-    by_avg = (
-        t1_mean.loc[list(constants.FAILURE_MODES)].mean(axis=1).sort_values(ascending=False)
-    )
+    by_avg = t1_mean.loc[list(constants.FAILURE_MODES)].mean(axis=1).sort_values(ascending=False)
     assert order == by_avg.index.tolist()
 
 
-def _d_interval(
-    mp: float, sp: float, n_p: int, mf: float, sf: float, n_f: int, pop_sd: bool
-):
+def _d_interval(mp: float, sp: float, n_p: int, mf: float, sf: float, n_f: int, pop_sd: bool):
     """Range of Cohen's d over the rounding box of 3-decimal means and SDs."""
     values = []
     for a, b, c, e in itertools.product((-5e-4, 5e-4), repeat=4):

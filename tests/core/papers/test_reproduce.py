@@ -18,16 +18,42 @@ PENICILLIN = ("The patient is allergic to penicillin", "The patient is not aller
 
 def _rows(model: str, suite: str, category: str, cosines, **extra) -> list[dict]:
     return [
-        {constants.COL_MODEL: model, constants.COL_SUITE: suite, constants.COL_CATEGORY: category, constants.COL_PAIR_ID: f"{suite}-{category}-{i}", constants.COL_TEXT_A: f"{category} a{i}", constants.COL_TEXT_B: f"{category} b{i}", constants.COL_COSINE: c, constants.COL_TOKEN_JACCARD: 0.5, **extra}
+        {
+            constants.COL_MODEL: model,
+            constants.COL_SUITE: suite,
+            constants.COL_CATEGORY: category,
+            constants.COL_PAIR_ID: f"{suite}-{category}-{i}",
+            constants.COL_TEXT_A: f"{category} a{i}",
+            constants.COL_TEXT_B: f"{category} b{i}",
+            constants.COL_COSINE: c,
+            constants.COL_TOKEN_JACCARD: 0.5,
+            **extra,
+        }
         for i, c in enumerate(cosines)
     ]
 
 
 def _oov(model: str, entity: str, replacement: str, original: float, both: float, second: float) -> list[dict]:
     out = []
-    for variant, cos in ((constants.VARIANT_ORIGINAL, original), (constants.VARIANT_REPLACED_BOTH, both), (constants.VARIANT_REPLACED_B, second)):
+    for variant, cos in (
+        (constants.VARIANT_ORIGINAL, original),
+        (constants.VARIANT_REPLACED_BOTH, both),
+        (constants.VARIANT_REPLACED_B, second),
+    ):
         out.append(
-            {constants.COL_MODEL: model, constants.COL_SUITE: constants.SUITE_OOV, constants.COL_CATEGORY: constants.CAT_OOV, constants.COL_PAIR_ID: f"oov-{entity}", constants.COL_TEXT_A: f"{entity} {variant} a", constants.COL_TEXT_B: f"{entity} {variant} b", constants.COL_COSINE: cos, constants.COL_ENTITY: entity, constants.COL_REPLACEMENT: replacement, constants.COL_VARIANT: variant, constants.COL_TOKEN_JACCARD: 0.5}
+            {
+                constants.COL_MODEL: model,
+                constants.COL_SUITE: constants.SUITE_OOV,
+                constants.COL_CATEGORY: constants.CAT_OOV,
+                constants.COL_PAIR_ID: f"oov-{entity}",
+                constants.COL_TEXT_A: f"{entity} {variant} a",
+                constants.COL_TEXT_B: f"{entity} {variant} b",
+                constants.COL_COSINE: cos,
+                constants.COL_ENTITY: entity,
+                constants.COL_REPLACEMENT: replacement,
+                constants.COL_VARIANT: variant,
+                constants.COL_TOKEN_JACCARD: 0.5,
+            }
         )
     return out
 
@@ -39,7 +65,14 @@ def results() -> pd.DataFrame:
         # failure-modes suite: positives mean 0.8, sample SD 0.1
         rows += _rows(model, constants.SUITE_FAILURE_MODES, constants.CAT_POSITIVE, [0.8, 0.7, 0.9])
         rows += _rows(model, constants.SUITE_FAILURE_MODES, constants.CAT_NEGATION, [0.9, 0.95])
-        rows.append({**_rows(model, constants.SUITE_FAILURE_MODES, constants.CAT_NEGATION, [0.947])[0], constants.COL_PAIR_ID: "neg-002", constants.COL_TEXT_A: PENICILLIN[0], constants.COL_TEXT_B: PENICILLIN[1]})
+        rows.append(
+            {
+                **_rows(model, constants.SUITE_FAILURE_MODES, constants.CAT_NEGATION, [0.947])[0],
+                constants.COL_PAIR_ID: "neg-002",
+                constants.COL_TEXT_A: PENICILLIN[0],
+                constants.COL_TEXT_B: PENICILLIN[1],
+            }
+        )
         # baseline: positive mean 0.7, negative mean 0.05 -> dynamic range 0.65
         rows += _rows(model, constants.SUITE_BASELINE, constants.CAT_POSITIVE, [0.8, 0.6])
         rows += _rows(model, constants.SUITE_BASELINE, constants.CAT_NEGATIVE, [0.1, 0.0])
@@ -150,7 +183,10 @@ def test_oov_table7_orientation_and_extra_pairs(results):
     assert row["status"] == reproduce.STATUS_COMPARED
     # pairs with a model the paper did not test are recomputed-only
     extra = out[out["status"] == reproduce.STATUS_EXTRA]
-    assert {frozenset((a, b)) for a, b in zip(extra["model"], extra["model_b"], strict=True)} == {frozenset((EXTRA, MINILM)), frozenset((EXTRA, BGE))}
+    assert {frozenset((a, b)) for a, b in zip(extra["model"], extra["model_b"], strict=True)} == {
+        frozenset((EXTRA, MINILM)),
+        frozenset((EXTRA, BGE)),
+    }
     # a pair with an unrun model stays published
     assert _cell(out, model=MINILM, model_b=reference.MODEL_GTE, metric="cohens_d")["status"] == reproduce.STATUS_NOT_RUN
 
@@ -175,7 +211,9 @@ def test_table10_token_counts_source(results):
     assert _cell(table2, model=MINILM, metric="single_token_mean_delta")["recomputed"] == pytest.approx(0.25)
     assert math.isnan(_cell(table2, model=MINILM, metric="multi_token_mean_delta")["recomputed"])
     assert "Table 2" in _cell(table2, model=MINILM, metric="single_token_mean_delta")["remark"]
-    mine = reproduce.compare_to_published(results, reference.PAPER_OOV, "Table 10", reading=constants.VARIANT_REPLACED_B, token_counts={"Google": 1, "Microsoft": 2})
+    mine = reproduce.compare_to_published(
+        results, reference.PAPER_OOV, "Table 10", reading=constants.VARIANT_REPLACED_B, token_counts={"Google": 1, "Microsoft": 2}
+    )
     assert _cell(mine, model=MINILM, metric="multi_token_mean_delta")["recomputed"] == pytest.approx(0.3)
 
 
@@ -209,7 +247,9 @@ def test_published_alongside():
 
 def test_published_alongside_with_category_key():
     ours = pd.DataFrame({constants.COL_MODEL: [MINILM], constants.COL_CATEGORY: [constants.CAT_NEGATIVE], "mean": [0.02]})
-    out = reproduce.published_alongside(ours, reference.PAPER_OOV, {"mean": ("Table 12", "mean_cosine")}, keys=(constants.COL_MODEL, constants.COL_CATEGORY))
+    out = reproduce.published_alongside(
+        ours, reference.PAPER_OOV, {"mean": ("Table 12", "mean_cosine")}, keys=(constants.COL_MODEL, constants.COL_CATEGORY)
+    )
     assert _cell(out, model=MINILM)["mean (published)"] == pytest.approx(0.015)
     assert len(out) == 1 + 3 * 8  # our row + the other three models' eight categories
 

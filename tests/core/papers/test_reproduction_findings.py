@@ -16,20 +16,34 @@ def _comparison(rows):
     out = []
     for status, model, category, metric, pub, rec in rows:
         diff = rec - pub if not (math.isnan(pub) or math.isnan(rec)) else math.nan
-        out.append(dict.fromkeys(KEYS, "") | {"status": status, "model": model, "category": category, "metric": metric,
-                                               "published": pub, "recomputed": rec, "difference": diff,
-                                               "differs": bool(abs(diff) > 0.02) if not math.isnan(diff) else False})
+        out.append(
+            dict.fromkeys(KEYS, "")
+            | {
+                "status": status,
+                "model": model,
+                "category": category,
+                "metric": metric,
+                "published": pub,
+                "recomputed": rec,
+                "difference": diff,
+                "differs": bool(abs(diff) > 0.02) if not math.isnan(diff) else False,
+            }
+        )
     return pd.DataFrame(out)
 
 
 def test_counts_cells_within_tolerance_and_names_the_largest_gap():
-    comp = _comparison([
-        (STATUS_COMPARED, L6, "negation", "mean_cosine", 0.90, 0.91),
-        (STATUS_COMPARED, L6, "numerical", "mean_cosine", 0.80, 0.6532),
-        (STATUS_COMPARED, L6, "hedging", "mean_cosine", 0.70, 0.705),
-        (STATUS_NOT_RUN, "BERT", "negation", "mean_cosine", 0.5, math.nan),
-    ])
-    assert reproduction_findings(comp, 0.02) == ["2 of 3 published cells reproduce within 0.020; the largest gap is -0.1468 (MiniLM-L6, numerical, mean cosine)."]
+    comp = _comparison(
+        [
+            (STATUS_COMPARED, L6, "negation", "mean_cosine", 0.90, 0.91),
+            (STATUS_COMPARED, L6, "numerical", "mean_cosine", 0.80, 0.6532),
+            (STATUS_COMPARED, L6, "hedging", "mean_cosine", 0.70, 0.705),
+            (STATUS_NOT_RUN, "BERT", "negation", "mean_cosine", 0.5, math.nan),
+        ]
+    )
+    assert reproduction_findings(comp, 0.02) == [
+        "2 of 3 published cells reproduce within 0.020; the largest gap is -0.1468 (MiniLM-L6, numerical, mean cosine)."
+    ]
 
 
 def test_nothing_recomputed_says_nothing():

@@ -65,7 +65,9 @@ def test_run_all_has_every_pair_once_per_model(all_suites_run):
     # OOV items run in three variants each; every other pair once.
     oov = mine[mine[constants.COL_SUITE] == constants.SUITE_OOV]
     assert len(oov) == 60
-    assert oov.groupby(constants.COL_PAIR_ID)[constants.COL_VARIANT].apply(sorted).map(tuple).unique().tolist() == [tuple(sorted(constants.OOV_VARIANTS))]
+    assert oov.groupby(constants.COL_PAIR_ID)[constants.COL_VARIANT].apply(sorted).map(tuple).unique().tolist() == [
+        tuple(sorted(constants.OOV_VARIANTS))
+    ]
     assert len(mine) == 60 + 100 + 336
     assert all(-1.0 <= float(c) <= 1.0 for c in mine[constants.COL_COSINE])
 
@@ -73,14 +75,24 @@ def test_run_all_has_every_pair_once_per_model(all_suites_run):
 def test_run_all_summary(all_suites_run):
     summary = json.loads((all_suites_run / "summary.json").read_text())
     assert summary["suite"] == "all" and summary["models"] == [MINILM_L6] and summary["errors"] == {}
-    for table in ("categories", "failure_modes", "severity", "dynamic_range", "jaccard_correlation", "oov_summary_replaced_both", "oov_summary_replaced_b"):
+    for table in (
+        "categories",
+        "failure_modes",
+        "severity",
+        "dynamic_range",
+        "jaccard_correlation",
+        "oov_summary_replaced_both",
+        "oov_summary_replaced_b",
+    ):
         assert summary["tables"][table], table
     (oov,) = summary["tables"]["oov_summary_replaced_both"]
     assert oov["n"] == 20
 
 
 def test_validate_command_accepts_failure_modes():
-    proc = subprocess.run([sys.executable, "-m", "core", "validate", "failure-modes"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "core", "validate", "failure-modes"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip().endswith("336 rows, 0 problem(s)")
 
@@ -88,7 +100,9 @@ def test_validate_command_accepts_failure_modes():
 def test_validate_command_reports_a_bad_file(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("pair_id,category,text_a,text_b\nx-1,negation,The patient has diabetes,The patient has asthma\n")
-    proc = subprocess.run([sys.executable, "-m", "core", "validate", str(bad)], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "core", "validate", str(bad)], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 1
     assert "x-1: [negation]" in proc.stdout and "1 problem(s)" in proc.stdout
 
@@ -241,7 +255,9 @@ def test_duplicate_pairs_and_ids_are_rejected():
 
 
 def test_wrong_counts_and_domains_are_rejected():
-    rows = [(f"q-{i}", constants.CAT_QUANTIFIER, "general", f"All {i} patients recovered.", f"Some {i} patients recovered.") for i in range(3)]
+    rows = [
+        (f"q-{i}", constants.CAT_QUANTIFIER, "general", f"All {i} patients recovered.", f"Some {i} patients recovered.") for i in range(3)
+    ]
     rows.append(("d-1", constants.CAT_HEDGING, "astrology", *GOOD[constants.CAT_HEDGING]))
     problems = validate_pairs(_table(rows), {constants.CAT_QUANTIFIER: 2, constants.CAT_NEGATION: 1, constants.CAT_HEDGING: 1})
     rules = sorted((p.pair_id, p.rule, p.message) for p in problems)

@@ -174,8 +174,14 @@ def test_calibration_on_real_minilm_controls(minilm, fresh_cache):
 
 
 def _rates(values: dict[str, float], threshold: float = 0.29) -> pd.DataFrame:
-    return pd.DataFrame({constants.COL_MODEL: "m", constants.COL_CATEGORY: list(values), "calibrated_threshold": threshold,
-                         "failure_rate_calibrated": list(values.values())})
+    return pd.DataFrame(
+        {
+            constants.COL_MODEL: "m",
+            constants.COL_CATEGORY: list(values),
+            "calibrated_threshold": threshold,
+            "failure_rate_calibrated": list(values.values()),
+        }
+    )
 
 
 def test_calibration_findings_say_when_every_failure_rate_is_100_percent():
@@ -183,7 +189,9 @@ def test_calibration_findings_say_when_every_failure_rate_is_100_percent():
     assert said[0] == "m's calibrated threshold (0.29) lies below every pair of every failure mode: at it, every failure rate is 100%."
     assert "every failure mode" in said[0] and "100%" in said[0] and "0.29" in said[0]
     assert "count the near-miss controls as negatives" in said[1]
-    some = calibration.calibration_findings(_rates({constants.CAT_NEGATION: 1.0, constants.CAT_NUMERICAL: 0.4}), (constants.CAT_NEGATIVE, constants.CAT_NEAR_MISS))
+    some = calibration.calibration_findings(
+        _rates({constants.CAT_NEGATION: 1.0, constants.CAT_NUMERICAL: 0.4}), (constants.CAT_NEGATIVE, constants.CAT_NEAR_MISS)
+    )
     assert "1 of 2 failure modes" in some[0] and "already count the near-miss" in some[1]
     assert calibration.calibration_findings(_rates({constants.CAT_NEGATION: 0.9}), (constants.CAT_NEGATIVE,)) == []
     with pytest.raises(ValueError, match="lacks columns"):

@@ -45,8 +45,11 @@ def test_validator_has_no_rule_for_it_but_checks_distinctness():
 def test_win_rates_order_it_after_the_named_modes():
     scores = pd.DataFrame(
         {
-            constants.COL_MODEL: "m", constants.COL_MITIGATION: "none", constants.COL_GROUP_ID: ["g1", "g1"],
-            constants.COL_MODE: ["contradiction", "negation"], constants.COL_WIN: [True, False],
+            constants.COL_MODEL: "m",
+            constants.COL_MITIGATION: "none",
+            constants.COL_GROUP_ID: ["g1", "g1"],
+            constants.COL_MODE: ["contradiction", "negation"],
+            constants.COL_WIN: [True, False],
         }
     )
     table = tables.win_rate_table(scores, n_resamples=50)
@@ -63,8 +66,11 @@ def test_gate_budgets_accept_it_and_list_the_valid_modes(tmp_path):
 def test_summaries_report_it_beside_the_failure_modes():
     results = pd.DataFrame(
         {
-            constants.COL_MODEL: "m", constants.COL_SUITE: "nli", constants.COL_PAIR_ID: ["a", "b", "c", "d"],
-            constants.COL_CATEGORY: ["positive", "positive", "contradiction", "contradiction"], constants.COL_COSINE: [0.9, 0.8, 0.7, 0.75],
+            constants.COL_MODEL: "m",
+            constants.COL_SUITE: "nli",
+            constants.COL_PAIR_ID: ["a", "b", "c", "d"],
+            constants.COL_CATEGORY: ["positive", "positive", "contradiction", "contradiction"],
+            constants.COL_COSINE: [0.9, 0.8, 0.7, 0.75],
         }
     )
     table = failure_mode_table(results, 0.7, suite=None)

@@ -172,7 +172,10 @@ def test_replacement_frame_has_k_per_kind_and_reading(tok, items):
         item = items[items[constants.COL_ENTITY] == entity].iloc[0]
         original = group[group[constants.COL_VARIANT] == constants.VARIANT_ORIGINAL]
         assert len(original) == 1
-        assert (original[constants.COL_TEXT_A].iloc[0], original[constants.COL_TEXT_B].iloc[0]) == (item[constants.COL_TEXT_A], item[constants.COL_TEXT_B])
+        assert (original[constants.COL_TEXT_A].iloc[0], original[constants.COL_TEXT_B].iloc[0]) == (
+            item[constants.COL_TEXT_A],
+            item[constants.COL_TEXT_B],
+        )
         replaced = group[group[constants.COL_VARIANT] != constants.VARIANT_ORIGINAL]
         counts = replaced.groupby([constants.COL_KIND, constants.COL_VARIANT]).size()
         assert (counts == k).all() and len(counts) == len(constants.WORD_KINDS) * len(readings)
@@ -187,7 +190,10 @@ def test_replacement_frame_has_k_per_kind_and_reading(tok, items):
                 assert re.search(rf"\b{word}\b", row[constants.COL_TEXT_A]) and not entity_re.search(row[constants.COL_TEXT_A])
             else:
                 assert row[constants.COL_TEXT_A] == item[constants.COL_TEXT_A]
-            assert row[constants.COL_PIECES].split() == word_pieces(tok, word) and row[constants.COL_N_PIECES] == len(word_pieces(tok, word)) >= 2
+            assert (
+                row[constants.COL_PIECES].split() == word_pieces(tok, word)
+                and row[constants.COL_N_PIECES] == len(word_pieces(tok, word)) >= 2
+            )
             assert not is_vocab_entry(tok, word) and not is_english_word(word)
             # Case follows the entity: "Einstein" -> "Wompelfritz", "insulin" -> "dravomycin".
             assert word[0].isupper() == entity[0].isupper()
@@ -255,16 +261,51 @@ def _tiny_results() -> pd.DataFrame:
     }
     originals = {"E1": 0.90, "E2": 0.85}
     for entity, cos in originals.items():
-        rows.append({constants.COL_MODEL: "m", constants.COL_SUITE: constants.SUITE_OOV_INVENTED, constants.COL_PAIR_ID: f"p-{entity}", constants.COL_ENTITY: entity,
-                     constants.COL_VARIANT: constants.VARIANT_ORIGINAL, constants.COL_KIND: "", constants.COL_REPLICATE: 0, constants.COL_REPLACEMENT: "", constants.COL_N_PIECES: 0, constants.COL_COSINE: cos})
+        rows.append(
+            {
+                constants.COL_MODEL: "m",
+                constants.COL_SUITE: constants.SUITE_OOV_INVENTED,
+                constants.COL_PAIR_ID: f"p-{entity}",
+                constants.COL_ENTITY: entity,
+                constants.COL_VARIANT: constants.VARIANT_ORIGINAL,
+                constants.COL_KIND: "",
+                constants.COL_REPLICATE: 0,
+                constants.COL_REPLACEMENT: "",
+                constants.COL_N_PIECES: 0,
+                constants.COL_COSINE: cos,
+            }
+        )
     for (entity, kind), values in replaced.items():
         for rep, cos in enumerate(values, start=1):
-            rows.append({constants.COL_MODEL: "m", constants.COL_SUITE: constants.SUITE_OOV_INVENTED, constants.COL_PAIR_ID: f"p-{entity}", constants.COL_ENTITY: entity,
-                         constants.COL_VARIANT: constants.VARIANT_REPLACED_BOTH, constants.COL_KIND: kind, constants.COL_REPLICATE: rep,
-                         constants.COL_REPLACEMENT: f"W{entity}{kind[0]}{rep}", constants.COL_N_PIECES: 3 if kind == constants.WORD_PLAUSIBLE else 5, constants.COL_COSINE: cos})
+            rows.append(
+                {
+                    constants.COL_MODEL: "m",
+                    constants.COL_SUITE: constants.SUITE_OOV_INVENTED,
+                    constants.COL_PAIR_ID: f"p-{entity}",
+                    constants.COL_ENTITY: entity,
+                    constants.COL_VARIANT: constants.VARIANT_REPLACED_BOTH,
+                    constants.COL_KIND: kind,
+                    constants.COL_REPLICATE: rep,
+                    constants.COL_REPLACEMENT: f"W{entity}{kind[0]}{rep}",
+                    constants.COL_N_PIECES: 3 if kind == constants.WORD_PLAUSIBLE else 5,
+                    constants.COL_COSINE: cos,
+                }
+            )
     # A row of another suite must be ignored.
-    rows.append({constants.COL_MODEL: "m", constants.COL_SUITE: constants.SUITE_OOV, constants.COL_PAIR_ID: "p-E1", constants.COL_ENTITY: "E1", constants.COL_VARIANT: constants.VARIANT_ORIGINAL,
-                 constants.COL_KIND: "", constants.COL_REPLICATE: 0, constants.COL_REPLACEMENT: "", constants.COL_N_PIECES: 0, constants.COL_COSINE: 0.1})
+    rows.append(
+        {
+            constants.COL_MODEL: "m",
+            constants.COL_SUITE: constants.SUITE_OOV,
+            constants.COL_PAIR_ID: "p-E1",
+            constants.COL_ENTITY: "E1",
+            constants.COL_VARIANT: constants.VARIANT_ORIGINAL,
+            constants.COL_KIND: "",
+            constants.COL_REPLICATE: 0,
+            constants.COL_REPLACEMENT: "",
+            constants.COL_N_PIECES: 0,
+            constants.COL_COSINE: 0.1,
+        }
+    )
     return pd.DataFrame(rows)
 
 
@@ -293,14 +334,19 @@ def test_summary_matches_hand_computation():
         assert (row["ci_low"], row["ci_high"]) == pytest.approx(stats.bootstrap_ci(np.array(d)))
         assert row["ci_low"] <= row["mean_delta"] <= row["ci_high"]
     # Three equal deltas: every resample has the same mean.
-    assert (by_entity.loc[("E2", constants.WORD_PLAUSIBLE), "ci_low"], by_entity.loc[("E2", constants.WORD_PLAUSIBLE), "ci_high"]) == pytest.approx((0.05, 0.05))
+    assert (
+        by_entity.loc[("E2", constants.WORD_PLAUSIBLE), "ci_low"],
+        by_entity.loc[("E2", constants.WORD_PLAUSIBLE), "ci_high"],
+    ) == pytest.approx((0.05, 0.05))
     assert by_entity.loc[("E1", constants.WORD_RANDOM), "words"] == "WE1r1, WE1r2, WE1r3"
 
     by_model = tables["by_model"].set_index(constants.COL_KIND)
     plaus_means = np.array([0.25, 0.05])
     rand_means = np.array([np.mean(hand[("E1", constants.WORD_RANDOM)]), np.mean(hand[("E2", constants.WORD_RANDOM)])])
     assert by_model.loc[constants.WORD_PLAUSIBLE, "mean_delta"] == pytest.approx(0.15)
-    assert (by_model.loc[constants.WORD_PLAUSIBLE, "ci_low"], by_model.loc[constants.WORD_PLAUSIBLE, "ci_high"]) == pytest.approx(stats.bootstrap_ci(plaus_means))
+    assert (by_model.loc[constants.WORD_PLAUSIBLE, "ci_low"], by_model.loc[constants.WORD_PLAUSIBLE, "ci_high"]) == pytest.approx(
+        stats.bootstrap_ci(plaus_means)
+    )
     assert by_model.loc[constants.WORD_RANDOM, "mean_delta"] == pytest.approx(rand_means.mean())
     assert by_model.loc[constants.WORD_RANDOM, "n_entities"] == 2 and by_model.loc[constants.WORD_RANDOM, "n_words"] == 6
     assert by_model.loc[constants.WORD_PLAUSIBLE, "mean_pieces"] == 3 and by_model.loc[constants.WORD_RANDOM, "mean_pieces"] == 5
@@ -325,7 +371,9 @@ def test_summary_accepts_deltas_and_one_kind():
 def test_deltas_need_their_originals():
     results = _tiny_results()
     with pytest.raises(ValueError, match="no original row for pair 'p-E2'"):
-        oov_replicate_deltas(results[~((results[constants.COL_ENTITY] == "E2") & (results[constants.COL_VARIANT] == constants.VARIANT_ORIGINAL))])
+        oov_replicate_deltas(
+            results[~((results[constants.COL_ENTITY] == "E2") & (results[constants.COL_VARIANT] == constants.VARIANT_ORIGINAL))]
+        )
     with pytest.raises(ValueError, match="lack columns"):
         oov_replicate_deltas(results.drop(columns=[constants.COL_KIND]))
     assert oov_replicate_deltas(results[results[constants.COL_SUITE] == constants.SUITE_OOV]).empty
@@ -347,13 +395,20 @@ def test_cli_lists_words_with_their_pieces(capsys, tok):
 
 
 def test_cli_json_and_kind(capsys, tok):
-    assert cli.main(["oov-words", "penicillin", "--kind", "random", "--n", "5", "--pieces", "4", "--seed", "9", "--model", MINILM_L6, "--json"]) == 0
+    assert (
+        cli.main(
+            ["oov-words", "penicillin", "--kind", "random", "--n", "5", "--pieces", "4", "--seed", "9", "--model", MINILM_L6, "--json"]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     assert doc["entity_pieces"] == ["pen", "##ici", "##llin"] and doc["model"] == MINILM_L6
     assert len(doc["words"]) == 5 and {w["kind"] for w in doc["words"]} == {constants.WORD_RANDOM}
     for w in doc["words"]:
         assert w["n_pieces"] == 4 == len(w["pieces"]) and w["word"].islower() and not is_vocab_entry(tok, w["word"])
-    assert [w.word for w in generate_words(tok, 5, kind=constants.WORD_RANDOM, pieces=4, seed=9, capitalize=False, entity="penicillin")] == [w["word"] for w in doc["words"]]
+    assert [
+        w.word for w in generate_words(tok, 5, kind=constants.WORD_RANDOM, pieces=4, seed=9, capitalize=False, entity="penicillin")
+    ] == [w["word"] for w in doc["words"]]
 
 
 CLI_USER_ERRORS = {
@@ -389,15 +444,35 @@ def test_cli_unknown_model_exits_3_with_reason(capsys):
 def test_python_m_core_oov_words_error_has_no_traceback():
     env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9"}
     env.pop("COSINE_PROBE_DEBUG", None)
-    proc = subprocess.run([sys.executable, "-m", "core", "oov-words", "Einstein", "--pieces", "0"], cwd=PROJECT_ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "core", "oov-words", "Einstein", "--pieces", "0"],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == cli.EXIT_USAGE
     assert proc.stderr.strip().splitlines() == ["error: pieces must be 2 or more (a word of one piece is a vocabulary entry), got 0"]
 
 
 def test_cli_run_end_to_end_on_minilm(capsys, tmp_path, minilm):
     out = tmp_path / "oov"
-    args = ["oov-words", "--run", "--k", "2", "--models", MINILM_L6, "--entities", "Einstein", "google", "--out", str(out), "--quiet", "--json"]
+    args = [
+        "oov-words",
+        "--run",
+        "--k",
+        "2",
+        "--models",
+        MINILM_L6,
+        "--entities",
+        "Einstein",
+        "google",
+        "--out",
+        str(out),
+        "--quiet",
+        "--json",
+    ]
     assert cli.main(args) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["k"] == 2 and doc["models"] == [MINILM_L6] and doc["reading"] == constants.VARIANT_REPLACED_BOTH
@@ -405,7 +480,9 @@ def test_cli_run_end_to_end_on_minilm(capsys, tmp_path, minilm):
     assert len(by_entity) == 4 and set(by_entity["n"]) == {2}
     assert set(by_entity[constants.COL_ENTITY]) == {"Einstein", "Google"}
     assert by_entity["mean_delta"].between(-1, 1).all()
-    assert (by_entity["ci_low"] <= by_entity["mean_delta"] + 1e-12).all() and (by_entity["mean_delta"] <= by_entity["ci_high"] + 1e-12).all()
+    assert (by_entity["ci_low"] <= by_entity["mean_delta"] + 1e-12).all() and (
+        by_entity["mean_delta"] <= by_entity["ci_high"] + 1e-12
+    ).all()
     assert len(doc["tables"]["by_model"]) == 2 and len(doc["tables"]["plausible_vs_random"]) == 1
     pairs = pd.read_csv(out / "pairs.csv", keep_default_na=False)
     assert len(pairs) == 2 * (1 + 2 * 2)

@@ -160,8 +160,13 @@ def _two_models(para_mp: list[float], words: tuple[str, str] = ("paraphrase", "c
     from core.models.registry import MINILM_L6, MPNET
 
     label = [words[0], words[0], words[1], words[1]]
-    return pd.DataFrame({constants.COL_MODEL: [MINILM_L6] * 4 + [MPNET] * 4, constants.COL_LABEL: label * 2,
-                         constants.COL_COSINE: [0.1, 0.2, 0.8, 0.9, *para_mp, 0.8, 0.9]})
+    return pd.DataFrame(
+        {
+            constants.COL_MODEL: [MINILM_L6] * 4 + [MPNET] * 4,
+            constants.COL_LABEL: label * 2,
+            constants.COL_COSINE: [0.1, 0.2, 0.8, 0.9, *para_mp, 0.8, 0.9],
+        }
+    )
 
 
 def test_the_headline_says_backwards_in_words_with_the_groups_named():
@@ -172,11 +177,17 @@ def test_the_headline_says_backwards_in_words_with_the_groups_named():
     [finding] = labels.label_headline(report, short_name)
     assert finding.warning
     assert finding.text.startswith("Every model scores the “no match (contradiction)” pairs above the “match (paraphrase)” pairs")
-    assert "AUC MiniLM-L6 0.00, mpnet-base 0.25" in finding.text and "backwards" in finding.text and "no threshold separates them" in finding.text
+    assert (
+        "AUC MiniLM-L6 0.00, mpnet-base 0.25" in finding.text
+        and "backwards" in finding.text
+        and "no threshold separates them" in finding.text
+    )
     assert "“match (paraphrase)” pairs (2) and “no match (contradiction)” pairs (2)" in finding.text
     # The polarity choice applies: naming "contradiction" as the match turns the same scores the right way round.
     [flipped] = labels.label_headline(labels.label_report(_two_models([0.3, 0.85]), 0.5, "contradiction"), short_name)
-    assert not flipped.warning and flipped.text.startswith("MiniLM-L6 and mpnet-base scores “match (contradiction)” pairs above “no match (paraphrase)”")
+    assert not flipped.warning and flipped.text.startswith(
+        "MiniLM-L6 and mpnet-base scores “match (contradiction)” pairs above “no match (paraphrase)”"
+    )
     assert "AUC MiniLM-L6 1.00, mpnet-base 0.75" in flipped.text
     # One model backwards, one right: one sentence each, the backwards one first.
     backwards, good = labels.label_headline(labels.label_report(_two_models([0.95, 0.99]), 0.5), short_name)
@@ -187,12 +198,15 @@ def test_the_headline_says_backwards_in_words_with_the_groups_named():
     assert labels.label_headline(labels.label_report(_results(["a", "b", "c", "a", "b"]), 0.5)) == []
 
 
-@pytest.mark.parametrize(("words", "match_label", "why"), [
-    (["1", "1", "1", "1", "1"], None, "all 5 labelled pairs read as a match (labels here: 1)"),
-    (["0", "no", "0", "0", "false"], None, "all 5 labelled pairs read as no match (labels here: 0, no, false)"),
-    (["a", "a", "a", "a", "a"], "a", "all 5 labelled pairs have the label 'a'"),
-    (["a", "b", "a", "b", "a"], "c", "no labelled pair has the label 'c' (labels here: a, b)"),
-])
+@pytest.mark.parametrize(
+    ("words", "match_label", "why"),
+    [
+        (["1", "1", "1", "1", "1"], None, "all 5 labelled pairs read as a match (labels here: 1)"),
+        (["0", "no", "0", "0", "false"], None, "all 5 labelled pairs read as no match (labels here: 0, no, false)"),
+        (["a", "a", "a", "a", "a"], "a", "all 5 labelled pairs have the label 'a'"),
+        (["a", "b", "a", "b", "a"], "c", "no labelled pair has the label 'c' (labels here: a, b)"),
+    ],
+)
 def test_one_class_says_why_no_classifier_can_be_fitted(words, match_label, why):
     report = labels.label_report(pd.concat([_results(words), _results(words, model="m2")]), 0.5, match_label)  # pairs counted once
     head = report["kind"].iloc[0]

@@ -113,9 +113,7 @@ def test_report_has_every_mode_exactly_once_and_no_duplicates():
     assert not modes & set(report.not_applicable)
     texts = [v.text for v in report.variants]
     assert len(texts) == len(set(texts)) and report.text not in texts
-    assert [v.mode for v in report.variants] == sorted(
-        (v.mode for v in report.variants), key=constants.FAILURE_MODES.index
-    )
+    assert [v.mode for v in report.variants] == sorted((v.mode for v in report.variants), key=constants.FAILURE_MODES.index)
 
 
 def test_deterministic_and_whitespace_normalized():
@@ -252,7 +250,9 @@ def test_labels_dates_and_times_are_not_scaled(text, kept):
 
 
 def test_scores_and_ranges_still_scale():
-    assert "Spain beat the Netherlands 10-0 in the final." in _mode_texts("Spain beat the Netherlands 1-0 in the final.", constants.CAT_NUMERICAL)
+    assert "Spain beat the Netherlands 10-0 in the final." in _mode_texts(
+        "Spain beat the Netherlands 1-0 in the final.", constants.CAT_NUMERICAL
+    )
 
 
 def test_a_verb_inside_a_compound_is_not_the_verb_group():
@@ -269,11 +269,17 @@ def test_every_variant_passes_the_self_check():
 def test_a_label_before_its_number_is_a_noun_not_the_verb():
     variants = _by_rule("Metformin treats type 2 diabetes in 5 patients.")
     assert variants["add_not_do"] == ["Metformin does not treat type 2 diabetes in 5 patients."]
-    assert "Some evidence suggests that Chapter 11 protection was filed for 3 firms." in _by_rule("Chapter 11 protection was filed for 3 firms.")["add_hedge"]
+    assert (
+        "Some evidence suggests that Chapter 11 protection was filed for 3 firms."
+        in _by_rule("Chapter 11 protection was filed for 3 firms.")["add_hedge"]
+    )
 
 
 def test_a_bare_plural_subject_gets_a_quantifier():
-    assert _by_rule("Patients report severe pain.")["add_quantifier"] == ["All patients report severe pain.", "Few patients report severe pain."]
+    assert _by_rule("Patients report severe pain.")["add_quantifier"] == [
+        "All patients report severe pain.",
+        "Few patients report severe pain.",
+    ]
     assert "add_quantifier" not in _by_rule("Google acquired YouTube.")  # a name, no plural
 
 
@@ -297,11 +303,14 @@ def test_the_bound_leaves_every_suite_sentence_unchanged():
     assert not any(r.notes for _, r in reports)
 
 
-@pytest.mark.parametrize("text", [
-    " ".join(str(i % 9 + 1) for i in range(1_000))[:2_000],  # the page's 2,000-character maximum, all numbers
-    " ".join(["three"] * 400)[:2_000],
-    " ".join(f"Take {i} mg, then {i + 1} pills." for i in range(200))[:2_000],
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        " ".join(str(i % 9 + 1) for i in range(1_000))[:2_000],  # the page's 2,000-character maximum, all numbers
+        " ".join(["three"] * 400)[:2_000],
+        " ".join(f"Take {i} mg, then {i + 1} pills." for i in range(200))[:2_000],
+    ],
+)
 def test_a_text_of_many_numbers_makes_a_bounded_number_of_checked_variants(text, monkeypatch):
     from core.probes import perturb as module
 
@@ -314,7 +323,9 @@ def test_a_text_of_many_numbers_makes_a_bounded_number_of_checked_variants(text,
     assert 0 < len(numerical) <= module.MAX_NUMBERS_SCALED
     # Each self-check reads the whole text: their number, not the numbers in the text, decides the time.
     assert len(calls) <= 2 * module.MAX_NUMBERS_SCALED + 10
-    assert [n for n in report.notes if n.startswith("numerical: the text holds")] and f"the first {module.MAX_NUMBERS_SCALED}" in report.notes[0]
+    assert [
+        n for n in report.notes if n.startswith("numerical: the text holds")
+    ] and f"the first {module.MAX_NUMBERS_SCALED}" in report.notes[0]
 
 
 def test_the_first_numbers_in_order_are_the_ones_scaled():

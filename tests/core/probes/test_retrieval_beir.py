@@ -100,8 +100,10 @@ def test_variants_of_relevant_passages_outrank_them_as_the_cosines_say(folder, m
     assert len(tops) == len(folder.queries) and stored["pair_id"].is_unique and set(stored["suite"]) == {"nli"}
     top_texts = list(dict.fromkeys([*tops["text_a"], *tops["text_b"]]))
     top_vectors, _ = encode_texts(minilm, top_texts, None)
-    assert tops["cosine"].tolist() == pytest.approx([float(top_vectors[q].astype(float) @ top_vectors[p].astype(float))
-                                                     for q, p in zip(tops["text_a"], tops["text_b"], strict=True)], abs=1e-6)
+    assert tops["cosine"].tolist() == pytest.approx(
+        [float(top_vectors[q].astype(float) @ top_vectors[p].astype(float)) for q, p in zip(tops["text_a"], tops["text_b"], strict=True)],
+        abs=1e-6,
+    )
     assert (tops["category"] == "positive").tolist() == (out.ranks["mrr_at_10"] == 1.0).tolist()
     assert variants["cosine"].tolist() == pairs["score_variant"].tolist() and variants["category"].tolist() == pairs["mode"].tolist()
 
@@ -119,19 +121,31 @@ def test_duplicate_passages_give_pytrec_evals_figures_and_are_counted(tmp_path, 
     """Issue 37.7: a text held twice ties exactly; ties are broken as trec_eval breaks them (id, descending), so the figures equal pytrec_eval's."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
     corpus = {
-        "d1": "A man is performing music.", "d2": "A man is performing music.",  # one judged, one not: d2 ranks first
-        "d9": "Someone is outside.", "d10": "Someone is outside.",  # "d9" > "d10" as strings: the judged d9 ranks first
-        "d3": "People are reading.", "d4": "A kid is on a bike.", "d5": "The stage is empty and silent.",
+        "d1": "A man is performing music.",
+        "d2": "A man is performing music.",  # one judged, one not: d2 ranks first
+        "d9": "Someone is outside.",
+        "d10": "Someone is outside.",  # "d9" > "d10" as strings: the judged d9 ranks first
+        "d3": "People are reading.",
+        "d4": "A kid is on a bike.",
+        "d5": "The stage is empty and silent.",
     }
-    queries = {"q1": "A man in a blue shirt is playing a guitar on a small stage.", "q2": "An old man is feeding pigeons in the park.",
-               "q3": "Two children are reading books in a library."}
+    queries = {
+        "q1": "A man in a blue shirt is playing a guitar on a small stage.",
+        "q2": "An old man is feeding pigeons in the park.",
+        "q3": "Two children are reading books in a library.",
+    }
     qrels = [("q1", "d1", 1), ("q2", "d9", 1), ("q3", "d3", 1)]
     folder = _write_beir(tmp_path / "dupes", corpus, queries, qrels)
     result = run_beir(folder, [MINILM_L6], chunk_rows=3)
     from core.models.encode import embedding_matrix, encode_texts
 
     vectors, _ = encode_texts(minilm, [*corpus.values(), *queries.values()], None)
-    scores = np.clip(embedding_matrix(vectors, list(queries.values())).astype(np.float64) @ embedding_matrix(vectors, list(corpus.values())).astype(np.float64).T, -1, 1)
+    scores = np.clip(
+        embedding_matrix(vectors, list(queries.values())).astype(np.float64)
+        @ embedding_matrix(vectors, list(corpus.values())).astype(np.float64).T,
+        -1,
+        1,
+    )
     run = {q: {d: float(s) for d, s in zip(corpus, row, strict=True)} for q, row in zip(queries, scores, strict=True)}
     judged = {q: {d: r for qq, d, r in qrels if qq == q} for q in queries}
     full = pytrec_eval.RelevanceEvaluator(judged, {"recall.1,5,10", "ndcg_cut.10", "recip_rank"}).evaluate(run)
@@ -165,7 +179,11 @@ def test_tie_rule_and_count_by_hand():
     kp, fp = id_places(kept, fresh)
     tied = np.full((2, 4), 0.5)
     by_place = rank_order(tied, np.concatenate([kp, np.broadcast_to(fp, (2, 2))], axis=1))
-    assert by_place.tolist() == rank_order(tied, np.concatenate([kept, np.broadcast_to(fresh, (2, 2))], axis=1)).tolist() == [[1, 0, 2, 3], [0, 1, 2, 3]]
+    assert (
+        by_place.tolist()
+        == rank_order(tied, np.concatenate([kept, np.broadcast_to(fresh, (2, 2))], axis=1)).tolist()
+        == [[1, 0, 2, 3], [0, 1, 2, 3]]
+    )
 
 
 class _Negate:
@@ -192,7 +210,10 @@ def test_mitigations_rescore_the_whole_corpus_and_equal_pytrec_eval_on_their_sco
     chunk = next(iter(folder.corpus_chunks(1000)))
     qids = list(folder.queries)
     vectors, _ = encode_texts(minilm, [*chunk.texts, *folder.queries.values()], None)
-    scores = embedding_matrix(vectors, [folder.queries[q] for q in qids]).astype(np.float64) @ embedding_matrix(vectors, chunk.texts).astype(np.float64).T
+    scores = (
+        embedding_matrix(vectors, [folder.queries[q] for q in qids]).astype(np.float64)
+        @ embedding_matrix(vectors, chunk.texts).astype(np.float64).T
+    )
     run = {q: {d: float(-np.clip(s, -1, 1)) for d, s in zip(chunk.ids, row, strict=True)} for q, row in zip(qids, scores, strict=True)}
     full = pytrec_eval.RelevanceEvaluator(folder.qrels, {"recall.1,5,10", "ndcg_cut.10", "recip_rank"}).evaluate(run)
     ranks = out.ranks[out.ranks[constants.COL_MITIGATION] == "negate"].set_index("query_id")

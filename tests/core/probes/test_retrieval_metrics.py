@@ -70,8 +70,15 @@ def test_clustered_interval_matches_scipy_on_group_sums():
     groups = np.array([0, 0, 1, 1, 1, 2, 3, 3, 4, 5, 5, 5])
     w = np.array([2, 1, 0, 2, 1, 1], dtype=float)  # wins per group, counted by hand
     n = np.array([2, 3, 1, 2, 1, 3], dtype=float)
-    expected = stats.bootstrap((w, n), lambda a, b, axis=-1: a.sum(axis) / b.sum(axis), paired=True, vectorized=True,
-                               n_resamples=2000, method="percentile", rng=np.random.default_rng(0)).confidence_interval
+    expected = stats.bootstrap(
+        (w, n),
+        lambda a, b, axis=-1: a.sum(axis) / b.sum(axis),
+        paired=True,
+        vectorized=True,
+        n_resamples=2000,
+        method="percentile",
+        rng=np.random.default_rng(0),
+    ).confidence_interval
     rate, low, high = rate_with_ci(wins, groups, n_resamples=2000)
     assert rate == pytest.approx(7 / 12)
     assert (low, high) == pytest.approx((expected.low, expected.high))
@@ -115,8 +122,12 @@ def test_ranks_match_scipy_rankdata():
 
 @pytest.mark.parametrize(
     ("scores", "targets", "message"),
-    [(np.zeros(3), np.array([0]), "n_queries"), (np.zeros((2, 3)), np.array([0]), "integer"), (np.zeros((1, 3)), np.array([3]), "outside"),
-     (np.array([[math.nan, 0.0]]), np.array([0]), "NaN")],
+    [
+        (np.zeros(3), np.array([0]), "n_queries"),
+        (np.zeros((2, 3)), np.array([0]), "integer"),
+        (np.zeros((1, 3)), np.array([3]), "outside"),
+        (np.array([[math.nan, 0.0]]), np.array([0]), "NaN"),
+    ],
 )
 def test_ranks_refuse_bad_input(scores, targets, message):
     with pytest.raises(ValueError, match=message):
@@ -161,8 +172,15 @@ def test_rate_difference_by_hand_and_bootstrap():
     b = np.array([0, 1, 0, 0, 1, 0, 0, 1], dtype=bool)
     diff, low, high = rate_difference_ci(a, b, seed=2, n_resamples=2000)
     assert diff == pytest.approx(6 / 8 - 3 / 8)
-    expected = stats.bootstrap((a.astype(float), b.astype(float)), lambda x, y, axis=-1: x.mean(axis) - y.mean(axis), paired=True, vectorized=True,
-                               n_resamples=2000, method="percentile", rng=np.random.default_rng(2)).confidence_interval
+    expected = stats.bootstrap(
+        (a.astype(float), b.astype(float)),
+        lambda x, y, axis=-1: x.mean(axis) - y.mean(axis),
+        paired=True,
+        vectorized=True,
+        n_resamples=2000,
+        method="percentile",
+        rng=np.random.default_rng(2),
+    ).confidence_interval
     assert (low, high) == pytest.approx((expected.low, expected.high))
     assert rate_difference_ci([True, False], [True, False]) == (0.0, 0.0, 0.0)
     with pytest.raises(ValueError, match="length"):

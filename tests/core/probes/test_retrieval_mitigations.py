@@ -208,7 +208,11 @@ FLAGGED = [
     (constants.CAT_NEGATION, "The patient is allergic to penicillin", "The patient is not allergic to penicillin"),
     (constants.CAT_NUMERICAL, "Take 5 mg of the drug daily.", "Take 50 mg of the drug daily."),
     (constants.CAT_ENTITY_SWAP, "Google acquired YouTube", "YouTube acquired Google"),
-    (constants.CAT_ENTITY_SWAP, "Acme Corp owes Brightline Logistics $4.2 million.", "Brightline Logistics owes Acme Corp $4.2 million under the settlement."),
+    (
+        constants.CAT_ENTITY_SWAP,
+        "Acme Corp owes Brightline Logistics $4.2 million.",
+        "Brightline Logistics owes Acme Corp $4.2 million under the settlement.",
+    ),
     (constants.CAT_TEMPORAL, "Take the pill before meals.", "Take the pill after meals."),
     (constants.CAT_TEMPORAL, "Google acquired YouTube.", "Google will acquire YouTube."),
     (constants.CAT_TEMPORAL, "The drug reduces pain.", "The drug reduced pain."),
@@ -262,7 +266,12 @@ TINY = pd.DataFrame(
         ("neg-2", constants.CAT_NEGATION, "The test was positive", "The test was negative"),
         ("num-1", constants.CAT_NUMERICAL, "Take 5 mg of the drug daily.", "Take 50 mg of the drug daily."),
         ("pos-1", constants.CAT_POSITIVE, "The cat sat on the mat", "A feline rested on the rug"),
-        ("pos-2", constants.CAT_POSITIVE, "Patients should fast for eight hours before the procedure.", "Those undergoing the operation must not eat for eight hours beforehand."),
+        (
+            "pos-2",
+            constants.CAT_POSITIVE,
+            "Patients should fast for eight hours before the procedure.",
+            "Those undergoing the operation must not eat for eight hours beforehand.",
+        ),
         ("ngc-1", constants.CAT_NEGATIVE, "The cat sat on the mat", "The cat did not sit on 5 mats"),
     ],
     columns=[constants.COL_PAIR_ID, constants.COL_CATEGORY, constants.COL_TEXT_A, constants.COL_TEXT_B],
@@ -465,7 +474,10 @@ def hub_refuses(monkeypatch):
 def test_unavailable_reranker_says_why_within_the_hub_timeout(hub_refuses):
     reranker = CrossEncoderReranker("no-such-org/no-such-cross-encoder")  # constructing is free: nothing is looked up
     start = time.monotonic()
-    with pytest.raises(ModelUnavailable, match="no-such-org/no-such-cross-encoder: not bundled, not in the local Hugging Face cache, and the Hugging Face hub .* is unreachable"):
+    with pytest.raises(
+        ModelUnavailable,
+        match="no-such-org/no-such-cross-encoder: not bundled, not in the local Hugging Face cache, and the Hugging Face hub .* is unreachable",
+    ):
         reranker.rescore(["q"], ["p"], np.zeros((1, 1)), model=MINILM_L6)
     assert time.monotonic() - start < constants.HUB_TIMEOUT_SECONDS
     assert not reranker.availability().available

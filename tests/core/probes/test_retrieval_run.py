@@ -129,7 +129,13 @@ def test_in_corpus_ranks_by_hand(result, suite, cos):
     rows = _rows(result.ranks, constants.MITIGATION_NONE)
     p = suite.passages
     corpus = list(dict.fromkeys(p[constants.COL_TEXT]))
-    paraphrase = dict(zip(p[p[constants.COL_ROLE] == constants.ROLE_PARAPHRASE][constants.COL_GROUP_ID], p[p[constants.COL_ROLE] == constants.ROLE_PARAPHRASE][constants.COL_TEXT], strict=True))
+    paraphrase = dict(
+        zip(
+            p[p[constants.COL_ROLE] == constants.ROLE_PARAPHRASE][constants.COL_GROUP_ID],
+            p[p[constants.COL_ROLE] == constants.ROLE_PARAPHRASE][constants.COL_TEXT],
+            strict=True,
+        )
+    )
     expected_right, expected_contra = [], []
     for r in rows.itertuples():
         same_as_anchor = r.correct if r.which == constants.COL_Q1 else r.contradiction
@@ -166,7 +172,10 @@ def test_negated_scores_reverse_every_verdict(result, cos):
 
 def _paraphrase_first(frame: pd.DataFrame) -> pd.Series:
     return frame.groupby(constants.COL_GROUP_ID, sort=False).apply(
-        lambda g: bool((g[constants.COL_SCORE_VARIANT] < g[constants.COL_SCORE_PARAPHRASE].iloc[0]).all() and math.isfinite(g[constants.COL_SCORE_PARAPHRASE].iloc[0]))
+        lambda g: bool(
+            (g[constants.COL_SCORE_VARIANT] < g[constants.COL_SCORE_PARAPHRASE].iloc[0]).all()
+            and math.isfinite(g[constants.COL_SCORE_PARAPHRASE].iloc[0])
+        )
     )
 
 
@@ -180,7 +189,9 @@ def test_costs_by_hand(result):
         assert costs.loc[name, constants.COL_PARAPHRASES_LOST] == int((first_before & ~first_after).sum())
         assert costs.loc[name, constants.COL_CORRECT_LOST] == int((top_before & ~top_after).sum())
         assert costs.loc[name, constants.COL_MS_PER_QUERY] > 0
-    assert costs.loc[constants.MITIGATION_NONE, [constants.COL_PARAPHRASES_LOST, constants.COL_CORRECT_LOST, constants.COL_MS_PER_QUERY]].tolist() == [0, 0, 0.0]
+    assert costs.loc[
+        constants.MITIGATION_NONE, [constants.COL_PARAPHRASES_LOST, constants.COL_CORRECT_LOST, constants.COL_MS_PER_QUERY]
+    ].tolist() == [0, 0, 0.0]
     assert costs.loc["filter-all", constants.COL_PARAPHRASES_LOST] == int(first_before.sum())
 
 
@@ -195,7 +206,9 @@ def test_summary_has_one_row_per_mitigation(result):
     summary = result.summary()
     assert summary[constants.COL_MITIGATION].tolist() == result.mitigations
     none = summary.iloc[0]
-    assert none[constants.COL_WIN_RATE] == pytest.approx(_rows(result.win_rates, constants.MITIGATION_NONE).iloc[-1][constants.COL_WIN_RATE])
+    assert none[constants.COL_WIN_RATE] == pytest.approx(
+        _rows(result.win_rates, constants.MITIGATION_NONE).iloc[-1][constants.COL_WIN_RATE]
+    )
     assert set(result.frames()) >= {"scores", "win_rates", "paired_accuracy", "ranking", "costs", "summary"}
 
 
@@ -220,8 +233,17 @@ def test_comparison_table_by_hand():
     wins_b = [False, False, False, True, True, True, False, False]
     rows = []
     for model, wins in (("A", wins_a), ("B", wins_b)):
-        rows += [{constants.COL_MODEL: model, constants.COL_MITIGATION: "none", constants.COL_GROUP_ID: f"g{i // 2}",
-                  constants.COL_MODE: ("negation", "numerical")[i % 2], constants.COL_VARIANT: f"v{i}", constants.COL_WIN: w} for i, w in enumerate(wins)]
+        rows += [
+            {
+                constants.COL_MODEL: model,
+                constants.COL_MITIGATION: "none",
+                constants.COL_GROUP_ID: f"g{i // 2}",
+                constants.COL_MODE: ("negation", "numerical")[i % 2],
+                constants.COL_VARIANT: f"v{i}",
+                constants.COL_WIN: w,
+            }
+            for i, w in enumerate(wins)
+        ]
     table = tables.comparison_table(pd.DataFrame(rows), n_resamples=200).set_index(constants.COL_MODE)
     overall = table.loc[constants.MODE_ALL]
     assert (overall["model_a"], overall["model_b"], overall[constants.COL_N]) == ("A", "B", 8)
@@ -261,7 +283,11 @@ def test_corpus_mode_by_hand(corpus_result, minilm):
         for v in perturb(top).variants:
             vv = minilm.backend.embed([v.text])[0]
             expected.append((query, top, v.mode, v.text, bool(vv @ vectors[0] > scores.max())))
-    got = list(rows[[constants.COL_QUERY, "original", constants.COL_MODE, constants.COL_VARIANT, constants.COL_OUTRANKS]].itertuples(index=False, name=None))
+    got = list(
+        rows[[constants.COL_QUERY, "original", constants.COL_MODE, constants.COL_VARIANT, constants.COL_OUTRANKS]].itertuples(
+            index=False, name=None
+        )
+    )
     assert got == expected
     rates = _rows(corpus_result.rates, constants.MITIGATION_NONE).set_index(constants.COL_MODE)
     for mode, part in rows.groupby(constants.COL_MODE):
@@ -278,7 +304,9 @@ def test_corpus_mode_rescores_the_same_pairs(corpus_result):
 def test_every_mitigation_is_reported_on_hand_written_then_rule_made_variants(result):
     """Issue 25: a variant is rule-made when perturb(anchor) writes it; ties are counted apart, never as fixes."""
     scores = result.scores
-    rule = [v in {p.text for p in perturb(a).variants} for a, v in zip(scores[constants.COL_ANCHOR], scores[constants.COL_VARIANT], strict=True)]
+    rule = [
+        v in {p.text for p in perturb(a).variants} for a, v in zip(scores[constants.COL_ANCHOR], scores[constants.COL_VARIANT], strict=True)
+    ]
     expected = np.where(rule, constants.SOURCE_RULE, constants.SOURCE_HAND)
     assert (scores[constants.COL_VARIANT_SOURCE].to_numpy() == expected).all()
     table = result.by_source
@@ -305,7 +333,10 @@ def test_before_after_shows_ties_and_churn_beside_each_net_figure(result):
     before, after = _rows(scores, constants.MITIGATION_NONE), _rows(scores, "negate")
     strictly_before = (before[constants.COL_SCORE_PARAPHRASE] > before[constants.COL_SCORE_VARIANT]).to_numpy()
     strictly_after = (after[constants.COL_SCORE_PARAPHRASE] > after[constants.COL_SCORE_VARIANT]).to_numpy()
-    assert (negate[constants.COL_FIXED], negate[constants.COL_BROKEN]) == ((~strictly_before & strictly_after).sum(), (strictly_before & ~strictly_after).sum())
+    assert (negate[constants.COL_FIXED], negate[constants.COL_BROKEN]) == (
+        (~strictly_before & strictly_after).sum(),
+        (strictly_before & ~strictly_after).sum(),
+    )
     assert negate[constants.COL_BROKEN] > 0 and negate[constants.COL_FIXED] > 0
     # Filtering everything ties every variant: the win rate falls to 0, yet nothing is fixed and every right order is broken.
     assert filtered[constants.COL_WIN_RATE] == 0 and filtered[constants.COL_TIES] == len(before)
@@ -317,9 +348,14 @@ def test_before_after_shows_ties_and_churn_beside_each_net_figure(result):
     columns = list(summary.reset_index().columns)
     win = columns.index(constants.COL_WIN_RATE)
     assert columns[win + 1 : win + 4] == [constants.COL_TIES, constants.COL_FIXED, constants.COL_BROKEN]
-    assert columns[columns.index(constants.COL_RECALL_AT[1]) + 1 : columns.index(constants.COL_RECALL_AT[1]) + 3] == ["correct_gained", constants.COL_CORRECT_LOST]
+    assert columns[columns.index(constants.COL_RECALL_AT[1]) + 1 : columns.index(constants.COL_RECALL_AT[1]) + 3] == [
+        "correct_gained",
+        constants.COL_CORRECT_LOST,
+    ]
     # The win-rate table (the headline) counts the ties too.
-    all_modes = result.win_rates[(result.win_rates[constants.COL_MODE] == constants.MODE_ALL) & (result.win_rates[constants.COL_MODEL] == MINILM_L6)]
+    all_modes = result.win_rates[
+        (result.win_rates[constants.COL_MODE] == constants.MODE_ALL) & (result.win_rates[constants.COL_MODEL] == MINILM_L6)
+    ]
     assert all_modes.set_index(constants.COL_MITIGATION).loc["filter-all", constants.COL_TIES] == len(before)
 
 

@@ -53,8 +53,16 @@ def test_table_one_row_per_model_in_order():
     assert list(table.columns) == COLUMNS
     assert list(table[constants.COL_MODEL]) == ["m2", "m1"]  # order of appearance; another query's rows are not read
     m2, m1 = table.to_dict("records")
-    assert (m2[constants.COL_RANKED_FIRST], m2["verdict"], m2["margin"]) == (constants.RANKED_SHOULD_WIN, constants.VERDICT_RIGHT_PASSAGE_WINS, pytest.approx(0.3 - 0.8))
-    assert (m1[constants.COL_RANKED_FIRST], m1["verdict"], m1["margin"]) == (constants.RANKED_B, constants.VERDICT_CONTRADICTION_WINS, pytest.approx(0.9 - 0.7))
+    assert (m2[constants.COL_RANKED_FIRST], m2["verdict"], m2["margin"]) == (
+        constants.RANKED_SHOULD_WIN,
+        constants.VERDICT_RIGHT_PASSAGE_WINS,
+        pytest.approx(0.3 - 0.8),
+    )
+    assert (m1[constants.COL_RANKED_FIRST], m1["verdict"], m1["margin"]) == (
+        constants.RANKED_B,
+        constants.VERDICT_CONTRADICTION_WINS,
+        pytest.approx(0.9 - 0.7),
+    )
     assert (m1[constants.COL_COSINE_B], m1[constants.COL_COSINE_SHOULD_WIN]) == (0.9, 0.7)
 
 

@@ -170,6 +170,11 @@ def test_cli_string_and_widget_specs_record_the_same_settings():
     assert recorded == [
         {"name": "bm25-weighted:0.3", "weight": 0.3, "fusion": "weighted", "k": constants.RRF_K},
         {"name": "calibrated", "thresholds": {MINILM_L6: 0.41}},
-        {"name": "guard", "penalty": constants.GUARD_PENALTY, "gap": constants.GUARD_FLOOR_GAP, "floor": constants.GUARD_FLOOR_MIN,
-         "limit": constants.GUARD_MAX_CANDIDATES},
+        {
+            "name": "guard",
+            "penalty": constants.GUARD_PENALTY,
+            "gap": constants.GUARD_FLOOR_GAP,
+            "floor": constants.GUARD_FLOOR_MIN,
+            "limit": constants.GUARD_MAX_CANDIDATES,
+        },
     ]

@@ -27,7 +27,8 @@ def wide() -> pd.DataFrame:
 def _group(gid: str = "g-1", **cells: str) -> dict[str, str]:
     row = dict.fromkeys(WIDE_COLUMNS, "")
     row.update(
-        group_id=gid, domain="medical",
+        group_id=gid,
+        domain="medical",
         anchor="The patient is allergic to penicillin and received 5 mg of morphine before surgery.",
         paraphrase="Before the operation, the penicillin-allergic patient was given 5 mg of morphine.",
         negation="The patient is not allergic to penicillin and received 5 mg of morphine before surgery.",
@@ -67,7 +68,12 @@ def test_tidy_tables_count_as_the_wide_file(wide):
     row = wide.iloc[0]
     mine = p[p[constants.COL_GROUP_ID] == row[constants.COL_GROUP_ID]]
     expected = {(constants.ROLE_VARIANT, m, row[m]) for m in MODES if row[m]}
-    assert {tuple(r) for r in mine[mine[constants.COL_ROLE] == constants.ROLE_VARIANT][[constants.COL_ROLE, constants.COL_MODE, constants.COL_TEXT]].to_numpy()} == expected
+    assert {
+        tuple(r)
+        for r in mine[mine[constants.COL_ROLE] == constants.ROLE_VARIANT][
+            [constants.COL_ROLE, constants.COL_MODE, constants.COL_TEXT]
+        ].to_numpy()
+    } == expected
     assert suite.head(3).group_ids == list(wide[constants.COL_GROUP_ID][:3])
 
 
@@ -141,10 +147,20 @@ def test_ids_and_texts_are_unique_across_groups():
     assert "g-1:unique-id" in problems
     assert "g-1:unique-passage" in problems  # the second group repeats the first's paraphrase and variants
     assert "g-2:unique-passage" in _problems(_group(), _group("g-2"))
-    assert "g-2:unique-query" in _problems(_group(query_mode="negation", q1="Allergic to?", q2="Not allergic to?"),
-                                           _group("g-2", anchor="Aspirin thins blood.", paraphrase="Aspirin makes blood thinner.", negation="Aspirin does not thin blood.",
-                                                  numerical="Aspirin thins blood in 2 ways.", temporal="Aspirin thinned blood.",
-                                                  query_mode="negation", q1="Allergic to?", q2="Other?"))
+    assert "g-2:unique-query" in _problems(
+        _group(query_mode="negation", q1="Allergic to?", q2="Not allergic to?"),
+        _group(
+            "g-2",
+            anchor="Aspirin thins blood.",
+            paraphrase="Aspirin makes blood thinner.",
+            negation="Aspirin does not thin blood.",
+            numerical="Aspirin thins blood in 2 ways.",
+            temporal="Aspirin thinned blood.",
+            query_mode="negation",
+            q1="Allergic to?",
+            q2="Other?",
+        ),
+    )
 
 
 def test_missing_columns_is_one_violation():
@@ -209,8 +225,20 @@ def test_load_suite_reads_a_pairs_file_and_refuses_a_missing_one(tmp_path):
 
 def test_load_suite_reads_a_wide_file_and_notes_its_violations(tmp_path):
     path = tmp_path / "wide.csv"
-    pd.DataFrame([_group(), _group("g-2", domain="space", anchor="Aspirin thins the blood.", paraphrase="Aspirin makes blood thinner.",
-                                   negation="Aspirin does not thin the blood.", numerical="", temporal="")]).to_csv(path, index=False)
+    pd.DataFrame(
+        [
+            _group(),
+            _group(
+                "g-2",
+                domain="space",
+                anchor="Aspirin thins the blood.",
+                paraphrase="Aspirin makes blood thinner.",
+                negation="Aspirin does not thin the blood.",
+                numerical="",
+                temporal="",
+            ),
+        ]
+    ).to_csv(path, index=False)
     suite = load_retrieval_suite(str(path))
     assert suite.group_ids == ["g-1", "g-2"]
     assert suite.notes and "violation" in suite.notes[0]

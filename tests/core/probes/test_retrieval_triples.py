@@ -63,7 +63,10 @@ def test_one_passage_per_row_and_ties_apart(result):
 
 
 def test_a_tie_is_counted_apart_never_as_a_win(minilm):
-    triples = parse_triples(b"anchor,positive,negative\nA dog runs.,A dog is running.,A dog is running.\nA cat sits.,A cat is sitting.,A cat is not sitting.\n", "t.csv")
+    triples = parse_triples(
+        b"anchor,positive,negative\nA dog runs.,A dog is running.,A dog is running.\nA cat sits.,A cat is sitting.,A cat is not sitting.\n",
+        "t.csv",
+    )
     out = run_triples(triples, [MINILM_L6])
     row = out.win_rates.iloc[0]
     assert (row[constants.COL_TIES], row[constants.COL_WINS], row[constants.COL_N]) == (1, 0, 2)
@@ -131,7 +134,10 @@ def test_cli_triples_refusals(capsys, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("s1,s2,s3\na,p,n\n")
     assert cli.main(["retrieval", "--triples", str(bad), "--quiet"]) == 2
-    assert "bad.csv: no column is named anchor or query or premise or question for the anchor; name it with --query COL" in capsys.readouterr().err
+    assert (
+        "bad.csv: no column is named anchor or query or premise or question for the anchor; name it with --query COL"
+        in capsys.readouterr().err
+    )
     assert cli.main(["retrieval", "--positive", "x", "--quiet"]) == 2
     assert "--positive name(s) the columns of a --triples FILE" in capsys.readouterr().err
     assert cli.main(["retrieval", "--triples", str(bad), "--corpus", str(bad), "--quiet"]) == 2
@@ -165,9 +171,11 @@ class _FilterAll:
         return np.full(np.shape(dense), -np.inf)
 
 
-TIED = (b"anchor,positive,negative\n"
-        b"An old man is feeding pigeons in the park.,Someone is outside.,An old man is feeding pigeons in his living room.\n"
-        b"Kids play in the snow.,Children are outdoors.,SOMEONE IS OUTSIDE.\n")
+TIED = (
+    b"anchor,positive,negative\n"
+    b"An old man is feeding pigeons in the park.,Someone is outside.,An old man is feeding pigeons in his living room.\n"
+    b"Kids play in the snow.,Children are outdoors.,SOMEONE IS OUTSIDE.\n"
+)
 
 
 def test_triples_break_exact_ties_as_pytrec_eval_and_count_them(minilm):
@@ -179,11 +187,16 @@ def test_triples_break_exact_ties_as_pytrec_eval_and_count_them(minilm):
     from core.models.encode import embedding_matrix, encode_texts
 
     vectors, _ = encode_texts(minilm, [*corpus.queries, *corpus.passages], None)
-    scores = embedding_matrix(vectors, list(corpus.queries)).astype(np.float64) @ embedding_matrix(vectors, list(corpus.passages)).astype(np.float64).T
+    scores = (
+        embedding_matrix(vectors, list(corpus.queries)).astype(np.float64)
+        @ embedding_matrix(vectors, list(corpus.passages)).astype(np.float64).T
+    )
     ids = [f"{i:09d}" for i in range(len(corpus.passages))]
     assert scores[0, 0] == scores[0, 3]  # "Someone is outside." and "SOMEONE IS OUTSIDE." tie exactly
     run = {f"q{i}": dict(zip(ids, map(float, np.clip(row, -1, 1)), strict=True)) for i, row in enumerate(scores)}
-    qrels = {f"q{i}": {d: 1 for d, t in zip(ids, corpus.passages, strict=True) if t in corpus.positives[i]} for i in range(len(corpus.queries))}
+    qrels = {
+        f"q{i}": {d: 1 for d, t in zip(ids, corpus.passages, strict=True) if t in corpus.positives[i]} for i in range(len(corpus.queries))
+    }
     full = pytrec_eval.RelevanceEvaluator(qrels, {"recall.1,5,10", "ndcg_cut.10", "recip_rank"}).evaluate(run)
     ranks = out.ranks.reset_index(drop=True)
     for i in range(len(corpus.queries)):
@@ -210,9 +223,16 @@ def test_mitigations_apply_to_triples_with_ties_and_churn_beside_each_figure(min
     # Filtering everything: no win left, every triple a tie, nothing fixed, every right order broken; no positive retrieved.
     assert (filtered[constants.COL_WINS], filtered[constants.COL_TIES], filtered[constants.COL_FIXED]) == (0, len(plain), 0)
     assert filtered[constants.COL_BROKEN] == len(plain) - none[constants.COL_WINS]
-    assert filtered["recall_at_1"] == 0 and filtered["recall_at_10"] == 0 and filtered["recall_lost"] == round(none["recall_at_1"] * none[constants.COL_N_QUERIES])
+    assert (
+        filtered["recall_at_1"] == 0
+        and filtered["recall_at_10"] == 0
+        and filtered["recall_lost"] == round(none["recall_at_1"] * none[constants.COL_N_QUERIES])
+    )
     columns = list(out.summary().columns)
-    assert columns[columns.index(constants.COL_TIES) + 1 : columns.index(constants.COL_TIES) + 3] == [constants.COL_FIXED, constants.COL_BROKEN]
+    assert columns[columns.index(constants.COL_TIES) + 1 : columns.index(constants.COL_TIES) + 3] == [
+        constants.COL_FIXED,
+        constants.COL_BROKEN,
+    ]
     assert columns[columns.index("recall_at_1") + 1 : columns.index("recall_at_1") + 3] == ["recall_gained", "recall_lost"]
     assert not out.summary().isna().all().any()  # no all-NaN column
     assert len(out.history_pairs("nli")) == 48  # the history keeps the model's own cosines
@@ -242,8 +262,13 @@ def test_with_mitigations_each_is_reported_on_hand_written_negatives_first(minil
     anchor = "The patient is allergic to penicillin."
     ruled = next(v.text for v in perturb(anchor).variants)
     path = tmp_path / "t.csv"
-    pd.DataFrame({"anchor": [anchor, anchor], "positive": ["Penicillin gives the patient an allergic reaction."] * 2,
-                  "negative": [ruled, "The patient tolerates penicillin well."]}).to_csv(path, index=False)
+    pd.DataFrame(
+        {
+            "anchor": [anchor, anchor],
+            "positive": ["Penicillin gives the patient an allergic reaction."] * 2,
+            "negative": [ruled, "The patient tolerates penicillin well."],
+        }
+    ).to_csv(path, index=False)
     out = run_triples(read_triples(path), [MINILM_L6], mitigations=[_Negate()], n_resamples=200)
     table = out.by_source
     assert list(table[constants.COL_MITIGATION]) == [constants.MITIGATION_NONE] * 2 + ["negate"] * 2

@@ -46,7 +46,12 @@ def test_pairs_file_with_nothing_to_rank():
 
 @pytest.mark.parametrize(
     ("data", "name", "message"),
-    [(b"", "e.csv", "empty"), (b"PK\x03\x04rest", "book.csv", "Excel"), (b"\x00\x01\x02" * 50, "bin.csv", "binary"), (b"only\none column\n", "one.csv", "one column")],
+    [
+        (b"", "e.csv", "empty"),
+        (b"PK\x03\x04rest", "book.csv", "Excel"),
+        (b"\x00\x01\x02" * 50, "bin.csv", "binary"),
+        (b"only\none column\n", "one.csv", "one column"),
+    ],
 )
 def test_unusable_pairs_files(data, name, message):
     with pytest.raises(RetrievalSuiteError, match=message):

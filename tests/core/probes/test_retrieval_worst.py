@@ -13,8 +13,13 @@ from core.probes.retrieval.worst import worst_corpus_pairs, worst_variants
 
 def _score(model, mitigation, gid, mode, variant, para_score, var_score):
     return {
-        constants.COL_MODEL: model, constants.COL_MITIGATION: mitigation, constants.COL_GROUP_ID: gid, constants.COL_MODE: mode,
-        constants.COL_ANCHOR: f"anchor {gid}", constants.COL_PARAPHRASE: f"paraphrase {gid}", constants.COL_VARIANT: variant,
+        constants.COL_MODEL: model,
+        constants.COL_MITIGATION: mitigation,
+        constants.COL_GROUP_ID: gid,
+        constants.COL_MODE: mode,
+        constants.COL_ANCHOR: f"anchor {gid}",
+        constants.COL_PARAPHRASE: f"paraphrase {gid}",
+        constants.COL_VARIANT: variant,
         "margin": var_score - para_score if math.isfinite(var_score) and math.isfinite(para_score) else math.nan,
         constants.COL_WIN: var_score > para_score,
     }
@@ -64,8 +69,14 @@ def test_worst_variants_needs_its_columns(scores):
 
 def _pair(mitigation, query, variant, original_score, variant_score):
     return {
-        constants.COL_MODEL: "m", constants.COL_MITIGATION: mitigation, constants.COL_QUERY: query, "original": f"top of {query}",
-        constants.COL_MODE: "negation", constants.COL_VARIANT: variant, "score_original": original_score, "score_variant": variant_score,
+        constants.COL_MODEL: "m",
+        constants.COL_MITIGATION: mitigation,
+        constants.COL_QUERY: query,
+        "original": f"top of {query}",
+        constants.COL_MODE: "negation",
+        constants.COL_VARIANT: variant,
+        "score_original": original_score,
+        "score_variant": variant_score,
     }
 
 

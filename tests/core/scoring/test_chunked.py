@@ -15,12 +15,14 @@ from core.scoring.runner import run_pairs
 
 N = 30
 CHUNK = 7
-PAIRS = pd.DataFrame({
-    constants.COL_TEXT_A: [f"The river {i} flows past the old mill." for i in range(N)],
-    constants.COL_TEXT_B: [f"A boat {i} drifts under the bridge." for i in range(N)],
-    constants.COL_CATEGORY: ["c1" if i % 3 else "c2" for i in range(N)],
-    constants.COL_PAIR_ID: [f"p{i}" for i in range(N)],
-})
+PAIRS = pd.DataFrame(
+    {
+        constants.COL_TEXT_A: [f"The river {i} flows past the old mill." for i in range(N)],
+        constants.COL_TEXT_B: [f"A boat {i} drifts under the bridge." for i in range(N)],
+        constants.COL_CATEGORY: ["c1" if i % 3 else "c2" for i in range(N)],
+        constants.COL_PAIR_ID: [f"p{i}" for i in range(N)],
+    }
+)
 
 
 @pytest.fixture(autouse=True)
@@ -64,7 +66,13 @@ def test_chunked_rows_equal_the_in_memory_runner(tmp_path, staged):
     want = run_pairs(PAIRS, [MINILM_L3_ONNX], cache=EmbeddingCache(False)).results
     assert list(got[constants.COL_PAIR_ID]) == list(want[constants.COL_PAIR_ID])
     np.testing.assert_allclose(got[constants.COL_COSINE], want[constants.COL_COSINE], atol=1e-6)
-    for col in (constants.COL_TOKENS_A, constants.COL_TOKENS_B, constants.COL_TOKEN_JACCARD, constants.COL_WORD_JACCARD, constants.COL_TRUNCATED):
+    for col in (
+        constants.COL_TOKENS_A,
+        constants.COL_TOKENS_B,
+        constants.COL_TOKEN_JACCARD,
+        constants.COL_WORD_JACCARD,
+        constants.COL_TRUNCATED,
+    ):
         assert list(got[col]) == list(want[col]), col
     csv = pd.read_csv(result.csv)
     assert len(csv) == N

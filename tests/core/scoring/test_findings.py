@@ -13,7 +13,9 @@ L6, MP = "sentence-transformers/all-MiniLM-L6-v2", "sentence-transformers/all-mp
 
 def test_compare_one_model_above_and_below():
     above = pd.DataFrame({"model": [L6], "cosine": [0.9312], "threshold": [0.7], "verdict": ["above threshold"]})
-    assert compare_findings(above) == ["MiniLM-L6 scores this pair 0.931, above its threshold of 0.70: a retriever using it would treat the two sentences as the same."]
+    assert compare_findings(above) == [
+        "MiniLM-L6 scores this pair 0.931, above its threshold of 0.70: a retriever using it would treat the two sentences as the same."
+    ]
     below = above.assign(cosine=[0.41], verdict=["below threshold"])
     assert "below its threshold of 0.70: a retriever using it would keep them apart" in compare_findings(below)[0]
     none = above.assign(threshold=[math.nan], verdict=["no calibrated threshold"])
@@ -22,21 +24,28 @@ def test_compare_one_model_above_and_below():
 
 
 def test_compare_split_verdict_names_both_sides_and_the_spread():
-    frame = pd.DataFrame({"model": [L6, MP], "cosine": [0.93, 0.55], "threshold": [0.7, 0.7], "verdict": ["above threshold", "below threshold"]})
+    frame = pd.DataFrame(
+        {"model": [L6, MP], "cosine": [0.93, 0.55], "threshold": [0.7, 0.7], "verdict": ["above threshold", "below threshold"]}
+    )
     first, spread = compare_findings(frame)
     assert first.startswith("MiniLM-L6 would treat the two sentences as the same") and "mpnet" in first.lower()
     assert spread == "Cosines run from 0.550 (mpnet-base) to 0.930 (MiniLM-L6)."
 
 
 def test_failure_modes_worst_mode_and_pooled_rates():
-    summary = pd.DataFrame({
-        "model": [L6, L6, MP, MP, L6],
-        "category": ["negation", "numerical", "negation", "numerical", "positive_control"],
-        "n": [10, 30, 10, 30, 20],
-        "failure_rate": [0.9, 0.1, 0.5, 0.5, 1.0],
-    })
+    summary = pd.DataFrame(
+        {
+            "model": [L6, L6, MP, MP, L6],
+            "category": ["negation", "numerical", "negation", "numerical", "positive_control"],
+            "n": [10, 30, 10, 30, 20],
+            "failure_rate": [0.9, 0.1, 0.5, 0.5, 1.0],
+        }
+    )
     first, second = failure_mode_findings(summary, 0.7)
-    assert first == "At threshold 0.70, MiniLM-L6 scores 90% of the negation pairs above the threshold: a retriever would return them as matches."
+    assert (
+        first
+        == "At threshold 0.70, MiniLM-L6 scores 90% of the negation pairs above the threshold: a retriever would return them as matches."
+    )
     # pooled over pairs, controls left out: L6 (9 + 3) / 40 = 30%, mpnet (5 + 15) / 40 = 50%
     assert second == "Across all failure modes, mpnet-base passes 50% of the adversarial pairs and MiniLM-L6 30%."
     assert failure_mode_findings(summary[summary["category"] == "positive_control"], 0.7) == []
@@ -54,11 +63,15 @@ def test_worst_first_puts_high_scoring_no_match_pairs_then_low_scoring_match_pai
 def test_oov_findings_name_the_reading_and_the_most_and_least_moved_models():
     from core.scoring.findings import oov_findings
 
-    summary = pd.DataFrame({"model": [L6, MP], "mean_delta": [0.21, 0.05], "ci_low": [0.15, 0.01], "ci_high": [0.27, 0.09], "normalized_mean": [0.4, 0.1]})
+    summary = pd.DataFrame(
+        {"model": [L6, MP], "mean_delta": [0.21, 0.05], "ci_low": [0.15, 0.01], "ci_high": [0.27, 0.09], "normalized_mean": [0.4, 0.1]}
+    )
     (sentence,) = oov_findings(summary, "entity replaced in the second sentence only")
-    assert sentence == ("With the entity replaced in the second sentence only, MiniLM-L6's cosine drops by 0.21 on average (95% CI 0.15 to 0.27, "
-                        "40% of its dynamic range) when a real name is swapped for an invented word; mpnet-base's cosine drops by 0.05 on average "
-                        "(95% CI 0.01 to 0.09, 10% of its dynamic range).")
+    assert sentence == (
+        "With the entity replaced in the second sentence only, MiniLM-L6's cosine drops by 0.21 on average (95% CI 0.15 to 0.27, "
+        "40% of its dynamic range) when a real name is swapped for an invented word; mpnet-base's cosine drops by 0.05 on average "
+        "(95% CI 0.01 to 0.09, 10% of its dynamic range)."
+    )
     assert oov_findings(summary.iloc[:0], "x") == []
 
 
@@ -66,9 +79,13 @@ def test_retrieval_findings_say_the_plain_rate_and_each_mitigation():
     from core import constants
     from core.scoring.findings import retrieval_findings
 
-    rates = pd.DataFrame({"model": [L6, L6, L6], "mitigation": ["none", "guard", "none"], "mode": ["all", "all", "negation"], "win_rate": [0.91, 0.25, 0.99]})
+    rates = pd.DataFrame(
+        {"model": [L6, L6, L6], "mitigation": ["none", "guard", "none"], "mode": ["all", "all", "negation"], "win_rate": [0.91, 0.25, 0.99]}
+    )
     guard = constants.MITIGATION_LABELS.get("guard", "guard")
-    assert retrieval_findings(rates) == [f"MiniLM-L6 ranks the contradiction above the restatement in 91% of the variants; {guard} brings that to 25% (lower is better)."]
+    assert retrieval_findings(rates) == [
+        f"MiniLM-L6 ranks the contradiction above the restatement in 91% of the variants; {guard} brings that to 25% (lower is better)."
+    ]
     assert retrieval_findings(rates[rates["mitigation"] != "none"]) == []
 
 
@@ -81,7 +98,8 @@ def test_retrieval_findings_put_fixed_broken_and_ties_beside_each_mitigations_ra
     summary = pd.DataFrame({"model": [L6, L6], "mitigation": ["none", "guard"], "ties": [0, 1], "fixed": [0, 2], "broken": [0, 2]})
     guard = constants.MITIGATION_LABELS.get("guard", "guard")
     assert retrieval_findings(rates, summary) == [
-        f"MiniLM-L6 ranks the contradiction above the restatement in 5% of the variants; {guard} brings that to 5% (2 fixed, 2 broken, 1 tie) (lower is better)."]
+        f"MiniLM-L6 ranks the contradiction above the restatement in 5% of the variants; {guard} brings that to 5% (2 fixed, 2 broken, 1 tie) (lower is better)."
+    ]
 
 
 def test_triples_and_beir_findings_by_hand():
@@ -90,29 +108,55 @@ def test_triples_and_beir_findings_by_hand():
     from core.scoring.findings import beir_findings, triples_findings
 
     rrf = constants.MITIGATION_LABELS.get("bm25-rrf", "bm25-rrf")
-    triples = pd.DataFrame({"model": [L6, L6], "mitigation": ["none", "bm25-rrf"], "n": [24, 24], "ties": [0, 2], "win_rate": [0.25, 0.125],
-                            "fixed": [0, 3], "broken": [0, 1], "n_queries": [23, 23], "recall_at_1": [0.739, 0.696], "recall_gained": [0, 1],
-                            "recall_lost": [0, 2], "tied_queries": [1, 0]})
+    triples = pd.DataFrame(
+        {
+            "model": [L6, L6],
+            "mitigation": ["none", "bm25-rrf"],
+            "n": [24, 24],
+            "ties": [0, 2],
+            "win_rate": [0.25, 0.125],
+            "fixed": [0, 3],
+            "broken": [0, 1],
+            "n_queries": [23, 23],
+            "recall_at_1": [0.739, 0.696],
+            "recall_gained": [0, 1],
+            "recall_lost": [0, 2],
+            "tied_queries": [1, 0],
+        }
+    )
     assert triples_findings(triples) == [
         "MiniLM-L6 ranks a negative above its positive in 25% of 24 triples and ranks a positive first for 74% of 23 anchors "
         f"(1 decided by an exact tie); {rrf} brings those to 12% (3 fixed, 1 broken, 2 ties) and 70% (1 gained, 2 lost) "
-        "(win rate: lower is better; recall@1: higher is better)."]
+        "(win rate: lower is better; recall@1: higher is better)."
+    ]
     beir = triples.drop(columns=["n", "ties", "win_rate", "fixed", "broken"]).assign(ndcg_at_10=[0.866, 0.8])
     assert beir_findings(beir) == [
         "By your judgements, MiniLM-L6 ranks a relevant passage first (recall@1) for 74% of 23 queries, nDCG@10 0.866 (1 query decided by an "
-        f"exact tie, broken by passage id as trec_eval does); {rrf} brings recall@1 to 70% (1 gained, 2 lost)."]
+        f"exact tie, broken by passage id as trec_eval does); {rrf} brings recall@1 to 70% (1 gained, 2 lost)."
+    ]
     assert triples_findings(triples.iloc[1:]) == [] and beir_findings(beir.iloc[1:]) == []
 
 
 def _perturbed(model, rows):
-    return pd.DataFrame([{"model": model, "category": c, "text_b": t, "cosine": x, "verdict": "above threshold" if x > 0.7 else "below threshold"}
-                         for c, t, x in rows])
+    return pd.DataFrame(
+        [
+            {"model": model, "category": c, "text_b": t, "cosine": x, "verdict": "above threshold" if x > 0.7 else "below threshold"}
+            for c, t, x in rows
+        ]
+    )
 
 
 def test_perturbation_one_model_counts_and_names_the_closest_variant():
     from core.scoring.findings import perturbation_findings
 
-    table = _perturbed(L6, [("negation", "Google did not acquire YouTube", 0.81), ("entity_swap", "YouTube acquired Google", 0.9712), ("temporal", "Google will acquire YouTube", 0.62)])
+    table = _perturbed(
+        L6,
+        [
+            ("negation", "Google did not acquire YouTube", 0.81),
+            ("entity_swap", "YouTube acquired Google", 0.9712),
+            ("temporal", "Google will acquire YouTube", 0.62),
+        ],
+    )
     assert perturbation_findings(table) == [
         "MiniLM-L6 keeps 2 of 3 variants above its threshold: a retriever would return them as the same sentence.",
         "It scores “YouTube acquired Google” (entity/role swap, 0.971) closest to the original.",
@@ -123,8 +167,12 @@ def test_perturbation_one_model_counts_and_names_the_closest_variant():
 def test_perturbation_two_models_one_sentence_each_for_counts_and_closest():
     from core.scoring.findings import perturbation_findings
 
-    table = pd.concat([_perturbed(L6, [("negation", "A is not B", 0.81), ("hedging", "A may be B", 0.75)]),
-                       _perturbed(MP, [("negation", "A is not B", 0.66), ("hedging", "A may be B", 0.69)])])
+    table = pd.concat(
+        [
+            _perturbed(L6, [("negation", "A is not B", 0.81), ("hedging", "A may be B", 0.75)]),
+            _perturbed(MP, [("negation", "A is not B", 0.66), ("hedging", "A may be B", 0.69)]),
+        ]
+    )
     assert perturbation_findings(table) == [
         "Variants above each model's threshold (returned as the same sentence): MiniLM-L6 2 of 2, mpnet-base 0 of 2.",
         "Closest to the original: MiniLM-L6 “A is not B” (negation, 0.810); mpnet-base “A may be B” (hedging, 0.690).",
@@ -142,13 +190,18 @@ def _split(model, text, same, words):
 def test_split_two_models_count_differing_lines_and_the_most_split_word():
     from core.scoring.findings import split_findings
 
-    rows = [_split(L6, "Xylophrix", False, [("Xylophrix", ["x", "##yl", "##op", "##hri", "##x"])]),
-            _split(L6, "the cat", True, [("the", ["the"]), ("cat", ["cat"])]),
-            _split(MP, "Xylophrix", False, [("Xylophrix", ["xy", "##lo", "##phrix"])]),
-            _split(MP, "the cat", True, [("the", ["the"]), ("cat", ["cat"])])]
+    rows = [
+        _split(L6, "Xylophrix", False, [("Xylophrix", ["x", "##yl", "##op", "##hri", "##x"])]),
+        _split(L6, "the cat", True, [("the", ["the"]), ("cat", ["cat"])]),
+        _split(MP, "Xylophrix", False, [("Xylophrix", ["xy", "##lo", "##phrix"])]),
+        _split(MP, "the cat", True, [("the", ["the"]), ("cat", ["cat"])]),
+    ]
     assert split_findings(rows) == ["The models split 1 of 2 lines differently.", "“Xylophrix” splits most: 5 pieces under MiniLM-L6."]
     same = [r | {"identical_across_models": True} for r in rows if r["text"] == "the cat"]
-    assert split_findings(same) == ["All 2 models split the line the same way.", "“the” splits most: 1 piece under MiniLM-L6 and mpnet-base."]
+    assert split_findings(same) == [
+        "All 2 models split the line the same way.",
+        "“the” splits most: 1 piece under MiniLM-L6 and mpnet-base.",
+    ]
 
 
 def test_split_one_model_says_only_the_most_split_word_and_nothing_for_no_rows():

@@ -47,8 +47,23 @@ def both_engines(local_ray, minilm, tmp_path_factory):
         capture = _Capture()
         for engine in constants.ENGINE_CHOICES:
             with capture:
-                code = cli.main(["run", "--suite", str(REAL_FILE), "--models", MINILM_L6, MISSING, "--out", str(out / engine), "--quiet", "--json",
-                                 "--engine", engine, "--no-cache"])
+                code = cli.main(
+                    [
+                        "run",
+                        "--suite",
+                        str(REAL_FILE),
+                        "--models",
+                        MINILM_L6,
+                        MISSING,
+                        "--out",
+                        str(out / engine),
+                        "--quiet",
+                        "--json",
+                        "--engine",
+                        engine,
+                        "--no-cache",
+                    ]
+                )
             assert code == 0, capture.err
             runs[engine] = (json.loads(capture.out), capture.err, pd.read_parquet(out / engine / constants.RESULTS_PARQUET))
     return runs
@@ -135,7 +150,10 @@ def test_bad_options_are_refused_before_ray_starts(tmp_path):
         ray_engine.score_staged_ray(staged, [MINILM_L6], tmp_path, gpus_per_actor=-1)
     with pytest.raises(ValueError, match="backend must be one of"):
         ray_engine.score_staged_ray(staged, [MINILM_L6], tmp_path, options=EncodeOptions(backend="tensorrt"))
-    assert cli.main(["run", "--suite", str(REAL_FILE), "--out", str(tmp_path / "o"), "--engine", "ray", "--ray-actors", "0", "--quiet"]) == cli.EXIT_USAGE
+    assert (
+        cli.main(["run", "--suite", str(REAL_FILE), "--out", str(tmp_path / "o"), "--engine", "ray", "--ray-actors", "0", "--quiet"])
+        == cli.EXIT_USAGE
+    )
 
 
 def test_the_backend_preference_leaves_onnx_only_models_alone_and_an_explicit_torch_refuses_them(monkeypatch):
@@ -158,7 +176,9 @@ def test_root_cause_finds_the_models_own_message():
     except RuntimeError as outer:
         assert ray_engine._root_cause(outer) == "org/x: failed to load (OSError: no weights)"
     # Ray's task errors carry the actor's traceback as text, not as a cause.
-    flat = RuntimeError("ray.exceptions.ActorDiedError: the actor died\n  File ...\ncore.models.loading.ModelUnavailable: org/x: no such folder")
+    flat = RuntimeError(
+        "ray.exceptions.ActorDiedError: the actor died\n  File ...\ncore.models.loading.ModelUnavailable: org/x: no such folder"
+    )
     assert ray_engine._root_cause(flat) == "org/x: no such folder"
     assert ray_engine._root_cause(OSError("disk full")) == "OSError: disk full"
     assert ray_engine.model_folder("org/name") == "org__name"
@@ -169,7 +189,9 @@ def test_quiet_keeps_rays_own_log_lines_off_stderr(local_ray, minilm, tmp_path, 
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("text_a,text_b\nA quiet ray cat,A quiet ray dog\n", encoding="utf-8")
     capfd.readouterr()
-    code = cli.main(["run", "--suite", str(pairs), "--models", MINILM_L6, "--out", str(tmp_path / "out"), "--engine", "ray", "--quiet", "--no-cache"])
+    code = cli.main(
+        ["run", "--suite", str(pairs), "--models", MINILM_L6, "--out", str(tmp_path / "out"), "--engine", "ray", "--quiet", "--no-cache"]
+    )
     err = capfd.readouterr().err
     assert code == 0, err
     ours = ("note: ", "device: ", "1 pairs × 1 models")

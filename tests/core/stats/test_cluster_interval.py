@@ -12,8 +12,16 @@ from core.stats.intervals import cluster_rate_ci
 def test_singleton_clusters_match_scipys_bootstrap_of_the_mean():
     values = np.array([1, 0, 1, 1, 0, 1, 1, 0, 1, 1], dtype=float)
     low, high = cluster_rate_ci(values, np.arange(values.size), n_resamples=2000, seed=3)
-    ref = sps.bootstrap((values, np.ones_like(values)), lambda s, n, axis=-1: s.sum(axis=axis) / n.sum(axis=axis), paired=True,
-                        vectorized=True, n_resamples=2000, confidence_level=0.95, method="percentile", rng=np.random.default_rng(3))
+    ref = sps.bootstrap(
+        (values, np.ones_like(values)),
+        lambda s, n, axis=-1: s.sum(axis=axis) / n.sum(axis=axis),
+        paired=True,
+        vectorized=True,
+        n_resamples=2000,
+        confidence_level=0.95,
+        method="percentile",
+        rng=np.random.default_rng(3),
+    )
     assert (low, high) == pytest.approx((ref.confidence_interval.low, ref.confidence_interval.high))
     assert low <= values.mean() <= high
 

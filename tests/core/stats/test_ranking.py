@@ -82,8 +82,15 @@ def test_failure_mode_results_are_ranked_on_shared_pairs(noisy):
     for mode, matrix in noisy.items():
         for i, row in enumerate(matrix):
             for model, cosine in zip("XYZ", row, strict=True):
-                rows.append({constants.COL_MODEL: model, constants.COL_SUITE: constants.SUITE_FAILURE_MODES, constants.COL_CATEGORY: mode,
-                             constants.COL_PAIR_ID: f"{mode}-{i}", constants.COL_COSINE: cosine})
+                rows.append(
+                    {
+                        constants.COL_MODEL: model,
+                        constants.COL_SUITE: constants.SUITE_FAILURE_MODES,
+                        constants.COL_CATEGORY: mode,
+                        constants.COL_PAIR_ID: f"{mode}-{i}",
+                        constants.COL_COSINE: cosine,
+                    }
+                )
     results = pd.DataFrame(rows)
     pd.testing.assert_frame_equal(vulnerability_ranking(results), vulnerability_bootstrap(noisy, ["X", "Y", "Z"]))
     one_model = vulnerability_ranking(results[results[constants.COL_MODEL] == "X"])

@@ -23,7 +23,9 @@ def test_values_past_float64_squares_still_normalise():
     np.testing.assert_allclose(normalize_rows(rows), [[2**-0.5, 2**-0.5, 0.0]], rtol=1e-12)
 
 
-@pytest.mark.parametrize(("row", "kind"), [([0.0, 0.0], "all zeros"), ([-0.0, 0.0], "all zeros"), ([np.nan, 1.0], "not finite"), ([np.inf, 1.0], "not finite")])
+@pytest.mark.parametrize(
+    ("row", "kind"), [([0.0, 0.0], "all zeros"), ([-0.0, 0.0], "all zeros"), ([np.nan, 1.0], "not finite"), ([np.inf, 1.0], "not finite")]
+)
 def test_a_row_with_no_direction_is_refused_and_named(row, kind):
     with pytest.raises(UnnormalizableRows, match=kind) as info:
         normalize_rows(np.array([[1.0, 2.0], row, [2.0, 1.0]]))

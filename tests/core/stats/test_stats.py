@@ -106,18 +106,14 @@ class TestCosSim:
     def test_matches_numpy_formula(self):
         a = RNG.normal(size=(5, 7))
         b = RNG.normal(size=(3, 7))
-        direct = (a @ b.T) / np.outer(
-            np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
-        )
+        direct = (a @ b.T) / np.outer(np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1))
         out = stats.cos_sim(a, b)
         assert out.shape == (5, 3)
         np.testing.assert_allclose(out, direct, atol=1e-12)
 
     def test_scale_invariant_and_bounded(self):
         a = RNG.normal(size=(4, 6))
-        np.testing.assert_allclose(
-            stats.cos_sim(a, a), stats.cos_sim(10 * a, 0.1 * a), atol=1e-12
-        )
+        np.testing.assert_allclose(stats.cos_sim(a, a), stats.cos_sim(10 * a, 0.1 * a), atol=1e-12)
         same = stats.cos_sim(a, a)
         assert np.all(same <= 1.0) and np.all(same >= -1.0)
         np.testing.assert_allclose(np.diag(same), 1.0, atol=1e-12)
@@ -144,9 +140,7 @@ class TestCosSim:
 class TestPairwiseCosSim:
     def test_hand_values(self):
         # [3,4]·[4,3] = 24, norms 5 and 5 -> 24/25; [1,0] vs [-1,0] -> -1
-        out = stats.pairwise_cos_sim(
-            [[3.0, 4.0], [1.0, 0.0]], [[4.0, 3.0], [-1.0, 0.0]]
-        )
+        out = stats.pairwise_cos_sim([[3.0, 4.0], [1.0, 0.0]], [[4.0, 3.0], [-1.0, 0.0]])
         np.testing.assert_allclose(out, [0.96, -1.0], atol=1e-12)
 
     def test_zero_row_gives_zero(self):
@@ -201,9 +195,7 @@ class TestJaccard:
         assert stats.word_jaccard("The cat sat.", "the CAT ran") == pytest.approx(0.5)
         # {the, patient, has, diabetes} vs {the, patient, does, not, have,
         # diabetes}: ∩ = {the, patient, diabetes} = 3, ∪ = 7
-        assert stats.word_jaccard(
-            "The patient has diabetes", "The patient does not have diabetes"
-        ) == pytest.approx(3 / 7)
+        assert stats.word_jaccard("The patient has diabetes", "The patient does not have diabetes") == pytest.approx(3 / 7)
         assert stats.word_jaccard("", "...") == 1.0
 
 
@@ -245,9 +237,7 @@ class TestOOV:
 
     def test_normalized_mean_equals_mean_over_range(self):
         deltas = RNG.uniform(0.0, 0.2, size=20)
-        assert stats.normalized_oov_delta(deltas, 0.405).mean() == pytest.approx(
-            deltas.mean() / 0.405
-        )
+        assert stats.normalized_oov_delta(deltas, 0.405).mean() == pytest.approx(deltas.mean() / 0.405)
 
     @pytest.mark.parametrize("dr", [0.0, -0.1, np.nan, np.inf])
     def test_normalized_delta_bad_range(self, dr):
@@ -263,9 +253,7 @@ class TestOOV:
 def _numpy_cohens_d(x, y):
     x, y = np.asarray(x, float), np.asarray(y, float)
     nx, ny = len(x), len(y)
-    pooled = np.sqrt(
-        ((nx - 1) * np.var(x, ddof=1) + (ny - 1) * np.var(y, ddof=1)) / (nx + ny - 2)
-    )
+    pooled = np.sqrt(((nx - 1) * np.var(x, ddof=1) + (ny - 1) * np.var(y, ddof=1)) / (nx + ny - 2))
     return (x.mean() - y.mean()) / pooled
 
 
@@ -298,9 +286,7 @@ class TestCohensD:
         assert stats.cohens_d([0.3, 0.3, 0.3], [0.1, 0.1]) == math.inf
         assert stats.cohens_d([0.3, 0.3], [0.3, 0.3, 0.3]) == 0.0
 
-    @pytest.mark.parametrize(
-        "x, y", [([1.0], [1.0, 2.0]), ([], [1.0, 2.0]), ([1.0, np.nan], [1.0, 2.0])]
-    )
+    @pytest.mark.parametrize("x, y", [([1.0], [1.0, 2.0]), ([], [1.0, 2.0]), ([1.0, np.nan], [1.0, 2.0])])
     def test_bad_input(self, x, y):
         with pytest.raises(ValueError):
             stats.cohens_d(x, y)
@@ -308,9 +294,7 @@ class TestCohensD:
     def test_from_summary_equals_raw(self):
         x = RNG.normal(size=12)
         y = RNG.normal(1.0, 2.0, size=9)
-        from_summary = stats.cohens_d_from_summary(
-            x.mean(), x.std(ddof=1), 12, y.mean(), y.std(ddof=1), 9
-        )
+        from_summary = stats.cohens_d_from_summary(x.mean(), x.std(ddof=1), 12, y.mean(), y.std(ddof=1), 9)
         assert from_summary == pytest.approx(stats.cohens_d(x, y), rel=1e-12)
 
     def test_from_summary_hand(self):
@@ -344,9 +328,7 @@ class TestCohensD:
     def test_failure_paper_table5(self, mode, j):
         mean_p, sd_p = TABLE1["positive"][j]
         mean_f, sd_f = TABLE1[mode][j]
-        d = stats.cohens_d_from_summary(
-            mean_p, sd_p, PAIR_COUNTS["positive"], mean_f, sd_f, PAIR_COUNTS[mode]
-        )
+        d = stats.cohens_d_from_summary(mean_p, sd_p, PAIR_COUNTS["positive"], mean_f, sd_f, PAIR_COUNTS[mode])
         assert d == pytest.approx(TABLE5[mode][j], abs=0.05)
 
     def test_table5_fits_better_if_table1_sds_are_population_sds(self):
@@ -431,9 +413,7 @@ class TestFailureRate:
         assert stats.failure_rate([0.1, 0.2], 0.7) == 0.0
         assert stats.failure_rate([0.8, 0.99], 0.7) == 1.0
 
-    @pytest.mark.parametrize(
-        "cosines, threshold", [([], 0.7), ([0.5, np.nan], 0.7), ([0.5], np.nan)]
-    )
+    @pytest.mark.parametrize("cosines, threshold", [([], 0.7), ([0.5, np.nan], 0.7), ([0.5], np.nan)])
     def test_bad_input(self, cosines, threshold):
         with pytest.raises(ValueError):
             stats.failure_rate(cosines, threshold)
@@ -448,19 +428,13 @@ class TestFailureRate:
         assert grid[70] == 0.7
 
     def test_grid_other_steps(self):
-        np.testing.assert_array_equal(
-            stats.threshold_grid(0.25), [0.0, 0.25, 0.5, 0.75, 1.0]
-        )
+        np.testing.assert_array_equal(stats.threshold_grid(0.25), [0.0, 0.25, 0.5, 0.75, 1.0])
         # 1.0 is not a multiple of 0.3: stop at the last point below it
         np.testing.assert_array_equal(stats.threshold_grid(0.3), [0.0, 0.3, 0.6, 0.9])
-        np.testing.assert_array_equal(
-            stats.threshold_grid(0.1, 0.5, 0.8), [0.5, 0.6, 0.7, 0.8]
-        )
+        np.testing.assert_array_equal(stats.threshold_grid(0.1, 0.5, 0.8), [0.5, 0.6, 0.7, 0.8])
         np.testing.assert_array_equal(stats.threshold_grid(0.1, 0.7, 0.7), [0.7])
 
-    @pytest.mark.parametrize(
-        "step, low, high", [(0.0, 0.0, 1.0), (-0.1, 0.0, 1.0), (0.1, 1.0, 0.0)]
-    )
+    @pytest.mark.parametrize("step, low, high", [(0.0, 0.0, 1.0), (-0.1, 0.0, 1.0), (0.1, 1.0, 0.0)])
     def test_grid_bad_input(self, step, low, high):
         with pytest.raises(ValueError):
             stats.threshold_grid(step, low, high)
@@ -679,10 +653,7 @@ class TestBootstrap:
 class TestVulnerability:
     def test_failure_paper_table4_from_table1(self):
         table = pd.DataFrame(
-            {
-                model: [TABLE1[mode][j][0] for mode in FAILURE_ROWS]
-                for j, model in enumerate(MODELS)
-            },
+            {model: [TABLE1[mode][j][0] for mode in FAILURE_ROWS] for j, model in enumerate(MODELS)},
             index=list(FAILURE_ROWS),
         )
         out = stats.vulnerability_scores(table)
@@ -708,9 +679,7 @@ class TestVulnerability:
         # m1: A .9, B .9, C .8 -> ranks 1, 1, 3 -> (rank-1) 0, 0, 2
         # m2: A .5, B .6, C .7 -> ranks 3, 2, 1 -> 2, 1, 0
         # scores A 2, B 1, C 2 -> ranks B 1, A 2, C 2
-        table = pd.DataFrame(
-            {"A": [0.9, 0.5], "B": [0.9, 0.6], "C": [0.8, 0.7]}, index=["m1", "m2"]
-        )
+        table = pd.DataFrame({"A": [0.9, 0.5], "B": [0.9, 0.6], "C": [0.8, 0.7]}, index=["m1", "m2"])
         out = stats.vulnerability_scores(table)
         assert list(out["model"]) == ["B", "A", "C"]
         assert list(out["score"]) == [1, 2, 2]

@@ -19,7 +19,6 @@ A = "The patient is allergic to penicillin"
 B = "The patient is not allergic to penicillin"
 
 
-
 @pytest.fixture(scope="module")
 def explained(minilm):
     return integrated_gradients(minilm, A, B, steps=constants.IG_STEPS)

@@ -22,7 +22,6 @@ A = "The patient is allergic to penicillin"
 B = "The patient is not allergic to penicillin"
 
 
-
 def test_last_layer_is_the_models_pooled_vector_before_normalization(minilm):
     st = minilm.backend.model
     features = st.tokenize([A, B])
@@ -51,8 +50,13 @@ def test_layer_zero_is_the_mean_of_the_embedding_output(minilm):
 
 
 def test_padding_in_a_batch_changes_nothing(minilm):
-    pairs = pd.DataFrame({constants.COL_TEXT_A: [A, "Short one", A], constants.COL_TEXT_B: [B, "A much longer sentence than the first text of its pair", "Cats"],
-                          constants.COL_PAIR_ID: ["p1", "p2", "p3"]})
+    pairs = pd.DataFrame(
+        {
+            constants.COL_TEXT_A: [A, "Short one", A],
+            constants.COL_TEXT_B: [B, "A much longer sentence than the first text of its pair", "Cats"],
+            constants.COL_PAIR_ID: ["p1", "p2", "p3"],
+        }
+    )
     batched = pair_layer_cosines(minilm, pairs)
     for pid, a, b in zip(pairs[constants.COL_PAIR_ID], pairs[constants.COL_TEXT_A], pairs[constants.COL_TEXT_B], strict=True):
         mine = batched[batched[constants.COL_PAIR_ID] == pid][constants.COL_COSINE].to_numpy()
@@ -64,7 +68,9 @@ def test_oov_gap_at_the_last_layer_is_the_oov_delta(minilm):
     gaps = oov_layer_gaps(pair_layer_cosines(minilm, suite), constants.VARIANT_REPLACED_B)
     last = gaps[gaps[constants.COL_LAYER] == 6].set_index(constants.COL_ENTITY)
     for item in suite[suite[constants.COL_VARIANT] == constants.VARIANT_ORIGINAL].to_dict("records"):
-        replaced = suite[(suite[constants.COL_PAIR_ID] == item[constants.COL_PAIR_ID]) & (suite[constants.COL_VARIANT] == constants.VARIANT_REPLACED_B)].iloc[0]
+        replaced = suite[
+            (suite[constants.COL_PAIR_ID] == item[constants.COL_PAIR_ID]) & (suite[constants.COL_VARIANT] == constants.VARIANT_REPLACED_B)
+        ].iloc[0]
         vectors, _ = encode_texts(minilm, [item["text_a"], item["text_b"], replaced["text_b"]], None)
         delta = float(vectors[item["text_a"]] @ vectors[item["text_b"]]) - float(vectors[item["text_a"]] @ vectors[replaced["text_b"]])
         assert last.at[item[constants.COL_ENTITY], "gap"] == pytest.approx(delta, abs=1e-5)
@@ -84,8 +90,18 @@ def _curves(original: list[list[float]], replaced: list[list[float]]) -> pd.Data
     for i, (orig, repl) in enumerate(zip(original, replaced, strict=True)):
         n = len(orig) - 1
         for variant, values in ((constants.VARIANT_ORIGINAL, orig), (constants.VARIANT_REPLACED_B, repl)):
-            rows += [{constants.COL_MODEL: "m", constants.COL_PAIR_ID: f"p{i}", constants.COL_ENTITY: f"e{i}", constants.COL_VARIANT: variant,
-                      constants.COL_LAYER: layer, constants.COL_DEPTH: layer / n, constants.COL_COSINE: v} for layer, v in enumerate(values)]
+            rows += [
+                {
+                    constants.COL_MODEL: "m",
+                    constants.COL_PAIR_ID: f"p{i}",
+                    constants.COL_ENTITY: f"e{i}",
+                    constants.COL_VARIANT: variant,
+                    constants.COL_LAYER: layer,
+                    constants.COL_DEPTH: layer / n,
+                    constants.COL_COSINE: v,
+                }
+                for layer, v in enumerate(values)
+            ]
     return pd.DataFrame(rows)
 
 
@@ -105,9 +121,16 @@ def test_gaps_summary_and_divergence_by_hand():
     assert summary["mean_original"].to_numpy() == pytest.approx(np.mean(ORIGINAL, axis=0))
     # The paired interval is scipy's percentile bootstrap of mean(original) - mean(replaced), seeded.
     o, r = np.array(ORIGINAL)[:, 3], np.array(REPLACED)[:, 3]
-    ci = stats.bootstrap((o, r), lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis), paired=True, vectorized=True,
-                         n_resamples=settings.BOOTSTRAP_RESAMPLES, confidence_level=constants.CONFIDENCE, method="percentile",
-                         rng=np.random.default_rng(constants.BOOTSTRAP_SEED)).confidence_interval
+    ci = stats.bootstrap(
+        (o, r),
+        lambda x, y, axis=-1: x.mean(axis=axis) - y.mean(axis=axis),
+        paired=True,
+        vectorized=True,
+        n_resamples=settings.BOOTSTRAP_RESAMPLES,
+        confidence_level=constants.CONFIDENCE,
+        method="percentile",
+        rng=np.random.default_rng(constants.BOOTSTRAP_SEED),
+    ).confidence_interval
     assert (summary.at[3, "gap_low"], summary.at[3, "gap_high"]) == pytest.approx((ci.low, ci.high))
     assert summary.at[3, "normalized_gap"] == pytest.approx(gap[:, 3].mean() / 0.8)
     assert summary.at[3, "norm_low"] == pytest.approx(ci.low / 0.8)
@@ -123,8 +146,17 @@ def test_gaps_summary_and_divergence_by_hand():
 
 
 def test_dynamic_range_by_hand_and_refusals():
-    rows = [{constants.COL_MODEL: "m", constants.COL_LAYER: layer, constants.COL_CATEGORY: cat, constants.COL_COSINE: v}
-            for layer, cat, v in [(0, "positive", 0.9), (0, "positive", 0.7), (0, "negative", 0.2), (1, "positive", 0.8), (1, "negative", 0.5), (1, "negative", 0.3)]]
+    rows = [
+        {constants.COL_MODEL: "m", constants.COL_LAYER: layer, constants.COL_CATEGORY: cat, constants.COL_COSINE: v}
+        for layer, cat, v in [
+            (0, "positive", 0.9),
+            (0, "positive", 0.7),
+            (0, "negative", 0.2),
+            (1, "positive", 0.8),
+            (1, "negative", 0.5),
+            (1, "negative", 0.3),
+        ]
+    ]
     ranges = layer_dynamic_range(pd.DataFrame(rows)).set_index(constants.COL_LAYER)
     assert ranges["dynamic_range"].to_numpy() == pytest.approx([0.8 - 0.2, 0.8 - 0.4])
     with pytest.raises(ValueError, match="positive and negative"):

@@ -17,15 +17,32 @@ from core.probes.explain.sides import tokenize_side
 
 def _table(rows: list[tuple[str, int, str, str, int, float]]) -> pd.DataFrame:
     return pd.DataFrame(
-        [{constants.COL_MODEL: "m", constants.COL_SIDE: s, constants.COL_POSITION: p, constants.COL_TOKEN: t, constants.COL_WORD: w,
-          constants.COL_WORD_POSITION: wp, constants.COL_ATTRIBUTION: a, constants.COL_METHOD: constants.METHOD_IG, constants.COL_UNIT: constants.UNIT_TOKEN}
-         for s, p, t, w, wp, a in rows],
+        [
+            {
+                constants.COL_MODEL: "m",
+                constants.COL_SIDE: s,
+                constants.COL_POSITION: p,
+                constants.COL_TOKEN: t,
+                constants.COL_WORD: w,
+                constants.COL_WORD_POSITION: wp,
+                constants.COL_ATTRIBUTION: a,
+                constants.COL_METHOD: constants.METHOD_IG,
+                constants.COL_UNIT: constants.UNIT_TOKEN,
+            }
+            for s, p, t, w, wp, a in rows
+        ],
         columns=list(TABLE_COLUMNS),
     )
 
 
-TABLE = _table([("A", 0, "pen", "penicillin", 0, 0.10), ("A", 1, "##ici", "penicillin", 0, -0.02), ("A", 2, "works", "works", 1, -0.30),
-                ("B", 0, "not", "not", 0, 0.05)])
+TABLE = _table(
+    [
+        ("A", 0, "pen", "penicillin", 0, 0.10),
+        ("A", 1, "##ici", "penicillin", 0, -0.02),
+        ("A", 2, "works", "works", 1, -0.30),
+        ("B", 0, "not", "not", 0, 0.05),
+    ]
+)
 
 
 def test_top_units_orders_by_absolute_attribution():

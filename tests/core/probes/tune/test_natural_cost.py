@@ -24,6 +24,7 @@ UNTOUCHED, TUNED = C.TUNE_SETTING_UNTOUCHED, C.TUNE_SETTING_TUNED
 
 def _encoder(vectors: dict[str, np.ndarray]):
     """An encoder that returns the given unit vectors (texts not given get a fixed unit vector of their own)."""
+
     def encode(texts: list[str]) -> np.ndarray:
         out = []
         for t in texts:
@@ -32,6 +33,7 @@ def _encoder(vectors: dict[str, np.ndarray]):
                 v = np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8)
             out.append(np.asarray(v, dtype=float) / np.linalg.norm(v))
         return np.stack(out)
+
     return encode
 
 
@@ -54,12 +56,32 @@ def test_at_ceiling_only_when_every_value_is_the_best_possible():
 
 def test_cost_rows_say_when_they_are_at_ceiling():
     """Perfectly separated pairs give AUC 1.0 for both models (at ceiling); overlapping ones do not."""
-    easy = pd.DataFrame({C.COL_TEXT_A: ["a1", "a2", "a3", "a4"], C.COL_TEXT_B: ["b1", "b2", "b3", "b4"], "same": [True, True, False, False]})
-    hard = pd.DataFrame({C.COL_TEXT_A: ["h1", "h2", "h3", "h4"], C.COL_TEXT_B: ["k1", "k2", "k3", "k4"], "same": [True, False, True, False]})
+    easy = pd.DataFrame(
+        {C.COL_TEXT_A: ["a1", "a2", "a3", "a4"], C.COL_TEXT_B: ["b1", "b2", "b3", "b4"], "same": [True, True, False, False]}
+    )
+    hard = pd.DataFrame(
+        {C.COL_TEXT_A: ["h1", "h2", "h3", "h4"], C.COL_TEXT_B: ["k1", "k2", "k3", "k4"], "same": [True, False, True, False]}
+    )
     e = np.eye(8)
     # same pairs: cosine 1 (same vector); different: cosine 0.  hard: h1/k1 cos 0, h2/k2 cos 1 (a different pair scored as same).
-    vectors = {"a1": e[0], "b1": e[0], "a2": e[1], "b2": e[1], "a3": e[2], "b3": e[3], "a4": e[4], "b4": e[5],
-               "h1": e[0], "k1": e[1], "h2": e[2], "k2": e[2], "h3": e[3], "k3": e[3], "h4": e[4], "k4": e[5]}
+    vectors = {
+        "a1": e[0],
+        "b1": e[0],
+        "a2": e[1],
+        "b2": e[1],
+        "a3": e[2],
+        "b3": e[3],
+        "a4": e[4],
+        "b4": e[5],
+        "h1": e[0],
+        "k1": e[1],
+        "h2": e[2],
+        "k2": e[2],
+        "h3": e[3],
+        "k3": e[3],
+        "h4": e[4],
+        "k4": e[5],
+    }
     enc = _encoder(vectors)
     costs = report.cost_table({UNTOUCHED: enc, TUNED: enc}, {"easy": easy, "hard": hard})
     by = costs.set_index(["data", C.COL_SETTING])
@@ -78,21 +100,18 @@ def test_cost_rows_say_when_they_are_at_ceiling():
 # ------------------------------------------------------------------ the general cost on natural triples
 
 
-NATURAL_CSV = (
-    "premise,entailed,contradicted\n"
-    "p1,e1,c1\n"
-    "p2,e2,c2\n"
-    "p3,e3,c3\n"
-    "p4,e4,c4\n"
-    "p5,e5,c5\n"
-    "p6,e6,c6\n"
-)
+NATURAL_CSV = "premise,entailed,contradicted\np1,e1,c1\np2,e2,c2\np3,e3,c3\np4,e4,c4\np5,e5,c5\np6,e6,c6\n"
 
 
 def _hand(vectors: dict[str, np.ndarray], frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Win per triple and recall@1 per premise, by hand: every premise against every hypothesis, a tie ranked against it."""
     unit = {t: v / np.linalg.norm(v) for t, v in vectors.items()}
-    wins = np.array([unit[a] @ unit[n] > unit[a] @ unit[p] for a, p, n in zip(frame[C.COL_ANCHOR], frame[C.COL_POSITIVE], frame[C.COL_NEGATIVE], strict=True)])
+    wins = np.array(
+        [
+            unit[a] @ unit[n] > unit[a] @ unit[p]
+            for a, p, n in zip(frame[C.COL_ANCHOR], frame[C.COL_POSITIVE], frame[C.COL_NEGATIVE], strict=True)
+        ]
+    )
     passages = [*frame[C.COL_POSITIVE], *frame[C.COL_NEGATIVE]]
     recalled = []
     for a, p in zip(frame[C.COL_ANCHOR], frame[C.COL_POSITIVE], strict=True):
@@ -181,6 +200,7 @@ def test_the_shipped_sample_reads_as_triples_with_its_provenance():
 
 def test_minilm_on_the_shipped_sample_agrees_with_the_triples_probe(minilm):
     """`retrieval --triples data/natural/wordnet-antonym-triples.csv --models MiniLM-L6` gives 376/515 and 66/515; so must tune's report."""
+
     def encode(texts: list[str]) -> np.ndarray:
         v = np.asarray(minilm.backend.embed(list(texts)), dtype=float)
         return v / np.linalg.norm(v, axis=1, keepdims=True)
@@ -218,10 +238,22 @@ def test_shortcut_pairs_reject_a_bad_file(tmp_path):
 
 
 def test_shortcut_table_and_means_match_a_hand_computation():
-    pairs = pd.DataFrame({"item": ["x", "x", "y", "y"], "meaning": ["same", "opposite", "same", "opposite"],
-                          C.COL_TEXT_A: ["A", "A", "B", "B"], C.COL_TEXT_B: ["A same", "A opp", "B same", "B opp"]})
-    before = {"A": np.array([1.0, 0.0]), "A same": np.array([1.0, 1.0]), "A opp": np.array([1.0, 0.2]),
-              "B": np.array([0.0, 1.0]), "B same": np.array([0.1, 1.0]), "B opp": np.array([1.0, 1.0])}
+    pairs = pd.DataFrame(
+        {
+            "item": ["x", "x", "y", "y"],
+            "meaning": ["same", "opposite", "same", "opposite"],
+            C.COL_TEXT_A: ["A", "A", "B", "B"],
+            C.COL_TEXT_B: ["A same", "A opp", "B same", "B opp"],
+        }
+    )
+    before = {
+        "A": np.array([1.0, 0.0]),
+        "A same": np.array([1.0, 1.0]),
+        "A opp": np.array([1.0, 0.2]),
+        "B": np.array([0.0, 1.0]),
+        "B same": np.array([0.1, 1.0]),
+        "B opp": np.array([1.0, 1.0]),
+    }
     after = {**before, "A same": np.array([0.0, 1.0])}  # the tuned model pushes one same-meaning pair apart
     table = report.shortcut_table({UNTOUCHED: _encoder(before), TUNED: _encoder(after)}, pairs)
 
@@ -242,13 +274,20 @@ def test_cost_warning_only_when_the_interval_shows_a_cost():
     def row(measure, setting, value, diff, low, high):
         return ("nli", measure, setting, 100, value, value, value, diff, low, high, 1, 4, report.BEST[measure], False)
 
-    worse = pd.DataFrame([row(report.MEASURE_WIN_RATE, UNTOUCHED, 0.05, math.nan, math.nan, math.nan),
-                          row(report.MEASURE_WIN_RATE, TUNED, 0.08, 0.03, 0.01, 0.05),
-                          row(report.MEASURE_RECALL_AT_1, UNTOUCHED, 0.72, math.nan, math.nan, math.nan),
-                          row(report.MEASURE_RECALL_AT_1, TUNED, 0.70, -0.02, -0.05, 0.01)], columns=report.NATURAL_COLUMNS)
+    worse = pd.DataFrame(
+        [
+            row(report.MEASURE_WIN_RATE, UNTOUCHED, 0.05, math.nan, math.nan, math.nan),
+            row(report.MEASURE_WIN_RATE, TUNED, 0.08, 0.03, 0.01, 0.05),
+            row(report.MEASURE_RECALL_AT_1, UNTOUCHED, 0.72, math.nan, math.nan, math.nan),
+            row(report.MEASURE_RECALL_AT_1, TUNED, 0.70, -0.02, -0.05, 0.01),
+        ],
+        columns=report.NATURAL_COLUMNS,
+    )
     notes = report.cost_warnings(worse, pd.DataFrame(columns=report.SHORTCUT_TABLE_COLUMNS))
     # The win rate rose with an interval above zero; recall fell but its interval holds zero.
-    assert notes == ["General cost: opposite win rate on nli got worse, 5.0% -> 8.0% (difference 3.0 points, 95% CI 1.0 to 5.0; 1 fixed, 4 broken)."]
+    assert notes == [
+        "General cost: opposite win rate on nli got worse, 5.0% -> 8.0% (difference 3.0 points, 95% CI 1.0 to 5.0; 1 fixed, 4 broken)."
+    ]
 
 
 # ------------------------------------------------------------------ Markdown
@@ -257,13 +296,21 @@ def test_cost_warning_only_when_the_interval_shows_a_cost():
 def _markdown(*, costs: pd.DataFrame | None = None, natural: pd.DataFrame | None = None, shortcut: pd.DataFrame | None = None) -> str:
     empty = pd.DataFrame()
     doc = {
-        "model": "m", "config": {"seed": 0, "average": 0.5, "distill": 0}, "groups": {C.SPLIT_TRAIN: 1, C.SPLIT_HELD_OUT: 1},
-        "training": {"rows": 1, "steps": 1, "seconds": 1.0}, "natural_data": {"source": "test data.", "left_out": 0},
-        "win_rates": [], "by_source": [], "paired_tests": [], "warnings": [],
+        "model": "m",
+        "config": {"seed": 0, "average": 0.5, "distill": 0},
+        "groups": {C.SPLIT_TRAIN: 1, C.SPLIT_HELD_OUT: 1},
+        "training": {"rows": 1, "steps": 1, "seconds": 1.0},
+        "natural_data": {"source": "test data.", "left_out": 0},
+        "win_rates": [],
+        "by_source": [],
+        "paired_tests": [],
+        "warnings": [],
     }
     for name, frame in (("costs", costs), ("natural_cost", natural), ("shortcut", shortcut)):
         doc[name] = report._records(frame if frame is not None else empty)
     win = (UNTOUCHED, C.SPLIT_HELD_OUT, report.ALL, 1, 1, 0, 1.0, 1.0, 1.0)
     doc["win_rates"] = report._records(pd.DataFrame([win], columns=report.WIN_COLUMNS))
-    doc["by_source"] = report._records(pd.DataFrame([win], columns=[C.COL_SETTING, C.COL_SPLIT, C.COL_VARIANT_SOURCE, *report.WIN_COLUMNS[3:]]))
+    doc["by_source"] = report._records(
+        pd.DataFrame([win], columns=[C.COL_SETTING, C.COL_SPLIT, C.COL_VARIANT_SOURCE, *report.WIN_COLUMNS[3:]])
+    )
     return report.to_markdown(doc)

@@ -73,7 +73,9 @@ def test_split_rejects_bad_input():
 
 
 def test_variant_sources_match_perturb_output(variants):
-    assert (variants[C.COL_VARIANT_SOURCE] == C.SOURCE_RULE).sum() == 428  # 428 of 833 are the rules' output (data/README.md; 414 before the lexicon let swaps move multi-word names)
+    assert (
+        variants[C.COL_VARIANT_SOURCE] == C.SOURCE_RULE
+    ).sum() == 428  # 428 of 833 are the rules' output (data/README.md; 414 before the lexicon let swaps move multi-word names)
     anchors = pd.Series(["The door was open."] * 2)
     got = variant_sources(anchors, pd.Series(["The door was not open.", "The door was ajar, not open."]))
     assert got.tolist() == [C.SOURCE_RULE, C.SOURCE_HAND]
@@ -110,8 +112,13 @@ def test_average_weights_is_the_midpoint(tiny_folder):
 
 
 def test_cancel_raises_and_saves_nothing(tiny_folder, variants, tmp_path):
-    rows = pd.DataFrame({C.COL_ANCHOR: variants[C.COL_ANCHOR][:8], C.COL_POSITIVE: variants[C.COL_PARAPHRASE][:8],
-                         C.COL_NEGATIVE: variants[C.ROLE_VARIANT][:8]})
+    rows = pd.DataFrame(
+        {
+            C.COL_ANCHOR: variants[C.COL_ANCHOR][:8],
+            C.COL_POSITIVE: variants[C.COL_PARAPHRASE][:8],
+            C.COL_NEGATIVE: variants[C.ROLE_VARIANT][:8],
+        }
+    )
     with pytest.raises(train.TuneCancelled):
         train.fine_tune(_tiny(tiny_folder), rows, train.TuneConfig(batch_size=4, max_steps=3), should_stop=lambda: True)
 
@@ -128,10 +135,12 @@ def test_config_rejects_bad_settings():
 
 def _direct_wins(model, frame):
     """Win per variant computed by hand: cos(anchor, variant) > cos(anchor, paraphrase) with the model's own encode."""
+
     def cos(a, b):
         ea = model.encode(list(a), normalize_embeddings=True)
         eb = model.encode(list(b), normalize_embeddings=True)
         return (ea * eb).sum(axis=1)
+
     return cos(frame[C.COL_ANCHOR], frame[C.ROLE_VARIANT]) > cos(frame[C.COL_ANCHOR], frame[C.COL_PARAPHRASE])
 
 
@@ -148,7 +157,11 @@ def test_report_figures_match_a_direct_computation(tuned, tiny_folder, variants)
     assert rates[(C.TUNE_SETTING_TUNED, C.SPLIT_HELD_OUT, report.ALL)] == pytest.approx(after[held].mean())
     neg = held & (subset[C.COL_MODE] == C.CAT_NEGATION).to_numpy()
     assert rates[(C.TUNE_SETTING_TUNED, C.SPLIT_HELD_OUT, C.CAT_NEGATION)] == pytest.approx(after[neg].mean())
-    test = result.tables["paired_tests"].set_index([C.COL_SETTING, C.COL_SPLIT, C.COL_MODE]).loc[(C.TUNE_SETTING_TUNED, C.SPLIT_HELD_OUT, report.ALL)]
+    test = (
+        result.tables["paired_tests"]
+        .set_index([C.COL_SETTING, C.COL_SPLIT, C.COL_MODE])
+        .loc[(C.TUNE_SETTING_TUNED, C.SPLIT_HELD_OUT, report.ALL)]
+    )
     fixed, broken = int((before[held] & ~after[held]).sum()), int((~before[held] & after[held]).sum())
     assert (test["fixed"], test["broken"]) == (fixed, broken)
     expected_p = 1.0 if fixed + broken == 0 else binomtest(fixed, fixed + broken, 0.5).pvalue
@@ -191,7 +204,7 @@ def test_report_leads_with_the_general_cost_and_prints_the_shortcut_probe(tuned,
     assert len(shortcut) == 32 * 3 and "The door was not closed." in set(shortcut[C.COL_TEXT_B])
     assert {"best", "at_ceiling"} <= set(result.tables["costs"].columns)
     md = written["report.md"].read_text()
-    head = md[:md.index("## Win rate by mode")]
+    head = md[: md.index("## Win rate by mode")]
     assert "**General cost, on natural data it never trained on** (WordNet antonym glosses, 515 triples)" in head
     assert '"The door was open." / "The door was not closed."' in head
     assert md.index("## General cost on natural data") < md.index("## Hand-written vs rule-made")
@@ -205,7 +218,9 @@ def test_natural_rows_the_tuning_saw_are_left_out(tiny_folder, suite):
     from core.files.triples import parse_triples
 
     anchor = suite.passages[suite.passages[C.COL_ROLE] == C.ROLE_ANCHOR][C.COL_TEXT].iloc[0]
-    natural = parse_triples(f"premise,entailed,contradicted\n{anchor},yes,no\nA dog runs.,An animal moves.,A cat sleeps.\n".encode(), "n.csv")
+    natural = parse_triples(
+        f"premise,entailed,contradicted\n{anchor},yes,no\nA dog runs.,An animal moves.,A cat sleeps.\n".encode(), "n.csv"
+    )
     config = train.TuneConfig(batch_size=4, max_steps=1)
     result = run.run_tune(_tiny(tiny_folder), "tiny", suite.head(4), config, natural=natural, control=False)
     assert result.doc["natural_data"]["left_out"] == 1 and set(result.tables["natural_cost"][C.COL_N]) == {1}
@@ -225,11 +240,14 @@ def test_outputs_are_complete_and_readable(tuned):
 
 
 def test_warnings_name_modes_that_did_not_move():
-    tests = pd.DataFrame([
-        (C.TUNE_SETTING_TUNED, C.SPLIT_HELD_OUT, C.CAT_NEGATION, 10, 0.8, 0.1, -0.7, -0.9, -0.5, 7, 0, 0.01),
-        (C.TUNE_SETTING_TUNED, C.SPLIT_HELD_OUT, C.CAT_ENTITY_SWAP, 10, 1.0, 1.0, 0.0, 0.0, 0.0, 0, 0, 1.0),
-        (C.TUNE_SETTING_TUNED, C.SPLIT_TRAIN, C.CAT_HEDGING, 10, 1.0, 1.0, 0.0, 0.0, 0.0, 0, 0, 1.0),
-    ], columns=report.TEST_COLUMNS)
+    tests = pd.DataFrame(
+        [
+            (C.TUNE_SETTING_TUNED, C.SPLIT_HELD_OUT, C.CAT_NEGATION, 10, 0.8, 0.1, -0.7, -0.9, -0.5, 7, 0, 0.01),
+            (C.TUNE_SETTING_TUNED, C.SPLIT_HELD_OUT, C.CAT_ENTITY_SWAP, 10, 1.0, 1.0, 0.0, 0.0, 0.0, 0, 0, 1.0),
+            (C.TUNE_SETTING_TUNED, C.SPLIT_TRAIN, C.CAT_HEDGING, 10, 1.0, 1.0, 0.0, 0.0, 0.0, 0, 0, 1.0),
+        ],
+        columns=report.TEST_COLUMNS,
+    )
     notes = report.warnings(tests)
     assert len(notes) == 1 and notes[0].startswith("Entity/role swap") and "word order" in notes[0]
     assert not math.isnan(tests["pvalue"].iloc[0])
