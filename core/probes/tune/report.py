@@ -40,7 +40,7 @@ import pandas as pd
 from core import constants
 from core.files.triples import Triples
 from core.probes.calibration import auc
-from core.probes.retrieval.metrics import adversarial_wins, mcnemar_exact, rate_difference_ci, rate_with_ci
+from core.probes.retrieval.metrics import adversarial_wins, flips, mcnemar_exact, rate_difference_ci, rate_with_ci
 from core.probes.retrieval.triples import score_vectors
 from core.probes.tune.data import MEANING_OPPOSITE, MEANING_SAME
 from core.stats.similarity import pairwise_cos_sim
@@ -187,8 +187,9 @@ def paired_tests(scores: pd.DataFrame, *, seed: int = C.BOOTSTRAP_SEED) -> pd.Da
 
     Returns:
         Columns :data:`TEST_COLUMNS`: ``before``/``after`` win rates, their
-        difference with a paired bootstrap interval, ``fixed`` (won before,
-        not after), ``broken`` (the other way) and McNemar's exact p.
+        difference with a paired bootstrap interval, ``fixed`` (paraphrase
+        strictly first after and not before: a win turned tie is no fix),
+        ``broken`` (the other way) and McNemar's exact p on the wins.
     """
     base = scores[scores[C.COL_SETTING] == C.TUNE_SETTING_UNTOUCHED]
     rows = []
@@ -203,10 +204,15 @@ def paired_tests(scores: pd.DataFrame, *, seed: int = C.BOOTSTRAP_SEED) -> pd.Da
                 before, after = bp[C.COL_WIN].to_numpy(), ap[C.COL_WIN].to_numpy()
                 test = mcnemar_exact(before, after)
                 diff, low, high = rate_difference_ci(after, before, seed=seed)
-                rows.append(
-                    (setting, split, mode, len(bp), _mean(before), _mean(after), diff, low, high, test.a_only, test.b_only, test.pvalue)
-                )
+                # As in the retrieval churn table: a win that became a tie is no fix.
+                fixed, broken = flips(_strictly_first(bp), _strictly_first(ap))
+                rows.append((setting, split, mode, len(bp), _mean(before), _mean(after), diff, low, high, fixed, broken, test.pvalue))
     return pd.DataFrame(rows, columns=TEST_COLUMNS)
+
+
+def _strictly_first(scores: pd.DataFrame) -> np.ndarray:
+    """Per row, whether the right text scored strictly above the other (neither a win nor a tie), shape ``(n,)``."""
+    return ~(scores[C.COL_WIN].to_numpy(dtype=bool) | scores[C.COL_TIE].to_numpy(dtype=bool))
 
 
 def _mean(values: np.ndarray) -> float:
@@ -270,14 +276,20 @@ def cost_table(encoders: Mapping[str, EncodeFn], labelled: Mapping[str, pd.DataF
     return _flag_ceilings(pd.DataFrame(rows, columns=COST_COLUMNS))
 
 
-def _natural_outcomes(encode: EncodeFn, triples: Triples, setting: str) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
-    """Per measure, the success indicator per unit and the unit's cluster (win per triple by anchor; recall@1 per anchor)."""
+def _natural_outcomes(encode: EncodeFn, triples: Triples, setting: str) -> dict[str, tuple[np.ndarray, np.ndarray | None, np.ndarray]]:
+    """Per measure: the indicator the rate counts per unit, the unit's cluster, and whether the unit succeeded.
+
+    The opposite win rate counts wins per triple (clustered by anchor) and a
+    triple succeeds only when its positive is strictly first (a tie is
+    neither); recall@1 counts and succeeds on the anchors it finds.
+    """
     frame = triples.frame
     vectors = encode_unique(encode, [*frame[C.COL_ANCHOR], *frame[C.COL_POSITIVE], *frame[C.COL_NEGATIVE]])
     scores, ranks = score_vectors(triples, vectors, setting)
+    found = ranks[C.COL_IR_RECALL_AT[1]].to_numpy(dtype=float) > 0
     return {
-        MEASURE_WIN_RATE: (scores[C.COL_WIN].to_numpy(dtype=bool), scores[C.COL_ANCHOR].to_numpy()),
-        MEASURE_RECALL_AT_1: (ranks[C.COL_IR_RECALL_AT[1]].to_numpy(dtype=float) > 0, None),
+        MEASURE_WIN_RATE: (scores[C.COL_WIN].to_numpy(dtype=bool), scores[C.COL_ANCHOR].to_numpy(), _strictly_first(scores)),
+        MEASURE_RECALL_AT_1: (found, None, found),
     }
 
 
@@ -302,8 +314,9 @@ def natural_cost(encoders: Mapping[str, EncodeFn], triples: Triples, name: str, 
         Columns :data:`NATURAL_COLUMNS`: per measure and setting the value with
         its 95% interval; for every other setting than untouched the paired
         difference (after minus before) with its bootstrap interval and the
-        ``fixed`` / ``broken`` counts (units that failed before and not after,
-        and the other way); ``at_ceiling`` when every setting sits at the
+        ``fixed`` / ``broken`` counts (units that succeed after and did not
+        before, and the other way; a triple succeeds when its positive is
+        strictly first, so a win turned tie is no fix); ``at_ceiling`` when every setting sits at the
         measure's best value.
 
     Raises:
@@ -314,19 +327,16 @@ def natural_cost(encoders: Mapping[str, EncodeFn], triples: Triples, name: str, 
     outcomes = {setting: _natural_outcomes(encode, triples, setting) for setting, encode in encoders.items()}
     base = outcomes[C.TUNE_SETTING_UNTOUCHED]
     rows = []
-    for measure, (before, clusters) in base.items():
-        # A win is the failure of the win rate; a miss the failure of recall@1.
-        failed_before = before if measure == MEASURE_WIN_RATE else ~before
+    for measure, (before, clusters, succeeded_before) in base.items():
         for setting, found in outcomes.items():
-            after = found[measure][0]
+            after, _, succeeded_after = found[measure]
             value, low, high = rate_with_ci(after, clusters, seed=seed)
             diff = (math.nan,) * 3
             fixed: int | None = None
             broken: int | None = None
             if setting != C.TUNE_SETTING_UNTOUCHED:
                 diff = rate_difference_ci(after, before, seed=seed)
-                failed_after = after if measure == MEASURE_WIN_RATE else ~after
-                fixed, broken = int((failed_before & ~failed_after).sum()), int((~failed_before & failed_after).sum())
+                fixed, broken = flips(succeeded_before, succeeded_after)
             rows.append((name, measure, setting, len(after), value, low, high, *diff, fixed, broken, BEST[measure], False))
     out = pd.DataFrame(rows, columns=NATURAL_COLUMNS).astype({"fixed": "Int64", "broken": "Int64"})
     return _flag_ceilings(out)
@@ -530,7 +540,7 @@ def _natural_lines(natural: pd.DataFrame, info: Mapping[str, Any]) -> list[str]:
         f"{natural['data'].iloc[0]}: {info.get('source', '')} Each anchor is the query; opposite win rate = share of triples "
         "whose negative (the opposite meaning) outranks the positive (lower is better, ties are no win); recall@1 = share of anchors "
         "whose top passage among every positive and negative of the file is their positive (higher is better). "
-        "95% intervals by bootstrap; fixed / broken = triples or anchors that failed before and not after, and the other way."
+        "95% intervals by bootstrap; fixed / broken = triples or anchors that succeed after and did not before, and the other way (a triple succeeds when its positive is strictly first: a win turned tie is no fix)."
         + (f" {info['left_out']} row(s) sharing a text with the tuning data were left out." if info.get("left_out") else ""),
         "",
         "| measure | setting | n | value % (95% CI) | difference, points (95% CI) | fixed | broken | note |",

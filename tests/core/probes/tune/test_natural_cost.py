@@ -314,3 +314,20 @@ def _markdown(*, costs: pd.DataFrame | None = None, natural: pd.DataFrame | None
         pd.DataFrame([win], columns=[C.COL_SETTING, C.COL_SPLIT, C.COL_VARIANT_SOURCE, *report.WIN_COLUMNS[3:]])
     )
     return report.to_markdown(doc)
+
+
+def test_a_win_turned_tie_is_no_fix_and_a_strict_first_turned_tie_is_broken(natural):
+    """Triple 1 goes from a win to a tie (no fix), 2 from the positive first to a tie (broken), 3 from a win to the
+    positive first (fixed); 4-6 keep their vectors, so they cannot flip."""
+    x, y, z = np.eye(3)
+    half = np.sqrt(0.5)
+    same = {f"{r}{i}": v for i in (4, 5, 6) for r, v in (("p", x), ("e", half * (x + y)), ("c", y))}
+    before = {**same, "p1": x, "c1": x, "e1": y, "p2": x, "e2": x, "c2": y, "p3": x, "c3": x, "e3": half * (x + y)}
+    after = {**same, "p1": x, "c1": half * (x + y), "e1": half * (x + z), "p2": x, "e2": half * (x + y), "c2": half * (x + z)}
+    after.update({"p3": x, "e3": x, "c3": half * (x + y)})
+    table = report.natural_cost({UNTOUCHED: _encoder(before), TUNED: _encoder(after)}, natural, "nli", seed=0)
+    row = table.set_index(["measure", C.COL_SETTING]).loc[(report.MEASURE_WIN_RATE, TUNED)]
+    assert (row["fixed"], row["broken"]) == (1, 1)
+    # The rate itself still counts wins only: 2 of 6 before (triples 1 and 3), none after.
+    before_row = table.set_index(["measure", C.COL_SETTING]).loc[(report.MEASURE_WIN_RATE, UNTOUCHED)]
+    assert before_row["value"] == pytest.approx(2 / 6) and row["value"] == 0
