@@ -54,13 +54,13 @@ def dynamic_ranges(results: pd.DataFrame, suite: str | None = constants.SUITE_BA
     return pd.DataFrame(rows, columns=[constants.COL_MODEL, "mean_positive", "mean_negative", "dynamic_range"])
 
 
-def oov_deltas(results: pd.DataFrame, reading: str = constants.VARIANT_REPLACED_BOTH, dynamic: pd.DataFrame | None = None) -> pd.DataFrame:
+def oov_deltas(results: pd.DataFrame, reading: str = constants.OOV_DEFAULT_READING, dynamic: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per model and OOV item: original and replaced cosine, raw and normalized delta.
 
     Args:
         results: runner output containing the ``oov`` suite.
-        reading: ``replaced_both`` or ``replaced_b`` (which sentences carry
-            the invented word).
+        reading: ``replaced_b`` (the default, :data:`core.constants.OOV_DEFAULT_READING`)
+            or ``replaced_both`` (which sentences carry the invented word).
         dynamic: output of :func:`dynamic_ranges`; computed from ``results``
             when None.  Normalized delta is NaN for models without one.
     """

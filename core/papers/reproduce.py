@@ -391,7 +391,7 @@ def compare_to_published(
     paper: str,
     table: str,
     tolerance: float = DEFAULT_TOLERANCE,
-    reading: str = constants.VARIANT_REPLACED_BOTH,
+    reading: str = constants.OOV_DEFAULT_READING,
     token_counts: Mapping[str, int] | None = None,
 ) -> pd.DataFrame:
     """One published table next to the same figures recomputed from ``results``.
