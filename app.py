@@ -11,9 +11,7 @@ from ui.state import sidebar
 
 st.set_page_config(page_title="cosine-probe", page_icon="🧭", layout="wide")
 
-PAGES = [
-    st.Page(p.path, title=p.title, icon=p.icon, default=p.is_home, **({} if p.is_home else {"url_path": p.url_path})) for p in pages.PAGES
-]
+PAGES = [st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path or None, default=p.is_home) for p in pages.PAGES]
 
 page = st.navigation(PAGES, expanded=True)  # every page in the sidebar: collapsed, it shows 10 and hides the rest behind "View more"
 sidebar()

@@ -305,9 +305,12 @@ def results_digest(results: pd.DataFrame) -> str:
     return value
 
 
+_BY_EVERY_ROW: dict[str | type[Any], Callable[[Any], Any]] = {pd.DataFrame: results_digest}
+
+
 def _analysis(func: Callable[P, R]) -> Callable[P, R]:
     """``func`` cached per inputs, a results table keyed by :func:`results_digest` (every row), not Streamlit's sample."""
-    return st.cache_data(func, show_spinner=False, max_entries=64, hash_funcs={pd.DataFrame: results_digest})
+    return st.cache_data(show_spinner=False, max_entries=64, hash_funcs=_BY_EVERY_ROW)(func)
 
 
 # Each wrapper takes exactly the rows it scores, as its core function does: a page subsets (one suite's rows,
