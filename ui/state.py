@@ -16,7 +16,6 @@ import streamlit as st
 
 from core import constants
 from core.models import endpoint, registry
-from core.models.defaults import DEFAULT_MODELS_ENV
 from core.models.device import choose_device
 from core.models.loading import REMOTE_CODE_WARNING
 from core.models.options import EncodeOptions
@@ -48,7 +47,6 @@ LOCAL_ERROR_HELP = (
 DEVICE_HELP = (
     "auto takes a CUDA GPU when torch sees one, then Apple's MPS, then the CPU. ONNX models use a GPU only with onnxruntime-gpu installed."
 )
-DEFAULTS_ENV = DEFAULT_MODELS_ENV
 
 
 @dataclass(frozen=True)
