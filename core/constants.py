@@ -147,8 +147,9 @@ MODEL_PALETTE = (
     "#511CFB",
 )
 
-# The one default reading of both OOV pages (issue 26): the second-sentence reading is the one whose
-# deltas resemble the OOV paper's published figures.
+# The one default OOV reading of core, the CLI and both OOV pages (issues 26, 34): the paper's pair is an
+# original sentence and a "modified sentence" with the entity replaced (section 3.2), i.e. the invented word in
+# the second sentence only, and that reading is the one whose deltas resemble the published figures.
 OOV_DEFAULT_READING = VARIANT_REPLACED_B
 OOV_READINGS = {
     VARIANT_REPLACED_BOTH: "entity replaced in both sentences",

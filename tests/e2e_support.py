@@ -32,6 +32,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ui.pages import PAGES
+
 ROOT = Path(os.environ.get("COSINE_PROBE_E2E_ROOT") or Path(__file__).resolve().parent.parent)
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 CHROMIUM = os.environ.get("COSINE_PROBE_E2E_CHROMIUM", "/usr/bin/chromium")
@@ -50,22 +52,8 @@ RUN_TIMEOUT_MS = 120_000  # a script run that loads a model and scores a suite
 START_GRACE_MS = 3_000  # how long an action may take to start its rerun
 UPLOAD_START_MS = 30_000  # an upload always reruns, after its bytes reach the server
 VIEWPORT = {"width": 1600, "height": 1000}
-# url path -> words the page's title (its h1) must show, in the order app.py lists the pages
-PAGE_TITLES = {
-    "": "cosine-probe",
-    "compare": "Compare",
-    "perturb": "Perturbations",
-    "tokenizer": "Tokeni",
-    "oov": "OOV",
-    "invented-words": "Invented words",
-    "failure-modes": "Failure",
-    "retrieval": "Retrieval",
-    "tune": "Tune",
-    "your-data": "Your",
-    "your-corpus": "Your corpus",
-    "papers": "Paper",
-    "history": "History",
-}
+# url path -> words the page's title (its h1) must show, in the order app.py lists the pages: the one page list's records
+PAGE_TITLES = {p.url_path: p.heading for p in PAGES}
 
 # Server log lines that say nothing about a failure.
 NOISE = re.compile(r"use_container_width|width='stretch'|width='content'|will be removed after")

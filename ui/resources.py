@@ -12,7 +12,7 @@ import hashlib
 import threading
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import pandas as pd
 import streamlit as st
@@ -27,6 +27,9 @@ from core.papers import reference, suites
 
 if TYPE_CHECKING:
     from core.probes.retrieval.specs import MitigationSpec
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @st.cache_resource(show_spinner=False)
@@ -267,8 +270,8 @@ def reranker_availability(model_id: str) -> Availability:
 
 # --- analyses of a results table (issue 15: a slider move or a download must not recompute them).
 # Streamlit hashes a table of 50,000+ rows by its shape and a sample (issue 23), so an edited upload of the
-# same size could be served the previous file's analyses.  Each analysis is therefore keyed by a digest of
-# every row (computed once per stored result) and receives the table itself as an unhashed ``_results``.
+# same size could be served the previous file's analyses.  Each analysis therefore hashes a table by a digest of
+# every row (``hash_funcs``; computed once per table object) and is a typed wrapper of one core function.
 _DIGESTS: dict[int, tuple[weakref.ref, str]] = {}
 _DIGESTS_LOCK = threading.Lock()
 
@@ -302,155 +305,155 @@ def results_digest(results: pd.DataFrame) -> str:
     return value
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _category_summary(digest: str, _results: pd.DataFrame, threshold: float, suite: str | None) -> pd.DataFrame:
+_BY_EVERY_ROW: dict[str | type[Any], Callable[[Any], Any]] = {pd.DataFrame: results_digest}
+
+
+def _analysis(func: Callable[P, R]) -> Callable[P, R]:
+    """``func`` cached per inputs, a results table keyed by :func:`results_digest` (every row), not Streamlit's sample."""
+    return st.cache_data(show_spinner=False, max_entries=64, hash_funcs=_BY_EVERY_ROW)(func)
+
+
+# Each wrapper takes exactly the rows it scores, as its core function does: a page subsets (one suite's rows,
+# ``core.scoring.tables.rows_of_suite``) before it calls.  Streamlit hands each caller its own copy of a cached table.
+@_analysis
+def category_summary(results: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """``core.scoring.tables.category_summary``."""
     from core.scoring import tables
 
-    return tables.category_summary(_results, threshold, suite)
+    return tables.category_summary(results, threshold)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _failure_rate_curves(digest: str, _results: pd.DataFrame) -> pd.DataFrame:
+@_analysis
+def failure_rate_curves(results: pd.DataFrame) -> pd.DataFrame:
+    """``core.scoring.tables.failure_rate_curves`` over the default grid."""
     from core.scoring import tables
 
-    return tables.failure_rate_curves(_results)
+    return tables.failure_rate_curves(results)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _failure_mode_table(digest: str, _results: pd.DataFrame, threshold: float) -> pd.DataFrame:
+@_analysis
+def failure_mode_table(results: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """``core.papers.failure_modes.failure_mode_table``."""
     from core.papers import failure_modes
 
-    return failure_modes.failure_mode_table(_results, threshold)
+    return failure_modes.failure_mode_table(results, threshold)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _severity_ranking(digest: str, _results: pd.DataFrame) -> pd.DataFrame:
+@_analysis
+def severity_ranking(results: pd.DataFrame) -> pd.DataFrame:
+    """``core.papers.failure_modes.severity_ranking``."""
     from core.papers import failure_modes
 
-    return failure_modes.severity_ranking(_results)
+    return failure_modes.severity_ranking(results)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _kruskal_by_category(digest: str, _results: pd.DataFrame) -> pd.DataFrame:
+@_analysis
+def kruskal_by_category(results: pd.DataFrame) -> pd.DataFrame:
+    """``core.papers.failure_modes.kruskal_by_category``."""
     from core.papers import failure_modes
 
-    return failure_modes.kruskal_by_category(_results)
+    return failure_modes.kruskal_by_category(results)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _vulnerability_ranking(digest: str, _results: pd.DataFrame) -> pd.DataFrame:
+@_analysis
+def vulnerability_ranking(results: pd.DataFrame) -> pd.DataFrame:
+    """``core.papers.failure_modes.vulnerability_ranking``."""
     from core.papers import failure_modes
 
-    return failure_modes.vulnerability_ranking(_results)
+    return failure_modes.vulnerability_ranking(results)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _calibrate(digest: str, _results: pd.DataFrame, negatives: tuple[str, ...], max_fpr: float, threshold: float) -> pd.DataFrame:
+@_analysis
+def calibrate(results: pd.DataFrame, negatives: tuple[str, ...], max_fpr: float, threshold: float) -> pd.DataFrame:
+    """``core.probes.calibration.calibrate``."""
     from core.probes import calibration
 
-    return calibration.calibrate(_results, negatives, max_fpr, threshold)
+    return calibration.calibrate(results, negatives, max_fpr, threshold)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _roc_table(digest: str, _results: pd.DataFrame, negatives: tuple[str, ...]) -> pd.DataFrame:
+@_analysis
+def roc_table(results: pd.DataFrame, negatives: tuple[str, ...]) -> pd.DataFrame:
+    """``core.probes.calibration.roc_table``."""
     from core.probes import calibration
 
-    return calibration.roc_table(_results, negatives)
+    return calibration.roc_table(results, negatives)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _calibrated_failure_rates(
-    digest: str, _results: pd.DataFrame, negatives: tuple[str, ...], max_fpr: float, method: str, threshold: float
+@_analysis
+def calibrated_failure_rates(
+    results: pd.DataFrame, negatives: tuple[str, ...], max_fpr: float, method: str, threshold: float
 ) -> pd.DataFrame:
+    """``core.probes.calibration.failure_rates`` at each model's threshold calibrated by ``method``."""
     from core.probes import calibration
 
-    cal = calibration.calibrate(_results, negatives, max_fpr, threshold)
-    return calibration.failure_rates(_results, calibration.thresholds_by_model(cal, method), threshold)
+    cal = calibration.calibrate(results, negatives, max_fpr, threshold)
+    return calibration.failure_rates(results, calibration.thresholds_by_model(cal, method), threshold)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _dynamic_ranges(digest: str, _results: pd.DataFrame) -> pd.DataFrame:
+@_analysis
+def dynamic_ranges(results: pd.DataFrame) -> pd.DataFrame:
+    """``core.papers.oov.dynamic_ranges``."""
     from core.papers import oov
 
-    return oov.dynamic_ranges(_results)
+    return oov.dynamic_ranges(results)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _label_report(digest: str, _results: pd.DataFrame, threshold: float, match_label: str | None = None) -> dict[str, pd.DataFrame]:
+@_analysis
+def label_report(results: pd.DataFrame, threshold: float, match_label: str | None = None) -> dict[str, pd.DataFrame]:
+    """``core.probes.labels.label_report``."""
     from core.probes import labels
 
-    return labels.label_report(_results, threshold, match_label)
+    return labels.label_report(results, threshold, match_label)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _oov_tables(digest: str, _results: pd.DataFrame, reading: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+@_analysis
+def label_correlation(results: pd.DataFrame) -> pd.DataFrame:
+    """``core.scoring.tables.label_correlation``."""
+    from core.scoring import tables
+
+    return tables.label_correlation(results)
+
+
+@_analysis
+def oov_tables(results: pd.DataFrame, reading: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The OOV paper's dynamic ranges (baseline suite), deltas at ``reading`` and their summary (``core.papers.oov``)."""
     from core.papers import oov
 
-    dynamic = oov.dynamic_ranges(_results)
-    deltas = oov.oov_deltas(_results, reading, dynamic)
+    dynamic = oov.baseline_ranges(results)
+    deltas = oov.oov_deltas(results, reading, dynamic)
     return dynamic, deltas, oov.oov_summary(deltas, dynamic)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _oov_readings(digest: str, _results: pd.DataFrame) -> pd.DataFrame:
+@_analysis
+def oov_readings(results: pd.DataFrame) -> pd.DataFrame:
+    """``core.papers.oov.oov_readings`` (both readings side by side)."""
     from core.papers import oov
 
-    return oov.oov_readings(_results, oov.dynamic_ranges(_results))
+    return oov.oov_readings(results)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _jaccard_correlation(digest: str, _results: pd.DataFrame) -> pd.DataFrame:
+@_analysis
+def jaccard_correlation(results: pd.DataFrame) -> pd.DataFrame:
+    """``core.papers.oov.jaccard_correlation``."""
     from core.papers import oov
 
-    return oov.jaccard_correlation(_results)
+    return oov.jaccard_correlation(results)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def _entity_swap_check(digest: str, _results: pd.DataFrame) -> pd.DataFrame:
+@_analysis
+def entity_swap_check(results: pd.DataFrame) -> pd.DataFrame:
+    """``core.papers.oov.entity_swap_check``."""
     from core.papers import oov
 
-    return oov.entity_swap_check(_results)
+    return oov.entity_swap_check(results)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _compare_to_published(digest: str, _results: pd.DataFrame, paper: str, table: str, reading: str) -> pd.DataFrame:
+@_analysis
+def compare_to_published(results: pd.DataFrame, paper: str, table: str, reading: str) -> pd.DataFrame:
+    """``core.papers.reproduce.compare_to_published`` at the default tolerance."""
     from core.papers import reproduce
 
-    return reproduce.compare_to_published(_results, paper, table, reading=reading)
-
-
-_WRAPPERS: dict[str, Callable[..., Any]] = {
-    "category_summary": _category_summary,
-    "failure_rate_curves": _failure_rate_curves,
-    "failure_mode_table": _failure_mode_table,
-    "severity_ranking": _severity_ranking,
-    "kruskal_by_category": _kruskal_by_category,
-    "vulnerability_ranking": _vulnerability_ranking,
-    "calibrate": _calibrate,
-    "roc_table": _roc_table,
-    "calibrated_failure_rates": _calibrated_failure_rates,
-    "dynamic_ranges": _dynamic_ranges,
-    "label_report": _label_report,
-    "oov_tables": _oov_tables,
-    "oov_readings": _oov_readings,
-    "jaccard_correlation": _jaccard_correlation,
-    "entity_swap_check": _entity_swap_check,
-    "compare_to_published": _compare_to_published,
-}
-ANALYSES = frozenset(_WRAPPERS)
-
-
-def analysis(name: str, results: pd.DataFrame, *args):
-    """``core`` analysis ``name`` (one of :data:`ANALYSES`) of a results table with ``args``, kept per inputs.
-
-    Dispatches to that analysis's own cached wrapper, keyed by
-    :func:`results_digest` and the arguments (tuples for category lists).
-    Returns a copy-safe value: Streamlit hands each caller its own copy of a cached DataFrame.
-    """
-    if name not in ANALYSES:
-        raise ValueError(f"unknown analysis {name!r}; choose from {sorted(ANALYSES)}")
-    args = tuple(tuple(a) if isinstance(a, list) else a for a in args)
-    return _WRAPPERS[name](results_digest(results), results, *args)
+    return reproduce.compare_to_published(results, paper, table, reading=reading)
 
 
 # --- the corpus audit (core.audit): one run per corpus content, models and options, kept for the server's sessions;

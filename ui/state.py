@@ -8,7 +8,6 @@ failed run never wipes what the user already had.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
@@ -48,7 +47,6 @@ LOCAL_ERROR_HELP = (
 DEVICE_HELP = (
     "auto takes a CUDA GPU when torch sees one, then Apple's MPS, then the CPU. ONNX models use a GPU only with onnxruntime-gpu installed."
 )
-DEFAULTS_ENV = "COSINE_PROBE_DEFAULT_MODELS"
 
 
 @dataclass(frozen=True)
@@ -71,11 +69,10 @@ class Selection:
 
 
 def default_models() -> list[str]:
-    """Bundled models, or the comma-separated ``COSINE_PROBE_DEFAULT_MODELS``."""
-    env = os.environ.get(DEFAULTS_ENV, "").strip()
-    if env:
-        return [m.strip() for m in env.split(",") if m.strip()]
-    return list(registry.DEFAULT_BUNDLED)  # the approximate e5 is offered, not preselected
+    """The sidebar's first selection: the CLI's default models (``core.models.defaults``, ``$COSINE_PROBE_DEFAULT_MODELS``)."""
+    from core.models.defaults import default_models as defaults
+
+    return defaults()
 
 
 def init_state() -> None:

@@ -184,7 +184,9 @@ def persist(key: str) -> None:
     st.session_state[saved_key(key)] = st.session_state[key]
 
 
-def _saved_index(key: str, options: list) -> int:
+def _saved_index(key: str, options: list) -> int | None:
+    if not options:  # no model picked in the sidebar: an empty box, not an IndexError
+        return None
     value = saved(key, options[0])
     return options.index(value) if value in options else 0
 

@@ -185,7 +185,7 @@ def _curves_tab(results: pd.DataFrame, models: list[str], threshold: float, summ
         "one for the paraphrases (positive controls), where it is the share a search finds and high is what you want. "
         "The dashed line is the sidebar threshold; move the slider to move it."
     )
-    curves = resources.analysis("failure_rate_curves", results)
+    curves = resources.failure_rate_curves(results)
     curves = curves[curves[constants.COL_CATEGORY].isin([*constants.FAILURE_MODES, constants.CAT_POSITIVE])]
     widgets.chart(charts.failure_rate_curves_figure(curves, threshold), curves, "failure-modes-rate-curves")
 
@@ -201,16 +201,14 @@ def _own_threshold_tab(results: pd.DataFrame, models: list[str], threshold: floa
         "trade-off; the star marks the calibrated one."
     )
     cal_settings = calibration_controls.settings_widgets()
-    cal_table = resources.analysis("calibrate", results, cal_settings.negatives, cal_settings.max_fpr, threshold)
+    cal_table = resources.calibrate(results, cal_settings.negatives, cal_settings.max_fpr, threshold)
     if cal_table.empty:
         st.info("This run has no positive and negative controls to calibrate on.")
     else:
-        rates = resources.analysis(
-            "calibrated_failure_rates", results, cal_settings.negatives, cal_settings.max_fpr, cal_settings.method, threshold
-        )
+        rates = resources.calibrated_failure_rates(results, cal_settings.negatives, cal_settings.max_fpr, cal_settings.method, threshold)
         # Issue 33: a threshold calibrated against unrelated pairs made every failure rate 100% without a word.
         widgets.finding(calibration.calibration_findings(rates, cal_settings.negatives, state.short))
-        roc = resources.analysis("roc_table", results, cal_settings.negatives)
+        roc = resources.roc_table(results, cal_settings.negatives)
         widgets.chart(charts.roc_figure(roc, cal_table, cal_settings.method), roc, "failure-modes-roc")
         shown_cal = cal_table.assign(model=cal_table[constants.COL_MODEL].map(state.short))
         widgets.results_table(
@@ -227,7 +225,7 @@ def _own_threshold_tab(results: pd.DataFrame, models: list[str], threshold: floa
 
 def _severity_tab(results: pd.DataFrame, models: list[str], threshold: float, summary: pd.DataFrame) -> None:
     """Tables 3 and 5: severity ratio and Cohen's d against the paraphrases."""
-    modes = resources.analysis("failure_mode_table", results, threshold)
+    modes = resources.failure_mode_table(results, threshold)
     # ---- Table 3: severity
     st.header("Severity")
     st.caption(
@@ -237,7 +235,7 @@ def _severity_tab(results: pd.DataFrame, models: list[str], threshold: float, su
     )
     left, right = st.columns(2)
     with left:
-        ranking = resources.analysis("severity_ranking", results)
+        ranking = resources.severity_ranking(results)
         ranking.insert(0, "failure mode", ranking[constants.COL_CATEGORY].map(charts.category_label))
         ranking = ranking[["rank", "failure mode", "avg_similarity", "severity_ratio", constants.COL_CATEGORY]]
         widgets.results_table(ranking, "failure-modes-severity-ranking")
@@ -267,7 +265,7 @@ def _models_tab(results: pd.DataFrame, models: list[str], threshold: float, summ
             "Failure paper Appendix A: Kruskal-Wallis H-test across models, per failure mode. "
             "A small p means at least one model scores this mode differently from the others."
         )
-        kw = resources.analysis("kruskal_by_category", results)
+        kw = resources.kruskal_by_category(results)
         kw.insert(0, "failure mode", kw[constants.COL_CATEGORY].map(charts.category_label))
         widgets.results_table(kw, "failure-modes-kruskal-wallis")
 
@@ -285,7 +283,7 @@ def _models_tab(results: pd.DataFrame, models: list[str], threshold: float, summ
             "The brackets are 95% bootstrap intervals of each model's score and rank (pairs resampled within each failure mode). "
             "Models whose score intervals overlap are **tied**: their order could be noise."
         )
-        vuln = resources.analysis("vulnerability_ranking", results)
+        vuln = resources.vulnerability_ranking(results)
         vuln[constants.COL_MODEL] = vuln[constants.COL_MODEL].map(state.short)
         vuln["tied_with"] = vuln["tied_with"].map(
             lambda text: f"tied with {', '.join(state.short(m) for m in text.split(', '))}" if text else ""
@@ -308,14 +306,8 @@ def _published_tab(results: pd.DataFrame) -> None:
     ran_models = set(results[constants.COL_MODEL]) if not results.empty else set()
     published_models = [m for m in dict.fromkeys(published.loc[published["table"] == "Table 1", "model"]) if m]
     shown = [m for m in published_models if m in ran_models] or [published_models[0]]
-    ours_summary = (
-        resources.analysis("category_summary", results, constants.DEFAULT_THRESHOLD, constants.SUITE_FAILURE_MODES)
-        if ran_models
-        else pd.DataFrame()
-    )
-    ours_rates = (
-        {table: resources.analysis("failure_mode_table", results, thr) for table, thr in PUBLISHED_THRESHOLDS.items()} if ran_models else {}
-    )
+    ours_summary = resources.category_summary(results, constants.DEFAULT_THRESHOLD) if ran_models else pd.DataFrame()
+    ours_rates = {table: resources.failure_mode_table(results, thr) for table, thr in PUBLISHED_THRESHOLDS.items()} if ran_models else {}
     for model in shown:
         pub = published[published["model"] == model]
         t1 = pub[pub["table"] == "Table 1"].pivot(index=constants.COL_CATEGORY, columns="metric", values="value")
@@ -425,9 +417,9 @@ else:
     )
 
 if stored is not None and not results.empty:
-    # Cached by inputs (ui.resources.analysis): a slider move back to a threshold seen before, a search or a
+    # Cached by inputs (ui/resources.py; every row is the failure-mode suite's, the run scored nothing else): a slider move back to a threshold seen before, a search or a
     # download recomputes no statistic.
-    summary = resources.analysis("category_summary", results, threshold, constants.SUITE_FAILURE_MODES)
+    summary = resources.category_summary(results, threshold)
     st.markdown(" ".join(widgets.md_escape(sentence) for sentence in findings.failure_mode_findings(summary, threshold)))
     _results_tabs(results, list(stored.models), threshold, summary)
 else:

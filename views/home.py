@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from core.models import registry
-from ui import resources, widgets
+from ui import pages, resources, widgets
 from ui.state import short
 
 EXAMPLE_A, EXAMPLE_B = "The patient is allergic to penicillin", "The patient is not allergic to penicillin"
@@ -25,18 +25,8 @@ st.info(
 left, right = st.columns(2)
 with left:
     st.subheader("Start here")
-    st.page_link("views/compare.py", label="Compare two sentences under every model", icon="⚖️")
-    st.page_link("views/perturb.py", label="Generate failure-mode variants of your sentence", icon="🧬")
-    st.page_link("views/tokenizer.py", label="See how tokenizers split invented words", icon="🔤")
-    st.page_link("views/oov.py", label="Reproduce the OOV-robustness paper", icon="🧪")
-    st.page_link("views/invented.py", label="Invent words and measure OOV with k of them per entity", icon="🔮")
-    st.page_link("views/failure_modes.py", label="Reproduce the failure-modes paper", icon="🚨")
-    st.page_link("views/retrieval.py", label="Rank passages: does a contradicting variant outrank the paraphrase?", icon="🎯")
-    st.page_link("views/tune.py", label="Fine-tune a model on its failures and see what it costs", icon="🛠️")
-    st.page_link("views/your_data.py", label="Test your own sentence pairs", icon="📄")
-    st.page_link("views/your_corpus.py", label="Audit your corpus for passages a retriever cannot tell apart", icon="🔎")
-    st.page_link("views/papers.py", label="Published figures vs recomputed", icon="📚")
-    st.page_link("views/history.py", label="Earlier runs: compare, pin, export a report", icon="🗂️")
+    for linked in pages.linked_pages():
+        st.page_link(linked.path, label=linked.blurb, icon=linked.icon)
 with right:
     st.subheader("Models")
     rows = []

@@ -17,7 +17,7 @@ import streamlit as st
 from core import constants
 from core.models.tokens import load_tokenizers, piece_counts
 from core.papers import oov, reference, reproduce
-from core.scoring import findings
+from core.scoring import findings, tables
 from ui import charts, history, progress, resources, widgets
 from ui.state import current, run, short, show_errors, show_notes, stored, wall_time
 
@@ -361,7 +361,7 @@ def _section_cohens_d(results: pd.DataFrame, deltas: pd.DataFrame, reading: str)
     else:
         matrix = oov.cohens_d_matrix(deltas)
         widgets.chart(_d_heatmap(matrix), matrix.rename(index=short, columns=short).reset_index(names="model"), "oov cohens d matrix")
-    comp = resources.analysis("compare_to_published", results, PAPER, "Table 7", reading)
+    comp = resources.compare_to_published(results, PAPER, "Table 7", reading)
     comp = comp[comp["metric"] == "cohens_d"][["model", "model_b", "published", "recomputed", "difference", "status", "remark"]]
     st.caption(f"Published Table 7 (row model minus column model, pooled sample SD) beside ours ({constants.OOV_READINGS[reading]}).")
     _results_table(comp, "oov cohens d vs published")
@@ -369,8 +369,8 @@ def _section_cohens_d(results: pd.DataFrame, deltas: pd.DataFrame, reading: str)
 
 def _section_jaccard(results: pd.DataFrame) -> None:
     st.subheader("Token overlap vs cosine")
-    baseline = results[results[constants.COL_SUITE] == constants.SUITE_BASELINE]
-    corr = resources.analysis("jaccard_correlation", results)
+    baseline = tables.rows_of_suite(results, constants.SUITE_BASELINE)
+    corr = resources.jaccard_correlation(baseline)
     if baseline.empty or corr.empty:
         st.info("No baseline pairs in these results.")
         return
@@ -418,13 +418,15 @@ def _section_tokens(results: pd.DataFrame, deltas: pd.DataFrame, reading: str) -
 def _section_swap(results: pd.DataFrame) -> None:
     st.subheader("Entity-swap check")
     st.caption("Same words, roles swapped (baseline suite): near-1 cosines mean word order barely matters (Table 3).")
-    frame = reproduce.published_alongside(resources.analysis("entity_swap_check", results), PAPER, {"mean": ("Table 3", "mean_cosine")})
+    frame = reproduce.published_alongside(
+        resources.entity_swap_check(tables.rows_of_suite(results, constants.SUITE_BASELINE)), PAPER, {"mean": ("Table 3", "mean_cosine")}
+    )
     _results_table(frame, "oov entity swap check")
 
 
 def _section_categories(results: pd.DataFrame, threshold: float) -> None:
     st.subheader("Category means (baseline suite)")
-    summary = resources.analysis("category_summary", results, threshold, constants.SUITE_BASELINE)
+    summary = resources.category_summary(tables.rows_of_suite(results, constants.SUITE_BASELINE), threshold)
     if summary.empty:
         st.info("No baseline pairs in these results.")
         return
@@ -495,8 +497,8 @@ def main() -> None:
     reading = widgets.saved_radio(
         "Entity replaced in", list(READING_LABELS), READING_KEY, format_func=READING_LABELS.get, help=READING_HELP
     )
-    # Cached by content and reading (ui.resources.analysis): a tab click or a reading seen before recomputes nothing.
-    summary = resources.analysis("oov_tables", results, reading)[2]
+    # Cached by content and reading (ui/resources.py): a tab click or a reading seen before recomputes nothing.
+    summary = resources.oov_tables(results, reading)[2]
     st.markdown(
         " ".join(widgets.md_escape(s) for s in findings.oov_findings(summary, constants.OOV_READINGS[reading]))
     )  # issue 26: the finding first
@@ -510,7 +512,7 @@ def _results_tabs(results: pd.DataFrame, models: list[str], reading: str, thresh
     A tab click reruns this fragment alone and draws one tab: it used to rerun
     the page and every tab's statistics and charts (8-20 s on a busy machine).
     """
-    dyn, deltas, summary = resources.analysis("oov_tables", results, reading)
+    dyn, deltas, summary = resources.oov_tables(results, reading)
     for label, tab in zip(TABS, widgets.saved_tabs(TABS, TAB_KEY), strict=True):
         if not tab.open:
             continue
@@ -518,7 +520,7 @@ def _results_tabs(results: pd.DataFrame, models: list[str], reading: str, thresh
             if label == "Summary":
                 _section_raw(summary, reading)
                 _section_normalized(summary, reading)
-                _reading_box(resources.analysis("oov_readings", results))
+                _reading_box(resources.oov_readings(results))
             elif label == "Dynamic range":
                 _section_dynamic(dyn)
             elif label == "Per entity":

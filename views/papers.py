@@ -15,7 +15,8 @@ import streamlit as st
 from core import constants
 from core.models.loading import ModelUnavailable
 from core.models.tokens import piece_counts
-from core.papers import failure_modes, reference, reproduce
+from core.papers import reference, reproduce
+from core.scoring import tables
 from ui import progress, resources, widgets
 from ui.state import current, run, short, show_errors, stored
 
@@ -213,7 +214,7 @@ def main() -> None:
 
     if paper == reference.PAPER_FAILURE and table in ("Table 2", "Appendix B") and not results.empty:
         st.markdown(f"**At your sidebar threshold ({selection.threshold:.2f})**")
-        at_yours = failure_modes.failure_mode_table(results, threshold=selection.threshold)[
+        at_yours = resources.failure_mode_table(tables.rows_of_suite(results, constants.SUITE_FAILURE_MODES), selection.threshold)[
             [constants.COL_MODEL, constants.COL_CATEGORY, "n", "failure_rate"]
         ]
         at_yours = at_yours.assign(**{constants.COL_MODEL: at_yours[constants.COL_MODEL].map(short)})

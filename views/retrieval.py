@@ -19,7 +19,6 @@ inputs), after the embedding cache is warmed with a progress bar.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +42,7 @@ from core.probes.retrieval.suite_files import suite_from_bytes
 from core.probes.retrieval.triples import TriplesResult
 from core.probes.retrieval.worst import worst_corpus_pairs, worst_variants
 from core.scoring import findings
-from ui import beir_upload, calibration_controls, history, progress, resources, state, widgets
+from ui import beir_upload, calibration_controls, history, progress, resources, state, uploads, widgets
 from ui import triples as upload_triples
 from ui.retrieval_charts import (
     BEIR_PANELS,
@@ -120,33 +119,29 @@ ss = st.session_state
 
 
 def _keys(kind: str) -> dict[str, str]:
-    return {k: f"rt_{kind}_{k}" for k in ("upload_id", "bytes", "name", "tried", "parsed", "digest", "error")}
+    return {k: f"rt_{kind}_{k}" for k in ("tried", "parsed", "digest", "error")}
 
 
-def _receive(kind: str, uploaded) -> None:
-    """Copy a new uploader file to session state (the uploader forgets it on a page switch)."""
-    k = _keys(kind)
-    if uploaded is not None and uploaded.file_id != ss.get(k["upload_id"]):
-        ss[k["upload_id"]] = uploaded.file_id
-        ss[k["bytes"]] = uploaded.getvalue()
-        ss[k["name"]] = uploaded.name
-        ss[k["tried"]] = None  # a new upload is read even when its bytes match an earlier one
+def _uploader(kind: str, label: str, types: list[str], help_text: str) -> uploads.Upload | None:
+    """``kind``'s uploader and its kept file (``ui/uploads.py``); a new file is read even when its bytes match an earlier one."""
+    upload, new = uploads.uploader(label, f"rt_{kind}_uploader", f"rt_{kind}", types, help=help_text)
+    if new:
+        ss[_keys(kind)["tried"]] = None
+    return upload
 
 
 def _ingest(kind: str) -> None:
     """Parse ``kind``'s bytes when new; a file that does not parse leaves the last good one in place."""
     k = _keys(kind)
-    data, name = ss.get(k["bytes"]), ss.get(k["name"]) or f"{kind}.csv"
-    if data is None:
+    upload = uploads.kept(f"rt_{kind}", f"{kind}.csv")
+    if upload is None:
         return
-    digest = hashlib.sha256(name.encode("utf-8", "replace") + b"\0" + bytes(data)).hexdigest()
+    data, name, digest = upload.data, upload.name, upload.digest
     if digest == ss.get(k["tried"]):
         return
     # The digest is stored once the bytes parsed or were refused, so a crash is retried, never skipped as seen.
     try:
-        parsed = (
-            suite_from_bytes(bytes(data), name) if kind == SOURCE_PAIRS else parse_texts(bytes(data), name, TEXT_COLUMNS[kind], what=kind)
-        )
+        parsed = suite_from_bytes(data, name) if kind == SOURCE_PAIRS else parse_texts(data, name, TEXT_COLUMNS[kind], what=kind)
     except ValueError as exc:  # RetrievalSuiteError and PairsFileError are ValueErrors
         ss[k["tried"]] = digest
         ss[k["error"]] = (name, str(exc))
@@ -159,10 +154,7 @@ def _ingest(kind: str) -> None:
 
 def _upload_box(kind: str, label: str, help_text: str) -> None:
     """An uploader for ``kind``, what it holds, and any error (the previous file is kept)."""
-    uploaded = st.file_uploader(
-        label, type=UPLOAD_TYPES, key=f"rt_{kind}_uploader", max_upload_size=constants.MAX_UPLOAD_MB, help=help_text
-    )
-    _receive(kind, uploaded)
+    _uploader(kind, label, UPLOAD_TYPES, help_text)
     _ingest(kind)
     k = _keys(kind)
     parsed = ss.get(k["parsed"])
@@ -185,26 +177,15 @@ def _upload_box(kind: str, label: str, help_text: str) -> None:
         st.info(widgets.md_escape(note), icon="ℹ️")
 
 
-def _stored_upload(kind: str, label: str, types: list[str], help_text: str) -> tuple[str, bytes, str] | None:
-    """(name, bytes, digest) of ``kind``'s upload, kept in session state across page switches."""
-    uploaded = st.file_uploader(label, type=types, key=f"rt_{kind}_uploader", max_upload_size=constants.MAX_UPLOAD_MB, help=help_text)
-    _receive(kind, uploaded)
-    k = _keys(kind)
-    data, name = ss.get(k["bytes"]), ss.get(k["name"])
-    if data is None or not name:
-        return None
-    return name, bytes(data), hashlib.sha256(name.encode("utf-8", "replace") + b"\0" + bytes(data)).hexdigest()
-
-
 def _triples_source() -> Source | None:
     """A triples upload, its columns mapped with pickers as on Your data (guessed from the names)."""
-    found = _stored_upload(
+    found = _uploader(
         SOURCE_TRIPLES, "Upload a triples file (CSV, TSV, JSON or JSONL)", ["csv", "tsv", "jsonl", "json"], upload_triples.HELP
     )
     if found is None:
         st.info("Upload a triples file to start.")
         return None
-    name, data, digest = found
+    name, data, digest = found.name, found.data, found.digest
     triples = upload_triples.mapped_triples(name, data, f"rt_tr_{digest[:10]}")
     if triples is None:
         return None

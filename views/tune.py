@@ -7,7 +7,6 @@ figures are its report's tables, held-out half first.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import time
 
@@ -19,7 +18,7 @@ from core.files.errors import PairsFileError
 from core.files.triples import Triples
 from core.paths import cache_dir
 from core.probes.tune.report import cost_headline, shortcut_means
-from ui import history, state, widgets
+from ui import history, state, uploads, widgets
 from ui import triples as upload_triples
 from ui.tune_charts import before_after_figure
 
@@ -59,16 +58,9 @@ data_source = st.radio(
 )
 
 
-def _stored(kind: str, label: str, help_text: str) -> tuple[str, bytes] | None:
-    """(name, bytes) of ``kind``'s upload, kept in session state (the uploader forgets it on a page switch)."""
-    uploaded = st.file_uploader(
-        label, type=TRIPLE_TYPES, key=f"tn_{kind}_uploader", max_upload_size=constants.MAX_UPLOAD_MB, help=help_text
-    )
-    if uploaded is not None and uploaded.file_id != ss.get(f"tn_{kind}_id"):
-        ss[f"tn_{kind}_id"], ss[f"tn_{kind}_bytes"], ss[f"tn_{kind}_name"] = uploaded.file_id, uploaded.getvalue(), uploaded.name
-    if ss.get(f"tn_{kind}_bytes") is None:
-        return None
-    return ss[f"tn_{kind}_name"], bytes(ss[f"tn_{kind}_bytes"])
+def _stored(kind: str, label: str, help_text: str) -> uploads.Upload | None:
+    """``kind``'s upload, kept in session state (the uploader forgets it on a page switch)."""
+    return uploads.uploader(label, f"tn_{kind}_uploader", f"tn_{kind}", TRIPLE_TYPES, help=help_text)[0]
 
 
 def _triples() -> tuple[Triples, str, bytes] | None:
@@ -77,8 +69,7 @@ def _triples() -> tuple[Triples, str, bytes] | None:
     if found is None:
         st.info("Upload a triples file to tune on it.")
         return None
-    name, data = found
-    tag = hashlib.sha256(name.encode("utf-8", "replace") + b"\0" + data).hexdigest()[:10]
+    name, data, tag = found.name, found.data, found.digest[:10]
     triples = upload_triples.mapped_triples(name, data, f"tn_tr_{tag}")
     return None if triples is None else (triples, name, data)
 
@@ -94,7 +85,7 @@ def _labels() -> tuple[str, bytes, pd.DataFrame] | None:
     )
     if found is None:
         return None
-    name, data = found
+    name, data = found.name, found.data
     try:
         frame = labelled_from_bytes(data, name)
     except (PairsFileError, ValueError) as exc:

@@ -14,23 +14,20 @@ leaves the previously parsed pairs, mapping and results in place.
 
 from __future__ import annotations
 
-import hashlib
-
 import streamlit as st
 
 from core import constants
 from core.files.chunks import cli_run_command
 from core.files.intake import check_pairs
 from core.files.reader import PairsFileError, apply_mapping, guess_mapping, mapping_note, parse_pairs, some_names
-from core.papers import failure_modes, oov
 from core.probes import labels
 from core.scoring import findings, tables
-from ui import charts, history, label_charts, progress, resources, state, widgets
+from ui import charts, history, label_charts, progress, resources, state, uploads, widgets
 
 RUN_KEY = "your_data"
-KEY_BYTES = "yd_upload_bytes"  # bytes of the last upload or paste
-KEY_NAME = "yd_upload_name"  # its file name (the suffix picks the parser)
-KEY_UPLOAD_ID = "yd_upload_id"  # file_id of the uploader file already copied to KEY_BYTES
+UPLOAD_PREFIX = "yd_upload"  # ui.uploads keeps the last upload (or paste) under it
+KEY_BYTES = f"{UPLOAD_PREFIX}_bytes"  # bytes of the last upload or paste
+KEY_NAME = f"{UPLOAD_PREFIX}_name"  # its file name (the suffix picks the parser)
 KEY_SIGNATURE = "yd_ingested"  # digest of the name + bytes last parsed
 KEY_PARSED = "yd_parsed"  # ParsedPairs of the last file that parsed
 KEY_SOURCE = "yd_source"  # name of that file
@@ -105,16 +102,17 @@ def _use_paste() -> None:
 def _ingest(encoding: str | None) -> None:
     """Parse KEY_BYTES when they (or the chosen encoding) are new; keep the previous pairs if they do not parse."""
     ss = st.session_state
-    data, name = ss.get(KEY_BYTES), ss.get(KEY_NAME) or "upload.csv"
-    if data is None:
+    upload = uploads.kept(UPLOAD_PREFIX)
+    if upload is None:
         return
-    signature = hashlib.sha256(f"{name}\0{encoding}\0".encode("utf-8", "replace") + bytes(data)).hexdigest()
+    data, name = upload.data, upload.name
+    signature = f"{upload.digest}\0{encoding}"
     if signature == ss.get(KEY_SIGNATURE):
         return
     # The signature is stored only once the bytes parsed or were refused: a parse
     # that crashed is tried again on the next rerun, never skipped as already seen.
     try:
-        parsed = parse_pairs(bytes(data), name, encoding=encoding)
+        parsed = parse_pairs(data, name, encoding=encoding)
     except PairsFileError as exc:
         ss[KEY_SIGNATURE] = signature
         ss[KEY_ERROR] = (name, str(exc))
@@ -163,7 +161,7 @@ def _checked(pairs, notes: list[str]):
 
 def _match_label(results) -> str | None:
     """The page's polarity choice: which label value means "same meaning" (None: the default words)."""
-    if labels.label_kind(results[constants.COL_LABEL]) not in (labels.KIND_BINARY, labels.KIND_TEXT):
+    if labels.results_label_kind(results) not in (labels.KIND_BINARY, labels.KIND_TEXT):
         return None
     choice = widgets.saved_selectbox(
         "Which label means “same meaning”?",
@@ -181,10 +179,10 @@ def _label_sections(results, models: list[str], threshold: float, match_label: s
 
     ``match_label`` is the page's polarity choice (:func:`_match_label`), made once above the headline finding.
     """
-    if labels.label_kind(results[constants.COL_LABEL]) == labels.KIND_NONE:
+    if labels.results_label_kind(results) == labels.KIND_NONE:
         return
     st.header("Cosine by label")
-    report = resources.analysis("label_report", results, threshold, match_label)
+    report = resources.label_report(results, threshold, match_label)
     head = report["kind"].iloc[0]
     kind = head["kind"]
     if kind == labels.KIND_BINARY:
@@ -250,17 +248,14 @@ st.markdown(
 
 up_col, paste_col = st.columns(2)
 with up_col:
-    uploaded = st.file_uploader(
+    _upload, new_file = uploads.uploader(
         UPLOAD_LABEL,
-        type=UPLOAD_TYPES,
-        key="yd_uploader",
-        max_upload_size=constants.MAX_UPLOAD_MB,
+        "yd_uploader",
+        UPLOAD_PREFIX,
+        UPLOAD_TYPES,
         help=f"Up to {constants.MAX_UPLOAD_MB} MB and {constants.MAX_UPLOAD_ROWS:,} rows. Excel files are not read: save the sheet as CSV (UTF-8).",
     )
-    if uploaded is not None and uploaded.file_id != ss.get(KEY_UPLOAD_ID):
-        ss[KEY_UPLOAD_ID] = uploaded.file_id
-        ss[KEY_BYTES] = uploaded.getvalue()
-        ss[KEY_NAME] = uploaded.name
+    if new_file:
         ss[KEY_SIGNATURE] = None  # a new upload is read even when its bytes match an earlier one
     chosen_encoding = widgets.saved_selectbox(
         "File encoding",
@@ -386,7 +381,7 @@ if stored is not None:
     if constants.COL_LABEL in results.columns:  # issue 26: the label result in words first, worst pairs first
         # The polarity choice comes first: the headline, the worst-first order and the classifier all read the labels through it.
         match_label = _match_label(results)
-        report = resources.analysis("label_report", results, threshold, match_label)
+        report = resources.label_report(results, threshold, match_label)
         if report["kind"].iloc[0]["kind"] == labels.KIND_BINARY:
             match = labels.match_labels(results[constants.COL_LABEL], match_label)
             said = labels.label_headline(report, state.short)
@@ -413,7 +408,7 @@ if stored is not None:
         pair=(constants.COL_TEXT_A, constants.COL_TEXT_B),
     )
 
-    summary = resources.analysis("category_summary", results, threshold, None)
+    summary = resources.category_summary(results, threshold)
     st.header("Category summary")
     st.caption(
         f"Per model and category: mean cosine ± SD with a 95% bootstrap CI, and the share of pairs scoring above "
@@ -446,7 +441,7 @@ if stored is not None:
         summary[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "failure_rate", "fr_ci_low", "fr_ci_high"]],
         "your-data-failure-rate",
     )
-    curves = tables.failure_rate_curves(results, suite=None)
+    curves = resources.failure_rate_curves(results)
     st.header("Share above each threshold")
     st.caption("The dashed line is the sidebar threshold; move the slider to move it.")
     plotted = charts.ordered_categories(curves[constants.COL_CATEGORY])[:MAX_CURVE_PANELS]
@@ -461,22 +456,23 @@ if stored is not None:
             "Mean cosine of your positive pairs minus that of your negative pairs: the room a model leaves between "
             "'same meaning' and 'unrelated'. A narrow range makes any fixed threshold fragile."
         )
-        dyn = oov.dynamic_ranges(results, suite=None)
+        dyn = resources.dynamic_ranges(results)
         dyn[constants.COL_MODEL] = dyn[constants.COL_MODEL].map(state.short)
         widgets.results_table(dyn, "your-data-dynamic-range")
 
     if constants.COL_LABEL in results.columns:
         _label_sections(results, models, threshold, match_label)
-    if tables.labels_are_numeric(results) and labels.label_kind(results[constants.COL_LABEL]) == labels.KIND_GRADED:
+    label_kind = labels.results_label_kind(results)  # the CLI's `run` reads the labels by the same one rule
+    if label_kind == labels.KIND_GRADED:
         st.header("Label vs cosine")
         st.caption(
             "Pearson (linear) and Spearman (rank) correlation of your numeric label with the cosine, per model. "
             "Rows with an empty label are left out."
         )
-        corr = tables.label_correlation(results)
+        corr = resources.label_correlation(results)
         corr[constants.COL_MODEL] = corr[constants.COL_MODEL].map(state.short)
         widgets.results_table(corr, "your-data-label-correlation")
-    elif constants.COL_LABEL in results.columns and labels.label_kind(results[constants.COL_LABEL]) == labels.KIND_TEXT:
+    elif label_kind == labels.KIND_TEXT:
         st.caption("The label column is neither numbers nor match / no-match words, so no correlation or classifier is computed.")
 
     if constants.CAT_POSITIVE in categories and categories & set(constants.ADVERSARIAL_CATEGORIES):
@@ -486,7 +482,7 @@ if stored is not None:
             "of your positive pairs (≥ 1.0: scored as more similar than paraphrases); Cohen's d of positives vs the "
             "failure mode (**negative d: failures score above paraphrases**)."
         )
-        fm = failure_modes.failure_mode_table(results, threshold, suite=None)
+        fm = resources.failure_mode_table(results, threshold)
         fm.insert(1, "failure mode", fm[constants.COL_CATEGORY].map(charts.category_label))
         fm[constants.COL_MODEL] = fm[constants.COL_MODEL].map(state.short)
         widgets.results_table(

@@ -78,18 +78,17 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
 
 
 def default_models() -> list[str]:
-    """The bundled models installed here, the ones a command scores when given no ``--models``."""
-    from core.models.loading import availability
+    """The models a command scores when given no ``--models``: the app's defaults too (``core.models.defaults``)."""
+    from core.models.defaults import default_models as defaults
 
-    # Approximate bundled models (the 4-bit e5) are scored when named, never by default.
-    return [m for m in registry.DEFAULT_BUNDLED if availability(m).available]
+    return defaults()
 
 
 def models_arg(values: Sequence[str] | None) -> list[str]:
     """The ``--models`` given, else :func:`default_models`; none at all is a :class:`CliError`."""
     models = list(values) if values else default_models()
     if not models:
-        raise CliError("no model given and no bundled model is installed; run `make setup`")
+        raise CliError("no model given and no bundled model is installed; run `make setup` (or set $COSINE_PROBE_DEFAULT_MODELS)")
     return models
 
 

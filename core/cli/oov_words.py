@@ -14,6 +14,9 @@ from core.cli.common import EXIT_NO_MODEL, CliError, models_arg, print_errors, s
 from core.files.export import safe_frame
 from core.models import registry
 
+# --reading's values; its default is core's one OOV reading (the pages' too), so CLI and app print the same deltas.
+READING_CHOICES = {"b": constants.VARIANT_REPLACED_B, "both": constants.VARIANT_REPLACED_BOTH}
+
 
 def cmd_oov_words(args) -> int:
     from core.models.tokens import load_tokenizers
@@ -95,7 +98,7 @@ def _oov_words_run(args, kinds: list[str], toks: Sequence[tuple[str, object]]) -
         if unknown:
             raise CliError(f"no OOV entity {', '.join(map(repr, unknown))}; entities: {', '.join(items[constants.COL_ENTITY])}")
         items = items[items[constants.COL_ENTITY].isin([known[e.casefold()] for e in args.entities])]
-    reading = constants.VARIANT_REPLACED_BOTH if args.reading == "both" else constants.VARIANT_REPLACED_B
+    reading = READING_CHOICES[args.reading]
     out = Path(args.out) if args.out else None
     if out is not None:
         try:
@@ -192,9 +195,10 @@ def register(subparsers) -> None:
     p.add_argument("--entities", nargs="+", metavar="E", help="with --run: only these OOV-suite entities")
     p.add_argument(
         "--reading",
-        choices=["both", "b"],
-        default="both",
-        help="with --run: replace the entity in both sentences or only the second (default both)",
+        choices=list(READING_CHOICES),
+        default=next(flag for flag, reading in READING_CHOICES.items() if reading == constants.OOV_DEFAULT_READING),
+        help="with --run: replace the entity only in the second sentence (b, as the paper's figures and the pages) "
+        "or in both (default %(default)s)",
     )
     p.add_argument("--out", help="with --run: folder for pairs.csv and summary.json")
     p.add_argument("--quiet", action="store_true", help="no progress line")

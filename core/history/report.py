@@ -204,7 +204,7 @@ def report_html(
     if not -1.0 <= float(threshold) <= 1.0:
         raise ValueError(f"threshold must be between -1 and 1, got {threshold}")
     results = results.assign(**{constants.COL_CATEGORY: results[constants.COL_CATEGORY].fillna("").astype(str)})
-    summary = tables.category_summary(results, threshold, None)
+    summary = tables.category_summary(results, threshold)
     # A run that stored its own findings (an audit's: twins, not a suite's categories) leads with them.
     own = [str(s) for s in (settings or {}).get("findings") or [] if str(s).strip()]
     sentences = own or [*label_sentences, *findings.failure_mode_findings(summary, threshold)]

@@ -15,20 +15,18 @@ from collections.abc import Sequence
 import pandas as pd
 
 from core import constants, stats
-from core.scoring.tables import category_summary, models_in, rows_of_suite
+from core.scoring.tables import category_summary, models_in
 
 
-def failure_mode_table(
-    results: pd.DataFrame, threshold: float = constants.DEFAULT_THRESHOLD, suite: str | None = constants.SUITE_FAILURE_MODES
-) -> pd.DataFrame:
-    """Failure-paper Tables 1, 2, 3 and 5 in one long table.
+def failure_mode_table(results: pd.DataFrame, threshold: float = constants.DEFAULT_THRESHOLD) -> pd.DataFrame:
+    """Failure-paper Tables 1, 2, 3 and 5 in one long table, of every row given (the caller picks them, e.g. one suite's).
 
     Returns:
         Per model and failure mode: n, mean, sd, failure_rate at the
         threshold, severity_ratio (mean failure / mean positive) and cohens_d
         (positive vs failure; negative = failures score above paraphrases).
     """
-    data = rows_of_suite(results, suite)
+    data = results
     rows = []
     for model in models_in(data):
         mine = data[data[constants.COL_MODEL] == model]
@@ -56,13 +54,13 @@ def failure_mode_table(
     )
 
 
-def severity_ranking(results: pd.DataFrame, suite: str = constants.SUITE_FAILURE_MODES) -> pd.DataFrame:
-    """Failure-paper Table 3: modes ranked by mean cosine averaged over models.
+def severity_ranking(results: pd.DataFrame) -> pd.DataFrame:
+    """Failure-paper Table 3: modes ranked by mean cosine averaged over models, of every row given.
 
     The severity ratio is the models' average failure-mode mean over their
     average positive-control mean (the reading that reproduces Table 3).
     """
-    table = category_summary(results, suite=suite)
+    table = category_summary(results)
     if table.empty:
         return pd.DataFrame(columns=[constants.COL_CATEGORY, "avg_similarity", "severity_ratio", "rank"])
     avg = table.groupby(constants.COL_CATEGORY)["mean"].mean()
@@ -74,11 +72,9 @@ def severity_ranking(results: pd.DataFrame, suite: str = constants.SUITE_FAILURE
     return out.rename_axis(constants.COL_CATEGORY).reset_index()
 
 
-def kruskal_by_category(
-    results: pd.DataFrame, suite: str = constants.SUITE_FAILURE_MODES, categories: Sequence[str] = constants.FAILURE_MODES
-) -> pd.DataFrame:
-    """Kruskal-Wallis H and p across models, per category (needs ≥ 2 models)."""
-    data = rows_of_suite(results, suite)
+def kruskal_by_category(results: pd.DataFrame, categories: Sequence[str] = constants.FAILURE_MODES) -> pd.DataFrame:
+    """Kruskal-Wallis H and p across models, per category (needs ≥ 2 models), of every row given."""
+    data = results
     rows = []
     if len(models_in(data)) >= 2:
         for cat in categories:
@@ -104,8 +100,8 @@ VULNERABILITY_COLUMNS = [
 ]
 
 
-def vulnerability_ranking(results: pd.DataFrame, suite: str = constants.SUITE_FAILURE_MODES) -> pd.DataFrame:
-    """Failure-paper Table 4 by the documented rank-sum rule, with bootstrap intervals and ties (see ``stats.ranking``).
+def vulnerability_ranking(results: pd.DataFrame) -> pd.DataFrame:
+    """Failure-paper Table 4 by the documented rank-sum rule, with bootstrap intervals and ties (see ``stats.ranking``), of every row given.
 
     Pairs are resampled within each failure mode; a pair some model has no
     cosine for is left out, so every model is ranked on the same pairs.
@@ -113,8 +109,7 @@ def vulnerability_ranking(results: pd.DataFrame, suite: str = constants.SUITE_FA
     Returns:
         :data:`VULNERABILITY_COLUMNS`, one row per model; empty with fewer than two models.
     """
-    data = rows_of_suite(results, suite)
-    data = data[data[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)] if not data.empty else data
+    data = results[results[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)] if not results.empty else results
     models = models_in(data)
     if len(models) < 2:  # ranking needs two models
         return pd.DataFrame(columns=VULNERABILITY_COLUMNS)

@@ -21,13 +21,10 @@ from core import constants, stats
 from core.scoring.tables import category_summary, models_in, rows_of_suite
 
 
-def jaccard_correlation(
-    results: pd.DataFrame, suite: str = constants.SUITE_BASELINE, column: str = constants.COL_TOKEN_JACCARD
-) -> pd.DataFrame:
-    """OOV-paper Table 11: Pearson and Spearman of Jaccard overlap vs cosine."""
-    data = rows_of_suite(results, suite)
+def jaccard_correlation(results: pd.DataFrame, column: str = constants.COL_TOKEN_JACCARD) -> pd.DataFrame:
+    """OOV-paper Table 11: Pearson and Spearman of Jaccard overlap vs cosine, of every row given (the paper's: the baseline suite)."""
     rows = []
-    for model, group in data.groupby(constants.COL_MODEL, sort=False):
+    for model, group in results.groupby(constants.COL_MODEL, sort=False):
         if len(group) < 3:
             continue
         res = stats.correlation(group[column].to_numpy(float), group[constants.COL_COSINE].to_numpy(float))
@@ -35,11 +32,10 @@ def jaccard_correlation(
     return pd.DataFrame(rows, columns=[constants.COL_MODEL, "pearson_r", "pearson_p", "spearman_rho", "spearman_p", "n"])
 
 
-def dynamic_ranges(results: pd.DataFrame, suite: str | None = constants.SUITE_BASELINE) -> pd.DataFrame:
-    """Per model: mean positive, mean negative cosine and their difference."""
-    data = rows_of_suite(results, suite)
+def dynamic_ranges(results: pd.DataFrame) -> pd.DataFrame:
+    """Per model: mean positive, mean negative cosine and their difference, of every row given (the paper's: the baseline suite)."""
     rows = []
-    for model, group in data.groupby(constants.COL_MODEL, sort=False):
+    for model, group in results.groupby(constants.COL_MODEL, sort=False):
         pos = group.loc[group[constants.COL_CATEGORY] == constants.CAT_POSITIVE, constants.COL_COSINE].to_numpy(float)
         neg = group.loc[group[constants.COL_CATEGORY] == constants.CAT_NEGATIVE, constants.COL_COSINE].to_numpy(float)
         if pos.size and neg.size:
@@ -54,15 +50,21 @@ def dynamic_ranges(results: pd.DataFrame, suite: str | None = constants.SUITE_BA
     return pd.DataFrame(rows, columns=[constants.COL_MODEL, "mean_positive", "mean_negative", "dynamic_range"])
 
 
-def oov_deltas(results: pd.DataFrame, reading: str = constants.VARIANT_REPLACED_BOTH, dynamic: pd.DataFrame | None = None) -> pd.DataFrame:
+def baseline_ranges(results: pd.DataFrame) -> pd.DataFrame:
+    """:func:`dynamic_ranges` of the baseline suite's rows: the paper's dynamic range, which normalizes every OOV delta."""
+    return dynamic_ranges(rows_of_suite(results, constants.SUITE_BASELINE))
+
+
+def oov_deltas(results: pd.DataFrame, reading: str = constants.OOV_DEFAULT_READING, dynamic: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per model and OOV item: original and replaced cosine, raw and normalized delta.
 
     Args:
         results: runner output containing the ``oov`` suite.
-        reading: ``replaced_both`` or ``replaced_b`` (which sentences carry
-            the invented word).
-        dynamic: output of :func:`dynamic_ranges`; computed from ``results``
-            when None.  Normalized delta is NaN for models without one.
+        reading: ``replaced_b`` (the default, :data:`core.constants.OOV_DEFAULT_READING`)
+            or ``replaced_both`` (which sentences carry the invented word).
+        dynamic: output of :func:`dynamic_ranges`; computed from the baseline
+            suite's rows of ``results`` when None (:func:`baseline_ranges`).
+            Normalized delta is NaN for models without one.
     """
     data = rows_of_suite(results, constants.SUITE_OOV)
     cols = [
@@ -87,7 +89,7 @@ def oov_deltas(results: pd.DataFrame, reading: str = constants.VARIANT_REPLACED_
     wide = wide.rename(columns={constants.VARIANT_ORIGINAL: "cosine_original", reading: "cosine_replaced"})
     wide["reading"] = reading
     wide["delta"] = stats.oov_delta(wide["cosine_original"], wide["cosine_replaced"])
-    dyn = dynamic if dynamic is not None else dynamic_ranges(results)
+    dyn = dynamic if dynamic is not None else baseline_ranges(results)
     dr = wide[constants.COL_MODEL].map(dyn.set_index(constants.COL_MODEL)["dynamic_range"]) if not dyn.empty else np.nan
     wide["normalized_delta"] = wide["delta"] / dr
     return wide[cols]
@@ -139,9 +141,9 @@ def cohens_d_matrix(deltas: pd.DataFrame, value: str = "delta") -> pd.DataFrame:
     return pd.DataFrame(grid, index=models, columns=models)
 
 
-def entity_swap_check(results: pd.DataFrame, suite: str = constants.SUITE_BASELINE) -> pd.DataFrame:
-    """OOV-paper Table 3: mean and SD of entity-swap cosines per model."""
-    table = category_summary(results, suite=suite)
+def entity_swap_check(results: pd.DataFrame) -> pd.DataFrame:
+    """OOV-paper Table 3: mean and SD of entity-swap cosines per model, of every row given (the paper's: the baseline suite)."""
+    table = category_summary(results)
     return table[table[constants.COL_CATEGORY] == constants.CAT_ENTITY_SWAP][
         [constants.COL_MODEL, "n", "mean", "sd", "ci_low", "ci_high"]
     ].reset_index(drop=True)
@@ -233,7 +235,7 @@ def oov_readings(results: pd.DataFrame, dynamic: pd.DataFrame | None = None) -> 
         Columns model, reading, reading_label, n, mean_delta, ci_low,
         ci_high, normalized_mean (one row per model and reading).
     """
-    dyn = dynamic if dynamic is not None else dynamic_ranges(results)
+    dyn = dynamic if dynamic is not None else baseline_ranges(results)
     frames = []
     for reading, label in constants.OOV_READINGS.items():
         summary = oov_summary(oov_deltas(results, reading, dyn), dyn)

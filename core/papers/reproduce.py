@@ -188,7 +188,7 @@ def _long(
 
 
 def _oov_parts(results: pd.DataFrame, reading: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    dyn = oov.dynamic_ranges(results)
+    dyn = oov.baseline_ranges(results)
     deltas = oov.oov_deltas(results, reading, dyn)
     summary = oov.oov_summary(deltas, dyn)
     return dyn, deltas, summary
@@ -199,13 +199,13 @@ def _oov_tables(
 ) -> list[dict]:
     rows: list[dict] = []
     if table in ("Table 3", "Table 12"):
-        cats = tables.category_summary(results, suite=constants.SUITE_BASELINE)
+        cats = tables.category_summary(tables.rows_of_suite(results, constants.SUITE_BASELINE))
         if table == "Table 3":
             cats = cats[cats[constants.COL_CATEGORY] == constants.CAT_ENTITY_SWAP]
             return _long(cats, {"mean": "mean_cosine", "sd": "sd_cosine"}, category_col=constants.COL_CATEGORY)
         return _long(cats, {"mean": "mean_cosine"}, category_col=constants.COL_CATEGORY)
     if table == "Table 11":
-        corr = oov.jaccard_correlation(results)
+        corr = oov.jaccard_correlation(tables.rows_of_suite(results, constants.SUITE_BASELINE))
         return _long(corr, {"pearson_r": "pearson_r", "spearman_rho": "spearman_rho"})
     dyn, deltas, summary = _oov_parts(results, reading)
     if summary.empty:
@@ -286,9 +286,10 @@ def _oov_tables(
 
 
 def _failure_tables(table: str, results: pd.DataFrame, published: pd.DataFrame) -> list[dict]:
+    # ``results``: the failure-mode suite's rows only (the caller subsets).
     # One branch per published table, each mapping one analysis onto metric rows: the branches share a shape, not logic.
     if table == "Table 1":
-        cats = tables.category_summary(results, suite=constants.SUITE_FAILURE_MODES)
+        cats = tables.category_summary(results)
         return _long(cats, {"mean": "mean_cosine", "sd": "sd_cosine"}, category_col=constants.COL_CATEGORY)
     if table in ("Table 2", "Appendix B"):
         rows = []
@@ -391,7 +392,7 @@ def compare_to_published(
     paper: str,
     table: str,
     tolerance: float = DEFAULT_TOLERANCE,
-    reading: str = constants.VARIANT_REPLACED_BOTH,
+    reading: str = constants.OOV_DEFAULT_READING,
     token_counts: Mapping[str, int] | None = None,
 ) -> pd.DataFrame:
     """One published table next to the same figures recomputed from ``results``.
@@ -433,7 +434,7 @@ def compare_to_published(
     elif paper == reference.PAPER_OOV:
         rec_rows = _oov_tables(table, results, published, reading, token_counts)
     else:
-        rec_rows = _failure_tables(table, results, published)
+        rec_rows = _failure_tables(table, tables.rows_of_suite(results, constants.SUITE_FAILURE_MODES), published)
     recomputed = pd.DataFrame(rec_rows, columns=[*KEYS, "recomputed", "recomputed_text"])
     recomputed = recomputed.drop_duplicates(list(KEYS))
 

@@ -177,6 +177,19 @@ def label_kind(values: pd.Series, match_label: object = None) -> str:
     return KIND_TEXT
 
 
+def results_label_kind(results: pd.DataFrame, match_label: object = None) -> str:
+    """The one rule of what a results table's labels are (:func:`label_kind` of its label column), for CLI and page alike.
+
+    ``none`` when there is no label column or no row; graded labels get a correlation with cosine, binary ones a
+    classifier, text ones neither.
+    """
+    if not isinstance(results, pd.DataFrame):
+        raise TypeError(f"results must be a pandas DataFrame, got {type(results).__name__}")
+    if constants.COL_LABEL not in results.columns or results.empty:
+        return KIND_NONE
+    return label_kind(results[constants.COL_LABEL], match_label)
+
+
 def label_values(values: pd.Series, limit: int = 200) -> list[str]:
     """The distinct non-empty labels as written (stripped), in order of first appearance, at most ``limit``:
     the choices for "which label means 'same meaning'"."""
@@ -285,7 +298,7 @@ def label_report(results: pd.DataFrame, threshold: float, match_label: object = 
     if not -1.0 <= float(threshold) <= 1.0:
         raise ValueError(f"threshold must be between -1 and 1, got {threshold}")
     value = _match_value(match_label)
-    kind = label_kind(results[constants.COL_LABEL], value) if not results.empty else KIND_NONE
+    kind = results_label_kind(results, value)
     data = results.assign(
         _label=results[constants.COL_LABEL].astype("string").str.strip().fillna(""),
         _match=match_labels(results[constants.COL_LABEL], value),

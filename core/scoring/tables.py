@@ -34,8 +34,11 @@ def models_in(results: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(results[constants.COL_MODEL])) if not results.empty else []
 
 
-def category_summary(results: pd.DataFrame, threshold: float = constants.DEFAULT_THRESHOLD, suite: str | None = None) -> pd.DataFrame:
-    """Mean ± SD cosine, 95% bootstrap CI and failure rate per model and category.
+def category_summary(results: pd.DataFrame, threshold: float = constants.DEFAULT_THRESHOLD) -> pd.DataFrame:
+    """Mean ± SD cosine, 95% bootstrap CI and failure rate per model and category, of every row given.
+
+    Like every analysis here it takes exactly the rows it scores: the caller
+    subsets (:func:`rows_of_suite` for one suite), as scikit-learn metrics do.
 
     Returns:
         Columns model, suite, category, n, mean, sd, ci_low, ci_high,
@@ -43,7 +46,7 @@ def category_summary(results: pd.DataFrame, threshold: float = constants.DEFAULT
         with cosine > threshold).  OOV rows are left out (see
         :func:`oov_deltas`).
     """
-    data = rows_of_suite(results, suite)
+    data = results
     if data.empty:
         return pd.DataFrame(
             columns=["model", "suite", "category", "n", "mean", "sd", "ci_low", "ci_high", "failure_rate", "fr_ci_low", "fr_ci_high"]
@@ -74,12 +77,10 @@ def category_summary(results: pd.DataFrame, threshold: float = constants.DEFAULT
     return pd.DataFrame(rows)
 
 
-def failure_rate_curves(
-    results: pd.DataFrame, thresholds: Sequence[float] | None = None, suite: str | None = constants.SUITE_FAILURE_MODES
-) -> pd.DataFrame:
-    """Failure rate over a threshold grid, per model and category (long)."""
+def failure_rate_curves(results: pd.DataFrame, thresholds: Sequence[float] | None = None) -> pd.DataFrame:
+    """Failure rate over a threshold grid, per model and category (long), of every row given."""
     grid = np.asarray(thresholds if thresholds is not None else stats.threshold_grid(), dtype=float)
-    data = rows_of_suite(results, suite)
+    data = results
     frames = []
     for (model, cat), group in data.groupby([constants.COL_MODEL, constants.COL_CATEGORY], sort=False):
         rates = stats.failure_rate_curve(group[constants.COL_COSINE].to_numpy(float), grid)
@@ -205,20 +206,6 @@ def _numeric_labels(results: pd.DataFrame, column: str) -> pd.Series:
     text = results[column].astype("string").str.strip().fillna("")
     values = pd.to_numeric(text.where(text != ""), errors="coerce").astype(float)
     return values.where(np.isfinite(values))
-
-
-def labels_are_numeric(results: pd.DataFrame, column: str = constants.COL_LABEL) -> bool:
-    """Whether ``column`` holds at least 3 labels and every non-empty one is a number.
-
-    Empty labels are ignored; a single non-numeric label ("yes", "n/a")
-    makes the answer False, so text labels are never half-read as numbers.
-    """
-    if results.empty or column not in results.columns:
-        return False
-    text = results[column].astype("string").str.strip().fillna("")
-    given = text != ""
-    numeric = _numeric_labels(results, column).notna()
-    return bool(given.sum() >= 3 and (numeric[given]).all())
 
 
 def label_correlation(results: pd.DataFrame, column: str = constants.COL_LABEL) -> pd.DataFrame:

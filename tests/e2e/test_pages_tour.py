@@ -24,6 +24,8 @@ if SKIP_REASON:
 
 from playwright.sync_api import expect, sync_playwright  # noqa: E402 - after the skip check
 
+from ui.pages import PAGES  # noqa: E402
+
 VIEWPORT = {"width": 1280, "height": 800}
 # text A, text B, no category, a label: the label becomes the category and the classifier section appears
 PASTED = (
@@ -113,24 +115,29 @@ def _history(page) -> None:
     expect(page.locator(f"{E.MAIN} h1").first).to_be_visible()
 
 
-# url path, screenshot name, main action.  App order, but a deep link first: the first visitor of
-# this fresh server lands on a sub-page (pages live in views/, not pages/, so Streamlit must not
-# fall back to its legacy multipage mode and show "Page not found", streamlit#9992).  History
-# last, so it lists the tour's runs.
+# url path -> the page's main action; a page without one (a new record in ui/pages.py) is still opened and checked.
+ACTIONS = {
+    "compare": _compare,
+    "": _home,
+    "perturb": _perturb,
+    "tokenizer": _tokenizer,
+    "oov": _oov,
+    "invented-words": _invented,
+    "failure-modes": _failure_modes,
+    "retrieval": _retrieval,
+    "tune": _tune,
+    "your-data": _your_data,
+    "your-corpus": _your_corpus,
+    "papers": _papers,
+    "history": _history,
+}
+# url path, screenshot name, main action, from the one page list (ui/pages.py).  App order, but a deep link first:
+# the first visitor of this fresh server lands on a sub-page (pages live in views/, not pages/, so Streamlit must not
+# fall back to its legacy multipage mode and show "Page not found", streamlit#9992).  History last, so it lists the
+# tour's runs.
 TOUR = [
-    ("compare", "compare", _compare),
-    ("", "home", _home),
-    ("perturb", "perturb", _perturb),
-    ("tokenizer", "tokenizer", _tokenizer),
-    ("oov", "oov", _oov),
-    ("invented-words", "invented-words", _invented),
-    ("failure-modes", "failure-modes", _failure_modes),
-    ("retrieval", "retrieval", _retrieval),
-    ("tune", "tune", _tune),
-    ("your-data", "your-data", _your_data),
-    ("your-corpus", "your-corpus", _your_corpus),
-    ("papers", "papers", _papers),
-    ("history", "history", _history),
+    (p.url_path, p.url_path or "home", ACTIONS.get(p.url_path, _history))
+    for p in sorted(PAGES, key=lambda p: (p.url_path != "compare", p.url_path == "history"))
 ]
 assert {path for path, _, _ in TOUR} == set(E.PAGE_TITLES), "the tour must stop at every page"
 

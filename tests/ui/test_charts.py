@@ -37,7 +37,7 @@ def test_heatmap_cells_read_mean_pm_sd_in_paper_order():
 
 
 def test_curves_marker_sits_at_threshold_in_every_panel():
-    curves = tables.failure_rate_curves(_results(), suite=None)
+    curves = tables.failure_rate_curves(_results())
     fig = charts.failure_rate_curves_figure(curves, 0.83)
     xs = [s.x0 for s in fig.layout.shapes]
     assert len(xs) == 3 and set(xs) == {0.83}  # one marker per category panel
@@ -89,7 +89,7 @@ def test_one_colour_per_model_on_every_chart_and_twins_are_told_apart():
     ]  # identical scores: the twin case
     bars = charts.failure_rate_bars(tables.category_summary(pd.DataFrame(rows), 0.85), 0.85)
     assert {t.marker.color for t in bars.data} == {model_color(L6), model_color(INT8)}
-    curves = charts.failure_rate_curves_figure(tables.failure_rate_curves(pd.DataFrame(rows), suite=None), 0.85)
+    curves = charts.failure_rate_curves_figure(tables.failure_rate_curves(pd.DataFrame(rows)), 0.85)
     assert {t.line.color for t in curves.data} == {model_color(L6), model_color(INT8)} and len({t.line.dash for t in curves.data}) == 2
     table = pd.DataFrame(
         {
@@ -111,7 +111,7 @@ def test_share_above_panels_leave_no_empty_panel():
         for c in cats
         for v in (0.5, 0.9)
     ]
-    fig = charts.failure_rate_curves_figure(tables.failure_rate_curves(pd.DataFrame(rows), suite=None), 0.7)
+    fig = charts.failure_rate_curves_figure(tables.failure_rate_curves(pd.DataFrame(rows)), 0.7)
     layout = fig.layout.to_plotly_json()
     axes = [k for k in layout if k.startswith("xaxis")]
     hidden = [k for k in axes if layout[k].get("visible") is False]

@@ -46,8 +46,8 @@ def test_an_edited_60000_row_result_changes_the_summary():
     edited = first.copy()
     rows = _rows_streamlit_does_not_hash(edited, 400)
     edited.loc[rows, constants.COL_COSINE] = 0.99  # 400 negation/numerical/... pairs now fail at 0.7
-    before = resources.analysis("category_summary", first, 0.7, None)
-    after = resources.analysis("category_summary", edited, 0.7, None)
+    before = resources.category_summary(first, 0.7)
+    after = resources.category_summary(edited, 0.7)
     assert before["failure_rate"].sum() == 0
     assert after["failure_rate"].sum() == pytest.approx(400 / (N_ROWS / 4))
     # The same table again is a hit: the digest is computed once per table and the wrapper is not re-run.
@@ -60,20 +60,25 @@ def test_each_analysis_recomputes_only_for_new_inputs(monkeypatch):
 
     calls: list[float] = []
     real = tables.category_summary
-    monkeypatch.setattr(
-        tables, "category_summary", lambda results, threshold, suite: calls.append(threshold) or real(results, threshold, suite)
-    )
+    monkeypatch.setattr(tables, "category_summary", lambda results, threshold: calls.append(threshold) or real(results, threshold))
     frame = _results()
-    resources.analysis("category_summary", frame, 0.7, None)
-    resources.analysis("category_summary", frame, 0.7, None)
-    resources.analysis("category_summary", frame.copy(), 0.7, None)  # equal rows, new object: still a hit
-    resources.analysis("category_summary", frame, 0.8, None)
+    resources.category_summary(frame, 0.7)
+    resources.category_summary(frame, 0.7)
+    resources.category_summary(frame.copy(), 0.7)  # equal rows, new object: still a hit
+    resources.category_summary(frame, 0.8)
     assert calls == [0.7, 0.8]
 
 
-def test_an_unknown_analysis_is_refused():
-    with pytest.raises(ValueError, match="unknown analysis"):
-        resources.analysis("no_such_analysis", _results())
+def test_a_users_rows_are_scored_whatever_their_suite():
+    """Issue 34: the cached failure-mode table of a user's file (its own suite name) was empty behind a hidden suite filter."""
+    from core.papers import failure_modes
+
+    mine = _results().iloc[:400].assign(**{constants.COL_SUITE: "my-pairs.csv"})
+    mine.loc[mine.index[:4], constants.COL_CATEGORY] = constants.CAT_POSITIVE
+    table = resources.failure_mode_table(mine, 0.7)
+    assert set(table[constants.COL_CATEGORY]) == {"negation", "numerical", "entity_swap", "temporal"}
+    pd.testing.assert_frame_equal(table, failure_modes.failure_mode_table(mine, 0.7))
+    assert resources.failure_rate_curves(mine)[constants.COL_CATEGORY].nunique() == 5
 
 
 def test_a_note_is_toasted_once_per_server_not_once_per_session():

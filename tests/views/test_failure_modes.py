@@ -285,7 +285,7 @@ def _open_tab(app, key: str) -> int:
 def test_across_thresholds_tab_survives_a_threshold_move_and_leads_with_a_finding(at):
     """Issue 26: the tab built around the slider stays open when the slider moves; the page says its finding first."""
     from core.scoring.findings import failure_mode_findings
-    from core.scoring.tables import category_summary
+    from core.scoring.tables import category_summary, rows_of_suite
 
     at.session_state["fm_tab"] = "Across thresholds"  # what a click on the tab sets
     at.run()
@@ -293,7 +293,7 @@ def test_across_thresholds_tab_survives_a_threshold_move_and_leads_with_a_findin
     assert not at.exception
     assert _open_tab(at, "fm_tab") == 1 and at.session_state["fm_tab"] == "Across thresholds"
     results = at.session_state["results"]["failure_modes"].results
-    sentences = failure_mode_findings(category_summary(results, 0.75, constants.SUITE_FAILURE_MODES), 0.75)
+    sentences = failure_mode_findings(category_summary(rows_of_suite(results, constants.SUITE_FAILURE_MODES), 0.75), 0.75)
     assert sentences and sentences[0].startswith("At threshold 0.75, MiniLM-L6 scores")
     from ui.widgets import md_escape
 

@@ -92,3 +92,21 @@ def test_oov_with_k_words_matches_core(at):
         f"MiniLM-L6 {by_kind['plausible']:.2f} (plausible) and {by_kind['random']:.2f} (random)."
     )
     assert_leads_with(at, sentences)
+
+
+def test_cli_and_page_print_the_same_oov_figure_by_default(at, cli):
+    """Issue 34: one OOV reading in core, so ``oov-words --run`` with no ``--reading`` and the page's default agree."""
+    import json
+
+    at.radio(key="iw_reading").set_value(constants.OOV_DEFAULT_READING).run()
+    at.slider(key="iw_k").set_value(2).run()
+    next(b for b in at.button if b.label == "Run OOV with invented words").click().run()
+    assert not at.exception
+    page = _frame(at, "mean_plausible").iloc[0]
+    code, out, err = cli("oov-words", "--run", "--k", "2", "--models", MINILM, "--quiet", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["reading"] == constants.OOV_DEFAULT_READING == constants.VARIANT_REPLACED_B
+    versus = doc["tables"]["plausible_vs_random"][0]
+    for column in ("mean_plausible", "mean_random", "difference"):
+        assert versus[column] == pytest.approx(page[column], abs=1e-9), column

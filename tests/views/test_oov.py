@@ -94,7 +94,7 @@ def test_raw_delta_table_matches_core_both_sentences(at, core_results):
     assert "paper" in at.radio(key="oov_reading").help
     assert [t.label for t in at.tabs][0] == "Summary" and len(at.tabs) >= 8
     _set_reading(at, constants.VARIANT_REPLACED_BOTH)
-    dyn = oov.dynamic_ranges(core_results)
+    dyn = oov.baseline_ranges(core_results)
     expected = oov.oov_summary(oov.oov_deltas(core_results, constants.VARIANT_REPLACED_BOTH, dyn), dyn).set_index(constants.COL_MODEL)
     table = _table(at, "mean_delta", "mean_delta (published)", "sd_delta")
     mine = _row(table, model=MINILM)
@@ -114,7 +114,7 @@ def test_raw_delta_table_matches_core_both_sentences(at, core_results):
 
 def test_toggling_the_reading_flips_the_mean_delta(at, core_results):
     _set_reading(at, constants.VARIANT_REPLACED_B)
-    dyn = oov.dynamic_ranges(core_results)
+    dyn = oov.baseline_ranges(core_results)
     expected = oov.oov_summary(oov.oov_deltas(core_results, constants.VARIANT_REPLACED_B, dyn), dyn).set_index(constants.COL_MODEL)
     mine = _row(_table(at, "mean_delta", "mean_delta (published)", "sd_delta"), model=MINILM)
     assert mine["mean_delta"] == pytest.approx(expected.at[MINILM, "mean_delta"], abs=1e-9)
@@ -129,22 +129,22 @@ def test_toggling_the_reading_flips_the_mean_delta(at, core_results):
 
 
 def test_dynamic_range_jaccard_swap_and_categories_match_core(at, core_results):
-    dyn = oov.dynamic_ranges(core_results).set_index(constants.COL_MODEL)
+    dyn = oov.baseline_ranges(core_results).set_index(constants.COL_MODEL)
     row = _row(_table(at, "dynamic_range", "dynamic_range (published)"), model=MINILM)
     assert row["dynamic_range"] == pytest.approx(dyn.at[MINILM, "dynamic_range"], abs=1e-9)
     assert row["mean_negative (published)"] == pytest.approx(0.015)
 
-    corr = oov.jaccard_correlation(core_results).set_index(constants.COL_MODEL)
+    corr = oov.jaccard_correlation(tables.rows_of_suite(core_results, constants.SUITE_BASELINE)).set_index(constants.COL_MODEL)
     row = _row(_table(at, "pearson_r", "pearson_r (published)"), model=MINILM)
     assert row["pearson_r"] == pytest.approx(corr.at[MINILM, "pearson_r"], abs=1e-9)
     assert row["spearman_rho (published)"] == pytest.approx(0.832)
 
-    swap = oov.entity_swap_check(core_results).set_index(constants.COL_MODEL)
+    swap = oov.entity_swap_check(tables.rows_of_suite(core_results, constants.SUITE_BASELINE)).set_index(constants.COL_MODEL)
     row = _row(_table(at, "mean", "mean (published)", "ci_low"), model=MINILM)
     assert row["mean"] == pytest.approx(swap.at[MINILM, "mean"], abs=1e-9)
     assert row["mean (published)"] == pytest.approx(0.9874)
 
-    cats = tables.category_summary(core_results, constants.DEFAULT_THRESHOLD, suite=constants.SUITE_BASELINE)
+    cats = tables.category_summary(tables.rows_of_suite(core_results, constants.SUITE_BASELINE), constants.DEFAULT_THRESHOLD)
     expected = _row(cats, model=MINILM, category=constants.CAT_NEGATIVE)
     row = _row(_table(at, "category", "mean (published)", "failure_rate"), model=MINILM, category=constants.CAT_NEGATIVE)
     assert row["mean"] == pytest.approx(expected["mean"], abs=1e-9)

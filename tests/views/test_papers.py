@@ -85,7 +85,9 @@ def failure_results(at):
 def test_failure_table1_published_vs_recomputed(at, failure_results):
     _choose(at, reference.PAPER_FAILURE, "Table 1")
     expected = _row(
-        tables.category_summary(failure_results, suite=constants.SUITE_FAILURE_MODES), model=MINILM, category=constants.CAT_POSITIVE
+        tables.category_summary(tables.rows_of_suite(failure_results, constants.SUITE_FAILURE_MODES)),
+        model=MINILM,
+        category=constants.CAT_POSITIVE,
     )
     shown = _shown(at)
     row = _row(shown, model="MiniLM-L6", category=constants.CAT_POSITIVE, metric="mean cosine")
@@ -150,7 +152,11 @@ def test_oov_table4_follows_the_reading(at):
 def test_failure_rate_table_uses_the_papers_threshold_and_shows_the_sidebar_one(at, failure_results):
     _choose(at, reference.PAPER_FAILURE, "Appendix B")
     row = _row(_shown(at), model="MiniLM-L6", category=constants.CAT_NEGATION, metric="failure rate")
-    expected = _row(failure_modes.failure_mode_table(failure_results, threshold=0.8), model=MINILM, category=constants.CAT_NEGATION)
+    expected = _row(
+        failure_modes.failure_mode_table(tables.rows_of_suite(failure_results, constants.SUITE_FAILURE_MODES), threshold=0.8),
+        model=MINILM,
+        category=constants.CAT_NEGATION,
+    )
     assert row["threshold"] == pytest.approx(0.8)
     assert row["recomputed"] == pytest.approx(expected["failure_rate"])
     # AppTest (Streamlit 1.67) drops the sidebar elements from its tree after the first run with
@@ -163,7 +169,11 @@ def test_failure_rate_table_uses_the_papers_threshold_and_shows_the_sidebar_one(
         for f in at.dataframe
         if list(f.value.columns) == [constants.COL_MODEL, "failure mode", constants.COL_CATEGORY, "n", "failure_rate"]
     )
-    expected = _row(failure_modes.failure_mode_table(failure_results, threshold=0.95), model=MINILM, category=constants.CAT_NEGATION)
+    expected = _row(
+        failure_modes.failure_mode_table(tables.rows_of_suite(failure_results, constants.SUITE_FAILURE_MODES), threshold=0.95),
+        model=MINILM,
+        category=constants.CAT_NEGATION,
+    )
     assert _row(at_sidebar, model="MiniLM-L6", category=constants.CAT_NEGATION)["failure_rate"] == pytest.approx(expected["failure_rate"])
     # the like-for-like comparison stays at 0.8
     assert _row(_shown(at), model="MiniLM-L6", category=constants.CAT_NEGATION, metric="failure rate")["recomputed"] == pytest.approx(

@@ -123,7 +123,7 @@ def test_results_rows_and_cosines_equal_core(at, expected):
     assert corr["n"].iloc[0] == N_PAIRS
 
     dyn = _table(at, {"dynamic_range"})
-    assert dyn["dynamic_range"].iloc[0] == pytest.approx(oov.dynamic_ranges(expected, suite=None)["dynamic_range"].iloc[0], abs=1e-9)
+    assert dyn["dynamic_range"].iloc[0] == pytest.approx(oov.dynamic_ranges(expected)["dynamic_range"].iloc[0], abs=1e-9)
 
     summary = _table(at, {"failure_rate", "fr_ci_low", "mean"}).set_index(constants.COL_CATEGORY)
     core_summary = tables.category_summary(expected, 0.7).set_index(constants.COL_CATEGORY)
@@ -131,7 +131,7 @@ def test_results_rows_and_cosines_equal_core(at, expected):
         assert summary.loc[cat, "failure_rate"] == pytest.approx(core_summary.loc[cat, "failure_rate"], abs=1e-9)
 
     fm = _table(at, {"severity_ratio", "cohens_d"}).set_index(constants.COL_CATEGORY)
-    core_fm = failure_modes.failure_mode_table(expected, 0.7, suite=None).set_index(constants.COL_CATEGORY)
+    core_fm = failure_modes.failure_mode_table(expected, 0.7).set_index(constants.COL_CATEGORY)
     assert fm.loc["negation", "cohens_d"] == pytest.approx(core_fm.loc["negation", "cohens_d"], abs=1e-9)
 
 

@@ -38,7 +38,7 @@ def oov_replacements(
     k: int = constants.OOV_REPLICATES,
     *,
     kinds: Sequence[str] = constants.WORD_KINDS,
-    readings: Sequence[str] = (constants.VARIANT_REPLACED_BOTH,),
+    readings: Sequence[str] = (constants.OOV_DEFAULT_READING,),
     pieces: int | None = None,
     length: tuple[int, int] = constants.INVENTED_LENGTH,
     seed: int = 0,

@@ -15,6 +15,7 @@ import pytest
 from core import constants
 from core.cli import main as cli
 from core.models import loading
+from core.models.defaults import DEFAULT_MODELS_ENV
 from core.models.registry import BUNDLED, DEFAULT_BUNDLED, MINILM_L6, MINILM_L6_INT8, NOMIC, REGISTRY
 from core.paths import PROJECT_ROOT
 
@@ -105,7 +106,8 @@ def test_unknown_model_only_exits_3_with_reason(small_tsv, tmp_path):
 
 
 @pytest.mark.slow
-def test_compare_acceptance_prints_four_cosines():
+def test_compare_acceptance_prints_four_cosines(monkeypatch):
+    monkeypatch.delenv(DEFAULT_MODELS_ENV)  # the bundled defaults, not the tests' MiniLM-only choice
     code, out, err = _finish(_popen(["compare", "Google acquired YouTube", "YouTube acquired Google"]))
     assert code == 0, err
     assert "Traceback" not in err
@@ -125,7 +127,8 @@ def test_compare_acceptance_prints_four_cosines():
 
 
 @pytest.mark.slow
-def test_compare_json_lists_every_bundled_model(capsys):
+def test_compare_json_lists_every_bundled_model(capsys, monkeypatch):
+    monkeypatch.delenv(DEFAULT_MODELS_ENV)
     assert cli.main(["compare", "Google acquired YouTube", "YouTube acquired Google", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["model"] for r in rows] == list(DEFAULT_BUNDLED)
@@ -160,10 +163,22 @@ def test_tokens_json(capsys):
     assert rows[1]["tokens"] == ["[UNK]"] and rows[1]["n_unk"] == 1
 
 
-def test_tokens_default_models_and_plain_output(capsys):
+def test_tokens_default_models_and_plain_output(capsys, monkeypatch):
+    monkeypatch.delenv(DEFAULT_MODELS_ENV)
     assert cli.main(["tokens", "Google acquired YouTube"]) == 0
     out = capsys.readouterr().out
     assert "identical splits across 4 models" in out
+
+
+def test_cli_and_app_share_one_default_model_list(monkeypatch):
+    """Issue 34: $COSINE_PROBE_DEFAULT_MODELS chose the app's models but the CLI scored every bundled one."""
+    from core.cli.common import default_models as cli_defaults
+    from ui.state import default_models as app_defaults
+
+    monkeypatch.setenv(DEFAULT_MODELS_ENV, f"{MINILM_L6}, {MINILM_L6_INT8}")
+    assert cli_defaults() == app_defaults() == [MINILM_L6, MINILM_L6_INT8]
+    monkeypatch.delenv(DEFAULT_MODELS_ENV)
+    assert cli_defaults() == app_defaults() == list(DEFAULT_BUNDLED)  # every bundled model is installed here
 
 
 def test_models_json_has_every_registry_entry(capsys, monkeypatch):

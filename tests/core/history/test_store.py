@@ -317,3 +317,22 @@ def test_a_nan_threshold_is_stored_as_none(tmp_path):
     run = store.load_run(run_id, path)
     assert run.threshold is None and run.settings == {"threshold": None, "x": [None]}
     assert store.list_runs(path)["threshold"].isna().all()
+
+
+def test_an_old_run_is_re_read_at_its_own_threshold_not_todays_default(tmp_path, monkeypatch, cli):
+    """Issue 34: a run keeps every setting it used; a later default (here the threshold) never re-reads it."""
+    from core.history.report import run_report
+
+    path = tmp_path / "history.duckdb"
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(path))
+    results = _results()
+    results[constants.COL_COSINE] = 0.6
+    run_id = store.record_run(results, command="run", origin="cli", settings={"threshold": 0.55}, path=path)
+    monkeypatch.setattr(constants, "DEFAULT_THRESHOLD", 0.9)  # the default moves after the run was stored
+    run = store.load_run(run_id, path)
+    assert run.threshold == 0.55 and set(run.thresholds().values()) == {0.55}
+    code, out, err = cli("history", "show", str(run_id), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["threshold"] == 0.55 and {row["share_above"] for row in doc["categories"]} == {1.0}  # 0.6 > 0.55, not > 0.9
+    assert "0.55" in run_report(run_id, str(path))

@@ -18,6 +18,17 @@ from core.papers import failure_modes, oov, summary
 from core.scoring import tables
 
 FM, BL, OOV = constants.SUITE_FAILURE_MODES, constants.SUITE_BASELINE, constants.SUITE_OOV
+BOTH = constants.VARIANT_REPLACED_BOTH
+# Issue 34: an analysis takes exactly the rows it scores; the tests pick one suite's rows, as the callers do.
+
+
+def _fm(results):
+    return tables.rows_of_suite(results, FM)
+
+
+def _bl(results):
+    return tables.rows_of_suite(results, BL)  # the tables below were worked by hand for this reading
+
 
 # (model, category, cosines) for the failure-modes suite.
 FAILURE_ROWS = [
@@ -133,13 +144,13 @@ def test_category_summary(results):
     r = _row(table, model="m1", suite=BL, category=constants.CAT_NEGATIVE)
     assert (r["mean"], r["failure_rate"]) == (pytest.approx(0.2), 0.0)
 
-    only_fm = tables.category_summary(results, threshold=0.7, suite=FM)
+    only_fm = tables.category_summary(_fm(results), threshold=0.7)
     assert set(only_fm[constants.COL_SUITE]) == {FM} and len(only_fm) == 6
     assert tables.category_summary(results.iloc[0:0]).empty
 
 
 def test_failure_mode_table(results):
-    table = failure_modes.failure_mode_table(results, threshold=0.7)
+    table = failure_modes.failure_mode_table(_fm(results), threshold=0.7)
     assert list(table.columns) == [
         constants.COL_MODEL,
         constants.COL_CATEGORY,
@@ -186,13 +197,13 @@ def test_failure_mode_table(results):
 
 def test_failure_mode_table_without_positives(results):
     no_pos = results[results[constants.COL_CATEGORY] != constants.CAT_POSITIVE]
-    table = failure_modes.failure_mode_table(no_pos)
+    table = failure_modes.failure_mode_table(_fm(no_pos))
     assert table["severity_ratio"].isna().all() and table["cohens_d"].isna().all()
     assert table["mean"].notna().all()
 
 
 def test_severity_ranking(results):
-    table = failure_modes.severity_ranking(results)
+    table = failure_modes.severity_ranking(_fm(results))
     # Averages over the two models: temporal (0.95 + 0.7) / 2 = 0.825,
     # negation (0.7 + 0.7) / 2 = 0.7, positive (0.9 + 0.75) / 2 = 0.825.
     assert table[constants.COL_CATEGORY].tolist() == [constants.CAT_TEMPORAL, constants.CAT_NEGATION]
@@ -202,7 +213,7 @@ def test_severity_ranking(results):
 
 
 def test_failure_rate_curves(results):
-    curves = tables.failure_rate_curves(results, thresholds=[0.5, 0.7, 0.9])
+    curves = tables.failure_rate_curves(_fm(results), thresholds=[0.5, 0.7, 0.9])
     neg = curves[(curves[constants.COL_MODEL] == "m1") & (curves[constants.COL_CATEGORY] == constants.CAT_NEGATION)]
     # [0.6, 0.7, 0.8]: all > 0.5; only 0.8 > 0.7; none > 0.9.
     assert neg["failure_rate"].tolist() == pytest.approx([1.0, 1 / 3, 0.0])
@@ -210,7 +221,7 @@ def test_failure_rate_curves(results):
 
 
 def test_kruskal_by_category(results):
-    table = failure_modes.kruskal_by_category(results)
+    table = failure_modes.kruskal_by_category(_fm(results))
     assert table[constants.COL_CATEGORY].tolist() == [constants.CAT_NEGATION, constants.CAT_TEMPORAL]
     # negation: pooled ranks 0.5->1, 0.6->2, 0.7->3, 0.8->4, 0.9->5; m1 sum 9 (n 3), m2 sum 6 (n 2).
     #   H = 12 / (5*6) * (9²/3 + 6²/2) - 3*6 = 0.4 * 45 - 18 = 0  ->  p = 1.
@@ -225,11 +236,11 @@ def test_kruskal_by_category(results):
     assert tem["h"] == pytest.approx(h)
     assert tem["p"] == pytest.approx(math.erfc(math.sqrt(h / 2)))
     # One model only: no test.
-    assert failure_modes.kruskal_by_category(results[results[constants.COL_MODEL] == "m1"]).empty
+    assert failure_modes.kruskal_by_category(_fm(results[results[constants.COL_MODEL] == "m1"])).empty
 
 
 def test_jaccard_correlation(results):
-    table = oov.jaccard_correlation(results)
+    table = oov.jaccard_correlation(_bl(results))
     assert table[constants.COL_MODEL].tolist() == ["m1", "m2"]
     # m1: x = [0.5, 0.75, 0, 0.25], y = [0.8, 0.9, 0.1, 0.3]; means 0.375, 0.525;
     #   Σdxdy = 0.3625, Σdx² = 0.3125, Σdy² = 0.4475 -> r = 0.3625 / sqrt(0.13984375) = 0.969363.
@@ -250,18 +261,21 @@ def test_jaccard_correlation(results):
 
 
 def test_dynamic_ranges(results):
-    table = oov.dynamic_ranges(results)
+    table = oov.dynamic_ranges(_bl(results))
+    assert oov.baseline_ranges(results).equals(table)  # the paper's range, from the baseline suite
     assert list(table.columns) == [constants.COL_MODEL, "mean_positive", "mean_negative", "dynamic_range"]
     # m1: (0.8 + 0.9)/2 - (0.1 + 0.3)/2 = 0.85 - 0.2 = 0.65; m2: 0.9 - 0.4 = 0.5.
     assert table[constants.COL_MODEL].tolist() == ["m1", "m2"]
     assert table["mean_positive"].tolist() == pytest.approx([0.85, 0.9])
     assert table["mean_negative"].tolist() == pytest.approx([0.2, 0.4])
     assert table["dynamic_range"].tolist() == pytest.approx([0.65, 0.5])
-    assert oov.dynamic_ranges(results, suite=FM).empty  # no negative controls there
+    assert oov.dynamic_ranges(_fm(results)).empty  # no negative controls there
 
 
 def test_oov_deltas(results):
-    table = oov.oov_deltas(results).sort_values([constants.COL_MODEL, constants.COL_PAIR_ID]).reset_index(drop=True)
+    # issue 34: core's one default is the paper's reading (the invented word in the second sentence only)
+    assert set(oov.oov_deltas(results)["reading"]) == {constants.OOV_DEFAULT_READING} == {constants.VARIANT_REPLACED_B}
+    table = oov.oov_deltas(results, BOTH).sort_values([constants.COL_MODEL, constants.COL_PAIR_ID]).reset_index(drop=True)
     assert len(table) == 6
     assert set(table["reading"]) == {constants.VARIANT_REPLACED_BOTH}
     # delta = original - replaced_both: m1 0.9-0.7, 0.8-0.7, 0.85-0.55; m2 0.9-0.85, 0.9-0.8, 0.9-0.75.
@@ -280,8 +294,8 @@ def test_oov_deltas(results):
 
 
 def test_oov_summary(results):
-    dyn = oov.dynamic_ranges(results)
-    deltas = oov.oov_deltas(results, dynamic=dyn)
+    dyn = oov.baseline_ranges(results)
+    deltas = oov.oov_deltas(results, BOTH, dynamic=dyn)
     table = oov.oov_summary(deltas, dyn)
     m1, m2 = _row(table, model="m1"), _row(table, model="m2")
     # m1 deltas [0.2, 0.1, 0.3]: mean 0.2, sd 0.1, min 0.1, max 0.3; DR 0.65.
@@ -302,12 +316,12 @@ def test_oov_summary(results):
 
 def test_oov_summary_with_non_positive_dynamic_range(results):
     dyn = pd.DataFrame({constants.COL_MODEL: ["m1", "m2"], "dynamic_range": [0.0, -0.1]})
-    table = oov.oov_summary(oov.oov_deltas(results, dynamic=dyn), dyn)
+    table = oov.oov_summary(oov.oov_deltas(results, BOTH, dynamic=dyn), dyn)
     assert table["normalized_mean"].isna().all()
 
 
 def test_cohens_d_matrix(results):
-    matrix = oov.cohens_d_matrix(oov.oov_deltas(results))
+    matrix = oov.cohens_d_matrix(oov.oov_deltas(results, BOTH))
     assert list(matrix.index) == list(matrix.columns) == ["m1", "m2"]
     # m1 [0.2, 0.1, 0.3] (var 0.01), m2 [0.05, 0.1, 0.15] (var 0.0025):
     #   d = (0.2 - 0.1) / sqrt((2*0.01 + 2*0.0025) / 4) = 0.1 / 0.0790569 = 1.264911.
@@ -319,7 +333,7 @@ def test_cohens_d_matrix(results):
 
 
 def test_oov_by_original_tokens(results):
-    table = oov.oov_by_original_tokens(oov.oov_deltas(results), {"Google": 1, "penicillin": 3, "Mars": 1})
+    table = oov.oov_by_original_tokens(oov.oov_deltas(results, BOTH), {"Google": 1, "penicillin": 3, "Mars": 1})
     m1_single = _row(table, model="m1", group="single-token")
     # m1 single-token entities Google (0.2) and Mars (0.3) -> mean 0.25; multi-token penicillin 0.1.
     assert (m1_single["n"], m1_single["mean_delta"]) == (2, pytest.approx(0.25))
@@ -342,3 +356,22 @@ def test_summarize_has_every_table(results):
         "oov_summary_replaced_b",
     } == set(tables)
     assert summary.summarize(pd.DataFrame()).keys() == {"categories"}
+
+
+def test_analyses_score_every_row_given_whatever_its_suite(results):
+    """Issue 34: no hidden suite filter; a user's file (any suite name) gets the same tables as the shipped suite."""
+    fm, bl = _fm(results), _bl(results)
+    mine, my_bl = fm.assign(**{constants.COL_SUITE: "my-pairs.csv"}), bl.assign(**{constants.COL_SUITE: "my-pairs.csv"})
+    for analysis in (
+        lambda r: failure_modes.failure_mode_table(r, 0.7),
+        failure_modes.severity_ranking,
+        failure_modes.kruskal_by_category,
+        lambda r: tables.failure_rate_curves(r, thresholds=[0.5, 0.7]),
+    ):
+        expected = analysis(fm)
+        assert not expected.empty
+        pd.testing.assert_frame_equal(analysis(mine).reset_index(drop=True), expected.reset_index(drop=True))
+    for analysis in (oov.dynamic_ranges, oov.jaccard_correlation):
+        expected = analysis(bl)
+        assert not expected.empty
+        pd.testing.assert_frame_equal(analysis(my_bl), expected)

@@ -73,6 +73,6 @@ def test_summaries_report_it_beside_the_failure_modes():
             constants.COL_COSINE: [0.9, 0.8, 0.7, 0.75],
         }
     )
-    table = failure_mode_table(results, 0.7, suite=None)
+    table = failure_mode_table(results, 0.7)
     assert list(table[constants.COL_CATEGORY]) == ["contradiction"]
     assert constants.CATEGORY_LABELS[constants.CAT_CONTRADICTION].startswith("Contradiction")

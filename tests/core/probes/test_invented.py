@@ -475,7 +475,7 @@ def test_cli_run_end_to_end_on_minilm(capsys, tmp_path, minilm):
     ]
     assert cli.main(args) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["k"] == 2 and doc["models"] == [MINILM_L6] and doc["reading"] == constants.VARIANT_REPLACED_BOTH
+    assert doc["k"] == 2 and doc["models"] == [MINILM_L6] and doc["reading"] == constants.OOV_DEFAULT_READING
     by_entity = pd.DataFrame(doc["tables"]["by_entity"])
     assert len(by_entity) == 4 and set(by_entity["n"]) == {2}
     assert set(by_entity[constants.COL_ENTITY]) == {"Einstein", "Google"}

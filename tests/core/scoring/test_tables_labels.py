@@ -1,4 +1,4 @@
-"""core.analysis: numeric gold labels of user pairs (labels_are_numeric, label_correlation)."""
+"""Numeric gold labels of user pairs: the one label-type rule (``core.probes.labels.results_label_kind``), label_correlation."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from scipy import stats as sps
 
 from core import constants
+from core.probes import labels as label_rules
 from core.scoring import tables
 
 
@@ -17,8 +18,9 @@ def _results(labels, cosines, model="m1"):
     return pd.DataFrame({constants.COL_MODEL: model, constants.COL_COSINE: cosines, constants.COL_LABEL: labels})
 
 
-def test_labels_are_numeric_accepts_numbers_and_ignores_empty():
-    assert tables.labels_are_numeric(_results(["1", " 0.5", "", "3e-1", "-2"], [0.1, 0.2, 0.3, 0.4, 0.5]))
+def test_numeric_labels_are_graded_and_empty_ones_ignored():
+    kind = label_rules.results_label_kind(_results(["1", " 0.5", "", "3e-1", "-2"], [0.1, 0.2, 0.3, 0.4, 0.5]))
+    assert kind == label_rules.KIND_GRADED
 
 
 @pytest.mark.parametrize(
@@ -30,13 +32,13 @@ def test_labels_are_numeric_accepts_numbers_and_ignores_empty():
         ["", "", ""],
     ],
 )
-def test_labels_are_numeric_rejects(labels):
-    assert not tables.labels_are_numeric(_results(labels, [0.1, 0.2, 0.3]))
+def test_labels_that_are_not_all_finite_numbers_are_not_graded(labels):
+    assert label_rules.results_label_kind(_results(labels, [0.1, 0.2, 0.3])) != label_rules.KIND_GRADED
 
 
-def test_labels_are_numeric_without_column():
+def test_no_label_column_is_no_label():
     frame = pd.DataFrame({constants.COL_MODEL: ["m"] * 3, constants.COL_COSINE: [0.1, 0.2, 0.3]})
-    assert not tables.labels_are_numeric(frame)
+    assert label_rules.results_label_kind(frame) == label_rules.KIND_NONE
     assert tables.label_correlation(frame).empty
 
 
