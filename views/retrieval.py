@@ -866,7 +866,7 @@ def _beir_results(result: BeirResult) -> None:
     widgets.results_table(
         _shown(result.ranks.sort_values(constants.COL_NDCG_AT, kind="stable")),
         "retrieval-beir-queries",
-        lead=(constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_NDCG_AT, constants.COL_QUERY, "top1"),
+        lead=(constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_NDCG_AT, "top1", constants.COL_QUERY),  # as for triples
         labels={"top1": TOP_PASSAGE, "top1_id": "top passage id"},
         column_config={"top1_score": st.column_config.NumberColumn("top passage's cosine", format="%.4f")},
         pair=(constants.COL_QUERY, "top1"),
