@@ -124,9 +124,14 @@ st.caption("One row per line and split: models that cut a line alike share its r
 results_table(
     split_table.drop(columns="n_models"),
     "token table",
-    lead=("line", "text", "models", "tokens", "n_tokens", "n_unk"),
+    lead=("line", "text", "tokens", "models", "n_tokens", "n_unk"),
     details=("model_id",),
     labels={"max_tokens": "tokens kept", "n_past_max": "past the maximum", "n_with_special": "with special tokens"},
+    # The split in the first screen at 1280 px: the line's text and the models take less room than the pieces.
+    column_config={
+        "text": st.column_config.TextColumn("text", width="medium"),
+        "models": st.column_config.TextColumn("models", width="medium"),
+    },
     download=token_table,
 )
 
