@@ -153,7 +153,7 @@ def sidebar() -> Selection:
     """Draw the model picker and threshold; return the current selection."""
     init_state()
     ss = st.session_state
-    ss[KEY_SHOWN_ERRORS] = set()
+    reset_shown_errors()
     register_session_endpoints()
     with st.sidebar:
         from ui.warmup import sidebar_status
@@ -310,6 +310,12 @@ def show_errors(key: str, notes: bool = True) -> None:
     if notes:
         show_notes(key)
     show_cache_warning()
+
+
+def reset_shown_errors() -> None:
+    """Start a run's "one error box per model" afresh: the sidebar does at each full run, a fragment at each of its own reruns
+    (which skip the sidebar; without this, a model's error drawn by the last run would not be drawn again)."""
+    st.session_state[KEY_SHOWN_ERRORS] = set()
 
 
 def model_error(name: str, reason: str) -> bool:

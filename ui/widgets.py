@@ -244,6 +244,9 @@ TEXT_COLUMNS = (
     "paraphrase",
     "query",
     "original",
+    "positive",
+    "negative",
+    "top1",
 )
 DETAILS = ("model id", "model_id", "pair_id", "suite", "source", "rule")
 CODE_LABELS = {

@@ -14,15 +14,15 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import constants
-from core.files.text_checks import check_lines, check_text, unknown_token_note
+from core.files.text_checks import TextCheck, check_lines, check_text, unknown_token_note
 from core.models.loading import ModelUnavailable, max_seq_length
 from core.models.runs import model_runs
 from core.models.tokens import Tokenization, tokenize
 from core.scoring import findings, tables
-from core.scoring.runner import similarity_matrix
-from ui import calibration_controls, resources
+from core.scoring.runner import RunResult, similarity_matrix
+from ui import calibration_controls, resources, should_win
 from ui.charts import ABOVE_MARK, marked_cells, zoomed_range
-from ui.state import current, model_error, run, short, show_errors, show_notes, stored
+from ui.state import Selection, current, model_error, reset_shown_errors, run, short, show_errors, show_notes, stored
 from ui.widgets import chart, md_escape, persistent_text_area, results_table, set_text, table
 
 RESULT_KEY = "compare"
@@ -85,54 +85,7 @@ def _choose_example(examples: dict[str, dict[str, str]]) -> None:
     ss[KEY_EXAMPLE] = None  # act like buttons: the same example can be picked again after editing
 
 
-EXAMPLES = _examples()
-st.pills(
-    "Example pairs",
-    options=list(EXAMPLES),
-    format_func=lambda pid: EXAMPLES[pid]["label"],
-    selection_mode="single",
-    key=KEY_EXAMPLE,
-    on_change=_choose_example,
-    args=(EXAMPLES,),
-    help="One click fills both boxes with a pair from the failure-modes paper and scores it.",
-)
-
-# -------------------------------------------------------------------- inputs
-left, right = st.columns(2)
-with left:
-    text_a = persistent_text_area("Sentence A", KEY_A, DEFAULT_A, height=68)
-with right:
-    text_b = persistent_text_area("Sentence B", KEY_B, DEFAULT_B, height=68)
-clicked = st.button("Compare", type="primary", key="cmp_compare")
-# What gets scored is the cleaned text (control characters removed); the boxes keep what was typed.
-checks = (check_text(text_a, SIDES[0]), check_text(text_b, SIDES[1]))
-for check in checks:
-    for note in check.notes:
-        st.info(note, icon="ℹ️")
-
-pending = ss.pop(KEY_PENDING, False)
-models_changed = sorted(sel.models) != ss.get(KEY_LAST_MODELS)
-if clicked or pending or models_changed:
-    ss[KEY_LAST_MODELS] = sorted(sel.models)
-    problems = [check.problem for check in checks if not check.ok]
-    for problem in problems:
-        st.warning(problem, icon="⚠️")
-    if not problems:
-        clean_a, clean_b = checks[0].cleaned, checks[1].cleaned
-        pairs = pd.DataFrame(
-            {
-                constants.COL_TEXT_A: [clean_a],
-                constants.COL_TEXT_B: [clean_b],
-                constants.COL_SUITE: ["compare"],
-                constants.COL_CATEGORY: ["typed"],
-                constants.COL_PAIR_ID: ["typed-1"],
-            }
-        )
-        run(pairs, sel, key=RESULT_KEY, label="Comparing")
-
 # ------------------------------------------------------------------- results
-
-
 def _bar_chart(frame: pd.DataFrame, threshold: float | None) -> go.Figure:
     """Cosine bars per model; one dashed line at a global threshold, or a tick at each model's own (None)."""
     fig = go.Figure()
@@ -212,88 +165,156 @@ def _token_expander(model: str, splits: dict[str, Tokenization] | str) -> None:
             st.code(" ".join(t.tokens), language=None)
 
 
-show_errors(RESULT_KEY, notes=False)
-# Issue 26: the finding and the table come first on screen (in the first 800 px), the threshold marker under them;
-# the marker is drawn (and read) before the table is filled in, so the table's verdicts follow it.
-top = st.container()
-# None while "calibrated" is chosen but not computed yet: the table then keeps the global threshold.
-marked = calibration_controls.marked_thresholds("Threshold marker", KEY_MARKER, "cmp_calibrate", sel)
-result = stored(RESULT_KEY)
-if result is not None:
-    frame = tables.compare_table(result.results, marked if isinstance(marked, dict) else sel.threshold, resources.failure_examples())
-    scored_a, scored_b = str(frame[constants.COL_TEXT_A].iloc[0]), str(frame[constants.COL_TEXT_B].iloc[0])
-    with top:
-        st.subheader("Cosine per model")
-        if (scored_a, scored_b) != (checks[0].cleaned, checks[1].cleaned):
-            st.info("The boxes changed since this pair was scored: press Compare to score what you typed.", icon="ℹ️")
-        # Issue 26: the finding in words, then the table, in the first screen; the chart, the texts and the notes after.
-        st.markdown(" ".join(md_escape(sentence) for sentence in findings.compare_findings(frame)))
-        frame["label"] = frame[constants.COL_MODEL].map(short)
-        shown = frame.rename(columns={constants.COL_TOKENS_A: "tokens A", constants.COL_TOKENS_B: "tokens B"})
-        shown = shown[
-            [
-                "label",
-                constants.COL_COSINE,
-                constants.COL_THRESHOLD,
-                "verdict",
-                "tokens A",
-                "tokens B",
-                constants.COL_TRUNCATED,
-                "published",
-                "note",
-                constants.COL_MODEL,
-            ]
-        ]
-        shown = shown.rename(columns={"label": "model", constants.COL_MODEL: "model id"})
-        results_table(  # "—" where the paper printed nothing; notes without internal paths
-            shown,
-            "compare table",
-            column_config={
-                constants.COL_COSINE: st.column_config.NumberColumn(format="%.4f"),
-                constants.COL_THRESHOLD: st.column_config.NumberColumn(
-                    format="%.3f", help="The threshold this verdict uses: the sidebar's, or the model's calibrated one."
-                ),
-                "published": st.column_config.NumberColumn(
-                    format="%.2f", help="The failure paper's published cosine for this pair and model (section 4.6)."
-                ),
-                "tokens A": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
-                "tokens B": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
-            },
-        )
-    for model, report in result.reports.items():
-        for cut in report.truncated:
-            side = SIDES[0] if cut.text == scored_a else SIDES[1]
-            st.warning(
-                f"{md_escape(short(model))}: {side} is {cut.n_tokens} tokens but the model keeps {cut.max_tokens}; "
-                "every token past that was cut before encoding and does not affect the cosine.",
-                icon="✂️",
+# ------------------------------------------------------ the pair: examples, inputs, results
+@st.fragment
+def _pair_area() -> None:
+    """The example pills, the two boxes, the scores and the third box.
+
+    Issue 33: a fragment, so an example pill, the Compare button, an edited box or the threshold marker reruns this
+    area alone, not the page: the sidebar and the heatmap are not run or redrawn. A sidebar change still reruns the page.
+    """
+    sel = current()
+    reset_shown_errors()  # a rerun of this area alone skips the sidebar, which starts each full run's "shown once" set
+    checks = _inputs(sel)
+    result = _results(sel, checks)
+    # A passage that should win (issue 11): the ranking a retriever gives query A, from the pair scored here.
+    should_win.section(sel, result)
+
+
+def _inputs(sel: Selection) -> tuple[TextCheck, TextCheck]:
+    """The example pills and the two boxes; scores the pair on Compare, a pill or a new model selection. Returns the boxes' checks."""
+    examples = _examples()
+    st.pills(
+        "Example pairs",
+        options=list(examples),
+        format_func=lambda pid: examples[pid]["label"],
+        selection_mode="single",
+        key=KEY_EXAMPLE,
+        on_change=_choose_example,
+        args=(examples,),
+        help="One click fills both boxes with a pair from the failure-modes paper and scores it.",
+    )
+
+    # -------------------------------------------------------------------- inputs
+    left, right = st.columns(2)
+    with left:
+        text_a = persistent_text_area("Sentence A", KEY_A, DEFAULT_A, height=68)
+    with right:
+        text_b = persistent_text_area("Sentence B", KEY_B, DEFAULT_B, height=68)
+    clicked = st.button("Compare", type="primary", key="cmp_compare")
+    # What gets scored is the cleaned text (control characters removed); the boxes keep what was typed.
+    checks = (check_text(text_a, SIDES[0]), check_text(text_b, SIDES[1]))
+    for check in checks:
+        for note in check.notes:
+            st.info(note, icon="ℹ️")
+
+    pending = ss.pop(KEY_PENDING, False)
+    models_changed = sorted(sel.models) != ss.get(KEY_LAST_MODELS)
+    if clicked or pending or models_changed:
+        ss[KEY_LAST_MODELS] = sorted(sel.models)
+        problems = [check.problem for check in checks if not check.ok]
+        for problem in problems:
+            st.warning(problem, icon="⚠️")
+        if not problems:
+            clean_a, clean_b = checks[0].cleaned, checks[1].cleaned
+            pairs = pd.DataFrame(
+                {
+                    constants.COL_TEXT_A: [clean_a],
+                    constants.COL_TEXT_B: [clean_b],
+                    constants.COL_SUITE: ["compare"],
+                    constants.COL_CATEGORY: ["typed"],
+                    constants.COL_PAIR_ID: ["typed-1"],
+                }
             )
-    splits = {model: _tokenizations(model, (scored_a, scored_b)) for model in result.models}
-    for model, per_side in splits.items():
-        if isinstance(per_side, str):
-            continue
-        for side, t in per_side.items():
-            unknown = unknown_token_note(md_escape(short(model)), side, t.n_unk, t.n_tokens)
-            if unknown:
-                st.warning(unknown, icon="❓")
-    # The chart draws the table above: its downloads there hold the same numbers, so it has none of its own (issue 33).
-    st.plotly_chart(_bar_chart(frame, None if isinstance(marked, dict) else sel.threshold), width="stretch", key="chart-compare-cosines")
-    st.text(f"A: {scored_a}\nB: {scored_b}")
-    if frame["published"].notna().any():
-        st.caption(
-            "**published**: the failure-modes paper's section 4.6 figure for this exact pair, shown next to what the model computes here."
+            run(pairs, sel, key=RESULT_KEY, label="Comparing")
+    return checks
+
+
+def _results(sel: Selection, checks: tuple[TextCheck, TextCheck]) -> RunResult | None:
+    """The scores of the last compared pair: finding, table, chart, tokens and why; returns that result (None before any)."""
+    show_errors(RESULT_KEY, notes=False)
+    # Issue 26: the finding and the table come first on screen (in the first 800 px), the threshold marker under them;
+    # the marker is drawn (and read) before the table is filled in, so the table's verdicts follow it.
+    top = st.container()
+    # None while "calibrated" is chosen but not computed yet: the table then keeps the global threshold.
+    marked = calibration_controls.marked_thresholds("Threshold marker", KEY_MARKER, "cmp_calibrate", sel)
+    result = stored(RESULT_KEY)
+    if result is not None:
+        frame = tables.compare_table(result.results, marked if isinstance(marked, dict) else sel.threshold, resources.failure_examples())
+        scored_a, scored_b = str(frame[constants.COL_TEXT_A].iloc[0]), str(frame[constants.COL_TEXT_B].iloc[0])
+        with top:
+            st.subheader("Cosine per model")
+            if (scored_a, scored_b) != (checks[0].cleaned, checks[1].cleaned):
+                st.info("The boxes changed since this pair was scored: press Compare to score what you typed.", icon="ℹ️")
+            # Issue 26: the finding in words, then the table, in the first screen; the chart, the texts and the notes after.
+            st.markdown(" ".join(md_escape(sentence) for sentence in findings.compare_findings(frame)))
+            frame["label"] = frame[constants.COL_MODEL].map(short)
+            shown = frame.rename(columns={constants.COL_TOKENS_A: "tokens A", constants.COL_TOKENS_B: "tokens B"})
+            shown = shown[
+                [
+                    "label",
+                    constants.COL_COSINE,
+                    constants.COL_THRESHOLD,
+                    "verdict",
+                    "tokens A",
+                    "tokens B",
+                    constants.COL_TRUNCATED,
+                    "published",
+                    "note",
+                    constants.COL_MODEL,
+                ]
+            ]
+            shown = shown.rename(columns={"label": "model", constants.COL_MODEL: "model id"})
+            results_table(  # "—" where the paper printed nothing; notes without internal paths
+                shown,
+                "compare table",
+                column_config={
+                    constants.COL_COSINE: st.column_config.NumberColumn(format="%.4f"),
+                    constants.COL_THRESHOLD: st.column_config.NumberColumn(
+                        format="%.3f", help="The threshold this verdict uses: the sidebar's, or the model's calibrated one."
+                    ),
+                    "published": st.column_config.NumberColumn(
+                        format="%.2f", help="The failure paper's published cosine for this pair and model (section 4.6)."
+                    ),
+                    "tokens A": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
+                    "tokens B": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
+                },
+            )
+        for model, report in result.reports.items():
+            for cut in report.truncated:
+                side = SIDES[0] if cut.text == scored_a else SIDES[1]
+                st.warning(
+                    f"{md_escape(short(model))}: {side} is {cut.n_tokens} tokens but the model keeps {cut.max_tokens}; "
+                    "every token past that was cut before encoding and does not affect the cosine.",
+                    icon="✂️",
+                )
+        splits = {model: _tokenizations(model, (scored_a, scored_b)) for model in result.models}
+        for model, per_side in splits.items():
+            if isinstance(per_side, str):
+                continue
+            for side, t in per_side.items():
+                unknown = unknown_token_note(md_escape(short(model)), side, t.n_unk, t.n_tokens)
+                if unknown:
+                    st.warning(unknown, icon="❓")
+        # The chart draws the table above: its downloads there hold the same numbers, so it has none of its own (issue 33).
+        st.plotly_chart(
+            _bar_chart(frame, None if isinstance(marked, dict) else sel.threshold), width="stretch", key="chart-compare-cosines"
         )
-    for model, per_side in splits.items():
-        _token_expander(model, per_side)
-    from ui.explain import why_this_score  # issue 14: token attributions and the layer curve per model
+        st.text(f"A: {scored_a}\nB: {scored_b}")
+        if frame["published"].notna().any():
+            st.caption(
+                "**published**: the failure-modes paper's section 4.6 figure for this exact pair, shown next to what the model computes here."
+            )
+        for model, per_side in splits.items():
+            _token_expander(model, per_side)
+        from ui.explain import why_this_score  # issue 14: token attributions and the layer curve per model
 
-    why_this_score(result.models, scored_a, scored_b, sel)
-    show_notes(RESULT_KEY)
+        why_this_score(result.models, scored_a, scored_b, sel)
+        show_notes(RESULT_KEY)
+    return result
 
-# ------------------------------------------------ a passage that should win (issue 11): the ranking a retriever gives query A
-from ui import should_win  # noqa: E402 - kept with its one use so this section stays in one place
 
-should_win.section(sel, result)
+_pair_area()
 
 # ------------------------------------------------------------------- heatmap
 st.divider()

@@ -76,6 +76,7 @@ KEY_RESULT = "rt_result"  # StoredRun of the last run that produced something
 KEY_RUN_ERRORS = "rt_run_errors"  # errors of the last run when it produced nothing
 RUN_LABEL = "Run retrieval probes"
 FULL_LABEL = "Run the full suite"
+TOP_PASSAGE = "top passage"  # a BEIR query's top1 column, as the page names it
 KEY_RUN_FULL = "rt_run_full_now"  # set by the full-suite button's callback: the next rerun runs all groups
 DEFAULT_WEIGHT = 0.3
 UPLOAD_TYPES = ["csv", "tsv", "txt", "jsonl", "json"]
@@ -802,7 +803,24 @@ def _triples_results(result: TriplesResult) -> None:
         column_config=_percent([*constants.COL_IR_RECALL_AT.values(), constants.COL_TOP1_NEGATIVE]),
     )
     st.header("Per triple, worst first")
-    widgets.table(_shown(result.scores.sort_values("margin", ascending=False, kind="stable")), "retrieval-triples-scores")
+    st.caption("Sorted by margin, the negative's cosine minus its positive's: the first rows are the negatives most above their positive.")
+    # Issue 33.5: the negative ran off the table's edge; the worst triple (or the selected one) is shown below in full, the
+    # words that differ between its positive and its negative marked.
+    widgets.results_table(
+        _shown(result.scores.sort_values("margin", ascending=False, kind="stable")),
+        "retrieval-triples-scores",
+        lead=(
+            constants.COL_MODEL,
+            constants.COL_MITIGATION,
+            "margin",
+            constants.COL_WIN,
+            constants.COL_NEGATIVE,  # the text that ran off the edge first, after the words it changes
+            constants.COL_POSITIVE,
+            constants.COL_ANCHOR,
+        ),
+        column_config={c: st.column_config.NumberColumn(c, format="%.4f") for c in ("margin", "cosine_positive", "cosine_negative")},
+        pair=(constants.COL_POSITIVE, constants.COL_NEGATIVE),
+    )
 
 
 def _beir_results(result: BeirResult) -> None:
@@ -823,7 +841,17 @@ def _beir_results(result: BeirResult) -> None:
     )
     widgets.table(_shown(result.ranking), "retrieval-beir-ranking", column_config=_percent(list(constants.COL_IR_RECALL_AT.values())))
     st.header("Per query, worst first")
-    widgets.table(_shown(result.ranks.sort_values(constants.COL_NDCG_AT, kind="stable")), "retrieval-beir-queries")
+    st.caption("Sorted by nDCG@10, lowest first: the first rows are the queries your judgements say were answered worst.")
+    # Issue 33.5: the top passage ran off the table's edge; the worst query (or the selected one) is shown below with its
+    # top passage in full, the words that differ marked.
+    widgets.results_table(
+        _shown(result.ranks.sort_values(constants.COL_NDCG_AT, kind="stable")),
+        "retrieval-beir-queries",
+        lead=(constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_NDCG_AT, "top1", constants.COL_QUERY),  # as for triples
+        labels={"top1": TOP_PASSAGE, "top1_id": "top passage id"},
+        column_config={"top1_score": st.column_config.NumberColumn("top passage's cosine", format="%.4f")},
+        pair=(constants.COL_QUERY, "top1"),
+    )
 
 
 def _run_full_suite(total: int) -> None:

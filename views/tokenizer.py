@@ -91,11 +91,49 @@ for r in split:
 # Lines first, then models in sidebar order, as the page reads.
 token_table = pd.DataFrame(rows).sort_values("line", kind="stable").reset_index(drop=True)
 word_table = pd.DataFrame(word_rows).sort_values("line", kind="stable")
+# Issue 33: identical splits are shown once with every model that makes them ("MiniLM-L6, MiniLM-L3"), not once per model,
+# in the "All lines" table as in each line's box; what a model keeps is said per model only where the models differ.
+SPLIT = ["line", "text", "tokens", "n_tokens", "n_unk", "identical_across_models", "published_split", "matches_published"]
+
+
+def _per_model(part: pd.DataFrame, column: str) -> str:
+    """One figure when every model of a split has it ("256"), else each figure with its models ("256: MiniLM-L6 · 128: MiniLM-L3")."""
+    by_value = part.groupby(column, sort=False)["model"].agg(", ".join)
+    return str(by_value.index[0]) if len(by_value) == 1 else " · ".join(f"{value}: {who}" for value, who in by_value.items())
+
+
+split_table = pd.DataFrame(
+    [
+        {
+            **dict(zip(SPLIT, key, strict=True)),
+            "models": ", ".join(part["model"]),
+            "n_models": len(part),
+            "n_with_special": _per_model(part, "n_with_special"),
+            "max_tokens": _per_model(part, "max_tokens"),
+            "n_past_max": _per_model(part, "n_past_max"),
+            "model_id": ", ".join(part["model_id"]),
+        }
+        for key, part in token_table.groupby(SPLIT, sort=False, dropna=False)
+    ]
+)
 
 # ---------------------------------------------------------------- overview
 finding(split_findings(split))  # issue 26: the finding first
 st.subheader("All lines")
-results_table(token_table, "token table", lead=("line", "text", "model", "tokens", "n_tokens", "n_unk"), details=("model_id",))
+st.caption("One row per line and split: models that cut a line alike share its row (the downloads keep one row per model).")
+results_table(
+    split_table.drop(columns="n_models"),
+    "token table",
+    lead=("line", "text", "tokens", "models", "n_tokens", "n_unk"),
+    details=("model_id",),
+    labels={"max_tokens": "tokens kept", "n_past_max": "past the maximum", "n_with_special": "with special tokens"},
+    # The split in the first screen at 1280 px: the line's text and the models take less room than the pieces.
+    column_config={
+        "text": st.column_config.TextColumn("text", width="medium"),
+        "models": st.column_config.TextColumn("models", width="medium"),
+    },
+    download=token_table,
+)
 
 # ---------------------------------------------------------------- per line
 st.subheader("Line by line")
@@ -109,21 +147,15 @@ for i, line in enumerate(lines, start=1):
             st.success(f"{SAME} ({len(models)} models).", icon="✅")
         else:
             st.warning(f"{DIFFERENT}.", icon="🔀")
-        records = mine.to_dict("records")
-        # Issue 33: identical splits are shown once with every model that makes them ("MiniLM-L6, MiniLM-L3: x ##yl ##op"),
-        # not once per model; each different split once more.
-        groups: dict[tuple, list[dict]] = {}
-        for row in records:
-            groups.setdefault((row["tokens"], row["n_unk"]), []).append(row)
-        for (tokens, n_unk), same in groups.items():
-            who = f"all {len(records)} models" if len(same) == len(records) > 1 else ", ".join(r["model"] for r in same)
-            st.text(f"{who}: {same[0]['n_tokens']} tokens, {n_unk} [UNK]")
-            st.code(tokens or "(no tokens)", language=None)
-            published = next((r for r in same if pd.notna(r["published_split"])), None)
-            if published is not None:
-                marker = "✅ match" if published["matches_published"] else "❌ mismatch"
-                st.text(f"OOV paper Table 2 (published): {published['published_split']}   ours: {tokens}   {marker}")
-        for row in records:
+        # Each split once, with the models that make it (the "All lines" table's rows for this line).
+        for group in split_table[split_table["line"] == i].to_dict("records"):
+            who = f"all {group['n_models']} models" if group["n_models"] == len(mine) > 1 else group["models"]
+            st.text(f"{who}: {group['n_tokens']} tokens, {group['n_unk']} [UNK]")
+            st.code(group["tokens"] or "(no tokens)", language=None)
+            if pd.notna(group["published_split"]):
+                marker = "✅ match" if group["matches_published"] else "❌ mismatch"
+                st.text(f"OOV paper Table 2 (published): {group['published_split']}   ours: {group['tokens']}   {marker}")
+        for row in mine.to_dict("records"):
             if row["n_past_max"] > 0:
                 st.warning(
                     f"{md_escape(row['model'])}: {row['n_with_special']} tokens with special tokens, the model keeps {row['max_tokens']}; "

@@ -10,6 +10,9 @@ Run: ``.venv/bin/python -m pytest tests/e2e/test_retrieval_browser.py -q``
 
 from __future__ import annotations
 
+import io
+import zipfile
+
 import e2e_support as E
 import pytest
 
@@ -83,6 +86,18 @@ def test_run_the_suite_and_see_win_rates_and_the_random_line(page, server):
     # Issue 37.8/37.9: ties, and what each mitigation fixed and broke, beside its win rate.
     assert {"ties", "fixed", "broken", "correct_gained"} <= set(table.columns)
 
+    # Issue 33 (item 3 of "why it stays open"): the before/after chart, seen in the browser. One panel per figure, the plain
+    # cosine and each ticked mitigation on x, bars drawn.
+    chart = _chart_after(page, "Mitigations: before and after")
+    expect(chart.locator(".gtitle")).to_contain_text("Before and after each mitigation")
+    for panel in ("win rate", "paired accuracy", "recall@1"):
+        expect(chart.locator(".annotation-text", has_text=panel).first).to_be_visible()
+    ticks = chart.locator(".xtick text").all_text_contents()
+    for m in (constants.MITIGATION_NONE, constants.MITIGATION_BM25_RRF, constants.MITIGATION_GUARD):
+        assert constants.MITIGATION_LABELS[m] in ticks, f"{constants.MITIGATION_LABELS[m]!r} not on the chart's x axis: {ticks}"
+    expect(chart.locator(".trace.bars .point path").first).to_be_visible()
+    E.element_screenshot(page, chart, "retrieval-before-after-chart")
+
     E.section_screenshot(page, "readme-retrieval", "Adversarial win rate", "In-corpus ranking")
     E.section_screenshot(page, "readme-retrieval-mitigations", "Mitigations: before and after", "Per group")
 
@@ -109,3 +124,37 @@ def test_a_triples_file_gets_a_finding_a_chart_and_the_ticked_mitigation(page, s
     table.columns = [str(c).replace(" ", "_") for c in table.columns]
     assert len(table) == 2 and {"ties", "fixed", "broken", "recall_gained", "recall_lost"} <= set(table.columns)
     E.screenshot(page, "retrieval-triples-mitigations")
+    _worst_in_full(page, "Per triple, worst first", "negative", "retrieval-triples-worst-in-full")
+
+    # The same for a BEIR folder: the worst query's top passage in full.
+    E.act(page, lambda: page.get_by_text("A BEIR folder (zip)", exact=True).click())
+    E.upload(page, [{"name": "nli-beir.zip", "mimeType": "application/zip", "buffer": _zip(E.ROOT / "data" / "samples" / "nli-beir")}])
+    E.act(page, lambda: page.get_by_role("button", name="Run retrieval probes").click(), timeout_ms=RUN_TIMEOUT_MS)
+    E.assert_no_errors(page)
+    _worst_in_full(page, "Per query, worst first", "top passage", "retrieval-beir-worst-in-full")
+
+
+def _zip(folder) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                zf.write(path, str(path.relative_to(folder)))
+    return out.getvalue()
+
+
+def _worst_in_full(page, heading: str, column: str, name: str) -> None:
+    """Issue 33.5: under a worst-first table, its first row's ``column`` text in full (it ran off the table's edge), with
+    the changed words marked; a screenshot from the heading to the end of that text."""
+    title = page.locator(f"{E.MAIN} :is(h1, h2, h3)", has_text=heading).first
+    worst = E.read_dataframe(title.locator("xpath=following::*[@data-testid='stDataFrame'][1]")).iloc[0]
+    assert len(worst[column]) > 0 and worst["changed words"], worst
+    label = title.locator(f"xpath=following::strong[normalize-space()='{column}'][1]")
+    text = label.locator("xpath=ancestor::p[1]")
+    expect(text).to_contain_text(worst[column])
+    expect(text.locator("span strong").first).to_be_visible()  # a changed word, marked
+    with E.tall_viewport(page, name) as path:
+        top, bottom, main = title.bounding_box(), text.bounding_box(), page.locator(E.MAIN).bounding_box()
+        assert top and bottom and main
+        clip = {"x": main["x"], "y": top["y"] - 16, "width": main["width"], "height": bottom["y"] + bottom["height"] + 24 - top["y"]}
+        page.screenshot(path=str(path), full_page=True, clip=clip)

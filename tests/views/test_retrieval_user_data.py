@@ -7,6 +7,7 @@ embeddings, as a user of sentence-transformers would compute them.
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 
 import numpy as np
@@ -18,6 +19,7 @@ from core import constants
 from core.history import store
 from core.history.sources import file_sha256
 from core.paths import PROJECT_ROOT
+from ui.widgets import MARK
 
 PAGE = "views/retrieval.py"
 SAMPLES = PROJECT_ROOT / "data" / "samples"
@@ -140,3 +142,39 @@ def test_mitigations_apply_to_a_triples_file_and_a_beir_zip_with_a_finding_and_a
     assert table["mitigation"].nunique() == 2 and not table.isna().all().any()
     assert any("By your judgements" in m.value and "gained" in m.value for m in app.markdown)
     assert app.get("plotly_chart"), "a chart of the BEIR result"
+
+
+def _shown_in_full(app, header: str) -> str:
+    """The text a row detail shows under ``header`` (its Markdown's marks and escapes taken off), or "" when none does."""
+    for m in app.markdown:
+        if m.value.startswith(f"**{header}**  \n"):
+            body = m.value.split("  \n", 1)[1]
+            return re.sub(r"\\(.)", r"\1", body.replace(f":{MARK}[**", "").replace("**]", ""))
+    return ""
+
+
+def test_the_worst_triple_and_the_worst_query_are_shown_in_full_with_the_changed_words_marked(tmp_path, monkeypatch):
+    """Issue 33.5: the triples and BEIR per-row tables cut the negative (the top passage) at the table's edge; the worst row
+    is now shown under them with both texts in full and the words that differ marked, as Failure modes does."""
+    _history(tmp_path, monkeypatch)
+    app = open_page(PAGE)
+    app.radio(key="rt_source").set_value("triples").run()
+    app.file_uploader[0].set_value(("nli.csv", (SAMPLES / "nli-triples.csv").read_bytes(), "text/csv")).run()
+    app.button(key="rt_run").click().run()
+    assert not app.exception
+    scores = _frame(app, {"positive", "negative", "margin", "changed words"})
+    worst = scores.iloc[0]
+    assert worst["margin"] == scores["margin"].max()
+    assert _shown_in_full(app, "positive") == worst["positive"]
+    assert _shown_in_full(app, "negative") == worst["negative"]
+    assert any(m.value.startswith("**negative**") and f":{MARK}[**" in m.value for m in app.markdown), "no word of the negative marked"
+
+    app.radio(key="rt_source").set_value("beir").run()
+    app.file_uploader[0].set_value(("nli-beir.zip", _zip(SAMPLES / "nli-beir"), "application/zip")).run()
+    app.button(key="rt_run").click().run()
+    assert not app.exception
+    queries = _frame(app, {"query", "top1", "ndcg_at_10", "changed words"})
+    worst = queries.iloc[0]
+    assert worst["ndcg_at_10"] == queries["ndcg_at_10"].min()
+    assert _shown_in_full(app, "query") == worst["query"]
+    assert _shown_in_full(app, "top passage") == worst["top1"] and len(worst["top1"]) > 0

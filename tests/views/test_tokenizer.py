@@ -36,7 +36,7 @@ def test_default_invented_words(at):
     table = token_table(at)
     row = table[table["text"] == "Xylophrix"].iloc[0]
     assert row["tokens"] == "x ##yl ##op ##hri ##x"
-    assert row["n_tokens"] == 5 and row["n_unk"] == 0 and row["n_past_max"] == 0
+    assert row["n_tokens"] == 5 and row["n_unk"] == 0 and row["n_past_max"] == "0"
     assert row["published_split"] == "x ##yl ##op ##hri ##x" and row["matches_published"] == True  # noqa: E712
     words = word_tables(at)[0]
     xy = words[words["word"] == "Xylophrix"].iloc[0]
@@ -73,7 +73,7 @@ def test_identical_splits_banner_with_two_models(at):
     at.run()
     assert not at.exception
     table = token_table(at)
-    assert set(table["model_id"]) == {MINILM, INT8}
+    assert len(table) == 5 and set(table["model_id"]) == {f"{MINILM}, {INT8}"}  # one row per line, naming both models
     assert table["identical_across_models"].all()
     banners = [s.value for s in at.success]
     assert len(banners) == 5 and all("All selected models split this line identically" in b for b in banners)
@@ -86,7 +86,7 @@ def test_identical_splits_banner_with_two_models(at):
 def test_long_line_past_max_and_empty_input(at):
     at.text_area(key="tok_text").input("word " * 300).run()
     row = token_table(at).iloc[0]
-    assert row["max_tokens"] == 256 and row["n_past_max"] == 302 - 256
+    assert row["max_tokens"] == "256" and row["n_past_max"] == str(302 - 256)
     assert any("past the maximum" in w.value for w in at.warning)
     at.text_area(key="tok_text").input("  \n ").run()
     assert not at.exception
@@ -141,3 +141,19 @@ def test_identical_splits_are_shown_once_with_the_models_that_make_them(at):
     words = word_tables(at)[0]
     assert len(words) == len(words[["word", "pieces"]].drop_duplicates())  # one row per word and split
     assert any(", " in m for m in words["models"])
+
+
+def test_the_all_lines_table_has_one_row_per_line_and_split(at):
+    """Issue 33: the "All lines" table kept one row per model even where the models split a line identically; now models
+    that cut a line alike share its row, and what each keeps is said per model where they differ (MiniLM-L3 keeps 128)."""
+    l3, e5 = "sentence-transformers/paraphrase-MiniLM-L3-v2", "multilingual-e5-small-q4"
+    at.session_state["selected_models"] = [MINILM, INT8, l3, e5]
+    at.run()
+    assert not at.exception
+    table = token_table(at)
+    first = table[table["line"] == 1]
+    assert len(first) == 2, first  # the three WordPiece models' split, and e5's
+    wordpiece = first[first["tokens"] == "x ##yl ##op ##hri ##x"].iloc[0]
+    assert wordpiece["models"] == "MiniLM-L6, MiniLM-L6 int8 (ONNX), MiniLM-L3 (ONNX)"
+    assert wordpiece["max_tokens"] == "256: MiniLM-L6, MiniLM-L6 int8 (ONNX) · 128: MiniLM-L3 (ONNX)"
+    assert len(table) == len(table[["line", "tokens"]].drop_duplicates()) < 4 * 5  # one row per line and split
