@@ -26,7 +26,8 @@ The arithmetic takes matrices of vectors (:func:`setting_scores`,
 :func:`pair_scores`), so any source of vectors, a model or a store, can feed
 it.  :func:`run_index_settings` runs the probes through the existing
 runners: pairs tables (the failure-mode suite, a user's pairs) give each
-category's failure rate at the threshold; the retrieval suite and a triples
+category's failure rate at the threshold, its mean score, and (when the pairs hold
+positive and negative controls) the rates at the setting's own threshold; the retrieval suite and a triples
 file go through :func:`core.probes.retrieval.run.run_retrieval` and
 :func:`core.probes.retrieval.triples.run_triples` with each setting as a
 rescoring (:class:`SettingRescorer`), so win rates, paired accuracy and
@@ -35,7 +36,8 @@ float32 row *is* that code's ``none`` row.
 
 Binary and ``binary-rescore`` scores are on another scale than a cosine: a
 failure rate at a cosine threshold (0.7) moves with the scale as well as with
-the ranking; win rates and recall compare ranks and are comparable.
+the ranking (the rates at the setting's own threshold allow for that); win rates
+and recall compare ranks and are comparable.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from core.models.cache import EmbeddingCache
 from core.models.encode import embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ProgressFn, model_runs
-from core.stats import failure_rate, failure_rate_ci, interval_or_nan
+from core.stats import bootstrap_ci, failure_rate, failure_rate_ci, interval_or_nan
 
 FLOAT32, FLOAT16, INT8, INT8_GLOBAL, BINARY, BINARY_RESCORE = "float32", "float16", "int8", "int8-global", "binary", "binary-rescore"
 DIMS_PREFIX = "dims:"
@@ -69,6 +71,11 @@ PROBE_TRIPLES = "triples"
 
 METRIC_FAILURE_RATE = "failure_rate"
 METRIC_MATCH_RATE = "match_rate"  # a pair that should match, above the threshold
+METRIC_MEAN_SCORE = "mean_score"
+# At the setting's own threshold (Youden J on the positive vs negative controls): binary scores sit on another scale than cosines.
+METRIC_OWN_THRESHOLD = "own_threshold"
+METRIC_FAILURE_RATE_OWN = "failure_rate_own_threshold"
+METRIC_MATCH_RATE_OWN = "match_rate_own_threshold"
 METRIC_WIN_RATE = "win_rate"
 METRIC_PAIRED_ACCURACY = "paired_accuracy"
 TABLE_COLUMNS = ["setting", constants.COL_MODEL, "probe", "metric", constants.COL_MODE, "value", "ci_low", "ci_high", "n", "change"]
@@ -284,6 +291,16 @@ def _fits(setting: IndexSetting, dimension: int) -> bool:
     return setting.dims < dimension
 
 
+def _own_threshold(scores: np.ndarray, cats: np.ndarray) -> float | None:
+    """The setting's own Youden threshold from the positive vs negative controls, when the pairs hold both."""
+    from core.probes.calibration import youden_threshold
+
+    positive, negative = scores[cats == constants.CAT_POSITIVE], scores[cats == constants.CAT_NEGATIVE]
+    if not positive.size or not negative.size:
+        return None
+    return youden_threshold(positive, negative).threshold
+
+
 def pair_setting_rows(
     pairs: pd.DataFrame,
     vectors: Mapping[str, np.ndarray],
@@ -295,7 +312,12 @@ def pair_setting_rows(
     calibration: np.ndarray | None = None,
     **bootstrap: Any,
 ) -> pd.DataFrame:
-    """Each category's failure rate (match rate for pairs that should match) under each setting, with its interval.
+    """Each category's failure rate (match rate for pairs that should match) and mean score under each setting, with intervals.
+
+    When the pairs hold positive and negative controls (the failure-mode suite
+    does), each setting also gets its own threshold (Youden J on the
+    controls) and the rates at it, so a setting whose scores sit on another
+    scale (binary) is judged at a threshold that suits it.
 
     Args:
         pairs: ``text_a``, ``text_b`` and optionally ``category`` (missing: one category ``all``).
@@ -325,11 +347,20 @@ def pair_setting_rows(
         if not len(pairs) or not _fits(setting, a.shape[1]):
             continue
         scores = pair_scores(setting, a, b, calibration)
+        own = _own_threshold(scores, cats)
+        if own is not None:
+            rows.append((setting.name, model, probe, METRIC_OWN_THRESHOLD, constants.MODE_ALL, own, np.nan, np.nan, len(scores)))
         for cat in dict.fromkeys(cats):
             s = scores[cats == cat]
-            low, high = interval_or_nan(failure_rate_ci, s, threshold, **bootstrap)
-            metric = METRIC_MATCH_RATE if cat in constants.PARAPHRASE_CATEGORIES else METRIC_FAILURE_RATE
-            rows.append((setting.name, model, probe, metric, cat, failure_rate(s, threshold), low, high, len(s)))
+            positive = cat in constants.PARAPHRASE_CATEGORIES
+            cuts = [(METRIC_MATCH_RATE if positive else METRIC_FAILURE_RATE, threshold)]
+            if own is not None:
+                cuts.append((METRIC_MATCH_RATE_OWN if positive else METRIC_FAILURE_RATE_OWN, own))
+            for metric, cut in cuts:
+                low, high = interval_or_nan(failure_rate_ci, s, cut, **bootstrap)
+                rows.append((setting.name, model, probe, metric, cat, failure_rate(s, cut), low, high, len(s)))
+            low, high = interval_or_nan(bootstrap_ci, s, **bootstrap)
+            rows.append((setting.name, model, probe, METRIC_MEAN_SCORE, cat, float(np.mean(s)), low, high, len(s)))
     return pd.DataFrame(rows, columns=TABLE_COLUMNS[:-1])
 
 

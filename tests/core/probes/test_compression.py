@@ -184,17 +184,35 @@ def result(suite_pairs, shared_cache):
     )
 
 
-@pytest.mark.full_bootstrap
 def test_float32_failure_rates_and_intervals_equal_the_exact_run(result, suite_pairs, shared_cache):
     exact = category_summary(run_pairs(suite_pairs, [MINILM_L6], cache=shared_cache).results)
     t = result.table
-    mine = t[(t["setting"] == "float32") & (t["probe"] == constants.SUITE_FAILURE_MODES)].set_index(constants.COL_MODE)
+    ours = t[(t["setting"] == "float32") & (t["probe"] == constants.SUITE_FAILURE_MODES)]
+    rates = ours[ours["metric"].isin([c.METRIC_FAILURE_RATE, c.METRIC_MATCH_RATE])].set_index(constants.COL_MODE)
+    means = ours[ours["metric"] == c.METRIC_MEAN_SCORE].set_index(constants.COL_MODE)
     exact = exact.set_index(constants.COL_CATEGORY)
-    assert sorted(mine.index) == sorted(exact.index)
+    assert sorted(rates.index) == sorted(exact.index) == sorted(means.index)
     for cat in exact.index:
-        assert mine.loc[cat, "value"] == exact.loc[cat, "failure_rate"]
-        assert (mine.loc[cat, "ci_low"], mine.loc[cat, "ci_high"]) == (exact.loc[cat, "fr_ci_low"], exact.loc[cat, "fr_ci_high"])
-        assert mine.loc[cat, "n"] == exact.loc[cat, "n"]
+        assert rates.loc[cat, "value"] == exact.loc[cat, "failure_rate"]
+        assert (rates.loc[cat, "ci_low"], rates.loc[cat, "ci_high"]) == (exact.loc[cat, "fr_ci_low"], exact.loc[cat, "fr_ci_high"])
+        assert rates.loc[cat, "n"] == exact.loc[cat, "n"]
+        assert means.loc[cat, "value"] == pytest.approx(exact.loc[cat, "mean"], abs=1e-15)
+        assert (means.loc[cat, "ci_low"], means.loc[cat, "ci_high"]) == (exact.loc[cat, "ci_low"], exact.loc[cat, "ci_high"])
+
+
+def test_each_setting_gets_its_own_youden_threshold_from_the_controls(result, suite_pairs, shared_cache, minilm):
+    from core.probes.calibration import youden_threshold
+
+    vectors, _ = encode_texts(minilm, [*suite_pairs[constants.COL_TEXT_A], *suite_pairs[constants.COL_TEXT_B]], shared_cache)
+    a = embedding_matrix(vectors, list(suite_pairs[constants.COL_TEXT_A]))
+    b = embedding_matrix(vectors, list(suite_pairs[constants.COL_TEXT_B]))
+    cats = suite_pairs[constants.COL_CATEGORY].to_numpy()
+    scores = c.pair_scores(S["binary"], a, b)
+    own = youden_threshold(scores[cats == "positive"], scores[cats == "negative"]).threshold
+    t = result.table.query("setting == 'binary' and probe == 'failure-modes'")
+    assert t.query("metric == 'own_threshold'")["value"].tolist() == [own]
+    negation = t.query("metric == 'failure_rate_own_threshold' and mode == 'negation'")["value"].iloc[0]
+    assert negation == np.mean(scores[cats == "negation"] > own)
 
 
 def test_float32_retrieval_figures_equal_the_exact_run(result, shared_cache):
