@@ -22,6 +22,7 @@ PAGES = [
     st.Page("views/tune.py", title="Tune", icon="🛠️", url_path="tune"),
     st.Page("views/your_data.py", title="Your data", icon="📄", url_path="your-data"),
     st.Page("views/your_corpus.py", title="Your corpus", icon="🔎", url_path="your-corpus"),
+    st.Page("views/index_settings.py", title="Index settings", icon="🗜️", url_path="index-settings"),
     st.Page("views/papers.py", title="Papers", icon="📚", url_path="papers"),
     st.Page("views/history.py", title="History", icon="🗂️", url_path="history"),
 ]

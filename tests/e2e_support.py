@@ -63,6 +63,7 @@ PAGE_TITLES = {
     "tune": "Tune",
     "your-data": "Your",
     "your-corpus": "Your corpus",
+    "index-settings": "Index settings",
     "papers": "Paper",
     "history": "History",
 }

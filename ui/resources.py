@@ -534,3 +534,21 @@ def audit_curve(key: tuple) -> pd.DataFrame:
     if result is None:
         raise ValueError("the audit is no longer kept; run it again")
     return twin_curve(result)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def index_settings_run(probe: str, models: tuple[str, ...], options: EncodeOptions, settings: tuple[str, ...], threshold: float):
+    """``run_index_settings`` of a shipped suite (``failure-modes`` or ``retrieval``) under the named settings (``IndexSettingsResult``)."""
+    from core import constants
+    from core.probes.compression import parse_settings, run_index_settings
+
+    pairs = {probe: suites.load_suite(probe)} if probe == constants.SUITE_FAILURE_MODES else None
+    return run_index_settings(
+        list(models),
+        settings=parse_settings(settings),
+        pairs=pairs,
+        retrieval=retrieval_suite() if probe == constants.SUITE_RETRIEVAL else None,
+        cache=embedding_cache(),
+        options=options,
+        threshold=threshold,
+    )

@@ -35,6 +35,7 @@ with left:
     st.page_link("views/tune.py", label="Fine-tune a model on its failures and see what it costs", icon="🛠️")
     st.page_link("views/your_data.py", label="Test your own sentence pairs", icon="📄")
     st.page_link("views/your_corpus.py", label="Audit your corpus for passages a retriever cannot tell apart", icon="🔎")
+    st.page_link("views/index_settings.py", label="What float16, int8, binary and fewer dimensions do to the failures", icon="🗜️")
     st.page_link("views/papers.py", label="Published figures vs recomputed", icon="📚")
     st.page_link("views/history.py", label="Earlier runs: compare, pin, export a report", icon="🗂️")
 with right:

@@ -96,28 +96,10 @@ def _triples(path: str):
     return triples
 
 
-def _cell(value: float, low: float, high: float) -> str:
-    if pd.isna(value):
-        return "n/a"
-    return f"{value:.3f}" if pd.isna(low) else f"{value:.3f} [{low:.2f}, {high:.2f}]"
-
-
-def wide_table(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per model, probe, metric and mode; one column per setting: ``value [low, high]``."""
-    keys = [constants.COL_MODEL, "probe", "metric", constants.COL_MODE]
-    shown = table.assign(
-        cell=[_cell(v, lo, hi) for v, lo, hi in zip(table["value"], table["ci_low"], table["ci_high"], strict=True)],
-        model=table[constants.COL_MODEL].map(registry.short_name),
-    )
-    settings = list(dict.fromkeys(table["setting"]))
-    wide = shown.pivot_table(index=keys, columns="setting", values="cell", aggfunc="first", sort=False)
-    return wide.reindex(columns=settings).reset_index()
-
-
 def cmd_index_settings(args) -> int:
     from core.cli.outputs import output_file, write_output
     from core.files.export import safe_frame
-    from core.probes.compression import parse_settings, run_index_settings
+    from core.probes.compression import parse_settings, run_index_settings, wide_table
 
     out = output_file(args.out, "--out")
     try:
@@ -170,7 +152,7 @@ def cmd_index_settings(args) -> int:
         return 0
     with pd.option_context("display.width", 250, "display.max_columns", 30, "display.max_rows", 2000, "display.max_colwidth", 40):
         print(f"threshold {args.threshold:g}; value [95% interval] per setting")
-        print(wide_table(result.table).to_string(index=False))
+        print(wide_table(result.table, registry.short_name).to_string(index=False))
     if out is not None:
         print(f"note: wrote {out}", file=sys.stderr)
     return 0

@@ -43,7 +43,7 @@ and recall compare ranks and are comparable.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -559,3 +559,29 @@ def _retrieval_result(probe: str, source: Any, models: list[str], rescorers: lis
     from core.probes.retrieval.triples import run_triples
 
     return run_triples(source, models, cache=cache, mitigations=rescorers, options=options, **boot)
+
+
+def _cell(value: float, low: float, high: float) -> str:
+    if pd.isna(value):
+        return "n/a"
+    if pd.isna(low) or low == high == value:  # no interval, or one no resample can widen (a rate of 0 or 1)
+        return f"{value:.3f}"
+    return f"{value:.3f} [{low:.2f}, {high:.2f}]"
+
+
+def wide_table(table: pd.DataFrame, short_name: Callable[[str], str] = str) -> pd.DataFrame:
+    """The long table for reading: one row per model, probe, metric and mode, one column per setting, ``value [low, high]``.
+
+    Args:
+        table: :attr:`IndexSettingsResult.table` (or any part of it).
+        short_name: how a model is named in the rows (e.g. the registry's short name).
+    """
+    keys = [constants.COL_MODEL, "probe", "metric", constants.COL_MODE]
+    if table.empty:
+        return pd.DataFrame(columns=keys)
+    shown = table.assign(
+        cell=[_cell(v, lo, hi) for v, lo, hi in zip(table["value"], table["ci_low"], table["ci_high"], strict=True)],
+        model=table[constants.COL_MODEL].map(short_name),
+    )
+    wide = shown.pivot_table(index=keys, columns="setting", values="cell", aggfunc="first", sort=False)
+    return wide.reindex(columns=list(dict.fromkeys(table["setting"]))).reset_index().rename_axis(columns=None)

@@ -99,6 +99,10 @@ def _your_corpus(page) -> None:
     expect(page.locator(f"{E.MAIN} h2", has_text="Close pairs, worst first")).to_be_visible()
 
 
+def _index_settings(page) -> None:
+    _click(page, "Score index settings")
+
+
 def _papers(page) -> None:
     _click(page, "Recompute")
 
@@ -129,6 +133,7 @@ TOUR = [
     ("tune", "tune", _tune),
     ("your-data", "your-data", _your_data),
     ("your-corpus", "your-corpus", _your_corpus),
+    ("index-settings", "index-settings", _index_settings),
     ("papers", "papers", _papers),
     ("history", "history", _history),
 ]

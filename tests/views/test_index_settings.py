@@ -1,0 +1,47 @@
+"""The Index settings page through the real app with MiniLM: the run, its chart and table equal to core's, the CSV, the metric picker."""
+
+from __future__ import annotations
+
+import json
+
+from apptest_support import MINILM, open_page
+
+from core import constants
+from core.models.cache import EmbeddingCache
+from core.papers.suites import load_suite
+from core.probes.compression import parse_settings, run_index_settings, wide_table
+from ui import state
+
+PAGE = "views/index_settings.py"
+SETTINGS = ["float32", "binary", "dims:64"]
+
+
+def test_page_scores_the_failure_mode_suite_under_each_setting():
+    app = open_page(PAGE)
+    app.multiselect(key="is_settings").set_value(SETTINGS).run()
+    next(b for b in app.button if b.label == "Score index settings").click().run()
+    assert not app.exception
+    shown = next(d.value for d in app.dataframe if "binary" in d.value.columns)
+    assert list(shown.columns) == ["model", "probe", "metric", "mode", *SETTINGS]
+    expected = run_index_settings(
+        [MINILM],
+        settings=parse_settings(SETTINGS),
+        pairs={constants.SUITE_FAILURE_MODES: load_suite(constants.SUITE_FAILURE_MODES)},
+        cache=EmbeddingCache(),
+    )
+    assert shown.reset_index(drop=True).equals(wide_table(expected.table, state.short))
+    assert len(app.get("plotly_chart")) == 1
+    assert [b.label for b in app.get("download_button")] == ["Table (CSV)"]
+    # Another metric redraws from the stored result, without a new run.
+    app.selectbox(key=f"is_metric::{MINILM}").set_value("mean_score").run()
+    assert not app.exception
+    spec = json.loads(app.get("plotly_chart")[0].proto.spec)
+    assert "mean score" in spec["layout"]["title"]["text"]
+    assert spec["layout"]["xaxis"]["categoryarray"] == SETTINGS
+
+
+def test_no_setting_disables_the_run():
+    app = open_page(PAGE)
+    app.multiselect(key="is_settings").set_value([]).run()
+    assert next(b for b in app.button if b.label == "Score index settings").disabled
+    assert not app.exception
