@@ -96,6 +96,23 @@ def _triples(path: str):
     return triples
 
 
+def _record(args, result, sources: list[str]) -> None:
+    """The pairs probes' pairs (float32 cosine, each setting's score beside it) and the whole table in the run history."""
+    if result.pairs.empty:  # the history stores pairs; a retrieval- or triples-only run has its table in --out
+        return
+    from core.cli.history import record_history
+    from core.history.sources import suite_source
+
+    settings = {
+        "threshold": args.threshold,
+        "index_settings": list(result.settings),
+        "sources": [suite_source(s) for s in sources],
+        "seed": args.seed,
+        "table": json.loads(result.table.to_json(orient="records")),
+    }
+    record_history("index-settings", result.pairs, settings, result.errors)
+
+
 def cmd_index_settings(args) -> int:
     from core.cli.outputs import output_file, write_output
     from core.files.export import safe_frame
@@ -141,6 +158,7 @@ def cmd_index_settings(args) -> int:
         return EXIT_NO_MODEL
     if out is not None:
         write_output(out, safe_frame(result.table).to_csv(index=False), "--out")
+    _record(args, result, [*suites, *([args.pairs] if args.pairs else []), *([args.triples] if args.triples else [])])
     if args.json:
         doc = {
             "threshold": args.threshold,

@@ -331,25 +331,55 @@ def pair_setting_rows(
     Returns:
         Rows of :data:`TABLE_COLUMNS` without ``change``.
     """
+    return _rate_rows(pair_setting_scores(pairs, vectors, settings, calibration), _categories(pairs), model, probe, threshold, bootstrap)
+
+
+def _categories(pairs: pd.DataFrame) -> np.ndarray:
+    if constants.COL_CATEGORY in pairs:
+        return pairs[constants.COL_CATEGORY].astype(str).to_numpy()
+    return np.full(len(pairs), constants.MODE_ALL)
+
+
+def pair_setting_scores(
+    pairs: pd.DataFrame,
+    vectors: Mapping[str, np.ndarray],
+    settings: Sequence[IndexSetting],
+    calibration: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
+    """Each pair's score under each setting: setting name -> ``(n,)`` scores aligned with ``pairs``.
+
+    Args:
+        pairs: ``text_a`` and ``text_b``.
+        vectors: text -> vector for every text of ``pairs`` (a model's or a store's).
+        settings: the settings; a truncation to as many dimensions as the vectors have, or more, is left out.
+        calibration: vectors for the int8 ranges (default: every vector of ``pairs``).
+
+    Raises:
+        ValueError: ``pairs`` lacks a text column, or a text has no vector.
+    """
     missing = {constants.COL_TEXT_A, constants.COL_TEXT_B} - set(pairs.columns)
     if missing:
         raise ValueError(f"pairs table lacks columns {sorted(missing)}")
-    a = embedding_matrix(dict(vectors), list(pairs[constants.COL_TEXT_A].astype(str)))
-    b = embedding_matrix(dict(vectors), list(pairs[constants.COL_TEXT_B].astype(str)))
-    cats = (
-        pairs[constants.COL_CATEGORY].astype(str).to_numpy() if constants.COL_CATEGORY in pairs else np.full(len(pairs), constants.MODE_ALL)
-    )
-    if calibration is None and len(pairs):
-        texts = list(dict.fromkeys([*pairs[constants.COL_TEXT_A].astype(str), *pairs[constants.COL_TEXT_B].astype(str)]))
-        calibration = embedding_matrix(dict(vectors), texts)
+    texts_a, texts_b = list(pairs[constants.COL_TEXT_A].astype(str)), list(pairs[constants.COL_TEXT_B].astype(str))
+    absent = [t for t in dict.fromkeys([*texts_a, *texts_b]) if t not in vectors]
+    if absent:
+        raise ValueError(f"{len(absent)} text(s) have no vector, e.g. {absent[0][:60]!r}")
+    if not len(pairs):
+        return {}
+    a, b = embedding_matrix(dict(vectors), texts_a), embedding_matrix(dict(vectors), texts_b)
+    if calibration is None:
+        calibration = embedding_matrix(dict(vectors), list(dict.fromkeys([*texts_a, *texts_b])))
+    return {s.name: pair_scores(s, a, b, calibration) for s in settings if _fits(s, a.shape[1])}
+
+
+def _rate_rows(
+    scores_by: Mapping[str, np.ndarray], cats: np.ndarray, model: str, probe: str, threshold: float, bootstrap: Mapping[str, Any]
+) -> pd.DataFrame:
     rows = []
-    for setting in settings:
-        if not len(pairs) or not _fits(setting, a.shape[1]):
-            continue
-        scores = pair_scores(setting, a, b, calibration)
+    for name, scores in scores_by.items():
         own = _own_threshold(scores, cats)
         if own is not None:
-            rows.append((setting.name, model, probe, METRIC_OWN_THRESHOLD, constants.MODE_ALL, own, np.nan, np.nan, len(scores)))
+            rows.append((name, model, probe, METRIC_OWN_THRESHOLD, constants.MODE_ALL, own, np.nan, np.nan, len(scores)))
         for cat in dict.fromkeys(cats):
             s = scores[cats == cat]
             positive = cat in constants.PARAPHRASE_CATEGORIES
@@ -358,9 +388,9 @@ def pair_setting_rows(
                 cuts.append((METRIC_MATCH_RATE_OWN if positive else METRIC_FAILURE_RATE_OWN, own))
             for metric, cut in cuts:
                 low, high = interval_or_nan(failure_rate_ci, s, cut, **bootstrap)
-                rows.append((setting.name, model, probe, metric, cat, failure_rate(s, cut), low, high, len(s)))
+                rows.append((name, model, probe, metric, cat, failure_rate(s, cut), low, high, len(s)))
             low, high = interval_or_nan(bootstrap_ci, s, **bootstrap)
-            rows.append((setting.name, model, probe, METRIC_MEAN_SCORE, cat, float(np.mean(s)), low, high, len(s)))
+            rows.append((name, model, probe, METRIC_MEAN_SCORE, cat, float(np.mean(s)), low, high, len(s)))
     return pd.DataFrame(rows, columns=TABLE_COLUMNS[:-1])
 
 
@@ -425,6 +455,8 @@ class IndexSettingsResult:
         notes: settings skipped for a model, and why.
         settings: the settings asked for, in order.
         seconds: wall time.
+        pairs: every pairs probe's pairs per model with the float32 ``cosine`` and each
+            setting's ``score_<setting>`` (what the run history stores).
     """
 
     table: pd.DataFrame
@@ -432,6 +464,7 @@ class IndexSettingsResult:
     notes: list[str] = field(default_factory=list)
     settings: tuple[str, ...] = ()
     seconds: float = 0.0
+    pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def with_change(table: pd.DataFrame) -> pd.DataFrame:
@@ -506,6 +539,7 @@ def run_index_settings(
     vectors: dict[str, dict[str, np.ndarray]] = {}
     calibration: dict[str, np.ndarray] = {}
     frames: list[pd.DataFrame] = []
+    scored: list[pd.DataFrame] = []
     for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
         encoded = run.encode(texts, share=0.9)
         if encoded is None:
@@ -518,18 +552,9 @@ def run_index_settings(
             notes.append(f"{run.label}: {', '.join(skipped)} skipped: the model has {dimension} dimensions")
         for probe, frame in pairs.items():
             run.note(0.95, f"{run.label}: {probe}")
-            frames.append(
-                pair_setting_rows(
-                    frame,
-                    vectors[run.label],
-                    chosen,
-                    model=run.label,
-                    probe=probe,
-                    threshold=threshold,
-                    calibration=calibration[run.label],
-                    **boot,
-                )
-            )
+            scores_by = pair_setting_scores(frame, vectors[run.label], chosen, calibration[run.label])
+            frames.append(_rate_rows(scores_by, _categories(frame), run.label, probe, threshold, boot))
+            scored.append(_scored_pairs(frame, scores_by, run.label, probe))
     ran = list(vectors)
     rows: list[tuple] = []
     for probe, source in ((PROBE_RETRIEVAL, retrieval), (PROBE_TRIPLES, triples)):
@@ -547,7 +572,22 @@ def run_index_settings(
     table = with_change(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame(columns=TABLE_COLUMNS)
     order = {s.name: i for i, s in enumerate(chosen)}
     table = table.sort_values("setting", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
-    return IndexSettingsResult(table, errors, notes, tuple(s.name for s in chosen), time.perf_counter() - start)
+    every = pd.concat(scored, ignore_index=True) if scored else pd.DataFrame()
+    return IndexSettingsResult(table, errors, notes, tuple(s.name for s in chosen), time.perf_counter() - start, every)
+
+
+def _scored_pairs(frame: pd.DataFrame, scores_by: Mapping[str, np.ndarray], model: str, probe: str) -> pd.DataFrame:
+    """The pairs with the float32 cosine and each setting's score (``score_<setting>``), for the run history."""
+    out = frame.reset_index(drop=True).copy()
+    out.insert(0, constants.COL_MODEL, model)
+    out[constants.COL_SUITE] = probe
+    if constants.COL_CATEGORY not in out:
+        out[constants.COL_CATEGORY] = constants.MODE_ALL
+    out[constants.COL_COSINE] = scores_by[FLOAT32]
+    for name, scores in scores_by.items():
+        if name != FLOAT32:
+            out[f"score_{name}"] = scores
+    return out
 
 
 def _retrieval_result(probe: str, source: Any, models: list[str], rescorers: list[SettingRescorer], cache, options, boot) -> Any:

@@ -86,3 +86,22 @@ def test_bad_input_is_one_line_and_exit_2(cli, args, message):
     assert code == 2
     assert err.strip().splitlines()[-1].startswith(message)
     assert "Traceback" not in err
+
+
+def test_the_run_goes_into_the_history_with_each_setting_beside_the_cosine(cli, user_files, tmp_path, monkeypatch, minilm):
+    from core import constants
+    from core.history import store
+
+    history = tmp_path / "history.duckdb"
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(history))
+    pairs, _ = user_files
+    code, _out, err = cli("index-settings", "--models", MINILM_L6, "--pairs", str(pairs), "--settings", "float32,binary", "--quiet")
+    assert code == 0 and "note: stored as run 1" in err
+    run = store.load_run(1, history)
+    assert run.command == "index-settings" and run.threshold == 0.7
+    assert run.settings["index_settings"] == ["float32", "binary"]
+    assert {r["setting"] for r in run.settings["table"]} == {"float32", "binary"}
+    assert len(run.results) == 4
+    # The binary score is 1 - 2h/d of the pair's sign bits; the cosine is the float32 one.
+    assert (run.results["score_binary"] != run.results["cosine"]).all()
+    assert run.results["cosine"].between(-1, 1).all()
