@@ -537,16 +537,24 @@ def audit_curve(key: tuple) -> pd.DataFrame:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def index_settings_run(probe: str, models: tuple[str, ...], options: EncodeOptions, settings: tuple[str, ...], threshold: float):
-    """``run_index_settings`` of a shipped suite (``failure-modes`` or ``retrieval``) under the named settings (``IndexSettingsResult``)."""
+def index_settings_run(
+    probe: str,
+    models: tuple[str, ...],
+    options: EncodeOptions,
+    settings: tuple[str, ...],
+    threshold: float,
+    pairs: pd.DataFrame | None = None,
+):
+    """``run_index_settings`` of a shipped suite (``failure-modes``, ``retrieval``) or of ``pairs`` named ``probe`` (``IndexSettingsResult``)."""
     from core import constants
     from core.probes.compression import parse_settings, run_index_settings
 
-    pairs = {probe: suites.load_suite(probe)} if probe == constants.SUITE_FAILURE_MODES else None
+    if pairs is None and probe == constants.SUITE_FAILURE_MODES:
+        pairs = suites.load_suite(probe)
     return run_index_settings(
         list(models),
         settings=parse_settings(settings),
-        pairs=pairs,
+        pairs={probe: pairs} if pairs is not None else None,
         retrieval=retrieval_suite() if probe == constants.SUITE_RETRIEVAL else None,
         cache=embedding_cache(),
         options=options,

@@ -22,6 +22,8 @@ PROBES = {
     constants.SUITE_FAILURE_MODES: "Failure-mode suite (failure rate per mode)",
     constants.SUITE_RETRIEVAL: "Retrieval suite (win rate, paired accuracy, recall)",
 }
+YOUR_DATA = "your data"
+YOUR_DATA_RUN = "your_data"  # where the Your data page keeps its scored pairs (views/your_data.py RUN_KEY)
 RUN_LABEL = "Score index settings"
 
 st.title("Index settings")
@@ -34,12 +36,22 @@ st.caption(
     "or by win rate and recall. The CLI: `cosine-probe index-settings`."
 )
 selection = state.current()
-probe = st.radio("Probe", list(PROBES), format_func=PROBES.get, horizontal=True, key="is_probe")
+scored = state.stored(YOUR_DATA_RUN)
+yours = None if scored is None or scored.results.empty else scored.results
+options = {**PROBES, **({YOUR_DATA: "Your data (the pairs scored on the Your data page)"} if yours is not None else {})}
+probe = st.radio("Probe", list(options), format_func=options.get, horizontal=True, key="is_probe")
+if yours is None:
+    st.caption(
+        "Score a pairs file on the Your data page to probe it here too; the CLI reads pairs and triples files: `--pairs`, `--triples`."
+    )
 chosen = st.multiselect("Index settings", list(DEFAULT_SETTINGS), default=list(DEFAULT_SETTINGS), key="is_settings")
 if st.button(RUN_LABEL, type="primary", key="is_run", disabled=not selection.models or not chosen):
     with st.spinner("Encoding once per model, then scoring every setting…"):
+        pairs = None
+        if probe == YOUR_DATA and yours is not None:  # each pair once: the page scored it once per model
+            pairs = yours.drop_duplicates(constants.COL_PAIR_ID)[[constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY]]
         st.session_state[RESULT_KEY] = resources.index_settings_run(
-            probe, tuple(selection.models), selection.options, tuple(chosen), selection.threshold
+            probe, tuple(selection.models), selection.options, tuple(chosen), selection.threshold, pairs
         )
 if not selection.models:
     st.info("Pick at least one model in the sidebar.")

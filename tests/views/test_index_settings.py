@@ -45,3 +45,30 @@ def test_no_setting_disables_the_run():
     app.multiselect(key="is_settings").set_value([]).run()
     assert next(b for b in app.button if b.label == "Score index settings").disabled
     assert not app.exception
+
+
+def test_the_pairs_scored_on_your_data_are_a_probe_too():
+    import pandas as pd
+
+    from core.scoring.runner import run_pairs
+
+    pairs = pd.DataFrame(
+        {
+            "text_a": ["The patient has diabetes", "Revenue rose 5%", "The drug reduced pain"],
+            "text_b": ["The patient does not have diabetes", "Revenue rose 50%", "The medicine lowered pain"],
+            "category": ["negation", "numerical", "positive"],
+        }
+    )
+    app = open_page(PAGE)
+    assert len(app.radio(key="is_probe").options) == 2  # the two suites, until Your data has scored pairs
+    app.session_state[state.KEY_RESULTS] = {"your_data": run_pairs(pairs, [MINILM], cache=EmbeddingCache())}
+    app.run()
+    assert len(app.radio(key="is_probe").options) == 3
+    app.radio(key="is_probe").set_value("your data").run()
+    app.multiselect(key="is_settings").set_value(["float32", "int8"]).run()
+    next(b for b in app.button if b.label == "Score index settings").click().run()
+    assert not app.exception
+    shown = next(d.value for d in app.dataframe if "int8" in d.value.columns)
+    assert set(shown["probe"]) == {"your data"}
+    rates = shown[shown["metric"] == "failure_rate"]
+    assert list(rates["mode"]) == ["negation", "numerical"]
