@@ -263,6 +263,11 @@ def pair_scores(setting: IndexSetting, a: np.ndarray, b: np.ndarray, calibration
 # ------------------------------------------------------------------ the probes
 
 
+def _matrix(vectors: Mapping[str, np.ndarray], texts: Sequence[str]) -> np.ndarray:
+    """The vectors of ``texts`` stacked in order (a mapping of any kind: a model's vectors or a store's)."""
+    return np.stack([vectors[t] for t in texts])
+
+
 class SettingRescorer:
     """An index setting as a retrieval rescoring (:class:`core.probes.retrieval.mitigations.Mitigation`).
 
@@ -282,8 +287,8 @@ class SettingRescorer:
         """The setting's scores of ``queries`` against ``passages`` (``dense`` only gives the shape)."""
         if not len(queries) or not len(passages):
             return np.zeros(np.shape(dense))
-        vectors = dict(self._vectors[model])
-        q, p = embedding_matrix(vectors, list(queries)), embedding_matrix(vectors, list(passages))
+        vectors = self._vectors[model]
+        q, p = _matrix(vectors, queries), _matrix(vectors, passages)
         return setting_scores(self.setting, q, p, self._calibration[model])
 
 
@@ -366,9 +371,9 @@ def pair_setting_scores(
         raise ValueError(f"{len(absent)} text(s) have no vector, e.g. {absent[0][:60]!r}")
     if not len(pairs):
         return {}
-    a, b = embedding_matrix(dict(vectors), texts_a), embedding_matrix(dict(vectors), texts_b)
+    a, b = _matrix(vectors, texts_a), _matrix(vectors, texts_b)
     if calibration is None:
-        calibration = embedding_matrix(dict(vectors), list(dict.fromkeys([*texts_a, *texts_b])))
+        calibration = _matrix(vectors, list(dict.fromkeys([*texts_a, *texts_b])))
     return {s.name: pair_scores(s, a, b, calibration) for s in settings if _fits(s, a.shape[1])}
 
 
