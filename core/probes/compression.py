@@ -380,7 +380,7 @@ def pair_setting_scores(
 def _rate_rows(
     scores_by: Mapping[str, np.ndarray], cats: np.ndarray, model: str, probe: str, threshold: float, bootstrap: Mapping[str, Any]
 ) -> pd.DataFrame:
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     for name, scores in scores_by.items():
         own = _own_threshold(scores, cats)
         if own is not None:
