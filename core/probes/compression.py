@@ -383,8 +383,6 @@ def _rate_rows(
     rows: list[tuple[Any, ...]] = []
     for name, scores in scores_by.items():
         own = _own_threshold(scores, cats)
-        if own is not None:
-            rows.append((name, model, probe, METRIC_OWN_THRESHOLD, constants.MODE_ALL, own, np.nan, np.nan, len(scores)))
         for cat in dict.fromkeys(cats):
             s = scores[cats == cat]
             positive = cat in constants.PARAPHRASE_CATEGORIES
@@ -396,6 +394,8 @@ def _rate_rows(
                 rows.append((name, model, probe, metric, cat, failure_rate(s, cut), low, high, len(s)))
             low, high = interval_or_nan(bootstrap_ci, s, **bootstrap)
             rows.append((name, model, probe, METRIC_MEAN_SCORE, cat, float(np.mean(s)), low, high, len(s)))
+        if own is not None:  # after the rates: the failure rate is what a reader looks for first
+            rows.append((name, model, probe, METRIC_OWN_THRESHOLD, constants.MODE_ALL, own, np.nan, np.nan, len(scores)))
     return pd.DataFrame(rows, columns=TABLE_COLUMNS[:-1])
 
 

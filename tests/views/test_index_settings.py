@@ -31,6 +31,8 @@ def test_page_scores_the_failure_mode_suite_under_each_setting():
     )
     assert shown.reset_index(drop=True).equals(wide_table(expected.table, state.short))
     assert len(app.get("plotly_chart")) == 1
+    first = json.loads(app.get("plotly_chart")[0].proto.spec)
+    assert first["layout"]["title"]["text"].endswith("failure rate")  # the failure rate is drawn first
     assert [b.label for b in app.get("download_button")] == ["Table (CSV)"]
     # Another metric redraws from the stored result, without a new run.
     app.selectbox(key=f"is_metric::{MINILM}").set_value("mean_score").run()
