@@ -14,7 +14,7 @@ import streamlit as st
 from core import constants
 from core.files.export import safe_frame
 from core.probes.compression import DEFAULT_SETTINGS, wide_table
-from ui import resources, state
+from ui import history, resources, state
 from ui.index_settings import settings_figure
 
 RESULT_KEY = "is_result"
@@ -24,6 +24,7 @@ PROBES = {
 }
 YOUR_DATA = "your data"
 YOUR_DATA_RUN = "your_data"  # where the Your data page keeps its scored pairs (views/your_data.py RUN_KEY)
+YOUR_DATA_SOURCE, YOUR_DATA_BYTES = "yd_source", "yd_upload_bytes"  # its file's name and bytes (views/your_data.py)
 RUN_LABEL = "Score index settings"
 
 st.title("Index settings")
@@ -50,9 +51,15 @@ if st.button(RUN_LABEL, type="primary", key="is_run", disabled=not selection.mod
         pairs = None
         if probe == YOUR_DATA and yours is not None:  # each pair once: the page scored it once per model
             pairs = yours.drop_duplicates(constants.COL_PAIR_ID)[[constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY]]
-        st.session_state[RESULT_KEY] = resources.index_settings_run(
+        ran = st.session_state[RESULT_KEY] = resources.index_settings_run(
             probe, tuple(selection.models), selection.options, tuple(chosen), selection.threshold, pairs
         )
+    sources = (
+        history.suite_sources(probe)
+        if probe != YOUR_DATA
+        else history.upload_source(st.session_state.get(YOUR_DATA_SOURCE, YOUR_DATA), st.session_state.get(YOUR_DATA_BYTES))
+    )
+    history.record_index_settings(ran, selection, sources)
 if not selection.models:
     st.info("Pick at least one model in the sidebar.")
 

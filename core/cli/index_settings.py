@@ -101,16 +101,11 @@ def _record(args, result, sources: list[str]) -> None:
     if result.pairs.empty:  # the history stores pairs; a retrieval- or triples-only run has its table in --out
         return
     from core.cli.history import record_history
-    from core.history.sources import suite_source
+    from core.history.sources import index_settings_record, suite_source
 
-    settings = {
-        "threshold": args.threshold,
-        "index_settings": list(result.settings),
-        "sources": [suite_source(s) for s in sources],
-        "seed": args.seed,
-        "table": json.loads(result.table.to_json(orient="records")),
-    }
-    record_history("index-settings", result.pairs, settings, result.errors)
+    pairs, own = index_settings_record(result)
+    settings = {"threshold": args.threshold, "sources": [suite_source(s) for s in sources], "seed": args.seed, **own}
+    record_history("index-settings", pairs, settings, result.errors)
 
 
 def cmd_index_settings(args) -> int:

@@ -49,8 +49,13 @@ def test_no_setting_disables_the_run():
     assert not app.exception
 
 
-def test_the_pairs_scored_on_your_data_are_a_probe_too():
+def test_the_pairs_scored_on_your_data_are_a_probe_too_and_the_run_goes_into_the_history(tmp_path, monkeypatch):
     import pandas as pd
+
+    from core.history import store
+
+    history_file = tmp_path / "history.duckdb"
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(history_file))
 
     from core.scoring.runner import run_pairs
 
@@ -74,3 +79,8 @@ def test_the_pairs_scored_on_your_data_are_a_probe_too():
     assert set(shown["probe"]) == {"your data"}
     rates = shown[shown["metric"] == "failure_rate"]
     assert list(rates["mode"]) == ["negation", "numerical"]
+    runs = store.list_runs(history_file)
+    assert list(runs["command"]) == ["index-settings"] and list(runs["origin"]) == [constants.ORIGIN_APP]
+    stored = store.load_run(int(runs["run_id"].iloc[0]), history_file)
+    assert stored.settings["index_settings"] == ["float32", "int8"]
+    assert len(stored.results) == 3 and "score_int8" in stored.results
