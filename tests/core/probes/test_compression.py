@@ -70,6 +70,26 @@ def test_int8_global_calibration_uses_one_range_for_every_dimension():
     assert c.int8_codes(np.array([[0.25, 1.0]]), ranges).tolist() == [[-1, 127]]
 
 
+def test_int8_decoding_agrees_with_faiss_scalar_quantizers():
+    """Per-dimension int8 is faiss' SQ8 (QT_8bit), global int8 its QT_8bit_uniform: the same decoded vectors.
+
+    Per dimension, a value on a bucket's edge may land one bucket apart (sentence-transformers divides in
+    float32, faiss multiplies), e.g. each dimension's maximum; nowhere more than one bucket.
+    """
+    import faiss
+
+    x = np.random.default_rng(0).normal(size=(200, 16)).astype(np.float32)
+    for kind, per_dimension in ((faiss.ScalarQuantizer.QT_8bit, True), (faiss.ScalarQuantizer.QT_8bit_uniform, False)):
+        index = faiss.IndexScalarQuantizer(16, kind)
+        index.train(x)
+        theirs = index.sa_decode(index.sa_encode(x))
+        ranges = c.int8_ranges(x, per_dimension=per_dimension)
+        ours = c.int8_decode(c.int8_codes(x, ranges), ranges)
+        buckets = np.abs(theirs - ours) / ((ranges[1] - ranges[0]) / 255)
+        assert buckets.max() < 1.001
+        assert (buckets > 0.01).mean() < (0.001 if per_dimension else 1e-9)
+
+
 def test_int8_pair_score_is_the_cosine_of_the_decoded_vectors():
     rng = np.random.default_rng(0)
     a, b = rng.normal(size=(5, 16)), rng.normal(size=(5, 16))
