@@ -63,6 +63,7 @@ PRECISIONS = (FLOAT32, FLOAT16, INT8, INT8_GLOBAL, BINARY, BINARY_RESCORE)
 DEFAULT_DIMS = (256, 128, 64, 32)
 DEFAULT_SETTINGS: tuple[str, ...] = (*PRECISIONS, *(f"{DIMS_PREFIX}{d}" for d in DEFAULT_DIMS))
 RESCORE_TOP_K = 10  # the deepest cut-off the retrieval probes read (recall@10)
+_UNIT_TOLERANCE = 1e-5  # float32 rounding of a unit vector's norm is far below this
 RESCORE_MULTIPLIER = 2  # sentence_transformers.quantization.semantic_search_*'s default oversampling
 
 PROBE_FAILURE_MODES = constants.SUITE_FAILURE_MODES
@@ -174,7 +175,7 @@ def _units(matrix: np.ndarray) -> np.ndarray:
 
 
 def stored_vectors(setting: IndexSetting, vectors: np.ndarray, calibration: np.ndarray | None = None) -> np.ndarray:
-    """The vectors as the index compares them: unit float64 rows (float32: the input itself, so its figures stay exact).
+    """The vectors as the index compares them: unit float64 rows (float32: unit vectors as given, so their figures stay exact).
 
     Args:
         setting: the index setting.
@@ -188,7 +189,8 @@ def stored_vectors(setting: IndexSetting, vectors: np.ndarray, calibration: np.n
     if arr.ndim != 2:
         raise ValueError(f"vectors must be an (n, d) matrix, got shape {arr.shape}")
     if setting.name == FLOAT32:
-        return arr
+        # A model's vectors are unit length, and kept as they are so float32 is the exact figure; a store may hold others.
+        return arr if np.allclose(np.linalg.norm(arr, axis=1), 1.0, rtol=0, atol=_UNIT_TOLERANCE) else _units(arr)
     if setting.name == FLOAT16:
         return _units(arr.astype(np.float16))
     if setting.name in (INT8, INT8_GLOBAL):

@@ -284,3 +284,21 @@ def test_an_interval_matches_scipy_bootstrap_drawn_by_hand(result, suite_pairs, 
         rng=np.random.default_rng(constants.BOOTSTRAP_SEED),
     ).confidence_interval
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((ci.low, ci.high))
+
+
+def test_pair_rows_from_any_vectors_without_a_category():
+    """Vectors from anywhere (a store's, here made up) score a pairs table; no category: one mode ``all``, no own threshold."""
+    rng = np.random.default_rng(4)
+    texts = [f"text {i}" for i in range(8)]
+    vectors = {t: v for t, v in zip(texts, rng.normal(size=(8, 12)), strict=True)}
+    pairs = pd.DataFrame({"text_a": texts[:4], "text_b": texts[4:]})
+    rows = c.pair_setting_rows(pairs, vectors, c.parse_settings(["float32", "dims:4", "dims:12"]), model="store", probe="mine")
+    assert set(rows["setting"]) == {"float32", "dims:4"}  # dims:12 keeps every dimension: not a truncation
+    assert set(rows["mode"]) == {constants.MODE_ALL} and c.METRIC_OWN_THRESHOLD not in set(rows["metric"])
+    a, b = np.stack([vectors[t] for t in texts[:4]]), np.stack([vectors[t] for t in texts[4:]])
+    # Not unit length (a store may keep them so): float32 is still their cosine, not their clipped product.
+    cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    mean = rows.query("setting == 'float32' and metric == 'mean_score'")["value"].iloc[0]
+    assert mean == pytest.approx(cos.mean())
+    with pytest.raises(ValueError, match="have no vector"):
+        c.pair_setting_rows(pairs.assign(text_a="unknown"), vectors, c.parse_settings(["float32"]), model="m", probe="p")
