@@ -206,8 +206,9 @@ def stored_vectors(setting: IndexSetting, vectors: np.ndarray, calibration: np.n
 def setting_scores(setting: IndexSetting, queries: np.ndarray, passages: np.ndarray, calibration: np.ndarray | None = None) -> np.ndarray:
     """Each query's score with each passage under ``setting``, ``(n_queries, n_passages)``; higher ranks higher.
 
-    float32 is the cosine of the vectors as given, computed as the retrieval
-    runs compute it (float64 product, clipped).  ``binary`` is ``1 - 2 h / d``
+    float32 is the cosine, computed as the retrieval runs compute it for unit
+    vectors (float64 product of the vectors as given, clipped; vectors that
+    are not unit length are normalised first).  ``binary`` is ``1 - 2 h / d``
     from the Hamming distance ``h`` of the packed sign bits.  ``binary-rescore``
     keeps each query's :data:`RESCORE_MULTIPLIER` × :data:`RESCORE_TOP_K`
     nearest passages by Hamming distance (ties by position) and scores them
@@ -243,7 +244,8 @@ def pair_scores(setting: IndexSetting, a: np.ndarray, b: np.ndarray, calibration
     """The score of each aligned pair ``(a_i, b_i)`` under ``setting``, shape ``(n,)``.
 
     float32 is computed as :func:`core.scoring.runner.score_pairs` computes
-    the cosine (row-wise product in the vectors' own dtype, clipped), so its
+    the cosine of unit vectors (row-wise product in the vectors' own dtype,
+    clipped; vectors that are not unit length are normalised first), so its
     failure rates equal the exact ones.  ``binary-rescore`` has no shortlist
     for one passage: it is the float ``a`` against the ±1 ``b``.
     """
