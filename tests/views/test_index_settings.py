@@ -84,3 +84,26 @@ def test_the_pairs_scored_on_your_data_are_a_probe_too_and_the_run_goes_into_the
     stored = store.load_run(int(runs["run_id"].iloc[0]), history_file)
     assert stored.settings["index_settings"] == ["float32", "int8"]
     assert len(stored.results) == 3 and "score_int8" in stored.results
+
+
+def test_the_retrieval_suite_probe_shows_win_rates_and_recall(monkeypatch):
+    """The retrieval probe through the page, on the suite's first 4 groups (the whole suite takes minutes on a CPU)."""
+    from core.probes.retrieval import suite_files
+    from ui import resources
+
+    small = suite_files.load_retrieval_suite().head(4)
+    monkeypatch.setattr(suite_files, "load_retrieval_suite", lambda *a, **k: small)
+    resources.retrieval_suite.clear()
+    try:
+        app = open_page(PAGE)
+        app.radio(key="is_probe").set_value(constants.SUITE_RETRIEVAL).run()
+        app.multiselect(key="is_settings").set_value(["float32", "binary-rescore"]).run()
+        next(b for b in app.button if b.label == "Score index settings").click().run()
+        assert not app.exception
+        shown = next(d.value for d in app.dataframe if "binary-rescore" in d.value.columns)
+        assert {"win_rate", "paired_accuracy", "recall_at_1", "recall_at_5"} <= set(shown["metric"])
+        spec = json.loads(app.get("plotly_chart")[0].proto.spec)
+        assert spec["layout"]["title"]["text"].endswith("win rate")
+    finally:  # neither the small suite nor its run may be served to a later test
+        resources.retrieval_suite.clear()
+        resources.index_settings_run.clear()
