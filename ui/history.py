@@ -14,7 +14,7 @@ import streamlit as st
 
 from core import constants
 from core.history import store
-from core.history.sources import bytes_sha256, mitigation_settings, retrieval_record, suite_source, tune_record
+from core.history.sources import bytes_sha256, index_settings_record, mitigation_settings, retrieval_record, suite_source, tune_record
 from core.probes.retrieval.specs import MitigationSpec, build_mitigations
 from core.scoring.runner import RunResult
 from ui.state import Selection
@@ -120,6 +120,36 @@ def record_tune(result: Any, selection: Selection, sources: Sequence[Mapping[str
             command="tune",
             origin=constants.ORIGIN_APP,
             settings={**own, "sources": list(sources), "models_selected": list(selection.models), "device": selection.device, **settings},
+        )
+    except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        st.warning(f"This run was not added to the run history: {md_escape(reason)}. The results below are unaffected.", icon="🗂️")
+        return None
+
+
+def record_index_settings(result: Any, selection: Selection, sources: Sequence[Mapping[str, Any]]) -> int | None:
+    """Store an Index settings run of the app as the CLI stores it (``core.history.sources.index_settings_record``):
+    the pairs with the float32 cosine and each setting's score, the settings and the table. A run without pairs
+    (the retrieval suite) is not stored.
+
+    Returns its id, or None (after a warning) when the history cannot be written.
+    """
+    try:
+        if store.history_path() is None or result.pairs.empty:
+            return None
+        pairs, own = index_settings_record(result)
+        return store.record_run(
+            pairs,
+            command="index-settings",
+            origin=constants.ORIGIN_APP,
+            errors=result.errors,
+            settings={
+                **own,
+                "threshold": selection.threshold,
+                "sources": list(sources),
+                "models_selected": list(selection.models),
+                "device": selection.device,
+            },
         )
     except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -70,6 +70,14 @@ PAGES: tuple[PageRecord, ...] = (
         "Audit your corpus for passages a retriever cannot tell apart",
         "Your corpus",
     ),
+    PageRecord(
+        "views/index_settings.py",
+        "Index settings",
+        "🗜️",
+        "index-settings",
+        "What float16, int8, binary and fewer dimensions do to the failures",
+        "Index settings",
+    ),
     PageRecord("views/papers.py", "Papers", "📚", "papers", "Published figures vs recomputed", "Paper"),
     PageRecord("views/history.py", "History", "🗂️", "history", "Earlier runs: compare, pin, export a report", "History"),
 )

@@ -537,3 +537,29 @@ def audit_curve(key: tuple) -> pd.DataFrame:
     if result is None:
         raise ValueError("the audit is no longer kept; run it again")
     return twin_curve(result)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def index_settings_run(
+    probe: str,
+    models: tuple[str, ...],
+    options: EncodeOptions,
+    settings: tuple[str, ...],
+    threshold: float,
+    pairs: pd.DataFrame | None = None,
+):
+    """``run_index_settings`` of a shipped suite (``failure-modes``, ``retrieval``) or of ``pairs`` named ``probe`` (``IndexSettingsResult``)."""
+    from core import constants
+    from core.probes.compression import parse_settings, run_index_settings
+
+    if pairs is None and probe == constants.SUITE_FAILURE_MODES:
+        pairs = suites.load_suite(probe)
+    return run_index_settings(
+        list(models),
+        settings=parse_settings(settings),
+        pairs={probe: pairs} if pairs is not None else None,
+        retrieval=retrieval_suite() if probe == constants.SUITE_RETRIEVAL else None,
+        cache=embedding_cache(),
+        options=options,
+        threshold=threshold,
+    )

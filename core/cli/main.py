@@ -44,6 +44,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "core.cli.tune",
     "core.cli.report",
     "core.cli.audit",
+    "core.cli.index_settings",
 )
 
 

@@ -316,3 +316,18 @@ def audit_pairs(pairs: pd.DataFrame, name: str) -> pd.DataFrame:
             "kind": pairs["kind"],
         }
     )
+
+
+def index_settings_record(result: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """An index-settings run (``core.probes.compression.IndexSettingsResult``) for the history, CLI and page alike:
+    its pairs with the float32 ``cosine`` and each setting's ``score_<setting>`` beside it; the settings it ran and
+    its whole table (NaN as null).
+
+    Raises:
+        ValueError: a run that scored no pairs (a retrieval- or triples-only run: the history stores pairs).
+    """
+    import json
+
+    if result.pairs.empty:
+        raise ValueError("the index-settings run scored no pairs to store")
+    return result.pairs, {"index_settings": list(result.settings), "table": json.loads(result.table.to_json(orient="records"))}

@@ -101,6 +101,10 @@ def _your_corpus(page) -> None:
     expect(page.locator(f"{E.MAIN} h2", has_text="Close pairs, worst first")).to_be_visible()
 
 
+def _index_settings(page) -> None:
+    _click(page, "Score index settings")
+
+
 def _papers(page) -> None:
     _click(page, "Recompute")
 
@@ -128,6 +132,7 @@ ACTIONS = {
     "tune": _tune,
     "your-data": _your_data,
     "your-corpus": _your_corpus,
+    "index-settings": _index_settings,
     "papers": _papers,
     "history": _history,
 }

@@ -1,0 +1,171 @@
+"""``index-settings``: the suites and a user's pairs or triples scored with vectors as an index keeps them (``docs/index-settings.md``).
+
+float32, float16, int8 (per-dimension or global calibration), binary
+(Hamming, or a Hamming shortlist rescored in float) and truncated dimensions
+(:mod:`core.probes.compression`): every failure rate, win rate and recall per
+setting with its interval, and its change against float32.  ``--out FILE``
+writes the tidy long table as CSV.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import pandas as pd
+
+from core import constants
+from core.cli.common import (
+    EXIT_NO_MODEL,
+    CliError,
+    add_model_options,
+    embedding_cache,
+    models_arg,
+    print_errors,
+    print_progress,
+    run_options,
+)
+from core.models import registry
+
+EXAMPLES = (
+    "cosine-probe index-settings --models all-MiniLM-L6-v2 --suite failure-modes",
+    "cosine-probe index-settings --suite failure-modes retrieval --settings float32,int8,binary-rescore,dims:128 --out settings.csv",
+    "cosine-probe index-settings --pairs my_pairs.csv --triples my_triples.jsonl --json",
+)
+PROBE_SUITES = (constants.SUITE_FAILURE_MODES, constants.SUITE_RETRIEVAL)
+
+
+def register(subparsers) -> None:
+    """Add the ``index-settings`` command."""
+    from core.probes.compression import DEFAULT_SETTINGS
+
+    p = subparsers.add_parser(
+        "index-settings",
+        help="what float16, int8, binary and truncated vectors do to every failure rate, win rate and recall",
+        epilog="examples:\n  " + "\n  ".join(EXAMPLES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--suite",
+        nargs="+",
+        choices=PROBE_SUITES,
+        help="the shipped suites to score (default: failure-modes, unless --pairs or --triples is given)",
+    )
+    p.add_argument("--pairs", metavar="FILE", help="your pairs file (CSV, TSV, JSON, JSONL): its failure rate per category")
+    p.add_argument("--triples", metavar="FILE", help="your triples file (anchor, positive, negatives): win rate and recall@1/5/10")
+    p.add_argument(
+        "--settings",
+        metavar="LIST",
+        default=",".join(DEFAULT_SETTINGS),
+        help="comma list of float32, float16, int8 (per-dimension calibration), int8-global, binary (Hamming), "
+        "binary-rescore (Hamming shortlist rescored in float), dims:D (first D dimensions) (default: %(default)s)",
+    )
+    p.add_argument(
+        "--out", metavar="FILE", help="write the tidy table (setting, model, probe, metric, mode, value, ci_low, ci_high, n, change) as CSV"
+    )
+    p.add_argument("--seed", type=int, default=constants.BOOTSTRAP_SEED, help="seed of the bootstrap intervals (default %(default)s)")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    add_model_options(p)
+    p.set_defaults(func=cmd_index_settings)
+
+
+def _pairs(path: str) -> pd.DataFrame:
+    from core.papers.suites import SuiteError, load_suite_with_notes
+
+    try:
+        frame, notes = load_suite_with_notes(path)
+    except SuiteError as exc:
+        raise CliError(str(exc)) from exc
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    return frame
+
+
+def _triples(path: str):
+    from core.files.errors import PairsFileError
+    from core.files.triples import TRIPLE_FLAGS, read_triples
+
+    try:
+        triples = read_triples(path, {}, flags=TRIPLE_FLAGS)
+    except PairsFileError as exc:
+        raise CliError(str(exc)) from exc
+    for note in triples.notes:
+        print(f"note: {note}", file=sys.stderr)
+    return triples
+
+
+def _record(args, result, sources: list[str]) -> None:
+    """The pairs probes' pairs (float32 cosine, each setting's score beside it) and the whole table in the run history."""
+    if result.pairs.empty:  # the history stores pairs; a retrieval- or triples-only run has its table in --out
+        return
+    from core.cli.history import record_history
+    from core.history.sources import index_settings_record, suite_source
+
+    pairs, own = index_settings_record(result)
+    settings = {"threshold": args.threshold, "sources": [suite_source(s) for s in sources], "seed": args.seed, **own}
+    record_history("index-settings", pairs, settings, result.errors)
+
+
+def cmd_index_settings(args) -> int:
+    from core.cli.outputs import output_file, write_output
+    from core.files.export import safe_frame
+    from core.probes.compression import parse_settings, run_index_settings, wide_table
+
+    out = output_file(args.out, "--out")
+    try:
+        settings = parse_settings(args.settings.split(","))
+    except ValueError as exc:
+        raise CliError(f"--settings: {exc}") from exc
+    suites = list(args.suite or ([] if args.pairs or args.triples else [constants.SUITE_FAILURE_MODES]))
+    pairs: dict[str, pd.DataFrame] = {}
+    retrieval: Any = None
+    if constants.SUITE_FAILURE_MODES in suites:
+        pairs[constants.SUITE_FAILURE_MODES] = _pairs(constants.SUITE_FAILURE_MODES)
+    if constants.SUITE_RETRIEVAL in suites:
+        from core.probes.retrieval.suite_files import load_retrieval_suite
+
+        retrieval = load_retrieval_suite()
+    if args.pairs:
+        pairs[args.pairs] = _pairs(args.pairs)
+    triples = _triples(args.triples) if args.triples else None
+    models = models_arg(args.models)
+    result = run_index_settings(
+        models,
+        settings=settings,
+        pairs=pairs,
+        retrieval=retrieval,
+        triples=triples,
+        cache=embedding_cache(args),
+        options=run_options(args),
+        progress=None if args.quiet else print_progress,
+        threshold=args.threshold,
+        seed=args.seed,
+    )
+    if not args.quiet:
+        print(file=sys.stderr)
+    print_errors(result.errors)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if result.table.empty:
+        print("error: no model produced results", file=sys.stderr)
+        return EXIT_NO_MODEL
+    if out is not None:
+        write_output(out, safe_frame(result.table).to_csv(index=False), "--out")
+    _record(args, result, [*suites, *([args.pairs] if args.pairs else []), *([args.triples] if args.triples else [])])
+    if args.json:
+        doc = {
+            "threshold": args.threshold,
+            "settings": list(result.settings),
+            "rows": json.loads(result.table.to_json(orient="records")),
+            "errors": result.errors,
+        }
+        print(json.dumps(doc, indent=1))
+        return 0
+    with pd.option_context("display.width", 250, "display.max_columns", 30, "display.max_rows", 2000, "display.max_colwidth", 40):
+        print(f"threshold {args.threshold:g}; value [95% interval] per setting")
+        print(wide_table(result.table, registry.short_name).to_string(index=False))
+    if out is not None:
+        print(f"note: wrote {out}", file=sys.stderr)
+    return 0

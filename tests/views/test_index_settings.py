@@ -1,0 +1,109 @@
+"""The Index settings page through the real app with MiniLM: the run, its chart and table equal to core's, the CSV, the metric picker."""
+
+from __future__ import annotations
+
+import json
+
+from apptest_support import MINILM, open_page
+
+from core import constants
+from core.models.cache import EmbeddingCache
+from core.papers.suites import load_suite
+from core.probes.compression import parse_settings, run_index_settings, wide_table
+from ui import state
+
+PAGE = "views/index_settings.py"
+SETTINGS = ["float32", "binary", "dims:64"]
+
+
+def test_page_scores_the_failure_mode_suite_under_each_setting():
+    app = open_page(PAGE)
+    app.multiselect(key="is_settings").set_value(SETTINGS).run()
+    next(b for b in app.button if b.label == "Score index settings").click().run()
+    assert not app.exception
+    shown = next(d.value for d in app.dataframe if "binary" in d.value.columns)
+    assert list(shown.columns) == ["model", "probe", "metric", "mode", *SETTINGS]
+    expected = run_index_settings(
+        [MINILM],
+        settings=parse_settings(SETTINGS),
+        pairs={constants.SUITE_FAILURE_MODES: load_suite(constants.SUITE_FAILURE_MODES)},
+        cache=EmbeddingCache(),
+    )
+    assert shown.reset_index(drop=True).equals(wide_table(expected.table, state.short))
+    assert len(app.get("plotly_chart")) == 1
+    first = json.loads(app.get("plotly_chart")[0].proto.spec)
+    assert first["layout"]["title"]["text"].endswith("failure rate")  # the failure rate is drawn first
+    assert [b.label for b in app.get("download_button")] == ["Table (CSV)"]
+    # Another metric redraws from the stored result, without a new run.
+    app.selectbox(key=f"is_metric::{MINILM}").set_value("mean_score").run()
+    assert not app.exception
+    spec = json.loads(app.get("plotly_chart")[0].proto.spec)
+    assert "mean score" in spec["layout"]["title"]["text"]
+    assert spec["layout"]["xaxis"]["categoryarray"] == SETTINGS
+
+
+def test_no_setting_disables_the_run():
+    app = open_page(PAGE)
+    app.multiselect(key="is_settings").set_value([]).run()
+    assert next(b for b in app.button if b.label == "Score index settings").disabled
+    assert not app.exception
+
+
+def test_the_pairs_scored_on_your_data_are_a_probe_too_and_the_run_goes_into_the_history(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from core.history import store
+
+    history_file = tmp_path / "history.duckdb"
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(history_file))
+
+    from core.scoring.runner import run_pairs
+
+    pairs = pd.DataFrame(
+        {
+            "text_a": ["The patient has diabetes", "Revenue rose 5%", "The drug reduced pain"],
+            "text_b": ["The patient does not have diabetes", "Revenue rose 50%", "The medicine lowered pain"],
+            "category": ["negation", "numerical", "positive"],
+        }
+    )
+    app = open_page(PAGE)
+    assert len(app.radio(key="is_probe").options) == 2  # the two suites, until Your data has scored pairs
+    app.session_state[state.KEY_RESULTS] = {"your_data": run_pairs(pairs, [MINILM], cache=EmbeddingCache())}
+    app.run()
+    assert len(app.radio(key="is_probe").options) == 3
+    app.radio(key="is_probe").set_value("your data").run()
+    app.multiselect(key="is_settings").set_value(["float32", "int8"]).run()
+    next(b for b in app.button if b.label == "Score index settings").click().run()
+    assert not app.exception
+    shown = next(d.value for d in app.dataframe if "int8" in d.value.columns)
+    assert set(shown["probe"]) == {"your data"}
+    rates = shown[shown["metric"] == "failure_rate"]
+    assert list(rates["mode"]) == ["negation", "numerical"]
+    runs = store.list_runs(history_file)
+    assert list(runs["command"]) == ["index-settings"] and list(runs["origin"]) == [constants.ORIGIN_APP]
+    stored = store.load_run(int(runs["run_id"].iloc[0]), history_file)
+    assert stored.settings["index_settings"] == ["float32", "int8"]
+    assert len(stored.results) == 3 and "score_int8" in stored.results
+
+
+def test_the_retrieval_suite_probe_shows_win_rates_and_recall(monkeypatch):
+    """The retrieval probe through the page, on the suite's first 4 groups (the whole suite takes minutes on a CPU)."""
+    from core.probes.retrieval import suite_files
+    from ui import resources
+
+    small = suite_files.load_retrieval_suite().head(4)
+    monkeypatch.setattr(suite_files, "load_retrieval_suite", lambda *a, **k: small)
+    resources.retrieval_suite.clear()
+    try:
+        app = open_page(PAGE)
+        app.radio(key="is_probe").set_value(constants.SUITE_RETRIEVAL).run()
+        app.multiselect(key="is_settings").set_value(["float32", "binary-rescore"]).run()
+        next(b for b in app.button if b.label == "Score index settings").click().run()
+        assert not app.exception
+        shown = next(d.value for d in app.dataframe if "binary-rescore" in d.value.columns)
+        assert {"win_rate", "paired_accuracy", "recall_at_1", "recall_at_5"} <= set(shown["metric"])
+        spec = json.loads(app.get("plotly_chart")[0].proto.spec)
+        assert spec["layout"]["title"]["text"].endswith("win rate")
+    finally:  # neither the small suite nor its run may be served to a later test
+        resources.retrieval_suite.clear()
+        resources.index_settings_run.clear()
