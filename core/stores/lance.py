@@ -1,0 +1,76 @@
+"""LanceDB (``lancedb://FOLDER?table=NAME``): an embedded folder, read with the official ``lancedb`` client.
+
+Reading and searching never write: the table is read whole (``to_arrow``) and
+searched with ``table.search(vector).distance_type("cosine")``; with an
+index on the vector column the store's search uses it, ``exact`` bypasses it
+(``bypass_vector_index``: a flat scan, LanceDB's exact search).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from core.stores.base import TEXT_CANDIDATES, VECTOR_CANDIDATES, StoredCollection, StoreError, StoreURI, collection_from_rows, pick_column
+
+
+class LanceStore:
+    """One LanceDB table, opened for reading."""
+
+    def __init__(self, uri: StoreURI, text_column: str | None = None, vector_column: str | None = None, *, exact: bool = False) -> None:
+        import lancedb
+        import pyarrow as pa
+
+        self.uri, self.exact = uri, exact
+        folder = Path(uri.location).expanduser()
+        if not folder.is_dir():
+            raise StoreError(f"no LanceDB folder at {folder}")
+        name = uri.params.get("table")
+        db = lancedb.connect(str(folder))
+        tables = list(db.list_tables().tables) if hasattr(db, "list_tables") else list(db.table_names())
+        if not name:
+            if len(tables) != 1:
+                raise StoreError(f"name the table: lancedb://{folder}?table=NAME (the folder holds {', '.join(tables) or 'no table'})")
+            name = tables[0]
+        if name not in tables:
+            raise StoreError(f"the LanceDB folder {folder} has no table {name!r}; it holds {', '.join(tables) or 'no table'}")
+        self.table = db.open_table(name)
+        schema = self.table.schema
+        vectors = [f.name for f in schema if pa.types.is_fixed_size_list(f.type) or pa.types.is_list(f.type)]
+        texts = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+        self.vector_column = pick_column("vector", vector_column, vectors, VECTOR_CANDIDATES, "--vector-column")
+        self.text_column = pick_column("text", text_column, texts, TEXT_CANDIDATES, "--text-column")
+        self.id_column = "id" if "id" in schema.names and "id" not in (self.text_column, self.vector_column) else None
+
+    def read(self) -> StoredCollection:
+        columns = [c for c in (self.id_column, self.text_column, self.vector_column) if c]
+        data = self.table.to_arrow().select(columns).to_pydict()
+        ids = data[self.id_column] if self.id_column else list(range(1, len(data[self.text_column]) + 1))
+        return collection_from_rows(ids, data[self.text_column], data[self.vector_column], self.text_column, self.vector_column)
+
+    def _indexed(self) -> str | None:
+        for index in self.table.list_indices():
+            if self.vector_column in list(index.columns):
+                return str(index.index_type)
+        return None
+
+    def search_method(self) -> str:
+        index = self._indexed()
+        if self.exact or index is None:
+            return "LanceDB flat scan (exact), cosine distance"
+        return f"LanceDB {index} index, cosine distance"
+
+    def search(self, vectors: np.ndarray, k: int) -> list[list[str]]:
+        out = []
+        for vector in np.asarray(vectors, dtype=np.float32):
+            query = self.table.search(vector, vector_column_name=self.vector_column).distance_type("cosine")
+            if self.exact:
+                query = query.bypass_vector_index()
+            # The distance asked for by name: LanceDB adds it anyway today and warns that it will stop.
+            rows = query.select([self.text_column, "_distance"]).limit(k).to_arrow()
+            out.append([str(t) for t in rows.column(self.text_column).to_pylist()])
+        return out
+
+    def close(self) -> None:
+        self.table = None
