@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import os
 import pwd
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 # The password of the test server: a test greps every written file, the output and the history for it.
 CANARY = "Canary-pw-7f3a9c1e"
@@ -170,8 +172,10 @@ def start_pg(password: str) -> PgServer:
     return server
 
 
-def build_pg(server: PgServer, table: str, texts: Sequence[str], vectors: np.ndarray, *, hnsw: bool = False) -> str:
-    """A table (id, text, embedding vector(d)); with ``hnsw`` an HNSW cosine index. Returns its URI (password in it)."""
+def build_pg(
+    server: PgServer, table: str, texts: Sequence[str], vectors: np.ndarray, *, hnsw: bool = False, m: int = 4, ef_construction: int = 8
+) -> str:
+    """A table (id, text, embedding vector(d)); with ``hnsw`` an HNSW cosine index (small by default: fast to build). Returns its URI."""
     from pgvector.psycopg import register_vector
 
     with server.connect() as conn:
@@ -183,7 +187,9 @@ def build_pg(server: PgServer, table: str, texts: Sequence[str], vectors: np.nda
             for text, vector in zip(texts, np.asarray(vectors, dtype=np.float32), strict=True):
                 copy.write_row((text, vector))
         if hnsw:
-            conn.execute(f"CREATE INDEX ON {table} USING hnsw (embedding vector_cosine_ops) WITH (m = 4, ef_construction = 8)")
+            conn.execute(
+                f"CREATE INDEX ON {table} USING hnsw (embedding vector_cosine_ops) WITH (m = {m}, ef_construction = {ef_construction})"
+            )
             conn.execute(f"ANALYZE {table}")
     return server.uri(table)
 
@@ -194,3 +200,30 @@ def table_fingerprint(server: PgServer, table: str) -> tuple[int, str]:
         return conn.execute(
             f"SELECT count(*), md5(string_agg(id::text || text || embedding::text, '|' ORDER BY id)) FROM {table}"
         ).fetchone()
+
+
+N_PASSAGES = 120
+
+
+@pytest.fixture(scope="session")
+def stored(minilm) -> tuple[list[str], np.ndarray]:
+    """The first 120 WordNet glosses and MiniLM-L6's vectors of them, encoded once into the session's cache (the CLI then finds them)."""
+    from core.models.cache import EmbeddingCache
+    from core.models.encode import embedding_matrix, encode_texts
+
+    texts = corpus_slice(N_PASSAGES)
+    cache = EmbeddingCache(None)
+    try:
+        vectors, _ = encode_texts(minilm, texts, cache)
+    finally:
+        cache.close()
+    return texts, embedding_matrix(vectors, texts).astype(np.float32)
+
+
+@pytest.fixture(scope="session")
+def pg():
+    """A PostgreSQL + pgvector server on a free loopback port, its password the canary; stopped and removed after the session."""
+    server = start_pg(CANARY)
+    yield server
+    server.stop()
+    shutil.rmtree(server.data.parent, ignore_errors=True)

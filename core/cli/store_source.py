@@ -20,7 +20,6 @@ import pandas as pd
 
 from core.cli.common import CliError, embedding_cache, print_notes, print_progress, run_options
 
-SIDE_BY_SIDE = ["twin_pairs", "twin_share", "query_twin_top5", "twin_first"]
 STORE_EXAMPLES = (
     "cosine-probe audit --store 'lancedb://kb.lance?table=passages' --models all-MiniLM-L6-v2",
     "cosine-probe audit --store 'postgresql://me:PASSWORD@localhost:5432/kb?table=chunks' --models all-MiniLM-L6-v2 --queries q.txt",
@@ -84,15 +83,6 @@ def _queries(args) -> list[str]:
     return found.texts
 
 
-def side_by_side(exact: pd.DataFrame, store: pd.DataFrame) -> pd.DataFrame:
-    """The audit's numbers per model and mode, exact and through the store, in adjacent columns."""
-    keys = ["model", "mode"]
-    shown = [c for c in SIDE_BY_SIDE if c in exact.columns]
-    return exact[keys + shown].merge(store[keys + shown], on=keys, how="outer", suffixes=("_exact", "_store"))[
-        keys + [f"{c}_{w}" for c in shown for w in ("exact", "store")]
-    ]
-
-
 def _check_line(check, store: str) -> str:
     from core.models import registry
 
@@ -110,7 +100,7 @@ def cmd_audit_store(args) -> int:
     from core.cli.outputs import output_folder
     from core.history.sources import audit_pairs
     from core.models import registry
-    from core.stores.audit import audit_store
+    from core.stores.audit import audit_store, side_by_side
     from core.stores.base import StoreError
 
     check_store_flags(args)

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from core import constants
 from core.audit.approximate import DEFAULT_K, SearchReport
@@ -32,6 +33,7 @@ from core.stats.similarity import unit_rows
 from core.stores.base import StoredCollection, StoreError, StoreHandle
 
 CHECK_SAMPLE = 20
+SIDE_BY_SIDE = ["twin_pairs", "twin_share", "query_twin_top5", "twin_first"]
 # The same model through another backend (torch vs ONNX, another batch size) agrees to 1e-4; another model is far below.
 MIN_CHECK_COSINE = 0.99
 
@@ -269,3 +271,11 @@ def audit_store(
         query_recall,
         list(collection.notes),
     )
+
+
+def side_by_side(exact: pd.DataFrame, store: pd.DataFrame) -> pd.DataFrame:
+    """Two :func:`core.audit.risk.risk_summary` tables (exact, through the store) as one: each number's two values in adjacent columns."""
+    keys = [constants.COL_MODEL, "mode"]
+    shown = [c for c in SIDE_BY_SIDE if c in exact.columns]
+    merged = exact[keys + shown].merge(store[keys + shown], on=keys, how="outer", suffixes=("_exact", "_store"), sort=False)
+    return merged[keys + [f"{c}_{way}" for c in shown for way in ("exact", "store")]]

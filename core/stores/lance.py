@@ -14,6 +14,9 @@ import numpy as np
 
 from core.stores.base import TEXT_CANDIDATES, VECTOR_CANDIDATES, StoredCollection, StoreError, StoreURI, collection_from_rows, pick_column
 
+# Query vectors per search call.
+_BLOCK = 256
+
 
 class LanceStore:
     """One LanceDB table, opened for reading."""
@@ -62,14 +65,21 @@ class LanceStore:
         return f"LanceDB {index} index, cosine distance"
 
     def search(self, vectors: np.ndarray, k: int) -> list[list[str]]:
-        out = []
-        for vector in np.asarray(vectors, dtype=np.float32):
-            query = self.table.search(vector, vector_column_name=self.vector_column).distance_type("cosine")
+        queries = np.asarray(vectors, dtype=np.float32)
+        out: list[list[str]] = [[] for _ in range(len(queries))]
+        # Many query vectors in one search (LanceDB adds ``query_index``): one call per block, not one per passage.
+        for start in range(0, len(queries), _BLOCK):
+            block = [row for row in queries[start : start + _BLOCK]]
+            query = self.table.search(block if len(block) > 1 else block[0], vector_column_name=self.vector_column).distance_type("cosine")
             if self.exact:
                 query = query.bypass_vector_index()
             # The distance asked for by name: LanceDB adds it anyway today and warns that it will stop.
-            rows = query.select([self.text_column, "_distance"]).limit(k).to_arrow()
-            out.append([str(t) for t in rows.column(self.text_column).to_pylist()])
+            columns = [self.text_column, "_distance", *(["query_index"] if len(block) > 1 else [])]
+            rows = query.select([self.text_column, "_distance"]).limit(k).to_arrow().select(columns).to_pydict()
+            which = rows["query_index"] if len(block) > 1 else [0] * len(rows[self.text_column])
+            order = sorted(range(len(which)), key=lambda r: (which[r], rows["_distance"][r]))
+            for r in order:
+                out[start + which[r]].append(str(rows[self.text_column][r]))
         return out
 
     def close(self) -> None:
