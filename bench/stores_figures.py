@@ -62,8 +62,9 @@ def main(out: Path) -> None:
                 start = time.perf_counter()
                 done = subprocess.run(argv, capture_output=True, text=True, check=False)
                 seconds = time.perf_counter() - start
+                shown = " ".join(argv[1:]).replace(CANARY, "PASSWORD")
                 (out / f"{name}-{command}.txt").write_text(
-                    f"$ {' '.join(argv[1:])}\n# exit {done.returncode}, {seconds:.1f} s\n{done.stdout}{done.stderr}", encoding="utf-8"
+                    f"$ {shown}\n# exit {done.returncode}, {seconds:.1f} s\n{done.stdout}{done.stderr}", encoding="utf-8"
                 )
                 print(name, command, done.returncode, f"{seconds:.1f} s", flush=True)
     finally:
@@ -72,4 +73,6 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "bench/results/stores"))
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m bench.stores_figures OUT_FOLDER")
+    main(Path(sys.argv[1]))

@@ -25,6 +25,7 @@ from core import constants
 from core.audit.approximate import DEFAULT_K, SearchReport
 from core.audit.neighbours import DEFAULT_MAX_PAIRS, ClosePairs, TooManyPairs, close_pairs, top_k
 from core.audit.run import PAIR_COLUMNS, TOP_K, AuditResult, pair_rows
+from core.messages import first_line
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
@@ -155,7 +156,18 @@ def encode_checked(
     raise StoreError(next(iter(errors.values()), f"{model} did not load"))
 
 
+def searched(handle: StoreHandle, vectors: np.ndarray, k: int) -> list[list[str]]:
+    """The store's own search, its failures one :class:`StoreError` line."""
+    try:
+        return handle.search(vectors, k)
+    except StoreError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - each client raises its own kinds; the user gets one line
+        raise StoreError(f"the store's search failed: {first_line(exc)}") from exc
+
+
 def indices_of(collection: StoredCollection, found: list[list[str]], what: str) -> list[list[int]]:
+    """Each search result's rows as passage indices (by text); a query the store found nothing for is an error."""
     index = {text: i for i, text in enumerate(collection.passages)}
     out = []
     for row in found:
@@ -168,7 +180,7 @@ def indices_of(collection: StoredCollection, found: list[list[str]], what: str) 
 
 def store_pairs(handle: StoreHandle, collection: StoredCollection, floor: float, k: int, max_pairs: int) -> ClosePairs:
     """Each passage's ``k`` nearest rows by the store's own search, kept above ``floor``; cosines from the stored vectors."""
-    neighbours = indices_of(collection, handle.search(collection.vectors, k + 1), "a stored passage")
+    neighbours = indices_of(collection, searched(handle, collection.vectors, k + 1), "a stored passage")
     unit = unit_rows(collection.vectors)
     found: set[tuple[int, int]] = set()
     for i, row in enumerate(neighbours):
@@ -235,7 +247,7 @@ def audit_store(
     if query_texts:
         query_matrix = embedding_matrix(vectors, query_texts)
         top["exact"], _ = top_k(query_matrix, collection.vectors, TOP_K)
-        rows = indices_of(collection, handle.search(query_matrix, TOP_K), "a query")
+        rows = indices_of(collection, searched(handle, query_matrix, TOP_K), "a query")
         width = top["exact"].shape[1]
         # A search that returns fewer than 5 rows repeats its first: the top-5 sets and the first passage stay what it returned.
         top["store"] = np.array([(r + [r[0]] * width)[:width] for r in rows], dtype=np.int64)

@@ -128,7 +128,8 @@ def collection_from_rows(
         StoreError: vectors of different lengths, or fewer than two passages left.
     """
     seen: dict[str, int] = {}
-    keep_ids, keep_vectors = [], []
+    keep_ids: list[str] = []
+    keep_vectors: list[np.ndarray] = []
     dropped = {"blank or not text": 0, "repeated text": 0, "no vector or a non-finite one": 0}
     dim = None
     for row_id, text, vector in zip(ids, texts, vectors, strict=True):

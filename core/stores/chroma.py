@@ -18,6 +18,7 @@ import numpy as np
 from core.stores.base import StoredCollection, StoreError, StoreURI, collection_from_rows
 
 _PAGE = 5_000
+_BLOCK = 100
 
 
 class ChromaStore:
@@ -79,10 +80,13 @@ class ChromaStore:
         return f"Chroma HNSW index (its only search), {hnsw.get('space', 'l2')} distance, ef_search {hnsw.get('ef_search', 100)}"
 
     def search(self, vectors: np.ndarray, k: int) -> list[list[str]]:
-        found = self.collection.query(query_embeddings=np.asarray(vectors, dtype=np.float32), n_results=k, include=["documents"])
-        return [[str(t) for t in docs] for docs in found["documents"] or []]
+        queries = np.asarray(vectors, dtype=np.float32)
+        out: list[list[str]] = []
+        # In blocks: one query of 2,000 vectors exceeds the SQL variables Chroma's sqlite layer allows.
+        for start in range(0, len(queries), _BLOCK):
+            found = self.collection.query(query_embeddings=queries[start : start + _BLOCK], n_results=k, include=["documents"])
+            out += [[str(t) for t in docs] for docs in found["documents"] or []]
+        return out
 
     def close(self) -> None:
-        self.collection = None
-        self.client = None
         shutil.rmtree(self._copy, ignore_errors=True)

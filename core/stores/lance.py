@@ -9,6 +9,7 @@ index on the vector column the store's search uses it, ``exact`` bypasses it
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -69,8 +70,10 @@ class LanceStore:
         out: list[list[str]] = [[] for _ in range(len(queries))]
         # Many query vectors in one search (LanceDB adds ``query_index``): one call per block, not one per passage.
         for start in range(0, len(queries), _BLOCK):
-            block = [row for row in queries[start : start + _BLOCK]]
-            query = self.table.search(block if len(block) > 1 else block[0], vector_column_name=self.vector_column).distance_type("cosine")
+            block = list(queries[start : start + _BLOCK])
+            # A vector search's builder (typed as the base builder, which has no distance_type).
+            query: Any = self.table.search(block if len(block) > 1 else block[0], vector_column_name=self.vector_column)
+            query = query.distance_type("cosine")
             if self.exact:
                 query = query.bypass_vector_index()
             # The distance asked for by name: LanceDB adds it anyway today and warns that it will stop.
@@ -83,4 +86,4 @@ class LanceStore:
         return out
 
     def close(self) -> None:
-        self.table = None
+        """Nothing to release: LanceDB holds no connection open for a read table."""

@@ -123,6 +123,6 @@ class PgvectorStore:
         return out
 
     def close(self) -> None:
-        conn, self.conn = getattr(self, "conn", None), None
+        conn = getattr(self, "conn", None)
         if conn is not None:
-            conn.close()
+            conn.close()  # idempotent

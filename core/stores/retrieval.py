@@ -28,7 +28,7 @@ from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ProgressFn
 from core.probes.retrieval.corpus import corpus_rates, corpus_rows, variants_of
 from core.stats.similarity import cos_sim
-from core.stores.audit import ModelCheck, encode_checked, indices_of
+from core.stores.audit import ModelCheck, encode_checked, indices_of, searched
 from core.stores.base import StoreHandle
 
 KS = (1, 5, 10)
@@ -100,7 +100,7 @@ def retrieval_through_store(
     query_matrix = embedding_matrix(checked.vectors, query_texts)
     depth = min(max(ks), len(collection.passages))
     exact, _ = top_k(query_matrix, collection.vectors, depth)
-    store = indices_of(collection, handle.search(query_matrix, depth), "a query")
+    store = indices_of(collection, searched(handle, query_matrix, depth), "a query")
     recall = {
         k: float(np.mean([len(set(s[:k]) & set(e[:k])) / len(e[:k]) for s, e in zip(store, exact.tolist(), strict=True)]))
         for k in ks
