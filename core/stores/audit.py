@@ -156,6 +156,16 @@ def encode_checked(
     raise StoreError(next(iter(errors.values()), f"{model} did not load"))
 
 
+def read_collection(handle: StoreHandle) -> StoredCollection:
+    """The whole collection, its client's failures one :class:`StoreError` line (a table this user may not read, a damaged folder)."""
+    try:
+        return handle.read()
+    except StoreError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - each client raises its own kinds; the user gets one line
+        raise StoreError(f"cannot read {handle.uri.display}: {first_line(exc)}") from exc
+
+
 def searched(handle: StoreHandle, vectors: np.ndarray, k: int) -> list[list[str]]:
     """The store's own search, its failures one :class:`StoreError` line."""
     try:
@@ -234,7 +244,7 @@ def audit_store(
         raise ValueError(f"the threshold must be between -1 and 1, got {floor}")
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
-    collection = handle.read()
+    collection = read_collection(handle)
     query_texts = list(dict.fromkeys(q for q in (" ".join(str(q).split()) for q in queries) if q))
     checked = encode_checked(collection, model, query_texts, cache=cache, options=options, progress=progress)
     label, vectors, report, check = checked.label, checked.vectors, checked.report, checked.check

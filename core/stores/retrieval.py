@@ -28,7 +28,7 @@ from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ProgressFn
 from core.probes.retrieval.corpus import corpus_rates, corpus_rows, variants_of
 from core.stats.similarity import cos_sim
-from core.stores.audit import ModelCheck, encode_checked, indices_of, searched
+from core.stores.audit import ModelCheck, encode_checked, indices_of, read_collection, searched
 from core.stores.base import StoreHandle
 
 KS = (1, 5, 10)
@@ -95,7 +95,7 @@ def retrieval_through_store(
         raise ValueError("there is no query; give at least one")
     if not ks or min(ks) < 1:
         raise ValueError("every k must be at least 1")
-    collection = handle.read()
+    collection = read_collection(handle)
     checked = encode_checked(collection, model, query_texts, cache=cache, options=options, progress=progress)
     query_matrix = embedding_matrix(checked.vectors, query_texts)
     depth = min(max(ks), len(collection.passages))

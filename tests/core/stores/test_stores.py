@@ -131,3 +131,15 @@ def test_retrieval_through_the_store(cli, tmp_path, stored):
     assert "first passage by exact search vs by the store" in out
     code, _, err = cli("retrieval", "--store", uri, "--models", MINILM_L6)
     assert code == 2 and "--store needs --queries FILE" in err
+
+
+def test_a_table_the_user_may_not_read_is_one_line(cli, pg, stored):
+    texts, vectors = stored
+    build_pg(pg, "kb_private", texts[:10], vectors[:10])
+    with pg.connect() as conn:
+        conn.execute("DROP ROLE IF EXISTS reader")
+        conn.execute("CREATE ROLE reader LOGIN PASSWORD 'reader-pw-0000'")
+    uri = f"postgresql://reader:reader-pw-0000@127.0.0.1:{pg.port}/postgres?table=kb_private"
+    code, out, err = cli("audit", "--store", uri, "--models", MINILM_L6, "--quiet")
+    assert (code, out) == (2, "")
+    assert err == "error: the database 'postgres' has no table 'kb_private' this user can read\n"
