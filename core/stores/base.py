@@ -127,6 +127,8 @@ def collection_from_rows(
     Raises:
         StoreError: vectors of different lengths, or fewer than two passages left.
     """
+    if len(ids) > MAX_ROWS:
+        raise StoreError(f"the store holds {len(ids):,} rows; the audit keeps every vector in memory and reads at most {MAX_ROWS:,}")
     seen: dict[str, int] = {}
     keep_ids: list[str] = []
     keep_vectors: list[np.ndarray] = []

@@ -11,11 +11,10 @@ from core.stores.base import StoreError, StoreHandle, parse_uri
 
 @dataclass(frozen=True)
 class StoreKind:
-    """A kind of store: ``scheme://`` URIs, the client module it reads with (``package`` to install), its reader class."""
+    """A kind of store: its ``scheme://``, its name, the client module it reads with (``package`` to install), its reader class by name."""
 
     scheme: str
     name: str
-    example: str
     client: str
     package: str
     reader: str
@@ -28,12 +27,11 @@ class StoreKind:
 STORE_KINDS: dict[str, StoreKind] = {
     kind.scheme: kind
     for kind in (
-        StoreKind("lancedb", "LanceDB", "lancedb://FOLDER?table=NAME", "lancedb", "lancedb", "core.stores.lance.LanceStore"),
-        StoreKind("chroma", "Chroma", "chroma://FOLDER?collection=NAME", "chromadb", "chromadb", "core.stores.chroma.ChromaStore"),
+        StoreKind("lancedb", "LanceDB", "lancedb", "lancedb", "core.stores.lance.LanceStore"),
+        StoreKind("chroma", "Chroma", "chromadb", "chromadb", "core.stores.chroma.ChromaStore"),
         StoreKind(
             "postgresql",
             "PostgreSQL + pgvector",
-            "postgresql://USER:PASSWORD@HOST:PORT/DB?table=NAME",
             "pgvector.psycopg",
             "psycopg and pgvector",
             "core.stores.pgvector.PgvectorStore",
