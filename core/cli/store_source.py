@@ -227,6 +227,19 @@ def cmd_retrieval_store(args) -> int:
         print(file=sys.stderr)
     print_notes(result.notes)
     doc = {"command": "retrieval", "mode": "store", "seed": args.seed, **result.as_dict()}
+    if not result.pairs.empty:
+        from types import SimpleNamespace
+
+        from core.cli.history import record_retrieval_history
+        from core.stores.retrieval import COL_SEARCH, SEARCH_STORE
+
+        # The store's side is the run recorded (corpus mode's rows with the store's first passage); the exact side is in settings.
+        mine = result.pairs[COL_SEARCH] == SEARCH_STORE
+        ran = SimpleNamespace(
+            pairs=result.pairs[mine].drop(columns=[COL_SEARCH]), rates=result.rates[result.rates[COL_SEARCH] == SEARCH_STORE], errors={}
+        )
+        settings = {"mode": "store", "seed": args.seed, "store": {k: v for k, v in doc.items() if k not in ("rates", "command")}}
+        record_retrieval_history(result.store, ran, settings, sources=[result.store])
     if out is not None:
         try:
             result.rates.to_csv(out / "store_rates.csv", index=False)

@@ -32,7 +32,7 @@ def test_the_password_appears_nowhere(cli, pg, stored, tmp_path, monkeypatch):
     history = tmp_path / "history" / "runs.duckdb"
     monkeypatch.setenv(HISTORY_ENV_VAR, str(history))
     queries = tmp_path / "q.txt"
-    queries.write_text("not able to do something\n", encoding="utf-8")
+    queries.write_text("not able to do something\nhaving the necessary means or skill to do something\n", encoding="utf-8")
     outputs = []
     for argv in (
         ("audit", "--store", uri, "--models", MINILM_L6, "--queries", str(queries), "--out", str(tmp_path / "audit")),
@@ -50,6 +50,7 @@ def test_the_password_appears_nowhere(cli, pg, stored, tmp_path, monkeypatch):
     assert code == 2 and err.startswith(f"error: cannot connect to postgresql://127.0.0.1:{pg.port}/postgres?table=kb_secret: ")
     assert "password authentication failed" in err
     outputs.append(out + err)
+    assert "retrieval" in outputs[3] and "audit" in outputs[3]  # both runs recorded (history list)
     assert history.is_file() and (tmp_path / "audit" / "summary.json").is_file() and (tmp_path / "retrieval" / "summary.json").is_file()
     assert "postgresql://127.0.0.1" in outputs[0]  # the store is named, without its user-info
     for text in outputs:
