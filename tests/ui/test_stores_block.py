@@ -29,7 +29,11 @@ def test_your_corpus_audits_a_lancedb_folder_and_refuses_a_wrong_one_in_one_line
     next(b for b in app.button if b.label == "Audit the store").click().run()
     assert not app.exception and not app.error
     shown = " ".join(m.value for m in app.markdown)
-    for said in ("Model check: MiniLM-L6 re-encoded 20 stored passages", "LanceDB flat scan (exact), cosine distance", "recall against exact"):
+    for said in (
+        "Model check: MiniLM-L6 re-encoded 20 stored passages",
+        "LanceDB flat scan (exact), cosine distance",
+        "recall against exact",
+    ):
         assert widgets.md_escape(said) in shown
     table = next(d.value for d in app.dataframe if "twin_pairs_exact" in d.value.columns)
     assert (table["twin_pairs_exact"] == table["twin_pairs_store"]).all()
