@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("papers",),
     ("probes", "history"),
     ("audit",),
-    ("gate",),
+    ("gate", "stores"),
     ("cli",),
     ("__main__",),
 )

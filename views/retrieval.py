@@ -43,6 +43,7 @@ from core.probes.retrieval.triples import TriplesResult
 from core.probes.retrieval.worst import worst_corpus_pairs, worst_variants
 from core.scoring import findings
 from ui import beir_upload, calibration_controls, history, progress, resources, state, uploads, widgets
+from ui import stores as stores_ui
 from ui import triples as upload_triples
 from ui.retrieval_charts import (
     BEIR_PANELS,
@@ -890,6 +891,7 @@ st.markdown(
 selection = state.current()
 choice = widgets.saved_radio("Inputs", list(SOURCES), key=KEY_SOURCE, format_func=SOURCES.get)
 source = _source(choice)
+stores_ui.connect_store("rt", "retrieval", selection)
 
 # Every input gets the mitigations (issue 37.12): a triples file on its win rate and ranking, a BEIR folder on its whole corpus.
 st.subheader("Mitigations")

@@ -28,6 +28,7 @@ from core.files.texts import TEXT_COLUMNS, parse_texts
 from core.paths import PROJECT_ROOT
 from ui import audit as audit_ui
 from ui import resources, state, widgets
+from ui import stores as stores_ui
 
 FLOOR = 0.5  # pairs are collected from here up, so the slider can go this low without a second audit
 SAMPLE = PROJECT_ROOT / "data" / "corpora" / "wordnet-adjectives.csv"
@@ -159,6 +160,7 @@ for kind in ("corpus", "queries"):
 corpus = ss.get(f"{KEY['corpus']}_texts")
 queries = ss.get(f"{KEY['queries']}_texts")
 selection = state.current()
+stores_ui.connect_store("yc", "audit", selection, queries[1] if queries else [])
 if corpus is None:
     st.info("Upload a corpus, or use the shipped sample, to start.")
 else:

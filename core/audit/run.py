@@ -234,3 +234,8 @@ def audit_corpus(
         timings,
         search,
     )
+
+
+def pair_rows(model: str, passages: list[str], ids: list[str], found) -> pd.DataFrame:
+    """Close pairs found elsewhere (a vector store's own search, :mod:`core.stores.audit`) as the audit's rows, classified by the one rule."""
+    return _pair_rows(model, passages, ids, found)

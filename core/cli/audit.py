@@ -30,6 +30,7 @@ from core.cli.common import (
     print_progress,
     run_options,
 )
+from core.cli.store_source import STORE_EXAMPLES, add_store_options, check_store_flags, cmd_audit_store
 from core.models import registry
 
 EXPORT_DROP = ("index_a", "index_b")
@@ -85,11 +86,13 @@ def register(subparsers) -> None:
         help="refuse a threshold that lets more close pairs through per model (default %(default)s)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress line")
+    add_store_options(p, source)
     add_model_options(p)
     p.epilog = (
         "examples:\n  cosine-probe audit --corpus data/corpora/wordnet-adjectives.csv --threshold 0.8 --out audit/\n"
         "  cosine-probe audit --corpus kb.txt --queries questions.txt --models all-MiniLM-L6-v2 --json\n"
-        "  cosine-probe audit --planted heldout --models all-MiniLM-L6-v2"
+        "  cosine-probe audit --planted heldout --models all-MiniLM-L6-v2\n"
+        f"  {STORE_EXAMPLES[1]}"
     )
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.set_defaults(func=cmd_audit)
@@ -182,6 +185,9 @@ def cmd_audit(args) -> int:
     from core.cli.outputs import output_folder
     from core.history.sources import audit_pairs, suite_source
 
+    if args.store is not None:
+        return cmd_audit_store(args)
+    check_store_flags(args)
     if args.split is not None and args.beir is None:
         raise CliError("--split needs a --beir DIR; give one")
     if args.beir is not None and args.queries is not None:

@@ -29,6 +29,7 @@ from core.cli.common import (
     print_progress,
     run_options,
 )
+from core.cli.store_source import STORE_EXAMPLES, add_store_options, check_store_flags, cmd_retrieval_store
 from core.files.export import safe_frame
 from core.models import registry
 
@@ -38,6 +39,7 @@ EXAMPLES = (
     "python -m core retrieval --corpus passages.txt --queries questions.txt --models all-MiniLM-L6-v2",
     "python -m core retrieval --triples nli-triples.csv --query premise --positive entailed --negative contradicted",
     "python -m core retrieval --beir scifact/ --split test --out results/",
+    STORE_EXAMPLES[2],
 )
 
 
@@ -88,6 +90,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", metavar="DIR", help="write every table as CSV and summary.json here")
     p.add_argument("--seed", type=int, default=constants.BOOTSTRAP_SEED, help="seed of the bootstrap intervals (default %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
+    add_store_options(p)
     add_model_options(p)
     p.set_defaults(func=cmd_retrieval)
 
@@ -396,6 +399,9 @@ def cmd_retrieval(args) -> int:
     from core.probes.retrieval.corpus import run_corpus_probe
     from core.probes.retrieval.run import run_retrieval
 
+    if args.store is not None:
+        return cmd_retrieval_store(args)
+    check_store_flags(args)
     _check_args(args)
     from core.cli.outputs import output_folder
 

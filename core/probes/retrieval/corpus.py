@@ -233,3 +233,10 @@ def run_corpus_probe(
         else pd.DataFrame(columns=CORPUS_RATE_COLUMNS)
     )
     return CorpusResult(pairs, rates, no_variant, errors, time.perf_counter() - start)
+
+
+def corpus_rows(
+    queries: Sequence[str], corpus: list[str], top: np.ndarray, variants: dict, scores: np.ndarray, keys: dict[str, str]
+) -> list[dict]:
+    """Corpus mode's rows for a top passage chosen elsewhere (a vector store's own search, :mod:`core.stores.retrieval`)."""
+    return _corpus_rows(queries, corpus, top, variants, scores, keys)

@@ -1,0 +1,269 @@
+"""``--store URI`` on ``audit`` and ``retrieval`` (``docs/stores.md``): a vector store's passages and stored vectors as the source.
+
+The named model (``--models``, exactly one: the model that made the stored
+vectors) is checked on a sample of 20 passages before anything else; the
+audit and the queries are then measured twice, exactly and with the store's
+own search, and printed side by side.  The URI is shown, written and
+recorded only as :attr:`core.stores.base.StoreURI.display` (no user-info),
+and its password is registered with the one redaction before the store is
+opened, so no message can carry it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from core.cli.common import CliError, embedding_cache, print_notes, print_progress, run_options
+
+STORE_EXAMPLES = (
+    "cosine-probe audit --store 'lancedb://kb.lance?table=passages' --models all-MiniLM-L6-v2",
+    "cosine-probe audit --store 'postgresql://me:PASSWORD@localhost:5432/kb?table=chunks' --models all-MiniLM-L6-v2 --queries q.txt",
+    "cosine-probe retrieval --store 'chroma://chroma-folder?collection=kb' --queries q.txt --models all-MiniLM-L6-v2",
+)
+
+
+def add_store_options(p, source=None) -> None:
+    """``--store URI`` (in ``source``, a mutually exclusive group, when given) and the column and search flags."""
+    (source or p).add_argument(
+        "--store",
+        metavar="URI",
+        help="read passages and their stored vectors from a vector store: lancedb://FOLDER?table=NAME, "
+        "chroma://FOLDER?collection=NAME, postgresql://USER:PASSWORD@HOST:PORT/DB?table=NAME (read-only; "
+        "--models names the one model that made the vectors; docs/stores.md)",
+    )
+    p.add_argument("--text-column", metavar="COL", help="--store: the column holding the passages (default: found by type and name)")
+    p.add_argument("--vector-column", metavar="COL", help="--store: the column holding the vectors (default: found by type and name)")
+    p.add_argument(
+        "--store-search",
+        choices=("index", "exact"),
+        default="index",
+        help="--store: rank with the store's index as it is searched in production (default), or its exact scan "
+        "(LanceDB, pgvector; Chroma has only its HNSW index)",
+    )
+
+
+def check_store_flags(args) -> None:
+    """Column flags and ``--store-search exact`` only mean something with ``--store``."""
+    if args.store is None:
+        given = [f for f, v in (("--text-column", args.text_column), ("--vector-column", args.vector_column)) if v is not None]
+        if args.store_search != "index":
+            given.append("--store-search")
+        if given:
+            raise CliError(f"{', '.join(given)} go(es) with --store URI; give one")
+
+
+def _open(args):
+    from core.stores.base import StoreError
+    from core.stores.kinds import open_store
+
+    if not args.models or len(args.models) != 1:
+        raise CliError("--store needs --models NAME: the one model that made the stored vectors (it is checked on 20 passages)")
+    try:
+        return open_store(args.store, text_column=args.text_column, vector_column=args.vector_column, exact=args.store_search == "exact")
+    except StoreError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _queries(args) -> list[str]:
+    if args.queries is None:
+        return []
+    from core.files.errors import PairsFileError
+    from core.files.texts import TEXT_COLUMNS, read_texts
+
+    try:
+        found = read_texts(args.queries, TEXT_COLUMNS["queries"], what="queries")
+    except PairsFileError as exc:
+        raise CliError(str(exc)) from exc
+    print_notes(found.notes)
+    return found.texts
+
+
+def _check_line(check, store: str) -> str:
+    from core.models import registry
+
+    return (
+        f"model check: {registry.short_name(check.model)} re-encoded {len(check.cosines)} stored passages of {store}: "
+        f"cosine with their stored vectors {min(check.cosines):.4f} to {max(check.cosines):.4f}"
+    )
+
+
+def cmd_audit_store(args) -> int:
+    """``audit --store URI``: the audit over the stored vectors, exactly and through the store's search, side by side."""
+    from core.audit.neighbours import TooManyPairs
+    from core.audit.risk import audit_findings, risk_summary, summary_doc
+    from core.cli.history import record_history
+    from core.cli.outputs import output_folder
+    from core.history.sources import audit_pairs
+    from core.models import registry
+    from core.stores.audit import audit_store, side_by_side
+    from core.stores.base import StoreError
+
+    check_store_flags(args)
+    out = output_folder(args.out, "--out")
+    queries = _queries(args)
+    handle = _open(args)
+    try:
+        result = audit_store(
+            handle,
+            args.models[0],
+            args.threshold,
+            queries=queries,
+            cache=embedding_cache(args),
+            options=run_options(args),
+            progress=None if args.quiet else print_progress,
+            max_pairs=args.max_pairs,
+        )
+    except (StoreError, TooManyPairs, ValueError) as exc:
+        if not args.quiet:
+            print(file=sys.stderr)
+        raise CliError(str(exc)) from exc
+    finally:
+        handle.close()
+    if not args.quiet:
+        print(file=sys.stderr)
+    print_notes(result.notes)
+    exact_summary = risk_summary(result.exact, args.threshold)
+    store_summary = risk_summary(result.through_store, args.threshold)
+    findings = audit_findings(result.exact, exact_summary, args.threshold)
+    recall = "no close pair exactly" if result.pair_recall != result.pair_recall else f"{result.pair_recall:.4f}"
+    comparison = [
+        _check_line(result.check, result.store),
+        f"{registry.short_name(result.model)} through the store ({result.method}, {args.threshold:g}): "
+        f"{result.store_pairs:,} close pairs against {result.exact_pairs:,} by exact search; recall against exact {recall}"
+        + (f"; each query's top 5 recall {result.query_recall:.4f}" if result.query_recall == result.query_recall else "")
+        + ".",
+    ]
+    findings = [*comparison, *findings]
+    doc = summary_doc(result.exact, exact_summary, findings)
+    doc.update(
+        {
+            "threshold": args.threshold,
+            "sources": [{"store": result.store}],
+            "store": {**result.as_dict(), "summary": summary_doc(result.through_store, store_summary, [])["summary"]},
+        }
+    )
+    record_history(
+        "audit",
+        audit_pairs(result.exact.pairs, result.store),
+        {"sources": doc["sources"], "threshold": args.threshold, "mode": "audit", "store": result.as_dict(), "findings": findings},
+        {},
+    )
+    if out is not None:
+        _write(out, result, doc)
+    if args.json:
+        print(json.dumps(doc, indent=1, ensure_ascii=False))
+    else:
+        table = side_by_side(exact_summary, store_summary).assign(model=lambda f: f["model"].map(registry.short_name))
+        if not queries:
+            table = table.drop(columns=[c for c in table.columns if c.startswith(("query_", "twin_first"))])
+        with pd.option_context("display.width", 220, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
+            print("== confusable twins above the threshold, exact search vs the store's own search ==")
+            print(table.to_string(index=False))
+        print()
+        for line in findings:
+            print(line)
+    if out is not None:
+        print(
+            f"wrote close-pairs and store-close-pairs (.parquet, .csv) and summary.json to {out}",
+            file=sys.stderr if args.json else sys.stdout,
+        )
+    return 0
+
+
+def _write(out: Path, result, doc: dict[str, Any]) -> None:
+    from core.files.export import safe_frame
+
+    try:
+        for name, audit in (("close-pairs", result.exact), ("store-close-pairs", result.through_store)):
+            exported = audit.pairs.drop(columns=["index_a", "index_b"])
+            exported.to_parquet(out / f"{name}.parquet", index=False)
+            safe_frame(exported).to_csv(out / f"{name}.csv", index=False)
+        (out / "summary.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot write to {out}: {exc.strerror or exc}") from exc
+
+
+def cmd_retrieval_store(args) -> int:
+    """``retrieval --store URI --queries FILE``: each query ranked exactly and by the store's search; recall@k and corpus mode's rates both ways."""
+    from core.models import registry
+    from core.stores.base import StoreError
+    from core.stores.retrieval import json_records, retrieval_through_store
+
+    others = [f for f, v in (("--suite", args.suite), ("--corpus", args.corpus), ("--triples", args.triples), ("--beir", args.beir)) if v]
+    if others:
+        raise CliError(f"--store runs on its own: leave out {', '.join(others)}")
+    if args.queries is None:
+        raise CliError("--store needs --queries FILE: the queries to rank the stored passages for")
+    if args.mitigate is not None:
+        raise CliError("--mitigate is not available with --store yet; run it on --corpus FILE --queries FILE")
+    check_store_flags(args)
+    from core.cli.outputs import output_folder
+
+    out = output_folder(args.out, "--out")
+    queries = _queries(args)
+    handle = _open(args)
+    try:
+        result = retrieval_through_store(
+            handle,
+            args.models[0],
+            queries,
+            cache=embedding_cache(args),
+            options=run_options(args),
+            progress=None if args.quiet else print_progress,
+            seed=args.seed,
+        )
+    except (StoreError, ValueError) as exc:
+        if not args.quiet:
+            print(file=sys.stderr)
+        raise CliError(str(exc)) from exc
+    finally:
+        handle.close()
+    if not args.quiet:
+        print(file=sys.stderr)
+    print_notes(result.notes)
+    doc = {"command": "retrieval", "mode": "store", "seed": args.seed, **result.as_dict()}
+    if not result.pairs.empty:
+        from types import SimpleNamespace
+
+        from core.cli.history import record_retrieval_history
+        from core.stores.retrieval import COL_SEARCH, SEARCH_STORE
+
+        # The store's side is the run recorded (corpus mode's rows with the store's first passage); the exact side is in settings.
+        mine = result.pairs[COL_SEARCH] == SEARCH_STORE
+        ran = SimpleNamespace(
+            pairs=result.pairs[mine].drop(columns=[COL_SEARCH]), rates=result.rates[result.rates[COL_SEARCH] == SEARCH_STORE], errors={}
+        )
+        settings = {"mode": "store", "seed": args.seed, "store": {k: v for k, v in doc.items() if k not in ("rates", "command")}}
+        record_retrieval_history(result.store, ran, settings, sources=[result.store])
+    if out is not None:
+        try:
+            result.rates.to_csv(out / "store_rates.csv", index=False)
+            result.pairs.to_csv(out / "store_pairs.csv", index=False)
+            (out / "summary.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
+        except OSError as exc:
+            raise CliError(f"cannot write to {out}: {exc.strerror or exc}") from exc
+    if args.json:
+        print(json.dumps(doc, indent=1, ensure_ascii=False))
+    else:
+        print(_check_line(result.check, result.store))
+        recall = ", ".join(f"recall@{k} {v:.3f}" for k, v in result.recall.items())
+        print(
+            f"{registry.short_name(result.model)} through the store ({result.method}) against exact search over its "
+            f"{result.n_passages:,} stored vectors, {result.n_queries:,} queries: {recall}; same first passage for {result.same_first:.1%}"
+        )
+        if not result.rates.empty:
+            rates = pd.DataFrame(json_records(result.rates))
+            wide = rates.pivot_table(index="mode", columns="search", values="rate", sort=False).reset_index()
+            with pd.option_context("display.width", 220, "display.float_format", "{:.3f}".format):
+                print(
+                    "\n== corpus mode: how often a variant of a query's first passage outranks it, first passage by exact search vs by the store =="
+                )
+                print(wide.to_string(index=False))
+    if out is not None:
+        print(f"wrote store_rates.csv, store_pairs.csv and summary.json to {out}", file=sys.stderr if args.json else sys.stdout)
+    return 0

@@ -1,0 +1,92 @@
+"""Chroma (``chroma://FOLDER?collection=NAME``): a persistent folder, read with the official ``chromadb`` client.
+
+Chroma's persistent client writes to its folder whenever it opens one (its
+sqlite log, migrations), so the user's folder is never opened: the client
+opens a private copy in a temporary folder, removed on close.  Chroma
+searches with its HNSW index only, in the collection's own space (``cosine``,
+``l2`` or ``ip``) and ``ef_search``; there is no flat search to ask for.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from core.stores.base import StoredCollection, StoreError, StoreURI, collection_from_rows
+
+_PAGE = 5_000
+_BLOCK = 100
+
+
+class ChromaStore:
+    """One Chroma collection, read from a private copy of its folder."""
+
+    def __init__(self, uri: StoreURI, text_column: str | None = None, vector_column: str | None = None, *, exact: bool = False) -> None:
+        if text_column is not None or vector_column is not None:
+            raise StoreError(
+                "a Chroma collection has one text (its documents) and one vector (its embeddings): leave out --text-column and --vector-column"
+            )
+        import chromadb
+        from chromadb.config import Settings
+
+        self.uri, self.exact = uri, exact
+        folder = Path(uri.location).expanduser()
+        if not (folder / "chroma.sqlite3").is_file():
+            raise StoreError(f"no Chroma folder at {folder} (no chroma.sqlite3 in it)")
+        self._copy = Path(tempfile.mkdtemp(prefix="cosine-probe-chroma-"))
+        try:
+            shutil.copytree(folder, self._copy / "store")
+            self.client = chromadb.PersistentClient(
+                path=str(self._copy / "store"), settings=Settings(anonymized_telemetry=False, allow_reset=False)
+            )
+            names = [c if isinstance(c, str) else c.name for c in self.client.list_collections()]
+            name = uri.params.get("collection")
+            if not name:
+                if len(names) != 1:
+                    raise StoreError(
+                        f"name the collection: chroma://{folder}?collection=NAME (the folder holds {', '.join(names) or 'none'})"
+                    )
+                name = names[0]
+            if name not in names:
+                raise StoreError(f"the Chroma folder {folder} has no collection {name!r}; it holds {', '.join(names) or 'none'}")
+            self.collection = self.client.get_collection(name)
+        except BaseException:
+            shutil.rmtree(self._copy, ignore_errors=True)
+            raise
+        self.text_column, self.vector_column = "documents", "embeddings"
+
+    def read(self) -> StoredCollection:
+        ids: list = []
+        texts: list = []
+        vectors: list = []
+        total = self.collection.count()
+        for offset in range(0, total, _PAGE):
+            page = self.collection.get(include=["documents", "embeddings"], limit=_PAGE, offset=offset)
+            ids += page["ids"]
+            texts += page["documents"] or [None] * len(page["ids"])
+            vectors += list(page["embeddings"]) if page["embeddings"] is not None else [None] * len(page["ids"])
+        return collection_from_rows(ids, texts, vectors, "documents", "embeddings")
+
+    def _hnsw(self) -> dict:
+        config = getattr(self.collection, "configuration", None) or {}
+        hnsw = config.get("hnsw") if isinstance(config, dict) else None
+        return dict(hnsw or {})
+
+    def search_method(self) -> str:
+        hnsw = self._hnsw()
+        return f"Chroma HNSW index (its only search), {hnsw.get('space', 'l2')} distance, ef_search {hnsw.get('ef_search', 100)}"
+
+    def search(self, vectors: np.ndarray, k: int) -> list[list[str]]:
+        queries = np.asarray(vectors, dtype=np.float32)
+        out: list[list[str]] = []
+        # In blocks: one query of 2,000 vectors exceeds the SQL variables Chroma's sqlite layer allows.
+        for start in range(0, len(queries), _BLOCK):
+            found = self.collection.query(query_embeddings=queries[start : start + _BLOCK], n_results=k, include=["documents"])
+            out += [[str(t) for t in docs] for docs in found["documents"] or []]
+        return out
+
+    def close(self) -> None:
+        shutil.rmtree(self._copy, ignore_errors=True)

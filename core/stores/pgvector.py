@@ -1,0 +1,128 @@
+"""PostgreSQL + pgvector (``postgresql://USER:PASSWORD@HOST:PORT/DB?table=NAME``), read with ``psycopg`` and ``pgvector``.
+
+The session is read-only twice over: ``default_transaction_read_only`` is set
+when it connects and the connection's transactions are ``READ ONLY``
+(:attr:`psycopg.Connection.read_only`), so no statement of ours can write.
+The store's own search is ``ORDER BY vector <op> %s LIMIT k`` with the
+operator of the column's index (``<=>`` cosine, ``<->`` L2, ``<#>`` inner
+product; cosine without an index); ``exact`` turns index scans off for the
+transaction, so PostgreSQL scans every row (pgvector's exact search).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from core.messages import first_line
+from core.stores.base import TEXT_CANDIDATES, VECTOR_CANDIDATES, StoredCollection, StoreError, StoreURI, collection_from_rows, pick_column
+
+_OPERATORS = {"vector_cosine_ops": ("<=>", "cosine"), "vector_l2_ops": ("<->", "L2"), "vector_ip_ops": ("<#>", "inner product")}
+_INDEX = re.compile(r"USING (hnsw|ivfflat) \((\S+) (vector_\w+_ops)", re.IGNORECASE)
+CONNECT_TIMEOUT = 10
+
+
+class PgvectorStore:
+    """One table with a ``vector`` column, in a read-only session."""
+
+    def __init__(self, uri: StoreURI, text_column: str | None = None, vector_column: str | None = None, *, exact: bool = False) -> None:
+        import psycopg
+        from pgvector.psycopg import register_vector
+        from psycopg import sql
+
+        self.uri, self.exact, self._sql = uri, exact, sql
+        table = uri.params.get("table")
+        if not table:
+            raise StoreError("name the table: postgresql://USER:PASSWORD@HOST:PORT/DB?table=NAME")
+        if not uri.host or not uri.database:
+            raise StoreError("the store URI needs a host and a database: postgresql://USER:PASSWORD@HOST:PORT/DB?table=NAME")
+        schema, _, name = table.rpartition(".")
+        try:
+            self.conn = psycopg.connect(
+                host=uri.host,
+                port=uri.port or 5432,
+                dbname=uri.database,
+                user=uri.user or None,
+                password=uri.password or None,
+                connect_timeout=CONNECT_TIMEOUT,
+                options="-c default_transaction_read_only=on",
+            )
+            self.conn.read_only = True
+            register_vector(self.conn)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to {uri.display}: {first_line(exc)}") from exc
+        except Exception as exc:  # noqa: BLE001 - pgvector's register raises its own errors where the extension is missing
+            raise StoreError(f"cannot read vectors at {uri.display}: {first_line(exc)} (is the pgvector extension installed?)") from exc
+        self.table = sql.Identifier(schema, name) if schema else sql.Identifier(name)
+        columns = self.conn.execute(
+            "SELECT column_name, udt_name FROM information_schema.columns WHERE table_name = %s AND table_schema = COALESCE(NULLIF(%s, ''), current_schema()) ORDER BY ordinal_position",
+            (name, schema),
+        ).fetchall()
+        if not columns:
+            self.close()
+            raise StoreError(f"the database {uri.database!r} has no table {table!r} this user can read")
+        vectors = [c for c, t in columns if t == "vector"]
+        texts = [c for c, t in columns if t in ("text", "varchar", "bpchar")]
+        try:
+            self.vector_column = pick_column("vector", vector_column, vectors, VECTOR_CANDIDATES, "--vector-column")
+            self.text_column = pick_column("text", text_column, texts, TEXT_CANDIDATES, "--text-column")
+        except StoreError:
+            self.close()
+            raise
+        self.id_column = "id" if "id" in [c for c, _ in columns] and "id" not in (self.text_column, self.vector_column) else None
+        self.index, self.operator, self.distance = None, "<=>", "cosine"
+        self.index_used: bool | None = None
+        for (indexdef,) in self.conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE tablename = %s AND schemaname = COALESCE(NULLIF(%s, ''), current_schema())",
+            (name, schema),
+        ).fetchall():
+            match = _INDEX.search(indexdef)
+            if match and match.group(2).strip('"') == self.vector_column and match.group(3) in _OPERATORS:
+                self.index = match.group(1).lower()
+                self.operator, self.distance = _OPERATORS[match.group(3)]
+        self.conn.rollback()
+
+    def read(self) -> StoredCollection:
+        sql = self._sql
+        columns = [sql.Identifier(c) for c in (self.id_column, self.text_column, self.vector_column) if c]
+        rows = self.conn.execute(sql.SQL("SELECT {} FROM {}").format(sql.SQL(", ").join(columns), self.table)).fetchall()
+        self.conn.rollback()
+        if self.id_column:
+            ids, texts, vectors = zip(*rows, strict=True) if rows else ((), (), ())
+        else:
+            ids = tuple(range(1, len(rows) + 1))
+            texts, vectors = zip(*rows, strict=True) if rows else ((), ())
+        arrays = [None if v is None else np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32) for v in vectors]
+        return collection_from_rows(ids, texts, arrays, self.text_column, self.vector_column)
+
+    def search_method(self) -> str:
+        if self.exact or self.index is None:
+            return f"pgvector exact scan (no index scan), {self.distance} distance"
+        if self.index_used is False:
+            # PostgreSQL's planner chose a sequential scan (a small table): the search was exact although an index exists.
+            return f"pgvector sequential scan (the planner did not use the {self.index} index), {self.distance} distance"
+        return f"pgvector {self.index} index, {self.distance} distance"
+
+    def search(self, vectors: np.ndarray, k: int) -> list[list[str]]:
+        sql = self._sql
+        query = sql.SQL("SELECT {text} FROM {table} ORDER BY {vector} " + self.operator + " %s LIMIT %s").format(
+            text=sql.Identifier(self.text_column), table=self.table, vector=sql.Identifier(self.vector_column)
+        )
+        out = []
+        with self.conn.transaction():
+            if self.exact:
+                # Both: a server tuned to avoid sequential scans must still scan every row here.
+                self.conn.execute("SET LOCAL enable_indexscan = off")
+                self.conn.execute("SET LOCAL enable_seqscan = on")
+            if len(vectors):
+                plan = self.conn.execute(sql.SQL("EXPLAIN ") + query, (np.asarray(vectors[0], dtype=np.float32), k)).fetchall()
+                self.index_used = any("Index Scan" in str(row[0]) for row in plan)
+            for vector in np.asarray(vectors, dtype=np.float32):
+                out.append([str(r[0]) for r in self.conn.execute(query, (vector, k)).fetchall()])
+        return out
+
+    def close(self) -> None:
+        conn = getattr(self, "conn", None)
+        if conn is not None:
+            conn.close()  # idempotent
