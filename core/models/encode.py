@@ -115,14 +115,14 @@ def encode_texts(
     changed = _model_change_note(model, cache) if cache is not None else None
     if changed:
         report.notes = (*report.notes, changed)
-    found = cache.get_many(key, unique, dimension=getattr(model.backend, "dimension", None), unit_norm=True) if cache is not None else {}
+    found = cache.get_many(key, unique, dimension=model.backend.dimension, unit_norm=True) if cache is not None else {}
     if len({v.shape[0] for v in found.values()}) > 1:
         # Cached under one key at two sizes (a server whose model changed between runs): none of them can be trusted.
         report.notes = (*report.notes, _dimension_note(model, sorted({v.shape[0] for v in found.values()}), None, len(found)))
         found = {}
     misses = sorted((t for t in unique if t not in found), key=lambda t: report.token_counts[t], reverse=True)
     report.n_cached = len(unique) - len(misses)
-    usage_before = getattr(model.backend, "usage_tokens", None)
+    usage_before = model.backend.usage_tokens
     try:
         begin = 0
         requeued: set[str] = set()  # texts encoded again once already: a second time means the model flips sizes
@@ -157,7 +157,7 @@ def encode_texts(
                 progress(report.n_encoded, len(misses))
     finally:
         if usage_before is not None:
-            report.api_tokens = int(getattr(model.backend, "usage_tokens", 0)) - int(usage_before)
+            report.api_tokens = int(model.backend.usage_tokens or 0) - int(usage_before)
     report.seconds = time.perf_counter() - start
     if report.n_encoded:
         from core.models.estimate import record_throughput  # the next run's estimate uses this model's real speed here

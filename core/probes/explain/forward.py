@@ -17,7 +17,6 @@ Callers hold the model's lock: the model and its tokenizer are shared.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -31,9 +30,7 @@ _BATCH = 32
 def is_torch(model: LoadedModel) -> bool:
     """True when gradients and hidden states exist: a sentence-transformers model in torch, or an exact ONNX
     export of one whose torch twin ``backend.model`` loads on first use (:mod:`core.models.onnx_export`)."""
-    from core.models.backends import TorchBackend
-
-    return isinstance(model.backend, TorchBackend) or bool(getattr(model.backend, "has_torch_twin", False))
+    return model.backend.has_torch
 
 
 def require_torch(model: LoadedModel, what: str):
@@ -44,8 +41,7 @@ def require_torch(model: LoadedModel, what: str):
     """
     if not is_torch(model):
         raise ValueError(f"{what} needs a torch model; {model.name} runs on {model.meta.backend}: use occlusion instead")
-    backend: Any = model.backend  # TorchBackend, or an export whose ``model`` is its torch twin's
-    return backend.model
+    return model.backend.torch_model
 
 
 def embed_ids(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
@@ -61,7 +57,7 @@ def embed_ids(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
     if not rows:
         return np.zeros((0, model.backend.dimension), dtype=np.float32)
     # An ONNX session first: an exact export with a torch twin encodes ids itself, without loading torch.
-    if hasattr(model.backend, "session"):
+    if model.backend.onnx_session is not None:
         out = _onnx_rows(model, rows)
     elif is_torch(model):
         out = _torch_rows(model, rows)
@@ -92,7 +88,7 @@ def _torch_rows(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray
 
 
 def _onnx_rows(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
-    session = getattr(model.backend, "session")  # noqa: B009 - Backend (the protocol) does not declare it
+    session = model.backend.onnx_session
     names = {i.name for i in session.get_inputs()}
     # Same rule as OnnxBackend: the token states are the session's 3-D output.
     token_output = next(o.name for o in session.get_outputs() if len(o.shape) == 3)

@@ -12,6 +12,7 @@ from core import constants
 from core.models.bundled import bundle_path
 from core.models.encode import embedding_matrix, encode_texts
 from core.models.loading import LoadedModel, load_model
+from core.models.protocols import BackendDefaults
 from core.models.registry import MINILM_L3_ONNX, MINILM_L6, MINILM_L6_INT8, MPNET
 from core.scoring.runner import run_pairs
 
@@ -100,7 +101,7 @@ def test_prompt_is_prepended(minilm, fresh_cache):
     assert report.token_counts[text] == len(minilm.tokenizer("search_query: " + text)["input_ids"])
 
 
-class _SpyBackend:
+class _SpyBackend(BackendDefaults):
     """Forwards to a real backend and records what it was asked to embed."""
 
     def __init__(self, inner):
@@ -167,7 +168,7 @@ def test_a_local_backend_giving_a_zero_vector_is_refused_naming_the_text_and_not
     """The one safe normalisation refuses a row with no direction; encode_texts names its text and caches nothing of the batch."""
     from core.models import backends
 
-    class ZeroForOne:
+    class ZeroForOne(BackendDefaults):
         tokenizer, max_seq_length, dimension, batch_size = minilm.tokenizer, 256, 2, 8
 
         def embed(self, texts, batch_size=None):
