@@ -146,9 +146,9 @@ def _tokenizer_and_limit(model: Any) -> tuple[Tokenizer, int, bool]:
 def _pooling_of(model) -> str:
     """The pooling a sentence-transformers model applies (``cls``, ``mean``, ``max``+``mean``, …), or ``unknown``."""
     for module in model:
-        bag = getattr(module, "embedding", None)  # a static model pools in its EmbeddingBag: mean, sum or max
-        if isinstance(getattr(bag, "mode", None), str):
-            return bag.mode
+        bag_mode = getattr(getattr(module, "embedding", None), "mode", None)  # a static model pools in its EmbeddingBag: mean, sum or max
+        if isinstance(bag_mode, str):
+            return bag_mode
         mode = getattr(module, "pooling_mode", None)
         if mode:
             return mode if isinstance(mode, str) else "+".join(mode)

@@ -461,7 +461,7 @@ class ExactOnnxBackend(OnnxBackend):
         self.has_torch = torch_twin is not None
 
     @property
-    def torch_model(self) -> Any:  # type: ignore[override]  # a property: the twin loads on first read
+    def torch_model(self) -> Any:  # a property: the twin loads on first read
         """The torch twin's sentence-transformers model (loaded on first read); None without a twin."""
         return self.model if self._twin_factory is not None else None
 

@@ -42,6 +42,22 @@ class Tokenizer(Protocol):
     def tokenize(self, text: str, *args: Any, **kwargs: Any) -> Sequence[str]: ...
 
 
+@runtime_checkable
+class ExplainTokenizer(Tokenizer, Protocol):
+    """What the explanations also ask of a tokenizer (Hugging Face's fast tokenizers have it all; ours do not).
+
+    ``core.probes.explain`` checks ``is_fast`` first and says in one line that a
+    model without it cannot be explained; every other caller needs only :class:`Tokenizer`.
+    """
+
+    is_fast: bool
+    pad_token_id: int | None
+    mask_token_id: int | None
+    model_input_names: list[str]
+
+    def decode(self, ids: Any, *args: Any, **kwargs: Any) -> str: ...
+
+
 class Backend(Protocol):
     """A model in memory that encodes: every member a caller reads.
 

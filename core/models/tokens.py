@@ -11,19 +11,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any
 
 from core.messages import redact
 from core.models import registry
 from core.models.loading import ModelUnavailable, load_tokenizer, max_seq_length
+from core.models.protocols import Tokenizer
 from core.words import pretokenizer_words
-
-if TYPE_CHECKING:
-    from transformers import PreTrainedTokenizerBase
-
-    Tokenizer: TypeAlias = PreTrainedTokenizerBase
-else:
-    Tokenizer: TypeAlias = Any
 
 
 @dataclass(frozen=True)

