@@ -7,6 +7,8 @@ from pathlib import Path
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+from core.models.protocols import BackendDefaults
+
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
@@ -57,7 +59,7 @@ def minilm_row(at: AppTest) -> pd.Series:
     return rows.iloc[0]
 
 
-class CrashingBackend:
+class CrashingBackend(BackendDefaults):
     """A loaded model's tokenizer with an encoder that raises: a model that loads but fails on use."""
 
     def __init__(self, like):

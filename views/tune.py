@@ -158,7 +158,7 @@ def _tune() -> None:
     except (ValueError, ModelUnavailable) as exc:
         st.error(str(exc))
         return
-    st_model = getattr(loaded.backend, "model", None)
+    st_model = loaded.backend.torch_model
     if st_model is None or not hasattr(st_model, "fit"):
         st.error(f"{state.short(model)} runs on {loaded.meta.backend}; tuning needs a torch sentence-transformers model.")
         return

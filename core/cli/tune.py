@@ -138,7 +138,7 @@ def _model(name: str, allow_remote_code: bool):
         loaded = load_model(name, allow_remote_code=allow_remote_code, backend="torch")
     except ModelUnavailable as exc:
         raise _NoModel(str(exc)) from exc
-    st_model = getattr(loaded.backend, "model", None)
+    st_model = loaded.backend.torch_model
     if st_model is None or not hasattr(st_model, "fit"):
         raise _NoModel(f"{name}: tune needs a sentence-transformers torch model; this one runs on {loaded.meta.backend}")
     return loaded.meta.name, st_model

@@ -25,6 +25,7 @@ import plotly.io as pio
 from core import constants
 from core.models.registry import model_color, short_name
 from core.scoring import findings, tables
+from core.stats.rates import failure_rate
 
 WORST_ROWS = 25
 # Every report names its maker in its head, so `report --out` knows an earlier report (which it may replace) from any other file.
@@ -210,7 +211,9 @@ def report_html(
     sentences = own or [*label_sentences, *findings.failure_mode_findings(summary, threshold)]
     n_models, n_pairs = results[constants.COL_MODEL].nunique(), len(results) // max(1, results[constants.COL_MODEL].nunique())
     means = results.groupby(constants.COL_MODEL, sort=False)[constants.COL_COSINE].mean()
-    shares = results.groupby(constants.COL_MODEL, sort=False)[constants.COL_COSINE].apply(lambda c: float((c > threshold).mean()))
+    shares = results.groupby(constants.COL_MODEL, sort=False)[constants.COL_COSINE].apply(
+        lambda c: failure_rate(c.to_numpy(float), threshold)
+    )
     sentences.append(
         f"{n_pairs} pairs scored by {n_models} model(s): "
         + "; ".join(f"{short_name(m)} mean cosine {means[m]:.3f}, {100 * shares[m]:.0f}% above {threshold:.2f}" for m in means.index)

@@ -1,26 +1,39 @@
 """The two ways a model turns texts into vectors: sentence-transformers and ONNX.
 
-Both expose the same small surface, :class:`Backend`: ``embed`` returns
-L2-normalized float32 rows, ``tokenizer`` is a Hugging Face tokenizer, and
-``max_seq_length`` is the number of tokens (specials included) kept per text.
-The real backends also say what they observed on loading, which may differ
-from the registry: ``device`` (where they run), ``batch_size`` (texts per
-forward pass on that device), ``pooling`` and ``default_prompt`` (the prompt
+Both meet :class:`core.models.protocols.Backend` (every member declared
+there): ``embed`` returns L2-normalized float32 rows, ``tokenizer`` meets
+:class:`core.models.protocols.Tokenizer`, and ``max_seq_length`` is the
+number of tokens (specials included) kept per text, always finite.  The real
+backends also say what they observed on loading, which may differ from the
+registry: ``device`` (where they run), ``batch_size`` (texts per forward
+pass on that device), ``pooling`` and ``default_prompt`` (the prompt
 sentence-transformers would add by default; never added here, callers
 prepend the prompt they mean).
+
+A sentence-transformers model of static embeddings (``StaticEmbedding``,
+model2vec's kind: a mean of per-token vectors, no transformer) has no limit
+of its own (sentence-transformers says ``math.inf``) and its tokenizer is a
+``tokenizers.Tokenizer`` that adds no special tokens: it keeps what its
+``tokenizer.json`` truncates at, else ``STATIC_MAX_TOKENS`` (set on its
+tokenizer here, so the model really keeps no more), and is tokenized here
+exactly as it encodes (:class:`core.models.fast_tokenizer.FastTokenizer`
+without special tokens).
 """
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from pathlib import Path
-from typing import Protocol
+from typing import Any
 
 import numpy as np
 
 from core.constants import BATCH_SIZE_BY_DEVICE, DEVICE_CPU, ENCODE_BATCH_SIZE
 from core.models.device import CPU_PROVIDER, provider_device
+from core.models.fast_tokenizer import FastTokenizer
+from core.models.protocols import Backend, BackendDefaults, Tokenizer
 from core.stats.similarity import normalize_rows
 
 # Two cores: more threads than that only fight each other.
@@ -37,17 +50,11 @@ _THREADS = max(1, min(2, os.cpu_count() or 1))
 HF_LOAD_LOCK = threading.RLock()
 
 
-class Backend(Protocol):
-    # Read-only in the protocol, so each backend may hold its own tokenizer type.
-    @property
-    def tokenizer(self) -> object: ...
+__all__ = ["HF_LOAD_LOCK", "STATIC_MAX_TOKENS", "Backend", "OnnxBackend", "TorchBackend"]
 
-    max_seq_length: int
-    dimension: int
-
-    def embed(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
-        """Encode texts, ``batch_size`` per forward pass (None: the backend's own); returns (n, dimension) L2-normalized float32."""
-        ...
+# Tokens a static-embedding model keeps when its tokenizer.json sets no truncation: it has no limit of its own,
+# and a bound keeps a many-megabyte cell's cost bounded (core.models.bounds) as for every model.
+STATIC_MAX_TOKENS = 8192
 
 
 def _l2_normalize(x: np.ndarray) -> np.ndarray:
@@ -55,8 +62,10 @@ def _l2_normalize(x: np.ndarray) -> np.ndarray:
     return normalize_rows(x).astype(np.float32)
 
 
-class TorchBackend:
+class TorchBackend(BackendDefaults):
     """A sentence-transformers model (honours the model's own pooling config)."""
+
+    kind = "torch"
 
     def __init__(
         self,
@@ -85,8 +94,10 @@ class TorchBackend:
             )
         self.device = device
         self.batch_size = BATCH_SIZE_BY_DEVICE.get(device, ENCODE_BATCH_SIZE)
-        self.tokenizer = self.model.tokenizer
-        self.max_seq_length = int(self.model.max_seq_length or 512)
+        self.tokenizer, self.max_seq_length, static = _tokenizer_and_limit(self.model)
+        # Gradients and hidden states come from a transformer; a static model's mean of token vectors has neither.
+        self.has_torch = not static
+        self.torch_model = self.model
         dim_fn = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dimension = int(dim_fn() or 0)
         self.pooling = _pooling_of(self.model)
@@ -107,18 +118,47 @@ class TorchBackend:
         return np.asarray(vecs, dtype=np.float32)
 
 
+def _tokenizer_and_limit(model: Any) -> tuple[Tokenizer, int, bool]:
+    """(tokenizer, tokens kept, is static) of a sentence-transformers model.
+
+    A transformer's tokenizer is Hugging Face's and its limit the model's.  A
+    static-embedding model's tokenizer is a raw ``tokenizers.Tokenizer`` that
+    adds no special tokens and its limit ``math.inf``: it keeps what its
+    tokenizer truncates at, else :data:`STATIC_MAX_TOKENS`, which is then set
+    on that tokenizer so the model keeps no more than it is said to.
+    """
+    from tokenizers import Tokenizer as RawTokenizer
+
+    raw = model.tokenizer
+    limit = model.max_seq_length
+    if not isinstance(raw, RawTokenizer):
+        return raw, int(limit or 512), False
+    if limit is None or not math.isfinite(limit):
+        truncation = raw.truncation
+        if truncation and truncation.get("max_length"):
+            limit = int(truncation["max_length"])
+        else:
+            limit = STATIC_MAX_TOKENS
+            raw.enable_truncation(max_length=limit)
+    return FastTokenizer.of(raw, special_tokens=False), int(limit), True
+
+
 def _pooling_of(model) -> str:
     """The pooling a sentence-transformers model applies (``cls``, ``mean``, ``max``+``mean``, …), or ``unknown``."""
     for module in model:
+        bag_mode = getattr(getattr(module, "embedding", None), "mode", None)  # a static model pools in its EmbeddingBag: mean, sum or max
+        if isinstance(bag_mode, str):
+            return bag_mode
         mode = getattr(module, "pooling_mode", None)
         if mode:
             return mode if isinstance(mode, str) else "+".join(mode)
     return "unknown"
 
 
-class OnnxBackend:
+class OnnxBackend(BackendDefaults):
     """An ONNX export run by onnxruntime, mean-pooled with the attention mask."""
 
+    kind = "onnx"
     pooling = "mean"
     default_prompt = ""
 
@@ -136,6 +176,7 @@ class OnnxBackend:
             # spinning starves the torch models encoding right after (3x slower).
             opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self.session = ort.InferenceSession(str(onnx_path), opts, providers=providers or [CPU_PROVIDER])
+            self.onnx_session = self.session
             self.tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
         # What the session really got: onnxruntime drops a provider it cannot start.
         self.device = provider_device(self.session.get_providers())

@@ -39,6 +39,7 @@ import numpy as np
 
 from core.constants import EMBEDDING_CACHE_FILE
 from core.paths import cache_dir
+from core.stats.similarity import UNIT_NORM_TOLERANCE
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
@@ -56,7 +57,7 @@ CREATE TABLE IF NOT EXISTS model_fingerprints (
 """
 _SQL_CHUNK = 500  # stay under sqlite's bound-parameter limit
 # Stored vectors are L2-normalised float32; float32 rounding keeps |norm - 1| near 1e-7.
-NORM_TOLERANCE = 1e-3
+NORM_TOLERANCE = UNIT_NORM_TOLERANCE
 _FLOAT_BYTES = 4
 
 

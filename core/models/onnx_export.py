@@ -42,6 +42,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -430,8 +431,8 @@ class ExactOnnxBackend(OnnxBackend):
 
     Attributes:
         kind: ``onnx``.
-        has_torch_twin: True when a torch twin was handed in (gradients and
-            hidden states come from it: :attr:`model`).
+        has_torch: True when a torch twin was handed in (gradients and
+            hidden states come from it: :attr:`model`, :attr:`torch_model`).
     """
 
     kind = BACKEND_ONNX
@@ -457,7 +458,12 @@ class ExactOnnxBackend(OnnxBackend):
         self._twin_factory = torch_twin
         self._twin: Backend | None = None
         self._twin_lock = threading.Lock()
-        self.has_torch_twin = torch_twin is not None
+        self.has_torch = torch_twin is not None
+
+    @property
+    def torch_model(self) -> Any:  # a property: the twin loads on first read
+        """The torch twin's sentence-transformers model (loaded on first read); None without a twin."""
+        return self.model if self._twin_factory is not None else None
 
     @property
     def model(self):

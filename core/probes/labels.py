@@ -35,6 +35,7 @@ import pandas as pd
 
 from core import constants
 from core.probes import calibration
+from core.stats.rates import above, failure_rate
 
 KIND_BINARY, KIND_GRADED, KIND_TEXT, KIND_NONE = "binary", "graded", "text", "none"
 UNCATEGORIZED = "uncategorized"  # core.files.reader's category for rows without one
@@ -239,7 +240,7 @@ def labels_as_categories(pairs: pd.DataFrame) -> pd.DataFrame:
 def _accuracy_f1(cosine: np.ndarray, truth: np.ndarray, threshold: float) -> tuple[float, float]:
     from sklearn.metrics import accuracy_score, f1_score
 
-    predicted = (cosine > threshold).astype(int)
+    predicted = above(cosine, threshold).astype(int)
     return float(accuracy_score(truth, predicted)), float(f1_score(truth, predicted, zero_division=0.0))
 
 
@@ -320,7 +321,7 @@ def label_report(results: pd.DataFrame, threshold: float, match_label: object = 
                 "mean": float(cos.mean()),
                 "sd": float(cos.std(ddof=1)) if len(cos) > 1 else np.nan,
                 "median": float(np.median(cos)),
-                "share_above": float((cos > threshold).mean()),
+                "share_above": failure_rate(cos, threshold),
             }
         )
     out = {

@@ -21,7 +21,7 @@ from core.models.encode import EncodeReport, embedding_matrix, encode_texts
 from core.models.loading import LoadedModel
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ModelRun, ProgressFn, model_runs
-from core.stats import cos_sim, token_jaccard, word_jaccard
+from core.stats import cos_sim, pairwise_cos_sim, token_jaccard, word_jaccard
 
 
 @dataclass
@@ -106,10 +106,14 @@ def score_pairs(
     """
     texts = list(pairs[constants.COL_TEXT_A]) + list(pairs[constants.COL_TEXT_B])
     vectors, report = encode_texts(model, texts, cache, progress=progress, batch_size=batch_size)
-    a = np.stack([vectors[t] for t in pairs[constants.COL_TEXT_A]]) if len(pairs) else np.zeros((0, 1))
-    b = np.stack([vectors[t] for t in pairs[constants.COL_TEXT_B]]) if len(pairs) else np.zeros((0, 1))
-    # Vectors are unit length, so the row-wise dot product is the cosine.
-    cos = np.clip(np.einsum("ij,ij->i", a, b), -1.0, 1.0)
+    # The one cosine (core.stats.similarity), normalising inside: a vector's length never enters a score.
+    cos = (
+        pairwise_cos_sim(
+            embedding_matrix(vectors, list(pairs[constants.COL_TEXT_A])), embedding_matrix(vectors, list(pairs[constants.COL_TEXT_B]))
+        )
+        if len(pairs)
+        else np.zeros(0)
+    )
     tokenize = model.tokenizer.tokenize
     token_cache: dict[str, list[str]] = {}
 
@@ -117,7 +121,7 @@ def score_pairs(
         if text not in token_cache:
             with model.lock:  # shared tokenizer: see encode_texts
                 # A text cut before encoding (core.models.bounds) is compared by the part the model saw.
-                token_cache[text] = tokenize(report.model_parts.get(text, text))
+                token_cache[text] = list(tokenize(report.model_parts.get(text, text)))
         return token_cache[text]
 
     out = pairs.copy()

@@ -12,7 +12,8 @@ from core.constants import (
     CONFIDENCE,
     DEFAULT_THRESHOLD,
 )
-from core.stats._validation import _as_1d, _as_scalar, _check_confidence, _check_resamples, _same_length
+from core.stats._validation import _as_1d, _check_confidence, _check_resamples, _same_length
+from core.stats.rates import above
 
 _RESAMPLED_VALUES = 2_000_000  # resampled values per vectorized statistic call (16 MB of float64)
 
@@ -183,9 +184,7 @@ def failure_rate_ci(
         ValueError: On empty/NaN/non-1-D cosines, a non-finite threshold, or
             an invalid ``n_resamples`` / ``confidence``.
     """
-    arr = _as_1d(cosines, "cosines")
-    thr = _as_scalar(threshold, "threshold")
-    indicators = (arr > thr).astype(float)
+    indicators = above(cosines, threshold).astype(float)
     return bootstrap_ci(
         indicators,
         "mean",

@@ -1,4 +1,11 @@
-"""Retrieval failure rates (failure paper): the share of pairs strictly above a threshold, and its curve."""
+"""Retrieval failure rates (failure paper): the share of pairs strictly above a threshold, and its curve.
+
+The one place a share of cosines above a threshold is computed: the failure
+rate of a category, a calibration's true- and false-positive rates, a label's
+share above, a report's share per model all call :func:`failure_rate` (its
+interval is :func:`core.stats.intervals.failure_rate_ci`, over the same
+:func:`above` indicators), so "above" is strictly greater everywhere.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +19,22 @@ from core.constants import (
     THRESHOLD_GRID_STEP,
 )
 from core.stats._validation import _as_1d, _as_scalar
+
+
+def above(cosines: ArrayLike, threshold: float) -> np.ndarray:
+    """Which cosines count as matches at ``threshold``: strictly greater (a cosine exactly at it does not).
+
+    Args:
+        cosines: Cosines, shape ``(n,)``.
+        threshold: Retrieval threshold.
+
+    Returns:
+        Boolean array of shape ``(n,)``.
+
+    Raises:
+        ValueError: On empty/NaN/non-1-D cosines or a non-finite threshold.
+    """
+    return _as_1d(cosines, "cosines") > _as_scalar(threshold, "threshold")
 
 
 def failure_rate(cosines: ArrayLike, threshold: float = DEFAULT_THRESHOLD) -> float:
@@ -31,9 +54,7 @@ def failure_rate(cosines: ArrayLike, threshold: float = DEFAULT_THRESHOLD) -> fl
     Raises:
         ValueError: On empty/NaN/non-1-D cosines or a non-finite threshold.
     """
-    arr = _as_1d(cosines, "cosines")
-    thr = _as_scalar(threshold, "threshold")
-    return float(np.mean(arr > thr))
+    return float(np.mean(above(cosines, threshold)))
 
 
 def threshold_grid(step: float = THRESHOLD_GRID_STEP, low: float = 0.0, high: float = 1.0) -> np.ndarray:

@@ -15,6 +15,9 @@ from numpy.typing import ArrayLike
 
 from core.stats._validation import _as_2d
 
+# How far a fresh or cached vector's L2 norm may stray from 1 and still count as unit (float32 rounding is ~1e-7).
+UNIT_NORM_TOLERANCE = 1e-3
+
 
 class UnnormalizableRows(ValueError):
     """Rows that have no direction: all zero, or holding NaN or an infinity.
@@ -78,6 +81,44 @@ def normalize_rows(matrix: ArrayLike) -> np.ndarray:
             f"{len(which)} of {len(rows)} vector(s) are {kind} (row(s) {', '.join(map(str, which[:5]))}): they have no direction",
         )
     return unit
+
+
+def unit_checked(matrix: ArrayLike, tolerance: float = UNIT_NORM_TOLERANCE) -> tuple[np.ndarray, np.ndarray]:
+    """A backend's fresh vectors with their norm checked: rows already unit kept as they are, the others normalised.
+
+    Every cosine here is the dot product of unit rows, so a backend that
+    returns vectors of another length (a plugin that forgets to normalise)
+    would otherwise report dot products; its rows are normalised by
+    :func:`normalize_rows` and their norms returned so the caller can say so.
+
+    Args:
+        matrix: ``(n, d)`` vectors.
+        tolerance: largest ``| ||row|| - 1 |`` that counts as unit.
+
+    Returns:
+        ``(rows, norms)``: ``(n, d)`` float32 unit rows, and the norms of the rows that were not unit (empty when all were).
+
+    Raises:
+        UnnormalizableRows: a row that had to be normalised is all zeros or not finite.
+        ValueError: ``matrix`` is not 2-D.
+    """
+    rows = np.asarray(matrix)
+    if rows.ndim != 2:
+        raise ValueError(f"matrix must be 2-D (n, d), got shape {rows.shape}")
+    wide = rows.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.linalg.norm(wide, axis=1) if rows.shape[1] else np.zeros(rows.shape[0])
+    off = ~(np.abs(norms - 1.0) <= tolerance)  # NaN norms count as off, and are refused below
+    if not off.any():
+        return rows.astype(np.float32, copy=False), norms[:0]
+    out = rows.astype(np.float32, copy=True)
+    where = np.flatnonzero(off)
+    try:
+        fixed = normalize_rows(wide[off])
+    except UnnormalizableRows as exc:  # named by their place in ``matrix``, not in the subset
+        raise UnnormalizableRows([int(where[i]) for i in exc.rows], str(exc)) from None
+    out[off] = fixed.astype(np.float32)
+    return out, norms[off]
 
 
 def _normalize_rows(matrix: np.ndarray) -> np.ndarray:

@@ -10,13 +10,14 @@ from core import constants
 from core.models import registry
 from core.models.estimate import ModelEstimate, RunEstimate, about
 from core.models.loading import LoadedModel
+from core.models.protocols import BackendDefaults
 from core.scoring.findings import model_answer
 from ui import progress
 
 SLOW = registry.MPNET  # recorded as the slowest bundled model, so it runs after MiniLM whatever the sidebar's order
 
 
-class SlowBackend:
+class SlowBackend(BackendDefaults):
     """MiniLM's encoder under mpnet's name; each call first notes which answers the page already showed."""
 
     def __init__(self, like, seen: list[dict[str, str]], shown: dict[str, str]):

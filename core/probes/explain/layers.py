@@ -98,7 +98,7 @@ def layer_cosines(model: LoadedModel, text_a: str, text_b: str) -> pd.DataFrame:
             constants.COL_LAYER: np.arange(n + 1),
             constants.COL_DEPTH: np.arange(n + 1) / max(n, 1),
             constants.COL_COSINE: cos,
-            COL_POOLING: getattr(model.backend, "pooling", model.meta.pooling),
+            COL_POOLING: model.backend.pooling,
         }
     )
 

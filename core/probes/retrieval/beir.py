@@ -40,6 +40,7 @@ from core.models.runs import ModelRun, ProgressFn, model_runs
 from core.probes.retrieval.corpus import CORPUS_RATE_COLUMNS, corpus_rates, variants_of
 from core.probes.retrieval.metrics import flips, id_places, judged_figures, rank_order
 from core.probes.retrieval.rescoring import check_names, checked_scores, record_failure
+from core.stats.similarity import cos_sim, pairwise_cos_sim
 
 if TYPE_CHECKING:
     from core.probes.retrieval.mitigations import Mitigation
@@ -263,7 +264,7 @@ def _mitigated_top(
     parts = []
     for start in range(0, len(texts), _QUERY_BLOCK):
         stop = min(start + _QUERY_BLOCK, len(texts))
-        dense = np.clip(queries[start:stop] @ matrix.T, -1.0, 1.0)
+        dense = cos_sim(queries[start:stop], matrix) if len(matrix) else np.empty((stop - start, 0))
         scores = checked_scores(mitigation.rescore(texts[start:stop], passages, dense, model=model), dense, mitigation.name)
         empty = np.empty((stop - start, 0))
         parts.append(
@@ -358,7 +359,7 @@ def run_beir(
             matrix = embedding_matrix(vectors, texts)
             if mitigations and n_passages + len(ids) <= MAX_MITIGATED_PASSAGES:
                 held.append((ids, texts, matrix))
-            scores = np.clip(queries @ matrix.astype(np.float64).T, -1.0, 1.0)
+            scores = cos_sim(queries, matrix)
             top = top.merge(scores, _gains(qrels, ids), ids, texts, depth)
             n_passages += len(ids)
             if cache is not None:
@@ -416,14 +417,14 @@ def _variant_rows(run: ModelRun, queries: list[str], qrels: list[dict[str, int]]
     vectors = got[0]
     rows = []
     for query, judged in zip(queries, qrels, strict=True):
-        q = vectors[query].astype(np.float64)
+        q = vectors[query]
         for doc in judged:
             original = relevant.get(doc)
             if original is None:
                 continue
-            s_orig = float(np.clip(q @ vectors[original].astype(np.float64), -1, 1))
+            s_orig = float(pairwise_cos_sim(q, vectors[original])[0])
             for mode, rule, text in variants[original]:
-                s_var = float(np.clip(q @ vectors[text].astype(np.float64), -1, 1))
+                s_var = float(pairwise_cos_sim(q, vectors[text])[0])
                 rows.append(
                     {
                         constants.COL_MODEL: run.label,

@@ -20,16 +20,15 @@ import numpy as np
 from core import constants
 from core.messages import typed_first_line
 from core.models.encode import embedding_matrix
+from core.stats.similarity import cos_sim
 
 
 def cosine_matrix(vectors: dict[str, np.ndarray], queries: Sequence[str], passages: Sequence[str]) -> np.ndarray:
     """Cosine of each query with each passage, shape ``(n_queries, n_passages)``, from unit vectors by text."""
     if not queries or not passages:
         return np.zeros((len(queries), len(passages)))
-    q = embedding_matrix(vectors, list(queries)).astype(np.float64)
-    p = embedding_matrix(vectors, list(passages)).astype(np.float64)
-    # Vectors are unit length, so the dot product is the cosine.
-    return np.clip(q @ p.T, -1.0, 1.0)
+    # The one cosine (core.stats.similarity), normalising inside.
+    return cos_sim(embedding_matrix(vectors, list(queries)), embedding_matrix(vectors, list(passages)))
 
 
 def checked_scores(out: Any, dense: np.ndarray, name: str) -> np.ndarray:

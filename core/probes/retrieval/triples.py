@@ -47,6 +47,7 @@ from core.probes.retrieval import tables
 from core.probes.retrieval.metrics import flips, judged_figures, rank_order, rate_with_ci
 from core.probes.retrieval.origin import variant_sources
 from core.probes.retrieval.rescoring import check_names, checked_scores, cosine_matrix, record_failure
+from core.stats.similarity import cos_sim
 
 if TYPE_CHECKING:
     from core.probes.retrieval.mitigations import Mitigation
@@ -282,7 +283,7 @@ def _rank_rows(corpus: _Corpus, vectors: dict[str, np.ndarray], model: str, miti
     for start in range(0, len(corpus.queries), _QUERY_BLOCK):
         stop = min(start + _QUERY_BLOCK, len(corpus.queries))
         queries = embedding_matrix(vectors, list(corpus.queries[start:stop])).astype(np.float64)
-        scores = np.clip(queries @ passages.T, -1.0, 1.0)
+        scores = cos_sim(queries, passages)
         if mitigation is not None:
             scores = checked_scores(
                 mitigation.rescore(list(corpus.queries[start:stop]), list(corpus.passages), scores, model=model), scores, mitigation.name

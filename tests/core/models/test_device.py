@@ -9,10 +9,11 @@ import pytest
 
 from core.cli import main as cli
 from core.models import device as dev
-from core.models import loading
+from core.models import loaders, loading
 from core.models.device import CPU_PROVIDER, CUDA_PROVIDER, DeviceUnavailable, VisibleDevices
 from core.models.encode import encode_texts
 from core.models.loading import LoadedModel
+from core.models.protocols import BackendDefaults
 from core.models.registry import MINILM_L3_ONNX, MINILM_L6
 
 CPU_ONLY = VisibleDevices()
@@ -98,7 +99,7 @@ def test_batch_size_is_larger_on_a_gpu_and_the_override_wins():
 # ------------------------------------------- loading with the GPU faked
 
 
-class _Recorder:
+class _Recorder(BackendDefaults):
     """Stands in for a backend class: records how the loader built it."""
 
     calls: list[dict] = []
@@ -114,9 +115,14 @@ class _Recorder:
 def fake_gpu(monkeypatch):
     """torch 'sees' a CUDA GPU and onnxruntime has its CUDA provider; backends record instead of loading."""
     monkeypatch.setattr(dev, "visible_devices", lambda: WITH_CUDA)
-    monkeypatch.setattr(loading, "TorchBackend", type("TorchRecorder", (_Recorder,), {"calls": []}))
-    monkeypatch.setattr(loading, "OnnxBackend", type("OnnxRecorder", (_Recorder,), {"calls": []}))
+    torch_recorder = type("TorchRecorder", (_Recorder,), {"calls": []})
+    onnx_recorder = type("OnnxRecorder", (_Recorder,), {"calls": []})
+    monkeypatch.setattr(loading, "TorchBackend", torch_recorder)
+    monkeypatch.setattr(loaders, "TorchBackend", torch_recorder)
+    monkeypatch.setattr(loaders, "OnnxBackend", onnx_recorder)
+    monkeypatch.setattr(loading, "OnnxBackend", onnx_recorder, raising=False)  # read as fake_gpu.OnnxBackend below
     monkeypatch.setattr(loading, "visible_devices", lambda: WITH_CUDA)
+    monkeypatch.setattr(loaders, "visible_devices", lambda: WITH_CUDA)
     monkeypatch.setattr(loading, "_LOADED", {})
     monkeypatch.setattr(loading, "LOAD_COUNTS", {})
     return loading
@@ -151,7 +157,7 @@ def test_a_device_that_is_not_visible_is_a_model_unavailable_line():
 # ------------------------------------------------------------- batch sizes
 
 
-class _BatchSpy:
+class _BatchSpy(BackendDefaults):
     """A real backend's encoder, recording the texts and batch size of each call."""
 
     def __init__(self, inner, batch_size: int):

@@ -12,8 +12,9 @@ from core import constants
 from core.models.bundled import bundle_path
 from core.models.encode import embedding_matrix, encode_texts
 from core.models.loading import LoadedModel, load_model
+from core.models.protocols import BackendDefaults
 from core.models.registry import MINILM_L3_ONNX, MINILM_L6, MINILM_L6_INT8, MPNET
-from core.scoring.runner import run_pairs
+from core.scoring.runner import run_pairs, score_pairs
 
 TEXTS = [
     "Google acquired YouTube",
@@ -100,7 +101,7 @@ def test_prompt_is_prepended(minilm, fresh_cache):
     assert report.token_counts[text] == len(minilm.tokenizer("search_query: " + text)["input_ids"])
 
 
-class _SpyBackend:
+class _SpyBackend(BackendDefaults):
     """Forwards to a real backend and records what it was asked to embed."""
 
     def __init__(self, inner):
@@ -167,7 +168,7 @@ def test_a_local_backend_giving_a_zero_vector_is_refused_naming_the_text_and_not
     """The one safe normalisation refuses a row with no direction; encode_texts names its text and caches nothing of the batch."""
     from core.models import backends
 
-    class ZeroForOne:
+    class ZeroForOne(BackendDefaults):
         tokenizer, max_seq_length, dimension, batch_size = minilm.tokenizer, 256, 2, 8
 
         def embed(self, texts, batch_size=None):
@@ -179,3 +180,38 @@ def test_a_local_backend_giving_a_zero_vector_is_refused_naming_the_text_and_not
     assert fresh_cache.get_many(model.cache_key, ["says something", "says nothing"]) == {}
     vectors, _ = encode_texts(model, ["says something"], fresh_cache)
     np.testing.assert_allclose(vectors["says something"], [0.6, 0.8], rtol=1e-6)
+
+
+# ------------------------------------------------------------- fresh vectors' norm
+
+
+class _Unnormalized(BackendDefaults):
+    """A real model's vectors scaled by 3 and 0.5 in turn: a backend that forgets to normalise."""
+
+    def __init__(self, inner):
+        self.inner, self.tokenizer, self.max_seq_length, self.dimension = inner, inner.tokenizer, inner.max_seq_length, inner.dimension
+
+    def embed(self, texts, batch_size=None):
+        rows = self.inner.embed(texts)
+        return rows * np.where(np.arange(len(rows)) % 2 == 0, 3.0, 0.5)[:, None].astype(np.float32)
+
+
+def test_a_backend_returning_unnormalized_vectors_is_caught_normalised_and_noted(fresh_cache, minilm):
+    """Its scores are cosines, equal to the normalising model's, not dot products; the run says so once; the cache holds unit rows."""
+    texts = ["The patient is allergic to penicillin", "The patient is not allergic to penicillin"]
+    model = dataclasses.replace(minilm, backend=_Unnormalized(minilm.backend), fingerprint="test:unnormalized")
+    vectors, report = encode_texts(model, texts, fresh_cache)
+    want, _ = encode_texts(minilm, texts, None)
+    for t in texts:
+        assert np.linalg.norm(vectors[t]) == pytest.approx(1.0, abs=1e-6)
+        np.testing.assert_allclose(vectors[t], want[t], atol=1e-6)
+    (note,) = [n for n in report.notes if "not of unit length" in n]
+    assert "norms 0.5 to 3" in note and "cosines, not dot products" in note
+    cached = fresh_cache.get_many(model.cache_key, texts, unit_norm=True)
+    assert set(cached) == set(texts)
+    pairs = pd.DataFrame({"text_a": [texts[0]], "text_b": [texts[1]]})
+    result = run_pairs(pairs, [MINILM_L6])
+    scored, _ = score_pairs(model, pairs, None)
+    assert scored[constants.COL_COSINE].iloc[0] == pytest.approx(result.results[constants.COL_COSINE].iloc[0], abs=1e-6)
+    dot = float(3.0 * 0.5 * want[texts[0]] @ want[texts[1]])
+    assert abs(scored[constants.COL_COSINE].iloc[0] - dot) > 0.1  # what the old einsum reported

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.stats.similarity import UnnormalizableRows, cos_sim, normalize_rows, pairwise_cos_sim
+from core.stats.similarity import UnnormalizableRows, cos_sim, normalize_rows, pairwise_cos_sim, unit_checked
 
 
 def test_rows_whose_squares_overflow_or_underflow_float32_keep_their_direction():
@@ -52,3 +52,21 @@ def test_unit_rows_and_cos_sim_units_equal_cos_sim():
     np.testing.assert_allclose(cos_sim_units(single, single), cos_sim(a, a), atol=1e-6)
     with pytest.raises(ValueError, match="NaN or infinite"):
         unit_rows(np.array([[np.nan, 1.0]]))
+
+
+def test_unit_checked_keeps_unit_rows_and_normalises_the_others_naming_their_norms():
+
+    rows = np.array([[0.6, 0.8], [3.0, 4.0], [0.0, 0.5]], dtype=np.float32)
+    out, norms = unit_checked(rows)
+    np.testing.assert_allclose(out, [[0.6, 0.8], [0.6, 0.8], [0.0, 1.0]], atol=1e-7)
+    np.testing.assert_allclose(norms, [5.0, 0.5])
+    assert out.dtype == np.float32
+    same, none = unit_checked(rows[:1])
+    assert none.size == 0 and same[0].tolist() == rows[0].tolist()
+
+
+def test_unit_checked_refuses_a_row_with_no_direction_by_its_place():
+
+    with pytest.raises(UnnormalizableRows) as caught:
+        unit_checked(np.array([[0.6, 0.8], [2.0, 0.0], [0.0, 0.0]]))
+    assert caught.value.rows == (2,)

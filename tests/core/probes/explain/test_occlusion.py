@@ -9,6 +9,7 @@ from core import constants
 from core.constants import BACKEND_AUTO
 from core.models.encode import encode_texts
 from core.models.loading import LoadedModel, load_model
+from core.models.protocols import BackendDefaults
 from core.models.registry import MINILM_L6, MINILM_L6_INT8
 from core.probes.explain import occlusion
 
@@ -68,7 +69,7 @@ def test_word_removal_equals_reencoding_the_shorter_text(model):
         assert value == pytest.approx(full - _cos(model, A, shorter), abs=1e-5), words[i]
 
 
-class FirstWordBackend:
+class FirstWordBackend(BackendDefaults):
     """A model that embeds only a text's first word: a fixed random unit vector per word."""
 
     dimension = 16

@@ -1,0 +1,77 @@
+"""A ``tokenizer.json`` run by the ``tokenizers`` library alone, behind the :class:`core.models.protocols.Tokenizer` interface."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+class FastTokenizer:
+    """A ``tokenizer.json`` run by the ``tokenizers`` library alone: no transformers, no torch.
+
+    It answers the two calls scoring makes of a Hugging Face fast tokenizer
+    built from the same file, with the same results: ``tokenizer(texts,
+    add_special_tokens=True, truncation=False)["input_ids"]`` (token counts)
+    and ``tokenizer.tokenize(text)`` (pieces for token Jaccard).  Loading it
+    takes milliseconds, so a run whose vectors are all cached loads no weights.
+
+    The bundled ``tokenizer.json`` files ship ``padding: Fixed(128)`` and
+    truncation at 128: both are switched off, as a counting tokenizer must.
+
+    A model that never receives special tokens (sentence-transformers'
+    ``StaticEmbedding`` encodes with ``add_special_tokens=False``) gets
+    ``special_tokens=False``: its counts are then the ids the model really
+    receives, whatever the caller asks.
+
+    Args:
+        path: a ``tokenizer.json`` file.
+        special_tokens: the model receives the file's special tokens ([CLS], [SEP], ...).
+
+    Raises:
+        ValueError: the file is missing or not a tokenizer the library reads.
+    """
+
+    def __init__(self, path: str | Path, *, special_tokens: bool = True) -> None:
+        from tokenizers import Tokenizer as _Tokenizer
+
+        try:
+            tok = _Tokenizer.from_file(str(path))
+        except Exception as exc:  # noqa: BLE001 - the Rust side raises plain Exception for any bad file
+            raise ValueError(f"{path}: not a tokenizer.json the tokenizers library reads ({exc})") from exc
+        self._setup(tok, special_tokens)
+
+    @classmethod
+    def of(cls, tokenizer: Any, *, special_tokens: bool = True) -> FastTokenizer:
+        """A copy of a loaded ``tokenizers.Tokenizer`` (the model's own is left as it is: its truncation is the model's).
+
+        Args:
+            tokenizer: a ``tokenizers.Tokenizer``.
+            special_tokens: as for the constructor.
+        """
+        from tokenizers import Tokenizer as _Tokenizer
+
+        made = cls.__new__(cls)
+        made._setup(_Tokenizer.from_str(tokenizer.to_str()), special_tokens)
+        return made
+
+    def _setup(self, tok: Any, special_tokens: bool) -> None:
+        tok.no_padding()
+        tok.no_truncation()
+        self._tok = tok
+        self._special = special_tokens
+        self.unk_token: str | None = getattr(tok.model, "unk_token", None)
+
+    def __call__(self, texts: str | Sequence[str], add_special_tokens: bool = True, **_ignored: object) -> dict[str, list]:
+        """``{"input_ids": [ids per text]}``; padding and truncation never apply."""
+        batch = [texts] if isinstance(texts, str) else list(texts)
+        ids = [enc.ids for enc in self._tok.encode_batch(batch, add_special_tokens=add_special_tokens and self._special)]
+        return {"input_ids": ids[0] if isinstance(texts, str) else ids}
+
+    def tokenize(self, text: str, *_args: object, **_kwargs: object) -> list[str]:
+        """Subword pieces of ``text`` without special tokens."""
+        return list(self._tok.encode(text, add_special_tokens=False).tokens)
+
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
+        """The text of token ids (what occlusion embeds for a backend without an id path)."""
+        return str(self._tok.decode(list(ids), skip_special_tokens=skip_special_tokens))
