@@ -228,10 +228,10 @@ def triples_run(
     from core.probes.retrieval.triples import run_triples
 
     return run_triples(
-        Triples(name, frame, dict(mapping)),
+        Triples(name, frame, dict(mapping)),  # type: ignore[arg-type]
         list(models),
         cache=embedding_cache(),
-        options=options,  # type: ignore[arg-type]
+        options=options,
         mitigations=build_mitigations(mitigations),
     )
 
