@@ -71,3 +71,4 @@ LanceStore  # core/stores/lance.py: opened by name from its StoreKind record (co
 ChromaStore  # core/stores/chroma.py: opened by name from its StoreKind record (core/stores/kinds.py)
 PgvectorStore  # core/stores/pgvector.py: opened by name from its StoreKind record (core/stores/kinds.py)
 _.read_only  # psycopg's Connection.read_only, set in core/stores/pgvector.py: every transaction of the session READ ONLY
+pair_setting_rows  # core/probes/compression.py: index settings scored on any vectors given by text (a store's, tests/core/probes/test_compression.py); the CLI and page feed the encoder's

@@ -66,7 +66,6 @@ RESCORE_TOP_K = 10  # the deepest cut-off the retrieval probes read (recall@10)
 _UNIT_TOLERANCE = 1e-5  # float32 rounding of a unit vector's norm is far below this
 RESCORE_MULTIPLIER = 2  # sentence_transformers.quantization.semantic_search_*'s default oversampling
 
-PROBE_FAILURE_MODES = constants.SUITE_FAILURE_MODES
 PROBE_RETRIEVAL = constants.SUITE_RETRIEVAL
 PROBE_TRIPLES = "triples"
 
