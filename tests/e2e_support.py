@@ -463,6 +463,14 @@ def to_float(text: str) -> float:
     return float(match.group())
 
 
+def viewport_screenshot(page, name: str) -> Path:
+    """A screenshot of what the viewport shows now in tests/screenshots/<name>.png: no resize, no wait for charts."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
 def section_screenshot(page, name: str, first: str, until: str) -> Path:
     """A screenshot of the main area from the heading containing ``first`` up to the one containing ``until``.
 
