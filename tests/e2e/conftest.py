@@ -45,7 +45,11 @@ def server(tmp_path_factory):
 
 @pytest.fixture
 def page(request, browser, server):
-    """A fresh browser context on ``server``; a screenshot of what the test saw is kept, named -FAILED when it failed."""
+    """A fresh browser context on ``server``; a screenshot of what the test saw is kept.
+
+    A failed test gets the full page (-FAILED, viewport grown, charts drawn: 1-6 s on a page of charts);
+    a passed one the screen as it left it (a fraction of a second), since the shots a test wants are its own.
+    """
     context = browser.new_context(viewport=E.VIEWPORT, accept_downloads=True)
     context.set_default_timeout(60_000)
     context.add_init_script(E.INIT_SCRIPT)
@@ -55,7 +59,10 @@ def page(request, browser, server):
     report = getattr(request.node, "e2e_rep_call", None)
     failed = report is not None and report.failed
     try:
-        E.screenshot(pg, request.node.name + ("-FAILED" if failed else ""))
+        if failed:
+            E.screenshot(pg, request.node.name + "-FAILED")
+        else:
+            E.viewport_screenshot(pg, request.node.name)
     finally:
         context.close()
     if failed:

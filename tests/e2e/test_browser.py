@@ -2,8 +2,8 @@
 
 One ``streamlit run app.py`` per session (MiniLM only, a throw-away cache),
 one Chromium per session, a fresh browser context per test.  Every test
-leaves a full-page screenshot in tests/screenshots/<test>.png (and
-<test>-FAILED.png when it fails, with the server log printed).
+leaves a screenshot of its last screen in tests/screenshots/<test>.png (a
+full-page <test>-FAILED.png when it fails, with the server log printed).
 
 Run: ``.venv/bin/python -m pytest tests/test_e2e_browser.py -q``
 (``-m "not browser"`` skips them).

@@ -22,7 +22,7 @@ sentence; each suite session shows results for both models; and the
 server's load log (``COSINE_PROBE_LOAD_LOG``, see :mod:`core.models`) names
 each model exactly once, from the server's own process.
 
-Screenshots: tests/screenshots/concurrency-<n>.png, one per session.
+Screenshots: tests/screenshots/concurrency-<n>.png, one per session (the full page when it failed).
 
 Two cheap companions (no browser, a few seconds): eight threads racing for
 one cold model load it once and log it once; and in a fresh interpreter an
@@ -285,6 +285,7 @@ async def drive(base: str, expected, browser) -> list[str]:
         s = Session(n, page, base, expected)
         sessions.append(s)
         s.note("context open")
+        failed = False
         try:
             if n in TOKENIZER_FIRST:
                 # Loads only tokenizers, while the Compare sessions load the models.
@@ -309,13 +310,20 @@ async def drive(base: str, expected, browser) -> list[str]:
                 await asyncio.wait_for(asyncio.gather(*(e.wait() for e in started.values())), timeout=E.RUN_TIMEOUT_MS / 1000)
                 await s.compare(2)
         except BaseException:
+            failed = True
             await opened.abort()
             for event in started.values():
                 event.set()
             raise
         finally:
             try:
-                await screenshot(page, f"concurrency-{n}")
+                # The full page (viewport grown to the content) when it failed; the screen it ended on otherwise, which
+                # costs a fraction: eight full-page shots at once took seconds of the two cores.
+                if failed:
+                    await screenshot(page, f"concurrency-{n}")
+                else:
+                    E.SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+                    await page.screenshot(path=str(E.SCREENSHOTS / f"concurrency-{n}.png"))
             finally:
                 await context.close()
                 s.note("closed")

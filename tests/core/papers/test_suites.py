@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import subprocess
@@ -11,6 +13,7 @@ import pandas as pd
 import pytest
 
 from core import constants
+from core.cli import main as cli_main
 from core.files.validators import (
     Violation,
     check_entity_swap,
@@ -38,17 +41,15 @@ SUITE_TOTALS = {constants.SUITE_OOV: 20, constants.SUITE_BASELINE: 100, constant
 
 
 @pytest.fixture(scope="module")
-def all_suites_run(tmp_path_factory):
+def all_suites_run(tmp_path_factory, minilm):
+    """``run --suite all`` in this process, on the session's loaded MiniLM (a subprocess spent its seconds starting up;
+    ``python -m core run`` in a new process is tests/core/cli/test_run_scale.py's)."""
     out = tmp_path_factory.mktemp("run-all")
-    proc = subprocess.run(
-        [sys.executable, "-m", "core", "run", "--suite", "all", "--models", MINILM_L6, "--out", str(out)],
-        cwd=PROJECT_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "Traceback" not in proc.stderr
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = cli_main.main(["run", "--suite", "all", "--models", MINILM_L6, "--out", str(out)])
+    assert code == 0, stderr.getvalue()[-2000:]
+    assert "Traceback" not in stderr.getvalue()
     return out
 
 
