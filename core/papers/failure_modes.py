@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from core import constants, stats
+from core import constants, lexicon, stats
 from core.scoring.tables import category_summary, models_in, rows_of_suite
 
 
@@ -34,7 +34,7 @@ def failure_mode_table(
         mine = data[data[constants.COL_MODEL] == model]
         positive = mine.loc[mine[constants.COL_CATEGORY] == constants.CAT_POSITIVE, constants.COL_COSINE].to_numpy(float)
         # A user's file may hold contradictions of no named mode; the shipped suites never do.
-        for mode in constants.ADVERSARIAL_CATEGORIES:
+        for mode in lexicon.ADVERSARIAL_CATEGORIES:
             cos = mine.loc[mine[constants.COL_CATEGORY] == mode, constants.COL_COSINE].to_numpy(float)
             if cos.size == 0:
                 continue
@@ -67,7 +67,8 @@ def severity_ranking(results: pd.DataFrame, suite: str = constants.SUITE_FAILURE
         return pd.DataFrame(columns=[constants.COL_CATEGORY, "avg_similarity", "severity_ratio", "rank"])
     avg = table.groupby(constants.COL_CATEGORY)["mean"].mean()
     pos = avg.get(constants.CAT_POSITIVE, math.nan)
-    out = pd.DataFrame({"avg_similarity": avg.reindex([m for m in constants.FAILURE_MODES if m in avg.index])})
+    # The paper's six modes only: a mode beyond the papers would move every rank the paper prints.
+    out = pd.DataFrame({"avg_similarity": avg.reindex([m for m in lexicon.PAPER_MODES if m in avg.index])})
     out["severity_ratio"] = out["avg_similarity"] / pos
     out = out.sort_values("avg_similarity", ascending=False)
     out["rank"] = range(1, len(out) + 1)
@@ -75,7 +76,7 @@ def severity_ranking(results: pd.DataFrame, suite: str = constants.SUITE_FAILURE
 
 
 def kruskal_by_category(
-    results: pd.DataFrame, suite: str = constants.SUITE_FAILURE_MODES, categories: Sequence[str] = constants.FAILURE_MODES
+    results: pd.DataFrame, suite: str = constants.SUITE_FAILURE_MODES, categories: Sequence[str] = lexicon.PAPER_MODES
 ) -> pd.DataFrame:
     """Kruskal-Wallis H and p across models, per category (needs ≥ 2 models)."""
     data = rows_of_suite(results, suite)
@@ -114,12 +115,13 @@ def vulnerability_ranking(results: pd.DataFrame, suite: str = constants.SUITE_FA
         :data:`VULNERABILITY_COLUMNS`, one row per model; empty with fewer than two models.
     """
     data = rows_of_suite(results, suite)
-    data = data[data[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)] if not data.empty else data
+    # The paper's six modes only: a mode beyond the papers (direction) would change the rank sums Table 4 prints.
+    data = data[data[constants.COL_CATEGORY].isin(lexicon.PAPER_MODES)] if not data.empty else data
     models = models_in(data)
     if len(models) < 2:  # ranking needs two models
         return pd.DataFrame(columns=VULNERABILITY_COLUMNS)
     cosines = {}
-    for mode in constants.FAILURE_MODES:
+    for mode in lexicon.PAPER_MODES:
         wide = data[data[constants.COL_CATEGORY] == mode].pivot_table(
             index=constants.COL_PAIR_ID, columns=constants.COL_MODEL, values=constants.COL_COSINE, sort=False
         )

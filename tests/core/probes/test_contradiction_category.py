@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core import constants
+from core import constants, lexicon
 from core.files.validators import validate_pairs
 from core.gate.config import parse_config
 from core.papers.failure_modes import failure_mode_table
@@ -75,4 +75,4 @@ def test_summaries_report_it_beside_the_failure_modes():
     )
     table = failure_mode_table(results, 0.7, suite=None)
     assert list(table[constants.COL_CATEGORY]) == ["contradiction"]
-    assert constants.CATEGORY_LABELS[constants.CAT_CONTRADICTION].startswith("Contradiction")
+    assert lexicon.CATEGORY_LABELS[constants.CAT_CONTRADICTION].startswith("Contradiction")
