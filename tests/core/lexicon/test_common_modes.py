@@ -120,3 +120,16 @@ def test_retrieval_suite_has_the_modes_variants(record, wide):
     for anchor, variant in rows[[constants.COL_ANCHOR, record.name]].itertuples(index=False):
         assert VARIANT_RULES[record.name](anchor, variant) is None
     assert (wide[constants.COL_QUERY_MODE] == record.name).any(), "no NevIR group separates this mode"
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=IDS)
+def test_gate_takes_a_budget_per_mode(record, tmp_path):
+    # A budget names the mode on the shipped suite (a name outside the suites would be refused as a typo).
+    path = tmp_path / "check.toml"
+    path.write_text(
+        f'suites = ["failure-modes"]\n[budgets.max_failure_rate]\n{record.name} = 0.5\n[budgets.max_adversarial_win_rate]\n{record.name} = 0.5\n',
+        encoding="utf-8",
+    )
+    config = gate_config.load_config(path)
+    assert dict(config.budgets.max_failure_rate) == {record.name: 0.5}
+    assert dict(config.budgets.max_adversarial_win_rate) == {record.name: 0.5}
