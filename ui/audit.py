@@ -8,7 +8,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import constants
+from core import constants, lexicon
 from core.audit.kinds import marked_tokens
 from core.models.registry import model_color
 from ui.charts import plot_text
@@ -84,7 +84,7 @@ def map_figure(coords: np.ndarray, twins: pd.DataFrame, passages: list[str], met
         )
     )
     palette = px.colors.qualitative.D3
-    for k, mode in enumerate(constants.FAILURE_MODES):
+    for k, mode in enumerate(lexicon.FAILURE_MODES):
         mine = twins[twins["mode"] == mode]
         if mine.empty:
             continue

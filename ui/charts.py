@@ -12,22 +12,18 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from core import constants
+from core import constants, lexicon
 from core.models.registry import model_color
 from ui.state import short
 
 # ------------------------------------------- category charts (failure modes, your data)
 
+# Controls first, then the failure modes in their records' chart order (the failure paper's Table 1 order, ours after).
 _CATEGORY_ORDER = (
     constants.CAT_POSITIVE,
     constants.CAT_NEGATIVE,
     constants.CAT_NEAR_MISS,
-    constants.CAT_ENTITY_SWAP,
-    constants.CAT_TEMPORAL,
-    constants.CAT_NEGATION,
-    constants.CAT_NUMERICAL,
-    constants.CAT_QUANTIFIER,
-    constants.CAT_HEDGING,
+    *(r.name for r in sorted(lexicon.MODE_RECORDS, key=lambda r: r.chart_rank)),
 )
 
 
@@ -38,7 +34,7 @@ def ci_error(value: pd.Series, low: pd.Series, high: pd.Series) -> dict:
 
 def category_label(category: str) -> str:
     """Display label of a category (the name itself for user categories)."""
-    return constants.CATEGORY_LABELS.get(category, category)
+    return lexicon.CATEGORY_LABELS.get(category, category)
 
 
 def ordered_categories(categories) -> list[str]:

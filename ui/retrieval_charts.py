@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core import constants
+from core import constants, lexicon
 from core.models.registry import model_color
 from ui.charts import category_label, ci_error, plot_text
 from ui.state import short
@@ -48,7 +48,7 @@ def mitigation_label(name: str) -> str:
 
 def _mode_order(modes: pd.Series) -> list[str]:
     present = list(dict.fromkeys(modes))
-    known = [m for m in constants.ADVERSARIAL_CATEGORIES if m in present]
+    known = [m for m in lexicon.ADVERSARIAL_CATEGORIES if m in present]
     return (
         known
         + [m for m in present if m not in known and m != constants.MODE_ALL]

@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import constants
+from core import constants, lexicon
 from core.files.text_checks import TextCheck, check_lines, check_text, unknown_token_note
 from core.models.loading import ModelUnavailable, max_seq_length
 from core.models.runs import model_runs
@@ -71,7 +71,7 @@ def _examples() -> dict[str, dict[str, str]]:
             "n": counts[cat],
         }
     for ex in out.values():
-        name = constants.CATEGORY_LABELS.get(ex["category"], ex["category"])
+        name = lexicon.CATEGORY_LABELS.get(ex["category"], ex["category"])
         ex["label"] = f"{name} {ex['n']}" if counts[ex["category"]] > 1 else name
     return out
 

@@ -1,7 +1,8 @@
 """Failure modes: reproduce "When Cosine Similarity Lies" on the selected models.
 
-Runs the shipped failure-mode suite (251 adversarial pairs in six failure
-modes plus 85 controls) and shows the paper's Tables 1-5 and Appendix A, a
+Runs the shipped failure-mode suite (the adversarial pairs of every failure
+mode in ``core.lexicon.MODE_RECORDS``: the paper's six and ours beyond it,
+plus the controls) and shows the paper's Tables 1-5 and Appendix A, a
 failure-rate curve per mode with the sidebar threshold marked, the worst
 pairs (searchable), and the published figures next to ours.  Every number
 comes from ``core.scoring.tables``; this page only lays it out.
@@ -12,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import constants
+from core import constants, lexicon
 from core.probes import calibration
 from core.scoring import findings, tables
 from ui import calibration_controls, charts, history, progress, resources, state, widgets
@@ -61,9 +62,9 @@ def _worst_cases(results: pd.DataFrame) -> None:
         "Adversarial pairs sorted by cosine, highest first: the higher the score, the worse the failure. "
         "Filter by domain or failure mode, or search the sentences."
     )
-    worst = results[results[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)]
+    worst = results[results[constants.COL_CATEGORY].isin(lexicon.FAILURE_MODES)]
     domains = sorted(worst[constants.COL_DOMAIN].dropna().unique()) if constants.COL_DOMAIN in worst.columns else []
-    mode_options = [m for m in constants.FAILURE_MODES if m in set(worst[constants.COL_CATEGORY])]
+    mode_options = [m for m in lexicon.FAILURE_MODES if m in set(worst[constants.COL_CATEGORY])]
     c1, c2, c3 = st.columns([2, 2, 3])
     chosen_domains = c1.multiselect(
         "Domains",
@@ -150,9 +151,9 @@ def _summary_tab(results: pd.DataFrame, models: list[str], threshold: float, sum
         "Failure paper Table 2 (published at 0.70; Appendix B at 0.80): share of adversarial pairs scoring above the "
         "threshold, with a 95% bootstrap confidence interval."
     )
-    fr = summary[summary[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)]
+    fr = summary[summary[constants.COL_CATEGORY].isin(lexicon.FAILURE_MODES)]
     fr_table = pd.DataFrame(
-        index=pd.Index([m for m in constants.FAILURE_MODES if m in set(fr[constants.COL_CATEGORY])], name=constants.COL_CATEGORY)
+        index=pd.Index([m for m in lexicon.FAILURE_MODES if m in set(fr[constants.COL_CATEGORY])], name=constants.COL_CATEGORY)
     )
     percent = {}
     for model in models:
@@ -186,7 +187,7 @@ def _curves_tab(results: pd.DataFrame, models: list[str], threshold: float, summ
         "The dashed line is the sidebar threshold; move the slider to move it."
     )
     curves = resources.failure_rate_curves(results)
-    curves = curves[curves[constants.COL_CATEGORY].isin([*constants.FAILURE_MODES, constants.CAT_POSITIVE])]
+    curves = curves[curves[constants.COL_CATEGORY].isin([*lexicon.FAILURE_MODES, constants.CAT_POSITIVE])]
     widgets.chart(charts.failure_rate_curves_figure(curves, threshold), curves, "failure-modes-rate-curves")
 
 
@@ -372,8 +373,9 @@ def _results_tabs(results: pd.DataFrame, models: list[str], threshold: float, su
 
 st.title("🚨 Failure modes")
 st.markdown(
-    "Reproduces *When Cosine Similarity Lies*: six kinds of sentence pairs whose meanings differ sharply "
-    "(negation, numbers, swapped roles, before/after, all/none, hedging) and the controls they are measured against. "
+    f"Reproduces *When Cosine Similarity Lies*: {len(lexicon.PAPER_MODES)} kinds of sentence pairs whose meanings differ sharply "
+    f"({lexicon.modes_in_words(lexicon.PAPER_MODES)}) and the controls they are measured against, "
+    f"plus {lexicon.modes_in_words(lexicon.EXTENSION_MODES)}: ours, not the paper's, so never compared with its figures. "
     "A **failure** is a pair that scores **above the retrieval threshold** set in the sidebar: a search system "
     "would return it as a match."
 )
@@ -382,7 +384,7 @@ selection = state.current()
 threshold = selection.threshold
 suite_pairs = resources.suite(constants.SUITE_FAILURE_MODES)
 st.caption(
-    f"Suite: {len(suite_pairs)} pairs ({sum(suite_pairs[constants.COL_CATEGORY].isin(constants.FAILURE_MODES))} adversarial, "
+    f"Suite: {len(suite_pairs)} pairs ({sum(suite_pairs[constants.COL_CATEGORY].isin(lexicon.FAILURE_MODES))} adversarial, "
     f"{sum(suite_pairs[constants.COL_CATEGORY].isin(constants.CONTROLS))} controls) across {suite_pairs[constants.COL_DOMAIN].nunique()} domains."
 )
 

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from core import constants
+from core import constants, lexicon
 from core.models.loading import ModelUnavailable
 from core.models.tokens import piece_counts
 from core.papers import reference, reproduce
@@ -218,7 +218,7 @@ def main() -> None:
             [constants.COL_MODEL, constants.COL_CATEGORY, "n", "failure_rate"]
         ]
         at_yours = at_yours.assign(**{constants.COL_MODEL: at_yours[constants.COL_MODEL].map(short)})
-        at_yours.insert(1, "failure mode", at_yours[constants.COL_CATEGORY].map(lambda c: constants.CATEGORY_LABELS.get(c, c)))
+        at_yours.insert(1, "failure mode", at_yours[constants.COL_CATEGORY].map(lambda c: lexicon.CATEGORY_LABELS.get(c, c)))
         widgets.results_table(at_yours, f"papers failure rate at sidebar threshold {paper} {table}")
 
 
@@ -230,7 +230,9 @@ def _captions(paper: str, table: str, reading: str, token_model: str) -> None:
         )
     if paper == reference.PAPER_FAILURE:
         notes.append(
-            "The failure paper did not release its 336 pairs; the failure-modes suite follows its design, with its printed examples included verbatim."
+            "The failure paper did not release its 336 pairs; the failure-modes suite follows its design, with its printed examples included verbatim. "
+            f"Its {lexicon.modes_in_words(lexicon.EXTENSION_MODES, codes=True)} pairs are ours, beyond the paper: "
+            f"the paper's figures are compared with its {len(lexicon.PAPER_MODES)} modes only."
         )
     if paper == reference.PAPER_OOV:
         notes.append(

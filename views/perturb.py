@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import constants
+from core import constants, lexicon
 from core.probes.perturb import perturb
 from core.scoring import findings, tables
 from ui import calibration_controls, charts, progress, state, widgets
@@ -31,8 +31,8 @@ EXAMPLES = (
 sel = state.current()
 st.title("🧬 Perturbations")
 st.caption(
-    "Type one sentence and get its variants for each failure mode: negation, numbers, swapped entities or roles, "
-    "time, quantifiers and hedging. Each variant changes the meaning; a model that still scores it above its threshold "
+    f"Type one sentence and get its variants for each failure mode: {lexicon.modes_in_words()}. "
+    "Each variant changes the meaning; a model that still scores it above its threshold "
     "would retrieve it as the same sentence."
 )
 

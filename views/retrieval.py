@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from core import constants
+from core import constants, lexicon
 from core.files.beir import CORPUS_FILE, QRELS_FOLDER, QUERIES_FILE
 from core.files.errors import PairsFileError
 from core.files.texts import TEXT_COLUMNS, parse_texts
@@ -249,7 +249,7 @@ def _source(choice: str) -> Source | None:
                 on_change=widgets.persist,
                 args=(KEY_GROUPS,),
                 value=min(int(widgets.saved(KEY_GROUPS, constants.RETRIEVAL_QUICK_GROUPS)), total),
-                help=f"The suite has {total} anchor groups over six failure modes and six domains; fewer give a quick look at a sample "
+                help=f"The suite has {total} anchor groups over {len(lexicon.FAILURE_MODES)} failure modes and six domains; fewer give a quick look at a sample "
                 "spread evenly over them (the same groups every time).",
             )
         )
@@ -270,7 +270,7 @@ def _source(choice: str) -> Source | None:
             SOURCE_PAIRS,
             "Upload a pairs file (CSV, TSV or JSONL)",
             "text_a: the query or anchor; text_b: a passage; category: paraphrase (or positive) for the passage that should rank "
-            "first, a failure mode (negation, numerical, entity_swap, temporal, quantifier, hedging) for the others. "
+            f"first, a failure mode ({lexicon.modes_in_words(codes=True)}) for the others. "
             "A file in the retrieval suite's own format (data/README.md) is read as such.",
         )
         parsed = ss.get(_keys(SOURCE_PAIRS)["parsed"])
@@ -337,7 +337,7 @@ def _mitigations(selection: state.Selection) -> tuple[MitigationSpec, ...]:
             "Contradiction guard",
             KEY_GUARD,
             "The perturbation rules in reverse: a near-top passage that differs from the query and from a rival "
-            "passage by a negation, a number, swapped roles, a time, a quantifier or a hedge is demoted.",
+            f"passage by one of the failure modes ({lexicon.modes_in_words()}) is demoted.",
         ):
             specs.append(MitigationSpec(constants.MITIGATION_GUARD))
         if _saved_checkbox(
@@ -651,7 +651,7 @@ def _group_table(result: RetrievalResult, mitigation: str) -> None:
         "Sorted worst first: the variant most above its paraphrase. Filter by model and failure mode, or search the texts."
     )
     models = result.models
-    modes = [m for m in constants.ADVERSARIAL_CATEGORIES if m in set(result.scores[constants.COL_MODE])]
+    modes = [m for m in lexicon.ADVERSARIAL_CATEGORIES if m in set(result.scores[constants.COL_MODE])]
     c1, c2, c3 = st.columns([2, 2, 3])
     with c1:
         model = widgets.saved_selectbox("Model", models, key=KEY_GROUP_MODEL, format_func=state.short)

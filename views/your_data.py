@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import constants
+from core import constants, lexicon
 from core.files.chunks import cli_run_command
 from core.files.intake import check_pairs
 from core.files.reader import PairsFileError, apply_mapping, guess_mapping, mapping_note, parse_pairs, some_names
@@ -475,7 +475,7 @@ if stored is not None:
     elif label_kind == labels.KIND_TEXT:
         st.caption("The label column is neither numbers nor match / no-match words, so no correlation or classifier is computed.")
 
-    if constants.CAT_POSITIVE in categories and categories & set(constants.ADVERSARIAL_CATEGORIES):
+    if constants.CAT_POSITIVE in categories and categories & set(lexicon.ADVERSARIAL_CATEGORIES):
         st.header("Failure-mode statistics")
         st.caption(
             "As in the failure paper (Tables 3 and 5): severity ratio = mean cosine of the failure mode ÷ mean cosine "

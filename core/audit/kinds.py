@@ -12,7 +12,7 @@ The rule, in order (documented in ``docs/audit.md``):
    words (word Jaccard at least :data:`MIN_SHARED_WORDS`): one edit of that
    mode, not two different passages that happen to hold different numbers.
    Every mode found is kept (``modes``); ``mode`` is the first of them in
-   ``core.constants.FAILURE_MODES`` order;
+   ``core.lexicon.FAILURE_MODES`` order;
 3. **other** otherwise: close, but different in a way no failure mode names.
 
 :data:`MIN_SHARED_WORDS` was chosen on the planted corpus's dev split
@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from core import constants
+from core import lexicon
 from core.lexicon import modes_differing, word_difference
 from core.lexicon.morphology import lemmas
 from core.stats.overlap import word_jaccard
@@ -105,7 +105,7 @@ def pair_kind(text_a: str, text_b: str) -> PairKind:
     if not shared and not inflections:
         return PairKind(KIND_OTHER, why="few shared words")
     found = modes_differing(text_a, text_b)
-    ordered = tuple(m for m in constants.FAILURE_MODES if m in found)
+    ordered = tuple(m for m in lexicon.FAILURE_MODES if m in found)
     if ordered and shared:
         return PairKind(KIND_TWIN, ordered[0], ordered, why="one failure-mode edit apart")
     if not ordered and inflections:

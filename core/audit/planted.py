@@ -22,7 +22,7 @@ from functools import cache
 
 import pandas as pd
 
-from core import constants
+from core import constants, lexicon
 from core.audit import kinds
 from core.audit.risk import Threshold, pairs_at
 from core.audit.run import AuditResult
@@ -79,7 +79,7 @@ def planted_corpus(split: str) -> PlantedCorpus:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
     passages: list[str] = []
     planted = []
-    counts = dict.fromkeys(constants.FAILURE_MODES, 0)
+    counts = dict.fromkeys(lexicon.FAILURE_MODES, 0)
     for base in _bases():
         if _split_of(base) != split:
             continue
@@ -87,9 +87,9 @@ def planted_corpus(split: str) -> PlantedCorpus:
         variants = perturb(base).variants
         if not variants:
             continue
-        by_mode = {m: [v for v in variants if v.mode == m] for m in constants.FAILURE_MODES}
+        by_mode = {m: [v for v in variants if v.mode == m] for m in lexicon.FAILURE_MODES}
         # The mode planted least so far among those this base allows: every mode about as often as the generator can.
-        mode = min((m for m in constants.FAILURE_MODES if by_mode[m]), key=lambda m: counts[m])
+        mode = min((m for m in lexicon.FAILURE_MODES if by_mode[m]), key=lambda m: counts[m])
         variant = by_mode[mode][0]
         counts[mode] += 1
         if variant.text in passages:
@@ -121,7 +121,7 @@ def planted_scores(result: AuditResult, corpus: PlantedCorpus, threshold: Thresh
         mine = at[(at[constants.COL_MODEL] == model) & (at["kind"] == kinds.KIND_TWIN)]
         keys = [frozenset((a, b)) for a, b in zip(mine[constants.COL_TEXT_A], mine[constants.COL_TEXT_B], strict=True)]
         found_modes: Mapping[frozenset, set[str]] = {k: set(m.split(";")) for k, m in zip(keys, mine["modes"], strict=True)}
-        for mode in ("all", *constants.FAILURE_MODES):
+        for mode in ("all", *lexicon.FAILURE_MODES):
             wanted = [k for k, m in planted.items() if mode in ("all", m)]
             found = sum(1 for k in wanted if planted[k] in found_modes.get(k, ()))
             flagged = [k for k in keys if mode == "all" or mode in found_modes[k]]

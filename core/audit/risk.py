@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from core import constants
+from core import constants, lexicon
 from core.audit import kinds
 from core.audit.run import COL_INDEX_A, COL_INDEX_B, COL_KIND, COL_MODE, AuditResult
 from core.models import registry
@@ -124,7 +124,7 @@ def risk_summary(result: AuditResult, threshold: Threshold, *, n_resamples: int 
         t = threshold_for(threshold, model)
         mine = at[at[constants.COL_MODEL] == model]
         twins = mine[mine[COL_KIND] == kinds.KIND_TWIN]
-        for mode in (ALL_MODES, *constants.FAILURE_MODES):
+        for mode in (ALL_MODES, *lexicon.FAILURE_MODES):
             chosen = twins if mode == ALL_MODES else twins[twins[COL_MODE] == mode]
             has = np.zeros(n, dtype=bool)
             has[chosen[COL_INDEX_A].to_numpy(dtype=int)] = True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from core import constants
+from core import constants, lexicon
 from core.cli.common import CliError, add_model_options, calibrated_thresholds, embedding_cache, models_arg, print_errors, run_options
 from core.models import registry
 
@@ -57,12 +57,12 @@ def cmd_perturb(args) -> int:
     for row in doc["scores"]:
         by_pair.setdefault(row["pair_id"], []).append(row)
     for v, pair_id in zip(report.variants, pairs[constants.COL_PAIR_ID], strict=True):
-        print(f"\n[{constants.CATEGORY_LABELS.get(v.mode, v.mode)}] {v.rule}: {v.change}\n  {v.text}")
+        print(f"\n[{lexicon.CATEGORY_LABELS.get(v.mode, v.mode)}] {v.rule}: {v.change}\n  {v.text}")
         for row in by_pair.get(pair_id, []):
             verdict = "SAME (above" if row["same"] else "different (below"
             print(f"    {row['cosine']:.4f}  {verdict} {row['threshold']:.3f})  {registry.short_name(row['model'])}")
     for mode, why in report.not_applicable.items():
-        print(f"\n[{constants.CATEGORY_LABELS.get(mode, mode)}] not applicable: {why}")
+        print(f"\n[{lexicon.CATEGORY_LABELS.get(mode, mode)}] not applicable: {why}")
     return 0
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from core import constants
+from core import constants, lexicon
 from core.cli.common import (
     EXIT_NO_MODEL,
     CliError,
@@ -316,7 +316,7 @@ def _print_corpus(result) -> None:
         rates = result.rates
         if rates.empty:
             print(
-                f"no variant could be made: no perturbation rule ({', '.join(constants.FAILURE_MODES)}) applies to any query's top passage "
+                f"no variant could be made: no perturbation rule ({', '.join(lexicon.FAILURE_MODES)}) applies to any query's top passage "
                 "(no negatable verb, number, named entity, time word, quantifier or hedge was found); try longer, declarative passages"
             )
         else:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core import constants
+from core import constants, lexicon
 from core.cli.common import CliError
 from core.cli.pairs_files import add_pairs_file_options
 
@@ -20,9 +20,9 @@ def cmd_validate(args) -> int:
     try:
         if is_shipped(name):
             refuse_file_options_for_suite(args, name)
-            frame = read_suite_file(name) if name in constants.SUITE_COUNTS else load_suite(name)
+            frame = read_suite_file(name) if name in lexicon.SUITE_COUNTS else load_suite(name)
             # The OOV suite's rows are items expanded into variants that share an id: its rules are validators.validate_oov.
-            checked = None if name == constants.SUITE_OOV else check_pairs(frame, expected_counts=constants.SUITE_COUNTS.get(name))
+            checked = None if name == constants.SUITE_OOV else check_pairs(frame, expected_counts=lexicon.SUITE_COUNTS.get(name))
         else:
             checked = read_checked_file(args, name)
     except (SuiteError, PairsArgError) as exc:

@@ -7,11 +7,13 @@ else changed.  Words are lowercase tokens from :func:`core.words.rule_words`;
 the difference is the multiset symmetric difference (words in A not matched
 in B, and vice versa), so reordering alone produces no difference.
 
-The rules sit in one table per kind of file, one entry per category:
+The rules sit in one table per kind of file, one entry per failure mode,
+both made from the modes' records (:data:`core.lexicon.MODE_RECORDS`: each
+names its kind of rule, its cues and how many other words may change):
 :data:`CATEGORY_RULES` (pair suites: one sentence, one change) and
 :data:`VARIANT_RULES` (retrieval variants of a longer passage, which may
-keep their grammar: "1 month" -> "10 months").  A new category is one
-entry in each.
+keep their grammar: "1 month" -> "10 months").  A new mode is a new record,
+not an entry here.
 
 A violation names the pair and the rule, so a suite author can fix it.
 """
@@ -26,17 +28,13 @@ from dataclasses import dataclass
 import pandas as pd
 
 from core import constants
-from core.lexicon import differs_by, word_difference
+from core.lexicon import MODE_RECORDS, FailureMode, differs_by, mode_record, word_difference
+from core.lexicon.modes import PAIR_CUE_COUNT, PAIR_CUE_WORDS, PAIR_DISTINCT, PAIR_NUMBERS, PAIR_SAME_WORDS
 from core.lexicon.morphology import can_be_verb, word_forms
 from core.lexicon.numbers import is_number_token, number_values
 from core.lexicon.wordsets import (
-    HEDGE_CUES,
     NEGATION_CUES,
-    NEGATION_SUPPORT,
-    PROPORTION_ADVERBS,
-    QUANTIFIER_SUPPORT,
     QUANTIFIERS,
-    RELATIVE_AGE,
     TEMPORAL_WORDS,
 )
 from core.words import rule_words
@@ -64,14 +62,6 @@ __all__ = [
     "validate_pairs",
     "word_difference",
 ]
-
-_MAX_EXTRA_WORDS = 3
-# A hedge is often a phrase ("is said to have", "it may be best to").
-_MAX_EXTRA_HEDGE_WORDS = 6
-# Retrieval variants: relative age is temporal ("the older model" -> "the newer model"), proportion
-# adverbs quantify ("owed mostly to" -> "owed partly to").
-_VARIANT_TEMPORAL_CUES = TEMPORAL_WORDS | RELATIVE_AGE
-_VARIANT_QUANTIFIER_CUES = QUANTIFIERS | PROPORTION_ADVERBS
 
 
 @dataclass(frozen=True)
@@ -114,38 +104,42 @@ def check_numerical(text_a: str, text_b: str) -> str | None:
     return None
 
 
-def check_negation(text_a: str, text_b: str) -> str | None:
-    """Exactly one side carries (more) negation cues; little else changes."""
-    if not differs_by(constants.CAT_NEGATION, text_a, text_b):
-        return "both sentences carry the same number of negation cues"
+def _check_cue_count(record: FailureMode, text_a: str, text_b: str) -> str | None:
+    if not differs_by(record.name, text_a, text_b):
+        return f"both sentences carry the same number of {record.cue_noun} cues"
     only_a, only_b = word_difference(text_a, text_b)
-    extra = [t for t in (*only_a.elements(), *only_b.elements()) if t not in NEGATION_CUES and t not in NEGATION_SUPPORT]
-    if len(extra) > 2 * _MAX_EXTRA_WORDS:
-        return f"too many words change besides the negation: {sorted(set(extra))}"
+    extra = [t for t in (*only_a.elements(), *only_b.elements()) if t not in record.cues and t not in record.support]
+    if len(extra) > record.max_extra:
+        return f"too many words change besides the {record.cue_noun}: {sorted(set(extra))}"
     return None
 
 
-def _check_lexical(mode: str, text_a: str, text_b: str, lexicon: frozenset[str], support: frozenset[str], name: str) -> str | None:
+def _check_lexical(record: FailureMode, text_a: str, text_b: str) -> str | None:
     only_a, only_b = word_difference(text_a, text_b)
     diff = [*only_a.elements(), *only_b.elements()]
     if not diff:
         return "no word differs"
-    if not any(t in lexicon for t in diff) and not differs_by(mode, text_a, text_b):
-        return f"no {name} word among the differing words {sorted(set(diff))}"
-    extra = [t for t in diff if t not in lexicon and t not in support]
-    if len(extra) > _MAX_EXTRA_WORDS:
-        return f"too many non-{name} words differ: {sorted(set(extra))}"
+    if not any(t in record.cues for t in diff) and not differs_by(record.name, text_a, text_b):
+        return f"no {record.cue_noun} word among the differing words {sorted(set(diff))}"
+    extra = [t for t in diff if t not in record.cues and t not in record.support]
+    if len(extra) > record.max_extra:
+        return f"too many non-{record.cue_noun} words differ: {sorted(set(extra))}"
     return None
+
+
+def check_negation(text_a: str, text_b: str) -> str | None:
+    """Exactly one side carries (more) negation cues; little else changes."""
+    return _check_cue_count(mode_record(constants.CAT_NEGATION), text_a, text_b)
 
 
 def check_temporal(text_a: str, text_b: str) -> str | None:
     """The sentences differ by a temporal word (before/after, yesterday/tomorrow, ...) or a verb's tense."""
-    return _check_lexical(constants.CAT_TEMPORAL, text_a, text_b, TEMPORAL_WORDS, frozenset(), "temporal")
+    return _check_lexical(mode_record(constants.CAT_TEMPORAL), text_a, text_b)
 
 
 def check_quantifier(text_a: str, text_b: str) -> str | None:
     """The sentences differ by a quantifier (all, some, none, few, many, ...)."""
-    return _check_lexical(constants.CAT_QUANTIFIER, text_a, text_b, QUANTIFIERS, QUANTIFIER_SUPPORT, "quantifier")
+    return _check_lexical(mode_record(constants.CAT_QUANTIFIER), text_a, text_b)
 
 
 def check_distinct(text_a: str, text_b: str) -> str | None:
@@ -155,13 +149,26 @@ def check_distinct(text_a: str, text_b: str) -> str | None:
     return None
 
 
-# One entry per category: a category without an entry is checked for distinct sentences only.
+# How each kind of pair rule (a record's ``pair_rule``) checks a pair of that record's mode.
+_PAIR_CHECKS: dict[str, Callable[[FailureMode, str, str], str | None]] = {
+    PAIR_SAME_WORDS: lambda _record, a, b: check_entity_swap(a, b),
+    PAIR_NUMBERS: lambda _record, a, b: check_numerical(a, b),
+    PAIR_CUE_COUNT: _check_cue_count,
+    PAIR_CUE_WORDS: _check_lexical,
+}
+
+
+def _rule_of(
+    record: FailureMode, checks: Mapping[str, Callable[[FailureMode, str, str], str | None]], kind: str
+) -> Callable[[str, str], str | None]:
+    check = checks[kind]
+    return lambda a, b: check(record, a, b)
+
+
+# One entry per failure mode that checks more than distinct sentences, made from the mode's record
+# (core.lexicon.MODE_RECORDS): a category without an entry is checked for distinct sentences only.
 CATEGORY_RULES: dict[str, Callable[[str, str], str | None]] = {
-    constants.CAT_ENTITY_SWAP: check_entity_swap,
-    constants.CAT_NUMERICAL: check_numerical,
-    constants.CAT_NEGATION: check_negation,
-    constants.CAT_TEMPORAL: check_temporal,
-    constants.CAT_QUANTIFIER: check_quantifier,
+    r.name: _rule_of(r, _PAIR_CHECKS, r.pair_rule) for r in MODE_RECORDS if r.pair_rule != PAIR_DISTINCT
 }
 
 
@@ -195,46 +202,44 @@ def check_numerical_variant(anchor: str, variant: str) -> str | None:
     return f"non-number words differ: {bad}" if bad else None
 
 
-def _lexical_variant(
-    mode: str, anchor: str, variant: str, cues: frozenset[str], name: str, max_extra: int, *, tense_counts: bool = False
-) -> str | None:
+def _lexical_variant(record: FailureMode, anchor: str, variant: str) -> str | None:
     diff, paired = _content_difference(anchor, variant)
+    cues = record.cues_of_variants
     # A verb in another tense ("reduces" -> "reduced") is itself the temporal change.
-    tense = tense_counts and any(can_be_verb(a) and can_be_verb(b) for a, b in paired)
-    if not any(t in cues for t in diff) and not tense and not differs_by(mode, anchor, variant):
-        return f"no {name} word among the differing words {sorted(set(diff) | {w for p in paired for w in p})}"
+    tense = record.tense_counts and any(can_be_verb(a) and can_be_verb(b) for a, b in paired)
+    if not any(t in cues for t in diff) and not tense and not differs_by(record.name, anchor, variant):
+        return f"no {record.cue_noun} word among the differing words {sorted(set(diff) | {w for p in paired for w in p})}"
     extra = sorted({t for t in diff if t not in cues})
-    if len([t for t in diff if t not in cues]) > max_extra:
-        return f"too many non-{name} words differ: {extra}"
+    if len([t for t in diff if t not in cues]) > record.variant_max_extra:
+        return f"too many non-{record.cue_noun} words differ: {extra}"
     return None
 
 
 def check_temporal_variant(anchor: str, variant: str) -> str | None:
     """A time word or a verb's tense changes, with at most three other words."""
-    return _lexical_variant(
-        constants.CAT_TEMPORAL, anchor, variant, _VARIANT_TEMPORAL_CUES, "temporal", _MAX_EXTRA_WORDS, tense_counts=True
-    )
+    return _lexical_variant(mode_record(constants.CAT_TEMPORAL), anchor, variant)
 
 
 def check_quantifier_variant(anchor: str, variant: str) -> str | None:
     """A quantifier changes (all/some/few/most/mostly ...), with at most three other words."""
-    return _lexical_variant(constants.CAT_QUANTIFIER, anchor, variant, _VARIANT_QUANTIFIER_CUES, "quantifier", _MAX_EXTRA_WORDS)
+    return _lexical_variant(mode_record(constants.CAT_QUANTIFIER), anchor, variant)
 
 
 def check_hedging_variant(anchor: str, variant: str) -> str | None:
     """A hedge (may, apparently, is said to, suggested ...) is added or removed."""
-    return _lexical_variant(constants.CAT_HEDGING, anchor, variant, HEDGE_CUES, "hedge", _MAX_EXTRA_HEDGE_WORDS)
+    return _lexical_variant(mode_record(constants.CAT_HEDGING), anchor, variant)
 
 
-# One entry per mode of the retrieval suite's variant columns.
-VARIANT_RULES: dict[str, Callable[[str, str], str | None]] = {
-    constants.CAT_NEGATION: check_negation,
-    constants.CAT_NUMERICAL: check_numerical_variant,
-    constants.CAT_ENTITY_SWAP: check_entity_swap,
-    constants.CAT_TEMPORAL: check_temporal_variant,
-    constants.CAT_QUANTIFIER: check_quantifier_variant,
-    constants.CAT_HEDGING: check_hedging_variant,
+# How each kind of variant rule (a record's ``variant_rule``) checks a retrieval variant.
+_VARIANT_CHECKS: dict[str, Callable[[FailureMode, str, str], str | None]] = {
+    PAIR_SAME_WORDS: lambda _record, a, v: check_entity_swap(a, v),
+    PAIR_NUMBERS: lambda _record, a, v: check_numerical_variant(a, v),
+    PAIR_CUE_COUNT: _check_cue_count,
+    PAIR_CUE_WORDS: _lexical_variant,
 }
+
+# One entry per mode of the retrieval suite's variant columns, made from the mode's record.
+VARIANT_RULES: dict[str, Callable[[str, str], str | None]] = {r.name: _rule_of(r, _VARIANT_CHECKS, r.variant_rule) for r in MODE_RECORDS}
 
 
 def validate_pairs(pairs: pd.DataFrame, expected_counts: Mapping[str, int] | None = None) -> list[Violation]:

@@ -59,7 +59,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from core import constants
+from core import constants, lexicon
 from core.probes.calibration import DEFAULT_MAX_FPR, METHOD_YOUDEN, METHODS
 
 THRESHOLD_GLOBAL = "global"
@@ -84,14 +84,14 @@ BUDGET_KINDS = (
     BUDGET_LABEL_AUC,
     BUDGET_TWIN_SHARE,
 )
-AUDIT_MODES = (*constants.FAILURE_MODES, constants.MODE_ALL)
+AUDIT_MODES = (*lexicon.FAILURE_MODES, constants.MODE_ALL)
 # The user-data inputs of [retrieval] the recall budget is measured on, in this order.
 SOURCE_TRIPLES = "triples"
 SOURCE_BEIR = "beir"
 _TRIPLE_COLUMN_KEYS = ("query", "positive", "negative")
 RETRIEVAL_BUDGETS = (BUDGET_WIN_RATE, BUDGET_PAIRED_ACCURACY)
 PAIR_SUITES = (*constants.SUITES, constants.SUITE_ALL)
-RETRIEVAL_MODES = (*constants.ADVERSARIAL_CATEGORIES, constants.MODE_ALL)
+RETRIEVAL_MODES = (*lexicon.ADVERSARIAL_CATEGORIES, constants.MODE_ALL)
 
 _TOP_KEYS = ("models", "suites", "files", "threshold", "threshold_mode", "calibration", "retrieval", "labels", "budgets", "audit")
 _AUDIT_KEYS = ("corpus",)
@@ -273,7 +273,7 @@ def _calibration(value: Any) -> CalibrationSettings:
 
 def _known_categories(suites: tuple[str, ...]) -> tuple[str, ...]:
     chosen = constants.SUITES if constants.SUITE_ALL in suites else suites
-    return tuple(dict.fromkeys(c for s in chosen for c in constants.SUITE_COUNTS[s]))
+    return tuple(dict.fromkeys(c for s in chosen for c in lexicon.SUITE_COUNTS[s]))
 
 
 def _budgets(value: Any, suites: tuple[str, ...], has_files: bool) -> Budgets:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core import constants
+from core import constants, lexicon
 from core.models.registry import short_name
 from core.stats.guards import interval_or_nan
 from core.stats.intervals import bootstrap_diff_ci
@@ -272,7 +272,7 @@ def diff_findings(diff: RunDiff, before: int, after: int) -> list[str]:
         return [f"Run #{after} scores the {diff.n_matched} pairs it shares with run #{before} as run #{before} did.", crossed]
     code = str(big[constants.COL_CATEGORY])
     # our labels read lower-case mid-sentence; a user's own category stays as they wrote it
-    category = constants.CATEGORY_LABELS[code].lower() if code in constants.CATEGORY_LABELS else code or "uncategorised"
+    category = lexicon.CATEGORY_LABELS[code].lower() if code in lexicon.CATEGORY_LABELS else code or "uncategorised"
     ci = (
         f" (95% CI {big['mean_ci_low']:+.4f} to {big['mean_ci_high']:+.4f})"
         if pd.notna(big["mean_ci_low"]) and pd.notna(big["mean_ci_high"])

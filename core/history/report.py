@@ -22,7 +22,7 @@ import plotly
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from core import constants
+from core import constants, lexicon
 from core.models.registry import model_color, short_name
 from core.scoring import findings, tables
 from core.stats.rates import failure_rate
@@ -43,7 +43,7 @@ th{background:#f5f5f5}td.num{text-align:right;white-space:nowrap}.meta{color:#66
 
 
 def _category_label(category: str) -> str:
-    return constants.CATEGORY_LABELS.get(category, category)
+    return lexicon.CATEGORY_LABELS.get(category, category)
 
 
 def _bars(summary: pd.DataFrame, value: str, title: str, y_title: str, percent: bool) -> go.Figure:

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from core import constants
@@ -54,22 +54,31 @@ from core.lexicon.wordsets import (
     AUXILIARIES,
     COMPARATIVES,
     DETERMINERS,
+    DIRECTION_DOWN,
+    DIRECTION_SWAPS,
+    DIRECTION_UP,
+    DIRECTION_WORDS,
     EVIDENTIAL_ADVERBS,
     FUTURE_MARKERS,
+    HEDGE_CUES,
     HEDGE_PHRASES,
     HEDGE_VERBS,
     HEDGE_WORDS,
     MODALS,
     NEGATING_VERB_BASES,
     NEGATION_CUES,
+    NEGATION_SUPPORT,
     NOT_VERBS,
     PERMISSION_FOLLOWERS,
     PERMISSION_SUBJECTS,
     PHRASE_BREAKS,
     PRONOUN_SUBJECTS,
+    PROPORTION_ADVERBS,
     QUANTIFIER_CLASS,
     QUANTIFIER_CUES,
+    QUANTIFIER_SUPPORT,
     QUANTIFIERS,
+    RELATIVE_AGE,
     RULE_QUANTIFIERS,
     TEMPORAL_SWAPS,
     TEMPORAL_WORDS,
@@ -321,17 +330,254 @@ def _hedging(p: _Pair) -> bool:
     return hedge_count(p.text_a, p.words_a) != hedge_count(p.text_b, p.words_b)
 
 
-# ------------------------------------------------------------------ the table
+# ------------------------------------------------------------------ direction (beyond the papers)
 
-_RULES: dict[str, Callable[[_Pair], bool]] = {
-    constants.CAT_NEGATION: _negation,
-    constants.CAT_NUMERICAL: _numerical,
-    constants.CAT_ENTITY_SWAP: _entity_swap,
-    constants.CAT_TEMPORAL: _temporal,
-    constants.CAT_QUANTIFIER: _quantifier,
-    constants.CAT_HEDGING: _hedging,
+
+def _direction_words(words: list[str]) -> Counter:
+    # "10 percent or more" is a bound, not a direction: the rule ignores "or more" / "or less".
+    return Counter(w for i, w in enumerate(words) if w in DIRECTION_WORDS and not (w in COMPARATIVES and words[i - 1 : i] == ["or"]))
+
+
+def _direction(p: _Pair) -> bool:
+    # Words of one direction only on one side, of the other only on the other: "increases" / "decreases".
+    # A side with both ("falls" / "decreases at higher altitudes") is a paraphrase the rule cannot read, not a swap.
+    dir_a, dir_b = _direction_words(p.words_a), _direction_words(p.words_b)
+    only_a, only_b = dir_a - dir_b, dir_b - dir_a
+    up_a, down_a = _count(only_a, DIRECTION_UP), _count(only_a, DIRECTION_DOWN)
+    up_b, down_b = _count(only_b, DIRECTION_UP), _count(only_b, DIRECTION_DOWN)
+    return bool((up_a and not down_a and down_b and not up_b) or (down_a and not up_a and up_b and not down_b))
+
+
+# ------------------------------------------------------------------ the records
+
+# How a suite pair of a mode is checked (core.files.validators): the same words reordered, only numbers,
+# a different count of the mode's cues, a cue among the differing words, or only that the texts differ.
+PAIR_SAME_WORDS = "same_words"
+PAIR_NUMBERS = "numbers"
+PAIR_CUE_COUNT = "cue_count"
+PAIR_CUE_WORDS = "cue_words"
+PAIR_DISTINCT = "distinct"
+PAIR_RULES = (PAIR_SAME_WORDS, PAIR_NUMBERS, PAIR_CUE_COUNT, PAIR_CUE_WORDS, PAIR_DISTINCT)
+
+
+@dataclass(frozen=True)
+class FailureMode:
+    """One failure mode, whole: every table, list, label and order of the code derives from these records.
+
+    Attributes:
+        name: The category written in suites, results and retrieval columns ("negation").
+        label: How pages, charts and reports name it.
+        chart_rank: Where charts and the paper-comparison tables place it (the failure paper's Table 1
+            order for its six; a mode beyond the papers after them).
+        summary: What differs between the two texts, in one line (docs, help).
+        rule: The predicate behind :func:`differs_by` (two texts as the rules read them).
+        cues: Words that mark the mode: a hand-written pair or variant needs one among its differing words
+            (unless the predicate recognises it).
+        cue_noun: How a validator's message names a cue ("no hedge word among ...").
+        support: Words a change of the mode may drag along without counting as other changes.
+        max_extra: How many other words a suite pair may change.
+        pair_rule: How a suite pair is checked (one of :data:`PAIR_RULES`).
+        variant_rule: How a retrieval variant is checked (one of :data:`PAIR_RULES`).
+        variant_cues: The cues of a retrieval variant, which may keep its grammar ("the older model").
+        variant_max_extra: How many other words a retrieval variant may change.
+        tense_counts: Whether a verb in another tense is itself the variant's change (temporal).
+        swaps: The generator's word swaps for a mode :mod:`core.probes.perturb` has no own rules for
+            (the first word found is swapped for its opposite); None for the papers' six, whose rules read syntax.
+        no_variant_reason: Why the generator made no variant of a sentence.
+        suite_count: Pairs of the mode in the failure-mode suite (``data/suites/failure-modes.csv``).
+        baseline_count: Pairs of the mode in the OOV paper's baseline suite (0: not in it).
+        in_papers: False for a mode beyond the papers: its figures are never compared with theirs.
+    """
+
+    name: str
+    label: str
+    chart_rank: int
+    summary: str
+    rule: Callable[[_Pair], bool] = field(repr=False)
+    cues: frozenset[str] = field(repr=False)
+    cue_noun: str
+    pair_rule: str
+    variant_rule: str
+    no_variant_reason: str
+    suite_count: int
+    support: frozenset[str] = field(default=frozenset(), repr=False)
+    max_extra: int = 3
+    variant_cues: frozenset[str] | None = field(default=None, repr=False)
+    variant_max_extra: int = 3
+    tense_counts: bool = False
+    swaps: Mapping[str, str] | None = field(default=None, repr=False)
+    baseline_count: int = 0
+    in_papers: bool = True
+
+    @property
+    def order(self) -> int:
+        """The mode's place in every list, table and chart (0 first)."""
+        return FAILURE_MODES.index(self.name)
+
+    @property
+    def cues_of_variants(self) -> frozenset[str]:
+        """The cues of a retrieval variant (the pair cues unless the record names others)."""
+        return self.cues if self.variant_cues is None else self.variant_cues
+
+
+# In the order every list, table and chart shows them: the papers' six, then ours.
+MODE_RECORDS: tuple[FailureMode, ...] = (
+    FailureMode(
+        name=constants.CAT_NEGATION,
+        chart_rank=2,
+        label="Negation",
+        summary="the two texts carry a different number of negation cues",
+        rule=_negation,
+        cues=NEGATION_CUES,
+        cue_noun="negation",
+        support=NEGATION_SUPPORT,
+        max_extra=6,
+        pair_rule=PAIR_CUE_COUNT,
+        variant_rule=PAIR_CUE_COUNT,
+        no_variant_reason="no verb group to negate and no negation to remove",
+        suite_count=55,
+        baseline_count=15,
+    ),
+    FailureMode(
+        name=constants.CAT_NUMERICAL,
+        chart_rank=3,
+        label="Numerical",
+        summary="both texts state numbers and their values differ",
+        rule=_numerical,
+        cues=frozenset(WORD_VALUES),
+        cue_noun="number",
+        pair_rule=PAIR_NUMBERS,
+        variant_rule=PAIR_NUMBERS,
+        no_variant_reason="no number to scale (four-digit years are left to temporal)",
+        suite_count=56,
+        baseline_count=15,
+    ),
+    FailureMode(
+        name=constants.CAT_ENTITY_SWAP,
+        chart_rank=0,
+        label="Entity/role swap",
+        summary="the same words in another order, or two roles exchanged around a verb",
+        rule=_entity_swap,
+        cues=frozenset(),
+        cue_noun="swapped",
+        pair_rule=PAIR_SAME_WORDS,
+        variant_rule=PAIR_SAME_WORDS,
+        no_variant_reason="no two names and no subject-verb-object to swap",
+        suite_count=45,
+        baseline_count=10,
+    ),
+    FailureMode(
+        name=constants.CAT_TEMPORAL,
+        chart_rank=1,
+        label="Temporal",
+        summary="opposite time words, a future marker on one side, or a verb's tense",
+        rule=_temporal,
+        cues=TEMPORAL_WORDS,
+        cue_noun="temporal",
+        pair_rule=PAIR_CUE_WORDS,
+        variant_rule=PAIR_CUE_WORDS,
+        variant_cues=TEMPORAL_WORDS | RELATIVE_AGE,
+        tense_counts=True,
+        no_variant_reason="no time word (before, after, yesterday, ...) and no simple present, past or future verb",
+        suite_count=35,
+        baseline_count=10,
+    ),
+    FailureMode(
+        name=constants.CAT_QUANTIFIER,
+        chart_rank=4,
+        label="Quantifier",
+        summary="a quantifier differs, or is added where the other text has 'the' or nothing",
+        rule=_quantifier,
+        cues=QUANTIFIERS,
+        cue_noun="quantifier",
+        support=QUANTIFIER_SUPPORT,
+        pair_rule=PAIR_CUE_WORDS,
+        variant_rule=PAIR_CUE_WORDS,
+        variant_cues=QUANTIFIERS | PROPORTION_ADVERBS,
+        no_variant_reason="no quantifier (all, some, none, few, many, ...) and no 'The' + plural subject",
+        suite_count=35,
+        baseline_count=10,
+    ),
+    FailureMode(
+        name=constants.CAT_HEDGING,
+        chart_rank=5,
+        label="Hedging",
+        summary="the texts carry a different number of hedges",
+        rule=_hedging,
+        cues=HEDGE_CUES,
+        cue_noun="hedge",
+        pair_rule=PAIR_DISTINCT,
+        variant_rule=PAIR_CUE_WORDS,
+        variant_max_extra=6,
+        no_variant_reason="nothing to hedge",
+        suite_count=25,
+        baseline_count=5,
+    ),
+    FailureMode(
+        name="direction",
+        chart_rank=6,
+        label="Direction (beyond the papers)",
+        summary="a change goes the other way: increases / decreases, higher / lower, rise / fall, gain / lose",
+        rule=_direction,
+        cues=DIRECTION_WORDS,
+        cue_noun="direction",
+        pair_rule=PAIR_CUE_WORDS,
+        variant_rule=PAIR_CUE_WORDS,
+        swaps=DIRECTION_SWAPS,
+        no_variant_reason="no direction word (increase, decrease, higher, lower, rise, fall, improve, worsen, more, less, gain, lose)",
+        suite_count=45,
+        in_papers=False,
+    ),
+)
+_BY_NAME = {r.name: r for r in MODE_RECORDS}
+# Every failure mode's name, in order; the papers' own six (what paper figures are compared with); ours.
+FAILURE_MODES: tuple[str, ...] = tuple(_BY_NAME)
+PAPER_MODES: tuple[str, ...] = tuple(r.name for r in MODE_RECORDS if r.in_papers)
+EXTENSION_MODES: tuple[str, ...] = tuple(r.name for r in MODE_RECORDS if not r.in_papers)
+MODES = FAILURE_MODES
+# Every category a meaning-changing pair can carry: the named failure modes, then the unnamed contradiction.
+# Validators, summaries, gate budgets and pages accept these wherever they accept a failure mode.
+ADVERSARIAL_CATEGORIES: tuple[str, ...] = (*FAILURE_MODES, constants.CAT_CONTRADICTION)
+CATEGORY_LABELS: dict[str, str] = {**{r.name: r.label for r in MODE_RECORDS}, **constants.OTHER_CATEGORY_LABELS}
+# Exact per-category pair counts of the shipped suites: the modes' counts from their records, the rest from constants.
+SUITE_COUNTS: dict[str, dict[str, int]] = {
+    constants.SUITE_OOV: dict(constants.OTHER_SUITE_COUNTS[constants.SUITE_OOV]),
+    constants.SUITE_BASELINE: {
+        **{r.name: r.baseline_count for r in MODE_RECORDS if r.baseline_count},
+        **constants.OTHER_SUITE_COUNTS[constants.SUITE_BASELINE],
+    },
+    constants.SUITE_FAILURE_MODES: {
+        **{r.name: r.suite_count for r in MODE_RECORDS if r.suite_count},
+        **constants.OTHER_SUITE_COUNTS[constants.SUITE_FAILURE_MODES],
+    },
 }
-MODES: tuple[str, ...] = tuple(_RULES)
+
+
+def mode_record(name: str) -> FailureMode:
+    """The record of failure mode ``name``.
+
+    Raises:
+        ValueError: If ``name`` is no failure mode.
+    """
+    if name not in _BY_NAME:
+        raise ValueError(f"unknown failure mode {name!r}; use one of {FAILURE_MODES}")
+    return _BY_NAME[name]
+
+
+def modes_in_words(modes: Iterable[str] | None = None, *, codes: bool = False) -> str:
+    """The modes in prose for pages and help texts: "negation, numerical, ... and direction (beyond the papers)".
+
+    Args:
+        modes: Mode names (every failure mode when None), listed in their records' order.
+        codes: Their codes ("entity_swap") instead of their lower-cased labels.
+
+    Raises:
+        ValueError: If a name is no failure mode.
+    """
+    wanted = FAILURE_MODES if modes is None else tuple(modes)
+    records = sorted((mode_record(m) for m in wanted), key=lambda r: r.order)
+    words = [r.name if codes else r.label[0].lower() + r.label[1:] for r in records]
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
 def _require_texts(text_a: object, text_b: object) -> None:
@@ -346,7 +592,7 @@ def differs_by(mode: str, text_a: str, text_b: str) -> bool:
     Symmetric in the two texts.
 
     Args:
-        mode: A failure mode (``core.constants.FAILURE_MODES``).
+        mode: A failure mode (:data:`FAILURE_MODES`).
         text_a: One text.
         text_b: Another.
 
@@ -356,10 +602,9 @@ def differs_by(mode: str, text_a: str, text_b: str) -> bool:
     Raises:
         ValueError: If ``mode`` is unknown or a text is not a string.
     """
-    if mode not in _RULES:
-        raise ValueError(f"unknown failure mode {mode!r}; use one of {MODES}")
+    record = mode_record(mode)
     _require_texts(text_a, text_b)
-    return _RULES[mode](_Pair(text_a, text_b))
+    return record.rule(_Pair(text_a, text_b))
 
 
 def modes_differing(text_a: str, text_b: str) -> set[str]:
@@ -370,4 +615,4 @@ def modes_differing(text_a: str, text_b: str) -> set[str]:
     """
     _require_texts(text_a, text_b)
     pair = _Pair(text_a, text_b)
-    return {mode for mode, rule in _RULES.items() if rule(pair)}
+    return {r.name for r in MODE_RECORDS if r.rule(pair)}

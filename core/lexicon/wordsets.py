@@ -338,3 +338,46 @@ LABEL_NOUNS = frozenset(
     "floor step table figure page item rule title schedule tier series generation number act part "
     "paragraph clause amendment exhibit appendix platform terminal lane bay ward unit apartment suite".split()
 )
+
+# ------------------------------------------------------------------ direction (beyond the papers)
+
+# Opposite directions of a change, each form with its opposite form: "increases" / "decreases", "rose" / "fell",
+# "more effective" / "less effective", "gained" / "lost".  The generator swaps the first one it meets; the
+# predicate reads a word of one direction on one side and of the other on the other side.
+DIRECTION_PAIRS = (
+    ("increase", "decrease"),
+    ("increases", "decreases"),
+    ("increased", "decreased"),
+    ("increasing", "decreasing"),
+    ("higher", "lower"),
+    ("highest", "lowest"),
+    ("raise", "lower"),
+    ("raises", "lowers"),
+    ("raised", "lowered"),
+    ("raising", "lowering"),
+    ("rise", "fall"),
+    ("rises", "falls"),
+    ("rose", "fell"),
+    ("risen", "fallen"),
+    ("rising", "falling"),
+    ("improve", "worsen"),
+    ("improves", "worsens"),
+    ("improved", "worsened"),
+    ("improving", "worsening"),
+    ("better", "worse"),
+    ("more", "less"),
+    ("greater", "smaller"),
+    ("larger", "smaller"),
+    ("gain", "lose"),
+    ("gains", "loses"),
+    ("gained", "lost"),
+    ("gaining", "losing"),
+    ("boost", "cut"),
+    ("boosts", "cuts"),
+    ("boosted", "cut"),
+)
+DIRECTION_UP = frozenset(up for up, _ in DIRECTION_PAIRS)
+DIRECTION_DOWN = frozenset(down for _, down in DIRECTION_PAIRS)
+DIRECTION_WORDS = DIRECTION_UP | DIRECTION_DOWN
+# The generator's swap: each word to its first opposite ("lower" -> "higher", as an adjective is the commoner reading).
+DIRECTION_SWAPS = {**{down: up for up, down in reversed(DIRECTION_PAIRS)}, **{up: down for up, down in DIRECTION_PAIRS}}

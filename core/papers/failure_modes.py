@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from core import constants, stats
+from core import constants, lexicon, stats
 from core.scoring.tables import category_summary, models_in
 
 
@@ -32,7 +32,7 @@ def failure_mode_table(results: pd.DataFrame, threshold: float = constants.DEFAU
         mine = data[data[constants.COL_MODEL] == model]
         positive = mine.loc[mine[constants.COL_CATEGORY] == constants.CAT_POSITIVE, constants.COL_COSINE].to_numpy(float)
         # A user's file may hold contradictions of no named mode; the shipped suites never do.
-        for mode in constants.ADVERSARIAL_CATEGORIES:
+        for mode in lexicon.ADVERSARIAL_CATEGORIES:
             cos = mine.loc[mine[constants.COL_CATEGORY] == mode, constants.COL_COSINE].to_numpy(float)
             if cos.size == 0:
                 continue
@@ -65,14 +65,15 @@ def severity_ranking(results: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=[constants.COL_CATEGORY, "avg_similarity", "severity_ratio", "rank"])
     avg = table.groupby(constants.COL_CATEGORY)["mean"].mean()
     pos = avg.get(constants.CAT_POSITIVE, math.nan)
-    out = pd.DataFrame({"avg_similarity": avg.reindex([m for m in constants.FAILURE_MODES if m in avg.index])})
+    # The paper's six modes only: a mode beyond the papers would move every rank the paper prints.
+    out = pd.DataFrame({"avg_similarity": avg.reindex([m for m in lexicon.PAPER_MODES if m in avg.index])})
     out["severity_ratio"] = out["avg_similarity"] / pos
     out = out.sort_values("avg_similarity", ascending=False)
     out["rank"] = range(1, len(out) + 1)
     return out.rename_axis(constants.COL_CATEGORY).reset_index()
 
 
-def kruskal_by_category(results: pd.DataFrame, categories: Sequence[str] = constants.FAILURE_MODES) -> pd.DataFrame:
+def kruskal_by_category(results: pd.DataFrame, categories: Sequence[str] = lexicon.PAPER_MODES) -> pd.DataFrame:
     """Kruskal-Wallis H and p across models, per category (needs ≥ 2 models), of every row given."""
     data = results
     rows = []
@@ -109,12 +110,13 @@ def vulnerability_ranking(results: pd.DataFrame) -> pd.DataFrame:
     Returns:
         :data:`VULNERABILITY_COLUMNS`, one row per model; empty with fewer than two models.
     """
-    data = results[results[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)] if not results.empty else results
+    # The paper's six modes only: a mode beyond the papers (direction) would change the rank sums Table 4 prints.
+    data = results[results[constants.COL_CATEGORY].isin(lexicon.PAPER_MODES)] if not results.empty else results
     models = models_in(data)
     if len(models) < 2:  # ranking needs two models
         return pd.DataFrame(columns=VULNERABILITY_COLUMNS)
     cosines = {}
-    for mode in constants.FAILURE_MODES:
+    for mode in lexicon.PAPER_MODES:
         wide = data[data[constants.COL_CATEGORY] == mode].pivot_table(
             index=constants.COL_PAIR_ID, columns=constants.COL_MODEL, values=constants.COL_COSINE, sort=False
         )

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from core import constants, paths
+from core import constants, lexicon, paths
 
 REFERENCE_DIR = paths.REFERENCE_DIR
 
@@ -151,7 +151,7 @@ WIDE_INDEXES = ("category", "entity", "metric")
 # Column holding model-free rows (e.g. failure paper Table 3) in published_wide.
 MODEL_FREE_COLUMN = "value"
 
-REFERENCE_CATEGORIES = (*constants.FAILURE_MODES, *constants.CONTROLS, constants.CAT_OOV)
+REFERENCE_CATEGORIES = (*lexicon.PAPER_MODES, *constants.CONTROLS, constants.CAT_OOV)
 
 
 def _check_paper(paper: str) -> str:

@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from core import constants
+from core import constants, lexicon
 from core.models.registry import short_name
 from core.papers import failure_modes, oov, reference
 from core.scoring import tables
@@ -596,7 +596,7 @@ def reproduction_findings(comparison: pd.DataFrame, tolerance: float) -> list[st
         "model": short_name,
         "model_b": short_name,
         "metric": lambda m: m.replace("_", " "),
-        "category": lambda c: str(constants.CATEGORY_LABELS.get(c, c)).lower(),
+        "category": lambda c: str(lexicon.CATEGORY_LABELS.get(c, c)).lower(),
     }
     cell = [words.get(k, str)(gap[k]) for k in KEYS if isinstance(gap[k], str) and gap[k]]
     return [

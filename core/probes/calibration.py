@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from core import constants
+from core import constants, lexicon
 from core.papers.suites import check_negative_controls
 from core.stats._validation import _as_1d
 from core.stats.rates import failure_rate
@@ -245,7 +245,7 @@ def failure_rates(
     results: pd.DataFrame,
     thresholds: dict[str, float],
     global_threshold: float = constants.DEFAULT_THRESHOLD,
-    categories: Sequence[str] = constants.FAILURE_MODES,
+    categories: Sequence[str] = lexicon.FAILURE_MODES,
 ) -> pd.DataFrame:
     """Failure rate per model and category at the global threshold and at each model's own.
 

@@ -1,7 +1,8 @@
 """Rule-based perturbations of one sentence, one family per failure mode.
 
 Type a sentence, get the variants the failure-mode paper tests by hand:
-negation, numerical, entity or role swap, temporal, quantifier and hedging.
+negation, numerical, entity or role swap, temporal, quantifier and hedging,
+and any mode beyond the papers by the word swaps on its record (direction).
 Every rule is deterministic and named (``Perturbation.rule``), and a mode the
 sentence gives no handle for is reported with the reason instead of a
 made-up variant.
@@ -48,6 +49,9 @@ hedging    remove_hedge          drops may/might/could/possibly/perhaps/likely/
 hedging    add_hedge             "reduces" -> "may reduce"; "Some evidence
                                  suggests that ..." in front (names, "I" and
                                  acronyms keep their capital)
+any other  swap_<mode>_word      a mode beyond the papers swaps the first word of
+                                 its record's ``swaps`` ("increases" ->
+                                 "decreases" for direction)
 ========== ===================== ================================================
 """
 
@@ -59,7 +63,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from core import constants
-from core.lexicon import differs_by
+from core.lexicon import MODE_RECORDS, FailureMode, differs_by
 from core.lexicon.modes import is_permission_may, opens_question
 from core.lexicon.morphology import inflect, is_participle, is_plural_noun, lemmas
 from core.lexicon.numbers import SCALABLE_RE, TENFOLD_WORDS, is_label_or_date, is_year
@@ -94,7 +98,7 @@ class Perturbation:
     """One variant of the typed sentence.
 
     Attributes:
-        mode: Failure mode (``core.constants.FAILURE_MODES``).
+        mode: Failure mode (``core.lexicon.FAILURE_MODES``).
         rule: Name of the rule that made it (see the module table).
         text: The perturbed sentence.
         change: What changed, e.g. ``"is -> is not"``.
@@ -648,14 +652,17 @@ def add_hedge(s: _Sentence, clause: VerbGroup | None) -> list[Perturbation]:
 
 # ------------------------------------------------------------------ public API
 
-_REASONS = {
-    constants.CAT_NEGATION: "no verb group to negate and no negation to remove",
-    constants.CAT_NUMERICAL: "no number to scale (four-digit years are left to temporal)",
-    constants.CAT_ENTITY_SWAP: "no two names and no subject-verb-object to swap",
-    constants.CAT_TEMPORAL: "no time word (before, after, yesterday, ...) and no simple present, past or future verb",
-    constants.CAT_QUANTIFIER: "no quantifier (all, some, none, few, many, ...) and no 'The' + plural subject",
-    constants.CAT_HEDGING: "nothing to hedge",
-}
+
+def swap_word(s: _Sentence, record: FailureMode) -> list[Perturbation]:
+    """Swap the first word of the record's swaps for its opposite ("increases" -> "decreases"): any mode with ``swaps``."""
+    swaps = record.swaps or {}
+    for i in s.words:
+        new = swaps.get(s.lower(i))
+        if new:
+            t = list(s.tokens)
+            t[i] = _match_case(new, s.tokens[i])
+            return [Perturbation(record.name, f"swap_{record.name}_word", s.join(t), f"{s.tokens[i]} -> {t[i]}")]
+    return []
 
 
 def perturb(text: str) -> PerturbationReport:
@@ -681,7 +688,8 @@ def perturb(text: str) -> PerturbationReport:
     negation = remove_not(s) or remove_never_no(s)
     if not negation:
         negation = add_not(s, clause)
-    by_mode = {
+    # The papers' six modes read syntax with their own rules; any other mode swaps the words of its record.
+    own_rules = {
         constants.CAT_NEGATION: negation,
         constants.CAT_NUMERICAL: scale_number(s, MAX_NUMBERS_SCALED) + scale_number_word(s, MAX_NUMBERS_SCALED),
         constants.CAT_ENTITY_SWAP: swap_entities(s) + swap_roles(s, clause),
@@ -691,9 +699,10 @@ def perturb(text: str) -> PerturbationReport:
     }
     report = PerturbationReport(text=stripped, notes=list(filter(None, [_numbers_note(s)])))
     seen = {stripped}
-    for mode in constants.FAILURE_MODES:
+    for record in MODE_RECORDS:
+        mode = record.name
         kept: list[Perturbation] = []
-        for v in by_mode[mode]:
+        for v in own_rules[mode] if record.swaps is None else swap_word(s, record):
             if v.text in seen:
                 continue
             seen.add(v.text)
@@ -702,5 +711,5 @@ def perturb(text: str) -> PerturbationReport:
         if kept:
             report.variants.extend(kept)
         else:
-            report.not_applicable[mode] = _REASONS[mode]
+            report.not_applicable[mode] = record.no_variant_reason
     return report

@@ -12,7 +12,7 @@ import math
 
 import pandas as pd
 
-from core import constants
+from core import constants, lexicon
 from core.models.registry import short_name
 from core.scoring.tables import ABOVE_THRESHOLD, NO_THRESHOLD
 
@@ -86,11 +86,11 @@ def failure_mode_findings(summary: pd.DataFrame, threshold: float) -> list[str]:
     Returns:
         Up to two sentences; empty when the summary holds no failure mode.
     """
-    rows = summary[summary[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)].dropna(subset=["failure_rate"])
+    rows = summary[summary[constants.COL_CATEGORY].isin(lexicon.FAILURE_MODES)].dropna(subset=["failure_rate"])
     if rows.empty:
         return []
     worst = rows.iloc[int(rows["failure_rate"].to_numpy(float).argmax())]
-    label = constants.CATEGORY_LABELS.get(worst[constants.COL_CATEGORY], worst[constants.COL_CATEGORY])
+    label = lexicon.CATEGORY_LABELS.get(worst[constants.COL_CATEGORY], worst[constants.COL_CATEGORY])
     first = (
         f"At threshold {threshold:.2f}, {short_name(worst[constants.COL_MODEL])} scores {_pct(worst['failure_rate'])} of the "
         f"{label.lower()} pairs above the threshold: a retriever would return them as matches."
@@ -306,7 +306,7 @@ def perturbation_findings(table: pd.DataFrame) -> list[str]:
         judged = mine[mine["verdict"] != NO_THRESHOLD]
         counts.append((name, int((judged["verdict"] == ABOVE_THRESHOLD).sum()), len(judged)))
         top = mine.iloc[int(mine[constants.COL_COSINE].to_numpy(float).argmax())]
-        label = constants.CATEGORY_LABELS.get(top[constants.COL_CATEGORY], top[constants.COL_CATEGORY]).lower()
+        label = lexicon.CATEGORY_LABELS.get(top[constants.COL_CATEGORY], top[constants.COL_CATEGORY]).lower()
         closest.append((name, f"“{top[constants.COL_TEXT_B]}” ({label}, {top[constants.COL_COSINE]:.3f})"))
     if len(counts) == 1:
         (name, above, n), (_, variant) = counts[0], closest[0]

@@ -15,7 +15,7 @@ import e2e_support as E
 import pandas as pd
 import pytest
 
-from core import constants, stats
+from core import constants, lexicon, stats
 from core.models import registry
 from core.papers import suites
 from core.papers.suites import control_pairs
@@ -201,7 +201,7 @@ def _failure_rates(page, model_col: str) -> dict[str, float]:
     frame = E.read_dataframe(grid)
     assert {"failure mode", model_col} <= set(frame.columns), f"failure-rate table columns: {list(frame.columns)}"
     # The page shows labels, never codes (issue 15); the grid's accessible table holds values, not their display format: 0.96 for "96%".
-    code = {label: cat for cat, label in constants.CATEGORY_LABELS.items()}
+    code = {label: cat for cat, label in lexicon.CATEGORY_LABELS.items()}
     return {code[row["failure mode"]]: E.to_float(row[model_col]) for _, row in frame.iterrows()}
 
 
@@ -214,7 +214,7 @@ def test_failure_modes_table_follows_threshold(page, core_scores):
     expect(page.locator(E.MAIN).get_by_text("Results for 1 model(s)")).to_be_visible()
 
     suite = suites.load_suite(constants.SUITE_FAILURE_MODES)
-    results = core_scores(suite[suite[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)])
+    results = core_scores(suite[suite[constants.COL_CATEGORY].isin(lexicon.FAILURE_MODES)])
 
     def expected(threshold: float) -> dict[str, float]:
         return {

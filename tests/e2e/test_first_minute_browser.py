@@ -17,7 +17,7 @@ import re
 import e2e_support as E
 import pytest
 
-from core import constants
+from core import constants, lexicon
 from core.papers.suites import load_suite
 
 pytestmark = pytest.mark.browser
@@ -106,7 +106,7 @@ def test_failure_modes_keeps_its_tab_shows_a_worst_case_in_full_and_its_report_o
 
     # A worst case, selected, reads in full under the table: the suite's longest adversarial sentence, searched for.
     suite = load_suite(constants.SUITE_FAILURE_MODES)
-    adversarial = suite[suite[constants.COL_CATEGORY].isin(constants.FAILURE_MODES)]
+    adversarial = suite[suite[constants.COL_CATEGORY].isin(lexicon.FAILURE_MODES)]
     longest = max(adversarial[constants.COL_TEXT_A], key=len)
     E.act(page, lambda: main.get_by_role("tab", name="Worst cases").click())
     search = main.get_by_label("Search pairs", exact=True)

@@ -16,7 +16,7 @@ import zipfile
 import e2e_support as E
 import pytest
 
-from core import constants
+from core import constants, lexicon
 
 pytestmark = pytest.mark.browser
 
@@ -57,7 +57,7 @@ def test_run_the_suite_and_see_win_rates_and_the_random_line(page, server):
     win_chart = _chart_after(page, "Adversarial win rate")
     expect(win_chart).to_be_visible()
     expect(win_chart.locator(".xtick text", has_text="all modes")).to_have_count(1)
-    expect(win_chart.locator(".xtick text", has_text=constants.CATEGORY_LABELS[constants.CAT_NEGATION])).to_have_count(1)
+    expect(win_chart.locator(".xtick text", has_text=lexicon.CATEGORY_LABELS[constants.CAT_NEGATION])).to_have_count(1)
 
     # The paired-accuracy chart carries the dashed 25% line of random ranking, labelled.
     paired_chart = _chart_after(page, "Paired accuracy (NevIR)")

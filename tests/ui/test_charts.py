@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core import constants
+from core import constants, lexicon
 from core.scoring import tables
 from ui import charts
 
@@ -105,7 +105,7 @@ def test_one_colour_per_model_on_every_chart_and_twins_are_told_apart():
 
 
 def test_share_above_panels_leave_no_empty_panel():
-    cats = [*constants.FAILURE_MODES, constants.CAT_POSITIVE]  # 7 panels in rows of 3: two grid cells have no data
+    cats = [*lexicon.PAPER_MODES, constants.CAT_POSITIVE]  # 7 panels in rows of 3: two grid cells have no data
     rows = [
         {constants.COL_MODEL: L6, constants.COL_SUITE: "s", constants.COL_CATEGORY: c, constants.COL_COSINE: v}
         for c in cats

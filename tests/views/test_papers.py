@@ -14,7 +14,7 @@ import pytest
 from apptest_support import assert_leads_with
 from streamlit.testing.v1 import AppTest
 
-from core import constants
+from core import constants, lexicon
 from core.models.cache import EmbeddingCache
 from core.papers import failure_modes, reference, reproduce
 from core.papers.suites import load_suite
@@ -107,7 +107,7 @@ def test_failure_table1_published_vs_recomputed(at, failure_results):
     sentences = reproduce.reproduction_findings(comp, tolerance)
     assert sentences == [
         f"{(~numbers['beyond tolerance'].astype(bool)).sum()} of {len(numbers)} published cells reproduce within {tolerance:.3f}; "
-        f"the largest gap is {gap['difference']:+.4f} (MiniLM-L6, {constants.CATEGORY_LABELS[gap['category']].lower()}, {gap['metric'].replace('_', ' ')})."
+        f"the largest gap is {gap['difference']:+.4f} (MiniLM-L6, {lexicon.CATEGORY_LABELS[gap['category']].lower()}, {gap['metric'].replace('_', ' ')})."
     ]
     assert_leads_with(at, sentences)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from apptest_support import open_page, table_with
 
-from core import constants
+from core import constants, lexicon
 from core.models.cache import EmbeddingCache
 from core.papers.suites import control_pairs
 from core.probes.calibration import calibrate, thresholds_by_model
@@ -37,7 +37,7 @@ def test_variants_listed_as_typed_with_reasons_for_the_rest(at):
     expected = perturb("Google acquired YouTube")
     assert list(listing["variant"]) == [v.text for v in expected.variants]
     why = _frame(at, "why")
-    assert set(why["failure mode"]) == {constants.CATEGORY_LABELS[m] for m in expected.not_applicable}
+    assert set(why["failure mode"]) == {lexicon.CATEGORY_LABELS[m] for m in expected.not_applicable}
 
 
 def test_scores_match_core_at_global_threshold(at):

@@ -19,7 +19,7 @@ import pytest
 from apptest_support import expected_cosine, open_page
 from streamlit.testing.v1 import AppTest
 
-from core import constants
+from core import constants, lexicon
 from core.models.registry import MINILM_L6
 from core.probes.perturb import perturb
 from core.probes.retrieval.suite_files import load_retrieval_suite
@@ -161,14 +161,14 @@ def test_win_rates_equal_hand_computation(at, hand_wins):
     table = _frame(at, {"failure mode", "wins", constants.COL_WIN_RATE})
     table = table[table[constants.COL_MITIGATION] == NONE_LABEL].set_index("failure mode")
     for mode, group in hand_wins.groupby("mode"):
-        row = table.loc[constants.CATEGORY_LABELS[mode]]
+        row = table.loc[lexicon.CATEGORY_LABELS[mode]]
         assert (row["n"], row["wins"]) == (len(group), int(group["win"].sum())), mode
         assert row[constants.COL_WIN_RATE] == pytest.approx(group["win"].mean(), abs=1e-12)
         assert row[constants.COL_CI_LOW] <= row[constants.COL_WIN_RATE] <= row[constants.COL_CI_HIGH]
     pooled = table.loc["all modes"]
     assert (pooled["n"], pooled["wins"]) == (len(hand_wins), int(hand_wins["win"].sum()))
     # Modes are shown by their labels, never by their codes.
-    assert not set(table.index) & set(constants.FAILURE_MODES)
+    assert not set(table.index) & set(lexicon.FAILURE_MODES)
     # issue 26: the page leads with the pooled rate in words, from the same hand-computed wins
     said = f"MiniLM\\-L6 ranks the contradiction above the restatement in {100 * hand_wins['win'].mean():.0f}% of the variants"
     assert any(m.value.startswith(said) for m in at.markdown), [m.value[:80] for m in at.markdown]

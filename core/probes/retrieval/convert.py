@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from core import constants
+from core import constants, lexicon
 from core.probes.retrieval.suite import PASSAGE_COLUMNS, QUERY_COLUMNS, RetrievalSuite, RetrievalSuiteError
 
 TRIPLES_DOMAIN = "triples"
@@ -37,7 +37,7 @@ def pairs_to_suite(pairs: pd.DataFrame, name: str = "pairs") -> RetrievalSuite:
     if missing:
         raise RetrievalSuiteError(f"the pairs table lacks columns {sorted(missing)}")
     category = pairs[constants.COL_CATEGORY].astype(str).str.strip().str.lower()
-    known = category.isin(constants.PARAPHRASE_CATEGORIES) | category.isin(constants.ADVERSARIAL_CATEGORIES)
+    known = category.isin(constants.PARAPHRASE_CATEGORIES) | category.isin(lexicon.ADVERSARIAL_CATEGORIES)
     notes = []
     if (~known).any():
         unused = sorted(set(category[~known]))
@@ -63,7 +63,7 @@ def pairs_to_suite(pairs: pd.DataFrame, name: str = "pairs") -> RetrievalSuite:
     if not rows:
         raise RetrievalSuiteError(
             "no text_a has both a paraphrase (category paraphrase, positive or correct) and an adversarial variant "
-            f"(category {', '.join(constants.ADVERSARIAL_CATEGORIES)}): nothing to rank"
+            f"(category {', '.join(lexicon.ADVERSARIAL_CATEGORIES)}): nothing to rank"
         )
     if skipped:
         notes.append(f"dropped {skipped} text_a group(s) without both a paraphrase and a variant")

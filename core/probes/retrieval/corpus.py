@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from core import constants
+from core import constants, lexicon
 from core.models.cache import EmbeddingCache
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ProgressFn, model_runs
@@ -131,7 +131,7 @@ def corpus_rates(pairs: pd.DataFrame, **bootstrap) -> pd.DataFrame:
     for (model, mitigation), frame in pairs.groupby(keys, sort=False):
         present = set(frame[constants.COL_MODE])
         was = before.reindex(pd.MultiIndex.from_arrays([frame[constants.COL_MODEL], nth[frame.index]])).to_numpy()
-        for mode in [*(m for m in constants.ADVERSARIAL_CATEGORIES if m in present), constants.MODE_ALL]:
+        for mode in [*(m for m in lexicon.ADVERSARIAL_CATEGORIES if m in present), constants.MODE_ALL]:
             at = np.ones(len(frame), dtype=bool) if mode == constants.MODE_ALL else (frame[constants.COL_MODE] == mode).to_numpy()
             part = frame[at]
             rate, low, high = rate_with_ci(part[constants.COL_OUTRANKS].to_numpy(bool), part[constants.COL_QUERY].to_numpy(), **bootstrap)

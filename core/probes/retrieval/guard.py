@@ -33,7 +33,7 @@ from collections import Counter
 
 import pandas as pd
 
-from core import constants
+from core import constants, lexicon
 from core.lexicon import modes_differing
 
 COL_FLAGS = "guard_flags"
@@ -49,7 +49,7 @@ def contradiction_flags(text_a: str, text_b: str) -> set[str]:
         text_b: Another text.
 
     Returns:
-        A subset of ``core.constants.FAILURE_MODES``; empty when no rule fires.
+        A subset of ``core.lexicon.FAILURE_MODES``; empty when no rule fires.
 
     Raises:
         ValueError: If either argument is not a string.
@@ -66,7 +66,7 @@ KIND_ALL = "all"
 
 
 def _pair_kind(category: str) -> str:
-    if category in constants.ADVERSARIAL_CATEGORIES:
+    if category in lexicon.ADVERSARIAL_CATEGORIES:
         return KIND_FAILURE
     if category in constants.PARAPHRASE_CATEGORIES:
         return KIND_MUST_PASS

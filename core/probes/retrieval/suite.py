@@ -23,19 +23,21 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from core import constants
+from core import constants, lexicon
 
-MODES = constants.FAILURE_MODES
-WIDE_COLUMNS = (
+MODES = lexicon.FAILURE_MODES
+# The columns a wide file must have; of the per-mode columns (one per failure mode), any may be missing:
+# a file written before a mode existed, or for some modes only, scores the modes it has.
+REQUIRED_COLUMNS = (
     constants.COL_GROUP_ID,
     constants.COL_DOMAIN,
     constants.COL_ANCHOR,
     constants.COL_PARAPHRASE,
-    *MODES,
     constants.COL_QUERY_MODE,
     constants.COL_Q1,
     constants.COL_Q2,
 )
+WIDE_COLUMNS = (*REQUIRED_COLUMNS[:4], *MODES, *REQUIRED_COLUMNS[4:])
 PASSAGE_COLUMNS = (constants.COL_GROUP_ID, constants.COL_DOMAIN, constants.COL_ROLE, constants.COL_MODE, constants.COL_TEXT)
 QUERY_COLUMNS = (constants.COL_GROUP_ID, constants.COL_DOMAIN, constants.COL_QUERY_MODE, constants.COL_WHICH, constants.COL_TEXT)
 
@@ -99,7 +101,8 @@ def tidy_suite(wide: pd.DataFrame, name: str = constants.SUITE_RETRIEVAL) -> Ret
     """Long passage and query tables from the wide file (see the module docstring).
 
     Args:
-        wide: one row per group with the columns of :data:`WIDE_COLUMNS`.
+        wide: one row per group with the columns of :data:`REQUIRED_COLUMNS` and any of the per-mode
+            columns (:data:`WIDE_COLUMNS`); a missing mode column is a mode with no variant.
         name: the suite's name.
 
     Returns:
@@ -109,11 +112,12 @@ def tidy_suite(wide: pd.DataFrame, name: str = constants.SUITE_RETRIEVAL) -> Ret
     Raises:
         ValueError: a required column is missing or the table has no row.
     """
-    missing = [c for c in WIDE_COLUMNS if c not in wide.columns]
+    missing = [c for c in REQUIRED_COLUMNS if c not in wide.columns]
     if missing:
         raise ValueError(f"the retrieval table lacks columns {missing}")
     if wide.empty:
         raise ValueError("the retrieval table has no anchor group")
+    wide = with_mode_columns(wide)
     passages, queries = [], []
     for row in wide.to_dict("records"):
         gid, domain = row[constants.COL_GROUP_ID], row[constants.COL_DOMAIN]
@@ -123,6 +127,12 @@ def tidy_suite(wide: pd.DataFrame, name: str = constants.SUITE_RETRIEVAL) -> Ret
         if row[constants.COL_QUERY_MODE]:
             queries += [(gid, domain, row[constants.COL_QUERY_MODE], which, row[which]) for which in constants.QUERY_WHICH]
     return RetrievalSuite(name, pd.DataFrame(passages, columns=list(PASSAGE_COLUMNS)), pd.DataFrame(queries, columns=list(QUERY_COLUMNS)))
+
+
+def with_mode_columns(wide: pd.DataFrame) -> pd.DataFrame:
+    """The wide table with an empty column for each failure mode it lacks (a missing mode has no variants)."""
+    absent = [m for m in MODES if m not in wide.columns]
+    return wide.assign(**dict.fromkeys(absent, "")) if absent else wide
 
 
 def suite_counts(suite: RetrievalSuite) -> pd.DataFrame:

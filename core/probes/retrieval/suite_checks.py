@@ -17,7 +17,7 @@ import pandas as pd
 
 from core import constants
 from core.files.validators import VARIANT_RULES, Violation, check_distinct
-from core.probes.retrieval.suite import MODES, WIDE_COLUMNS
+from core.probes.retrieval.suite import MODES, REQUIRED_COLUMNS, with_mode_columns
 
 
 def _group_violations(row: dict[str, str]) -> list[Violation]:
@@ -79,7 +79,7 @@ def _repeats(wide: pd.DataFrame, columns: Iterable[str], what: str) -> list[Viol
 def validate_retrieval_suite(wide: pd.DataFrame) -> list[Violation]:
     """Check the wide retrieval table; every violation names the group and the rule.
 
-    Rules: the columns of :data:`WIDE_COLUMNS`; unique, non-empty group ids;
+    Rules: the columns of :data:`REQUIRED_COLUMNS` (a per-mode column may be missing); unique, non-empty group ids;
     known domains; non-empty anchor and paraphrase, the paraphrase not the
     anchor; at least ``RETRIEVAL_MIN_MODES`` variants; each variant obeys
     its mode's rule (:data:`VARIANT_RULES`); a ``query_mode`` names a mode
@@ -92,10 +92,10 @@ def validate_retrieval_suite(wide: pd.DataFrame) -> list[Violation]:
     Returns:
         The violations; an empty list means the suite is valid.
     """
-    missing = [c for c in WIDE_COLUMNS if c not in wide.columns]
+    missing = [c for c in REQUIRED_COLUMNS if c not in wide.columns]
     if missing:
         return [Violation("*", "columns", f"missing columns: {missing}")]
-    wide = wide.fillna("").astype(str)
+    wide = with_mode_columns(wide).fillna("").astype(str)
     out: list[Violation] = []
     ids = wide[constants.COL_GROUP_ID]
     out += [Violation(str(g), "unique-id", "group_id appears more than once") for g in ids[ids.duplicated() & (ids != "")].unique()]
@@ -116,6 +116,7 @@ def perturb_matches(wide: pd.DataFrame) -> pd.DataFrame:
     """
     from core.probes.perturb import perturb
 
+    wide = with_mode_columns(wide)
     made = {mode: 0 for mode in MODES}
     total = {mode: 0 for mode in MODES}
     for row in wide.to_dict("records"):

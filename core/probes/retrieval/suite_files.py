@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from core import constants
+from core import constants, lexicon
 from core.files.errors import PairsFileError
 from core.files.reader import apply_mapping, guess_mapping, mapping_note, parse_pairs, read_pairs_file
 from core.messages import first_line
 from core.paths import SUITES_DIR
 from core.probes.retrieval.convert import pairs_to_suite
-from core.probes.retrieval.suite import WIDE_COLUMNS, RetrievalSuite, RetrievalSuiteError, tidy_suite
+from core.probes.retrieval.suite import REQUIRED_COLUMNS, RetrievalSuite, RetrievalSuiteError, tidy_suite
 from core.probes.retrieval.suite_checks import validate_retrieval_suite
 
 RETRIEVAL_FILE = SUITES_DIR / "retrieval.csv"
@@ -43,7 +43,7 @@ def read_retrieval_file(path: str | Path = RETRIEVAL_FILE) -> pd.DataFrame:
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise RetrievalSuiteError(f"cannot read {path}: {first_line(exc)}") from exc
     frame.columns = [str(c).strip() for c in frame.columns]
-    missing = [c for c in WIDE_COLUMNS if c not in frame.columns]
+    missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise RetrievalSuiteError(f"{Path(path).name} lacks the retrieval columns {missing}; see data/README.md")
     return frame.apply(lambda col: col.str.strip())
@@ -132,7 +132,7 @@ def suite_from_bytes(data: bytes, name: str) -> RetrievalSuite:
         raise RetrievalSuiteError(str(exc)) from exc
     columns = list(parsed.frame.columns)
     if {constants.COL_ANCHOR, constants.COL_PARAPHRASE} <= set(columns):
-        missing = [c for c in WIDE_COLUMNS if c not in columns]
+        missing = [c for c in REQUIRED_COLUMNS if c not in columns]
         if missing:
             raise RetrievalSuiteError(f"{name} names anchor and paraphrase but lacks the retrieval columns {missing}; see data/README.md")
         suite = _wide_suite(parsed.frame.apply(lambda col: col.astype(str).str.strip()), stem, name)
@@ -145,7 +145,7 @@ def suite_from_bytes(data: bytes, name: str) -> RetrievalSuite:
     if mapping.get(constants.COL_CATEGORY) is None:
         raise RetrievalSuiteError(
             f"{name} has no category column (columns: {', '.join(columns)}); each text_b needs a category: "
-            f"paraphrase (or positive) for the passage that should rank first, a failure mode ({', '.join(constants.FAILURE_MODES)}) or {constants.CAT_CONTRADICTION} for the others"
+            f"paraphrase (or positive) for the passage that should rank first, a failure mode ({', '.join(lexicon.FAILURE_MODES)}) or {constants.CAT_CONTRADICTION} for the others"
         )
     guessed = mapping_note(columns, mapping, frame=parsed.frame)
     suite = pairs_to_suite(pairs, stem)

@@ -13,7 +13,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from core import constants
+from core import constants, lexicon
 from core.probes.retrieval.metrics import flips, mcnemar_exact, ranking_summary, rate_difference_ci, rate_with_ci
 
 _KEYS = [constants.COL_MODEL, constants.COL_MITIGATION]
@@ -74,7 +74,7 @@ def _require(frame: pd.DataFrame, columns: list[str], what: str) -> None:
 
 def _modes(frame: pd.DataFrame, column: str) -> list[str]:
     present = set(frame[column])
-    return [m for m in constants.ADVERSARIAL_CATEGORIES if m in present] + sorted(present - set(constants.ADVERSARIAL_CATEGORIES))
+    return [m for m in lexicon.ADVERSARIAL_CATEGORIES if m in present] + sorted(present - set(lexicon.ADVERSARIAL_CATEGORIES))
 
 
 def win_rate_table(scores: pd.DataFrame, **bootstrap) -> pd.DataFrame:

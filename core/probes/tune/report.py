@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from core import constants
+from core import constants, lexicon
 from core.files.triples import Triples
 from core.probes.calibration import auc
 from core.probes.retrieval.metrics import adversarial_wins, flips, mcnemar_exact, rate_difference_ci, rate_with_ci
@@ -149,7 +149,7 @@ def _ordered(frame: pd.DataFrame, column: str, order: Sequence[str]) -> pd.Serie
 
 
 def _slices(scores: pd.DataFrame, by: str) -> list[tuple[str, pd.DataFrame]]:
-    known = C.FAILURE_MODES if by == C.COL_MODE else C.VARIANT_SOURCES
+    known = lexicon.FAILURE_MODES if by == C.COL_MODE else C.VARIANT_SOURCES
     present = list(dict.fromkeys(scores[by]))
     # A user's file may hold modes of its own (e.g. contradiction): after the known ones, as they come.
     values = [v for v in known if v in present] + [v for v in present if v not in known]
@@ -378,7 +378,7 @@ def warnings(tests: pd.DataFrame, *, setting: str = C.TUNE_SETTING_TUNED, points
         drop = 100 * (r["before"] - r["after"])
         if math.isnan(drop) or drop >= points:
             continue
-        label = C.CATEGORY_LABELS.get(r[C.COL_MODE], r[C.COL_MODE])
+        label = lexicon.CATEGORY_LABELS.get(r[C.COL_MODE], r[C.COL_MODE])
         why = " (a mean-pooled model does not see word order)" if r[C.COL_MODE] == C.CAT_ENTITY_SWAP else ""
         verb = "rose" if drop < 0 else "did not move"
         out.append(

@@ -12,7 +12,7 @@ import sys
 import pandas as pd
 import pytest
 
-from core import constants
+from core import constants, lexicon
 from core.cli import main as cli_main
 from core.models.registry import MINILM_L6
 from core.paths import PROJECT_ROOT
@@ -58,8 +58,8 @@ def test_json_is_one_document_with_win_rates_and_paired_accuracy(json_doc, small
     wide = pd.read_csv(small_suite, dtype=str, keep_default_na=False)
     mine = [r for r in doc["win_rates"] if r[constants.COL_MODEL] == MINILM_L6 and r[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
     by_mode = {r[constants.COL_MODE]: r for r in mine}
-    assert by_mode[constants.MODE_ALL][constants.COL_N] == int((wide[list(constants.FAILURE_MODES)] != "").to_numpy().sum())
-    for mode in constants.FAILURE_MODES:
+    assert by_mode[constants.MODE_ALL][constants.COL_N] == int((wide[list(lexicon.FAILURE_MODES)] != "").to_numpy().sum())
+    for mode in lexicon.FAILURE_MODES:
         assert by_mode.get(mode, {constants.COL_N: 0})[constants.COL_N] == int((wide[mode] != "").sum())
     for r in mine:
         assert r[constants.COL_CI_LOW] <= r[constants.COL_WIN_RATE] <= r[constants.COL_CI_HIGH]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core import constants
+from core import constants, lexicon
 from core.files import validators
 from core.files.validators import CATEGORY_RULES, VARIANT_RULES, validate_pairs
 from core.probes.retrieval import suite_checks
@@ -48,5 +48,7 @@ def test_a_new_category_is_one_table_entry(monkeypatch):
 
 def test_the_retrieval_suite_uses_the_same_variant_rules():
     assert suite_checks.VARIANT_RULES is VARIANT_RULES
-    assert set(VARIANT_RULES) == set(constants.FAILURE_MODES)
-    assert VARIANT_RULES[constants.CAT_TEMPORAL] is validators.check_temporal_variant
+    assert set(VARIANT_RULES) == set(lexicon.FAILURE_MODES)
+    # The table is made from the records: its temporal rule is the named one's rule.
+    for anchor, variant in (("The drug reduces pain.", "The drug reduced pain."), ("The drug reduces pain.", "The drug cuts pain.")):
+        assert VARIANT_RULES[constants.CAT_TEMPORAL](anchor, variant) == validators.check_temporal_variant(anchor, variant)

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core import constants
+from core import constants, lexicon
 from core.gate import run as gate
 from core.gate.config import ConfigError, load_config
 from core.models.registry import MINILM_L6
@@ -48,7 +48,7 @@ def test_gather_pairs_adds_the_controls_a_calibrated_gate_needs(tmp_path):
 def test_gather_pairs_keeps_a_suite_with_its_own_controls(tmp_path):
     config = _config(tmp_path, "[budgets]\nmin_control_auc = 0.9\n")
     pairs, notes = gate.gather_pairs(config)
-    assert len(pairs) == sum(constants.SUITE_COUNTS[constants.SUITE_FAILURE_MODES].values())
+    assert len(pairs) == sum(lexicon.SUITE_COUNTS[constants.SUITE_FAILURE_MODES].values())
     assert notes == []
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core import constants
+from core import constants, lexicon
 from core.lexicon import MODES, differs_by, modes_differing, morphology, word_difference
 from core.lexicon.modes import hedge_count, is_permission_may, negation_count
 from core.lexicon.numbers import is_label_or_date, is_number_token, number_values
@@ -64,7 +64,7 @@ def test_differs_by_ignores_paraphrases_of_the_mode(mode, text_a, text_b):
 
 
 def test_differs_by_refuses_unknown_modes_and_non_text():
-    assert set(MODES) == set(constants.FAILURE_MODES)
+    assert set(MODES) == set(lexicon.FAILURE_MODES)
     with pytest.raises(ValueError, match="unknown failure mode 'contradiction'"):
         differs_by("contradiction", "a", "b")
     with pytest.raises(ValueError, match="text_b must be a string"):

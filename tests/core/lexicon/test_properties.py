@@ -14,7 +14,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core import constants
+from core import lexicon
 from core.files.validators import CATEGORY_RULES, VARIANT_RULES, validate_pairs
 from core.probes.perturb import perturb
 from core.probes.retrieval.guard import contradiction_flags
@@ -37,6 +37,7 @@ SUBJECTS = [
 VERB_PHRASES = [
     "acquired YouTube",
     "reduces the pain",
+    "increases the risk of bleeding",
     "is allergic to penicillin",
     "was delayed",
     "will sign the lease",
@@ -51,6 +52,7 @@ VERB_PHRASES = [
     "works with USB-C chargers",
     "manages type 2 diabetes",
     "has grown",
+    "lowers blood pressure",
 ]
 TAILS = [
     "",
@@ -107,7 +109,7 @@ def test_the_grammar_reaches_every_mode():
     # Without this the property could hold by the generator writing nothing.
     texts = [_sentence(p, s, v, t) for p, s, v, t in zip(PREFIXES * 5, SUBJECTS, VERB_PHRASES, TAILS, strict=False)]
     modes = {v.mode for text in texts for v in perturb(text).variants}
-    assert modes == set(constants.FAILURE_MODES)
+    assert modes == set(lexicon.FAILURE_MODES)
 
 
 ONCE_SPLIT = [

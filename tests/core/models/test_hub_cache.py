@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 from hub_cache_support import OTHER_COMMIT, StandIn, build_standin, forget, hand_vectors, install, use_hf_home
 
-from core import constants
+from core import constants, lexicon
 from core.cli import main as cli
 from core.models import loading
 from core.models.encode import encode_texts
@@ -148,7 +148,7 @@ def test_run_scores_a_suite_with_a_cached_standin(hub, standins, capsys, tmp_pat
     code, _, err = cli_run(capsys, "run", "--suite", "baseline", "--out", str(out_dir), "--models", BGE_LARGE, "--quiet", "--no-cache")
     assert code == 0, err
     pairs = pd.read_csv(out_dir / "pairs.csv")
-    assert set(pairs[constants.COL_MODEL]) == {BGE_LARGE} and len(pairs) == sum(constants.SUITE_COUNTS[constants.SUITE_BASELINE].values())
+    assert set(pairs[constants.COL_MODEL]) == {BGE_LARGE} and len(pairs) == sum(lexicon.SUITE_COUNTS[constants.SUITE_BASELINE].values())
     sample = pairs.sample(3, random_state=0)
     for row in sample.itertuples():
         hand = hand_vectors(snapshot, [row.text_a, row.text_b], 512)["cls"]

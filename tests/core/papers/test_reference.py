@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from core import constants, stats
+from core import constants, lexicon, stats
 from core.papers import reference
 
 MINILM, BGE, NOMIC, GTE, MXBAI = (
@@ -415,7 +415,7 @@ def test_oov_cross_table_agreement() -> None:
 
 
 def test_failure_table4_vulnerability_scores(t1_mean: pd.DataFrame) -> None:
-    scores = stats.vulnerability_scores(t1_mean.loc[list(constants.FAILURE_MODES)]).set_index("model")
+    scores = stats.vulnerability_scores(t1_mean.loc[list(lexicon.PAPER_MODES)]).set_index("model")
     t4 = reference.published_wide("failure", "Table 4", None, index="metric")
     assert scores["score"].to_dict() == t4.loc["vulnerability_score"].astype(int).to_dict()
     assert scores["rank"].to_dict() == t4.loc["vulnerability_rank"].astype(int).to_dict()
@@ -428,7 +428,7 @@ def test_failure_table4_vulnerability_scores(t1_mean: pd.DataFrame) -> None:
 def test_failure_table3_severity(t1_mean: pd.DataFrame) -> None:
     t3 = reference.published_table("failure", "Table 3").pivot(index="category", columns="metric", values="value")
     positive = t1_mean.loc[constants.CAT_POSITIVE, FAILURE_MODELS].to_numpy()
-    for mode in constants.FAILURE_MODES:
+    for mode in lexicon.PAPER_MODES:
         means = t1_mean.loc[mode, FAILURE_MODELS].to_numpy()
         # Table 1 means are rounded to 3 decimals: allow printed precision
         # (0.0005) plus that propagated rounding, i.e. 0.001 on each figure.
@@ -436,7 +436,7 @@ def test_failure_table3_severity(t1_mean: pd.DataFrame) -> None:
         ratio = stats.severity_ratio(means, positive)
         assert ratio == pytest.approx(t3.loc[mode, "severity_ratio"], abs=0.001), mode
     order = t3.sort_values("severity_rank").index.tolist()
-    by_avg = t1_mean.loc[list(constants.FAILURE_MODES)].mean(axis=1).sort_values(ascending=False)
+    by_avg = t1_mean.loc[list(lexicon.PAPER_MODES)].mean(axis=1).sort_values(ascending=False)
     assert order == by_avg.index.tolist()
 
 
@@ -454,9 +454,9 @@ def _d_interval(mp: float, sp: float, n_p: int, mf: float, sf: float, n_f: int, 
 
 def _table5_outside(t1_mean, t1_sd, pop_sd: bool) -> set[tuple[str, str]]:
     t5 = reference.published_wide("failure", "Table 5", "cohens_d")
-    n = constants.SUITE_COUNTS[constants.SUITE_FAILURE_MODES]
+    n = lexicon.SUITE_COUNTS[constants.SUITE_FAILURE_MODES]
     outside = set()
-    for mode, model in itertools.product(constants.FAILURE_MODES, FAILURE_MODELS):
+    for mode, model in itertools.product(lexicon.PAPER_MODES, FAILURE_MODELS):
         low, high = _d_interval(
             t1_mean.loc[constants.CAT_POSITIVE, model],
             t1_sd.loc[constants.CAT_POSITIVE, model],
@@ -488,7 +488,7 @@ def test_failure_table5_not_from_sample_sds(t1_mean, t1_sd) -> None:
 
 
 def test_failure_rates_are_counts_over_n() -> None:
-    n = constants.SUITE_COUNTS[constants.SUITE_FAILURE_MODES]
+    n = lexicon.SUITE_COUNTS[constants.SUITE_FAILURE_MODES]
     at_07 = reference.published_wide("failure", "Table 2", "failure_rate")
     at_08 = reference.published_wide("failure", "Appendix B", "failure_rate")
     for wide in (at_07, at_08):

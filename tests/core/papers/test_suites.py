@@ -12,7 +12,7 @@ import sys
 import pandas as pd
 import pytest
 
-from core import constants
+from core import constants, lexicon
 from core.cli import main as cli_main
 from core.files.validators import (
     Violation,
@@ -34,7 +34,11 @@ from core.paths import PROJECT_ROOT
 
 PAIRS_COLUMNS = ["pair_id", "category", "domain", "text_a", "text_b", "source"]
 OOV_COLUMNS = ["pair_id", "entity", "replacement", "domain", "text_a", "text_b", "replacement_tokens", "source"]
-SUITE_TOTALS = {constants.SUITE_OOV: 20, constants.SUITE_BASELINE: 100, constants.SUITE_FAILURE_MODES: 336}
+SUITE_TOTALS = {
+    constants.SUITE_OOV: 20,
+    constants.SUITE_BASELINE: 100,
+    constants.SUITE_FAILURE_MODES: sum(lexicon.SUITE_COUNTS[constants.SUITE_FAILURE_MODES].values()),
+}
 
 
 # ----------------------------------------------------------------- acceptance
@@ -62,14 +66,14 @@ def test_run_all_has_every_pair_once_per_model(all_suites_run):
         rows = mine[mine[constants.COL_SUITE] == suite]
         assert rows[constants.COL_PAIR_ID].nunique() == total, suite
         by_category = rows.groupby(constants.COL_CATEGORY)[constants.COL_PAIR_ID].nunique().to_dict()
-        assert by_category == constants.SUITE_COUNTS[suite], suite
+        assert by_category == lexicon.SUITE_COUNTS[suite], suite
     # OOV items run in three variants each; every other pair once.
     oov = mine[mine[constants.COL_SUITE] == constants.SUITE_OOV]
     assert len(oov) == 60
     assert oov.groupby(constants.COL_PAIR_ID)[constants.COL_VARIANT].apply(sorted).map(tuple).unique().tolist() == [
         tuple(sorted(constants.OOV_VARIANTS))
     ]
-    assert len(mine) == 60 + 100 + 336
+    assert len(mine) == 60 + 100 + SUITE_TOTALS[constants.SUITE_FAILURE_MODES]
     assert all(-1.0 <= float(c) <= 1.0 for c in mine[constants.COL_COSINE])
 
 
@@ -95,7 +99,7 @@ def test_validate_command_accepts_failure_modes():
         [sys.executable, "-m", "core", "validate", "failure-modes"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip().endswith("336 rows, 0 problem(s)")
+    assert proc.stdout.strip().endswith(f"{SUITE_TOTALS[constants.SUITE_FAILURE_MODES]} rows, 0 problem(s)")
 
 
 def test_validate_command_reports_a_bad_file(tmp_path):
@@ -123,7 +127,7 @@ def test_suite_files_have_documented_columns():
 @pytest.mark.parametrize("suite", [constants.SUITE_BASELINE, constants.SUITE_FAILURE_MODES, constants.SUITE_OOV])
 def test_shipped_suites_validate(suite):
     frame = read_suite_file(suite)
-    assert validate_pairs(frame, constants.SUITE_COUNTS[suite]) == []
+    assert validate_pairs(frame, lexicon.SUITE_COUNTS[suite]) == []
     assert len(frame) == SUITE_TOTALS[suite]
     assert frame[constants.COL_PAIR_ID].is_unique
 
@@ -173,9 +177,9 @@ def test_load_suite_errors(tmp_path):
 
 def test_load_suite_all_and_report():
     frame = load_suite(constants.SUITE_ALL)
-    assert len(frame) == 60 + 100 + 336
+    assert len(frame) == 60 + 100 + SUITE_TOTALS[constants.SUITE_FAILURE_MODES]
     report = suite_report(read_suite_file(constants.SUITE_BASELINE))
-    assert dict(zip(report["category"], report["pairs"], strict=True)) == constants.SUITE_COUNTS[constants.SUITE_BASELINE]
+    assert dict(zip(report["category"], report["pairs"], strict=True)) == lexicon.SUITE_COUNTS[constants.SUITE_BASELINE]
     assert (report["min_len"] >= 1).all() and (report["distinct_words"] > 0).all()
 
 

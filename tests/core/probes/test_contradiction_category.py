@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core import constants
+from core import constants, lexicon
 from core.files.validators import validate_pairs
 from core.gate.config import parse_config
 from core.papers.failure_modes import failure_mode_table
@@ -59,7 +59,7 @@ def test_win_rates_order_it_after_the_named_modes():
 def test_gate_budgets_accept_it_and_list_the_valid_modes(tmp_path):
     config = parse_config({"budgets": {"max_adversarial_win_rate": {"contradiction": 0.4}}}, tmp_path / "check.toml")
     assert dict(config.budgets.max_adversarial_win_rate) == {"contradiction": 0.4}
-    with pytest.raises(ValueError, match="no such mode; modes: negation, .*, hedging, contradiction, all"):
+    with pytest.raises(ValueError, match=f"no such mode; modes: {', '.join(lexicon.ADVERSARIAL_CATEGORIES)}, all"):
         parse_config({"budgets": {"max_adversarial_win_rate": {"contradictions": 0.4}}}, tmp_path / "check.toml")
 
 
@@ -75,4 +75,4 @@ def test_summaries_report_it_beside_the_failure_modes():
     )
     table = failure_mode_table(results, 0.7)
     assert list(table[constants.COL_CATEGORY]) == ["contradiction"]
-    assert constants.CATEGORY_LABELS[constants.CAT_CONTRADICTION].startswith("Contradiction")
+    assert lexicon.CATEGORY_LABELS[constants.CAT_CONTRADICTION].startswith("Contradiction")

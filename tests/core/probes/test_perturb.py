@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core import constants
+from core import constants, lexicon
 from core.probes.perturb import perturb
 
 
@@ -109,11 +109,11 @@ def test_rule_leaves_alone(text, not_expected):
 def test_report_has_every_mode_exactly_once_and_no_duplicates():
     report = perturb("Google acquired YouTube for 1.65 billion dollars before 2007")
     modes = {v.mode for v in report.variants}
-    assert modes | set(report.not_applicable) == set(constants.FAILURE_MODES)
+    assert modes | set(report.not_applicable) == set(lexicon.FAILURE_MODES)
     assert not modes & set(report.not_applicable)
     texts = [v.text for v in report.variants]
     assert len(texts) == len(set(texts)) and report.text not in texts
-    assert [v.mode for v in report.variants] == sorted((v.mode for v in report.variants), key=constants.FAILURE_MODES.index)
+    assert [v.mode for v in report.variants] == sorted((v.mode for v in report.variants), key=lexicon.FAILURE_MODES.index)
 
 
 def test_deterministic_and_whitespace_normalized():
@@ -129,7 +129,7 @@ def test_to_frame_is_runnable_pairs():
     assert (frame[constants.COL_TEXT_A] == "The patient is allergic to penicillin").all()
     assert frame[constants.COL_PAIR_ID].is_unique
     assert set(frame[constants.COL_SUITE]) == {constants.SUITE_PERTURB}
-    assert set(frame[constants.COL_CATEGORY]) <= set(constants.FAILURE_MODES)
+    assert set(frame[constants.COL_CATEGORY]) <= set(lexicon.FAILURE_MODES)
 
 
 @pytest.mark.parametrize("bad", ["", "   ", "\n\n", "?!.", "—"])
@@ -149,7 +149,7 @@ def test_non_string_is_a_type_error():
 )
 def test_unusual_text_never_raises(text):
     report = perturb(text)
-    assert set(report.not_applicable) | {v.mode for v in report.variants} == set(constants.FAILURE_MODES)
+    assert set(report.not_applicable) | {v.mode for v in report.variants} == set(lexicon.FAILURE_MODES)
 
 
 def test_modal_passive_swaps_agent_and_subject():
@@ -295,10 +295,17 @@ def test_the_bound_leaves_every_suite_sentence_unchanged():
 
     from core.papers.suites import load_suite
 
+    # The papers' six modes on the pairs of the papers' categories: a mode beyond the papers and its pairs are
+    # checked by tests/core/lexicon/test_common_modes.py, and leave this fingerprint as it was.
     pairs = load_suite("all")
+    pairs = pairs[~pairs[constants.COL_CATEGORY].isin(lexicon.EXTENSION_MODES)]
     texts = sorted(set(pairs[constants.COL_TEXT_A]) | set(pairs[constants.COL_TEXT_B]))
     reports = [(t, perturb(t)) for t in texts]
-    out = [[t, [[v.mode, v.rule, v.text, v.change] for v in r.variants], sorted(r.not_applicable)] for t, r in reports]
+    paper = set(lexicon.PAPER_MODES)
+    out = [
+        [t, [[v.mode, v.rule, v.text, v.change] for v in r.variants if v.mode in paper], sorted(set(r.not_applicable) & paper)]
+        for t, r in reports
+    ]
     assert hashlib.sha256(json.dumps(out).encode()).hexdigest() == SUITE_VARIANTS_SHA256
     assert not any(r.notes for _, r in reports)
 

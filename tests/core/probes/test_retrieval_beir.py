@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from core import constants
+from core import constants, lexicon
 from core.cli import main as cli
 from core.files.beir import read_beir
 from core.files.triples import read_triples
@@ -85,7 +85,7 @@ def test_variants_of_relevant_passages_outrank_them_as_the_cosines_say(folder, m
 
     out = run_beir(folder, [MINILM_L6], variants=True, n_resamples=200)
     pairs = out.variant_pairs
-    assert len(pairs) > 20 and set(pairs["mode"]) <= set(constants.FAILURE_MODES)
+    assert len(pairs) > 20 and set(pairs["mode"]) <= set(lexicon.FAILURE_MODES)
     texts = list(dict.fromkeys([*pairs["query"], *pairs["original"], *pairs["variant"]]))
     vectors, _ = encode_texts(minilm, texts, None)
     cos = lambda a, b: float(vectors[a].astype(float) @ vectors[b].astype(float))  # noqa: E731

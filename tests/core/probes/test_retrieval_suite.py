@@ -7,7 +7,7 @@ import re
 import pandas as pd
 import pytest
 
-from core import constants
+from core import constants, lexicon
 from core.files.validators import check_hedging_variant, check_numerical_variant, check_quantifier_variant, check_temporal_variant
 from core.paths import DATA_DIR
 from core.probes.perturb import perturb
@@ -16,7 +16,7 @@ from core.probes.retrieval.suite import WIDE_COLUMNS, RetrievalSuiteError, suite
 from core.probes.retrieval.suite_checks import perturb_matches, validate_retrieval_suite
 from core.probes.retrieval.suite_files import load_retrieval_suite, read_retrieval_file
 
-MODES = constants.FAILURE_MODES
+MODES = lexicon.FAILURE_MODES
 
 
 @pytest.fixture(scope="module")
@@ -99,12 +99,12 @@ def test_readme_counts_match_the_file(wide):
     # The same counts by hand from the wide file.
     total = documented[-1]
     assert int(total[1]) == len(wide)
-    assert [int(c) for c in total[2:8]] == [int((wide[m] != "").sum()) for m in MODES]
-    assert int(total[8]) == int((wide[constants.COL_QUERY_MODE] != "").sum())
+    assert [int(c) for c in total[2 : 2 + len(MODES)]] == [int((wide[m] != "").sum()) for m in MODES]
+    assert int(total[2 + len(MODES)]) == int((wide[constants.COL_QUERY_MODE] != "").sum())
 
 
 def test_readme_perturb_table_matches_the_file(wide):
-    documented = _readme_table("428 of the 833 variants")
+    documented = _readme_table("440 of the 852 variants")
     by_hand = []
     for mode in MODES:
         rows = wide[wide[mode] != ""]
@@ -165,6 +165,23 @@ def test_ids_and_texts_are_unique_across_groups():
 
 def test_missing_columns_is_one_violation():
     assert _problems({"group_id": "g", "anchor": "x"}) == ["*:columns"]
+
+
+def test_a_missing_mode_column_is_a_mode_with_no_variant(tmp_path):
+    # Issue 34: a file written before a mode existed (here without direction, hedging and the rest) still reads;
+    # only the modes it has are scored.  Before, every mode's column was required.
+    kept = (constants.CAT_NEGATION, constants.CAT_NUMERICAL, constants.CAT_TEMPORAL)
+    row = {k: v for k, v in _group().items() if k not in MODES or k in kept}
+    assert not set(MODES) - set(kept) <= set(row)
+    assert _problems(row) == []
+    suite = tidy_suite(pd.DataFrame([row]))
+    variants = suite.passages[suite.passages[constants.COL_ROLE] == constants.ROLE_VARIANT]
+    assert list(variants[constants.COL_MODE]) == list(kept)
+    path = tmp_path / "old.csv"
+    pd.DataFrame([row]).to_csv(path, index=False)
+    loaded = load_retrieval_suite(str(path))
+    assert loaded.passages.equals(suite.passages)
+    assert loaded.notes == ()
 
 
 @pytest.mark.parametrize(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
-from core import constants
+from core import constants, lexicon
 from core.probes.retrieval.suite import RetrievalSuiteError
 from core.probes.retrieval.suite_files import RETRIEVAL_FILE, load_retrieval_suite, suite_from_bytes
 
@@ -70,6 +71,17 @@ def test_the_shipped_file_uploaded_reads_as_the_suite():
 def test_wide_format_missing_columns():
     with pytest.raises(RetrievalSuiteError, match="lacks the retrieval columns"):
         suite_from_bytes(b"anchor,paraphrase\nA,B\n", "wide.csv")
+
+
+def test_wide_upload_without_some_mode_columns_scores_the_modes_it_has():
+    # Issue 34: the shipped file without its direction and hedging columns (a file from before direction existed).
+    shipped = pd.read_csv(RETRIEVAL_FILE, dtype=str, keep_default_na=False)
+    older = shipped.drop(columns=["direction", constants.CAT_HEDGING])
+    older = older[~older[constants.COL_QUERY_MODE].isin(["direction", constants.CAT_HEDGING])]
+    suite = suite_from_bytes(older.to_csv(index=False).encode(), "older.csv")
+    modes = set(suite.passages[constants.COL_MODE]) - {""}
+    assert modes == set(lexicon.FAILURE_MODES) - {"direction", constants.CAT_HEDGING}
+    assert suite.group_ids == list(older[constants.COL_GROUP_ID])
 
 
 def test_upload_arguments_are_checked():

@@ -1,6 +1,6 @@
 """``run --engine ray``: the same results as the local engine, on a local 2-CPU Ray instance and a real file.
 
-The file is the shipped failure-mode suite read as a plain CSV file (its 336
+The file is the shipped failure-mode suite read as a plain CSV file (its 381
 real pairs, not the suite by name). Ray starts once for the module and is shut
 down after it.
 """
