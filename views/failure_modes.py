@@ -383,7 +383,8 @@ threshold = selection.threshold
 suite_pairs = resources.suite(constants.SUITE_FAILURE_MODES)
 st.caption(
     f"Suite: {len(suite_pairs)} pairs ({sum(suite_pairs[constants.COL_CATEGORY].isin(constants.FAILURE_MODES))} adversarial, "
-    f"{sum(suite_pairs[constants.COL_CATEGORY].isin(constants.CONTROLS))} controls) across {suite_pairs[constants.COL_DOMAIN].nunique()} domains."
+    f"{sum(suite_pairs[constants.COL_CATEGORY].isin(constants.CONTROLS))} controls) across {suite_pairs[constants.COL_DOMAIN].nunique()} "
+    "domains."
 )
 
 clicked = st.button(

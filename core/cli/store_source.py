@@ -261,7 +261,8 @@ def cmd_retrieval_store(args) -> int:
             wide = rates.pivot_table(index="mode", columns="search", values="rate", sort=False).reset_index()
             with pd.option_context("display.width", 220, "display.float_format", "{:.3f}".format):
                 print(
-                    "\n== corpus mode: how often a variant of a query's first passage outranks it, first passage by exact search vs by the store =="
+                    "\n== corpus mode: how often a variant of a query's first passage outranks it, first passage by exact search vs by "
+                    "the store =="
                 )
                 print(wide.to_string(index=False))
     if out is not None:

@@ -321,7 +321,8 @@ def triples_win_rate_outcomes(win_rates: pd.DataFrame, limit: float, models: Seq
             continue
         row = rows.loc[model].to_dict()
         detail = (
-            f"{int(row[constants.COL_WINS])}/{int(row[constants.COL_N])} negatives above the positive, {int(row[constants.COL_TIES])} tie(s) apart, "
+            f"{int(row[constants.COL_WINS])}/{int(row[constants.COL_N])} negatives above the positive, {int(row[constants.COL_TIES])} "
+            "tie(s) apart, "
             f"95% CI {row[constants.COL_CI_LOW]:.3f}-{row[constants.COL_CI_HIGH]:.3f}"
         )
         out.append(
@@ -371,7 +372,8 @@ def twin_share_outcomes(summary: pd.DataFrame, limits: Mapping[str, float], mode
                 continue
             row = mine.loc[mode].to_dict()
             detail = (
-                f"{int(row['passages_with_twin'])}/{int(row['n_passages'])} passages, {int(row['twin_pairs'])} twin pairs above {row['threshold']:.2f}, "
+                f"{int(row['passages_with_twin'])}/{int(row['n_passages'])} passages, {int(row['twin_pairs'])} twin pairs above "
+                f"{row['threshold']:.2f}, "
                 f"95% CI {row['twin_share_ci_low']:.3f}-{row['twin_share_ci_high']:.3f}"
             )
             out.append(Outcome(model, BUDGET_TWIN_SHARE, mode, float(row["twin_share"]), limit, int(row["n_passages"]), detail))

@@ -510,7 +510,8 @@ class EndpointBackend(BackendDefaults):
             return np.zeros((0, self.dimension or 0), dtype=np.float32)
         if len({r.shape[1] for r in rows}) > 1:
             raise EndpointError(
-                f"{self.settings.base_url} returned vectors of {' and '.join(sorted({str(r.shape[1]) for r in rows}))} dimensions in one run"
+                f"{self.settings.base_url} returned vectors of {' and '.join(sorted({str(r.shape[1]) for r in rows}))} dimensions in one "
+                "run"
             )
         return np.concatenate(rows, axis=0)
 
