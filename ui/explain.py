@@ -205,7 +205,10 @@ def why_this_score(models: list[str], text_a: str, text_b: str, sel: Selection) 
         key=KEY_ON,
         on_change=widgets.persist,
         args=(KEY_ON,),
-        help="Which tokens carry the cosine, and the cosine at every layer. Costs one forward pass per token (occlusion) or per step (gradients); results are cached.",
+        help=(
+            "Which tokens carry the cosine, and the cosine at every layer. Costs one forward pass per token (occlusion) or per step "
+            "(gradients); results are cached."
+        ),
     )
     if not on:
         return

@@ -881,7 +881,10 @@ def _full_suite_button(choice: str, source: Source, selection: state.Selection) 
         key="rt_run_full",
         on_click=_run_full_suite,
         args=(len(full.group_ids),),
-        help="All anchor groups of the suite: the figures the paper-sized intervals need. Cached per inputs, so going back to the sample is instant.",
+        help=(
+            "All anchor groups of the suite: the figures the paper-sized intervals need. Cached per inputs, so going back to the sample "
+            "is instant."
+        ),
     )
 
 

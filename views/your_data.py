@@ -254,7 +254,10 @@ with up_col:
         "yd_uploader",
         UPLOAD_PREFIX,
         UPLOAD_TYPES,
-        help=f"Up to {constants.MAX_UPLOAD_MB} MB and {constants.MAX_UPLOAD_ROWS:,} rows. Excel files are not read: save the sheet as CSV (UTF-8).",
+        help=(
+            f"Up to {constants.MAX_UPLOAD_MB} MB and {constants.MAX_UPLOAD_ROWS:,} rows. Excel files are not read: save the sheet as CSV "
+            "(UTF-8)."
+        ),
     )
     if new_file:
         ss[KEY_SIGNATURE] = None  # a new upload is read even when its bytes match an earlier one

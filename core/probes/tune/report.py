@@ -482,7 +482,10 @@ def _interval(value: float, low: float, high: float) -> str:
 def _ceiling_note(rows: pd.DataFrame, fmt: str) -> str:
     if not rows["at_ceiling"].any():
         return ""
-    return f"at ceiling: every setting scores {format(float(rows['best'].iloc[0]), fmt)}, the best possible value; these pairs are too easy to show a cost"
+    return (
+        f"at ceiling: every setting scores {format(float(rows['best'].iloc[0]), fmt)}, the best possible value; these pairs are too easy "
+        "to show a cost"
+    )
 
 
 def _setting_order(frame: pd.DataFrame) -> list[str]:
