@@ -354,7 +354,8 @@ def show_notes(key: str) -> None:
     (another snapshot, dimension, tokens kept, pooling, prompt, a one-off export), for the last result under ``key``.
 
     Issue 26: one-off notes pushed results below the fold on every page. Each note is a toast the
-    first time this server process sees it (so a new session is not covered in toasts), and otherwise sits in one collapsed line, never a box above results.
+    first time this server process sees it (so a new session is not covered in toasts), and otherwise
+    sits in one collapsed line, never a box above results.
     """
     result = stored(key)
     if result is None or not result.reports:

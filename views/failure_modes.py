@@ -418,8 +418,8 @@ else:
     )
 
 if stored is not None and not results.empty:
-    # Cached by inputs (ui/resources.py; every row is the failure-mode suite's, the run scored nothing else): a slider move back to a threshold seen before, a search or a
-    # download recomputes no statistic.
+    # Cached by inputs (ui/resources.py; every row is the failure-mode suite's, the run scored nothing else):
+    # a slider move back to a threshold seen before, a search or a download recomputes no statistic.
     summary = resources.category_summary(results, threshold)
     st.markdown(" ".join(widgets.md_escape(sentence) for sentence in findings.failure_mode_findings(summary, threshold)))
     _results_tabs(results, list(stored.models), threshold, summary)

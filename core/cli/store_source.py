@@ -189,7 +189,10 @@ def _write(out: Path, result, doc: dict[str, Any]) -> None:
 
 
 def cmd_retrieval_store(args) -> int:
-    """``retrieval --store URI --queries FILE``: each query ranked exactly and by the store's search; recall@k and corpus mode's rates both ways."""
+    """``retrieval --store URI --queries FILE``: each query ranked exactly and by the store's search.
+
+    Recall@k and corpus mode's rates are reported both ways.
+    """
     from core.models import registry
     from core.stores.base import StoreError
     from core.stores.retrieval import json_records, retrieval_through_store

@@ -362,7 +362,10 @@ def recall_outcomes(rankings: Mapping[str, pd.DataFrame], limits: Mapping[int, f
 
 
 def twin_share_outcomes(summary: pd.DataFrame, limits: Mapping[str, float], models: Sequence[str]) -> list[Outcome]:
-    """``max_twin_share``: per model and mode (or ``all``), the share of passages with a confusable twin (``core.audit.risk.risk_summary``)."""
+    """``max_twin_share``: per model and mode (or ``all``), the share of passages with a confusable twin.
+
+    The shares are those of ``core.audit.risk.risk_summary``.
+    """
     out = []
     for model in models:
         mine = summary[summary[constants.COL_MODEL] == model].set_index("mode") if not summary.empty else pd.DataFrame()

@@ -293,7 +293,9 @@ def use_session_settings(settings: Iterable[EndpointSettings]) -> None:
 
 
 def settings_for(name: str) -> EndpointSettings:
-    """The settings of ``openai:MODEL``: this session's (:func:`use_session_settings`), else the configured ones, else the defaults from the environment.
+    """The settings of ``openai:MODEL``: this session's, else the configured ones, else the defaults from the environment.
+
+    A session sets its own with :func:`use_session_settings`.
 
     Raises:
         EndpointError: the name is not an endpoint model, a session did not set

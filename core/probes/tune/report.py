@@ -596,7 +596,10 @@ def _shortcut_lines(shortcut: pd.DataFrame) -> list[str]:
 
 
 def to_markdown(doc: Mapping[str, Any]) -> str:
-    """The report as Markdown: headline with the general cost, warnings, win rates, natural cost, shortcut probe, sources, tests, AUC costs."""
+    """The report as Markdown.
+
+    Headline with the general cost, warnings, win rates, natural cost, shortcut probe, sources, tests, AUC costs.
+    """
     modes, sources = pd.DataFrame(doc["win_rates"]), pd.DataFrame(doc["by_source"])
     tests, costs = pd.DataFrame(doc["paired_tests"]), pd.DataFrame(doc["costs"])
     natural, shortcut = pd.DataFrame(doc.get("natural_cost") or []), pd.DataFrame(doc.get("shortcut") or [])
