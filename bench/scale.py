@@ -163,7 +163,8 @@ at.session_state["yd_upload_name"] = "pairs.tsv"
 at.run(timeout=3600)
 parsed = time.perf_counter() - start
 next(b for b in at.button if b.label == "Run on selected models").click().run(timeout=3600)
-print(json.dumps({"seconds": time.perf_counter() - start, "parse_seconds": parsed, "max_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+print(json.dumps({"seconds": time.perf_counter() - start, "parse_seconds": parsed,
+                  "max_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                   "errors": [e.value for e in at.error][:3], "exceptions": [str(e.value)[:200] for e in at.exception][:3]}))
 """
 

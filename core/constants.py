@@ -90,8 +90,9 @@ VARIANT_ORIGINAL = "original"
 VARIANT_REPLACED_BOTH = "replaced_both"
 VARIANT_REPLACED_B = "replaced_b"
 OOV_VARIANTS = (VARIANT_ORIGINAL, VARIANT_REPLACED_BOTH, VARIANT_REPLACED_B)
-# One colour per model across the app and the HTML report (issue 26; MiniLM-L6 blue, its int8 twin orange): registry models by their place in the
-# registry, any other model by a stable hash of its name. Plotly's qualitative palette, then Dark24's.
+# One colour per model across the app and the HTML report (issue 26; MiniLM-L6 blue, its int8 twin orange):
+# registry models by their place in the registry, any other model by a stable hash of its name.
+# Plotly's qualitative palette, then Dark24's.
 MODEL_PALETTE = (
     "#636EFA",
     "#EF553B",

@@ -81,7 +81,8 @@ INIT_SCRIPT = """
       last = state;
     }
   };
-  new MutationObserver(check).observe(document, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-test-script-state']});
+  new MutationObserver(check).observe(document,
+    {subtree: true, childList: true, attributes: true, attributeFilter: ['data-test-script-state']});
 })();
 """
 
@@ -367,7 +368,8 @@ async (el) => {
     const table = el.querySelector('table');
     if (!table) return '';
     const first = table.querySelector('tbody tr');
-    return [first && first.getAttribute('aria-rowindex'), ...[...table.querySelectorAll('thead th')].map(th => th.getAttribute('aria-colindex'))].join(',');
+    return [first && first.getAttribute('aria-rowindex'),
+            ...[...table.querySelectorAll('thead th')].map(th => th.getAttribute('aria-colindex'))].join(',');
   };
   const collect = () => {
     const table = el.querySelector('table');

@@ -205,7 +205,10 @@ def why_this_score(models: list[str], text_a: str, text_b: str, sel: Selection) 
         key=KEY_ON,
         on_change=widgets.persist,
         args=(KEY_ON,),
-        help="Which tokens carry the cosine, and the cosine at every layer. Costs one forward pass per token (occlusion) or per step (gradients); results are cached.",
+        help=(
+            "Which tokens carry the cosine, and the cosine at every layer. Costs one forward pass per token (occlusion) or per step "
+            "(gradients); results are cached."
+        ),
     )
     if not on:
         return
@@ -292,8 +295,10 @@ def oov_layer_section(models: list[str], reading: str, sel: Selection) -> None:
     """OOV robustness's layer-wise section: where in the network the invented word pulls the pair apart."""
     st.subheader("Where in the network the gap appears")
     st.caption(
-        "The OOV paper leaves open where the gap arises. For each entity: the cosine of the mean-pooled hidden states of the original pair and of "
-        f"the pair with the invented word ({constants.OOV_READINGS[reading]}) at every layer; the gap is their difference, its last layer the OOV delta."
+        "The OOV paper leaves open where the gap arises. For each entity: the cosine of the mean-pooled hidden states of the original "
+        "pair and of "
+        f"the pair with the invented word ({constants.OOV_READINGS[reading]}) at every layer; the gap is their difference, its last "
+        "layer the OOV delta."
     )
     torch_models = [m for m in models if _is_torch(m)]
     if not torch_models:
@@ -324,7 +329,8 @@ def oov_layer_section(models: list[str], reading: str, sel: Selection) -> None:
         "oov layer gap",
     )
     st.caption(
-        "Normalized: the gap divided by that layer's dynamic range (mean positive − mean negative control cosine of the baseline suite at the same layer), "
+        "Normalized: the gap divided by that layer's dynamic range (mean positive − mean negative control cosine of the baseline suite "
+        "at the same layer), "
         "because mean-pooled middle layers score every pair high and compress raw gaps."
     )
     divergence = report["divergence"]

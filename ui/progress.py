@@ -68,7 +68,10 @@ def describe(est: RunEstimate) -> str:
 
 
 def expected_caption(models: Sequence[str], texts: Sequence[str], options: EncodeOptions, always: bool = False) -> RunEstimate | None:
-    """Say a run's expected time under its button when it is longer than the threshold (or ``always``); the estimate, or None without models."""
+    """Say a run's expected time under its button when it is longer than the threshold (or ``always``).
+
+    Returns the estimate, or None without models.
+    """
     if not models or not texts:
         return None
     est = estimate(models, texts, options)

@@ -222,7 +222,10 @@ def triples_run(
     options: EncodeOptions,
     mitigations: tuple[MitigationSpec, ...] = (),
 ):
-    """``run_triples`` of a triples table with the mitigations the specs describe (``TriplesResult``), cached per table, models and specs."""
+    """``run_triples`` of a triples table with the mitigations the specs describe (``TriplesResult``).
+
+    Cached per table, models and specs.
+    """
     from core.files.triples import Triples
     from core.probes.retrieval.specs import build_mitigations
     from core.probes.retrieval.triples import run_triples
@@ -249,7 +252,10 @@ def beir_folder(folder: str, name: str, split: str, digest: str):
 def beir_run(
     folder: str, split: str, digest: str, models: tuple[str, ...], options: EncodeOptions, mitigations: tuple[MitigationSpec, ...] = ()
 ):
-    """``run_beir`` of an unpacked BEIR folder with the mitigations the specs describe (``BeirResult``); ``digest`` (of the upload) keys the cache."""
+    """``run_beir`` of an unpacked BEIR folder with the mitigations the specs describe (``BeirResult``).
+
+    ``digest`` (of the upload) keys the cache.
+    """
     from core.files.beir import read_beir
     from core.probes.retrieval.beir import run_beir
     from core.probes.retrieval.specs import build_mitigations
@@ -548,7 +554,10 @@ def index_settings_run(
     threshold: float,
     pairs: pd.DataFrame | None = None,
 ):
-    """``run_index_settings`` of a shipped suite (``failure-modes``, ``retrieval``) or of ``pairs`` named ``probe`` (``IndexSettingsResult``)."""
+    """``run_index_settings`` of a shipped suite or of ``pairs`` named ``probe`` (``IndexSettingsResult``).
+
+    The shipped suites are ``failure-modes`` and ``retrieval``.
+    """
     from core import constants
     from core.probes.compression import parse_settings, run_index_settings
 

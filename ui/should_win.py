@@ -78,7 +78,10 @@ def section(selection: state.Selection, compared: RunResult | None) -> None:
         return
     st.text(f"Query (A): {query}\nB: {sentence_b}\nShould win: {passage}")
     for row in table.to_dict("records"):
-        line = f"**{widgets.md_escape(state.short(row[constants.COL_MODEL]))}**: {row['verdict']} (B {row[constants.COL_COSINE_B]:.4f}, passage {row[constants.COL_COSINE_SHOULD_WIN]:.4f})"
+        line = (
+            f"**{widgets.md_escape(state.short(row[constants.COL_MODEL]))}**: {row['verdict']} (B {row[constants.COL_COSINE_B]:.4f}, "
+            f"passage {row[constants.COL_COSINE_SHOULD_WIN]:.4f})"
+        )
         # A warning, not an error: the page works; the model is what fails here.
         if row["verdict"] == constants.VERDICT_CONTRADICTION_WINS:
             st.warning(line, icon="🚨")

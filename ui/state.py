@@ -103,7 +103,10 @@ def picker_label(name: str) -> str:
     return f"{'🔒' if avail.status == 'needs-opt-in' else '⛔'} {_label(name)} ({avail.status})"
 
 
-ID_EXAMPLE = "an id looks like owner/name (intfloat/e5-small-v2: letters, digits, - _ . and one /), or give a folder such as ./my-model or /models/e5"
+ID_EXAMPLE = (
+    "an id looks like owner/name (intfloat/e5-small-v2: letters, digits, - _ . and one /), or give a folder such as ./my-model or "
+    "/models/e5"
+)
 
 
 def custom_model_problem(name: str) -> str | None:
@@ -120,7 +123,10 @@ def custom_model_problem(name: str) -> str | None:
     if not key.startswith(("/", "./", "../", "~")) and endpoint.looks_like_secret(
         key
     ):  # issue 38.6: a key pasted into the wrong box is refused, never echoed or stored
-        return 'that looks like a key, not a model id or folder; it was not added (an endpoint\'s key goes in its own box under "Add an endpoint")'
+        return (
+            "that looks like a key, not a model id or folder; it was not added (an endpoint's key goes in its own box under \"Add an "
+            'endpoint")'
+        )
     meta = registry.resolve(key)
     if meta.name in registry.REGISTRY or meta.source == registry.SOURCE_LOCAL:
         return None
@@ -348,7 +354,8 @@ def show_notes(key: str) -> None:
     (another snapshot, dimension, tokens kept, pooling, prompt, a one-off export), for the last result under ``key``.
 
     Issue 26: one-off notes pushed results below the fold on every page. Each note is a toast the
-    first time this server process sees it (so a new session is not covered in toasts), and otherwise sits in one collapsed line, never a box above results.
+    first time this server process sees it (so a new session is not covered in toasts), and otherwise
+    sits in one collapsed line, never a box above results.
     """
     result = stored(key)
     if result is None or not result.reports:

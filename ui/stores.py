@@ -33,7 +33,10 @@ def store_uri(kind: str, values: dict[str, str]) -> str:
         user = quote(values.get("user", ""), safe="")
         password = quote(values.get("password", ""), safe="")
         auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
-        return f"postgresql://{auth}{values.get('host', '')}:{values.get('port', '5432')}/{values.get('database', '')}?table={values.get('table', '')}"
+        return (
+            f"postgresql://{auth}{values.get('host', '')}:{values.get('port', '5432')}"
+            f"/{values.get('database', '')}?table={values.get('table', '')}"
+        )
     key = "table" if kind == "lancedb" else "collection"
     return f"{kind}://{values.get('folder', '')}?{key}={values.get('name', '')}"
 
@@ -121,7 +124,10 @@ def _run(
 
 def _check(result) -> str:
     c = result.check
-    return f"Model check: {state.short(c.model)} re-encoded {len(c.cosines)} stored passages of {result.store}: cosine {min(c.cosines):.4f} to {max(c.cosines):.4f}."
+    return (
+        f"Model check: {state.short(c.model)} re-encoded {len(c.cosines)} stored passages of {result.store}: cosine {min(c.cosines):.4f} "
+        f"to {max(c.cosines):.4f}."
+    )
 
 
 def _audit(handle, model: str, selection: state.Selection, queries: list[str]):

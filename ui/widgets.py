@@ -64,7 +64,10 @@ def downloads(frame: pd.DataFrame, name: str) -> None:
 
 
 def download_label(name: str) -> str:
-    """What a download holds, in words: a table's file name without dashes (``"failure-modes-worst-cases"`` -> ``"failure modes worst cases"``)."""
+    """What a download holds, in words: a table's file name without dashes.
+
+    For example ``"failure-modes-worst-cases"`` -> ``"failure modes worst cases"``.
+    """
     return re.sub(r"[-_\s]+", " ", str(name)).strip() or "table"
 
 

@@ -303,7 +303,8 @@ def _results(sel: Selection, checks: tuple[TextCheck, TextCheck]) -> RunResult |
         st.text(f"A: {scored_a}\nB: {scored_b}")
         if frame["published"].notna().any():
             st.caption(
-                "**published**: the failure-modes paper's section 4.6 figure for this exact pair, shown next to what the model computes here."
+                "**published**: the failure-modes paper's section 4.6 figure for this exact pair, shown next to what the model computes "
+                "here."
             )
         for model, per_side in splits.items():
             _token_expander(model, per_side)
@@ -392,6 +393,7 @@ if heat:
         with cols[i % 2]:
             chart(fig, data[["model", "label", "sentence", *labels]], f"heatmap {short(name)}")
     st.caption(
-        f"Cells marked {ABOVE_MARK} score above the sidebar threshold ({sel.threshold:.2f}): pairs a retrieval system would treat as the same. "
+        f"Cells marked {ABOVE_MARK} score above the sidebar threshold ({sel.threshold:.2f}): pairs a retrieval system would treat as the "
+        "same. "
         "The colour scale is fixed at −1…1 for every model."
     )

@@ -385,7 +385,8 @@ threshold = selection.threshold
 suite_pairs = resources.suite(constants.SUITE_FAILURE_MODES)
 st.caption(
     f"Suite: {len(suite_pairs)} pairs ({sum(suite_pairs[constants.COL_CATEGORY].isin(lexicon.FAILURE_MODES))} adversarial, "
-    f"{sum(suite_pairs[constants.COL_CATEGORY].isin(constants.CONTROLS))} controls) across {suite_pairs[constants.COL_DOMAIN].nunique()} domains."
+    f"{sum(suite_pairs[constants.COL_CATEGORY].isin(constants.CONTROLS))} controls) across {suite_pairs[constants.COL_DOMAIN].nunique()} "
+    "domains."
 )
 
 clicked = st.button(
@@ -419,8 +420,8 @@ else:
     )
 
 if stored is not None and not results.empty:
-    # Cached by inputs (ui/resources.py; every row is the failure-mode suite's, the run scored nothing else): a slider move back to a threshold seen before, a search or a
-    # download recomputes no statistic.
+    # Cached by inputs (ui/resources.py; every row is the failure-mode suite's, the run scored nothing else):
+    # a slider move back to a threshold seen before, a search or a download recomputes no statistic.
     summary = resources.category_summary(results, threshold)
     st.markdown(" ".join(widgets.md_escape(sentence) for sentence in findings.failure_mode_findings(summary, threshold)))
     _results_tabs(results, list(stored.models), threshold, summary)

@@ -273,7 +273,8 @@ def _reading_box(readings: pd.DataFrame) -> None:
 def _section_raw(summary: pd.DataFrame, reading: str) -> None:
     st.subheader("Raw OOV delta")
     st.caption(
-        f"Delta = cosine of the original pair − cosine with the invented word ({constants.OOV_READINGS[reading]}); bars are means with 95% bootstrap CIs. Published: Table 4."
+        f"Delta = cosine of the original pair − cosine with the invented word ({constants.OOV_READINGS[reading]}); bars are means with "
+        "95% bootstrap CIs. Published: Table 4."
     )
     cols = {c: ("Table 4", c) for c in ("mean_delta", "sd_delta", "min_delta", "max_delta")}
     frame = reproduce.published_alongside(
@@ -404,7 +405,8 @@ def _section_tokens(results: pd.DataFrame, deltas: pd.DataFrame, reading: str) -
     }
     frame = reproduce.published_alongside(groups, PAPER, cols)
     st.caption(
-        f"Counts from {source}; the paper's Table 10 groups 17 single-token and 3 multi-token originals ({constants.OOV_READINGS[reading]})."
+        f"Counts from {source}; the paper's Table 10 groups 17 single-token and 3 multi-token originals "
+        f"({constants.OOV_READINGS[reading]})."
     )
     widgets.chart(_token_group_bars(frame), frame, "oov token groups chart")
     _results_table(frame, "oov token groups")

@@ -226,17 +226,20 @@ def _captions(paper: str, table: str, reading: str, token_model: str) -> None:
     notes = []
     if paper == reference.PAPER_FAILURE and table in ("Table 2", "Appendix B"):
         notes.append(
-            "Failure rates are recomputed at the threshold the paper used for this table (shown in the threshold column), so the comparison is like for like; the table below the comparison uses your sidebar threshold."
+            "Failure rates are recomputed at the threshold the paper used for this table (shown in the threshold column), so the "
+            "comparison is like for like; the table below the comparison uses your sidebar threshold."
         )
     if paper == reference.PAPER_FAILURE:
         notes.append(
-            "The failure paper did not release its 336 pairs; the failure-modes suite follows its design, with its printed examples included verbatim. "
+            "The failure paper did not release its 336 pairs; the failure-modes suite follows its design, with its printed examples "
+            "included verbatim. "
             f"Its {lexicon.modes_in_words(lexicon.EXTENSION_MODES, codes=True)} pairs are ours, beyond the paper: "
             f"the paper's figures are compared with its {len(lexicon.PAPER_MODES)} modes only."
         )
     if paper == reference.PAPER_OOV:
         notes.append(
-            f"OOV deltas use the reading: entity replaced in {READING_LABELS[reading]}. The paper's sentences were not released; the suites follow its design."
+            f"OOV deltas use the reading: entity replaced in {READING_LABELS[reading]}. The paper's sentences were not released; the "
+            "suites follow its design."
         )
     if paper == reference.PAPER_OOV and table in ("Table 9", "Table 10") and token_model:
         notes.append(f"Token counts from {widgets.md_escape(short(token_model))}'s tokenizer.")

@@ -249,7 +249,8 @@ def _source(choice: str) -> Source | None:
                 on_change=widgets.persist,
                 args=(KEY_GROUPS,),
                 value=min(int(widgets.saved(KEY_GROUPS, constants.RETRIEVAL_QUICK_GROUPS)), total),
-                help=f"The suite has {total} anchor groups over {len(lexicon.FAILURE_MODES)} failure modes and six domains; fewer give a quick look at a sample "
+                help=f"The suite has {total} anchor groups over {len(lexicon.FAILURE_MODES)} failure modes and six domains; "
+                "fewer give a quick look at a sample "
                 "spread evenly over them (the same groups every time).",
             )
         )
@@ -585,7 +586,8 @@ def _suite_results(result: RetrievalResult) -> None:
         )
     else:
         st.caption(
-            "Both kinds of variant pooled. Each mitigation rescored the same probes. Costs: **paraphrases_lost**: groups whose paraphrase ranked first before and "
+            "Both kinds of variant pooled. Each mitigation rescored the same probes. Costs: **paraphrases_lost**: groups whose "
+            "paraphrase ranked first before and "
             "not after; **correct_lost**: queries whose right passage was first before and not after; **ms_per_query**: the "
             "mitigation's own time per query."
         )
@@ -710,19 +712,22 @@ def _group_table(result: RetrievalResult, mitigation: str) -> None:
 def _corpus_results(result: CorpusResult) -> None:
     if result.rates.empty:
         st.info(
-            "No perturbation rule applies to any query's top passage, so no variant could compete with it. Try longer, declarative passages."
+            "No perturbation rule applies to any query's top passage, so no variant could compete with it. Try longer, declarative "
+            "passages."
         )
         return
     shown = _mitigation_picker(list(dict.fromkeys(result.rates[constants.COL_MITIGATION])))
     for model, n in result.no_variant.items():
         if n:
             st.caption(
-                f"{widgets.md_escape(state.short(model))}: {n} quer{'y' if n == 1 else 'ies'} whose top passage no perturbation rule applies to (no variant)."
+                f"{widgets.md_escape(state.short(model))}: {n} quer{'y' if n == 1 else 'ies'} whose top passage no perturbation rule "
+                "applies to (no variant)."
             )
     st.header("Does a variant of the top passage outrank it?")
     st.caption(
         "For each query, the passage ranked first; the perturbation rules made its adversarial variants, which were added to the corpus. "
-        "The rate is the share of variants that then rank above the original. **Lower is better**; 95% bootstrap intervals (queries resampled)."
+        "The rate is the share of variants that then rank above the original. **Lower is better**; 95% bootstrap intervals (queries "
+        "resampled)."
     )
     rates = result.rates[result.rates[constants.COL_MITIGATION] == shown]
     widgets.chart(
@@ -785,7 +790,8 @@ def _triples_results(result: TriplesResult) -> None:
     )
     st.header("Does a negative outrank its positive?")
     st.caption(
-        "Win rate: the share of (anchor, positive, negative) triples whose negative the model ranks above the positive. **Lower is better**; "
+        "Win rate: the share of (anchor, positive, negative) triples whose negative the model ranks above the positive. **Lower is "
+        "better**; "
         "an exact tie is counted apart (ties), never as a win. 95% bootstrap intervals, anchors resampled."
     )
     rates = [constants.COL_WIN_RATE, constants.COL_TIE_RATE, constants.COL_CI_LOW, constants.COL_CI_HIGH]
@@ -794,7 +800,8 @@ def _triples_results(result: TriplesResult) -> None:
     st.header("In-corpus ranking")
     st.caption(
         "Every anchor ranks every positive and negative of the file (one passage per row, even when two rows hold the same text). "
-        "recall@k: anchors with a positive in the top k; MRR@10 and nDCG@10; top1_negative: anchors whose top passage is one of their negatives. "
+        "recall@k: anchors with a positive in the top k; MRR@10 and nDCG@10; top1_negative: anchors whose top passage is one of their "
+        "negatives. "
         "Exact ties between different texts are broken as trec_eval breaks them (the later passage of the file first); "
         "**tied_queries**: anchors whose figures that rule decided."
     )
@@ -875,7 +882,10 @@ def _full_suite_button(choice: str, source: Source, selection: state.Selection) 
         key="rt_run_full",
         on_click=_run_full_suite,
         args=(len(full.group_ids),),
-        help="All anchor groups of the suite: the figures the paper-sized intervals need. Cached per inputs, so going back to the sample is instant.",
+        help=(
+            "All anchor groups of the suite: the figures the paper-sized intervals need. Cached per inputs, so going back to the sample "
+            "is instant."
+        ),
     )
 
 

@@ -220,7 +220,8 @@ else:
     st.header("General cost on natural data it never trained on")
     st.caption(
         f"{(doc.get('natural_data') or {}).get('source', '')} Each anchor is the query: **opposite win rate** (lower is better) "
-        "and **recall@1** among every positive and negative of the file (higher is better), before and after, with 95% bootstrap intervals; "
+        "and **recall@1** among every positive and negative of the file (higher is better), before and after, with 95% bootstrap "
+        "intervals; "
         "**fixed** / **broken**: triples or anchors that failed before and not after, and the other way; **at ceiling**: every setting "
         "at the best possible value, so that data is too easy to show a cost."
     )

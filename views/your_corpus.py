@@ -225,7 +225,8 @@ if key is not None and result is not None:
     if mapped:
         model = st.selectbox("Model", mapped, format_func=state.short, key="yc_map_model") if len(mapped) > 1 else mapped[0]
         st.caption(
-            f"Each point is a passage, placed by {projection.METHOD} of {widgets.md_escape(state.short(model))}'s vectors (a linear projection: "
+            f"Each point is a passage, placed by {projection.METHOD} of {widgets.md_escape(state.short(model))}'s vectors (a linear "
+            "projection: "
             "umap-learn is not installed here). Lines join confusable twins above the threshold, coloured by mode; "
             "they come from the exact cosines, not from distances on the map."
         )
@@ -242,7 +243,8 @@ if key is not None and result is not None:
     chosen = pairs[pairs["kind"] == KINDS_SHOWN[kind_label]]
     overall = summary[summary["mode"] == ALL_MODES]
     st.caption(
-        f"{len(chosen):,} {kind_label} above {threshold:.2f} across {len(overall)} model(s); both texts in full, the differing words marked."
+        f"{len(chosen):,} {kind_label} above {threshold:.2f} across {len(overall)} model(s); both texts in full, the differing words "
+        "marked."
     )
     limit = st.number_input("Pairs shown", min_value=1, max_value=500, value=20, step=10, key="yc_limit")
     audit_ui.twin_pairs(chosen, int(limit))

@@ -199,7 +199,8 @@ def _label_sections(results, models: list[str], threshold: float, match_label: s
     )
     by_label = report["by_label"].assign(**{constants.COL_MODEL: report["by_label"][constants.COL_MODEL].map(state.short)})
     st.caption(
-        f"share above = pairs scoring above {threshold:.2f}: for no-match labels the failure rate, for match labels the share a search finds."
+        f"share above = pairs scoring above {threshold:.2f}: for no-match labels the failure rate, for match labels the share a search "
+        "finds."
     )
     widgets.results_table(
         by_label,
@@ -253,7 +254,10 @@ with up_col:
         "yd_uploader",
         UPLOAD_PREFIX,
         UPLOAD_TYPES,
-        help=f"Up to {constants.MAX_UPLOAD_MB} MB and {constants.MAX_UPLOAD_ROWS:,} rows. Excel files are not read: save the sheet as CSV (UTF-8).",
+        help=(
+            f"Up to {constants.MAX_UPLOAD_MB} MB and {constants.MAX_UPLOAD_ROWS:,} rows. Excel files are not read: save the sheet as CSV "
+            "(UTF-8)."
+        ),
     )
     if new_file:
         ss[KEY_SIGNATURE] = None  # a new upload is read even when its bytes match an earlier one
@@ -292,7 +296,8 @@ else:
     st.subheader("Columns")
     # Bounded as the CLI's notes are (some_names): a file of thousands of columns is one short line, not tens of KB.
     st.caption(
-        f"Source: {widgets.md_escape(ss[KEY_SOURCE])} · {len(parsed.frame)} rows · columns: {widgets.md_escape(some_names(list(parsed.frame.columns)))}"
+        f"Source: {widgets.md_escape(ss[KEY_SOURCE])} · {len(parsed.frame)} rows · columns: "
+        f"{widgets.md_escape(some_names(list(parsed.frame.columns)))}"
     )
     columns = list(parsed.frame.columns)
     mapping = ss[KEY_MAPPING]
@@ -388,9 +393,11 @@ if stored is not None:
             st.markdown(" ".join(widgets.md_escape(finding.text) for finding in said))
     st.header("Per-pair results")
     st.caption(
-        f"One row per pair and model, worst first{' (no-match pairs scored highest, then match pairs scored lowest)' if match is not None else ' (highest cosine first)'}: "
+        "One row per pair and model, worst "
+        f"first{' (no-match pairs scored highest, then match pairs scored lowest)' if match is not None else ' (highest cosine first)'}: "
         f"cosine and its verdict at the threshold ({threshold:.2f}), the texts, then token counts, "
-        "whether a text was cut at the model's limit, and overlap. The downloads keep full model ids and labels as written (numbers, true/false)."
+        "whether a text was cut at the model's limit, and overlap. The downloads keep full model ids and labels as written (numbers, "
+        "true/false)."
     )
     exported = (
         results.assign(**{constants.COL_LABEL: labels.typed_labels(results[constants.COL_LABEL])})

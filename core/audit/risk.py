@@ -205,16 +205,19 @@ def audit_findings(result: AuditResult, summary: pd.DataFrame, threshold: Thresh
         sentence = (
             f"{model}: {_pct(row['twin_share'])} of passages ({int(row['passages_with_twin']):,} of {n:,}; "
             f"95% CI {_pct(row['twin_share_ci_low'])}–{_pct(row['twin_share_ci_high'])}) have a confusable twin above {threshold:.2f}, "
-            f"{_pairs(pairs)} in all; the most common change is {str(top_mode[COL_MODE]).replace('_', ' ')} ({_pairs(int(top_mode['twin_pairs']))})."
+            f"{_pairs(pairs)} in all; the most common change is {str(top_mode[COL_MODE]).replace('_', ' ')} "
+            f"({_pairs(int(top_mode['twin_pairs']))})."
         )
         if row["n_queries"] and not np.isnan(row["query_twin_top5"]):
             first = (
-                f"for {_pct(row['twin_first'])} the first passage returned is not relevant but the twin of a relevant one (by your judgements)"
+                f"for {_pct(row['twin_first'])} the first passage returned is not relevant but the twin of a relevant one (by your "
+                "judgements)"
                 if result.qrels is not None
                 else f"for {_pct(row['twin_first'])} the first passage returned has its twin right there"
             )
             sentence += (
-                f" {_pct(row['query_twin_top5'])} of the {int(row['n_queries']):,} queries see a passage and its twin together in their top 5, "
+                f" {_pct(row['query_twin_top5'])} of the {int(row['n_queries']):,} queries see a passage and its twin together in their "
+                "top 5, "
                 f"and {first}."
             )
         out.append(sentence)
@@ -222,7 +225,8 @@ def audit_findings(result: AuditResult, summary: pd.DataFrame, threshold: Thresh
     twins = twins[twins[COL_KIND] == kinds.KIND_TWIN].drop_duplicates([constants.COL_TEXT_A, constants.COL_TEXT_B])
     for pair in twins.head(worst).to_dict(orient="records"):
         out.append(
-            f"Worst pair ({str(pair['mode']).replace('_', ' ')}, cosine {float(pair['cosine']):.3f} with {registry.short_name(str(pair['model']))}): "
+            f"Worst pair ({str(pair['mode']).replace('_', ' ')}, cosine {float(pair['cosine']):.3f} with "
+            f"{registry.short_name(str(pair['model']))}): "
             f"“{pair['text_a']}” vs “{pair['text_b']}”."
         )
     return out

@@ -237,5 +237,8 @@ def audit_corpus(
 
 
 def pair_rows(model: str, passages: list[str], ids: list[str], found) -> pd.DataFrame:
-    """Close pairs found elsewhere (a vector store's own search, :mod:`core.stores.audit`) as the audit's rows, classified by the one rule."""
+    """Close pairs found elsewhere as the audit's rows, classified by the one rule.
+
+    The pairs come from elsewhere: a vector store's own search (:mod:`core.stores.audit`).
+    """
     return _pair_rows(model, passages, ids, found)

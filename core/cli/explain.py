@@ -97,7 +97,8 @@ def _explain_one(args, name: str, a: str, b: str) -> tuple[dict, pd.DataFrame]:
     check = explanation.completeness
     if check is not None and not check.ok:
         notes.append(
-            f"integrated gradients miss completeness by {check.relative_miss:.1%} (more than {constants.IG_MAX_RELATIVE_MISS:.0%}): rerun with --steps {check.more_steps}"
+            f"integrated gradients miss completeness by {check.relative_miss:.1%} (more than {constants.IG_MAX_RELATIVE_MISS:.0%}): "
+            f"rerun with --steps {check.more_steps}"
         )
     layers = None
     if args.layers:

@@ -236,7 +236,8 @@ def cmd_diff(args) -> int:
     )
     for r in shown.to_dict("records"):
         print(
-            f"  {r['direction']:<9} {r['cosine_before']:.4f} -> {r['cosine_after']:.4f}  {registry.short_name(r['model'])}  [{r['category']}] {r['text_a']!r} / {r['text_b']!r}"
+            f"  {r['direction']:<9} {r['cosine_before']:.4f} -> {r['cosine_after']:.4f}  {registry.short_name(r['model'])}  "
+            f"[{r['category']}] {r['text_a']!r} / {r['text_b']!r}"
         )
     if len(shown) < len(crossed):
         print(f"  … {len(crossed) - len(shown)} more (--limit N prints more, --json lists them all)")

@@ -43,7 +43,8 @@ def export_all() -> int:
             continue
         record = read_verification(meta.bundle or "") or {}
         print(
-            f"exact ONNX export of {meta.short_name}: verified, max |cosine diff| against torch {record.get('max_cosine_diff', float('nan')):.1e} "
+            f"exact ONNX export of {meta.short_name}: verified, max |cosine diff| against torch "
+            f"{record.get('max_cosine_diff', float('nan')):.1e} "
             f"over {record.get('n_texts', 0)} texts ({time.perf_counter() - start:.1f} s)",
             file=sys.stderr,
         )

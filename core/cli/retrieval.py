@@ -276,7 +276,8 @@ def _print_suite(result) -> None:
         print(_by_mode(result.win_rates, constants.COL_WIN_RATE).to_string())
         if not result.paired.empty:
             print(
-                f"\n== NevIR paired accuracy: q1 ranks the anchor first AND q2 the variant (higher is better; random = {constants.PAIRED_RANDOM_BASELINE}) =="
+                "\n== NevIR paired accuracy: q1 ranks the anchor first AND q2 the variant (higher is better; random = "
+                f"{constants.PAIRED_RANDOM_BASELINE}) =="
             )
             print(_by_mode(result.paired, constants.COL_PAIRED_ACCURACY).to_string())
         if not result.ranking.empty:
@@ -359,7 +360,8 @@ def _print_triples(result) -> None:
         plain = constants.MITIGATION_NONE
         wr = result.win_rates[result.win_rates[constants.COL_MITIGATION] == plain].drop(columns=[constants.COL_MITIGATION])
         print(
-            "== win rate: share of (anchor, positive, negative) triples whose negative outranks the positive (lower is better; ties apart) =="
+            "== win rate: share of (anchor, positive, negative) triples whose negative outranks the positive (lower is better; ties "
+            "apart) =="
         )
         print(wr.assign(model=wr[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
         rk = result.ranking[result.ranking[constants.COL_MITIGATION] == plain].drop(columns=[constants.COL_MITIGATION])

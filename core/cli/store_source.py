@@ -189,7 +189,10 @@ def _write(out: Path, result, doc: dict[str, Any]) -> None:
 
 
 def cmd_retrieval_store(args) -> int:
-    """``retrieval --store URI --queries FILE``: each query ranked exactly and by the store's search; recall@k and corpus mode's rates both ways."""
+    """``retrieval --store URI --queries FILE``: each query ranked exactly and by the store's search.
+
+    Recall@k and corpus mode's rates are reported both ways.
+    """
     from core.models import registry
     from core.stores.base import StoreError
     from core.stores.retrieval import json_records, retrieval_through_store
@@ -261,7 +264,8 @@ def cmd_retrieval_store(args) -> int:
             wide = rates.pivot_table(index="mode", columns="search", values="rate", sort=False).reset_index()
             with pd.option_context("display.width", 220, "display.float_format", "{:.3f}".format):
                 print(
-                    "\n== corpus mode: how often a variant of a query's first passage outranks it, first passage by exact search vs by the store =="
+                    "\n== corpus mode: how often a variant of a query's first passage outranks it, first passage by exact search vs by "
+                    "the store =="
                 )
                 print(wide.to_string(index=False))
     if out is not None:

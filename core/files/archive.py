@@ -75,7 +75,10 @@ def _member_problem(info: zipfile.ZipInfo, limits: ZipLimits) -> str | None:
     if info.flag_bits & _ZIP_FLAG_ENCRYPTED:
         return f"{shown!r} is encrypted; zip it without a password"
     if info.file_size > _RATIO_FLOOR_BYTES and info.file_size > limits.max_ratio * max(info.compress_size, 1):
-        return f"{shown!r} unpacks {info.file_size / max(info.compress_size, 1):,.0f} times larger than it is stored (the limit is {limits.max_ratio:g})"
+        return (
+            f"{shown!r} unpacks {info.file_size / max(info.compress_size, 1):,.0f} times larger than it is stored (the limit is "
+            f"{limits.max_ratio:g})"
+        )
     return None
 
 

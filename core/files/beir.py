@@ -159,7 +159,8 @@ def _corpus_block(lines: list[str], first: int, seen: dict[str, int], fraction: 
             )
         if column in records.nested:
             raise PairsFileError(
-                f"{CORPUS_FILE}: {column!r} holds JSON objects or arrays in {_line_listing([numbers[r - 1] for r in records.nested[column]])}"
+                f"{CORPUS_FILE}: {column!r} holds JSON objects or arrays in "
+                f"{_line_listing([numbers[r - 1] for r in records.nested[column]])}"
             )
     bodies = [" ".join(str(t).split()) for t in frame["text"]]
     dropped = unreadable_rows(bodies, records.non_text.get("text", []))
@@ -170,7 +171,8 @@ def _corpus_block(lines: list[str], first: int, seen: dict[str, int], fraction: 
     for r, (doc_id, title, body) in enumerate(zip(frame[ID_FIELD], titles, bodies, strict=True), start=1):
         if doc_id in seen:
             raise PairsFileError(
-                f"{CORPUS_FILE}: the id {doc_id!r} appears twice (lines {seen[doc_id]} and {numbers[r - 1]}); every passage needs its own _id"
+                f"{CORPUS_FILE}: the id {doc_id!r} appears twice (lines {seen[doc_id]} and {numbers[r - 1]}); every passage needs its "
+                "own _id"
             )
         seen[doc_id] = numbers[r - 1]
         if r in skip:
@@ -277,7 +279,8 @@ def _scan_corpus(path: Path, qrels: dict[str, dict[str, int]]) -> list[str]:
     if absent:
         every = " none of the judged passages is there, so every figure will be 0;" if len(absent) == len(judged) else ""
         notes.append(
-            f"{len(absent)} of the {len(judged)} passage id(s) judged relevant are not in {CORPUS_FILE} (or were dropped), e.g. {absent[0]!r}:"
+            f"{len(absent)} of the {len(judged)} passage id(s) judged relevant are not in {CORPUS_FILE} (or were dropped), e.g. "
+            f"{absent[0]!r}:"
             f"{every} they still count as relevant (trec_eval's rule) but cannot be retrieved, so recall and nDCG are lower"
         )
     return notes
@@ -396,12 +399,14 @@ def unpack_beir_zip(data: bytes, name: str, into: str | Path, *, max_bytes: int 
     written = unpack_zip(data, name, into, pick, ZipLimits(max_bytes=max_bytes))
     if (QUERIES_FILE,) not in written:
         raise PairsFileError(
-            f"{name}: no {QUERIES_FILE} beside {CORPUS_FILE}; a BEIR folder holds {CORPUS_FILE}, {QUERIES_FILE} and {QRELS_FOLDER}/<split>.tsv"
+            f"{name}: no {QUERIES_FILE} beside {CORPUS_FILE}; a BEIR folder holds {CORPUS_FILE}, {QUERIES_FILE} and "
+            f"{QRELS_FOLDER}/<split>.tsv"
         )
     splits = beir_splits(into)
     if not splits:
         raise PairsFileError(
-            f"{name}: no {QRELS_FOLDER}/<split>.tsv beside {CORPUS_FILE}; a BEIR folder holds {CORPUS_FILE}, {QUERIES_FILE} and {QRELS_FOLDER}/<split>.tsv"
+            f"{name}: no {QRELS_FOLDER}/<split>.tsv beside {CORPUS_FILE}; a BEIR folder holds {CORPUS_FILE}, {QUERIES_FILE} and "
+            f"{QRELS_FOLDER}/<split>.tsv"
         )
     return splits
 

@@ -434,7 +434,8 @@ def _streamed(path, chunk_rows, columns, header, flags, encoding, drop_identical
             mapping = {**guess_mapping(first_columns, parsed.frame), **given}
             if given and mapping[constants.COL_TEXT_A] == mapping[constants.COL_TEXT_B]:
                 raise PairsFileError(
-                    f"text_a and text_b are both column {mapping[constants.COL_TEXT_A]!r}: every pair would score 1.0; map two different columns"
+                    f"text_a and text_b are both column {mapping[constants.COL_TEXT_A]!r}: every pair would score 1.0; map two different "
+                    "columns"
                 )
             guessed = (
                 None
@@ -489,7 +490,8 @@ def _streamed(path, chunk_rows, columns, header, flags, encoding, drop_identical
     if seen.mirrors:
         done = "dropped the mirrors" if drop_mirrored else "kept"
         totals.add_note(
-            f"{seen.mirrors} pair(s) repeat a pair of an earlier chunk with the sides swapped: cosine is symmetric, so each counts twice; {done}"
+            f"{seen.mirrors} pair(s) repeat a pair of an earlier chunk with the sides swapped: cosine is symmetric, so each counts "
+            f"twice; {done}"
         )
     if seen.renamed:
         totals.add_note(f"{seen.renamed} pair id(s) repeat an id of an earlier chunk: suffixed with their row number")

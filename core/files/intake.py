@@ -138,7 +138,8 @@ def check_pairs(
         done = "dropped the mirrors" if drop_mirrored else "kept"
         shown = _ids([f"{m} mirrors {first}" for m, first in mirrored])
         found.append(
-            f"{len(mirrored)} pair(s) repeat an earlier pair with the sides swapped ({shown}): cosine is symmetric, so each counts twice; {done}"
+            f"{len(mirrored)} pair(s) repeat an earlier pair with the sides swapped ({shown}): cosine is symmetric, so each counts "
+            f"twice; {done}"
         )
     violations = validate_pairs(kept, expected_counts)
     return CheckedPairs(kept, tuple(found), tuple(identical), tuple(mirrored), tuple(violations), tuple(dropped))

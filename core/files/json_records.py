@@ -238,7 +238,8 @@ def parse_json_records(text: str) -> JsonRecords:
     if replaced:
         rows_with = sorted(set(replaced))
         notes.append(
-            f"{row_listing(rows_with)} held \\ud800-style escapes (half of a character, not valid Unicode): each was read as U+FFFD (\ufffd)"
+            f"{row_listing(rows_with)} held \\ud800-style escapes (half of a character, not valid Unicode): each was read as U+FFFD "
+            "(\ufffd)"
         )
     frame = pd.DataFrame(rows).astype("string").fillna("")
     return JsonRecords(frame, nested, notes, non_text)

@@ -303,8 +303,14 @@ def mapping_note(
     if header_looks_like_data(columns):
         shown = ", ".join(repr(str(c)) for c in columns[:2])
         if flags:
-            return f"the first row looks like data, not column names ({shown}): if the file has no header row, pass {flags['header']} to score it as a pair"
-        return f"the first row looks like data, not column names ({shown}): it is read as the header and not scored; add a header row such as text_a, text_b"
+            return (
+                f"the first row looks like data, not column names ({shown}): if the file has no header row, pass {flags['header']} to "
+                "score it as a pair"
+            )
+        return (
+            f"the first row looks like data, not column names ({shown}): it is read as the header and not scored; add a header row such "
+            "as text_a, text_b"
+        )
     named, guessed = _by_name(columns), guess_mapping(columns, frame)
     missing = [role for role in (constants.COL_TEXT_A, constants.COL_TEXT_B) if named[role] is None]
     chosen = mapping is not None and any(mapping.get(role) != guessed[role] for role in missing if guessed[role] is not None)

@@ -122,7 +122,10 @@ def check_text(text: str | None, label: str) -> TextCheck:
     halves = _lone_surrogates(text)
     if halves:
         # No tokenizer can encode these (they are not characters), so refusing beats a crash.
-        problem = f"{label} contains {_listing(halves)}, half of a character that is not valid Unicode (a lone surrogate): type or paste it again."
+        problem = (
+            f"{label} contains {_listing(halves)}, half of a character that is not valid Unicode (a lone surrogate): type or paste it "
+            "again."
+        )
         return TextCheck(label, text, cleaned, problem, ())
     notes: list[str] = []
     controls = [c for c in text if _is_control(c)]

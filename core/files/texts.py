@@ -130,7 +130,10 @@ def _column(columns: list[str], guesses: Sequence[str], what: str, name: str) ->
 
 
 def _json_texts(text: str, guesses: Sequence[str], what: str, name: str, notes: list[str]) -> tuple[list[str], list[int], str | None]:
-    """The values of a JSON file of texts, the positions of those that were numbers or booleans, and the field read (None for plain values)."""
+    """The values of a JSON file of texts, the positions of those that were numbers or booleans, and the field read.
+
+    The field read is None for plain values.
+    """
     values = parse_json_values(text)
     if values and all(isinstance(v, Mapping) for v in values):
         records = parse_json_records(text)

@@ -139,7 +139,8 @@ def _resolve(
         raise PairsFileError(f"{name}: column(s) {', '.join(map(repr, missing))} not in the file; it has: {listing}")
     if len(set(wanted)) < len(wanted):
         raise PairsFileError(
-            f"{name}: one column is mapped to two roles ({', '.join(map(str, wanted))}); the anchor, positive and each negative need their own column"
+            f"{name}: one column is mapped to two roles ({', '.join(map(str, wanted))}); the anchor, positive and each negative need "
+            "their own column"
         )
     return {k: v for k, v in mapping.items() if v}
 
@@ -189,7 +190,8 @@ def parse_triples(
     for col in (anchor_col, positive_col, *negative_cols):
         if col in parsed.nested:
             raise PairsFileError(
-                f"{name}: column {col!r} holds JSON objects or arrays, not text, in {row_listing(parsed.nested[col])}: give each value as a string"
+                f"{name}: column {col!r} holds JSON objects or arrays, not text, in {row_listing(parsed.nested[col])}: give each value "
+                "as a string"
             )
     notes = [f"{name}: {n}" for n in parsed.notes]
     guessed = guess_triple_columns(found)

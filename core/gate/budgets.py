@@ -321,7 +321,8 @@ def triples_win_rate_outcomes(win_rates: pd.DataFrame, limit: float, models: Seq
             continue
         row = rows.loc[model].to_dict()
         detail = (
-            f"{int(row[constants.COL_WINS])}/{int(row[constants.COL_N])} negatives above the positive, {int(row[constants.COL_TIES])} tie(s) apart, "
+            f"{int(row[constants.COL_WINS])}/{int(row[constants.COL_N])} negatives above the positive, {int(row[constants.COL_TIES])} "
+            "tie(s) apart, "
             f"95% CI {row[constants.COL_CI_LOW]:.3f}-{row[constants.COL_CI_HIGH]:.3f}"
         )
         out.append(
@@ -361,7 +362,10 @@ def recall_outcomes(rankings: Mapping[str, pd.DataFrame], limits: Mapping[int, f
 
 
 def twin_share_outcomes(summary: pd.DataFrame, limits: Mapping[str, float], models: Sequence[str]) -> list[Outcome]:
-    """``max_twin_share``: per model and mode (or ``all``), the share of passages with a confusable twin (``core.audit.risk.risk_summary``)."""
+    """``max_twin_share``: per model and mode (or ``all``), the share of passages with a confusable twin.
+
+    The shares are those of ``core.audit.risk.risk_summary``.
+    """
     out = []
     for model in models:
         mine = summary[summary[constants.COL_MODEL] == model].set_index("mode") if not summary.empty else pd.DataFrame()
@@ -371,7 +375,8 @@ def twin_share_outcomes(summary: pd.DataFrame, limits: Mapping[str, float], mode
                 continue
             row = mine.loc[mode].to_dict()
             detail = (
-                f"{int(row['passages_with_twin'])}/{int(row['n_passages'])} passages, {int(row['twin_pairs'])} twin pairs above {row['threshold']:.2f}, "
+                f"{int(row['passages_with_twin'])}/{int(row['n_passages'])} passages, {int(row['twin_pairs'])} twin pairs above "
+                f"{row['threshold']:.2f}, "
                 f"95% CI {row['twin_share_ci_low']:.3f}-{row['twin_share_ci_high']:.3f}"
             )
             out.append(Outcome(model, BUDGET_TWIN_SHARE, mode, float(row["twin_share"]), limit, int(row["n_passages"]), detail))

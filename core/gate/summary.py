@@ -55,7 +55,8 @@ def summary_markdown(
     for o in outcomes:
         bound = "≤" if o.is_max else "≥"
         lines.append(
-            f"| {_cell(o.model)} | `{_cell(o.name)}` | {_value(o.measured)} | {bound} {o.limit:.3f} | {_ICON[o.status]} | {_cell(o.error or o.detail)} |"
+            f"| {_cell(o.model)} | `{_cell(o.name)}` | {_value(o.measured)} | {bound} {o.limit:.3f} | {_ICON[o.status]} | "
+            f"{_cell(o.error or o.detail)} |"
         )
     if notes:
         lines += ["", *(f"- {_cell(n)}" for n in notes)]

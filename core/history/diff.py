@@ -1,4 +1,6 @@
-"""What changed between two runs: per model and category, the change in mean cosine and failure rate, and the pairs that crossed the threshold.
+"""What changed between two runs.
+
+Per model and category: the change in mean cosine and failure rate, and the pairs that crossed the threshold.
 
 Pairs are matched across the runs by model, suite, pair id, variant and both
 texts (and their order among equal keys), so a suite whose sentences were

@@ -34,10 +34,12 @@ REPORT_MARKER = "<meta name='generator' content='cosine-probe report'>"
 _OLD_MARKER = " · made by cosine-probe</p>"
 _HEAD_BYTES = 64 * 1024
 _STYLE = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2rem auto;padding:0 1rem;color:#222;line-height:1.45}
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2rem auto;\
+padding:0 1rem;color:#222;line-height:1.45}
 h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
 .finding{font-size:1.1rem;background:#f3f6fb;border-left:4px solid #4a78c2;padding:.6rem 1rem;margin:.4rem 0}
-table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{border:1px solid #ddd;padding:.35rem .5rem;vertical-align:top;text-align:left}
+table{border-collapse:collapse;width:100%;font-size:.9rem}\
+th,td{border:1px solid #ddd;padding:.35rem .5rem;vertical-align:top;text-align:left}
 th{background:#f5f5f5}td.num{text-align:right;white-space:nowrap}.meta{color:#666;font-size:.9rem}
 """
 

@@ -107,7 +107,8 @@ _RUN_COLUMNS = (
 _DIGEST_SQL = """
     UPDATE runs SET pairs_digest = d.digest FROM (
         SELECT p.run_id, sha256(string_agg(
-                   length(coalesce(p.text_a, '')) || ':' || coalesce(p.text_a, '') || length(coalesce(p.text_b, '')) || ':' || coalesce(p.text_b, ''),
+                   length(coalesce(p.text_a, '')) || ':' || coalesce(p.text_a, '')
+                   || length(coalesce(p.text_b, '')) || ':' || coalesce(p.text_b, ''),
                    '|' ORDER BY p.row_index)) AS digest
         FROM pair_results p JOIN (SELECT run_id, model FROM pair_results WHERE row_index = 0) f USING (run_id, model)
         WHERE p.run_id IN (SELECT run_id FROM runs WHERE pairs_digest IS NULL)

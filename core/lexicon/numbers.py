@@ -14,7 +14,9 @@ from collections.abc import Iterable
 
 from core.lexicon.wordsets import LABEL_NOUNS, MONTHS
 
-_CARDINALS = "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()  # noqa: SIM905
+_CARDINALS = (  # noqa: SIM905
+    "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
+).split()
 _TENS = "thirty forty fifty sixty seventy eighty ninety".split()  # noqa: SIM905
 # Number words as values, so "three" and "3" are one number.  "one" is left out: it is as often "a"
 # ("one full charge" / "a single charge") as a count; "twice", "half" have no one value.

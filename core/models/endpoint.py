@@ -293,7 +293,9 @@ def use_session_settings(settings: Iterable[EndpointSettings]) -> None:
 
 
 def settings_for(name: str) -> EndpointSettings:
-    """The settings of ``openai:MODEL``: this session's (:func:`use_session_settings`), else the configured ones, else the defaults from the environment.
+    """The settings of ``openai:MODEL``: this session's, else the configured ones, else the defaults from the environment.
+
+    A session sets its own with :func:`use_session_settings`.
 
     Raises:
         EndpointError: the name is not an endpoint model, a session did not set
@@ -510,7 +512,8 @@ class EndpointBackend(BackendDefaults):
             return np.zeros((0, self.dimension or 0), dtype=np.float32)
         if len({r.shape[1] for r in rows}) > 1:
             raise EndpointError(
-                f"{self.settings.base_url} returned vectors of {' and '.join(sorted({str(r.shape[1]) for r in rows}))} dimensions in one run"
+                f"{self.settings.base_url} returned vectors of {' and '.join(sorted({str(r.shape[1]) for r in rows}))} dimensions in one "
+                "run"
             )
         return np.concatenate(rows, axis=0)
 

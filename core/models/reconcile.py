@@ -86,7 +86,8 @@ def _metadata_notes(meta: ModelMeta, observed: Observed) -> list[str]:
     notes = []
     if meta.dimension is not None and meta.dimension != observed.dimension:
         notes.append(
-            f"the loaded model's embeddings have {observed.dimension} dimensions, the registry says {meta.dimension}; using the loaded model's"
+            f"the loaded model's embeddings have {observed.dimension} dimensions, the registry says {meta.dimension}; using the loaded "
+            "model's"
         )
     if meta.max_seq_length is not None and meta.max_seq_length != observed.max_seq_length:
         notes.append(

@@ -91,7 +91,10 @@ def _predictable(meta: ModelMeta, allow_remote_code: bool) -> bool:
 
 
 def _cached_endpoint(meta: ModelMeta, texts: Sequence[str], cache: EmbeddingCache) -> CachedModel | None:
-    """An endpoint model whose every text is cached under its base URL, model and dimensions: no request at all, not even ``GET /models``."""
+    """An endpoint model whose every text is cached under its base URL, model and dimensions.
+
+    Such a model makes no request at all, not even ``GET /models``.
+    """
     from core.models import endpoint
 
     try:

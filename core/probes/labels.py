@@ -407,7 +407,8 @@ def label_findings(report: dict[str, pd.DataFrame], name: Callable[[str], str] =
         elif auc == 0.5:
             out.append(
                 Finding(
-                    f"{who}: AUC 0.500: cosine does not separate matching (label {match}) from non-matching pairs (label {no_match}) at all.",
+                    f"{who}: AUC 0.500: cosine does not separate matching (label {match}) from non-matching pairs (label {no_match}) at "
+                    "all.",
                     True,
                 )
             )

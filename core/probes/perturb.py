@@ -554,7 +554,10 @@ def swap_quantifier(s: _Sentence) -> list[Perturbation]:
 
 
 def add_quantifier(s: _Sentence) -> list[Perturbation]:
-    """ "The patients ..." / "Patients ..." -> "All patients ..." / "Few patients ...": a definite or bare plural subject gets a quantifier."""
+    """A definite or bare plural subject gets a quantifier.
+
+    "The patients ..." / "Patients ..." -> "All patients ..." / "Few patients ...".
+    """
     words = s.words
     if len(words) < 2:
         return []

@@ -44,7 +44,8 @@ def compare_findings(frame: pd.DataFrame) -> list[str]:
         row = frame.iloc[0]
         if math.isnan(float(row[constants.COL_THRESHOLD])):
             return [
-                f"{short_name(row[constants.COL_MODEL])} scores this pair {row[constants.COL_COSINE]:.3f}; it has no calibrated threshold yet."
+                f"{short_name(row[constants.COL_MODEL])} scores this pair {row[constants.COL_COSINE]:.3f}; it has no calibrated "
+                "threshold yet."
             ]
         side = "above" if len(above) else "below"
         meaning = (
@@ -241,7 +242,8 @@ def triples_findings(summary: pd.DataFrame) -> list[str]:
         sentence = (
             f"{short_name(str(model))} ranks a negative above its positive in {_pct(float(row[constants.COL_WIN_RATE]))} of "
             f"{int(row[constants.COL_N])} triples{f' ({ties} exact tie' + ('' if ties == 1 else 's') + ' apart)' if ties else ''} "
-            f"and ranks a positive first for {_pct(float(row[constants.COL_IR_RECALL_AT[1]]))} of {int(row[constants.COL_N_QUERIES])} anchors"
+            f"and ranks a positive first for {_pct(float(row[constants.COL_IR_RECALL_AT[1]]))} of {int(row[constants.COL_N_QUERIES])} "
+            "anchors"
         )
         tied = int(row[constants.COL_TIED_QUERIES])
         if tied:
@@ -274,7 +276,8 @@ def beir_findings(summary: pd.DataFrame) -> list[str]:
         row = plain.iloc[0]
         sentence = (
             f"By your judgements, {short_name(str(model))} ranks a relevant passage first (recall@1) for "
-            f"{_pct(float(row[constants.COL_IR_RECALL_AT[1]]))} of {int(row[constants.COL_N_QUERIES])} queries, nDCG@10 {float(row[constants.COL_NDCG_AT]):.3f}"
+            f"{_pct(float(row[constants.COL_IR_RECALL_AT[1]]))} of {int(row[constants.COL_N_QUERIES])} queries, nDCG@10 "
+            f"{float(row[constants.COL_NDCG_AT]):.3f}"
         )
         tied = int(row[constants.COL_TIED_QUERIES])
         if tied:

@@ -27,7 +27,8 @@ class ChromaStore:
     def __init__(self, uri: StoreURI, text_column: str | None = None, vector_column: str | None = None, *, exact: bool = False) -> None:
         if text_column is not None or vector_column is not None:
             raise StoreError(
-                "a Chroma collection has one text (its documents) and one vector (its embeddings): leave out --text-column and --vector-column"
+                "a Chroma collection has one text (its documents) and one vector (its embeddings): leave out --text-column and "
+                "--vector-column"
             )
         import chromadb
         from chromadb.config import Settings

@@ -56,7 +56,8 @@ class PgvectorStore:
             raise StoreError(f"cannot read vectors at {uri.display}: {first_line(exc)} (is the pgvector extension installed?)") from exc
         self.table = sql.Identifier(schema, name) if schema else sql.Identifier(name)
         columns = self.conn.execute(
-            "SELECT column_name, udt_name FROM information_schema.columns WHERE table_name = %s AND table_schema = COALESCE(NULLIF(%s, ''), current_schema()) ORDER BY ordinal_position",
+            "SELECT column_name, udt_name FROM information_schema.columns WHERE table_name = %s AND table_schema = COALESCE(NULLIF(%s, "
+            "''), current_schema()) ORDER BY ordinal_position",
             (name, schema),
         ).fetchall()
         if not columns:

@@ -103,7 +103,10 @@ def test_run_the_suite_and_see_win_rates_and_the_random_line(page, server):
 
 
 def test_a_triples_file_gets_a_finding_a_chart_and_the_ticked_mitigation(page, server):
-    """Issue 33.5 / 37.12: a triples upload leads with a sentence and a chart, and the ticked mitigation is applied (ties, fixed, broken)."""
+    """Issue 33.5 / 37.12: a triples upload leads with a sentence and a chart, and the ticked mitigation is applied.
+
+    The applied mitigation shows its ties, fixed and broken.
+    """
     E.goto(page, f"{server.url}/retrieval")
     E.act(page, lambda: page.get_by_text("A triples file", exact=True).click())
     E.upload(page, str(E.ROOT / "data" / "samples" / "nli-triples.csv"))

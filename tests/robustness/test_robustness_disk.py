@@ -290,7 +290,8 @@ def test_non_utf8_arguments_end_in_one_line(argv, tmp_path):
     assert proc.returncode == 2
     err = proc.stderr.decode("utf-8")
     assert err.splitlines() == [
-        "error: argument 2 ('caf\\xe9') is not valid UTF-8: give text and paths in UTF-8 (check the terminal's or the script's encoding, e.g. LANG=C.UTF-8)"
+        "error: argument 2 ('caf\\xe9') is not valid UTF-8: give text and paths in UTF-8 (check the terminal's or the script's encoding, "
+        "e.g. LANG=C.UTF-8)"
     ]
 
 

@@ -17,7 +17,12 @@ from core import constants
 from core.cli import main as cli
 from core.models.registry import MINILM_L6
 
-PAIRS = "text_a,text_b,category\nThe gate dog barks,The gate dog does not bark,negation\nA gate cat,A gate dog,negative\nA gate car,A gate automobile,positive\n"
+PAIRS = (
+    "text_a,text_b,category\n"
+    "The gate dog barks,The gate dog does not bark,negation\n"
+    "A gate cat,A gate dog,negative\n"
+    "A gate car,A gate automobile,positive\n"
+)
 
 
 def _no_run(*args, **kwargs):

@@ -1,4 +1,6 @@
-"""Issue 23: Ray never hangs silently: too many actors are capped with a note, an unreachable cluster, or a port that is not Ray, is one line.
+"""Issue 23: Ray never hangs silently.
+
+Too many actors are capped with a note; an unreachable cluster, or a port that is not Ray, is one line.
 
 No Ray instance starts here: the pool size is a pure function of the
 cluster's resources, and an unreachable ``$RAY_ADDRESS`` is refused before

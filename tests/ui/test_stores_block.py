@@ -1,4 +1,7 @@
-"""The "Connect a store" block on Your corpus: a LanceDB folder audited through the page, a wrong folder one line, the password an input of type password."""
+"""The "Connect a store" block on Your corpus.
+
+A LanceDB folder audited through the page, a wrong folder one line, the password an input of type password.
+"""
 
 from __future__ import annotations
 

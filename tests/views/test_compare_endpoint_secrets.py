@@ -1,4 +1,7 @@
-"""Issue 38 item 3: an endpoint that echoes the key gets the page's error line, never the key (the page's error path passes the one redaction)."""
+"""Issue 38 item 3: an endpoint that echoes the key gets the page's error line, never the key.
+
+The page's error path passes the one redaction.
+"""
 
 from __future__ import annotations
 

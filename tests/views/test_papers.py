@@ -107,7 +107,8 @@ def test_failure_table1_published_vs_recomputed(at, failure_results):
     sentences = reproduce.reproduction_findings(comp, tolerance)
     assert sentences == [
         f"{(~numbers['beyond tolerance'].astype(bool)).sum()} of {len(numbers)} published cells reproduce within {tolerance:.3f}; "
-        f"the largest gap is {gap['difference']:+.4f} (MiniLM-L6, {lexicon.CATEGORY_LABELS[gap['category']].lower()}, {gap['metric'].replace('_', ' ')})."
+        f"the largest gap is {gap['difference']:+.4f} (MiniLM-L6, {lexicon.CATEGORY_LABELS[gap['category']].lower()}, "
+        f"{gap['metric'].replace('_', ' ')})."
     ]
     assert_leads_with(at, sentences)
 

@@ -1,4 +1,7 @@
-"""The Your corpus page through the real app with MiniLM: upload, audit, the threshold moving the numbers without encoding again, bad files."""
+"""The Your corpus page through the real app with MiniLM.
+
+Upload, audit, the threshold moving the numbers without encoding again, bad files.
+"""
 
 from __future__ import annotations
 

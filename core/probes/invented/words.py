@@ -222,7 +222,8 @@ def validate_request(
         raise TypeError(f"pieces must be a whole number or None, got {pieces!r}")
     if pieces == 1:
         raise ValueError(
-            "pieces=1 can never work: a word that is a single piece is a vocabulary entry, so it is not out of vocabulary; ask for 2 or more"
+            "pieces=1 can never work: a word that is a single piece is a vocabulary entry, so it is not out of vocabulary; ask for 2 or "
+            "more"
         )
     if pieces < 1:
         raise ValueError(f"pieces must be 2 or more (a word of one piece is a vocabulary entry), got {pieces}")

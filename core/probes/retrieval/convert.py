@@ -42,7 +42,8 @@ def pairs_to_suite(pairs: pd.DataFrame, name: str = "pairs") -> RetrievalSuite:
     if (~known).any():
         unused = sorted(set(category[~known]))
         notes.append(
-            f"ignored {int((~known).sum())} pair(s) whose category is neither a paraphrase ({'/'.join(constants.PARAPHRASE_CATEGORIES)}) nor a failure mode nor {constants.CAT_CONTRADICTION}: {', '.join(unused)}"
+            f"ignored {int((~known).sum())} pair(s) whose category is neither a paraphrase ({'/'.join(constants.PARAPHRASE_CATEGORIES)}) "
+            f"nor a failure mode nor {constants.CAT_CONTRADICTION}: {', '.join(unused)}"
         )
     rows, skipped, extra_paraphrases = [], 0, 0
     kept = pairs.assign(_cat=category)[known]

@@ -145,7 +145,8 @@ def suite_from_bytes(data: bytes, name: str) -> RetrievalSuite:
     if mapping.get(constants.COL_CATEGORY) is None:
         raise RetrievalSuiteError(
             f"{name} has no category column (columns: {', '.join(columns)}); each text_b needs a category: "
-            f"paraphrase (or positive) for the passage that should rank first, a failure mode ({', '.join(lexicon.FAILURE_MODES)}) or {constants.CAT_CONTRADICTION} for the others"
+            f"paraphrase (or positive) for the passage that should rank first, a failure mode ({', '.join(lexicon.FAILURE_MODES)}) or "
+            f"{constants.CAT_CONTRADICTION} for the others"
         )
     guessed = mapping_note(columns, mapping, frame=parsed.frame)
     suite = pairs_to_suite(pairs, stem)

@@ -113,7 +113,10 @@ def _ties(scores: pd.DataFrame) -> pd.Series:
 
 
 def _aligned(frame: pd.DataFrame, value: pd.Series) -> pd.DataFrame:
-    """``value`` per unit, one column per mitigation; units are the n-th row of a model's mitigation (every mitigation scores them in one order)."""
+    """``value`` per unit, one column per mitigation; units are the n-th row of a model's mitigation.
+
+    Every mitigation scores the units in one order, so the n-th rows line up.
+    """
     nth = frame.groupby(_KEYS, sort=False).cumcount()
     wide = pd.DataFrame({"model": frame[constants.COL_MODEL], "m": frame[constants.COL_MITIGATION], "nth": nth, "v": value.astype(bool)})
     return wide.pivot_table(index=["model", "nth"], columns="m", values="v", aggfunc="first", sort=False)

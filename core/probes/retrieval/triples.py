@@ -73,7 +73,8 @@ RANKING_COLUMNS = [
     constants.COL_TOP1_NEGATIVE,
     constants.COL_TIED_QUERIES,
 ]
-# Beside the net figures of the before/after table: the negatives a mitigation fixed and broke, the anchors whose positive it put first or lost.
+# Beside the net figures of the before/after table: the negatives a mitigation fixed and broke,
+# the anchors whose positive it put first or lost.
 CHURN_COLUMNS = [*_KEYS, constants.COL_FIXED, constants.COL_BROKEN, "recall_gained", "recall_lost"]
 # Queries scored against the whole corpus at once: bounds the (queries x passages) block in memory.
 _QUERY_BLOCK = 512
@@ -122,7 +123,10 @@ class TriplesResult:
         return list(dict.fromkeys(self.win_rates[constants.COL_MITIGATION])) if not self.win_rates.empty else []
 
     def summary(self) -> pd.DataFrame:
-        """One row per model and mitigation: win rate (ties, fixed and broken beside it) and the in-corpus ranking (recall@1's gains and losses beside it)."""
+        """One row per model and mitigation: win rate and the in-corpus ranking.
+
+        Ties, fixed and broken stand beside the win rate; recall@1's gains and losses beside the ranking.
+        """
         columns = [*WIN_RATE_COLUMNS, *RANKING_COLUMNS[2:], *CHURN_COLUMNS[2:]]
         if self.win_rates.empty:
             return pd.DataFrame(columns=columns)
@@ -351,7 +355,10 @@ def _win_rate_row(scores: pd.DataFrame, model: str, mitigation: str, **bootstrap
 
 
 def _churn(scores: pd.DataFrame, ranks: pd.DataFrame) -> pd.DataFrame:
-    """Per model and mitigation: negatives whose positive became / stopped being strictly first, anchors whose positive became / stopped being top."""
+    """Per model and mitigation: the negatives and anchors a mitigation fixed and broke.
+
+    Negatives whose positive became / stopped being strictly first, anchors whose positive became / stopped being top.
+    """
     rows = []
     for (model, mitigation), part in scores.groupby(_KEYS, sort=False):
         plain = scores[(scores[constants.COL_MODEL] == model) & (scores[constants.COL_MITIGATION] == constants.MITIGATION_NONE)]

@@ -482,7 +482,10 @@ def _interval(value: float, low: float, high: float) -> str:
 def _ceiling_note(rows: pd.DataFrame, fmt: str) -> str:
     if not rows["at_ceiling"].any():
         return ""
-    return f"at ceiling: every setting scores {format(float(rows['best'].iloc[0]), fmt)}, the best possible value; these pairs are too easy to show a cost"
+    return (
+        f"at ceiling: every setting scores {format(float(rows['best'].iloc[0]), fmt)}, the best possible value; these pairs are too easy "
+        "to show a cost"
+    )
 
 
 def _setting_order(frame: pd.DataFrame) -> list[str]:
@@ -540,7 +543,8 @@ def _natural_lines(natural: pd.DataFrame, info: Mapping[str, Any]) -> list[str]:
         f"{natural['data'].iloc[0]}: {info.get('source', '')} Each anchor is the query; opposite win rate = share of triples "
         "whose negative (the opposite meaning) outranks the positive (lower is better, ties are no win); recall@1 = share of anchors "
         "whose top passage among every positive and negative of the file is their positive (higher is better). "
-        "95% intervals by bootstrap; fixed / broken = triples or anchors that succeed after and did not before, and the other way (a triple succeeds when its positive is strictly first: a win turned tie is no fix)."
+        "95% intervals by bootstrap; fixed / broken = triples or anchors that succeed after and did not before, and the other way (a "
+        "triple succeeds when its positive is strictly first: a win turned tie is no fix)."
         + (f" {info['left_out']} row(s) sharing a text with the tuning data were left out." if info.get("left_out") else ""),
         "",
         "| measure | setting | n | value % (95% CI) | difference, points (95% CI) | fixed | broken | note |",
@@ -592,7 +596,10 @@ def _shortcut_lines(shortcut: pd.DataFrame) -> list[str]:
 
 
 def to_markdown(doc: Mapping[str, Any]) -> str:
-    """The report as Markdown: headline with the general cost, warnings, win rates, natural cost, shortcut probe, sources, tests, AUC costs."""
+    """The report as Markdown.
+
+    Headline with the general cost, warnings, win rates, natural cost, shortcut probe, sources, tests, AUC costs.
+    """
     modes, sources = pd.DataFrame(doc["win_rates"]), pd.DataFrame(doc["by_source"])
     tests, costs = pd.DataFrame(doc["paired_tests"]), pd.DataFrame(doc["costs"])
     natural, shortcut = pd.DataFrame(doc.get("natural_cost") or []), pd.DataFrame(doc.get("shortcut") or [])
@@ -602,9 +609,8 @@ def to_markdown(doc: Mapping[str, Any]) -> str:
         f"Win rate = share of variants that outrank their paraphrase (lower is better; ties are no win and counted apart). "
         f"Split by anchor group, stratified by domain, seed {doc['config']['seed']}: {doc['groups'][C.SPLIT_TRAIN]} training groups, "
         f"{doc['groups'][C.SPLIT_HELD_OUT]} held-out. Trained on {doc['training']['rows']} triples, {doc['training']['steps']} steps, "
-        f"{doc['training']['seconds']:.0f} s; weights averaged {doc['config']['average']:.2f}/{1 - doc['config']['average']:.2f} with the original"
-        + (f"; distillation λ = {doc['config']['distill']}" if doc["config"]["distill"] else "")
-        + ".",
+        f"{doc['training']['seconds']:.0f} s; weights averaged {doc['config']['average']:.2f}/{1 - doc['config']['average']:.2f} with "
+        "the original" + (f"; distillation λ = {doc['config']['distill']}" if doc["config"]["distill"] else "") + ".",
         "",
         *cost_headline(doc),
     ]
@@ -624,7 +630,8 @@ def to_markdown(doc: Mapping[str, Any]) -> str:
         for r in tests.to_dict("records"):
             lines.append(
                 f"| {r[C.COL_SETTING]} | {r[C.COL_SPLIT]} | {r[C.COL_MODE]} | {_pct(r['before'])} | {_pct(r['after'])} | "
-                f"{_pct(r['difference'])} ({_pct(r[C.COL_CI_LOW])} to {_pct(r[C.COL_CI_HIGH])}) | {r['fixed']} | {r['broken']} | {r['pvalue']:.3g} |"
+                f"{_pct(r['difference'])} ({_pct(r[C.COL_CI_LOW])} to {_pct(r[C.COL_CI_HIGH])}) | {r['fixed']} | {r['broken']} | "
+                f"{r['pvalue']:.3g} |"
             )
         lines.append("")
     if not costs.empty:

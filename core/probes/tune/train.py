@@ -79,7 +79,8 @@ class TuneConfig:
         bad = [name for name, ok in checks.items() if not ok]
         if bad:
             raise ValueError(
-                f"invalid tune setting {bad[0]}={getattr(self, bad[0])!r} (batch_size >= 2, 0 <= warmup < 1, 0 < average <= 1, others positive)"
+                f"invalid tune setting {bad[0]}={getattr(self, bad[0])!r} (batch_size >= 2, 0 <= warmup < 1, 0 < average <= 1, others "
+                "positive)"
             )
 
     def as_dict(self) -> dict[str, Any]:

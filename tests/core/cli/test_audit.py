@@ -221,8 +221,8 @@ def test_approximate_search_prints_its_recall(cli, corpus_file, tmp_path, minilm
     )
     assert code == 0, stderr
     assert (
-        "MiniLM-L6: close pairs by approximate (faiss HNSW, k=32); recall against exact search on a sample of 6 passages (2 exact pairs): 1.0000."
-        in stdout
+        "MiniLM-L6: close pairs by approximate (faiss HNSW, k=32); recall against exact search on a sample of 6 passages (2 exact "
+        "pairs): 1.0000." in stdout
     )
     doc = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert doc["search"][MINILM_L6]["recall"] == 1.0

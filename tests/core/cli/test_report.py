@@ -107,9 +107,9 @@ def test_report_never_replaces_a_file_that_is_not_an_earlier_report(cli, history
         before = victim.read_bytes()
         code, _, err = cli("report", str(run_id), "--out", str(victim))
         assert code == 2
-        assert (
-            _one_error(err)
-            == f"error: --out: {victim} exists and is not a cosine-probe report; writing there would replace it. Name another file, or delete it first"
+        assert _one_error(err) == (
+            f"error: --out: {victim} exists and is not a cosine-probe report; writing there would replace it. Name another file, or "
+            "delete it first"
         )
         assert victim.read_bytes() == before
 

@@ -180,7 +180,8 @@ def test_a_note_on_bytes_that_are_not_utf8_counts_past_the_rows_it_names(tmp_pat
     _, totals = _streamed(tmp_path / "bad.parquet")
     notes = [n for n in totals.notes if "not valid UTF-8" in n]
     assert notes == [
-        f"column 'text_a' holds bytes, read as UTF-8: rows {', '.join(str(r) for r in range(1, 11))}, and {N - 10} more are not valid UTF-8; "
+        f"column 'text_a' holds bytes, read as UTF-8: rows {', '.join(str(r) for r in range(1, 11))}, and {N - 10} more are not valid "
+        "UTF-8; "
         "each bad byte was read as U+FFFD (\ufffd)"
     ]
 

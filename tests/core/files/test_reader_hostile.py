@@ -139,7 +139,10 @@ def test_nested_values_in_an_unused_column_are_only_ignored():
 
 
 def test_json_scalars_read_as_text():
-    data = b'[{"text_a": "a", "text_b": "b", "label": -1}, {"text_a": "c", "text_b": "d", "label": 0.25}, {"text_a": "e", "text_b": "f", "label": null}]'
+    data = (
+        b'[{"text_a": "a", "text_b": "b", "label": -1}, {"text_a": "c", "text_b": "d", "label": 0.25}, {"text_a": "e", "text_b": "f", '
+        b'"label": null}]'
+    )
     _, frame, _ = _pairs(data, "pairs.json")
     assert frame[constants.COL_LABEL].tolist() == ["-1", "0.25", ""]
 

@@ -105,7 +105,8 @@ def test_check_lines_skips_blank_and_invisible_lines_and_cleans_the_rest():
     assert sentences == ["First one", "Second one", "Third"]
     assert notes == [
         "Line 3 holds only invisible characters (U+200B ZERO WIDTH SPACE), nothing a model could read: skipped.",
-        "Line 4: removed 1 control character (U+0000) before scoring; they carry no meaning in a sentence. What you typed is left as it was.",
+        "Line 4: removed 1 control character (U+0000) before scoring; they carry no meaning in a sentence. What you typed is left as it "
+        "was.",
     ]
     assert check_lines("") == ([], [])
     assert check_lines(None) == ([], [])

@@ -120,7 +120,8 @@ def test_run_check_on_minilm(tmp_path, minilm):
     _pairs_file(tmp_path)
     config = _config(
         tmp_path,
-        'files = ["mine.csv"]\nthreshold = 0.5\n[budgets]\nmin_control_auc = 0.9\n[budgets.max_failure_rate]\nnegation = 1.0\nentity_swap = 0.0\n',
+        'files = ["mine.csv"]\nthreshold = 0.5\n[budgets]\nmin_control_auc = 0.9\n[budgets.max_failure_rate]\nnegation = '
+        "1.0\nentity_swap = 0.0\n",
     )
     run = gate.run_check(config, [MINILM_L6])
     assert run.errors == {}

@@ -176,7 +176,8 @@ def test_two_processes_writing_at_once_both_land(tmp_path):
         from core.history import store
         tag = sys.argv[1]
         for i in range(12):
-            frame = pd.DataFrame({{"model": [tag] * 40, "text_a": [f"{{tag}} {{i}} {{j}}" for j in range(40)], "text_b": ["b"] * 40, "cosine": [i / 12] * 40}})
+            frame = pd.DataFrame({{"model": [tag] * 40, "text_a": [f"{{tag}} {{i}} {{j}}" for j in range(40)],
+                                   "text_b": ["b"] * 40, "cosine": [i / 12] * 40}})
             store.record_run(frame, command=f"writer-{{tag}}", origin="cli", settings={{"i": i}}, path={str(path)!r})
     """
     procs = [

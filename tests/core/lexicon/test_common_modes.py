@@ -127,7 +127,8 @@ def test_gate_takes_a_budget_per_mode(record, tmp_path):
     # A budget names the mode on the shipped suite (a name outside the suites would be refused as a typo).
     path = tmp_path / "check.toml"
     path.write_text(
-        f'suites = ["failure-modes"]\n[budgets.max_failure_rate]\n{record.name} = 0.5\n[budgets.max_adversarial_win_rate]\n{record.name} = 0.5\n',
+        f'suites = ["failure-modes"]\n[budgets.max_failure_rate]\n{record.name} = 0.5\n[budgets.max_adversarial_win_rate]\n{record.name} '
+        "= 0.5\n",
         encoding="utf-8",
     )
     config = gate_config.load_config(path)

@@ -108,7 +108,10 @@ def test_every_model_conforms(name, request, session_cache_dir, tmp_path):
 
 
 def test_a_static_model_keeps_its_tokenizers_truncation_or_the_cap(session_cache_dir, static_folder, tmp_path):
-    """sentence-transformers says math.inf: the model keeps what its tokenizer.json cuts at, else STATIC_MAX_TOKENS, and receives no specials."""
+    """sentence-transformers says math.inf: the model keeps what its tokenizer.json cuts at, else STATIC_MAX_TOKENS.
+
+    It receives no special tokens either.
+    """
     from sentence_transformers import SentenceTransformer
 
     assert math.isinf(SentenceTransformer(str(static_folder), device="cpu").max_seq_length)

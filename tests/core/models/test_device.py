@@ -285,7 +285,10 @@ def test_auto_asks_torch_only_when_a_gpu_may_be_there(monkeypatch):
 
 
 def test_a_warm_run_reports_the_device_and_backend_a_cold_run_would(minilm, tmp_path, monkeypatch):
-    """With a GPU visible, ``auto`` served from the cache says cuda and torch, as the load does; an ONNX model stays on the CPU without the CUDA provider."""
+    """With a GPU visible, ``auto`` served from the cache says cuda and torch, as the load does.
+
+    An ONNX model stays on the CPU without the CUDA provider.
+    """
     from core.models.cache import EmbeddingCache
     from core.models.warm import cached_model
 

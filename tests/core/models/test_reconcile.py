@@ -55,7 +55,8 @@ def test_the_registry_prompt_is_applied_as_written():
     effective, notes = reconcile(nomic, Observed(dimension=768, max_seq_length=8192, pooling="mean", default_prompt="search_document: "))
     assert effective.prompt == "search_query: "
     assert notes == (
-        "the model's config sets a default prompt 'search_document: '; the registry's prompt 'search_query: ' is applied, as the papers ran it",
+        "the model's config sets a default prompt 'search_document: '; the registry's prompt 'search_query: ' is applied, as the papers "
+        "ran it",
     )
 
 

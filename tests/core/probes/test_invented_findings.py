@@ -18,7 +18,8 @@ def test_one_model_both_kinds_and_an_interval_that_excludes_zero():
     by_model = _by_model([(L6, "plausible", 0.2134), (L6, "random", 0.2561)])
     versus = pd.DataFrame({"model": [L6], "difference": [-0.0427], "ci_low": [-0.071], "ci_high": [-0.012]})
     assert invented_findings(by_model, versus, READING) == [
-        "With the entity replaced in the second sentence only, invented words lower the cosine on average by: MiniLM-L6 0.21 (plausible) and 0.26 (random).",
+        "With the entity replaced in the second sentence only, invented words lower the cosine on average by: MiniLM-L6 0.21 (plausible) "
+        "and 0.26 (random).",
         "Plausible minus random: MiniLM-L6 -0.04 (95% CI -0.07 to -0.01): the kind of word matters.",
     ]
 

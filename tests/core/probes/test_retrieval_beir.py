@@ -118,7 +118,10 @@ def _write_beir(folder, corpus: dict[str, str], queries: dict[str, str], qrels: 
 
 
 def test_duplicate_passages_give_pytrec_evals_figures_and_are_counted(tmp_path, minilm):
-    """Issue 37.7: a text held twice ties exactly; ties are broken as trec_eval breaks them (id, descending), so the figures equal pytrec_eval's."""
+    """Issue 37.7: a text held twice ties exactly, and the figures equal pytrec_eval's.
+
+    Ties are broken as trec_eval breaks them (id, descending).
+    """
     pytrec_eval = pytest.importorskip("pytrec_eval")
     corpus = {
         "d1": "A man is performing music.",

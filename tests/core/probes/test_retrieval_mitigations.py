@@ -476,7 +476,10 @@ def test_unavailable_reranker_says_why_within_the_hub_timeout(hub_refuses):
     start = time.monotonic()
     with pytest.raises(
         ModelUnavailable,
-        match="no-such-org/no-such-cross-encoder: not bundled, not in the local Hugging Face cache, and the Hugging Face hub .* is unreachable",
+        match=(
+            "no-such-org/no-such-cross-encoder: not bundled, not in the local Hugging Face cache, and the Hugging Face hub .* is "
+            "unreachable"
+        ),
     ):
         reranker.rescore(["q"], ["p"], np.zeros((1, 1)), model=MINILM_L6)
     assert time.monotonic() - start < constants.HUB_TIMEOUT_SECONDS

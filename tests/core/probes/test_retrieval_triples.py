@@ -179,7 +179,10 @@ TIED = (
 
 
 def test_triples_break_exact_ties_as_pytrec_eval_and_count_them(minilm):
-    """Issue 37.7: one tie rule for triples and BEIR. MiniLM lowercases, so the two spellings tie exactly; the larger id (the negative's) wins."""
+    """Issue 37.7: one tie rule for triples and BEIR.
+
+    MiniLM lowercases, so the two spellings tie exactly; the larger id (the negative's) wins.
+    """
     pytrec_eval = pytest.importorskip("pytrec_eval")
     triples = parse_triples(TIED, "tied.csv")
     out = run_triples(triples, [MINILM_L6])

@@ -98,7 +98,8 @@ def test_retrieval_findings_put_fixed_broken_and_ties_beside_each_mitigations_ra
     summary = pd.DataFrame({"model": [L6, L6], "mitigation": ["none", "guard"], "ties": [0, 1], "fixed": [0, 2], "broken": [0, 2]})
     guard = constants.MITIGATION_LABELS.get("guard", "guard")
     assert retrieval_findings(rates, summary) == [
-        f"MiniLM-L6 ranks the contradiction above the restatement in 5% of the variants; {guard} brings that to 5% (2 fixed, 2 broken, 1 tie) (lower is better)."
+        f"MiniLM-L6 ranks the contradiction above the restatement in 5% of the variants; {guard} brings that to 5% (2 fixed, 2 broken, 1 "
+        "tie) (lower is better)."
     ]
 
 
@@ -131,7 +132,8 @@ def test_triples_and_beir_findings_by_hand():
     ]
     beir = triples.drop(columns=["n", "ties", "win_rate", "fixed", "broken"]).assign(ndcg_at_10=[0.866, 0.8])
     assert beir_findings(beir) == [
-        "By your judgements, MiniLM-L6 ranks a relevant passage first (recall@1) for 74% of 23 queries, nDCG@10 0.866 (1 query decided by an "
+        "By your judgements, MiniLM-L6 ranks a relevant passage first (recall@1) for 74% of 23 queries, nDCG@10 0.866 (1 query decided "
+        "by an "
         f"exact tie, broken by passage id as trec_eval does); {rrf} brings recall@1 to 70% (1 gained, 2 lost)."
     ]
     assert triples_findings(triples.iloc[1:]) == [] and beir_findings(beir.iloc[1:]) == []

@@ -83,8 +83,8 @@ def test_hnsw_index_searched_with_a_small_ef_search_reports_the_difference(cli, 
         code, out, err = cli("audit", "--store", uri, "--models", MINILM_L6, "--threshold", "0.5", "--quiet")
         assert code == 0, err
         assert (
-            f"{result.store_pairs:,} close pairs against {result.exact_pairs:,} by exact search; recall against exact {result.pair_recall:.4f}"
-            in out
+            f"{result.store_pairs:,} close pairs against {result.exact_pairs:,} by exact search; recall against exact "
+            f"{result.pair_recall:.4f}" in out
         )
         assert "twin_pairs_exact  twin_pairs_store" in out
         code, out, _ = cli("audit", "--store", uri, "--models", MINILM_L6, "--threshold", "0.5", "--quiet", "--store-search", "exact")

@@ -73,9 +73,9 @@ def test_split_rejects_bad_input():
 
 
 def test_variant_sources_match_perturb_output(variants):
-    assert (
-        (variants[C.COL_VARIANT_SOURCE] == C.SOURCE_RULE).sum() == 440
-    )  # 440 of 852 are the rules' output (data/README.md; 428 of 833 before direction, 414 before the lexicon let swaps move multi-word names)
+    # 440 of 852 are the rules' output (data/README.md; 428 of 833 before direction, 414 before the lexicon let swaps
+    # move multi-word names)
+    assert (variants[C.COL_VARIANT_SOURCE] == C.SOURCE_RULE).sum() == 440
     anchors = pd.Series(["The door was open."] * 2)
     got = variant_sources(anchors, pd.Series(["The door was not open.", "The door was ajar, not open."]))
     assert got.tolist() == [C.SOURCE_RULE, C.SOURCE_HAND]
