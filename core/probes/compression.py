@@ -56,6 +56,7 @@ from core.models.encode import embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ProgressFn, model_runs
 from core.stats import bootstrap_ci, failure_rate, failure_rate_ci, interval_or_nan
+from core.stats.similarity import cos_sim, pairwise_cos_sim
 
 FLOAT32, FLOAT16, INT8, INT8_GLOBAL, BINARY, BINARY_RESCORE = "float32", "float16", "int8", "int8-global", "binary", "binary-rescore"
 DIMS_PREFIX = "dims:"
@@ -205,9 +206,9 @@ def stored_vectors(setting: IndexSetting, vectors: np.ndarray, calibration: np.n
 def setting_scores(setting: IndexSetting, queries: np.ndarray, passages: np.ndarray, calibration: np.ndarray | None = None) -> np.ndarray:
     """Each query's score with each passage under ``setting``, ``(n_queries, n_passages)``; higher ranks higher.
 
-    float32 is the cosine, computed as the retrieval runs compute it for unit
-    vectors (float64 product of the vectors as given, clipped; vectors that
-    are not unit length are normalised first).  ``binary`` is ``1 - 2 h / d``
+    Every setting but ``binary`` is the one cosine
+    (:func:`core.stats.similarity.cos_sim`) of the vectors as the index
+    stores them, so float32 equals the retrieval runs' scores exactly.  ``binary`` is ``1 - 2 h / d``
     from the Hamming distance ``h`` of the packed sign bits.  ``binary-rescore``
     keeps each query's :data:`RESCORE_MULTIPLIER` × :data:`RESCORE_TOP_K`
     nearest passages by Hamming distance (ties by position) and scores them
@@ -227,25 +228,24 @@ def setting_scores(setting: IndexSetting, queries: np.ndarray, passages: np.ndar
         if setting.name == BINARY:
             return 1.0 - 2.0 * distances / q.shape[1]
         keep = RESCORE_MULTIPLIER * RESCORE_TOP_K
-        scores = np.clip(_units(q) @ stored_vectors(setting, p).T, -1.0, 1.0)
+        scores = cos_sim(q, stored_vectors(setting, p))
         if p.shape[0] > keep:
             order = np.argsort(distances, axis=1, kind="stable")[:, keep:]
             np.put_along_axis(scores, order, -np.inf, axis=1)
         return scores
     if setting.name in (INT8, INT8_GLOBAL) and calibration is None:
         calibration = np.concatenate([q, p])
-    sq = stored_vectors(setting, q, calibration).astype(np.float64)
-    sp = stored_vectors(setting, p, calibration).astype(np.float64)
-    return np.clip(sq @ sp.T, -1.0, 1.0)
+    # The one cosine (core.stats.similarity): float32 is then the exact runs' cosine to the last bit.
+    return cos_sim(stored_vectors(setting, q, calibration), stored_vectors(setting, p, calibration))
 
 
 def pair_scores(setting: IndexSetting, a: np.ndarray, b: np.ndarray, calibration: np.ndarray | None = None) -> np.ndarray:
     """The score of each aligned pair ``(a_i, b_i)`` under ``setting``, shape ``(n,)``.
 
-    float32 is computed as :func:`core.scoring.runner.score_pairs` computes
-    the cosine of unit vectors (row-wise product in the vectors' own dtype,
-    clipped; vectors that are not unit length are normalised first), so its
-    failure rates equal the exact ones.  ``binary-rescore`` has no shortlist
+    Every setting but ``binary`` is the one cosine
+    (:func:`core.stats.similarity.pairwise_cos_sim`) of the stored vectors, as
+    :func:`core.scoring.runner.score_pairs` scores, so float32's failure rates
+    equal the exact ones.  ``binary-rescore`` has no shortlist
     for one passage: it is the float ``a`` against the ±1 ``b``.
     """
     a_arr, b_arr = np.asarray(a), np.asarray(b)
@@ -255,12 +255,12 @@ def pair_scores(setting: IndexSetting, a: np.ndarray, b: np.ndarray, calibration
         distances = np.bitwise_count(binary_codes(a_arr) ^ binary_codes(b_arr)).sum(axis=1)
         return 1.0 - 2.0 * distances / a_arr.shape[1]
     if setting.name == BINARY_RESCORE:
-        sa, sb = _units(a_arr), stored_vectors(setting, b_arr)
+        sa, sb = a_arr, stored_vectors(setting, b_arr)
     else:
         if setting.name in (INT8, INT8_GLOBAL) and calibration is None:
             calibration = np.concatenate([a_arr, b_arr])
         sa, sb = stored_vectors(setting, a_arr, calibration), stored_vectors(setting, b_arr, calibration)
-    return np.clip(np.einsum("ij,ij->i", sa, sb), -1.0, 1.0).astype(float)
+    return pairwise_cos_sim(sa, sb)
 
 
 # ------------------------------------------------------------------ the probes
