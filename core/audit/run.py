@@ -27,7 +27,7 @@ from core.audit.projection import project_2d
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
-from core.models.runs import ProgressFn, model_runs
+from core.models.runs import ModelRun, ProgressFn, model_runs
 
 TOP_K = 5
 COL_ID_A, COL_ID_B = "id_a", "id_b"
@@ -119,6 +119,41 @@ def _pair_rows(model: str, passages: list[str], ids: list[str], found) -> pd.Dat
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
 
+def _encode_on_ray(
+    run: ModelRun, texts: list[str], store: EmbeddingCache | None, options: EncodeOptions, actors: int | None, batch: int
+) -> str | bool:
+    """Encode on Ray the texts ``store`` lacks for ``run``'s model and store them; a note saying so, or False when it failed.
+
+    Raises:
+        core.scoring.ray_engine.RayUnavailable: the cluster cannot be joined (every model would fail alike).
+    """
+    from core.models.warm import predicted_cache_key
+    from core.scoring.ray_engine import RayUnavailable, encode_on_ray
+
+    assert store is not None  # noqa: S101 - audit_corpus always gives Ray a cache
+    key = predicted_cache_key(run.name, options.remote_code(run.name))
+    missing = [t for t in texts if t not in store.get_many(key, texts)] if key is not None else texts
+    if not missing:
+        return "every text was in the embedding cache: nothing encoded on Ray"
+    if not run.check():
+        return False
+    run.note(0.0, f"{run.name}: encoding {len(missing):,} texts on Ray")
+
+    def arrived(done: int, total: int) -> None:
+        run.note(0.6 * done / max(total, 1), f"{run.name}: encoded {done:,}/{total:,} texts on Ray")
+
+    try:
+        found = encode_on_ray(missing, run.name, options, actors=actors, batch_texts=batch, progress=arrived, quiet=True)
+    except RayUnavailable:
+        raise
+    except (RuntimeError, ValueError) as exc:
+        run.fail(exc)
+        return False
+    store.put_many(found.cache_key, missing, found.vectors)
+    nodes = len(set(found.nodes))
+    return "; ".join([*found.notes, f"{len(missing):,} texts encoded on Ray by actors on {nodes} node(s), the rest from the cache"])
+
+
 def audit_corpus(
     passages: Sequence[str],
     models: Sequence[str],
@@ -134,6 +169,9 @@ def audit_corpus(
     project: bool = False,
     approximate: bool | None = None,
     k: int = DEFAULT_K,
+    engine: str = constants.ENGINE_LOCAL,
+    ray_actors: int | None = None,
+    ray_batch: int = constants.RAY_BATCH_TEXTS,
 ) -> AuditResult:
     """Encode every passage once per model, find every pair above ``floor``, classify each.
 
@@ -152,17 +190,25 @@ def audit_corpus(
         approximate: find close pairs with the approximate index (True), exactly (False), or by size (None: from
             ``core.audit.approximate.APPROX_FROM`` passages); the approximate path measures its recall on a sample.
         k: neighbours per passage the approximate index returns.
+        engine: ``local`` encodes in this process; ``ray`` encodes the texts the cache lacks on Ray Data
+            (:func:`core.scoring.ray_engine.encode_on_ray`: a local instance, or the cluster at ``$RAY_ADDRESS``),
+            stores them in the cache, and searches here as the local engine does.
+        ray_actors: with ``ray``, actors per model (None: half the cluster's CPUs).
+        ray_batch: with ``ray``, texts per Ray batch.
 
     Returns:
         An :class:`AuditResult`; a model that fails is in ``errors``, the others still run.
 
     Raises:
-        ValueError: no model, too few passages, ids that do not match, or a floor out of range.
+        ValueError: no model, too few passages, ids that do not match, a floor out of range, or an unknown engine.
         core.audit.neighbours.TooManyPairs: more than ``max_pairs`` close pairs.
+        core.scoring.ray_engine.RayUnavailable: ``engine="ray"`` and the cluster at ``$RAY_ADDRESS`` cannot be joined.
     """
     start = time.perf_counter()
     if not models:
         raise ValueError("give at least one model")
+    if engine not in constants.ENGINE_CHOICES:
+        raise ValueError(f"engine must be one of {', '.join(constants.ENGINE_CHOICES)}, got {engine!r}")
     if not np.isfinite(floor) or not -1.0 <= floor <= 1.0:
         raise ValueError(f"the threshold must be between -1 and 1, got {floor}")
     given = list(passages)
@@ -180,13 +226,22 @@ def audit_corpus(
     frames, top, coords = [], {}, {}
     timings: dict[str, dict[str, float]] = {}
     search: dict[str, SearchReport] = {}
-    for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
+    # On Ray the actors' vectors go through the cache (the caller's, else one in memory for this run), so the
+    # search below reads them exactly as a local run's, and a second run, local or Ray, encodes nothing again.
+    store = cache if cache is not None or engine == constants.ENGINE_LOCAL else EmbeddingCache(False)
+    wanted = list(dict.fromkeys([*texts, *query_texts]))
+    for run in model_runs(models, options, cache=store, errors=errors, progress=progress):
         clock = time.perf_counter()
-        encoded = run.encode(list(dict.fromkeys([*texts, *query_texts])), share=0.7)
+        on_ray = _encode_on_ray(run, wanted, store, options, ray_actors, ray_batch) if engine == constants.ENGINE_RAY else None
+        if on_ray is False:
+            continue
+        encoded = run.encode(wanted, share=0.7)
         if encoded is None:
             continue
         spent = {"encode": time.perf_counter() - clock}
         vectors, reports[run.label] = encoded
+        if on_ray:
+            reports[run.label].notes = (*reports[run.label].notes, on_ray)
         matrix = embedding_matrix(vectors, texts)
         query_matrix = embedding_matrix(vectors, query_texts) if query_texts else None
         del vectors
