@@ -22,6 +22,7 @@ import pandas as pd
 from core import constants
 from core.audit import kinds
 from core.audit.approximate import APPROX_FROM, DEFAULT_K, SearchReport, approximate_pairs, recall_against_exact
+from core.audit.kind_cache import KIND_CACHE_FILE, KindCache, pair_key
 from core.audit.neighbours import DEFAULT_MAX_PAIRS, close_pairs, top_k
 from core.audit.projection import project_2d
 from core.models.cache import EmbeddingCache
@@ -108,14 +109,24 @@ def check_corpus(passages: Sequence[str]) -> list[str]:
     return distinct
 
 
-def _pair_rows(model: str, passages: list[str], ids: list[str], found) -> pd.DataFrame:
-    rows = []
-    for i, j, cosine in zip(found.i.tolist(), found.j.tolist(), found.cosine.tolist(), strict=True):
+def _pair_rows(model: str, passages: list[str], ids: list[str], found, store: KindCache | None = None) -> pd.DataFrame:
+    i_list, j_list = found.i.tolist(), found.j.tolist()
+    keys = [pair_key(passages[i], passages[j]) for i, j in zip(i_list, j_list, strict=True)] if store is not None else []
+    stored = store.get_many(keys) if store is not None else {}
+    rows, new = [], []
+    for n, (i, j, cosine) in enumerate(zip(i_list, j_list, found.cosine.tolist(), strict=True)):
         a, b = passages[i], passages[j]
-        kind = kinds.pair_kind(a, b)
-        # The marked words matter where one edit separates the texts; an "other" pair differs too much to mark.
-        changed_a, changed_b = kinds.changed_words(a, b) if kind.kind != kinds.KIND_OTHER else ("", "")
-        rows.append((model, ids[i], ids[j], a, b, cosine, kind.kind, kind.mode, ";".join(kind.modes), changed_a, changed_b, i, j))
+        known = stored.get(keys[n]) if keys else None
+        if known is None:
+            kind = kinds.pair_kind(a, b)
+            # The marked words matter where one edit separates the texts; an "other" pair differs too much to mark.
+            changed = kinds.changed_words(a, b) if kind.kind != kinds.KIND_OTHER else ("", "")
+            known = (kind.kind, kind.mode, ";".join(kind.modes), *changed)
+            if keys:
+                new.append((keys[n], known))
+        rows.append((model, ids[i], ids[j], a, b, cosine, *known, i, j))
+    if store is not None and new:
+        store.put_many(new)
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
 
@@ -230,6 +241,8 @@ def audit_corpus(
     # search below reads them exactly as a local run's, and a second run, local or Ray, encodes nothing again.
     store = cache if cache is not None or engine == constants.ENGINE_LOCAL else EmbeddingCache(False)
     wanted = list(dict.fromkeys([*texts, *query_texts]))
+    # Pair kinds are kept beside the embedding cache's file (never with --no-cache): a second run classifies nothing.
+    kind_store = KindCache(cache.path.parent / KIND_CACHE_FILE) if cache is not None and cache.on_disk and cache.path else None
     for run in model_runs(models, options, cache=store, errors=errors, progress=progress):
         clock = time.perf_counter()
         on_ray = _encode_on_ray(run, wanted, store, options, ray_actors, ray_batch) if engine == constants.ENGINE_RAY else None
@@ -264,7 +277,7 @@ def audit_corpus(
             search[label] = SearchReport("exact")
         run.note(0.9, f"{label}: classifying {found.i.size:,} close pairs")
         spent["search"], clock = time.perf_counter() - clock, time.perf_counter()
-        frames.append(_pair_rows(label, texts, passage_ids, found))
+        frames.append(_pair_rows(label, texts, passage_ids, found, kind_store))
         spent["classify"], clock = time.perf_counter() - clock, time.perf_counter()
         if query_matrix is not None:
             top[label], _ = top_k(query_matrix, matrix, TOP_K)
@@ -273,6 +286,8 @@ def audit_corpus(
             coords[label] = project_2d(matrix)
             spent["project"] = time.perf_counter() - clock
         timings[label] = {k: round(v, 3) for k, v in spent.items()}
+    if kind_store is not None:
+        kind_store.close()
     pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PAIR_COLUMNS)
     return AuditResult(
         texts,
