@@ -17,7 +17,14 @@ be one every node reads and writes (a shared mount), and every node needs
 the project installed (``make setup``).  With ``device="cuda"`` each actor
 reserves ``gpus_per_actor`` GPUs.
 
-What differs from the local engine: no embedding cache (actors on other
+``audit --engine ray`` uses :func:`encode_on_ray`: the corpus's texts as a
+Ray dataset of numbered batches, a :class:`TextEncoder` actor pool, each
+vector back with its row, node and cache key; the driver checks every text
+came back exactly once and the audit stores the vectors in its cache
+(:mod:`core.audit.run`).  Ray Data restarts an actor whose node dies and runs
+its batches again, so a node lost mid-run costs time, not rows.
+
+What differs from the local engine (``run``): no embedding cache (actors on other
 machines cannot share the sqlite file), so every text is encoded, a text in
 several batches perhaps more than once; and one model's results pass through
 the driver's memory (as Arrow) when they are put back in order.  Vectors are
