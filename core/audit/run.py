@@ -132,8 +132,8 @@ def _pair_rows(model: str, passages: list[str], ids: list[str], found, store: Ki
 
 def _encode_on_ray(
     run: ModelRun, texts: list[str], store: EmbeddingCache | None, options: EncodeOptions, actors: int | None, batch: int
-) -> str | bool:
-    """Encode on Ray the texts ``store`` lacks for ``run``'s model and store them; a note saying so, or False when it failed.
+) -> str | None:
+    """Encode on Ray the texts ``store`` lacks for ``run``'s model and store them; a note saying so, or None when it failed.
 
     Raises:
         core.scoring.ray_engine.RayUnavailable: the cluster cannot be joined (every model would fail alike).
@@ -147,7 +147,7 @@ def _encode_on_ray(
     if not missing:
         return "every text was in the embedding cache: nothing encoded on Ray"
     if not run.check():
-        return False
+        return None
     run.note(0.0, f"{run.name}: encoding {len(missing):,} texts on Ray")
 
     def arrived(done: int, total: int) -> None:
@@ -159,7 +159,7 @@ def _encode_on_ray(
         raise
     except (RuntimeError, ValueError) as exc:
         run.fail(exc)
-        return False
+        return None
     store.put_many(found.cache_key, missing, found.vectors)
     nodes = len(set(found.nodes))
     return "; ".join([*found.notes, f"{len(missing):,} texts encoded on Ray by actors on {nodes} node(s), the rest from the cache"])
@@ -245,8 +245,8 @@ def audit_corpus(
     kind_store = KindCache(cache.path.parent / KIND_CACHE_FILE) if cache is not None and cache.on_disk and cache.path else None
     for run in model_runs(models, options, cache=store, errors=errors, progress=progress):
         clock = time.perf_counter()
-        on_ray = _encode_on_ray(run, wanted, store, options, ray_actors, ray_batch) if engine == constants.ENGINE_RAY else None
-        if on_ray is False:
+        on_ray = _encode_on_ray(run, wanted, store, options, ray_actors, ray_batch) if engine == constants.ENGINE_RAY else ""
+        if on_ray is None:
             continue
         encoded = run.encode(wanted, share=0.7)
         if encoded is None:

@@ -289,7 +289,11 @@ def encode_on_ray(
     if batch_texts < 1:
         raise ValueError(f"batch_texts must be at least 1; got {batch_texts}")
     n = len(texts)
-    rows, vectors, nodes, keys, notes = [], [], [], set(), []
+    rows: list[np.ndarray] = []
+    vectors: list[np.ndarray] = []
+    nodes: list[str] = []
+    keys: set[str] = set()
+    notes: list[str] = []
     with _ray_session(quiet):
         import ray
         import ray.data
@@ -314,8 +318,8 @@ def encode_on_ray(
         done = 0
         try:
             for batch in encoded.iter_batches(batch_format="numpy", batch_size=None):
-                rows.append(batch[_ROW])
-                vectors.append(batch[_VECTOR])
+                rows.append(np.asarray(batch[_ROW]))
+                vectors.append(np.asarray(batch[_VECTOR]))
                 nodes += [str(x) for x in batch[_NODE]]
                 keys.update(str(k) for k in batch[_KEY])
                 done += len(batch[_ROW])
