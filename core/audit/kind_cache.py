@@ -7,8 +7,8 @@ and on the rules, so each is stored under a hash of both texts and of the
 rules' own source (:func:`rules_version`: every file of ``core/lexicon/``,
 ``core/audit/kinds.py``, ``core/words.py``, ``core/stats/overlap.py`` and the
 lemmatiser's version): a change to any rule makes every stored kind unreachable
-and the pairs are classified again.  Any sqlite error turns the store off for
-the run (the audit then classifies every pair, as without it); it never fails
+and the pairs are classified again.  A file that is not a database is replaced
+by an empty one; any other sqlite error turns the store off for the run (the audit then classifies every pair, as without it); it never fails
 an audit.
 """
 
@@ -62,12 +62,22 @@ class KindCache:
         self.path = path
         self._conn: sqlite3.Connection | None = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(_SCHEMA)
+            self._open()
+        except sqlite3.DatabaseError:
+            # Not a database (a damaged file): only stored kinds are lost, so it is replaced by an empty one.
+            self.close()
+            with contextlib.suppress(OSError):
+                for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                    stale.unlink(missing_ok=True)
+                self._open()
         except (sqlite3.Error, OSError):
             self.close()
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute(_SCHEMA)
 
     def get_many(self, keys: Sequence[bytes]) -> dict[bytes, Kind]:
         """The stored kinds of ``keys`` (those found)."""

@@ -55,6 +55,10 @@ def test_new_rules_or_a_damaged_file_classify_again(minilm, tmp_path, monkeypatc
     calls.clear()
     assert _audit(tmp_path).pairs[COLUMNS].equals(first.pairs[COLUMNS])
     assert len(calls) == len(first.pairs)
+    # The damaged file was replaced: the next run reads every kind again.
+    calls.clear()
+    assert _audit(tmp_path).pairs[COLUMNS].equals(first.pairs[COLUMNS])
+    assert calls == []
 
 
 def test_no_store_without_a_disk_cache(minilm, tmp_path, monkeypatch):
