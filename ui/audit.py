@@ -9,26 +9,17 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import constants, lexicon
-from core.audit.kinds import marked_tokens
 from core.models.registry import model_color
+from core.words import word_changes
 from ui.charts import plot_text
 from ui.state import short
-from ui.widgets import md_escape, selected_rows
-
-
-def marked_markdown(tokens: list[tuple[str, bool]]) -> str:
-    """A text as inert Markdown with its differing words highlighted (every token escaped; only our highlight is Markdown)."""
-    out = []
-    for token, changed in tokens:
-        escaped = md_escape(token)
-        out.append(f":orange-background[**{escaped}**]" if changed else escaped)
-    return "".join(out)
+from ui.widgets import marked_text, md_escape, selected_rows
 
 
 def twin_pairs(pairs: pd.DataFrame, limit: int) -> None:
     """The first ``limit`` pairs (worst first), each in a bordered box: both texts in full, differing words marked."""
     for row in pairs.head(limit).to_dict(orient="records"):
-        marks_a, marks_b = marked_tokens(str(row["text_a"]), str(row["text_b"]))
+        marks_a, marks_b = word_changes(str(row["text_a"]), str(row["text_b"]))
         with st.container(border=True):
             what = str(row["mode"]).replace("_", " ") if row["kind"] == "twin" else str(row["kind"])
             st.caption(
@@ -36,8 +27,8 @@ def twin_pairs(pairs: pd.DataFrame, limit: int) -> None:
                 f"passages {md_escape(row['id_a'])} and {md_escape(row['id_b'])}"
             )
             left, right = st.columns(2)
-            left.markdown(marked_markdown(marks_a))
-            right.markdown(marked_markdown(marks_b))
+            left.markdown(marked_text(marks_a))
+            right.markdown(marked_text(marks_b))
 
 
 def twin_curve_figure(curve: pd.DataFrame, threshold: float) -> go.Figure:

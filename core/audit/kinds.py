@@ -21,7 +21,6 @@ The rule, in order (documented in ``docs/audit.md``):
 
 from __future__ import annotations
 
-import difflib
 import re
 import unicodedata
 from collections import Counter
@@ -32,7 +31,7 @@ from core import lexicon
 from core.lexicon import modes_differing, word_difference
 from core.lexicon.morphology import lemmas
 from core.stats.overlap import word_jaccard
-from core.words import surface_tokens
+from core.words import word_changes
 
 KIND_TWIN = "twin"
 KIND_DUPLICATE = "near-duplicate"
@@ -113,25 +112,7 @@ def pair_kind(text_a: str, text_b: str) -> PairKind:
     return PairKind(KIND_OTHER, why="few shared words" if ordered else "no failure mode tells them apart")
 
 
-def marked_tokens(text_a: str, text_b: str) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
-    """Each side's surface tokens (joining back to the text), each flagged True when it is a differing word.
-
-    Tokens are matched case-insensitively in order (:class:`difflib.SequenceMatcher`
-    on :func:`core.words.surface_tokens`); whitespace is never marked.  A
-    reordering (who acquired whom) marks the moved words.
-    """
-    tokens_a, tokens_b = surface_tokens(text_a), surface_tokens(text_b)
-    matcher = difflib.SequenceMatcher(None, [t.casefold() for t in tokens_a], [t.casefold() for t in tokens_b], autojunk=False)
-    same_a, same_b = [False] * len(tokens_a), [False] * len(tokens_b)
-    for block in matcher.get_matching_blocks():
-        for k in range(block.size):
-            same_a[block.a + k] = same_b[block.b + k] = True
-    marks_a = [(t, not same and bool(t.strip())) for t, same in zip(tokens_a, same_a, strict=True)]
-    marks_b = [(t, not same and bool(t.strip())) for t, same in zip(tokens_b, same_b, strict=True)]
-    return marks_a, marks_b
-
-
 def changed_words(text_a: str, text_b: str) -> tuple[str, str]:
-    """The differing words of each side, in order, joined by spaces (the exported form of :func:`marked_tokens`)."""
-    marks_a, marks_b = marked_tokens(text_a, text_b)
-    return " ".join(t for t, m in marks_a if m), " ".join(t for t, m in marks_b if m)
+    """The differing words of each side, in order, joined by spaces (the exported form of :func:`core.words.word_changes`)."""
+    marks_a, marks_b = word_changes(text_a, text_b)
+    return " ".join(t for t, m in marks_a if m and not t.isspace()), " ".join(t for t, m in marks_b if m and not t.isspace())

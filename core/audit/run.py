@@ -22,12 +22,13 @@ import pandas as pd
 from core import constants
 from core.audit import kinds
 from core.audit.approximate import APPROX_FROM, DEFAULT_K, SearchReport, approximate_pairs, recall_against_exact
+from core.audit.kind_cache import KIND_CACHE_FILE, KindCache, pair_key
 from core.audit.neighbours import DEFAULT_MAX_PAIRS, close_pairs, top_k
 from core.audit.projection import project_2d
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
-from core.models.runs import ProgressFn, model_runs
+from core.models.runs import ModelRun, ProgressFn, model_runs
 
 TOP_K = 5
 COL_ID_A, COL_ID_B = "id_a", "id_b"
@@ -108,15 +109,60 @@ def check_corpus(passages: Sequence[str]) -> list[str]:
     return distinct
 
 
-def _pair_rows(model: str, passages: list[str], ids: list[str], found) -> pd.DataFrame:
-    rows = []
-    for i, j, cosine in zip(found.i.tolist(), found.j.tolist(), found.cosine.tolist(), strict=True):
+def _pair_rows(model: str, passages: list[str], ids: list[str], found, store: KindCache | None = None) -> pd.DataFrame:
+    i_list, j_list = found.i.tolist(), found.j.tolist()
+    keys = [pair_key(passages[i], passages[j]) for i, j in zip(i_list, j_list, strict=True)] if store is not None else []
+    stored = store.get_many(keys) if store is not None else {}
+    rows, new = [], []
+    for n, (i, j, cosine) in enumerate(zip(i_list, j_list, found.cosine.tolist(), strict=True)):
         a, b = passages[i], passages[j]
-        kind = kinds.pair_kind(a, b)
-        # The marked words matter where one edit separates the texts; an "other" pair differs too much to mark.
-        changed_a, changed_b = kinds.changed_words(a, b) if kind.kind != kinds.KIND_OTHER else ("", "")
-        rows.append((model, ids[i], ids[j], a, b, cosine, kind.kind, kind.mode, ";".join(kind.modes), changed_a, changed_b, i, j))
+        known = stored.get(keys[n]) if keys else None
+        if known is None:
+            kind = kinds.pair_kind(a, b)
+            # The marked words matter where one edit separates the texts; an "other" pair differs too much to mark.
+            changed = kinds.changed_words(a, b) if kind.kind != kinds.KIND_OTHER else ("", "")
+            known = (kind.kind, kind.mode, ";".join(kind.modes), *changed)
+            if keys:
+                new.append((keys[n], known))
+        rows.append((model, ids[i], ids[j], a, b, cosine, *known, i, j))
+    if store is not None and new:
+        store.put_many(new)
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
+
+
+def _encode_on_ray(
+    run: ModelRun, texts: list[str], store: EmbeddingCache | None, options: EncodeOptions, actors: int | None, batch: int
+) -> str | None:
+    """Encode on Ray the texts ``store`` lacks for ``run``'s model and store them; a note saying so, or None when it failed.
+
+    Raises:
+        core.scoring.ray_engine.RayUnavailable: the cluster cannot be joined (every model would fail alike).
+    """
+    from core.models.warm import predicted_cache_key
+    from core.scoring.ray_engine import RayUnavailable, encode_on_ray
+
+    assert store is not None  # noqa: S101 - audit_corpus always gives Ray a cache
+    key = predicted_cache_key(run.name, options.remote_code(run.name))
+    missing = [t for t in texts if t not in store.get_many(key, texts)] if key is not None else texts
+    if not missing:
+        return "every text was in the embedding cache: nothing encoded on Ray"
+    if not run.check():
+        return None
+    run.note(0.0, f"{run.name}: encoding {len(missing):,} texts on Ray")
+
+    def arrived(done: int, total: int) -> None:
+        run.note(0.6 * done / max(total, 1), f"{run.name}: encoded {done:,}/{total:,} texts on Ray")
+
+    try:
+        found = encode_on_ray(missing, run.name, options, actors=actors, batch_texts=batch, progress=arrived, quiet=True)
+    except RayUnavailable:
+        raise
+    except (RuntimeError, ValueError) as exc:
+        run.fail(exc)
+        return None
+    store.put_many(found.cache_key, missing, found.vectors)
+    nodes = len(set(found.nodes))
+    return "; ".join([*found.notes, f"{len(missing):,} texts encoded on Ray by actors on {nodes} node(s), the rest from the cache"])
 
 
 def audit_corpus(
@@ -134,6 +180,9 @@ def audit_corpus(
     project: bool = False,
     approximate: bool | None = None,
     k: int = DEFAULT_K,
+    engine: str = constants.ENGINE_LOCAL,
+    ray_actors: int | None = None,
+    ray_batch: int = constants.RAY_BATCH_TEXTS,
 ) -> AuditResult:
     """Encode every passage once per model, find every pair above ``floor``, classify each.
 
@@ -152,17 +201,25 @@ def audit_corpus(
         approximate: find close pairs with the approximate index (True), exactly (False), or by size (None: from
             ``core.audit.approximate.APPROX_FROM`` passages); the approximate path measures its recall on a sample.
         k: neighbours per passage the approximate index returns.
+        engine: ``local`` encodes in this process; ``ray`` encodes the texts the cache lacks on Ray Data
+            (:func:`core.scoring.ray_engine.encode_on_ray`: a local instance, or the cluster at ``$RAY_ADDRESS``),
+            stores them in the cache, and searches here as the local engine does.
+        ray_actors: with ``ray``, actors per model (None: half the cluster's CPUs).
+        ray_batch: with ``ray``, texts per Ray batch.
 
     Returns:
         An :class:`AuditResult`; a model that fails is in ``errors``, the others still run.
 
     Raises:
-        ValueError: no model, too few passages, ids that do not match, or a floor out of range.
+        ValueError: no model, too few passages, ids that do not match, a floor out of range, or an unknown engine.
         core.audit.neighbours.TooManyPairs: more than ``max_pairs`` close pairs.
+        core.scoring.ray_engine.RayUnavailable: ``engine="ray"`` and the cluster at ``$RAY_ADDRESS`` cannot be joined.
     """
     start = time.perf_counter()
     if not models:
         raise ValueError("give at least one model")
+    if engine not in constants.ENGINE_CHOICES:
+        raise ValueError(f"engine must be one of {', '.join(constants.ENGINE_CHOICES)}, got {engine!r}")
     if not np.isfinite(floor) or not -1.0 <= floor <= 1.0:
         raise ValueError(f"the threshold must be between -1 and 1, got {floor}")
     given = list(passages)
@@ -180,13 +237,24 @@ def audit_corpus(
     frames, top, coords = [], {}, {}
     timings: dict[str, dict[str, float]] = {}
     search: dict[str, SearchReport] = {}
-    for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
+    # On Ray the actors' vectors go through the cache (the caller's, else one in memory for this run), so the
+    # search below reads them exactly as a local run's, and a second run, local or Ray, encodes nothing again.
+    store = cache if cache is not None or engine == constants.ENGINE_LOCAL else EmbeddingCache(False)
+    wanted = list(dict.fromkeys([*texts, *query_texts]))
+    # Pair kinds are kept beside the embedding cache's file (never with --no-cache): a second run classifies nothing.
+    kind_store = KindCache(cache.path.parent / KIND_CACHE_FILE) if cache is not None and cache.on_disk and cache.path else None
+    for run in model_runs(models, options, cache=store, errors=errors, progress=progress):
         clock = time.perf_counter()
-        encoded = run.encode(list(dict.fromkeys([*texts, *query_texts])), share=0.7)
+        on_ray = _encode_on_ray(run, wanted, store, options, ray_actors, ray_batch) if engine == constants.ENGINE_RAY else ""
+        if on_ray is None:
+            continue
+        encoded = run.encode(wanted, share=0.7)
         if encoded is None:
             continue
         spent = {"encode": time.perf_counter() - clock}
         vectors, reports[run.label] = encoded
+        if on_ray:
+            reports[run.label].notes = (*reports[run.label].notes, on_ray)
         matrix = embedding_matrix(vectors, texts)
         query_matrix = embedding_matrix(vectors, query_texts) if query_texts else None
         del vectors
@@ -209,7 +277,7 @@ def audit_corpus(
             search[label] = SearchReport("exact")
         run.note(0.9, f"{label}: classifying {found.i.size:,} close pairs")
         spent["search"], clock = time.perf_counter() - clock, time.perf_counter()
-        frames.append(_pair_rows(label, texts, passage_ids, found))
+        frames.append(_pair_rows(label, texts, passage_ids, found, kind_store))
         spent["classify"], clock = time.perf_counter() - clock, time.perf_counter()
         if query_matrix is not None:
             top[label], _ = top_k(query_matrix, matrix, TOP_K)
@@ -218,6 +286,8 @@ def audit_corpus(
             coords[label] = project_2d(matrix)
             spent["project"] = time.perf_counter() - clock
         timings[label] = {k: round(v, 3) for k, v in spent.items()}
+    if kind_store is not None:
+        kind_store.close()
     pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PAIR_COLUMNS)
     return AuditResult(
         texts,

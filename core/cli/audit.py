@@ -30,6 +30,7 @@ from core.cli.common import (
     print_progress,
     run_options,
 )
+from core.cli.ray_run import add_engine_options
 from core.cli.store_source import STORE_EXAMPLES, add_store_options, check_store_flags, cmd_audit_store
 from core.models import registry
 
@@ -87,12 +88,14 @@ def register(subparsers) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="no progress line")
     add_store_options(p, source)
+    add_engine_options(p)
     add_model_options(p)
     p.epilog = (
         "examples:\n  cosine-probe audit --corpus data/corpora/wordnet-adjectives.csv --threshold 0.8 --out audit/\n"
         "  cosine-probe audit --corpus kb.txt --queries questions.txt --models all-MiniLM-L6-v2 --json\n"
         "  cosine-probe audit --planted heldout --models all-MiniLM-L6-v2\n"
-        f"  {STORE_EXAMPLES[1]}"
+        f"  {STORE_EXAMPLES[1]}\n"
+        "  RAY_ADDRESS=head:6379 cosine-probe audit --corpus kb.txt --engine ray   # encode on a Ray cluster"
     )
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.set_defaults(func=cmd_audit)
@@ -184,6 +187,7 @@ def cmd_audit(args) -> int:
     from core.cli.history import record_history
     from core.cli.outputs import output_folder
     from core.history.sources import audit_pairs, suite_source
+    from core.scoring.ray_engine import RayUnavailable
 
     if args.store is not None:
         return cmd_audit_store(args)
@@ -194,6 +198,8 @@ def cmd_audit(args) -> int:
         raise CliError("--queries goes with --corpus; a --beir folder brings its own queries")
     if args.max_pairs < 1:
         raise CliError(f"--max-pairs must be at least 1, got {args.max_pairs}")
+    if args.ray_actors is not None and args.ray_actors < 1:
+        raise CliError(f"--ray-actors must be at least 1, got {args.ray_actors}")
     out = output_folder(args.out, "--out")  # before the run: a report that cannot be written must not cost it first
     qrels = planted = None
     if args.beir is not None:
@@ -222,8 +228,10 @@ def cmd_audit(args) -> int:
             progress=None if args.quiet else print_progress,
             max_pairs=args.max_pairs,
             approximate=True if args.approximate else None,
+            engine=args.engine,
+            ray_actors=args.ray_actors,
         )
-    except (TooManyPairs, ValueError) as exc:
+    except (TooManyPairs, ValueError, RayUnavailable) as exc:
         if not args.quiet:
             print(file=sys.stderr)
         raise CliError(str(exc)) from exc

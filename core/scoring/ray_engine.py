@@ -17,7 +17,14 @@ be one every node reads and writes (a shared mount), and every node needs
 the project installed (``make setup``).  With ``device="cuda"`` each actor
 reserves ``gpus_per_actor`` GPUs.
 
-What differs from the local engine: no embedding cache (actors on other
+``audit --engine ray`` uses :func:`encode_on_ray`: the corpus's texts as a
+Ray dataset of numbered batches, a :class:`TextEncoder` actor pool, each
+vector back with its row, node and cache key; the driver checks every text
+came back exactly once and the audit stores the vectors in its cache
+(:mod:`core.audit.run`).  Ray Data restarts an actor whose node dies and runs
+its batches again, so a node lost mid-run costs time, not rows.
+
+What differs from the local engine (``run``): no embedding cache (actors on other
 machines cannot share the sqlite file), so every text is encoded, a text in
 several batches perhaps more than once; and one model's results pass through
 the driver's memory (as Arrow) when they are put back in order.  Vectors are
@@ -33,13 +40,16 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from core import constants
 from core.messages import first_line, redact, typed_first_line
+from core.models.encode import encode_texts
 from core.models.loading import ModelUnavailable
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.registry import resolve
@@ -49,6 +59,7 @@ from core.scoring.runner import score_pairs
 
 _ROW = "_row"  # the pair's position in the input: Ray does not keep row order
 _DEVICE, _BACKEND = "device", "backend"  # where each row was scored, kept in Ray's Parquet output
+_TEXT, _VECTOR, _NODE, _KEY = "text", "vector", "node", "cache_key"  # columns of the audit's encoding on Ray
 _WORK_FOLDER = ".ray"
 _NO_CACHE_NOTE = "the Ray engine uses no embedding cache: every text was encoded by the actors"
 
@@ -192,6 +203,139 @@ class PairScorer:
         frame[_DEVICE] = self.model.device
         frame[_BACKEND] = self.model.meta.backend
         return frame
+
+
+class TextEncoder:
+    """A Ray Data actor: loads one model once, then encodes each batch of texts it is handed, as the local encoder does.
+
+    Args:
+        name: model name.
+        options: the run's options (device resolved on the actor's node).
+    """
+
+    def __init__(self, name: str, options: EncodeOptions) -> None:
+        self.model = load(name, options)
+        self.batch_size = options.batch_size
+
+    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """A batch's vectors, its rows' positions, and the node and cache key that made them."""
+        import ray
+
+        texts = [str(t) for t in batch[_TEXT]]
+        vectors, _report = encode_texts(self.model, texts, None, batch_size=self.batch_size)
+        n = len(texts)
+        return {
+            _ROW: np.asarray(batch[_ROW], dtype=np.int64),
+            _VECTOR: np.stack([vectors[t] for t in texts]).astype(np.float32),
+            _NODE: np.array([ray.get_runtime_context().get_node_id()] * n),
+            _KEY: np.array([self.model.cache_key] * n),
+        }
+
+
+@dataclass
+class RayVectors:
+    """Vectors encoded on Ray: one row per text, in the order given.
+
+    Attributes:
+        vectors: (n, d) float32 unit vectors.
+        cache_key: the embedding cache key of the model the actors loaded.
+        nodes: the Ray node id that encoded each text (n).
+        notes: one-line notes (actors capped to what the cluster holds).
+    """
+
+    vectors: np.ndarray
+    cache_key: str
+    nodes: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+def encode_on_ray(
+    texts: Sequence[str],
+    name: str,
+    options: EncodeOptions = DEFAULT_OPTIONS,
+    *,
+    actors: int | None = None,
+    batch_texts: int = constants.RAY_BATCH_TEXTS,
+    progress: Callable[[int, int], None] | None = None,
+    quiet: bool = False,
+) -> RayVectors:
+    """Encode ``texts`` with ``name`` on Ray Data (an actor pool), for a corpus too large for one machine's encoder.
+
+    Ray Data restarts an actor whose node dies and runs its batches again, so a node lost mid-run costs time,
+    not rows; every text is then checked to come back exactly once (a lost or repeated row is an error, never a
+    silent gap).
+
+    Args:
+        texts: n >= 1 texts (distinct, as the audit gives them).
+        name: model name, id or folder (loaded by each actor).
+        options: device, batch size, backend and remote-code opt-ins of every actor.
+        actors: actors (None: half the cluster's CPUs, at least one; more than it holds are capped, with a note).
+        batch_texts: texts per Ray batch (one block each, so batches spread over the actors).
+        progress: called on the driver with (texts back, n) as batches arrive.
+        quiet: silence Ray's own log lines while it runs.
+
+    Returns:
+        A :class:`RayVectors`.
+
+    Raises:
+        ValueError: no text, actors or batch_texts below 1.
+        RayUnavailable: ``$RAY_ADDRESS`` names a cluster that cannot be reached or joined.
+        RuntimeError: the actors failed, or a text did not come back exactly once.
+    """
+    if not texts:
+        raise ValueError("give at least one text to encode")
+    if actors is not None and (isinstance(actors, bool) or actors < 1):
+        raise ValueError(f"actors must be at least 1; got {actors}")
+    if batch_texts < 1:
+        raise ValueError(f"batch_texts must be at least 1; got {batch_texts}")
+    n = len(texts)
+    rows: list[np.ndarray] = []
+    vectors: list[np.ndarray] = []
+    nodes: list[str] = []
+    keys: set[str] = set()
+    notes: list[str] = []
+    with _ray_session(quiet):
+        import ray
+        import ray.data
+
+        frames = [
+            pd.DataFrame({_TEXT: list(texts[start : start + batch_texts]), _ROW: np.arange(start, min(n, start + batch_texts))})
+            for start in range(0, n, batch_texts)
+        ]
+        pool, note = actor_pool_size(actors, ray.cluster_resources(), options.device)
+        if note:
+            notes.append(note)
+        encoded = ray.data.from_pandas(frames).map_batches(
+            TextEncoder,
+            fn_constructor_kwargs={"name": name, "options": options},
+            batch_format="numpy",
+            batch_size=batch_texts,
+            compute=ray.data.ActorPoolStrategy(size=pool),
+            num_cpus=1,
+            num_gpus=constants.RAY_GPUS_PER_ACTOR if options.device == constants.DEVICE_CUDA else 0,
+            runtime_env=_preference_env(),
+        )
+        done = 0
+        try:
+            for batch in encoded.iter_batches(batch_format="numpy", batch_size=None):
+                rows.append(np.asarray(batch[_ROW]))
+                vectors.append(np.asarray(batch[_VECTOR]))
+                nodes += [str(x) for x in batch[_NODE]]
+                keys.update(str(k) for k in batch[_KEY])
+                done += len(batch[_ROW])
+                if progress is not None:
+                    progress(done, n)
+        except Exception as exc:
+            raise RuntimeError(f"{name}: failed on Ray ({_root_cause(exc)})") from exc
+    row = np.concatenate(rows)
+    counts = np.bincount(row, minlength=n)
+    if row.size != n or counts.size != n or not np.all(counts == 1):
+        lost, twice = int(np.sum(counts[:n] == 0)), int(np.sum(counts > 1))
+        raise RuntimeError(f"{name}: Ray returned {row.size} vectors for {n} texts ({lost} missing, {twice} repeated)")
+    if len(keys) != 1:
+        raise RuntimeError(f"{name}: Ray's actors loaded {len(keys)} different versions of the model")
+    order = np.argsort(row, kind="stable")
+    return RayVectors(np.concatenate(vectors)[order], keys.pop(), [nodes[i] for i in order], notes)
 
 
 def model_folder(name: str) -> str:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from apptest_support import open_page
 from markup_guard import assert_never_rendered
 
-from core.audit.kinds import marked_tokens
-from ui.audit import marked_markdown
+from core.words import word_changes
+from ui.widgets import marked_text
 
 PAGE = "views/your_corpus.py"
 CORPUS = (
@@ -99,9 +99,9 @@ def test_user_text_is_never_markup():
     app = _audited(f"{payload} 5 mg\n{payload} 500 mg\nBananas are rich in potassium.\n".encode())
     assert not app.exception
     assert_never_rendered(app, payload)
-    tokens = marked_tokens("a *b* 5", "a *b* 50")
-    assert marked_markdown(tokens[1]).endswith(":orange-background[**50**]")
-    assert "\\*b\\*" in marked_markdown(tokens[0])
+    tokens = word_changes("a *b* 5", "a *b* 50")
+    assert marked_text(tokens[1]).endswith(":orange-background[**50**]")
+    assert "\\*b\\*" in marked_text(tokens[0])
 
 
 def test_map_links_twins_by_mode():

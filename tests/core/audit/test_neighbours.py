@@ -30,6 +30,34 @@ def test_blocked_pairs_equal_numpy(max_cells):
     np.testing.assert_allclose(found.cosine, np.sum(unit[found.i] * unit[found.j], axis=1), atol=1e-12)
 
 
+@pytest.mark.parametrize(("threshold", "max_cells"), [(0.6, 97), (0.6, 1_000_000), (-0.5, 200)])
+def test_bounded_search_equals_numpy(threshold, max_cells):
+    """The two-step search (a bound from 3 main directions of 16, then exact cosines) misses nothing and adds nothing.
+
+    At -0.5 most pairs pass the bound, so tiles fall back to the whole product: that path is checked too.
+    """
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=(60, 16)).astype(np.float32)
+    vectors = np.vstack([base, base[:20] + np.float32(0.1) * rng.normal(size=(20, 16)).astype(np.float32)])
+    found = close_pairs(vectors, threshold, max_cells=max_cells, keep_dims=3)
+    whole = close_pairs(vectors, threshold, max_cells=max_cells, keep_dims=0)
+    pairs = set(zip(found.i.tolist(), found.j.tolist(), strict=True))
+    assert pairs == set(zip(whole.i.tolist(), whole.j.tolist(), strict=True)) == _brute(vectors.astype(np.float64), threshold)
+    assert len(pairs) >= 20
+    np.testing.assert_allclose(np.sort(found.cosine), np.sort(whole.cosine), atol=1e-6)
+
+
+def test_bound_is_an_upper_bound_of_every_cosine():
+    from core.audit.neighbours import bound_rows, unit_float_rows
+
+    rng = np.random.default_rng(4)
+    unit = unit_float_rows(rng.normal(size=(50, 12)), side=7)
+    np.testing.assert_allclose(np.linalg.norm(unit, axis=1), 1.0, atol=1e-12)
+    bound = bound_rows(unit, 2, side=7)
+    assert bound.shape == (50, 3)
+    assert np.all(bound @ bound.T >= unit @ unit.T - 1e-12)
+
+
 def test_tiles_and_blocks_bound_memory():
     assert tile_side(100_000, 16_000_000) == 4_000
     assert tile_side(3, 1) == 1

@@ -237,3 +237,14 @@ def test_a_huge_passage_is_cut_and_said(cli, tmp_path, minilm):
     assert code == 0, stderr
     assert "note: MiniLM-L6: 1 passage(s) are longer than the 256 tokens it reads; each was compared by its first part only" in stderr
     assert "of 7" in stdout
+
+
+def test_engine_ray_bad_options_are_one_line(cli, corpus_file, monkeypatch):
+    """An unreachable Ray cluster and a bad actor count end in one line each, before any model loads."""
+    code, _, stderr = cli("audit", "--corpus", str(corpus_file), "--engine", "ray", "--ray-actors", "0", "--quiet")
+    assert code == 2 and stderr.strip() == "error: --ray-actors must be at least 1, got 0"
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    code, _, stderr = cli("audit", "--corpus", str(corpus_file), "--engine", "ray", "--models", MINILM_L6, "--no-cache", "--quiet")
+    assert code == 2, stderr
+    assert stderr.strip().startswith("error: cannot reach the Ray cluster at $RAY_ADDRESS=127.0.0.1:1")
+    assert len(stderr.strip().splitlines()) == 1

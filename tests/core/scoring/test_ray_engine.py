@@ -196,3 +196,27 @@ def test_quiet_keeps_rays_own_log_lines_off_stderr(local_ray, minilm, tmp_path, 
     assert code == 0, err
     ours = ("note: ", "device: ", "1 pairs × 1 models")
     assert [line for line in err.splitlines() if line.strip() and not line.startswith(ours)] == []
+
+
+def test_audit_on_ray_equals_the_local_audit(local_ray, tmp_path):
+    """``audit --engine ray``'s lighter form: the local Ray instance, several batches over two actors, equal to local.
+
+    The full form (two nodes, one killed mid-run) is ``tests/core/audit/test_ray.py``, run by ``make bench``.
+    """
+    from core.audit.planted import planted_corpus
+    from core.audit.run import audit_corpus
+    from core.models.cache import EmbeddingCache
+    from core.models.warm import predicted_cache_key
+
+    passages = planted_corpus("dev").passages[:40]
+    local = audit_corpus(passages, [MINILM_L3_ONNX], 0.7, cache=None)
+    cache = EmbeddingCache(tmp_path / "e.sqlite")
+    on_ray = audit_corpus(passages, [MINILM_L3_ONNX], 0.7, cache=cache, engine=constants.ENGINE_RAY, ray_actors=1, ray_batch=8)
+    assert not on_ray.errors
+    assert "40 texts encoded on Ray" in on_ray.reports[on_ray.models[0]].notes[-1]
+    mine = {(r.index_a, r.index_b): (r.kind, r.mode, r.cosine) for r in local.pairs.itertuples()}
+    theirs = {(r.index_a, r.index_b): (r.kind, r.mode, r.cosine) for r in on_ray.pairs.itertuples()}
+    assert len(mine) >= 5 and mine.keys() == theirs.keys()
+    assert all(theirs[p][:2] == mine[p][:2] and abs(theirs[p][2] - mine[p][2]) < 1e-6 for p in mine)
+    # The actors' vectors are in the cache under the key a local load gives: a later local run encodes nothing.
+    assert cache.count_cached(str(predicted_cache_key(MINILM_L3_ONNX)), passages) == 40
