@@ -40,10 +40,11 @@ def add_store_options(p, source=None) -> None:
     p.add_argument("--vector-column", metavar="COL", help="--store: the column holding the vectors (default: found by type and name)")
     p.add_argument(
         "--store-search",
-        choices=("index", "exact"),
+        choices=("index", "exact", "binary", "binary-rescore"),
         default="index",
         help="--store: rank with the store's index as it is searched in production (default), or its exact scan "
-        "(LanceDB, pgvector; Chroma has only its HNSW index)",
+        "(LanceDB, pgvector; Chroma has only its HNSW index), or pgvector's binary quantization: Hamming distance of "
+        "binary_quantize(vector) computed at query time (binary), its 2 x k shortlist rescored by the stored vectors (binary-rescore)",
     )
 
 
@@ -64,7 +65,13 @@ def _open(args):
     if not args.models or len(args.models) != 1:
         raise CliError("--store needs --models NAME: the one model that made the stored vectors (it is checked on 20 passages)")
     try:
-        return open_store(args.store, text_column=args.text_column, vector_column=args.vector_column, exact=args.store_search == "exact")
+        return open_store(
+            args.store,
+            text_column=args.text_column,
+            vector_column=args.vector_column,
+            exact=args.store_search == "exact",
+            binary=args.store_search if args.store_search.startswith("binary") else "",
+        )
     except StoreError as exc:
         raise CliError(str(exc)) from exc
 
