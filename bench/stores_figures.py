@@ -1,12 +1,16 @@
 """The figures of docs/stores.md: the shipped public corpus in LanceDB, Chroma and PostgreSQL + pgvector, audited through each.
 
-Usage: python -m bench.stores_figures OUT_FOLDER   (about two minutes warm; needs tests/store_support.py's server package)
+Usage: python -m bench.stores_figures OUT_FOLDER [RUN,...]   (about two minutes warm; needs tests/store_support.py's server package)
 
 Every passage of data/corpora/wordnet-adjectives.csv is encoded once with
 all-MiniLM-L6-v2 through the embedding cache and written into each store (a
 LanceDB table without and with an index, a Chroma collection, a pgvector
 table without and with an HNSW index); then ``cosine-probe audit --store`` and
 ``cosine-probe retrieval --store`` run on each, their outputs saved in OUT_FOLDER.
+The exact pgvector table is also searched by pgvector's binary quantization
+(``--store-search binary`` and ``binary-rescore``), and ``index-settings
+--store`` scores the queries over the flat LanceDB table under every setting.
+RUN,... keeps only the runs named (e.g. ``pgvector-binary,lancedb-settings``).
 The queries are the first 200 distinct lemmas of the corpus (a word, asking for its gloss).
 """
 
@@ -26,7 +30,23 @@ sys.path.insert(0, str(ROOT / "tests"))
 MODEL = "all-MiniLM-L6-v2"
 
 
-def main(out: Path) -> None:
+def _runs(uris: dict[str, str], queries: Path) -> list[tuple[str, str, list[str]]]:
+    """(run name, command, its arguments) for every figure of docs/stores.md."""
+    runs = []
+    for name, uri in uris.items():
+        for command in ("audit", "retrieval"):
+            argv = ["--store", uri, "--models", MODEL, "--queries", str(queries), "--quiet"]
+            runs.append((name, command, argv + (["--threshold", "0.7"] if command == "audit" else [])))
+            if name == "pgvector-flat":
+                for search in ("binary", "binary-rescore"):
+                    extra = ["--store-search", search]
+                    runs.append((f"pgvector-{search}", command, argv + extra + (["--threshold", "0.7"] if command == "audit" else [])))
+    flat = uris["lancedb-flat"]
+    runs.append(("lancedb-settings", "index-settings", ["--store", flat, "--models", MODEL, "--queries", str(queries), "--quiet"]))
+    return runs
+
+
+def main(out: Path, only: set[str] | None = None) -> None:
     from store_support import CANARY, CORPUS, build_chroma, build_lance, build_pg, start_pg
 
     from core.models.cache import EmbeddingCache
@@ -54,25 +74,24 @@ def main(out: Path) -> None:
     try:
         uris["pgvector-flat"] = build_pg(server, "kb_flat", texts, matrix)
         uris["pgvector-hnsw"] = build_pg(server, "kb_hnsw", texts, matrix, hnsw=True, m=16, ef_construction=64)
-        for name, uri in uris.items():
-            for command in ("audit", "retrieval"):
-                argv = [sys.executable, "-m", "core", command, "--store", uri, "--models", MODEL, "--queries", str(queries), "--quiet"]
-                if command == "audit":
-                    argv += ["--threshold", "0.7"]
-                start = time.perf_counter()
-                done = subprocess.run(argv, capture_output=True, text=True, check=False)
-                seconds = time.perf_counter() - start
-                shown = " ".join(argv[1:]).replace(CANARY, "PASSWORD")
-                (out / f"{name}-{command}.txt").write_text(
-                    f"$ {shown}\n# exit {done.returncode}, {seconds:.1f} s\n{done.stdout}{done.stderr}", encoding="utf-8"
-                )
-                print(name, command, done.returncode, f"{seconds:.1f} s", flush=True)
+        for name, command, args in _runs(uris, queries):
+            if only and name not in only:
+                continue
+            argv = [sys.executable, "-m", "core", command, *args]
+            start = time.perf_counter()
+            done = subprocess.run(argv, capture_output=True, text=True, check=False)
+            seconds = time.perf_counter() - start
+            shown = " ".join(argv[1:]).replace(CANARY, "PASSWORD")
+            (out / f"{name}-{command}.txt").write_text(
+                f"$ {shown}\n# exit {done.returncode}, {seconds:.1f} s\n{done.stdout}{done.stderr}", encoding="utf-8"
+            )
+            print(name, command, done.returncode, f"{seconds:.1f} s", flush=True)
     finally:
         server.stop()
         shutil.rmtree(server.data.parent, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m bench.stores_figures OUT_FOLDER")
-    main(Path(sys.argv[1]))
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: python -m bench.stores_figures OUT_FOLDER [RUN,...]")
+    main(Path(sys.argv[1]), set(sys.argv[2].split(",")) if len(sys.argv) == 3 else None)

@@ -33,6 +33,7 @@ EXAMPLES = (
     "cosine-probe index-settings --models all-MiniLM-L6-v2 --suite failure-modes",
     "cosine-probe index-settings --suite failure-modes retrieval --settings float32,int8,binary-rescore,dims:128 --out settings.csv",
     "cosine-probe index-settings --pairs my_pairs.csv --triples my_triples.jsonl --json",
+    "cosine-probe index-settings --store 'lancedb://kb.lance?table=passages' --models all-MiniLM-L6-v2 --queries q.txt",
 )
 PROBE_SUITES = (constants.SUITE_FAILURE_MODES, constants.SUITE_RETRIEVAL)
 
@@ -65,6 +66,18 @@ def register(subparsers) -> None:
     p.add_argument(
         "--out", metavar="FILE", help="write the tidy table (setting, model, probe, metric, mode, value, ci_low, ci_high, n, change) as CSV"
     )
+    p.add_argument(
+        "--store",
+        metavar="URI",
+        help="score with a vector store's stored vectors (read-only; docs/stores.md): --pairs FILE (texts the store holds take "
+        "its vectors, the others the named model's) and --queries FILE (each query's top 10 over the stored passages, "
+        "per setting against float32); --models names the one model that made the vectors",
+    )
+    p.add_argument(
+        "--queries", metavar="FILE", help="--store: queries (one a line, or a CSV/JSONL with a query column) ranked over the store"
+    )
+    p.add_argument("--text-column", metavar="COL", help="--store: the column holding the passages (default: found by type and name)")
+    p.add_argument("--vector-column", metavar="COL", help="--store: the column holding the vectors (default: found by type and name)")
     p.add_argument("--seed", type=int, default=constants.BOOTSTRAP_SEED, help="seed of the bootstrap intervals (default %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     add_model_options(p)
@@ -118,6 +131,11 @@ def cmd_index_settings(args) -> int:
         settings = parse_settings(args.settings.split(","))
     except ValueError as exc:
         raise CliError(f"--settings: {exc}") from exc
+    if args.store is not None:
+        return _through_store(args, settings, out)
+    given = [f for f, v in (("--queries", args.queries), ("--text-column", args.text_column), ("--vector-column", args.vector_column)) if v]
+    if given:
+        raise CliError(f"{', '.join(given)} go(es) with --store URI; give one")
     suites = list(args.suite or ([] if args.pairs or args.triples else [constants.SUITE_FAILURE_MODES]))
     pairs: dict[str, pd.DataFrame] = {}
     retrieval: Any = None
@@ -165,6 +183,63 @@ def cmd_index_settings(args) -> int:
         return 0
     with pd.option_context("display.width", 250, "display.max_columns", 30, "display.max_rows", 2000, "display.max_colwidth", 40):
         print(f"threshold {args.threshold:g}; value [95% interval] per setting")
+        print(wide_table(result.table, registry.short_name).to_string(index=False))
+    if out is not None:
+        print(f"note: wrote {out}", file=sys.stderr)
+    return 0
+
+
+def _through_store(args, settings, out) -> int:
+    """``index-settings --store URI``: the user's pairs and queries scored with the store's vectors under each setting."""
+    from core.cli.outputs import write_output
+    from core.cli.store_source import check_line, open_store_arg, read_queries
+    from core.files.export import safe_frame
+    from core.probes.compression import wide_table
+    from core.stores.base import StoreError
+    from core.stores.settings import store_index_settings
+
+    others = [f for f, v in (("--suite", args.suite), ("--triples", args.triples)) if v]
+    if others:
+        raise CliError(f"--store scores --pairs FILE and --queries FILE against the store: leave out {', '.join(others)}")
+    if not args.pairs and not args.queries:
+        raise CliError("--store needs --pairs FILE or --queries FILE (or both): what to score with the stored vectors")
+    pairs = {args.pairs: _pairs(args.pairs)} if args.pairs else {}
+    queries = read_queries(args)
+    handle = open_store_arg(args)
+    try:
+        result, check = store_index_settings(
+            handle,
+            args.models[0],
+            settings,
+            pairs=pairs,
+            queries=queries,
+            cache=embedding_cache(args),
+            options=run_options(args),
+            progress=None if args.quiet else print_progress,
+            threshold=args.threshold,
+            seed=args.seed,
+        )
+    except (StoreError, ValueError) as exc:
+        if not args.quiet:
+            print(file=sys.stderr)
+        raise CliError(str(exc)) from exc
+    finally:
+        handle.close()
+    if not args.quiet:
+        print(file=sys.stderr)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if out is not None:
+        write_output(out, safe_frame(result.table).to_csv(index=False), "--out")
+    store = handle.uri.display
+    if args.json:
+        doc = {"store": store, "threshold": args.threshold, "settings": list(result.settings)}
+        doc["rows"] = json.loads(result.table.to_json(orient="records"))
+        print(json.dumps(doc, indent=1))
+        return 0
+    print(check_line(check, store))
+    with pd.option_context("display.width", 250, "display.max_columns", 30, "display.max_rows", 2000, "display.max_colwidth", 40):
+        print(f"threshold {args.threshold:g}; value [95% interval] per setting; vectors from {store}")
         print(wide_table(result.table, registry.short_name).to_string(index=False))
     if out is not None:
         print(f"note: wrote {out}", file=sys.stderr)

@@ -40,10 +40,11 @@ def add_store_options(p, source=None) -> None:
     p.add_argument("--vector-column", metavar="COL", help="--store: the column holding the vectors (default: found by type and name)")
     p.add_argument(
         "--store-search",
-        choices=("index", "exact"),
+        choices=("index", "exact", "binary", "binary-rescore"),
         default="index",
         help="--store: rank with the store's index as it is searched in production (default), or its exact scan "
-        "(LanceDB, pgvector; Chroma has only its HNSW index)",
+        "(LanceDB, pgvector; Chroma has only its HNSW index), or pgvector's binary quantization: Hamming distance of "
+        "binary_quantize(vector) computed at query time (binary), its 2 x k shortlist rescored by the stored vectors (binary-rescore)",
     )
 
 
@@ -57,19 +58,28 @@ def check_store_flags(args) -> None:
             raise CliError(f"{', '.join(given)} go(es) with --store URI; give one")
 
 
-def _open(args):
+def open_store_arg(args):
+    """The store ``--store`` names, opened read-only; ``--models`` must name its one model."""
     from core.stores.base import StoreError
     from core.stores.kinds import open_store
 
     if not args.models or len(args.models) != 1:
         raise CliError("--store needs --models NAME: the one model that made the stored vectors (it is checked on 20 passages)")
+    search = getattr(args, "store_search", "index")  # index-settings reads the vectors only: no search flag
     try:
-        return open_store(args.store, text_column=args.text_column, vector_column=args.vector_column, exact=args.store_search == "exact")
+        return open_store(
+            args.store,
+            text_column=args.text_column,
+            vector_column=args.vector_column,
+            exact=search == "exact",
+            binary=search if search.startswith("binary") else "",
+        )
     except StoreError as exc:
         raise CliError(str(exc)) from exc
 
 
-def _queries(args) -> list[str]:
+def read_queries(args) -> list[str]:
+    """``--queries FILE``'s texts (none without it), its notes printed."""
     if args.queries is None:
         return []
     from core.files.errors import PairsFileError
@@ -83,7 +93,8 @@ def _queries(args) -> list[str]:
     return found.texts
 
 
-def _check_line(check, store: str) -> str:
+def check_line(check, store: str) -> str:
+    """The model check in one line."""
     from core.models import registry
 
     return (
@@ -105,8 +116,8 @@ def cmd_audit_store(args) -> int:
 
     check_store_flags(args)
     out = output_folder(args.out, "--out")
-    queries = _queries(args)
-    handle = _open(args)
+    queries = read_queries(args)
+    handle = open_store_arg(args)
     try:
         result = audit_store(
             handle,
@@ -132,7 +143,7 @@ def cmd_audit_store(args) -> int:
     findings = audit_findings(result.exact, exact_summary, args.threshold)
     recall = "no close pair exactly" if result.pair_recall != result.pair_recall else f"{result.pair_recall:.4f}"
     comparison = [
-        _check_line(result.check, result.store),
+        check_line(result.check, result.store),
         f"{registry.short_name(result.model)} through the store ({result.method}, {args.threshold:g}): "
         f"{result.store_pairs:,} close pairs against {result.exact_pairs:,} by exact search; recall against exact {recall}"
         + (f"; each query's top 5 recall {result.query_recall:.4f}" if result.query_recall == result.query_recall else "")
@@ -208,8 +219,8 @@ def cmd_retrieval_store(args) -> int:
     from core.cli.outputs import output_folder
 
     out = output_folder(args.out, "--out")
-    queries = _queries(args)
-    handle = _open(args)
+    queries = read_queries(args)
+    handle = open_store_arg(args)
     try:
         result = retrieval_through_store(
             handle,
@@ -253,7 +264,7 @@ def cmd_retrieval_store(args) -> int:
     if args.json:
         print(json.dumps(doc, indent=1, ensure_ascii=False))
     else:
-        print(_check_line(result.check, result.store))
+        print(check_line(result.check, result.store))
         recall = ", ".join(f"recall@{k} {v:.3f}" for k, v in result.recall.items())
         print(
             f"{registry.short_name(result.model)} through the store ({result.method}) against exact search over its "

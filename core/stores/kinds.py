@@ -40,7 +40,9 @@ STORE_KINDS: dict[str, StoreKind] = {
 }
 
 
-def open_store(uri: str, *, text_column: str | None = None, vector_column: str | None = None, exact: bool = False) -> StoreHandle:
+def open_store(
+    uri: str, *, text_column: str | None = None, vector_column: str | None = None, exact: bool = False, binary: str = ""
+) -> StoreHandle:
     """Open the store a URI names, read-only, with its official client.
 
     Args:
@@ -48,18 +50,23 @@ def open_store(uri: str, *, text_column: str | None = None, vector_column: str |
             ``postgresql://USER:PASSWORD@HOST:PORT/DB?table=NAME``.
         text_column, vector_column: the columns to read (default: found by type and name).
         exact: search without the store's index (LanceDB, pgvector; Chroma has only its HNSW index).
+        binary: ``binary`` or ``binary-rescore``: rank by the Hamming distance of the sign bits (pgvector's
+            ``binary_quantize``, computed at query time), rescored or not; pgvector only.
 
     Raises:
         StoreError: one redacted line: a bad URI, a missing client, a store or table that is not there.
     """
     parsed = parse_uri(uri, tuple(STORE_KINDS))
     kind = STORE_KINDS[parsed.scheme]
+    if binary and parsed.scheme != "postgresql":
+        raise StoreError(f"--store-search {binary} is pgvector's binary_quantize search; {kind.name} has no query-time binary search")
     try:
         importlib.import_module(kind.client)
     except ImportError as exc:
         raise StoreError(f"{kind.name} needs its client: pip install {kind.package} (make setup installs it)") from exc
     try:
-        return kind.opener()(parsed, text_column, vector_column, exact=exact)
+        extra = {"binary": binary} if binary else {}
+        return kind.opener()(parsed, text_column, vector_column, exact=exact, **extra)
     except StoreError:
         raise
     except Exception as exc:  # noqa: BLE001 - each client raises its own kinds; the user gets one line

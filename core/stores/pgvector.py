@@ -7,6 +7,14 @@ The store's own search is ``ORDER BY vector <op> %s LIMIT k`` with the
 operator of the column's index (``<=>`` cosine, ``<->`` L2, ``<#>`` inner
 product; cosine without an index); ``exact`` turns index scans off for the
 transaction, so PostgreSQL scans every row (pgvector's exact search).
+
+``binary`` ranks as pgvector's binary quantization does: by the Hamming
+distance ``<~>`` between ``binary_quantize(vector)::bit(d)`` and the quantized
+query (pgvector >= 0.7), an expression computed at query time, so nothing is
+written (a sequential scan, or the user's own index on that expression);
+``binary-rescore`` reorders that Hamming shortlist of ``RESCORE_MULTIPLIER × k``
+rows by the cosine of the stored float vectors, as pgvector's documentation
+shows for re-ranking.
 """
 
 from __future__ import annotations
@@ -21,17 +29,24 @@ from core.stores.base import TEXT_CANDIDATES, VECTOR_CANDIDATES, StoredCollectio
 _OPERATORS = {"vector_cosine_ops": ("<=>", "cosine"), "vector_l2_ops": ("<->", "L2"), "vector_ip_ops": ("<#>", "inner product")}
 _INDEX = re.compile(r"USING (hnsw|ivfflat) \((\S+) (vector_\w+_ops)", re.IGNORECASE)
 CONNECT_TIMEOUT = 10
+# The binary-rescore shortlist per row asked for: the oversampling of core.probes.compression's binary-rescore.
+RESCORE_MULTIPLIER = 2
+BINARY_SEARCHES = ("binary", "binary-rescore")
 
 
 class PgvectorStore:
     """One table with a ``vector`` column, in a read-only session."""
 
-    def __init__(self, uri: StoreURI, text_column: str | None = None, vector_column: str | None = None, *, exact: bool = False) -> None:
+    def __init__(
+        self, uri: StoreURI, text_column: str | None = None, vector_column: str | None = None, *, exact: bool = False, binary: str = ""
+    ) -> None:
         import psycopg
         from pgvector.psycopg import register_vector
         from psycopg import sql
 
-        self.uri, self.exact, self._sql = uri, exact, sql
+        if binary and binary not in BINARY_SEARCHES:
+            raise StoreError(f"unknown binary search {binary!r}: give one of {', '.join(BINARY_SEARCHES)}")
+        self.uri, self.exact, self.binary, self._sql = uri, exact, binary, sql
         table = uri.params.get("table")
         if not table:
             raise StoreError("name the table: postgresql://USER:PASSWORD@HOST:PORT/DB?table=NAME")
@@ -98,6 +113,11 @@ class PgvectorStore:
         return collection_from_rows(ids, texts, arrays, self.text_column, self.vector_column)
 
     def search_method(self) -> str:
+        if self.binary:
+            how = "Hamming distance <~> of binary_quantize(vector), sequential scan"
+            if self.binary == "binary-rescore":
+                how += f", its {RESCORE_MULTIPLIER} x k shortlist rescored by {self.distance} distance of the stored vectors"
+            return f"pgvector binary quantization ({how})"
         if self.exact or self.index is None:
             return f"pgvector exact scan (no index scan), {self.distance} distance"
         if self.index_used is False:
@@ -105,7 +125,35 @@ class PgvectorStore:
             return f"pgvector sequential scan (the planner did not use the {self.index} index), {self.distance} distance"
         return f"pgvector {self.index} index, {self.distance} distance"
 
+    def _binary_query(self, dimension: int):
+        sql = self._sql
+        bits = sql.SQL("binary_quantize({vector})::bit({d}) <~> binary_quantize(%s)::bit({d})").format(
+            vector=sql.Identifier(self.vector_column), d=sql.Literal(dimension)
+        )
+        if self.binary == "binary":
+            return sql.SQL("SELECT {text} FROM {table} ORDER BY {bits} LIMIT %s").format(
+                text=sql.Identifier(self.text_column), table=self.table, bits=bits
+            )
+        shortlist = sql.SQL("SELECT {text}, {vector} FROM {table} ORDER BY {bits} LIMIT %s").format(
+            text=sql.Identifier(self.text_column), vector=sql.Identifier(self.vector_column), table=self.table, bits=bits
+        )
+        return sql.SQL("SELECT {text} FROM ({shortlist}) AS shortlist ORDER BY {vector} " + self.operator + " %s LIMIT %s").format(
+            text=sql.Identifier(self.text_column), shortlist=shortlist, vector=sql.Identifier(self.vector_column)
+        )
+
+    def _search_binary(self, vectors: np.ndarray, k: int) -> list[list[str]]:
+        vectors = np.asarray(vectors, dtype=np.float32)
+        query = self._binary_query(vectors.shape[1] if vectors.ndim == 2 else 0)
+        out = []
+        with self.conn.transaction():
+            for vector in vectors:
+                params = (vector, k) if self.binary == "binary" else (vector, RESCORE_MULTIPLIER * k, vector, k)
+                out.append([str(r[0]) for r in self.conn.execute(query, params).fetchall()])
+        return out
+
     def search(self, vectors: np.ndarray, k: int) -> list[list[str]]:
+        if self.binary:
+            return self._search_binary(vectors, k)
         sql = self._sql
         query = sql.SQL("SELECT {text} FROM {table} ORDER BY {vector} " + self.operator + " %s LIMIT %s").format(
             text=sql.Identifier(self.text_column), table=self.table, vector=sql.Identifier(self.vector_column)

@@ -39,6 +39,7 @@ def test_the_password_appears_nowhere(cli, pg, stored, tmp_path, monkeypatch):
         ("audit", "--store", uri, "--models", MINILM_L6, "--json", "--out", str(tmp_path / "audit-json")),
         ("retrieval", "--store", uri, "--models", MINILM_L6, "--queries", str(queries), "--out", str(tmp_path / "retrieval")),
         ("history", "list"),
+        ("index-settings", "--store", uri, "--models", MINILM_L6, "--queries", str(queries), "--out", str(tmp_path / "settings.csv")),
     ):
         code, out, err = cli(*argv)
         assert code == 0, err
@@ -51,7 +52,13 @@ def test_the_password_appears_nowhere(cli, pg, stored, tmp_path, monkeypatch):
     assert "password authentication failed" in err
     outputs.append(out + err)
     assert "retrieval" in outputs[3] and "audit" in outputs[3]  # both runs recorded (history list)
-    assert history.is_file() and (tmp_path / "audit" / "summary.json").is_file() and (tmp_path / "retrieval" / "summary.json").is_file()
+    assert "vectors from postgresql://127.0.0.1" in outputs[4]  # index-settings --store named the store without user-info
+    assert (
+        history.is_file()
+        and (tmp_path / "settings.csv").is_file()
+        and (tmp_path / "audit" / "summary.json").is_file()
+        and (tmp_path / "retrieval" / "summary.json").is_file()
+    )
     assert "postgresql://127.0.0.1" in outputs[0]  # the store is named, without its user-info
     for text in outputs:
         assert CANARY not in text and WRONG not in text and "probe:" not in text

@@ -94,6 +94,39 @@ def test_hnsw_index_searched_with_a_small_ef_search_reports_the_difference(cli, 
             conn.execute("ALTER ROLE probe RESET ALL")
 
 
+def test_binary_search_in_pgvector_reports_the_difference_and_writes_nothing(cli, tmp_path, pg, stored):
+    texts, vectors = stored
+    table = "kb_binary"
+    uri = build_pg(pg, table, texts, vectors)
+    before = table_fingerprint(pg, table)
+    handle = open_store(uri, binary="binary")
+    try:
+        result = audit_store(handle, MINILM_L6, 0.5, queries=QUERIES)
+    finally:
+        handle.close()
+    assert result.method.startswith("pgvector binary quantization (Hamming distance <~> of binary_quantize(vector)")
+    # One sign bit per dimension reorders neighbours: on 120 rows each passage's 32 nearest by Hamming still hold its close
+    # pairs, but the queries' top 5 differ from exact.
+    assert result.pair_recall <= 1.0 and result.query_recall < 1.0
+    queries = tmp_path / "q.txt"
+    queries.write_text("\n".join(QUERIES) + "\n", encoding="utf-8")
+    argv = ("audit", "--store", uri, "--models", MINILM_L6, "--threshold", "0.5", "--quiet", "--queries", str(queries), "--store-search")
+    code, out, err = cli(*argv, "binary")
+    assert code == 0, err
+    assert f"recall against exact {result.pair_recall:.4f}; each query's top 5 recall {result.query_recall:.4f}" in out
+    assert "twin_pairs_exact  twin_pairs_store" in out
+    code, out, err = cli(*argv, "binary-rescore")
+    assert code == 0, err
+    assert "shortlist rescored by cosine distance of the stored vectors" in out
+    rescored = float(out.split("each query's top 5 recall ")[1][:6])
+    assert result.query_recall < rescored <= 1.0  # rescoring the Hamming shortlist in float wins neighbours back
+    assert table_fingerprint(pg, table) == before  # a query-time expression: no index built, no row touched
+    lance = build_lance(tmp_path / "kb.lance", texts[:10], vectors[:10])
+    code, out, err = cli("audit", "--store", lance, "--models", MINILM_L6, "--quiet", "--store-search", "binary")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "--store-search binary is pgvector's binary_quantize search; LanceDB has no query-time binary search" in err
+
+
 def test_vectors_of_another_model_are_refused_in_one_line(cli, tmp_path, stored):
     texts, vectors = stored
     other = np.random.default_rng(0).standard_normal(vectors.shape).astype(np.float32)
