@@ -171,6 +171,9 @@ def _audit(handle, model: str, selection: state.Selection, queries: list[str]):
         f"Search: {result.method}. Close pairs above {selection.threshold:.2f}: {result.store_pairs:,} through the store, "
         f"{result.exact_pairs:,} by exact search; recall against exact {recall}.",
     ]
+    if not queries:
+        # No query, no query column: they would be empty (None) on both sides, as the CLI leaves them out.
+        table = table.drop(columns=[c for c in table.columns if c.startswith(("query_", "twin_first"))])
     return lines, table.assign(model=table["model"].map(state.short))
 
 
