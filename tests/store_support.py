@@ -36,8 +36,19 @@ def corpus_slice(n: int) -> list[str]:
     return pd.read_csv(CORPUS)["text"].head(n).tolist()
 
 
-def build_lance(folder: Path, texts: Sequence[str], vectors: np.ndarray, *, table: str = "passages", index: bool = False) -> str:
-    """A LanceDB table (id, text, vector); with ``index`` an IVF_HNSW_SQ cosine index on the vector column. Returns its URI."""
+def build_lance(
+    folder: Path,
+    texts: Sequence[str],
+    vectors: np.ndarray,
+    *,
+    table: str = "passages",
+    index: bool = False,
+    source: Sequence[str] | None = None,
+) -> str:
+    """A LanceDB table (id, text, vector; with ``source`` a string column of that name); ``index``: an IVF_HNSW_SQ cosine index.
+
+    Returns its URI.
+    """
     import lancedb
     import pyarrow as pa
 
@@ -46,6 +57,7 @@ def build_lance(folder: Path, texts: Sequence[str], vectors: np.ndarray, *, tabl
         {
             "id": [f"p{i}" for i in range(len(texts))],
             "text": list(texts),
+            **({"source": list(source)} if source is not None else {}),
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(np.asarray(vectors, dtype=np.float32).reshape(-1)), vectors.shape[1]),
         }
     )
@@ -55,14 +67,31 @@ def build_lance(folder: Path, texts: Sequence[str], vectors: np.ndarray, *, tabl
     return f"lancedb://{folder}?table={table}"
 
 
-def build_chroma(folder: Path, texts: Sequence[str], vectors: np.ndarray, *, collection: str = "passages", ef_search: int = 100) -> str:
-    """A Chroma persistent folder with one collection (cosine space). Returns its URI."""
+def build_chroma(
+    folder: Path,
+    texts: Sequence[str],
+    vectors: np.ndarray,
+    *,
+    collection: str = "passages",
+    ef_search: int = 100,
+    source: Sequence[str] | None = None,
+) -> str:
+    """A Chroma persistent folder with one collection (cosine space; with ``source`` each row's metadata ``{"source": ...}``).
+
+    Returns its URI.
+    """
     import chromadb
     from chromadb.config import Settings
 
     client = chromadb.PersistentClient(path=str(folder), settings=Settings(anonymized_telemetry=False))
     col = client.create_collection(collection, configuration={"hnsw": {"space": "cosine", "ef_search": ef_search}}, embedding_function=None)
-    col.add(ids=[f"p{i}" for i in range(len(texts))], documents=list(texts), embeddings=np.asarray(vectors, dtype=np.float32))
+    metadatas = [{"source": s} for s in source] if source is not None else None
+    col.add(
+        ids=[f"p{i}" for i in range(len(texts))],
+        documents=list(texts),
+        embeddings=np.asarray(vectors, dtype=np.float32),
+        metadatas=metadatas,  # type: ignore[arg-type]
+    )
     del col, client
     return f"chroma://{folder}?collection={collection}"
 
@@ -173,19 +202,33 @@ def start_pg(password: str) -> PgServer:
 
 
 def build_pg(
-    server: PgServer, table: str, texts: Sequence[str], vectors: np.ndarray, *, hnsw: bool = False, m: int = 4, ef_construction: int = 8
+    server: PgServer,
+    table: str,
+    texts: Sequence[str],
+    vectors: np.ndarray,
+    *,
+    hnsw: bool = False,
+    m: int = 4,
+    ef_construction: int = 8,
+    source: Sequence[str] | None = None,
 ) -> str:
-    """A table (id, text, embedding vector(d)); with ``hnsw`` an HNSW cosine index (small by default: fast to build). Returns its URI."""
+    """A table (id, text, embedding vector(d), source text); ``hnsw``: an HNSW cosine index (small by default: fast to build).
+
+    Returns its URI.
+    """
     from pgvector.psycopg import register_vector
 
     with server.connect() as conn:
         register_vector(conn)
         conn.execute(f"DROP TABLE IF EXISTS {table}")
-        conn.execute(f"CREATE TABLE {table} (id bigserial PRIMARY KEY, text text NOT NULL, embedding vector({vectors.shape[1]}))")
-        with conn.cursor() as cur, cur.copy(f"COPY {table} (text, embedding) FROM STDIN WITH (FORMAT BINARY)") as copy:
-            copy.set_types(["text", "vector"])
-            for text, vector in zip(texts, np.asarray(vectors, dtype=np.float32), strict=True):
-                copy.write_row((text, vector))
+        conn.execute(
+            f"CREATE TABLE {table} (id bigserial PRIMARY KEY, text text NOT NULL, embedding vector({vectors.shape[1]}), source text)"
+        )
+        sources = list(source) if source is not None else [None] * len(texts)
+        with conn.cursor() as cur, cur.copy(f"COPY {table} (text, embedding, source) FROM STDIN WITH (FORMAT BINARY)") as copy:
+            copy.set_types(["text", "vector", "text"])
+            for text, vector, src in zip(texts, np.asarray(vectors, dtype=np.float32), sources, strict=True):
+                copy.write_row((text, vector, src))
         if hnsw:
             conn.execute(
                 f"CREATE INDEX ON {table} USING hnsw (embedding vector_cosine_ops) WITH (m = {m}, ef_construction = {ef_construction})"
@@ -198,7 +241,7 @@ def table_fingerprint(server: PgServer, table: str) -> tuple[int, str]:
     """Row count and an md5 of every row in id order: the table unchanged or not."""
     with server.connect() as conn:
         return conn.execute(
-            f"SELECT count(*), md5(string_agg(id::text || text || embedding::text, '|' ORDER BY id)) FROM {table}"
+            f"SELECT count(*), md5(string_agg(id::text || text || embedding::text || coalesce(source, ''), '|' ORDER BY id)) FROM {table}"
         ).fetchone()
 
 

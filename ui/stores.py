@@ -2,7 +2,8 @@
 
 One call from a page, :func:`connect_store`, draws the whole block: the
 store's kind and where it is (a folder, or a PostgreSQL server with a
-password input), the model that made the stored vectors (one of the
+password input), an optional filter (``COLUMN=VALUE`` lines, applied by
+the store's own filter), the model that made the stored vectors (one of the
 sidebar's), the search (the store's index or its exact scan), and the button.
 The run goes through :func:`core.stores.audit.audit_store` or
 :func:`core.stores.retrieval.retrieval_through_store`; a refusal (another
@@ -80,6 +81,14 @@ def connect_store(page: str, what: str, selection: state.Selection, queries: lis
         a, b = st.columns(2)
         text_column = a.text_input("Text column (optional)", key=f"{k}_text_col") if kind != "chroma" else ""
         vector_column = b.text_input("Vector column (optional)", key=f"{k}_vector_col") if kind != "chroma" else ""
+        filter_text = st.text_area(
+            "Filter (optional)",
+            key=f"{k}_filter",
+            height=68,
+            placeholder="COLUMN=VALUE, one per line" if kind != "chroma" else "METADATA_KEY=VALUE, one per line",
+            help="Only the rows whose column (a Chroma collection: metadata key) equals the value, as text; several lines are joined "
+            "by AND. The store applies it (its own filter), to the exact side and its own search alike.",
+        )
         a, b = st.columns(2)
         model = a.selectbox("Model that made the vectors", selection.models, format_func=state.short, key=f"{k}_model")
         search = SEARCH[b.radio("Store search", list(SEARCH), key=f"{k}_search")]
@@ -87,7 +96,8 @@ def connect_store(page: str, what: str, selection: state.Selection, queries: lis
             typed = st.text_area("Queries, one per line", key=f"{k}_queries")
             queries = [q for q in typed.splitlines() if q.strip()]
         if st.button(RUN_LABEL[what], key=f"{k}_run", disabled=not model):
-            _run(k, what, kind, values, text_column, vector_column, model, search, selection, queries or [])
+            filters = [line for line in filter_text.splitlines() if line.strip()]
+            _run(k, what, kind, values, text_column, vector_column, filters, model, search, selection, queries or [])
         if st.session_state.get(f"{k}_error"):
             st.error(widgets.md_escape(st.session_state[f"{k}_error"]), icon="⛔")
         shown = st.session_state.get(f"{k}_result")
@@ -99,15 +109,29 @@ def connect_store(page: str, what: str, selection: state.Selection, queries: lis
 
 
 def _run(
-    k: str, what: str, kind: str, values: dict[str, str], text_column: str, vector_column: str, model: str, search: str, selection, queries
+    k: str,
+    what: str,
+    kind: str,
+    values: dict[str, str],
+    text_column: str,
+    vector_column: str,
+    filters: list[str],
+    model: str,
+    search: str,
+    selection,
+    queries,
 ) -> None:
     from core.audit.neighbours import TooManyPairs
-    from core.stores.base import StoreError
+    from core.stores.base import StoreError, parse_filters
     from core.stores.kinds import open_store
 
     try:
         handle = open_store(
-            store_uri(kind, values), text_column=text_column or None, vector_column=vector_column or None, exact=search == "exact"
+            store_uri(kind, values),
+            text_column=text_column or None,
+            vector_column=vector_column or None,
+            exact=search == "exact",
+            filters=parse_filters(filters),
         )
         try:
             with st.spinner(f"Reading the store and checking {state.short(model)} on 20 passages"):
@@ -123,10 +147,13 @@ def _run(
 
 
 def _check(result) -> str:
+    from core.stores.base import filter_words
+
     c = result.check
+    where = f" (filter: {filter_words(result.filters)})" if result.filters else ""
     return (
-        f"Model check: {state.short(c.model)} re-encoded {len(c.cosines)} stored passages of {result.store}: cosine {min(c.cosines):.4f} "
-        f"to {max(c.cosines):.4f}."
+        f"Model check: {state.short(c.model)} re-encoded {len(c.cosines)} stored passages of {result.store}{where}: "
+        f"cosine {min(c.cosines):.4f} to {max(c.cosines):.4f}."
     )
 
 
@@ -144,6 +171,9 @@ def _audit(handle, model: str, selection: state.Selection, queries: list[str]):
         f"Search: {result.method}. Close pairs above {selection.threshold:.2f}: {result.store_pairs:,} through the store, "
         f"{result.exact_pairs:,} by exact search; recall against exact {recall}.",
     ]
+    if not queries:
+        # No query, no query column: they would be empty (None) on both sides, as the CLI leaves them out.
+        table = table.drop(columns=[c for c in table.columns if c.startswith(("query_", "twin_first"))])
     return lines, table.assign(model=table["model"].map(state.short))
 
 

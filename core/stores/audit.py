@@ -31,7 +31,7 @@ from core.models.encode import EncodeReport, embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ModelRun, ProgressFn, model_runs
 from core.stats.similarity import unit_rows
-from core.stores.base import StoredCollection, StoreError, StoreHandle
+from core.stores.base import StoredCollection, StoreError, StoreHandle, filter_words
 
 CHECK_SAMPLE = 20
 SIDE_BY_SIDE = ["twin_pairs", "twin_share", "query_twin_top5", "twin_first"]
@@ -74,12 +74,14 @@ class StoreAudit:
     store_pairs: int
     query_recall: float = float("nan")
     notes: list[str] = field(default_factory=list)
+    filters: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         nan = self.query_recall != self.query_recall
         return {
             "store": self.store,
             "search": self.method,
+            "filters": dict(self.filters),
             "model_check": self.check.as_dict(),
             "close_pairs_exact": self.exact_pairs,
             "close_pairs_store": self.store_pairs,
@@ -159,11 +161,16 @@ def encode_checked(
 def read_collection(handle: StoreHandle) -> StoredCollection:
     """The whole collection, its client's failures one :class:`StoreError` line (a table this user may not read, a damaged folder)."""
     try:
-        return handle.read()
-    except StoreError:
+        collection = handle.read()
+    except StoreError as exc:
+        if handle.filters and "an audit needs at least 2" in str(exc):
+            raise StoreError(f"{exc} (after the store filter {filter_words(handle.filters)})") from exc
         raise
     except Exception as exc:  # noqa: BLE001 - each client raises its own kinds; the user gets one line
         raise StoreError(f"cannot read {handle.uri.display}: {first_line(exc)}") from exc
+    if handle.filters:
+        collection.notes.insert(0, f"store filter {filter_words(handle.filters)}: {collection.rows:,} row(s) read")
+    return collection
 
 
 def searched(handle: StoreHandle, vectors: np.ndarray, k: int) -> list[list[str]]:
@@ -292,6 +299,7 @@ def audit_store(
         int(store_found.i.size),
         query_recall,
         list(collection.notes),
+        dict(handle.filters),
     )
 
 

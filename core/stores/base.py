@@ -161,6 +161,42 @@ def collection_from_rows(
     return StoredCollection(list(seen), keep_ids, np.stack(keep_vectors), len(ids), text_column, vector_column, notes)
 
 
+def parse_filters(items: Sequence[str] | None) -> dict[str, str]:
+    """``COLUMN=VALUE`` items (``--store-filter``, the page's filter box) as ``{column: value}``: equality only, the value as text.
+
+    The value is kept exactly as given (quotes, ``;``, unicode): each store receives it as a value, never as query text.
+
+    Raises:
+        StoreError: an item without ``=`` or a column, or a column named twice.
+    """
+    filters: dict[str, str] = {}
+    for item in items or ():
+        column, sep, value = str(item).partition("=")
+        column = column.strip()
+        if not sep or not column:
+            raise StoreError(f"a store filter is COLUMN=VALUE, got {item!r}")
+        if column in filters:
+            raise StoreError(f"the store filter names {column!r} more than once (filters are equalities joined by AND)")
+        filters[column] = value
+    return filters
+
+
+def filter_words(filters: dict[str, str]) -> str:
+    """The filters in words for notes and reports: ``source = 'a' and lang = 'en'``."""
+    return " and ".join(f"{column} = {value!r}" for column, value in filters.items())
+
+
+def check_filter_columns(filters: dict[str, str], columns: Sequence[str], what: str) -> None:
+    """Every filtered column must exist: one line naming the columns there are.
+
+    Raises:
+        StoreError: a filter names a column (or metadata key) the collection does not have.
+    """
+    for column in filters:
+        if column not in columns:
+            raise StoreError(f"the store filter names {column!r}, which is not a {what}; its {what}s: {', '.join(columns) or 'none'}")
+
+
 def pick_column(kind: str, given: str | None, found: Sequence[str], candidates: Sequence[str], flag: str) -> str:
     """The column the user named (it must exist), else the one candidate found, else one line saying which flag to use.
 
@@ -186,6 +222,7 @@ class StoreHandle(Protocol):
 
     uri: StoreURI
     exact: bool
+    filters: dict[str, str]
 
     def read(self) -> StoredCollection:
         """The whole collection."""

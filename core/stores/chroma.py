@@ -5,6 +5,9 @@ sqlite log, migrations), so the user's folder is never opened: the client
 opens a private copy in a temporary folder, removed on close.  Chroma
 searches with its HNSW index only, in the collection's own space (``cosine``,
 ``l2`` or ``ip``) and ``ef_search``; there is no flat search to ask for.
+Filters (``--store-filter``) are Chroma's own metadata ``where``
+(``{"col": {"$eq": "value"}}``, ``$and`` for several), a dict its client
+binds as values, given to the read (``get``) and the search (``query``) alike.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.stores.base import StoredCollection, StoreError, StoreURI, collection_from_rows
+from core.stores.base import StoredCollection, StoreError, StoreURI, check_filter_columns, collection_from_rows
 
 _PAGE = 5_000
 _BLOCK = 100
@@ -24,7 +27,15 @@ _BLOCK = 100
 class ChromaStore:
     """One Chroma collection, read from a private copy of its folder."""
 
-    def __init__(self, uri: StoreURI, text_column: str | None = None, vector_column: str | None = None, *, exact: bool = False) -> None:
+    def __init__(
+        self,
+        uri: StoreURI,
+        text_column: str | None = None,
+        vector_column: str | None = None,
+        *,
+        exact: bool = False,
+        filters: dict[str, str] | None = None,
+    ) -> None:
         if text_column is not None or vector_column is not None:
             raise StoreError(
                 "a Chroma collection has one text (its documents) and one vector (its embeddings): leave out --text-column and "
@@ -33,7 +44,7 @@ class ChromaStore:
         import chromadb
         from chromadb.config import Settings
 
-        self.uri, self.exact = uri, exact
+        self.uri, self.exact, self.filters = uri, exact, dict(filters or {})
         folder = Path(uri.location).expanduser()
         if not (folder / "chroma.sqlite3").is_file():
             raise StoreError(f"no Chroma folder at {folder} (no chroma.sqlite3 in it)")
@@ -54,10 +65,28 @@ class ChromaStore:
             if name not in names:
                 raise StoreError(f"the Chroma folder {folder} has no collection {name!r}; it holds {', '.join(names) or 'none'}")
             self.collection = self.client.get_collection(name)
+            if self.filters:
+                check_filter_columns(self.filters, self._metadata_keys(), "metadata key")
         except BaseException:
             shutil.rmtree(self._copy, ignore_errors=True)
             raise
         self.text_column, self.vector_column = "documents", "embeddings"
+
+    def _metadata_keys(self) -> list[str]:
+        """The metadata keys the collection's rows carry (Chroma has no schema: read from the rows, page by page)."""
+        keys: dict[str, None] = {}
+        for offset in range(0, self.collection.count(), _PAGE):
+            page = self.collection.get(include=["metadatas"], limit=_PAGE, offset=offset)
+            for meta in page["metadatas"] or []:
+                keys.update(dict.fromkeys(meta or {}))
+        return sorted(keys)
+
+    def _where(self) -> dict | None:
+        """The filters as Chroma's metadata ``where``: values bound by its client, never query text."""
+        terms: list = [{column: {"$eq": value}} for column, value in self.filters.items()]
+        if not terms:
+            return None
+        return terms[0] if len(terms) == 1 else {"$and": terms}
 
     def read(self) -> StoredCollection:
         ids: list = []
@@ -65,7 +94,7 @@ class ChromaStore:
         vectors: list = []
         total = self.collection.count()
         for offset in range(0, total, _PAGE):
-            page = self.collection.get(include=["documents", "embeddings"], limit=_PAGE, offset=offset)
+            page = self.collection.get(include=["documents", "embeddings"], where=self._where(), limit=_PAGE, offset=offset)
             ids += page["ids"]
             texts += page["documents"] or [None] * len(page["ids"])
             vectors += list(page["embeddings"]) if page["embeddings"] is not None else [None] * len(page["ids"])
@@ -85,7 +114,9 @@ class ChromaStore:
         out: list[list[str]] = []
         # In blocks: one query of 2,000 vectors exceeds the SQL variables Chroma's sqlite layer allows.
         for start in range(0, len(queries), _BLOCK):
-            found = self.collection.query(query_embeddings=queries[start : start + _BLOCK], n_results=k, include=["documents"])
+            found = self.collection.query(
+                query_embeddings=queries[start : start + _BLOCK], n_results=k, where=self._where(), include=["documents"]
+            )
             out += [[str(t) for t in docs] for docs in found["documents"] or []]
         return out
 

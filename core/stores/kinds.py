@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from core.stores.base import StoreError, StoreHandle, parse_uri
@@ -41,7 +41,13 @@ STORE_KINDS: dict[str, StoreKind] = {
 
 
 def open_store(
-    uri: str, *, text_column: str | None = None, vector_column: str | None = None, exact: bool = False, binary: str = ""
+    uri: str,
+    *,
+    text_column: str | None = None,
+    vector_column: str | None = None,
+    exact: bool = False,
+    binary: str = "",
+    filters: Mapping[str, str] | None = None,
 ) -> StoreHandle:
     """Open the store a URI names, read-only, with its official client.
 
@@ -52,9 +58,12 @@ def open_store(
         exact: search without the store's index (LanceDB, pgvector; Chroma has only its HNSW index).
         binary: ``binary`` or ``binary-rescore``: rank by the Hamming distance of the sign bits (pgvector's
             ``binary_quantize``, computed at query time), rescored or not; pgvector only.
+        filters: ``{column: value}`` equalities (values as text, :func:`core.stores.base.parse_filters`) the read and the
+            store's search both apply, through the store's own filter (LanceDB ``where``, Chroma metadata ``where``,
+            a bound SQL ``WHERE``): the exact path and the store's search see the same rows.
 
     Raises:
-        StoreError: one redacted line: a bad URI, a missing client, a store or table that is not there.
+        StoreError: one redacted line: a bad URI, a missing client, a store, table or filtered column that is not there.
     """
     parsed = parse_uri(uri, tuple(STORE_KINDS))
     kind = STORE_KINDS[parsed.scheme]
@@ -66,7 +75,7 @@ def open_store(
         raise StoreError(f"{kind.name} needs its client: pip install {kind.package} (make setup installs it)") from exc
     try:
         extra = {"binary": binary} if binary else {}
-        return kind.opener()(parsed, text_column, vector_column, exact=exact, **extra)
+        return kind.opener()(parsed, text_column, vector_column, exact=exact, filters=dict(filters or {}), **extra)
     except StoreError:
         raise
     except Exception as exc:  # noqa: BLE001 - each client raises its own kinds; the user gets one line

@@ -3,7 +3,11 @@
 Reading and searching never write: the table is read whole (``to_arrow``) and
 searched with ``table.search(vector).distance_type("cosine")``; with an
 index on the vector column the store's search uses it, ``exact`` bypasses it
-(``bypass_vector_index``: a flat scan, LanceDB's exact search).
+(``bypass_vector_index``: a flat scan, LanceDB's exact search).  Filters
+(``--store-filter``) are LanceDB's own ``where``, built with its type-safe
+expressions (``lancedb.expr.col(c) == lit(v)``) rather than SQL text, so a
+value is a literal whatever quotes it holds; the read and the search both
+pass through it, prefiltered (the search ranks only the matching rows).
 """
 
 from __future__ import annotations
@@ -13,7 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from core.stores.base import TEXT_CANDIDATES, VECTOR_CANDIDATES, StoredCollection, StoreError, StoreURI, collection_from_rows, pick_column
+from core.stores.base import (
+    TEXT_CANDIDATES,
+    VECTOR_CANDIDATES,
+    StoredCollection,
+    StoreError,
+    StoreURI,
+    check_filter_columns,
+    collection_from_rows,
+    pick_column,
+)
 
 # Query vectors per search call.
 _BLOCK = 256
@@ -22,11 +35,19 @@ _BLOCK = 256
 class LanceStore:
     """One LanceDB table, opened for reading."""
 
-    def __init__(self, uri: StoreURI, text_column: str | None = None, vector_column: str | None = None, *, exact: bool = False) -> None:
+    def __init__(
+        self,
+        uri: StoreURI,
+        text_column: str | None = None,
+        vector_column: str | None = None,
+        *,
+        exact: bool = False,
+        filters: dict[str, str] | None = None,
+    ) -> None:
         import lancedb
         import pyarrow as pa
 
-        self.uri, self.exact = uri, exact
+        self.uri, self.exact, self.filters = uri, exact, dict(filters or {})
         folder = Path(uri.location).expanduser()
         if not folder.is_dir():
             raise StoreError(f"no LanceDB folder at {folder}")
@@ -46,10 +67,23 @@ class LanceStore:
         self.vector_column = pick_column("vector", vector_column, vectors, VECTOR_CANDIDATES, "--vector-column")
         self.text_column = pick_column("text", text_column, texts, TEXT_CANDIDATES, "--text-column")
         self.id_column = "id" if "id" in schema.names and "id" not in (self.text_column, self.vector_column) else None
+        check_filter_columns(self.filters, schema.names, "column")
+
+    def _where(self, query: Any) -> Any:
+        """The filters as LanceDB expressions (no SQL text: a value is a literal whatever it holds)."""
+        from lancedb.expr import col, lit
+
+        for column, value in self.filters.items():
+            query = query.where(col(column) == lit(value))
+        return query
 
     def read(self) -> StoredCollection:
         columns = [c for c in (self.id_column, self.text_column, self.vector_column) if c]
-        data = self.table.to_arrow().select(columns).to_pydict()
+        if self.filters:
+            # A plain query with no limit returns every matching row.
+            data = self._where(self.table.search()).select(columns).to_arrow().select(columns).to_pydict()
+        else:
+            data = self.table.to_arrow().select(columns).to_pydict()
         ids = data[self.id_column] if self.id_column else list(range(1, len(data[self.text_column]) + 1))
         return collection_from_rows(ids, data[self.text_column], data[self.vector_column], self.text_column, self.vector_column)
 
@@ -73,7 +107,7 @@ class LanceStore:
             block = list(queries[start : start + _BLOCK])
             # A vector search's builder (typed as the base builder, which has no distance_type).
             query: Any = self.table.search(block if len(block) > 1 else block[0], vector_column_name=self.vector_column)
-            query = query.distance_type("cosine")
+            query = self._where(query.distance_type("cosine"))
             if self.exact:
                 query = query.bypass_vector_index()
             # The distance asked for by name: LanceDB adds it anyway today and warns that it will stop.

@@ -7,7 +7,6 @@ The store's own search is ``ORDER BY vector <op> %s LIMIT k`` with the
 operator of the column's index (``<=>`` cosine, ``<->`` L2, ``<#>`` inner
 product; cosine without an index); ``exact`` turns index scans off for the
 transaction, so PostgreSQL scans every row (pgvector's exact search).
-
 ``binary`` ranks as pgvector's binary quantization does: by the Hamming
 distance ``<~>`` between ``binary_quantize(vector)::bit(d)`` and the quantized
 query (pgvector >= 0.7), an expression computed at query time, so nothing is
@@ -15,6 +14,10 @@ written (a sequential scan, or the user's own index on that expression);
 ``binary-rescore`` reorders that Hamming shortlist of ``RESCORE_MULTIPLIER × k``
 rows by the cosine of the stored float vectors, as pgvector's documentation
 shows for re-ranking.
+
+Filters (``--store-filter``) are ``WHERE col::text = %s AND ...``: each column
+a :class:`psycopg.sql.Identifier` (checked against the table's columns first),
+each value a bound parameter, in the read and the search alike.
 """
 
 from __future__ import annotations
@@ -24,7 +27,16 @@ import re
 import numpy as np
 
 from core.messages import first_line
-from core.stores.base import TEXT_CANDIDATES, VECTOR_CANDIDATES, StoredCollection, StoreError, StoreURI, collection_from_rows, pick_column
+from core.stores.base import (
+    TEXT_CANDIDATES,
+    VECTOR_CANDIDATES,
+    StoredCollection,
+    StoreError,
+    StoreURI,
+    check_filter_columns,
+    collection_from_rows,
+    pick_column,
+)
 
 _OPERATORS = {"vector_cosine_ops": ("<=>", "cosine"), "vector_l2_ops": ("<->", "L2"), "vector_ip_ops": ("<#>", "inner product")}
 _INDEX = re.compile(r"USING (hnsw|ivfflat) \((\S+) (vector_\w+_ops)", re.IGNORECASE)
@@ -38,7 +50,14 @@ class PgvectorStore:
     """One table with a ``vector`` column, in a read-only session."""
 
     def __init__(
-        self, uri: StoreURI, text_column: str | None = None, vector_column: str | None = None, *, exact: bool = False, binary: str = ""
+        self,
+        uri: StoreURI,
+        text_column: str | None = None,
+        vector_column: str | None = None,
+        *,
+        exact: bool = False,
+        binary: str = "",
+        filters: dict[str, str] | None = None,
     ) -> None:
         import psycopg
         from pgvector.psycopg import register_vector
@@ -46,7 +65,7 @@ class PgvectorStore:
 
         if binary and binary not in BINARY_SEARCHES:
             raise StoreError(f"unknown binary search {binary!r}: give one of {', '.join(BINARY_SEARCHES)}")
-        self.uri, self.exact, self.binary, self._sql = uri, exact, binary, sql
+        self.uri, self.exact, self.binary, self._sql, self.filters = uri, exact, binary, sql, dict(filters or {})
         table = uri.params.get("table")
         if not table:
             raise StoreError("name the table: postgresql://USER:PASSWORD@HOST:PORT/DB?table=NAME")
@@ -83,6 +102,7 @@ class PgvectorStore:
         try:
             self.vector_column = pick_column("vector", vector_column, vectors, VECTOR_CANDIDATES, "--vector-column")
             self.text_column = pick_column("text", text_column, texts, TEXT_CANDIDATES, "--text-column")
+            check_filter_columns(self.filters, [c for c, _ in columns], "column")
         except StoreError:
             self.close()
             raise
@@ -99,10 +119,19 @@ class PgvectorStore:
                 self.operator, self.distance = _OPERATORS[match.group(3)]
         self.conn.rollback()
 
+    def _where(self):
+        """``WHERE col::text = %s AND ...`` (empty without filters): identifiers quoted by psycopg, values bound, never formatted in."""
+        sql = self._sql
+        if not self.filters:
+            return sql.SQL("")
+        terms = [sql.SQL("{}::text = %s").format(sql.Identifier(column)) for column in self.filters]
+        return sql.SQL(" WHERE ") + sql.SQL(" AND ").join(terms)
+
     def read(self) -> StoredCollection:
         sql = self._sql
         columns = [sql.Identifier(c) for c in (self.id_column, self.text_column, self.vector_column) if c]
-        rows = self.conn.execute(sql.SQL("SELECT {} FROM {}").format(sql.SQL(", ").join(columns), self.table)).fetchall()
+        query = sql.SQL("SELECT {} FROM {}").format(sql.SQL(", ").join(columns), self.table) + self._where()
+        rows = self.conn.execute(query, tuple(self.filters.values()) or None).fetchall()
         self.conn.rollback()
         if self.id_column:
             ids, texts, vectors = zip(*rows, strict=True) if rows else ((), (), ())
@@ -131,11 +160,17 @@ class PgvectorStore:
             vector=sql.Identifier(self.vector_column), d=sql.Literal(dimension)
         )
         if self.binary == "binary":
-            return sql.SQL("SELECT {text} FROM {table} ORDER BY {bits} LIMIT %s").format(
-                text=sql.Identifier(self.text_column), table=self.table, bits=bits
+            return (
+                sql.SQL("SELECT {text} FROM {table}").format(text=sql.Identifier(self.text_column), table=self.table)
+                + self._where()
+                + sql.SQL(" ORDER BY {bits} LIMIT %s").format(bits=bits)
             )
-        shortlist = sql.SQL("SELECT {text}, {vector} FROM {table} ORDER BY {bits} LIMIT %s").format(
-            text=sql.Identifier(self.text_column), vector=sql.Identifier(self.vector_column), table=self.table, bits=bits
+        shortlist = (
+            sql.SQL("SELECT {text}, {vector} FROM {table}").format(
+                text=sql.Identifier(self.text_column), vector=sql.Identifier(self.vector_column), table=self.table
+            )
+            + self._where()
+            + sql.SQL(" ORDER BY {bits} LIMIT %s").format(bits=bits)
         )
         return sql.SQL("SELECT {text} FROM ({shortlist}) AS shortlist ORDER BY {vector} " + self.operator + " %s LIMIT %s").format(
             text=sql.Identifier(self.text_column), shortlist=shortlist, vector=sql.Identifier(self.vector_column)
@@ -144,10 +179,12 @@ class PgvectorStore:
     def _search_binary(self, vectors: np.ndarray, k: int) -> list[list[str]]:
         vectors = np.asarray(vectors, dtype=np.float32)
         query = self._binary_query(vectors.shape[1] if vectors.ndim == 2 else 0)
+        bound = tuple(self.filters.values())
         out = []
         with self.conn.transaction():
             for vector in vectors:
-                params = (vector, k) if self.binary == "binary" else (vector, RESCORE_MULTIPLIER * k, vector, k)
+                # The WHERE's values come first in the shortlist, before its ORDER BY's vector and LIMIT.
+                params = (*bound, vector, k) if self.binary == "binary" else (*bound, vector, RESCORE_MULTIPLIER * k, vector, k)
                 out.append([str(r[0]) for r in self.conn.execute(query, params).fetchall()])
         return out
 
@@ -155,9 +192,13 @@ class PgvectorStore:
         if self.binary:
             return self._search_binary(vectors, k)
         sql = self._sql
-        query = sql.SQL("SELECT {text} FROM {table} ORDER BY {vector} " + self.operator + " %s LIMIT %s").format(
-            text=sql.Identifier(self.text_column), table=self.table, vector=sql.Identifier(self.vector_column)
+        # The operator is one of _OPERATORS' three constants, never user text.
+        query = (
+            sql.SQL("SELECT {text} FROM {table}").format(text=sql.Identifier(self.text_column), table=self.table)
+            + self._where()
+            + sql.SQL(" ORDER BY {vector} " + self.operator + " %s LIMIT %s").format(vector=sql.Identifier(self.vector_column))
         )
+        bound = tuple(self.filters.values())
         out = []
         with self.conn.transaction():
             if self.exact:
@@ -165,10 +206,10 @@ class PgvectorStore:
                 self.conn.execute("SET LOCAL enable_indexscan = off")
                 self.conn.execute("SET LOCAL enable_seqscan = on")
             if len(vectors):
-                plan = self.conn.execute(sql.SQL("EXPLAIN ") + query, (np.asarray(vectors[0], dtype=np.float32), k)).fetchall()
+                plan = self.conn.execute(sql.SQL("EXPLAIN ") + query, (*bound, np.asarray(vectors[0], dtype=np.float32), k)).fetchall()
                 self.index_used = any("Index Scan" in str(row[0]) for row in plan)
             for vector in np.asarray(vectors, dtype=np.float32):
-                out.append([str(r[0]) for r in self.conn.execute(query, (vector, k)).fetchall()])
+                out.append([str(r[0]) for r in self.conn.execute(query, (*bound, vector, k)).fetchall()])
         return out
 
     def close(self) -> None:

@@ -52,11 +52,13 @@ class StoreRetrieval:
     pairs: pd.DataFrame
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    filters: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {
             "store": self.store,
             "search": self.method,
+            "filters": dict(self.filters),
             "model": self.model,
             "model_check": self.check.as_dict(),
             "n_passages": self.n_passages,
@@ -135,4 +137,5 @@ def retrieval_through_store(
         pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(),
         time.perf_counter() - start,
         list(collection.notes),
+        dict(handle.filters),
     )

@@ -47,3 +47,21 @@ def test_postgresql_password_is_a_password_input():
     app.selectbox(key="rt_store_kind").select("PostgreSQL + pgvector").run()
     assert not app.exception
     assert app.text_input(key="rt_store_password").proto.type == app.text_input(key="rt_store_password").proto.PASSWORD
+
+
+def test_the_filter_box_reads_only_the_matching_rows_and_a_bad_line_is_one_error(tmp_path, stored):  # noqa: F811 - the fixture
+    texts, vectors = stored
+    hostile = "x'; DROP TABLE passages; --"
+    build_lance(tmp_path / "kb.lance", texts[:40], vectors[:40], source=[hostile if i % 2 else "other" for i in range(40)])
+    app = open_page("views/your_corpus.py")
+    app.text_input(key="yc_store_folder").input(str(tmp_path / "kb.lance"))
+    app.text_input(key="yc_store_name").input("passages")
+    app.text_area(key="yc_store_filter").input("source")
+    next(b for b in app.button if b.label == "Audit the store").click().run()
+    assert not app.exception
+    assert [e.value for e in app.error] == [widgets.md_escape("a store filter is COLUMN=VALUE, got 'source'")]
+    app.text_area(key="yc_store_filter").input(f"source={hostile}")
+    next(b for b in app.button if b.label == "Audit the store").click().run()
+    assert not app.exception and not app.error
+    shown = " ".join(m.value for m in app.markdown)
+    assert widgets.md_escape(f"(filter: source = {hostile!r})") in shown

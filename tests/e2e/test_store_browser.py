@@ -1,0 +1,47 @@
+"""End-to-end (issue 36): "Connect a store" on the Your corpus page in headless Chromium against ``streamlit run``.
+
+A LanceDB folder holds the first 120 passages of the shipped corpus
+(data/corpora/wordnet-adjectives.csv) with MiniLM-L6's vectors; the user
+opens the block, types the folder and the table, audits the store and reads
+the model check and the exact-vs-store table.  Screenshot:
+tests/screenshots/store-your-corpus-lancedb.png.
+
+Run: ``.venv/bin/python -m pytest tests/e2e/test_store_browser.py -q``
+"""
+
+from __future__ import annotations
+
+import e2e_support as E
+import pytest
+from store_support import build_lance, stored  # noqa: F401 - stored is a fixture
+
+pytestmark = pytest.mark.browser
+
+SKIP_REASON = E.chromium_available()
+if SKIP_REASON:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
+
+from playwright.sync_api import expect  # noqa: E402 - after the skip check
+
+
+def test_connect_a_lancedb_folder_and_see_exact_vs_store(page, server, tmp_path, stored):  # noqa: F811 - the fixture
+    texts, vectors = stored
+    folder = tmp_path / "kb.lance"
+    build_lance(folder, texts, vectors)
+    E.goto(page, f"{server.url}/your-corpus")
+    E.assert_page_opened(page, "your-corpus")
+    main = page.locator(E.MAIN)
+    E.act(page, lambda: main.get_by_text("Connect a store", exact=True).click(), expect_rerun=False)
+    E.act(page, lambda: (main.get_by_label("Folder").fill(str(folder)), main.get_by_label("Folder").press("Enter")))
+    E.act(page, lambda: (main.get_by_label("Table").fill("passages"), main.get_by_label("Table").press("Enter")))
+    E.act(page, lambda: main.get_by_role("button", name="Audit the store", exact=True).click())
+    E.assert_no_errors(page)
+    expect(main.get_by_text("Model check: MiniLM-L6 re-encoded 20 stored passages", exact=False)).to_be_visible()
+    expect(main.get_by_text("LanceDB flat scan (exact), cosine distance", exact=False)).to_be_visible()
+    grid = main.locator("[data-testid='stDataFrame']").filter(has_text="twin_pairs_exact").first
+    table = E.read_dataframe(grid)
+    assert {"twin_pairs_exact", "twin_pairs_store", "twin_share_exact", "twin_share_store"} <= set(table.columns)
+    assert (table["twin_pairs_exact"] == table["twin_pairs_store"]).all()  # a flat scan is exact search
+    assert table["twin_pairs_exact"].astype(int).max() > 0  # the slice holds twins to compare
+    assert not [c for c in table.columns if c.startswith("query_")]  # no query given: no empty query columns
+    E.screenshot(page, "store-your-corpus-lancedb")
