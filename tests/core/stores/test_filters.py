@@ -131,3 +131,21 @@ def test_retrieval_through_a_filtered_store_ranks_only_its_rows(tmp_path, stored
         handle.close()
     assert result.n_passages == 20 and result.filters == {"source": HOSTILE[2]}
     assert result.recall == {1: 1.0, 5: 1.0, 10: 1.0} and result.same_first == 1.0
+
+
+@pytest.mark.parametrize("binary", ["binary", "binary-rescore"])
+def test_pgvector_binary_search_sees_only_the_filtered_rows(binary, tmp_path, pg, stored):
+    # The binary queries take the same bound WHERE as the read: a hostile value ranks only its own rows.
+    texts, vectors = stored[0][:N], stored[1][:N]
+    sources = _sources(N)
+    uri, state = _make("pgvector", tmp_path, pg, texts, vectors, sources)
+    before = state()
+    value = HOSTILE[0]
+    want = {t for t, s in zip(texts, sources, strict=True) if s == value}
+    handle = open_store(uri, binary=binary, filters={"source": value})
+    try:
+        found = handle.search(vectors[:5], 30)
+    finally:
+        handle.close()
+    assert all(set(row) == want for row in found)  # k above the filtered count: every filtered row, no other
+    assert state() == before
