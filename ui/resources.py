@@ -121,10 +121,13 @@ def tokenizer(name: str):
     machine) on a page's first view. Others load as before.
     """
     from core.models import registry
+    from core.models.loaders import loader_for
     from core.models.warm import fast_tokenizer
 
     try:
-        fast = fast_tokenizer(registry.resolve(name))
+        meta = registry.resolve(name)
+        # A server's model has only an estimate for counting, no pieces to show: its loader says why (ModelUnavailable).
+        fast = None if loader_for(meta).served else fast_tokenizer(meta)
     except ValueError:
         fast = None
     return fast if fast is not None else load_tokenizer(name)

@@ -177,7 +177,15 @@ def sidebar() -> Selection:
             "⛔ marks a model that cannot load here, 🔒 one that needs an opt-in.",
         )
         # Issue 33: the threshold sat below the fold, under every model setting; it is the one control every page reads.
-        st.slider("Retrieval threshold: pairs scoring above it count as retrieved as the same", 0.0, 1.0, step=0.01, key=KEY_THRESHOLD)
+        # One line of label: with 14 pages listed above it, a two-line label pushed the slider below a 800 px screen.
+        st.slider(
+            "Retrieval threshold",
+            0.0,
+            1.0,
+            step=0.01,
+            key=KEY_THRESHOLD,
+            help="Pairs scoring above it count as retrieved as the same: a failure when they differ in meaning.",
+        )
         with st.expander("Add a Hugging Face id or local folder"):
             st.text_input("Model id or path", key="custom_model_input", placeholder="intfloat/e5-small-v2 or ./my-model")
             st.button("Add model", on_click=_add_custom_model)
