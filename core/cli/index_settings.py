@@ -192,10 +192,9 @@ def cmd_index_settings(args) -> int:
 def _through_store(args, settings, out) -> int:
     """``index-settings --store URI``: the user's pairs and queries scored with the store's vectors under each setting."""
     from core.cli.outputs import write_output
-    from core.cli.store_source import check_line, open_store_arg, read_queries
+    from core.cli.store_source import check_line, read_queries, run_on_store
     from core.files.export import safe_frame
     from core.probes.compression import wide_table
-    from core.stores.base import StoreError
     from core.stores.settings import store_index_settings
 
     others = [f for f, v in (("--suite", args.suite), ("--triples", args.triples)) if v]
@@ -205,33 +204,28 @@ def _through_store(args, settings, out) -> int:
         raise CliError("--store needs --pairs FILE or --queries FILE (or both): what to score with the stored vectors")
     pairs = {args.pairs: _pairs(args.pairs)} if args.pairs else {}
     queries = read_queries(args)
-    handle = open_store_arg(args)
-    try:
-        result, check = store_index_settings(
-            handle,
-            args.models[0],
-            settings,
-            pairs=pairs,
-            queries=queries,
-            cache=embedding_cache(args),
-            options=run_options(args),
-            progress=None if args.quiet else print_progress,
-            threshold=args.threshold,
-            seed=args.seed,
-        )
-    except (StoreError, ValueError) as exc:
-        if not args.quiet:
-            print(file=sys.stderr)
-        raise CliError(str(exc)) from exc
-    finally:
-        handle.close()
-    if not args.quiet:
-        print(file=sys.stderr)
+    result, check, store = run_on_store(
+        args,
+        lambda handle: (
+            *store_index_settings(
+                handle,
+                args.models[0],
+                settings,
+                pairs=pairs,
+                queries=queries,
+                cache=embedding_cache(args),
+                options=run_options(args),
+                progress=None if args.quiet else print_progress,
+                threshold=args.threshold,
+                seed=args.seed,
+            ),
+            handle.uri.display,
+        ),
+    )
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     if out is not None:
         write_output(out, safe_frame(result.table).to_csv(index=False), "--out")
-    store = handle.uri.display
     if args.json:
         doc = {"store": store, "threshold": args.threshold, "settings": list(result.settings)}
         doc["rows"] = json.loads(result.table.to_json(orient="records"))

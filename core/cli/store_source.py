@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
 from core.cli.common import CliError, embedding_cache, print_notes, print_progress, run_options
+
+T = TypeVar("T")
 
 STORE_EXAMPLES = (
     "cosine-probe audit --store 'lancedb://kb.lance?table=passages' --models all-MiniLM-L6-v2",
@@ -113,6 +116,34 @@ def check_line(check, store: str) -> str:
     )
 
 
+def run_on_store(args, run: Callable[[Any], T], *, refused: tuple[type[Exception], ...] = ()) -> T:
+    """``run(handle)`` on the store ``--store`` names: opened read-only, always closed, its errors one line.
+
+    Args:
+        args: the command's parsed arguments (``--store``, ``--models``, ``--quiet``...).
+        run: what to do with the open store; its result is returned.
+        refused: more exception types to turn into one ``error:`` line, beside ``StoreError`` and ``ValueError``.
+
+    Raises:
+        CliError: the store cannot be opened, or ``run`` raised one of those types.
+    """
+    from core.stores.base import StoreError
+
+    caught: tuple[type[Exception], ...] = (StoreError, ValueError, *refused)
+    handle = open_store_arg(args)
+    try:
+        result = run(handle)
+    except caught as exc:
+        if not args.quiet:
+            print(file=sys.stderr)  # ends the progress line before the error
+        raise CliError(str(exc)) from exc
+    finally:
+        handle.close()
+    if not args.quiet:
+        print(file=sys.stderr)
+    return result
+
+
 def cmd_audit_store(args) -> int:
     """``audit --store URI``: the audit over the stored vectors, exactly and through the store's search, side by side."""
     from core.audit.neighbours import TooManyPairs
@@ -122,14 +153,13 @@ def cmd_audit_store(args) -> int:
     from core.history.sources import audit_pairs
     from core.models import registry
     from core.stores.audit import audit_store, side_by_side
-    from core.stores.base import StoreError
 
     check_store_flags(args)
     out = output_folder(args.out, "--out")
     queries = read_queries(args)
-    handle = open_store_arg(args)
-    try:
-        result = audit_store(
+    result = run_on_store(
+        args,
+        lambda handle: audit_store(
             handle,
             args.models[0],
             args.threshold,
@@ -138,15 +168,9 @@ def cmd_audit_store(args) -> int:
             options=run_options(args),
             progress=None if args.quiet else print_progress,
             max_pairs=args.max_pairs,
-        )
-    except (StoreError, TooManyPairs, ValueError) as exc:
-        if not args.quiet:
-            print(file=sys.stderr)
-        raise CliError(str(exc)) from exc
-    finally:
-        handle.close()
-    if not args.quiet:
-        print(file=sys.stderr)
+        ),
+        refused=(TooManyPairs,),
+    )
     print_notes(result.notes)
     exact_summary = risk_summary(result.exact, args.threshold)
     store_summary = risk_summary(result.through_store, args.threshold)
@@ -215,7 +239,6 @@ def cmd_retrieval_store(args) -> int:
     Recall@k and corpus mode's rates are reported both ways.
     """
     from core.models import registry
-    from core.stores.base import StoreError
     from core.stores.retrieval import json_records, retrieval_through_store
 
     others = [f for f, v in (("--suite", args.suite), ("--corpus", args.corpus), ("--triples", args.triples), ("--beir", args.beir)) if v]
@@ -235,9 +258,9 @@ def cmd_retrieval_store(args) -> int:
 
     out = output_folder(args.out, "--out")
     queries = read_queries(args)
-    handle = open_store_arg(args)
-    try:
-        result = retrieval_through_store(
+    result = run_on_store(
+        args,
+        lambda handle: retrieval_through_store(
             handle,
             args.models[0],
             queries,
@@ -245,15 +268,8 @@ def cmd_retrieval_store(args) -> int:
             options=run_options(args),
             progress=None if args.quiet else print_progress,
             seed=args.seed,
-        )
-    except (StoreError, ValueError) as exc:
-        if not args.quiet:
-            print(file=sys.stderr)
-        raise CliError(str(exc)) from exc
-    finally:
-        handle.close()
-    if not args.quiet:
-        print(file=sys.stderr)
+        ),
+    )
     print_notes(result.notes)
     doc = {"command": "retrieval", "mode": "store", "seed": args.seed, **result.as_dict()}
     if not result.pairs.empty:
