@@ -564,7 +564,7 @@ def _ray_session(quiet: bool = False) -> Iterator[None]:
     import ray.data
 
     level = logging.ERROR if quiet else logging.WARNING
-    with _stderr_silenced(quiet):
+    with _stderr_silenced(quiet), _stdout_kept_for_results(quiet):
         started = not ray.is_initialized()
         if started:
             try:
@@ -585,6 +585,17 @@ def _ray_session(quiet: bool = False) -> Iterator[None]:
         finally:
             if started:
                 ray.shutdown()
+
+
+@contextlib.contextmanager
+def _stdout_kept_for_results(quiet: bool) -> Iterator[None]:
+    """Ray's driver prints the raylet's warnings to ``sys.stdout`` whatever ``log_to_driver`` says
+    (``listen_error_messages``: "8 PYTHON worker processes have been started ..."), which broke ``--json``'s one
+    document; for the block they go to stderr, or nowhere when ``quiet``."""
+    with contextlib.ExitStack() as stack:
+        sink = stack.enter_context(open(os.devnull, "w")) if quiet else sys.stderr
+        stack.enter_context(contextlib.redirect_stdout(sink))
+        yield
 
 
 @contextlib.contextmanager

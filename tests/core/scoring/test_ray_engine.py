@@ -220,3 +220,14 @@ def test_audit_on_ray_equals_the_local_audit(local_ray, tmp_path):
     assert all(theirs[p][:2] == mine[p][:2] and abs(theirs[p][2] - mine[p][2]) < 1e-6 for p in mine)
     # The actors' vectors are in the cache under the key a local load gives: a later local run encodes nothing.
     assert cache.count_cached(str(predicted_cache_key(MINILM_L3_ONNX)), passages) == 40
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_a_raylet_warning_printed_during_a_session_stays_off_stdout(local_ray, capsys, quiet):
+    # Ray's driver prints raylet warnings to sys.stdout whatever log_to_driver says; a --json run's stdout is its document.
+    with ray_engine._ray_session(quiet=quiet):
+        print("(raylet) WARNING: 8 PYTHON worker processes have been started")
+    print("{}")
+    out, err = capsys.readouterr()
+    assert out == "{}\n"
+    assert ("(raylet) WARNING" in err) is not quiet
