@@ -68,6 +68,10 @@ def record_retrieval_history(name: str, result: Any, settings: Mapping[str, Any]
     except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
         print(f"warning: run history not written: {first_line(exc)}", file=sys.stderr)
         return None
+    if pairs.empty:
+        # Corpus mode on passages no rule can vary scores nothing the history could compare later: a finding, not a failure.
+        print("note: not stored in the history: no variant was made, so there is nothing to compare", file=sys.stderr)
+        return None
     return record_history("retrieval", pairs, {"sources": found, **own, **settings}, result.errors)
 
 

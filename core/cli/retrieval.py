@@ -324,7 +324,8 @@ def _print_corpus(result) -> None:
             print(rates.assign(model=rates[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
         for model, n in result.no_variant.items():
             if n:
-                print(f"{registry.short_name(model)}: {n} quer{'y' if n == 1 else 'ies'}' top passage gave no rule a handle (no variant)")
+                whose = "query's top passage" if n == 1 else "queries' top passages"
+                print(f"{registry.short_name(model)}: {n} {whose} gave no rule a handle (no variant)")
 
 
 def _print_before_after(summary: pd.DataFrame, what: str) -> None:

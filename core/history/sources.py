@@ -157,6 +157,19 @@ def corpus_pairs(pairs: pd.DataFrame, name: str) -> pd.DataFrame:
         "score_original",
         "score_variant",
     ]
+    if pairs.empty:
+        # No query's top passage gave a rule a handle: no variant, so no pair (the frame then has no columns either).
+        return pd.DataFrame(
+            columns=[
+                constants.COL_MODEL,
+                constants.COL_SUITE,
+                constants.COL_CATEGORY,
+                constants.COL_PAIR_ID,
+                constants.COL_TEXT_A,
+                constants.COL_TEXT_B,
+                constants.COL_COSINE,
+            ]
+        )
     missing = [c for c in needed if c not in pairs.columns]
     if missing:
         raise ValueError(f"the corpus-mode pairs lack columns {missing}")

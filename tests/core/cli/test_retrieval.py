@@ -237,3 +237,15 @@ def test_subprocess_stdout_is_only_json(small_suite):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["models"] == [MINILM_L6]
     assert "Traceback" not in proc.stderr and "%]" in proc.stderr  # the progress went to stderr
+
+
+def test_corpus_mode_with_no_variant_says_so_and_warns_of_nothing(cli, tmp_path, monkeypatch, minilm):
+    """A corpus no rule can vary is a finding, not a failure: the history says it stored nothing, in one note."""
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(tmp_path / "history.sqlite"))
+    (tmp_path / "c.csv").write_text("text\nbanana bread\napple pie\n")
+    (tmp_path / "q.csv").write_text("text\nbanana\n")
+    code, out, err = cli("retrieval", "--corpus", str(tmp_path / "c.csv"), "--queries", str(tmp_path / "q.csv"), "--models", MINILM_L6, "--quiet")
+    assert code == 0, err
+    assert "warning" not in err and "lack columns" not in err
+    assert "not stored in the history: no variant was made" in err
+    assert "1 query's top passage gave no rule a handle" in out
