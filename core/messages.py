@@ -63,6 +63,16 @@ def typed_first_line(exc: BaseException, limit: int | None = 300) -> str:
     return f"{type(exc).__name__}: {first_line(exc, limit, '')}"
 
 
+# C0 and C1 controls but tab, newline and carriage return (the progress line's): an escape sequence in a stored
+# name, a file's text or a server's answer would otherwise recolour, move or clear the user's terminal.
+_TERMINAL_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character a terminal would act on shown as its escape (``\\x1b``), tab and line breaks kept."""
+    return _TERMINAL_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def register_secret(value: str | None) -> None:
     """Remember a secret this process holds (a key read from the environment): :func:`redact` removes it from then on."""
     text = (value or "").strip()

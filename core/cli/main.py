@@ -22,7 +22,7 @@ from contextlib import suppress
 from core.cli import about
 from core.cli.common import EXIT_BROKEN_PIPE, EXIT_NO_MODEL, EXIT_USAGE, CliError, check_device
 from core.cli.endpoints import EndpointArgError, configure_endpoints
-from core.messages import redact, typed_first_line
+from core.messages import redact, terminal_safe, typed_first_line
 
 # The exit codes ``main`` returns stay importable from the entry point's module.
 __all__ = ["COMMAND_MODULES", "EXIT_BROKEN_PIPE", "EXIT_NO_MODEL", "EXIT_USAGE", "build_parser", "main"]
@@ -88,7 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 class RedactingStream:
-    """A text stream whose every write passes :func:`core.messages.redact` first (a server may echo a key anywhere).
+    """A text stream whose every write passes :func:`core.messages.redact` first (a server may echo a key anywhere),
+    then :func:`core.messages.terminal_safe` (a run name or a file's text may hold escape sequences).
 
     Each ``print`` is one write, so a secret is never split across two; every
     other attribute is the wrapped stream's.
@@ -98,7 +99,7 @@ class RedactingStream:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        self._stream.write(redact(text) if text else text)
+        self._stream.write(terminal_safe(redact(text)) if text else text)
         return len(text)
 
     def writelines(self, lines) -> None:

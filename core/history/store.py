@@ -47,7 +47,7 @@ from typing import Any
 import pandas as pd
 
 from core import constants
-from core.messages import first_line, redact
+from core.messages import first_line, redact, terminal_safe
 from core.models import registry
 from core.paths import cache_dir, same_file
 
@@ -591,6 +591,8 @@ def name_run(
     text = (name or "").strip()
     if len(text) > NAME_MAX_CHARS or "\n" in text or "\r" in text:
         raise ValueError(f"a run name is one line of at most {NAME_MAX_CHARS} characters, got {len(text)}")
+    if terminal_safe(text) != text:
+        raise ValueError("a run name holds no control characters (an escape sequence would act on a terminal that lists it)")
     with _connect(_resolve(path), timeout) as con:
         _existing(con, run_id)
         con.execute("UPDATE runs SET name = ? WHERE run_id = ?", [text or None, run_id])

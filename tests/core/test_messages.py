@@ -72,3 +72,10 @@ def test_tokens_url_credentials_and_masked_keys_are_removed_unregistered(text, g
 )
 def test_ordinary_text_is_left_alone(text):
     assert redact(text) == text
+
+
+def test_terminal_safe_spells_out_controls_and_keeps_line_breaks_and_text():
+    from core.messages import terminal_safe
+
+    assert terminal_safe("a\x1b[31mb\x07c\x9bd") == "a\\x1b[31mb\\x07c\\x9bd"
+    assert terminal_safe("line\tone\r\nline two é ✓") == "line\tone\r\nline two é ✓"

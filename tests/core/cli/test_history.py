@@ -359,3 +359,13 @@ def test_a_mitigated_triples_run_is_stored_as_triples_with_each_mitigations_scor
 
     page = run_report(1, str(history_file))
     assert "&quot;fixed&quot;" in page and "&quot;broken&quot;" in page and "&quot;ties&quot;" in page
+
+
+def test_list_never_sends_a_stored_escape_sequence_to_the_terminal(history_file, capsys):
+    """A suite file named with an escape sequence is listed with the sequence spelled out, never acted on."""
+    store.record_run(_frame(0.0), command="run", origin="cli", settings={"threshold": 0.7, "sources": [{"suite": "\x1b[2J\x1b[31mred"}]})
+    assert cli.main(["history", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\\x1b[31mred" in out
+    with pytest.raises(ValueError, match="no control characters"):
+        store.name_run(1, "\x1b[31mred", history_file)
