@@ -16,8 +16,10 @@ import streamlit as st
 from core import constants
 from core.files.errors import PairsFileError
 from core.files.triples import Triples
+from core.models.registry import resolve
 from core.paths import cache_dir
 from core.probes.tune.report import cost_headline, shortcut_means
+from core.probes.tune.train import untunable_reason
 from ui import history, state, uploads, widgets
 from ui import triples as upload_triples
 from ui.tune_charts import before_after_figure
@@ -154,6 +156,9 @@ def _tune() -> None:
             distill=float(distill),
             max_steps=int(max_steps) or None,
         )
+        reason = untunable_reason(resolve(model))
+        if reason:
+            raise ValueError(reason)
         loaded = load(model, dataclasses.replace(selection.options, backend="torch"))  # tuning trains the torch model itself
     except (ValueError, ModelUnavailable) as exc:
         st.error(str(exc))

@@ -133,7 +133,12 @@ def _triples(path: str, suite: str):
 
 def _model(name: str, allow_remote_code: bool):
     from core.models.loading import ModelUnavailable, load_model
+    from core.models.registry import resolve
+    from core.probes.tune.train import untunable_reason
 
+    reason = untunable_reason(resolve(name))
+    if reason:
+        raise _NoModel(reason)
     try:
         loaded = load_model(name, allow_remote_code=allow_remote_code, backend="torch")
     except ModelUnavailable as exc:

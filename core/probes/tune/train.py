@@ -31,6 +31,7 @@ from typing import Any
 import pandas as pd
 
 from core import constants
+from core.models.registry import BACKEND_TORCH, ModelMeta, short_name
 from core.models.runs import ProgressFn
 
 
@@ -85,6 +86,20 @@ class TuneConfig:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def untunable_reason(meta: ModelMeta) -> str | None:
+    """Why a model cannot be tuned here, or None: tune trains torch weights, and no backend choice gives a model without them any.
+
+    Args:
+        meta: the model's registry record (:func:`core.models.registry.resolve`).
+    """
+    if meta.backend == BACKEND_TORCH:
+        return None
+    return (
+        f"{short_name(meta.name)} runs only on {meta.backend} here, with no torch weights, and tune trains torch weights: "
+        "tune MiniLM-L6 or mpnet-base, or a Hugging Face id or sentence-transformers folder with torch weights"
+    )
 
 
 def trainable_copy(model: Any) -> Any:

@@ -155,3 +155,11 @@ def test_an_unwritable_out_is_refused_before_any_model_loads(tmp_path, capsys, m
     assert code == 2 and len(err) == 1 and err[0].startswith("error: --out"), err
     said = {"name too long": "name too long", "a file": "is a file, not a folder", "model is a file": "model is a file"}[case]
     assert said in err[0]
+
+
+@pytest.mark.parametrize("model", ["paraphrase-MiniLM-L3-v2", "all-MiniLM-L6-v2-int8", "multilingual-e5-small-q4"])
+def test_a_model_without_torch_weights_is_refused_saying_tune_needs_them(tmp_path, capsys, model):
+    """No backend flag can make an ONNX-only or 4-bit model trainable: the message names what tune needs, never '--backend'."""
+    assert cli.main(["tune", "--models", model, "--out", str(tmp_path / "t")]) == cli.EXIT_NO_MODEL
+    err = capsys.readouterr().err
+    assert "tune trains torch weights" in err and "--backend" not in err and "MiniLM-L6" in err
