@@ -18,7 +18,7 @@ from core.files.errors import PairsFileError
 from core.files.triples import Triples
 from core.models.registry import resolve
 from core.paths import cache_dir
-from core.probes.tune.report import cost_headline, shortcut_means
+from core.probes.tune.report import cost_headline, natural_sets, shortcut_means
 from core.probes.tune.train import untunable_reason
 from ui import history, state, uploads, widgets
 from ui import triples as upload_triples
@@ -224,7 +224,8 @@ else:
     _table(tables["win_rates"], "tune-win-rates")
     st.header("General cost on natural data it never trained on")
     st.caption(
-        f"{(doc.get('natural_data') or {}).get('source', '')} Each anchor is the query: **opposite win rate** (lower is better) "
+        " ".join(f"**{i.get('name', '')}**: {i.get('source', '')}" for i in natural_sets(doc))
+        + " Each anchor is the query: **opposite win rate** (lower is better) "
         "and **recall@1** among every positive and negative of the file (higher is better), before and after, with 95% bootstrap "
         "intervals; "
         "**fixed** / **broken**: triples or anchors that failed before and not after, and the other way; **at ceiling**: every setting "

@@ -48,6 +48,36 @@ NATURAL_SOURCE = (
     "each with the definition of a similar adjective (positive) and of its antonym (negative); lexical "
     "definitions, not sentence-level NLI; antonym pairs told apart by a negation cue left out; data/natural/README.md."
 )
+NATURAL_SENTENCES_FILE = DATA_DIR / "samples" / "nli-triples.csv"
+"""Sentence-level contradictions (hand-made in SNLI's style; data/samples/README.md) for the general cost on sentences."""
+NATURAL_SENTENCES_NAME = "NLI sentence triples"
+NATURAL_SENTENCES_SOURCE = (
+    "24 hand-made premises in the style of SNLI's test set, each with an entailed and a contradicted hypothesis "
+    "(sentences, not definitions; a sample this small gives wide intervals); data/samples/README.md."
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class NaturalSet:
+    """One shipped set of natural triples the general cost is measured on.
+
+    Attributes:
+        name: the set's name in the tables.
+        path: its triples file.
+        source: where it comes from and what it is, in a sentence or two.
+    """
+
+    name: str
+    path: Path
+    source: str
+
+
+NATURAL_SETS = (
+    NaturalSet(NATURAL_NAME, NATURAL_FILE, NATURAL_SOURCE),
+    NaturalSet(NATURAL_SENTENCES_NAME, NATURAL_SENTENCES_FILE, NATURAL_SENTENCES_SOURCE),
+)
+"""Word-level glosses and sentence-level pairs: a tuned model can gain on one and lose on the other, so both are measured."""
+
 SHORTCUT_FILE = DATA_DIR / "shortcut" / "negation-shortcut.csv"
 """Our hand-written same-meaning and opposite-meaning negation pairs (data/shortcut/README.md)."""
 SHORTCUT_COLUMNS = ["item", "meaning", C.COL_TEXT_A, C.COL_TEXT_B]

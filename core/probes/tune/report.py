@@ -493,31 +493,44 @@ def _setting_order(frame: pd.DataFrame) -> list[str]:
     return [s for s in C.TUNE_SETTINGS if s in present] + [s for s in present if s not in C.TUNE_SETTINGS]
 
 
+def natural_sets(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """What the general cost was measured on, one record per natural set (a report written with one set gave a mapping)."""
+    info = doc.get("natural_data") or []
+    return [dict(info)] if isinstance(info, Mapping) else [dict(i) for i in info]
+
+
+def _cost_parts(rows_of_set: pd.DataFrame, setting: str) -> list[str]:
+    parts = []
+    for measure, rows in rows_of_set.groupby("measure", sort=False):
+        by = {str(r[C.COL_SETTING]): r for r in rows.to_dict("records")}
+        if setting not in by or C.TUNE_SETTING_UNTOUCHED not in by:
+            continue
+        r = by[setting]
+        better = "lower" if BEST[str(measure)] == 0 else "higher"
+        note = "; at ceiling" if bool(r["at_ceiling"]) else ""
+        parts.append(
+            f"{measure} {_pct(by[C.TUNE_SETTING_UNTOUCHED]['value'])}% -> {_pct(r['value'])}% ({better} is better; "
+            f"difference {_pct(r['difference'])} points, 95% CI {_pct(r['difference_low'])} to {_pct(r['difference_high'])}; "
+            f"{_count(r['fixed'])} fixed, {_count(r['broken'])} broken{note})"
+        )
+    return parts
+
+
 def cost_headline(doc: Mapping[str, Any], *, setting: str = C.TUNE_SETTING_TUNED) -> list[str]:
-    """One paragraph: the general cost on natural data (tuned vs untouched) and the shortcut probe's headline pair."""
+    """One paragraph: the general cost on each natural set (tuned vs untouched) and the shortcut probe's headline pair."""
     natural = pd.DataFrame(doc.get("natural_cost") or [])
     shortcut = pd.DataFrame(doc.get("shortcut") or [])
-    parts = []
-    if not natural.empty:
-        info = doc.get("natural_data") or {}
-        for measure, rows in natural.groupby("measure", sort=False):
-            by = {str(r[C.COL_SETTING]): r for r in rows.to_dict("records")}
-            if setting not in by or C.TUNE_SETTING_UNTOUCHED not in by:
-                continue
-            r = by[setting]
-            better = "lower" if BEST[str(measure)] == 0 else "higher"
-            note = "; at ceiling" if bool(r["at_ceiling"]) else ""
-            parts.append(
-                f"{measure} {_pct(by[C.TUNE_SETTING_UNTOUCHED]['value'])}% -> {_pct(r['value'])}% ({better} is better; "
-                f"difference {_pct(r['difference'])} points, 95% CI {_pct(r['difference_low'])} to {_pct(r['difference_high'])}; "
-                f"{_count(r['fixed'])} fixed, {_count(r['broken'])} broken{note})"
-            )
-        n = int(natural[C.COL_N].iloc[0])
+    lines = []
+    for info in natural_sets(doc) or [{"reason": "no natural data"}]:
+        rows = natural[natural["data"] == info.get("name")] if not natural.empty else natural
+        if rows.empty:
+            lines.append(f"**General cost on {info.get('name', 'natural data')}**: not measured ({info.get('reason', 'no natural data')}).")
+            continue
+        parts = _cost_parts(rows, setting)
+        n = int(rows[C.COL_N].iloc[0])
         left_out = f"; {info['left_out']} row(s) sharing a text with the tuning data left out" if info.get("left_out") else ""
-        head = f"**General cost, on natural data it never trained on** ({natural['data'].iloc[0]}, {n} triples{left_out}): "
-        lines = [head + "; ".join(parts) + "." if parts else head + "no tuned setting to compare."]
-    else:
-        lines = [f"**General cost on natural data**: not measured ({(doc.get('natural_data') or {}).get('reason', 'no natural data')})."]
+        head = f"**General cost on {info['name']}, natural data it never trained on** ({n} triples{left_out}): "
+        lines.append(head + "; ".join(parts) + "." if parts else head + "no tuned setting to compare.")
     if not shortcut.empty and setting in set(shortcut[C.COL_SETTING]):
         first = shortcut[shortcut["meaning"] == MEANING_SAME].iloc[0]
         pair = shortcut[(shortcut[C.COL_TEXT_A] == first[C.COL_TEXT_A]) & (shortcut[C.COL_TEXT_B] == first[C.COL_TEXT_B])].set_index(
@@ -535,35 +548,46 @@ def cost_headline(doc: Mapping[str, Any], *, setting: str = C.TUNE_SETTING_TUNED
     return [" ".join(lines), ""]
 
 
-def _natural_lines(natural: pd.DataFrame, info: Mapping[str, Any]) -> list[str]:
+def _natural_lines(natural: pd.DataFrame, infos: list[dict[str, Any]]) -> list[str]:
     lines = ["## General cost on natural data it never trained on", ""]
-    if natural.empty:
-        return [*lines, f"Not measured: {info.get('reason', 'no natural data')}.", ""]
+    if not infos:
+        return [*lines, "Not measured: no natural data.", ""]
     lines += [
-        f"{natural['data'].iloc[0]}: {info.get('source', '')} Each anchor is the query; opposite win rate = share of triples "
-        "whose negative (the opposite meaning) outranks the positive (lower is better, ties are no win); recall@1 = share of anchors "
-        "whose top passage among every positive and negative of the file is their positive (higher is better). "
-        "95% intervals by bootstrap; fixed / broken = triples or anchors that succeed after and did not before, and the other way (a "
-        "triple succeeds when its positive is strictly first: a win turned tie is no fix)."
-        + (f" {info['left_out']} row(s) sharing a text with the tuning data were left out." if info.get("left_out") else ""),
+        "Each anchor is the query; opposite win rate = share of triples whose negative (the opposite meaning) outranks the "
+        "positive (lower is better, ties are no win); recall@1 = share of anchors whose top passage among every positive and "
+        "negative of the file is their positive (higher is better). 95% intervals by bootstrap; fixed / broken = triples or "
+        "anchors that succeed after and did not before, and the other way (a triple succeeds when its positive is strictly "
+        "first: a win turned tie is no fix).",
         "",
-        "| measure | setting | n | value % (95% CI) | difference, points (95% CI) | fixed | broken | note |",
-        "|---" * 8 + "|",
     ]
-    for measure, rows in natural.groupby("measure", sort=False):
-        note = _ceiling_note(rows, ".0%")
-        for r in rows.to_dict("records"):
-            diff = (
-                "—"
-                if r[C.COL_SETTING] == C.TUNE_SETTING_UNTOUCHED
-                else f"{_pct(r['difference'])} ({_pct(r['difference_low'])} to {_pct(r['difference_high'])})"
-            )
-            fixed, broken = _count(r["fixed"]), _count(r["broken"])
-            lines.append(
-                f"| {measure} | {r[C.COL_SETTING]} | {r[C.COL_N]} | {_interval(r['value'], r[C.COL_CI_LOW], r[C.COL_CI_HIGH])} | {diff} | "
-                f"{fixed} | {broken} | {note} |"
-            )
-    return [*lines, ""]
+    for info in infos:
+        rows_of_set = natural[natural["data"] == info.get("name")] if not natural.empty else natural
+        lines += [f"### {info.get('name', 'natural data')}", ""]
+        if rows_of_set.empty:
+            lines += [f"Not measured: {info.get('reason', 'no natural data')}.", ""]
+            continue
+        left_out = f" {info['left_out']} row(s) sharing a text with the tuning data were left out." if info.get("left_out") else ""
+        lines += [
+            f"{info.get('source', '')}{left_out}",
+            "",
+            "| measure | setting | n | value % (95% CI) | difference, points (95% CI) | fixed | broken | note |",
+            "|---" * 8 + "|",
+        ]
+        for measure, rows in rows_of_set.groupby("measure", sort=False):
+            note = _ceiling_note(rows, ".0%")
+            for r in rows.to_dict("records"):
+                diff = (
+                    "—"
+                    if r[C.COL_SETTING] == C.TUNE_SETTING_UNTOUCHED
+                    else f"{_pct(r['difference'])} ({_pct(r['difference_low'])} to {_pct(r['difference_high'])})"
+                )
+                fixed, broken = _count(r["fixed"]), _count(r["broken"])
+                lines.append(
+                    f"| {measure} | {r[C.COL_SETTING]} | {r[C.COL_N]} | {_interval(r['value'], r[C.COL_CI_LOW], r[C.COL_CI_HIGH])} | "
+                    f"{diff} | {fixed} | {broken} | {note} |"
+                )
+        lines.append("")
+    return lines
 
 
 def _shortcut_lines(shortcut: pd.DataFrame) -> list[str]:
@@ -617,7 +641,7 @@ def to_markdown(doc: Mapping[str, Any]) -> str:
     if doc.get("warnings"):
         lines += ["## Warnings", "", *(f"- {w}" for w in doc["warnings"]), ""]
     lines += ["## Win rate by mode (%), held-out half first", "", *_wide(modes, C.COL_MODE)]
-    lines += _natural_lines(natural, doc.get("natural_data") or {})
+    lines += _natural_lines(natural, natural_sets(doc))
     lines += _shortcut_lines(shortcut)
     lines += ["## Hand-written vs rule-made variants (%)", "", *_wide(sources, C.COL_VARIANT_SOURCE)]
     if not tests.empty:

@@ -74,25 +74,32 @@ def baseline_labelled() -> pd.DataFrame:
 
 def _natural_cost(
     encoders: Mapping[str, report.EncodeFn], natural: Triples | None, variants: pd.DataFrame, suite: RetrievalSuite, seed: int
-) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """:func:`report.natural_cost` on the natural triples minus every row that shares a text with the suite, and what was measured."""
-    shipped = natural is None
-    triples = data.natural_triples() if natural is None else natural
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """:func:`report.natural_cost` on each natural set (the shipped ones, or the given triples) minus every row that shares
+    a text with the suite, and what was measured on each."""
     seen = [*variants[C.COL_ANCHOR], *variants[C.COL_PARAPHRASE], *variants[C.ROLE_VARIANT]]
     if suite.queries is not None and not suite.queries.empty:
         seen += list(suite.queries[C.COL_TEXT])
-    kept, left_out = data.unseen_triples(triples, seen)
-    name = data.NATURAL_NAME if shipped else triples.name
-    info: dict[str, Any] = {
-        "name": name,
-        "rows": int(triples.frame[C.COL_SOURCE_ROW].nunique()),
-        "left_out": left_out,
-        "source": data.NATURAL_SOURCE if shipped else f"{triples.name} (given).",
-    }
-    if kept is None:
-        info["reason"] = f"every row of {name} shares a text with the tuning data"
-        return pd.DataFrame(columns=report.NATURAL_COLUMNS), info
-    return report.natural_cost(encoders, kept, name, seed=seed), info
+    if natural is None:
+        sets = [(s.name, s.source, data.natural_triples(s.path)) for s in data.NATURAL_SETS]
+    else:
+        sets = [(natural.name, f"{natural.name} (given).", natural)]
+    tables, infos = [], []
+    for name, source, triples in sets:
+        kept, left_out = data.unseen_triples(triples, seen)
+        info: dict[str, Any] = {
+            "name": name,
+            "rows": int(triples.frame[C.COL_SOURCE_ROW].nunique()),
+            "left_out": left_out,
+            "source": source,
+        }
+        if kept is None:
+            info["reason"] = f"every row of {name} shares a text with the tuning data"
+        else:
+            tables.append(report.natural_cost(encoders, kept, name, seed=seed))
+        infos.append(info)
+    table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame(columns=report.NATURAL_COLUMNS)
+    return table, infos
 
 
 def _phase(progress: ProgressFn | None, start: float, width: float) -> ProgressFn | None:
@@ -121,8 +128,8 @@ def run_tune(
         suite: the retrieval suite (or a user's pairs file read as one).
         config: training settings (its seed also seeds the split).
         labelled: extra cost data: name -> ``text_a, text_b, same``; the baseline suite is always measured.
-        natural: natural triples for the general cost; None for the shipped WordNet antonym glosses
-            (:data:`data.NATURAL_FILE`).  Rows sharing a text with the suite are left out.
+        natural: natural triples for the general cost; None for the shipped sets (:data:`data.NATURAL_SETS`: WordNet
+            antonym glosses and NLI sentence triples).  Rows sharing a text with the suite are left out.
         control: also train the no-hard-negative control.
         progress: (fraction, message) callback.
         should_stop: polled during training; True cancels (:class:`train.TuneCancelled`).

@@ -300,7 +300,7 @@ def _markdown(*, costs: pd.DataFrame | None = None, natural: pd.DataFrame | None
         "config": {"seed": 0, "average": 0.5, "distill": 0},
         "groups": {C.SPLIT_TRAIN: 1, C.SPLIT_HELD_OUT: 1},
         "training": {"rows": 1, "steps": 1, "seconds": 1.0},
-        "natural_data": {"source": "test data.", "left_out": 0},
+        "natural_data": [{"name": "nli", "source": "test data.", "left_out": 0}],
         "win_rates": [],
         "by_source": [],
         "paired_tests": [],

@@ -190,7 +190,12 @@ def test_report_leads_with_the_general_cost_and_prints_the_shortcut_probe(tuned,
     result, written = tuned
     natural = result.tables["natural_cost"]
     assert set(natural[C.COL_SETTING]) == {C.TUNE_SETTING_UNTOUCHED, C.TUNE_SETTING_TUNED, C.TUNE_SETTING_CONTROL}
-    assert set(natural["measure"]) == {report.MEASURE_WIN_RATE, report.MEASURE_RECALL_AT_1} and set(natural[C.COL_N]) == {515}
+    assert set(natural["measure"]) == {report.MEASURE_WIN_RATE, report.MEASURE_RECALL_AT_1}
+    # Word-level glosses and sentence-level NLI triples: a tuned model can gain on one and lose on the other.
+    assert natural.groupby("data")[C.COL_N].agg(set).to_dict() == {
+        data.NATURAL_NAME: {515},
+        data.NATURAL_SENTENCES_NAME: {24, 23},
+    }  # 24 triples, 23 distinct anchors
     # The untouched win rate on the shipped WordNet gloss triples, by hand with the model's own encode.
     triples = data.natural_triples().frame
     model = _tiny(tiny_folder)
@@ -198,19 +203,23 @@ def test_report_leads_with_the_general_cost_and_prints_the_shortcut_probe(tuned,
     for column in (C.COL_POSITIVE, C.COL_NEGATIVE):
         ea = model.encode(list(triples[C.COL_ANCHOR]), normalize_embeddings=True)
         cos[column] = (ea * model.encode(list(triples[column]), normalize_embeddings=True)).sum(axis=1)
-    got = natural.set_index(["measure", C.COL_SETTING]).loc[(report.MEASURE_WIN_RATE, C.TUNE_SETTING_UNTOUCHED), "value"]
+    got = natural.set_index(["data", "measure", C.COL_SETTING]).loc[
+        (data.NATURAL_NAME, report.MEASURE_WIN_RATE, C.TUNE_SETTING_UNTOUCHED), "value"
+    ]
     assert got == pytest.approx((cos[C.COL_NEGATIVE] > cos[C.COL_POSITIVE]).mean())
     shortcut = result.tables["shortcut"]
     assert len(shortcut) == 32 * 3 and "The door was not closed." in set(shortcut[C.COL_TEXT_B])
     assert {"best", "at_ceiling"} <= set(result.tables["costs"].columns)
     md = written["report.md"].read_text()
     head = md[: md.index("## Win rate by mode")]
-    assert "**General cost, on natural data it never trained on** (WordNet antonym glosses, 515 triples)" in head
+    assert "**General cost on WordNet antonym glosses, natural data it never trained on** (515 triples)" in head
+    assert "**General cost on NLI sentence triples, natural data it never trained on** (24 triples)" in head
+    assert md.index("### WordNet antonym glosses") < md.index("### NLI sentence triples") < md.index("## Hand-written vs rule-made")
     assert '"The door was open." / "The door was not closed."' in head
     assert md.index("## General cost on natural data") < md.index("## Hand-written vs rule-made")
     assert "## Shortcut probe" in md and "| door | same | The door was open. | The door was not closed. |" in md
     doc = json.loads(written["report.json"].read_text())
-    assert doc["natural_data"]["left_out"] == 0 and len(doc["natural_cost"]) == 6 and len(doc["shortcut"]) == 96
+    assert [d["left_out"] for d in doc["natural_data"]] == [0, 0] and len(doc["natural_cost"]) == 12 and len(doc["shortcut"]) == 96
 
 
 def test_natural_rows_the_tuning_saw_are_left_out(tiny_folder, suite):
@@ -223,7 +232,7 @@ def test_natural_rows_the_tuning_saw_are_left_out(tiny_folder, suite):
     )
     config = train.TuneConfig(batch_size=4, max_steps=1)
     result = run.run_tune(_tiny(tiny_folder), "tiny", suite.head(4), config, natural=natural, control=False)
-    assert result.doc["natural_data"]["left_out"] == 1 and set(result.tables["natural_cost"][C.COL_N]) == {1}
+    assert [d["left_out"] for d in result.doc["natural_data"]] == [1] and set(result.tables["natural_cost"][C.COL_N]) == {1}
     assert "1 row(s) sharing a text with the tuning data left out" in result.markdown
 
 
