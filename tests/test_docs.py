@@ -148,3 +148,11 @@ def test_a_page_missing_from_the_nav_goes_under_more(tmp_path):
     assert hook.on_config(config).nav == [{"Home": "index.md"}, {"More": hook.unlisted_pages(tmp_path, nav)}]
     config.nav = [{"Home": "index.md"}, {"Guides": ["tune.md", {"Extra": "reference/extra.md"}]}]
     assert hook.on_config(config).nav == [{"Home": "index.md"}, {"Guides": ["tune.md", {"Extra": "reference/extra.md"}]}]
+
+
+def test_the_command_reference_is_the_parser_s_own():
+    """docs/cli.md is generated from the argument parser: a command or option added without regenerating it fails here."""
+    from core.cli.reference import reference
+
+    written = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert written == reference(), "docs/cli.md is stale: run `python -m core.cli.reference > docs/cli.md`"
