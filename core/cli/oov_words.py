@@ -190,7 +190,7 @@ def register(subparsers) -> None:
         "--model",
         nargs="+",
         metavar="M",
-        help="pieces count under the first; words are out of every one's vocabulary (default: installed bundled models)",
+        help="pieces count under the first; words are out of every one's vocabulary (default: the installed bundled models but the approximate 4-bit e5)",
     )
     p.add_argument("--entities", nargs="+", metavar="E", help="with --run: only these OOV-suite entities")
     p.add_argument(

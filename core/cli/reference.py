@@ -28,7 +28,8 @@ characters as escapes.
 
 `--models` takes registry names, short names (`MiniLM-L6`), Hugging Face ids or folders; the
 default is the list `core/models/defaults.py` gives (`$COSINE_PROBE_DEFAULT_MODELS`, else the
-installed bundled models), the same list the app's sidebar starts from.
+installed bundled models but the approximate 4-bit e5, which is scored when named), the same list the
+app's sidebar starts from.
 
 This page is generated from the argument parser (`python -m core.cli.reference > docs/cli.md`),
 so it lists every command and every option as `--help` does. What each command measures and how

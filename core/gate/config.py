@@ -2,7 +2,7 @@
 
 Schema (``docs/check-example.toml`` is a commented example)::
 
-    models = ["MiniLM-L6", "mpnet-base"]     # optional; default: every installed bundled model
+    models = ["MiniLM-L6", "mpnet-base"]     # optional; default: the installed bundled models but the approximate 4-bit e5
     suites = ["failure-modes"]               # shipped pair suites (default: failure-modes when no files)
     files = ["pairs/regressions.csv"]        # pairs files, relative to the config file
     threshold = 0.85                         # the global retrieval threshold, in [-1, 1]
@@ -166,7 +166,7 @@ class CheckConfig:
 
     Attributes:
         path: the config file (files are relative to its folder).
-        models: model names; empty means every installed bundled model.
+        models: model names; empty means the installed bundled models but the approximate 4-bit e5.
         suites: shipped pair suites to run.
         files: pairs files to run, absolute.
         threshold: the global retrieval threshold.
