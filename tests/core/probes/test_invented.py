@@ -152,9 +152,19 @@ def test_exhausted_attempts_say_what_was_found(tok):
         generate_words(tok, 3, pieces=9, length=(5, 9), max_attempts=300)
 
 
-def test_validate_request_is_cheap_and_accepts_good_requests():
-    validate_request(5, kind=constants.WORD_RANDOM, pieces=4, length=(5, 10))
-    validate_request(1)
+@pytest.mark.parametrize(
+    ("good", "bad", "message"),
+    [
+        ({"pieces": 4, "length": (5, 10)}, {"pieces": 11, "length": (5, 10)}, "pieces"),
+        ({"length": (5, 10)}, {"length": (10, 5)}, "min <= max"),
+        ({}, {"kind": "gibberish"}, "kind must be one of"),
+    ],
+)
+def test_validate_request_accepts_a_good_request_and_refuses_its_one_bad_neighbour(good, bad, message):
+    """No tokenizer is needed (that is what makes it cheap), and one changed setting is enough to be refused."""
+    assert validate_request(5, **{"kind": constants.WORD_RANDOM, **good}) is None
+    with pytest.raises(ValueError, match=message):
+        validate_request(5, **{"kind": constants.WORD_RANDOM, **good, **bad})
 
 
 # ------------------------------------------------------------ replacement pairs
