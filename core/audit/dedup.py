@@ -48,6 +48,7 @@ from core.files.json_records import parse_json_records, row_listing
 from core.files.reader import _check_size, _sniff
 from core.files.texts import TEXT_COLUMNS, read_file_bytes
 from core.messages import first_line
+from core.words import word_changes
 
 ID_COLUMNS = ("id", "_id", "doc_id")
 CLUSTER_COLUMNS = ("cluster_id", "cluster", "group", "group_id", "__cluster__")
@@ -526,3 +527,48 @@ def dedup_findings(guard: DedupGuard) -> list[str]:
         else "Every removal is a near-duplicate of the passage the run keeps: keep.csv keeps what the run keeps."
     )
     return lines
+
+
+def marked_pair(text_kept: str, text_removed: str, open_mark: str = "[", close_mark: str = "]") -> tuple[str, str]:
+    """Both passages with each run of differing words (:func:`core.words.word_changes`) between the marks, for plain text."""
+    out = []
+    for tokens in word_changes(text_kept, text_removed):
+        parts: list[str] = []
+        run: list[str] = []
+        for token, changed in [*tokens, ("", False)]:
+            if changed:
+                run.append(token)
+                continue
+            if run:
+                parts.append(f"{open_mark}{''.join(run)}{close_mark}")
+                run = []
+            parts.append(token)
+        out.append("".join(parts))
+    return out[0], out[1]
+
+
+def removal_cosines(removals: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """The audit's cosine of each removal's (kept, removed) pair, per model, where the audit found the pair close.
+
+    Args:
+        removals: rows of ``REMOVAL_COLUMNS``.
+        pairs: the audit's close pairs (``core.audit.run.PAIR_COLUMNS``: model, text_a, text_b, cosine).
+
+    Returns:
+        Tidy rows of cluster_id, removed_id, model, cosine; a removal below the audit's floor (or of a text the
+        audit read as the same passage) has no row.
+    """
+    columns = [COL_CLUSTER, COL_REMOVED_ID, "model", "cosine"]
+    if removals.empty or pairs.empty:
+        return pd.DataFrame(columns=columns)
+    both_ways = pd.concat(
+        [
+            pairs[["model", "text_a", "text_b", "cosine"]],
+            pairs[["model", "text_b", "text_a", "cosine"]].set_axis(["model", "text_a", "text_b", "cosine"], axis=1),
+        ],
+        ignore_index=True,
+    )
+    joined = removals[[COL_CLUSTER, COL_REMOVED_ID, COL_KEPT_TEXT, COL_REMOVED_TEXT]].merge(
+        both_ways, left_on=[COL_KEPT_TEXT, COL_REMOVED_TEXT], right_on=["text_a", "text_b"]
+    )
+    return joined[columns].drop_duplicates().reset_index(drop=True)
