@@ -235,6 +235,11 @@ def parse_id_corpus(data: bytes, name: str, *, max_rows: int, max_mb: float) -> 
     Raises:
         PairsFileError: unreadable, no id or text column, blank or repeated ids, too many rows.
     """
+    if Path(name).suffix.lower() == ".txt":
+        raise PairsFileError(
+            f"corpus file {name} is plain text, one passage per line, without ids; the dedup guard needs a CSV, TSV, Parquet "
+            "or JSON file with an id and a text column"
+        )
     frame = _table(data, name, "corpus", max_mb)
     id_column = _find(list(frame.columns), ID_COLUMNS)
     text_column = _find([c for c in frame.columns if c != id_column], TEXT_COLUMNS["corpus"])

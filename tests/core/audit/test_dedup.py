@@ -75,6 +75,7 @@ def test_a_corpus_with_ids_in_every_format():
         (b"id,text\n1,foo\n1,bar\n", "c.csv", "id '1' is on more than one row"),
         (b"id,text\n1,foo\n,bar\n", "c.csv", "row 2 of column 'id' hold no id"),
         (b"", "c.csv", "is empty"),
+        (b"one passage\nanother\n", "c.txt", "is plain text, one passage per line, without ids"),
         (b"PAR1\x00\x01garbage", "c.parquet", "cannot be read as Parquet"),
         (b'[{"id": 1', "c.json", "corpus file c.json"),
     ],
