@@ -76,7 +76,6 @@ PASSAGE_COLUMNS = [COL_CLUSTER, COL_ID, COL_TEXT, COL_GROUP, COL_RUN_KEEPS, COL_
 SUMMARY_COLUMNS = [COL_KIND, COL_MODE, "removals", "clusters", "share_of_removals"]
 KEEP_FILE = "keep.csv"
 DEDUP_TYPES = ("csv", "tsv", "parquet", "json", "jsonl")
-CORPUS_TYPES = ("csv", "tsv", "parquet", "json", "jsonl")
 WORST = 5
 _EXAMPLE = "id,cluster_id (or id,duplicate_of)"
 
