@@ -52,7 +52,8 @@ def _guard(corpus: tuple[str, bytes], upload: uploads.Upload) -> None:
         id_corpus = dedup.parse_id_corpus(data, name, max_rows=constants.MAX_UPLOAD_ROWS, max_mb=constants.MAX_UPLOAD_MB)
         decisions = _example_for(id_corpus, upload.data) if ss.get(f"{PREFIX}_example") and upload.name == EXAMPLE.name else upload.data
         run = dedup.parse_dedup(decisions, upload.name, id_corpus.ids, max_rows=constants.MAX_UPLOAD_ROWS, max_mb=constants.MAX_UPLOAD_MB)
-        guard = dedup.guard_dedup(id_corpus, run)
+        with st.spinner(f"Splitting {len(run.clusters):,} clusters by meaning"):
+            guard = dedup.guard_dedup(id_corpus, run)
     except (PairsFileError, ValueError) as exc:
         ss[_ERROR] = str(exc)
         return

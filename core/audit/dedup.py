@@ -15,9 +15,10 @@ corpus order, joins the first group whose leader it is a near-duplicate of
 (:func:`core.audit.kinds.pair_kind`), else leads a group of its own.  Any kind
 other than near-duplicate is a different meaning.  Leaders are what the guard
 keeps (``keep.csv``): one passage per distinct meaning.  Comparing with
-leaders only costs one :func:`~core.audit.kinds.pair_kind` per passage and
-group, and it never chains: a passage joins a group only through the
-passage that group keeps.
+leaders only never chains (a passage joins a group only through the passage
+that group keeps), and a leader sharing under half of a passage's word stems
+is not asked at all, so a cluster of many meanings costs about one
+classification per passage.
 
 Which passage a ``cluster_id`` run keeps is not in its file; as ``keep
 first`` deduplication does (pandas' ``drop_duplicates``, Lilac's and NeMo
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -77,6 +79,11 @@ SUMMARY_COLUMNS = [COL_KIND, COL_MODE, "removals", "clusters", "share_of_removal
 KEEP_FILE = "keep.csv"
 DEDUP_TYPES = ("csv", "tsv", "parquet", "json", "jsonl")
 WORST = 5
+# The candidate filter before a passage is classified against a group's leader: share of word stems in common.
+MIN_SHARED_STEMS = 0.5
+_STEM = 4
+_ARTICLES = frozenset({"a", "an", "the"})
+_WORD_RE = re.compile(r"\w+")
 _EXAMPLE = "id,cluster_id (or id,duplicate_of)"
 
 ProgressFn = Callable[[float, str], None]
@@ -409,11 +416,27 @@ def read_dedup(path: str | Path, corpus_ids: Sequence[str], *, max_rows: int, ma
 # --------------------------------------------------------------------------- the guard
 
 
+def _stems(text: str) -> frozenset[str]:
+    """The text's word stems as the candidate filter compares them: lowercase words cut to 4 letters, articles dropped."""
+    return frozenset(w[:_STEM] for w in _WORD_RE.findall(text.casefold()) if w not in _ARTICLES)
+
+
+def _may_be_near_duplicates(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two passages share enough stems to be worth classifying (a near-duplicate shares nearly all of them)."""
+    if not a or not b:
+        return a == b
+    return len(a & b) >= MIN_SHARED_STEMS * len(a | b)
+
+
 def _groups(texts: list[str]) -> tuple[list[int], list[kinds.PairKind | None]]:
     """Each passage's meaning group (0: the first passage's) and its kind against the first passage (None for it).
 
-    A passage joins the first group whose leader it is a near-duplicate of, else leads a new one.
+    A passage joins the first group whose leader it is a near-duplicate of, else leads a new one.  Every passage is
+    classified against the first (what the run deletes); against the other leaders only where they share at least
+    :data:`MIN_SHARED_STEMS` of their stems, so a cluster of many meanings costs one set comparison per leader, not
+    one classification.  A pair the filter skips stays apart: the filter can keep a copy, never delete a meaning.
     """
+    stems = [_stems(t) for t in texts]
     leaders: list[int] = [0]
     group = [0]
     against_kept: list[kinds.PairKind | None] = [None]
@@ -424,7 +447,13 @@ def _groups(texts: list[str]) -> tuple[list[int], list[kinds.PairKind | None]]:
             group.append(0)
             continue
         joined = next(
-            (g for g, lead in enumerate(leaders) if g > 0 and kinds.pair_kind(texts[lead], texts[n]).kind == kinds.KIND_DUPLICATE),
+            (
+                g
+                for g, lead in enumerate(leaders)
+                if g > 0
+                and _may_be_near_duplicates(stems[lead], stems[n])
+                and kinds.pair_kind(texts[lead], texts[n]).kind == kinds.KIND_DUPLICATE
+            ),
             None,
         )
         if joined is None:

@@ -205,11 +205,13 @@ def _dedup_inputs(args, out: Path | None):
     return corpus, run, keep
 
 
-def _dedup_report(corpus, run, pairs: pd.DataFrame, keep: Path) -> tuple[dict[str, Any], list[str]]:
+def _dedup_report(corpus, run, pairs: pd.DataFrame, keep: Path, quiet: bool) -> tuple[dict[str, Any], list[str]]:
     """Guard the run and write keep.csv: its JSON, and its printed lines (table, findings, worst clusters side by side)."""
     from core.audit import dedup
 
-    guard = dedup.guard_dedup(corpus, run)
+    guard = dedup.guard_dedup(corpus, run, progress=None if quiet else print_progress)
+    if not quiet:
+        print(file=sys.stderr)
     findings = dedup.dedup_findings(guard)
     cosines = dedup.removal_cosines(guard.removals, pairs)
     worst = guard.worst()
@@ -357,7 +359,7 @@ def cmd_audit(args) -> int:
     dedup_lines: list[str] = []
     if guarded is not None:
         id_corpus, dedup_run, keep_file = guarded
-        doc["dedup"], dedup_lines = _dedup_report(id_corpus, dedup_run, result.pairs, keep_file)
+        doc["dedup"], dedup_lines = _dedup_report(id_corpus, dedup_run, result.pairs, keep_file, args.quiet)
         findings = [*findings, *doc["dedup"]["findings"]]
     doc["findings"] = findings
     name = Path(args.beir or args.corpus).name if args.planted is None else f"planted-{args.planted}"

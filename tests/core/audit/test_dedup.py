@@ -193,6 +193,22 @@ def test_any_kind_but_near_duplicate_is_another_meaning(monkeypatch):
     assert guard.summary[dedup.COL_KIND].tolist() == ["several differences"]
 
 
+def test_a_cluster_of_many_meanings_costs_about_one_classification_per_passage(monkeypatch):
+    # 400 distinct WordNet definitions in one cluster (a union-find over LSH hits can chain that far): each is classified
+    # against the kept one, and against another group's leader only when they share half their word stems.
+    glosses = pd.read_csv(WORDNET, dtype=str).head(400)
+    corpus = dedup.IdCorpus(list(glosses.id), list(glosses.text))
+    run = dedup.DedupRun(dedup.SHAPE_CLUSTER, {"all": list(glosses.id)})
+    calls = []
+    real = kinds.pair_kind
+    monkeypatch.setattr(kinds, "pair_kind", lambda a, b: calls.append((a, b)) or real(a, b))
+    guard = dedup.guard_dedup(corpus, run)
+    assert len(calls) < 2 * len(glosses)  # all against all leaders would be about 80,000
+    # One group per distinct definition: nothing that differs merged, nothing that reads the same left apart.
+    groups = guard.passages[dedup.COL_GROUP]
+    assert groups.nunique() == len(set(_plain(t) for t in glosses.text))
+
+
 def test_the_guard_refuses_a_run_of_another_corpus():
     with pytest.raises(ValueError, match="names id 'zz'"):
         dedup.guard_dedup(_corpus(), dedup.DedupRun(dedup.SHAPE_CLUSTER, {"A": ["d1", "zz"]}))
