@@ -191,8 +191,6 @@ def _dedup_inputs(args, out: Path | None):
     from core.audit.dedup import KEEP_FILE, read_dedup, read_id_corpus
     from core.files.errors import PairsFileError
 
-    if args.corpus is None:
-        raise CliError("--dedup goes with --corpus FILE (a corpus with an id column)")
     keep = (out or Path.cwd()) / KEEP_FILE
     if out is None and keep.exists():
         raise CliError(f"{keep} exists; give --out DIR for keep.csv rather than replace it")
@@ -261,6 +259,8 @@ def cmd_audit(args) -> int:
     from core.history.sources import audit_pairs, suite_source
     from core.scoring.ray_engine import RayUnavailable
 
+    if args.dedup is not None and args.corpus is None:
+        raise CliError("--dedup goes with --corpus FILE (a corpus with an id column)")
     if args.store is not None:
         return cmd_audit_store(args)
     check_store_flags(args)

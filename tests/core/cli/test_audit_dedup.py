@@ -99,8 +99,9 @@ def test_bad_dedup_inputs_are_one_line(cli, files, tmp_path, make, message):
 
 def test_dedup_needs_a_corpus_and_never_replaces_a_keep_csv(cli, files, tmp_path, monkeypatch):
     corpus, decisions = files
-    code, _, stderr = cli("audit", "--planted", "dev", "--dedup", str(decisions), "--quiet")
-    assert code == 2 and "--dedup goes with --corpus FILE" in stderr
+    for source in (("--planted", "dev"), ("--store", "lancedb://nowhere/table")):
+        code, _, stderr = cli("audit", *source, "--dedup", str(decisions), "--quiet")
+        assert code == 2 and "--dedup goes with --corpus FILE" in stderr, stderr
     monkeypatch.chdir(tmp_path)
     (tmp_path / "keep.csv").write_text("mine\n", encoding="utf-8")
     code, _, stderr = cli("audit", "--corpus", str(corpus), "--dedup", str(decisions), "--quiet")
