@@ -35,6 +35,8 @@ from core.cli.store_source import STORE_EXAMPLES, add_store_options, check_store
 from core.models import registry
 
 EXPORT_DROP = ("index_a", "index_b")
+DEDUP_REMOVALS = "dedup-removals.csv"
+WORST_SHOWN = 8  # removals printed per worst cluster
 # A corpus for the audit may be larger than an upload (the page's limit); the file's size still bounds it.
 MAX_CORPUS_ROWS = 2_000_000
 MAX_CORPUS_MB = 1024.0
@@ -203,8 +205,9 @@ def _dedup_inputs(args, out: Path | None):
     return corpus, run, keep
 
 
-def _dedup_report(corpus, run, pairs: pd.DataFrame, keep: Path, quiet: bool) -> tuple[dict[str, Any], list[str]]:
-    """Guard the run and write keep.csv: its JSON, and its printed lines (table, findings, worst clusters side by side)."""
+def _dedup_report(corpus, run, pairs: pd.DataFrame, keep: Path, out: Path | None, quiet: bool) -> tuple[dict[str, Any], list[str]]:
+    """Guard the run and write keep.csv (and the removals into ``out``): its JSON, and its printed lines (table, findings,
+    worst clusters side by side)."""
     from core.audit import dedup
 
     guard = dedup.guard_dedup(corpus, run, progress=None if quiet else print_progress)
@@ -215,19 +218,28 @@ def _dedup_report(corpus, run, pairs: pd.DataFrame, keep: Path, quiet: bool) -> 
     worst = guard.worst()
     try:
         guard.keep_frame().to_csv(keep, index=False)
+        if out is not None:
+            from core.files.export import safe_frame
+
+            safe_frame(guard.removals).to_csv(out / DEDUP_REMOVALS, index=False)
     except OSError as exc:
-        raise CliError(f"cannot write {keep}: {exc.strerror or exc}") from exc
+        raise CliError(f"cannot write to {keep.parent}: {exc.strerror or exc}") from exc
     with pd.option_context("display.width", 220, "display.float_format", "{:.3f}".format):
         table = guard.summary.to_string(index=False)
     lines = ["", f"== the dedup run's removals ({run.shape} file), by what each deletes against the passage it keeps ==", table, ""]
     lines += findings
-    shown = ""
+    shown, listed = "", 0
     for row in worst.to_dict(orient="records"):
         cluster, removed = str(row[dedup.COL_CLUSTER]), str(row[dedup.COL_REMOVED_ID])
+        lost = int((worst[dedup.COL_CLUSTER] == cluster).sum())
         if cluster != shown:
-            shown = cluster
-            lost = int((worst[dedup.COL_CLUSTER] == cluster).sum())
+            shown, listed = cluster, 0
             lines.append(f"\ncluster {cluster}: the run keeps {row[dedup.COL_KEPT_ID]} and deletes {lost} other meaning(s)")
+        listed += 1
+        if listed > WORST_SHOWN:
+            if listed == WORST_SHOWN + 1:
+                lines.append(f"  ... and {lost - WORST_SHOWN} more ({DEDUP_REMOVALS} in --out lists every removal)")
+            continue
         kept_text, removed_text = dedup.marked_pair(str(row[dedup.COL_KEPT_TEXT]), str(row[dedup.COL_REMOVED_TEXT]))
         mine = cosines[(cosines[dedup.COL_CLUSTER] == cluster) & (cosines[dedup.COL_REMOVED_ID] == removed)]
         near = "".join(f"; cosine {c:.3f} ({registry.short_name(str(m))})" for m, c in zip(mine["model"], mine["cosine"], strict=True))
@@ -359,7 +371,7 @@ def cmd_audit(args) -> int:
     dedup_lines: list[str] = []
     if guarded is not None:
         id_corpus, dedup_run, keep_file = guarded
-        doc["dedup"], dedup_lines = _dedup_report(id_corpus, dedup_run, result.pairs, keep_file, args.quiet)
+        doc["dedup"], dedup_lines = _dedup_report(id_corpus, dedup_run, result.pairs, keep_file, out, args.quiet)
         findings = [*findings, *doc["dedup"]["findings"]]
     doc["findings"] = findings
     name = Path(args.beir or args.corpus).name if args.planted is None else f"planted-{args.planted}"
@@ -378,7 +390,8 @@ def cmd_audit(args) -> int:
         for line in dedup_lines:
             print(line)
     if guarded is not None:
-        print(f"wrote keep.csv to {guarded[2].parent}", file=sys.stderr if args.json else sys.stdout)
+        written = f"keep.csv and {DEDUP_REMOVALS}" if out is not None else "keep.csv"
+        print(f"wrote {written} to {guarded[2].parent}", file=sys.stderr if args.json else sys.stdout)
     if out is not None:
         print(f"wrote close-pairs.parquet, close-pairs.csv and summary.json to {out}", file=sys.stderr if args.json else sys.stdout)
     return 0

@@ -49,6 +49,8 @@ def test_dedup_writes_keep_csv_and_shows_what_the_run_deletes(cli, files, tmp_pa
     assert "deletes p3 (twin, negation; cosine 0." in stdout
     assert "keeps   p1: The patient [has] diabetes." in stdout
     assert re.search(r"^\s*twin\s+numerical\s+1\s+1\s+0\.333$", stdout, re.MULTILINE), stdout
+    removals = pd.read_csv(out / "dedup-removals.csv", keep_default_na=False)
+    assert removals.set_index("removed_id")["kind"].to_dict() == {"p2": "near-duplicate", "p3": "twin", "p5": "twin"}
     doc = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert doc["dedup"]["removals"] == 3 and doc["dedup"]["guard_keeps"] == 5 and doc["dedup"]["shape"] == "cluster_id"
     assert {(r["kind"], r["mode"]): r["removals"] for r in doc["dedup"]["summary"]} == {
