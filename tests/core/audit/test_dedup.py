@@ -185,6 +185,20 @@ def test_a_run_that_removes_only_copies_keeps_what_it_keeps():
     assert dedup.dedup_findings(guard)[1].startswith("Every removal is a near-duplicate")
 
 
+def test_the_audits_cosine_beside_each_removal_and_the_marks():
+    guard = dedup.guard_dedup(_corpus(), _run("id,cluster_id\nd1,A\nd2,A\nd3,A\n"))
+    texts = dict(zip(CORPUS_IDS, _corpus().texts, strict=True))
+    # The audit stores each close pair once, in either order; a pair below its floor has no row.
+    pairs = pd.DataFrame(
+        {"model": ["m1", "m2"], "text_a": [texts["d3"], texts["d1"]], "text_b": [texts["d1"], texts["d3"]], "cosine": [0.91, 0.88]}
+    )
+    cosines = dedup.removal_cosines(guard.removals, pairs)
+    assert sorted(zip(cosines.removed_id, cosines.model, cosines.cosine, strict=True)) == [("d3", "m1", 0.91), ("d3", "m2", 0.88)]
+    assert dedup.removal_cosines(guard.removals, pairs.iloc[:0]).empty
+    assert dedup.marked_pair(texts["d1"], texts["d3"]) == ("The drug is effective.", "The drug is [not] effective.")
+    assert dedup.marked_pair("Take 5 mg daily.", "Take 50 mg daily.", "<", ">") == ("Take <5> mg daily.", "Take <50> mg daily.")
+
+
 def test_any_kind_but_near_duplicate_is_another_meaning(monkeypatch):
     # The kinds may grow (a stricter twin, "several differences"): the guard keeps any kind it does not know apart.
     monkeypatch.setattr(kinds, "pair_kind", lambda a, b: kinds.PairKind("several differences"))
