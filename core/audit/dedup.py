@@ -257,13 +257,13 @@ def parse_id_corpus(data: bytes, name: str, *, max_rows: int, max_mb: float) -> 
     ids = [_cell(v) for v in frame[id_column].tolist()]
     blank = [n for n, i in enumerate(ids, start=1) if not i]
     if blank:
-        raise PairsFileError(f"corpus file {name}: {row_listing(blank)} of column {id_column!r} hold no id; every passage needs one")
+        raise PairsFileError(f"corpus file {name}: no id in column {id_column!r} on {row_listing(blank)}; every passage needs one")
     repeated = _repeated(ids)
     if repeated:
         raise PairsFileError(f"corpus file {name}: id {_listing(repeated)} is on more than one row; ids must name one passage each")
     texts = [" ".join(str(t).split()) for t in frame[text_column].tolist()]
     empty = [n for n, t in enumerate(texts, start=1) if not t]
-    notes = [f"{name}: {row_listing(empty)} hold an empty passage"] if empty else []
+    notes = [f"{name}: an empty passage on {row_listing(empty)}"] if empty else []
     return IdCorpus(ids, texts, notes)
 
 
@@ -281,7 +281,7 @@ def _cluster_rows(ids: list[str], clusters: list[str], name: str, order: Mapping
     members: dict[str, list[str]] = {}
     seen: dict[str, str] = {}
     unclustered = 0
-    for row, (pid, cluster) in enumerate(zip(ids, clusters, strict=True), start=2):
+    for row, (pid, cluster) in enumerate(zip(ids, clusters, strict=True), start=1):
         if not cluster:
             unclustered += 1
             continue
@@ -302,7 +302,7 @@ def _cluster_rows(ids: list[str], clusters: list[str], name: str, order: Mapping
 def _duplicate_rows(ids: list[str], targets: list[str], name: str, order: Mapping[str, int]) -> dict[str, list[str]]:
     """Clusters of ``id,duplicate_of`` pairs: each chain's end is kept, and names its cluster."""
     parent: dict[str, str] = {}
-    for row, (pid, target) in enumerate(zip(ids, targets, strict=True), start=2):
+    for row, (pid, target) in enumerate(zip(ids, targets, strict=True), start=1):
         if not target or target == pid:
             continue  # a passage marked as its own original (or with none) is one the run keeps
         if pid in parent and parent[pid] != target:
@@ -371,9 +371,9 @@ def parse_dedup(data: bytes, name: str, corpus_ids: Sequence[str], *, max_rows: 
     second = cluster_column or duplicate_column
     ids = [_cell(v) for v in frame[id_column].tolist()]
     others = [_cell(v) for v in frame[second].tolist()]
-    blank = [n for n, i in enumerate(ids, start=2) if not i]
+    blank = [n for n, i in enumerate(ids, start=1) if not i]
     if blank:
-        raise PairsFileError(f"dedup file {name}: {row_listing(blank)} hold no id")
+        raise PairsFileError(f"dedup file {name}: no id on {row_listing(blank)}")
     order = {pid: n for n, pid in enumerate(corpus_ids)}
     named = ids + (others if duplicate_column is not None else [])
     unknown = list(dict.fromkeys(i for i in named if i and i not in order))
