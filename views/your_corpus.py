@@ -27,6 +27,7 @@ from core.files.errors import PairsFileError
 from core.files.texts import TEXT_COLUMNS, parse_texts
 from core.paths import PROJECT_ROOT
 from ui import audit as audit_ui
+from ui import dedup as dedup_ui
 from ui import resources, state, widgets
 from ui import stores as stores_ui
 
@@ -249,3 +250,6 @@ if key is not None and result is not None:
     limit = st.number_input("Pairs shown", min_value=1, max_value=500, value=20, step=10, key="yc_limit")
     audit_ui.twin_pairs(chosen, int(limit))
     widgets.downloads(chosen.drop(columns=["index_a", "index_b"]), f"your corpus {kind_label}")
+
+# A dedup run checked against the corpus held above: needs no model, so it stands apart from the audit.
+dedup_ui.dedup_section(ss.get(_bytes_key("corpus")))

@@ -35,6 +35,8 @@ from core.cli.store_source import STORE_EXAMPLES, add_store_options, check_store
 from core.models import registry
 
 EXPORT_DROP = ("index_a", "index_b")
+DEDUP_REMOVALS = "dedup-removals.csv"
+WORST_SHOWN = 8  # removals printed per worst cluster
 # A corpus for the audit may be larger than an upload (the page's limit); the file's size still bounds it.
 MAX_CORPUS_ROWS = 2_000_000
 MAX_CORPUS_MB = 1024.0
@@ -86,6 +88,12 @@ def register(subparsers) -> None:
         metavar="N",
         help="refuse a threshold that lets more close pairs through per model (default %(default)s)",
     )
+    p.add_argument(
+        "--dedup",
+        metavar="DEDUP",
+        help="--corpus: a dedup run's decisions (CSV or Parquet of id,cluster_id or id,duplicate_of; the corpus needs an id column): "
+        "what the run deletes that is not a copy, and keep.csv with one passage per meaning (into --out, else here)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress line")
     add_store_options(p, source)
     add_engine_options(p)
@@ -94,6 +102,7 @@ def register(subparsers) -> None:
         "examples:\n  cosine-probe audit --corpus data/corpora/wordnet-adjectives.csv --threshold 0.8 --out audit/\n"
         "  cosine-probe audit --corpus kb.txt --queries questions.txt --models all-MiniLM-L6-v2 --json\n"
         "  cosine-probe audit --planted heldout --models all-MiniLM-L6-v2\n"
+        "  cosine-probe audit --corpus data/corpora/wordnet-adjectives.csv --dedup data/corpora/wordnet-adjectives-dedup.csv --out audit/\n"
         f"  {STORE_EXAMPLES[1]}\n"
         "  RAY_ADDRESS=head:6379 cosine-probe audit --corpus kb.txt --engine ray   # encode on a Ray cluster"
     )
@@ -179,6 +188,79 @@ def _planted_lines(scores: pd.DataFrame, split: str) -> list[str]:
     return lines
 
 
+def _dedup_inputs(args, out: Path | None):
+    """The corpus with its ids and the dedup run, both checked before any model runs; and keep.csv's path."""
+    from core.audit.dedup import KEEP_FILE, read_dedup, read_id_corpus
+    from core.files.errors import PairsFileError
+
+    keep = (out or Path.cwd()) / KEEP_FILE
+    if out is None and keep.exists():
+        raise CliError(f"{keep} exists; give --out DIR for keep.csv rather than replace it")
+    try:
+        corpus = read_id_corpus(args.corpus, max_rows=MAX_CORPUS_ROWS, max_mb=MAX_CORPUS_MB)
+        run = read_dedup(args.dedup, corpus.ids, max_rows=MAX_CORPUS_ROWS, max_mb=MAX_CORPUS_MB)
+    except PairsFileError as exc:
+        raise CliError(str(exc)) from exc
+    print_notes([*corpus.notes, *run.notes])
+    return corpus, run, keep
+
+
+def _dedup_report(corpus, run, pairs: pd.DataFrame, keep: Path, out: Path | None, quiet: bool) -> tuple[dict[str, Any], list[str]]:
+    """Guard the run and write keep.csv (and the removals into ``out``): its JSON, and its printed lines (table, findings,
+    worst clusters side by side)."""
+    from core.audit import dedup
+
+    guard = dedup.guard_dedup(corpus, run, progress=None if quiet else print_progress)
+    if not quiet:
+        print(file=sys.stderr)
+    findings = dedup.dedup_findings(guard)
+    cosines = dedup.removal_cosines(guard.removals, pairs)
+    worst = guard.worst()
+    try:
+        guard.keep_frame().to_csv(keep, index=False)
+        if out is not None:
+            from core.files.export import safe_frame
+
+            safe_frame(guard.removals).to_csv(out / DEDUP_REMOVALS, index=False)
+    except OSError as exc:
+        raise CliError(f"cannot write to {keep.parent}: {exc.strerror or exc}") from exc
+    with pd.option_context("display.width", 220, "display.float_format", "{:.3f}".format):
+        table = guard.summary.to_string(index=False)
+    lines = ["", f"== the dedup run's removals ({run.shape} file), by what each deletes against the passage it keeps ==", table, ""]
+    lines += findings
+    shown, listed = "", 0
+    for row in worst.to_dict(orient="records"):
+        cluster, removed = str(row[dedup.COL_CLUSTER]), str(row[dedup.COL_REMOVED_ID])
+        lost = int((worst[dedup.COL_CLUSTER] == cluster).sum())
+        if cluster != shown:
+            shown, listed = cluster, 0
+            lines.append(f"\ncluster {cluster}: the run keeps {row[dedup.COL_KEPT_ID]} and deletes {lost} other meaning(s)")
+        listed += 1
+        if listed > WORST_SHOWN:
+            if listed == WORST_SHOWN + 1:
+                lines.append(f"  ... and {lost - WORST_SHOWN} more ({DEDUP_REMOVALS} in --out lists every removal)")
+            continue
+        kept_text, removed_text = dedup.marked_pair(str(row[dedup.COL_KEPT_TEXT]), str(row[dedup.COL_REMOVED_TEXT]))
+        mine = cosines[(cosines[dedup.COL_CLUSTER] == cluster) & (cosines[dedup.COL_REMOVED_ID] == removed)]
+        near = "".join(f"; cosine {c:.3f} ({registry.short_name(str(m))})" for m, c in zip(mine["model"], mine["cosine"], strict=True))
+        mode = str(row[dedup.COL_MODE]).replace("_", " ")
+        what = f"{row[dedup.COL_KIND]}, {mode}" if mode else str(row[dedup.COL_KIND])
+        lines.append(f"  keeps   {row[dedup.COL_KEPT_ID]}: {kept_text}")
+        lines.append(f"  deletes {removed} ({what}{near}): {removed_text}")
+    doc = {
+        "shape": run.shape,
+        "clusters": len(run.clusters),
+        "removals": len(guard.removals),
+        "run_keeps": guard.run_keeps,
+        "guard_keeps": len(guard.keep),
+        "keep_file": str(keep),
+        "summary": json.loads(guard.summary.to_json(orient="records")),
+        "worst": json.loads(worst.drop(columns=[dedup.COL_GUARD_KEEPS]).to_json(orient="records")),
+        "findings": findings,
+    }
+    return doc, lines
+
+
 def cmd_audit(args) -> int:
     """Audit the corpus; print the risk and findings (or one JSON document); write ``--out``."""
     from core.audit.neighbours import TooManyPairs
@@ -189,6 +271,8 @@ def cmd_audit(args) -> int:
     from core.history.sources import audit_pairs, suite_source
     from core.scoring.ray_engine import RayUnavailable
 
+    if args.dedup is not None and args.corpus is None:
+        raise CliError("--dedup goes with --corpus FILE (a corpus with an id column)")
     if args.store is not None:
         return cmd_audit_store(args)
     check_store_flags(args)
@@ -201,7 +285,9 @@ def cmd_audit(args) -> int:
     if args.ray_actors is not None and args.ray_actors < 1:
         raise CliError(f"--ray-actors must be at least 1, got {args.ray_actors}")
     out = output_folder(args.out, "--out")  # before the run: a report that cannot be written must not cost it first
-    qrels = planted = None
+    qrels = planted = guarded = None
+    if args.dedup is not None:
+        guarded = _dedup_inputs(args, out)
     if args.beir is not None:
         passages, ids, queries, qrels, sources = _beir(args)
     elif args.planted is not None:
@@ -212,8 +298,10 @@ def cmd_audit(args) -> int:
         planted = planted_corpus(args.planted)
         passages, queries, ids, sources = planted.passages, [], None, []
     else:
-        passages, queries = _read(args.corpus, "corpus"), (_read(args.queries, "queries") if args.queries else [])
-        ids, sources = None, [args.corpus, *([args.queries] if args.queries else [])]
+        queries = _read(args.queries, "queries") if args.queries else []
+        # With a dedup run the corpus's own ids name the passages, so the audit's pairs and the run's clusters agree.
+        passages, ids = (guarded[0].texts, guarded[0].ids) if guarded is not None else (_read(args.corpus, "corpus"), None)
+        sources = [args.corpus, *([args.queries] if args.queries else []), *([args.dedup] if args.dedup else [])]
     models = models_arg(args.models)
     try:
         result = audit_corpus(
@@ -280,6 +368,11 @@ def cmd_audit(args) -> int:
                 f"{registry.short_name(model)}: close pairs by {search.method}; recall against exact search on a sample of "
                 f"{search.sample:,} passages ({search.exact_pairs_in_sample:,} exact pairs): {recall}.",
             ]
+    dedup_lines: list[str] = []
+    if guarded is not None:
+        id_corpus, dedup_run, keep_file = guarded
+        doc["dedup"], dedup_lines = _dedup_report(id_corpus, dedup_run, result.pairs, keep_file, out, args.quiet)
+        findings = [*findings, *doc["dedup"]["findings"]]
     doc["findings"] = findings
     name = Path(args.beir or args.corpus).name if args.planted is None else f"planted-{args.planted}"
     record_history(
@@ -293,7 +386,12 @@ def cmd_audit(args) -> int:
     if args.json:
         print(json.dumps(doc, indent=1, ensure_ascii=False))
     else:
-        _print(summary, findings)
+        _print(summary, [f for f in findings if f not in doc.get("dedup", {}).get("findings", ())])
+        for line in dedup_lines:
+            print(line)
+    if guarded is not None:
+        written = f"keep.csv and {DEDUP_REMOVALS}" if out is not None else "keep.csv"
+        print(f"wrote {written} to {guarded[2].parent}", file=sys.stderr if args.json else sys.stdout)
     if out is not None:
         print(f"wrote close-pairs.parquet, close-pairs.csv and summary.json to {out}", file=sys.stderr if args.json else sys.stdout)
     return 0

@@ -86,3 +86,39 @@ def test_upload_audit_and_move_the_threshold(page, server, tmp_path):
     assert int(after["twin_pairs"]) < int(before["twin_pairs"])
     E.assert_no_errors(page)
     E.screenshot(page, "your-corpus-threshold-high")
+
+
+def test_check_a_dedup_run_and_download_keep_csv(page, server, tmp_path):
+    """A user uploads a corpus with ids and a dedup run's clusters beside it, reads what the run deletes, and downloads
+    keep.csv: the negation the run would delete is kept, the copy is not.  No model runs."""
+    corpus = tmp_path / "kb.csv"
+    corpus.write_text(
+        "id,text\n"
+        "p1,The patient has diabetes.\n"
+        "p2,the patient has diabetes\n"
+        "p3,The patient does not have diabetes.\n"
+        "p4,Take 5 mg of the drug twice a day.\n"
+        "p5,Take 500 mg of the drug twice a day.\n"
+        "p6,Paris is the capital of France.\n",
+        encoding="utf-8",
+    )
+    clusters = tmp_path / "clusters.csv"
+    clusters.write_text("id,cluster_id\np1,A\np2,A\np3,A\np4,B\np5,B\n", encoding="utf-8")
+    E.goto(page, f"{server.url}/your-corpus")
+    E.assert_page_opened(page, "your-corpus")
+    E.upload(page, str(corpus), target=".st-key-yc_corpus_uploader input[type=file]")
+    main = page.locator(E.MAIN)
+    expect(main.get_by_text("6 passages")).to_be_visible()
+    E.upload(page, str(clusters), target=".st-key-yc_dedup_uploader input[type=file]")
+    E.assert_no_errors(page)
+    expect(main.get_by_text("The dedup run removes 3 passage(s) from 2 cluster(s)")).to_be_visible()
+    expect(main.get_by_text("keeps 5 passages where the run keeps 3", exact=False)).to_be_visible()
+    summary = E.read_dataframe(
+        main.locator("h3", has_text="What the run deletes").first.locator("xpath=following::*[@data-testid='stDataFrame'][1]")
+    )
+    assert set(summary["kind"]) == {"twin", "near-duplicate"}, summary
+    # The worst cluster side by side: the negation marked on the side the run deletes.
+    expect(main.locator("[data-testid='stMarkdownContainer'] span", has_text="does not have").first).to_be_visible()
+    keep = E.download_csv(page, main.get_by_role("button", name="keep.csv", exact=False))
+    assert keep["id"].tolist() == ["p1", "p3", "p4", "p5", "p6"]
+    E.screenshot(page, "your-corpus-dedup")

@@ -131,3 +131,71 @@ def test_queries_add_the_query_numbers():
     row = _risk(app)
     assert row["n_queries"] == 2 and row["query_twin_top5"] == 1.0
     assert "queries see a passage and its twin together" in " ".join(m.value for m in app.markdown)
+
+
+# ---------------------------------------------------------------- the dedup guard
+
+ID_CORPUS = (
+    b"id,text\n"
+    b"p1,The patient has diabetes.\n"
+    b"p2,the patient has diabetes\n"
+    b"p3,The patient does not have diabetes.\n"
+    b"p4,Paris is the capital of France.\n"
+)
+
+
+def _guarded(dedup_file: bytes, name: str = "clusters.csv"):
+    app = open_page(PAGE)
+    app.session_state["yc_corpus_bytes"] = ("kb.csv", ID_CORPUS)
+    app.session_state["yc_dedup_bytes"] = dedup_file
+    app.session_state["yc_dedup_name"] = name
+    app.run()
+    assert not app.exception
+    return app
+
+
+def test_dedup_run_shows_what_it_deletes_and_offers_keep_csv(monkeypatch):
+    # The guard needs no model: the audit is never run here.
+    from core.audit import run as audit_run
+
+    monkeypatch.setattr(audit_run, "audit_corpus", lambda *a, **k: (_ for _ in ()).throw(AssertionError("no audit needed")))
+    app = _guarded(b"id,cluster_id\np1,A\np2,A\np3,A\n")
+    text = " ".join(m.value for m in app.markdown)
+    assert "removes 2 passage\\(s\\) from 1 cluster\\(s\\); 1 of them \\(50%\\)" in text, text
+    assert "keeps 3 passages where the run keeps 2" in text
+    summary = next(d.value for d in app.dataframe if "share_of_removals" in d.value.columns)
+    assert summary.set_index("kind")["removals"].to_dict() == {"twin": 1, "near-duplicate": 1}
+    # The worst cluster side by side, the differing words marked.
+    assert any(":orange-background[**does not have**]" in m.value for m in app.markdown)
+    assert any(b.label == "⬇ keep.csv · one passage per meaning" for b in app.get("download_button"))
+
+
+def test_a_bad_dedup_file_is_one_line_and_keeps_the_previous_check():
+    app = _guarded(b"id,cluster_id\np1,A\np2,A\np3,A\n")
+    app.session_state["yc_dedup_bytes"] = b"id,cluster_id\np1,A\nzz,A\n"
+    app.session_state["yc_dedup_name"] = "other.csv"
+    app.run()
+    assert not app.exception
+    errors = [e.value for e in app.error]
+    assert any("names 1 id\\(s\\) the corpus does not hold" in e and "The previous check is kept." in e for e in errors), errors
+    assert any("share_of_removals" in d.value.columns for d in app.dataframe)
+
+
+def test_a_corpus_without_ids_says_so():
+    app = open_page(PAGE)
+    app.session_state["yc_corpus_bytes"] = ("kb.txt", CORPUS)
+    app.session_state["yc_dedup_bytes"] = b"id,cluster_id\n1,A\n2,A\n"
+    app.session_state["yc_dedup_name"] = "clusters.csv"
+    app.run()
+    assert not app.exception
+    assert any("plain text, one passage per line, without ids" in e.value for e in app.error)
+
+
+def test_the_shipped_example_runs_on_the_shipped_sample():
+    app = open_page(PAGE)
+    next(b for b in app.button if b.label.startswith("Use the shipped sample")).click().run()
+    next(b for b in app.button if b.label.startswith("Use the shipped example")).click().run()
+    assert not app.exception
+    assert not app.error, [e.value for e in app.error]
+    text = " ".join(m.value for m in app.markdown)
+    assert "The dedup run removes" in text and "confusable twin" in text
