@@ -30,6 +30,7 @@ from core.cli.common import (
     print_progress,
     run_options,
 )
+from core.cli.outputs import output_folder, remember_written
 from core.cli.ray_run import add_engine_options
 from core.cli.store_source import STORE_EXAMPLES, add_store_options, check_store_flags, cmd_audit_store
 from core.models import registry
@@ -49,6 +50,9 @@ SHOWN = [
     "query_twin_top5",
     "twin_first",
 ]
+
+AUDIT_OUTPUTS = ("close-pairs.parquet", "close-pairs.csv", "summary.json")
+"""What ``audit --out DIR`` writes: replaced only where the tool wrote them (``core.cli.outputs``)."""
 
 
 def register(subparsers) -> None:
@@ -150,6 +154,7 @@ def _write(out: Path, pairs: pd.DataFrame, doc: dict[str, Any]) -> None:
         (out / "summary.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
     except OSError as exc:
         raise CliError(f"cannot write to {out}: {exc.strerror or exc}") from exc
+    remember_written("audit", *(out / name for name in AUDIT_OUTPUTS))
 
 
 def _print(summary: pd.DataFrame, findings: list[str]) -> None:
@@ -185,7 +190,6 @@ def cmd_audit(args) -> int:
     from core.audit.risk import audit_findings, risk_summary, summary_doc
     from core.audit.run import audit_corpus
     from core.cli.history import record_history
-    from core.cli.outputs import output_folder
     from core.history.sources import audit_pairs, suite_source
     from core.scoring.ray_engine import RayUnavailable
 
@@ -200,7 +204,7 @@ def cmd_audit(args) -> int:
         raise CliError(f"--max-pairs must be at least 1, got {args.max_pairs}")
     if args.ray_actors is not None and args.ray_actors < 1:
         raise CliError(f"--ray-actors must be at least 1, got {args.ray_actors}")
-    out = output_folder(args.out, "--out")  # before the run: a report that cannot be written must not cost it first
+    out = output_folder(args.out, "--out", "audit", AUDIT_OUTPUTS)  # before the run: a report that cannot be written must not cost it first
     qrels = planted = None
     if args.beir is not None:
         passages, ids, queries, qrels, sources = _beir(args)
