@@ -30,12 +30,14 @@ from core.cli.common import (
     print_progress,
     run_options,
 )
+from core.cli.outputs import output_file, output_folder, remember_written
 from core.cli.ray_run import add_engine_options
 from core.cli.store_source import STORE_EXAMPLES, add_store_options, check_store_flags, cmd_audit_store
 from core.models import registry
 
 EXPORT_DROP = ("index_a", "index_b")
 DEDUP_REMOVALS = "dedup-removals.csv"
+DEDUP_OUTPUTS = ("keep.csv", DEDUP_REMOVALS)
 WORST_SHOWN = 8  # removals printed per worst cluster
 # A corpus for the audit may be larger than an upload (the page's limit); the file's size still bounds it.
 MAX_CORPUS_ROWS = 2_000_000
@@ -51,6 +53,9 @@ SHOWN = [
     "query_twin_top5",
     "twin_first",
 ]
+
+AUDIT_OUTPUTS = ("close-pairs.parquet", "close-pairs.csv", "summary.json")
+"""What ``audit --out DIR`` writes: replaced only where the tool wrote them (``core.cli.outputs``)."""
 
 
 def register(subparsers) -> None:
@@ -159,6 +164,7 @@ def _write(out: Path, pairs: pd.DataFrame, doc: dict[str, Any]) -> None:
         (out / "summary.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
     except OSError as exc:
         raise CliError(f"cannot write to {out}: {exc.strerror or exc}") from exc
+    remember_written("audit", *(out / name for name in AUDIT_OUTPUTS))
 
 
 def _print(summary: pd.DataFrame, findings: list[str]) -> None:
@@ -194,8 +200,8 @@ def _dedup_inputs(args, out: Path | None):
     from core.files.errors import PairsFileError
 
     keep = (out or Path.cwd()) / KEEP_FILE
-    if out is None and keep.exists():
-        raise CliError(f"{keep} exists; give --out DIR for keep.csv rather than replace it")
+    if out is None:  # keep.csv lands here: the one rule of every output (only the tool's own file is replaced)
+        output_file(str(keep), "keep.csv", "audit")
     try:
         corpus = read_id_corpus(args.corpus, max_rows=MAX_CORPUS_ROWS, max_mb=MAX_CORPUS_MB)
         run = read_dedup(args.dedup, corpus.ids, max_rows=MAX_CORPUS_ROWS, max_mb=MAX_CORPUS_MB)
@@ -224,6 +230,7 @@ def _dedup_report(corpus, run, pairs: pd.DataFrame, keep: Path, out: Path | None
             safe_frame(guard.removals).to_csv(out / DEDUP_REMOVALS, index=False)
     except OSError as exc:
         raise CliError(f"cannot write to {keep.parent}: {exc.strerror or exc}") from exc
+    remember_written("audit", keep, *([out / DEDUP_REMOVALS] if out is not None else []))
     with pd.option_context("display.width", 220, "display.float_format", "{:.3f}".format):
         table = guard.summary.to_string(index=False)
     lines = ["", f"== the dedup run's removals ({run.shape} file), by what each deletes against the passage it keeps ==", table, ""]
@@ -267,7 +274,6 @@ def cmd_audit(args) -> int:
     from core.audit.risk import audit_findings, risk_summary, summary_doc
     from core.audit.run import audit_corpus
     from core.cli.history import record_history
-    from core.cli.outputs import output_folder
     from core.history.sources import audit_pairs, suite_source
     from core.scoring.ray_engine import RayUnavailable
 
@@ -284,7 +290,8 @@ def cmd_audit(args) -> int:
         raise CliError(f"--max-pairs must be at least 1, got {args.max_pairs}")
     if args.ray_actors is not None and args.ray_actors < 1:
         raise CliError(f"--ray-actors must be at least 1, got {args.ray_actors}")
-    out = output_folder(args.out, "--out")  # before the run: a report that cannot be written must not cost it first
+    # Before the run: a report that cannot be written must not cost it first.
+    out = output_folder(args.out, "--out", "audit", AUDIT_OUTPUTS + (DEDUP_OUTPUTS if args.dedup is not None else ()))
     qrels = planted = guarded = None
     if args.dedup is not None:
         guarded = _dedup_inputs(args, out)

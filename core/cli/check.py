@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from core.cli.common import CliError, default_models, embedding_cache, print_errors, print_progress, run_options
-from core.cli.outputs import output_file
+from core.cli.outputs import output_file, remember_written
 from core.gate.budgets import STATUS_ERROR, STATUS_FAIL, STATUS_PASS
 from core.gate.config import CheckConfig, ConfigError, load_config
 from core.gate.run import GateRun, run_check, threshold_label
@@ -71,7 +71,7 @@ def cmd_check(args) -> int:
         config = load_config(args.config)
     except ConfigError as exc:
         raise CliError(str(exc)) from exc
-    junit_path, summary_path = output_file(args.junit, "--junit"), output_file(args.summary, "--summary")
+    junit_path, summary_path = output_file(args.junit, "--junit", "check"), output_file(args.summary, "--summary", "check")
     models = list(config.models) or default_models()
     if not models:
         raise CliError("models: none given and no bundled model is installed; run `make setup`")
@@ -131,6 +131,7 @@ def cmd_check(args) -> int:
             write(path)
         except OSError as exc:
             raise CliError(f"{flag}: cannot write {path} ({exc.strerror or type(exc).__name__}); the outcomes are above") from exc
+        remember_written("check", path)
         print(f"wrote {label} {path}", file=sys.stderr)
     return run.exit_code
 

@@ -50,7 +50,10 @@ def count_arg(text: str) -> int:
 def add_model_options(p: argparse.ArgumentParser) -> None:
     """The options every scoring command shares: models, remote-code opt-in, threshold, cache, JSON."""
     p.add_argument(
-        "--models", nargs="+", metavar="M", help="registry names, Hugging Face ids or folders (default: the installed bundled models but the approximate 4-bit e5)"
+        "--models",
+        nargs="+",
+        metavar="M",
+        help="registry names, Hugging Face ids or folders (default: the installed bundled models but the approximate 4-bit e5)",
     )
     p.add_argument(
         "--trust-remote-code",

@@ -17,6 +17,7 @@ import pandas as pd
 
 from core import constants
 from core.cli.common import EXIT_NO_MODEL, CliError, add_model_options, models_arg, print_errors, require_text, run_options
+from core.cli.outputs import output_file, remember_written
 from core.messages import redact
 from core.models import registry
 
@@ -68,9 +69,7 @@ def _check(args) -> Path | None:
         raise CliError(f"--top must be at least 1, got {args.top}")
     if not 1 <= args.steps <= 2000:
         raise CliError(f"--steps must be from 1 to 2000, got {args.steps}")
-    from core.cli.outputs import output_file
-
-    return output_file(args.csv, "--csv")
+    return output_file(args.csv, "--csv", "explain")
 
 
 def _records(frame: pd.DataFrame) -> list[dict]:
@@ -167,6 +166,7 @@ def cmd_explain(args) -> int:
             out.write_bytes(to_csv_bytes(pd.concat(tables, ignore_index=True)))
         except OSError as exc:  # checked before the run; a disk that filled since is still one line
             raise CliError(f"--csv: cannot write {out} ({exc.strerror or type(exc).__name__})") from exc
+        remember_written("explain", out)
         print(f"wrote {out}", file=sys.stderr)
     if args.json:
         doc = {"text_a": a, "text_b": b, "method": args.method, "unit": args.unit, "models": entries, "errors": errors}

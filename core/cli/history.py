@@ -12,6 +12,7 @@ import json
 import math
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -257,11 +258,13 @@ def _biggest_first(crossed: pd.DataFrame) -> pd.DataFrame:
 
 
 def cmd_export(args) -> int:
-    from core.cli.outputs import output_file
+    from core.cli.outputs import output_file, remember_written
     from core.history.store import export_run
 
-    output_file(args.out, "--out")  # the history, the cache, a folder: refused before the run is read
+    # The history, the cache, a folder, a file the tool did not write: refused before the run is read.
+    output_file(args.out, "--out", "history export")
     out = _store_call(export_run, args.run_id, args.out)
+    remember_written("history export", Path(out))
     print(f"wrote {out}")
     return 0
 

@@ -126,7 +126,7 @@ def cmd_index_settings(args) -> int:
     from core.files.export import safe_frame
     from core.probes.compression import parse_settings, run_index_settings, wide_table
 
-    out = output_file(args.out, "--out")
+    out = output_file(args.out, "--out", "index-settings")
     try:
         settings = parse_settings(args.settings.split(","))
     except ValueError as exc:
@@ -170,7 +170,7 @@ def cmd_index_settings(args) -> int:
         print("error: no model produced results", file=sys.stderr)
         return EXIT_NO_MODEL
     if out is not None:
-        write_output(out, safe_frame(result.table).to_csv(index=False), "--out")
+        write_output(out, safe_frame(result.table).to_csv(index=False), "--out", "index-settings")
     _record(args, result, [*suites, *([args.pairs] if args.pairs else []), *([args.triples] if args.triples else [])])
     if args.json:
         doc = {
@@ -225,7 +225,7 @@ def _through_store(args, settings, out) -> int:
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     if out is not None:
-        write_output(out, safe_frame(result.table).to_csv(index=False), "--out")
+        write_output(out, safe_frame(result.table).to_csv(index=False), "--out", "index-settings")
     if args.json:
         doc = {"store": store, "threshold": args.threshold, "settings": list(result.settings)}
         doc["rows"] = json.loads(result.table.to_json(orient="records"))

@@ -11,11 +11,14 @@ import pandas as pd
 
 from core import constants
 from core.cli.common import EXIT_NO_MODEL, CliError, models_arg, print_errors, score_pairs
+from core.cli.outputs import output_folder, remember_written
 from core.files.export import safe_frame
 from core.models import registry
 
 # --reading's values; its default is core's one OOV reading (the pages' too), so CLI and app print the same deltas.
 READING_CHOICES = {"b": constants.VARIANT_REPLACED_B, "both": constants.VARIANT_REPLACED_BOTH}
+
+OOV_RUN_OUTPUTS = ("pairs.csv", "summary.json")
 
 
 def cmd_oov_words(args) -> int:
@@ -35,11 +38,13 @@ def cmd_oov_words(args) -> int:
             validate_request(args.k if args.run else args.n, kind=kind, pieces=args.pieces, length=tuple(args.length))
     except (TypeError, ValueError) as exc:
         raise CliError(f"{exc}") from exc
+    # Before any model loads: an unwritable report costs nothing.
+    out = output_folder(args.out, "--out", "oov-words", OOV_RUN_OUTPUTS) if args.run else None
     toks, errors = load_tokenizers(models_arg(args.models))
     print_errors(errors)
     if not toks:
         return EXIT_NO_MODEL
-    return _oov_words_run(args, kinds, toks) if args.run else _oov_words_list(args, kinds, toks)
+    return _oov_words_run(args, kinds, toks, out) if args.run else _oov_words_list(args, kinds, toks)
 
 
 def _oov_words_list(args, kinds: list[str], toks: Sequence[tuple[str, object]]) -> int:
@@ -87,7 +92,7 @@ def _oov_words_list(args, kinds: list[str], toks: Sequence[tuple[str, object]]) 
     return 0
 
 
-def _oov_words_run(args, kinds: list[str], toks: Sequence[tuple[str, object]]) -> int:
+def _oov_words_run(args, kinds: list[str], toks: Sequence[tuple[str, object]], out: Path | None) -> int:
     from core.papers.suites import read_suite_file
     from core.probes.invented import oov_replacements, oov_replicate_summary
 
@@ -99,12 +104,6 @@ def _oov_words_run(args, kinds: list[str], toks: Sequence[tuple[str, object]]) -
             raise CliError(f"no OOV entity {', '.join(map(repr, unknown))}; entities: {', '.join(items[constants.COL_ENTITY])}")
         items = items[items[constants.COL_ENTITY].isin([known[e.casefold()] for e in args.entities])]
     reading = READING_CHOICES[args.reading]
-    out = Path(args.out) if args.out else None
-    if out is not None:
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise CliError(f"cannot create output folder {out}: {exc.strerror or exc}") from exc
     try:
         pairs = oov_replacements(
             items,
@@ -140,6 +139,7 @@ def _oov_words_run(args, kinds: list[str], toks: Sequence[tuple[str, object]]) -
     if out is not None:
         safe_frame(result.results).to_csv(out / "pairs.csv", index=False)
         (out / "summary.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False))
+        remember_written("oov-words", *(out / name for name in OOV_RUN_OUTPUTS))
     if args.json:
         print(json.dumps(doc, indent=1, ensure_ascii=False))
         return 0
@@ -190,7 +190,10 @@ def register(subparsers) -> None:
         "--model",
         nargs="+",
         metavar="M",
-        help="pieces count under the first; words are out of every one's vocabulary (default: the installed bundled models but the approximate 4-bit e5)",
+        help=(
+            "pieces count under the first; words are out of every one's vocabulary "
+            "(default: the installed bundled models but the approximate 4-bit e5)"
+        ),
     )
     p.add_argument("--entities", nargs="+", metavar="E", help="with --run: only these OOV-suite entities")
     p.add_argument(

@@ -9,17 +9,27 @@ or a file where a folder is wanted is one ``error:`` line and exit 2 up front.
 No output may land on a file the tool keeps: the run history (and its
 write-ahead log) and the embedding cache are refused by every flag, whatever
 path leads to them (``..``, a symbolic or hard link), since writing there
-loses every stored run or cached vector.  A command that writes one kind of
-file (``report``'s HTML) can also ask that an existing file be one it wrote
-before, so it never replaces a Parquet export, a CSV or anything else.
+loses every stored run or cached vector.
+
+One rule for every existing file an output would replace: a command
+replaces only a file that the same command wrote and nobody changed since.
+Each file a command writes is remembered by its path, the command and its
+SHA-256 in the cache folder (:func:`remember_written`); any other existing
+file is refused up front, naming it, so a CSV, a Parquet export or a note of
+the user's is never lost, and ``report`` never replaces ``history export``'s
+Parquet.  ``report`` also recognises its own HTML by its marker (reports
+written before this record existed).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fnmatch
+import hashlib
 import os
+import sqlite3
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from core import constants
@@ -53,15 +63,66 @@ def kept_file(path: Path) -> str | None:
     return next((what for file, what in kept if same_file(path, file)), None)
 
 
-def output_file(path: str | None, flag: str, *, replaces: Callable[[Path], bool] | None = None, kind: str = "") -> Path | None:
+_LEDGER_FILE = "outputs-written.sqlite"
+
+
+def _ledger() -> Path:
+    return cache_dir() / _LEDGER_FILE
+
+
+def _digest(path: Path) -> str:
+    sha = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+def _key(path: Path) -> str:
+    return str(path.resolve())
+
+
+def remember_written(by: str, *paths: Path) -> None:
+    """Record that command ``by`` wrote ``paths`` as they are now, so a later run of it may replace them (and only them).
+
+    A ledger that cannot be written leaves the files unremembered: a later run then refuses to replace
+    them and says so, which loses nothing.
+    """
+    with contextlib.suppress(OSError, sqlite3.Error):
+        rows = [(_key(p), by, _digest(p)) for p in paths if p.is_file()]
+        _ledger().parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.closing(sqlite3.connect(_ledger(), timeout=10)) as con, con:
+            con.execute("CREATE TABLE IF NOT EXISTS written (path TEXT PRIMARY KEY, command TEXT NOT NULL, sha256 TEXT NOT NULL)")
+            con.executemany("INSERT OR REPLACE INTO written VALUES (?, ?, ?)", rows)
+
+
+def wrote_it(by: str, path: Path) -> bool:
+    """Whether command ``by`` wrote the file at ``path`` and nobody changed it since (False when the ledger cannot be read)."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{_ledger()}?mode=ro", uri=True, timeout=10)) as con:
+            row = con.execute("SELECT command, sha256 FROM written WHERE path = ?", [_key(path)]).fetchone()
+        return row is not None and row[0] == by and row[1] == _digest(path)
+    except (OSError, sqlite3.Error):
+        return False
+
+
+def _refuse_unless_ours(path: Path, flag: str, by: str, replaces: Callable[[Path], bool] | None = None, kind: str = "") -> None:
+    if path.is_file() and not wrote_it(by, path) and not (replaces is not None and replaces(path)):
+        what = kind or f"a file `cosine-probe {by}` wrote (or it was changed since)"
+        raise CliError(f"{flag}: {path} exists and is not {what}; writing there would replace it. Name another file, or delete it first")
+
+
+def output_file(path: str | None, flag: str, by: str, *, replaces: Callable[[Path], bool] | None = None, kind: str = "") -> Path | None:
     """The file a command will write, after proving it can be written; None when not asked for.
 
     Args:
         path: the file as the user gave it, or None.
         flag: the option that named it, for messages.
-        replaces: when given, an existing file is overwritten only if this
-            says it is one the command wrote before (``kind`` names it).
-        kind: what ``replaces`` recognises, e.g. "a cosine-probe report".
+        by: the command that writes it (the ledger's key with the path).
+        replaces: recognises a file the command wrote before the ledger of written files
+            existed (``report``'s marker); an existing file is replaced only when the ledger
+            (:func:`wrote_it`) or this says it is the tool's own.
+        kind: what ``replaces`` recognises, e.g. "a cosine-probe report", for the message.
 
     Raises:
         CliError: no such folder, a folder given, one of the tool's own files
@@ -79,8 +140,7 @@ def output_file(path: str | None, flag: str, *, replaces: Callable[[Path], bool]
         kept = kept_file(out)
         if kept is not None:
             raise CliError(f"{flag}: {out} is {kept}. Name another file")
-        if out.exists() and replaces is not None and not replaces(out):
-            raise CliError(f"{flag}: {out} exists and is not {kind}; writing there would replace it. Name another file, or delete it first")
+        _refuse_unless_ours(out, flag, by, replaces, kind)
         if out.exists():
             with open(out, "r+b"):  # opened for writing, left as it is until the run has something to say
                 pass
@@ -91,7 +151,7 @@ def output_file(path: str | None, flag: str, *, replaces: Callable[[Path], bool]
     return out
 
 
-def write_output(out: Path, text: str, flag: str) -> int:
+def write_output(out: Path, text: str, flag: str, by: str) -> int:
     """Write ``text`` to ``out`` (checked by :func:`output_file`) whole or not at all; the bytes written.
 
     The text goes to a file beside the target and is renamed over it, so a
@@ -112,14 +172,23 @@ def write_output(out: Path, text: str, flag: str) -> int:
         with contextlib.suppress(OSError):
             staged.unlink()
         raise CliError(f"{flag}: cannot write {out} ({_reason(exc)})") from exc
+    remember_written(by, target)
     return len(data)
 
 
-def output_folder(path: str | None, flag: str) -> Path | None:
+def output_folder(path: str | None, flag: str, by: str, writes: Iterable[str] = ()) -> Path | None:
     """A folder a command will write files into (made if missing), after proving it can be written.
 
+    Args:
+        path: the folder as the user gave it, or None.
+        flag: the option that named it, for messages.
+        by: the command that writes there.
+        writes: the names (or glob patterns, for tables named at run time) of the files the command
+            writes there; an existing one that is not the tool's own (:func:`wrote_it`) is refused.
+
     Raises:
-        CliError: an existing file in its place, or a folder that cannot be made or written.
+        CliError: an existing file in its place, a file the command would replace that is not its
+            own, or a folder that cannot be made or written.
     """
     if path is None:
         return None
@@ -127,6 +196,11 @@ def output_folder(path: str | None, flag: str) -> Path | None:
     try:
         if out.exists() and not out.is_dir():
             raise CliError(f"{flag}: {out} is a file, not a folder; give a folder name")
+        if out.is_dir():
+            patterns = list(writes)
+            for existing in sorted(out.iterdir()):
+                if any(fnmatch.fnmatchcase(existing.name, p) for p in patterns):
+                    _refuse_unless_ours(existing, flag, by)
         out.mkdir(parents=True, exist_ok=True)
         _create_and_remove(out / f".cosine-probe-write-test-{os.getpid()}")
     except OSError as exc:

@@ -32,12 +32,12 @@ def cmd_report(args) -> int:
     from core.probes.labels import report_labels
 
     # Checked before the run is read: never over the history, the cache or a file that is not an earlier report.
-    out = output_file(args.out, "--out", replaces=is_report, kind="a cosine-probe report")
+    out = output_file(args.out, "--out", "report", replaces=is_report, kind="a cosine-probe report")
     assert out is not None  # --out is required
     try:
         text = run_report(args.run_id, labels=lambda results, threshold, match: report_labels(results, threshold, match, short_name))
     except (HistoryError, ValueError) as exc:
         raise CliError(first_line(exc)) from exc
-    size = write_output(out, text, "--out")
+    size = write_output(out, text, "--out", "report")
     print(f"wrote {out} ({size / 1e6:.1f} MB; opens offline)", file=sys.stderr)
     return 0

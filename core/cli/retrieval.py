@@ -29,6 +29,7 @@ from core.cli.common import (
     print_progress,
     run_options,
 )
+from core.cli.outputs import output_folder, remember_written
 from core.cli.store_source import STORE_EXAMPLES, add_store_options, check_store_flags, cmd_retrieval_store
 from core.files.export import safe_frame
 from core.models import registry
@@ -41,6 +42,9 @@ EXAMPLES = (
     "python -m core retrieval --beir scifact/ --split test --out results/",
     STORE_EXAMPLES[2],
 )
+
+# Tables are named at run time (one CSV each), so every CSV in the folder is checked, with the summary.
+RETRIEVAL_OUTPUTS = ("*.csv", "summary.json")
 
 
 def register(subparsers) -> None:
@@ -392,6 +396,7 @@ def _write_out(out: Path, frames: dict[str, pd.DataFrame], doc: dict[str, Any]) 
         (out / "summary.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False))
     except OSError as exc:
         raise CliError(f"cannot write to {out}: {exc.strerror or exc}") from exc
+    remember_written("retrieval", *(out / f"{name}.csv" for name in frames), out / "summary.json")
 
 
 # ------------------------------------------------------------------ command
@@ -406,9 +411,9 @@ def cmd_retrieval(args) -> int:
         return cmd_retrieval_store(args)
     check_store_flags(args)
     _check_args(args)
-    from core.cli.outputs import output_folder
 
-    output_folder(args.out, "--out")  # before the run: a report that cannot be written must not cost it first
+    # Before the run: a report that cannot be written must not cost it first.
+    output_folder(args.out, "--out", "retrieval", RETRIEVAL_OUTPUTS)
     if args.triples is not None:
         return _cmd_triples(args)
     if args.beir is not None:

@@ -178,7 +178,7 @@ def _stage(args, staged: Path) -> tuple[int, dict]:
 
 def run_command(args) -> int:
     """The ``run`` command (see the module docstring); exit 0, or 3 when no model produced results."""
-    from core.cli.outputs import exclusive_folder
+    from core.cli.outputs import exclusive_folder, output_folder, remember_written
     from core.scoring.chunked import STAGED_PAIRS, score_staged
 
     if not 1 <= args.chunk_rows <= constants.RUN_MAX_CHUNK_PAIRS:
@@ -190,11 +190,8 @@ def run_command(args) -> int:
     models = models_arg(args.models)
     if not is_shipped(args.suite) and not os.path.lexists(Path(args.suite).expanduser()):
         raise CliError(f"no suite named {args.suite!r} and no such file; suites: {', '.join(constants.SUITES)}, {constants.SUITE_ALL}")
-    out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CliError(f"cannot create output folder {out}: {exc.strerror or exc}") from exc
+    out = output_folder(args.out, "--out", "run", (constants.RESULTS_CSV, constants.RESULTS_PARQUET, "summary.json"))
+    assert out is not None  # --out is required
     with exclusive_folder(out, "--out", "run"):
         staged = out / f".{os.getpid()}.{STAGED_PAIRS}"  # per run: a second run never touches this one's input
         try:
@@ -226,6 +223,7 @@ def run_command(args) -> int:
             return EXIT_NO_MODEL
         summary, tables, suites = _summary(args, result, found)
         (out / "summary.json").write_text(json.dumps(summary, indent=1))
+        remember_written("run", out / constants.RESULTS_CSV, out / constants.RESULTS_PARQUET, out / "summary.json")
         _record(args, result, out, suites)
         written = f"{out / constants.RESULTS_CSV}, {out / constants.RESULTS_PARQUET} and {out / 'summary.json'}"
         if args.json:

@@ -155,7 +155,7 @@ def cmd_audit_store(args) -> int:
     from core.stores.audit import audit_store, side_by_side
 
     check_store_flags(args)
-    out = output_folder(args.out, "--out")
+    out = output_folder(args.out, "--out", "audit")
     queries = read_queries(args)
     result = run_on_store(
         args,
@@ -256,7 +256,7 @@ def cmd_retrieval_store(args) -> int:
     check_store_flags(args)
     from core.cli.outputs import output_folder
 
-    out = output_folder(args.out, "--out")
+    out = output_folder(args.out, "--out", "retrieval")
     queries = read_queries(args)
     result = run_on_store(
         args,

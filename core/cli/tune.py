@@ -20,6 +20,7 @@ import pandas as pd
 
 from core import constants
 from core.cli.common import EXIT_NO_MODEL, CliError, print_progress
+from core.cli.outputs import output_folder, remember_written
 
 EXAMPLES = (
     "cosine-probe tune --models MiniLM-L6 --out tuned --seed 0",
@@ -27,6 +28,9 @@ EXAMPLES = (
     "cosine-probe tune --models ./my-model --suite my-pairs.csv --out tuned --distill 2 --no-control",
     "cosine-probe tune --models MiniLM-L6 --triples my-triples.csv --out tuned",
 )
+
+TUNE_OUTPUTS = ("triples.parquet", "split.parquet", "scores.parquet", "report.json", "report.md")
+"""The files ``tune --out DIR`` writes beside its model folder, replaced only where the tool wrote them."""
 
 
 def register(subparsers) -> None:
@@ -155,15 +159,13 @@ class _NoModel(Exception):
 
 def _out_folder(path: str) -> Path:
     """``--out``, proven writable (and its ``model`` folder not a file) before any model loads: training takes minutes."""
-    from core.cli.outputs import output_folder
-
-    out = output_folder(path, "--out")
+    out = output_folder(path, "--out", "tune", TUNE_OUTPUTS)
     assert out is not None  # --out is required
     model = out / "model"
     if model.exists() and not model.is_dir():
         raise CliError(f"--out: {model} is a file; the tuned model is written to a folder of that name. Move it or give another --out")
     if model.is_dir():
-        output_folder(str(model), "--out")
+        output_folder(str(model), "--out", "tune")
     return out
 
 
@@ -203,6 +205,7 @@ def cmd_tune(args) -> int:
         written = write_outputs(result, out)
     except OSError as exc:
         raise CliError(f"--out: cannot write the tuned model and its report into {out} ({exc.strerror or type(exc).__name__})") from exc
+    remember_written("tune", *(path for name, path in written.items() if name != "model"))
     _record(result)
     if args.json:
         print(json.dumps(result.doc, default=str))

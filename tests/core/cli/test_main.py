@@ -61,7 +61,7 @@ USER_ERRORS = {
     "empty token text": (["tokens", ""], "TEXT is empty"),
     "unknown suite": (["run", "--suite", "no-such-suite", "--out", "{tmp}/out", "--models", MINILM_L6], "no suite named"),
     "threshold out of range": (["compare", "a", "b", "--threshold", "5"], "--threshold must be between -1 and 1"),
-    "unwritable output": (["run", "--suite", "{tsv}", "--out", "{tmp}/a-file/out", "--models", MINILM_L6], "cannot create output folder"),
+    "unwritable output": (["run", "--suite", "{tsv}", "--out", "{tmp}/a-file/out", "--models", MINILM_L6], "cannot write into"),
     "binary pairs file": (["run", "--suite", "{tmp}/binary.csv", "--out", "{tmp}/out2", "--models", MINILM_L6], "binary"),
     "unknown suite to validate": (["validate", "no-such-suite"], "no suite named"),
 }

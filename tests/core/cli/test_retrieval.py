@@ -244,7 +244,8 @@ def test_corpus_mode_with_no_variant_says_so_and_warns_of_nothing(cli, tmp_path,
     monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(tmp_path / "history.sqlite"))
     (tmp_path / "c.csv").write_text("text\nbanana bread\napple pie\n")
     (tmp_path / "q.csv").write_text("text\nbanana\n")
-    code, out, err = cli("retrieval", "--corpus", str(tmp_path / "c.csv"), "--queries", str(tmp_path / "q.csv"), "--models", MINILM_L6, "--quiet")
+    corpus, queries = str(tmp_path / "c.csv"), str(tmp_path / "q.csv")
+    code, out, err = cli("retrieval", "--corpus", corpus, "--queries", queries, "--models", MINILM_L6, "--quiet")
     assert code == 0, err
     assert "warning" not in err and "lack columns" not in err
     assert "not stored in the history: no variant was made" in err
