@@ -264,6 +264,30 @@ def goto(page, url: str, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
     wait_idle(page, timeout_ms)
 
 
+def record_script_runs(page) -> list[bytes]:
+    """Every binary message the server sends this page (Streamlit's ForwardMsg protobufs), in order, as they arrive."""
+    frames: list[bytes] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda data: frames.append(data) if isinstance(data, bytes) else None))
+    return frames
+
+
+def runs_seen(frames: list[bytes]) -> tuple[list[str], set[str]]:
+    """How each script run the messages report ended (FINISHED_SUCCESSFULLY is a full run, FINISHED_FRAGMENT_RUN_SUCCESSFULLY a
+    fragment's), and which root containers (MAIN, SIDEBAR) their elements were drawn in."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from streamlit.proto.RootContainer_pb2 import RootContainer
+
+    ended, drawn = [], set()
+    for frame in frames:
+        msg = ForwardMsg()
+        msg.ParseFromString(frame)
+        if msg.WhichOneof("type") == "script_finished":
+            ended.append(ForwardMsg.ScriptFinishedStatus.Name(msg.script_finished))
+        elif msg.WhichOneof("type") == "delta" and msg.metadata.delta_path:
+            drawn.add(RootContainer.Name(msg.metadata.delta_path[0]))
+    return ended, drawn
+
+
 # ---------------------------------------------------------------- assertions
 
 

@@ -13,6 +13,7 @@ it can accept a request and never answer.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import http.client
 import json
 import socket
@@ -168,7 +169,8 @@ class ScriptedServer:
 
     ``embeddings(texts)`` gives the :class:`Reply` to ``POST /v1/embeddings``,
     ``models()`` the one to ``GET /v1/models`` (by default a listing of
-    ``model``); ``requests`` records (method, path), ``bodies`` the JSON posted.
+    ``model``); ``requests`` records (method, path), ``bodies`` the JSON posted,
+    ``auth`` each request's Authorization header ("" when it sent none).
     """
 
     model: str = "scripted"
@@ -176,6 +178,7 @@ class ScriptedServer:
     models: Callable[[], Reply] | None = None
     requests: list[tuple[str, str]] = field(default_factory=list)
     bodies: list[dict] = field(default_factory=list)
+    auth: list[str] = field(default_factory=list)
     port: int = 0
 
     @property
@@ -199,6 +202,12 @@ def vectors_reply(vectors: list[list[float]], **extra) -> Reply:
     )
 
 
+def hashed_vectors_reply(texts: list[str], dimension: int = 8) -> Reply:
+    """An answer whose vector for each text is drawn from the text's SHA-256: the same text, the same vector; two texts, two cosines."""
+    vectors = [[b - 127.5 for b in hashlib.sha256(t.encode()).digest()[:dimension]] for t in texts]
+    return vectors_reply(vectors)
+
+
 @contextlib.contextmanager
 def scripted_server(**options) -> Iterator[ScriptedServer]:
     """A :class:`ScriptedServer` on a free loopback port; hanging requests are released when it stops."""
@@ -217,6 +226,7 @@ def scripted_server(**options) -> Iterator[ScriptedServer]:
             body = json.loads(raw) if raw else {}
             with lock:
                 server.requests.append((method, self.path))
+                server.auth.append(self.headers.get("Authorization", ""))
                 if body:
                     server.bodies.append(body)
             if method == "GET":

@@ -14,23 +14,39 @@ key is either
 
 Any other URL gets no key at all.  With no allowlist a visitor cannot make
 the server read any environment variable, ``OPENAI_API_KEY`` included.
-Endpoints added in a session are kept in its state and made that session's
-own on every rerun (:func:`core.models.endpoint.use_session_settings`), so
-another session never runs them and an endpoint model this session did not
-add is refused.  The CLI, run by the key's owner, keeps ``--api-key-env``.
+Endpoints added in a session are kept in its state, and ``core`` finds them
+there from every thread that runs the session's code (:func:`session_endpoints`,
+installed with :func:`core.models.endpoint.use_session_lookup`): a fragment's
+rerun, which skips the sidebar, scores with the visitor's endpoint like a
+full run; another session never runs them; and an endpoint model this
+session did not add is refused, never sent to the environment's
+``OPENAI_BASE_URL`` with its key.  The CLI, run by the key's owner, keeps
+``--api-key-env``.
+
+The boxes are one ``st.form``: the browser sends what they hold when "Add
+endpoint" is pressed.  Outside a form a box sends its text when it loses
+focus to something outside itself, and Tab from the password box lands on
+its own show-password toggle, so a key typed and left with Tab was never
+sent and the endpoint was added with no key.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 import streamlit as st
+from streamlit import runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core.models import endpoint
 from ui.widgets import md_escape
 
 KEY_ENDPOINTS = "endpoint_settings"
 KEY_API_KEY = "endpoint_api_key"
+# Each added key empties its box by giving the box a new widget key: a value set from the script does not reach a box
+# whose text the form's submit sent (the browser keeps showing the key), while a new box starts empty.
+_KEY_BOX = "endpoint_api_key_box"
 _MESSAGE = "endpoint_message"
 SECRETS_SECTION = "endpoints"
 
@@ -56,7 +72,7 @@ def allowed_endpoints() -> tuple[dict[str, str], str | None]:
 def _add_endpoint(models_key: str, custom_key: str) -> None:
     ss = st.session_state
     dims = int(ss.get("endpoint_dimensions") or 0)
-    typed_key = (ss.get(KEY_API_KEY) or "").strip()
+    typed_key = (ss.get(key_box()) or "").strip()
     try:
         base = (ss.get("endpoint_base_url") or "").strip()
         if not base:
@@ -76,9 +92,9 @@ def _add_endpoint(models_key: str, custom_key: str) -> None:
     except endpoint.EndpointError as exc:
         ss[_MESSAGE] = f"⚠️ {exc}"  # the typed values stay in their boxes to be corrected; messages never echo them
         return
-    ss[KEY_API_KEY] = ""  # the key now lives in the settings' SessionKey only
+    ss.pop(key_box(), None)  # the key now lives in the settings' SessionKey only
+    ss[_KEY_BOX] = ss.get(_KEY_BOX, 0) + 1
     ss[KEY_ENDPOINTS] = {**ss.get(KEY_ENDPOINTS, {}), settings.name: settings}
-    register_session_endpoints()
     if settings.name not in ss[custom_key]:
         ss[custom_key] = [*ss[custom_key], settings.name]
     if settings.name not in ss[models_key]:
@@ -86,9 +102,25 @@ def _add_endpoint(models_key: str, custom_key: str) -> None:
     ss[_MESSAGE] = f"Added {settings.name}: {endpoint.describe(settings)}."
 
 
-def register_session_endpoints() -> None:
-    """Make this session's endpoints the only ones its run sees (:func:`core.models.endpoint.use_session_settings`)."""
-    endpoint.use_session_settings(st.session_state.get(KEY_ENDPOINTS, {}).values())
+def session_endpoints() -> Mapping[str, endpoint.EndpointSettings] | None:
+    """The endpoints of the session whose script thread calls (a full run, a fragment's rerun, a callback); None outside the app.
+
+    Streamlit gives each thread that runs a session's code that session's
+    context, whatever started the run; a thread of the app's server that
+    runs no session's code gets no endpoint at all (an empty mapping), so a
+    visitor's model name can never reach the environment's key from there.
+    """
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return {} if runtime.exists() else None
+    return dict(st.session_state.get(KEY_ENDPOINTS, {}))
+
+
+endpoint.use_session_lookup(session_endpoints)  # before any page runs: every page imports this module through ui.state
+
+
+def key_box() -> str:
+    """The widget key of the API key box now (a new one after each key added, see ``_KEY_BOX``)."""
+    return f"{KEY_API_KEY}_{st.session_state.get(_KEY_BOX, 0)}"
 
 
 def settings_key(name: str) -> str:
@@ -104,7 +136,8 @@ def settings_key(name: str) -> str:
 def endpoint_form(models_key: str, custom_key: str) -> None:
     """The "Add an endpoint" expander."""
     allowed, problem = allowed_endpoints()
-    with st.expander("Add an endpoint"):
+    # A form (see the module's docstring); Enter in a box does not add a half-typed endpoint, only the button does.
+    with st.expander("Add an endpoint"), st.form("endpoint_form", border=False, enter_to_submit=False):
         st.caption(
             "Any OpenAI-compatible /v1/embeddings server (OpenAI, Azure OpenAI, vLLM, Ollama, TEI, Infinity, LM Studio). "
             "Texts are sent once: vectors are cached by base URL, model and dimensions."
@@ -113,7 +146,7 @@ def endpoint_form(models_key: str, custom_key: str) -> None:
         st.text_input("Model name", key="endpoint_model", placeholder="text-embedding-3-small")
         st.text_input(
             "API key (optional)",
-            key=KEY_API_KEY,
+            key=key_box(),
             type="password",
             autocomplete="off",
             help="Kept in this browser session's memory only and sent only to the base URL above; never written or shown. "
@@ -125,6 +158,6 @@ def endpoint_form(models_key: str, custom_key: str) -> None:
         if problem:
             st.caption(md_escape(f"⚠️ {problem}"))
         st.number_input("Dimensions (0: the model's own)", min_value=0, step=1, key="endpoint_dimensions")
-        st.button("Add endpoint", on_click=_add_endpoint, args=(models_key, custom_key))
+        st.form_submit_button("Add endpoint", on_click=_add_endpoint, args=(models_key, custom_key))
         if st.session_state.get(_MESSAGE):
             st.caption(md_escape(st.session_state[_MESSAGE]))

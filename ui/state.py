@@ -21,7 +21,7 @@ from core.models.loading import REMOTE_CODE_WARNING
 from core.models.options import EncodeOptions
 from core.scoring.runner import RunResult, run_pairs
 from ui import resources
-from ui.endpoints import endpoint_form, register_session_endpoints, settings_key
+from ui.endpoints import endpoint_form, settings_key
 from ui.widgets import md_escape
 
 KEY_MODELS = "selected_models"
@@ -160,12 +160,16 @@ def sidebar() -> Selection:
     init_state()
     ss = st.session_state
     reset_shown_errors()
-    register_session_endpoints()
     with st.sidebar:
         from ui.warmup import sidebar_status
 
         sidebar_status()  # issue 33: a cold cache fills in the background, its progress here; nothing once it is warm
         st.subheader("Models")
+        # The picker sends its selection back as labels, and a label shows the model's availability (⛔, 🔒): when that
+        # changes between two runs (an endpoint added, its server back up), the label the browser sent back would become
+        # a model named "⛔ openai:m (unavailable)". Read before the widget, the selection is decoded with the labels the
+        # browser holds; set again, the widget sends the browser this run's labels.
+        ss[KEY_MODELS] = list(ss[KEY_MODELS])
         options = list(dict.fromkeys([*registry.BUNDLED, *registry.HUB_ONLY_MODELS, *ss[KEY_CUSTOM], *ss[KEY_MODELS]]))
         labels = {name: picker_label(name) for name in options}  # once per run: a label must not change between two calls
         st.multiselect(

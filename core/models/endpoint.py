@@ -24,10 +24,11 @@ answer).  A base URL that carries credentials (``https://user:pass@host``,
 percent-encoded or not) or a query string is refused, and so is a model name
 that looks like a key (:func:`looks_like_secret`), without echoing either.
 
-In the app, each session's endpoints are scoped to its own script run
-(:func:`use_session_settings`): another session's run never sees them, and
-an endpoint model the session did not set up is refused, never sent with
-the environment's key to a default URL.
+In the app, each session's endpoints are that session's own, found from
+every thread that runs its code (a fragment's rerun and a callback included)
+through the lookup the app installs (:func:`use_session_lookup`): another
+session never sees them, and an endpoint model the session did not set up is
+refused, never sent with the environment's key to a default URL.
 
 Every answer is checked once against the protocol (:func:`parse_answer`: a
 JSON object whose ``data`` holds one ``{"index", "embedding"}`` item per text,
@@ -52,8 +53,7 @@ import os
 import re
 import secrets
 import threading
-from collections.abc import Iterable, Mapping, Sequence
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -277,33 +277,39 @@ def configure(settings: EndpointSettings) -> str:
     return settings.name
 
 
-# The endpoints of the code running in this context (a Streamlit session's script run); None outside the app.
-_SCOPED: ContextVar[Mapping[str, EndpointSettings] | None] = ContextVar("cosine_probe_endpoint_settings", default=None)
+# How the app finds the endpoints of the session whose code is running (at most one lookup; ui/endpoints.py installs it).
+SessionLookup = Callable[[], Mapping[str, EndpointSettings] | None]
+_SESSION_LOOKUP: list[SessionLookup] = []
 
 
-def use_session_settings(settings: Iterable[EndpointSettings]) -> None:
-    """Make ``settings`` the only endpoints of the code running in this context (the app calls it each script run).
+def use_session_lookup(lookup: SessionLookup | None) -> None:
+    """Install how :func:`settings_for` finds the endpoints of the session whose code is running (None: no sessions, the CLI).
 
-    They are seen by this context alone, not by another session's run (which
-    :func:`configure`'s process-wide registry would allow), and an endpoint
-    model not among them is refused by :func:`settings_for` instead of being
-    sent the environment's ``OPENAI_API_KEY`` at a default URL.
+    ``lookup()`` returns that session's endpoints by name, or None for code
+    that belongs to no session (then the CLI's rules hold).  It is asked on
+    every call, from whichever thread calls: a session's fragment reruns and
+    callbacks run in threads of their own that skip the sidebar, so anything
+    the sidebar's run set for its own thread (a context variable) is not
+    there, and the visitor's model would fall back to the environment's
+    ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``.
     """
-    _SCOPED.set({s.name: s for s in settings})
+    _SESSION_LOOKUP[:] = [lookup] if lookup is not None else []
 
 
 def settings_for(name: str) -> EndpointSettings:
-    """The settings of ``openai:MODEL``: this session's, else the configured ones, else the defaults from the environment.
+    """The settings of ``openai:MODEL``: the running session's own; outside any session, the configured ones, else the environment's.
 
-    A session sets its own with :func:`use_session_settings`.
+    In a session (:func:`use_session_lookup`) an endpoint it did not set up
+    is refused: never the process-wide settings of :func:`configure`, never
+    the environment's key at a default URL.
 
     Raises:
-        EndpointError: the name is not an endpoint model, a session did not set
-            it up, or the defaults are bad.
+        EndpointError: the name is not an endpoint model, the running session
+            did not set it up, or the defaults are bad.
     """
     if not is_endpoint(name):
         raise EndpointError(f"{name} is not an endpoint model (they are named {ENDPOINT_PREFIX}MODEL)")
-    scoped = _SCOPED.get()
+    scoped = _SESSION_LOOKUP[0]() if _SESSION_LOOKUP else None
     if scoped is not None:
         if name in scoped:
             return scoped[name]

@@ -144,36 +144,12 @@ def test_compare_text_and_result_survive_page_switch(page):
     E.assert_no_errors(page)
 
 
-def _record_script_runs(page) -> list[bytes]:
-    """Every binary message the server sends this page (Streamlit's ForwardMsg protobufs), in order, as they arrive."""
-    frames: list[bytes] = []
-    page.on("websocket", lambda ws: ws.on("framereceived", lambda data: frames.append(data) if isinstance(data, bytes) else None))
-    return frames
-
-
-def _runs_seen(frames: list[bytes]) -> tuple[list[str], set[str]]:
-    """How each script run the messages report ended (FINISHED_SUCCESSFULLY is a full run, FINISHED_FRAGMENT_RUN_SUCCESSFULLY a
-    fragment's), and which root containers (MAIN, SIDEBAR) their elements were drawn in."""
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-    from streamlit.proto.RootContainer_pb2 import RootContainer
-
-    ended, drawn = [], set()
-    for frame in frames:
-        msg = ForwardMsg()
-        msg.ParseFromString(frame)
-        if msg.WhichOneof("type") == "script_finished":
-            ended.append(ForwardMsg.ScriptFinishedStatus.Name(msg.script_finished))
-        elif msg.WhichOneof("type") == "delta" and msg.metadata.delta_path:
-            drawn.add(RootContainer.Name(msg.metadata.delta_path[0]))
-    return ended, drawn
-
-
 def test_an_example_pill_reruns_only_the_pair_area_and_shows_its_cosine(page, core_scores):
     """Issue 33 item 3: an example pill fills both boxes and scores the pair by rerunning the pair's fragment alone: the
     server reports a fragment run, and draws nothing in the sidebar (a full rerun redraws it, as the first visit shows)."""
-    frames = _record_script_runs(page)
+    frames = E.record_script_runs(page)
     E.goto(page, f"{page.base}/compare")
-    first_visit = _runs_seen(frames)
+    first_visit = E.runs_seen(frames)
     assert "FINISHED_SUCCESSFULLY" in first_visit[0] and "SIDEBAR" in first_visit[1], first_visit  # the reading works
     box_a, box_b = page.get_by_label("Sentence A", exact=True), page.get_by_label("Sentence B", exact=True)
     before = (box_a.input_value(), box_b.input_value())
@@ -181,7 +157,7 @@ def test_an_example_pill_reruns_only_the_pair_area_and_shows_its_cosine(page, co
     seen = len(frames)
     E.act(page, pill.click)
     E.assert_no_errors(page)
-    ended, drawn = _runs_seen(frames[seen:])
+    ended, drawn = E.runs_seen(frames[seen:])
     assert ended == ["FINISHED_FRAGMENT_RUN_SUCCESSFULLY"], f"the pill's runs ended as {ended}: a full-page rerun"
     assert drawn == {"MAIN"}, f"the pill's run drew in {drawn}"
     text_a, text_b = box_a.input_value(), box_b.input_value()

