@@ -107,5 +107,5 @@ def test_dedup_needs_a_corpus_and_never_replaces_a_keep_csv(cli, files, tmp_path
     monkeypatch.chdir(tmp_path)
     (tmp_path / "keep.csv").write_text("mine\n", encoding="utf-8")
     code, _, stderr = cli("audit", "--corpus", str(corpus), "--dedup", str(decisions), "--quiet")
-    assert code == 2 and "keep.csv exists; give --out DIR" in stderr
+    assert code == 2 and "keep.csv exists and is not a file `cosine-probe audit` wrote" in stderr
     assert (tmp_path / "keep.csv").read_text(encoding="utf-8") == "mine\n"
