@@ -93,7 +93,7 @@ def test_every_failure_reads_the_same_on_a_shared_server(tmp_path, stored, pg, m
         "refused": f"postgresql://probe@127.0.0.1:{closed_port}/postgres?table=kb_shared",
         "timed out": f"postgresql://probe@127.0.0.1:{silent_port}/postgres?table=kb_shared",
         "another protocol": f"postgresql://probe@127.0.0.1:{http_port}/postgres?table=kb_shared",
-        "wrong password": pg.uri("kb_shared", password="not-the-password"),
+        "wrong password": pg.uri("kb_shared", password="Wrong-pw-3c81aa90"),
         "no such table": pg.uri("no_such_table"),
     }
     folders = {
