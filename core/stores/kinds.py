@@ -110,7 +110,9 @@ def open_store(
     except ImportError as exc:
         raise StoreError(f"{kind.name} needs its client: pip install {kind.package} (make setup installs it)") from exc
     try:
-        extra = {"binary": binary} if binary else {}
+        extra: dict = {"binary": binary} if binary else {}
+        if allowed is not None and kind.server:
+            extra["visitor"] = True  # the visitor's own credentials only, never the server's
         handle = kind.reader(parsed, text_column, vector_column, exact=exact, filters=dict(filters or {}), **extra)
     except Exception as exc:  # noqa: BLE001 - each client raises its own kinds; the user gets one line
         if allowed is not None:

@@ -25,6 +25,7 @@ each value a bound parameter, in the read and the search alike.
 
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -44,6 +45,15 @@ from core.stores.base import (
 _OPERATORS = {"vector_cosine_ops": ("<=>", "cosine"), "vector_l2_ops": ("<->", "L2"), "vector_ip_ops": ("<#>", "inner product")}
 _INDEX = re.compile(r"USING (hnsw|ivfflat) \((\S+) (vector_\w+_ops)", re.IGNORECASE)
 CONNECT_TIMEOUT = 10
+# A shared app's visitor connects with what they typed only, never the server's own credentials: libpq would
+# otherwise take PGPASSWORD (an empty password stops that), the password file, the server's client certificate or its
+# Kerberos ticket. Password authentication (or none, a server that asks for nothing) is all it may answer.
+VISITOR_CONNECTION = {
+    "passfile": os.devnull,
+    "sslcertmode": "disable",
+    "gssencmode": "disable",
+    "require_auth": "password,md5,scram-sha-256,none",
+}
 # Vector-like column types not read yet (information_schema's udt_name -> the type as written in SQL).
 _UNREAD = {"halfvec": "halfvec", "sparsevec": "sparsevec", "_float4": "real[]", "_float8": "double precision[]", "_numeric": "numeric[]"}
 # The binary-rescore shortlist per row asked for: the oversampling of core.probes.compression's binary-rescore.
@@ -63,6 +73,7 @@ class PgvectorStore:
         exact: bool = False,
         binary: str = "",
         filters: dict[str, str] | None = None,
+        visitor: bool = False,
     ) -> None:
         import psycopg
         from pgvector.psycopg import register_vector
@@ -83,9 +94,10 @@ class PgvectorStore:
                 port=uri.port,
                 dbname=uri.database,
                 user=uri.user or None,
-                password=uri.password or None,
+                password=uri.password or ("" if visitor else None),
                 connect_timeout=CONNECT_TIMEOUT,
                 options="-c default_transaction_read_only=on",
+                **(VISITOR_CONNECTION if visitor else {}),
             )
             self.conn.read_only = True
             register_vector(self.conn)

@@ -150,3 +150,25 @@ def test_the_filter_box_is_no_oracle_on_a_shared_server(tmp_path, stored):
     with pytest.raises(StoreError) as err:
         open_store(uri, filters={"nope": "a"})
     assert "its columns: id, text, source, vector" in str(err.value)  # the CLI names them
+
+
+def test_a_visitor_never_connects_with_the_servers_password(pg, stored, tmp_path, monkeypatch):
+    # The server's PGPASSWORD and password file are the operator's: a visitor who types no password must not use them.
+    texts, vectors = stored
+    build_pg(pg, "kb_visitor", texts[:10], vectors[:10])
+    uri = f"postgresql://probe@127.0.0.1:{pg.port}/postgres?table=kb_visitor"
+    allowed = parse_store_allowlist(f"127.0.0.1:{pg.port}")
+    passfile = tmp_path / "pgpass"
+    passfile.write_text(f"127.0.0.1:{pg.port}:postgres:probe:{pg.password}\n", encoding="utf-8")
+    passfile.chmod(0o600)
+    for variable, value in (("PGPASSWORD", pg.password), ("PGPASSFILE", str(passfile))):
+        monkeypatch.setenv(variable, value)
+        open_store(uri).close()  # the owner's CLI uses them
+        with pytest.raises(StoreError, match="it is not there, cannot be reached or is not a PostgreSQL"):
+            open_store(uri, allowed=allowed)
+        monkeypatch.delenv(variable)
+    handle = open_store(pg.uri("kb_visitor"), allowed=allowed)  # the visitor's own password
+    try:
+        assert len(handle.read().passages) == 10
+    finally:
+        handle.close()

@@ -60,6 +60,7 @@ def test_the_record_is_whole(kind: StoreKind):
         assert callable(getattr(kind.reader, method, None)), f"{kind.name}'s reader has no {method}"
     params = inspect.signature(kind.reader).parameters
     assert {"exact", "filters"} <= set(params) and ("binary" in params) == kind.binary_search
+    assert ("visitor" in params) == kind.server  # a server's reader can refuse the server's own credentials
     assert kind.uri_form.startswith(f"{kind.scheme}://") and kind.uri_form.endswith(f"?{kind.collection_key}=NAME")
     assert bool(kind.password_hint) == kind.server  # a server's password has somewhere to go besides the URI
     assert (kind.default_port is not None) == kind.server
