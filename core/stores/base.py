@@ -191,7 +191,7 @@ def parse_uri(text: str, kinds: Mapping[str, StoreKind]) -> StoreURI:
         # The user-info ended early: a '/' or '?' in the password. The URI is not echoed, it holds the password.
         raise StoreError(
             "the store URI's user and password cannot be read: an '@' follows the host, so the password holds an unencoded "
-            f"'/', '?' or '#' (percent-encode them: %2F, %3F, %23){_hint(kind)}"
+            f"'/', '?' or '#' (percent-encode them: %2F, %3F, %23; an '@' in the database or table name: %40){_hint(kind)}"
         )
     if parts.fragment or text.endswith("#"):
         raise StoreError(f"the store URI holds a '#': percent-encode it as %23 ({kind.uri_form})")

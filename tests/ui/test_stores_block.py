@@ -145,3 +145,18 @@ def test_the_filter_box_reads_only_the_matching_rows_and_a_bad_line_is_one_error
     assert not app.exception and not app.error
     shown = " ".join(m.value for m in app.markdown)
     assert widgets.md_escape(f"(filter: source = {hostile!r})") in shown
+
+
+def test_the_fields_follow_each_kinds_record(allowed):
+    app = open_page("views/retrieval.py")
+    app.radio(key="rt_store_search").set_value("exact scan").run()
+    for kind in STORE_KINDS.values():
+        app.selectbox(key="rt_store_kind").select(kind.label).run()
+        assert not app.exception
+        keys = {str(t.key): t for t in app.text_input if str(t.key).startswith("rt_store_")}
+        assert ("rt_store_text_col" in keys) == ("rt_store_vector_col" in keys) == kind.columns
+        assert ("rt_store_password" in keys) == ("rt_store_host" in keys) == kind.server
+        name = keys["rt_store_table" if kind.server else "rt_store_name"]
+        assert name.label == kind.collection_word
+        assert ("exact scan" in app.radio(key="rt_store_search").options) == kind.exact_search
+        assert kind.filter_on.upper().replace(" ", "_") in app.text_area(key="rt_store_filter").placeholder
