@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 import numpy as np
 
@@ -88,17 +89,18 @@ class PgvectorStore:
         if not uri.host or not uri.database:
             raise StoreError("the store URI needs a host and a database: postgresql://USER@HOST:PORT/DB?table=NAME")
         schema, _, name = table.rpartition(".")
+        params: dict[str, Any] = {
+            "host": uri.host,
+            "port": uri.port,
+            "dbname": uri.database,
+            "user": uri.user or None,
+            "password": uri.password or ("" if visitor else None),
+            "connect_timeout": CONNECT_TIMEOUT,
+            "options": "-c default_transaction_read_only=on",
+            **(VISITOR_CONNECTION if visitor else {}),
+        }
         try:
-            self.conn = psycopg.connect(
-                host=uri.host,
-                port=uri.port,
-                dbname=uri.database,
-                user=uri.user or None,
-                password=uri.password or ("" if visitor else None),
-                connect_timeout=CONNECT_TIMEOUT,
-                options="-c default_transaction_read_only=on",
-                **(VISITOR_CONNECTION if visitor else {}),
-            )
+            self.conn = psycopg.connect(**params)
             self.conn.read_only = True
             register_vector(self.conn)
         except psycopg.Error as exc:
