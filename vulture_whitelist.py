@@ -67,9 +67,6 @@ _.writelines  # RedactingStream.writelines (core/cli/main.py): the text-stream p
 beir_from_zip  # core/files/beir.py: unpack and read an uploaded BEIR zip in one call, for library callers (the page unpacks once per session)
 memory_vectors  # EmbeddingCache.memory_vectors: the count tests read to prove a page run leaves no vectors in the shared memory layer (core/models/cache.py)
 heading  # PageRecord.heading (ui/pages.py): the words of a page's h1 the browser and page-list tests look for
-LanceStore  # core/stores/lance.py: opened by name from its StoreKind record (core/stores/kinds.py), imported only when that store is used
-ChromaStore  # core/stores/chroma.py: opened by name from its StoreKind record (core/stores/kinds.py)
-PgvectorStore  # core/stores/pgvector.py: opened by name from its StoreKind record (core/stores/kinds.py)
 _.read_only  # psycopg's Connection.read_only, set in core/stores/pgvector.py: every transaction of the session READ ONLY
 pair_setting_rows  # core/probes/compression.py: index settings scored on any vectors given by text (a store's, tests/core/probes/test_compression.py); the CLI and page feed the encoder's
 PAIR_RULES  # core/lexicon/modes.py: the rule kinds a FailureMode may name; the common test over modes checks every record against it

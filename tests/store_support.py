@@ -44,8 +44,11 @@ def build_lance(
     table: str = "passages",
     index: bool = False,
     source: Sequence[str] | None = None,
+    columns: dict | None = None,
 ) -> str:
     """A LanceDB table (id, text, vector; with ``source`` a string column of that name); ``index``: an IVF_HNSW_SQ cosine index.
+
+    ``columns`` replaces or adds columns (name -> values or an Arrow array), e.g. no ``text``, a boolean ``flag``.
 
     Returns its URI.
     """
@@ -61,6 +64,13 @@ def build_lance(
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(np.asarray(vectors, dtype=np.float32).reshape(-1)), vectors.shape[1]),
         }
     )
+    for name, values in (columns or {}).items():
+        if values is None:
+            data = data.drop_columns([name])
+        elif name in data.column_names:
+            data = data.set_column(data.column_names.index(name), name, pa.array(values) if isinstance(values, list) else values)
+        else:
+            data = data.append_column(name, pa.array(values) if isinstance(values, list) else values)
     tbl = db.create_table(table, data)
     if index:
         tbl.create_index(metric="cosine", vector_column_name="vector", index_type="IVF_HNSW_SQ", num_partitions=1)
@@ -75,8 +85,10 @@ def build_chroma(
     collection: str = "passages",
     ef_search: int = 100,
     source: Sequence[str] | None = None,
+    metadatas: Sequence[dict] | None = None,
 ) -> str:
-    """A Chroma persistent folder with one collection (cosine space; with ``source`` each row's metadata ``{"source": ...}``).
+    """A Chroma persistent folder with one collection (cosine space; with ``source`` each row's metadata ``{"source": ...}``,
+    with ``metadatas`` each row's own).
 
     Returns its URI.
     """
@@ -85,7 +97,8 @@ def build_chroma(
 
     client = chromadb.PersistentClient(path=str(folder), settings=Settings(anonymized_telemetry=False))
     col = client.create_collection(collection, configuration={"hnsw": {"space": "cosine", "ef_search": ef_search}}, embedding_function=None)
-    metadatas = [{"source": s} for s in source] if source is not None else None
+    if metadatas is None:
+        metadatas = [{"source": s} for s in source] if source is not None else None
     col.add(
         ids=[f"p{i}" for i in range(len(texts))],
         documents=list(texts),

@@ -1,10 +1,17 @@
 """The "Connect a store" block of the Your corpus and Retrieval pages (``docs/stores.md``): a store's vectors, exact vs its own search.
 
 One call from a page, :func:`connect_store`, draws the whole block: the
-store's kind and where it is (a folder, or a PostgreSQL server with a
-password input), an optional filter (``COLUMN=VALUE`` lines, applied by
-the store's own filter), the model that made the stored vectors (one of the
-sidebar's), the search (the store's index or its exact scan), and the button.
+store's kind and where it is (a folder, or a server with a password input:
+the fields come from the kind's record, :mod:`core.stores.kinds`), an
+optional filter (``COLUMN=VALUE`` lines, applied by the store's own filter),
+the model that made the stored vectors (one of the sidebar's), the search
+(the store's index, or its exact scan where the kind has one), and the button.
+
+Every visitor is a stranger to the server, so the block opens only stores the
+operator allows (``$COSINE_PROBE_STORES``: folders and ``HOST:PORT``
+servers, :mod:`core.stores.access`); without that it says store access is off.
+Each field is one part of the URI: a Host box holding a whole URI (a port, a
+path, credentials) is refused, never read over the other boxes.
 The run goes through :func:`core.stores.audit.audit_store` or
 :func:`core.stores.retrieval.retrieval_through_store`; a refusal (another
 model's vectors, a wrong password, a missing table) is one redacted line and
@@ -15,40 +22,54 @@ redaction when the URI is parsed.
 
 from __future__ import annotations
 
+import re
 from urllib.parse import quote
 
 import streamlit as st
 
 from core.messages import redact
+from core.stores.access import STORES_ENV, StoreAllowlist, allowlist_from_env
+from core.stores.base import StoreError, StoreKind
+from core.stores.kinds import STORE_KINDS
 from ui import resources, state, widgets
 
-KINDS = {"LanceDB folder": "lancedb", "Chroma folder": "chroma", "PostgreSQL + pgvector": "postgresql"}
+KINDS = {kind.label: kind for kind in STORE_KINDS.values()}
 LABEL = "Connect a store"
 RUN_LABEL = {"audit": "Audit the store", "retrieval": "Rank the queries through the store"}
-SEARCH = {"the store's own index (as searched in production)": "index", "exact scan (LanceDB, pgvector)": "exact"}
+INDEX_SEARCH = "the store's own index (as searched in production)"
+EXACT_SEARCH = "exact scan"
+# A host name or address, nothing else: a port, a path, a query or credentials typed here would be read over the other boxes.
+_HOST = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.\-]*[A-Za-z0-9])?)$")
 
 
-def store_uri(kind: str, values: dict[str, str]) -> str:
-    """The URI the block's fields spell (user and password percent-encoded)."""
-    if kind == "postgresql":
+def store_uri(kind: StoreKind, values: dict[str, str]) -> str:
+    """The URI the block's fields spell, each field percent-encoded as one part (user, password, database, table, folder).
+
+    Raises:
+        StoreError: a Host box holding more than a host name or address, a Port box holding more than a number.
+    """
+    name = quote(values.get("name", "").strip(), safe="")
+    if kind.server:
+        host, port = values.get("host", "").strip(), values.get("port", "").strip() or str(kind.default_port or "")
+        if not _HOST.match(host):
+            raise StoreError("the Host box takes a host name or address only; the port, database, user and table have their own boxes")
+        if not port.isdigit():
+            raise StoreError("the Port box takes a number from 1 to 65535")
         user = quote(values.get("user", ""), safe="")
         password = quote(values.get("password", ""), safe="")
         auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
-        return (
-            f"postgresql://{auth}{values.get('host', '')}:{values.get('port', '5432')}"
-            f"/{values.get('database', '')}?table={values.get('table', '')}"
-        )
-    key = "table" if kind == "lancedb" else "collection"
-    return f"{kind}://{values.get('folder', '')}?{key}={values.get('name', '')}"
+        database = quote(values.get("database", "").strip(), safe="")
+        return f"{kind.scheme}://{auth}{host}:{port}/{database}?{kind.collection_key}={name}"
+    return f"{kind.scheme}://{quote(values.get('folder', '').strip(), safe='/~')}?{kind.collection_key}={name}"
 
 
-def _fields(page: str, kind: str) -> dict[str, str]:
+def _fields(page: str, kind: StoreKind) -> dict[str, str]:
     k = f"{page}_store"
-    if kind == "postgresql":
+    if kind.server:
         a, b, c = st.columns([3, 1, 2])
         values = {
-            "host": a.text_input("Host", value="127.0.0.1", key=f"{k}_host"),
-            "port": b.text_input("Port", value="5432", key=f"{k}_port"),
+            "host": a.text_input("Host", value="127.0.0.1", key=f"{k}_host", help="A host name or address only."),
+            "port": b.text_input("Port", value=str(kind.default_port or ""), key=f"{k}_port"),
             "database": c.text_input("Database", key=f"{k}_db"),
         }
         a, b, c = st.columns(3)
@@ -56,13 +77,27 @@ def _fields(page: str, kind: str) -> dict[str, str]:
         values["password"] = b.text_input(
             "Password", type="password", key=f"{k}_password", help="Used to connect; never shown, written or recorded."
         )
-        values["table"] = c.text_input("Table", key=f"{k}_table")
+        values["name"] = c.text_input(kind.collection_word, key=f"{k}_table")
         return values
     a, b = st.columns([3, 2])
     return {
         "folder": a.text_input("Folder", key=f"{k}_folder", placeholder="/path/to/store"),
-        "name": b.text_input("Table" if kind == "lancedb" else "Collection", key=f"{k}_name"),
+        "name": b.text_input(kind.collection_word, key=f"{k}_name"),
     }
+
+
+def _allowed() -> tuple[StoreAllowlist, str | None]:
+    """The operator's allow-list, and why store access is off when it is (none set, or one that does not parse)."""
+    try:
+        allowed = allowlist_from_env()
+    except StoreError as exc:
+        return StoreAllowlist(), f"Connecting a store is off on this server: its allow-list is not valid ({exc})."
+    if not allowed:
+        return allowed, (
+            f"Connecting a store is off on this server: its operator allows store folders and database servers with ${STORES_ENV} "
+            "(docs/stores.md)."
+        )
+    return allowed, None
 
 
 def connect_store(page: str, what: str, selection: state.Selection, queries: list[str] | None = None) -> None:
@@ -76,28 +111,33 @@ def connect_store(page: str, what: str, selection: state.Selection, queries: lis
             "Read a collection's passages and the vectors stored with them (read-only, with the store's own client), check on "
             "20 passages that the model below made them, then compare exact search with the store's own search."
         )
+        allowed, off = _allowed()
+        if off:
+            st.info(off)
+            return
         kind = KINDS[st.selectbox("Store", list(KINDS), key=f"{k}_kind")]
         values = _fields(page, kind)
         a, b = st.columns(2)
-        text_column = a.text_input("Text column (optional)", key=f"{k}_text_col") if kind != "chroma" else ""
-        vector_column = b.text_input("Vector column (optional)", key=f"{k}_vector_col") if kind != "chroma" else ""
+        text_column = a.text_input("Text column (optional)", key=f"{k}_text_col") if kind.columns else ""
+        vector_column = b.text_input("Vector column (optional)", key=f"{k}_vector_col") if kind.columns else ""
         filter_text = st.text_area(
             "Filter (optional)",
             key=f"{k}_filter",
             height=68,
-            placeholder="COLUMN=VALUE, one per line" if kind != "chroma" else "METADATA_KEY=VALUE, one per line",
-            help="Only the rows whose column (a Chroma collection: metadata key) equals the value, as text; several lines are joined "
-            "by AND. The store applies it (its own filter), to the exact side and its own search alike.",
+            placeholder=f"{kind.filter_on.upper().replace(' ', '_')}=VALUE, one per line",
+            help=f"Only the rows whose {kind.filter_on} equals the value (read as its type: text, a number, true or false); several "
+            f"lines are joined by AND. The store applies it ({kind.filter_by}), to the exact side and its own search alike.",
         )
         a, b = st.columns(2)
         model = a.selectbox("Model that made the vectors", selection.models, format_func=state.short, key=f"{k}_model")
-        search = SEARCH[b.radio("Store search", list(SEARCH), key=f"{k}_search")]
+        searches = [INDEX_SEARCH, *([EXACT_SEARCH] if kind.exact_search else [])]
+        search = "exact" if b.radio("Store search", searches, key=f"{k}_search") == EXACT_SEARCH else "index"
         if what == "retrieval":
             typed = st.text_area("Queries, one per line", key=f"{k}_queries")
             queries = [q for q in typed.splitlines() if q.strip()]
         if st.button(RUN_LABEL[what], key=f"{k}_run", disabled=not model):
             filters = [line for line in filter_text.splitlines() if line.strip()]
-            _run(k, what, kind, values, text_column, vector_column, filters, model, search, selection, queries or [])
+            _run(k, what, kind, values, text_column, vector_column, filters, model, search, selection, queries or [], allowed)
         if st.session_state.get(f"{k}_error"):
             st.error(widgets.md_escape(st.session_state[f"{k}_error"]), icon="⛔")
         shown = st.session_state.get(f"{k}_result")
@@ -111,7 +151,7 @@ def connect_store(page: str, what: str, selection: state.Selection, queries: lis
 def _run(
     k: str,
     what: str,
-    kind: str,
+    kind: StoreKind,
     values: dict[str, str],
     text_column: str,
     vector_column: str,
@@ -120,9 +160,10 @@ def _run(
     search: str,
     selection,
     queries,
+    allowed: StoreAllowlist,
 ) -> None:
     from core.audit.neighbours import TooManyPairs
-    from core.stores.base import StoreError, parse_filters
+    from core.stores.base import parse_filters
     from core.stores.kinds import open_store
 
     try:
@@ -132,6 +173,7 @@ def _run(
             vector_column=vector_column or None,
             exact=search == "exact",
             filters=parse_filters(filters),
+            allowed=allowed,
         )
         try:
             with st.spinner(f"Reading the store and checking {state.short(model)} on 20 passages"):
@@ -146,13 +188,13 @@ def _run(
     st.session_state[f"{k}_result"] = {"lines": lines, "table": table}
 
 
-def _check(result) -> str:
+def _check(result, passages: int) -> str:
     from core.stores.base import filter_words
 
     c = result.check
     where = f" (filter: {filter_words(result.filters)})" if result.filters else ""
     return (
-        f"Model check: {state.short(c.model)} re-encoded {len(c.cosines)} stored passages of {result.store}{where}: "
+        f"Model check: {state.short(c.model)} re-encoded {len(c.cosines)} of {passages:,} stored passages of {result.store}{where}: "
         f"cosine {min(c.cosines):.4f} to {max(c.cosines):.4f}."
     )
 
@@ -167,7 +209,7 @@ def _audit(handle, model: str, selection: state.Selection, queries: list[str]):
     table = side_by_side(risk_summary(result.exact, selection.threshold), risk_summary(result.through_store, selection.threshold))
     recall = "no close pair" if result.pair_recall != result.pair_recall else f"{result.pair_recall:.4f}"
     lines = [
-        _check(result),
+        _check(result, len(result.exact.passages)),
         f"Search: {result.method}. Close pairs above {selection.threshold:.2f}: {result.store_pairs:,} through the store, "
         f"{result.exact_pairs:,} by exact search; recall against exact {recall}.",
     ]
@@ -183,7 +225,7 @@ def _retrieval(handle, model: str, selection: state.Selection, queries: list[str
     result = retrieval_through_store(handle, model, queries, cache=resources.embedding_cache(), options=selection.options_for(model))
     recall = ", ".join(f"recall@{k} {v:.3f}" for k, v in result.recall.items())
     lines = [
-        _check(result),
+        _check(result, result.n_passages),
         f"Search: {result.method}. {result.n_queries:,} queries over {result.n_passages:,} stored passages: {recall}; "
         f"same first passage for {result.same_first:.1%}.",
     ]

@@ -25,37 +25,66 @@ T = TypeVar("T")
 
 STORE_EXAMPLES = (
     "cosine-probe audit --store 'lancedb://kb.lance?table=passages' --models all-MiniLM-L6-v2",
-    "cosine-probe audit --store 'postgresql://me:PASSWORD@localhost:5432/kb?table=chunks' --models all-MiniLM-L6-v2 --queries q.txt",
+    "PGPASSWORD=... cosine-probe audit --store 'postgresql://me@localhost:5432/kb?table=chunks' --models all-MiniLM-L6-v2 --queries q.txt",
     "cosine-probe retrieval --store 'chroma://chroma-folder?collection=kb' --queries q.txt --models all-MiniLM-L6-v2",
 )
+# A model id longer than this that names no folder here is cut when echoed: it is no name (a Hugging Face id has at most 96).
+MAX_SHOWN_MODEL = 120
+
+
+def _is_folder(name: str) -> bool:
+    try:
+        return Path(name).expanduser().is_dir()
+    except OSError:  # a name longer than a path may be
+        return False
+
+
+def _names(kinds) -> str:
+    return ", ".join(kind.name for kind in kinds)
+
+
+def store_help() -> dict[str, str]:
+    """The store flags' help, built from the store kinds' records (their URIs, searches, filters, where a password goes)."""
+    from core.stores.kinds import STORE_KINDS, kinds_that
+
+    kinds = list(STORE_KINDS.values())
+    hints = "; ".join(f"{kind.name}: {kind.password_hint}" for kind in kinds if kind.password_hint)
+    only_index = [kind.name for kind in kinds if not kind.exact_search]
+    fixed = [kind.name for kind in kinds if not kind.columns]
+    return {
+        "store": "read passages and their stored vectors from a vector store: "
+        + ", ".join(kind.uri_form for kind in kinds)
+        + f" (read-only; --models names the one model that made the vectors; {hints}; docs/stores.md)",
+        "columns": f" ({_names(kinds_that('columns'))}; {', '.join(fixed) or 'none'}: fixed)" if fixed else "",
+        "search": "--store: rank with the store's index as it is searched in production (default), or its exact scan "
+        f"({_names(kinds_that('exact_search'))}"
+        + (f"; {', '.join(only_index)}: only its index" if only_index else "")
+        + f"), or a binary quantization computed at query time ({_names(kinds_that('binary_search'))}): Hamming distance of the sign "
+        "bits (binary), its 2 x k shortlist rescored by the stored vectors (binary-rescore)",
+        "filter": "--store: read and search only the rows whose COLUMN equals VALUE (read as the column's type: text, a number, "
+        "true/false; repeat for AND), through the store's own filter ("
+        + ", ".join(f"{kind.name}: {kind.filter_by}" for kind in kinds)
+        + ")",
+    }
 
 
 def add_store_options(p, source=None) -> None:
     """``--store URI`` (in ``source``, a mutually exclusive group, when given) and the column and search flags."""
-    (source or p).add_argument(
-        "--store",
-        metavar="URI",
-        help="read passages and their stored vectors from a vector store: lancedb://FOLDER?table=NAME, "
-        "chroma://FOLDER?collection=NAME, postgresql://USER:PASSWORD@HOST:PORT/DB?table=NAME (read-only; "
-        "--models names the one model that made the vectors; docs/stores.md)",
-    )
-    p.add_argument("--text-column", metavar="COL", help="--store: the column holding the passages (default: found by type and name)")
-    p.add_argument("--vector-column", metavar="COL", help="--store: the column holding the vectors (default: found by type and name)")
+    helps = store_help()
+    (source or p).add_argument("--store", metavar="URI", help=helps["store"])
     p.add_argument(
-        "--store-search",
-        choices=("index", "exact", "binary", "binary-rescore"),
-        default="index",
-        help="--store: rank with the store's index as it is searched in production (default), or its exact scan "
-        "(LanceDB, pgvector; Chroma has only its HNSW index), or pgvector's binary quantization: Hamming distance of "
-        "binary_quantize(vector) computed at query time (binary), its 2 x k shortlist rescored by the stored vectors (binary-rescore)",
+        "--text-column",
+        metavar="COL",
+        help="--store: the column holding the passages (default: found by type and name; an id-like column only when named)"
+        + helps["columns"],
     )
     p.add_argument(
-        "--store-filter",
-        metavar="COLUMN=VALUE",
-        action="append",
-        help="--store: read and search only the rows whose COLUMN equals VALUE (as text; repeat for AND), through the store's own "
-        "filter (LanceDB where, Chroma metadata where, a bound SQL WHERE)",
+        "--vector-column",
+        metavar="COL",
+        help="--store: the column holding the vectors (default: found by type and name)" + helps["columns"],
     )
+    p.add_argument("--store-search", choices=("index", "exact", "binary", "binary-rescore"), default="index", help=helps["search"])
+    p.add_argument("--store-filter", metavar="COLUMN=VALUE", action="append", help=helps["filter"])
 
 
 def check_store_flags(args) -> None:
@@ -77,6 +106,12 @@ def open_store_arg(args):
 
     if not args.models or len(args.models) != 1:
         raise CliError("--store needs --models NAME: the one model that made the stored vectors (it is checked on 20 passages)")
+    model = args.models[0]
+    if len(model) > MAX_SHOWN_MODEL and not _is_folder(model):
+        raise CliError(
+            f"--models: {model[:40]!r}... ({len(model):,} characters) is no registered model, Hugging Face id (at most 96 "
+            "characters) or folder here"
+        )
     search = getattr(args, "store_search", "index")  # index-settings reads the vectors only: no search flag
     try:
         return open_store(
@@ -106,12 +141,13 @@ def read_queries(args) -> list[str]:
     return found.texts
 
 
-def check_line(check, store: str) -> str:
-    """The model check in one line."""
+def check_line(check, store: str, passages: int | None = None) -> str:
+    """The model check in one line, saying how many of the store's ``passages`` it checked (when known)."""
     from core.models import registry
 
+    of = "" if passages is None else f" of {passages:,}"
     return (
-        f"model check: {registry.short_name(check.model)} re-encoded {len(check.cosines)} stored passages of {store}: "
+        f"model check: {registry.short_name(check.model)} re-encoded {len(check.cosines)}{of} stored passages of {store}: "
         f"cosine with their stored vectors {min(check.cosines):.4f} to {max(check.cosines):.4f}"
     )
 
@@ -177,7 +213,7 @@ def cmd_audit_store(args) -> int:
     findings = audit_findings(result.exact, exact_summary, args.threshold)
     recall = "no close pair exactly" if result.pair_recall != result.pair_recall else f"{result.pair_recall:.4f}"
     comparison = [
-        check_line(result.check, result.store),
+        check_line(result.check, result.store, len(result.exact.passages)),
         f"{registry.short_name(result.model)} through the store ({result.method}, {args.threshold:g}): "
         f"{result.store_pairs:,} close pairs against {result.exact_pairs:,} by exact search; recall against exact {recall}"
         + (f"; each query's top 5 recall {result.query_recall:.4f}" if result.query_recall == result.query_recall else "")
@@ -295,7 +331,7 @@ def cmd_retrieval_store(args) -> int:
     if args.json:
         print(json.dumps(doc, indent=1, ensure_ascii=False))
     else:
-        print(check_line(result.check, result.store))
+        print(check_line(result.check, result.store, result.n_passages))
         recall = ", ".join(f"recall@{k} {v:.3f}" for k, v in result.recall.items())
         print(
             f"{registry.short_name(result.model)} through the store ({result.method}) against exact search over its "

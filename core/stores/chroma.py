@@ -12,16 +12,44 @@ binds as values, given to the read (``get``) and the search (``query``) alike.
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from core.stores.base import StoredCollection, StoreError, StoreURI, check_filter_columns, collection_from_rows
+from core.stores.base import FILTER_SHARED, StoredCollection, StoreError, StoreURI, check_filter_columns, collection_from_rows, filter_value
 
 _PAGE = 5_000
 _BLOCK = 100
+# What a Chroma folder holds that its client reads: the sqlite database (with its journal) and one folder per vector
+# segment, named by its id; anything else (backups, other data, links) is not copied.
+_DATABASE = re.compile(r"^chroma\.sqlite3(-wal|-shm|-journal)?$")
+_SEGMENT = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+# A metadata value's Python type, as a filter reads its text (bool before int: a bool is an int in Python).
+_HOLDS = ((bool, "booleans"), (int, "integers"), (float, "numbers"), (str, "text"))
+
+
+def copy_store(folder: Path, into: Path) -> None:
+    """Copy the Chroma database and its segment folders, regular files only: no link is followed or copied.
+
+    Raises:
+        StoreError: the folder's database is a link (nothing would be copied that the client could open).
+    """
+    if (folder / "chroma.sqlite3").is_symlink():
+        raise StoreError(f"no Chroma folder at {folder} (its chroma.sqlite3 is a link, which is not followed)")
+    into.mkdir()
+    for entry in folder.iterdir():
+        if entry.is_symlink():
+            continue
+        if entry.is_file() and _DATABASE.match(entry.name):
+            shutil.copyfile(entry, into / entry.name)
+        elif entry.is_dir() and _SEGMENT.match(entry.name):
+            (into / entry.name).mkdir()
+            for item in entry.iterdir():
+                if item.is_file() and not item.is_symlink():
+                    shutil.copyfile(item, into / entry.name / item.name)
 
 
 class ChromaStore:
@@ -50,7 +78,7 @@ class ChromaStore:
             raise StoreError(f"no Chroma folder at {folder} (no chroma.sqlite3 in it)")
         self._copy = Path(tempfile.mkdtemp(prefix="cosine-probe-chroma-"))
         try:
-            shutil.copytree(folder, self._copy / "store")
+            copy_store(folder, self._copy / "store")
             self.client = chromadb.PersistentClient(
                 path=str(self._copy / "store"), settings=Settings(anonymized_telemetry=False, allow_reset=False)
             )
@@ -65,25 +93,51 @@ class ChromaStore:
             if name not in names:
                 raise StoreError(f"the Chroma folder {folder} has no collection {name!r}; it holds {', '.join(names) or 'none'}")
             self.collection = self.client.get_collection(name)
+            self._values: dict[str, list] = {}
             if self.filters:
-                check_filter_columns(self.filters, self._metadata_keys(), "metadata key")
+                holds = self._metadata_types()
+                check_filter_columns(self.filters, sorted(holds), "metadata key")
+                self._values = {column: self._typed(column, value, holds[column]) for column, value in self.filters.items()}
         except BaseException:
             shutil.rmtree(self._copy, ignore_errors=True)
             raise
         self.text_column, self.vector_column = "documents", "embeddings"
 
-    def _metadata_keys(self) -> list[str]:
-        """The metadata keys the collection's rows carry (Chroma has no schema: read from the rows, page by page)."""
-        keys: dict[str, None] = {}
+    def _metadata_types(self) -> dict[str, set[str]]:
+        """Each metadata key the rows carry and what its values hold (Chroma has no schema: read from the rows, page by page)."""
+        keys: dict[str, set[str]] = {}
         for offset in range(0, self.collection.count(), _PAGE):
             page = self.collection.get(include=["metadatas"], limit=_PAGE, offset=offset)
             for meta in page["metadatas"] or []:
-                keys.update(dict.fromkeys(meta or {}))
-        return sorted(keys)
+                for key, value in (meta or {}).items():
+                    keys.setdefault(key, set()).add(next((h for t, h in _HOLDS if isinstance(value, t)), "other"))
+        return keys
+
+    @staticmethod
+    def _typed(column: str, value: str, holds: set[str]) -> list:
+        """The value as each type the key holds that it reads as (Chroma's ``$eq`` matches a value of the same type only)."""
+        typed: list = []
+        problem = None
+        for _, kind in _HOLDS:
+            if kind in holds:
+                try:
+                    typed.append(filter_value(column, value, kind))
+                except StoreError as exc:
+                    problem = exc
+        if not typed:
+            raise problem or StoreError(
+                f"the store filter: {column!r} holds {', '.join(sorted(holds))}; a filter compares text, numbers and booleans",
+                shared=FILTER_SHARED,
+            )
+        return typed
 
     def _where(self) -> dict | None:
-        """The filters as Chroma's metadata ``where``: values bound by its client, never query text."""
-        terms: list = [{column: {"$eq": value}} for column, value in self.filters.items()]
+        """The filters as Chroma's metadata ``where``: values bound by its client, never query text; a key of several types
+        matches the value read as each of them."""
+        terms: list = []
+        for column, values in self._values.items():
+            each = [{column: {"$eq": v}} for v in values]
+            terms.append(each[0] if len(each) == 1 else {"$or": each})
         if not terms:
             return None
         return terms[0] if len(terms) == 1 else {"$and": terms}

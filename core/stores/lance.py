@@ -12,24 +12,78 @@ pass through it, prefiltered (the search ranks only the matching rows).
 
 from __future__ import annotations
 
+import functools
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from core.stores.base import (
+    FILTER_SHARED,
     TEXT_CANDIDATES,
-    VECTOR_CANDIDATES,
     StoredCollection,
     StoreError,
     StoreURI,
     check_filter_columns,
     collection_from_rows,
+    filter_value,
     pick_column,
+    pick_vector_column,
 )
 
 # Query vectors per search call.
 _BLOCK = 256
+# The Rust source location LanceDB's errors end with (", /root/.cargo/registry/src/.../utils.rs:172:20"): not the user's concern.
+_RUST_PLACE = re.compile(r",?\s*/\S*\.rs:\d+:\d+\S*")
+T = TypeVar("T")
+
+
+@contextmanager
+def lance_errors(folder: object) -> Iterator[None]:
+    """LanceDB's failures on a damaged or unreadable folder as one line naming the folder, its Rust panics included.
+
+    A panic inside LanceDB's Rust code reaches Python as pyo3's ``PanicException`` (a ``BaseException``, "rust future
+    panicked"), which ``except Exception`` lets through as a traceback.
+    """
+    try:
+        yield
+    except StoreError:
+        raise
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - pyo3's PanicException is a BaseException
+        from core.messages import first_line
+
+        said = _RUST_PLACE.sub("", first_line(exc)).strip() or type(exc).__name__
+        raise StoreError(f"LanceDB cannot read the folder {folder}: {said[:300]}") from exc
+
+
+def _one_line(method: Callable[..., T]) -> Callable[..., T]:
+    @functools.wraps(method)
+    def wrapped(self: LanceStore, *args: Any, **kwargs: Any) -> T:
+        with lance_errors(self.uri.location):
+            return method(self, *args, **kwargs)
+
+    return wrapped
+
+
+def _holds(arrow_type: Any) -> str | None:
+    """What a filter on a column of this Arrow type compares: text, integers, numbers, booleans (None: none of them)."""
+    import pyarrow as pa
+
+    for test, holds in (
+        (pa.types.is_boolean, "booleans"),
+        (pa.types.is_integer, "integers"),
+        (pa.types.is_floating, "numbers"),
+        (pa.types.is_string, "text"),
+        (pa.types.is_large_string, "text"),
+    ):
+        if test(arrow_type):
+            return holds
+    return None
 
 
 class LanceStore:
@@ -52,31 +106,49 @@ class LanceStore:
         if not folder.is_dir():
             raise StoreError(f"no LanceDB folder at {folder}")
         name = uri.params.get("table")
-        db = lancedb.connect(str(folder))
-        tables = list(db.list_tables().tables) if hasattr(db, "list_tables") else list(db.table_names())
-        if not name:
-            if len(tables) != 1:
-                raise StoreError(f"name the table: lancedb://{folder}?table=NAME (the folder holds {', '.join(tables) or 'no table'})")
-            name = tables[0]
-        if name not in tables:
-            raise StoreError(f"the LanceDB folder {folder} has no table {name!r}; it holds {', '.join(tables) or 'no table'}")
-        self.table = db.open_table(name)
-        schema = self.table.schema
-        vectors = [f.name for f in schema if pa.types.is_fixed_size_list(f.type) or pa.types.is_list(f.type)]
+        with lance_errors(folder):
+            db = lancedb.connect(str(folder))
+            tables = list(db.list_tables().tables) if hasattr(db, "list_tables") else list(db.table_names())
+            if not name:
+                if len(tables) != 1:
+                    raise StoreError(f"name the table: lancedb://{folder}?table=NAME (the folder holds {', '.join(tables) or 'no table'})")
+                name = tables[0]
+            if name not in tables:
+                raise StoreError(f"the LanceDB folder {folder} has no table {name!r}; it holds {', '.join(tables) or 'no table'}")
+            self.table = db.open_table(name)
+            schema = self.table.schema
+        # LanceDB searches fixed-size lists of floats; a variable-size list (list<double>) fails only at search time.
+        vectors = [f.name for f in schema if pa.types.is_fixed_size_list(f.type) and pa.types.is_floating(f.type.value_type)]
+        unread = {
+            f.name: str(f.type).replace("item: ", "")
+            for f in schema
+            if f.name not in vectors and (pa.types.is_list(f.type) or pa.types.is_large_list(f.type) or pa.types.is_fixed_size_list(f.type))
+        }
         texts = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
-        self.vector_column = pick_column("vector", vector_column, vectors, VECTOR_CANDIDATES, "--vector-column")
-        self.text_column = pick_column("text", text_column, texts, TEXT_CANDIDATES, "--text-column")
+        self.vector_column = pick_vector_column(vector_column, vectors, unread, "LanceDB fixed_size_list<float>")
+        self.text_column = pick_column("text", text_column, texts, TEXT_CANDIDATES, "--text-column", skip_ids=True)
         self.id_column = "id" if "id" in schema.names and "id" not in (self.text_column, self.vector_column) else None
         check_filter_columns(self.filters, schema.names, "column")
+        self._values = {column: self._typed(column, value, schema.field(column).type) for column, value in self.filters.items()}
+
+    @staticmethod
+    def _typed(column: str, value: str, arrow_type: Any) -> Any:
+        holds = _holds(arrow_type)
+        if holds is None:
+            raise StoreError(
+                f"the store filter: {column!r} holds {arrow_type}; a filter compares text, numbers and booleans", shared=FILTER_SHARED
+            )
+        return filter_value(column, value, holds)
 
     def _where(self, query: Any) -> Any:
         """The filters as LanceDB expressions (no SQL text: a value is a literal whatever it holds)."""
         from lancedb.expr import col, lit
 
-        for column, value in self.filters.items():
+        for column, value in self._values.items():
             query = query.where(col(column) == lit(value))
         return query
 
+    @_one_line
     def read(self) -> StoredCollection:
         columns = [c for c in (self.id_column, self.text_column, self.vector_column) if c]
         if self.filters:
@@ -99,6 +171,7 @@ class LanceStore:
             return "LanceDB flat scan (exact), cosine distance"
         return f"LanceDB {index} index, cosine distance"
 
+    @_one_line
     def search(self, vectors: np.ndarray, k: int) -> list[list[str]]:
         queries = np.asarray(vectors, dtype=np.float32)
         out: list[list[str]] = [[] for _ in range(len(queries))]

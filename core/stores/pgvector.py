@@ -1,4 +1,7 @@
-"""PostgreSQL + pgvector (``postgresql://USER:PASSWORD@HOST:PORT/DB?table=NAME``), read with ``psycopg`` and ``pgvector``.
+"""PostgreSQL + pgvector (``postgresql://USER@HOST:PORT/DB?table=NAME``), read with ``psycopg`` and ``pgvector``.
+
+The password comes from ``PGPASSWORD`` or ``~/.pgpass`` (libpq reads them when the URI has none), so it stays off
+the command line, or from the URI's ``USER:PASSWORD@`` (percent-encoded).
 
 The session is read-only twice over: ``default_transaction_read_only`` is set
 when it connects and the connection's transactions are ``READ ONLY``
@@ -22,25 +25,38 @@ each value a bound parameter, in the read and the search alike.
 
 from __future__ import annotations
 
+import os
 import re
+from typing import Any
 
 import numpy as np
 
 from core.messages import first_line
 from core.stores.base import (
     TEXT_CANDIDATES,
-    VECTOR_CANDIDATES,
     StoredCollection,
     StoreError,
     StoreURI,
     check_filter_columns,
     collection_from_rows,
     pick_column,
+    pick_vector_column,
 )
 
 _OPERATORS = {"vector_cosine_ops": ("<=>", "cosine"), "vector_l2_ops": ("<->", "L2"), "vector_ip_ops": ("<#>", "inner product")}
 _INDEX = re.compile(r"USING (hnsw|ivfflat) \((\S+) (vector_\w+_ops)", re.IGNORECASE)
 CONNECT_TIMEOUT = 10
+# A shared app's visitor connects with what they typed only, never the server's own credentials: libpq would
+# otherwise take PGPASSWORD (an empty password stops that), the password file, the server's client certificate or its
+# Kerberos ticket. Password authentication (or none, a server that asks for nothing) is all it may answer.
+VISITOR_CONNECTION = {
+    "passfile": os.devnull,
+    "sslcertmode": "disable",
+    "gssencmode": "disable",
+    "require_auth": "password,md5,scram-sha-256,none",
+}
+# Vector-like column types not read yet (information_schema's udt_name -> the type as written in SQL).
+_UNREAD = {"halfvec": "halfvec", "sparsevec": "sparsevec", "_float4": "real[]", "_float8": "double precision[]", "_numeric": "numeric[]"}
 # The binary-rescore shortlist per row asked for: the oversampling of core.probes.compression's binary-rescore.
 RESCORE_MULTIPLIER = 2
 BINARY_SEARCHES = ("binary", "binary-rescore")
@@ -58,6 +74,7 @@ class PgvectorStore:
         exact: bool = False,
         binary: str = "",
         filters: dict[str, str] | None = None,
+        visitor: bool = False,
     ) -> None:
         import psycopg
         from pgvector.psycopg import register_vector
@@ -68,20 +85,22 @@ class PgvectorStore:
         self.uri, self.exact, self.binary, self._sql, self.filters = uri, exact, binary, sql, dict(filters or {})
         table = uri.params.get("table")
         if not table:
-            raise StoreError("name the table: postgresql://USER:PASSWORD@HOST:PORT/DB?table=NAME")
+            raise StoreError("name the table: postgresql://USER@HOST:PORT/DB?table=NAME")
         if not uri.host or not uri.database:
-            raise StoreError("the store URI needs a host and a database: postgresql://USER:PASSWORD@HOST:PORT/DB?table=NAME")
+            raise StoreError("the store URI needs a host and a database: postgresql://USER@HOST:PORT/DB?table=NAME")
         schema, _, name = table.rpartition(".")
+        params: dict[str, Any] = {
+            "host": uri.host,
+            "port": uri.port,
+            "dbname": uri.database,
+            "user": uri.user or None,
+            "password": uri.password or ("" if visitor else None),
+            "connect_timeout": CONNECT_TIMEOUT,
+            "options": "-c default_transaction_read_only=on",
+            **(VISITOR_CONNECTION if visitor else {}),
+        }
         try:
-            self.conn = psycopg.connect(
-                host=uri.host,
-                port=uri.port or 5432,
-                dbname=uri.database,
-                user=uri.user or None,
-                password=uri.password or None,
-                connect_timeout=CONNECT_TIMEOUT,
-                options="-c default_transaction_read_only=on",
-            )
+            self.conn = psycopg.connect(**params)
             self.conn.read_only = True
             register_vector(self.conn)
         except psycopg.Error as exc:
@@ -98,10 +117,11 @@ class PgvectorStore:
             self.close()
             raise StoreError(f"the database {uri.database!r} has no table {table!r} this user can read")
         vectors = [c for c, t in columns if t == "vector"]
+        unread = {c: _UNREAD[t] for c, t in columns if t in _UNREAD}
         texts = [c for c, t in columns if t in ("text", "varchar", "bpchar")]
         try:
-            self.vector_column = pick_column("vector", vector_column, vectors, VECTOR_CANDIDATES, "--vector-column")
-            self.text_column = pick_column("text", text_column, texts, TEXT_CANDIDATES, "--text-column")
+            self.vector_column = pick_vector_column(vector_column, vectors, unread, "pgvector's vector")
+            self.text_column = pick_column("text", text_column, texts, TEXT_CANDIDATES, "--text-column", skip_ids=True)
             check_filter_columns(self.filters, [c for c, _ in columns], "column")
         except StoreError:
             self.close()

@@ -3,7 +3,9 @@
 A LanceDB folder holds the first 120 passages of the shipped corpus
 (data/corpora/wordnet-adjectives.csv) with MiniLM-L6's vectors; the user
 opens the block, types the folder and the table, audits the store and reads
-the model check and the exact-vs-store table.  Screenshot:
+the model check and the exact-vs-store table.  The app opens stores only where
+its operator allows (``$COSINE_PROBE_STORES``), so this module's server allows
+one folder and the store is built in it.  Screenshot:
 tests/screenshots/store-your-corpus-lancedb.png.
 
 Run: ``.venv/bin/python -m pytest tests/e2e/test_store_browser.py -q``
@@ -23,10 +25,24 @@ if SKIP_REASON:
 
 from playwright.sync_api import expect  # noqa: E402 - after the skip check
 
+from core.stores.access import STORES_ENV  # noqa: E402 - after the skip check
 
-def test_connect_a_lancedb_folder_and_see_exact_vs_store(page, server, tmp_path, stored):  # noqa: F811 - the fixture
+
+@pytest.fixture(scope="module")
+def stores_folder(tmp_path_factory):
+    """The one folder this module's server lets visitors open stores in."""
+    return tmp_path_factory.mktemp("allowed-stores")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, stores_folder):
+    with E.running_server(tmp_path_factory.mktemp("store-server"), {STORES_ENV: str(stores_folder)}) as srv:
+        yield srv
+
+
+def test_connect_a_lancedb_folder_and_see_exact_vs_store(page, server, stores_folder, stored):  # noqa: F811 - the fixture
     texts, vectors = stored
-    folder = tmp_path / "kb.lance"
+    folder = stores_folder / "kb.lance"
     build_lance(folder, texts, vectors)
     E.goto(page, f"{server.url}/your-corpus")
     E.assert_page_opened(page, "your-corpus")
@@ -36,7 +52,7 @@ def test_connect_a_lancedb_folder_and_see_exact_vs_store(page, server, tmp_path,
     E.act(page, lambda: (main.get_by_label("Table").fill("passages"), main.get_by_label("Table").press("Enter")))
     E.act(page, lambda: main.get_by_role("button", name="Audit the store", exact=True).click())
     E.assert_no_errors(page)
-    expect(main.get_by_text("Model check: MiniLM-L6 re-encoded 20 stored passages", exact=False)).to_be_visible()
+    expect(main.get_by_text("Model check: MiniLM-L6 re-encoded 20 of 120 stored passages", exact=False)).to_be_visible()
     expect(main.get_by_text("LanceDB flat scan (exact), cosine distance", exact=False)).to_be_visible()
     grid = main.locator("[data-testid='stDataFrame']").filter(has_text="twin_pairs_exact").first
     table = E.read_dataframe(grid)

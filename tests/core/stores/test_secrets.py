@@ -10,6 +10,7 @@ from pathlib import Path
 
 from store_support import CANARY, build_pg
 
+from core.cli.main import build_parser
 from core.constants import HISTORY_ENV_VAR
 from core.models.registry import MINILM_L6
 from core.paths import cache_dir
@@ -64,3 +65,26 @@ def test_the_password_appears_nowhere(cli, pg, stored, tmp_path, monkeypatch):
         assert CANARY not in text and WRONG not in text and "probe:" not in text
     assert _files_holding(tmp_path, (CANARY, WRONG)) == []
     assert _files_holding(cache_dir(), (CANARY, WRONG)) == []
+
+
+def test_pgpassword_or_a_pgpass_file_keep_the_password_off_the_command_line(cli, pg, stored, tmp_path, monkeypatch):
+    texts, vectors = stored
+    build_pg(pg, "kb_pgpass", texts[:30], vectors[:30])
+    uri = f"postgresql://probe@127.0.0.1:{pg.port}/postgres?table=kb_pgpass"
+    monkeypatch.setenv("PGPASSWORD", CANARY)
+    code, out, err = cli("audit", "--store", uri, "--models", MINILM_L6, "--quiet")
+    assert code == 0, err
+    assert f"of 30 stored passages of postgresql://127.0.0.1:{pg.port}/postgres?table=kb_pgpass" in out
+    monkeypatch.delenv("PGPASSWORD")
+    passfile = tmp_path / "pgpass"
+    passfile.write_text(f"127.0.0.1:{pg.port}:postgres:probe:{CANARY}\n", encoding="utf-8")
+    passfile.chmod(0o600)  # libpq ignores a password file others can read
+    monkeypatch.setenv("PGPASSFILE", str(passfile))
+    code, out2, err2 = cli("audit", "--store", uri, "--models", MINILM_L6, "--quiet")
+    assert code == 0, err2
+    for text in (out, err, out2, err2):
+        assert CANARY not in text
+    parser = build_parser()
+    for command in ("audit", "retrieval"):
+        shown = next(a for a in parser._actions if a.dest == "command").choices[command].format_help()
+        assert "PGPASSWORD or ~/.pgpass keep the password off the command line" in " ".join(shown.split())

@@ -124,7 +124,7 @@ def test_binary_search_in_pgvector_reports_the_difference_and_writes_nothing(cli
     lance = build_lance(tmp_path / "kb.lance", texts[:10], vectors[:10])
     code, out, err = cli("audit", "--store", lance, "--models", MINILM_L6, "--quiet", "--store-search", "binary")
     assert code == 2 and out == "" and err.count("\n") == 1
-    assert "--store-search binary is pgvector's binary_quantize search; LanceDB has no query-time binary search" in err
+    assert "--store-search binary is a query-time binary search (PostgreSQL + pgvector); LanceDB has no query-time binary search" in err
 
 
 def test_vectors_of_another_model_are_refused_in_one_line(cli, tmp_path, stored):
