@@ -9,7 +9,7 @@ from apptest_support import MINILM, open_page
 from core import constants
 from core.models.cache import EmbeddingCache
 from core.papers.suites import load_suite
-from core.probes.compression import parse_settings, run_index_settings, wide_table
+from core.probes.index_settings import parse_settings, run_index_settings, wide_table
 from ui import state
 
 PAGE = "views/index_settings.py"
