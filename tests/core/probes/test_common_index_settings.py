@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core import constants
 from core.probes import index_settings as s
 from core.stats.similarity import cos_sim
 
