@@ -71,6 +71,6 @@ LanceStore  # core/stores/lance.py: opened by name from its StoreKind record (co
 ChromaStore  # core/stores/chroma.py: opened by name from its StoreKind record (core/stores/kinds.py)
 PgvectorStore  # core/stores/pgvector.py: opened by name from its StoreKind record (core/stores/kinds.py)
 _.read_only  # psycopg's Connection.read_only, set in core/stores/pgvector.py: every transaction of the session READ ONLY
-pair_setting_rows  # core/probes/compression.py: index settings scored on any vectors given by text (a store's, tests/core/probes/test_compression.py); the CLI and page feed the encoder's
+pair_setting_rows  # core/probes/index_settings.py: index settings scored on any vectors given by text (a store's, tests/core/probes/test_index_settings.py); the CLI and page feed the encoder's
 PAIR_RULES  # core/lexicon/modes.py: the rule kinds a FailureMode may name; the common test over modes checks every record against it
 WIDE_COLUMNS  # core/probes/retrieval/suite.py: the wide suite file's columns in order, derived from the records; read by the suite and mode tests

@@ -20,10 +20,11 @@ _MARGIN = {"l": 10, "r": 10, "t": 60, "b": 10}
 
 
 def changes_figure(table: pd.DataFrame, metric: str, title: str) -> go.Figure:
-    """``metric``'s change against float32 per setting (x) and mode (y); each cell reads the setting's value.
+    """``metric`` per setting (x) and mode (y); each cell reads the setting's value, coloured when it moved.
 
-    A cell that moved beyond the intervals (:func:`core.probes.index_settings.changed_cells`) is marked ``*``; a
-    figure the setting does not make (a binary setting at the cosine threshold) reads ``—``.
+    Only a cell that moved beyond the intervals (:func:`core.probes.index_settings.changed_cells`) is coloured, by
+    its change against float32, and marked ``*``: a drift inside the intervals stays white, so what changed stands
+    out.  A figure the setting does not make (a binary setting at the cosine threshold) reads ``—``.
 
     Args:
         table: rows of :func:`core.probes.index_settings.run_index_settings`'s table for one model and probe.
@@ -39,13 +40,16 @@ def changes_figure(table: pd.DataFrame, metric: str, title: str) -> go.Figure:
     cells = part.set_index(["setting", constants.COL_MODE])
     z = np.full((len(modes), len(settings)), np.nan)
     text = [[NOT_MADE] * len(settings) for _ in modes]
+    changes = [[np.nan] * len(settings) for _ in modes]
     for i, mode in enumerate(modes):
         for j, setting in enumerate(settings):
             if (setting, mode) not in cells.index:
                 continue
             row = cells.loc[(setting, mode)]
-            z[i, j] = row["change"]
-            text[i][j] = f"{row['value']:.2f}{'*' if (setting, mode) in marked else ''}"
+            moved_here = (setting, mode) in marked
+            z[i, j] = row["change"] if moved_here else 0.0
+            changes[i][j] = row["change"]
+            text[i][j] = f"{row['value']:.2f}{'*' if moved_here else ''}"
     span = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 0.0
     fig = go.Figure(
         go.Heatmap(
@@ -55,11 +59,12 @@ def changes_figure(table: pd.DataFrame, metric: str, title: str) -> go.Figure:
             text=text,
             texttemplate="%{text}",
             zmid=0,
-            zmin=-max(span, 0.05),
-            zmax=max(span, 0.05),
+            zmin=-max(span, 0.1),
+            zmax=max(span, 0.1),
+            customdata=changes,
             colorscale="RdBu_r",
             colorbar={"title": "change"},
-            hovertemplate="%{x} · %{y}: %{text}, change %{z:+.3f} against float32<extra></extra>",
+            hovertemplate="%{x} · %{y}: %{text}, change %{customdata:+.3f} against float32<extra></extra>",
             xgap=2,
             ygap=2,
         )

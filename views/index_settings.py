@@ -109,7 +109,7 @@ if result is not None:
     st.subheader(MOVED_HEADER)
     moved = changes_table(table, state.short)
     if moved.empty:
-        st.caption("No figure of any setting lies outside float32's 95% interval while float32's lies outside its own.")
+        st.caption("Nothing: every setting's figures overlap float32's 95% intervals.")
     else:
         st.dataframe(moved, hide_index=True, width="stretch")
     for model in state.sidebar_order(list(dict.fromkeys(table[constants.COL_MODEL]))):
@@ -122,7 +122,10 @@ if result is not None:
             changes_figure(rows, metric, f"{state.short(model)} · {probe_name} · {metric_words(metric)}"),
             key=f"is_chart::{model}",
         )
-        st.caption("Each cell is the setting's value, coloured by its change against float32; * moved beyond the intervals; — not made.")
+        st.caption(
+            "Each cell is the setting's value; coloured (by its change against float32) and marked * only where it moved beyond "
+            "the intervals; — a figure the setting does not make."
+        )
     with st.expander("Every figure: value [95% interval] per setting"):
         st.dataframe(wide_table(table, state.short), hide_index=True)
     st.download_button(

@@ -913,7 +913,7 @@ def findings(table: pd.DataFrame, short_name: Callable[[str], str] = str) -> lis
             parts.append(f"{setting} moves {figures}, most the {most}")
         steady = [s for s in ran if s not in set(moved["setting"])]
         rest = len(set(moved["setting"])) - len(parts)
-        tail = f"; {rest} more setting{'s' if rest > 1 else ''} move figures too" if rest > 0 else ""
-        still = f"; {', '.join(steady)} move nothing beyond the intervals" if steady else ""
+        tail = f"; {rest} more setting{'s move' if rest > 1 else ' moves'} figures too" if rest > 0 else ""
+        still = f"; {', '.join(steady)} move{'s' if len(steady) == 1 else ''} nothing beyond the intervals" if steady else ""
         out.append(f"{short_name(model)}: {'; '.join(parts)}{tail}{still}.")
     return out

@@ -41,7 +41,7 @@ from core.stores.base import (
 _OPERATORS = {"vector_cosine_ops": ("<=>", "cosine"), "vector_l2_ops": ("<->", "L2"), "vector_ip_ops": ("<#>", "inner product")}
 _INDEX = re.compile(r"USING (hnsw|ivfflat) \((\S+) (vector_\w+_ops)", re.IGNORECASE)
 CONNECT_TIMEOUT = 10
-# The binary-rescore shortlist per row asked for: the oversampling of core.probes.compression's binary-rescore.
+# The binary-rescore shortlist per row asked for: the oversampling of core.probes.index_settings' binary-rescore.
 RESCORE_MULTIPLIER = 2
 BINARY_SEARCHES = ("binary", "binary-rescore")
 

@@ -314,3 +314,63 @@ def test_pair_rows_from_any_vectors_without_a_category():
     assert mean == pytest.approx(cos.mean())
     with pytest.raises(ValueError, match="have no vector"):
         c.pair_setting_rows(pairs.assign(text_a="unknown"), vectors, c.parse_settings(["float32"]), model="m", probe="p")
+
+
+# ------------------------------------------------------------------ what changed, in words
+
+
+def _table(rows):
+    return c.with_change(pd.DataFrame(rows, columns=c.TABLE_COLUMNS[:-1]))
+
+
+def test_changed_cells_are_those_each_outside_the_others_interval():
+    rows = [
+        ("float32", "m", "p", "recall_at_1", "all", 0.36, 0.31, 0.41, 270),
+        ("binary", "m", "p", "recall_at_1", "all", 0.30, 0.25, 0.35, 270),  # 0.36 outside [0.25, 0.35], 0.30 outside [0.31, 0.41]
+        ("dims:64", "m", "p", "recall_at_1", "all", 0.33, 0.28, 0.38, 270),  # 0.36 inside its interval: not moved
+        ("float32", "m", "p", "failure_rate", "negation", 1.0, np.nan, np.nan, 55),  # a rate of 1: a point
+        ("dims:32", "m", "p", "failure_rate", "negation", 0.9, 0.82, 0.96, 55),  # 1 outside, 0.9 off the point: moved
+        ("float32", "m", "p", "mean_score", "negation", 0.88, 0.86, 0.90, 55),
+        ("binary", "m", "p", "mean_score", "negation", 0.71, 0.68, 0.73, 55),  # another scale: never a change
+    ]
+    moved = c.changed_cells(_table(rows))
+    assert list(moved.columns) == c.CHANGE_COLUMNS
+    assert list(zip(moved["setting"], moved["metric"], strict=True)) == [("dims:32", "failure_rate"), ("binary", "recall_at_1")]
+    assert moved["change"].tolist() == pytest.approx([-0.1, -0.06])
+    assert moved[c.FLOAT32].tolist() == [1.0, 0.36]
+
+
+def test_findings_name_what_moved_and_what_did_not():
+    rows = [
+        ("float32", "m", "p", "recall_at_1", "all", 0.36, 0.31, 0.41, 270),
+        ("binary", "m", "p", "recall_at_1", "all", 0.30, 0.25, 0.35, 270),
+        ("float16", "m", "p", "recall_at_1", "all", 0.36, 0.31, 0.41, 270),
+        ("float32", "n", "p", "recall_at_1", "all", 0.36, 0.31, 0.41, 270),
+        ("float16", "n", "p", "recall_at_1", "all", 0.36, 0.31, 0.41, 270),
+    ]
+    said = c.findings(_table(rows), short_name=str.upper)
+    assert said == [
+        "M: binary moves 1 figure, most the recall@1 (0.36 to 0.30); float16 moves nothing beyond the intervals.",
+        "N: no index setting (float16) moves a failure rate, win rate or recall beyond its 95% interval against float32.",
+    ]
+
+
+def test_metric_words():
+    assert c.metric_words("recall_at_5") == "recall@5"
+    assert c.metric_words("top10_changed") == "top 10 changed"
+    assert c.metric_words("failure_rate_own_threshold") == "failure rate at its own threshold"
+
+
+def test_pairs_without_controls_say_why_binary_has_no_rate(shared_cache):
+    pairs = pd.DataFrame(
+        {"text_a": ["The patient has diabetes"], "text_b": ["The patient does not have diabetes"], "category": ["negation"]}
+    )
+    result = c.run_index_settings(
+        [MINILM_L6], settings=c.parse_settings(["binary", "int8"]), pairs={"mine": pairs}, cache=shared_cache, n_resamples=99
+    )
+    assert result.notes == [
+        "mine: no failure rate for binary: their scores are not cosines and these pairs hold no positive and negative "
+        "controls to calibrate their own threshold; compare them by rank (retrieval, triples)"
+    ]
+    binary = result.table[result.table["setting"] == "binary"]
+    assert set(binary["metric"]) == {c.METRIC_MEAN_SCORE}
