@@ -189,9 +189,11 @@ def cmd_index_settings(args) -> int:
 
 def _said(result, settings) -> dict:
     """The findings and the binary scale's sentence, for ``--json`` (what the text output prints first)."""
-    from core.probes.index_settings import findings, scale_note
+    from core.probes.index_settings import METRIC_MEAN_SCORE, PROBE_RETRIEVAL, PROBE_TRIPLES, findings, scale_note
 
-    return {"findings": findings(result.table, registry.short_name), "scale_note": scale_note(settings)}
+    # The scale matters where scores meet a threshold (pairs); a store's queries compare ranks only.
+    thresholded = result.table["metric"].eq(METRIC_MEAN_SCORE).any() or result.table["probe"].isin([PROBE_RETRIEVAL, PROBE_TRIPLES]).any()
+    return {"findings": findings(result.table, registry.short_name), "scale_note": scale_note(settings) if thresholded else None}
 
 
 def _print_table(result, settings, heading: str) -> None:
