@@ -5,7 +5,9 @@ Hamming shortlist rescored in float) and truncated dimensions.  The page leads
 with a finding per model, says why binary is never read at the cosine
 threshold, lists only the figures that moved beyond their intervals, and draws
 each setting's change per mode; every figure is in an expander and the CSV.
-The arithmetic is ``core.probes.index_settings`` (through
+A connected store's vectors are probed through the "Connect a store" block
+(``ui.stores``): queries ranked over them under every setting.  The
+arithmetic is ``core.probes.index_settings`` (through
 ``ui.resources.index_settings_run``); this page lays it out.
 """
 
@@ -18,7 +20,7 @@ from core.files.errors import PairsFileError
 from core.files.export import safe_frame
 from core.files.reader import apply_mapping, guess_mapping, parse_pairs
 from core.probes.index_settings import DEFAULT_SETTINGS, findings, metric_words, parse_settings, scale_note, wide_table
-from ui import history, resources, state, uploads, widgets
+from ui import history, resources, state, stores, uploads, widgets
 from ui.index_settings import changes_figure, changes_table
 
 RESULT_KEY = "is_result"
@@ -93,6 +95,9 @@ if not selection.models:
     st.info("Pick at least one model in the sidebar.")
 elif missing:
     st.caption("Give a pairs file above (or score one on the Your data page) to probe your own pairs.")
+if selection.models:
+    # A store's own vectors: queries ranked over them under every setting (the CLI's index-settings --store --queries).
+    stores.connect_store("is", "index-settings", selection)
 
 result = st.session_state.get(RESULT_KEY)
 if result is not None:

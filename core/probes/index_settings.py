@@ -50,7 +50,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import pandas as pd
@@ -62,6 +62,10 @@ from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ProgressFn, model_runs
 from core.stats import bootstrap_ci, failure_rate, failure_rate_ci, interval_or_nan
 from core.stats.similarity import cos_sim, pairwise_cos_sim, unit_rows
+
+if TYPE_CHECKING:
+    from core.files.triples import Triples
+    from core.probes.retrieval.suite import RetrievalSuite
 
 FLOAT32, FLOAT16, INT8, INT8_GLOBAL, BINARY, BINARY_RESCORE = "float32", "float16", "int8", "int8-global", "binary", "binary-rescore"
 DIMS_PREFIX = "dims:"
@@ -674,8 +678,8 @@ def run_index_settings(
     *,
     settings: Sequence[IndexSetting] | None = None,
     pairs: Mapping[str, pd.DataFrame] | None = None,
-    retrieval: Any = None,
-    triples: Any = None,
+    retrieval: RetrievalSuite | None = None,
+    triples: Triples | None = None,
     cache: EmbeddingCache | None = None,
     options: EncodeOptions = DEFAULT_OPTIONS,
     progress: ProgressFn | None = None,
@@ -764,7 +768,7 @@ def run_index_settings(
     return IndexSettingsResult(table, errors, notes, tuple(s.name for s in chosen), time.perf_counter() - start, every)
 
 
-def _texts(pairs: Mapping[str, pd.DataFrame], retrieval: Any, triples: Any) -> list[str]:
+def _texts(pairs: Mapping[str, pd.DataFrame], retrieval: RetrievalSuite | None, triples: Triples | None) -> list[str]:
     """Every text the probes score, each once: what a model encodes."""
     texts: list[str] = []
     for frame in pairs.values():
@@ -793,15 +797,23 @@ def _scored_pairs(frame: pd.DataFrame, scores_by: Mapping[IndexSetting, np.ndarr
     return out
 
 
-def _retrieval_result(probe: str, source: Any, models: list[str], rescorers: list[SettingRescorer], cache, options, boot) -> Any:
+def _retrieval_result(
+    probe: str,
+    source: RetrievalSuite | Triples,
+    models: list[str],
+    rescorers: list[SettingRescorer],
+    cache: EmbeddingCache | None,
+    options: EncodeOptions,
+    boot: Mapping[str, Any],
+) -> Any:
     # The vectors are in the cache (or the model in memory) from the encode above: this run reads them, it does not encode again.
     if probe == PROBE_RETRIEVAL:
         from core.probes.retrieval.run import run_retrieval
 
-        return run_retrieval(source, models, cache=cache, mitigations=rescorers, options=options, **boot)
+        return run_retrieval(cast("RetrievalSuite", source), models, cache=cache, mitigations=rescorers, options=options, **boot)
     from core.probes.retrieval.triples import run_triples
 
-    return run_triples(source, models, cache=cache, mitigations=rescorers, options=options, **boot)
+    return run_triples(cast("Triples", source), models, cache=cache, mitigations=rescorers, options=options, **boot)
 
 
 def _cell(value: float, low: float, high: float) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from apptest_support import MINILM, open_page
+from store_support import build_lance, stored  # noqa: F401 - stored is a fixture
 
 from core import constants
 from core.models.cache import EmbeddingCache
@@ -92,9 +93,9 @@ def test_the_pairs_scored_on_your_data_are_a_probe_too_and_the_run_goes_into_the
     assert list(rates["mode"]) == ["negation", "numerical"]
     runs = store.list_runs(history_file)
     assert list(runs["command"]) == ["index-settings"] and list(runs["origin"]) == [constants.ORIGIN_APP]
-    stored = store.load_run(int(runs["run_id"].iloc[0]), history_file)
-    assert stored.settings["index_settings"] == ["float32", "int8"]
-    assert len(stored.results) == 3 and "score_int8" in stored.results
+    run = store.load_run(int(runs["run_id"].iloc[0]), history_file)
+    assert run.settings["index_settings"] == ["float32", "int8"]
+    assert len(run.results) == 3 and "score_int8" in run.results
 
 
 def test_the_retrieval_suite_probe_shows_win_rates_and_recall(monkeypatch):
@@ -144,3 +145,27 @@ def test_a_pairs_file_of_the_users_is_a_probe_and_a_bad_one_is_one_line(monkeypa
     assert set(shown["probe"]) == {"mine.csv"}
     negation = shown[(shown["mode"] == "negation")].set_index("metric")
     assert negation.loc["failure_rate", "binary"] == "—" and negation.loc["failure_rate_own_threshold", "binary"] != "—"
+
+
+def test_a_connected_store_is_probed_through_the_store_block(tmp_path, stored):  # noqa: F811 - the fixture
+    """A LanceDB folder of MiniLM vectors: queries ranked over them under every setting, as index-settings --store does."""
+    texts, vectors = stored
+    build_lance(tmp_path / "kb.lance", texts[:40], vectors[:40])
+    app = open_page(PAGE)
+    app.text_input(key="is_store_folder").input(str(tmp_path / "kb.lance"))
+    app.text_input(key="is_store_name").input("passages")
+    run = "Score the store's vectors under each index setting"
+    next(b for b in app.button if b.label == run).click().run()
+    assert not app.exception
+    assert [e.value for e in app.error] == [
+        widgets.md_escape("give at least one query, one per line: each is ranked over the stored passages under each setting")
+    ]
+    app.text_area(key="is_store_queries").input("\n".join(t.split()[0] for t in texts[:12]))
+    next(b for b in app.button if b.label == run).click().run()
+    assert not app.exception and not app.error
+    shown = " ".join(m.value for m in app.markdown)
+    assert widgets.md_escape("Model check: MiniLM-L6 re-encoded 20 stored passages") in shown
+    assert widgets.md_escape("MiniLM-L6: ") in shown
+    table = next(d.value for d in app.dataframe if "binary-rescore" in d.value.columns)
+    assert list(table["metric"]) == ["top10_changed", "recall_at_1", "recall_at_5", "recall_at_10"]
+    assert (table["float32"] == ["0.000", "1.000", "1.000", "1.000"]).all()
