@@ -132,7 +132,13 @@ if result is not None:
             "the intervals; — a figure the setting does not make."
         )
     with st.expander("Every figure: value [95% interval] per setting"):
-        st.dataframe(wide_table(table, state.short), hide_index=True)
+        # Wide enough for "0.960 [0.88, 1.00]": the grid sizes a column by its first rows, often a bare "1.000".
+        wide = {name: st.column_config.TextColumn(name, width=135) for name in result.settings}
+        keys = {"metric": st.column_config.TextColumn("metric", width=195)}
+        every = wide_table(table, state.short)
+        # One model and one probe (the page's usual run): said in the chart's title, not repeated on every row.
+        order = [c for c in every.columns if not (c in ("model", "probe") and every[c].nunique() == 1)]
+        st.dataframe(every, hide_index=True, width="stretch", column_config={**keys, **wide}, column_order=order)
     st.download_button(
         "Table (CSV)",
         safe_frame(table).to_csv(index=False),
