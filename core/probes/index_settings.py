@@ -234,7 +234,7 @@ class Float16(IndexSetting):
     """Half precision, the query too (pgvector's ``halfvec`` casts the query to the column's type)."""
 
     name: str = FLOAT16
-    keeps: ClassVar[str] = "each entry in half precision"
+    keeps: ClassVar[str] = "half precision, the query too"
 
     def _kept(self, passages: np.ndarray, calibration: np.ndarray) -> np.ndarray:
         return passages.astype(np.float16).astype(np.float64)
@@ -250,7 +250,7 @@ class Int8(IndexSetting):
 
     name: str = INT8
     per_dimension: bool = True
-    keeps: ClassVar[str] = "an int8 code per entry (faiss SQ8), searched with the float query"
+    keeps: ClassVar[str] = "int8 codes on each dimension's range, faiss SQ8; float query"
 
     def _codec(self, calibration: np.ndarray) -> Any:
         import faiss
@@ -288,6 +288,15 @@ class Int8(IndexSetting):
         return 1.0 + float(np.sqrt(np.sum((widths / 2) ** 2)))
 
 
+@dataclass(frozen=True)
+class Int8Global(Int8):
+    """:class:`Int8` on **one** min..max for every entry (faiss ``QT_8bit_uniform``, as Qdrant's scalar quantization)."""
+
+    name: str = INT8_GLOBAL
+    per_dimension: bool = False
+    keeps: ClassVar[str] = "int8 codes on one range for every dimension; float query"
+
+
 def _signs(vectors: np.ndarray) -> np.ndarray:
     return np.where(np.asarray(vectors) > 0, 1.0, -1.0)
 
@@ -312,7 +321,7 @@ class Binary(IndexSetting):
 
     name: str = BINARY
     scale: ClassVar[Scale] = HAMMING_SCALE
-    keeps: ClassVar[str] = "one sign bit per dimension, searched by Hamming distance"
+    keeps: ClassVar[str] = "one sign bit per dimension, the query too; Hamming distance"
 
     def _kept(self, passages: np.ndarray, calibration: np.ndarray) -> np.ndarray:
         return binary_codes(passages)
@@ -375,7 +384,7 @@ def truncation(dims: int) -> Truncation:
     return Truncation(f"{DIMS_PREFIX}{dims}", dims)
 
 
-PRECISIONS: tuple[IndexSetting, ...] = (Float32(), Float16(), Int8(), Int8(INT8_GLOBAL, per_dimension=False), Binary(), BinaryRescore())
+PRECISIONS: tuple[IndexSetting, ...] = (Float32(), Float16(), Int8(), Int8Global(), Binary(), BinaryRescore())
 _BY_NAME = {s.name: s for s in PRECISIONS}
 FLOAT32_SETTING = _BY_NAME[FLOAT32]
 DEFAULT_SETTINGS: tuple[str, ...] = (*_BY_NAME, *(f"{DIMS_PREFIX}{d}" for d in DEFAULT_DIMS))
