@@ -68,6 +68,7 @@ beir_from_zip  # core/files/beir.py: unpack and read an uploaded BEIR zip in one
 memory_vectors  # EmbeddingCache.memory_vectors: the count tests read to prove a page run leaves no vectors in the shared memory layer (core/models/cache.py)
 heading  # PageRecord.heading (ui/pages.py): the words of a page's h1 the browser and page-list tests look for
 _.read_only  # psycopg's Connection.read_only, set in core/stores/pgvector.py: every transaction of the session READ ONLY
-pair_setting_rows  # core/probes/compression.py: index settings scored on any vectors given by text (a store's, tests/core/probes/test_compression.py); the CLI and page feed the encoder's
+pair_setting_rows  # core/probes/index_settings.py: index settings scored on any vectors given by text (a store's, tests/core/probes/test_index_settings.py); the CLI and page feed the encoder's
+score_bound  # core/probes/index_settings.py: each setting's documented score scale (1, or 1 + int8's decoding error), the bound tests/core/probes/test_common_index_settings.py holds every setting to
 PAIR_RULES  # core/lexicon/modes.py: the rule kinds a FailureMode may name; the common test over modes checks every record against it
 WIDE_COLUMNS  # core/probes/retrieval/suite.py: the wide suite file's columns in order, derived from the records; read by the suite and mode tests

@@ -562,7 +562,7 @@ def index_settings_run(
     The shipped suites are ``failure-modes`` and ``retrieval``.
     """
     from core import constants
-    from core.probes.compression import parse_settings, run_index_settings
+    from core.probes.index_settings import parse_settings, run_index_settings
 
     if pairs is None and probe == constants.SUITE_FAILURE_MODES:
         pairs = suites.load_suite(probe)

@@ -1,4 +1,4 @@
-"""The "Connect a store" block of the Your corpus and Retrieval pages (``docs/stores.md``): a store's vectors, exact vs its own search.
+"""The "Connect a store" block of the Your corpus, Retrieval and Index settings pages (``docs/stores.md``): a store's vectors.
 
 One call from a page, :func:`connect_store`, draws the whole block: the
 store's kind and where it is (a folder, or a server with a password input:
@@ -35,7 +35,11 @@ from ui import resources, state, widgets
 
 KINDS = {kind.label: kind for kind in STORE_KINDS.values()}
 LABEL = "Connect a store"
-RUN_LABEL = {"audit": "Audit the store", "retrieval": "Rank the queries through the store"}
+RUN_LABEL = {
+    "audit": "Audit the store",
+    "retrieval": "Rank the queries through the store",
+    "index-settings": "Score the store's vectors under each index setting",
+}
 INDEX_SEARCH = "the store's own index (as searched in production)"
 EXACT_SEARCH = "exact scan"
 # A host name or address, nothing else: a port, a path, a query or credentials typed here would be read over the other boxes.
@@ -101,7 +105,8 @@ def _allowed() -> tuple[StoreAllowlist, str | None]:
 
 
 def connect_store(page: str, what: str, selection: state.Selection, queries: list[str] | None = None) -> None:
-    """Draw the block; ``what`` is ``audit`` (Your corpus: close pairs, twins) or ``retrieval`` (queries ranked both ways).
+    """Draw the block; ``what`` is ``audit`` (Your corpus: close pairs, twins), ``retrieval`` (queries ranked both ways) or
+    ``index-settings`` (queries ranked over the stored vectors under each index setting against float32).
 
     ``queries`` are the page's queries (Your corpus); the Retrieval block asks for its own, one per line.
     """
@@ -132,7 +137,7 @@ def connect_store(page: str, what: str, selection: state.Selection, queries: lis
         model = a.selectbox("Model that made the vectors", selection.models, format_func=state.short, key=f"{k}_model")
         searches = [INDEX_SEARCH, *([EXACT_SEARCH] if kind.exact_search else [])]
         search = "exact" if b.radio("Store search", searches, key=f"{k}_search") == EXACT_SEARCH else "index"
-        if what == "retrieval":
+        if what in ("retrieval", "index-settings"):
             typed = st.text_area("Queries, one per line", key=f"{k}_queries")
             queries = [q for q in typed.splitlines() if q.strip()]
         if st.button(RUN_LABEL[what], key=f"{k}_run", disabled=not model):
@@ -177,7 +182,7 @@ def _run(
         )
         try:
             with st.spinner(f"Reading the store and checking {state.short(model)} on 20 passages"):
-                lines, table = (_audit if what == "audit" else _retrieval)(handle, model, selection, queries)
+                lines, table = RUNNERS[what](handle, model, selection, queries)
         finally:
             handle.close()
     except (StoreError, TooManyPairs, ValueError) as exc:
@@ -234,3 +239,32 @@ def _retrieval(handle, model: str, selection: state.Selection, queries: list[str
         table = result.rates.pivot_table(index="mode", columns="search", values="rate", sort=False).reset_index()
         lines.append("How often a variant of a query's first passage outranks it, first passage by exact search vs by the store:")
     return lines, table
+
+
+def _index_settings(handle, model: str, selection: state.Selection, queries: list[str]):
+    from core.probes.index_settings import DEFAULT_SETTINGS, findings, parse_settings, wide_table
+    from core.stores.settings import store_index_settings
+
+    if not queries:
+        raise ValueError("give at least one query, one per line: each is ranked over the stored passages under each setting")
+    result, check = store_index_settings(
+        handle,
+        model,
+        parse_settings(DEFAULT_SETTINGS),
+        queries=queries,
+        cache=resources.embedding_cache(),
+        options=selection.options_for(model),
+        threshold=selection.threshold,
+    )
+    lines = [
+        f"Model check: {state.short(check.model)} re-encoded {len(check.cosines)} stored passages of {handle.uri.display}: "
+        f"cosine {min(check.cosines):.4f} to {max(check.cosines):.4f}.",
+        *findings(result.table, state.short),
+        *result.notes,
+        "Each setting's top 10 of every query against float32's over the stored vectors: the share of queries whose top 10 "
+        "changed, and recall@k of float32's top k (ranks, so binary is compared as any setting).",
+    ]
+    return lines, wide_table(result.table, state.short)
+
+
+RUNNERS = {"audit": _audit, "retrieval": _retrieval, "index-settings": _index_settings}

@@ -1,10 +1,14 @@
-"""Index settings: the failure-mode or retrieval suite scored with vectors as a store keeps them (issue 36.3).
+"""Index settings: the suites or the user's pairs scored with vectors as a store keeps them, what changed against float32 first.
 
-float32, float16, int8 (per-dimension or global calibration), binary
-(Hamming, or a Hamming shortlist rescored in float) and truncated
-dimensions, each failure rate, win rate and recall with its 95% interval and
-its change against float32.  The arithmetic is ``core.probes.compression``
-(through ``ui.resources.index_settings_run``); this page lays it out.
+float32, float16, int8 (faiss SQ8, float query), binary (Hamming, or a
+Hamming shortlist rescored in float) and truncated dimensions.  The page leads
+with a finding per model, says why binary is never read at the cosine
+threshold, lists only the figures that moved beyond their intervals, and draws
+each setting's change per mode; every figure is in an expander and the CSV.
+A connected store's vectors are probed through the "Connect a store" block
+(``ui.stores``): queries ranked over them under every setting.  The
+arithmetic is ``core.probes.index_settings`` (through
+``ui.resources.index_settings_run``); this page lays it out.
 """
 
 from __future__ import annotations
@@ -12,74 +16,129 @@ from __future__ import annotations
 import streamlit as st
 
 from core import constants
+from core.files.errors import PairsFileError
 from core.files.export import safe_frame
-from core.probes.compression import DEFAULT_SETTINGS, wide_table
-from ui import history, resources, state
-from ui.index_settings import settings_figure
+from core.files.reader import apply_mapping, guess_mapping, parse_pairs
+from core.probes.index_settings import DEFAULT_SETTINGS, findings, metric_words, parse_settings, scale_note, wide_table
+from ui import history, resources, state, stores, uploads, widgets
+from ui.index_settings import changes_figure, changes_table
 
 RESULT_KEY = "is_result"
 PROBES = {
-    constants.SUITE_FAILURE_MODES: "Failure-mode suite (failure rate per mode)",
-    constants.SUITE_RETRIEVAL: "Retrieval suite (win rate, paired accuracy, recall)",
+    constants.SUITE_FAILURE_MODES: "Failure-mode suite",
+    constants.SUITE_RETRIEVAL: "Retrieval suite",
 }
+YOUR_FILE = "your file"
 YOUR_DATA = "your data"
 YOUR_DATA_RUN = "your_data"  # where the Your data page keeps its scored pairs (views/your_data.py RUN_KEY)
 YOUR_DATA_SOURCE, YOUR_DATA_BYTES = "yd_source", "yd_upload_bytes"  # its file's name and bytes (views/your_data.py)
+UPLOAD_PREFIX = "is_upload"
+UPLOAD_TYPES = ["csv", "tsv", "txt", "jsonl", "json"]
 RUN_LABEL = "Score index settings"
+MOVED_HEADER = "What moved beyond its interval"
+
+
+def _your_pairs():
+    """The uploaded pairs file as a pairs table (text_a, text_b, category when given), or None; a refusal is one line."""
+    upload, _new = uploads.uploader(
+        "Pairs file (text A, text B, optional category)",
+        "is_uploader",
+        UPLOAD_PREFIX,
+        UPLOAD_TYPES,
+        help=f"Up to {constants.MAX_UPLOAD_MB} MB. Add `positive` and `negative` control pairs in a category column to read "
+        "binary at its own threshold.",
+    )
+    if upload is None:
+        return None, None
+    try:
+        parsed = parse_pairs(upload.data, upload.name)
+        pairs, notes = apply_mapping(parsed, guess_mapping(list(parsed.frame.columns), parsed.frame))
+    except PairsFileError as exc:
+        st.error(widgets.md_escape(f"{upload.name}: {exc}"), icon="⛔")
+        return None, upload
+    for note in notes:
+        st.caption(widgets.md_escape(note))
+    columns = [c for c in (constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY) if c in pairs]
+    return pairs[columns], upload
+
 
 st.title("Index settings")
 st.caption(
-    "Vector stores rarely compare the float32 vectors a model returns: they keep half precision, int8 codes, sign bits "
-    "or fewer dimensions. Here the same suites are scored under each setting, so you can choose a compression knowing "
-    "what it costs on the failures that matter. int8 calibrates per dimension (`int8`) or on one range (`int8-global`); "
-    "binary scores by Hamming distance (`binary`) or rescoring a Hamming shortlist in float (`binary-rescore`); "
-    "`dims:D` keeps the first D dimensions. Binary scores sit below cosines: read them at their own threshold, "
-    "or by win rate and recall. The CLI: `cosine-probe index-settings`."
+    "A vector store rarely compares the float32 vectors a model returns: it keeps half precision, int8 codes, sign bits "
+    "or fewer dimensions. Score the suites or your pairs under each setting to see what a compression changes on the "
+    "failures that matter, against float32. The CLI: `cosine-probe index-settings` (also `--store URI` for a store's vectors)."
 )
 selection = state.current()
 scored = state.stored(YOUR_DATA_RUN)
 yours = None if scored is None or scored.results.empty else scored.results
-options = {**PROBES, **({YOUR_DATA: "Your data (the pairs scored on the Your data page)"} if yours is not None else {})}
+options = {**PROBES, YOUR_FILE: "Your pairs file", **({YOUR_DATA: "Pairs scored on Your data"} if yours is not None else {})}
 probe = st.radio("Probe", list(options), format_func=options.get, horizontal=True, key="is_probe")
-if yours is None:
-    st.caption(
-        "Score a pairs file on the Your data page to probe it here too; the CLI reads pairs and triples files: `--pairs`, `--triples`."
-    )
+pairs, upload = _your_pairs() if probe == YOUR_FILE else (None, None)
+if probe == YOUR_DATA and yours is not None:  # each pair once: the page scored it once per model
+    pairs = yours.drop_duplicates(constants.COL_PAIR_ID)[[constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY]]
 chosen = st.multiselect("Index settings", list(DEFAULT_SETTINGS), default=list(DEFAULT_SETTINGS), key="is_settings")
-if st.button(RUN_LABEL, type="primary", key="is_run", disabled=not selection.models or not chosen):
+missing = probe in (YOUR_FILE, YOUR_DATA) and pairs is None
+if st.button(RUN_LABEL, type="primary", key="is_run", disabled=not selection.models or not chosen or missing):
     with st.spinner("Encoding once per model, then scoring every setting…"):
-        pairs = None
-        if probe == YOUR_DATA and yours is not None:  # each pair once: the page scored it once per model
-            pairs = yours.drop_duplicates(constants.COL_PAIR_ID)[[constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY]]
+        name = upload.name if upload is not None else probe
         ran = st.session_state[RESULT_KEY] = resources.index_settings_run(
-            probe, tuple(selection.models), selection.options, tuple(chosen), selection.threshold, pairs
+            name if probe == YOUR_FILE else probe, tuple(selection.models), selection.options, tuple(chosen), selection.threshold, pairs
         )
-    sources = (
-        history.suite_sources(probe)
-        if probe != YOUR_DATA
-        else history.upload_source(st.session_state.get(YOUR_DATA_SOURCE, YOUR_DATA), st.session_state.get(YOUR_DATA_BYTES))
-    )
+    if probe == YOUR_FILE and upload is not None:
+        sources = history.upload_source(upload.name, upload.data)
+    elif probe == YOUR_DATA:
+        sources = history.upload_source(st.session_state.get(YOUR_DATA_SOURCE, YOUR_DATA), st.session_state.get(YOUR_DATA_BYTES))
+    else:
+        sources = history.suite_sources(probe)
     history.record_index_settings(ran, selection, sources)
 if not selection.models:
     st.info("Pick at least one model in the sidebar.")
+elif missing:
+    st.caption("Give a pairs file above (or score one on the Your data page) to probe your own pairs.")
+if selection.models:
+    # A store's own vectors: queries ranked over them under every setting (the CLI's index-settings --store --queries).
+    stores.connect_store("is", "index-settings", selection)
 
 result = st.session_state.get(RESULT_KEY)
 if result is not None:
     for name, reason in result.errors.items():
         state.model_error(name, reason)
-    for note in result.notes:
-        st.caption(note)
     table = result.table
+    for line in findings(table, state.short):
+        st.markdown(f"**{widgets.md_escape(line)}**")
+    note = scale_note(parse_settings(result.settings))
+    if note:
+        st.info(widgets.md_escape(note), icon="ℹ️")
+    for line in result.notes:
+        st.caption(widgets.md_escape(line))
+    st.subheader(MOVED_HEADER)
+    moved = changes_table(table, state.short)
+    if moved.empty:
+        st.caption("Nothing: every setting's figures overlap float32's 95% intervals.")
+    else:
+        st.dataframe(moved, hide_index=True, width="stretch")
     for model in state.sidebar_order(list(dict.fromkeys(table[constants.COL_MODEL]))):
         rows = table[table[constants.COL_MODEL] == model]
-        st.subheader(state.short(model))
+        st.subheader(f"{state.short(model)}: change against float32")
         metrics = list(dict.fromkeys(rows["metric"]))
-        metric = st.selectbox("Metric", metrics, key=f"is_metric::{model}")
+        metric = st.selectbox("Figure", metrics, format_func=metric_words, key=f"is_metric::{model}")
         probe_name = rows["probe"].iloc[0]
         st.plotly_chart(
-            settings_figure(rows, metric, f"{state.short(model)} · {probe_name} · {metric.replace('_', ' ')}"), key=f"is_chart::{model}"
+            changes_figure(rows, metric, f"{state.short(model)} · {probe_name} · {metric_words(metric)}"),
+            key=f"is_chart::{model}",
         )
-        st.dataframe(wide_table(rows, state.short), hide_index=True)
+        st.caption(
+            "Each cell is the setting's value; coloured (by its change against float32) and marked * only where it moved beyond "
+            "the intervals; — a figure the setting does not make."
+        )
+    with st.expander("Every figure: value [95% interval] per setting"):
+        # Wide enough for "0.960 [0.88, 1.00]": the grid sizes a column by its first rows, often a bare "1.000".
+        wide = {name: st.column_config.TextColumn(name, width=135) for name in result.settings}
+        keys = {"metric": st.column_config.TextColumn("metric", width=195)}
+        every = wide_table(table, state.short)
+        # One model and one probe (the page's usual run): said in the chart's title, not repeated on every row.
+        order = [c for c in every.columns if not (c in ("model", "probe") and every[c].nunique() == 1)]
+        st.dataframe(every, hide_index=True, width="stretch", column_config={**keys, **wide}, column_order=order)
     st.download_button(
         "Table (CSV)",
         safe_frame(table).to_csv(index=False),

@@ -1,10 +1,12 @@
 """``index-settings``: the suites and a user's pairs or triples scored with vectors as an index keeps them (``docs/index-settings.md``).
 
-float32, float16, int8 (per-dimension or global calibration), binary
-(Hamming, or a Hamming shortlist rescored in float) and truncated dimensions
-(:mod:`core.probes.compression`): every failure rate, win rate and recall per
-setting with its interval, and its change against float32.  ``--out FILE``
-writes the tidy long table as CSV.
+float32, float16, int8 (faiss SQ8, per-dimension or global calibration, float
+query), binary (Hamming, or a Hamming shortlist rescored in float) and
+truncated dimensions (:mod:`core.probes.index_settings`): a finding per model
+first, then every failure rate, win rate and recall per setting with its
+interval, and its change against float32.  Binary settings score on another
+scale: their rates are at their own threshold, never at the cosine one, and
+the output says so.  ``--out FILE`` writes the tidy long table as CSV.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ PROBE_SUITES = (constants.SUITE_FAILURE_MODES, constants.SUITE_RETRIEVAL)
 
 def register(subparsers) -> None:
     """Add the ``index-settings`` command."""
-    from core.probes.compression import DEFAULT_SETTINGS
+    from core.probes.index_settings import DEFAULT_SETTINGS, PRECISIONS
 
     p = subparsers.add_parser(
         "index-settings",
@@ -60,8 +62,9 @@ def register(subparsers) -> None:
         "--settings",
         metavar="LIST",
         default=",".join(DEFAULT_SETTINGS),
-        help="comma list of float32, float16, int8 (per-dimension calibration), int8-global, binary (Hamming), "
-        "binary-rescore (Hamming shortlist rescored in float), dims:D (first D dimensions) (default: %(default)s)",
+        help="comma list of "
+        + "; ".join(f"{s.name} ({s.keeps}{'' if s.scale.cosine else ', ' + s.scale.name + ' scale'})" for s in PRECISIONS)
+        + "; dims:D (the first D dimensions) (default: %(default)s)",
     )
     p.add_argument(
         "--out", metavar="FILE", help="write the tidy table (setting, model, probe, metric, mode, value, ci_low, ci_high, n, change) as CSV"
@@ -124,7 +127,7 @@ def _record(args, result, sources: list[str]) -> None:
 def cmd_index_settings(args) -> int:
     from core.cli.outputs import output_file, write_output
     from core.files.export import safe_frame
-    from core.probes.compression import parse_settings, run_index_settings, wide_table
+    from core.probes.index_settings import parse_settings, run_index_settings
 
     out = output_file(args.out, "--out", "index-settings")
     try:
@@ -173,20 +176,36 @@ def cmd_index_settings(args) -> int:
         write_output(out, safe_frame(result.table).to_csv(index=False), "--out", "index-settings")
     _record(args, result, [*suites, *([args.pairs] if args.pairs else []), *([args.triples] if args.triples else [])])
     if args.json:
-        doc = {
-            "threshold": args.threshold,
-            "settings": list(result.settings),
-            "rows": json.loads(result.table.to_json(orient="records")),
-            "errors": result.errors,
-        }
+        doc = {"threshold": args.threshold, "settings": list(result.settings), **_said(result, settings)}
+        doc["rows"] = json.loads(result.table.to_json(orient="records"))
+        doc["errors"] = result.errors
         print(json.dumps(doc, indent=1))
         return 0
-    with pd.option_context("display.width", 250, "display.max_columns", 30, "display.max_rows", 2000, "display.max_colwidth", 40):
-        print(f"threshold {args.threshold:g}; value [95% interval] per setting")
-        print(wide_table(result.table, registry.short_name).to_string(index=False))
+    _print_table(result, settings, f"threshold {args.threshold:g}; value [95% interval] per setting")
     if out is not None:
         print(f"note: wrote {out}", file=sys.stderr)
     return 0
+
+
+def _said(result, settings) -> dict:
+    """The findings and the binary scale's sentence, for ``--json`` (what the text output prints first)."""
+    from core.probes.index_settings import METRIC_MEAN_SCORE, PROBE_RETRIEVAL, PROBE_TRIPLES, findings, scale_note
+
+    # The scale matters where scores meet a threshold (pairs); a store's queries compare ranks only.
+    thresholded = result.table["metric"].eq(METRIC_MEAN_SCORE).any() or result.table["probe"].isin([PROBE_RETRIEVAL, PROBE_TRIPLES]).any()
+    return {"findings": findings(result.table, registry.short_name), "scale_note": scale_note(settings) if thresholded else None}
+
+
+def _print_table(result, settings, heading: str) -> None:
+    """The findings first, the scale of binary settings, then the wide table (what both the suites and a store print)."""
+    from core.probes.index_settings import wide_table
+
+    said = _said(result, settings)
+    for line in [*said["findings"], *([said["scale_note"]] if said["scale_note"] else [])]:
+        print(line)
+    with pd.option_context("display.width", 250, "display.max_columns", 30, "display.max_rows", 2000, "display.max_colwidth", 40):
+        print(heading)
+        print(wide_table(result.table, registry.short_name).to_string(index=False))
 
 
 def _through_store(args, settings, out) -> int:
@@ -194,7 +213,6 @@ def _through_store(args, settings, out) -> int:
     from core.cli.outputs import write_output
     from core.cli.store_source import check_line, read_queries, run_on_store
     from core.files.export import safe_frame
-    from core.probes.compression import wide_table
     from core.stores.settings import store_index_settings
 
     others = [f for f, v in (("--suite", args.suite), ("--triples", args.triples)) if v]
@@ -227,14 +245,12 @@ def _through_store(args, settings, out) -> int:
     if out is not None:
         write_output(out, safe_frame(result.table).to_csv(index=False), "--out", "index-settings")
     if args.json:
-        doc = {"store": store, "threshold": args.threshold, "settings": list(result.settings)}
+        doc = {"store": store, "threshold": args.threshold, "settings": list(result.settings), **_said(result, settings)}
         doc["rows"] = json.loads(result.table.to_json(orient="records"))
         print(json.dumps(doc, indent=1))
         return 0
     print(check_line(check, store))
-    with pd.option_context("display.width", 250, "display.max_columns", 30, "display.max_rows", 2000, "display.max_colwidth", 40):
-        print(f"threshold {args.threshold:g}; value [95% interval] per setting; vectors from {store}")
-        print(wide_table(result.table, registry.short_name).to_string(index=False))
+    _print_table(result, settings, f"threshold {args.threshold:g}; value [95% interval] per setting; vectors from {store}")
     if out is not None:
         print(f"note: wrote {out}", file=sys.stderr)
     return 0

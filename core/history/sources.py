@@ -332,7 +332,7 @@ def audit_pairs(pairs: pd.DataFrame, name: str) -> pd.DataFrame:
 
 
 def index_settings_record(result: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """An index-settings run (``core.probes.compression.IndexSettingsResult``) for the history, CLI and page alike:
+    """An index-settings run (``core.probes.index_settings.IndexSettingsResult``) for the history, CLI and page alike:
     its pairs with the float32 ``cosine`` and each setting's ``score_<setting>`` beside it; the settings it ran and
     its whole table (NaN as null).
 

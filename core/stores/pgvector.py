@@ -57,7 +57,7 @@ VISITOR_CONNECTION = {
 }
 # Vector-like column types not read yet (information_schema's udt_name -> the type as written in SQL).
 _UNREAD = {"halfvec": "halfvec", "sparsevec": "sparsevec", "_float4": "real[]", "_float8": "double precision[]", "_numeric": "numeric[]"}
-# The binary-rescore shortlist per row asked for: the oversampling of core.probes.compression's binary-rescore.
+# The binary-rescore shortlist per row asked for: the oversampling of core.probes.index_settings' binary-rescore.
 RESCORE_MULTIPLIER = 2
 BINARY_SEARCHES = ("binary", "binary-rescore")
 

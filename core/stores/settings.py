@@ -3,7 +3,7 @@
 The store's vectors are read once and the named model is checked on 20 of
 its passages (:func:`core.stores.audit.encode_checked`), as ``audit --store``
 does.  Two things are scored under each setting of
-:mod:`core.probes.compression`:
+:mod:`core.probes.index_settings`:
 
 * a user's **pairs**: each text's vector is the store's when the store holds
   the text (whitespace-normalised), else the named model's (a note counts
@@ -31,8 +31,8 @@ from core.models.cache import EmbeddingCache
 from core.models.encode import embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ProgressFn
-from core.probes.compression import (
-    FLOAT32,
+from core.probes.index_settings import (
+    FLOAT32_SETTING,
     TABLE_COLUMNS,
     IndexSetting,
     IndexSettingsResult,
@@ -76,7 +76,7 @@ def query_setting_rows(
         **bootstrap: ``n_resamples``, ``confidence``, ``seed``.
 
     Returns:
-        Rows of :data:`core.probes.compression.TABLE_COLUMNS` without ``change``.
+        Rows of :data:`core.probes.index_settings.TABLE_COLUMNS` without ``change``.
 
     Raises:
         ValueError: no query, or fewer passages than the deepest k.
@@ -88,7 +88,7 @@ def query_setting_rows(
         raise ValueError("give at least one query")
     if len(passages) < deepest:
         raise ValueError(f"the store holds {len(passages)} passages; ranking a top {deepest} needs at least {deepest}")
-    exact = _top(setting_scores(IndexSetting(FLOAT32), queries, passages), deepest)
+    exact = _top(setting_scores(FLOAT32_SETTING, queries, passages), deepest)
     rows: list[tuple] = []
     for setting in settings:
         if setting.dims and setting.dims >= passages.shape[1]:
@@ -133,7 +133,7 @@ def store_index_settings(
         n_resamples, confidence, seed: of every bootstrap interval.
 
     Returns:
-        The :class:`core.probes.compression.IndexSettingsResult` and the model check.
+        The :class:`core.probes.index_settings.IndexSettingsResult` and the model check.
 
     Raises:
         ValueError: no pairs and no queries; StoreError: the store cannot be read, or the model did not make its vectors.
@@ -144,8 +144,8 @@ def store_index_settings(
     if not pairs and not query_texts:
         raise ValueError("give pairs or queries to score against the store")
     chosen = list(settings)
-    if all(s.name != FLOAT32 for s in chosen):
-        chosen.insert(0, IndexSetting(FLOAT32))
+    if FLOAT32_SETTING not in chosen:
+        chosen.insert(0, FLOAT32_SETTING)
     boot = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
     collection = read_collection(handle)
     stored = {text: collection.vectors[i] for i, text in enumerate(collection.passages)}

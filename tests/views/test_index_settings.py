@@ -1,16 +1,18 @@
-"""The Index settings page through the real app with MiniLM: the run, its chart and table equal to core's, the CSV, the metric picker."""
+"""The Index settings page through the real app with MiniLM: the finding first, binary's scale said, what moved, the chart and
+table equal to core's, the CSV, the figure picker, a pairs file of the user's."""
 
 from __future__ import annotations
 
 import json
 
 from apptest_support import MINILM, open_page
+from store_support import build_lance, stored  # noqa: F401 - stored is a fixture
 
 from core import constants
 from core.models.cache import EmbeddingCache
 from core.papers.suites import load_suite
-from core.probes.compression import parse_settings, run_index_settings, wide_table
-from ui import state
+from core.probes.index_settings import findings, parse_settings, run_index_settings, wide_table
+from ui import state, widgets
 
 PAGE = "views/index_settings.py"
 SETTINGS = ["float32", "binary", "dims:64"]
@@ -30,16 +32,26 @@ def test_page_scores_the_failure_mode_suite_under_each_setting():
         cache=EmbeddingCache(),
     )
     assert shown.reset_index(drop=True).equals(wide_table(expected.table, state.short))
+    # The finding leads, in bold, as core words it; then why binary has no rate at the cosine threshold.
+    said = [m.value for m in app.markdown]
+    assert f"**{widgets.md_escape(findings(expected.table, state.short)[0])}**" == said[0]
+    assert any("binary \\(Hamming scale\\)" in i.value and "never at the cosine threshold" in i.value for i in app.info)
+    assert (shown.loc[shown["metric"] == "failure_rate", "binary"] == "—").all()
+    assert (shown.loc[shown["metric"] == "failure_rate_own_threshold", "binary"] != "—").all()
     assert len(app.get("plotly_chart")) == 1
     first = json.loads(app.get("plotly_chart")[0].proto.spec)
     assert first["layout"]["title"]["text"].endswith("failure rate")  # the failure rate is drawn first
+    # One cell per setting and mode, float32 the baseline (not a column); binary's cells at the cosine threshold are not made.
+    heat = first["data"][0]
+    assert heat["type"] == "heatmap" and heat["x"] == ["binary", "dims:64"]
+    assert {row[0] for row in heat["text"]} == {"—"}
     assert [b.label for b in app.get("download_button")] == ["Table (CSV)"]
     # Another metric redraws from the stored result, without a new run.
     app.selectbox(key=f"is_metric::{MINILM}").set_value("mean_score").run()
     assert not app.exception
     spec = json.loads(app.get("plotly_chart")[0].proto.spec)
     assert "mean score" in spec["layout"]["title"]["text"]
-    assert spec["layout"]["xaxis"]["categoryarray"] == SETTINGS
+    assert spec["data"][0]["x"] == SETTINGS[1:]
 
 
 def test_no_setting_disables_the_run():
@@ -67,10 +79,10 @@ def test_the_pairs_scored_on_your_data_are_a_probe_too_and_the_run_goes_into_the
         }
     )
     app = open_page(PAGE)
-    assert len(app.radio(key="is_probe").options) == 2  # the two suites, until Your data has scored pairs
+    assert len(app.radio(key="is_probe").options) == 3  # the two suites and a file, until Your data has scored pairs
     app.session_state[state.KEY_RESULTS] = {"your_data": run_pairs(pairs, [MINILM], cache=EmbeddingCache())}
     app.run()
-    assert len(app.radio(key="is_probe").options) == 3
+    assert len(app.radio(key="is_probe").options) == 4
     app.radio(key="is_probe").set_value("your data").run()
     app.multiselect(key="is_settings").set_value(["float32", "int8"]).run()
     next(b for b in app.button if b.label == "Score index settings").click().run()
@@ -81,9 +93,9 @@ def test_the_pairs_scored_on_your_data_are_a_probe_too_and_the_run_goes_into_the
     assert list(rates["mode"]) == ["negation", "numerical"]
     runs = store.list_runs(history_file)
     assert list(runs["command"]) == ["index-settings"] and list(runs["origin"]) == [constants.ORIGIN_APP]
-    stored = store.load_run(int(runs["run_id"].iloc[0]), history_file)
-    assert stored.settings["index_settings"] == ["float32", "int8"]
-    assert len(stored.results) == 3 and "score_int8" in stored.results
+    run = store.load_run(int(runs["run_id"].iloc[0]), history_file)
+    assert run.settings["index_settings"] == ["float32", "int8"]
+    assert len(run.results) == 3 and "score_int8" in run.results
 
 
 def test_the_retrieval_suite_probe_shows_win_rates_and_recall(monkeypatch):
@@ -107,3 +119,53 @@ def test_the_retrieval_suite_probe_shows_win_rates_and_recall(monkeypatch):
     finally:  # neither the small suite nor its run may be served to a later test
         resources.retrieval_suite.clear()
         resources.index_settings_run.clear()
+
+
+def test_a_pairs_file_of_the_users_is_a_probe_and_a_bad_one_is_one_line(monkeypatch, tmp_path):
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(tmp_path / "history.duckdb"))
+    app = open_page(PAGE)
+    app.radio(key="is_probe").set_value("your file").run()
+    assert next(b for b in app.button if b.label == "Score index settings").disabled  # no file yet
+    # The bytes where the uploader keeps them (ui/uploads.py): a file Streamlit's uploader would have handed over.
+    app.session_state["is_upload_bytes"] = b"only one column\nno tab or comma here\n"
+    app.session_state["is_upload_name"] = "bad.csv"
+    app.run()
+    assert not app.exception
+    assert len(app.error) == 1 and app.error[0].value.startswith("bad\\.csv\\: found only one column")
+    assert next(b for b in app.button if b.label == "Score index settings").disabled
+    app.session_state["is_upload_bytes"] = (
+        b"text_a,text_b,category\nThe patient has diabetes,The patient does not have diabetes,negation\n"
+        b"The drug reduced pain,The medicine lowered pain,positive\nThe cat sat,Stock prices fell,negative\n"
+    )
+    app.session_state["is_upload_name"] = "mine.csv"
+    app.multiselect(key="is_settings").set_value(["float32", "binary"]).run()
+    next(b for b in app.button if b.label == "Score index settings").click().run()
+    assert not app.exception and not app.error
+    shown = next(d.value for d in app.dataframe if "binary" in d.value.columns)
+    assert set(shown["probe"]) == {"mine.csv"}
+    negation = shown[(shown["mode"] == "negation")].set_index("metric")
+    assert negation.loc["failure_rate", "binary"] == "—" and negation.loc["failure_rate_own_threshold", "binary"] != "—"
+
+
+def test_a_connected_store_is_probed_through_the_store_block(tmp_path, stored):  # noqa: F811 - the fixture
+    """A LanceDB folder of MiniLM vectors: queries ranked over them under every setting, as index-settings --store does."""
+    texts, vectors = stored
+    build_lance(tmp_path / "kb.lance", texts[:40], vectors[:40])
+    app = open_page(PAGE)
+    app.text_input(key="is_store_folder").input(str(tmp_path / "kb.lance"))
+    app.text_input(key="is_store_name").input("passages")
+    run = "Score the store's vectors under each index setting"
+    next(b for b in app.button if b.label == run).click().run()
+    assert not app.exception
+    assert [e.value for e in app.error] == [
+        widgets.md_escape("give at least one query, one per line: each is ranked over the stored passages under each setting")
+    ]
+    app.text_area(key="is_store_queries").input("\n".join(t.split()[0] for t in texts[:12]))
+    next(b for b in app.button if b.label == run).click().run()
+    assert not app.exception and not app.error
+    shown = " ".join(m.value for m in app.markdown)
+    assert widgets.md_escape("Model check: MiniLM-L6 re-encoded 20 stored passages") in shown
+    assert widgets.md_escape("MiniLM-L6: ") in shown
+    table = next(d.value for d in app.dataframe if "binary-rescore" in d.value.columns)
+    assert list(table["metric"]) == ["top10_changed", "recall_at_1", "recall_at_5", "recall_at_10"]
+    assert (table["float32"] == ["0.000", "1.000", "1.000", "1.000"]).all()

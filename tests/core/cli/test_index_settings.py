@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from core.models.registry import MINILM_L6
-from core.probes import compression
+from core.probes import index_settings
 
 PAIRS = (
     "text_a,text_b,category\n"
@@ -52,11 +52,16 @@ def test_user_pairs_and_triples_under_each_setting_to_csv(cli, user_files, tmp_p
     assert code == 0, err
     assert "float32" in stdout and "binary" in stdout and "dims:64" in stdout and "recall_at_1" in stdout
     table = pd.read_csv(out)
-    assert list(table.columns) == compression.TABLE_COLUMNS
+    assert list(table.columns) == index_settings.TABLE_COLUMNS
     assert set(table["setting"]) == {"float32", "binary", "dims:64"}
-    assert set(table["probe"]) == {str(pairs), compression.PROBE_TRIPLES}
+    assert set(table["probe"]) == {str(pairs), index_settings.PROBE_TRIPLES}
     negation = table.query("metric == 'failure_rate' and mode == 'negation'").set_index("setting")
     assert negation.loc["float32", "n"] == 1 and negation.loc["float32", "change"] == 0
+    # binary is on the Hamming scale: no rate at the cosine threshold, and the output says why before the table.
+    assert "binary" not in set(negation.index)
+    lines = stdout.splitlines()
+    assert lines[0].startswith("MiniLM-L6: ") and "binary" in lines[0]
+    assert lines[1].startswith("binary (Hamming scale) score on another scale") and "never at the cosine threshold" in lines[1]
     wins = table.query("probe == 'triples' and metric == 'win_rate'")
     assert len(wins) == 3 and wins["n"].eq(3).all()
     recall = table.query("probe == 'triples' and setting == 'float32'").set_index("metric")
@@ -70,6 +75,8 @@ def test_json_lists_every_row(cli, user_files, minilm):
     doc = json.loads(stdout)
     assert doc["settings"] == ["float32", "int8"]  # float32 always runs: the baseline of every change
     assert {r["setting"] for r in doc["rows"]} == {"float32", "int8"}
+    assert len(doc["findings"]) == 1 and doc["findings"][0].startswith("MiniLM-L6: ")
+    assert doc["scale_note"] is None  # int8 is on the cosine scale
 
 
 @pytest.mark.parametrize(

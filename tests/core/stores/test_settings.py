@@ -9,7 +9,7 @@ from store_support import build_lance, folder_digest
 from core.models.cache import EmbeddingCache
 from core.models.encode import embedding_matrix, encode_texts
 from core.models.registry import MINILM_L6
-from core.probes.compression import IndexSetting, setting_scores
+from core.probes.index_settings import parse_setting, setting_scores
 from core.stats.similarity import pairwise_cos_sim
 from core.stores.settings import METRIC_TOP_CHANGED, PROBE_STORE_QUERIES
 
@@ -75,9 +75,9 @@ def test_binary_ranking_of_the_queries_is_what_setting_scores_gives():
     passages, queries = rng.standard_normal((40, 16)), rng.standard_normal((6, 16))
     from core.stores.settings import query_setting_rows
 
-    rows = query_setting_rows(queries, passages, [IndexSetting("float32"), IndexSetting("binary")], model="m", n_resamples=200)
-    exact = np.argsort(-setting_scores(IndexSetting("float32"), queries, passages), axis=1, kind="stable")[:, :10]
-    got = np.argsort(-setting_scores(IndexSetting("binary"), queries, passages), axis=1, kind="stable")[:, :10]
+    rows = query_setting_rows(queries, passages, [parse_setting("float32"), parse_setting("binary")], model="m", n_resamples=200)
+    exact = np.argsort(-setting_scores(parse_setting("float32"), queries, passages), axis=1, kind="stable")[:, :10]
+    got = np.argsort(-setting_scores(parse_setting("binary"), queries, passages), axis=1, kind="stable")[:, :10]
     want = np.mean([len(set(g) & set(e)) / 10 for g, e in zip(got, exact, strict=True)])
     value = rows.query("setting == 'binary' and metric == 'recall_at_10'")["value"].item()
     assert abs(value - want) < 1e-12 and value < 1.0

@@ -1,4 +1,4 @@
-"""Index settings (core/probes/compression.py): each setting against a hand computation, float32 against the exact figures."""
+"""Index settings (core/probes/index_settings.py): each setting against a hand computation or faiss, float32 against the exact figures."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from core.models.cache import EmbeddingCache
 from core.models.encode import embedding_matrix, encode_texts
 from core.models.registry import MINILM_L6
 from core.papers.suites import load_suite
-from core.probes import compression as c
+from core.probes import index_settings as c
 from core.probes.retrieval.rescoring import cosine_matrix
 from core.probes.retrieval.run import run_retrieval
 from core.probes.retrieval.suite_files import load_retrieval_suite
 from core.scoring.runner import run_pairs
 from core.scoring.tables import category_summary
 
-S = {name: c.IndexSetting(name) for name in c.PRECISIONS}
+S = {setting.name: setting for setting in c.PRECISIONS}
 
 
 # ------------------------------------------------------------------ settings by name
@@ -28,7 +28,7 @@ S = {name: c.IndexSetting(name) for name in c.PRECISIONS}
 def test_parse_settings_keeps_order_and_drops_repeats():
     parsed = c.parse_settings(["int8", " Binary ", "dims:64", "int8", "dims:064"])
     assert [s.name for s in parsed] == ["int8", "binary", "dims:64"]
-    assert parsed[2].dims == 64
+    assert parsed[2].dims == 64 and isinstance(parsed[2], c.Truncation) and isinstance(parsed[0], c.Int8)
 
 
 @pytest.mark.parametrize("bad", ["int4", "dims:0", "dims:x", "dims:-3"])
@@ -45,65 +45,69 @@ def test_parse_settings_refuses_nothing():
 # ------------------------------------------------------------------ each setting by hand
 
 
-def test_int8_per_dimension_codes_and_decoding_by_hand():
-    vectors = np.array([[0.0, 0.5], [1.0, 1.0], [0.5, 0.75]], dtype=np.float32)
-    ranges = c.int8_ranges(vectors)
-    np.testing.assert_array_equal(ranges, [[0.0, 0.5], [1.0, 1.0]])
-    codes = c.int8_codes(vectors, ranges)
-    # dim 0: step 1/255; 0 -> bucket 0 -> -128, 0.5 -> floor(127.5) = 127 -> -1.
-    # dim 1: step 0.5/255; 0.5 -> -128, 0.75 -> floor(127.5) -> -1.
-    # The maximum: the quantizer divides in float32, where 1 / float32(1/255) = 254.99998, so it lands in
-    # bucket 254 (code 126), not 255: sentence-transformers' rounding, kept as the library does it.
-    assert np.floor(np.float32(1.0) / (np.float32(1.0) / np.float32(255))) == 254
-    np.testing.assert_array_equal(codes, [[-128, -128], [126, 126], [-1, -1]])
-    decoded = c.int8_decode(codes, ranges)
-    # A code decodes to its bucket's centre: start + (code + 128 + 0.5) * step.
-    np.testing.assert_allclose(decoded[2], [127.5 / 255, 0.5 + 127.5 * 0.5 / 255])
-    np.testing.assert_allclose(decoded[0], [0.5 / 255, 0.5 + 0.5 * 0.5 / 255])
+def test_int8_pair_score_by_hand_is_the_float_query_against_the_decoded_passage():
+    """faiss SQ8 by hand: code = floor(255 (x - min) / (max - min)) (at most 255), decoded to min + (code + 0.5) (max - min) / 255.
 
-
-def test_int8_global_calibration_uses_one_range_for_every_dimension():
-    vectors = np.array([[-0.5, 0.1], [0.25, 1.0]])
-    ranges = c.int8_ranges(vectors, per_dimension=False)
-    np.testing.assert_array_equal(ranges, [[-0.5, -0.5], [1.0, 1.0]])
-    # 0.25 on the range -0.5..1 (step 1.5/255): floor(0.75 / (1.5/255)) = floor(127.5) = 127 -> -1.
-    assert c.int8_codes(np.array([[0.25, 1.0]]), ranges).tolist() == [[-1, 127]]
-
-
-def test_int8_decoding_agrees_with_faiss_scalar_quantizers():
-    """Per-dimension int8 is faiss' SQ8 (QT_8bit), global int8 its QT_8bit_uniform: the same decoded vectors.
-
-    Per dimension, a value on a bucket's edge may land one bucket apart (sentence-transformers divides in
-    float32, faiss multiplies), e.g. each dimension's maximum; nowhere more than one bucket.
+    So the top code decodes half a bucket above the maximum, as faiss does.
     """
+    cal = np.array([[0.6, 0.8], [0.8, 0.6], [1.0, 0.0]])  # unit rows; dim 0 spans 0.6..1, dim 1 spans 0..0.8
+    a, b = np.array([[1.0, 0.0]]), np.array([[0.6, 0.8]])
+    # b: dim 0 at the bottom of 0.6..1 -> code 0 -> 0.6 + 0.5 * 0.4 / 255; dim 1 at the top of 0..0.8 -> code 255 -> 255.5 * 0.8 / 255.
+    decoded = np.array([0.6 + 0.5 * 0.4 / 255, 255.5 * 0.8 / 255])
+    np.testing.assert_allclose(S["int8"].kept(b, cal), [decoded], atol=1e-7)
+    # The query is not quantised: a . decoded b, not renormalised (faiss' inner product).
+    assert S["int8"].pair_scores(a, b, cal)[0] == pytest.approx(decoded[0], abs=1e-7)
+    # Global: one range 0..1 for both dimensions: 0.6 -> floor(153) = 153, 0.8 -> floor(204) = 204.
+    np.testing.assert_allclose(S["int8-global"].kept(b, cal), [[153.5 / 255, 204.5 / 255]], atol=1e-7)
+
+
+@pytest.mark.parametrize("kind", ["int8", "int8-global"])
+def test_int8_scores_and_ranking_are_faiss_index_scalar_quantizer_search(kind):
+    """The stores' int8: faiss' IndexScalarQuantizer searched with float queries gives our scores and our top 10."""
+    import faiss
+
+    rng = np.random.default_rng(0)
+    rows = rng.normal(size=(330, 48)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    queries, passages = rows[:30], rows[30:]
+    qtype = faiss.ScalarQuantizer.QT_8bit if kind == "int8" else faiss.ScalarQuantizer.QT_8bit_uniform
+    index = faiss.IndexScalarQuantizer(48, qtype, faiss.METRIC_INNER_PRODUCT)
+    index.train(passages)
+    index.add(passages)
+    theirs, order = index.search(queries, 10)
+    ours = S[kind].scores(queries, passages)  # calibrated on the passages, as the index is trained on them
+    np.testing.assert_allclose(np.take_along_axis(ours, order, axis=1), theirs, rtol=0, atol=2e-6)
+    np.testing.assert_array_equal(np.argsort(-ours, axis=1, kind="stable")[:, :10], order)
+    # The symmetric figure (query quantised too) is another ranking: what the setting no longer reports.
+    symmetric = S[kind].kept(queries, passages) @ S[kind].kept(passages).T
+    assert not np.array_equal(np.argsort(-symmetric, axis=1, kind="stable")[:, :10], order)
+
+
+def test_int8_decoding_is_faiss_scalar_quantizer_decoding():
     import faiss
 
     x = np.random.default_rng(0).normal(size=(200, 16)).astype(np.float32)
-    for kind, per_dimension in ((faiss.ScalarQuantizer.QT_8bit, True), (faiss.ScalarQuantizer.QT_8bit_uniform, False)):
-        index = faiss.IndexScalarQuantizer(16, kind)
-        index.train(x)
-        theirs = index.sa_decode(index.sa_encode(x))
-        ranges = c.int8_ranges(x, per_dimension=per_dimension)
-        ours = c.int8_decode(c.int8_codes(x, ranges), ranges)
-        buckets = np.abs(theirs - ours) / ((ranges[1] - ranges[0]) / 255)
-        assert buckets.max() < 1.001
-        assert (buckets > 0.01).mean() < (0.001 if per_dimension else 1e-9)
+    units = x / np.linalg.norm(x, axis=1, keepdims=True)
+    for name, qtype in (("int8", faiss.ScalarQuantizer.QT_8bit), ("int8-global", faiss.ScalarQuantizer.QT_8bit_uniform)):
+        index = faiss.IndexScalarQuantizer(16, qtype)
+        index.train(units)
+        # Equal but for one float32 rounding of a unit row (ours normalises in float32 its own way, 0.5% of entries).
+        np.testing.assert_allclose(S[name].kept(x), index.sa_decode(index.sa_encode(units)), rtol=0, atol=1.2e-7)
 
 
-def test_int8_pair_score_is_the_cosine_of_the_decoded_vectors():
-    rng = np.random.default_rng(0)
-    a, b = rng.normal(size=(5, 16)), rng.normal(size=(5, 16))
-    cal = np.concatenate([a, b])
-    ranges = c.int8_ranges(cal)
-    da, db = c.int8_decode(c.int8_codes(a, ranges), ranges), c.int8_decode(c.int8_codes(b, ranges), ranges)
-    hand = (da * db).sum(1) / np.linalg.norm(da, axis=1) / np.linalg.norm(db, axis=1)
-    np.testing.assert_allclose(c.pair_scores(S["int8"], a, b), hand, atol=1e-12)
-    assert (
-        np.abs(
-            hand - c.pair_scores(S["float32"], a / np.linalg.norm(a, axis=1, keepdims=True), b / np.linalg.norm(b, axis=1, keepdims=True))
-        ).max()
-        < 0.05
-    )
+def test_int8_score_bound_by_hand():
+    cal = np.array([[0.6, 0.8], [0.8, 0.6], [1.0, 0.0]])
+    # Half a bucket per dimension: 0.4 / 255 / 2 and 0.8 / 255 / 2.
+    assert S["int8"].score_bound(cal) == pytest.approx(1 + np.hypot(0.4 / 510, 0.8 / 510), abs=1e-7)
+    assert S["int8-global"].score_bound(cal) == pytest.approx(1 + np.hypot(1 / 510, 1 / 510), abs=1e-7)
+
+
+def test_packed_sign_bits_are_sentence_transformers_ubinary():
+    from sentence_transformers.util.quantization import quantize_embeddings
+
+    x = np.random.default_rng(5).normal(size=(9, 21)).astype(np.float32)
+    x[0, :4] = 0.0
+    np.testing.assert_array_equal(c.binary_codes(x), quantize_embeddings(x, "ubinary"))
 
 
 def test_hamming_on_known_bits_with_a_dimension_not_a_multiple_of_eight():
@@ -141,11 +145,12 @@ def test_binary_rescore_keeps_the_hamming_shortlist_and_scores_it_in_float():
 
 def test_truncation_keeps_the_first_dimensions_renormalised():
     a, b = np.array([[3.0, 4.0, 12.0]]), np.array([[4.0, 3.0, 0.0]])
-    dims2 = c.IndexSetting("dims:2", 2)
-    np.testing.assert_allclose(c.stored_vectors(dims2, a), [[0.6, 0.8]])
+    dims2 = c.truncation(2)
+    np.testing.assert_allclose(dims2.kept(a), [[3.0, 4.0]])
+    # The first two of each, renormalised by the cosine: (0.6, 0.8) . (0.8, 0.6).
     np.testing.assert_allclose(c.pair_scores(dims2, a, b), [0.6 * 0.8 + 0.8 * 0.6])
     with pytest.raises(ValueError, match="keep fewer"):
-        c.stored_vectors(c.IndexSetting("dims:3", 3), a)
+        c.truncation(3).kept(a)
 
 
 def test_float16_is_the_cosine_of_the_half_precision_vectors():
@@ -252,8 +257,13 @@ def test_every_setting_reports_every_metric_with_ordered_intervals(result):
     t = result.table
     assert list(t.columns) == c.TABLE_COLUMNS
     assert list(dict.fromkeys(t["setting"])) == ["float32", "int8", "binary", "dims:64"]
-    cells = t.groupby("setting").size()
-    assert cells.nunique() == 1  # every setting has every (probe, metric, mode) cell
+    cells = {name: set(map(tuple, part[["probe", "metric", "mode"]].to_numpy())) for name, part in t.groupby("setting")}
+    assert cells["float32"] == cells["int8"] == cells["dims:64"]  # every cosine-scale setting has every cell
+    # binary: every cell but the rates at the cosine threshold, which it never gets (another scale).
+    at_cosine = {cell for cell in cells["float32"] if cell[1] in (c.METRIC_FAILURE_RATE, c.METRIC_MATCH_RATE)}
+    assert at_cosine and cells["binary"] == cells["float32"] - at_cosine
+    binary_means = t[(t["setting"] == "binary") & t["metric"].isin(c.SCORE_METRICS)]
+    assert len(binary_means) and binary_means["change"].isna().all()  # a difference of two scales is not a change
     ok = t.dropna(subset=["ci_low", "ci_high"])
     assert ((ok["ci_low"] <= ok["value"] + 1e-12) & (ok["value"] <= ok["ci_high"] + 1e-12)).all()
     assert (t.loc[t["setting"] == "float32", "change"] == 0).all()
@@ -262,14 +272,16 @@ def test_every_setting_reports_every_metric_with_ordered_intervals(result):
 
 @pytest.mark.parametrize("category", ["negation", "numerical", "positive"])
 def test_an_interval_matches_scipy_bootstrap_drawn_by_hand(result, suite_pairs, shared_cache, minilm, category):
-    """The binary setting's failure rate of a category: its interval recomputed from the scores with scipy directly."""
+    """The binary setting's rate of a category at its own threshold: its interval recomputed from the scores with scipy directly."""
     part = suite_pairs[suite_pairs[constants.COL_CATEGORY] == category]
     vectors, _ = encode_texts(minilm, [*part[constants.COL_TEXT_A], *part[constants.COL_TEXT_B]], shared_cache)
     a = embedding_matrix(vectors, list(part[constants.COL_TEXT_A]))
     b = embedding_matrix(vectors, list(part[constants.COL_TEXT_B]))
     scores = c.pair_scores(S["binary"], a, b)
-    indicators = (scores > constants.DEFAULT_THRESHOLD).astype(float)
-    row = result.table.query("setting == 'binary' and probe == 'failure-modes' and mode == @category").iloc[0]
+    binary = result.table.query("setting == 'binary' and probe == 'failure-modes'")
+    own = binary.query("metric == 'own_threshold'")["value"].iloc[0]
+    indicators = (scores > own).astype(float)
+    row = binary[binary["metric"].str.endswith("_own_threshold") & (binary["mode"] == category)].iloc[0]
     assert row["value"] == indicators.mean()
     if np.ptp(indicators) == 0:
         assert row["ci_low"] == row["ci_high"] == row["value"]
@@ -302,3 +314,63 @@ def test_pair_rows_from_any_vectors_without_a_category():
     assert mean == pytest.approx(cos.mean())
     with pytest.raises(ValueError, match="have no vector"):
         c.pair_setting_rows(pairs.assign(text_a="unknown"), vectors, c.parse_settings(["float32"]), model="m", probe="p")
+
+
+# ------------------------------------------------------------------ what changed, in words
+
+
+def _table(rows):
+    return c.with_change(pd.DataFrame(rows, columns=c.TABLE_COLUMNS[:-1]))
+
+
+def test_changed_cells_are_those_each_outside_the_others_interval():
+    rows = [
+        ("float32", "m", "p", "recall_at_1", "all", 0.36, 0.31, 0.41, 270),
+        ("binary", "m", "p", "recall_at_1", "all", 0.30, 0.25, 0.35, 270),  # 0.36 outside [0.25, 0.35], 0.30 outside [0.31, 0.41]
+        ("dims:64", "m", "p", "recall_at_1", "all", 0.33, 0.28, 0.38, 270),  # 0.36 inside its interval: not moved
+        ("float32", "m", "p", "failure_rate", "negation", 1.0, np.nan, np.nan, 55),  # a rate of 1: a point
+        ("dims:32", "m", "p", "failure_rate", "negation", 0.9, 0.82, 0.96, 55),  # 1 outside, 0.9 off the point: moved
+        ("float32", "m", "p", "mean_score", "negation", 0.88, 0.86, 0.90, 55),
+        ("binary", "m", "p", "mean_score", "negation", 0.71, 0.68, 0.73, 55),  # another scale: never a change
+    ]
+    moved = c.changed_cells(_table(rows))
+    assert list(moved.columns) == c.CHANGE_COLUMNS
+    assert list(zip(moved["setting"], moved["metric"], strict=True)) == [("dims:32", "failure_rate"), ("binary", "recall_at_1")]
+    assert moved["change"].tolist() == pytest.approx([-0.1, -0.06])
+    assert moved[c.FLOAT32].tolist() == [1.0, 0.36]
+
+
+def test_findings_name_what_moved_and_what_did_not():
+    rows = [
+        ("float32", "m", "p", "recall_at_1", "all", 0.36, 0.31, 0.41, 270),
+        ("binary", "m", "p", "recall_at_1", "all", 0.30, 0.25, 0.35, 270),
+        ("float16", "m", "p", "recall_at_1", "all", 0.36, 0.31, 0.41, 270),
+        ("float32", "n", "p", "recall_at_1", "all", 0.36, 0.31, 0.41, 270),
+        ("float16", "n", "p", "recall_at_1", "all", 0.36, 0.31, 0.41, 270),
+    ]
+    said = c.findings(_table(rows), short_name=str.upper)
+    assert said == [
+        "M: binary moves 1 figure, most the recall@1 (0.36 to 0.30); float16 moves nothing beyond the intervals.",
+        "N: no index setting (float16) moves a failure rate, win rate or recall beyond its 95% interval against float32.",
+    ]
+
+
+def test_metric_words():
+    assert c.metric_words("recall_at_5") == "recall@5"
+    assert c.metric_words("top10_changed") == "top 10 changed"
+    assert c.metric_words("failure_rate_own_threshold") == "failure rate at its own threshold"
+
+
+def test_pairs_without_controls_say_why_binary_has_no_rate(shared_cache):
+    pairs = pd.DataFrame(
+        {"text_a": ["The patient has diabetes"], "text_b": ["The patient does not have diabetes"], "category": ["negation"]}
+    )
+    result = c.run_index_settings(
+        [MINILM_L6], settings=c.parse_settings(["binary", "int8"]), pairs={"mine": pairs}, cache=shared_cache, n_resamples=99
+    )
+    assert result.notes == [
+        "mine: no failure rate for binary: their scores are not cosines and these pairs hold no positive and negative "
+        "controls to calibrate their own threshold; compare them by rank (retrieval, triples)"
+    ]
+    binary = result.table[result.table["setting"] == "binary"]
+    assert set(binary["metric"]) == {c.METRIC_MEAN_SCORE}
