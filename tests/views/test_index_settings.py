@@ -147,8 +147,11 @@ def test_a_pairs_file_of_the_users_is_a_probe_and_a_bad_one_is_one_line(monkeypa
     assert negation.loc["failure_rate", "binary"] == "—" and negation.loc["failure_rate_own_threshold", "binary"] != "—"
 
 
-def test_a_connected_store_is_probed_through_the_store_block(tmp_path, stored):  # noqa: F811 - the fixture
+def test_a_connected_store_is_probed_through_the_store_block(tmp_path, stored, monkeypatch):  # noqa: F811 - the fixture
     """A LanceDB folder of MiniLM vectors: queries ranked over them under every setting, as index-settings --store does."""
+    from core.stores.access import STORES_ENV
+
+    monkeypatch.setenv(STORES_ENV, str(tmp_path))  # the operator allows this folder; a shared app opens no store otherwise
     texts, vectors = stored
     build_lance(tmp_path / "kb.lance", texts[:40], vectors[:40])
     app = open_page(PAGE)
