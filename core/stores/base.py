@@ -10,10 +10,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import numpy as np
 
 from core.files.texts import TEXT_COLUMNS
+from core.files.vectors import PassageRows, PassageVectors, VectorsError, check_vector_memory
 from core.messages import redact, register_secret
 
-# A collection larger than this is refused: the audit holds every vector in memory.
-MAX_ROWS = 2_000_000
 TEXT_CANDIDATES = (*TEXT_COLUMNS["corpus"], "chunk", "body", "page_content")
 VECTOR_CANDIDATES = ("vector", "embedding", "embeddings", "vec", "emb")
 
@@ -98,67 +97,59 @@ def parse_uri(text: str, schemes: Sequence[str]) -> StoreURI:
 
 
 @dataclass
-class StoredCollection:
-    """A collection as read: its passages (distinct, whitespace-normalised, store order) and their stored vectors.
+class StoredCollection(PassageVectors):
+    """A collection as read (:class:`core.files.vectors.PassageVectors`: distinct passages, ids, unit float32 vectors)
+    and the columns it was read from."""
 
-    Attributes:
-        passages: n distinct texts.
-        ids: n ids (the store's, else the row number).
-        vectors: (n, d) float32 stored vectors, in passage order.
-        rows: rows the store holds (before repeats and blanks were dropped).
-        text_column, vector_column: what was read.
-        notes: what was dropped, one line each.
+    text_column: str = ""
+    vector_column: str = ""
+
+
+def rows_reader(expected: int, text_column: str, vector_column: str) -> PassageRows:
+    """The collector a store's read fills batch by batch; ``expected``, the rows counted first, is checked against the memory cap.
+
+    Raises:
+        StoreError: ``expected`` rows of vectors would not fit :data:`core.files.vectors.MAX_VECTOR_BYTES`.
     """
+    return PassageRows(expected, what="the store", text_column=text_column, vector_column=vector_column)
 
-    passages: list[str]
-    ids: list[str]
-    vectors: np.ndarray
-    rows: int
-    text_column: str
-    vector_column: str
-    notes: list[str] = field(default_factory=list)
+
+def check_rows(rows: int, dim: int) -> None:
+    """Refuse a store whose vectors would not fit the memory cap, from its row count, before reading them.
+
+    Raises:
+        StoreError: one line, the cap in memory terms.
+    """
+    try:
+        check_vector_memory(rows, dim, "the store")
+    except VectorsError as exc:
+        raise StoreError(str(exc)) from exc
+
+
+def finish_rows(rows: PassageRows, text_column: str, vector_column: str) -> StoredCollection:
+    """The collection read; the collector's refusals as :class:`StoreError`."""
+    try:
+        found = rows.finish()
+    except VectorsError as exc:
+        raise StoreError(str(exc)) from exc
+    return StoredCollection(found.passages, found.ids, found.vectors, found.rows, found.notes, text_column, vector_column)
 
 
 def collection_from_rows(
     ids: Sequence[object], texts: Sequence[object], vectors: Sequence[object], text_column: str, vector_column: str
 ) -> StoredCollection:
-    """Keep each distinct text's first row; drop blanks, non-text values and missing or non-finite vectors (with notes).
+    """Rows read whole, as one batch: each distinct text's first row kept; blanks, non-text values and missing or
+    non-finite vectors dropped (with notes).
 
     Raises:
-        StoreError: vectors of different lengths, or fewer than two passages left.
+        StoreError: vectors of different lengths, more vectors than the memory cap, or fewer than two passages left.
     """
-    if len(ids) > MAX_ROWS:
-        raise StoreError(f"the store holds {len(ids):,} rows; the audit keeps every vector in memory and reads at most {MAX_ROWS:,}")
-    seen: dict[str, int] = {}
-    keep_ids: list[str] = []
-    keep_vectors: list[np.ndarray] = []
-    dropped = {"blank or not text": 0, "repeated text": 0, "no vector or a non-finite one": 0}
-    dim = None
-    for row_id, text, vector in zip(ids, texts, vectors, strict=True):
-        if not isinstance(text, str) or not text.split():
-            dropped["blank or not text"] += 1
-            continue
-        norm = " ".join(text.split())
-        if norm in seen:
-            dropped["repeated text"] += 1
-            continue
-        arr = None if vector is None else np.asarray(vector, dtype=np.float32).reshape(-1)
-        if arr is None or arr.size == 0 or not np.isfinite(arr).all() or not np.any(arr):
-            dropped["no vector or a non-finite one"] += 1
-            continue
-        if dim is None:
-            dim = arr.size
-        elif arr.size != dim:
-            raise StoreError(f"the column {vector_column!r} holds vectors of {dim} and of {arr.size} dimensions; give one model's vectors")
-        seen[norm] = len(keep_vectors)
-        keep_ids.append(str(row_id))
-        keep_vectors.append(arr)
-    if len(seen) < 2:
-        raise StoreError(
-            f"the store holds {len(seen)} passage(s) with a vector in {text_column!r}/{vector_column!r}; an audit needs at least 2"
-        )
-    notes = [f"{n:,} row(s) dropped: {why}" for why, n in dropped.items() if n]
-    return StoredCollection(list(seen), keep_ids, np.stack(keep_vectors), len(ids), text_column, vector_column, notes)
+    try:
+        rows = rows_reader(len(ids), text_column, vector_column)
+        rows.add_rows(ids, texts, vectors)
+    except VectorsError as exc:
+        raise StoreError(str(exc)) from exc
+    return finish_rows(rows, text_column, vector_column)
 
 
 def parse_filters(items: Sequence[str] | None) -> dict[str, str]:
