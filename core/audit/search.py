@@ -108,27 +108,35 @@ class SearchReport:
             )
         return out
 
+    def cap_words(self) -> str:
+        """The neighbour cap and the index apart, in words ("" when not measured)."""
+        if self.within_cap < 0 or not self.k:
+            return ""
+        beyond = self.exact_pairs_in_sample - self.within_cap
+        which = "sampled passage(s)" if self.sample else "passage(s)"
+        line = (
+            f"the neighbour cap (each passage's {self.k} nearest) leaves {beyond:,} of the {self.exact_pairs_in_sample:,} exact pairs "
+            f"out of reach of any {self.k}-neighbour search, exact or not ({self.crowded:,} {which} with more than {self.k} "
+            "neighbours above the threshold)"
+        )
+        if self.within_cap:
+            line += f"; the index found {self.index_recall:.4f} of the {self.within_cap:,} within the cap"
+        return line
+
     def sentence(self) -> str:
-        """The report in words, for the findings: the cap and the index apart, the interval when sampled."""
+        """The report in words, for the findings: recall against exact (with its interval when sampled), the cap and the index apart."""
         if self.exact:
             return "close pairs by exact search"
-        where = f"on a sample of {self.sample:,} passages" if self.sample else "on every passage"
-        if self.exact_pairs_in_sample == 0:
-            return f"close pairs by {self.method}; against exact search {where}: no exact close pair to find"
-        interval = f" (95% Wilson interval {self.recall_low:.4f} to {self.recall_high:.4f})" if self.recall_low == self.recall_low else ""
-        line = (
-            f"close pairs by {self.method}; against exact search {where}: found {self.recall:.4f} of the "
-            f"{self.exact_pairs_in_sample:,} exact close pairs{interval}"
-        )
-        if self.within_cap >= 0 and self.k:
-            beyond = self.exact_pairs_in_sample - self.within_cap
-            line += (
-                f"; the neighbour cap (k = {self.k} per passage) puts {beyond:,} of them out of reach of any k-neighbour search, "
-                f"exact or not ({self.crowded:,} passage(s) have more than {self.k} neighbours above the threshold)"
-            )
-            if self.within_cap:
-                line += f"; of the {self.within_cap:,} within the cap the index found {self.index_recall:.4f}"
-        return line
+        where = f"on a sample of {self.sample:,} passages" if self.sample else "over every passage"
+        if self.recall != self.recall:
+            found = "no close pair touched the sample" if self.sample else "no exact close pair to find"
+        else:
+            found = f"{self.recall:.4f}"
+            if self.recall_low == self.recall_low:
+                found += f" (95% Wilson interval {self.recall_low:.4f} to {self.recall_high:.4f})"
+        line = f"close pairs by {self.method}; recall against exact search {where} ({self.exact_pairs_in_sample:,} exact pairs): {found}"
+        cap = self.cap_words()
+        return f"{line}; {cap}" if cap else line
 
 
 class NeighbourSearch(Protocol):

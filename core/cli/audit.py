@@ -32,6 +32,7 @@ from core.cli.common import (
 )
 from core.cli.ray_run import add_engine_options
 from core.cli.store_source import STORE_EXAMPLES, add_store_options, check_store_flags, cmd_audit_store
+from core.cli.vectors_source import VECTORS_EXAMPLE, VECTORS_HELP
 from core.models import registry
 
 EXPORT_DROP = ("index_a", "index_b")
@@ -62,6 +63,7 @@ def register(subparsers) -> None:
         choices=("dev", "heldout"),
         help="the shipped corpus with planted twins (docs/audit.md): also prints the twin finder's recall and precision per mode",
     )
+    source.add_argument("--vectors", metavar="FILE", help=VECTORS_HELP)
     p.add_argument(
         "--queries", metavar="FILE", help="queries (one per line or a query column): how often a top 5 holds a passage and its twin"
     )
@@ -95,6 +97,7 @@ def register(subparsers) -> None:
         "  cosine-probe audit --corpus kb.txt --queries questions.txt --models all-MiniLM-L6-v2 --json\n"
         "  cosine-probe audit --planted heldout --models all-MiniLM-L6-v2\n"
         f"  {STORE_EXAMPLES[1]}\n"
+        f"  {VECTORS_EXAMPLE}\n"
         "  RAY_ADDRESS=head:6379 cosine-probe audit --corpus kb.txt --engine ray   # encode on a Ray cluster"
     )
     p.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -182,16 +185,15 @@ def _planted_lines(scores: pd.DataFrame, split: str) -> list[str]:
 def cmd_audit(args) -> int:
     """Audit the corpus; print the risk and findings (or one JSON document); write ``--out``."""
     from core.audit.neighbours import TooManyPairs
-    from core.audit.risk import audit_findings, risk_summary, summary_doc
     from core.audit.run import audit_corpus
-    from core.cli.history import record_history
     from core.cli.outputs import output_folder
-    from core.history.sources import audit_pairs, suite_source
     from core.scoring.ray_engine import RayUnavailable
 
     if args.store is not None:
         return cmd_audit_store(args)
     check_store_flags(args)
+    if args.vectors is not None:
+        return cmd_audit_vectors(args)
     if args.split is not None and args.beir is None:
         raise CliError("--split needs a --beir DIR; give one")
     if args.beir is not None and args.queries is not None:
@@ -237,6 +239,16 @@ def cmd_audit(args) -> int:
         raise CliError(str(exc)) from exc
     if not args.quiet:
         print(file=sys.stderr)
+    name = Path(args.beir or args.corpus).name if args.planted is None else f"planted-{args.planted}"
+    return _report(args, result, out, sources, name, planted)
+
+
+def _report(args, result, out, sources: list[str], name: str, planted=None, lines: tuple[str, ...] = ()) -> int:
+    """Print, record and write one audit's result (a corpus's, a vectors file's); ``lines`` lead the findings."""
+    from core.audit.risk import audit_findings, risk_summary, summary_doc
+    from core.cli.history import record_history
+    from core.history.sources import audit_pairs, suite_source
+
     print_errors(result.errors)
     for model, report in result.reports.items():
         print_notes(report.notes)
@@ -273,15 +285,10 @@ def cmd_audit(args) -> int:
             print(f"note: {judgement.sentence(pairs)}", file=sys.stderr)
     # The approximate search's recall is a finding like the others: stored in the history, the report and the JSON too.
     for model, search in result.search.items():
-        if search.method != "exact":
-            recall = "no close pair touched the sample" if search.recall != search.recall else f"{search.recall:.4f}"
-            findings = [
-                *findings,
-                f"{registry.short_name(model)}: close pairs by {search.method}; recall against exact search on a sample of "
-                f"{search.sample:,} passages ({search.exact_pairs_in_sample:,} exact pairs): {recall}.",
-            ]
+        if not search.exact:
+            findings = [*findings, f"{registry.short_name(model)}: {search.sentence()}."]
+    findings = [*lines, *findings]
     doc["findings"] = findings
-    name = Path(args.beir or args.corpus).name if args.planted is None else f"planted-{args.planted}"
     record_history(
         "audit",
         audit_pairs(result.pairs, name),
@@ -297,3 +304,50 @@ def cmd_audit(args) -> int:
     if out is not None:
         print(f"wrote close-pairs.parquet, close-pairs.csv and summary.json to {out}", file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def cmd_audit_vectors(args) -> int:
+    """``audit --vectors FILE``: the audit of vectors a pipeline made, no model needed (``--models`` checked when given)."""
+    import time
+
+    from core.audit.neighbours import TooManyPairs
+    from core.audit.run import audit_source, default_search
+    from core.cli.outputs import output_folder
+    from core.cli.vectors_source import check_line, checked_model, one_model, read_vectors_arg, vectors_label
+    from core.models.encode import embedding_matrix
+    from core.words import passage_keys
+
+    start = time.perf_counter()
+    for flag, given in (("--split", args.split), ("--engine ray", args.engine != constants.ENGINE_LOCAL)):
+        if given:
+            raise CliError(f"{flag} does not go with --vectors: the vectors are given, nothing is encoded")
+    if args.max_pairs < 1:
+        raise CliError(f"--max-pairs must be at least 1, got {args.max_pairs}")
+    out = output_folder(args.out, "--out")
+    queries = passage_keys(_read(args.queries, "queries")) if args.queries else []
+    model = one_model(args, "--queries" if queries else None)
+    source = read_vectors_arg(args)
+    label, report, query_matrix, lines = vectors_label(args), None, None, ()
+    if model is not None:
+        checked = checked_model(args, source, model, queries)
+        label, report = checked.label, checked.report
+        query_matrix = embedding_matrix(checked.vectors, queries) if queries else None
+        lines = (check_line(checked.check, Path(args.vectors).name),)
+    try:
+        result = audit_source(
+            label,
+            source,
+            args.threshold,
+            search=default_search(len(source.passages), True if args.approximate else None),
+            queries=queries,
+            query_matrix=query_matrix,
+            report=report,
+            max_pairs=args.max_pairs,
+            progress=None if args.quiet else print_progress,
+            start=start,
+        )
+    except (TooManyPairs, ValueError) as exc:
+        raise CliError(str(exc)) from exc
+    if not args.quiet:
+        print(file=sys.stderr)
+    return _report(args, result, out, [args.vectors, *([args.queries] if args.queries else [])], Path(args.vectors).name, None, lines)

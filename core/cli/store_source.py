@@ -61,7 +61,9 @@ def add_store_options(p, source=None) -> None:
 def check_store_flags(args) -> None:
     """Column flags and ``--store-search exact`` only mean something with ``--store``."""
     if args.store is None:
-        given = [f for f, v in (("--text-column", args.text_column), ("--vector-column", args.vector_column)) if v is not None]
+        columns = [f for f, v in (("--text-column", args.text_column), ("--vector-column", args.vector_column)) if v is not None]
+        # The column flags name a vectors file's columns too.
+        given = [] if getattr(args, "vectors", None) is not None else columns
         if args.store_search != "index":
             given.append("--store-search")
         if args.store_filter:
@@ -152,7 +154,7 @@ def cmd_audit_store(args) -> int:
     from core.cli.outputs import output_folder
     from core.history.sources import audit_pairs
     from core.models import registry
-    from core.stores.audit import audit_store, side_by_side
+    from core.stores.audit import QUERY_DEPTH, audit_store, side_by_side
 
     check_store_flags(args)
     out = output_folder(args.out, "--out")
@@ -175,13 +177,20 @@ def cmd_audit_store(args) -> int:
     exact_summary = risk_summary(result.exact, args.threshold)
     store_summary = risk_summary(result.through_store, args.threshold)
     findings = audit_findings(result.exact, exact_summary, args.threshold)
-    recall = "no close pair exactly" if result.pair_recall != result.pair_recall else f"{result.pair_recall:.4f}"
+    search = result.search
+    recall = ": no exact close pair to find" if result.pair_recall != result.pair_recall else f" {result.pair_recall:.4f}"
+    queried = ""
+    if result.query_recall == result.query_recall:
+        queried = (
+            f"; each query's top 5 recall {result.query_recall:.4f} (the store is asked for each query's {QUERY_DEPTH} nearest, "
+            "by audit and retrieval alike, and its first 5 are compared with exact search's top 5)"
+        )
+    cap = search.cap_words()
     comparison = [
         check_line(result.check, result.store),
-        f"{registry.short_name(result.model)} through the store ({result.method}, {args.threshold:g}): "
-        f"{result.store_pairs:,} close pairs against {result.exact_pairs:,} by exact search; recall against exact {recall}"
-        + (f"; each query's top 5 recall {result.query_recall:.4f}" if result.query_recall == result.query_recall else "")
-        + ".",
+        f"{registry.short_name(result.model)} through the store ({result.method}, {args.threshold:g}; each passage's {search.k} "
+        f"nearest asked for): {result.store_pairs:,} close pairs against {result.exact_pairs:,} by exact search; recall against exact"
+        f"{recall}{queried}" + (f"; {cap}" if cap else "") + ".",
     ]
     findings = [*comparison, *findings]
     doc = summary_doc(result.exact, exact_summary, findings)
@@ -239,6 +248,7 @@ def cmd_retrieval_store(args) -> int:
     Recall@k and corpus mode's rates are reported both ways.
     """
     from core.models import registry
+    from core.stores.audit import QUERY_DEPTH
     from core.stores.retrieval import json_records, retrieval_through_store
 
     others = [f for f, v in (("--suite", args.suite), ("--corpus", args.corpus), ("--triples", args.triples), ("--beir", args.beir)) if v]
@@ -299,7 +309,8 @@ def cmd_retrieval_store(args) -> int:
         recall = ", ".join(f"recall@{k} {v:.3f}" for k, v in result.recall.items())
         print(
             f"{registry.short_name(result.model)} through the store ({result.method}) against exact search over its "
-            f"{result.n_passages:,} stored vectors, {result.n_queries:,} queries: {recall}; same first passage for {result.same_first:.1%}"
+            f"{result.n_passages:,} stored vectors, {result.n_queries:,} queries: {recall}; same first passage for {result.same_first:.1%} "
+            f"(the store is asked for each query's {QUERY_DEPTH} nearest, by audit and retrieval alike)"
         )
         if not result.rates.empty:
             rates = pd.DataFrame(json_records(result.rates))

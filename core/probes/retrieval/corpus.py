@@ -18,7 +18,9 @@ import numpy as np
 import pandas as pd
 
 from core import constants, lexicon
+from core.files.vectors import PassageVectors
 from core.models.cache import EmbeddingCache
+from core.models.check import Checked
 from core.models.encode import embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ProgressFn, model_runs
@@ -298,3 +300,54 @@ def corpus_rows(
 ) -> list[dict]:
     """Corpus mode's rows: each query's first passage (``top``) against each of its variants, scored by ``scores`` over ``corpus``."""
     return _corpus_rows(queries, corpus, top, variants, scores, keys)
+
+
+def corpus_probe_on_vectors(
+    source: PassageVectors,
+    queries: Sequence[str],
+    checked: Checked,
+    *,
+    mitigations: Sequence[Mitigation] = (),
+    seed: int = constants.BOOTSTRAP_SEED,
+    n_resamples: int | None = None,
+    confidence: float = constants.CONFIDENCE,
+) -> CorpusResult:
+    """Corpus mode over given vectors (``retrieval --vectors FILE``): the passages' vectors are the file's, the queries and the
+    variants are encoded by the checked model (:func:`core.models.check.encode_checked`, which already encoded ``queries``).
+
+    Raises:
+        ValueError: no query, or mitigations without unique names.
+    """
+    start = time.perf_counter()
+    query_texts = list(dict.fromkeys(q for q in queries if q.strip()))
+    if not query_texts:
+        raise ValueError("there is no query; give at least one")
+    check_names(mitigations)
+    errors: dict[str, str] = {}
+    query_matrix = embedding_matrix(checked.vectors, query_texts)
+    top = cos_sim(query_matrix, source.vectors).argmax(axis=1)
+
+    def encode(texts: list[str]) -> np.ndarray | None:
+        more = checked.run.encode(texts, share=0.8)
+        return None if more is None else embedding_matrix(more[0], texts)
+
+    found = corpus_on_vectors(
+        checked.label,
+        source.passages,
+        source.vectors,
+        query_texts,
+        query_matrix,
+        {SEARCH_EXACT: top},
+        encode,
+        mitigations=mitigations,
+        errors=errors,
+    )
+    rows = found.rows[SEARCH_EXACT] if found is not None else []
+    pairs = pd.DataFrame(rows)
+    rates = (
+        corpus_rates(pairs, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        if rows
+        else pd.DataFrame(columns=CORPUS_RATE_COLUMNS)
+    )
+    no_variant = {checked.label: found.no_variant} if found is not None else {}
+    return CorpusResult(pairs, rates, no_variant, errors, time.perf_counter() - start)
