@@ -68,12 +68,13 @@ def memory_words(n_bytes: float) -> str:
     return f"{n_bytes / 2**30:.1f} GiB" if n_bytes >= 2**30 else f"{n_bytes / 2**20:.1f} MiB"
 
 
-def check_vector_memory(rows: int, dim: int, what: str, max_bytes: int = MAX_VECTOR_BYTES) -> None:
-    """Refuse, before reading them, more vectors than fit the cap as float32.
+def check_vector_memory(rows: int, dim: int, what: str, max_bytes: int | None = None) -> None:
+    """Refuse, before reading them, more vectors than fit the cap as float32 (``max_bytes``, default :data:`MAX_VECTOR_BYTES`).
 
     Raises:
         VectorsError: ``rows x dim x 4`` bytes above ``max_bytes`` (one line with both in memory terms).
     """
+    max_bytes = MAX_VECTOR_BYTES if max_bytes is None else max_bytes
     need = rows * dim * 4
     if need > max_bytes:
         raise VectorsError(
@@ -98,7 +99,7 @@ class PassageRows:
         text_column: str = "text",
         vector_column: str = "vector",
         strict: bool = False,
-        max_bytes: int = MAX_VECTOR_BYTES,
+        max_bytes: int | None = None,
     ) -> None:
         self.expected, self.what, self.strict, self.max_bytes = max(int(expected), 0), what, strict, max_bytes
         self.text_column, self.vector_column = text_column, vector_column
@@ -286,7 +287,7 @@ def read_vectors_file(
     *,
     text_column: str | None = None,
     vector_column: str | None = None,
-    max_bytes: int = MAX_VECTOR_BYTES,
+    max_bytes: int | None = None,
 ) -> PassageVectors:
     """A vectors file's passages and vectors (Parquet, Arrow IPC, or ``.npy`` with ``FILE.txt`` beside it), read in batches.
 
@@ -342,7 +343,7 @@ def read_vectors_file(
     return collector.finish()
 
 
-def _read_npy(path: Path, max_bytes: int) -> PassageVectors:
+def _read_npy(path: Path, max_bytes: int | None) -> PassageVectors:
     name = path.name
     texts_path = path.with_suffix(".txt")
     try:
