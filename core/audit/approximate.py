@@ -6,9 +6,10 @@ audit asks a faiss HNSW index (inner product on unit rows, i.e. cosine) for
 each passage's ``k`` nearest neighbours and keeps those above the threshold;
 each kept pair's cosine is then computed exactly, as the exact path does.  A
 passage with more than ``k`` neighbours above the threshold, or one the graph
-search misses, loses pairs, so :func:`recall_against_exact` measures recall on
+search misses, loses pairs, so :func:`sample_against_exact` measures recall on
 a seeded sample of passages (their exact neighbours above the threshold,
-found by one product each against every passage) and the audit prints it.
+found by one product each against every passage), with a Wilson interval and
+the neighbour cap apart from the index's misses, and the audit prints it.
 """
 
 from __future__ import annotations
@@ -51,17 +52,6 @@ def approximate_pairs(vectors: np.ndarray, threshold: float, *, k: int = DEFAULT
     index.add(np.ascontiguousarray(unit, dtype=np.float32))
     _, neighbours = index.search(np.ascontiguousarray(unit, dtype=np.float32), min(k + 1, arr.shape[0]))
     return pairs_from_neighbours(unit, neighbours, threshold, max_pairs)
-
-
-def recall_against_exact(
-    vectors: np.ndarray, found: ClosePairs, threshold: float, *, sample: int = RECALL_SAMPLE, seed: int = 0
-) -> tuple[float, int, int]:
-    """Recall of ``found`` against exact search on a seeded sample of rows: (recall, rows sampled, exact pairs touching them).
-
-    NaN when the sample touches no close pair; :func:`sample_against_exact` gives the whole report.
-    """
-    report = sample_against_exact(vectors, found, threshold, SearchReport("approximate"), sample=sample, seed=seed)
-    return report.recall, report.sample, report.exact_pairs_in_sample
 
 
 def _neighbour_rows(unit: np.ndarray, rows: np.ndarray, threshold: float, k: int) -> tuple[set[tuple[int, int]], dict[int, float]]:

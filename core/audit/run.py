@@ -450,11 +450,3 @@ def audit_source(
         timings={label: {k: round(v, 3) for k, v in found.timings.items()}},
         search={label: found.search},
     )
-
-
-def pair_rows(model: str, passages: list[str], ids: list[str], found) -> pd.DataFrame:
-    """Close pairs found elsewhere as the audit's rows, classified by the one rule.
-
-    The pairs come from elsewhere: a vector store's own search (:mod:`core.stores.audit`).
-    """
-    return _pair_rows(model, passages, ids, found)

@@ -20,9 +20,10 @@ vectors of different lengths, a NaN, no row.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -120,7 +121,7 @@ class PassageRows:
     def _refuse(self, row: int, why: str) -> None:
         raise VectorsError(f"row {row + 1:,} of {self.what}: {why}")
 
-    def add_rows(self, ids: Sequence[object] | None, texts: Sequence[object], vectors: Sequence[object]) -> None:
+    def add_rows(self, ids: Sequence[object] | None, texts: Sequence[object], vectors: Sequence[Any]) -> None:
         """A batch of rows, each vector a sequence of floats or None (a store's rows): stacked, then :meth:`add`."""
         present = np.array([v is not None for v in vectors], dtype=bool)
         sizes = {np.size(v) for v in vectors if v is not None}
@@ -191,7 +192,8 @@ class PassageRows:
         Raises:
             VectorsError: fewer than two passages left (or no row at all).
         """
-        if self.rows == 0:
+        if self.rows == 0 and self.strict:
+            # A file with no row is a bad file; a store (or its filter) with none is counted as passages, as a store says it.
             raise VectorsError(f"{self.what} holds no row")
         if len(self.seen) < MIN_PASSAGES:
             raise VectorsError(
@@ -229,7 +231,7 @@ def _id_like(name: str) -> bool:
     return name.lower() in ID_CANDIDATES or name.lower().endswith("_id")
 
 
-def _arrow_batches(path: Path, kind: str) -> tuple[object, int | None, Iterator]:
+def _arrow_batches(path: Path, kind: str) -> tuple[Any, int | None, Callable[[list[str]], Iterator[Any]]]:
     """(schema, row count or None, a function of columns giving record batches) of a Parquet or Arrow file."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -248,13 +250,13 @@ def _arrow_batches(path: Path, kind: str) -> tuple[object, int | None, Iterator]
         return stream.schema, None, lambda cols: (b.select(cols) for b in stream)
 
 
-def vector_block(column: object, name: str, first_row: int) -> tuple[np.ndarray, np.ndarray]:
+def vector_block(column: Any, name: str, first_row: int) -> tuple[np.ndarray, np.ndarray]:
     """A batch's vector column as ((b, d) float array, (b,) present mask); ragged lists refused naming the row."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     col = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    present = ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    present = np.logical_not(np.asarray(col.is_null().to_numpy(zero_copy_only=False)))
     if pa.types.is_fixed_size_list(col.type):
         dim = col.type.list_size
         values = col.flatten() if col.null_count == 0 else pc.list_flatten(col.fill_null(pa.scalar([0.0] * dim, col.type)))
@@ -275,7 +277,7 @@ def vector_block(column: object, name: str, first_row: int) -> tuple[np.ndarray,
     return block, present
 
 
-def _is_float_list(field_type: object) -> bool:
+def _is_float_list(field_type: Any) -> bool:
     import pyarrow as pa
 
     lists = pa.types.is_list(field_type) or pa.types.is_large_list(field_type) or pa.types.is_fixed_size_list(field_type)

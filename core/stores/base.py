@@ -135,23 +135,6 @@ def finish_rows(rows: PassageRows, text_column: str, vector_column: str) -> Stor
     return StoredCollection(found.passages, found.ids, found.vectors, found.rows, found.notes, text_column, vector_column)
 
 
-def collection_from_rows(
-    ids: Sequence[object], texts: Sequence[object], vectors: Sequence[object], text_column: str, vector_column: str
-) -> StoredCollection:
-    """Rows read whole, as one batch: each distinct text's first row kept; blanks, non-text values and missing or
-    non-finite vectors dropped (with notes).
-
-    Raises:
-        StoreError: vectors of different lengths, more vectors than the memory cap, or fewer than two passages left.
-    """
-    try:
-        rows = rows_reader(len(ids), text_column, vector_column)
-        rows.add_rows(ids, texts, vectors)
-    except VectorsError as exc:
-        raise StoreError(str(exc)) from exc
-    return finish_rows(rows, text_column, vector_column)
-
-
 def parse_filters(items: Sequence[str] | None) -> dict[str, str]:
     """``COLUMN=VALUE`` items (``--store-filter``, the page's filter box) as ``{column: value}``: equality only, the value as text.
 

@@ -54,7 +54,9 @@ def _parquet(path, vectors: np.ndarray, texts=CORPUS) -> str:
 def test_audit_of_given_vectors_equals_the_corpus_audit_without_a_model(cli, tmp_path, vectors, monkeypatch):
     corpus = tmp_path / "kb.txt"
     corpus.write_text("\n".join(CORPUS) + "\n", encoding="utf-8")
-    code, _, err = cli("audit", "--corpus", str(corpus), "--models", MINILM_L6, "--threshold", "0.6", "--out", str(tmp_path / "a"), "--quiet")
+    code, _, err = cli(
+        "audit", "--corpus", str(corpus), "--models", MINILM_L6, "--threshold", "0.6", "--out", str(tmp_path / "a"), "--quiet"
+    )
     assert code == 0, err
     file = _parquet(tmp_path / "v.parquet", vectors)
     import core.models.runs as runs

@@ -145,7 +145,9 @@ def test_the_memory_cap_refuses_before_reading(tmp_path):
     m = _matrix(5, 4)
     pq.write_table(_table(m), tmp_path / "v.parquet")
     # 5 rows x 4 dims x 4 bytes = 80 bytes: a cap of 64 bytes refuses from the row count, in memory terms.
-    with pytest.raises(VectorsError, match=r"holds 5 rows of 4 dimensions: 0.0 MiB of float32 vectors, above the 0.0 MiB .* \(at 4 dimensions, 4 rows\)"):
+    with pytest.raises(
+        VectorsError, match=r"holds 5 rows of 4 dimensions: 0.0 MiB of float32 vectors, above the 0.0 MiB .* \(at 4 dimensions, 4 rows\)"
+    ):
         read_vectors_file(tmp_path / "v.parquet", max_bytes=64)
     assert read_vectors_file(tmp_path / "v.parquet", max_bytes=80).vectors.shape == (3, 4)
 
