@@ -34,6 +34,7 @@ from core.cli.ray_run import add_engine_options
 from core.cli.store_source import STORE_EXAMPLES, add_store_options, check_store_flags, cmd_audit_store
 from core.cli.vectors_source import VECTORS_EXAMPLE, VECTORS_HELP
 from core.models import registry
+from core.words import passage_key, passage_keys
 
 EXPORT_DROP = ("index_a", "index_b")
 # A corpus for the audit may be larger than an upload (the page's limit); the file's size still bounds it.
@@ -134,8 +135,8 @@ def _beir(args) -> tuple[list[str], list[str], list[str], dict[int, set[int]], l
     # Repeated texts are one passage (the audit's rule); a qrel names the passage its text became.
     first: dict[str, int] = {}
     for text in texts:
-        first.setdefault(" ".join(text.split()), len(first))
-    index_of = {pid: first[" ".join(t.split())] for pid, t in zip(ids, texts, strict=True) if " ".join(t.split())}
+        first.setdefault(passage_key(text), len(first))
+    index_of = {pid: first[passage_key(t)] for pid, t in zip(ids, texts, strict=True) if passage_key(t)}
     query_ids = list(folder.queries)
     qrels = {q: {index_of[p] for p in folder.qrels.get(qid, {}) if p in index_of} for q, qid in enumerate(query_ids)}
     beir = Path(folder.folder)
@@ -315,7 +316,6 @@ def cmd_audit_vectors(args) -> int:
     from core.cli.outputs import output_folder
     from core.cli.vectors_source import check_line, checked_model, one_model, read_vectors_arg, vectors_label
     from core.models.encode import embedding_matrix
-    from core.words import passage_keys
 
     start = time.perf_counter()
     for flag, given in (("--split", args.split), ("--engine ray", args.engine != constants.ENGINE_LOCAL)):
