@@ -132,7 +132,7 @@ def _check_args(args) -> None:
     if args.corpus is not None and args.vectors is not None:
         raise CliError("corpus mode reads --corpus FILE or --vectors FILE, not both")
     if (args.corpus is None and args.vectors is None) != (args.queries is None):
-        raise CliError("corpus mode needs both --corpus FILE (or --vectors FILE) and --queries FILE")
+        raise CliError("corpus mode needs both --corpus FILE and --queries FILE (or --vectors FILE and --queries FILE)")
     if args.seed < 0:
         raise CliError(f"--seed must be 0 or more, got {args.seed}")
     if args.mitigate is not None and not args.mitigate.strip(" ,"):
