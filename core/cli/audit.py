@@ -327,7 +327,8 @@ def cmd_audit_vectors(args) -> int:
     queries = passage_keys(_read(args.queries, "queries")) if args.queries else []
     model = one_model(args, "--queries" if queries else None)
     source = read_vectors_arg(args)
-    label, report, query_matrix, lines = vectors_label(args), None, None, ()
+    label, report, query_matrix = vectors_label(args), None, None
+    lines: tuple[str, ...] = ()
     if model is not None:
         checked = checked_model(args, source, model, queries)
         label, report = checked.label, checked.report

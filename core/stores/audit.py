@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -211,7 +212,13 @@ def audit_store(
     checked = check_store_model(collection, model, query_texts, cache=cache, options=options, progress=progress)
     label = checked.label
     query_matrix = embedding_matrix(checked.vectors, query_texts) if query_texts else None
-    common = {"queries": query_texts, "query_matrix": query_matrix, "report": checked.report, "max_pairs": max_pairs, "start": start}
+    common: dict[str, Any] = {
+        "queries": query_texts,
+        "query_matrix": query_matrix,
+        "report": checked.report,
+        "max_pairs": max_pairs,
+        "start": start,
+    }
     exact = audit_source(label, collection, floor, search=ExactSearch(), **common)
     store = audit_source(label, collection, floor, search=StoreSearch(handle, collection, k, _pairs_of(exact)), **common)
     query_recall = float("nan")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -105,7 +106,8 @@ class ChromaStore:
                 page = self.collection.get(include=["documents", "embeddings"], where=where, limit=_PAGE, offset=offset)
                 if not page["ids"]:
                     break
-                texts = page["documents"] or [None] * len(page["ids"])
+                documents = page["documents"]
+                texts: list[Any] = list(documents) if documents else [None] * len(page["ids"])
                 embeddings = page["embeddings"]
                 rows.add_rows(page["ids"], texts, list(embeddings) if embeddings is not None else [None] * len(page["ids"]))
         except VectorsError as exc:
