@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import audit, browser, figures, hashing, page_rerun, perturb, scale, tune
+from bench import audit, browser, figures, hashing, page_rerun, perturb, scale, store_read, tune
 
 FIGURES = {
     "typed_pair_warm": figures.typed_pair_warm,
@@ -43,6 +43,8 @@ FIGURES = {
     "audit_100k": audit.audit_scale,
     # issue 35: audit --engine ray on a two-node Ray cluster, a worker node killed mid-run (too slow for make test)
     "audit_ray_cluster": audit.ray_cluster,
+    # a store read within bounds: peak memory of reading 100,000 x 384 from LanceDB, pgvector and Chroma
+    "store_read": store_read.store_read,
 }
 RESULTS = Path(__file__).parent / "results.json"
 
@@ -93,6 +95,7 @@ def _headline(name: str, fig: dict) -> str:
         "perturb_long_text": ("slowest_seconds", "slowest_unbounded_seconds", "met"),
         "audit_100k": ("cold_seconds", "cold_peak_rss_mb", "warm_seconds", "met"),
         "audit_ray_cluster": ("passed", "seconds", "load_average_1min_before"),
+        "store_read": ("float32_vectors_mb", "worst_read_vs_vectors"),
         "browser": (
             "home_idle_s",
             "first_cosine_s",

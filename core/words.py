@@ -231,3 +231,19 @@ def _changed_runs(tokens: list[tuple[str, bool]]) -> list[str]:
     if current:
         runs.append("".join(current).strip())
     return [r for r in runs if r]
+
+
+def passage_key(text: object) -> str:
+    """What makes two passages one: the text with every run of whitespace one space, ends stripped ("" for a blank).
+
+    The one rule of every corpus reader (a text file, a BEIR folder, a store, a vectors file), the audit and the
+    store searches' answers: two rows that differ only in spacing are one passage, kept once under this text.
+    """
+    return " ".join(str(text).split())
+
+
+def passage_keys(texts: object) -> list[str]:
+    """The distinct non-blank :func:`passage_key` of ``texts`` (strings only; anything else is not a passage), first seen first."""
+    if isinstance(texts, str):
+        raise ValueError("give a list of texts, not one string")  # noqa: TRY004 - a value error for the callers' one-line messages
+    return list(dict.fromkeys(k for k in (passage_key(t) for t in texts if isinstance(t, str)) if k))  # type: ignore[attr-defined]

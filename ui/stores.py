@@ -218,6 +218,9 @@ def _audit(handle, model: str, selection: state.Selection, queries: list[str]):
         f"Search: {result.method}. Close pairs above {selection.threshold:.2f}: {result.store_pairs:,} through the store, "
         f"{result.exact_pairs:,} by exact search; recall against exact {recall}.",
     ]
+    cap = result.search.cap_words()  # the neighbour cap apart from the index, as the CLI says it
+    if cap:
+        lines[-1] += f" {cap[0].upper()}{cap[1:]}."
     if not queries:
         # No query, no query column: they would be empty (None) on both sides, as the CLI leaves them out.
         table = table.drop(columns=[c for c in table.columns if c.startswith(("query_", "twin_first"))])

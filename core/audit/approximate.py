@@ -6,44 +6,25 @@ audit asks a faiss HNSW index (inner product on unit rows, i.e. cosine) for
 each passage's ``k`` nearest neighbours and keeps those above the threshold;
 each kept pair's cosine is then computed exactly, as the exact path does.  A
 passage with more than ``k`` neighbours above the threshold, or one the graph
-search misses, loses pairs, so :func:`recall_against_exact` measures recall on
+search misses, loses pairs, so :func:`sample_against_exact` measures recall on
 a seeded sample of passages (their exact neighbours above the threshold,
-found by one product each against every passage) and the audit prints it.
+found by one product each against every passage), with a Wilson interval and
+the neighbour cap apart from the index's misses, and the audit prints it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 
 import numpy as np
 
-from core.audit.neighbours import ClosePairs, TooManyPairs
+from core.audit.search import ClosePairs, ProgressFn, SearchReport, pairs_from_neighbours, wilson_interval
 from core.stats.similarity import cos_sim_units, unit_rows
 
 APPROX_FROM = 200_000
 DEFAULT_K = 32
 RECALL_SAMPLE = 1_000
 _HNSW_LINKS = 32
-
-
-@dataclass(frozen=True)
-class SearchReport:
-    """How close pairs were found: ``exact``, or ``approximate`` with its recall against exact on a sample."""
-
-    method: str
-    k: int = 0
-    recall: float = float("nan")
-    sample: int = 0
-    exact_pairs_in_sample: int = 0
-
-    def as_dict(self) -> dict:
-        return {
-            "method": self.method,
-            "k": self.k,
-            "recall": None if np.isnan(self.recall) else self.recall,
-            "sample": self.sample,
-            "exact_pairs_in_sample": self.exact_pairs_in_sample,
-        }
 
 
 def approximate_pairs(vectors: np.ndarray, threshold: float, *, k: int = DEFAULT_K, max_pairs: int = 2_000_000) -> ClosePairs:
@@ -70,41 +51,74 @@ def approximate_pairs(vectors: np.ndarray, threshold: float, *, k: int = DEFAULT
     index.hnsw.efSearch = max(64, 2 * k)
     index.add(np.ascontiguousarray(unit, dtype=np.float32))
     _, neighbours = index.search(np.ascontiguousarray(unit, dtype=np.float32), min(k + 1, arr.shape[0]))
-    rows = np.repeat(np.arange(arr.shape[0]), neighbours.shape[1])
-    cols = neighbours.reshape(-1)
-    keep = (cols >= 0) & (cols != rows)
-    low, high = np.minimum(rows[keep], cols[keep]), np.maximum(rows[keep], cols[keep])
-    pairs = np.unique(np.stack([low, high], axis=1), axis=0) if low.size else np.zeros((0, 2), dtype=np.int64)
-    cosine = np.clip(np.einsum("ij,ij->i", unit[pairs[:, 0]], unit[pairs[:, 1]]), -1.0, 1.0) if len(pairs) else np.zeros(0)
-    above = cosine > threshold
-    i, j, c = pairs[above, 0].astype(np.int64), pairs[above, 1].astype(np.int64), cosine[above].astype(np.float64)
-    if i.size > max_pairs:
-        raise TooManyPairs(f"more than {max_pairs:,} pairs score above {threshold:g}; raise the threshold")
-    order = np.lexsort((j, i, -c))
-    return ClosePairs(i[order], j[order], c[order])
+    return pairs_from_neighbours(unit, neighbours, threshold, max_pairs)
 
 
-def recall_against_exact(
-    vectors: np.ndarray, found: ClosePairs, threshold: float, *, sample: int = RECALL_SAMPLE, seed: int = 0
-) -> tuple[float, int, int]:
-    """Recall of ``found`` against exact search on a seeded sample of rows: (recall, rows sampled, exact pairs touching them).
+def _neighbour_rows(unit: np.ndarray, rows: np.ndarray, threshold: float, k: int) -> tuple[set[tuple[int, int]], dict[int, float]]:
+    """The exact close pairs touching ``rows`` (one product of each with every row) and each row's k-th neighbour cosine."""
+    exact: set[tuple[int, int]] = set()
+    kth: dict[int, float] = {}
+    for start in range(0, rows.size, 256):
+        block = rows[start : start + 256]
+        sims = cos_sim_units(unit[block], unit)
+        sims[np.arange(block.size), block] = -np.inf  # a row is not its own neighbour
+        r, cols = np.nonzero(sims > threshold)
+        for a, b in zip(block[r].tolist(), cols.tolist(), strict=True):
+            exact.add((min(a, b), max(a, b)))
+        if k:
+            counts = np.sum(sims > threshold, axis=1)
+            for pos in np.flatnonzero(counts > k):
+                kth[int(block[pos])] = float(-np.partition(-sims[pos], k - 1)[k - 1])
+    return exact, kth
 
-    Every pair above the threshold that touches a sampled row is found exactly
-    (one product of the sampled rows with every row); recall is the share of
-    them in ``found``.  NaN when the sample touches no close pair.
+
+def sample_against_exact(
+    vectors: np.ndarray, found: ClosePairs, threshold: float, report: SearchReport, *, sample: int = RECALL_SAMPLE, seed: int = 0
+) -> SearchReport:
+    """``report`` with its recall against exact search on a seeded sample of rows, a Wilson interval, the cap apart.
+
+    Every pair above the threshold that touches a sampled row is found exactly (one product of the sampled rows
+    with every row); recall is the share of them in ``found``, with a Wilson 95% interval over those pairs.
+    With ``report.k``, the pairs within the neighbour cap (among the k nearest of one of their ends: the other
+    ends' neighbours are found the same way) and the index's recall of those are reported apart.
     """
     unit = unit_rows(np.asarray(vectors))
     n = unit.shape[0]
     rows = np.sort(np.random.default_rng(seed).choice(n, size=min(sample, n), replace=False))
-    exact: set[tuple[int, int]] = set()
-    for start in range(0, rows.size, 256):
-        block = rows[start : start + 256]
-        sims = cos_sim_units(unit[block], unit)
-        r, cols = np.nonzero(sims > threshold)
-        for a, b in zip(block[r].tolist(), cols.tolist(), strict=True):
-            if a != b:
-                exact.add((min(a, b), max(a, b)))
+    exact, kth = _neighbour_rows(unit, rows, threshold, report.k)
     if not exact:
-        return float("nan"), int(rows.size), 0
+        return replace(report, recall=float("nan"), sample=int(rows.size), exact_pairs_in_sample=0)
     got = set(zip(found.i.tolist(), found.j.tolist(), strict=True))
-    return len(exact & got) / len(exact), int(rows.size), len(exact)
+    hit = len(exact & got)
+    low, high = wilson_interval(hit, len(exact))
+    out = replace(
+        report, recall=hit / len(exact), sample=int(rows.size), exact_pairs_in_sample=len(exact), recall_low=low, recall_high=high
+    )
+    if not report.k:
+        return out
+    sampled = set(rows.tolist())
+    others = np.array(sorted({b if a in sampled else a for a, b in exact} - sampled), dtype=np.int64)
+    kth.update(_neighbour_rows(unit, others, threshold, report.k)[1])
+    cos = {p: float(unit[p[0]] @ unit[p[1]]) for p in exact}
+    reach = {p for p in exact if cos[p] >= kth.get(p[0], -np.inf) or cos[p] >= kth.get(p[1], -np.inf)}
+    crowded = sum(1 for r in rows.tolist() if r in kth)
+    return replace(out, within_cap=len(reach), crowded=crowded, index_recall=len(reach & got) / len(reach) if reach else float("nan"))
+
+
+class HnswSearch:
+    """faiss HNSW as the audit's strategy (:class:`core.audit.search.NeighbourSearch`): each row's ``k`` nearest, kept above
+    the threshold, measured against exact search on a seeded sample (:func:`sample_against_exact`)."""
+
+    def __init__(self, k: int = DEFAULT_K, sample: int = RECALL_SAMPLE, seed: int = 0) -> None:
+        self.k, self.sample, self.seed = k, sample, seed
+
+    @property
+    def method(self) -> str:
+        return f"approximate (faiss HNSW, k={self.k})"
+
+    def close_pairs(
+        self, unit: np.ndarray, threshold: float, *, max_pairs: int = 2_000_000, progress: ProgressFn | None = None
+    ) -> tuple[ClosePairs, SearchReport]:
+        found = approximate_pairs(unit, threshold, k=self.k, max_pairs=max_pairs)
+        report = sample_against_exact(unit, found, threshold, SearchReport(self.method, self.k), sample=self.sample, seed=self.seed)
+        return found, report

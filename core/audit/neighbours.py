@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
+from core.audit.search import ClosePairs, ProgressFn, SearchReport, TooManyPairs
 from core.stats.similarity import cos_sim, cos_sim_units, pairwise_cos_sim, unit_rows
+
+__all__ = ["ClosePairs", "ExactSearch", "TooManyPairs", "close_pairs", "top_k"]
 
 # Cosines one block may hold at once: 16M float64 cells is 128 MB.
 DEFAULT_MAX_CELLS = 16_000_000
@@ -31,25 +33,6 @@ KEEP_DIMS = 128
 BASIS_SAMPLE = 4_096  # rows whose SVD gives the main directions
 BOUND_MARGIN = 1e-3
 MAX_PASSING = 0.02  # share of a tile's pairs passing the bound above which the tile is computed whole
-
-
-class TooManyPairs(ValueError):
-    """More close pairs than the audit keeps: the threshold is too low for this corpus."""
-
-
-@dataclass(frozen=True)
-class ClosePairs:
-    """Every unordered pair (i < j) whose cosine is above the threshold.
-
-    Attributes:
-        i: first row index of each pair, shape (k,).
-        j: second row index, shape (k,), ``i < j``.
-        cosine: their cosine, shape (k,).
-    """
-
-    i: np.ndarray
-    j: np.ndarray
-    cosine: np.ndarray
 
 
 def block_rows(n: int, max_cells: int = DEFAULT_MAX_CELLS) -> int:
@@ -158,6 +141,15 @@ def close_pairs(
     c = np.concatenate(found_c).astype(np.float64)
     order = np.lexsort((j, i, -c))
     return ClosePairs(i[order], j[order], c[order])
+
+
+class ExactSearch:
+    """The exact strategy (:class:`core.audit.search.NeighbourSearch`): every pair above the threshold, by :func:`close_pairs`."""
+
+    def close_pairs(
+        self, unit: np.ndarray, threshold: float, *, max_pairs: int = DEFAULT_MAX_PAIRS, progress: ProgressFn | None = None
+    ) -> tuple[ClosePairs, SearchReport]:
+        return close_pairs(unit, threshold, max_pairs=max_pairs, progress=progress), SearchReport("exact")
 
 
 def _tile_pairs(

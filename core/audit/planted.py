@@ -28,7 +28,7 @@ from core.audit.risk import Threshold, pairs_at
 from core.audit.run import AuditResult
 from core.papers.suites import load_suite
 from core.probes.perturb import perturb
-from core.words import overlap_words
+from core.words import overlap_words, passage_key
 
 SPLITS = ("dev", "heldout")
 MAX_BASE_OVERLAP = 0.3
@@ -61,7 +61,7 @@ def _bases() -> tuple[str, ...]:
     for suite in (constants.SUITE_FAILURE_MODES, constants.SUITE_BASELINE):
         texts += load_suite(suite)[constants.COL_TEXT_A].tolist()
     kept: list[tuple[str, set[str]]] = []
-    for text in dict.fromkeys(" ".join(t.split()) for t in texts):
+    for text in dict.fromkeys(passage_key(t) for t in texts):
         words = set(overlap_words(text))
         # Greedy thinning: a base that shares many words with one already kept would make an unplanted twin.
         if words and all(len(words & w) / len(words | w) < MAX_BASE_OVERLAP for _, w in kept):

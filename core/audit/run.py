@@ -13,7 +13,7 @@ of this one result, never a second encoding.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,14 +21,17 @@ import pandas as pd
 
 from core import constants
 from core.audit import kinds
-from core.audit.approximate import APPROX_FROM, DEFAULT_K, SearchReport, approximate_pairs, recall_against_exact
+from core.audit.approximate import APPROX_FROM, DEFAULT_K, HnswSearch
 from core.audit.kind_cache import KIND_CACHE_FILE, KindCache, pair_key
-from core.audit.neighbours import DEFAULT_MAX_PAIRS, close_pairs, top_k
+from core.audit.neighbours import DEFAULT_MAX_PAIRS, ExactSearch, top_k
 from core.audit.projection import project_2d
+from core.audit.search import NeighbourSearch, SearchReport, check_threshold
+from core.files.vectors import PassageVectors
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ModelRun, ProgressFn, model_runs
+from core.words import passage_key
 
 TOP_K = 5
 COL_ID_A, COL_ID_B = "id_a", "id_b"
@@ -101,7 +104,7 @@ def check_corpus(passages: Sequence[str]) -> list[str]:
     """
     if isinstance(passages, str):
         raise ValueError("give the corpus as a list of passages, not one string")  # noqa: TRY004
-    texts = [" ".join(str(p).split()) for p in passages if isinstance(p, str)]
+    texts = [passage_key(p) for p in passages if isinstance(p, str)]
     distinct = list(dict.fromkeys(t for t in texts if t))
     if len(distinct) < MIN_PASSAGES:
         what = "no passage" if not distinct else "one distinct passage"
@@ -183,6 +186,7 @@ def audit_corpus(
     engine: str = constants.ENGINE_LOCAL,
     ray_actors: int | None = None,
     ray_batch: int = constants.RAY_BATCH_TEXTS,
+    search: NeighbourSearch | None = None,
 ) -> AuditResult:
     """Encode every passage once per model, find every pair above ``floor``, classify each.
 
@@ -206,6 +210,8 @@ def audit_corpus(
             stores them in the cache, and searches here as the local engine does.
         ray_actors: with ``ray``, actors per model (None: half the cluster's CPUs).
         ray_batch: with ``ray``, texts per Ray batch.
+        search: how close pairs are found (:class:`core.audit.search.NeighbourSearch`); None: by ``approximate``
+            (:func:`default_search`).
 
     Returns:
         An :class:`AuditResult`; a model that fails is in ``errors``, the others still run.
@@ -220,8 +226,7 @@ def audit_corpus(
         raise ValueError("give at least one model")
     if engine not in constants.ENGINE_CHOICES:
         raise ValueError(f"engine must be one of {', '.join(constants.ENGINE_CHOICES)}, got {engine!r}")
-    if not np.isfinite(floor) or not -1.0 <= floor <= 1.0:
-        raise ValueError(f"the threshold must be between -1 and 1, got {floor}")
+    _check_floor(floor)
     given = list(passages)
     if ids is not None and len(ids) != len(given):
         raise ValueError(f"got {len(ids)} ids for {len(given)} passages")
@@ -229,14 +234,14 @@ def audit_corpus(
     first_id: dict[str, str] = {}
     for row, text in enumerate(given):
         if isinstance(text, str):
-            first_id.setdefault(" ".join(text.split()), str(ids[row]) if ids is not None else str(row + 1))
+            first_id.setdefault(passage_key(text), str(ids[row]) if ids is not None else str(row + 1))
     passage_ids = [first_id[t] for t in texts]
-    query_texts = [q for q in (" ".join(str(q).split()) for q in queries) if q]
+    query_texts = [q for q in (passage_key(q) for q in queries) if q]
     errors: dict[str, str] = {}
     reports: dict[str, EncodeReport] = {}
     frames, top, coords = [], {}, {}
     timings: dict[str, dict[str, float]] = {}
-    search: dict[str, SearchReport] = {}
+    search_reports: dict[str, SearchReport] = {}
     # On Ray the actors' vectors go through the cache (the caller's, else one in memory for this run), so the
     # search below reads them exactly as a local run's, and a second run, local or Ray, encodes nothing again.
     store = cache if cache is not None or engine == constants.ENGINE_LOCAL else EmbeddingCache(False)
@@ -263,29 +268,29 @@ def audit_corpus(
             cache.clear_memory()
         label = run.label
 
-        def searched(done: int, total: int, label: str = label, run=run) -> None:
-            run.note(0.7 + 0.2 * done / max(total, 1), f"{label}: compared {done:,}/{total:,} passages with every other")
+        def noted(share: float, message: str, run=run) -> None:
+            run.note(0.7 + 0.2 * share, message)
 
-        clock = time.perf_counter()
-        if approximate or (approximate is None and len(texts) >= APPROX_FROM):
-            run.note(0.7, f"{label}: approximate neighbours (faiss HNSW, k={k}) of {len(texts):,} passages")
-            found = approximate_pairs(matrix, floor, k=k, max_pairs=max_pairs)
-            recall, sampled, exact_n = recall_against_exact(matrix, found, floor)
-            search[label] = SearchReport(f"approximate (faiss HNSW, k={k})", k, recall, sampled, exact_n)
-        else:
-            found = close_pairs(matrix, floor, max_pairs=max_pairs, progress=searched)
-            search[label] = SearchReport("exact")
-        run.note(0.9, f"{label}: classifying {found.i.size:,} close pairs")
-        spent["search"], clock = time.perf_counter() - clock, time.perf_counter()
-        frames.append(_pair_rows(label, texts, passage_ids, found, kind_store))
-        spent["classify"], clock = time.perf_counter() - clock, time.perf_counter()
-        if query_matrix is not None:
-            top[label], _ = top_k(query_matrix, matrix, TOP_K)
-            spent["queries"], clock = time.perf_counter() - clock, time.perf_counter()
-        if project:
-            coords[label] = project_2d(matrix)
-            spent["project"] = time.perf_counter() - clock
-        timings[label] = {k: round(v, 3) for k, v in spent.items()}
+        found = audit_vectors(
+            label,
+            texts,
+            passage_ids,
+            matrix,
+            floor,
+            search=search or default_search(len(texts), approximate, k),
+            query_matrix=query_matrix,
+            kind_store=kind_store,
+            max_pairs=max_pairs,
+            project=project,
+            note=noted,
+        )
+        frames.append(found.pairs)
+        search_reports[label] = found.search
+        if found.top is not None:
+            top[label] = found.top
+        if found.coords is not None:
+            coords[label] = found.coords
+        timings[label] = {k: round(v, 3) for k, v in {**spent, **found.timings}.items()}
     if kind_store is not None:
         kind_store.close()
     pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PAIR_COLUMNS)
@@ -302,13 +307,146 @@ def audit_corpus(
         reports,
         time.perf_counter() - start,
         timings,
-        search,
+        search_reports,
     )
 
 
-def pair_rows(model: str, passages: list[str], ids: list[str], found) -> pd.DataFrame:
-    """Close pairs found elsewhere as the audit's rows, classified by the one rule.
+def _check_floor(floor: float) -> None:
+    try:
+        check_threshold(floor)
+    except ValueError:
+        raise ValueError(f"the threshold must be between -1 and 1, got {floor}") from None
 
-    The pairs come from elsewhere: a vector store's own search (:mod:`core.stores.audit`).
+
+def default_search(n: int, approximate: bool | None = None, k: int = DEFAULT_K) -> NeighbourSearch:
+    """The search an audit of ``n`` passages uses unless told: faiss HNSW when asked (True) or, with None, from
+    :data:`core.audit.approximate.APPROX_FROM` passages; exact blocked products otherwise."""
+    if approximate or (approximate is None and n >= APPROX_FROM):
+        return HnswSearch(k)
+    return ExactSearch()
+
+
+@dataclass
+class VectorsAudit:
+    """One model's (or one set of vectors') audit: its classified close pairs, its queries' top 5, its map, how it searched."""
+
+    pairs: pd.DataFrame
+    search: SearchReport
+    top: np.ndarray | None = None
+    coords: np.ndarray | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def audit_vectors(
+    label: str,
+    passages: list[str],
+    ids: list[str],
+    unit: np.ndarray,
+    floor: float,
+    *,
+    search: NeighbourSearch,
+    query_matrix: np.ndarray | None = None,
+    kind_store: KindCache | None = None,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
+    project: bool = False,
+    note: Callable[[float, str], None] | None = None,
+) -> VectorsAudit:
+    """The audit of given vectors, whatever made them (a model now, a store, a file): close pairs by ``search``, classified.
+
+    Args:
+        label: the model (or vectors) named in every row.
+        passages, ids: n distinct passages and their ids.
+        unit: (n, d) their vectors, rows of unit length.
+        floor: keep pairs strictly above this cosine.
+        search: the strategy (:class:`core.audit.search.NeighbourSearch`).
+        query_matrix: (q, d) query vectors, or None: each query's top 5 by exact search.
+        kind_store: the pair-kind cache, or None.
+        max_pairs: refuse more close pairs.
+        project: also map the passages in 2-D.
+        note: (share of the search done, message) as it goes.
+
+    Raises:
+        TooManyPairs: more than ``max_pairs`` pairs; ValueError: a bad floor.
     """
-    return _pair_rows(model, passages, ids, found)
+    _check_floor(floor)
+    method = getattr(search, "method", "exact")
+
+    def searched(done: int, total: int) -> None:
+        if note is not None:
+            note(done / max(total, 1), f"{label}: compared {done:,}/{total:,} passages with every other")
+
+    clock = time.perf_counter()
+    if note is not None and method != "exact":
+        note(0.0, f"{label}: {method} neighbours of {len(passages):,} passages")
+    found, report = search.close_pairs(unit, floor, max_pairs=max_pairs, progress=searched)
+    if note is not None:
+        note(1.0, f"{label}: classifying {found.i.size:,} close pairs")
+    spent = {"search": time.perf_counter() - clock}
+    clock = time.perf_counter()
+    pairs = _pair_rows(label, passages, ids, found, kind_store)
+    spent["classify"], clock = time.perf_counter() - clock, time.perf_counter()
+    top = None
+    if query_matrix is not None:
+        top, _ = top_k(query_matrix, unit, TOP_K)
+        spent["queries"], clock = time.perf_counter() - clock, time.perf_counter()
+    coords = None
+    if project:
+        coords = project_2d(unit)
+        spent["project"] = time.perf_counter() - clock
+    return VectorsAudit(pairs, report, top, coords, spent)
+
+
+def audit_source(
+    label: str,
+    source: PassageVectors,
+    floor: float,
+    *,
+    search: NeighbourSearch,
+    queries: Sequence[str] = (),
+    query_matrix: np.ndarray | None = None,
+    report: EncodeReport | None = None,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
+    project: bool = False,
+    progress: ProgressFn | None = None,
+    start: float | None = None,
+) -> AuditResult:
+    """:func:`audit_vectors` of a source's passages and vectors (a store, a vectors file) as one :class:`AuditResult`.
+
+    Args:
+        label: the model that made the vectors, or a name for them when none was given.
+        source: the passages, ids and unit vectors (:class:`core.files.vectors.PassageVectors`).
+        queries, query_matrix: the queries and their (q, d) vectors (none without a model to encode them).
+        report: the encoding report of the model checked on the source, when there is one.
+        progress: (fraction, message) as the search goes.
+        start: ``time.perf_counter()`` when the run began (its seconds count from there).
+
+    Raises:
+        TooManyPairs: more than ``max_pairs`` pairs; ValueError: a bad floor.
+    """
+    begun = time.perf_counter() if start is None else start
+    note = (lambda share, message: progress(0.7 + 0.2 * share, message)) if progress is not None else None
+    found = audit_vectors(
+        label,
+        source.passages,
+        source.ids,
+        source.vectors,
+        floor,
+        search=search,
+        query_matrix=query_matrix,
+        max_pairs=max_pairs,
+        project=project,
+        note=note,
+    )
+    return AuditResult(
+        list(source.passages),
+        list(source.ids),
+        list(queries),
+        float(floor),
+        found.pairs[PAIR_COLUMNS],
+        {label: found.top} if found.top is not None else {},
+        {label: found.coords} if found.coords is not None else {},
+        reports={label: report} if report is not None else {label: EncodeReport(label)},
+        seconds=time.perf_counter() - begun,
+        timings={label: {k: round(v, 3) for k, v in found.timings.items()}},
+        search={label: found.search},
+    )

@@ -33,7 +33,9 @@ from core.cli.common import (
 from core.cli.outputs import output_file, output_folder, remember_written
 from core.cli.ray_run import add_engine_options
 from core.cli.store_source import STORE_EXAMPLES, add_store_options, check_store_flags, cmd_audit_store
+from core.cli.vectors_source import VECTORS_EXAMPLE, VECTORS_HELP
 from core.models import registry
+from core.words import passage_key, passage_keys
 
 EXPORT_DROP = ("index_a", "index_b")
 DEDUP_REMOVALS = "dedup-removals.csv"
@@ -69,6 +71,7 @@ def register(subparsers) -> None:
         choices=("dev", "heldout"),
         help="the shipped corpus with planted twins (docs/audit.md): also prints the twin finder's recall and precision per mode",
     )
+    source.add_argument("--vectors", metavar="FILE", help=VECTORS_HELP)
     p.add_argument(
         "--queries", metavar="FILE", help="queries (one per line or a query column): how often a top 5 holds a passage and its twin"
     )
@@ -109,6 +112,7 @@ def register(subparsers) -> None:
         "  cosine-probe audit --planted heldout --models all-MiniLM-L6-v2\n"
         "  cosine-probe audit --corpus data/corpora/wordnet-adjectives.csv --dedup data/corpora/wordnet-adjectives-dedup.csv --out audit/\n"
         f"  {STORE_EXAMPLES[1]}\n"
+        f"  {VECTORS_EXAMPLE}\n"
         "  RAY_ADDRESS=head:6379 cosine-probe audit --corpus kb.txt --engine ray   # encode on a Ray cluster"
     )
     p.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -145,8 +149,8 @@ def _beir(args) -> tuple[list[str], list[str], list[str], dict[int, set[int]], l
     # Repeated texts are one passage (the audit's rule); a qrel names the passage its text became.
     first: dict[str, int] = {}
     for text in texts:
-        first.setdefault(" ".join(text.split()), len(first))
-    index_of = {pid: first[" ".join(t.split())] for pid, t in zip(ids, texts, strict=True) if " ".join(t.split())}
+        first.setdefault(passage_key(text), len(first))
+    index_of = {pid: first[passage_key(t)] for pid, t in zip(ids, texts, strict=True) if passage_key(t)}
     query_ids = list(folder.queries)
     qrels = {q: {index_of[p] for p in folder.qrels.get(qid, {}) if p in index_of} for q, qid in enumerate(query_ids)}
     beir = Path(folder.folder)
@@ -271,10 +275,7 @@ def _dedup_report(corpus, run, pairs: pd.DataFrame, keep: Path, out: Path | None
 def cmd_audit(args) -> int:
     """Audit the corpus; print the risk and findings (or one JSON document); write ``--out``."""
     from core.audit.neighbours import TooManyPairs
-    from core.audit.risk import audit_findings, risk_summary, summary_doc
     from core.audit.run import audit_corpus
-    from core.cli.history import record_history
-    from core.history.sources import audit_pairs, suite_source
     from core.scoring.ray_engine import RayUnavailable
 
     if args.dedup is not None and args.corpus is None:
@@ -282,6 +283,8 @@ def cmd_audit(args) -> int:
     if args.store is not None:
         return cmd_audit_store(args)
     check_store_flags(args)
+    if args.vectors is not None:
+        return cmd_audit_vectors(args)
     if args.split is not None and args.beir is None:
         raise CliError("--split needs a --beir DIR; give one")
     if args.beir is not None and args.queries is not None:
@@ -332,6 +335,17 @@ def cmd_audit(args) -> int:
         raise CliError(str(exc)) from exc
     if not args.quiet:
         print(file=sys.stderr)
+    name = Path(args.beir or args.corpus).name if args.planted is None else f"planted-{args.planted}"
+    return _report(args, result, out, sources, name, planted, guarded=guarded)
+
+
+def _report(args, result, out, sources: list[str], name: str, planted=None, lines: tuple[str, ...] = (), guarded=None) -> int:
+    """Print, record and write one audit's result (a corpus's, a vectors file's); ``lines`` lead the findings; ``guarded``
+    is a dedup run's checked inputs (:func:`_dedup_inputs`), judged against the audit's pairs."""
+    from core.audit.risk import audit_findings, risk_summary, summary_doc
+    from core.cli.history import record_history
+    from core.history.sources import audit_pairs, suite_source
+
     print_errors(result.errors)
     for model, report in result.reports.items():
         print_notes(report.notes)
@@ -368,20 +382,15 @@ def cmd_audit(args) -> int:
             print(f"note: {judgement.sentence(pairs)}", file=sys.stderr)
     # The approximate search's recall is a finding like the others: stored in the history, the report and the JSON too.
     for model, search in result.search.items():
-        if search.method != "exact":
-            recall = "no close pair touched the sample" if search.recall != search.recall else f"{search.recall:.4f}"
-            findings = [
-                *findings,
-                f"{registry.short_name(model)}: close pairs by {search.method}; recall against exact search on a sample of "
-                f"{search.sample:,} passages ({search.exact_pairs_in_sample:,} exact pairs): {recall}.",
-            ]
+        if not search.exact:
+            findings = [*findings, f"{registry.short_name(model)}: {search.sentence()}."]
+    findings = [*lines, *findings]
     dedup_lines: list[str] = []
     if guarded is not None:
         id_corpus, dedup_run, keep_file = guarded
         doc["dedup"], dedup_lines = _dedup_report(id_corpus, dedup_run, result.pairs, keep_file, out, args.quiet)
         findings = [*findings, *doc["dedup"]["findings"]]
     doc["findings"] = findings
-    name = Path(args.beir or args.corpus).name if args.planted is None else f"planted-{args.planted}"
     record_history(
         "audit",
         audit_pairs(result.pairs, name),
@@ -402,3 +411,49 @@ def cmd_audit(args) -> int:
     if out is not None:
         print(f"wrote close-pairs.parquet, close-pairs.csv and summary.json to {out}", file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def cmd_audit_vectors(args) -> int:
+    """``audit --vectors FILE``: the audit of vectors a pipeline made, no model needed (``--models`` checked when given)."""
+    import time
+
+    from core.audit.neighbours import TooManyPairs
+    from core.audit.run import audit_source, default_search
+    from core.cli.vectors_source import check_line, checked_model, one_model, read_vectors_arg, vectors_label
+    from core.models.encode import embedding_matrix
+
+    start = time.perf_counter()
+    for flag, given in (("--split", args.split), ("--engine ray", args.engine != constants.ENGINE_LOCAL)):
+        if given:
+            raise CliError(f"{flag} does not go with --vectors: the vectors are given, nothing is encoded")
+    if args.max_pairs < 1:
+        raise CliError(f"--max-pairs must be at least 1, got {args.max_pairs}")
+    out = output_folder(args.out, "--out", "audit", AUDIT_OUTPUTS)
+    queries = passage_keys(_read(args.queries, "queries")) if args.queries else []
+    model = one_model(args, "--queries" if queries else None)
+    source = read_vectors_arg(args)
+    label, report, query_matrix = vectors_label(args), None, None
+    lines: tuple[str, ...] = ()
+    if model is not None:
+        checked = checked_model(args, source, model, queries)
+        label, report = checked.label, checked.report
+        query_matrix = embedding_matrix(checked.vectors, queries) if queries else None
+        lines = (check_line(checked.check, Path(args.vectors).name),)
+    try:
+        result = audit_source(
+            label,
+            source,
+            args.threshold,
+            search=default_search(len(source.passages), True if args.approximate else None),
+            queries=queries,
+            query_matrix=query_matrix,
+            report=report,
+            max_pairs=args.max_pairs,
+            progress=None if args.quiet else print_progress,
+            start=start,
+        )
+    except (TooManyPairs, ValueError) as exc:
+        raise CliError(str(exc)) from exc
+    if not args.quiet:
+        print(file=sys.stderr)
+    return _report(args, result, out, [args.vectors, *([args.queries] if args.queries else [])], Path(args.vectors).name, None, lines)

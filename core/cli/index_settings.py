@@ -77,7 +77,15 @@ def register(subparsers) -> None:
         "per setting against float32); --models names the one model that made the vectors",
     )
     p.add_argument(
-        "--queries", metavar="FILE", help="--store: queries (one a line, or a CSV/JSONL with a query column) ranked over the store"
+        "--vectors",
+        metavar="FILE",
+        help="score with vectors a pipeline made (Parquet or Arrow with a text and a vector column, or .npy with FILE.txt beside "
+        "it), as --store scores a store's: --pairs FILE and --queries FILE; --models names the one model that made them",
+    )
+    p.add_argument(
+        "--queries",
+        metavar="FILE",
+        help="--store or --vectors: queries (one a line, or a CSV/JSONL with a query column) ranked over the stored passages",
     )
     p.add_argument("--text-column", metavar="COL", help="--store: the column holding the passages (default: found by type and name)")
     p.add_argument("--vector-column", metavar="COL", help="--store: the column holding the vectors (default: found by type and name)")
@@ -134,11 +142,13 @@ def cmd_index_settings(args) -> int:
         settings = parse_settings(args.settings.split(","))
     except ValueError as exc:
         raise CliError(f"--settings: {exc}") from exc
-    if args.store is not None:
+    if args.store is not None and args.vectors is not None:
+        raise CliError("give --store URI or --vectors FILE, not both")
+    if args.store is not None or args.vectors is not None:
         return _through_store(args, settings, out)
     given = [f for f, v in (("--queries", args.queries), ("--text-column", args.text_column), ("--vector-column", args.vector_column)) if v]
     if given:
-        raise CliError(f"{', '.join(given)} go(es) with --store URI; give one")
+        raise CliError(f"{', '.join(given)} go(es) with --store URI or --vectors FILE; give one")
     suites = list(args.suite or ([] if args.pairs or args.triples else [constants.SUITE_FAILURE_MODES]))
     pairs: dict[str, pd.DataFrame] = {}
     retrieval: Any = None
@@ -212,34 +222,40 @@ def _through_store(args, settings, out) -> int:
     """``index-settings --store URI``: the user's pairs and queries scored with the store's vectors under each setting."""
     from core.cli.outputs import write_output
     from core.cli.store_source import check_line, read_queries, run_on_store
+    from core.cli.vectors_source import check_line as vectors_check_line
     from core.files.export import safe_frame
     from core.stores.settings import store_index_settings
 
+    flag = "--store" if args.store is not None else "--vectors"
     others = [f for f, v in (("--suite", args.suite), ("--triples", args.triples)) if v]
     if others:
-        raise CliError(f"--store scores --pairs FILE and --queries FILE against the store: leave out {', '.join(others)}")
+        raise CliError(f"{flag} scores --pairs FILE and --queries FILE against its vectors: leave out {', '.join(others)}")
     if not args.pairs and not args.queries:
-        raise CliError("--store needs --pairs FILE or --queries FILE (or both): what to score with the stored vectors")
+        what = "stored" if args.store is not None else "given"
+        raise CliError(f"{flag} needs --pairs FILE or --queries FILE (or both): what to score with the {what} vectors")
     pairs = {args.pairs: _pairs(args.pairs)} if args.pairs else {}
     queries = read_queries(args)
-    result, check, store = run_on_store(
-        args,
-        lambda handle: (
-            *store_index_settings(
-                handle,
-                args.models[0],
-                settings,
-                pairs=pairs,
-                queries=queries,
-                cache=embedding_cache(args),
-                options=run_options(args),
-                progress=None if args.quiet else print_progress,
-                threshold=args.threshold,
-                seed=args.seed,
+    if args.vectors is not None:
+        result, check, store = _on_vectors(args, settings, pairs, queries)
+    else:
+        result, check, store = run_on_store(
+            args,
+            lambda handle: (
+                *store_index_settings(
+                    handle,
+                    args.models[0],
+                    settings,
+                    pairs=pairs,
+                    queries=queries,
+                    cache=embedding_cache(args),
+                    options=run_options(args),
+                    progress=None if args.quiet else print_progress,
+                    threshold=args.threshold,
+                    seed=args.seed,
+                ),
+                handle.uri.display,
             ),
-            handle.uri.display,
-        ),
-    )
+        )
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     if out is not None:
@@ -249,8 +265,41 @@ def _through_store(args, settings, out) -> int:
         doc["rows"] = json.loads(result.table.to_json(orient="records"))
         print(json.dumps(doc, indent=1))
         return 0
-    print(check_line(check, store))
+    print(check_line(check, store) if args.vectors is None else vectors_check_line(check, store))
     _print_table(result, settings, f"threshold {args.threshold:g}; value [95% interval] per setting; vectors from {store}")
     if out is not None:
         print(f"note: wrote {out}", file=sys.stderr)
     return 0
+
+
+def _on_vectors(args, settings, pairs, queries):
+    """``index-settings --vectors FILE``: the one index-settings run over given vectors, on a vectors file's."""
+    from core.cli.vectors_source import one_model, read_vectors_arg
+    from core.probes.vector_settings import PROBE_VECTORS_QUERIES, vectors_index_settings
+
+    model = one_model(args, "scoring")
+    source = read_vectors_arg(args)
+    try:
+        result, check = vectors_index_settings(
+            source,
+            str(model),
+            settings,
+            what="given",
+            probe=PROBE_VECTORS_QUERIES,
+            pairs=pairs,
+            queries=queries,
+            cache=embedding_cache(args),
+            options=run_options(args),
+            progress=None if args.quiet else print_progress,
+            threshold=args.threshold,
+            seed=args.seed,
+        )
+    except ValueError as exc:
+        if not args.quiet:
+            print(file=sys.stderr)
+        raise CliError(str(exc)) from exc
+    if not args.quiet:
+        print(file=sys.stderr)
+    from pathlib import Path
+
+    return result, check, Path(args.vectors).name

@@ -30,7 +30,7 @@ from core.cli.common import (
     run_options,
 )
 from core.cli.outputs import output_folder, remember_written
-from core.cli.store_source import STORE_EXAMPLES, add_store_options, check_store_flags, cmd_retrieval_store
+from core.cli.store_source import STORE_EXAMPLES, add_store_options, check_store_flags, cmd_retrieval_store, read_queries
 from core.files.export import safe_frame
 from core.models import registry
 
@@ -62,6 +62,13 @@ def register(subparsers) -> None:
     )
     p.add_argument("--corpus", metavar="FILE", help="corpus mode: passages, one per row (.txt line, CSV/TSV column 'text', JSONL)")
     p.add_argument("--queries", metavar="FILE", help="corpus mode: queries, one per row")
+    p.add_argument(
+        "--vectors",
+        metavar="FILE",
+        help="corpus mode over vectors a pipeline made, instead of --corpus (Parquet or Arrow with a text and a vector column, "
+        "or .npy with FILE.txt beside it): --models names the one model that made them (checked on 20 passages; it encodes "
+        "the queries and the variants)",
+    )
     p.add_argument(
         "--triples",
         metavar="FILE",
@@ -117,6 +124,7 @@ def _check_args(args) -> None:
             for f, v in (
                 ("--suite", args.suite),
                 ("--corpus", args.corpus),
+                ("--vectors", args.vectors),
                 ("--queries", args.queries),
                 ("--triples", args.triples),
                 ("--beir", args.beir),
@@ -125,8 +133,10 @@ def _check_args(args) -> None:
         ]
         if others:
             raise CliError(f"{flag} runs on its own: leave out {', '.join(others)}")
-    if (args.corpus is None) != (args.queries is None):
-        raise CliError("corpus mode needs both --corpus FILE and --queries FILE")
+    if args.corpus is not None and args.vectors is not None:
+        raise CliError("corpus mode reads --corpus FILE or --vectors FILE, not both")
+    if (args.corpus is None and args.vectors is None) != (args.queries is None):
+        raise CliError("corpus mode needs both --corpus FILE and --queries FILE (or --vectors FILE and --queries FILE)")
     if args.seed < 0:
         raise CliError(f"--seed must be 0 or more, got {args.seed}")
     if args.mitigate is not None and not args.mitigate.strip(" ,"):
@@ -418,10 +428,15 @@ def cmd_retrieval(args) -> int:
         return _cmd_triples(args)
     if args.beir is not None:
         return _cmd_beir(args)
-    run_suite = args.suite is not None or args.corpus is None
+    run_suite = args.suite is not None or (args.corpus is None and args.vectors is None)
     suite_name = args.suite or constants.SUITE_RETRIEVAL
     suite = load_suite(suite_name) if run_suite else None
     corpus, queries = _load_corpus(args) if args.corpus is not None else ([], [])
+    if args.vectors is not None:
+        from core.cli.vectors_source import one_model
+
+        one_model(args, "corpus mode")
+        queries = read_queries(args)
     models = models_arg(args.models)
     mitigations = _mitigations(args, models)
     kwargs = _run_kwargs(args)
@@ -438,6 +453,11 @@ def cmd_retrieval(args) -> int:
         doc["corpus"] = _corpus_doc(args, corpus, queries, corpus_result)
         doc["errors"].update(corpus_result.errors)
         frames.update({"corpus_pairs": corpus_result.pairs, "corpus_rates": corpus_result.rates})
+    if args.vectors is not None:
+        corpus_result, corpus = _corpus_on_vectors(args, queries, mitigations)
+        doc["corpus"] = {**_corpus_doc(args, corpus, queries, corpus_result), "corpus": None, "vectors": str(args.vectors)}
+        doc["errors"].update(corpus_result.errors)
+        frames.update({"corpus_pairs": corpus_result.pairs, "corpus_rates": corpus_result.rates})
     if not args.quiet:
         print(file=sys.stderr)
     print_errors(doc["errors"])
@@ -451,7 +471,8 @@ def cmd_retrieval(args) -> int:
     if result is not None and result.models:
         record_retrieval_history(suite_name, result, {**ran, "mode": "suite"})
     if corpus_result is not None and corpus_result.models:
-        record_retrieval_history("corpus", corpus_result, {**ran, "mode": "corpus"}, sources=[str(args.corpus), str(args.queries)])
+        corpus_source = str(args.corpus if args.vectors is None else args.vectors)
+        record_retrieval_history("corpus", corpus_result, {**ran, "mode": "corpus"}, sources=[corpus_source, str(args.queries)])
     if args.out:
         _write_out(Path(args.out), frames, doc)
     if args.json:
@@ -464,6 +485,22 @@ def cmd_retrieval(args) -> int:
     if args.out:
         print(f"wrote {len(frames)} tables and summary.json to {args.out}", file=sys.stderr if args.json else sys.stdout)
     return 0
+
+
+def _corpus_on_vectors(args, queries: list[str], mitigations):
+    """Corpus mode over ``--vectors FILE``'s passages and vectors: the one model checked on 20 of them, then the one corpus mode."""
+    from core.cli.vectors_source import check_line, checked_model, read_vectors_arg
+    from core.probes.retrieval.corpus import corpus_probe_on_vectors
+
+    source = read_vectors_arg(args)
+    checked = checked_model(args, source, args.models[0], queries)
+    if not args.json:
+        print(check_line(checked.check, Path(args.vectors).name))
+    try:
+        found = corpus_probe_on_vectors(source, queries, checked, mitigations=mitigations, seed=args.seed)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    return found, source.passages
 
 
 def _finish(args, result, frames: dict[str, pd.DataFrame], doc: dict[str, Any], printer) -> int:

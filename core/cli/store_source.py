@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import pandas as pd
 
 from core.cli.common import CliError, embedding_cache, print_notes, print_progress, run_options
+from core.cli.outputs import output_folder, remember_written
 
 T = TypeVar("T")
 
@@ -30,6 +31,8 @@ STORE_EXAMPLES = (
 )
 # A model id longer than this that names no folder here is cut when echoed: it is no name (a Hugging Face id has at most 96).
 MAX_SHOWN_MODEL = 120
+STORE_AUDIT_OUTPUTS = ("close-pairs.parquet", "close-pairs.csv", "store-close-pairs.parquet", "store-close-pairs.csv", "summary.json")
+STORE_RETRIEVAL_OUTPUTS = ("store_rates.csv", "store_pairs.csv", "summary.json")
 
 
 def _is_folder(name: str) -> bool:
@@ -90,7 +93,9 @@ def add_store_options(p, source=None) -> None:
 def check_store_flags(args) -> None:
     """Column flags and ``--store-search exact`` only mean something with ``--store``."""
     if args.store is None:
-        given = [f for f, v in (("--text-column", args.text_column), ("--vector-column", args.vector_column)) if v is not None]
+        columns = [f for f, v in (("--text-column", args.text_column), ("--vector-column", args.vector_column)) if v is not None]
+        # The column flags name a vectors file's columns too.
+        given = [] if getattr(args, "vectors", None) is not None else columns
         if args.store_search != "index":
             given.append("--store-search")
         if args.store_filter:
@@ -185,13 +190,12 @@ def cmd_audit_store(args) -> int:
     from core.audit.neighbours import TooManyPairs
     from core.audit.risk import audit_findings, risk_summary, summary_doc
     from core.cli.history import record_history
-    from core.cli.outputs import output_folder
     from core.history.sources import audit_pairs
     from core.models import registry
-    from core.stores.audit import audit_store, side_by_side
+    from core.stores.audit import QUERY_DEPTH, audit_store, side_by_side
 
     check_store_flags(args)
-    out = output_folder(args.out, "--out", "audit")
+    out = output_folder(args.out, "--out", "audit", STORE_AUDIT_OUTPUTS)
     queries = read_queries(args)
     result = run_on_store(
         args,
@@ -211,13 +215,20 @@ def cmd_audit_store(args) -> int:
     exact_summary = risk_summary(result.exact, args.threshold)
     store_summary = risk_summary(result.through_store, args.threshold)
     findings = audit_findings(result.exact, exact_summary, args.threshold)
-    recall = "no close pair exactly" if result.pair_recall != result.pair_recall else f"{result.pair_recall:.4f}"
+    search = result.search
+    recall = ": no exact close pair to find" if result.pair_recall != result.pair_recall else f" {result.pair_recall:.4f}"
+    queried = ""
+    if result.query_recall == result.query_recall:
+        queried = (
+            f"; each query's top 5 recall {result.query_recall:.4f} (the store is asked for each query's {QUERY_DEPTH} nearest, "
+            "by audit and retrieval alike, and its first 5 are compared with exact search's top 5)"
+        )
+    cap = search.cap_words()
     comparison = [
         check_line(result.check, result.store, len(result.exact.passages)),
-        f"{registry.short_name(result.model)} through the store ({result.method}, {args.threshold:g}): "
-        f"{result.store_pairs:,} close pairs against {result.exact_pairs:,} by exact search; recall against exact {recall}"
-        + (f"; each query's top 5 recall {result.query_recall:.4f}" if result.query_recall == result.query_recall else "")
-        + ".",
+        f"{registry.short_name(result.model)} through the store ({result.method}, {args.threshold:g}; each passage's {search.k} "
+        f"nearest asked for): {result.store_pairs:,} close pairs against {result.exact_pairs:,} by exact search; recall against exact"
+        f"{recall}{queried}" + (f"; {cap}" if cap else "") + ".",
     ]
     findings = [*comparison, *findings]
     doc = summary_doc(result.exact, exact_summary, findings)
@@ -267,6 +278,7 @@ def _write(out: Path, result, doc: dict[str, Any]) -> None:
         (out / "summary.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
     except OSError as exc:
         raise CliError(f"cannot write to {out}: {exc.strerror or exc}") from exc
+    remember_written("audit", *(out / name for name in STORE_AUDIT_OUTPUTS))
 
 
 def cmd_retrieval_store(args) -> int:
@@ -275,6 +287,7 @@ def cmd_retrieval_store(args) -> int:
     Recall@k and corpus mode's rates are reported both ways.
     """
     from core.models import registry
+    from core.stores.audit import QUERY_DEPTH
     from core.stores.retrieval import json_records, retrieval_through_store
 
     others = [f for f, v in (("--suite", args.suite), ("--corpus", args.corpus), ("--triples", args.triples), ("--beir", args.beir)) if v]
@@ -290,9 +303,8 @@ def cmd_retrieval_store(args) -> int:
             "so they would measure exact search again; run them on the same passages with --corpus FILE --queries FILE"
         )
     check_store_flags(args)
-    from core.cli.outputs import output_folder
 
-    out = output_folder(args.out, "--out", "retrieval")
+    out = output_folder(args.out, "--out", "retrieval", STORE_RETRIEVAL_OUTPUTS)
     queries = read_queries(args)
     result = run_on_store(
         args,
@@ -328,6 +340,7 @@ def cmd_retrieval_store(args) -> int:
             (out / "summary.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False), encoding="utf-8")
         except OSError as exc:
             raise CliError(f"cannot write to {out}: {exc.strerror or exc}") from exc
+        remember_written("retrieval", *(out / name for name in STORE_RETRIEVAL_OUTPUTS))
     if args.json:
         print(json.dumps(doc, indent=1, ensure_ascii=False))
     else:
@@ -335,7 +348,8 @@ def cmd_retrieval_store(args) -> int:
         recall = ", ".join(f"recall@{k} {v:.3f}" for k, v in result.recall.items())
         print(
             f"{registry.short_name(result.model)} through the store ({result.method}) against exact search over its "
-            f"{result.n_passages:,} stored vectors, {result.n_queries:,} queries: {recall}; same first passage for {result.same_first:.1%}"
+            f"{result.n_passages:,} stored vectors, {result.n_queries:,} queries: {recall}; same first passage for {result.same_first:.1%} "
+            f"(the store is asked for each query's {QUERY_DEPTH} nearest, by audit and retrieval alike)"
         )
         if not result.rates.empty:
             rates = pd.DataFrame(json_records(result.rates))

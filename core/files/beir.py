@@ -38,6 +38,7 @@ from core.files.json_records import parse_json_records, row_listing
 from core.files.reader import _os_error_message
 from core.files.texts import dropped_notes, merge_rows, unreadable_rows
 from core.messages import first_line
+from core.words import passage_key
 
 CORPUS_FILE = "corpus.jsonl"
 QUERIES_FILE = "queries.jsonl"
@@ -162,7 +163,7 @@ def _corpus_block(lines: list[str], first: int, seen: dict[str, int], fraction: 
                 f"{CORPUS_FILE}: {column!r} holds JSON objects or arrays in "
                 f"{_line_listing([numbers[r - 1] for r in records.nested[column]])}"
             )
-    bodies = [" ".join(str(t).split()) for t in frame["text"]]
+    bodies = [passage_key(t) for t in frame["text"]]
     dropped = unreadable_rows(bodies, records.non_text.get("text", []))
     skip = {r for found in dropped.values() for r in found}
     untitled = sorted(set(records.nested.get("title", [])) | set(records.non_text.get("title", [])))
@@ -235,7 +236,7 @@ def _read_queries(path: Path, wanted: set[str]) -> tuple[dict[str, str], set[str
                 f"{QUERIES_FILE}: the query id {qid!r} appears twice (lines {seen[qid]} and {line}); every query needs its own _id"
             )
         seen[qid] = line
-    texts = [" ".join(str(t).split()) for t in frame["text"]]
+    texts = [passage_key(t) for t in frame["text"]]
     judged = [r for r, q in enumerate(frame[ID_FIELD], start=1) if q in wanted]
     non_text = set(records.non_text.get("text", []))
     dropped = unreadable_rows(

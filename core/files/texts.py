@@ -36,6 +36,7 @@ from core.files.json_records import _kind, clean_text, parse_json_records, parse
 from core.files.reader import _check_size, _os_error_message, _sniff
 from core.files.text_checks import unusable_reason
 from core.messages import first_line
+from core.words import passage_key
 
 # The column or field a retrieval corpus or queries file holds its texts in, most likely first (a one-column file needs none).
 TEXT_COLUMNS = {
@@ -224,7 +225,7 @@ def parse_texts(
         raw, column = _delimited_texts(text, suffix, guesses, what, name)
     else:
         raw = text.splitlines()
-    cleaned = [" ".join(t.split()) for t in raw]
+    cleaned = [passage_key(t) for t in raw]
     dropped = unreadable_rows(cleaned, non_text)
     notes += dropped_notes(dropped, column)
     skip = {r for rows in dropped.values() for r in rows}

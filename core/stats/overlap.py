@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from core.words import overlap_words
 
 
@@ -64,3 +66,20 @@ def word_jaccard(text_a: str, text_b: str) -> float:
         TypeError: If an argument is not a string.
     """
     return _jaccard(set(overlap_words(text_a)), set(overlap_words(text_b)))
+
+
+def top_k_overlap(got: Sequence[Sequence[int]] | np.ndarray, exact: Sequence[Sequence[int]] | np.ndarray, k: int) -> np.ndarray:
+    """Each query's share of an exact top ``k`` that another ranking's top ``k`` holds, shape (q,): recall@k against exact.
+
+    The one top-k overlap of every ranking compared with exact search (a store's search, an index setting,
+    an approximate index).  ``got[q]`` and ``exact[q]`` are ranked passage indices, best first; only their first
+    ``k`` count (a ranking that returned fewer holds what it returned), divided by the size of exact's top ``k``.
+
+    Raises:
+        ValueError: ``k`` below 1, or rankings of different lengths.
+    """
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    if len(got) != len(exact):
+        raise ValueError(f"{len(got)} rankings against {len(exact)} exact ones")
+    return np.array([len(set(list(g)[:k]) & set(e := list(x)[:k])) / len(e) for g, x in zip(got, exact, strict=True)], dtype=float)

@@ -1,15 +1,15 @@
-"""The audit through a store: its stored vectors checked against the named model, then searched exactly and with the store's own search.
+"""A store read and searched for the probes: its collection, its own search as the audit's strategy, its top k per query.
 
-:func:`audit_store` reads nothing but the collection (passages and stored
-vectors) and encodes only a sample of 20 passages (the model check) and the
-queries.  It returns two :class:`core.audit.run.AuditResult` of the same
-passages: ``exact`` (every pair above the floor, by the blocked products of
-:mod:`core.audit.neighbours` over the stored vectors) and ``store`` (each
-passage's ``k`` nearest rows by the store's own search, its index and its
-distance, kept above the floor; each kept pair's cosine computed from the
-stored vectors, as the exact path does), with the store's recall against
-exact for close pairs and for each query's top 5.  Where the store searches
-exactly, the two are equal.
+The probes themselves run once for any source of vectors: the audit
+(:func:`core.audit.run.audit_source`), corpus retrieval
+(:func:`core.probes.retrieval.corpus.corpus_on_vectors`) and index settings
+(:func:`core.probes.vector_settings.vectors_index_settings`).  What is the
+store's own is here: reading it (:func:`read_collection`, one line for any
+client's failure), searching it (:class:`StoreSearch`, the
+:class:`core.audit.search.NeighbourSearch` of the store's index, and
+:func:`store_top` for queries, always asked for :data:`QUERY_DEPTH` rows),
+and :func:`audit_store`, which runs the one audit twice on the same stored
+vectors: with exact search and with the store's search, side by side.
 """
 
 from __future__ import annotations
@@ -17,46 +17,32 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from core import constants
-from core.audit.approximate import DEFAULT_K, SearchReport
-from core.audit.neighbours import DEFAULT_MAX_PAIRS, ClosePairs, TooManyPairs, close_pairs, top_k
-from core.audit.run import PAIR_COLUMNS, TOP_K, AuditResult, pair_rows
+from core.audit.approximate import DEFAULT_K
+from core.audit.neighbours import DEFAULT_MAX_PAIRS, ExactSearch
+from core.audit.run import TOP_K, AuditResult, audit_source
+from core.audit.search import ClosePairs, ProgressFn, SearchReport, compare_with_exact, pairs_from_neighbours, top_k_overlap
 from core.messages import first_line
 from core.models.cache import EmbeddingCache
-from core.models.encode import EncodeReport, embedding_matrix
+from core.models.check import Checked, ModelCheck, encode_checked
+from core.models.encode import embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
-from core.models.runs import ModelRun, ProgressFn, model_runs
-from core.stats.similarity import unit_rows
+from core.models.runs import ProgressFn as RunProgressFn
 from core.stores.base import StoredCollection, StoreError, StoreHandle, filter_words
+from core.words import passage_key, passage_keys
 
-CHECK_SAMPLE = 20
 SIDE_BY_SIDE = ["twin_pairs", "twin_share", "query_twin_top5", "twin_first"]
-# The same model through another backend (torch vs ONNX, another batch size) agrees to 1e-4; another model is far below.
-MIN_CHECK_COSINE = 0.99
+# Every query is asked of a store for this many rows, whatever is measured of them (the audit's top 5, retrieval's
+# recall@1/5/10): an index answers a deeper query differently (a wider candidate list), so one depth for every
+# command keeps one store's top 5 one thing.
+QUERY_DEPTH = 10
 
-
-@dataclass(frozen=True)
-class ModelCheck:
-    """The named model re-encoding a seeded sample of stored passages: cosine of each fresh vector with its stored one."""
-
-    model: str
-    cosines: tuple[float, ...]
-
-    @property
-    def passed(self) -> bool:
-        return bool(self.cosines) and min(self.cosines) >= MIN_CHECK_COSINE
-
-    def as_dict(self) -> dict:
-        return {
-            "model": self.model,
-            "sample": len(self.cosines),
-            "min_cosine": min(self.cosines),
-            "mean_cosine": float(np.mean(self.cosines)),
-        }
+__all__ = ["ModelCheck", "QUERY_DEPTH", "StoreAudit", "StoreSearch", "audit_store", "check_store_model", "read_collection", "side_by_side"]
 
 
 @dataclass
@@ -69,12 +55,23 @@ class StoreAudit:
     check: ModelCheck
     exact: AuditResult
     through_store: AuditResult
-    pair_recall: float
-    exact_pairs: int
-    store_pairs: int
+    search: SearchReport
     query_recall: float = float("nan")
     notes: list[str] = field(default_factory=list)
     filters: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def pair_recall(self) -> float:
+        """The store's share of exact search's close pairs (neighbour cap and index together)."""
+        return self.search.recall
+
+    @property
+    def exact_pairs(self) -> int:
+        return len(self.exact.pairs)
+
+    @property
+    def store_pairs(self) -> int:
+        return len(self.through_store.pairs)
 
     def as_dict(self) -> dict:
         nan = self.query_recall != self.query_recall
@@ -86,76 +83,10 @@ class StoreAudit:
             "close_pairs_exact": self.exact_pairs,
             "close_pairs_store": self.store_pairs,
             "pair_recall": None if self.pair_recall != self.pair_recall else self.pair_recall,
+            "store_search": self.search.as_dict(),
+            "query_depth": QUERY_DEPTH,
             f"query_top{TOP_K}_recall": None if nan else self.query_recall,
         }
-
-
-def check_sample(n: int, size: int = CHECK_SAMPLE, seed: int = 0) -> np.ndarray:
-    """A seeded sample of passage indices (all of them when there are fewer), sorted."""
-    return np.sort(np.random.default_rng(seed).choice(n, size=min(size, n), replace=False))
-
-
-def check_model(model: str, stored: np.ndarray, fresh: np.ndarray) -> ModelCheck:
-    """Compare the model's fresh vectors of the sample with the stored ones.
-
-    Raises:
-        StoreError: other dimensions, or a cosine below ``MIN_CHECK_COSINE`` (one line: another model made the vectors).
-    """
-    from core.models import registry
-
-    name = registry.short_name(model)
-    if stored.shape[1] != fresh.shape[1]:
-        raise StoreError(
-            f"the stored vectors have {stored.shape[1]} dimensions and {name} makes {fresh.shape[1]}: "
-            "name the model that made them with --models"
-        )
-    cosines = np.einsum("ij,ij->i", unit_rows(stored.astype(np.float64)), unit_rows(fresh.astype(np.float64)))
-    check = ModelCheck(model, tuple(round(float(c), 6) for c in cosines))
-    if not check.passed:
-        raise StoreError(
-            f"the stored vectors were not made by {name}: re-encoding {len(cosines)} stored passages gives cosines "
-            f"{min(cosines):.3f} to {max(cosines):.3f} with their stored vectors (the same model gives >= {MIN_CHECK_COSINE}); "
-            "name the model that made them with --models"
-        )
-    return check
-
-
-@dataclass
-class Checked:
-    """The named model, checked on a sample of the collection, and its vectors of the texts it was asked for."""
-
-    label: str
-    vectors: dict[str, np.ndarray]
-    report: EncodeReport
-    check: ModelCheck
-    run: ModelRun
-
-
-def encode_checked(
-    collection: StoredCollection,
-    model: str,
-    texts: Sequence[str],
-    *,
-    cache: EmbeddingCache | None = None,
-    options: EncodeOptions = DEFAULT_OPTIONS,
-    progress: ProgressFn | None = None,
-) -> Checked:
-    """Encode a seeded sample of 20 stored passages and ``texts`` with ``model``; refuse when the sample's vectors do not match.
-
-    Raises:
-        StoreError: the model failed to load or encode, or it did not make the stored vectors (:func:`check_model`).
-    """
-    sample = check_sample(len(collection.passages))
-    sample_texts = [collection.passages[i] for i in sample]
-    errors: dict[str, str] = {}
-    for run in model_runs([model], options, cache=cache, errors=errors, progress=progress):
-        encoded = run.encode(list(dict.fromkeys([*sample_texts, *texts])), share=0.3)
-        if encoded is None:
-            break
-        vectors, report = encoded
-        check = check_model(run.label, collection.vectors[sample], embedding_matrix(vectors, sample_texts))
-        return Checked(run.label, vectors, report, check, run)
-    raise StoreError(next(iter(errors.values()), f"{model} did not load"))
 
 
 def read_collection(handle: StoreHandle) -> StoredCollection:
@@ -173,6 +104,19 @@ def read_collection(handle: StoreHandle) -> StoredCollection:
     return collection
 
 
+def check_store_model(
+    collection: StoredCollection,
+    model: str,
+    texts: Sequence[str],
+    *,
+    cache: EmbeddingCache | None = None,
+    options: EncodeOptions = DEFAULT_OPTIONS,
+    progress: RunProgressFn | None = None,
+) -> Checked:
+    """The named model checked on 20 stored passages (:func:`core.models.check.encode_checked`), and ``texts`` encoded by it."""
+    return encode_checked(collection.passages, collection.vectors, model, texts, cache=cache, options=options, progress=progress)
+
+
 def searched(handle: StoreHandle, vectors: np.ndarray, k: int) -> list[list[str]]:
     """The store's own search, its failures one :class:`StoreError` line."""
     try:
@@ -184,39 +128,51 @@ def searched(handle: StoreHandle, vectors: np.ndarray, k: int) -> list[list[str]
 
 
 def indices_of(collection: StoredCollection, found: list[list[str]], what: str) -> list[list[int]]:
-    """Each search result's rows as passage indices (by text); a query the store found nothing for is an error."""
+    """Each search result's rows as passage indices (by :func:`core.words.passage_key`); a query the store found nothing for is an error."""
     index = {text: i for i, text in enumerate(collection.passages)}
     out = []
     for row in found:
-        hits = [index[t] for t in (" ".join(str(x).split()) for x in row) if t in index]
+        hits = [index[t] for t in (passage_key(x) for x in row) if t in index]
         if not hits:
             raise StoreError(f"the store's search returned no passage it holds for {what}")
         out.append(hits)
     return out
 
 
-def store_pairs(handle: StoreHandle, collection: StoredCollection, floor: float, k: int, max_pairs: int) -> ClosePairs:
-    """Each passage's ``k`` nearest rows by the store's own search, kept above ``floor``; cosines from the stored vectors."""
-    neighbours = indices_of(collection, searched(handle, collection.vectors, k + 1), "a stored passage")
-    unit = unit_rows(collection.vectors)
-    found: set[tuple[int, int]] = set()
-    for i, row in enumerate(neighbours):
-        found.update((min(i, j), max(i, j)) for j in row if j != i)
-    pairs = np.array(sorted(found), dtype=np.int64).reshape(-1, 2)
-    cosine = np.clip(np.einsum("ij,ij->i", unit[pairs[:, 0]], unit[pairs[:, 1]]), -1.0, 1.0) if len(pairs) else np.zeros(0)
-    above = cosine > floor
-    i, j, c = pairs[above, 0], pairs[above, 1], cosine[above].astype(np.float64)
-    if i.size > max_pairs:
-        raise TooManyPairs(f"more than {max_pairs:,} pairs score above {floor:g}; raise the threshold")
-    order = np.lexsort((j, i, -c))
-    return ClosePairs(i[order], j[order], c[order])
+def store_top(handle: StoreHandle, collection: StoredCollection, queries: np.ndarray) -> list[list[int]]:
+    """Each query's :data:`QUERY_DEPTH` nearest stored passages by the store's own search, best first, as passage indices."""
+    return indices_of(collection, searched(handle, queries, min(QUERY_DEPTH, len(collection.passages))), "a query")
 
 
-def _recall(got: ClosePairs, exact: ClosePairs) -> float:
-    want = set(zip(exact.i.tolist(), exact.j.tolist(), strict=True))
-    if not want:
-        return float("nan")
-    return len(want & set(zip(got.i.tolist(), got.j.tolist(), strict=True))) / len(want)
+class StoreSearch:
+    """The store's own index as the audit's strategy (:class:`core.audit.search.NeighbourSearch`).
+
+    Each passage's ``k`` nearest rows by the store's search (its index, its distance), kept above the threshold,
+    each cosine computed from the vectors; with ``exact`` (the exact close pairs of the same vectors) its report
+    says what the neighbour cap and the index each lost (:func:`core.audit.search.compare_with_exact`).
+    """
+
+    def __init__(self, handle: StoreHandle, collection: StoredCollection, k: int = DEFAULT_K, exact: ClosePairs | None = None) -> None:
+        self.handle, self.collection, self.k, self.exact = handle, collection, k, exact
+
+    @property
+    def method(self) -> str:
+        return f"store: {self.handle.search_method()}"
+
+    def close_pairs(
+        self, unit: np.ndarray, threshold: float, *, max_pairs: int = DEFAULT_MAX_PAIRS, progress: ProgressFn | None = None
+    ) -> tuple[ClosePairs, SearchReport]:
+        neighbours = indices_of(self.collection, searched(self.handle, self.collection.vectors, self.k + 1), "a stored passage")
+        found = pairs_from_neighbours(unit, neighbours, threshold, max_pairs)
+        report = SearchReport(self.method, self.k)  # after the search: pgvector's says whether the planner used the index
+        if self.exact is not None:
+            report = compare_with_exact(report, found, self.exact, unit.shape[0])
+        return found, report
+
+
+def _pairs_of(result: AuditResult) -> ClosePairs:
+    pairs = result.pairs
+    return ClosePairs(pairs["index_a"].to_numpy(np.int64), pairs["index_b"].to_numpy(np.int64), pairs[constants.COL_COSINE].to_numpy(float))
 
 
 def audit_store(
@@ -227,7 +183,7 @@ def audit_store(
     queries: Sequence[str] = (),
     cache: EmbeddingCache | None = None,
     options: EncodeOptions = DEFAULT_OPTIONS,
-    progress: ProgressFn | None = None,
+    progress: RunProgressFn | None = None,
     k: int = DEFAULT_K,
     max_pairs: int = DEFAULT_MAX_PAIRS,
 ) -> StoreAudit:
@@ -237,13 +193,13 @@ def audit_store(
         handle: an open store (:func:`core.stores.kinds.open_store`).
         model: the model that made the stored vectors (it encodes the check sample and the queries).
         floor: keep pairs strictly above this cosine.
-        queries: optional queries: each one's top 5, exact and by the store.
+        queries: optional queries: each one's top 5, exact and by the store (asked for :data:`QUERY_DEPTH` rows).
         cache, options, progress: as for :func:`core.audit.run.audit_corpus`.
         k: neighbours per passage the store's search is asked for.
         max_pairs: refuse a floor that lets more pairs through.
 
     Raises:
-        StoreError: the model does not match the stored vectors, or the store cannot be read or searched.
+        StoreError: the store cannot be read or searched; ModelMismatch: the model does not match the stored vectors.
         ValueError: a bad floor or k; TooManyPairs: more than ``max_pairs`` pairs.
     """
     start = time.perf_counter()
@@ -252,51 +208,35 @@ def audit_store(
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     collection = read_collection(handle)
-    query_texts = list(dict.fromkeys(q for q in (" ".join(str(q).split()) for q in queries) if q))
-    checked = encode_checked(collection, model, query_texts, cache=cache, options=options, progress=progress)
-    label, vectors, report, check = checked.label, checked.vectors, checked.report, checked.check
-    exact_found = close_pairs(collection.vectors, floor, max_pairs=max_pairs)
-    store_found = store_pairs(handle, collection, floor, k, max_pairs)
-    method = handle.search_method()  # after a search: pgvector's says whether the planner used the index
-    results = {}
-    top: dict[str, np.ndarray] = {}
+    query_texts = passage_keys(list(queries))
+    checked = check_store_model(collection, model, query_texts, cache=cache, options=options, progress=progress)
+    label = checked.label
+    query_matrix = embedding_matrix(checked.vectors, query_texts) if query_texts else None
+    common: dict[str, Any] = {
+        "queries": query_texts,
+        "query_matrix": query_matrix,
+        "report": checked.report,
+        "max_pairs": max_pairs,
+        "start": start,
+    }
+    exact = audit_source(label, collection, floor, search=ExactSearch(), **common)
+    store = audit_source(label, collection, floor, search=StoreSearch(handle, collection, k, _pairs_of(exact)), **common)
     query_recall = float("nan")
-    if query_texts:
-        query_matrix = embedding_matrix(vectors, query_texts)
-        top["exact"], _ = top_k(query_matrix, collection.vectors, TOP_K)
-        rows = indices_of(collection, searched(handle, query_matrix, TOP_K), "a query")
-        width = top["exact"].shape[1]
+    if query_matrix is not None:
+        width = exact.top[label].shape[1]
+        rows = store_top(handle, collection, query_matrix)
         # A search that returns fewer than 5 rows repeats its first: the top-5 sets and the first passage stay what it returned.
-        top["store"] = np.array([(r + [r[0]] * width)[:width] for r in rows], dtype=np.int64)
-        query_recall = float(
-            np.mean([len(set(s) & set(e)) / len(set(e)) for s, e in zip(top["store"].tolist(), top["exact"].tolist(), strict=True)])
-        )
-    for way, found, search in (
-        ("exact", exact_found, SearchReport("exact")),
-        ("store", store_found, SearchReport(f"store: {method}", k, _recall(store_found, exact_found))),
-    ):
-        pairs = pair_rows(label, collection.passages, collection.ids, found)
-        results[way] = AuditResult(
-            collection.passages,
-            collection.ids,
-            query_texts,
-            float(floor),
-            pairs[PAIR_COLUMNS],
-            {label: top[way]} if way in top else {},
-            reports={label: report},
-            seconds=time.perf_counter() - start,
-            search={label: search},
-        )
+        store.top[label] = np.array([(r[:width] + [r[0]] * width)[:width] for r in rows], dtype=np.int64)
+        query_recall = float(np.mean(top_k_overlap(rows, exact.top[label], TOP_K)))
+    report = store.search[label]
     return StoreAudit(
         handle.uri.display,
-        method,
+        report.method.removeprefix("store: "),
         label,
-        check,
-        results["exact"],
-        results["store"],
-        _recall(store_found, exact_found),
-        int(exact_found.i.size),
-        int(store_found.i.size),
+        checked.check,
+        exact,
+        store,
+        report,
         query_recall,
         list(collection.notes),
         dict(handle.filters),

@@ -11,10 +11,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import numpy as np
 
 from core.files.texts import TEXT_COLUMNS
+from core.files.vectors import PassageRows, PassageVectors, VectorsError, check_vector_memory
 from core.messages import redact, register_secret
 
-# A collection larger than this is refused: the audit holds every vector in memory.
-MAX_ROWS = 2_000_000
 TEXT_CANDIDATES = (*TEXT_COLUMNS["corpus"], "chunk", "body", "page_content")
 VECTOR_CANDIDATES = ("vector", "embedding", "embeddings", "vec", "emb")
 # Query keys that would carry a secret: refused by name, their values never printed (they are registered with the redaction).
@@ -218,71 +217,51 @@ def parse_uri(text: str, kinds: Mapping[str, StoreKind]) -> StoreURI:
 
 
 @dataclass
-class StoredCollection:
-    """A collection as read: its passages (distinct, whitespace-normalised, store order) and their stored vectors.
+class StoredCollection(PassageVectors):
+    """A collection as read (:class:`core.files.vectors.PassageVectors`: distinct passages, ids, unit float32 vectors)
+    and the columns it was read from."""
 
-    Attributes:
-        passages: n distinct texts.
-        ids: n ids (the store's, else the row number).
-        vectors: (n, d) float32 stored vectors, in passage order.
-        rows: rows the store holds (before repeats and blanks were dropped).
-        text_column, vector_column: what was read.
-        notes: what was dropped, one line each.
-    """
-
-    passages: list[str]
-    ids: list[str]
-    vectors: np.ndarray
-    rows: int
-    text_column: str
-    vector_column: str
-    notes: list[str] = field(default_factory=list)
+    text_column: str = ""
+    vector_column: str = ""
 
 
-def collection_from_rows(
-    ids: Sequence[object], texts: Sequence[object], vectors: Sequence[object], text_column: str, vector_column: str
-) -> StoredCollection:
-    """Keep each distinct text's first row; drop blanks, non-text values and missing or non-finite vectors (with notes).
+def rows_reader(expected: int, text_column: str, vector_column: str) -> PassageRows:
+    """The collector a store's read fills batch by batch; ``expected``, the rows counted first, is checked against the memory cap.
 
     Raises:
-        StoreError: vectors of different lengths, or fewer than two passages left.
+        StoreError: ``expected`` rows of vectors would not fit :data:`core.files.vectors.MAX_VECTOR_BYTES`.
     """
-    if len(ids) > MAX_ROWS:
-        raise StoreError(f"the store holds {len(ids):,} rows; the audit keeps every vector in memory and reads at most {MAX_ROWS:,}")
-    seen: dict[str, int] = {}
-    keep_ids: list[str] = []
-    keep_vectors: list[np.ndarray] = []
-    dropped = {"blank or not text": 0, "repeated text": 0, "no vector or a non-finite one": 0}
-    dim = None
-    for row_id, text, vector in zip(ids, texts, vectors, strict=True):
-        if not isinstance(text, str) or not text.split():
-            dropped["blank or not text"] += 1
-            continue
-        norm = " ".join(text.split())
-        if norm in seen:
-            dropped["repeated text"] += 1
-            continue
-        arr = None if vector is None else np.asarray(vector, dtype=np.float32).reshape(-1)
-        if arr is None or arr.size == 0 or not np.isfinite(arr).all() or not np.any(arr):
-            dropped["no vector or a non-finite one"] += 1
-            continue
-        if dim is None:
-            dim = arr.size
-        elif arr.size != dim:
-            raise StoreError(f"the column {vector_column!r} holds vectors of {dim} and of {arr.size} dimensions; give one model's vectors")
-        seen[norm] = len(keep_vectors)
-        keep_ids.append(str(row_id))
-        keep_vectors.append(arr)
-    if len(seen) < 2:
-        why = f" ({dropped['no vector or a non-finite one']:,} row(s) had {_NO_VECTOR})" if dropped["no vector or a non-finite one"] else ""
-        raise StoreError(
-            f"the store holds {len(seen)} passage(s) with a vector in {text_column!r}/{vector_column!r}; an audit needs at least 2{why}",
-            shared=FILTER_SHARED,
-        )
-    notes = [f"{n:,} row(s) dropped: {why}" for why, n in dropped.items() if n]
-    stacked = np.stack(keep_vectors)
-    check_lengths(stacked, vector_column)
-    return StoredCollection(list(seen), keep_ids, stacked, len(ids), text_column, vector_column, [*notes, *id_notes(ids)])
+    return PassageRows(expected, what="the store", text_column=text_column, vector_column=vector_column)
+
+
+def check_rows(rows: int, dim: int) -> None:
+    """Refuse a store whose vectors would not fit the memory cap, from its row count, before reading them.
+
+    Raises:
+        StoreError: one line, the cap in memory terms.
+    """
+    try:
+        check_vector_memory(rows, dim, "the store")
+    except VectorsError as exc:
+        raise StoreError(str(exc)) from exc
+
+
+def finish_rows(rows: PassageRows, text_column: str, vector_column: str) -> StoredCollection:
+    """The collection read; the collector's refusals as :class:`StoreError`, vectors no float32 search can square refused.
+
+    Raises:
+        StoreError: fewer than two passages with a vector (saying why vectors were dropped, and, on a shared server, only
+            that), or stored vectors far from unit length (:func:`check_lengths`).
+    """
+    try:
+        found = rows.finish()
+    except VectorsError as exc:
+        dropped = rows.dropped["no vector or a non-finite one"]
+        why = f" ({dropped:,} row(s) had {_NO_VECTOR})" if dropped else ""
+        raise StoreError(f"{exc}{why}", shared=FILTER_SHARED) from exc
+    check_lengths(rows.lengths, vector_column)
+    notes = [*found.notes, *id_notes(found.ids)]
+    return StoredCollection(found.passages, found.ids, found.vectors, found.rows, notes, text_column, vector_column)
 
 
 # A vector this long (or this short, its inverse) has squared components beyond float32's normal numbers: a store
@@ -295,17 +274,17 @@ _NO_VECTOR = (
 )
 
 
-def check_lengths(vectors: np.ndarray, vector_column: str) -> None:
+def check_lengths(lengths: np.ndarray, vector_column: str) -> None:
     """Refuse stored vectors whose length a float32 search cannot square: the store's own search would return nothing for them.
 
     Args:
-        vectors: (n, d) the stored vectors as read.
+        lengths: (n,) the stored vectors' lengths as read, before they are made unit (``PassageRows.lengths``).
         vector_column: the column they came from, for the message.
 
     Raises:
         StoreError: some vector is at least :data:`FLOAT32_SAFE_LENGTH` long or at most its inverse, saying how many and why.
     """
-    lengths = np.linalg.norm(np.asarray(vectors, dtype=np.float64), axis=1)
+    lengths = np.asarray(lengths, dtype=np.float64)
     far = (lengths >= FLOAT32_SAFE_LENGTH) | (lengths <= 1 / FLOAT32_SAFE_LENGTH)
     if far.any():
         raise StoreError(

@@ -16,10 +16,22 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from core.stores.base import FILTER_SHARED, StoredCollection, StoreError, StoreURI, check_filter_columns, collection_from_rows, filter_value
+from core.files.vectors import VectorsError
+from core.stores.base import (
+    FILTER_SHARED,
+    StoredCollection,
+    StoreError,
+    StoreURI,
+    check_filter_columns,
+    check_rows,
+    filter_value,
+    finish_rows,
+    rows_reader,
+)
 
 _PAGE = 5_000
 _BLOCK = 100
@@ -143,16 +155,28 @@ class ChromaStore:
         return terms[0] if len(terms) == 1 else {"$and": terms}
 
     def read(self) -> StoredCollection:
-        ids: list = []
-        texts: list = []
-        vectors: list = []
+        where = self._where()
+        # Counted first (the filtered rows' ids only), so a collection too large is refused before any vector is read.
         total = self.collection.count()
-        for offset in range(0, total, _PAGE):
-            page = self.collection.get(include=["documents", "embeddings"], where=self._where(), limit=_PAGE, offset=offset)
-            ids += page["ids"]
-            texts += page["documents"] or [None] * len(page["ids"])
-            vectors += list(page["embeddings"]) if page["embeddings"] is not None else [None] * len(page["ids"])
-        return collection_from_rows(ids, texts, vectors, "documents", "embeddings")
+        expected = total
+        if where is not None:
+            expected = sum(len(self.collection.get(include=[], where=where, limit=_PAGE, offset=o)["ids"]) for o in range(0, total, _PAGE))
+        first = self.collection.get(include=["embeddings"], where=where, limit=1)["embeddings"]
+        if first is not None and len(first):
+            check_rows(expected, len(first[0]))  # one vector read: its length sizes the whole read
+        rows = rows_reader(expected, "documents", "embeddings")
+        try:
+            for offset in range(0, total, _PAGE):
+                page = self.collection.get(include=["documents", "embeddings"], where=where, limit=_PAGE, offset=offset)
+                if not page["ids"]:
+                    break
+                documents = page["documents"]
+                texts: list[Any] = list(documents) if documents else [None] * len(page["ids"])
+                embeddings = page["embeddings"]
+                rows.add_rows(page["ids"], texts, list(embeddings) if embeddings is not None else [None] * len(page["ids"]))
+        except VectorsError as exc:
+            raise StoreError(str(exc)) from exc
+        return finish_rows(rows, "documents", "embeddings")
 
     def _hnsw(self) -> dict:
         config = getattr(self.collection, "configuration", None) or {}

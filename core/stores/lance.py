@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+import pyarrow as pa
 
+from core.files.vectors import BATCH_ROWS, VectorsError, vector_block
 from core.stores.base import (
     FILTER_SHARED,
     TEXT_CANDIDATES,
@@ -28,10 +30,12 @@ from core.stores.base import (
     StoreError,
     StoreURI,
     check_filter_columns,
-    collection_from_rows,
+    check_rows,
     filter_value,
+    finish_rows,
     pick_column,
     pick_vector_column,
+    rows_reader,
 )
 
 # Query vectors per search call.
@@ -99,7 +103,6 @@ class LanceStore:
         filters: dict[str, str] | None = None,
     ) -> None:
         import lancedb
-        import pyarrow as pa
 
         self.uri, self.exact, self.filters = uri, exact, dict(filters or {})
         folder = Path(uri.location).expanduser()
@@ -151,13 +154,25 @@ class LanceStore:
     @_one_line
     def read(self) -> StoredCollection:
         columns = [c for c in (self.id_column, self.text_column, self.vector_column) if c]
+        # Counted first (a plain count, or the filtered rows' one smallest column streamed): refused before any vector is read.
         if self.filters:
-            # A plain query with no limit returns every matching row.
-            data = self._where(self.table.search()).select(columns).to_arrow().select(columns).to_pydict()
+            probe = self.id_column or self.text_column
+            expected = sum(b.num_rows for b in self._where(self.table.search()).select([probe]).to_batches(BATCH_ROWS))
         else:
-            data = self.table.to_arrow().select(columns).to_pydict()
-        ids = data[self.id_column] if self.id_column else list(range(1, len(data[self.text_column]) + 1))
-        return collection_from_rows(ids, data[self.text_column], data[self.vector_column], self.text_column, self.vector_column)
+            expected = self.table.count_rows()
+        field = self.table.schema.field(self.vector_column).type
+        if pa.types.is_fixed_size_list(field):
+            check_rows(expected, field.list_size)
+        rows = rows_reader(expected, self.text_column, self.vector_column)
+        try:
+            # A plain query with no limit returns every matching row, in Arrow batches: the vectors arrive as float32 arrays.
+            for batch in self._where(self.table.search()).select(columns).to_batches(BATCH_ROWS):
+                block, present = vector_block(batch.column(self.vector_column), self.vector_column, rows.rows)
+                ids = batch.column(self.id_column).to_pylist() if self.id_column else None
+                rows.add(ids, batch.column(self.text_column).to_pylist(), block, present)
+        except VectorsError as exc:
+            raise StoreError(str(exc)) from exc
+        return finish_rows(rows, self.text_column, self.vector_column)
 
     def _indexed(self) -> str | None:
         for index in self.table.list_indices():

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from core.files.vectors import BATCH_ROWS, VectorsError
 from core.messages import first_line
 from core.stores.base import (
     TEXT_CANDIDATES,
@@ -38,9 +39,11 @@ from core.stores.base import (
     StoreError,
     StoreURI,
     check_filter_columns,
-    collection_from_rows,
+    check_rows,
+    finish_rows,
     pick_column,
     pick_vector_column,
+    rows_reader,
 )
 
 _OPERATORS = {"vector_cosine_ops": ("<=>", "cosine"), "vector_l2_ops": ("<->", "L2"), "vector_ip_ops": ("<#>", "inner product")}
@@ -150,16 +153,31 @@ class PgvectorStore:
     def read(self) -> StoredCollection:
         sql = self._sql
         columns = [sql.Identifier(c) for c in (self.id_column, self.text_column, self.vector_column) if c]
+        bound = tuple(self.filters.values()) or None
         query = sql.SQL("SELECT {} FROM {}").format(sql.SQL(", ").join(columns), self.table) + self._where()
-        rows = self.conn.execute(query, tuple(self.filters.values()) or None).fetchall()
-        self.conn.rollback()
-        if self.id_column:
-            ids, texts, vectors = zip(*rows, strict=True) if rows else ((), (), ())
-        else:
-            ids = tuple(range(1, len(rows) + 1))
-            texts, vectors = zip(*rows, strict=True) if rows else ((), ())
-        arrays = [None if v is None else np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32) for v in vectors]
-        return collection_from_rows(ids, texts, arrays, self.text_column, self.vector_column)
+        count = (
+            sql.SQL("SELECT count(*), max(vector_dims({})) FROM {}").format(sql.Identifier(self.vector_column), self.table) + self._where()
+        )
+        try:
+            # Counted first, so a table too large is refused before any vector is read.
+            expected, dim = self.conn.execute(count, bound).fetchone() or (0, None)
+            if dim:
+                check_rows(int(expected), int(dim))
+            rows = rows_reader(int(expected), self.text_column, self.vector_column)
+            # A server-side cursor in binary: pgvector's binary loader gives each vector as a float32 array, a batch at a time.
+            with self.conn.cursor(name="cosine_probe_read", binary=True) as cursor:
+                cursor.execute(query, bound)
+                while batch := cursor.fetchmany(BATCH_ROWS):
+                    if self.id_column:
+                        ids, texts, vectors = zip(*batch, strict=True)
+                    else:
+                        ids, (texts, vectors) = None, zip(*batch, strict=True)
+                    rows.add_rows(ids, texts, [v.to_numpy() if hasattr(v, "to_numpy") else v for v in vectors])
+        except VectorsError as exc:
+            raise StoreError(str(exc)) from exc
+        finally:
+            self.conn.rollback()
+        return finish_rows(rows, self.text_column, self.vector_column)
 
     def search_method(self) -> str:
         if self.binary:

@@ -1,14 +1,16 @@
 """Retrieval through a store: each query ranked by the store's own search and exactly, side by side.
 
 :func:`retrieval_through_store` reads the collection, checks the named model
-on a sample (:func:`core.stores.audit.encode_checked`), encodes the queries,
+on a sample (:func:`core.models.check.encode_checked`), encodes the queries,
 and ranks the stored vectors twice: exactly (cosine over every stored vector)
-and with the store's search (its index, its distance).  It reports the
-store's recall@k against exact top-k, how often both put the same passage
-first, and corpus mode's failure rate measured both ways: rule-made variants
-(:func:`core.probes.retrieval.corpus.variants_of`) of each query's first
-passage (the exact one, then the store's), and how often a variant outranks
-it.  Nothing is written to the store: the variants are scored in memory.
+and with the store's search (its index, its distance), asked for
+:data:`core.stores.audit.QUERY_DEPTH` rows per query as the audit asks.  It
+reports the store's recall@k against exact top-k
+(:func:`core.audit.search.top_k_overlap`), how often both put the same
+passage first, and corpus mode's failure rate measured both ways by the one
+corpus mode over vectors (:func:`core.probes.retrieval.corpus.corpus_on_vectors`):
+the first passage by exact search, then the store's.  Nothing is written to
+the store: the variants are scored in memory.
 """
 
 from __future__ import annotations
@@ -22,18 +24,20 @@ import pandas as pd
 
 from core import constants
 from core.audit.neighbours import top_k
+from core.audit.search import top_k_overlap
 from core.models.cache import EmbeddingCache
+from core.models.check import ModelCheck
 from core.models.encode import embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ProgressFn
-from core.probes.retrieval.corpus import corpus_rates, corpus_rows, variants_of
-from core.stats.similarity import cos_sim
-from core.stores.audit import ModelCheck, encode_checked, indices_of, read_collection, searched
+from core.probes.retrieval.corpus import SEARCH_EXACT, SEARCH_STORE, corpus_on_vectors, corpus_rates
+from core.stores.audit import QUERY_DEPTH, check_store_model, indices_of, read_collection, searched
 from core.stores.base import StoreHandle
+from core.words import passage_keys
 
 KS = (1, 5, 10)
 COL_SEARCH = "search"
-SEARCH_EXACT, SEARCH_STORE = "exact", "store"
+__all__ = ["COL_SEARCH", "SEARCH_EXACT", "SEARCH_STORE", "StoreRetrieval", "json_records", "retrieval_through_store"]
 
 
 @dataclass
@@ -92,38 +96,32 @@ def retrieval_through_store(
         StoreError: the model did not make the stored vectors, or the store cannot be read or searched.
     """
     start = time.perf_counter()
-    query_texts = list(dict.fromkeys(q for q in (" ".join(str(q).split()) for q in queries) if q))
+    query_texts = passage_keys(list(queries))
     if not query_texts:
         raise ValueError("there is no query; give at least one")
     if not ks or min(ks) < 1:
         raise ValueError("every k must be at least 1")
     collection = read_collection(handle)
-    checked = encode_checked(collection, model, query_texts, cache=cache, options=options, progress=progress)
+    checked = check_store_model(collection, model, query_texts, cache=cache, options=options, progress=progress)
     query_matrix = embedding_matrix(checked.vectors, query_texts)
-    depth = min(max(ks), len(collection.passages))
+    depth = min(max(QUERY_DEPTH, *ks), len(collection.passages))
     exact, _ = top_k(query_matrix, collection.vectors, depth)
     store = indices_of(collection, searched(handle, query_matrix, depth), "a query")
-    recall = {
-        k: float(np.mean([len(set(s[:k]) & set(e[:k])) / len(e[:k]) for s, e in zip(store, exact.tolist(), strict=True)]))
-        for k in ks
-        if k <= depth
-    }
+    recall = {k: float(np.mean(top_k_overlap(store, exact, k))) for k in ks if k <= depth}
     first = {SEARCH_EXACT: exact[:, 0], SEARCH_STORE: np.array([s[0] for s in store], dtype=np.int64)}
-    variants = variants_of([collection.passages[i] for way in first.values() for i in way])
-    texts = list(dict.fromkeys(v for vs in variants.values() for _, _, v in vs if v not in set(collection.passages)))
-    fresh = checked.run.encode(texts, share=0.8) if texts else ({}, checked.report)
+
+    def encode(texts: list[str]) -> np.ndarray | None:
+        fresh = checked.run.encode(texts, share=0.8)
+        return None if fresh is None else embedding_matrix(fresh[0], texts)
+
+    found = corpus_on_vectors(checked.label, collection.passages, collection.vectors, query_texts, query_matrix, first, encode)
     frames, rates = [], []
-    if fresh is not None:
-        extended = [*collection.passages, *texts]
-        matrix = np.vstack([collection.vectors, embedding_matrix(fresh[0], texts)]) if texts else collection.vectors
-        scores = np.clip(cos_sim(query_matrix, matrix), -1.0, 1.0)
-        for way, top in first.items():
-            keys = {constants.COL_MODEL: checked.label, constants.COL_MITIGATION: constants.MITIGATION_NONE}
-            frame = pd.DataFrame(corpus_rows(query_texts, extended, top, variants, scores, keys))
-            if frame.empty:
-                continue
-            frames.append(frame.assign(**{COL_SEARCH: way}))
-            rates.append(corpus_rates(frame, seed=seed, n_resamples=n_resamples).assign(**{COL_SEARCH: way}))
+    for way, rows in (found.rows if found is not None else {}).items():
+        frame = pd.DataFrame(rows)
+        if frame.empty:
+            continue
+        frames.append(frame.assign(**{COL_SEARCH: way}))
+        rates.append(corpus_rates(frame, seed=seed, n_resamples=n_resamples).assign(**{COL_SEARCH: way}))
     return StoreRetrieval(
         handle.uri.display,
         handle.search_method(),

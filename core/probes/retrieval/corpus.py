@@ -10,7 +10,7 @@ The variants and the rates by mode are shared with the BEIR probe
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,16 +18,22 @@ import numpy as np
 import pandas as pd
 
 from core import constants, lexicon
+from core.files.vectors import PassageVectors
 from core.models.cache import EmbeddingCache
+from core.models.check import Checked
+from core.models.encode import embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ProgressFn, model_runs
 from core.probes.retrieval.metrics import flips, rate_with_ci, target_ranks
-from core.probes.retrieval.rescoring import check_names, checked_scores, cosine_matrix, record_failure
+from core.probes.retrieval.rescoring import check_names, checked_scores, record_failure
+from core.stats.similarity import cos_sim
 
 if TYPE_CHECKING:  # for the hints only: the run takes any object with the protocol's name and rescore
     from core.probes.retrieval.mitigations import Mitigation
 
 
+# How each query's first passage was chosen: by exact search over the vectors, or by a store's own search.
+SEARCH_EXACT, SEARCH_STORE = "exact", "store"
 CORPUS_RATE_COLUMNS = [
     constants.COL_MODEL,
     constants.COL_MITIGATION,
@@ -201,31 +207,22 @@ def run_corpus_probe(
         if encoded is None:
             continue
         vectors, _report = encoded
-        top = cosine_matrix(vectors, queries, corpus).argmax(axis=1)
-        variants = variants_of([corpus[t] for t in top])
-        extended = list(dict.fromkeys([*corpus, *(v for vs in variants.values() for _, _, v in vs)]))
-        if len(extended) > len(corpus):
-            more = run.encode(extended[len(corpus) :], share=0.8)
-            if more is None:
-                continue
-            vectors.update(more[0])
+        query_matrix = embedding_matrix(vectors, queries)
+        passage_matrix = embedding_matrix(vectors, corpus)
+        top = cos_sim(query_matrix, passage_matrix).argmax(axis=1)
+
+        def encode(texts: list[str], run=run) -> np.ndarray | None:
+            more = run.encode(texts, share=0.8)
+            return None if more is None else embedding_matrix(more[0], texts)
+
+        found = corpus_on_vectors(
+            run.label, corpus, passage_matrix, queries, query_matrix, {SEARCH_EXACT: top}, encode, mitigations=mitigations, errors=errors
+        )
+        if found is None:
+            continue
         # Set once the model has scored everything: a model here ran, even when no rule made a variant.
-        no_variant[run.label] = sum(1 for t in top if not variants[corpus[t]])
-        dense = cosine_matrix(vectors, queries, extended)
-        for mitigation in [None, *mitigations]:
-            label = constants.MITIGATION_NONE if mitigation is None else mitigation.name
-            try:
-                scores = (
-                    dense
-                    if mitigation is None
-                    else checked_scores(mitigation.rescore(queries, extended, dense, model=run.label), dense, label)
-                )
-            except Exception as exc:  # noqa: BLE001 - a mitigation may raise anything; the others must still run
-                record_failure(errors, run.label, label, exc)
-                continue
-            rows += _corpus_rows(
-                queries, extended, top, variants, scores, {constants.COL_MODEL: run.label, constants.COL_MITIGATION: label}
-            )
+        no_variant[run.label] = found.no_variant
+        rows += found.rows[SEARCH_EXACT]
     pairs = pd.DataFrame(rows)
     rates = (
         corpus_rates(pairs, n_resamples=n_resamples, confidence=confidence, seed=seed)
@@ -235,8 +232,122 @@ def run_corpus_probe(
     return CorpusResult(pairs, rates, no_variant, errors, time.perf_counter() - start)
 
 
+@dataclass
+class VectorsCorpus:
+    """Corpus mode on given vectors: its rows per way the first passages were chosen, and the queries no rule could vary."""
+
+    rows: dict[str, list[dict]]
+    no_variant: int
+
+
+def corpus_on_vectors(
+    label: str,
+    passages: list[str],
+    passage_matrix: np.ndarray,
+    queries: list[str],
+    query_matrix: np.ndarray,
+    tops: Mapping[str, np.ndarray],
+    encode: Callable[[list[str]], np.ndarray | None],
+    *,
+    mitigations: Sequence[Mitigation] = (),
+    errors: dict[str, str] | None = None,
+) -> VectorsCorpus | None:
+    """Corpus mode over given vectors (a model's now, a store's, a file's): do variants of each query's first passage outrank it?
+
+    The one body of corpus mode, whatever holds the vectors: the rule-made variants
+    (:func:`variants_of`) of every first passage are encoded once (``encode``), added to the passages, and
+    each query's scores over them give the rows (:func:`corpus_rows`), for each way the first passages were
+    chosen (``tops``: exact search, a store's own search, ...) and each mitigation.
+
+    Args:
+        label: the model named in every row.
+        passages: n distinct passages; passage_matrix: their (n, d) vectors.
+        queries: q queries; query_matrix: their (q, d) vectors.
+        tops: way -> (q,) index of each query's first passage.
+        encode: the variants' texts -> their (m, d) vectors, or None when the model failed (the run stops, as for a model).
+        mitigations, errors: as for :func:`run_corpus_probe` (a failing mitigation is recorded in ``errors``).
+
+    Returns:
+        The rows per way (keys ``model``, ``mitigation``), or None when ``encode`` failed.
+    """
+    variants = variants_of([passages[i] for top in tops.values() for i in top])
+    known = set(passages)
+    texts = list(dict.fromkeys(v for vs in variants.values() for _, _, v in vs if v not in known))
+    extra = encode(texts) if texts else np.zeros((0, passage_matrix.shape[1]), dtype=passage_matrix.dtype)
+    if extra is None:
+        return None
+    extended = [*passages, *texts]
+    dense = cos_sim(query_matrix, np.vstack([passage_matrix, extra]) if texts else passage_matrix)
+    rows: dict[str, list[dict]] = {}
+    for way, top in tops.items():
+        rows[way] = []
+        for mitigation in [None, *mitigations]:
+            name = constants.MITIGATION_NONE if mitigation is None else mitigation.name
+            try:
+                scores = (
+                    dense if mitigation is None else checked_scores(mitigation.rescore(queries, extended, dense, model=label), dense, name)
+                )
+            except Exception as exc:  # noqa: BLE001 - a mitigation may raise anything; the others must still run
+                record_failure(errors if errors is not None else {}, label, name, exc)
+                continue
+            rows[way] += corpus_rows(queries, extended, top, variants, scores, {constants.COL_MODEL: label, constants.COL_MITIGATION: name})
+    first = next(iter(tops.values()))
+    return VectorsCorpus(rows, sum(1 for t in first if not variants[passages[t]]))
+
+
 def corpus_rows(
     queries: Sequence[str], corpus: list[str], top: np.ndarray, variants: dict, scores: np.ndarray, keys: dict[str, str]
 ) -> list[dict]:
-    """Corpus mode's rows for a top passage chosen elsewhere (a vector store's own search, :mod:`core.stores.retrieval`)."""
+    """Corpus mode's rows: each query's first passage (``top``) against each of its variants, scored by ``scores`` over ``corpus``."""
     return _corpus_rows(queries, corpus, top, variants, scores, keys)
+
+
+def corpus_probe_on_vectors(
+    source: PassageVectors,
+    queries: Sequence[str],
+    checked: Checked,
+    *,
+    mitigations: Sequence[Mitigation] = (),
+    seed: int = constants.BOOTSTRAP_SEED,
+    n_resamples: int | None = None,
+    confidence: float = constants.CONFIDENCE,
+) -> CorpusResult:
+    """Corpus mode over given vectors (``retrieval --vectors FILE``): the passages' vectors are the file's, the queries and the
+    variants are encoded by the checked model (:func:`core.models.check.encode_checked`, which already encoded ``queries``).
+
+    Raises:
+        ValueError: no query, or mitigations without unique names.
+    """
+    start = time.perf_counter()
+    query_texts = list(dict.fromkeys(q for q in queries if q.strip()))
+    if not query_texts:
+        raise ValueError("there is no query; give at least one")
+    check_names(mitigations)
+    errors: dict[str, str] = {}
+    query_matrix = embedding_matrix(checked.vectors, query_texts)
+    top = cos_sim(query_matrix, source.vectors).argmax(axis=1)
+
+    def encode(texts: list[str]) -> np.ndarray | None:
+        more = checked.run.encode(texts, share=0.8)
+        return None if more is None else embedding_matrix(more[0], texts)
+
+    found = corpus_on_vectors(
+        checked.label,
+        source.passages,
+        source.vectors,
+        query_texts,
+        query_matrix,
+        {SEARCH_EXACT: top},
+        encode,
+        mitigations=mitigations,
+        errors=errors,
+    )
+    rows = found.rows[SEARCH_EXACT] if found is not None else []
+    pairs = pd.DataFrame(rows)
+    rates = (
+        corpus_rates(pairs, n_resamples=n_resamples, confidence=confidence, seed=seed)
+        if rows
+        else pd.DataFrame(columns=CORPUS_RATE_COLUMNS)
+    )
+    no_variant = {checked.label: found.no_variant} if found is not None else {}
+    return CorpusResult(pairs, rates, no_variant, errors, time.perf_counter() - start)

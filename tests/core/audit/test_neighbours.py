@@ -105,7 +105,8 @@ def test_float32_vectors_equal_numpy_in_float32():
 
 
 def test_approximate_pairs_and_their_measured_recall():
-    from core.audit.approximate import approximate_pairs, recall_against_exact
+    from core.audit.approximate import approximate_pairs, sample_against_exact
+    from core.audit.search import SearchReport
 
     rng = np.random.default_rng(4)
     base = rng.normal(size=(200, 16)).astype(np.float32)
@@ -115,14 +116,17 @@ def test_approximate_pairs_and_their_measured_recall():
     # Each passage has one near copy: with 64 neighbours asked, HNSW finds every exact pair, with the exact cosines.
     assert set(zip(wide.i.tolist(), wide.j.tolist(), strict=True)) == set(zip(exact.i.tolist(), exact.j.tolist(), strict=True))
     np.testing.assert_allclose(wide.cosine, exact.cosine, atol=1e-6)
-    recall, sampled, n_exact = recall_against_exact(vectors, wide, 0.8, sample=100)
-    assert (recall, sampled) == (1.0, 100) and n_exact >= 50
+    report = sample_against_exact(vectors, wide, 0.8, SearchReport("hnsw", 64), sample=100)
+    assert (report.recall, report.sample) == (1.0, 100) and report.exact_pairs_in_sample >= 50
+    assert report.within_cap == report.exact_pairs_in_sample and report.crowded == 0 and report.index_recall == 1.0
     # k = 1 with clusters of three: each passage keeps one neighbour, so some exact pairs are lost, and the recall says how many.
     triples = np.vstack([base[:50], base[:50] + np.float32(0.02), base[:50] - np.float32(0.02)])
     narrow = approximate_pairs(triples, 0.8, k=1)
     all_exact = close_pairs(triples, 0.8)
-    recall, sampled, n_exact = recall_against_exact(triples, narrow, 0.8, sample=150)
+    report = sample_against_exact(triples, narrow, 0.8, SearchReport("hnsw", 1), sample=150)
     got = set(zip(narrow.i.tolist(), narrow.j.tolist(), strict=True))
     truth = set(zip(all_exact.i.tolist(), all_exact.j.tolist(), strict=True))
-    assert got < truth and sampled == 150 and n_exact == len(truth)
-    assert recall == pytest.approx(len(got) / len(truth))
+    assert got < truth and report.sample == 150 and report.exact_pairs_in_sample == len(truth)
+    assert report.recall == pytest.approx(len(got) / len(truth))
+    assert report.recall_low < report.recall < report.recall_high  # a sampled recall comes with its Wilson interval
+    assert report.crowded == 150  # every passage has two neighbours above 0.8: one nearest each is the cap's loss, not the index's

@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.stores.base import StoreError, collection_from_rows, pick_column
+from core.files.vectors import VectorsError
+from core.stores.base import StoreError, finish_rows, pick_column, rows_reader
+
+
+def collection_from_rows(ids, texts, vectors, text_column: str, vector_column: str):
+    """Rows read as one batch, as a store's reader reads each batch."""
+    rows = rows_reader(len(ids), text_column, vector_column)
+    rows.add_rows(ids, texts, vectors)
+    return finish_rows(rows, text_column, vector_column)
 
 
 def test_rows_are_kept_once_with_notes():
@@ -22,7 +30,7 @@ def test_rows_are_kept_once_with_notes():
 
 
 def test_mixed_dimensions_and_too_few_passages_are_one_line():
-    with pytest.raises(StoreError, match="holds vectors of 2 and of 3 dimensions"):
+    with pytest.raises(VectorsError, match="holds vectors of 2 and of 3 dimensions"):
         collection_from_rows([1, 2], ["a", "b"], [[1.0, 0.0], [1.0, 0.0, 0.0]], "text", "vector")
     with pytest.raises(StoreError, match=r"holds 1 passage\(s\) with a vector in 'text'/'vector'; an audit needs at least 2"):
         collection_from_rows([1, 2], ["a", "a"], [[1.0, 0.0], [1.0, 0.0]], "text", "vector")

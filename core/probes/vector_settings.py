@@ -1,0 +1,196 @@
+"""Index settings over given vectors (a store's, a vectors file's): scored as float16, int8, binary or truncated.
+
+``index-settings --store URI`` and ``index-settings --vectors FILE`` both run
+:func:`vectors_index_settings` on the passages and vectors their source gave
+(:class:`core.files.vectors.PassageVectors`).  The named model is checked on
+20 of the passages (:func:`core.models.check.encode_checked`), as the audit
+does.  Two things are scored under each setting of
+:mod:`core.probes.index_settings`:
+
+* a user's **pairs**: each text's vector is the source's when it holds the
+  text (:func:`core.words.passage_key`), else the named model's (a note
+  counts them); failure rates, mean scores and own thresholds as for any pairs;
+* the user's **queries** against the passages, as a retrieval corpus: each
+  query's top ``k`` under each setting against its float32 top ``k`` over the
+  given vectors (the share of queries whose top ``k`` changes, and
+  recall@1/5/10 of the setting's top k against float32's, by the one
+  :func:`core.stats.overlap.top_k_overlap`).
+
+The int8 settings calibrate on every given vector, as an index calibrates on
+its corpus.  Nothing is written anywhere.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from core import constants
+from core.files.vectors import PassageVectors
+from core.models.cache import EmbeddingCache
+from core.models.check import ModelCheck, encode_checked
+from core.models.encode import embedding_matrix
+from core.models.options import DEFAULT_OPTIONS, EncodeOptions
+from core.models.runs import ProgressFn
+from core.probes.index_settings import (
+    FLOAT32_SETTING,
+    TABLE_COLUMNS,
+    IndexSetting,
+    IndexSettingsResult,
+    pair_setting_rows,
+    setting_scores,
+    with_change,
+)
+from core.stats import bootstrap_ci, interval_or_nan
+from core.stats.overlap import top_k_overlap
+from core.words import passage_key, passage_keys
+
+PROBE_STORE_QUERIES = "store queries"
+PROBE_VECTORS_QUERIES = "vectors queries"
+QUERY_KS = (1, 5, 10)
+METRIC_TOP_CHANGED = f"top{max(QUERY_KS)}_changed"
+
+
+def _top(scores: np.ndarray, k: int) -> np.ndarray:
+    """Each row's ``k`` best columns, best first (ties by position, as every ranking here)."""
+    return np.argsort(-scores, axis=1, kind="stable")[:, :k]
+
+
+def query_setting_rows(
+    queries: np.ndarray,
+    passages: np.ndarray,
+    settings: Sequence[IndexSetting],
+    *,
+    model: str,
+    probe: str = PROBE_STORE_QUERIES,
+    **bootstrap: Any,
+) -> pd.DataFrame:
+    """Each setting's top k of every query over the passages against float32's: share changed, recall@1/5/10, with intervals.
+
+    Args:
+        queries: ``(n_queries, d)`` query vectors.
+        passages: ``(n_passages, d)`` the store's vectors (also the int8 calibration).
+        settings: the settings (float32 is the reference; a truncation to ``d`` dimensions or more is left out).
+        model: the rows' model label.
+        probe: the rows' probe name.
+        **bootstrap: ``n_resamples``, ``confidence``, ``seed``.
+
+    Returns:
+        Rows of :data:`core.probes.index_settings.TABLE_COLUMNS` without ``change``.
+
+    Raises:
+        ValueError: no query, or fewer passages than the deepest k.
+    """
+    from core.probes.retrieval.metrics import rate_with_ci
+
+    deepest = max(QUERY_KS)
+    if not len(queries):
+        raise ValueError("give at least one query")
+    if len(passages) < deepest:
+        raise ValueError(f"there are {len(passages)} passages; ranking a top {deepest} needs at least {deepest}")
+    exact = _top(setting_scores(FLOAT32_SETTING, queries, passages), deepest)
+    rows: list[tuple] = []
+    for setting in settings:
+        if setting.dims and setting.dims >= passages.shape[1]:
+            continue
+        got = _top(setting_scores(setting, queries, passages, passages), deepest)
+        changed = np.array([set(g) != set(e) for g, e in zip(got, exact, strict=True)])
+        rate, low, high = rate_with_ci(changed, **bootstrap)
+        rows.append((setting.name, model, probe, METRIC_TOP_CHANGED, constants.MODE_ALL, rate, low, high, len(changed)))
+        for k in QUERY_KS:
+            overlap = top_k_overlap(got, exact, k)
+            low, high = interval_or_nan(bootstrap_ci, overlap, **bootstrap)
+            value = float(overlap.mean())
+            rows.append((setting.name, model, probe, f"recall_at_{k}", constants.MODE_ALL, value, low, high, len(overlap)))
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS[:-1])
+
+
+def vectors_index_settings(
+    source: PassageVectors,
+    model: str,
+    settings: Sequence[IndexSetting],
+    *,
+    what: str = "stored",
+    probe: str = PROBE_STORE_QUERIES,
+    pairs: Mapping[str, pd.DataFrame] | None = None,
+    queries: Sequence[str] = (),
+    cache: EmbeddingCache | None = None,
+    options: EncodeOptions = DEFAULT_OPTIONS,
+    progress: ProgressFn | None = None,
+    threshold: float = constants.DEFAULT_THRESHOLD,
+    n_resamples: int | None = None,
+    confidence: float = constants.CONFIDENCE,
+    seed: int = constants.BOOTSTRAP_SEED,
+) -> tuple[IndexSettingsResult, ModelCheck]:
+    """Score pairs and queries under each setting with given vectors (a store's, a vectors file's).
+
+    Args:
+        source: the passages and their unit vectors.
+        model: the model that made the vectors (checked on 20 passages; it encodes the texts the source lacks).
+        settings: the index settings (float32 is added first when missing: it is the baseline).
+        what: how the vectors are named in notes and the model check's message (``stored``, ``given``).
+        probe: the queries' rows' probe name.
+        pairs: probe name -> pairs table (``text_a``, ``text_b``, optionally ``category``).
+        queries: queries ranked over the passages under each setting.
+        cache, options, progress: as for :func:`core.audit.run.audit_corpus`.
+        threshold: the pairs' failure threshold.
+        n_resamples, confidence, seed: of every bootstrap interval.
+
+    Returns:
+        The :class:`core.probes.index_settings.IndexSettingsResult` and the model check.
+
+    Raises:
+        ValueError: no pairs and no queries; ModelMismatch: the model did not make the vectors.
+    """
+    start = time.perf_counter()
+    pairs = dict(pairs or {})
+    query_texts = passage_keys(list(queries))
+    if not pairs and not query_texts:
+        raise ValueError(f"give pairs or queries to score against the {what} vectors")
+    chosen = list(settings)
+    if FLOAT32_SETTING not in chosen:
+        chosen.insert(0, FLOAT32_SETTING)
+    boot = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    held = {text: source.vectors[i] for i, text in enumerate(source.passages)}
+    pair_texts = list(
+        dict.fromkeys(passage_key(t) for f in pairs.values() for c in (constants.COL_TEXT_A, constants.COL_TEXT_B) for t in f[c])
+    )
+    missing = [t for t in pair_texts if t not in held]
+    checked = encode_checked(
+        source.passages, source.vectors, model, [*missing, *query_texts], what=what, cache=cache, options=options, progress=progress
+    )
+    from core.models.registry import short_name
+
+    notes = list(source.notes)
+    if missing:
+        notes.append(
+            f"{len(missing):,} of the {len(pair_texts):,} pair texts are not in the {'store' if what == 'stored' else 'vectors file'}: "
+            f"their vectors are {short_name(checked.label)}'s, encoded now; "
+            f"the other {len(pair_texts) - len(missing):,} are the {what} vectors"
+        )
+    dimension = source.vectors.shape[1]
+    skipped = [s.name for s in chosen if s.dims and s.dims >= dimension]
+    if skipped:
+        notes.append(f"{short_name(checked.label)}: {', '.join(skipped)} skipped: the {what} vectors have {dimension} dimensions")
+    frames = []
+    for name, frame in pairs.items():
+        by_text: dict[str, np.ndarray] = {}
+        for text in [*frame[constants.COL_TEXT_A].astype(str), *frame[constants.COL_TEXT_B].astype(str)]:
+            key = passage_key(text)
+            by_text[text] = held[key] if key in held else checked.vectors[key]
+        frames.append(
+            pair_setting_rows(
+                frame, by_text, chosen, model=checked.label, probe=name, threshold=threshold, calibration=source.vectors, **boot
+            )
+        )
+    if query_texts:
+        query_matrix = embedding_matrix(checked.vectors, query_texts)
+        frames.append(query_setting_rows(query_matrix, source.vectors, chosen, model=checked.label, probe=probe, **boot))
+    table = with_change(pd.concat(frames, ignore_index=True))
+    order = {s.name: i for i, s in enumerate(chosen)}
+    table = table.sort_values("setting", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
+    return IndexSettingsResult(table, {}, notes, tuple(s.name for s in chosen), time.perf_counter() - start), checked.check
