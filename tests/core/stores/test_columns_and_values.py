@@ -10,7 +10,7 @@ from store_support import build_chroma, build_lance, folder_digest
 
 from core.models.registry import MINILM_L6
 from core.stores import lance
-from core.stores.base import StoreError, collection_from_rows, pick_column
+from core.stores.base import StoreError, finish_rows, pick_column, rows_reader
 from core.stores.kinds import open_store
 
 N = 30
@@ -122,7 +122,9 @@ def test_vectors_far_from_unit_length_say_why_the_stores_search_finds_nothing(sc
 
 def test_repeated_ids_get_a_note_and_the_check_says_how_many_it_read(cli, tmp_path, stored):
     texts, vectors = stored
-    got = collection_from_rows(["a", "a", "b", "c", "c"], ["t1", "t2", "t3", "t4", "t5"], vectors[:5], "text", "vector")
+    rows = rows_reader(5, "text", "vector")
+    rows.add_rows(["a", "a", "b", "c", "c"], ["t1", "t2", "t3", "t4", "t5"], vectors[:5])
+    got = finish_rows(rows, "text", "vector")
     assert got.notes == ["2 id(s) name more than one row: rows are matched by their text, never their id, so each text is read once"]
     ids = [f"p{i // 2}" for i in range(N)]
     uri = build_lance(tmp_path / "kb.lance", texts[:N], vectors[:N], columns={"id": ids})
