@@ -152,17 +152,24 @@ def _write(out: Path, pairs: pd.DataFrame, doc: dict[str, Any]) -> None:
         raise CliError(f"cannot write to {out}: {exc.strerror or exc}") from exc
 
 
-def _print(summary: pd.DataFrame, findings: list[str]) -> None:
+def _print(summary: pd.DataFrame, said) -> None:
+    """The findings as a person reads them (lead sentence, the table of every model, notes, worst pairs), then the per-mode numbers."""
+    from core.audit.findings import SHARE_COLUMNS, mode_words, summary_words
+
+    print(said.lead)
+    print()
+    print(said.words_table().to_string(index=False))
+    for line in (*said.notes, *said.worst):
+        print(line)
     shown = summary[[c for c in SHOWN if c in summary.columns]]
-    shown = shown.assign(model=shown[constants.COL_MODEL].map(registry.short_name))
+    shown = shown.assign(model=shown[constants.COL_MODEL].map(registry.short_name), mode=shown["mode"].map(mode_words))
     if summary["n_queries"].fillna(0).eq(0).all():
         shown = shown.drop(columns=["query_twin_top5", "twin_first"])
-    with pd.option_context("display.width", 220, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
-        print("== confusable twins above the threshold, per model and mode (share of passages with a twin; 95% bootstrap CI) ==")
-        print(shown.to_string(index=False))
+    shown = shown.assign(**{c: shown[c].map(lambda x: "—" if x != x else f"{100 * x:.1f}%") for c in shown.columns if c in SHARE_COLUMNS})
     print()
-    for line in findings:
-        print(line)
+    print("Per model and failure mode (share of passages with a twin, 95% bootstrap CI):")
+    with pd.option_context("display.width", 220, "display.max_columns", 20):
+        print(shown.rename(columns=summary_words(said.judged)).to_string(index=False))
 
 
 def _planted_lines(scores: pd.DataFrame, split: str) -> list[str]:
@@ -181,8 +188,9 @@ def _planted_lines(scores: pd.DataFrame, split: str) -> list[str]:
 
 def cmd_audit(args) -> int:
     """Audit the corpus; print the risk and findings (or one JSON document); write ``--out``."""
+    from core.audit.findings import audit_findings, history_settings
     from core.audit.neighbours import TooManyPairs
-    from core.audit.risk import audit_findings, risk_summary, summary_doc
+    from core.audit.risk import risk_summary, summary_doc
     from core.audit.run import audit_corpus
     from core.cli.history import record_history
     from core.cli.outputs import output_folder
@@ -252,14 +260,14 @@ def cmd_audit(args) -> int:
         print("error: no model produced results", file=sys.stderr)
         return EXIT_NO_MODEL
     summary = risk_summary(result, args.threshold)
-    findings = audit_findings(result, summary, args.threshold)
-    doc = {**summary_doc(result, summary, findings), "threshold": args.threshold, "sources": [suite_source(s) for s in sources]}
+    extra: list[str] = []
+    planted_doc = judge_doc = None
     if planted is not None:
         from core.audit.planted import planted_scores
 
         scores = planted_scores(result, planted, args.threshold)
-        doc["planted"] = {"split": planted.split, "n_planted": len(planted.planted), "scores": json.loads(scores.to_json(orient="records"))}
-        findings = [*findings, *_planted_lines(scores, planted.split)]
+        planted_doc = {"split": planted.split, "n_planted": len(planted.planted), "scores": json.loads(scores.to_json(orient="records"))}
+        extra += _planted_lines(scores, planted.split)
     pairs = result.pairs
     if args.judge is not None:
         from core.audit.judge import judge_twins
@@ -267,25 +275,27 @@ def cmd_audit(args) -> int:
 
         judgement = judge_twins(pairs_at(result, args.threshold), args.judge)
         pairs = judgement.apply(pairs)
-        doc["judge"] = {"model": judgement.model, "error": judgement.error, "summary": judgement.summary(pairs)}
-        findings = [*findings, judgement.sentence(pairs)]
+        judge_doc = {"model": judgement.model, "error": judgement.error, "summary": judgement.summary(pairs)}
+        extra.append(judgement.sentence(pairs))
         if judgement.error is not None:
             print(f"note: {judgement.sentence(pairs)}", file=sys.stderr)
-    # The approximate search's recall is a finding like the others: stored in the history, the report and the JSON too.
-    for model, search in result.search.items():
-        if search.method != "exact":
-            recall = "no close pair touched the sample" if search.recall != search.recall else f"{search.recall:.4f}"
-            findings = [
-                *findings,
-                f"{registry.short_name(model)}: close pairs by {search.method}; recall against exact search on a sample of "
-                f"{search.sample:,} passages ({search.exact_pairs_in_sample:,} exact pairs): {recall}.",
-            ]
-    doc["findings"] = findings
+    # One assembly of the findings, the page's too: lead, table, the search's recall, the judge, the planted corpus, worst pairs.
+    said = audit_findings(result, summary, args.threshold, extra=extra)
+    findings = said.lines()
+    doc = {
+        **summary_doc(result, summary, findings, said.table),
+        "threshold": args.threshold,
+        "sources": [suite_source(s) for s in sources],
+    }
+    if planted_doc is not None:
+        doc["planted"] = planted_doc
+    if judge_doc is not None:
+        doc["judge"] = judge_doc
     name = Path(args.beir or args.corpus).name if args.planted is None else f"planted-{args.planted}"
     record_history(
         "audit",
         audit_pairs(result.pairs, name),
-        {"sources": doc["sources"], "threshold": args.threshold, "mode": "audit", "findings": findings},
+        {"sources": doc["sources"], **history_settings(said, args.threshold)},
         result.errors,
     )
     if out is not None:
@@ -293,7 +303,7 @@ def cmd_audit(args) -> int:
     if args.json:
         print(json.dumps(doc, indent=1, ensure_ascii=False))
     else:
-        _print(summary, findings)
+        _print(summary, said)
     if out is not None:
         print(f"wrote close-pairs.parquet, close-pairs.csv and summary.json to {out}", file=sys.stderr if args.json else sys.stdout)
     return 0

@@ -47,7 +47,7 @@ def test_audit_writes_pairs_and_summary(cli, corpus_file, tmp_path, minilm):
         "--quiet",
     )
     assert code == 0, stderr
-    assert "MiniLM-L6: 66.7% of passages (4 of 6" in stdout
+    assert "66.7% of the 6 passages have a confusable twin above 0.60 for MiniLM-L6" in stdout
     assert "Worst pair (" in stdout
     pairs = pd.read_parquet(out / "close-pairs.parquet")
     assert {"model", "text_a", "text_b", "cosine", "kind", "mode", "id_a", "id_b", "changed_a", "changed_b"} <= set(pairs.columns)
@@ -114,7 +114,7 @@ def test_usage_errors_before_any_work(cli, corpus_file, tmp_path):
 def test_no_close_pair_and_too_many(cli, corpus_file, minilm):
     code, stdout, stderr = cli("audit", "--corpus", str(corpus_file), "--threshold", "0.99", "--models", MINILM_L6, "--quiet")
     assert code == 0, stderr
-    assert "no two passages of the 6 are confusable twins above 0.99" in stdout
+    assert "No two of the 6 passages are confusable twins above 0.99 for MiniLM-L6." in stdout
     code, _, stderr = cli("audit", "--corpus", str(corpus_file), "--threshold", "-1", "--max-pairs", "3", "--models", MINILM_L6, "--quiet")
     assert code == 2 and "more than 3 pairs score above -1; raise the threshold" in stderr
 
