@@ -94,10 +94,10 @@ def report_html_bytes(results: pd.DataFrame, threshold: float, title: str, setti
     from core.models.registry import short_name
     from core.probes.labels import report_labels
 
-    said, match, label_settings = report_labels(results, threshold, match_label, short_name)
-    return report_html(results, threshold, title, settings, label_sentences=said, match=match, label_settings=label_settings).encode(
-        "utf-8"
-    )
+    said, match, label_settings, label_table = report_labels(results, threshold, match_label, short_name)
+    return report_html(
+        results, threshold, title, settings, label_sentences=said, match=match, label_settings=label_settings, label_table=label_table
+    ).encode("utf-8")
 
 
 def report_download(results: pd.DataFrame, threshold: float, title: str, settings: dict, key: str, match_label: object = None) -> None:

@@ -77,36 +77,50 @@ def compare_findings(frame: pd.DataFrame) -> list[str]:
     ]
 
 
+MIN_HEADLINE_PAIRS = 5  # a failure mode with fewer pairs is no headline: one pair above the threshold would read "100%"
+
+
 def failure_mode_findings(summary: pd.DataFrame, threshold: float) -> list[str]:
     """The worst failure mode at the threshold and the model fooled most often, in two sentences.
 
+    A failure rate is said as the share of pairs scored above the threshold (a failure), never as pairs that "pass".
+    Only a failure mode with at least :data:`MIN_HEADLINE_PAIRS` pairs can lead: a rate from one or two pairs is an
+    example, not a finding.
+
     Args:
-        summary: :func:`core.scoring.tables.category_summary` output (model, category, failure_rate).
+        summary: :func:`core.scoring.tables.category_summary` output (model, category, n, failure_rate).
         threshold: the threshold the failure rates are at.
 
     Returns:
-        Up to two sentences; empty when the summary holds no failure mode.
+        Up to two sentences; empty when the summary holds no failure mode; one sentence saying so when every failure
+        mode has too few pairs.
     """
     rows = summary[summary[constants.COL_CATEGORY].isin(lexicon.FAILURE_MODES)].dropna(subset=["failure_rate"])
     if rows.empty:
         return []
-    worst = rows.iloc[int(rows["failure_rate"].to_numpy(float).argmax())]
+    enough = rows[rows["n"] >= MIN_HEADLINE_PAIRS]
+    if enough.empty:
+        return [
+            f"Every failure mode here has fewer than {MIN_HEADLINE_PAIRS} pairs per model: too few for a headline; the table by "
+            "category gives each rate with its count."
+        ]
+    worst = enough.iloc[int(enough["failure_rate"].to_numpy(float).argmax())]
     label = lexicon.CATEGORY_LABELS.get(worst[constants.COL_CATEGORY], worst[constants.COL_CATEGORY])
     first = (
         f"At threshold {threshold:.2f}, {short_name(worst[constants.COL_MODEL])} scores {_pct(worst['failure_rate'])} of the "
-        f"{label.lower()} pairs above the threshold: a retriever would return them as matches."
+        f"{int(worst['n'])} {label.lower()} pairs above the threshold: a retriever would return them as matches."
     )
     # Pooled over the adversarial pairs: each mode weighs by its number of pairs.
     sums = rows.assign(_above=rows["failure_rate"] * rows["n"]).groupby(constants.COL_MODEL, sort=False)[["_above", "n"]].sum()
     overall = sums["_above"] / sums["n"]
     if len(overall) == 1:
-        return [first, f"Across all failure modes, {_pct(float(overall.iloc[0]))} of its adversarial pairs pass the threshold."]
+        return [first, f"Across all failure modes, {_pct(float(overall.iloc[0]))} of its adversarial pairs score above the threshold."]
     values, names = overall.to_numpy(float), [str(m) for m in overall.index]
     most, least = int(values.argmax()), int(values.argmin())
     return [
         first,
-        f"Across all failure modes, {short_name(names[most])} passes {_pct(values[most])} of the adversarial pairs and "
-        f"{short_name(names[least])} {_pct(values[least])}.",
+        f"Across all failure modes, {short_name(names[most])} scores {_pct(values[most])} of the adversarial pairs above the "
+        f"threshold and {short_name(names[least])} {_pct(values[least])} (lower is better).",
     ]
 
 

@@ -43,12 +43,27 @@ def test_failure_modes_worst_mode_and_pooled_rates():
     )
     first, second = failure_mode_findings(summary, 0.7)
     assert (
-        first
-        == "At threshold 0.70, MiniLM-L6 scores 90% of the negation pairs above the threshold: a retriever would return them as matches."
+        first == "At threshold 0.70, MiniLM-L6 scores 90% of the 10 negation pairs above the threshold: a retriever would return them as "
+        "matches."
     )
     # pooled over pairs, controls left out: L6 (9 + 3) / 40 = 30%, mpnet (5 + 15) / 40 = 50%
-    assert second == "Across all failure modes, mpnet-base passes 50% of the adversarial pairs and MiniLM-L6 30%."
+    # A failure rate is never said as a pass rate.
+    assert (
+        second == "Across all failure modes, mpnet-base scores 50% of the adversarial pairs above the threshold and MiniLM-L6 30% "
+        "(lower is better)."
+    )
     assert failure_mode_findings(summary[summary["category"] == "positive_control"], 0.7) == []
+
+
+def test_no_headline_from_a_single_pair():
+    """A mode of one pair above the threshold would lead with "100%": a mode needs 5 pairs to lead."""
+    summary = pd.DataFrame(
+        {"model": [L6, L6], "category": ["negation", "numerical"], "n": [1, 6], "failure_rate": [1.0, 0.5], "mean": [0.9, 0.7]}
+    )
+    first, _ = failure_mode_findings(summary, 0.7)
+    assert first.startswith("At threshold 0.70, MiniLM-L6 scores 50% of the 6 numerical pairs")
+    (only,) = failure_mode_findings(summary[summary["category"] == "negation"], 0.7)
+    assert only.startswith("Every failure mode here has fewer than 5 pairs per model: too few for a headline")
 
 
 def test_worst_first_puts_high_scoring_no_match_pairs_then_low_scoring_match_pairs_first():
