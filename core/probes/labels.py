@@ -153,6 +153,19 @@ def match_labels(values: pd.Series, match_label: object = None) -> pd.Series:
     return out
 
 
+def label_words(values: pd.Series, match_label: object = None) -> pd.Series:
+    """Each label as a reader sees it on a chart's axis: "match (1)" / "no match (0)" for a match or no-match label
+    (:func:`match_labels`), else the label as written.
+
+    Returns:
+        Text, shape (n,), aligned with ``values``.
+    """
+    text = values.astype("string").str.strip().fillna("")
+    flag = match_labels(values, match_label)
+    said = np.where(flag == 1.0, "match (" + text + ")", np.where(flag == 0.0, "no match (" + text + ")", text))
+    return pd.Series(said, index=values.index, dtype=object)
+
+
 def label_kind(values: pd.Series, match_label: object = None) -> str:
     """What a label column is: ``binary``, ``graded``, ``text`` or ``none`` (no non-empty label).
 
