@@ -236,6 +236,54 @@ def retrieval_findings(win_rates: pd.DataFrame, summary: pd.DataFrame | None = N
     return out
 
 
+def retrieval_headline(win_rates: pd.DataFrame, summary: pd.DataFrame | None = None) -> tuple[str, pd.DataFrame]:
+    """The retrieval suite's headline: one sentence and a table, "lower is better" said once (not once per model).
+
+    Args:
+        win_rates: ``RetrievalResult.win_rates`` (model, mitigation, mode, win_rate); the ``all`` mode rows are used.
+        summary: ``RetrievalResult.summary()``, or None: with it, the table gives each mitigation's fixed, broken and ties.
+
+    Returns:
+        (sentence, table): the table has one row per model and mitigation (plain cosine first) with ``model``,
+        ``mitigation`` (as read), ``win_rate`` and, with ``summary``, ``fixed``, ``broken``, ``ties``; the sentence names
+        the range with the plain cosine and the mitigation that brings a model lowest. Empty sentence without plain rows.
+    """
+    rows = win_rates[win_rates[constants.COL_MODE] == constants.MODE_ALL]
+    columns = [constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_WIN_RATE, constants.COL_FIXED, constants.COL_BROKEN]
+    table = rows[[constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_WIN_RATE]].copy()
+    if summary is not None and not summary.empty:
+        extra = [c for c in (constants.COL_FIXED, constants.COL_BROKEN, constants.COL_TIES) if c in summary.columns]
+        table = table.merge(summary[[constants.COL_MODEL, constants.COL_MITIGATION, *extra]], how="left", sort=False)
+        table.loc[table[constants.COL_MITIGATION] == constants.MITIGATION_NONE, extra] = float("nan")
+    table = table.assign(
+        _plain=table[constants.COL_MITIGATION] != constants.MITIGATION_NONE,
+        _order=table[constants.COL_MODEL].map({m: i for i, m in enumerate(dict.fromkeys(table[constants.COL_MODEL]))}),
+    )
+    table = table.sort_values(["_order", "_plain"], kind="stable").drop(columns=["_plain", "_order"]).reset_index(drop=True)
+    table[constants.COL_MITIGATION] = table[constants.COL_MITIGATION].map(_label)
+    plain = rows[rows[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
+    if plain.empty:
+        return "", table[[c for c in [*columns, constants.COL_TIES] if c in table.columns]]
+    rates = plain.set_index(constants.COL_MODEL)[constants.COL_WIN_RATE].astype(float)
+    worst, best = rates.idxmax(), rates.idxmin()
+    said = (
+        f"{short_name(str(worst))} ranks the contradiction above the restatement for {_pct(rates[worst])} of the variants"
+        if len(rates) == 1
+        else f"With the plain cosine, models rank the contradiction above the restatement for {_pct(rates[best])} "
+        f"({short_name(str(best))}) to {_pct(rates[worst])} ({short_name(str(worst))}) of the variants"
+    )
+    fixes = rows[rows[constants.COL_MITIGATION] != constants.MITIGATION_NONE]
+    if not fixes.empty:
+        low = fixes.iloc[int(fixes[constants.COL_WIN_RATE].to_numpy(float).argmin())]
+        said += (
+            f"; {_label(str(low[constants.COL_MITIGATION]))} brings {short_name(str(low[constants.COL_MODEL]))} to "
+            f"{_pct(float(low[constants.COL_WIN_RATE]))}"
+        )
+    return said + " (lower is better; the table gives every model and fix).", table[
+        [c for c in [*columns, constants.COL_TIES] if c in table.columns]
+    ]
+
+
 def triples_findings(summary: pd.DataFrame) -> list[str]:
     """What a triples file says: how often a negative outranks its positive, how often a positive comes first, and each mitigation's effect.
 
@@ -302,6 +350,39 @@ def beir_findings(summary: pd.DataFrame) -> list[str]:
             for _, r in mine[mine[constants.COL_MITIGATION] != constants.MITIGATION_NONE].iterrows()
         ]
         out.append(sentence + ("; " + "; ".join(effects) if effects else "") + ".")
+    return out
+
+
+def demoted_findings(demoted: pd.DataFrame, n_queries: dict[str, int], mitigation: str) -> list[str]:
+    """A warning in words when a mitigation moved a passage the user judged relevant down (BEIR): the contradiction guard
+    penalises a correct passage whose polarity differs from the query's ("Is aspirin recommended?" answered by "Aspirin is
+    not recommended").
+
+    Args:
+        demoted: ``BeirResult.demoted(mitigation)`` (model, query, rank_before, rank_after; NaN after: out of the top 20).
+        n_queries: model -> queries it ranked.
+        mitigation: the mitigation's name (``guard``, ``bm25-rrf``, ...).
+
+    Returns:
+        One sentence per model with a demoted passage, the first such query as its example; empty when none was.
+    """
+    out = []
+    for model, rows in demoted.groupby(constants.COL_MODEL, sort=False):
+        first = rows.iloc[0]
+        after = "out of the top 20" if pd.isna(first["rank_after"]) else f"to rank {int(first['rank_after'])}"
+        why = (
+            ": it penalises a passage whose polarity differs from the query's, as a correct answer's can (“Is aspirin "
+            "recommended?” answered by “Aspirin is not recommended”)"
+            if mitigation == constants.MITIGATION_GUARD
+            else ""
+        )
+        n = len(rows)
+        total = int(n_queries.get(str(model), n))
+        out.append(
+            f"{_label(mitigation)[:1].upper()}{_label(mitigation)[1:]} moved a passage you judged relevant down for {n} of "
+            f"{total} quer{'y' if total == 1 else 'ies'} with {short_name(str(model))}{why}. For example "
+            f"“{first[constants.COL_QUERY]}”: its relevant passage went from rank {int(first['rank_before'])} {after}."
+        )
     return out
 
 

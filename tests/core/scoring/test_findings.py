@@ -118,6 +118,40 @@ def test_retrieval_findings_put_fixed_broken_and_ties_beside_each_mitigations_ra
     ]
 
 
+def test_retrieval_headline_is_one_sentence_and_a_table():
+    """Four models once said "(lower is better)" four times: one sentence names the range and the best fix, the table the rest."""
+    from core import constants
+    from core.scoring.findings import retrieval_headline
+
+    rates = pd.DataFrame(
+        {
+            "model": [L6, L6, MP, MP],
+            "mitigation": ["none", "guard", "none", "guard"],
+            "mode": ["all"] * 4,
+            "win_rate": [0.91, 0.25, 0.60, 0.40],
+        }
+    )
+    summary = pd.DataFrame(
+        {
+            "model": [L6, L6, MP, MP],
+            "mitigation": ["none", "guard"] * 2,
+            "ties": [0, 1, 0, 0],
+            "fixed": [0, 9, 0, 3],
+            "broken": [0, 2, 0, 1],
+        }
+    )
+    guard = constants.MITIGATION_LABELS["guard"]
+    lead, table = retrieval_headline(rates, summary)
+    assert lead == (
+        "With the plain cosine, models rank the contradiction above the restatement for 60% (mpnet-base) to 91% (MiniLM-L6) of the "
+        f"variants; {guard} brings MiniLM-L6 to 25% (lower is better; the table gives every model and fix)."
+    )
+    assert lead.count("lower is better") == 1
+    assert table["mitigation"].tolist() == [constants.MITIGATION_LABELS["none"], guard] * 2
+    assert table["fixed"].iloc[1] == 9 and pd.isna(table["fixed"].iloc[0])  # the plain cosine fixes nothing: blank, not 0
+    assert retrieval_headline(rates[rates["mitigation"] != "none"])[0] == ""
+
+
 def test_triples_and_beir_findings_by_hand():
     """Issue 33.5: triples and BEIR results lead with a sentence, each mitigation's effect with what it flipped."""
     from core import constants
