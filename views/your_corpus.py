@@ -217,13 +217,17 @@ if key is not None and result is not None:
         "and the share whose first passage has its twin right there."
     )
     shown = summary.assign(**{constants.COL_MODEL: summary[constants.COL_MODEL].map(state.short), "mode": summary["mode"].map(mode_words)})
-    hide = ("threshold", "n_passages", *([] if result.queries else QUERY_COLUMNS))
+    # Near-duplicate and other pairs are counted by the "Show" choice below; here the twins, so the table fits 1280 px.
+    hide = ("threshold", "n_passages", "near_duplicate_pairs", "other_pairs", *([] if result.queries else QUERY_COLUMNS))
     widgets.results_table(
         shown.drop(columns=[c for c in hide if c in shown.columns]),
         "your-corpus-risk",
         lead=(constants.COL_MODEL, "mode", "twin_pairs", "passages_with_twin", "twin_share", "twin_share_ci_low", "twin_share_ci_high"),
         labels=words,
-        column_config={c: st.column_config.NumberColumn(words[c], format="percent") for c in SHARE_COLUMNS if c in shown.columns},
+        column_config={
+            "mode": st.column_config.TextColumn(words["mode"], width="medium"),
+            **{c: st.column_config.NumberColumn(words[c], format="percent") for c in SHARE_COLUMNS if c in shown.columns},
+        },
         download=summary,
     )
     st.plotly_chart(audit_ui.twin_curve_figure(resources.audit_curve(key), threshold), width="stretch", key="chart-your-corpus-curve")

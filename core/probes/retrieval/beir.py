@@ -116,7 +116,7 @@ class BeirResult:
         after = r[r[constants.COL_MITIGATION] == mitigation][[*keys, "relevant_rank"]]
         both = before.merge(after, on=keys, suffixes=("_before", "_after"))
         was, now = both["relevant_rank_before"], both["relevant_rank_after"]
-        down = was.notna() & (now.isna() | (now > was))
+        down = (was.notna() & (now.isna() | (now > was).fillna(False))).astype(bool)
         out = both[down].rename(columns={"relevant_rank_before": "rank_before", "relevant_rank_after": "rank_after"})
         return out[columns].reset_index(drop=True)
 
@@ -254,7 +254,8 @@ def _relevant_columns(top: _TopK, qrels: list[dict[str, int]], judged_texts: Map
         ids.append(best or "")
         texts.append(judged_texts.get(best, "") if best is not None else "")
         ranks.append(float("nan"))
-    return {"relevant_id": ids, "relevant": texts, "relevant_rank": ranks}
+    # A rank is a whole number; none (not among the top kept) is missing, not NaN shown as "nan".
+    return {"relevant_id": ids, "relevant": texts, "relevant_rank": pd.array([None if r != r else int(r) for r in ranks], dtype="Int64")}
 
 
 def _tabulate(
