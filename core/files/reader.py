@@ -30,7 +30,6 @@ _CATEGORY_GUESSES = ("category", "type", "kind", "group")
 _LABEL_GUESSES = ("label", "score", "gold", "similar")
 # A column named with one of these words is a label too (same_meaning, is_duplicate, paraphrase_label, match).
 _LABEL_WORDS = ("label", "gold", "similar", "similarity", "same", "match", "paraphrase", "duplicate", "equivalent", "entailment")
-_BINARY_VALUES = {"0", "1", "0.0", "1.0", "true", "false", "yes", "no"}
 _ID_GUESSES = ("pair_id", "id")
 _SAMPLE_ROWS = 200  # rows a column's values are judged on when guessing the text columns
 _FILE_NAME = re.compile(r"^[^\s/\\]*[/\\]?[^\s]*\.[A-Za-z0-9]{1,5}$")  # img_0001.jpg, images/a.png
@@ -183,7 +182,7 @@ def _distinct(names: list[str]) -> list[str]:
 
 
 def _by_name(columns: list[str]) -> dict[str, str | None]:
-    """Roles whose column is recognised by its name (case-insensitive)."""
+    """Roles whose column is recognised by its name (case-insensitive); a label also by a word of it (``same_meaning``)."""
     lower = {c.lower(): c for c in columns}
 
     def pick(options: tuple[str, ...]) -> str | None:
@@ -202,16 +201,6 @@ def _by_name(columns: list[str]) -> dict[str, str | None]:
             (c for c in columns if c not in taken and set(re.split(r"[\s_\-.]+", str(c).lower())) & set(_LABEL_WORDS)), None
         )
     return found
-
-
-def _binary_column(frame: pd.DataFrame, columns: list[str]) -> str | None:
-    """The first of ``columns`` whose every non-empty value is 0/1 (or true/false, yes/no): a label by its values."""
-    for col in columns:
-        values = frame[col].astype(str).str.strip().str.lower()
-        values = values[values != ""].head(_SAMPLE_ROWS)
-        if not values.empty and set(values) <= _BINARY_VALUES and values.nunique() == 2:
-            return col
-    return None
 
 
 def _not_text(name: str, values: pd.Series) -> str | None:
@@ -279,8 +268,6 @@ def guess_mapping(columns: list[str], frame: pd.DataFrame | None = None) -> dict
     for role in (constants.COL_TEXT_A, constants.COL_TEXT_B):
         if mapping[role] is None and free:
             mapping[role] = free.pop(0)
-    if frame is not None and mapping[constants.COL_LABEL] is None:
-        mapping[constants.COL_LABEL] = _binary_column(frame, [c for c in columns if c not in mapping.values()])
     return mapping
 
 

@@ -502,10 +502,12 @@ def test_a_binary_column_named_same_meaning_is_the_label_and_the_box_plot_says_m
     assert axis == {"match (1)", "no match (0)"}
 
 
-def test_guess_mapping_finds_a_label_by_its_name_or_its_zero_one_values():
-    frame = pd.DataFrame({"s1": ["a b c d", "e f g h"], "s2": ["x y z w", "t u v w"], "flag": ["1", "0"]})
-    assert guess_mapping(list(frame.columns), frame)["label"] == "flag"  # by its values
-    assert guess_mapping(["text_a", "text_b", "is_duplicate"])["label"] == "is_duplicate"  # by a word of its name
+def test_guess_mapping_finds_a_label_by_a_word_of_its_name():
+    assert guess_mapping(["text_a", "text_b", "is_duplicate"])["label"] == "is_duplicate"
+    assert guess_mapping(["question", "answer", "Same Meaning"])["label"] == "Same Meaning"
+    # A 0/1 column named for something else (1 = negated) is not a label to guess: its polarity is anyone's.
+    frame = pd.DataFrame({"s1": ["a b c d", "e f g h"], "s2": ["x y z w", "t u v w"], "is_negated": ["1", "0"]})
+    assert guess_mapping(list(frame.columns), frame)["label"] is None
     assert guess_mapping(["text_a", "text_b", "same_meaning", "label"])["label"] == "label"  # the exact name first
     words = pd.DataFrame({"s1": ["a b c d", "e f g h"], "s2": ["x y z w", "t u v w"], "source": ["web", "book"]})
     assert guess_mapping(list(words.columns), words)["label"] is None  # a column of words is no label
