@@ -264,13 +264,14 @@ def retrieval_headline(win_rates: pd.DataFrame, summary: pd.DataFrame | None = N
     plain = rows[rows[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
     if plain.empty:
         return "", table[[c for c in [*columns, constants.COL_TIES] if c in table.columns]]
-    rates = plain.set_index(constants.COL_MODEL)[constants.COL_WIN_RATE].astype(float)
-    worst, best = rates.idxmax(), rates.idxmin()
+    values = plain[constants.COL_WIN_RATE].to_numpy(float)
+    names = [str(m) for m in plain[constants.COL_MODEL]]
+    worst, best = int(values.argmax()), int(values.argmin())
     said = (
-        f"{short_name(str(worst))} ranks the contradiction above the restatement for {_pct(rates[worst])} of the variants"
-        if len(rates) == 1
-        else f"With the plain cosine, models rank the contradiction above the restatement for {_pct(rates[best])} "
-        f"({short_name(str(best))}) to {_pct(rates[worst])} ({short_name(str(worst))}) of the variants"
+        f"{short_name(names[worst])} ranks the contradiction above the restatement for {_pct(values[worst])} of the variants"
+        if len(values) == 1
+        else f"With the plain cosine, models rank the contradiction above the restatement for {_pct(values[best])} "
+        f"({short_name(names[best])}) to {_pct(values[worst])} ({short_name(names[worst])}) of the variants"
     )
     fixes = rows[rows[constants.COL_MITIGATION] != constants.MITIGATION_NONE]
     if not fixes.empty:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -239,7 +239,7 @@ def _gains(qrels: list[dict[str, int]], ids: list[str]) -> np.ndarray:
     return out
 
 
-def _relevant_columns(top: _TopK, qrels: list[dict[str, int]], judged_texts: Mapping[str, str]) -> dict[str, list]:
+def _relevant_columns(top: _TopK, qrels: list[dict[str, int]], judged_texts: Mapping[str, str]) -> dict[str, Any]:
     """Each query's relevant passage beside its top one: the judged-relevant passage ranked highest (its 1-based rank), else
     the most relevant judged passage with no rank (it is not among the passages kept per query)."""
     ids, texts, ranks = [], [], []
