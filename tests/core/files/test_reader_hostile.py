@@ -229,7 +229,10 @@ def test_five_thousand_columns_are_named_a_few_and_counted():
     row = ",".join(["A cat sat", "A dog sat", *("x" for _ in range(4998))])
     _, _, notes = _pairs(f"{header}\n{row}\n".encode())
     [note] = [n for n in notes if n.startswith("ignored")]
-    assert note == "ignored 4,998 column(s) not chosen in the column boxes: " + ", ".join(f"extra_column_{i}" for i in range(8)) + " and 4,990 more"
+    assert (
+        note
+        == "ignored 4,998 column(s) not chosen in the column boxes: " + ", ".join(f"extra_column_{i}" for i in range(8)) + " and 4,990 more"
+    )
     with pytest.raises(PairsFileError) as info:
         apply_mapping(
             parse_pairs(f"{header}\n{row}\n".encode(), "wide.csv"), {constants.COL_TEXT_A: "no_such_column", constants.COL_TEXT_B: "text_b"}
