@@ -118,3 +118,46 @@ def test_beir_wrong_top_passage_beside_the_relevant_one(page, server):
     relevant.scroll_into_view_if_needed()
     E.viewport_screenshot(page, "findings-beir-side-by-side")
     E.screenshot(page, "findings-beir-full")
+
+
+def test_retrieval_headline_table_and_whole_mode_labels(page, server):
+    """The suite's headline is one sentence and a table; Direction (beyond the papers) is whole under its bars."""
+    page.set_viewport_size(LAPTOP)
+    E.goto(page, f"{server.url}/retrieval")
+    groups = page.get_by_label("Anchor groups to run", exact=True)
+    groups.fill("8")
+    E.act(page, lambda: groups.press("Enter"))
+    E.act(page, lambda: page.get_by_role("button", name="Run retrieval probes").click(), timeout_ms=E.RUN_TIMEOUT_MS)
+    E.assert_no_errors(page)
+    main = page.locator(E.MAIN)
+    lead = main.get_by_text("ranks the contradiction above the restatement for").first
+    expect(lead).to_be_visible()
+    assert (lead.inner_text()).count("lower is better") == 1
+    headline = E.read_dataframe(lead.locator("xpath=following::*[@data-testid='stDataFrame'][1]"))
+    assert "contradiction ranked above the restatement" in headline.columns
+    E.viewport_screenshot(page, "findings-retrieval-headline")
+    chart = main.locator("[data-testid='stPlotlyChart']").filter(has_text="Adversarial win rate by failure mode").first
+    chart.scroll_into_view_if_needed()
+    E.wait_charts_drawn(page)
+    tick = chart.locator(".xtick text", has_text="Direction")
+    expect(tick).to_have_count(1)
+    expect(tick).to_contain_text("(beyond the papers)")
+    box, frame = tick.bounding_box(), chart.bounding_box()
+    assert box and frame and box["x"] >= frame["x"] and box["x"] + box["width"] <= frame["x"] + frame["width"], (box, frame)
+    assert box["y"] + box["height"] <= frame["y"] + frame["height"], (box, frame)
+    expect(chart.locator(".annotation-text", has_text="hatched")).to_have_count(1)  # 8 groups: some modes have fewer than 5
+    E.element_screenshot(page, chart, "findings-retrieval-win-rate-chart")
+
+
+def test_compare_calibrates_on_the_first_click_and_says_every_rate_is_100(page, server):
+    page.set_viewport_size(LAPTOP)
+    E.goto(page, f"{server.url}/compare")
+    E.act(page, lambda: page.get_by_role("button", name="Compare", exact=True).click())
+    E.assert_no_errors(page)
+    E.act(page, lambda: page.get_by_text("each model's calibrated threshold").click(), timeout_ms=E.RUN_TIMEOUT_MS)
+    main = page.locator(E.MAIN)
+    warning = main.get_by_text("lies below every pair of every failure mode").first
+    expect(warning).to_be_visible()
+    expect(main.get_by_text("press Calibrate on the control pairs")).to_have_count(0)
+    warning.scroll_into_view_if_needed()
+    E.viewport_screenshot(page, "findings-compare-calibrated")
