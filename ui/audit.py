@@ -1,4 +1,5 @@
-"""The "Your corpus" page's drawing helpers: twin pairs side by side with the differing words marked, the twin-share curve, the map."""
+"""The "Your corpus" page's drawing helpers: one card per close pair (every model's cosine, the differing words marked), grouped by
+mode; the twin-share curve; the map."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import constants, lexicon
+from core.audit.findings import mode_words
 from core.models.registry import model_color
 from core.words import word_changes
 from ui.charts import plot_text
@@ -16,19 +18,36 @@ from ui.state import short
 from ui.widgets import marked_text, md_escape, selected_rows
 
 
-def twin_pairs(pairs: pd.DataFrame, limit: int) -> None:
-    """The first ``limit`` pairs (worst first), each in a bordered box: both texts in full, differing words marked."""
-    for row in pairs.head(limit).to_dict(orient="records"):
-        marks_a, marks_b = word_changes(str(row["text_a"]), str(row["text_b"]))
-        with st.container(border=True):
-            what = str(row["mode"]).replace("_", " ") if row["kind"] == "twin" else str(row["kind"])
-            st.caption(
-                f"{md_escape(short(row['model']))} · cosine {float(row['cosine']):.3f} · {md_escape(what)} · "
-                f"passages {md_escape(row['id_a'])} and {md_escape(row['id_b'])}"
-            )
-            left, right = st.columns(2)
-            left.markdown(marked_text(marks_a))
-            right.markdown(marked_text(marks_b))
+def _cosines_line(cosines: dict[str, float], threshold: float) -> str:
+    """Every model's cosine for one pair, the ones above the threshold in bold."""
+    parts = [
+        f"{md_escape(short(m))} **{c:.3f}**" if c > threshold else f"{md_escape(short(m))} {c:.3f} (below {threshold:.2f})"
+        for m, c in cosines.items()
+    ]
+    return "cosine: " + " · ".join(parts)
+
+
+def pair_card(card: dict, threshold: float) -> None:
+    """One close pair in a bordered box: its passages' ids, every model's cosine, both texts in full, the differing words marked."""
+    marks_a, marks_b = word_changes(str(card["text_a"]), str(card["text_b"]))
+    with st.container(border=True):
+        st.caption(f"Passages {md_escape(card['id_a'])} and {md_escape(card['id_b'])} · {_cosines_line(card['cosines'], threshold)}")
+        left, right = st.columns(2)
+        left.markdown(marked_text(marks_a))
+        right.markdown(marked_text(marks_b))
+
+
+def pair_cards(cards: pd.DataFrame, limit: int, threshold: float) -> None:
+    """The first ``limit`` cards (``core.audit.findings.pair_cards``), under one heading per mode (twins) or kind."""
+    shown = cards.head(limit)
+    groups = [mode_words(str(m)) if k == "twin" else str(k) for m, k in zip(shown["mode"], shown["kind"], strict=True)]
+    every = [mode_words(str(m)) if k == "twin" else str(k) for m, k in zip(cards["mode"], cards["kind"], strict=True)]
+    for group in dict.fromkeys(groups):
+        total = every.count(group)
+        st.subheader(f"{group} · {total:,} pair{'' if total == 1 else 's'}", divider="gray")
+        for card, name in zip(shown.to_dict(orient="records"), groups, strict=True):
+            if name == group:
+                pair_card(card, threshold)
 
 
 def twin_curve_figure(curve: pd.DataFrame, threshold: float) -> go.Figure:
@@ -84,7 +103,7 @@ def map_figure(coords: np.ndarray, twins: pd.DataFrame, passages: list[str], met
         for a, b in zip(mine["index_a"].tolist(), mine["index_b"].tolist(), strict=True):
             xs += [coords[a, 0], coords[b, 0], None]
             ys += [coords[a, 1], coords[b, 1], None]
-        label = mode.replace("_", " ")
+        label = mode_words(mode)
         fig.add_trace(
             go.Scatter(x=xs, y=ys, mode="lines", line={"color": color, "width": 1.5}, hoverinfo="skip", showlegend=False, legendgroup=label)
         )
@@ -113,8 +132,17 @@ def map_figure(coords: np.ndarray, twins: pd.DataFrame, passages: list[str], met
     return fig
 
 
-def corpus_map(coords: np.ndarray, twins: pd.DataFrame, passages: list[str], ids: list[str], method: str, key: str) -> None:
-    """The map, and for a clicked point its passage and each of its twins with the differing words marked."""
+def corpus_map(
+    coords: np.ndarray,
+    twins: pd.DataFrame,
+    passages: list[str],
+    ids: list[str],
+    method: str,
+    key: str,
+    cards: pd.DataFrame,
+    threshold: float,
+) -> None:
+    """The map, and for a clicked point its passage and each of its twins (``cards``: each pair once, every model's cosine)."""
     fig = map_figure(coords, twins, passages, method)
     event = st.plotly_chart(fig, width="stretch", key=key, on_select="rerun", selection_mode="points")
     picked = selected_rows(event, fig)
@@ -123,7 +151,8 @@ def corpus_map(coords: np.ndarray, twins: pd.DataFrame, passages: list[str], ids
         return
     index = picked[0]
     st.markdown(f"**Passage {md_escape(ids[index])}:** {md_escape(passages[index])}")
-    mine = twins[(twins["index_a"] == index) | (twins["index_b"] == index)]
+    mine = cards[(cards["index_a"] == index) | (cards["index_b"] == index)]
     if mine.empty:
         st.caption("No confusable twin above the threshold.")
-    twin_pairs(mine, len(mine))
+    for card in mine.to_dict(orient="records"):
+        pair_card(card, threshold)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from core import constants
+from core import constants, lexicon
 from core.papers import suites
 from core.probes import calibration
 from ui import state, widgets
@@ -97,16 +97,24 @@ def negatives_widget() -> Settings:
     return current_settings()
 
 
-def _control_results(models: list[str]) -> pd.DataFrame | None:
-    """Control-pair cosines for every model in ``models``, from whichever stored run has them all."""
+def _suite_results(models: list[str]) -> pd.DataFrame | None:
+    """The failure-mode suite's cosines for every model in ``models`` (controls, and the failure modes when that run
+    scored them), from whichever stored run has them all."""
     for key in (FAILURE_MODES_KEY, RUN_KEY):
         stored = state.stored(key)
         if stored is None:
             continue
-        frame = stored.results[stored.results[constants.COL_CATEGORY].isin(constants.CONTROLS)]
-        if set(models) <= set(frame[constants.COL_MODEL]):
+        frame = stored.results[stored.results[constants.COL_CATEGORY].isin((*constants.CONTROLS, *lexicon.FAILURE_MODES))]
+        controls = frame[frame[constants.COL_CATEGORY].isin(constants.CONTROLS)]
+        if set(models) <= set(controls[constants.COL_MODEL]):
             return frame[frame[constants.COL_MODEL].isin(models)]
     return None
+
+
+def _control_results(models: list[str]) -> pd.DataFrame | None:
+    """Control-pair cosines for every model in ``models``, from whichever stored run has them all."""
+    frame = _suite_results(models)
+    return None if frame is None else frame[frame[constants.COL_CATEGORY].isin(constants.CONTROLS)]
 
 
 def table(selection: state.Selection, settings: Settings) -> pd.DataFrame | None:
@@ -117,34 +125,54 @@ def table(selection: state.Selection, settings: Settings) -> pd.DataFrame | None
     return calibration.calibrate(frame, settings.negatives, settings.max_fpr, selection.threshold)
 
 
+def _calibration_pairs() -> pd.DataFrame:
+    """The failure-mode suite whole: its controls calibrate, its failure-mode pairs say what the calibrated threshold does."""
+    return suites.load_suite(constants.SUITE_FAILURE_MODES)
+
+
 def run_controls(selection: state.Selection) -> None:
-    """Score the 85 control pairs (positive, negative, near-miss) with the selected models."""
-    pairs = suites.control_pairs((constants.CAT_NEGATIVE, constants.CAT_NEAR_MISS))
-    state.run(pairs, selection, key=RUN_KEY, label="Scoring the control pairs")
+    """Score the failure-mode suite (its controls and its failure-mode pairs) with the selected models."""
+    state.run(_calibration_pairs(), selection, key=RUN_KEY, label="Scoring the failure-mode suite to calibrate")
 
 
-def thresholds(selection: state.Selection, settings: Settings, button_key: str) -> dict[str, float] | None:
+def thresholds(selection: state.Selection, settings: Settings, button_key: str, auto: bool = False) -> dict[str, float] | None:
     """Each selected model's calibrated threshold, offering a button to compute the controls first.
+
+    Args:
+        selection: the sidebar's models and threshold.
+        settings: how thresholds are calibrated.
+        button_key: the calibrate button's key.
+        auto: compute the controls at once when they are missing (the user already asked for calibrated thresholds).
 
     Returns None (after showing the button) until the control cosines exist.
     """
-    if st.button(
+    missing = _control_results(selection.models) is None
+    if (auto and missing) or st.button(
         "Calibrate on the control pairs",
         key=button_key,
-        help="Scores the failure-mode suite's 85 control pairs with the selected models (cached after the first time).",
+        help="Scores the failure-mode suite (its 85 control pairs calibrate) with the selected models (cached after the first time).",
     ):
         run_controls(selection)
-    elif _control_results(selection.models) is None:  # issue 33: a long run says how long before it starts
+    elif missing:  # a long run says how long before it starts
         from ui import progress
 
-        pairs = suites.control_pairs((constants.CAT_NEGATIVE, constants.CAT_NEAR_MISS))
-        progress.expected_caption(selection.models, progress.pair_texts(pairs), selection.options)
+        progress.expected_caption(selection.models, progress.pair_texts(_calibration_pairs()), selection.options)
     state.show_errors(RUN_KEY)
     cal = table(selection, settings)
     if cal is None:
         st.info("Each model's own threshold comes from the control pairs: press **Calibrate on the control pairs**.")
         return None
     return calibration.thresholds_by_model(cal, settings.method)
+
+
+def calibration_warning(selection: state.Selection, settings: Settings, found: dict[str, float]) -> list[str]:
+    """What the calibrated thresholds do to the failure-mode pairs, in sentences (``core.probes.calibration``): above all,
+    a threshold calibrated against unrelated pairs alone (0.26-0.31) makes every failure rate 100%."""
+    frame = _suite_results(selection.models)
+    if frame is None or not frame[constants.COL_CATEGORY].isin(lexicon.FAILURE_MODES).any():
+        return []
+    rates = calibration.failure_rates(frame, found, selection.threshold)
+    return calibration.calibration_findings(rates, settings.negatives, state.short)
 
 
 def marked_thresholds(label: str, key: str, button_key: str, selection: state.Selection) -> float | dict[str, float] | None:
@@ -171,4 +199,8 @@ def marked_thresholds(label: str, key: str, button_key: str, selection: state.Se
         return selection.threshold
     with st.expander("Calibration settings"):
         settings = settings_widgets()
-    return thresholds(selection, settings, button_key=button_key)
+    # The radio was the click: calibrate now rather than ask for a second one.
+    found = thresholds(selection, settings, button_key=button_key, auto=True)
+    if found is not None and (said := calibration_warning(selection, settings, found)):
+        st.warning(widgets.md_escape(" ".join(said)), icon="⚠️")
+    return found

@@ -13,8 +13,17 @@ from typing import Any
 import streamlit as st
 
 from core import constants
+from core.audit.findings import history_settings
 from core.history import store
-from core.history.sources import bytes_sha256, index_settings_record, mitigation_settings, retrieval_record, suite_source, tune_record
+from core.history.sources import (
+    audit_pairs,
+    bytes_sha256,
+    index_settings_record,
+    mitigation_settings,
+    retrieval_record,
+    suite_source,
+    tune_record,
+)
 from core.probes.retrieval.specs import MitigationSpec, build_mitigations
 from core.scoring.runner import RunResult
 from ui.state import Selection
@@ -147,6 +156,36 @@ def record_index_settings(result: Any, selection: Selection, sources: Sequence[M
                 **own,
                 "threshold": selection.threshold,
                 "sources": list(sources),
+                "models_selected": list(selection.models),
+                "device": selection.device,
+            },
+        )
+    except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        st.warning(f"This run was not added to the run history: {md_escape(reason)}. The results below are unaffected.", icon="🗂️")
+        return None
+
+
+def record_audit(
+    pairs: Any, said: Any, threshold: float, errors: Mapping[str, str], selection: Selection, sources: Sequence[Mapping[str, Any]]
+) -> int | None:
+    """Store a Your corpus audit as the CLI's ``audit`` stores it: its close pairs above the page's threshold
+    (``core.history.sources.audit_pairs``) and the findings with their table (``core.audit.findings.history_settings``).
+
+    Returns its id, or None (after a warning) when the history cannot be written.
+    """
+    try:
+        if store.history_path() is None:
+            return None
+        name = str(sources[0].get("file", "corpus")) if sources else "corpus"
+        return store.record_run(
+            audit_pairs(pairs, name),
+            command="audit",
+            origin=constants.ORIGIN_APP,
+            errors=errors,
+            settings={
+                "sources": list(sources),
+                **history_settings(said, threshold),
                 "models_selected": list(selection.models),
                 "device": selection.device,
             },

@@ -10,19 +10,23 @@ import plotly.graph_objects as go
 
 from core import constants
 from core.models.registry import model_color
+from core.probes.labels import label_words
 from ui.state import short
 
 
-def cosine_by_label_figure(results: pd.DataFrame, models: list[str], threshold: float) -> go.Figure:
-    """Box plots of cosine per label, one colour per model (legend), the threshold as a labelled line.
+def cosine_by_label_figure(results: pd.DataFrame, models: list[str], threshold: float, match_label: object = None) -> go.Figure:
+    """Box plots of cosine per label, one colour per model (legend), the threshold as a labelled line; match and
+    no-match labels read "match (1)" / "no match (0)" on the axis (``core.probes.labels.label_words``).
 
     Args:
         results: tidy results with a non-empty ``label`` column, shape (n, k).
         models: the models in the page's order (the sidebar's).
         threshold: the sidebar threshold.
+        match_label: the page's choice of the label that means "same meaning" (None: the default words).
     """
     results = results.reset_index(drop=True)
     data = results[results[constants.COL_LABEL].astype("string").str.strip().fillna("") != ""]
+    data = data.assign(**{constants.COL_LABEL: label_words(data[constants.COL_LABEL], match_label)})
     fig = go.Figure()
     for model in models:
         mine = data[data[constants.COL_MODEL] == model]

@@ -526,15 +526,29 @@ def audit_run(key: tuple, passages: list[str], queries: list[str], progress: Cal
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def audit_risk(key: tuple, threshold: float) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
-    """The kept audit at ``threshold``: (risk summary, pairs above it, findings), cached per audit and threshold."""
-    from core.audit.risk import audit_findings, pairs_at, risk_summary
+def audit_risk(key: tuple, threshold: float) -> tuple[pd.DataFrame, pd.DataFrame, Any]:
+    """The kept audit at ``threshold``: (risk summary, pairs above it, ``core.audit.findings.AuditFindings``), cached per
+    audit and threshold."""
+    from core.audit.findings import audit_findings
+    from core.audit.risk import pairs_at, risk_summary
 
     result = stored_audit(key)
     if result is None:
         raise ValueError("the audit is no longer kept; run it again")
     summary = risk_summary(result, threshold)
     return summary, pairs_at(result, threshold), audit_findings(result, summary, threshold)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def audit_cards(key: tuple, threshold: float, kind: str) -> pd.DataFrame:
+    """The kept audit's close pairs of ``kind`` above ``threshold``, each once with every model's cosine
+    (``core.audit.findings.pair_cards``)."""
+    from core.audit.findings import pair_cards
+
+    result = stored_audit(key)
+    if result is None:
+        raise ValueError("the audit is no longer kept; run it again")
+    return pair_cards(result, threshold, kind)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

@@ -35,6 +35,14 @@ def mode_label(mode: str) -> str:
     return ALL_MODES_LABEL if mode == constants.MODE_ALL else category_label(mode)
 
 
+FEW_GROUPS = 5
+
+
+def mode_tick(mode: str) -> str:
+    """A mode's label as an axis tick: a parenthesis on its own line, so "Direction (beyond the papers)" is never cut."""
+    return mode_label(mode).replace(" (", "<br>(")
+
+
 def mitigation_label(name: str) -> str:
     """Display label of a mitigation name such as ``none``, ``bm25-weighted:0.3`` or ``reranker:ID``."""
     head, sep, arg = str(name).partition(":")
@@ -68,6 +76,9 @@ def rates_by_mode_figure(table: pd.DataFrame, value: str, title: str, y_title: s
         baseline: a rate to draw as a dashed line (the paired accuracy of random ranking), or None.
     """
     order = _mode_order(table[constants.COL_MODE])
+    # What the interval resamples: anchor groups where the table counts them (win rates), else its rows (groups, queries).
+    units = "n_groups" if "n_groups" in table.columns else constants.COL_N
+    few = bool((table[units] < FEW_GROUPS).any())
     fig = go.Figure()
     for model, group in table.groupby(constants.COL_MODEL, sort=False):
         group = group.set_index(constants.COL_MODE).reindex([m for m in order if m in set(group[constants.COL_MODE])])
@@ -75,12 +86,26 @@ def rates_by_mode_figure(table: pd.DataFrame, value: str, title: str, y_title: s
             go.Bar(
                 name=plot_text(short(model)),
                 marker_color=model_color(str(model)),
-                x=[mode_label(m) for m in group.index],
+                # A bar from fewer than FEW_GROUPS groups is hatched: its interval is too wide to read a rate from.
+                marker_pattern_shape=["/" if n < FEW_GROUPS else "" for n in group[units]],
+                x=[mode_tick(m) for m in group.index],
                 y=group[value],
                 error_y=ci_error(group[value], group[constants.COL_CI_LOW], group[constants.COL_CI_HIGH]),
-                customdata=group[constants.COL_N],
+                customdata=group[units],
                 hovertemplate="%{x}: %{y:.1%} (n = %{customdata})<extra>" + plot_text(short(model)) + "</extra>",
             )
+        )
+    if few:
+        fig.add_annotation(
+            text=f"hatched: from fewer than {FEW_GROUPS} {'groups' if units == 'n_groups' else 'cases'}, too few to read a rate",
+            xref="paper",
+            yref="paper",
+            x=1,
+            y=1.02,
+            xanchor="right",
+            yanchor="bottom",
+            showarrow=False,
+            font={"size": 12},
         )
     if baseline is not None:
         fig.add_hline(y=baseline, **_RANDOM_LINE)
@@ -88,9 +113,9 @@ def rates_by_mode_figure(table: pd.DataFrame, value: str, title: str, y_title: s
         barmode="group",
         title=title,
         yaxis={"title": y_title, "tickformat": ".0%", "range": [0, 1.05]},
-        xaxis={"categoryorder": "array", "categoryarray": [mode_label(m) for m in order]},
+        xaxis={"categoryorder": "array", "categoryarray": [mode_tick(m) for m in order], "automargin": True, "tickangle": 0},
         margin=_MARGIN,
-        legend={"orientation": "h", "y": -0.15},
+        legend={"orientation": "h", "y": -0.3},  # under the two-line ticks
     )
     return fig
 

@@ -205,6 +205,7 @@ def _check(result, passages: int) -> str:
 
 
 def _audit(handle, model: str, selection: state.Selection, queries: list[str]):
+    from core.audit.findings import percent_words
     from core.audit.risk import risk_summary
     from core.stores.audit import audit_store, side_by_side
 
@@ -224,7 +225,7 @@ def _audit(handle, model: str, selection: state.Selection, queries: list[str]):
     if not queries:
         # No query, no query column: they would be empty (None) on both sides, as the CLI leaves them out.
         table = table.drop(columns=[c for c in table.columns if c.startswith(("query_", "twin_first"))])
-    return lines, table.assign(model=table["model"].map(state.short))
+    return lines, percent_words(table.assign(model=table["model"].map(state.short)))  # words and percentages, as the page's tables
 
 
 def _retrieval(handle, model: str, selection: state.Selection, queries: list[str]):

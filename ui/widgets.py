@@ -94,10 +94,10 @@ def report_html_bytes(results: pd.DataFrame, threshold: float, title: str, setti
     from core.models.registry import short_name
     from core.probes.labels import report_labels
 
-    said, match, label_settings = report_labels(results, threshold, match_label, short_name)
-    return report_html(results, threshold, title, settings, label_sentences=said, match=match, label_settings=label_settings).encode(
-        "utf-8"
-    )
+    said, match, label_settings, label_table = report_labels(results, threshold, match_label, short_name)
+    return report_html(
+        results, threshold, title, settings, label_sentences=said, match=match, label_settings=label_settings, label_table=label_table
+    ).encode("utf-8")
 
 
 def report_download(results: pd.DataFrame, threshold: float, title: str, settings: dict, key: str, match_label: object = None) -> None:
@@ -250,6 +250,7 @@ TEXT_COLUMNS = (
     "positive",
     "negative",
     "top1",
+    "relevant",
 )
 DETAILS = ("model id", "model_id", "pair_id", "suite", "source", "rule")
 CODE_LABELS = {
@@ -336,6 +337,7 @@ def results_table(
     notes: tuple[str, ...] = ("note", "remark", "why"),
     download: pd.DataFrame | None = None,
     pair: tuple[str, str] | None = None,
+    beside: bool = False,
 ) -> None:
     """A results table that leads with what matters, with its downloads underneath.
 
@@ -355,6 +357,7 @@ def results_table(
         pair: the two text columns of a worst-case table (issue 33): a "changed words" column follows the lead columns,
             and the selected row, or else the first (the worst), is shown below with both texts in full and the
             words that differ marked.
+        beside: the two ``pair`` texts side by side (two columns) rather than one under the other.
     """
     if pair is not None:
         frame = with_changes(frame, pair)
@@ -396,10 +399,10 @@ def results_table(
     rows = list(getattr(getattr(event, "selection", None), "rows", []) or [])
     headers = {c: header_of(c, config[c]) for c in order}
     if rows and rows[0] < len(shown):
-        row_detail(shown.iloc[rows[0]], order, headers, pair)
+        row_detail(shown.iloc[rows[0]], order, headers, pair, beside)
     elif pair is not None and len(shown):
         st.caption("The first row in full, the words that differ marked; select another row (the box at its left) to read it.")
-        row_detail(shown.iloc[0], order, headers, pair)
+        row_detail(shown.iloc[0], order, headers, pair, beside)
     else:
         st.caption("Select a row (the box at its left) to read its sentences in full.")
     downloads(frame if download is None else download, name)
@@ -414,7 +417,9 @@ def header_of(column: str, config) -> str:
     return column.replace("_", " ")
 
 
-def row_detail(row: pd.Series, order: list[str], headers: dict[str, str], pair: tuple[str, str] | None = None) -> None:
+def row_detail(
+    row: pd.Series, order: list[str], headers: dict[str, str], pair: tuple[str, str] | None = None, beside: bool = False
+) -> None:
     """One table row in full: its short values on one line, then every text column unwrapped and uncut; the two
     ``pair`` columns first, with the words that differ marked (:func:`marked_pair`)."""
     short_values = [
@@ -426,7 +431,7 @@ def row_detail(row: pd.Series, order: list[str], headers: dict[str, str], pair: 
             st.markdown(" · ".join(short_values))
         if paired:
             a, b = pair  # type: ignore[misc]
-            marked_pair(row[a], row[b], headers.get(a, a.replace("_", " ")), headers.get(b, b.replace("_", " ")))
+            marked_pair(row[a], row[b], headers.get(a, a.replace("_", " ")), headers.get(b, b.replace("_", " ")), beside)
         for column in (c for c in order if c in TEXT_COLUMNS and not (paired and c in pair)):  # type: ignore[operator]
             st.markdown(f"**{md_escape(headers[column])}**  \n{md_escape(cell_text(row[column]))}")
 
@@ -450,15 +455,16 @@ def marked_text(tokens: list[tuple[str, bool]]) -> str:
     return "".join(out)
 
 
-def marked_pair(text_a: object, text_b: object, label_a: str = "text A", label_b: str = "text B") -> None:
-    """Both texts of a pair in full, one under the other, with the words that differ marked in each (issue 33:
-    the contradicting sentence sat off-screen in every worst-case table)."""
+def marked_pair(text_a: object, text_b: object, label_a: str = "text A", label_b: str = "text B", beside: bool = False) -> None:
+    """Both texts of a pair in full, one under the other (or ``beside`` each other), with the words that differ marked in
+    each (issue 33: the contradicting sentence sat off-screen in every worst-case table)."""
     from core.words import word_changes
 
     a, b = cell_text(text_a), cell_text(text_b)
     tokens_a, tokens_b = word_changes(a, b)
-    st.markdown(f"**{md_escape(label_a)}**  \n{marked_text(tokens_a)}")
-    st.markdown(f"**{md_escape(label_b)}**  \n{marked_text(tokens_b)}")
+    left, right = st.columns(2) if beside else (st, st)
+    left.markdown(f"**{md_escape(label_a)}**  \n{marked_text(tokens_a)}")
+    right.markdown(f"**{md_escape(label_b)}**  \n{marked_text(tokens_b)}")
 
 
 def with_changes(frame: pd.DataFrame, pair: tuple[str, str]) -> pd.DataFrame:

@@ -78,6 +78,7 @@ KEY_RUN_ERRORS = "rt_run_errors"  # errors of the last run when it produced noth
 RUN_LABEL = "Run retrieval probes"
 FULL_LABEL = "Run the full suite"
 TOP_PASSAGE = "top passage"  # a BEIR query's top1 column, as the page names it
+RELEVANT_PASSAGE = "relevant passage"  # the judged-relevant passage ranked highest, beside the top one
 KEY_RUN_FULL = "rt_run_full_now"  # set by the full-suite button's callback: the next rerun runs all groups
 DEFAULT_WEIGHT = 0.3
 UPLOAD_TYPES = ["csv", "tsv", "txt", "jsonl", "json"]
@@ -523,9 +524,21 @@ def _mitigation_picker(mitigations: list[str]) -> str:
 
 def _suite_results(result: RetrievalResult) -> None:
     summary = result.summary()
-    st.markdown(
-        " ".join(widgets.md_escape(s) for s in findings.retrieval_findings(result.win_rates, summary))
-    )  # issue 26: the finding first
+    # The finding first: one sentence, then every model and fix in one table ("lower is better" said once).
+    lead, headline = findings.retrieval_headline(result.win_rates, summary)
+    widgets.finding([lead])
+    widgets.table(
+        headline.assign(**{constants.COL_MODEL: headline[constants.COL_MODEL].map(state.short)}),
+        "retrieval-headline",
+        column_config={
+            constants.COL_WIN_RATE: st.column_config.NumberColumn(
+                "contradiction ranked above the restatement", format=PERCENT, help="Share of variants; lower is better."
+            ),
+            constants.COL_FIXED: st.column_config.NumberColumn("fixed", format="%d"),
+            constants.COL_BROKEN: st.column_config.NumberColumn("broken", format="%d"),
+            constants.COL_TIES: st.column_config.NumberColumn("ties", format="%d"),
+        },
+    )
     shown = _mitigation_picker(result.mitigations)
     win = result.win_rates[result.win_rates[constants.COL_MITIGATION] == shown]
 
@@ -848,17 +861,44 @@ def _beir_results(result: BeirResult) -> None:
         "equals pytrec_eval's; **tied_queries**: queries whose figures that rule decided."
     )
     widgets.table(_shown(result.ranking), "retrieval-beir-ranking", column_config=_percent(list(constants.COL_IR_RECALL_AT.values())))
+    n_queries = dict(zip(result.ranking[constants.COL_MODEL], result.ranking[constants.COL_N_QUERIES], strict=True))
+    for mitigation in (m for m in result.mitigations if m != constants.MITIGATION_NONE):
+        for sentence in findings.demoted_findings(result.demoted(mitigation), n_queries, mitigation):
+            st.warning(widgets.md_escape(sentence), icon="⚠️")
     st.header("Per query, worst first")
-    st.caption("Sorted by nDCG@10, lowest first: the first rows are the queries your judgements say were answered worst.")
-    # Issue 33.5: the top passage ran off the table's edge; the worst query (or the selected one) is shown below with its
-    # top passage in full, the words that differ marked.
+    st.caption(
+        "Sorted by nDCG@10, lowest first: the first rows are the queries your judgements say were answered worst. Below the table, "
+        "the selected query's top passage beside the passage you judged relevant, the words that differ between them marked."
+    )
+    # The query shares few words with either passage, so marking its changes said nothing: what the reader needs is what
+    # separates the wrong top passage from the relevant one.
     widgets.results_table(
         _shown(result.ranks.sort_values(constants.COL_NDCG_AT, kind="stable")),
         "retrieval-beir-queries",
-        lead=(constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_NDCG_AT, "top1", constants.COL_QUERY),  # as for triples
-        labels={"top1": TOP_PASSAGE, "top1_id": "top passage id"},
-        column_config={"top1_score": st.column_config.NumberColumn("top passage's cosine", format="%.4f")},
-        pair=(constants.COL_QUERY, "top1"),
+        lead=(
+            constants.COL_MODEL,
+            constants.COL_MITIGATION,
+            constants.COL_NDCG_AT,
+            "relevant_rank",
+            "top1",
+            "relevant",
+            constants.COL_QUERY,
+        ),
+        labels={
+            "top1": TOP_PASSAGE,
+            "top1_id": "top passage id",
+            "relevant": RELEVANT_PASSAGE,
+            "relevant_id": "relevant passage id",
+            "relevant_rank": "relevant passage's rank",
+        },
+        column_config={
+            "top1_score": st.column_config.NumberColumn("top passage's cosine", format="%.4f"),
+            "relevant_rank": st.column_config.NumberColumn(
+                "relevant passage's rank", format="%d", help="1 = returned first; empty: not among the top 20."
+            ),
+        },
+        pair=("top1", "relevant"),
+        beside=True,
     )
 
 

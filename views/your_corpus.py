@@ -14,21 +14,22 @@ corpus and audit in place.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
 import streamlit as st
 
 from core import constants
 from core.audit import projection
+from core.audit.findings import QUERY_COLUMNS, SHARE_COLUMNS, mode_words, summary_words
 from core.audit.kinds import KIND_DUPLICATE, KIND_OTHER, KIND_TWIN
-from core.audit.risk import ALL_MODES
 from core.audit.run import check_corpus
 from core.files.errors import PairsFileError
 from core.files.texts import TEXT_COLUMNS, parse_texts
 from core.paths import PROJECT_ROOT
 from ui import audit as audit_ui
 from ui import dedup as dedup_ui
-from ui import resources, state, widgets
+from ui import history, resources, state, widgets
 from ui import stores as stores_ui
 
 FLOOR = 0.5  # pairs are collected from here up, so the slider can go this low without a second audit
@@ -91,7 +92,10 @@ def _digest(passages: list[str], queries: list[str]) -> str:
     return digest.hexdigest()
 
 
-def _run(passages: list[str], queries: list[str], selection: state.Selection) -> None:
+def _run(
+    passages: list[str], queries: list[str], selection: state.Selection, threshold: float, corpus_source: tuple[str, bytes | None]
+) -> None:
+    """Audit once per content (kept for the slider) and record it in the history at the page's threshold, as the CLI does."""
     key = resources.audit_key(_digest(passages, queries), tuple(selection.models), selection.options, FLOOR)
     with st.status(f"Auditing {len(passages):,} passages × {len(selection.models)} models", expanded=True) as status:
         bar = st.progress(0.0)
@@ -109,8 +113,8 @@ def _run(passages: list[str], queries: list[str], selection: state.Selection) ->
         ok = bool(result.models)
         names = ", ".join(state.short(m) for m in result.models)
         status.update(
-            label=f"Audit done with {widgets.md_escape(names)}: {len(result.passages):,} passages, {len(result.pairs):,} close pairs "
-            f"above {FLOOR:.2f} in {state.wall_time(result.seconds)}"
+            # The pairs kept from FLOOR up are bookkeeping for the slider, not a finding: the count at the page's threshold is below.
+            label=f"Audit done with {widgets.md_escape(names)}: {len(result.passages):,} passages in {state.wall_time(result.seconds)}"
             if ok
             else "Audit: no model produced results",
             state="complete" if ok else "error",
@@ -120,6 +124,8 @@ def _run(passages: list[str], queries: list[str], selection: state.Selection) ->
     st.session_state[state.KEY_ERRORS]["your_corpus"] = result.errors
     if ok:
         st.session_state["yc_audit_key"] = key
+        _, above, said = resources.audit_risk(key, threshold)
+        history.record_audit(above, said, threshold, result.errors, selection, history.upload_source(*corpus_source))
 
 
 # --------------------------------------------------------------------------- page
@@ -161,7 +167,21 @@ for kind in ("corpus", "queries"):
 corpus = ss.get(f"{KEY['corpus']}_texts")
 queries = ss.get(f"{KEY['queries']}_texts")
 selection = state.current()
-stores_ui.connect_store("yc", "audit", selection, queries[1] if queries else [])
+# One threshold for the whole page: the audit's numbers, its cards and the store block all read this slider (it starts at the
+# sidebar's, moved into the range the audit keeps pairs for).
+threshold = st.slider(
+    THRESHOLD_LABEL,
+    min_value=FLOOR,
+    max_value=0.99,
+    value=widgets.saved("yc_threshold", min(0.99, max(FLOOR, float(selection.threshold)))),
+    step=0.01,
+    key="yc_threshold",
+    on_change=widgets.persist,
+    args=("yc_threshold",),
+    help="Pairs scoring above it are close; it applies to everything on this page, the store block too. Moving it filters the one "
+    f"audit (pairs are kept from {FLOOR:.2f} up): nothing is encoded again.",
+)
+stores_ui.connect_store("yc", "audit", dataclasses.replace(selection, threshold=threshold), queries[1] if queries else [])
 if corpus is None:
     st.info("Upload a corpus, or use the shipped sample, to start.")
 else:
@@ -176,7 +196,8 @@ else:
     if not selection.models:
         st.warning("Select at least one model in the sidebar.")
     elif st.button(RUN_LABEL, type="primary"):
-        _run(passages, query_texts, selection)
+        held = ss.get(_bytes_key("corpus"))
+        _run(passages, query_texts, selection, threshold, (name, held[1] if held and held[0] == name else None))
 if ss.get("yc_run_error"):
     st.error(f"{widgets.md_escape(ss['yc_run_error'].rstrip('.'))}.", icon="⛔")
 state.show_errors("your_corpus")
@@ -184,40 +205,31 @@ state.show_errors("your_corpus")
 key = ss.get("yc_audit_key")
 result = resources.stored_audit(key) if key is not None else None
 if key is not None and result is not None:
-    default = min(0.99, max(FLOOR, float(selection.threshold)))
-    threshold = st.slider(
-        THRESHOLD_LABEL,
-        min_value=FLOOR,
-        max_value=0.99,
-        value=widgets.saved("yc_threshold", default),
-        step=0.01,
-        key="yc_threshold",
-        on_change=widgets.persist,
-        args=("yc_threshold",),
-        help="Pairs scoring above it are close. Moving it filters the one audit: nothing is encoded again.",
-    )
-    summary, pairs, findings = resources.audit_risk(key, threshold)
+    summary, pairs, said = resources.audit_risk(key, threshold)
+    words = summary_words(said.judged)
     st.header("Findings")
-    widgets.finding(findings)
+    widgets.finding([said.lead])
+    widgets.table(said.words_table(), "your-corpus-findings")
+    widgets.finding(list(said.notes))
     st.header("The risk in numbers")
     st.caption(
         "Per model and failure mode: confusable twin pairs above the threshold and the share of passages with at least one, "
         "with a 95% bootstrap interval (passages resampled). With queries: the share whose top 5 holds a passage and its twin, "
         "and the share whose first passage has its twin right there."
     )
-    shown = summary.assign(**{constants.COL_MODEL: summary[constants.COL_MODEL].map(state.short)})
-    if not result.queries:
-        shown = shown.drop(columns=[c for c in shown.columns if c.startswith(("query_twin_top5", "twin_first")) or c == "n_queries"])
-    percent = {
-        c: st.column_config.NumberColumn(c.replace("_", " "), format="percent")
-        for c in shown.columns
-        if "share" in c or c.startswith(("query_twin", "twin_first"))
-    }
+    shown = summary.assign(**{constants.COL_MODEL: summary[constants.COL_MODEL].map(state.short), "mode": summary["mode"].map(mode_words)})
+    # Near-duplicate and other pairs are counted by the "Show" choice below; here the twins, so the table fits 1280 px.
+    hide = ("threshold", "n_passages", "near_duplicate_pairs", "other_pairs", *([] if result.queries else QUERY_COLUMNS))
     widgets.results_table(
-        shown,
+        shown.drop(columns=[c for c in hide if c in shown.columns]),
         "your-corpus-risk",
-        lead=(constants.COL_MODEL, "mode", "twin_pairs", "twin_share", "twin_share_ci_low", "twin_share_ci_high"),
-        column_config=percent,
+        lead=(constants.COL_MODEL, "mode", "twin_pairs", "passages_with_twin", "twin_share", "twin_share_ci_low", "twin_share_ci_high"),
+        labels=words,
+        column_config={
+            "mode": st.column_config.TextColumn(words["mode"], width="medium"),
+            **{c: st.column_config.NumberColumn(words[c], format="percent") for c in SHARE_COLUMNS if c in shown.columns},
+        },
+        download=summary,
     )
     st.plotly_chart(audit_ui.twin_curve_figure(resources.audit_curve(key), threshold), width="stretch", key="chart-your-corpus-curve")
     st.header("The map")
@@ -238,17 +250,19 @@ if key is not None and result is not None:
             result.ids,
             projection.METHOD,
             "chart-your-corpus-map",
+            resources.audit_cards(key, threshold, KIND_TWIN),
+            threshold,
         )
     st.header("Close pairs, worst first")
     kind_label = st.radio("Show", list(KINDS_SHOWN), horizontal=True, key="yc_kind")
-    chosen = pairs[pairs["kind"] == KINDS_SHOWN[kind_label]]
-    overall = summary[summary["mode"] == ALL_MODES]
+    cards = resources.audit_cards(key, threshold, KINDS_SHOWN[kind_label])
     st.caption(
-        f"{len(chosen):,} {kind_label} above {threshold:.2f} across {len(overall)} model(s); both texts in full, the differing words "
-        "marked."
+        f"{len(cards):,} {kind_label} above {threshold:.2f}, each once with every model's cosine (in bold where it is above the "
+        "threshold); grouped by failure mode, the highest cosine first; both texts in full, the differing words marked."
     )
     limit = st.number_input("Pairs shown", min_value=1, max_value=500, value=20, step=10, key="yc_limit")
-    audit_ui.twin_pairs(chosen, int(limit))
+    audit_ui.pair_cards(cards, int(limit), threshold)
+    chosen = pairs[pairs["kind"] == KINDS_SHOWN[kind_label]]
     widgets.downloads(chosen.drop(columns=["index_a", "index_b"]), f"your corpus {kind_label}")
 
 # A dedup run checked against the corpus held above: needs no model, so it stands apart from the audit.

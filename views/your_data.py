@@ -192,7 +192,7 @@ def _label_sections(results, models: list[str], threshold: float, match_label: s
             "the dashed line is the sidebar threshold."
         )
     widgets.pair_chart(
-        label_charts.cosine_by_label_figure(results, models, threshold),
+        label_charts.cosine_by_label_figure(results, models, threshold, match_label),
         results.reset_index(drop=True).assign(**{constants.COL_MODEL: lambda f: f[constants.COL_MODEL].map(state.short)}),
         "your-data-cosine-by-label",
         [constants.COL_MODEL, constants.COL_LABEL, constants.COL_COSINE, constants.COL_TEXT_A, constants.COL_TEXT_B],
@@ -244,7 +244,8 @@ st.markdown(
     "Score **your own sentence pairs** with the models selected in the sidebar. A file needs two text columns; "
     "an optional **category** column unlocks per-category summaries (use `positive` / `negative` for paraphrase and "
     "unrelated controls, and the failure-mode names such as `negation` or `numerical` for the paper's statistics), "
-    "and an optional numeric **label** column (a gold similarity score) unlocks correlation with cosine."
+    "and an optional **label** column unlocks how well cosine separates your pairs: a match / no-match label (1/0, true/false, "
+    "paraphrase, entailment) is read as a classifier (ROC, AUC, the best threshold), a graded score (0-5) as a correlation."
 )
 
 up_col, paste_col = st.columns(2)

@@ -1,4 +1,4 @@
-"""The risk of a corpus in numbers: twin pairs, share of passages with a twin, queries that meet a twin; the curve; findings.
+"""The risk of a corpus in numbers: twin pairs, share of passages with a twin, queries that meet a twin; the curve.
 
 Every number is computed from an :class:`core.audit.run.AuditResult` at a
 threshold at or above the one its pairs were collected at, so moving the
@@ -29,7 +29,6 @@ import pandas as pd
 from core import constants, lexicon
 from core.audit import kinds
 from core.audit.run import COL_INDEX_A, COL_INDEX_B, COL_KIND, COL_MODE, AuditResult
-from core.models import registry
 from core.stats.guards import interval_or_nan
 from core.stats.intervals import bootstrap_ci
 from core.stats.rates import threshold_grid
@@ -176,65 +175,9 @@ def twin_curve(result: AuditResult, step: float = 0.01) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[constants.COL_MODEL, "threshold", "twin_share", "twin_pairs"])
 
 
-def _pairs(n: int) -> str:
-    return f"{n:,} pair" if n == 1 else f"{n:,} pairs"
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
-def audit_findings(result: AuditResult, summary: pd.DataFrame, threshold: Threshold, *, worst: int = 3) -> list[str]:
-    """The audit in sentences: per model the twin share and its worst mode, with queries how often they meet twins, then the worst pairs.
-
-    Returns:
-        Plain sentences, the worst model first, then the worst pairs (highest cosine first).
-    """
-    if summary.empty:
-        return ["No model produced results."]
-    overall = summary[summary[COL_MODE] == ALL_MODES].sort_values("twin_share", ascending=False, kind="stable")
-    out = []
-    for row in overall.to_dict(orient="records"):
-        model = registry.short_name(str(row["model"]))
-        n, pairs, threshold = int(row["n_passages"]), int(row["twin_pairs"]), float(row["threshold"])
-        if pairs == 0:
-            out.append(f"{model}: no two passages of the {n:,} are confusable twins above {threshold:.2f}.")
-            continue
-        modes = summary[(summary[constants.COL_MODEL] == row["model"]) & (summary[COL_MODE] != ALL_MODES) & (summary["twin_pairs"] > 0)]
-        top_mode = modes.sort_values("twin_pairs", ascending=False, kind="stable").iloc[0]
-        sentence = (
-            f"{model}: {_pct(row['twin_share'])} of passages ({int(row['passages_with_twin']):,} of {n:,}; "
-            f"95% CI {_pct(row['twin_share_ci_low'])}–{_pct(row['twin_share_ci_high'])}) have a confusable twin above {threshold:.2f}, "
-            f"{_pairs(pairs)} in all; the most common change is {str(top_mode[COL_MODE]).replace('_', ' ')} "
-            f"({_pairs(int(top_mode['twin_pairs']))})."
-        )
-        if row["n_queries"] and not np.isnan(row["query_twin_top5"]):
-            first = (
-                f"for {_pct(row['twin_first'])} the first passage returned is not relevant but the twin of a relevant one (by your "
-                "judgements)"
-                if result.qrels is not None
-                else f"for {_pct(row['twin_first'])} the first passage returned has its twin right there"
-            )
-            sentence += (
-                f" {_pct(row['query_twin_top5'])} of the {int(row['n_queries']):,} queries see a passage and its twin together in their "
-                "top 5, "
-                f"and {first}."
-            )
-        out.append(sentence)
-    twins = pairs_at(result, threshold)
-    twins = twins[twins[COL_KIND] == kinds.KIND_TWIN].drop_duplicates([constants.COL_TEXT_A, constants.COL_TEXT_B])
-    for pair in twins.head(worst).to_dict(orient="records"):
-        out.append(
-            f"Worst pair ({str(pair['mode']).replace('_', ' ')}, cosine {float(pair['cosine']):.3f} with "
-            f"{registry.short_name(str(pair['model']))}): "
-            f"“{pair['text_a']}” vs “{pair['text_b']}”."
-        )
-    return out
-
-
-def summary_doc(result: AuditResult, summary: pd.DataFrame, findings: Sequence[str]) -> dict:
-    """The ``summary.json`` of an audit: settings, per-model and per-mode numbers, findings, errors."""
-    records = summary.astype(object).where(summary.notna(), None).to_dict(orient="records")
+def summary_doc(result: AuditResult, summary: pd.DataFrame, findings: Sequence[str], table: pd.DataFrame | None = None) -> dict:
+    """The ``summary.json`` of an audit: settings, per-model and per-mode numbers, findings (and their table), errors."""
+    records = _records(summary)
     return {
         "command": "audit",
         "n_passages": len(result.passages),
@@ -243,8 +186,13 @@ def summary_doc(result: AuditResult, summary: pd.DataFrame, findings: Sequence[s
         "models": result.models,
         "summary": records,
         "findings": list(findings),
+        "findings_table": _records(table) if table is not None else [],
         "errors": dict(result.errors),
         "seconds": round(result.seconds, 3),
         "timings": result.timings,
         "search": {model: report.as_dict() for model, report in result.search.items()},
     }
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    return frame.astype(object).where(frame.notna(), None).to_dict(orient="records")

@@ -171,17 +171,24 @@ def _write(out: Path, pairs: pd.DataFrame, doc: dict[str, Any]) -> None:
     remember_written("audit", *(out / name for name in AUDIT_OUTPUTS))
 
 
-def _print(summary: pd.DataFrame, findings: list[str]) -> None:
+def _print(summary: pd.DataFrame, said) -> None:
+    """The findings as a person reads them (lead sentence, the table of every model, notes, worst pairs), then the per-mode numbers."""
+    from core.audit.findings import SHARE_COLUMNS, mode_words, summary_words
+
+    print(said.lead)
+    print()
+    print(said.words_table().to_string(index=False))
+    for line in (*said.notes, *said.worst):
+        print(line)
     shown = summary[[c for c in SHOWN if c in summary.columns]]
-    shown = shown.assign(model=shown[constants.COL_MODEL].map(registry.short_name))
+    shown = shown.assign(model=shown[constants.COL_MODEL].map(registry.short_name), mode=shown["mode"].map(mode_words))
     if summary["n_queries"].fillna(0).eq(0).all():
         shown = shown.drop(columns=["query_twin_top5", "twin_first"])
-    with pd.option_context("display.width", 220, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
-        print("== confusable twins above the threshold, per model and mode (share of passages with a twin; 95% bootstrap CI) ==")
-        print(shown.to_string(index=False))
+    shown = shown.assign(**{c: shown[c].map(lambda x: "—" if x != x else f"{100 * x:.1f}%") for c in shown.columns if c in SHARE_COLUMNS})
     print()
-    for line in findings:
-        print(line)
+    print("Per model and failure mode (share of passages with a twin, 95% bootstrap CI):")
+    with pd.option_context("display.width", 220, "display.max_columns", 20):
+        print(shown.rename(columns=summary_words(said.judged)).to_string(index=False))
 
 
 def _planted_lines(scores: pd.DataFrame, split: str) -> list[str]:
@@ -342,7 +349,8 @@ def cmd_audit(args) -> int:
 def _report(args, result, out, sources: list[str], name: str, planted=None, lines: tuple[str, ...] = (), guarded=None) -> int:
     """Print, record and write one audit's result (a corpus's, a vectors file's); ``lines`` lead the findings; ``guarded``
     is a dedup run's checked inputs (:func:`_dedup_inputs`), judged against the audit's pairs."""
-    from core.audit.risk import audit_findings, risk_summary, summary_doc
+    from core.audit.findings import audit_findings, history_settings
+    from core.audit.risk import risk_summary, summary_doc
     from core.cli.history import record_history
     from core.history.sources import audit_pairs, suite_source
 
@@ -361,14 +369,14 @@ def _report(args, result, out, sources: list[str], name: str, planted=None, line
         print("error: no model produced results", file=sys.stderr)
         return EXIT_NO_MODEL
     summary = risk_summary(result, args.threshold)
-    findings = audit_findings(result, summary, args.threshold)
-    doc = {**summary_doc(result, summary, findings), "threshold": args.threshold, "sources": [suite_source(s) for s in sources]}
+    extra: list[str] = []
+    planted_doc = judge_doc = None
     if planted is not None:
         from core.audit.planted import planted_scores
 
         scores = planted_scores(result, planted, args.threshold)
-        doc["planted"] = {"split": planted.split, "n_planted": len(planted.planted), "scores": json.loads(scores.to_json(orient="records"))}
-        findings = [*findings, *_planted_lines(scores, planted.split)]
+        planted_doc = {"split": planted.split, "n_planted": len(planted.planted), "scores": json.loads(scores.to_json(orient="records"))}
+        extra += _planted_lines(scores, planted.split)
     pairs = result.pairs
     if args.judge is not None:
         from core.audit.judge import judge_twins
@@ -376,25 +384,31 @@ def _report(args, result, out, sources: list[str], name: str, planted=None, line
 
         judgement = judge_twins(pairs_at(result, args.threshold), args.judge)
         pairs = judgement.apply(pairs)
-        doc["judge"] = {"model": judgement.model, "error": judgement.error, "summary": judgement.summary(pairs)}
-        findings = [*findings, judgement.sentence(pairs)]
+        judge_doc = {"model": judgement.model, "error": judgement.error, "summary": judgement.summary(pairs)}
+        extra.append(judgement.sentence(pairs))
         if judgement.error is not None:
             print(f"note: {judgement.sentence(pairs)}", file=sys.stderr)
-    # The approximate search's recall is a finding like the others: stored in the history, the report and the JSON too.
-    for model, search in result.search.items():
-        if not search.exact:
-            findings = [*findings, f"{registry.short_name(model)}: {search.sentence()}."]
-    findings = [*lines, *findings]
+    # One assembly of the findings, the page's too: lead, table, the search's recall, the judge, the planted corpus, worst pairs.
+    said = audit_findings(result, summary, args.threshold, extra=[*lines, *extra])
+    findings = said.lines()
+    doc = {
+        **summary_doc(result, summary, findings, said.table),
+        "threshold": args.threshold,
+        "sources": [suite_source(s) for s in sources],
+    }
+    if planted_doc is not None:
+        doc["planted"] = planted_doc
+    if judge_doc is not None:
+        doc["judge"] = judge_doc
     dedup_lines: list[str] = []
     if guarded is not None:
         id_corpus, dedup_run, keep_file = guarded
         doc["dedup"], dedup_lines = _dedup_report(id_corpus, dedup_run, result.pairs, keep_file, out, args.quiet)
-        findings = [*findings, *doc["dedup"]["findings"]]
-    doc["findings"] = findings
+        doc["findings"] = [*findings, *doc["dedup"]["findings"]]
     record_history(
         "audit",
         audit_pairs(result.pairs, name),
-        {"sources": doc["sources"], "threshold": args.threshold, "mode": "audit", "findings": findings},
+        {"sources": doc["sources"], **history_settings(said, args.threshold)},
         result.errors,
     )
     if out is not None:
@@ -402,7 +416,7 @@ def _report(args, result, out, sources: list[str], name: str, planted=None, line
     if args.json:
         print(json.dumps(doc, indent=1, ensure_ascii=False))
     else:
-        _print(summary, [f for f in findings if f not in doc.get("dedup", {}).get("findings", ())])
+        _print(summary, said)
         for line in dedup_lines:
             print(line)
     if guarded is not None:

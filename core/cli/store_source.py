@@ -187,8 +187,9 @@ def run_on_store(args, run: Callable[[Any], T], *, refused: tuple[type[Exception
 
 def cmd_audit_store(args) -> int:
     """``audit --store URI``: the audit over the stored vectors, exactly and through the store's search, side by side."""
+    from core.audit.findings import audit_findings
     from core.audit.neighbours import TooManyPairs
-    from core.audit.risk import audit_findings, risk_summary, summary_doc
+    from core.audit.risk import risk_summary, summary_doc
     from core.cli.history import record_history
     from core.history.sources import audit_pairs
     from core.models import registry
@@ -214,7 +215,8 @@ def cmd_audit_store(args) -> int:
     print_notes(result.notes)
     exact_summary = risk_summary(result.exact, args.threshold)
     store_summary = risk_summary(result.through_store, args.threshold)
-    findings = audit_findings(result.exact, exact_summary, args.threshold)
+    said = audit_findings(result.exact, exact_summary, args.threshold)
+    findings = said.lines()
     search = result.search
     recall = ": no exact close pair to find" if result.pair_recall != result.pair_recall else f" {result.pair_recall:.4f}"
     queried = ""

@@ -28,6 +28,8 @@ _TEXT_A_GUESSES = ("text_a", "sentence1", "sentence_a", "text1", "premise", "que
 _TEXT_B_GUESSES = ("text_b", "sentence2", "sentence_b", "text2", "hypothesis", "document", "b", "s2")
 _CATEGORY_GUESSES = ("category", "type", "kind", "group")
 _LABEL_GUESSES = ("label", "score", "gold", "similar")
+# A column named with one of these words is a label too (same_meaning, is_duplicate, paraphrase_label, match).
+_LABEL_WORDS = ("label", "gold", "similar", "similarity", "same", "match", "paraphrase", "duplicate", "equivalent", "entailment")
 _ID_GUESSES = ("pair_id", "id")
 _SAMPLE_ROWS = 200  # rows a column's values are judged on when guessing the text columns
 _FILE_NAME = re.compile(r"^[^\s/\\]*[/\\]?[^\s]*\.[A-Za-z0-9]{1,5}$")  # img_0001.jpg, images/a.png
@@ -180,19 +182,25 @@ def _distinct(names: list[str]) -> list[str]:
 
 
 def _by_name(columns: list[str]) -> dict[str, str | None]:
-    """Roles whose column is recognised by its name (case-insensitive)."""
+    """Roles whose column is recognised by its name (case-insensitive); a label also by a word of it (``same_meaning``)."""
     lower = {c.lower(): c for c in columns}
 
     def pick(options: tuple[str, ...]) -> str | None:
         return next((lower[o] for o in options if o in lower), None)
 
-    return {
+    found = {
         constants.COL_TEXT_A: pick(_TEXT_A_GUESSES),
         constants.COL_TEXT_B: pick(_TEXT_B_GUESSES),
         constants.COL_CATEGORY: pick(_CATEGORY_GUESSES),
         constants.COL_LABEL: pick(_LABEL_GUESSES),
         constants.COL_PAIR_ID: pick(_ID_GUESSES),
     }
+    if found[constants.COL_LABEL] is None:
+        taken = set(found.values())
+        found[constants.COL_LABEL] = next(
+            (c for c in columns if c not in taken and set(re.split(r"[\s_\-.]+", str(c).lower())) & set(_LABEL_WORDS)), None
+        )
+    return found
 
 
 def _not_text(name: str, values: pd.Series) -> str | None:
@@ -382,7 +390,7 @@ def apply_mapping(
     notes = list(parsed.notes)
     unused = [str(c) for c in frame.columns if c not in {v for v in mapping.values() if v}]
     if unused:
-        not_chosen = "not mapped by a column flag" if flags else "not chosen below"
+        not_chosen = "not mapped by a column flag" if flags else "not chosen in the column boxes"
         notes.append(f"ignored {len(unused):,} column(s) {not_chosen}: {some_names(unused)}")
     empty = (out[constants.COL_TEXT_A] == "") | (out[constants.COL_TEXT_B] == "")
     if empty.any():

@@ -1,4 +1,4 @@
-"""A run as one self-contained HTML file to share (issue 26): findings in sentences, interactive charts, worst cases, settings.
+"""A run as one self-contained HTML file to share: findings in a sentence and a table, interactive charts, worst cases, settings.
 
 The file opens offline: plotly.js is inlined once (from the installed
 ``plotly`` package), every other chart reuses it, and nothing is fetched.
@@ -127,20 +127,27 @@ def non_matching(results: pd.DataFrame, match: pd.Series | None = None) -> pd.Da
 
 
 def _worst(pool: pd.DataFrame, threshold: float) -> pd.DataFrame:
-    """The non-matching pairs scored highest, both texts in full."""
-    top = pool.sort_values(constants.COL_COSINE, ascending=False, kind="stable").head(WORST_ROWS)
+    """The non-matching pairs scored highest, each pair once with every model's cosine beside it, both texts in full."""
+    keys = [constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY]
+    models = list(dict.fromkeys(pool[constants.COL_MODEL].astype(str)))
+    wide = pool.pivot_table(index=keys, columns=constants.COL_MODEL, values=constants.COL_COSINE, aggfunc="max", sort=False)
+    wide = wide.reindex(columns=models)
+    best = wide.max(axis=1)
+    order = best.sort_values(ascending=False, kind="stable").index[:WORST_ROWS]
+    top = wide.loc[order]
+    above = [", ".join(short_name(m) for m in models if row[m] == row[m] and row[m] > threshold) or "none" for _, row in top.iterrows()]
     out = pd.DataFrame(
         {
-            "model": top[constants.COL_MODEL].map(short_name),
-            "cosine": top[constants.COL_COSINE],
-            "verdict": ["above threshold" if c > threshold else "at or below threshold" for c in top[constants.COL_COSINE]],
-            "category": top[constants.COL_CATEGORY].map(_category_label),
-            "sentence A": top[constants.COL_TEXT_A],
-            "sentence B": top[constants.COL_TEXT_B],
+            "category": [_category_label(c) for c in top.index.get_level_values(constants.COL_CATEGORY)],
+            **{f"cosine {short_name(m)}": top[m].to_numpy() for m in models},
+            f"above {threshold:.2f}": above,
+            "sentence A": top.index.get_level_values(constants.COL_TEXT_A),
+            "sentence B": top.index.get_level_values(constants.COL_TEXT_B),
         }
     )
-    if constants.COL_LABEL in top.columns:
-        out.insert(4, "label", top[constants.COL_LABEL].to_numpy())
+    if constants.COL_LABEL in pool.columns:
+        labels = pool.drop_duplicates(keys).set_index(keys)[constants.COL_LABEL]
+        out.insert(1, "label", labels.reindex(order).to_numpy())
     return out
 
 
@@ -181,6 +188,7 @@ def report_html(
     label_sentences: Sequence[str] = (),
     match: pd.Series | None = None,
     label_settings: Mapping[str, str] | None = None,
+    label_table: pd.DataFrame | None = None,
 ) -> str:
     """A self-contained HTML report of one run.
 
@@ -188,10 +196,12 @@ def report_html(
         results: tidy results (model, category, text_a, text_b, cosine, ...), shape (pairs × models, k).
         threshold: the threshold the verdicts and shares above use, in [-1, 1].
         title: the report's heading (e.g. "Run 12: failure-modes").
-        settings: what the run was made with (shown as JSON); its ``findings`` (sentences), when given, lead the report.
+        settings: what the run was made with (shown as JSON); its ``findings`` (sentences), when given, lead the report,
+            its ``findings_table`` (records, e.g. an audit's table of every model) right under them.
         models: one row per model (model, revision, backend, status, ...), or None.
         created_at: when the run was made (UTC); None = now.
-        label_sentences: the label column's finding (``core.probes.labels.report_labels``: the AUC, "a coin flip"), first.
+        label_sentences: the label column's finding (``core.probes.labels.report_labels``: one sentence), first.
+        label_table: the label classifier per model (``core.probes.labels.report_labels``): the AUC, said once here.
         match: per row 1 (match), 0 (no match) or NaN, aligned with ``results``; the worst cases are then the no-match pairs.
         label_settings: how the labels were read (which value is the match, the values on each side).
 
@@ -211,16 +221,7 @@ def report_html(
     # A run that stored its own findings (an audit's: twins, not a suite's categories) leads with them.
     own = [str(s) for s in (settings or {}).get("findings") or [] if str(s).strip()]
     sentences = own or [*label_sentences, *findings.failure_mode_findings(summary, threshold)]
-    n_models, n_pairs = results[constants.COL_MODEL].nunique(), len(results) // max(1, results[constants.COL_MODEL].nunique())
-    means = results.groupby(constants.COL_MODEL, sort=False)[constants.COL_COSINE].mean()
-    shares = results.groupby(constants.COL_MODEL, sort=False)[constants.COL_COSINE].apply(
-        lambda c: failure_rate(c.to_numpy(float), threshold)
-    )
-    sentences.append(
-        f"{n_pairs} pairs scored by {n_models} model(s): "
-        + "; ".join(f"{short_name(m)} mean cosine {means[m]:.3f}, {100 * shares[m]:.0f}% above {threshold:.2f}" for m in means.index)
-        + "."
-    )
+    sentences.append(_scored(results, threshold))
     figures = [
         _bars(summary, "mean", "Mean cosine by category", "mean cosine", percent=False),
         _bars(summary, "failure_rate", f"Share of pairs above {threshold:.2f} by category", "share above threshold", percent=True),
@@ -240,15 +241,19 @@ def report_html(
     if match is not None and len(match) != len(results):
         raise ValueError(f"match has {len(match)} rows, the results {len(results)}")
     pool = non_matching(results, None if match is None else match.reset_index(drop=True).set_axis(results.index))
+    worst = _worst(pool, threshold)
+    n_worst = len(pool[[constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY]].drop_duplicates())
     parts = [
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'>{REPORT_MARKER}",
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{html.escape(title)}</h1><p class='meta'>{html.escape(when)} · threshold {threshold:.2f} · made by cosine-probe</p>",
         "<h2>Findings</h2>",
-        *[f"<p class='finding'>{html.escape(s)}</p>" for s in sentences],
+        *[f"<p class='finding'>{html.escape(s)}</p>" for s in sentences[:1]],
+        *_finding_tables(settings or {}, label_table if not own else None),
+        *[f"<p class='finding'>{html.escape(s)}</p>" for s in sentences[1:]],
         "<h2>Charts</h2>",
         *charts,
-        f"<h2>Worst cases (top {min(WORST_ROWS, len(pool))} of {len(pool)} pair scores that should not match)</h2>",
+        f"<h2>Worst cases (top {len(worst)} of {n_worst} pairs that should not match, each with every model's cosine)</h2>",
         "<p class='meta'>"
         + html.escape(
             "Pairs the labels call no match."
@@ -256,7 +261,7 @@ def report_html(
             else "Every pair but the paraphrase controls: failure modes, contradictions, negative and near-miss controls."
         )
         + "</p>",
-        _table(_worst(pool, threshold), {"cosine": ".4f"}),
+        _table(worst, {c: ".4f" for c in worst.columns if str(c).startswith("cosine ")}),
         "<h2>By category</h2>",
         _table(shown_summary, {"mean": ".3f", "sd": ".3f", "share above threshold": ".1%"}),
     ]
@@ -266,12 +271,51 @@ def report_html(
         parts += ["<h2>Labels</h2>", _table(pd.DataFrame(list(label_settings.items()), columns=["setting", "value"]), {})]
     parts += [
         "<h2>Settings</h2>",
-        f"<pre>{html.escape(json.dumps(dict(settings or {}), indent=2, default=str, ensure_ascii=False))}</pre>",
+        f"<pre>{html.escape(json.dumps(_settings_shown(settings), indent=2, default=str, ensure_ascii=False))}</pre>",
         "<h2>Versions</h2>",
         _table(pd.DataFrame(list(_versions().items()), columns=["package", "version"]), {}),
         "</body></html>",
     ]
     return "\n".join(parts)
+
+
+def _scored(results: pd.DataFrame, threshold: float) -> str:
+    """How many pairs each model scored and its mean; a single pair is named as an example, never as a share."""
+    models = list(dict.fromkeys(results[constants.COL_MODEL].astype(str)))
+    n_pairs = len(results) // max(1, len(models))
+    said_models = "1 model" if len(models) == 1 else f"{len(models)} models"
+    if n_pairs == 1:
+        cosines = results.groupby(constants.COL_MODEL, sort=False)[constants.COL_COSINE].first()
+        return (
+            f"One pair scored by {said_models} (cosine "
+            + ", ".join(f"{short_name(m)} {cosines[m]:.3f}" for m in models)
+            + "): one pair is an example, not a measure of a model; score a set of pairs for a finding."
+        )
+    means = results.groupby(constants.COL_MODEL, sort=False)[constants.COL_COSINE].mean()
+    shares = results.groupby(constants.COL_MODEL, sort=False)[constants.COL_COSINE].apply(
+        lambda c: failure_rate(c.to_numpy(float), threshold)
+    )
+    return (
+        f"{n_pairs:,} pairs scored by {said_models}: "
+        + "; ".join(f"{short_name(m)} mean cosine {means[m]:.3f}, {100 * shares[m]:.0f}% above {threshold:.2f}" for m in means.index)
+        + "."
+    )
+
+
+def _finding_tables(settings: Mapping[str, Any], label_table: pd.DataFrame | None) -> list[str]:
+    """The tables under the lead sentence: a run's own ``findings_table`` (an audit's models), the label classifier."""
+    out = []
+    own = settings.get("findings_table")
+    if isinstance(own, list) and own and all(isinstance(r, Mapping) for r in own):
+        out.append(_table(pd.DataFrame(own).astype(object), {}))
+    if label_table is not None and not label_table.empty:
+        out.append(_table(label_table, {c: ".3f" for c in label_table.columns if c != "model" and c != "reading"}))
+    return out
+
+
+def _settings_shown(settings: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The settings as JSON without what the Findings section already says."""
+    return {k: v for k, v in dict(settings or {}).items() if k not in ("findings", "findings_table")}
 
 
 def is_report(path: str | Path) -> bool:
@@ -284,7 +328,7 @@ def is_report(path: str | Path) -> bool:
     return head.lstrip().lower().startswith("<!doctype html>") and (REPORT_MARKER in head or _OLD_MARKER in head)
 
 
-LabelReader = Callable[[pd.DataFrame, float, Any], tuple[Sequence[str], "pd.Series | None", Mapping[str, str]]]
+LabelReader = Callable[[pd.DataFrame, float, Any], tuple[Sequence[str], "pd.Series | None", Mapping[str, str], "pd.DataFrame | None"]]
 
 
 def run_report(run_id: int, path: str | None = None, labels: LabelReader | None = None) -> str:
@@ -298,7 +342,9 @@ def run_report(run_id: int, path: str | None = None, labels: LabelReader | None 
     run = store.load_run(run_id, path)
     threshold = run.threshold if run.threshold is not None else constants.DEFAULT_THRESHOLD
     settings = {"command": run.command, "origin": run.origin, "source": run.source, **run.settings}
-    said, match, label_settings = labels(run.results, threshold, run.settings.get("match_label")) if labels is not None else ((), None, {})
+    said, match, label_settings, label_table = (
+        labels(run.results, threshold, run.settings.get("match_label")) if labels is not None else ((), None, {}, None)
+    )
     return report_html(
         run.results,
         threshold,
@@ -309,4 +355,5 @@ def run_report(run_id: int, path: str | None = None, labels: LabelReader | None 
         label_sentences=said,
         match=match,
         label_settings=label_settings,
+        label_table=label_table,
     )

@@ -153,6 +153,19 @@ def match_labels(values: pd.Series, match_label: object = None) -> pd.Series:
     return out
 
 
+def label_words(values: pd.Series, match_label: object = None) -> pd.Series:
+    """Each label as a reader sees it on a chart's axis: "match (1)" / "no match (0)" for a match or no-match label
+    (:func:`match_labels`), else the label as written.
+
+    Returns:
+        Text, shape (n,), aligned with ``values``.
+    """
+    text = values.astype("string").str.strip().fillna("")
+    flag = match_labels(values, match_label)
+    said = np.where(flag == 1.0, "match (" + text + ")", np.where(flag == 0.0, "no match (" + text + ")", text))
+    return pd.Series(said, index=values.index, dtype=object)
+
+
 def label_kind(values: pd.Series, match_label: object = None) -> str:
     """What a label column is: ``binary``, ``graded``, ``text`` or ``none`` (no non-empty label).
 
@@ -506,11 +519,73 @@ class ReportLabels(NamedTuple):
     sentences: list[str]
     match: pd.Series | None
     settings: dict[str, str]
+    table: pd.DataFrame | None = None
+
+
+AUC_READINGS = ((0.5, "backwards: no-match pairs score higher"), (0.6, "barely tells them apart"), (float("inf"), "the right way"))
+
+
+def _auc_reading(auc: float) -> str:
+    return next(said for bound, said in AUC_READINGS if auc < bound) if auc == auc else "—"
+
+
+def label_table(report: dict[str, pd.DataFrame], name: Callable[[str], str] = str) -> pd.DataFrame:
+    """The classifier per model in a reader's words, the AUC said once here (a report's table).
+
+    Returns:
+        model, AUC, how to read it (backwards below 0.5, barely 0.5-0.6, the right way above), the best threshold
+        (Youden J) with its F1, and the F1 at the report's threshold; empty without a classifier.
+    """
+    classifier = report["classifier"]
+    at = float(classifier[constants.COL_THRESHOLD].iloc[0]) if not classifier.empty else float("nan")
+    return pd.DataFrame(
+        {
+            "model": [name(m) for m in classifier[constants.COL_MODEL]],
+            "AUC": classifier["auc"].astype(float).round(3),
+            "reading": classifier["auc"].astype(float).map(_auc_reading),
+            "best threshold": classifier["best_threshold"].astype(float).round(3),
+            "F1 at the best threshold": classifier["best_f1"].astype(float).round(3),
+            f"F1 at {at:.2f}": classifier["f1"].astype(float).round(3),
+        }
+    )
+
+
+def label_lead(report: dict[str, pd.DataFrame], name: Callable[[str], str] = str) -> list[str]:
+    """One sentence before :func:`label_table`: what the AUC measures on these labels, and the models that read them
+    backwards or barely (the numbers stay in the table); the reason when no classifier can be fitted."""
+    head = report["kind"].iloc[0]
+    if head["kind"] != KIND_BINARY:
+        return []
+    if head["no_classifier"]:
+        return [f"No classifier: {head['no_classifier']}"]
+    classifier = report["classifier"]
+    match, no_match = (f"{w} ({v})" if v else w for w, v in (("match", head["match"]), ("no match", head["no_match"])))
+    auc = classifier["auc"].astype(float)
+    sentence = (
+        f"The AUC below is how often a “{match}” pair outscores a “{no_match}” pair ({int(classifier['n_match'].iloc[0])} and "
+        f"{int(classifier['n_no_match'].iloc[0])} pairs; 0.5 is a coin flip, 1.0 separates them perfectly)"
+    )
+    bands = (
+        (classifier[auc < 0.5], ("ranks them backwards", "rank them backwards")),
+        (classifier[(auc >= 0.5) & (auc < 0.6)], ("barely tells them apart", "barely tell them apart")),
+    )
+    for rows, (one, many) in bands:
+        if len(rows):
+            names = [name(m) for m in rows[constants.COL_MODEL]]
+            if len(rows) == len(classifier) and len(rows) > 1:
+                sentence += f"; every model {one}"
+            else:
+                sentence += f"; {_and_names(names)} {one if len(names) == 1 else many}"
+    return [sentence + "."]
+
+
+def _and_names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def report_labels(results: pd.DataFrame, threshold: float, match_label: object = None, name: Callable[[str], str] = str) -> ReportLabels:
-    """A labelled run's finding (:func:`label_headline`: the AUC, "a coin flip"), each row's match flag and the label
-    settings, for a report; empty parts when the run has no label column.
+    """A labelled run's finding for a report: one sentence (:func:`label_lead`) and the AUC once, in a table
+    (:func:`label_table`); each row's match flag and the label settings; empty parts when the run has no label column.
 
     Args:
         results: tidy runner results, with or without a ``label`` column.
@@ -519,8 +594,9 @@ def report_labels(results: pd.DataFrame, threshold: float, match_label: object =
         name: model id -> the name to print.
 
     Returns:
-        ``sentences`` (headline then per-model findings), ``match`` (1/0/NaN per row, aligned with ``results``; None
-        unless the labels are binary) and ``settings`` (label kind, which value is the match, the values on each side).
+        ``sentences`` (the one lead sentence), ``match`` (1/0/NaN per row, aligned with ``results``; None unless the
+        labels are binary), ``settings`` (label kind, which value is the match, the values on each side) and ``table``
+        (the classifier per model; None without one).
 
     Raises:
         ValueError: a threshold outside [-1, 1] or an empty ``match_label``.
@@ -539,5 +615,5 @@ def report_labels(results: pd.DataFrame, threshold: float, match_label: object =
     }
     if head["kind"] != KIND_BINARY:
         return ReportLabels([], None, settings)
-    said = [f.text for f in label_headline(report, name)] + [f.text for f in label_findings(report, name)]
-    return ReportLabels(list(dict.fromkeys(said)), match_labels(results[constants.COL_LABEL], _match_value(match_label)), settings)
+    table = label_table(report, name) if not report["classifier"].empty else None
+    return ReportLabels(label_lead(report, name), match_labels(results[constants.COL_LABEL], _match_value(match_label)), settings, table)

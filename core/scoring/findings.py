@@ -77,36 +77,50 @@ def compare_findings(frame: pd.DataFrame) -> list[str]:
     ]
 
 
+MIN_HEADLINE_PAIRS = 5  # a failure mode with fewer pairs is no headline: one pair above the threshold would read "100%"
+
+
 def failure_mode_findings(summary: pd.DataFrame, threshold: float) -> list[str]:
     """The worst failure mode at the threshold and the model fooled most often, in two sentences.
 
+    A failure rate is said as the share of pairs scored above the threshold (a failure), never as pairs that "pass".
+    Only a failure mode with at least :data:`MIN_HEADLINE_PAIRS` pairs can lead: a rate from one or two pairs is an
+    example, not a finding.
+
     Args:
-        summary: :func:`core.scoring.tables.category_summary` output (model, category, failure_rate).
+        summary: :func:`core.scoring.tables.category_summary` output (model, category, n, failure_rate).
         threshold: the threshold the failure rates are at.
 
     Returns:
-        Up to two sentences; empty when the summary holds no failure mode.
+        Up to two sentences; empty when the summary holds no failure mode; one sentence saying so when every failure
+        mode has too few pairs.
     """
     rows = summary[summary[constants.COL_CATEGORY].isin(lexicon.FAILURE_MODES)].dropna(subset=["failure_rate"])
     if rows.empty:
         return []
-    worst = rows.iloc[int(rows["failure_rate"].to_numpy(float).argmax())]
+    enough = rows[rows["n"] >= MIN_HEADLINE_PAIRS]
+    if enough.empty:
+        return [
+            f"Every failure mode here has fewer than {MIN_HEADLINE_PAIRS} pairs per model: too few for a headline; the table by "
+            "category gives each rate with its count."
+        ]
+    worst = enough.iloc[int(enough["failure_rate"].to_numpy(float).argmax())]
     label = lexicon.CATEGORY_LABELS.get(worst[constants.COL_CATEGORY], worst[constants.COL_CATEGORY])
     first = (
         f"At threshold {threshold:.2f}, {short_name(worst[constants.COL_MODEL])} scores {_pct(worst['failure_rate'])} of the "
-        f"{label.lower()} pairs above the threshold: a retriever would return them as matches."
+        f"{int(worst['n'])} {label.lower()} pairs above the threshold: a retriever would return them as matches."
     )
     # Pooled over the adversarial pairs: each mode weighs by its number of pairs.
     sums = rows.assign(_above=rows["failure_rate"] * rows["n"]).groupby(constants.COL_MODEL, sort=False)[["_above", "n"]].sum()
     overall = sums["_above"] / sums["n"]
     if len(overall) == 1:
-        return [first, f"Across all failure modes, {_pct(float(overall.iloc[0]))} of its adversarial pairs pass the threshold."]
+        return [first, f"Across all failure modes, {_pct(float(overall.iloc[0]))} of its adversarial pairs score above the threshold."]
     values, names = overall.to_numpy(float), [str(m) for m in overall.index]
     most, least = int(values.argmax()), int(values.argmin())
     return [
         first,
-        f"Across all failure modes, {short_name(names[most])} passes {_pct(values[most])} of the adversarial pairs and "
-        f"{short_name(names[least])} {_pct(values[least])}.",
+        f"Across all failure modes, {short_name(names[most])} scores {_pct(values[most])} of the adversarial pairs above the "
+        f"threshold and {short_name(names[least])} {_pct(values[least])} (lower is better).",
     ]
 
 
@@ -222,6 +236,55 @@ def retrieval_findings(win_rates: pd.DataFrame, summary: pd.DataFrame | None = N
     return out
 
 
+def retrieval_headline(win_rates: pd.DataFrame, summary: pd.DataFrame | None = None) -> tuple[str, pd.DataFrame]:
+    """The retrieval suite's headline: one sentence and a table, "lower is better" said once (not once per model).
+
+    Args:
+        win_rates: ``RetrievalResult.win_rates`` (model, mitigation, mode, win_rate); the ``all`` mode rows are used.
+        summary: ``RetrievalResult.summary()``, or None: with it, the table gives each mitigation's fixed, broken and ties.
+
+    Returns:
+        (sentence, table): the table has one row per model and mitigation (plain cosine first) with ``model``,
+        ``mitigation`` (as read), ``win_rate`` and, with ``summary``, ``fixed``, ``broken``, ``ties``; the sentence names
+        the range with the plain cosine and the mitigation that brings a model lowest. Empty sentence without plain rows.
+    """
+    rows = win_rates[win_rates[constants.COL_MODE] == constants.MODE_ALL]
+    columns = [constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_WIN_RATE, constants.COL_FIXED, constants.COL_BROKEN]
+    table = rows[[constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_WIN_RATE]].copy()
+    if summary is not None and not summary.empty:
+        extra = [c for c in (constants.COL_FIXED, constants.COL_BROKEN, constants.COL_TIES) if c in summary.columns]
+        table = table.merge(summary[[constants.COL_MODEL, constants.COL_MITIGATION, *extra]], how="left", sort=False)
+        table.loc[table[constants.COL_MITIGATION] == constants.MITIGATION_NONE, extra] = float("nan")
+    table = table.assign(
+        _plain=table[constants.COL_MITIGATION] != constants.MITIGATION_NONE,
+        _order=table[constants.COL_MODEL].map({m: i for i, m in enumerate(dict.fromkeys(table[constants.COL_MODEL]))}),
+    )
+    table = table.sort_values(["_order", "_plain"], kind="stable").drop(columns=["_plain", "_order"]).reset_index(drop=True)
+    table[constants.COL_MITIGATION] = table[constants.COL_MITIGATION].map(_label)
+    plain = rows[rows[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
+    if plain.empty:
+        return "", table[[c for c in [*columns, constants.COL_TIES] if c in table.columns]]
+    values = plain[constants.COL_WIN_RATE].to_numpy(float)
+    names = [str(m) for m in plain[constants.COL_MODEL]]
+    worst, best = int(values.argmax()), int(values.argmin())
+    said = (
+        f"{short_name(names[worst])} ranks the contradiction above the restatement for {_pct(values[worst])} of the variants"
+        if len(values) == 1
+        else f"With the plain cosine, models rank the contradiction above the restatement for {_pct(values[best])} "
+        f"({short_name(names[best])}) to {_pct(values[worst])} ({short_name(names[worst])}) of the variants"
+    )
+    fixes = rows[rows[constants.COL_MITIGATION] != constants.MITIGATION_NONE]
+    if not fixes.empty:
+        low = fixes.iloc[int(fixes[constants.COL_WIN_RATE].to_numpy(float).argmin())]
+        said += (
+            f"; {_label(str(low[constants.COL_MITIGATION]))} brings {short_name(str(low[constants.COL_MODEL]))} to "
+            f"{_pct(float(low[constants.COL_WIN_RATE]))}"
+        )
+    return said + " (lower is better; the table gives every model and fix).", table[
+        [c for c in [*columns, constants.COL_TIES] if c in table.columns]
+    ]
+
+
 def triples_findings(summary: pd.DataFrame) -> list[str]:
     """What a triples file says: how often a negative outranks its positive, how often a positive comes first, and each mitigation's effect.
 
@@ -288,6 +351,39 @@ def beir_findings(summary: pd.DataFrame) -> list[str]:
             for _, r in mine[mine[constants.COL_MITIGATION] != constants.MITIGATION_NONE].iterrows()
         ]
         out.append(sentence + ("; " + "; ".join(effects) if effects else "") + ".")
+    return out
+
+
+def demoted_findings(demoted: pd.DataFrame, n_queries: dict[str, int], mitigation: str) -> list[str]:
+    """A warning in words when a mitigation moved a passage the user judged relevant down (BEIR): the contradiction guard
+    penalises a correct passage whose polarity differs from the query's ("Is aspirin recommended?" answered by "Aspirin is
+    not recommended").
+
+    Args:
+        demoted: ``BeirResult.demoted(mitigation)`` (model, query, rank_before, rank_after; NaN after: out of the top 20).
+        n_queries: model -> queries it ranked.
+        mitigation: the mitigation's name (``guard``, ``bm25-rrf``, ...).
+
+    Returns:
+        One sentence per model with a demoted passage, the first such query as its example; empty when none was.
+    """
+    out = []
+    for model, rows in demoted.groupby(constants.COL_MODEL, sort=False):
+        first = rows.iloc[0]
+        after = "out of the top 20" if pd.isna(first["rank_after"]) else f"to rank {int(first['rank_after'])}"
+        why = (
+            ": it penalises a passage whose polarity differs from the query's, as a correct answer's can (“Is aspirin "
+            "recommended?” answered by “Aspirin is not recommended”)"
+            if mitigation == constants.MITIGATION_GUARD
+            else ""
+        )
+        n = len(rows)
+        total = int(n_queries.get(str(model), n))
+        out.append(
+            f"{_label(mitigation)[:1].upper()}{_label(mitigation)[1:]} moved a passage you judged relevant down for {n} of "
+            f"{total} quer{'y' if total == 1 else 'ies'} with {short_name(str(model))}{why}. For example "
+            f"“{first[constants.COL_QUERY]}”: its relevant passage went from rank {int(first['rank_before'])} {after}."
+        )
     return out
 
 

@@ -39,7 +39,7 @@ def _risk_all(page):
         page.locator(f"{E.MAIN} h2", has_text="The risk in numbers").first.locator("xpath=following::*[@data-testid='stDataFrame'][1]")
     )
     table.columns = [str(c).replace(" ", "_") for c in table.columns]
-    return table[table["mode"] == "all"].iloc[0]
+    return table[table["failure_mode"] == "all modes"].iloc[0]
 
 
 def test_upload_audit_and_move_the_threshold(page, server, tmp_path):

@@ -198,7 +198,7 @@ def test_one_text_column_missing_never_defaults_both_texts_to_one_column(at):
 
 def test_extra_columns_are_ignored_and_named(at):
     upload(at, "extra.csv", b"text_a,text_b,notes,source\nOne,Two,n1,s1\nThree,Four,n2,s2\n")
-    assert md_escape("ignored 2 column(s) not chosen below: notes, source") in infos(at)
+    assert md_escape("ignored 2 column(s) not chosen in the column boxes: notes, source") in infos(at)
     assert list(preview(at)[constants.COL_TEXT_B]) == ["Two", "Four"]
 
 
@@ -313,7 +313,7 @@ def test_cli_run_prints_what_reading_the_file_changed(cli, tmp_path):
     notes = [line for line in err.splitlines() if line.startswith("note: ")]
     assert any("removed 1 duplicate pair(s)" in n for n in notes), err
     assert any("dropped 1 row(s) with an empty text" in n for n in notes), err
-    assert any("ignored 1 column(s) not chosen below: notes" in n for n in notes) or any("notes" in n for n in notes), err
+    assert any("ignored 1 column(s) not chosen in the column boxes: notes" in n for n in notes) or any("notes" in n for n in notes), err
     assert len(pd.read_csv(tmp_path / "out" / "pairs.csv")) == 1
 
 

@@ -118,8 +118,11 @@ def test_your_corpus_audits_a_lancedb_folder_and_refuses_a_wrong_one_in_one_line
         "recall against exact",
     ):
         assert widgets.md_escape(said) in shown
-    table = next(d.value for d in app.dataframe if "twin_pairs_exact" in d.value.columns)
-    assert (table["twin_pairs_exact"] == table["twin_pairs_store"]).all()
+    # Words and percentages, as the page's own tables: no raw names such as twin_share_store.
+    table = next(d.value for d in app.dataframe if "twin pairs (exact search)" in d.value.columns)
+    assert (table["twin pairs (exact search)"] == table["twin pairs (the store's search)"]).all()
+    assert not [c for c in table.columns if "_" in c] and "all modes" in set(table["failure mode"])
+    assert table["share of passages with a twin (exact search)"].str.endswith("%").all()
 
 
 def test_postgresql_password_is_a_password_input(allowed):

@@ -169,9 +169,30 @@ def test_win_rates_equal_hand_computation(at, hand_wins):
     assert (pooled["n"], pooled["wins"]) == (len(hand_wins), int(hand_wins["win"].sum()))
     # Modes are shown by their labels, never by their codes.
     assert not set(table.index) & set(lexicon.FAILURE_MODES)
-    # issue 26: the page leads with the pooled rate in words, from the same hand-computed wins
-    said = f"MiniLM\\-L6 ranks the contradiction above the restatement in {100 * hand_wins['win'].mean():.0f}% of the variants"
-    assert any(m.value.startswith(said) for m in at.markdown), [m.value[:80] for m in at.markdown]
+    # The page leads with the pooled rate in one sentence, "lower is better" said once, and a table of every model and fix.
+    said = f"MiniLM\\-L6 ranks the contradiction above the restatement for {100 * hand_wins['win'].mean():.0f}% of the variants"
+    lead = next((m.value for m in at.markdown if m.value.startswith(said)), None)
+    assert lead is not None, [m.value[:80] for m in at.markdown]
+    assert lead.count("lower is better") == 1
+    headline = _frame(at, {constants.COL_MODEL, constants.COL_MITIGATION, constants.COL_WIN_RATE, constants.COL_FIXED})
+    assert headline[constants.COL_WIN_RATE].iloc[0] == pytest.approx(hand_wins["win"].mean(), abs=1e-12)
+
+
+def test_win_rate_chart_keeps_long_mode_labels_whole_and_hatches_bars_from_few_groups(at):
+    """Direction (beyond the papers) was cut at the chart's edge; a bar from fewer than 5 anchor groups is hatched."""
+    import json
+
+    spec = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "Adversarial win rate by failure mode" in c.proto.spec)
+    ticks = [x for trace in spec["data"] for x in trace["x"]]
+    assert "Direction<br>(beyond the papers)" in ticks
+    table = _frame(at, {"failure mode", "wins", constants.COL_WIN_RATE, "n_groups"})
+    plain = table[table[constants.COL_MITIGATION] == NONE_LABEL]
+    few = set(plain.loc[plain["n_groups"] < 5, "failure mode"])
+    assert few, "a sample of 5 groups has modes with fewer than 5 groups"
+    bars = spec["data"][0]
+    for x, shape in zip(bars["x"], bars["marker"]["pattern"]["shape"], strict=True):
+        assert (shape == "/") == (x.replace("<br>", " ") in few), x
+    assert any("hatched" in a["text"] for a in spec["layout"]["annotations"])
 
 
 def test_paired_accuracy_equals_hand_computation_and_draws_the_random_line(at, hand_paired):

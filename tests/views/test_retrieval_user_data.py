@@ -173,8 +173,40 @@ def test_the_worst_triple_and_the_worst_query_are_shown_in_full_with_the_changed
     app.file_uploader[0].set_value(("nli-beir.zip", _zip(SAMPLES / "nli-beir"), "application/zip")).run()
     app.button(key="rt_run").click().run()
     assert not app.exception
-    queries = _frame(app, {"query", "top1", "ndcg_at_10", "changed words"})
+    queries = _frame(app, {"query", "top1", "relevant", "ndcg_at_10", "changed words"})
     worst = queries.iloc[0]
     assert worst["ndcg_at_10"] == queries["ndcg_at_10"].min()
-    assert _shown_in_full(app, "query") == worst["query"]
+    # The wrong top passage beside the relevant one, the words that separate them marked (the query's changes said nothing).
+    assert worst["top1"] != worst["relevant"] and worst["relevant_rank"] > 1
     assert _shown_in_full(app, "top passage") == worst["top1"] and len(worst["top1"]) > 0
+    assert _shown_in_full(app, "relevant passage") == worst["relevant"]
+    assert any(m.value.startswith("**relevant passage**") and f":{MARK}[**" in m.value for m in app.markdown)
+
+
+def test_the_guard_warns_when_it_moves_a_judged_relevant_passage_down(tmp_path, monkeypatch):
+    """A question "Is aspirin recommended...?" answered by "Aspirin is not recommended...": the guard penalises the right
+    answer, and the page says so in words."""
+    import json
+
+    _history(tmp_path, monkeypatch)
+    root = tmp_path / "aspirin"
+    (root / "qrels").mkdir(parents=True)
+    corpus = {
+        "d1": "Aspirin is not recommended for children with a viral infection.",
+        "d2": "Ibuprofen is recommended for children with a fever.",
+        "d5": "Aspirin is recommended for children with a viral infection.",
+        "d6": "Ibuprofen is recommended for children with a viral infection.",
+    }
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "text": v}) + "\n" for k, v in corpus.items()))
+    (root / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "Is aspirin recommended for children with a viral infection?"}))
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    app = open_page(PAGE)
+    app.radio(key="rt_source").set_value("beir").run()
+    app.file_uploader[0].set_value(("aspirin.zip", _zip(root, "aspirin/"), "application/zip")).run()
+    app.checkbox(key="rt_m_guard").check().run()
+    app.button(key="rt_run").click().run()
+    assert not app.exception
+    warned = [w.value.replace("\\", "") for w in app.warning if "judged relevant down" in w.value]
+    assert len(warned) == 1, [w.value for w in app.warning]
+    assert warned[0].startswith("Contradiction guard moved a passage you judged relevant down for 1 of 1 query with MiniLM-L6")
+    assert "polarity differs" in warned[0]

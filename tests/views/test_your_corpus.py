@@ -5,6 +5,7 @@ Upload, audit, the threshold moving the numbers without encoding again, bad file
 
 from __future__ import annotations
 
+import pytest
 from apptest_support import open_page
 from markup_guard import assert_never_rendered
 
@@ -37,7 +38,7 @@ def _risk(app):
     frames = [d.value for d in app.dataframe if "twin_pairs" in d.value.columns]
     assert frames, "no risk table"
     table = frames[0]
-    return table[table["mode"] == "all"].iloc[0]
+    return table[table["mode"] == "all modes"].iloc[0]
 
 
 def _audited(corpus: bytes = CORPUS):
@@ -56,7 +57,14 @@ def test_audit_threshold_moves_numbers_without_encoding(monkeypatch):
     row = _risk(app)
     assert row["twin_pairs"] == 2 and row["passages_with_twin"] == 4
     findings = " ".join(m.value for m in app.markdown)
-    assert "66\\.7% of passages" in findings and "Worst pair" in findings
+    assert "66\\.7% of the 6 passages have a confusable twin above 0\\.60 for MiniLM\\-L6" in findings
+    # The findings table: one row per model, in words and percentages.
+    table = next(d.value for d in app.dataframe if "share of passages with a twin" in d.value.columns)
+    assert table.iloc[0]["model"] == "MiniLM-L6" and table.iloc[0]["share of passages with a twin"] == "66.7% (4)"
+    # The risk table's headers are words, its shares percentages (the raw names only in the download).
+    risk = next(d for d in app.dataframe if "twin_pairs" in d.value.columns)
+    assert "share of passages with a twin" in str(risk.proto.columns) and "twin share ci low" not in str(risk.proto.columns)
+    assert "percent" in str(risk.proto.columns)
     assert any("2-D map" in str(c.proto.spec) for c in app.get("plotly_chart")), "the map is drawn"
     # The differing words are marked in the twin boxes.
     assert any(":orange-background[**500**]" in m.value for m in app.markdown)
@@ -90,7 +98,7 @@ def test_bad_file_keeps_the_corpus_and_audit():
         assert errors[0].startswith(f"Could not read {name}") and message in errors[0] and "The corpus from kb.txt is kept." in errors[0], (
             errors
         )
-        assert _risk(app)["n_passages"] == 6  # the last audit stays on screen
+        assert "of the 6 passages" in " ".join(m.value for m in app.markdown)  # the last audit stays on screen
     assert not app.exception
 
 
@@ -114,9 +122,9 @@ def test_map_links_twins_by_mode():
     coords = np.arange(10, dtype=float).reshape(5, 2)
     fig = map_figure(coords, twins, ["a", "b", "c", "d", "<b>e</b>"], "PCA")
     names = [t.name for t in fig.data if t.name]
-    assert names == ["no twin", "negation", "numerical"]
+    assert names == ["no twin", "Negation", "Numerical"]
     assert list(fig.data[0].customdata) == [4] and fig.data[0].text[0] == "&lt;b&gt;e&lt;/b&gt;"
-    negation_points = next(t for t in fig.data if t.name == "negation")
+    negation_points = next(t for t in fig.data if t.name == "Negation")
     assert sorted(negation_points.customdata) == [2, 3]
 
 
@@ -130,7 +138,8 @@ def test_queries_add_the_query_numbers():
     app.slider(key="yc_threshold").set_value(0.6).run()
     row = _risk(app)
     assert row["n_queries"] == 2 and row["query_twin_top5"] == 1.0
-    assert "queries see a passage and its twin together" in " ".join(m.value for m in app.markdown)
+    table = next(d.value for d in app.dataframe if "share of passages with a twin" in d.value.columns)
+    assert table.iloc[0]["queries whose top 5 holds a passage and its twin"] == "100.0%"
 
 
 # ---------------------------------------------------------------- the dedup guard
@@ -199,3 +208,54 @@ def test_the_shipped_example_runs_on_the_shipped_sample():
     assert not app.error, [e.value for e in app.error]
     text = " ".join(m.value for m in app.markdown)
     assert "The dedup run removes" in text and "confusable twin" in text
+
+
+INT8 = "all-MiniLM-L6-v2-int8"
+
+
+def _card_captions(app) -> list[str]:
+    return [c.value for c in app.caption if c.value.startswith("Passages ")]
+
+
+def test_one_card_per_pair_with_every_models_cosine_grouped_by_mode(monkeypatch, tmp_path):
+    """Two models, one card per pair (not one per model and pair), every model's cosine in it, cards under their mode;
+    the audit goes into the history as the CLI's does, at the page's threshold."""
+    from core import constants
+    from core.history import store
+
+    history = tmp_path / "history.duckdb"
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(history))
+    app = open_page(PAGE)
+    app.session_state["selected_models"] = ["sentence-transformers/all-MiniLM-L6-v2", INT8]
+    app.session_state["yc_corpus_bytes"] = ("kb.txt", CORPUS)
+    app.run()
+    app.slider(key="yc_threshold").set_value(0.6).run()
+    next(b for b in app.button if b.label == RUN).click().run()
+    assert not app.exception
+    cards = _card_captions(app)
+    assert len(cards) == 2, cards  # two twin pairs, each once, though two models found them
+    for caption in cards:
+        assert "MiniLM\\-L6 **" in caption and "MiniLM\\-L6 int8 \\(ONNX\\) **" in caption, caption
+    groups = [h.value for h in app.subheader]
+    assert any(g.startswith("Negation · 1 pair") for g in groups) and any(g.startswith("Numerical · 1 pair") for g in groups), groups
+    # The findings table has one row per model, the lead sentence one sentence.
+    table = next(d.value for d in app.dataframe if "share of passages with a twin" in d.value.columns)
+    assert sorted(table["model"]) == ["MiniLM-L6", "MiniLM-L6 int8 (ONNX)"]
+    runs = store.list_runs(history)
+    assert runs["command"].tolist() == ["audit"] and runs["origin"].tolist() == ["app"]
+    stored = store.load_run(int(runs["run_id"].iloc[0]), history)
+    assert stored.settings["threshold"] == 0.6 and stored.settings["findings"][0].startswith("66.7% of the 6 passages")
+    assert set(stored.results["category"]) >= {"numerical", "negation"} and (stored.results["cosine"] > 0.6).all()
+    assert stored.settings["findings_table"][0]["twin pairs"] == "2"
+
+
+def test_the_store_block_reads_the_pages_threshold(monkeypatch):
+    """One threshold per page: the store audit gets the page's slider, not the sidebar's."""
+    from ui import stores
+
+    seen = []
+    monkeypatch.setattr(stores, "connect_store", lambda page, what, selection, queries=None: seen.append(selection.threshold))
+    app = open_page(PAGE)
+    app.slider(key="yc_threshold").set_value(0.7).run()
+    assert not app.exception
+    assert seen[-1] == pytest.approx(0.7)

@@ -467,3 +467,47 @@ def test_runs_of_distinct_uploads_leave_no_vectors_in_the_shared_caches_memory()
         cosines.append(sorted(_results(app)[constants.COL_COSINE]))
     _run(app)  # the last file again: its vectors come back from the disk layer
     assert sorted(_results(app)[constants.COL_COSINE]) == pytest.approx(cosines[-1], abs=1e-6)
+
+
+SAME_MEANING = (
+    b"question,answer,same_meaning,source\n"
+    b"The patient has diabetes,The patient does not have diabetes,0,a\n"
+    b"Take 5mg of aspirin daily,Take 500mg of aspirin daily,0,a\n"
+    b"The cat sat on the mat,A feline rested on the rug,1,b\n"
+    b"The meeting was postponed,The meeting was delayed,1,b\n"
+)
+
+
+def test_a_binary_column_named_same_meaning_is_the_label_and_the_box_plot_says_match():
+    """A 0/1 column named like ``same_meaning`` is found as the label; the note about unused columns points at the
+    boxes above it, not "below"; the box plot's axis reads match / no match; the intro no longer calls the label a
+    similarity score."""
+    import json
+
+    app = _new_app()
+    intro = next(m.value for m in app.markdown if m.value.startswith("Score **your own sentence pairs**"))
+    assert "similarity score" not in intro and "a match / no-match label (1/0" in intro
+    app.session_state["yd_upload_bytes"] = SAME_MEANING
+    app.session_state["yd_upload_name"] = "qa.csv"
+    app.run()
+    assert not app.exception
+    boxes = {s.label: s.value for s in app.main.selectbox}
+    assert boxes["Label column (optional)"] == "same_meaning"
+    notes = [i.value for i in app.info]
+    ignored = next(n for n in notes if "ignored 1 column" in n)
+    assert "below" not in ignored and "column boxes" in ignored
+    _run(app)
+    spec = next(json.loads(c.proto.spec) for c in app.get("plotly_chart") if "Cosine by label" in c.proto.spec)
+    axis = {x for trace in spec["data"] for x in trace["x"]}
+    assert axis == {"match (1)", "no match (0)"}
+
+
+def test_guess_mapping_finds_a_label_by_a_word_of_its_name():
+    assert guess_mapping(["text_a", "text_b", "is_duplicate"])["label"] == "is_duplicate"
+    assert guess_mapping(["question", "answer", "Same Meaning"])["label"] == "Same Meaning"
+    # A 0/1 column named for something else (1 = negated) is not a label to guess: its polarity is anyone's.
+    frame = pd.DataFrame({"s1": ["a b c d", "e f g h"], "s2": ["x y z w", "t u v w"], "is_negated": ["1", "0"]})
+    assert guess_mapping(list(frame.columns), frame)["label"] is None
+    assert guess_mapping(["text_a", "text_b", "same_meaning", "label"])["label"] == "label"  # the exact name first
+    words = pd.DataFrame({"s1": ["a b c d", "e f g h"], "s2": ["x y z w", "t u v w"], "source": ["web", "book"]})
+    assert guess_mapping(list(words.columns), words)["label"] is None  # a column of words is no label

@@ -23,9 +23,9 @@ with 95% bootstrap intervals (queries resampled as clusters).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -67,7 +67,8 @@ class BeirResult:
 
     Attributes:
         ranks: one row per model, mitigation and query: query_id, query, the per-query
-            figures, top1_id, top1 (text), top1_score (its cosine).
+            figures, top1_id, top1 (text), top1_score (its cosine), and a relevant passage beside it: relevant_id,
+            relevant (text), relevant_rank (1-based; NaN when no relevant passage is among the top 20 kept).
         ranking: model, mitigation, n_queries, n_passages, recall_at_1/5/10, mrr_at_10, ndcg_at_10,
             tied_queries (queries whose figures the tie rule decided; ``tie_decided`` per query in ``ranks``).
         variant_pairs: with ``variants``: one row per model, query, relevant
@@ -95,6 +96,29 @@ class BeirResult:
     @property
     def mitigations(self) -> list[str]:
         return list(dict.fromkeys(self.ranking[constants.COL_MITIGATION])) if not self.ranking.empty else []
+
+    def demoted(self, mitigation: str) -> pd.DataFrame:
+        """The queries whose best judged-relevant passage ``mitigation`` moved down (or out of the top 20) against the plain cosine.
+
+        The contradiction guard, for one, penalises a relevant passage whose polarity differs from the query's
+        ("Is aspirin recommended...?" answered by "Aspirin is not recommended..."): this is where a reader sees it.
+
+        Returns:
+            model, query_id, query, relevant, rank_before, rank_after (NaN: beyond the top 20), one row per such query;
+            empty when the mitigation did not run.
+        """
+        columns = [constants.COL_MODEL, "query_id", constants.COL_QUERY, "relevant", "rank_before", "rank_after"]
+        r = self.ranks
+        if r.empty or "relevant_rank" not in r.columns or mitigation not in set(r[constants.COL_MITIGATION]):
+            return pd.DataFrame(columns=columns)
+        keys = [constants.COL_MODEL, "query_id"]
+        before = r[r[constants.COL_MITIGATION] == constants.MITIGATION_NONE][[*keys, constants.COL_QUERY, "relevant", "relevant_rank"]]
+        after = r[r[constants.COL_MITIGATION] == mitigation][[*keys, "relevant_rank"]]
+        both = before.merge(after, on=keys, suffixes=("_before", "_after"))
+        was, now = both["relevant_rank_before"], both["relevant_rank_after"]
+        down = (was.notna() & (now.isna() | (now > was).fillna(False))).astype(bool)
+        out = both[down].rename(columns={"relevant_rank_before": "rank_before", "relevant_rank_after": "rank_after"})
+        return out[columns].reset_index(drop=True)
 
     def summary(self) -> pd.DataFrame:
         """One row per model and mitigation: the ranking figures, recall@1 with the queries each mitigation gained and lost beside it."""
@@ -215,6 +239,25 @@ def _gains(qrels: list[dict[str, int]], ids: list[str]) -> np.ndarray:
     return out
 
 
+def _relevant_columns(top: _TopK, qrels: list[dict[str, int]], judged_texts: Mapping[str, str]) -> dict[str, Any]:
+    """Each query's relevant passage beside its top one: the judged-relevant passage ranked highest (its 1-based rank), else
+    the most relevant judged passage with no rank (it is not among the passages kept per query)."""
+    ids, texts, ranks = [], [], []
+    for i, judged in enumerate(qrels):
+        found = np.flatnonzero(top.gains[i] > 0)
+        if found.size:
+            ids.append(str(top.ids[i, found[0]]))
+            texts.append(str(top.texts[i, found[0]]))
+            ranks.append(float(found[0] + 1))
+            continue
+        best = max((d for d, rel in judged.items() if rel > 0 and d in judged_texts), key=lambda d: judged[d], default=None)
+        ids.append(best or "")
+        texts.append(judged_texts.get(best, "") if best is not None else "")
+        ranks.append(float("nan"))
+    # A rank is a whole number; none (not among the top kept) is missing, not NaN shown as "nan".
+    return {"relevant_id": ids, "relevant": texts, "relevant_rank": pd.array([None if r != r else int(r) for r in ranks], dtype="Int64")}
+
+
 def _tabulate(
     top: _TopK,
     keys: dict[str, str],
@@ -224,6 +267,7 @@ def _tabulate(
     n_passages: int,
     ranks: list[pd.DataFrame],
     rows: list[dict],
+    judged_texts: Mapping[str, str],
 ) -> None:
     """Append one model and mitigation's per-query rows to ``ranks`` and its ranking row to ``rows``."""
     figures = judged_figures(top.scores, top.gains, [np.array(list(q.values()), dtype=float) for q in qrels])
@@ -238,6 +282,7 @@ def _tabulate(
                 "top1_id": np.where(retrieved, top.ids[:, 0], ""),
                 "top1": np.where(retrieved, top.texts[:, 0], ""),
                 "top1_score": top.scores[:, 0],
+                **_relevant_columns(top, qrels, judged_texts),
             }
         )
     )
@@ -354,8 +399,8 @@ def run_beir(
                 failed = True
                 break
             vectors, reports[run.label] = got
-            if variants:
-                relevant.update({d: t for d, t in zip(ids, texts, strict=True) if d in judged})
+            # Judged passages' texts are kept (a few per query): the per-query table shows a relevant one beside the top one.
+            relevant.update({d: t for d, t in zip(ids, texts, strict=True) if d in judged})
             matrix = embedding_matrix(vectors, texts)
             if mitigations and n_passages + len(ids) <= MAX_MITIGATED_PASSAGES:
                 held.append((ids, texts, matrix))
@@ -370,7 +415,7 @@ def run_beir(
         if not n_passages:  # read_beir refuses an empty corpus; this one was emptied since it was read
             raise PairsFileError(f"{CORPUS_FILE} holds no passage to rank")
         keys = {constants.COL_MODEL: run.label, constants.COL_MITIGATION: constants.MITIGATION_NONE}
-        _tabulate(top, keys, folder, qids, qrels, n_passages, ranks, rows)
+        _tabulate(top, keys, folder, qids, qrels, n_passages, ranks, rows, relevant)
         for mitigation in mitigations:
             keys = {constants.COL_MODEL: run.label, constants.COL_MITIGATION: mitigation.name}
             if n_passages > MAX_MITIGATED_PASSAGES:
@@ -385,7 +430,7 @@ def run_beir(
             except Exception as exc:  # noqa: BLE001 - a mitigation may raise anything; the others must still run
                 record_failure(errors, run.label, mitigation.name, exc)
                 continue
-            _tabulate(mitigated, keys, folder, qids, qrels, n_passages, ranks, rows)
+            _tabulate(mitigated, keys, folder, qids, qrels, n_passages, ranks, rows, relevant)
         if variants:
             made = _variant_rows(run, [folder.queries[q] for q in qids], qrels, relevant)
             if made is not None:

@@ -26,6 +26,7 @@ WIN_RATE_COLUMNS = [
     constants.COL_WIN_RATE,
     constants.COL_CI_LOW,
     constants.COL_CI_HIGH,
+    "n_groups",  # the anchor groups the interval resamples: a bar from fewer than 5 is marked on the charts
 ]
 SOURCE_COLUMNS = [
     *_KEYS,
@@ -100,7 +101,18 @@ def win_rate_table(scores: pd.DataFrame, **bootstrap) -> pd.DataFrame:
         for mode, part in parts:
             rate, low, high = rate_with_ci(part[constants.COL_WIN].to_numpy(bool), part[constants.COL_GROUP_ID].to_numpy(), **bootstrap)
             rows.append(
-                (model, mitigation, mode, len(part), int(part[constants.COL_WIN].sum()), int(ties[part.index].sum()), rate, low, high)
+                (
+                    model,
+                    mitigation,
+                    mode,
+                    len(part),
+                    int(part[constants.COL_WIN].sum()),
+                    int(ties[part.index].sum()),
+                    rate,
+                    low,
+                    high,
+                    int(part[constants.COL_GROUP_ID].nunique()),
+                )
             )
     return pd.DataFrame(rows, columns=WIN_RATE_COLUMNS)
 

@@ -7,6 +7,7 @@ import pytest
 
 from core import lexicon
 from core.audit import kinds, risk
+from core.audit.findings import audit_findings
 from core.audit.planted import planted_corpus, planted_scores
 from core.audit.run import PAIR_COLUMNS, audit_corpus, check_corpus
 from core.models.encode import embedding_matrix, encode_texts
@@ -74,14 +75,15 @@ def test_curve_and_findings(result):
     assert curve["twin_share"].iloc[0] == pytest.approx(0.6)
     assert np.all(np.diff(curve["twin_share"].to_numpy()) <= 0)
     summary = risk.risk_summary(result, 0.5)
-    findings = risk.audit_findings(result, summary, 0.5)
-    assert findings[0].startswith("MiniLM-L6: 60.0% of passages (6 of 10")
-    assert findings[1].startswith("Worst pair (")
+    said = audit_findings(result, summary, 0.5)
+    assert said.lead.startswith("60.0% of the 10 passages have a confusable twin above 0.50 for MiniLM-L6 (95% CI ")
+    assert said.worst[0].startswith("Worst pair (")
     worst = risk.pairs_at(result, 0.5)
     worst = worst[worst.kind == "twin"].iloc[0]
-    assert f"cosine {worst.cosine:.3f}" in findings[1]
-    doc = risk.summary_doc(result, summary, findings)
+    assert f"MiniLM-L6 {worst.cosine:.3f}" in said.worst[0]
+    doc = risk.summary_doc(result, summary, said.lines(), said.table)
     assert doc["n_passages"] == 10 and doc["summary"][0]["mode"] == "all"
+    assert doc["findings"][0] == said.lead and doc["findings_table"][0]["twin_pairs"] == 3
 
 
 def test_second_run_reuses_every_vector(minilm, fresh_cache):
@@ -111,7 +113,7 @@ def test_no_close_pair_is_an_empty_table(minilm):
     assert result.pairs.empty
     summary = risk.risk_summary(result, 0.9)
     assert summary.iloc[0].twin_pairs == 0
-    assert "no two passages" in risk.audit_findings(result, summary, 0.9)[0]
+    assert audit_findings(result, summary, 0.9).lead == "No two of the 2 passages are confusable twins above 0.90 for MiniLM-L6."
 
 
 def test_heldout_planted_twins_are_found(minilm):

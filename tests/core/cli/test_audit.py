@@ -47,7 +47,7 @@ def test_audit_writes_pairs_and_summary(cli, corpus_file, tmp_path, minilm):
         "--quiet",
     )
     assert code == 0, stderr
-    assert "MiniLM-L6: 66.7% of passages (4 of 6" in stdout
+    assert "66.7% of the 6 passages have a confusable twin above 0.60 for MiniLM-L6" in stdout
     assert "Worst pair (" in stdout
     pairs = pd.read_parquet(out / "close-pairs.parquet")
     assert {"model", "text_a", "text_b", "cosine", "kind", "mode", "id_a", "id_b", "changed_a", "changed_b"} <= set(pairs.columns)
@@ -114,7 +114,7 @@ def test_usage_errors_before_any_work(cli, corpus_file, tmp_path):
 def test_no_close_pair_and_too_many(cli, corpus_file, minilm):
     code, stdout, stderr = cli("audit", "--corpus", str(corpus_file), "--threshold", "0.99", "--models", MINILM_L6, "--quiet")
     assert code == 0, stderr
-    assert "no two passages of the 6 are confusable twins above 0.99" in stdout
+    assert "No two of the 6 passages are confusable twins above 0.99 for MiniLM-L6." in stdout
     code, _, stderr = cli("audit", "--corpus", str(corpus_file), "--threshold", "-1", "--max-pairs", "3", "--models", MINILM_L6, "--quiet")
     assert code == 2 and "more than 3 pairs score above -1; raise the threshold" in stderr
 
@@ -138,7 +138,10 @@ def test_audit_is_recorded_in_the_history(cli, corpus_file, tmp_path, monkeypatc
     assert code == 0, stderr
     page = out.read_text(encoding="utf-8")
     first = page.index("<p class='finding'>")
-    assert page[first:].startswith("<p class='finding'>MiniLM-L6: 66.7% of passages (4 of 6")
+    assert page[first:].startswith("<p class='finding'>66.7% of the 6 passages have a confusable twin above 0.60 for MiniLM-L6")
+    findings = page[page.index("<h2>Findings</h2>") : page.index("<h2>Charts</h2>")]
+    assert "<th>share of passages with a twin</th>" in findings and "66.7% (4)" in findings  # the table of every model, once
+    assert stored.settings["findings_table"][0]["model"] == "MiniLM-L6"
 
 
 def test_planted_heldout_prints_recall_and_precision_per_mode(cli, minilm):
@@ -240,7 +243,7 @@ def test_a_huge_passage_is_cut_and_said(cli, tmp_path, minilm):
     code, stdout, stderr = cli("audit", "--corpus", str(path), "--threshold", "0.6", "--models", MINILM_L6, "--quiet")
     assert code == 0, stderr
     assert "note: MiniLM-L6: 1 passage(s) are longer than the 256 tokens it reads; each was compared by its first part only" in stderr
-    assert "of 7" in stdout
+    assert "of the 7 passages" in stdout
 
 
 def test_engine_ray_bad_options_are_one_line(cli, corpus_file, monkeypatch):

@@ -296,7 +296,7 @@ def test_unguessable_text_column_asks_for_a_choice():
 def test_unused_columns_and_empty_categories_are_said():
     data = b"text_a,text_b,category,notes,source\nx,y,negation,n1,s1\nu,v,,n2,s2\nw,z,,n3,s3\n"
     _, frame, notes = _pairs(data)
-    assert "ignored 2 column(s) not chosen below: notes, source" in notes
+    assert "ignored 2 column(s) not chosen in the column boxes: notes, source" in notes
     assert "2 pair(s) have an empty category cell: grouped as 'uncategorized'" in notes
     assert frame[constants.COL_CATEGORY].tolist() == ["negation", "uncategorized", "uncategorized"]
 

@@ -135,7 +135,7 @@ def test_nested_values_in_an_unused_column_are_only_ignored():
     data = b'{"text_a": "a", "text_b": "b", "meta": {"source": "x"}}\n{"text_a": "c", "text_b": "d", "meta": [1]}\n'
     _, frame, notes = _pairs(data, "pairs.jsonl")
     assert frame[constants.COL_TEXT_A].tolist() == ["a", "c"]
-    assert "ignored 1 column(s) not chosen below: meta" in notes
+    assert "ignored 1 column(s) not chosen in the column boxes: meta" in notes
 
 
 def test_json_scalars_read_as_text():
@@ -229,7 +229,10 @@ def test_five_thousand_columns_are_named_a_few_and_counted():
     row = ",".join(["A cat sat", "A dog sat", *("x" for _ in range(4998))])
     _, _, notes = _pairs(f"{header}\n{row}\n".encode())
     [note] = [n for n in notes if n.startswith("ignored")]
-    assert note == "ignored 4,998 column(s) not chosen below: " + ", ".join(f"extra_column_{i}" for i in range(8)) + " and 4,990 more"
+    assert (
+        note
+        == "ignored 4,998 column(s) not chosen in the column boxes: " + ", ".join(f"extra_column_{i}" for i in range(8)) + " and 4,990 more"
+    )
     with pytest.raises(PairsFileError) as info:
         apply_mapping(
             parse_pairs(f"{header}\n{row}\n".encode(), "wide.csv"), {constants.COL_TEXT_A: "no_such_column", constants.COL_TEXT_B: "text_b"}

@@ -42,8 +42,9 @@ def _results() -> pd.DataFrame:
 
 def test_report_has_findings_inlined_plotly_full_worst_cases_and_settings():
     text = report_html(_results(), 0.7, "Run 1: failure-modes", {"threshold": 0.7, "note": "<script>x</script>"})
-    # findings in sentences: negation 2 of 2 above 0.70 is the worst mode
-    assert "At threshold 0.70, MiniLM-L6 scores 100% of the negation pairs above the threshold" in text
+    # findings in sentences: 2 negation pairs are too few for a headline (a mode needs 5), and a failure rate never "passes"
+    findings = text[text.index("<h2>Findings</h2>") : text.index("<h2>Charts</h2>")]
+    assert "fewer than 5 pairs per model: too few for a headline" in findings and "passes" not in findings
     # plotly.js inlined once (no CDN), three interactive charts in the model's colour
     assert text.count("Plotly.newPlot") == 3 and not re.search(r"<script[^>]*\bsrc=", text) and text.count("window.PlotlyConfig") == 1
     assert len(text) > 3_000_000 and model_color(L6) in text
@@ -109,14 +110,18 @@ def test_report_of_a_labelled_run_leads_with_the_label_finding_and_draws_worst_c
     from core.probes.labels import report_labels
 
     results = _labelled()
-    said, match, label_settings = report_labels(results, 0.7, None, short_name)
-    assert any("coin flip" in s for s in said)
-    text = report_html(results, 0.7, "Your data", {}, label_sentences=said, match=match, label_settings=label_settings)
+    said, match, label_settings, table = report_labels(results, 0.7, None, short_name)
+    assert len(said) == 1 and "coin flip" in said[0] and "MiniLM-L6 ranks them backwards" in said[0]
+    text = report_html(results, 0.7, "Your data", {}, label_sentences=said, match=match, label_settings=label_settings, label_table=table)
     findings_part = text[text.index("<h2>Findings</h2>") : text.index("<h2>Charts</h2>")]
-    assert "AUC" in findings_part and "coin flip" in findings_part
+    assert "coin flip" in findings_part
+    # The AUC said once, in the table (0.000: both no-match pairs outscore both match pairs), never in a paragraph.
+    assert "<th>AUC</th>" in findings_part and "AUC 0" not in findings_part and findings_part.count("AUC") == 2  # header + lead
+    assert findings_part.count("<p class='finding'>") == 2  # the label sentence and the pairs scored
+    assert "`" not in findings_part  # no command-line flag in backticks in a report's prose
     worst = text[text.index("Worst cases") : text.index("<h2>By category</h2>")]
     assert "He is not here" in worst and "It is not safe" in worst and "A feline sat" not in worst  # the no-match pairs only
-    assert "of 2 pair scores that should not match" in worst
+    assert "of 2 pairs that should not match" in worst
     labels_part = text[text.index("<h2>Labels</h2>") : text.index("<h2>Settings</h2>")]
     assert "match label" in labels_part and "automatic" in labels_part
     models_part = text[text.index("<h2>Models</h2>") :]
@@ -154,3 +159,28 @@ def test_cli_report_of_a_labelled_run_says_the_label_finding(tmp_path, monkeypat
     assert main(["report", str(run_id), "--out", str(out)]) == 0
     text = out.read_text(encoding="utf-8")
     assert "coin flip" in text and "He is not here" in text[text.index("Worst cases") :]
+
+
+def test_report_says_each_pair_once_with_every_models_cosine_and_no_headline_from_one_pair():
+    mp = "sentence-transformers/all-mpnet-base-v2"
+    two = pd.concat([_results(), _results().assign(**{constants.COL_MODEL: mp, constants.COL_COSINE: [0.5, 0.6, 0.75, 0.8]})])
+    text = report_html(two, 0.7, "x")
+    worst = text[text.index("Worst cases") : text.index("<h2>By category</h2>")]
+    assert worst.count("It does not rain") == 1  # once, not once per model
+    assert "<th>cosine MiniLM-L6</th>" in worst and "<th>cosine mpnet-base</th>" in worst
+    row = worst[worst.index("Take 5 mg") - 400 : worst.index("Take 5 mg")]
+    assert "0.6000" in row and "0.7500" in row and row.endswith("<td>mpnet-base</td><td>")  # both cosines; only mpnet above 0.70
+    one = report_html(_results().head(1), 0.7, "Compare")
+    findings = one[one.index("<h2>Findings</h2>") : one.index("<h2>Charts</h2>")]
+    assert "One pair scored by 1 model (cosine MiniLM-L6 0.950)" in findings and "1 pairs" not in findings and "100%" not in findings
+
+
+def test_report_of_an_audit_shows_its_findings_table_once():
+    settings = {
+        "findings": ["66.7% of the 6 passages have a confusable twin."],
+        "findings_table": [{"model": "MiniLM-L6", "twin pairs": "2"}],
+    }
+    text = report_html(_results(), 0.7, "audit", settings)
+    findings = text[text.index("<h2>Findings</h2>") : text.index("<h2>Charts</h2>")]
+    assert "<th>twin pairs</th>" in findings and "66.7% of the 6 passages" in findings
+    assert "findings_table" not in text[text.index("<h2>Settings</h2>") :]

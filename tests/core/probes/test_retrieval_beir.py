@@ -236,3 +236,45 @@ def test_cli_beir_mitigate(minilm, capsys):
     assert [r["mitigation"] for r in doc["before_after"]] == [constants.MITIGATION_NONE, constants.MITIGATION_BM25_RRF]
     assert all(v is not None for r in doc["before_after"] for v in r.values())
     assert {"recall_gained", "recall_lost", "tied_queries"} <= set(doc["before_after"][1])
+
+
+def _aspirin(tmp_path):
+    """A judged folder whose right answer differs from its question in polarity: what the contradiction guard penalises."""
+    root = tmp_path / "aspirin"
+    (root / "qrels").mkdir(parents=True)
+    corpus = {
+        "d1": "Aspirin is not recommended for children with a viral infection.",
+        "d2": "Ibuprofen is recommended for children with a fever.",
+        "d3": "Aspirin is recommended for adults after a heart attack.",
+        "d4": "Children should drink water when they have a fever.",
+        "d5": "Aspirin is recommended for children with a viral infection.",  # agrees with the question's polarity, and is wrong
+        "d6": "Ibuprofen is recommended for children with a viral infection.",
+    }
+    (root / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "text": v}) + "\n" for k, v in corpus.items()))
+    queries = {"q1": "Is aspirin recommended for children with a viral infection?", "q2": "What helps a child with a fever?"}
+    (root / "queries.jsonl").write_text("".join(json.dumps({"_id": k, "text": v}) + "\n" for k, v in queries.items()))
+    (root / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+    return read_beir(root)
+
+
+def test_each_query_shows_its_relevant_passage_and_the_guard_demotion(tmp_path, minilm):
+    from core.probes.retrieval.specs import build_mitigations, parse_mitigation_specs
+    from core.scoring.findings import demoted_findings
+
+    result = run_beir(_aspirin(tmp_path), [MINILM_L6], mitigations=build_mitigations(parse_mitigation_specs("guard")))
+    plain = result.ranks[result.ranks["mitigation"] == "none"].set_index("query_id")
+    # The relevant passage beside the top one: its text and its 1-based rank among the passages kept.
+    assert plain.loc["q1", "relevant"] == "Aspirin is not recommended for children with a viral infection."
+    # The wrong "is recommended" passage, of the question's polarity, comes first; the right one second.
+    assert (
+        plain.loc["q1", "relevant_rank"] == 2 and plain.loc["q1", "top1"] == "Aspirin is recommended for children with a viral infection."
+    )
+    assert plain.loc["q2", "relevant_id"] == "d2"
+    # The guard penalises the correct "not recommended" answer to an "Is ... recommended?" question: moved down.
+    demoted = result.demoted("guard")
+    assert demoted["query_id"].tolist() == ["q1"]
+    assert demoted["rank_before"].iloc[0] == 2 and (demoted["rank_after"].isna() | (demoted["rank_after"] > 2)).all()
+    (said,) = demoted_findings(demoted, {MINILM_L6: 2}, "guard")
+    assert said.startswith("Contradiction guard moved a passage you judged relevant down for 1 of 2 queries with MiniLM-L6")
+    assert "polarity differs" in said and "went from rank 2" in said
+    assert result.demoted("bm25").empty  # a mitigation that did not run demotes nothing

@@ -43,12 +43,27 @@ def test_failure_modes_worst_mode_and_pooled_rates():
     )
     first, second = failure_mode_findings(summary, 0.7)
     assert (
-        first
-        == "At threshold 0.70, MiniLM-L6 scores 90% of the negation pairs above the threshold: a retriever would return them as matches."
+        first == "At threshold 0.70, MiniLM-L6 scores 90% of the 10 negation pairs above the threshold: a retriever would return them as "
+        "matches."
     )
     # pooled over pairs, controls left out: L6 (9 + 3) / 40 = 30%, mpnet (5 + 15) / 40 = 50%
-    assert second == "Across all failure modes, mpnet-base passes 50% of the adversarial pairs and MiniLM-L6 30%."
+    # A failure rate is never said as a pass rate.
+    assert (
+        second == "Across all failure modes, mpnet-base scores 50% of the adversarial pairs above the threshold and MiniLM-L6 30% "
+        "(lower is better)."
+    )
     assert failure_mode_findings(summary[summary["category"] == "positive_control"], 0.7) == []
+
+
+def test_no_headline_from_a_single_pair():
+    """A mode of one pair above the threshold would lead with "100%": a mode needs 5 pairs to lead."""
+    summary = pd.DataFrame(
+        {"model": [L6, L6], "category": ["negation", "numerical"], "n": [1, 6], "failure_rate": [1.0, 0.5], "mean": [0.9, 0.7]}
+    )
+    first, _ = failure_mode_findings(summary, 0.7)
+    assert first.startswith("At threshold 0.70, MiniLM-L6 scores 50% of the 6 numerical pairs")
+    (only,) = failure_mode_findings(summary[summary["category"] == "negation"], 0.7)
+    assert only.startswith("Every failure mode here has fewer than 5 pairs per model: too few for a headline")
 
 
 def test_worst_first_puts_high_scoring_no_match_pairs_then_low_scoring_match_pairs_first():
@@ -101,6 +116,40 @@ def test_retrieval_findings_put_fixed_broken_and_ties_beside_each_mitigations_ra
         f"MiniLM-L6 ranks the contradiction above the restatement in 5% of the variants; {guard} brings that to 5% (2 fixed, 2 broken, 1 "
         "tie) (lower is better)."
     ]
+
+
+def test_retrieval_headline_is_one_sentence_and_a_table():
+    """Four models once said "(lower is better)" four times: one sentence names the range and the best fix, the table the rest."""
+    from core import constants
+    from core.scoring.findings import retrieval_headline
+
+    rates = pd.DataFrame(
+        {
+            "model": [L6, L6, MP, MP],
+            "mitigation": ["none", "guard", "none", "guard"],
+            "mode": ["all"] * 4,
+            "win_rate": [0.91, 0.25, 0.60, 0.40],
+        }
+    )
+    summary = pd.DataFrame(
+        {
+            "model": [L6, L6, MP, MP],
+            "mitigation": ["none", "guard"] * 2,
+            "ties": [0, 1, 0, 0],
+            "fixed": [0, 9, 0, 3],
+            "broken": [0, 2, 0, 1],
+        }
+    )
+    guard = constants.MITIGATION_LABELS["guard"]
+    lead, table = retrieval_headline(rates, summary)
+    assert lead == (
+        "With the plain cosine, models rank the contradiction above the restatement for 60% (mpnet-base) to 91% (MiniLM-L6) of the "
+        f"variants; {guard} brings MiniLM-L6 to 25% (lower is better; the table gives every model and fix)."
+    )
+    assert lead.count("lower is better") == 1
+    assert table["mitigation"].tolist() == [constants.MITIGATION_LABELS["none"], guard] * 2
+    assert table["fixed"].iloc[1] == 9 and pd.isna(table["fixed"].iloc[0])  # the plain cosine fixes nothing: blank, not 0
+    assert retrieval_headline(rates[rates["mitigation"] != "none"])[0] == ""
 
 
 def test_triples_and_beir_findings_by_hand():
