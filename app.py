@@ -1,12 +1,13 @@
 """cosine-probe: where sentence-embedding similarity lies.
 
 Router: draws the shared sidebar (models, threshold) and runs the page the
-user picked; the pages are the records of ``ui/pages.py``.  Models load lazily, on the first page that needs them.
+user picked; the pages are the records of ``ui/pages.py``.  The default models' weights load in a background
+thread once the first page is drawn (``ui/warmup.py``); any other model loads on the first page that needs it.
 """
 
 import streamlit as st
 
-from ui import pages
+from ui import pages, warmup
 from ui.state import sidebar
 
 st.set_page_config(page_title="cosine-probe", page_icon="🧭", layout="wide")
@@ -16,3 +17,4 @@ PAGES = [st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path or None
 page = st.navigation(PAGES, expanded=True)  # every page in the sidebar: collapsed, it shows 10 and hides the rest behind "View more"
 sidebar()
 page.run()
+warmup.first_page_drawn()  # only now: the background loads' imports would slow this first draw on 2 cores

@@ -28,7 +28,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGETS = {"home_idle_s": 3.0, "first_cosine_s": 3.0, "page_first_view_s": 5.0, "click_median_s": 1.0, "retrieval_default_s": 60.0}
+TARGETS = {
+    "home_idle_s": 2.0,
+    "first_cosine_s": 2.0,
+    "first_typed_pair_s": 2.0,
+    "page_first_view_s": 5.0,
+    "click_median_s": 1.0,
+    "retrieval_default_s": 60.0,
+}
 CLICKS = 5
 RETRIEVAL_TIMEOUT_MS = 600_000
 
@@ -98,8 +105,11 @@ def browser() -> dict:
     met = {
         "home_idle_s": figure["home_idle_s"] < TARGETS["home_idle_s"],
         "first_cosine_s": figure["first_cosine_s"] < TARGETS["first_cosine_s"],
+        "first_typed_pair_s": figure["first_typed_pair_s"] < TARGETS["first_typed_pair_s"],
         "page_first_view_s": max(figure["page_first_view_s"].values()) < TARGETS["page_first_view_s"],
-        "click_median_s": max(figure["tab_click_median_s"], figure["threshold_move_median_s"], figure["example_pill_median_s"])
+        "click_median_s": max(
+            figure["tab_first_click_s"], figure["tab_click_median_s"], figure["threshold_move_median_s"], figure["example_pill_median_s"]
+        )
         < TARGETS["click_median_s"],
         "retrieval_default_s": figure["retrieval_default_s"] < TARGETS["retrieval_default_s"]
         and bool(figure["retrieval_estimate_shown_first"]),
@@ -121,6 +131,11 @@ def _measure(E, page, url: str) -> dict:
     out["first_cosine_s"] = round(time.perf_counter() - start, 2)
     E.wait_idle(page)
     out["compare_idle_s"] = round(time.perf_counter() - start, 2)
+    # The first pair a user types (never cached: the clock makes it new), as soon as Compare is idle: typed, then
+    # Compare pressed, until idle. It waits for weights unless the server loaded them in the background at start.
+    main = page.locator(E.MAIN)
+    main.get_by_label("Sentence B").fill(f"The patient was discharged at {time.time_ns()} hours.")
+    out["first_typed_pair_s"] = _click_to_idle(E, page, lambda: main.get_by_role("button", name="Compare", exact=True).click())
     # Each page's first view, a new session each.
     views = {}
     for path in E.PAGE_TITLES:
@@ -135,11 +150,11 @@ def _measure(E, page, url: str) -> dict:
     out["example_pill_median_s"] = statistics.median(out["example_pill_s"]) if n else float("nan")
     # Failure modes: the suite once (from the warm cache), then tab clicks and threshold moves.
     E.goto(page, f"{url}/failure-modes")
-    main = page.locator(E.MAIN)
     out["failure_modes_run_s"] = _click_to_idle(E, page, lambda: main.get_by_role("button", name="Run failure-mode suite").click())
     tabs = ["Across thresholds", "Summary", "Worst cases", "Severity and effect size", "Summary"]
     out["tab_click_s"] = [_click_to_idle(E, page, lambda t=t: main.get_by_role("tab", name=t).click()) for t in tabs[:CLICKS]]
     out["tab_click_median_s"] = statistics.median(out["tab_click_s"])
+    out["tab_first_click_s"] = out["tab_click_s"][0]  # a tab's first view draws its charts; the median hides it
     thumb = page.locator(f'{E.SIDEBAR} [data-testid="stSlider"]').get_by_role("slider")
     thumb.focus()
     out["threshold_move_s"] = [_click_to_idle(E, page, lambda: thumb.press("ArrowRight")) for _ in range(CLICKS)]

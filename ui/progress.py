@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from core import constants
+from core.messages import counted
 from core.models import registry
 from core.models.estimate import RunEstimate, about, estimate_run
 from core.models.options import EncodeOptions
@@ -26,10 +27,15 @@ from core.scoring.findings import model_answer
 from ui import resources
 from ui.widgets import md_escape
 
-__all__ = ["LiveRun", "about", "describe", "estimate", "expected_caption", "pair_texts"]  # `about` for the pages
+__all__ = ["LiveRun", "about", "describe", "estimate", "expected_caption", "pair_texts", "run_label"]  # `about` for the pages
 _MEMO: dict[tuple, RunEstimate] = {}
 _MEMO_LOCK = threading.Lock()
 _MEMO_SIZE = 64
+
+
+def run_label(label: str, n_pairs: int, n_models: int, doing: str = "") -> str:
+    """A pairs run's progress line: "Comparing: scoring 1 pair × 2 models" (``doing``: the verb, or none)."""
+    return f"{label}: {doing + ' ' if doing else ''}{counted(n_pairs, 'pair')} × {counted(n_models, 'model')}"
 
 
 def pair_texts(pairs: pd.DataFrame) -> list[str]:

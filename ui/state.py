@@ -239,17 +239,17 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
     if problem:
         st.error(f"{problem}. Pick auto or cpu as the device in the sidebar.", icon="⛔")
         return None
-    from ui.progress import LiveRun, estimate, pair_texts
+    from ui.progress import LiveRun, estimate, pair_texts, run_label
 
     start = time.perf_counter()  # the whole action, model loading and one-off exports included (issue 26)
     n = len(selection.models)
     # Issue 33: the expected time before, each model's answer as soon as it is done, fastest model first.
     est = estimate(selection.models, pair_texts(pairs), selection.options)
     live = LiveRun(est, selection.threshold)
-    with st.status(f"{label}: {len(pairs)} pairs × {n} models", expanded=False) as status:
+    with st.status(run_label(label, len(pairs), n), expanded=False) as status:
         bar = st.progress(0.0)
 
-        scoring = f"{label}: scoring {len(pairs)} pairs × {n} models"
+        scoring = run_label(label, len(pairs), n, "scoring")
         shown = [scoring]
 
         def progress(fraction: float, message: str) -> None:

@@ -72,3 +72,11 @@ def test_tokens_url_credentials_and_masked_keys_are_removed_unregistered(text, g
 )
 def test_ordinary_text_is_left_alone(text):
     assert redact(text) == text
+
+
+def test_counted_says_one_in_the_singular_and_every_other_count_in_the_plural():
+    from core.messages import counted
+
+    assert counted(1, "pair") == "1 pair"
+    assert [counted(n, "pair") for n in (0, 2, 1200)] == ["0 pairs", "2 pairs", "1,200 pairs"]
+    assert counted(1, "new text") == "1 new text" and counted(3, "entry", "entries") == "3 entries"
