@@ -135,7 +135,10 @@ def _measure(E, page, url: str) -> dict:
     # Compare pressed, until idle. It waits for weights unless the server loaded them in the background at start.
     main = page.locator(E.MAIN)
     main.get_by_label("Sentence B").fill(f"The patient was discharged at {time.time_ns()} hours.")
-    out["first_typed_pair_s"] = _click_to_idle(E, page, lambda: main.get_by_role("button", name="Compare", exact=True).click())
+    # A long grace: under load the rerun may start late, and a click it never reached must not pass for a fast answer.
+    out["first_typed_pair_s"] = _click_to_idle(
+        E, page, lambda: main.get_by_role("button", name="Compare", exact=True).click(), rerun_grace_ms=15_000
+    )
     # Each page's first view, a new session each.
     views = {}
     for path in E.PAGE_TITLES:

@@ -27,7 +27,8 @@ from core.scoring.findings import model_answer
 from ui import resources
 from ui.widgets import md_escape
 
-__all__ = ["LiveRun", "about", "describe", "estimate", "expected_caption", "pair_texts", "run_label"]  # `about` for the pages
+# `about` for the pages
+__all__ = ["LiveRun", "about", "button_label", "describe", "estimate", "expected_caption", "pair_texts", "run_label"]
 _MEMO: dict[tuple, RunEstimate] = {}
 _MEMO_LOCK = threading.Lock()
 _MEMO_SIZE = 64
@@ -71,6 +72,18 @@ def describe(est: RunEstimate) -> str:
         return f"Expected time: {about(est.seconds)} (every text is in the embedding cache)."
     parts = ", ".join(f"{m.n_to_encode:,} by {md_escape(_short(m.model))}" for m in to_encode)
     return f"Expected time: {about(est.seconds)} ({parts} still to encode; the rest is in the embedding cache)."
+
+
+def button_label(label: str, est: RunEstimate | None) -> str:
+    """A long run's button with its expected time on it, read before the click: "Recompute (about 80 s)".
+
+    A run the cache answers says so ("Recompute (under 5 s, cached)"); no estimate (no model) leaves the label as it is.
+    """
+    if est is None:
+        return label
+    if not est.n_to_encode:
+        return f"{label} ({about(est.seconds)}, cached)"
+    return f"{label} ({about(est.seconds)})"
 
 
 def expected_caption(models: Sequence[str], texts: Sequence[str], options: EncodeOptions, always: bool = False) -> RunEstimate | None:
