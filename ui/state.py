@@ -162,9 +162,19 @@ def sidebar() -> Selection:
     reset_shown_errors()
     register_session_endpoints()
     with st.sidebar:
+        # The one control every page reads, first under the page list: under the model picker (whose chips grow with
+        # each model) it sat below a 1280x800 screen. One line of label, for the same reason.
+        st.slider(
+            "Retrieval threshold",
+            0.0,
+            1.0,
+            step=0.01,
+            key=KEY_THRESHOLD,
+            help="Pairs scoring above it count as retrieved as the same: a failure when they differ in meaning.",
+        )
         from ui.warmup import sidebar_status
 
-        sidebar_status()  # issue 33: a cold cache fills in the background, its progress here; nothing once it is warm
+        sidebar_status()  # the background loads and warm-up, their progress here; nothing once they are done
         st.subheader("Models")
         options = list(dict.fromkeys([*registry.BUNDLED, *registry.HUB_ONLY_MODELS, *ss[KEY_CUSTOM], *ss[KEY_MODELS]]))
         labels = {name: picker_label(name) for name in options}  # once per run: a label must not change between two calls
@@ -175,16 +185,6 @@ def sidebar() -> Selection:
             format_func=lambda name: labels.get(name, _label(name)),
             help="Bundled models work offline; the papers' large models need the Hugging Face hub or a local cache. "
             "⛔ marks a model that cannot load here, 🔒 one that needs an opt-in.",
-        )
-        # Issue 33: the threshold sat below the fold, under every model setting; it is the one control every page reads.
-        # One line of label: with 14 pages listed above it, a two-line label pushed the slider below a 800 px screen.
-        st.slider(
-            "Retrieval threshold",
-            0.0,
-            1.0,
-            step=0.01,
-            key=KEY_THRESHOLD,
-            help="Pairs scoring above it count as retrieved as the same: a failure when they differ in meaning.",
         )
         with st.expander("Add a Hugging Face id or local folder"):
             st.text_input("Model id or path", key="custom_model_input", placeholder="intfloat/e5-small-v2 or ./my-model")
