@@ -15,6 +15,10 @@ st.set_page_config(page_title="cosine-probe", page_icon="🧭", layout="wide")
 PAGES = [st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path or None, default=p.is_home) for p in pages.PAGES]
 
 page = st.navigation(PAGES, expanded=True)  # every page in the sidebar: collapsed, it shows 10 and hides the rest behind "View more"
-sidebar()
-page.run()
-warmup.first_page_drawn()  # only now: the background loads' imports would slow this first draw on 2 cores
+# The background loads wait for a quiet moment: their imports would slow a page's draw on 2 cores.
+warmup.page_run_started()
+try:
+    sidebar()
+    page.run()
+finally:  # a rerun or a stop ends a run too
+    warmup.page_run_ended()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 
 import streamlit as st
@@ -33,11 +34,36 @@ POLL_SECONDS = 2.0
 # The thread starts when the first page is drawn (its imports would slow that draw on 2 cores), at the latest after this.
 START_DELAY_SECONDS = 8.0
 _FIRST_PAGE_DRAWN = threading.Event()
+# A model's load holds the GIL for seconds (torch's imports): it starts only when no page has run for this long,
+# so it fills the time a user reads or types, not the time a page draws.
+QUIET_SECONDS = 0.5
+_RUNS = [0, 0.0]  # script runs under way, when the last one ended (time.monotonic)
+_RUNS_LOCK = threading.Lock()
 
 
-def first_page_drawn() -> None:
-    """Called by the router after a page ran: the background thread may start loading."""
+def page_run_started() -> None:
+    """Called by the router when a script run starts."""
+    with _RUNS_LOCK:
+        _RUNS[0] += 1
+
+
+def page_run_ended() -> None:
+    """Called by the router when a script run ends (however it ends): the first one lets the background thread start."""
+    with _RUNS_LOCK:
+        _RUNS[0] = max(0, _RUNS[0] - 1)
+        _RUNS[1] = time.monotonic()
     _FIRST_PAGE_DRAWN.set()
+
+
+def _wait_quiet(limit: float = 30.0) -> None:
+    """Wait until no page runs and none ran for :data:`QUIET_SECONDS`, at most ``limit`` seconds."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        with _RUNS_LOCK:
+            active, ended = _RUNS
+        if not active and time.monotonic() - ended >= QUIET_SECONDS:
+            return
+        time.sleep(0.1)
 
 
 @dataclass
@@ -75,6 +101,8 @@ def _work(status: WarmStatus, cache: EmbeddingCache, models: list[str]) -> None:
 
         def loading(fraction: float, message: str) -> None:
             status.set(fraction=fraction, message=message)
+            if fraction < 1.0:
+                _wait_quiet()  # before each model's load
 
         load_errors = load_weights(models, DEFAULT_OPTIONS, progress=loading)
         loaded = [m for m in models if m not in load_errors]
