@@ -27,7 +27,7 @@ from core.files.errors import PairsFileError
 from core.files.texts import TEXT_COLUMNS, parse_texts
 from core.paths import PROJECT_ROOT
 from ui import audit as audit_ui
-from ui import resources, state, widgets
+from ui import progress, resources, state, widgets
 from ui import stores as stores_ui
 
 FLOOR = 0.5  # pairs are collected from here up, so the slider can go this low without a second audit
@@ -174,8 +174,12 @@ else:
         st.info(widgets.md_escape(note))
     if not selection.models:
         st.warning("Select at least one model in the sidebar.")
-    elif st.button(RUN_LABEL, type="primary"):
-        _run(passages, query_texts, selection)
+    else:
+        clicked = st.button(RUN_LABEL, type="primary")
+        # A long audit says how long before it starts (it took 90 s with no word of it): encoding the texts not cached.
+        progress.expected_caption(selection.models, [*passages, *query_texts], selection.options, always=True)
+        if clicked:
+            _run(passages, query_texts, selection)
 if ss.get("yc_run_error"):
     st.error(f"{widgets.md_escape(ss['yc_run_error'].rstrip('.'))}.", icon="⛔")
 state.show_errors("your_corpus")
