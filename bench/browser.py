@@ -7,9 +7,10 @@ the warm step is run first and timed, quick when already warm).  Measured:
 
 * Home idle: a first visit to Home until the app is idle;
 * the first cosine on Compare: a first visit until the cosine table is drawn;
+* the first pair a user types there (new to the cache), typed at 10 characters a second, timed from the click;
 * each page's first view (a new session per page) until idle;
 * a tab click and a threshold move on Failure modes (after its suite ran),
-  an example pill on Compare: the median of several, click to idle;
+  an example pill on Compare: the median of several, click to idle; a tab's first click apart;
 * Retrieval's default run: its estimate read before the click, then click to results.
 
 The machine is shared: the load average is recorded with the figures.
