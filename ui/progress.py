@@ -75,7 +75,7 @@ def describe(est: RunEstimate) -> str:
 
 
 def button_label(label: str, est: RunEstimate | None) -> str:
-    """A long run's button with its expected time on it, read before the click: "Recompute (about 80 s)".
+    """A long run's button with its expected time on it, read before the click: "Recompute (about 2 min)".
 
     A run the cache answers says so ("Recompute (under 5 s, cached)"); no estimate (no model) leaves the label as it is.
     """
