@@ -100,6 +100,8 @@ def _headline(name: str, fig: dict) -> str:
             "home_idle_s",
             "first_cosine_s",
             "compare_idle_s",
+            "first_typed_pair_s",
+            "tab_first_click_s",
             "tab_click_median_s",
             "threshold_move_median_s",
             "example_pill_median_s",

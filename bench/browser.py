@@ -7,9 +7,10 @@ the warm step is run first and timed, quick when already warm).  Measured:
 
 * Home idle: a first visit to Home until the app is idle;
 * the first cosine on Compare: a first visit until the cosine table is drawn;
+* the first pair a user types there (new to the cache), typed at 10 characters a second, timed from the click;
 * each page's first view (a new session per page) until idle;
 * a tab click and a threshold move on Failure modes (after its suite ran),
-  an example pill on Compare: the median of several, click to idle;
+  an example pill on Compare: the median of several, click to idle; a tab's first click apart;
 * Retrieval's default run: its estimate read before the click, then click to results.
 
 The machine is shared: the load average is recorded with the figures.
@@ -28,8 +29,16 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGETS = {"home_idle_s": 3.0, "first_cosine_s": 3.0, "page_first_view_s": 5.0, "click_median_s": 1.0, "retrieval_default_s": 60.0}
+TARGETS = {
+    "home_idle_s": 2.0,
+    "first_cosine_s": 2.0,
+    "first_typed_pair_s": 2.0,
+    "page_first_view_s": 5.0,
+    "click_median_s": 1.0,
+    "retrieval_default_s": 60.0,
+}
 CLICKS = 5
+TYPING_DELAY_MS = 100  # a fast typist: 10 characters a second
 RETRIEVAL_TIMEOUT_MS = 600_000
 
 
@@ -98,8 +107,11 @@ def browser() -> dict:
     met = {
         "home_idle_s": figure["home_idle_s"] < TARGETS["home_idle_s"],
         "first_cosine_s": figure["first_cosine_s"] < TARGETS["first_cosine_s"],
+        "first_typed_pair_s": figure["first_typed_pair_s"] < TARGETS["first_typed_pair_s"],
         "page_first_view_s": max(figure["page_first_view_s"].values()) < TARGETS["page_first_view_s"],
-        "click_median_s": max(figure["tab_click_median_s"], figure["threshold_move_median_s"], figure["example_pill_median_s"])
+        "click_median_s": max(
+            figure["tab_first_click_s"], figure["tab_click_median_s"], figure["threshold_move_median_s"], figure["example_pill_median_s"]
+        )
         < TARGETS["click_median_s"],
         "retrieval_default_s": figure["retrieval_default_s"] < TARGETS["retrieval_default_s"]
         and bool(figure["retrieval_estimate_shown_first"]),
@@ -121,6 +133,39 @@ def _measure(E, page, url: str) -> dict:
     out["first_cosine_s"] = round(time.perf_counter() - start, 2)
     E.wait_idle(page)
     out["compare_idle_s"] = round(time.perf_counter() - start, 2)
+    # The first pair a user types (never cached: the clock makes it new), as soon as Compare is idle: typed at a fast
+    # typist's 10 characters a second, then Compare pressed, timed from the click until idle. It waits for weights
+    # unless the server loaded them in the background while the user read and typed.
+    main = page.locator(E.MAIN)
+    box = main.get_by_label("Sentence B")
+    box.fill("")
+    typed = f"The patient was discharged at {time.time_ns() % 10**6} hours."
+    start = time.perf_counter()
+    box.press_sequentially(typed, delay=TYPING_DELAY_MS)
+    out["typing_s"] = round(time.perf_counter() - start, 2)
+    # Timed until the table holds the new pair's cosines, then idle: the sidebar's progress (a fragment rerun every
+    # 2 s while the models load) would otherwise pass for the click's rerun.
+    grid = main.locator(E.DATAFRAME).first
+    before = list(E.read_dataframe(grid)["cosine"])
+    start = time.perf_counter()
+    main.get_by_role("button", name="Compare", exact=True).click()
+    deadline = time.perf_counter() + E.RUN_TIMEOUT_MS / 1000
+    while time.perf_counter() < deadline:
+        try:
+            if list(E.read_dataframe(main.locator(E.DATAFRAME).first)["cosine"]) != before:
+                break
+        except Exception:  # noqa: BLE001 - the table is being redrawn
+            pass
+        page.wait_for_timeout(100)
+    E.wait_idle(page)
+    out["first_typed_pair_s"] = round(time.perf_counter() - start, 2)
+    # The background loads and warm-up end before the clicks below are timed: their progress fragment reruns every
+    # 2 s, which a click's timing would take for its own rerun. How long after the typed pair they still ran is kept.
+    start = time.perf_counter()
+    busy = page.locator(E.SIDEBAR).get_by_text("in the background")
+    while busy.count() and time.perf_counter() - start < 300:
+        page.wait_for_timeout(500)
+    out["background_loads_left_s"] = round(time.perf_counter() - start, 1)
     # Each page's first view, a new session each.
     views = {}
     for path in E.PAGE_TITLES:
@@ -135,11 +180,11 @@ def _measure(E, page, url: str) -> dict:
     out["example_pill_median_s"] = statistics.median(out["example_pill_s"]) if n else float("nan")
     # Failure modes: the suite once (from the warm cache), then tab clicks and threshold moves.
     E.goto(page, f"{url}/failure-modes")
-    main = page.locator(E.MAIN)
     out["failure_modes_run_s"] = _click_to_idle(E, page, lambda: main.get_by_role("button", name="Run failure-mode suite").click())
     tabs = ["Across thresholds", "Summary", "Worst cases", "Severity and effect size", "Summary"]
     out["tab_click_s"] = [_click_to_idle(E, page, lambda t=t: main.get_by_role("tab", name=t).click()) for t in tabs[:CLICKS]]
     out["tab_click_median_s"] = statistics.median(out["tab_click_s"])
+    out["tab_first_click_s"] = out["tab_click_s"][0]  # a tab's first view draws its charts; the median hides it
     thumb = page.locator(f'{E.SIDEBAR} [data-testid="stSlider"]').get_by_role("slider")
     thumb.focus()
     out["threshold_move_s"] = [_click_to_idle(E, page, lambda: thumb.press("ArrowRight")) for _ in range(CLICKS)]

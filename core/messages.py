@@ -1,4 +1,6 @@
-"""One-line error messages, and the one redaction every message leaving the process passes.
+"""One-line error messages, counts in words, and the one redaction every message leaving the process passes.
+
+:func:`counted` says a count with its noun in the right number ("1 pair", "2 pairs").
 
 ``first_line`` and ``typed_first_line`` cut an exception's text to one line,
 with a fallback for a blank message.  :func:`redact` removes secrets from any
@@ -37,6 +39,17 @@ _OPENAI_KEY = re.compile(r"\bsk-[A-Za-z0-9_\-]{12,}")
 # scheme://authority, the authority up to the path; decoded, an '@' in it means credentials.
 _URL = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^/\s?#'\"<>\\]*)")
 _ENCODED_URL = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*%3A%2F%2F)([^/\s?#'\"<>\\]*?%40)")
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun``, the noun plural unless ``n`` is 1: "1 pair", "0 pairs", "1,200 texts".
+
+    Args:
+        n: the count.
+        noun: the singular noun (may be several words: "new text").
+        plural: the plural when it is not the noun plus "s" ("entries").
+    """
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {plural or noun + 's'}"
 
 
 def first_line(exc: BaseException, limit: int | None = None, fallback: str | None = None) -> str:

@@ -350,6 +350,9 @@ def calibrated_rates_figure(rates: pd.DataFrame) -> go.Figure:
     return fig
 
 
+THRESHOLD_ZOOM_REACH = 0.1  # a threshold this far below the lowest cosine widens the axis; one further is named, not drawn
+
+
 def perturbation_figure(table: pd.DataFrame) -> go.Figure:
     """Each variant's cosine per model, with each model's threshold as a tick.
 
@@ -360,13 +363,34 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
     labels = list(dict.fromkeys(table["label"]))
     shared = table[constants.COL_THRESHOLD].dropna().unique()
     one_line = len(shared) == 1 and table[constants.COL_THRESHOLD].notna().all()
-    if one_line:
+    # Zoomed on the cosines, which often all sit within 0.96-0.99 (on a 0-1 axis every dot is one blur); a threshold
+    # far below them stays off the axis and is named at its left edge, so the dots keep the width.
+    cosines = table[constants.COL_COSINE].astype(float)
+    thresholds = table[constants.COL_THRESHOLD].dropna().astype(float)
+    near = thresholds[thresholds >= float(cosines.min()) - THRESHOLD_ZOOM_REACH] if len(cosines) else thresholds
+    x_range = list(zoomed_range([*cosines, *near]))
+    x_range[1] = min(x_range[1], 1.01)
+    far = sorted(set(thresholds) - set(near))
+    if one_line and not far:
         fig.add_vline(
             x=float(shared[0]),
             line_dash="dash",
             line_color="black",
             annotation_text=f"threshold {shared[0]:.2f}",
             annotation_position="top",
+        )
+    if far:
+        fig.add_annotation(
+            x=0,
+            xref="paper",
+            y=1,
+            yref="paper",
+            yanchor="bottom",
+            xanchor="left",
+            showarrow=False,
+            text="◀ threshold " + ", ".join(f"{t:.2f}" for t in far) + " (left of this axis: every dot is above it)"
+            if float(cosines.min()) > max(far)
+            else "◀ threshold " + ", ".join(f"{t:.2f}" for t in far) + " (left of this axis)",
         )
     for model, group in table.groupby(constants.COL_MODEL, sort=False):
         color = model_color(str(model))
@@ -417,11 +441,12 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
             )
         )
     fig.update_layout(
-        title="Cosine of each variant with the original (filled: above the model's threshold, treated as the same)",
-        xaxis={"title": "cosine", "range": [min(0.0, float(table[constants.COL_COSINE].min()) - 0.05), 1.02]},
+        # Short and left: a long title ran under Plotly's modebar, which sits at the top right.
+        title={"text": "Cosine of each variant with the original", "x": 0, "xanchor": "left", "y": 0.99, "yanchor": "top"},
+        xaxis={"title": "cosine (axis zoomed on the dots)", "range": x_range},
         yaxis={"autorange": "reversed", "categoryorder": "array", "categoryarray": labels},
-        height=max(300, 42 * len(labels) + 180),
-        margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        height=max(300, 42 * len(labels) + 200),
+        margin={"l": 10, "r": 10, "t": 80, "b": 10},
         legend={"orientation": "h", "y": -0.25},
         scattermode="group",
         scattergap=0.4,

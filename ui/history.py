@@ -8,6 +8,7 @@ the results stay.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -33,6 +34,16 @@ from ui.widgets import md_escape
 def suite_sources(*names: str) -> list[dict[str, Any]]:
     """History ``sources`` entries for shipped suites (name and file hash)."""
     return [suite_source(n) for n in names]
+
+
+def archive_sources(archive: str, archive_digest: str, folder: Path, members: Sequence[Path]) -> list[dict[str, Any]]:
+    """History ``sources`` entries for files unpacked from an upload (a BEIR zip): each member by its path inside the
+    upload and its SHA-256 (as the CLI records a folder's files), each naming the upload, by which the History names the run."""
+    entries = suite_sources(*map(str, members))
+    return [
+        {**entry, "file": str(Path(member).relative_to(folder)), "archive": archive, "archive_digest": archive_digest}
+        for entry, member in zip(entries, members, strict=True)
+    ]
 
 
 def upload_source(name: str, data: bytes | None) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from core import constants
+from core.messages import counted
 from core.models import registry
 from core.models.estimate import RunEstimate, about, estimate_run
 from core.models.options import EncodeOptions
@@ -26,10 +27,16 @@ from core.scoring.findings import model_answer
 from ui import resources
 from ui.widgets import md_escape
 
-__all__ = ["LiveRun", "about", "describe", "estimate", "expected_caption", "pair_texts"]  # `about` for the pages
+# `about` for the pages
+__all__ = ["LiveRun", "about", "button_label", "describe", "estimate", "expected_caption", "pair_texts", "run_label"]
 _MEMO: dict[tuple, RunEstimate] = {}
 _MEMO_LOCK = threading.Lock()
 _MEMO_SIZE = 64
+
+
+def run_label(label: str, n_pairs: int, n_models: int, doing: str = "") -> str:
+    """A pairs run's progress line: "Comparing: scoring 1 pair × 2 models" (``doing``: the verb, or none)."""
+    return f"{label}: {doing + ' ' if doing else ''}{counted(n_pairs, 'pair')} × {counted(n_models, 'model')}"
 
 
 def pair_texts(pairs: pd.DataFrame) -> list[str]:
@@ -65,6 +72,18 @@ def describe(est: RunEstimate) -> str:
         return f"Expected time: {about(est.seconds)} (every text is in the embedding cache)."
     parts = ", ".join(f"{m.n_to_encode:,} by {md_escape(_short(m.model))}" for m in to_encode)
     return f"Expected time: {about(est.seconds)} ({parts} still to encode; the rest is in the embedding cache)."
+
+
+def button_label(label: str, est: RunEstimate | None) -> str:
+    """A long run's button with its expected time on it, read before the click: "Recompute (about 2 min)".
+
+    A run the cache answers says so ("Recompute (under 5 s, cached)"); no estimate (no model) leaves the label as it is.
+    """
+    if est is None:
+        return label
+    if not est.n_to_encode:
+        return f"{label} ({about(est.seconds)}, cached)"
+    return f"{label} ({about(est.seconds)})"
 
 
 def expected_caption(models: Sequence[str], texts: Sequence[str], options: EncodeOptions, always: bool = False) -> RunEstimate | None:

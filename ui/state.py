@@ -161,9 +161,19 @@ def sidebar() -> Selection:
     ss = st.session_state
     reset_shown_errors()
     with st.sidebar:
+        # The one control every page reads, first under the page list: under the model picker (whose chips grow with
+        # each model) it sat below a 1280x800 screen. One line of label, for the same reason.
+        st.slider(
+            "Retrieval threshold",
+            0.0,
+            1.0,
+            step=0.01,
+            key=KEY_THRESHOLD,
+            help="Pairs scoring above it count as retrieved as the same: a failure when they differ in meaning.",
+        )
         from ui.warmup import sidebar_status
 
-        sidebar_status()  # issue 33: a cold cache fills in the background, its progress here; nothing once it is warm
+        sidebar_status()  # the background loads and warm-up, their progress here; nothing once they are done
         st.subheader("Models")
         # The picker sends its selection back as labels, and a label shows the model's availability (⛔, 🔒): when that
         # changes between two runs (an endpoint added, its server back up), the label the browser sent back would become
@@ -179,16 +189,6 @@ def sidebar() -> Selection:
             format_func=lambda name: labels.get(name, _label(name)),
             help="Bundled models work offline; the papers' large models need the Hugging Face hub or a local cache. "
             "⛔ marks a model that cannot load here, 🔒 one that needs an opt-in.",
-        )
-        # Issue 33: the threshold sat below the fold, under every model setting; it is the one control every page reads.
-        # One line of label: with 14 pages listed above it, a two-line label pushed the slider below a 800 px screen.
-        st.slider(
-            "Retrieval threshold",
-            0.0,
-            1.0,
-            step=0.01,
-            key=KEY_THRESHOLD,
-            help="Pairs scoring above it count as retrieved as the same: a failure when they differ in meaning.",
         )
         with st.expander("Add a Hugging Face id or local folder"):
             st.text_input("Model id or path", key="custom_model_input", placeholder="intfloat/e5-small-v2 or ./my-model")
@@ -243,17 +243,17 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
     if problem:
         st.error(f"{problem}. Pick auto or cpu as the device in the sidebar.", icon="⛔")
         return None
-    from ui.progress import LiveRun, estimate, pair_texts
+    from ui.progress import LiveRun, estimate, pair_texts, run_label
 
     start = time.perf_counter()  # the whole action, model loading and one-off exports included (issue 26)
     n = len(selection.models)
     # Issue 33: the expected time before, each model's answer as soon as it is done, fastest model first.
     est = estimate(selection.models, pair_texts(pairs), selection.options)
     live = LiveRun(est, selection.threshold)
-    with st.status(f"{label}: {len(pairs)} pairs × {n} models", expanded=False) as status:
+    with st.status(run_label(label, len(pairs), n), expanded=False) as status:
         bar = st.progress(0.0)
 
-        scoring = f"{label}: scoring {len(pairs)} pairs × {n} models"
+        scoring = run_label(label, len(pairs), n, "scoring")
         shown = [scoring]
 
         def progress(fraction: float, message: str) -> None:

@@ -1,5 +1,9 @@
-"""The app's background warm-up (issue 33): a cache folder that lacks the shipped suites' vectors fills in while the user works.
+"""The app's background warm-up: the default models load, and a cache folder that lacks the examples fills in, while the user works.
 
+Once the first page is drawn, one background thread per server process loads
+each default model's weights (:func:`core.probes.warmup.load_weights`): the
+first pair a user types then waits for its encoding only, not for the
+weights and the imports behind them (7 s on a quiet machine before).
 ``make setup`` warms the default cache folder (``cosine-probe models --warm``).
 A user with a cache folder of their own (``$COSINE_PROBE_CACHE_DIR``) or a
 wiped one gets the same texts encoded by one background thread per server
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 
 import streamlit as st
@@ -24,10 +29,41 @@ from core.models.options import DEFAULT_OPTIONS
 from ui import resources
 from ui.widgets import md_escape
 
-CHECKING, WARMING, DONE, OFF, FAILED = "checking", "warming", "done", "off", "failed"
+CHECKING, LOADING, WARMING, DONE, OFF, FAILED = "checking", "loading", "warming", "done", "off", "failed"
 POLL_SECONDS = 2.0
-# The thread waits this long first: on 2 busy cores its imports and cache reads would otherwise slow the first page draws.
+# The thread starts when the first page is drawn (its imports would slow that draw on 2 cores), at the latest after this.
 START_DELAY_SECONDS = 8.0
+_FIRST_PAGE_DRAWN = threading.Event()
+# A model's load holds the GIL for seconds (torch's imports): it starts only when no page has run for this long,
+# so it fills the time a user reads or types, not the time a page draws.
+QUIET_SECONDS = 0.5
+_RUNS = [0, 0.0]  # script runs under way, when the last one ended (time.monotonic)
+_RUNS_LOCK = threading.Lock()
+
+
+def page_run_started() -> None:
+    """Called by the router when a script run starts."""
+    with _RUNS_LOCK:
+        _RUNS[0] += 1
+
+
+def page_run_ended() -> None:
+    """Called by the router when a script run ends (however it ends): the first one lets the background thread start."""
+    with _RUNS_LOCK:
+        _RUNS[0] = max(0, _RUNS[0] - 1)
+        _RUNS[1] = time.monotonic()
+    _FIRST_PAGE_DRAWN.set()
+
+
+def _wait_quiet(limit: float = 30.0) -> None:
+    """Wait until no page runs and none ran for :data:`QUIET_SECONDS`, at most ``limit`` seconds."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        with _RUNS_LOCK:
+            active, ended = _RUNS
+        if not active and time.monotonic() - ended >= QUIET_SECONDS:
+            return
+        time.sleep(0.1)
 
 
 @dataclass
@@ -57,13 +93,24 @@ def enabled() -> bool:
 
 
 def _work(status: WarmStatus, cache: EmbeddingCache, models: list[str]) -> None:
-    import time
+    from core.probes.warmup import load_weights, missing_texts, warm_cache
 
-    from core.probes.warmup import missing_texts, warm_cache
-
-    time.sleep(START_DELAY_SECONDS)
+    _FIRST_PAGE_DRAWN.wait(START_DELAY_SECONDS)
     try:
-        missing = missing_texts(models, cache, DEFAULT_OPTIONS)
+        status.set(state=LOADING, message="loading the models' weights")
+
+        def loading(fraction: float, message: str) -> None:
+            status.set(fraction=fraction, message=message)
+            if fraction < 1.0:
+                _wait_quiet()  # before each model's load
+
+        load_errors = load_weights(models, DEFAULT_OPTIONS, progress=loading)
+        loaded = [m for m in models if m not in load_errors]
+        if not loaded:
+            status.set(state=FAILED, message="; ".join(load_errors.values()))
+            return
+        status.set(state=CHECKING, fraction=0.0, message="checking the embedding cache")
+        missing = missing_texts(loaded, cache, DEFAULT_OPTIONS)
         if not missing:
             status.set(state=DONE, fraction=1.0, message="every example is in the embedding cache")
             return
@@ -72,7 +119,7 @@ def _work(status: WarmStatus, cache: EmbeddingCache, models: list[str]) -> None:
         def progress(fraction: float, message: str) -> None:
             status.set(fraction=fraction, message=message)
 
-        report = warm_cache(models, cache=cache, options=DEFAULT_OPTIONS, progress=progress)
+        report = warm_cache(loaded, cache=cache, options=DEFAULT_OPTIONS, progress=progress)
         failed = [m.error for m in report.failed if m.error]
         status.set(
             state=DONE,
@@ -115,7 +162,7 @@ def sidebar_status() -> None:
     """The warm-up's progress in the sidebar while it checks or encodes (refreshed every few seconds), how it ended once; then nothing."""
     status = background_warm()
     state, _, message = status.snapshot()
-    if state not in (CHECKING, WARMING):
+    if state not in (CHECKING, LOADING, WARMING):
         if status.to_encode and state in (DONE, FAILED) and not st.session_state.get(KEY_SEEN_END):
             st.session_state[KEY_SEEN_END] = True
             st.caption(
@@ -128,7 +175,9 @@ def sidebar_status() -> None:
     @st.fragment(run_every=POLL_SECONDS)
     def _progress() -> None:
         state, fraction, message = status.snapshot()
-        if state == WARMING:
+        if state == LOADING:
+            st.progress(min(max(fraction, 0.0), 1.0), text=f"Loading the models in the background: {md_escape(message)}")
+        elif state == WARMING:
             st.progress(min(max(fraction, 0.0), 1.0), text=f"Preparing the examples in the background: {md_escape(message)}")
             st.caption("Pages answer meanwhile; what is not encoded yet is encoded on the click that needs it.")
         elif state != CHECKING:

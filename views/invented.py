@@ -13,7 +13,15 @@ import streamlit as st
 from core import constants
 from core.models.tokens import load_tokenizers, word_pieces
 from core.papers.suites import read_suite_file
-from core.probes.invented import InventedWord, generate_words, invented_findings, oov_replacements, oov_replicate_summary, slot_pairs
+from core.probes.invented import (
+    InventedWord,
+    generate_words,
+    invented_findings,
+    oov_replacements,
+    oov_replicate_summary,
+    slot_pairs,
+    slot_table,
+)
 from ui import charts, resources, state, widgets
 
 RUN_KEY = "invented_oov"
@@ -119,21 +127,12 @@ if words:
     state.show_errors(SLOT_KEY)
     slot = state.stored(SLOT_KEY)
     if slot is not None:
-        frame = slot.results.assign(model=slot.results[constants.COL_MODEL].map(state.short))
-        st.caption("1.0 would mean the model reads the sentence the same with the invented word; the lower, the more the word moved it.")
+        shown, finding = slot_table(slot.results)
+        st.markdown(widgets.md_escape(finding))
         widgets.results_table(
-            frame[
-                [
-                    constants.COL_MODEL,
-                    constants.COL_REPLACEMENT,
-                    constants.COL_KIND,
-                    constants.COL_N_PIECES,
-                    constants.COL_COSINE,
-                    constants.COL_TEXT_B,
-                ]
-            ],
+            shown,
             "invented words in a sentence",
-            column_config={constants.COL_COSINE: st.column_config.NumberColumn(format="%.4f")},
+            column_config={c: st.column_config.NumberColumn(format="%.4f") for c in shown.columns if c.startswith("cosine, ")},
         )
 
 # ------------------------------------------------------------------ OOV with k words per entity

@@ -25,6 +25,7 @@ PAPER_KEY = "papers_paper"
 TOLERANCE_KEY = "papers_tolerance"
 READING_KEY = "papers_reading"
 HIDE_KEY = "papers_hide_published_only"
+AUTO_KEY = "papers_auto_models"  # the models whose cached suites this session already ran on arrival
 PAPER_TITLES = {
     reference.PAPER_FAILURE: "When Cosine Similarity Lies (failure modes)",
     reference.PAPER_OOV: "Out-of-Vocabulary Robustness in Sentence Embeddings (OOV)",
@@ -168,16 +169,30 @@ def main() -> None:
             "Only the second-sentence reading gives deltas like the published ones, so it is the default; see the OOV robustness page.",
         )
 
-    if st.button(
-        "Recompute", key="papers_run", type="primary", help="Runs all three suites (OOV, baseline, failure modes) on the selected models."
-    ):
-        run(resources.suite(constants.SUITE_ALL), selection, key=KEY, label="All suites")
-    else:  # issue 33: a long run says how long before it starts
-        progress.expected_caption(selection.models, progress.pair_texts(resources.suite(constants.SUITE_ALL)), selection.options)
+    # What the cache answers is shown at once: a first view used to show the published values only, until a click
+    # that, when every vector was cached, took a few seconds. A run that must encode waits for the button, which says how long.
+    suite_pairs = resources.suite(constants.SUITE_ALL)
+    est = progress.estimate(selection.models, progress.pair_texts(suite_pairs), selection.options) if selection.models else None
+    cached = est is not None and not est.n_to_encode
+    clicked = st.button(
+        progress.button_label("Recompute", est),
+        key="papers_run",
+        type="primary",
+        help="Runs all three suites (OOV, baseline, failure modes) on the selected models.",
+    )
+    auto = cached and st.session_state.get(AUTO_KEY) != tuple(selection.models)
+    if clicked or auto:
+        st.session_state[AUTO_KEY] = tuple(selection.models)
+        run(suite_pairs, selection, key=KEY, label="All suites")
+    elif est is not None and est.n_to_encode:
+        st.caption(f"⏱️ {progress.describe(est)}")
     show_errors(KEY)
     result = stored(KEY)
     if result is None:
-        st.info("Showing the published values only. Press **Recompute** to run all suites on the selected models and compare.")
+        st.info(
+            "Showing the published values only: the selected models' vectors are not all in the embedding cache yet. "
+            "Press **Recompute** to run all suites on them and compare."
+        )
         results = pd.DataFrame(columns=list(constants.RESULT_COLUMNS))
     else:
         results = result.results

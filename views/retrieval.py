@@ -231,7 +231,8 @@ def _beir_source() -> Source | None:
         st.info(widgets.md_escape(note), icon="ℹ️")
     # Each unpacked file by its SHA-256, as the CLI records a BEIR folder, so a page run and a CLI run of one folder diff.
     files = [folder.folder / CORPUS_FILE, folder.folder / QUERIES_FILE, folder.folder / QRELS_FOLDER / f"{split}.tsv"]
-    recorded = (Path(name).stem, history.suite_sources(*map(str, files)), {"mode": "beir", "split": split, "variants": False})
+    sources = history.archive_sources(name, digest, folder.folder, files)  # named by the zip in the History
+    recorded = (Path(name).stem, sources, {"mode": "beir", "split": split, "variants": False})
     return Source((SOURCE_BEIR, digest, split), name, beir=(str(folder.folder), split, digest), recorded=recorded)
 
 

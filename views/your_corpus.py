@@ -29,7 +29,7 @@ from core.files.texts import TEXT_COLUMNS, parse_texts
 from core.paths import PROJECT_ROOT
 from ui import audit as audit_ui
 from ui import dedup as dedup_ui
-from ui import history, resources, state, widgets
+from ui import history, progress, resources, state, widgets
 from ui import stores as stores_ui
 
 FLOOR = 0.5  # pairs are collected from here up, so the slider can go this low without a second audit
@@ -195,9 +195,13 @@ else:
         st.info(widgets.md_escape(note))
     if not selection.models:
         st.warning("Select at least one model in the sidebar.")
-    elif st.button(RUN_LABEL, type="primary"):
-        held = ss.get(_bytes_key("corpus"))
-        _run(passages, query_texts, selection, threshold, (name, held[1] if held and held[0] == name else None))
+    else:
+        clicked = st.button(RUN_LABEL, type="primary")
+        # A long audit says how long before it starts (it took 90 s with no word of it): encoding the texts not cached.
+        progress.expected_caption(selection.models, [*passages, *query_texts], selection.options, always=True)
+        if clicked:
+            held = ss.get(_bytes_key("corpus"))
+            _run(passages, query_texts, selection, threshold, (name, held[1] if held and held[0] == name else None))
 if ss.get("yc_run_error"):
     st.error(f"{widgets.md_escape(ss['yc_run_error'].rstrip('.'))}.", icon="⛔")
 state.show_errors("your_corpus")

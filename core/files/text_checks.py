@@ -17,6 +17,8 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from core.messages import counted
+
 _KEPT_CONTROLS = frozenset("\t\n\r")
 _LINE_BREAKS = frozenset("\n\r\v\f\x85\u2028\u2029")
 _MAX_LISTED = 5
@@ -65,10 +67,6 @@ def _listing(chars: list[str]) -> str:
     shown = ", ".join(describe_char(c) for c in distinct[:_MAX_LISTED])
     more = len(distinct) - _MAX_LISTED
     return f"{shown}, and {more} more" if more > 0 else shown
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _unusable(text: str) -> tuple[str | None, str]:
@@ -131,13 +129,13 @@ def check_text(text: str | None, label: str) -> TextCheck:
     controls = [c for c in text if _is_control(c)]
     if controls:
         notes.append(
-            f"{label}: removed {_plural(len(controls), 'control character')} ({_listing(controls)}) before scoring; "
+            f"{label}: removed {counted(len(controls), 'control character')} ({_listing(controls)}) before scoring; "
             "they carry no meaning in a sentence. What you typed is left as it was."
         )
     formats = [c for c in text if _is_invisible_format(c)]
     if formats:
         notes.append(
-            f"{label} contains {_plural(len(formats), 'invisible character')} ({_listing(formats)}), scored as typed: "
+            f"{label} contains {counted(len(formats), 'invisible character')} ({_listing(formats)}), scored as typed: "
             "some tokenizers drop them and others keep them, so they can change the cosine."
         )
     if unicodedata.normalize("NFC", cleaned) != cleaned:

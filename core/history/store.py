@@ -341,10 +341,21 @@ def _model_rows(results: pd.DataFrame, errors: Mapping[str, str], backends: Mapp
 
 
 def describe_sources(settings: Mapping[str, Any]) -> str:
-    """What a run scored, in a few words, from ``settings["sources"]`` (``[{"suite"|"file": …, "sha256": …}]``)."""
+    """What a run scored, in a few words, from ``settings["sources"]`` (``[{"suite"|"file": …, "sha256": …}]``).
+
+    Files unpacked from one upload (``"archive"``: its name, ``"archive_digest"``) are said once, by the upload's
+    name: a person uploaded ``clinical.zip``, not ``corpus.jsonl``, ``queries.jsonl`` and ``test.tsv``.
+    """
     parts = []
+    archives: set[str] = set()
     for item in settings.get("sources") or []:
-        if item.get("suite"):
+        if item.get("archive"):
+            archive = Path(str(item["archive"])).name
+            if archive not in archives:
+                archives.add(archive)
+                digest = str(item.get("archive_digest") or "")[:8]
+                parts.append(archive + (f" ({digest})" if digest else ""))
+        elif item.get("suite"):
             parts.append(str(item["suite"]))
         elif item.get("file"):
             digest = str(item.get("sha256") or "")[:8]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.constants import DEVICE_AUTO, DEVICE_CPU
-from core.messages import redact, typed_first_line
+from core.messages import counted, redact, typed_first_line
 from core.models import registry
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, encode_texts
@@ -144,7 +144,7 @@ class ModelRun:
 
         def encoded(done: int, total: int) -> None:
             if share is not None:
-                self.note(share * done / max(total, 1), f"{model.name}: encoded {done}/{total} new texts")
+                self.note(share * done / max(total, 1), f"{model.name}: encoded {done}/{counted(total, 'new text')}")
 
         try:
             return encode_texts(model, texts, self.cache, batch_size=self.options.batch_size, progress=encoded)

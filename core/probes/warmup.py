@@ -7,6 +7,10 @@ failure-mode suite with its controls (Calibrate's pairs), Compare's examples
 and first pair and heatmap, Perturbations' first sentence and its variants,
 and Retrieval's default quick sample.
 
+A server also loads each default model's weights once it starts
+(:func:`load_weights`): a pair nobody cached (the first one a user types)
+then waits for its encoding only, not for the weights and the imports they need.
+
 Every model goes through the one model loop (:func:`core.models.runs.model_runs`)
 and the embedding cache, so a model whose every text is cached loads no
 weights: a second warm-up is a few cache reads per model.
@@ -22,7 +26,7 @@ from core import constants
 from core.models import registry
 from core.models.cache import EmbeddingCache
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
-from core.models.runs import ProgressFn, model_runs
+from core.models.runs import ProgressFn, load, model_runs
 
 WarmTexts = dict[str, list[str]]
 """What is warmed: a name a person reads (e.g. "failure-mode suite") -> its texts."""
@@ -146,3 +150,30 @@ def missing_texts(
     wanted = texts if texts is not None else warm_texts()
     unique = list(dict.fromkeys(t for group in wanted.values() for t in group))
     return estimate_run(models, unique, cache, options).n_to_encode
+
+
+def load_weights(models: Sequence[str], options: EncodeOptions = DEFAULT_OPTIONS, progress: ProgressFn | None = None) -> dict[str, str]:
+    """Load each of ``models`` into this process's model registry, so later runs find it in memory.
+
+    Args:
+        models: the models to load, in order (a model already in memory costs nothing).
+        options: how they load (device, backend, remote code), as the runs that will use them.
+        progress: called with (fraction of the models loaded, the step under way) before each load and once at the end.
+
+    Returns:
+        model -> its one-line reason, for each model that could not load; the others are loaded.
+    """
+    from core.messages import redact
+    from core.models.loading import ModelUnavailable, load_step
+
+    errors: dict[str, str] = {}
+    for i, name in enumerate(models):
+        if progress is not None:
+            progress(i / max(len(models), 1), f"{load_step(name, options.device, options.backend)} ({i + 1}/{len(models)})")
+        try:
+            load(name, options)
+        except ModelUnavailable as exc:
+            errors[name] = redact(exc)
+    if progress is not None:
+        progress(1.0, f"{len(models) - len(errors)} of {len(models)} models loaded")
+    return errors

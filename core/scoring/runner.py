@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from core import constants
+from core.messages import counted
 from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix, encode_texts
 from core.models.loading import LoadedModel
@@ -184,7 +185,7 @@ def run_pairs(
             continue
 
         def encoded(done: int, total: int, run: ModelRun = run) -> None:
-            run.note(done / max(total, 1), f"{run.label}: encoded {done}/{total} new texts")
+            run.note(done / max(total, 1), f"{run.label}: encoded {done}/{counted(total, 'new text')}")
 
         try:
             frame, report = score_pairs(model, table, cache, progress=encoded, batch_size=options.batch_size)

@@ -79,3 +79,11 @@ def test_terminal_safe_spells_out_controls_and_keeps_line_breaks_and_text():
 
     assert terminal_safe("a\x1b[31mb\x07c\x9bd") == "a\\x1b[31mb\\x07c\\x9bd"
     assert terminal_safe("line\tone\r\nline two é ✓") == "line\tone\r\nline two é ✓"
+
+
+def test_counted_says_one_in_the_singular_and_every_other_count_in_the_plural():
+    from core.messages import counted
+
+    assert counted(1, "pair") == "1 pair"
+    assert [counted(n, "pair") for n in (0, 2, 1200)] == ["0 pairs", "2 pairs", "1,200 pairs"]
+    assert counted(1, "new text") == "1 new text" and counted(3, "entry", "entries") == "3 entries"

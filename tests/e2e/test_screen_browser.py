@@ -85,6 +85,18 @@ def test_home_links_every_page_gives_the_example_and_keeps_the_threshold_in_view
     assert any(t.startswith("⛔") and "unavailable" in t for t in texts), texts
     assert any(t.startswith("🔒") for t in texts), texts
     _shot(page, "home-picker-marks")
+    # With the four bundled models a new user gets (their chips fill the picker), the slider stays in the first screen:
+    # under the picker it sat below 800 px.
+    for name in ("mpnet-base", "MiniLM-L3 (ONNX)", "MiniLM-L6 int8 (ONNX)"):
+        E.act(page, lambda name=name: page.get_by_role("option", name=name).first.click())
+        if not page.get_by_role("option").first.is_visible():
+            page.locator(f'{E.SIDEBAR} [data-testid="stMultiSelect"]').first.click()
+    page.keyboard.press("Escape")
+    picked = page.locator(f'{E.SIDEBAR} [data-testid="stMultiSelect"]').first.inner_text()
+    assert all(name in picked for name in ("MiniLM-L6", "mpnet-base", "MiniLM-L3 (ONNX)", "MiniLM-L6 int8 (ONNX)")), picked
+    box = thumb.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= SMALL["height"], f"with four models the slider sits at {box}"
+    _shot(page, "home-four-models-threshold-in-view")
 
 
 def test_compare_zooms_its_axis_names_the_threshold_and_labels_each_download(page):

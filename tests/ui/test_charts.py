@@ -60,7 +60,7 @@ def test_perturbation_legend_says_what_fill_means_when_every_dot_agrees():
             constants.COL_MODEL: ["m/a", "m/a"],
             "label": ["Negation: x", "Temporal: y"],
             constants.COL_COSINE: [0.9, 0.95],
-            constants.COL_THRESHOLD: [0.7, 0.7],
+            constants.COL_THRESHOLD: [0.85, 0.85],
         }
     )
     fig = charts.perturbation_figure(table)
@@ -69,8 +69,30 @@ def test_perturbation_legend_says_what_fill_means_when_every_dot_agrees():
     legend = {t.name: t.marker.symbol for t in fig.data if t.showlegend is not False and (t.visible is None or t.visible is True)}
     assert legend["filled: above threshold (treated as the same)"] == "circle"
     assert legend["open: at or below threshold"] == "circle-open"
-    assert [s.x0 for s in fig.layout.shapes] == [0.7]  # one shared threshold: one line, no per-model legend entry
+    assert [s.x0 for s in fig.layout.shapes] == [0.85]  # one shared threshold: one line, no per-model legend entry
     assert "m/a threshold" not in legend
+
+
+def test_perturbation_axis_zooms_on_dots_at_096_to_099_and_names_a_far_threshold():
+    """Every variant at 0.96-0.99 on a 0-1 axis was one blur; the title ran under the modebar at the top right."""
+    table = pd.DataFrame(
+        {
+            constants.COL_MODEL: ["m/a"] * 3,
+            "label": ["Negation: x", "Temporal: y", "Numeric: z"],
+            constants.COL_COSINE: [0.96, 0.975, 0.99],
+            constants.COL_THRESHOLD: [0.8] * 3,
+        }
+    )
+    fig = charts.perturbation_figure(table)
+    low, high = fig.layout.xaxis.range
+    assert 0.85 <= low < 0.96 and 0.99 < high <= 1.01  # the dots span at least a third of the axis
+    assert (0.99 - 0.96) / (high - low) > 1 / 3
+    assert not fig.layout.shapes  # the far threshold is not a line off the axis...
+    assert any("threshold 0.80" in a.text and "every dot is above it" in a.text for a in fig.layout.annotations)  # ...it is named
+    assert fig.layout.title.xanchor == "left" and len(fig.layout.title.text) <= 45  # clear of the modebar
+    near = table.assign(**{constants.COL_THRESHOLD: [0.97] * 3})
+    near_fig = charts.perturbation_figure(near)
+    assert [s.x0 for s in near_fig.layout.shapes] == [0.97] and not near_fig.layout.annotations[1:]
 
 
 L6, INT8 = "sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2-int8"

@@ -91,3 +91,12 @@ def test_retrieval_defaults_to_a_quick_sample_and_states_its_expected_time(monke
     )
     assert any(c.startswith("⏱️ Expected time: about") and "still to encode" in c for c in captions), captions
     assert at.button(key="rt_run_full").label.startswith("Run the full suite (200 groups, about ")
+
+
+def test_the_progress_line_of_one_typed_pair_says_1_pair_not_1_pairs():
+    """Compare's run of one typed pair read "Comparing: scoring 1 pairs × 1 models" in its progress line."""
+    from ui.progress import run_label
+
+    assert run_label("Comparing", 1, 1, "scoring") == "Comparing: scoring 1 pair × 1 model"
+    assert run_label("Comparing", 1, 4) == "Comparing: 1 pair × 4 models"
+    assert run_label("Suite", 2, 1) == "Suite: 2 pairs × 1 model"

@@ -51,3 +51,33 @@ def test_no_background_warm_up_when_turned_off(monkeypatch):
     home = open_page("views/home.py")
     assert warmup.background_warm().state == warmup.OFF
     assert not list(home.sidebar.get("progress"))
+
+
+def test_default_models_load_in_the_background_with_progress_so_the_first_typed_pair_waits_for_no_weights(monkeypatch):
+    """The first pair a user typed waited 7 s for the weights, loaded on that click: they now load once the server starts."""
+    loading = threading.Event()
+    release = threading.Event()
+    loaded: list[str] = []
+
+    def held_load(name, options):
+        loaded.append(name)
+        loading.set()
+        release.wait(60)  # "still loading" while the sidebar is drawn
+
+    monkeypatch.setenv(constants.WARM_ENV_VAR, "1")
+    monkeypatch.setattr(core_warmup, "load", held_load)
+    monkeypatch.setattr(core_warmup, "warm_texts", lambda: TEXTS)
+    monkeypatch.setattr(warmup, "_STATUS", [])
+    monkeypatch.setattr(warmup, "START_DELAY_SECONDS", 0.0)
+    monkeypatch.setattr(warmup, "QUIET_SECONDS", 0.0)
+    home = open_page("views/home.py")
+    status = warmup.background_warm()
+    assert loading.wait(60) and loaded == [MINILM_L6]
+    assert status.snapshot()[0] == warmup.LOADING
+    home.run()
+    bars = [p for p in home.sidebar.get("progress")]
+    said = bars[0].proto.text.replace("\\", "") if bars else ""  # markdown-escaped
+    assert said.startswith("Loading the models in the background: ") and "MiniLM-L6" in said and said.endswith("(1/1)"), said
+    release.set()
+    next(t for t in threading.enumerate() if t.name == "cosine-probe-warm").join(60)
+    assert status.snapshot()[0] == warmup.DONE and loaded == [MINILM_L6]  # each default model once, then the warm-up

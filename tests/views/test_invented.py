@@ -52,11 +52,15 @@ def test_words_in_a_sentence_are_scored(at):
     at.text_area(key="iw_sentence").set_value("The patient is allergic to Penicillin.").run()
     next(b for b in at.button if b.label == "Score the sentence with each word").click().run()
     assert not at.exception
-    scored = _frame(at, constants.COL_REPLACEMENT)
+    # In words a user uses: one row per word with every model's cosine, no column named "text b" (a bare table before).
+    scored = _frame(at, "invented word")
     words = set(_frame(at, "pieces")["word"])
-    assert set(scored[constants.COL_REPLACEMENT]) == words
-    assert all(w in t for w, t in zip(scored[constants.COL_REPLACEMENT], scored[constants.COL_TEXT_B], strict=True))
-    assert ((scored[constants.COL_COSINE] > 0) & (scored[constants.COL_COSINE] < 1)).all()
+    assert set(scored["invented word"]) == words and len(scored) == len(words)
+    assert not {constants.COL_TEXT_B, constants.COL_REPLACEMENT, constants.COL_COSINE} & set(scored.columns)
+    assert all(w in t for w, t in zip(scored["invented word"], scored["your sentence with the word"], strict=True))
+    cosines = scored["cosine, MiniLM-L6"]
+    assert ((cosines > 0) & (cosines < 1)).all() and list(cosines) == sorted(cosines)  # the word that moved it most first
+    assert any(md.value.startswith(f"{scored['invented word'].iloc[0]} moves your sentence most") for md in at.markdown)
 
 
 def test_sentence_without_the_entity_says_so(at):

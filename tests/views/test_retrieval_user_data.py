@@ -115,6 +115,10 @@ def test_beir_zip_gives_the_same_recall_at_1(direct, tmp_path, monkeypatch):
         file_sha256(f) for f in (folder / "corpus.jsonl", folder / "queries.jsonl", folder / "qrels" / "test.tsv")
     ]
     assert run.settings["summary"][0]["recall_at_1"] == pytest.approx(direct["recall_at_1"], abs=1e-4)
+    # The History names the run by the zip the user uploaded, not by the files inside it nor the session's temp folder.
+    listed = store.list_runs(stored).set_index("run_id").loc[1, "source"]
+    assert listed.startswith("nli-beir.zip") and "corpus.jsonl" not in listed
+    assert [s["file"] for s in run.settings["sources"]] == ["corpus.jsonl", "queries.jsonl", "qrels/test.tsv"]
 
 
 def test_mitigations_apply_to_a_triples_file_and_a_beir_zip_with_a_finding_and_a_chart(tmp_path, monkeypatch, minilm):

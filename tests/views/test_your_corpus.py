@@ -45,6 +45,8 @@ def _audited(corpus: bytes = CORPUS):
     app = open_page(PAGE)
     app.session_state["yc_corpus_bytes"] = ("kb.txt", corpus)
     app.run()
+    # The audit's expected time is on screen before the click (a 90 s audit started with no word of how long).
+    assert any(c.value.startswith("⏱️ Expected time:") for c in app.caption), [c.value for c in app.caption]
     next(b for b in app.button if b.label == RUN).click().run()
     assert not app.exception
     return app

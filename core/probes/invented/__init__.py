@@ -23,7 +23,7 @@ pairs), :mod:`.summary` (deltas and their intervals).
 """
 
 from core.probes.invented.pairs import oov_replacements, slot_pairs
-from core.probes.invented.summary import invented_findings, oov_replicate_deltas, oov_replicate_summary
+from core.probes.invented.summary import invented_findings, oov_replicate_deltas, oov_replicate_summary, slot_table
 from core.probes.invented.words import InventedWord, generate_words, is_english_word, validate_request
 
 __all__ = [
@@ -35,5 +35,6 @@ __all__ = [
     "oov_replicate_deltas",
     "oov_replicate_summary",
     "slot_pairs",
+    "slot_table",
     "validate_request",
 ]

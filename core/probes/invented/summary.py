@@ -293,3 +293,48 @@ def invented_findings(by_model: pd.DataFrame, versus: pd.DataFrame, reading: str
                 + ": the kind of word matters."
             )
     return out
+
+
+def slot_table(results: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """A typed sentence scored with each invented word: one row per word with every model's cosine, and its finding.
+
+    Args:
+        results: runner output of :func:`core.probes.invented.pairs.slot_pairs` pairs, shape (words × models, k),
+            with columns model, replacement, kind, n_pieces, text_b, cosine.
+
+    Returns:
+        The table (columns "invented word", "kind", "subword pieces", one "cosine, MODEL" column per model in the
+        order given, "your sentence with the word"), the word that moved the sentence most first; and one sentence
+        saying which word moved it most and the cosines' range. Empty results give an empty table and "".
+
+    Raises:
+        ValueError: when a needed column is missing.
+    """
+    needed = [constants.COL_MODEL, constants.COL_REPLACEMENT, constants.COL_KIND, constants.COL_N_PIECES, constants.COL_TEXT_B]
+    missing = [c for c in [*needed, constants.COL_COSINE] if c not in results.columns]
+    if missing:
+        raise ValueError(f"results lack columns {missing}; pass the runner output of slot_pairs pairs")
+    if results.empty:
+        return pd.DataFrame(), ""
+    models = list(dict.fromkeys(results[constants.COL_MODEL]))
+    wide = results.pivot_table(index=needed[1:], columns=constants.COL_MODEL, values=constants.COL_COSINE, aggfunc="first")
+    wide = wide[models].reset_index()
+    wide = wide.assign(_lowest=wide[models].min(axis=1)).sort_values("_lowest", kind="stable")
+    low = wide.iloc[0]
+    finding = (
+        f"{low[constants.COL_REPLACEMENT]} moves your sentence most (cosine {low['_lowest']:.3f}); "
+        f"across the {len(wide)} words and {len(models)} model{'s' if len(models) != 1 else ''} the cosines run "
+        f"{float(wide[models].min().min()):.3f}-{float(wide[models].max().max()):.3f}. "
+        "1.0 would mean the model reads the sentence the same with the invented word."
+    )
+    shown = wide.drop(columns="_lowest").rename(
+        columns={
+            constants.COL_REPLACEMENT: "invented word",
+            constants.COL_KIND: "kind",
+            constants.COL_N_PIECES: "subword pieces",
+            constants.COL_TEXT_B: "your sentence with the word",
+            **{m: f"cosine, {short_name(m)}" for m in models},
+        }
+    )
+    order = ["invented word", "kind", "subword pieces", *[f"cosine, {short_name(m)}" for m in models], "your sentence with the word"]
+    return shown[order].reset_index(drop=True), finding
