@@ -89,7 +89,7 @@ def test_audit_of_given_vectors_with_queries_checks_the_model(cli, tmp_path, vec
     code, out, err = cli("audit", "--vectors", file, "--queries", str(queries), "--threshold", "0.6", "--models", MINILM_L6, "--quiet")
     assert code == 0, err
     assert "model check: MiniLM-L6 re-encoded 12 of the 12 passages of v.parquet: cosine with their given vectors 1.0000 to 1.0000" in out
-    assert "query_twin_top5" in out
+    assert "queries whose top 5 holds a passage and its twin" in out
     other = np.random.default_rng(0).standard_normal(vectors.shape).astype(np.float32)
     code, out, err = cli("audit", "--vectors", _parquet(tmp_path / "o.parquet", other), "--models", MINILM_L6, "--quiet")
     assert (code, out) == (2, "") and err.count("\n") == 1
