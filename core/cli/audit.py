@@ -187,7 +187,7 @@ def cmd_audit(args) -> int:
     from core.cli.history import record_history
     from core.cli.outputs import output_folder
     from core.history.sources import audit_pairs, suite_source
-    from core.scoring.ray_engine import RayUnavailable
+    from core.cluster.session import RayUnavailable
 
     if args.store is not None:
         return cmd_audit_store(args)
