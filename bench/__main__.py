@@ -5,6 +5,7 @@ Usage: python -m bench [FIGURE ...]   (default: all)
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -46,6 +47,8 @@ FIGURES = {
     # a million passages from their vectors on this machine (IVF cells), and the searches compared at 100,000
     "audit_1m": audit_1m.audit_1m,
     "audit_1m_methods": audit_1m.methods,
+    # the whole audit (partition, verify, classify) on a three-node Ray cluster, a worker node killed mid-run
+    "audit_ray_partitions": functools.partial(audit.ray_cluster, "tests/core/audit/test_ray_audit_cluster.py"),
 }
 RESULTS = Path(__file__).parent / "results.json"
 
@@ -98,6 +101,7 @@ def _headline(name: str, fig: dict) -> str:
         "audit_ray_cluster": ("passed", "seconds", "load_average_1min_before"),
         "audit_1m": ("seconds", "cpu_seconds", "peak_rss_mb", "recall", "planted_found", "below_threshold", "load_average_1min_before"),
         "audit_1m_methods": ("rows", "load_average_1min_after"),
+        "audit_ray_partitions": ("passed", "seconds", "load_average_1min_before"),
         "browser": (
             "home_idle_s",
             "first_cosine_s",

@@ -232,7 +232,7 @@ def ray_audit(
         spread = ray.data.read_parquet(str(vectors_path), columns=[ID, TEXT, VECTOR]).map_batches(
             _spread, fn_kwargs={"centroids": centroids, "probe": probe}, batch_format="pyarrow"
         )
-        pairs = spread.groupby(_CELL).map_groups(
+        pairs = spread.groupby(_CELL, num_partitions=shuffle_partitions(n, probe, cells, ray.cluster_resources())).map_groups(
             _verify_cell, fn_kwargs={"threshold": float(threshold), "label": label}, batch_format="pyarrow"
         )
         writer = None
@@ -256,6 +256,13 @@ def ray_audit(
         _empty_pairs(out)
     result.seconds["search"] = time.perf_counter() - clock
     return result
+
+
+def shuffle_partitions(rows: int, probe: int, cells: int, resources: dict) -> int:
+    """How many blocks the rows are shuffled into by cell: about 200,000 row copies each (a cell's rows and visitors
+    stay in one), at least two per CPU so every node gets work and a lost node loses little, at most one per cell."""
+    cpus = max(1, int(resources.get("CPU", 1)))
+    return max(1, min(cells, max(2 * cpus, rows * probe // 200_000)))
 
 
 def _empty_pairs(out: Path) -> None:

@@ -6,6 +6,39 @@ from pathlib import Path
 
 import numpy as np
 
+_WORDS = np.array(
+    [
+        "river",
+        "stone",
+        "garden",
+        "letter",
+        "window",
+        "market",
+        "silver",
+        "doctor",
+        "engine",
+        "harbour",
+        "violin",
+        "pepper",
+        "ladder",
+        "candle",
+        "meadow",
+        "thunder",
+        "pocket",
+        "saddle",
+        "marble",
+        "lantern",
+        "orchard",
+        "compass",
+        "feather",
+        "blanket",
+        "kettle",
+        "tunnel",
+        "velvet",
+        "anchor",
+    ]
+)
+
 
 def clustered(n: int, dim: int = 32, centres: int = 40, seed: int = 0) -> np.ndarray:
     """(n, dim) float32 unit rows around ``centres`` directions, at cosines 0.3-0.95 to theirs: close pairs in and across cells."""
@@ -33,8 +66,8 @@ def write_vectors_file(path: Path, n: int, dim: int = 32, twins: int = 30, seed:
     matrix = clustered(n, dim, seed=seed)
     planted = planted_corpus("dev").planted.head(twins)
     texts = [t for a, b in zip(planted["text_a"], planted["text_b"], strict=True) for t in (a, b)]
-    texts += [f"Passage number {k} of the test corpus." for k in range(len(texts), n)]
     rng = np.random.default_rng(seed + 1)
+    texts += [" ".join(rng.choice(_WORDS, size=8)).capitalize() + "." for _ in range(len(texts), n)]
     for k in range(len(planted)):
         base = matrix[2 * k].astype(np.float64)
         other = rng.standard_normal(dim)
