@@ -33,9 +33,10 @@ or a URI Ray Data reads, such as ``s3://``).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -229,15 +230,18 @@ def ray_audit(
         context = ray.data.DataContext.get_current()
         # A sort-based shuffle runs as tasks only, which Ray re-runs when a node dies (a hash shuffle's actors die with it).
         context.shuffle_strategy = ShuffleStrategy.SORT_SHUFFLE_PULL_BASED
+        # Ray's stubs type a batch function as taking the batch alone; fn_kwargs hands it the rest.
+        spread_fn: Any = _spread
+        verify_fn: Any = _verify_cell
         spread = ray.data.read_parquet(str(vectors_path), columns=[ID, TEXT, VECTOR]).map_batches(
-            _spread, fn_kwargs={"centroids": centroids, "probe": probe}, batch_format="pyarrow"
+            spread_fn, fn_kwargs={"centroids": centroids, "probe": probe}, batch_format="pyarrow"
         )
         pairs = spread.groupby(_CELL, num_partitions=shuffle_partitions(n, probe, cells, ray.cluster_resources())).map_groups(
-            _verify_cell, fn_kwargs={"threshold": float(threshold), "label": label}, batch_format="pyarrow"
+            verify_fn, fn_kwargs={"threshold": float(threshold), "label": label}, batch_format="pyarrow"
         )
         writer = None
         try:
-            for block in pairs.iter_batches(batch_format="pyarrow", batch_size=None):
+            for block in cast("Iterable[Any]", pairs.iter_batches(batch_format="pyarrow", batch_size=None)):
                 if block.num_rows == 0:
                     continue
                 writer = writer or pq.ParquetWriter(out, block.schema)

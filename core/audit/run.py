@@ -138,8 +138,8 @@ def _encode_on_ray(
     Raises:
         core.cluster.session.RayUnavailable: the cluster cannot be joined (every model would fail alike).
     """
-    from core.models.warm import predicted_cache_key
     from core.cluster.session import RayUnavailable
+    from core.models.warm import predicted_cache_key
     from core.scoring.ray_engine import encode_on_ray
 
     assert store is not None  # noqa: S101 - audit_corpus always gives Ray a cache

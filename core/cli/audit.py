@@ -186,8 +186,8 @@ def cmd_audit(args) -> int:
     from core.audit.run import audit_corpus
     from core.cli.history import record_history
     from core.cli.outputs import output_folder
-    from core.history.sources import audit_pairs, suite_source
     from core.cluster.session import RayUnavailable
+    from core.history.sources import audit_pairs, suite_source
 
     if args.store is not None:
         return cmd_audit_store(args)

@@ -16,12 +16,12 @@ import pytest
 
 from core import constants
 from core.cli import main as cli
+from core.cluster import session
 from core.models.loading import ModelUnavailable
 from core.models.options import EncodeOptions
 from core.models.registry import MINILM_L3_ONNX, MINILM_L6
 from core.models.runs import model_runs
 from core.paths import SUITES_DIR
-from core.cluster import session
 from core.scoring import ray_engine
 from core.scoring.chunked import stage_pairs
 
