@@ -1,7 +1,7 @@
 """Ray sessions: joining the cluster at ``$RAY_ADDRESS`` or starting a local instance, and what a cluster can hold.
 
-Every use of Ray goes through :func:`ray_session`: the embedding cache's
-encoder on Ray (:mod:`core.models.ray_encode`) and the whole audit on Ray
+Every use of Ray goes through :func:`ray_session`: scoring and encoding on
+Ray's actors (:mod:`core.scoring.ray_engine`) and the whole audit on Ray
 (:mod:`core.audit.ray_audit`).  Ray starts a local instance by default
 (``address="local"``: never a cluster found by accident); ``$RAY_ADDRESS``
 (``ray://head:10001`` or ``head:6379``) joins a cluster unchanged, checked to
