@@ -70,7 +70,6 @@ class RayAuditResult:
         probe: cells each row was compared with.
         nodes: node id -> pairs whose cell it verified.
         seconds: step -> seconds (``centroids``, ``search``).
-        notes: one-line notes.
     """
 
     pairs_file: Path
@@ -80,7 +79,6 @@ class RayAuditResult:
     probe: int
     nodes: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
 
 
 def file_shape(path: Path) -> tuple[int, int]:
@@ -229,7 +227,7 @@ def ray_audit(
 
         context = ray.data.DataContext.get_current()
         # A sort-based shuffle runs as tasks only, which Ray re-runs when a node dies (a hash shuffle's actors die with it).
-        context.shuffle_strategy = ShuffleStrategy.SORT_SHUFFLE_PULL_BASED
+        before, context.shuffle_strategy = context.shuffle_strategy, ShuffleStrategy.SORT_SHUFFLE_PULL_BASED
         # Ray's stubs type a batch function as taking the batch alone; fn_kwargs hands it the rest.
         spread_fn: Any = _spread
         verify_fn: Any = _verify_cell
@@ -241,7 +239,7 @@ def ray_audit(
         )
         writer = None
         try:
-            for block in cast("Iterable[Any]", pairs.iter_batches(batch_format="pyarrow", batch_size=None)):
+            for block in cast(Iterable[Any], pairs.iter_batches(batch_format="pyarrow", batch_size=None)):
                 if block.num_rows == 0:
                     continue
                 writer = writer or pq.ParquetWriter(out, block.schema)
@@ -254,6 +252,7 @@ def ray_audit(
         except Exception as exc:
             raise RuntimeError(f"the audit failed on Ray ({root_cause(exc)})") from exc
         finally:
+            context.shuffle_strategy = before
             if writer is not None:
                 writer.close()
     if writer is None:
