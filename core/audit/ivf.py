@@ -440,8 +440,9 @@ def ivf_close_pairs(
         clock, tick = time.perf_counter(), time.process_time()
         say(0.9, f"measuring recall against exact search on {min(recall_sample, unit.shape[0]):,} sampled rows")
         recall = sampled_recall(unit, pairs, threshold, sample=recall_sample, seed=seed)
-        seconds["recall"] = time.perf_counter() - clock
-    report = IvfReport(f"ivf ({part.cells} cells, probe {probe})", part.cells, probe, int(work.sum()), rechecked, seconds, recall)
+        seconds["recall"], cpu["recall"] = time.perf_counter() - clock, time.process_time() - tick
+    label = f"ivf ({part.cells} cells, probe {probe})"
+    report = IvfReport(label, part.cells, probe, int(work.sum()), rechecked, seconds, recall, cpu)
     say(1.0, f"{pairs.i.size:,} close pairs")
     return pairs, report
 

@@ -34,6 +34,7 @@ def test_probing_every_cell_is_the_exact_search(vectors, exact):
     assert all(abs(mine[k] - c) < 1e-6 for k, c in zip(_keys(exact), exact.cosine.tolist(), strict=True))
     assert np.all(np.diff(found.cosine) <= 0)  # highest first
     assert report.recall is not None and report.recall.recall == 1.0 and report.recall.exact_pairs > 50
+    assert set(report.cpu_seconds) == set(report.seconds) == {"partition", "search", "recall"}
 
 
 @pytest.mark.parametrize("probe", [1, 3])
