@@ -342,7 +342,8 @@ def _one_method(method: str, path: Path) -> dict:
         index.add(unit)
         index.nprobe = 8
         lims, dist, labels = index.range_search(unit, THRESHOLD)
-        q = np.repeat(np.arange(unit.shape[0]), np.diff(lims))
+        q = np.repeat(np.arange(unit.shape[0]), np.diff(lims).astype(np.int64))
+        labels = labels.astype(np.int64)
         keep = labels > q
         found = sorted_pairs(q[keep], labels[keep], dist[keep].astype(np.float64))
     else:
