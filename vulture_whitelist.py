@@ -14,6 +14,7 @@ _.intra_op_num_threads  # onnxruntime SessionOptions (core/models/backends.py)
 _.inter_op_num_threads  # onnxruntime SessionOptions (core/models/backends.py)
 _.efConstruction  # faiss HNSW setting, read by the index (core/audit/approximate.py)
 _.efSearch  # faiss HNSW setting, read by the index (core/audit/approximate.py)
+_.nprobe  # faiss IVF setting, read by the index (bench/audit_1m.py: the searches compared)
 
 # Dataclass fields: part of a result a caller or test reads by name.
 memory_hits  # CacheStats (core/models/cache.py)

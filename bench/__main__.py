@@ -5,6 +5,7 @@ Usage: python -m bench [FIGURE ...]   (default: all)
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -12,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import audit, browser, figures, hashing, page_rerun, perturb, scale, store_read, tune
+from bench import audit, audit_1m, browser, figures, hashing, page_rerun, perturb, scale, store_read, tune
 
 FIGURES = {
     "typed_pair_warm": figures.typed_pair_warm,
@@ -45,6 +46,11 @@ FIGURES = {
     "audit_ray_cluster": audit.ray_cluster,
     # a store read within bounds: peak memory of reading 100,000 x 384 from LanceDB, pgvector and Chroma
     "store_read": store_read.store_read,
+    # a million passages from their vectors on this machine (IVF cells), and the searches compared at 100,000
+    "audit_1m": audit_1m.audit_1m,
+    "audit_1m_methods": audit_1m.methods,
+    # the whole audit (partition, verify, classify) on a three-node Ray cluster, a worker node killed mid-run
+    "audit_ray_partitions": functools.partial(audit.ray_cluster, "tests/core/audit/test_ray_audit_cluster.py"),
 }
 RESULTS = Path(__file__).parent / "results.json"
 
@@ -96,6 +102,9 @@ def _headline(name: str, fig: dict) -> str:
         "audit_100k": ("cold_seconds", "cold_peak_rss_mb", "warm_seconds", "met"),
         "audit_ray_cluster": ("passed", "seconds", "load_average_1min_before"),
         "store_read": ("float32_vectors_mb", "worst_read_vs_vectors"),
+        "audit_1m": ("seconds", "cpu_seconds", "peak_rss_mb", "recall", "planted_found", "below_threshold", "load_average_1min_before"),
+        "audit_1m_methods": ("rows", "load_average_1min_after"),
+        "audit_ray_partitions": ("passed", "seconds", "load_average_1min_before"),
         "browser": (
             "home_idle_s",
             "first_cosine_s",

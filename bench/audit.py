@@ -73,8 +73,9 @@ def audit_scale(n: int = 100_000) -> dict:
     return figure
 
 
-def ray_cluster() -> dict:
-    """``tests/core/audit/test_ray.py`` in full: the audit on a two-node Ray cluster, a worker node killed mid-run.
+def ray_cluster(test: str = "tests/core/audit/test_ray.py") -> dict:
+    """``tests/core/audit/test_ray.py`` in full: the audit on a two-node Ray cluster, a worker node killed mid-run
+    (or another such cluster test: ``tests/core/audit/test_ray_audit_cluster.py``, the whole audit on three nodes).
 
     Too slow for ``make test`` on 2 cores (two Ray nodes, the model loaded by two actors, the dead node's
     detection), so it runs here: whether it passed, and its seconds with the load average beside them.
@@ -88,7 +89,7 @@ def ray_cluster() -> dict:
     load = os.getloadavg()[0]
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/core/audit/test_ray.py"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test],
         cwd=ROOT,
         env=env,
         capture_output=True,

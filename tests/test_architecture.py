@@ -19,6 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("paths", "words", "settings", "messages"),
     ("lexicon",),
     ("stats",),
+    ("cluster",),
     ("models", "files"),
     ("scoring",),
     ("papers",),

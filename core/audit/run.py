@@ -139,10 +139,11 @@ def _encode_on_ray(
     """Encode on Ray the texts ``store`` lacks for ``run``'s model and store them; a note saying so, or None when it failed.
 
     Raises:
-        core.scoring.ray_engine.RayUnavailable: the cluster cannot be joined (every model would fail alike).
+        core.cluster.session.RayUnavailable: the cluster cannot be joined (every model would fail alike).
     """
+    from core.cluster.session import RayUnavailable
     from core.models.warm import predicted_cache_key
-    from core.scoring.ray_engine import RayUnavailable, encode_on_ray
+    from core.scoring.ray_engine import encode_on_ray
 
     assert store is not None  # noqa: S101 - audit_corpus always gives Ray a cache
     key = predicted_cache_key(run.name, options.remote_code(run.name))
@@ -219,7 +220,7 @@ def audit_corpus(
     Raises:
         ValueError: no model, too few passages, ids that do not match, a floor out of range, or an unknown engine.
         core.audit.neighbours.TooManyPairs: more than ``max_pairs`` close pairs.
-        core.scoring.ray_engine.RayUnavailable: ``engine="ray"`` and the cluster at ``$RAY_ADDRESS`` cannot be joined.
+        core.cluster.session.RayUnavailable: ``engine="ray"`` and the cluster at ``$RAY_ADDRESS`` cannot be joined.
     """
     start = time.perf_counter()
     if not models:

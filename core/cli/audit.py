@@ -283,7 +283,7 @@ def cmd_audit(args) -> int:
     """Audit the corpus; print the risk and findings (or one JSON document); write ``--out``."""
     from core.audit.neighbours import TooManyPairs
     from core.audit.run import audit_corpus
-    from core.scoring.ray_engine import RayUnavailable
+    from core.cluster.session import RayUnavailable
 
     if args.dedup is not None and args.corpus is None:
         raise CliError("--dedup goes with --corpus FILE (a corpus with an id column)")

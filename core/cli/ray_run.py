@@ -37,7 +37,8 @@ def score_on_ray(args, staged: Path, models: list[str], out: Path, progress):
     Raises:
         CliError: ``--ray-actors`` below 1, or an unreachable ``$RAY_ADDRESS``.
     """
-    from core.scoring.ray_engine import RayUnavailable, score_staged_ray
+    from core.cluster.session import RayUnavailable
+    from core.scoring.ray_engine import score_staged_ray
 
     if args.ray_actors is not None and args.ray_actors < 1:
         raise CliError(f"--ray-actors must be at least 1, got {args.ray_actors}")

@@ -20,7 +20,7 @@ import pytest
 
 from core import constants
 from core.cli import main as cli
-from core.scoring.ray_engine import RayUnavailable, actor_pool_size, check_reachable
+from core.cluster.session import RayUnavailable, actor_pool_size, check_reachable
 
 ray = pytest.importorskip("ray")
 

@@ -16,6 +16,7 @@ import pytest
 
 from core import constants
 from core.cli import main as cli
+from core.cluster import session
 from core.models.loading import ModelUnavailable
 from core.models.options import EncodeOptions
 from core.models.registry import MINILM_L3_ONNX, MINILM_L6
@@ -90,7 +91,7 @@ class _Capture:
 def test_a_real_ray_cluster_passes_the_gcs_check(local_ray):
     """The check that refuses a web server at $RAY_ADDRESS lets Ray's own GCS through (it answers HTTP/2 SETTINGS)."""
     address = ray.get_runtime_context().gcs_address
-    ray_engine.check_reachable(address, timeout=5)
+    session.check_reachable(address, timeout=5)
 
 
 def test_ray_gives_the_local_engines_rows_within_1e6(both_engines):
@@ -225,7 +226,7 @@ def test_audit_on_ray_equals_the_local_audit(local_ray, tmp_path):
 @pytest.mark.parametrize("quiet", [False, True])
 def test_a_raylet_warning_printed_during_a_session_stays_off_stdout(local_ray, capsys, quiet):
     # Ray's driver prints raylet warnings to sys.stdout whatever log_to_driver says; a --json run's stdout is its document.
-    with ray_engine._ray_session(quiet=quiet):
+    with session.ray_session(quiet=quiet):
         print("(raylet) WARNING: 8 PYTHON worker processes have been started")
     print("{}")
     out, err = capsys.readouterr()

@@ -1,0 +1,1 @@
+"""Where work runs beyond this process: Ray sessions, a cluster's capacity (``session``)."""
