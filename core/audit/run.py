@@ -320,10 +320,15 @@ def _check_floor(floor: float) -> None:
 
 
 def default_search(n: int, approximate: bool | None = None, k: int = DEFAULT_K) -> NeighbourSearch:
-    """The search an audit of ``n`` passages uses unless told: faiss HNSW when asked (True) or, with None, from
+    """The search an audit of ``n`` passages uses unless told: faiss HNSW when asked (True, ``--approximate``); with None,
+    the k-means cells (:class:`core.audit.ivf.IvfSearch`, faster and smaller than HNSW by measurement) from
     :data:`core.audit.approximate.APPROX_FROM` passages; exact blocked products otherwise."""
-    if approximate or (approximate is None and n >= APPROX_FROM):
+    if approximate:
         return HnswSearch(k)
+    if approximate is None and n >= APPROX_FROM:
+        from core.audit.ivf import IvfSearch
+
+        return IvfSearch()
     return ExactSearch()
 
 

@@ -75,6 +75,7 @@ class SearchReport:
         within_cap: of those exact pairs, how many are among the ``k`` nearest of one of their passages (-1: not measured).
         crowded: passages with more than ``k`` neighbours above the threshold (of the sample, or of all; -1: not measured).
         index_recall: share of the pairs within the cap the search found: the index's own approximation, apart from the cap.
+        interval: how ``recall_low``/``recall_high`` were computed (Wilson, or Clopper-Pearson for the cells' sample).
     """
 
     method: str
@@ -87,6 +88,7 @@ class SearchReport:
     within_cap: int = -1
     crowded: int = -1
     index_recall: float = float("nan")
+    interval: str = "Wilson"
 
     @property
     def exact(self) -> bool:
@@ -133,7 +135,7 @@ class SearchReport:
         else:
             found = f"{self.recall:.4f}"
             if self.recall_low == self.recall_low:
-                found += f" (95% Wilson interval {self.recall_low:.4f} to {self.recall_high:.4f})"
+                found += f" (95% {self.interval} interval {self.recall_low:.4f} to {self.recall_high:.4f})"
         line = f"close pairs by {self.method}; recall against exact search {where} ({self.exact_pairs_in_sample:,} exact pairs): {found}"
         cap = self.cap_words()
         return f"{line}; {cap}" if cap else line

@@ -95,3 +95,17 @@ def test_progress_reports_the_time_left(vectors):
     fractions = [f for f, _ in said]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
     assert any("left" in m for _, m in said)
+
+
+def test_the_cells_as_the_audits_strategy_find_the_exact_pairs_and_say_so(vectors, exact):
+    """IvfSearch plugs into the audit as any NeighbourSearch: the same pairs, its recall with a Clopper-Pearson interval."""
+    from core.audit.run import default_search
+
+    assert isinstance(default_search(200_000), ivf.IvfSearch) and not isinstance(default_search(100), ivf.IvfSearch)
+    seen: list[tuple[int, int]] = []
+    found, report = ivf.IvfSearch(probe=64, sample=len(vectors)).close_pairs(
+        vectors.copy(), THRESHOLD, max_pairs=10**7, progress=lambda d, n: seen.append((d, n))
+    )
+    assert sorted(_keys(found)) == sorted(_keys(exact)) and np.allclose(np.sort(found.cosine), np.sort(exact.cosine), atol=1e-6)
+    assert report.recall == 1.0 and report.sample == 0 and report.exact_pairs_in_sample == len(_keys(exact))
+    assert "Clopper-Pearson interval" in report.sentence() and seen and seen[-1][1] == len(vectors)
