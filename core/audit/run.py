@@ -112,7 +112,9 @@ def check_corpus(passages: Sequence[str]) -> list[str]:
     return distinct
 
 
-def _pair_rows(model: str, passages: list[str], ids: list[str], found, store: KindCache | None = None) -> pd.DataFrame:
+def pair_rows(model: str, passages: list[str], ids: list[str], found, store: KindCache | None = None) -> pd.DataFrame:
+    """Close pairs (``found``: a :class:`ClosePairs` over ``passages``) as the audit's pair rows, each classified once
+    (``store``: kinds already known, read and filled; the Ray audit classifies per cell without one)."""
     i_list, j_list = found.i.tolist(), found.j.tolist()
     keys = [pair_key(passages[i], passages[j]) for i, j in zip(i_list, j_list, strict=True)] if store is not None else []
     stored = store.get_many(keys) if store is not None else {}
@@ -389,7 +391,7 @@ def audit_vectors(
         note(1.0, f"{label}: classifying {found.i.size:,} close pairs")
     spent = {"search": time.perf_counter() - clock}
     clock = time.perf_counter()
-    pairs = _pair_rows(label, passages, ids, found, kind_store)
+    pairs = pair_rows(label, passages, ids, found, kind_store)
     spent["classify"], clock = time.perf_counter() - clock, time.perf_counter()
     top = None
     if query_matrix is not None:

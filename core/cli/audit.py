@@ -437,9 +437,10 @@ def cmd_audit_vectors(args) -> int:
     from core.models.encode import embedding_matrix
 
     start = time.perf_counter()
-    for flag, given in (("--split", args.split), ("--engine ray", args.engine != constants.ENGINE_LOCAL)):
-        if given:
-            raise CliError(f"{flag} does not go with --vectors: the vectors are given, nothing is encoded")
+    if args.split is not None:
+        raise CliError("--split does not go with --vectors: the vectors are given, nothing is encoded")
+    if args.engine == constants.ENGINE_RAY:
+        return _audit_vectors_on_ray(args)
     if args.max_pairs < 1:
         raise CliError(f"--max-pairs must be at least 1, got {args.max_pairs}")
     out = output_folder(args.out, "--out", "audit", AUDIT_OUTPUTS)
@@ -471,3 +472,54 @@ def cmd_audit_vectors(args) -> int:
     if not args.quiet:
         print(file=sys.stderr)
     return _report(args, result, out, [args.vectors, *([args.queries] if args.queries else [])], Path(args.vectors).name, None, lines)
+
+
+RAY_PAIRS_FILE = "close-pairs.parquet"
+
+
+def _audit_vectors_on_ray(args) -> int:
+    """``audit --vectors FILE.parquet --engine ray --out DIR``: the whole audit on Ray (partition, verify, classify), the pairs
+    streamed to ``DIR/close-pairs.parquet``; nothing held whole on the driver, so only the file's summary is printed."""
+    import pyarrow.parquet as pq
+
+    from core.audit.ray_audit import ray_audit
+    from core.cluster.session import RayUnavailable
+
+    for flag, given in (("--queries", args.queries), ("--models", args.models), ("--judge", getattr(args, "judge", None))):
+        if given:
+            raise CliError(f"{flag} does not go with --vectors --engine ray: the pairs stream to Parquet, nothing else is scored")
+    if args.out is None:
+        raise CliError("--vectors --engine ray writes its pairs to a folder: give --out DIR")
+    out = output_folder(args.out, "--out", "audit", (RAY_PAIRS_FILE,))
+    assert out is not None
+    path = Path(args.vectors)
+    if path.suffix.lower() != ".parquet":
+        raise CliError("--vectors --engine ray reads a Parquet file (id, text, vector): Ray Data reads it in blocks")
+    try:
+        result = ray_audit(path, out / RAY_PAIRS_FILE, args.threshold, label=f"vectors:{path.name}", quiet=args.quiet)
+    except (ValueError, RayUnavailable, RuntimeError) as exc:
+        raise CliError(str(exc)) from exc
+    remember_written("audit", out / RAY_PAIRS_FILE)
+    kinds = pq.read_table(out / RAY_PAIRS_FILE, columns=["kind"]).column("kind").to_pandas().value_counts()
+    said = ", ".join(f"{n:,} {kind}" for kind, n in kinds.items()) or "none"
+    seconds = ", ".join(f"{step} {value:.1f} s" for step, value in result.seconds.items())
+    doc = {
+        "rows": result.rows,
+        "pairs": result.pairs,
+        "kinds": {str(k): int(n) for k, n in kinds.items()},
+        "cells": result.cells,
+        "probe": result.probe,
+        "nodes": result.nodes,
+        "seconds": result.seconds,
+        "threshold": args.threshold,
+        "pairs_file": str(out / RAY_PAIRS_FILE),
+    }
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        print(
+            f"{result.pairs:,} close pairs above {args.threshold:g} among {result.rows:,} passages ({said}), found on Ray in "
+            f"{result.cells:,} cells (each row against its {result.probe} nearest), verified on {len(result.nodes)} node(s); {seconds}"
+        )
+        print(f"wrote {out / RAY_PAIRS_FILE}")
+    return 0

@@ -67,3 +67,30 @@ def test_a_file_without_the_vector_column_is_refused_in_one_line(tmp_path):
         file_shape(tmp_path / "bad.parquet")
     with pytest.raises(ValueError, match="threshold"):
         ray_audit(tmp_path / "bad.parquet", tmp_path / "out.parquet", 1.5)
+
+
+def test_the_command_runs_the_whole_audit_on_ray(local_ray, tmp_path, cli):
+    """``audit --vectors FILE.parquet --engine ray --out DIR``: the Ray audit behind the command, its pairs in DIR."""
+    import json
+
+    matrix, ids, texts = write_vectors_file(tmp_path / "v.parquet", ROWS, twins=10)
+    code, out, err = cli("audit", "--vectors", str(tmp_path / "v.parquet"), "--engine", "ray", "--threshold", str(THRESHOLD), "--json")
+    assert (code, out) == (2, "") and "give --out DIR" in err
+    code, out, err = cli(
+        "audit",
+        "--vectors",
+        str(tmp_path / "v.parquet"),
+        "--engine",
+        "ray",
+        "--threshold",
+        str(THRESHOLD),
+        "--out",
+        str(tmp_path / "o"),
+        "--json",
+        "--quiet",
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    got = pd.read_parquet(tmp_path / "o" / "close-pairs.parquet")
+    assert doc["pairs"] == len(got) == sum(doc["kinds"].values()) and doc["rows"] == ROWS
+    assert doc["kinds"].get("twin", 0) >= 10
