@@ -49,7 +49,19 @@ from core.lexicon import modes_differing, unexplained
 from core.lexicon.antonyms import are_antonyms
 from core.lexicon.modes import negation_count
 from core.lexicon.morphology import lemmas, word_forms
-from core.lexicon.wordsets import IMPLICIT_NEGATIVE_VERBS, INTERJECTIONS, NEGATING_VERB_BASES, NEGATION_CUES
+from core.lexicon.numbers import is_number_token
+from core.lexicon.wordsets import (
+    EVIDENTIAL_ADVERBS,
+    FUTURE_MARKERS,
+    HEDGE_CUES,
+    HEDGE_VERBS,
+    IMPLICIT_NEGATIVE_VERBS,
+    INTERJECTIONS,
+    NEGATING_VERB_BASES,
+    NEGATION_CUES,
+    QUANTIFIER_CUES,
+    TIME_CUES,
+)
 from core.words import rule_words, word_changes
 
 KIND_TWIN = "twin"
@@ -63,7 +75,14 @@ MIN_SHARED_SHARE = 0.5
 _LONG_TEXT = 6
 # Past this many edits a pair is "other" or "several differences" whatever the rest says: only the first few are read.
 _MAX_EDITS_READ = 4
+_CONTEXT = 5
+# A stretch rewritten at this length is another passage's text, not an edit of a mode: it is not read for modes.
+_MAX_EDIT_WORDS = 10
 _ARTICLES = frozenset({"a", "an", "the"})
+# Every word some mode's rule reads (its cues), so an edit without one is read by no rule.
+_CUES = frozenset().union(*(r.cues | r.cues_of_variants for r in lexicon.MODE_RECORDS)) | (
+    NEGATION_CUES | NEGATING_VERB_BASES | TIME_CUES | FUTURE_MARKERS | QUANTIFIER_CUES | HEDGE_CUES | EVIDENTIAL_ADVERBS | HEDGE_VERBS
+)
 _PUNCT_RE = re.compile(r"[^\w\s]", re.UNICODE)
 # A reply word before a comma or a stop at the very start: "No, I think it works." answers; it negates nothing.
 _INTERJECTION_RE = re.compile(r"^\W*(\w+)\s*[,.!;:\u2014\u2013-]")
@@ -122,6 +141,7 @@ def _joined(words: list[str] | tuple[str, ...], question: bool) -> str:
     return " ".join(words).replace(" n't", "n't") + ("?" if question else "")
 
 
+@lru_cache(maxsize=100_000)
 def _lemma_key(word: str) -> str:
     found = lemmas(word)
     return min((lemma for forms in found.values() for lemma in forms), default=word)
@@ -184,17 +204,50 @@ def _edits(words_a: list[str], words_b: list[str]) -> tuple[list[_Edit], int]:
 
 def _edit_modes(edit: _Edit, words_a: list[str], whole: tuple[str, str] | None, question: bool) -> tuple[str, ...]:
     """The failure modes that tell A apart from A with only this edit made (read in the whole sentence)."""
+    if max(len(edit.removed), len(edit.added)) > _MAX_EDIT_WORDS or not _may_hold_a_mode(edit):
+        return ()
     if whole is not None:
         found = modes_differing(*whole)
     else:
-        applied = [*words_a[: edit.a_span[0]], *edit.added, *words_a[edit.a_span[1] :]]
-        found = modes_differing(_joined(words_a, question), _joined(applied, question))
+        # One edit among several: read in its own clause (a few words either side), not the whole passage, which
+        # costs as much per edit as the whole pair and cannot turn "several differences" into a twin.
+        start, end = max(0, edit.a_span[0] - _CONTEXT), edit.a_span[1] + _CONTEXT
+        before, after = words_a[start : edit.a_span[0]], words_a[edit.a_span[1] : end]
+        found = modes_differing(_joined([*before, *edit.removed, *after], False), _joined([*before, *edit.added, *after], False))
     return tuple(m for m in lexicon.FAILURE_MODES if m in found)
+
+
+def _may_hold_a_mode(edit: _Edit) -> bool:
+    """Whether any mode's rule could fire on this edit: a cue of some mode, a number, or a verb in another form.
+
+    The rules are the costly part (lemmas, tenses), and most edits of two different passages hold none of these.
+    An edit that is a whole reordering never reaches here (the same words in another order are read first).
+    """
+    words = (*edit.removed, *edit.added)
+    if any(w in _CUES or is_number_token(w) or w.endswith("'ll") for w in words):
+        return True
+    # A verb in another tense ("reports" / "reported"): the same word on both sides in another form.
+    forms_b = [word_forms(w) for w in edit.added]
+    return any(word_forms(w) & other for w in edit.removed for other in forms_b)
 
 
 def _explaining(edit: _Edit, modes: tuple[str, ...]) -> str:
     """The first of ``modes`` whose edit alone explains every changed word, else ""."""
     return next((m for m in modes if unexplained(m, list(edit.removed), list(edit.added)) == ([], [])), "")
+
+
+def _same_words_reordered(words_a: list[str], words_b: list[str]) -> bool:
+    """The same words, or the same lemmas ("The dog chases the cats" / "The cats chase the dog"), in another order."""
+    if len(words_a) != len(words_b) or words_a == words_b:
+        return False
+    count_a, count_b = Counter(words_a), Counter(words_b)
+    if count_a == count_b:
+        return True
+    only_a, only_b = count_a - count_b, count_b - count_a
+    if sum(only_a.values()) > _MAX_EDITS_READ:
+        return False  # many words differ: not one sentence reordered (and the lemma reading below is the costly part)
+    order_a, order_b = [_lemma_key(w) for w in words_a], [_lemma_key(w) for w in words_b]
+    return order_a != order_b and Counter(order_a) == Counter(order_b)
 
 
 def _reordered(text_a: str, text_b: str) -> PairKind:
@@ -232,8 +285,7 @@ def pair_kind(text_a: str, text_b: str) -> PairKind:
     (words_a, reply_a), (words_b, reply_b) = _words(text_a), _words(text_b)
     question = text_a.rstrip().endswith("?") and text_b.rstrip().endswith("?")
     extra = [f"a reply word ({reply_a or '∅'} → {reply_b or '∅'})"] if reply_a != reply_b else []
-    order_a, order_b = [_lemma_key(w) for w in words_a], [_lemma_key(w) for w in words_b]
-    if order_a != order_b and Counter(order_a) == Counter(order_b) and not extra:
+    if not extra and _same_words_reordered(words_a, words_b):
         return _reordered(text_a, text_b)
     edits, shared = _edits(words_a, words_b)
     if max(len(words_a), len(words_b)) > _LONG_TEXT and shared < MIN_SHARED_SHARE * min(len(words_a), len(words_b)):

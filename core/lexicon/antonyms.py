@@ -32,9 +32,10 @@ def _pairs() -> frozenset[tuple[str, str]]:
     return frozenset(rows) | frozenset((b, a) for a, b in rows)
 
 
-def _forms(word: str) -> set[str]:
+@cache
+def _forms(word: str) -> frozenset[str]:
     word = word.lower()
-    return {word} | {lemma for found in lemmas(word).values() for lemma in found}
+    return frozenset({word} | {lemma for found in lemmas(word).values() for lemma in found})
 
 
 def are_antonyms(word_a: str, word_b: str) -> bool:
@@ -57,7 +58,7 @@ def are_antonyms(word_a: str, word_b: str) -> bool:
     return any((x, y) in pairs for x in forms_a for y in forms_b) or _prefixed(forms_a, forms_b) or _prefixed(forms_b, forms_a)
 
 
-def _prefixed(forms_a: set[str], forms_b: set[str]) -> bool:
+def _prefixed(forms_a: frozenset[str], forms_b: frozenset[str]) -> bool:
     # WordNet lists the common ones ("unafraid"); the rest of English's negative prefixes are read off the word
     # ("unlabelled" / "labelled"), when what is left is the other word itself.
     return any(x.startswith(p) and x[len(p) :] in forms_b for x in forms_a for p in NEGATIVE_PREFIXES)
