@@ -243,11 +243,37 @@ def _same_words_reordered(words_a: list[str], words_b: list[str]) -> bool:
     count_a, count_b = Counter(words_a), Counter(words_b)
     if count_a == count_b:
         return True
-    only_a, only_b = count_a - count_b, count_b - count_a
-    if sum(only_a.values()) > _MAX_EDITS_READ:
+    if sum((count_a - count_b).values()) > _MAX_EDITS_READ:
         return False  # many words differ: not one sentence reordered (and the lemma reading below is the costly part)
     order_a, order_b = [_lemma_key(w) for w in words_a], [_lemma_key(w) for w in words_b]
     return order_a != order_b and Counter(order_a) == Counter(order_b)
+
+
+def _exchanges(edits: list[_Edit]) -> tuple[list[_Edit], list[tuple[_Edit, tuple[str, ...]]]]:
+    """Two edits that exchange their words ("Anna → Ben" ... "Ben → Anna") read as one role swap beside other edits.
+
+    Returns:
+        The other edits, and each swap as one edit of ``entity_swap``.
+    """
+    rest, swaps, used = [], [], set()
+    for i, edit in enumerate(edits):
+        if i in used:
+            continue
+        partner = next(
+            (
+                j
+                for j in range(i + 1, len(edits))
+                if j not in used and edit.removed and edit.removed == edits[j].added and edit.added == edits[j].removed
+            ),
+            None,
+        )
+        if partner is None:
+            rest.append(edit)
+            continue
+        used.add(partner)
+        swapped = _Edit(edit.removed, edit.added, edit.a_span, edit.b_span)
+        swaps.append((swapped, (constants.CAT_ENTITY_SWAP,)))
+    return rest, swaps
 
 
 def _reordered(text_a: str, text_b: str) -> PairKind:
@@ -293,16 +319,17 @@ def pair_kind(text_a: str, text_b: str) -> PairKind:
     described = tuple([*(e.text for e in edits), *extra])
     if not edits:
         return PairKind(KIND_OTHER, why="differs only by a reply word", edits=described)
-    single = len(edits) == 1
+    edits, swaps = _exchanges(edits)
+    single = len(edits) == 1 and not swaps
     read = []
     for edit in edits[:_MAX_EDITS_READ]:
         modes = _edit_modes(edit, words_a, (_joined(words_a, question), _joined(words_b, question)) if single else None, question)
         read.append((edit, modes))
-    mode_edits = [(e, m) for e, m in read if m]
+    mode_edits = [(e, m) for e, m in read if m] + swaps
     real = [(e, m) for e, m in read if m or not _is_trivial(e)]
     if not real and len(edits) <= _MAX_EDITS_READ and not extra:
         return PairKind(KIND_DUPLICATE, why="differs only by articles or inflection", edits=described)
-    n_edits = len(real) + (len(edits) - len(read)) + len(extra)
+    n_edits = len(real) + (len(edits) - len(read)) + len(extra) + len(swaps)
     if n_edits == 1 and mode_edits:
         return _one_edit(*mode_edits[0], described)
     if mode_edits:

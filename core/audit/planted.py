@@ -445,3 +445,82 @@ def note_pairs(split: str) -> pd.DataFrame:
             seed = int.from_bytes(hashlib.sha256(group.encode()).digest()[:8], "little")
             rows += _group_pairs(group, template, np.random.default_rng(seed), split)
     return pd.DataFrame(rows, columns=NOTE_COLUMNS)
+
+
+NOTE_SCORE_COLUMNS = ["by", "name", "n", "found", "recall", "flagged", "correct", "precision"]
+# The kind each label must get: a single edit is a twin of its mode (a role swap too); a copy is a near-duplicate;
+# several edits and another note are several differences; a negation that keeps the polarity is other.
+EXPECTED_KIND = {
+    **dict.fromkeys(lexicon.FAILURE_MODES, kinds.KIND_TWIN),
+    DECOY_ROLE_SWAP: kinds.KIND_TWIN,
+    DECOY_COPY: kinds.KIND_DUPLICATE,
+    DECOY_SEVERAL: kinds.KIND_SEVERAL,
+    DECOY_OTHER_NOTE: kinds.KIND_SEVERAL,
+    DECOY_NEGATED_ANTONYM: kinds.KIND_OTHER,
+    DECOY_DOUBLE_NEGATION: kinds.KIND_OTHER,
+    DECOY_CEASING: kinds.KIND_OTHER,
+    DECOY_REPLY: kinds.KIND_OTHER,
+}
+
+
+def _decoy_passes(label: str, found: kinds.PairKind) -> bool:
+    """What a decoy must never be (``DECOY_TYPES``' comment), read off its kind."""
+    if label in (DECOY_SEVERAL, DECOY_OTHER_NOTE):
+        return found.kind != kinds.KIND_TWIN
+    if label == DECOY_ROLE_SWAP:
+        return found.kind != kinds.KIND_DUPLICATE
+    if label == DECOY_COPY:
+        return found.kind == kinds.KIND_DUPLICATE
+    return not (found.kind == kinds.KIND_TWIN and constants.CAT_NEGATION in found.modes)
+
+
+def _rate(k: int, n: int) -> float:
+    return k / n if n else float("nan")
+
+
+def note_scores(split: str) -> pd.DataFrame:
+    """The pair classifier on the templated notes of one split: recall and precision per mode and per kind, decoys' pass rates.
+
+    * ``by = "mode"``: recall = single edits of the mode classified a twin
+      whose ``mode`` is it; precision = of the pairs classified a twin of that
+      mode, those that are its single edits (``all`` pools the modes; role
+      swaps count as ``entity_swap`` edits);
+    * ``by = "kind"``: the same for each kind against :data:`EXPECTED_KIND`;
+    * ``by = "decoy"``: ``found`` = decoys that are not what they must never
+      be (:func:`_decoy_passes`), ``recall`` their share; no precision (a
+      decoy's precision is its expected kind's).
+
+    Returns:
+        One row per mode, kind and decoy type (:data:`NOTE_SCORE_COLUMNS`).
+
+    Raises:
+        ValueError: an unknown split.
+    """
+    pairs = note_pairs(split)
+    found = [kinds.pair_kind(a, b) for a, b in zip(pairs[constants.COL_TEXT_A], pairs[constants.COL_TEXT_B], strict=True)]
+    labels = pairs["label"].tolist()
+    truth = [constants.CAT_ENTITY_SWAP if lab == DECOY_ROLE_SWAP else lab for lab in labels]
+    said = [k.mode if k.kind == kinds.KIND_TWIN else "" for k in found]
+    rows = []
+    for mode in ("all", *lexicon.FAILURE_MODES):
+
+        def wanted(t: str, mode: str = mode) -> bool:
+            return t in lexicon.FAILURE_MODES if mode == "all" else t == mode
+
+        n = sum(wanted(t) for t in truth)
+        hit = sum(wanted(t) and s == t for t, s in zip(truth, said, strict=True))
+        flagged = sum(bool(s) and wanted(s) for s in said)
+        correct = sum(bool(s) and wanted(s) and s == t for t, s in zip(truth, said, strict=True))
+        rows.append(("mode", mode, n, hit, _rate(hit, n), flagged, correct, _rate(correct, flagged)))
+    expected = [EXPECTED_KIND[lab] for lab in labels]
+    for kind in kinds.KINDS:
+        n = expected.count(kind)
+        got = [k.kind for k in found]
+        hit = sum(e == kind and g == kind for e, g in zip(expected, got, strict=True))
+        flagged = got.count(kind)
+        rows.append(("kind", kind, n, hit, _rate(hit, n), flagged, hit, _rate(hit, flagged)))
+    for decoy in DECOY_TYPES:
+        mine = [k for lab, k in zip(labels, found, strict=True) if lab == decoy]
+        passed = sum(_decoy_passes(decoy, k) for k in mine)
+        rows.append(("decoy", decoy, len(mine), passed, _rate(passed, len(mine)), 0, 0, float("nan")))
+    return pd.DataFrame(rows, columns=NOTE_SCORE_COLUMNS)
