@@ -20,7 +20,7 @@ import streamlit as st
 
 from core import constants
 from core.audit import projection
-from core.audit.kinds import KIND_DUPLICATE, KIND_OTHER, KIND_TWIN
+from core.audit.kinds import KIND_DUPLICATE, KIND_OTHER, KIND_SEVERAL, KIND_TWIN
 from core.audit.risk import ALL_MODES
 from core.audit.run import check_corpus
 from core.files.errors import PairsFileError
@@ -39,7 +39,12 @@ QUERIES_LABEL = "Queries (optional: how often a top 5 holds a passage and its tw
 SAMPLE_LABEL = "Use the shipped sample (300 WordNet adjective definitions)"
 RUN_LABEL = "Audit corpus"
 THRESHOLD_LABEL = "Threshold for this audit"
-KINDS_SHOWN = {"confusable twins": KIND_TWIN, "near-duplicates": KIND_DUPLICATE, "other differences": KIND_OTHER}
+KINDS_SHOWN = {
+    "confusable twins": KIND_TWIN,
+    "near-duplicates": KIND_DUPLICATE,
+    "several differences": KIND_SEVERAL,
+    "other differences": KIND_OTHER,
+}
 KEY = {kind: f"yc_{kind}" for kind in ("corpus", "queries")}
 
 

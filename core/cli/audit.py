@@ -74,6 +74,12 @@ def register(subparsers) -> None:
         "contradictions (the audit runs without it, saying so, where it cannot load)",
     )
     p.add_argument(
+        "--judge-decides",
+        action="store_true",
+        help="with --judge: a twin the judge does not read as a contradiction is counted 'other' "
+        "(the rules decide where the judge cannot load)",
+    )
+    p.add_argument(
         "--approximate",
         action="store_true",
         help="find close pairs with an approximate index (faiss HNSW) and print its recall "
@@ -179,6 +185,23 @@ def _planted_lines(scores: pd.DataFrame, split: str) -> list[str]:
     return lines
 
 
+def _note_lines(scores: pd.DataFrame, split: str) -> list[str]:
+    """The pair classifier on the templated notes (no model: the kinds alone), one line per mode, kind and decoy type."""
+    lines = [
+        f"Templated notes ({split} split; shipping notices and lab reports with one edit, several edits and decoys; "
+        "the pair classifier alone, every pair of a note's group):"
+    ]
+    for row in scores.to_dict(orient="records"):
+        if row["by"] == "decoy":
+            lines.append(f"  decoy {row['name']}: {row['found']}/{row['n']} = {row['recall']:.3f} never called what it is not")
+        else:
+            lines.append(
+                f"  {row['by']} {row['name']}: recall {row['found']}/{row['n']} = {row['recall']:.3f}, "
+                f"precision {row['correct']}/{row['flagged']} = {row['precision']:.3f}"
+            )
+    return lines
+
+
 def cmd_audit(args) -> int:
     """Audit the corpus; print the risk and findings (or one JSON document); write ``--out``."""
     from core.audit.neighbours import TooManyPairs
@@ -200,6 +223,8 @@ def cmd_audit(args) -> int:
         raise CliError(f"--max-pairs must be at least 1, got {args.max_pairs}")
     if args.ray_actors is not None and args.ray_actors < 1:
         raise CliError(f"--ray-actors must be at least 1, got {args.ray_actors}")
+    if args.judge_decides and args.judge is None:
+        raise CliError("--judge-decides needs --judge MODEL (an NLI cross-encoder)")
     out = output_folder(args.out, "--out")  # before the run: a report that cannot be written must not cost it first
     qrels = planted = None
     if args.beir is not None:
@@ -251,24 +276,35 @@ def cmd_audit(args) -> int:
     if not result.models:
         print("error: no model produced results", file=sys.stderr)
         return EXIT_NO_MODEL
+    judgement = None
+    if args.judge is not None:
+        from core.audit.judge import COL_JUDGE, judge_twins
+        from core.audit.risk import pairs_at
+
+        judgement = judge_twins(pairs_at(result, args.threshold), args.judge)
+        if args.judge_decides and judgement.error is None:
+            # Before the summary, so every count, share and finding is the judge's.
+            result.pairs = judgement.decide(result.pairs).drop(columns=COL_JUDGE)
     summary = risk_summary(result, args.threshold)
     findings = audit_findings(result, summary, args.threshold)
     doc = {**summary_doc(result, summary, findings), "threshold": args.threshold, "sources": [suite_source(s) for s in sources]}
     if planted is not None:
-        from core.audit.planted import planted_scores
+        from core.audit.planted import note_scores, planted_scores
 
         scores = planted_scores(result, planted, args.threshold)
         doc["planted"] = {"split": planted.split, "n_planted": len(planted.planted), "scores": json.loads(scores.to_json(orient="records"))}
         findings = [*findings, *_planted_lines(scores, planted.split)]
+        notes = note_scores(planted.split)
+        doc["planted"]["notes"] = json.loads(notes.to_json(orient="records"))
+        findings = [*findings, *_note_lines(notes, planted.split)]
     pairs = result.pairs
-    if args.judge is not None:
-        from core.audit.judge import judge_twins
-        from core.audit.risk import pairs_at
-
-        judgement = judge_twins(pairs_at(result, args.threshold), args.judge)
+    if judgement is not None:
         pairs = judgement.apply(pairs)
-        doc["judge"] = {"model": judgement.model, "error": judgement.error, "summary": judgement.summary(pairs)}
+        decided = bool(args.judge_decides and judgement.error is None)
+        doc["judge"] = {"model": judgement.model, "error": judgement.error, "decides": decided, "summary": judgement.summary(pairs)}
         findings = [*findings, judgement.sentence(pairs)]
+        if decided:
+            findings = [*findings, "The judge decided the kinds: a twin it did not read as a contradiction is counted 'other'."]
         if judgement.error is not None:
             print(f"note: {judgement.sentence(pairs)}", file=sys.stderr)
     # The approximate search's recall is a finding like the others: stored in the history, the report and the JSON too.
