@@ -61,4 +61,4 @@ def are_antonyms(word_a: str, word_b: str) -> bool:
 def _prefixed(forms_a: frozenset[str], forms_b: frozenset[str]) -> bool:
     # WordNet lists the common ones ("unafraid"); the rest of English's negative prefixes are read off the word
     # ("unlabelled" / "labelled"), when what is left is the other word itself.
-    return any(x.startswith(p) and x[len(p) :] in forms_b for x in forms_a for p in NEGATIVE_PREFIXES)
+    return any(x.startswith(p) and len(x) > len(p) + 2 and x[len(p) :] in forms_b for x in forms_a for p in NEGATIVE_PREFIXES)
