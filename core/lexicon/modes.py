@@ -667,7 +667,7 @@ def unexplained(mode: str, removed: list[str], added: list[str]) -> tuple[list[s
 
     A stretch of differing words is one edit of the mode when every word in
     it is one of the mode's :attr:`FailureMode.edit_words` (for numerical: a
-    number and the unit after it), an article, or another inflection of a
+    number and the unit after it) in any of its forms, an article, or another inflection of a
     differing word on the other side ("has" / "have"): "took aspirin" /
     "did not take ibuprofen" leaves "aspirin" / "ibuprofen" unexplained.
 
@@ -686,5 +686,6 @@ def unexplained(mode: str, removed: list[str], added: list[str]) -> tuple[list[s
     sides = []
     for words in (removed, added):
         kept = _without_numbers(words) if record.counts_numbers else list(words)
-        sides.append([w for w in kept if w not in record.edit_words and w not in _ARTICLES])
+        # Any form of an edit word is one ("having" / "lacking" is have -> lack).
+        sides.append([w for w in kept if w not in _ARTICLES and not (word_forms(w) & record.edit_words)])
     return _pair_off_inflections(sides[0], sides[1])
