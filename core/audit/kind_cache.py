@@ -159,7 +159,7 @@ class KindCache:
                     value = tuple(row[1:6])
                     problem = row_problem(row[0], value, row[6])
                     if problem is None:
-                        found[row[0]] = value  # type: ignore[assignment]
+                        found[row[0]] = value
                     else:
                         bad[problem] = bad.get(problem, 0) + 1
         except sqlite3.Error:

@@ -255,7 +255,9 @@ def _exchanges(edits: list[_Edit]) -> tuple[list[_Edit], list[tuple[_Edit, tuple
     Returns:
         The other edits, and each swap as one edit of ``entity_swap``.
     """
-    rest, swaps, used = [], [], set()
+    rest: list[_Edit] = []
+    swaps: list[tuple[_Edit, tuple[str, ...]]] = []
+    used: set[int] = set()
     for i, edit in enumerate(edits):
         if i in used:
             continue
@@ -271,8 +273,7 @@ def _exchanges(edits: list[_Edit]) -> tuple[list[_Edit], list[tuple[_Edit, tuple
             rest.append(edit)
             continue
         used.add(partner)
-        swapped = _Edit(edit.removed, edit.added, edit.a_span, edit.b_span)
-        swaps.append((swapped, (constants.CAT_ENTITY_SWAP,)))
+        swaps.append((edit, (constants.CAT_ENTITY_SWAP,)))
     return rest, swaps
 
 

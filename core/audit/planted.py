@@ -8,9 +8,15 @@ planted ones.  Each base gets one twin written by the rule-based generator
 that the base allows; a base the generator has no variant for stays as a distractor.
 
 The bases are split in two by a hash of their text: ``dev`` (rules were
-written and :data:`core.audit.kinds.MIN_SHARED_WORDS` chosen looking at it)
-and ``heldout`` (never looked at while writing rules; its recall and
-precision are what ``docs/audit.md`` reports).
+written looking at it) and ``heldout`` (never looked at while writing rules;
+its recall and precision are what ``docs/audit.md`` reports).
+
+The planted corpus is easy by design; :func:`note_pairs` is the hard case:
+templated notes (a shipping notice and a lab report of our own) that share
+most of their words, each against one edit of every mode, against decoys of
+several edits, another note, polarity decoys (negated antonyms, double
+negations, "no longer" / "stopped", a reply word), a role swap and a copy,
+split by group; :func:`note_scores` scores the pair classifier on them.
 """
 
 from __future__ import annotations
@@ -380,8 +386,8 @@ def _group_pairs(group: str, template: str, rng: np.random.Generator, vocab_spli
     second = apart[int(rng.integers(len(apart)))]
     add(_edited(sentences, slots, [_EDITS[template][modes[first]], _EDITS[template][modes[second]]]), DECOY_SEVERAL)
     other = _OTHER_EDITS[template][int(rng.integers(len(_OTHER_EDITS[template])))]
-    apart = [m for m in modes if _EDITS[template][m][0] != other[0]]
-    add(_edited(sentences, slots, [_EDITS[template][apart[int(rng.integers(len(apart)))]], other]), DECOY_SEVERAL)
+    elsewhere = [m for m in modes if _EDITS[template][m][0] != other[0]]
+    add(_edited(sentences, slots, [_EDITS[template][elsewhere[int(rng.integers(len(elsewhere)))]], other]), DECOY_SEVERAL)
     if template == "shipping notice":
         add(_edited(sentences, slots, [("head", "sent {qty}", "sent {qty10}"), ("takes", "takes {days}", "takes 1{days}")]), DECOY_SEVERAL)
     # Another note of the same template: every field drawn again (a different shipment or patient).
