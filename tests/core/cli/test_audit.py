@@ -54,6 +54,10 @@ def test_audit_writes_pairs_and_summary(cli, corpus_file, tmp_path, minilm):
     assert (pairs["cosine"] > 0.6).all()
     twins = pairs[pairs["kind"] == "twin"].set_index("mode")
     assert twins.loc["numerical", "text_a"] == CORPUS[0] and twins.loc["negation", "text_b"] == CORPUS[3]
+    # Every twin carries its mode, its modes and the words that differ on each side.
+    assert (twins.index != "").all() and (twins["modes"] != "").all()
+    assert ((twins["changed_a"] != "") | (twins["changed_b"] != "")).all()
+    assert twins.loc["negation", "changed_b"] == "does not have"
     assert len(pd.read_csv(out / "close-pairs.csv")) == len(pairs)
     doc = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert doc["n_passages"] == 6 and doc["n_queries"] == 2 and doc["threshold"] == 0.6
