@@ -302,16 +302,28 @@ def _one_edit(edit: _Edit, modes: tuple[str, ...], edits: tuple[str, ...]) -> Pa
 def pair_kind(text_a: str, text_b: str) -> PairKind:
     """Classify one close pair by the module's rule (cached: a corpus repeats pairs across models).
 
+    Symmetric: both orders get the same kind, mode and modes (the edits read
+    from ``text_a`` to ``text_b``).
+
     Raises:
         ValueError: a text is not a string.
     """
     if not isinstance(text_a, str) or not isinstance(text_b, str):
         raise ValueError("both texts must be strings")  # noqa: TRY004 - the project's input errors are ValueErrors
+    if text_a <= text_b:
+        return _classify(text_a, text_b)
+    # An edit is read in the context of one side, so one fixed order keeps the kind the same both ways.
+    found = _classify(text_b, text_a)
+    flipped = tuple(" → ".join(reversed(e.split(" → ", 1))) if " → " in e else e for e in found.edits)
+    return PairKind(found.kind, found.mode, found.modes, found.why, flipped)
+
+
+def _classify(text_a: str, text_b: str) -> PairKind:
     if normalise(text_a) == normalise(text_b):
         return PairKind(KIND_DUPLICATE, why="identical after normalisation")
     (words_a, reply_a), (words_b, reply_b) = _words(text_a), _words(text_b)
     question = text_a.rstrip().endswith("?") and text_b.rstrip().endswith("?")
-    extra = [f"a reply word ({reply_a or '∅'} → {reply_b or '∅'})"] if reply_a != reply_b else []
+    extra = [f"{reply_a or '∅'} → {reply_b or '∅'}"] if reply_a != reply_b else []
     if not extra and _same_words_reordered(words_a, words_b):
         return _reordered(text_a, text_b)
     edits, shared = _edits(words_a, words_b)

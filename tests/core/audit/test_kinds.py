@@ -153,3 +153,18 @@ def test_the_mode_is_the_one_that_explains_the_edit():
 
 def test_kinds_are_the_known_set():
     assert kinds.KINDS == (kinds.KIND_TWIN, kinds.KIND_DUPLICATE, kinds.KIND_SEVERAL, kinds.KIND_OTHER)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("occurring during the period around birth (5 months before and 1 month after)", "occurring immediately after birth"),
+        ("No, the parcel was insured.", "The parcel was insured."),
+        ("The patient took aspirin daily.", "The patient did not take ibuprofen daily."),
+        ("Take 5 mg twice a day.", "Take 500 mg twice a day."),
+    ],
+)
+def test_both_orders_get_the_same_kind(a, b):
+    one, other = kinds.pair_kind(a, b), kinds.pair_kind(b, a)
+    assert (one.kind, one.mode, one.modes) == (other.kind, other.mode, other.modes)
+    assert [e.split(" → ") for e in one.edits] == [e.split(" → ")[::-1] for e in other.edits]
