@@ -2,7 +2,8 @@
 
 Every passage is encoded once per model (the embedding cache: a second run
 encodes nothing), every pair above ``--threshold`` is found exactly and
-classified (twin with its failure mode, near-duplicate, other difference),
+classified (twin with its failure mode, near-duplicate, several differences,
+other difference),
 and the risk is printed per model and mode with bootstrap intervals, then the
 findings, worst pairs first.  ``--out DIR`` gets ``close-pairs.parquet``,
 ``close-pairs.csv`` and ``summary.json``; the run goes into the history.
