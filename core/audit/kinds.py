@@ -238,14 +238,16 @@ def _explaining(edit: _Edit, modes: tuple[str, ...]) -> str:
 
 def _same_words_reordered(words_a: list[str], words_b: list[str]) -> bool:
     """The same words, or the same lemmas ("The dog chases the cats" / "The cats chase the dog"), in another order."""
-    if len(words_a) != len(words_b) or words_a == words_b:
+    if abs(len(words_a) - len(words_b)) > 1 or words_a == words_b:
         return False
     count_a, count_b = Counter(words_a), Counter(words_b)
     if count_a == count_b:
         return True
     if sum((count_a - count_b).values()) > _MAX_EDITS_READ:
         return False  # many words differ: not one sentence reordered (and the lemma reading below is the costly part)
-    order_a, order_b = [_lemma_key(w) for w in words_a], [_lemma_key(w) for w in words_b]
+    # Articles aside: "Anna sent the boxes to Ben" / "Ben sent a box to Anna" is the same words reordered.
+    order_a = [_lemma_key(w) for w in words_a if w not in _ARTICLES]
+    order_b = [_lemma_key(w) for w in words_b if w not in _ARTICLES]
     return order_a != order_b and Counter(order_a) == Counter(order_b)
 
 
@@ -340,9 +342,12 @@ def _classify(text_a: str, text_b: str) -> PairKind:
         read.append((edit, modes))
     mode_edits = [(e, m) for e, m in read if m] + swaps
     real = [(e, m) for e, m in read if m or not _is_trivial(e)]
-    if not real and len(edits) <= _MAX_EDITS_READ and not extra:
+    if not real and len(edits) <= _MAX_EDITS_READ and not extra and not swaps:
         return PairKind(KIND_DUPLICATE, why="differs only by articles or inflection", edits=described)
     n_edits = len(real) + (len(edits) - len(read)) + len(extra) + len(swaps)
+    if n_edits == 1 and swaps:
+        # Two roles exchanged, the rest articles or inflections ("Anna sent the boxes to Ben" / "Ben sent a box to Anna").
+        return PairKind(KIND_TWIN, constants.CAT_ENTITY_SWAP, (constants.CAT_ENTITY_SWAP,), why="two roles exchanged", edits=described)
     if n_edits == 1 and mode_edits:
         return _one_edit(*mode_edits[0], described)
     if mode_edits:
