@@ -109,12 +109,11 @@ class PairKind:
 
 @dataclass(frozen=True)
 class _Edit:
-    """One differing stretch of the aligned words: its words on each side and where it sits in A and B."""
+    """One differing stretch of the aligned words: its words on each side and where it sits in A."""
 
     removed: tuple[str, ...]
     added: tuple[str, ...]
     a_span: tuple[int, int]
-    b_span: tuple[int, int]
 
     @property
     def text(self) -> str:
@@ -198,7 +197,7 @@ def _edits(words_a: list[str], words_b: list[str]) -> tuple[list[_Edit], int]:
         if tag == "equal":
             shared += i2 - i1
         else:
-            edits.append(_Edit(tuple(words_a[i1:i2]), tuple(words_b[j1:j2]), (i1, i2), (j1, j2)))
+            edits.append(_Edit(tuple(words_a[i1:i2]), tuple(words_b[j1:j2]), (i1, i2)))
     return edits, shared
 
 
