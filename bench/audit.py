@@ -58,7 +58,9 @@ def audit_scale(n: int = 100_000) -> dict:
         "model": MINILM_L3_ONNX,
         "n_passages": cold_doc["n_passages"],
         "threshold": THRESHOLD,
-        "close_pairs": int(overall["twin_pairs"] + overall["near_duplicate_pairs"] + overall["other_pairs"]),
+        "close_pairs": int(
+            overall["twin_pairs"] + overall["near_duplicate_pairs"] + overall.get("several_differences_pairs", 0) + overall["other_pairs"]
+        ),
         "twin_pairs": int(overall["twin_pairs"]),
         "cold_seconds": round(cold["seconds"], 1),
         "cold_peak_rss_mb": round(cold["max_rss_kb"] / 1024, 1),

@@ -37,6 +37,8 @@ _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 # so "$3.2m", "40%" and "10:30" reach the number rule as one token.
 _RULE_RE = re.compile(r"[A-Za-z0-9$%£€.,:/'’\-]+")
 _RULE_STRIP = ".,;:!?\"“”()[]'’"
+# An ellipsis or a dash between two words separates them: "That's...not possible" holds the word "not".
+_RULE_BREAKS = re.compile(r"\.{2,}|[…—–]|(?<=\w)--(?=\w)")
 # "can't" and "won't" do not split into a word plus "n't" ("ca", "wo" are not words).
 _UNSPLIT_CONTRACTIONS = ("can't", "won't")
 
@@ -88,11 +90,11 @@ def rule_words(text: str) -> list[str]:
         TypeError: If ``text`` is not a string.
     """
     out: list[str] = []
-    for raw in _RULE_RE.findall(_require_str(text).replace("’", "'")):
+    for raw in _RULE_RE.findall(_RULE_BREAKS.sub(" ", _require_str(text).replace("’", "'"))):
         tok = raw.strip(_RULE_STRIP).lower()
         if not tok:
             continue
-        if tok.endswith("n't") and tok not in _UNSPLIT_CONTRACTIONS:
+        if tok.endswith("n't") and tok not in _UNSPLIT_CONTRACTIONS and tok != "n't":
             out.extend([tok[:-3], "n't"])
         else:
             out.append(tok)

@@ -22,7 +22,7 @@ import streamlit as st
 from core import constants
 from core.audit import projection
 from core.audit.findings import QUERY_COLUMNS, SHARE_COLUMNS, mode_words, summary_words
-from core.audit.kinds import KIND_DUPLICATE, KIND_OTHER, KIND_TWIN
+from core.audit.kinds import KIND_DUPLICATE, KIND_OTHER, KIND_SEVERAL, KIND_TWIN
 from core.audit.run import check_corpus
 from core.files.errors import PairsFileError
 from core.files.texts import TEXT_COLUMNS, parse_texts
@@ -41,7 +41,12 @@ QUERIES_LABEL = "Queries (optional: how often a top 5 holds a passage and its tw
 SAMPLE_LABEL = "Use the shipped sample (300 WordNet adjective definitions)"
 RUN_LABEL = "Audit corpus"
 THRESHOLD_LABEL = "Threshold for this audit"
-KINDS_SHOWN = {"confusable twins": KIND_TWIN, "near-duplicates": KIND_DUPLICATE, "other differences": KIND_OTHER}
+KINDS_SHOWN = {
+    "confusable twins": KIND_TWIN,
+    "near-duplicates": KIND_DUPLICATE,
+    "several differences": KIND_SEVERAL,
+    "other differences": KIND_OTHER,
+}
 KEY = {kind: f"yc_{kind}" for kind in ("corpus", "queries")}
 
 
@@ -223,7 +228,8 @@ if key is not None and result is not None:
     )
     shown = summary.assign(**{constants.COL_MODEL: summary[constants.COL_MODEL].map(state.short), "mode": summary["mode"].map(mode_words)})
     # Near-duplicate and other pairs are counted by the "Show" choice below; here the twins, so the table fits 1280 px.
-    hide = ("threshold", "n_passages", "near_duplicate_pairs", "other_pairs", *([] if result.queries else QUERY_COLUMNS))
+    counted_below = ("near_duplicate_pairs", "several_differences_pairs", "other_pairs")  # the Show choice below counts them
+    hide = ("threshold", "n_passages", *counted_below, *([] if result.queries else QUERY_COLUMNS))
     widgets.results_table(
         shown.drop(columns=[c for c in hide if c in shown.columns]),
         "your-corpus-risk",

@@ -51,6 +51,7 @@ SUMMARY_WORDS = {
     "n_passages": "passages",
     "twin_pairs": "twin pairs",
     "near_duplicate_pairs": "near-duplicate pairs",
+    "several_differences_pairs": "pairs with several differences",
     "other_pairs": "other close pairs",
     "passages_with_twin": "passages with a twin",
     "twin_share": "share of passages with a twin",

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from core import constants
-from core.audit.kinds import KIND_TWIN
+from core.audit.kinds import KIND_OTHER, KIND_TWIN
 from core.models.loading import ModelUnavailable
 from core.probes.retrieval.reranker import NLI_CONTRADICTION, nli_labels
 
@@ -40,14 +40,28 @@ class Judgement:
         keys = zip(pairs[constants.COL_TEXT_A], pairs[constants.COL_TEXT_B], strict=True)
         return pairs.assign(**{COL_JUDGE: [self.labels.get(k, "") for k in keys]})
 
+    def decide(self, pairs: pd.DataFrame) -> pd.DataFrame:
+        """``pairs`` with the judge's word taking the kind: a twin it read and did not call a contradiction becomes ``other``.
+
+        Rows the judge did not read keep the rules' kind; the ``judge`` column says what it read.
+        """
+        judged = self.apply(pairs)
+        overruled = (judged["kind"] == KIND_TWIN) & (judged[COL_JUDGE] != "") & (judged[COL_JUDGE] != NLI_CONTRADICTION)
+        judged.loc[overruled, ["kind", "mode", "modes"]] = [KIND_OTHER, "", ""]
+        return judged
+
     def summary(self, pairs: pd.DataFrame) -> list[dict]:
-        """Per model: twin pairs judged and how many the judge calls contradictions."""
+        """Per model: twin pairs judged, how many the judge calls contradictions, and so the twin precision it implies.
+
+        ``twin_precision`` reads the judge as the truth: contradictions / twin pairs judged.
+        """
         judged = self.apply(pairs)
         judged = judged[judged[COL_JUDGE] != ""]
         out = []
         for model, mine in judged.groupby(constants.COL_MODEL, sort=False):
             n, k = len(mine), int((mine[COL_JUDGE] == NLI_CONTRADICTION).sum())
-            out.append({"model": model, "twin_pairs_judged": n, "contradictions": k, "share": k / n if n else float("nan")})
+            share = k / n if n else float("nan")
+            out.append({"model": model, "twin_pairs_judged": n, "contradictions": k, "share": share, "twin_precision": share})
         return out
 
     def sentence(self, pairs: pd.DataFrame) -> str:
@@ -59,7 +73,7 @@ class Judgement:
             return f"The judge {self.model} had no twin pair to read."
         return " ".join(
             f"The judge {self.model} reads {r['contradictions']:,} of {r['twin_pairs_judged']:,} twin pairs "
-            f"with {r['model'].rsplit('/', 1)[-1]} as contradictions."
+            f"with {r['model'].rsplit('/', 1)[-1]} as contradictions: the twin precision it implies is {r['twin_precision']:.3f}."
             for r in rows
         )
 

@@ -2,7 +2,8 @@
 
 Every passage is encoded once per model (the embedding cache: a second run
 encodes nothing), every pair above ``--threshold`` is found exactly and
-classified (twin with its failure mode, near-duplicate, other difference),
+classified (twin with its failure mode, near-duplicate, several differences,
+other difference),
 and the risk is printed per model and mode with bootstrap intervals, then the
 findings, worst pairs first.  ``--out DIR`` gets ``close-pairs.parquet``,
 ``close-pairs.csv`` and ``summary.json``; the run goes into the history.
@@ -82,6 +83,12 @@ def register(subparsers) -> None:
         metavar="MODEL",
         help="an NLI cross-encoder (Hugging Face id or folder) reads every twin pair: how many it calls "
         "contradictions (the audit runs without it, saying so, where it cannot load)",
+    )
+    p.add_argument(
+        "--judge-decides",
+        action="store_true",
+        help="with --judge: a twin the judge does not read as a contradiction is counted 'other' "
+        "(the rules decide where the judge cannot load)",
     )
     p.add_argument(
         "--approximate",
@@ -279,6 +286,23 @@ def _dedup_report(corpus, run, pairs: pd.DataFrame, keep: Path, out: Path | None
     return doc, lines
 
 
+def _note_lines(scores: pd.DataFrame, split: str) -> list[str]:
+    """The pair classifier on the templated notes (no model: the kinds alone), one line per mode, kind and decoy type."""
+    lines = [
+        f"Templated notes ({split} split; shipping notices and lab reports with one edit, several edits and decoys; "
+        "the pair classifier alone, every pair of a note's group):"
+    ]
+    for row in scores.to_dict(orient="records"):
+        if row["by"] == "decoy":
+            lines.append(f"  decoy {row['name']}: {row['found']}/{row['n']} = {row['recall']:.3f} never called what it is not")
+        else:
+            lines.append(
+                f"  {row['by']} {row['name']}: recall {row['found']}/{row['n']} = {row['recall']:.3f}, "
+                f"precision {row['correct']}/{row['flagged']} = {row['precision']:.3f}"
+            )
+    return lines
+
+
 def cmd_audit(args) -> int:
     """Audit the corpus; print the risk and findings (or one JSON document); write ``--out``."""
     from core.audit.neighbours import TooManyPairs
@@ -300,6 +324,8 @@ def cmd_audit(args) -> int:
         raise CliError(f"--max-pairs must be at least 1, got {args.max_pairs}")
     if args.ray_actors is not None and args.ray_actors < 1:
         raise CliError(f"--ray-actors must be at least 1, got {args.ray_actors}")
+    if args.judge_decides and args.judge is None:
+        raise CliError("--judge-decides needs --judge MODEL (an NLI cross-encoder)")
     # Before the run: a report that cannot be written must not cost it first.
     out = output_folder(args.out, "--out", "audit", AUDIT_OUTPUTS + (DEDUP_OUTPUTS if args.dedup is not None else ()))
     qrels = planted = guarded = None
@@ -368,24 +394,35 @@ def _report(args, result, out, sources: list[str], name: str, planted=None, line
     if not result.models:
         print("error: no model produced results", file=sys.stderr)
         return EXIT_NO_MODEL
+    judgement = None
+    if args.judge is not None:
+        from core.audit.judge import COL_JUDGE, judge_twins
+        from core.audit.risk import pairs_at
+
+        judgement = judge_twins(pairs_at(result, args.threshold), args.judge)
+        if args.judge_decides and judgement.error is None:
+            # Before the summary, so every count, share and finding is the judge's.
+            result.pairs = judgement.decide(result.pairs).drop(columns=COL_JUDGE)
     summary = risk_summary(result, args.threshold)
     extra: list[str] = []
     planted_doc = judge_doc = None
     if planted is not None:
-        from core.audit.planted import planted_scores
+        from core.audit.planted import note_scores, planted_scores
 
         scores = planted_scores(result, planted, args.threshold)
         planted_doc = {"split": planted.split, "n_planted": len(planted.planted), "scores": json.loads(scores.to_json(orient="records"))}
         extra += _planted_lines(scores, planted.split)
+        notes = note_scores(planted.split)
+        planted_doc["notes"] = json.loads(notes.to_json(orient="records"))
+        extra += _note_lines(notes, planted.split)
     pairs = result.pairs
-    if args.judge is not None:
-        from core.audit.judge import judge_twins
-        from core.audit.risk import pairs_at
-
-        judgement = judge_twins(pairs_at(result, args.threshold), args.judge)
+    if judgement is not None:
         pairs = judgement.apply(pairs)
-        judge_doc = {"model": judgement.model, "error": judgement.error, "summary": judgement.summary(pairs)}
+        decided = bool(args.judge_decides and judgement.error is None)
+        judge_doc = {"model": judgement.model, "error": judgement.error, "decides": decided, "summary": judgement.summary(pairs)}
         extra.append(judgement.sentence(pairs))
+        if decided:
+            extra.append("The judge decided the kinds: a twin it did not read as a contradiction is counted 'other'.")
         if judgement.error is not None:
             print(f"note: {judgement.sentence(pairs)}", file=sys.stderr)
     # One assembly of the findings, the page's too: lead, table, the search's recall, the judge, the planted corpus, worst pairs.

@@ -8,6 +8,8 @@
   forms built on it;
 * :mod:`core.lexicon.verbs`: the verb group of a sentence and the tense of
   each verb;
+* :mod:`core.lexicon.antonyms`: WordNet's antonyms (shipped under
+  ``data/lexicon/``), so a negated antonym reads as the same meaning;
 * :mod:`core.lexicon.modes`: one record per failure mode (:class:`FailureMode`
   in :data:`MODE_RECORDS`: name, label, order, suite counts, cues, the pair and
   variant rules, the generator's swaps, the reason text) from which every list
@@ -33,6 +35,7 @@ from core.lexicon.modes import (
     mode_record,
     modes_differing,
     modes_in_words,
+    unexplained,
     word_difference,
 )
 
@@ -50,5 +53,6 @@ __all__ = [
     "mode_record",
     "modes_differing",
     "modes_in_words",
+    "unexplained",
     "word_difference",
 ]

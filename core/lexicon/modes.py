@@ -47,8 +47,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from core import constants
-from core.lexicon.morphology import is_unambiguous_verb, verb_tags
-from core.lexicon.numbers import WORD_VALUES, is_number_token, number_values
+from core.lexicon.morphology import is_unambiguous_verb, verb_tags, word_forms
+from core.lexicon.numbers import NUMBER_WORDS, WORD_VALUES, is_number_token, number_values
 from core.lexicon.verbs import finite_tenses, possible_tenses
 from core.lexicon.wordsets import (
     AUXILIARIES,
@@ -67,6 +67,7 @@ from core.lexicon.wordsets import (
     MODALS,
     NEGATING_VERB_BASES,
     NEGATION_CUES,
+    NEGATION_PARTICLES,
     NEGATION_SUPPORT,
     NOT_VERBS,
     PERMISSION_FOLLOWERS,
@@ -92,6 +93,9 @@ from core.words import rule_words
 _FUNCTION_WORDS = frozenset(
     DETERMINERS | PHRASE_BREAKS | AUXILIARIES | PRONOUN_SUBJECTS | NOT_VERBS | NEGATION_CUES | QUANTIFIERS | TEMPORAL_WORDS
 )
+_HEDGE_PHRASE_WORDS = frozenset(w for phrase in HEDGE_PHRASES for w in phrase.split())
+_HEARSAY_WORDS = frozenset("is are was were be been said believed thought understood expected suspected reported alleged to".split())  # noqa: SIM905
+_ARTICLES = frozenset({"a", "an", "the"})
 _HEARSAY_RE = re.compile(r"\b(?:is|are|was|were|be|been)\s+(?:said|believed|thought|understood|expected|suspected|reported|alleged)\s+to\b")
 
 
@@ -387,6 +391,9 @@ class FailureMode:
         suite_count: Pairs of the mode in the failure-mode suite (``data/suites/failure-modes.csv``).
         baseline_count: Pairs of the mode in the OOV paper's baseline suite (0: not in it).
         in_papers: False for a mode beyond the papers: its figures are never compared with theirs.
+        edit_words: Every word one edit of the mode may change (its cues and the words they drag along): a
+            stretch of differing words holding any other word is more than this mode's edit (:func:`unexplained`).
+        counts_numbers: Whether numbers, and the unit after each, are the mode's edit (numerical).
     """
 
     name: str
@@ -408,6 +415,8 @@ class FailureMode:
     swaps: Mapping[str, str] | None = field(default=None, repr=False)
     baseline_count: int = 0
     in_papers: bool = True
+    edit_words: frozenset[str] = field(default=frozenset(), repr=False)
+    counts_numbers: bool = False
 
     @property
     def order(self) -> int:
@@ -437,6 +446,7 @@ MODE_RECORDS: tuple[FailureMode, ...] = (
         no_variant_reason="no verb group to negate and no negation to remove",
         suite_count=55,
         baseline_count=15,
+        edit_words=NEGATION_CUES | NEGATING_VERB_BASES | NEGATION_SUPPORT | NEGATION_PARTICLES | frozenset({"n't", "to"}),
     ),
     FailureMode(
         name=constants.CAT_NUMERICAL,
@@ -451,6 +461,8 @@ MODE_RECORDS: tuple[FailureMode, ...] = (
         no_variant_reason="no number to scale (four-digit years are left to temporal)",
         suite_count=56,
         baseline_count=15,
+        edit_words=NUMBER_WORDS | frozenset({"and", "point", "percent", "per", "cent"}),
+        counts_numbers=True,
     ),
     FailureMode(
         name=constants.CAT_ENTITY_SWAP,
@@ -481,6 +493,7 @@ MODE_RECORDS: tuple[FailureMode, ...] = (
         no_variant_reason="no time word (before, after, yesterday, ...) and no simple present, past or future verb",
         suite_count=35,
         baseline_count=10,
+        edit_words=TEMPORAL_WORDS | RELATIVE_AGE | FUTURE_MARKERS | AUXILIARIES | frozenset({"'ll", "be", "been", "being", "going", "to"}),
     ),
     FailureMode(
         name=constants.CAT_QUANTIFIER,
@@ -497,6 +510,7 @@ MODE_RECORDS: tuple[FailureMode, ...] = (
         no_variant_reason="no quantifier (all, some, none, few, many, ...) and no 'The' + plural subject",
         suite_count=35,
         baseline_count=10,
+        edit_words=QUANTIFIERS | PROPORTION_ADVERBS | QUANTIFIER_SUPPORT | frozenset({"of"}),
     ),
     FailureMode(
         name=constants.CAT_HEDGING,
@@ -512,6 +526,7 @@ MODE_RECORDS: tuple[FailureMode, ...] = (
         no_variant_reason="nothing to hedge",
         suite_count=25,
         baseline_count=5,
+        edit_words=HEDGE_CUES | EVIDENTIAL_ADVERBS | HEDGE_VERBS | _HEDGE_PHRASE_WORDS | _HEARSAY_WORDS,
     ),
     FailureMode(
         name="direction",
@@ -527,6 +542,7 @@ MODE_RECORDS: tuple[FailureMode, ...] = (
         no_variant_reason="no direction word (increase, decrease, higher, lower, rise, fall, improve, worsen, more, less, gain, lose)",
         suite_count=45,
         in_papers=False,
+        edit_words=DIRECTION_WORDS,
     ),
 )
 _BY_NAME = {r.name: r for r in MODE_RECORDS}
@@ -616,3 +632,60 @@ def modes_differing(text_a: str, text_b: str) -> set[str]:
     _require_texts(text_a, text_b)
     pair = _Pair(text_a, text_b)
     return {r.name for r in MODE_RECORDS if r.rule(pair)}
+
+
+def _pair_off_inflections(rest_a: list[str], rest_b: list[str]) -> tuple[list[str], list[str]]:
+    """The words left once each word of A is paired with a word of B that inflects the same word ("has" / "have")."""
+    pool = [(w, word_forms(w)) for w in rest_b]
+    left_a = []
+    for word in rest_a:
+        mine = word_forms(word)
+        match = next((k for k, (_, other) in enumerate(pool) if mine & other), None)
+        if match is None:
+            left_a.append(word)
+        else:
+            pool.pop(match)
+    return left_a, [w for w, _ in pool]
+
+
+def _without_numbers(words: list[str]) -> list[str]:
+    """The words with every number and the unit after it dropped ("500 mg" -> nothing, "3 weeks" -> nothing)."""
+    out, unit_due = [], False
+    for w in words:
+        if is_number_token(w):
+            unit_due = True
+            continue
+        if unit_due and w not in _ARTICLES:
+            unit_due = False
+            continue
+        out.append(w)
+    return out
+
+
+def unexplained(mode: str, removed: list[str], added: list[str]) -> tuple[list[str], list[str]]:
+    """The differing words one edit of ``mode`` does not explain, on each side.
+
+    A stretch of differing words is one edit of the mode when every word in
+    it is one of the mode's :attr:`FailureMode.edit_words` (for numerical: a
+    number and the unit after it) in any of its forms, an article, or another inflection of a
+    differing word on the other side ("has" / "have"): "took aspirin" /
+    "did not take ibuprofen" leaves "aspirin" / "ibuprofen" unexplained.
+
+    Args:
+        mode: A failure mode.
+        removed: The stretch's words in the first text (:func:`core.words.rule_words`), in order.
+        added: Its words in the second text.
+
+    Returns:
+        (words of ``removed`` left, words of ``added`` left); both empty when the edit is the mode's alone.
+
+    Raises:
+        ValueError: an unknown mode.
+    """
+    record = mode_record(mode)
+    sides = []
+    for words in (removed, added):
+        kept = _without_numbers(words) if record.counts_numbers else list(words)
+        # Any form of an edit word is one ("having" / "lacking" is have -> lack).
+        sides.append([w for w in kept if w not in _ARTICLES and not (word_forms(w) & record.edit_words)])
+    return _pair_off_inflections(sides[0], sides[1])

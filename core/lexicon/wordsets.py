@@ -158,6 +158,14 @@ NEGATION_SUPPORT = frozenset(
     "do does did is are was were has have had can could will would should must may "  # noqa: SIM905
     "might shall be been being a an any some".split()
 )
+# Verbs that carry a negation in their meaning without a cue ("stopped smoking" is "no longer smokes", "failed
+# to reply" is "did not reply"): a negation cue against one of them keeps the polarity, so it is no negation edit.
+# The implicative verbs of the negative kind (lack, fail, refuse, deny) and the verbs of ceasing.
+IMPLICIT_NEGATIVE_VERBS = frozenset({"lack", "fail", "refuse", "deny", "stop", "cease", "quit", "discontinue"})
+# "no longer" / "any longer" / "anymore": the negation's second word is part of the cue, not another change.
+NEGATION_PARTICLES = frozenset({"longer", "more", "anymore"})
+# A reply word that opens a text before a comma ("No, ..." / "Naw, ...") answers; it negates nothing after it.
+INTERJECTIONS = frozenset({"no", "nope", "nah", "naw", "yes", "yeah", "yep", "well", "oh", "ok", "okay"})
 # "no less than" is "at least", a bound, not a negation.
 COMPARATIVES = frozenset({"less", "more", "fewer", "greater"})
 

@@ -71,3 +71,50 @@ def test_no_store_without_a_disk_cache(minilm, tmp_path, monkeypatch):
 def test_the_rules_version_reads_every_rule_file(name):
     assert (kind_cache._CORE / name).is_file()
     assert len(kind_cache.rules_version()) == 64
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        ("UPDATE pair_kinds SET kind = 'banana'", "failing the checksum"),
+        ("UPDATE pair_kinds SET mode = '', modes = '' WHERE kind = 'twin'", "failing the checksum"),
+        ("UPDATE pair_kinds SET checksum = NULL", "failing the checksum"),
+    ],
+)
+def test_an_edited_row_is_classified_again_with_a_warning(minilm, tmp_path, monkeypatch, edit, reason):
+    import sqlite3
+
+    first = _audit(tmp_path)
+    with sqlite3.connect(tmp_path / kind_cache.KIND_CACHE_FILE) as conn:
+        conn.execute(edit)
+    calls = []
+    real = kinds.pair_kind
+
+    def counted(a, b):
+        calls.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(kinds, "pair_kind", counted)
+    with pytest.warns(kind_cache.KindCacheWarning, match=reason):
+        again = _audit(tmp_path)
+    assert again.pairs[COLUMNS].equals(first.pairs[COLUMNS])
+    assert calls  # the edited rows were classified again, not read
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        (("twin", "negation", "negation", "has", "does not have"), None),
+        (("near-duplicate", "", "", "", ""), None),
+        (("several differences", "", "", "67 day 5", "72 day 3"), None),
+        (("banana", "", "", "", ""), "kind"),
+        (("twin", "", "", "", ""), "mode"),
+        (("twin", "sarcasm", "sarcasm", "", ""), "mode"),
+        (("twin", "negation", "numerical", "", ""), "mode"),
+        (("other", "negation", "negation", "", ""), "mode"),
+    ],
+)
+def test_a_row_with_a_good_checksum_still_needs_a_known_kind_and_mode(value, problem):
+    key = kind_cache.pair_key("a", "b")
+    assert kind_cache.row_problem(key, value, kind_cache.row_checksum(key, value)) == problem
+    assert kind_cache.row_problem(key, value, b"x" * 16) == "checksum"

@@ -54,6 +54,10 @@ def test_audit_writes_pairs_and_summary(cli, corpus_file, tmp_path, minilm):
     assert (pairs["cosine"] > 0.6).all()
     twins = pairs[pairs["kind"] == "twin"].set_index("mode")
     assert twins.loc["numerical", "text_a"] == CORPUS[0] and twins.loc["negation", "text_b"] == CORPUS[3]
+    # Every twin carries its mode, its modes and the words that differ on each side.
+    assert (twins.index != "").all() and (twins["modes"] != "").all()
+    assert ((twins["changed_a"] != "") | (twins["changed_b"] != "")).all()
+    assert twins.loc["negation", "changed_b"] == "does not have"
     assert len(pd.read_csv(out / "close-pairs.csv")) == len(pairs)
     doc = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert doc["n_passages"] == 6 and doc["n_queries"] == 2 and doc["threshold"] == 0.6
@@ -255,3 +259,32 @@ def test_engine_ray_bad_options_are_one_line(cli, corpus_file, monkeypatch):
     assert code == 2, stderr
     assert stderr.strip().startswith("error: cannot reach the Ray cluster at $RAY_ADDRESS=127.0.0.1:1")
     assert len(stderr.strip().splitlines()) == 1
+
+
+def test_the_judge_decides_the_kinds_when_asked(cli, corpus_file, tmp_path, minilm):
+    from cross_encoder_support import NLI_LABELS, direct_logits, tiny_cross_encoder
+
+    folder = tmp_path / "tiny-nli"
+    model, tokenizer = tiny_cross_encoder(folder, 3, NLI_LABELS)
+    out = tmp_path / "out"
+    args = ["audit", "--corpus", str(corpus_file), "--threshold", "0.6", "--models", MINILM_L6, "--judge", str(folder), "--quiet"]
+    code, stdout, stderr = cli(*args, "--judge-decides", "--out", str(out))
+    assert code == 0, stderr
+    twins = [(CORPUS[0], CORPUS[1]), (CORPUS[2], CORPUS[3])]
+    labels = [NLI_LABELS[int(i)] for i in direct_logits(model, tokenizer, twins).argmax(axis=1)]
+    kept = labels.count("contradiction")
+    doc = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert doc["judge"]["decides"] is True
+    assert doc["summary"][0]["twin_pairs"] == kept
+    assert doc["judge"]["summary"][0]["twin_precision"] == kept / 2
+    pairs = pd.read_parquet(out / "close-pairs.parquet")
+    overruled = pairs[(pairs["judge"] != "") & (pairs["judge"] != "contradiction")]
+    assert len(overruled) == len(twins) - kept
+    assert (overruled["kind"] == "other").all() and (overruled["mode"] == "").all()
+    assert f"the twin precision it implies is {kept / 2:.3f}" in stdout
+
+
+def test_judge_decides_needs_a_judge(cli, corpus_file):
+    code, _stdout, stderr = cli("audit", "--corpus", str(corpus_file), "--judge-decides", "--quiet")
+    assert code != 0
+    assert stderr.strip().splitlines()[-1].endswith("--judge-decides needs --judge MODEL (an NLI cross-encoder)")
