@@ -381,7 +381,7 @@ def audit_vectors(
 
     def searched(done: int, total: int) -> None:
         if note is not None:
-            note(done / max(total, 1), f"{label}: compared {done:,}/{total:,} passages with every other")
+            note(done / max(total, 1), f"{label}: searched {done:,}/{total:,} passages for their close pairs")
 
     clock = time.perf_counter()
     if note is not None and method != "exact":

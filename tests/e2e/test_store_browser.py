@@ -54,10 +54,12 @@ def test_connect_a_lancedb_folder_and_see_exact_vs_store(page, server, stores_fo
     E.assert_no_errors(page)
     expect(main.get_by_text("Model check: MiniLM-L6 re-encoded 20 of 120 stored passages", exact=False)).to_be_visible()
     expect(main.get_by_text("LanceDB flat scan (exact), cosine distance", exact=False)).to_be_visible()
-    grid = main.locator("[data-testid='stDataFrame']").filter(has_text="twin_pairs_exact").first
+    exact, store = "twin pairs (exact search)", "twin pairs (the store's search)"
+    grid = main.locator("[data-testid='stDataFrame']").filter(has_text=exact).first
     table = E.read_dataframe(grid)
-    assert {"twin_pairs_exact", "twin_pairs_store", "twin_share_exact", "twin_share_store"} <= set(table.columns)
-    assert (table["twin_pairs_exact"] == table["twin_pairs_store"]).all()  # a flat scan is exact search
-    assert table["twin_pairs_exact"].astype(int).max() > 0  # the slice holds twins to compare
-    assert not [c for c in table.columns if c.startswith("query_")]  # no query given: no empty query columns
+    shares = {"share of passages with a twin (exact search)", "share of passages with a twin (the store's search)"}
+    assert {exact, store, *shares} <= set(table.columns), list(table.columns)
+    assert (table[exact] == table[store]).all()  # a flat scan is exact search
+    assert table[exact].astype(int).max() > 0  # the slice holds twins to compare
+    assert not [c for c in table.columns if c.startswith("queries")]  # no query given: no empty query columns
     E.screenshot(page, "store-your-corpus-lancedb")
