@@ -152,22 +152,7 @@ def main() -> None:
             on_change=widgets.persist,
             args=(TOLERANCE_KEY,),
         )
-    reading = constants.VARIANT_REPLACED_B
-    if paper == reference.PAPER_OOV:
-        options = list(READING_LABELS)
-        saved = widgets.saved(READING_KEY, options[0])
-        reading = st.radio(
-            "Entity replaced in",
-            options,
-            index=options.index(saved) if saved in options else 0,
-            format_func=READING_LABELS.get,
-            key=READING_KEY,
-            on_change=widgets.persist,
-            args=(READING_KEY,),
-            horizontal=True,
-            help="The OOV paper does not say whether the invented word replaces the entity in both sentences of a pair or in one. "
-            "Only the second-sentence reading gives deltas like the published ones, so it is the default; see the OOV robustness page.",
-        )
+    reading = _reading_picker(paper)
 
     # What the cache answers is shown at once: a first view used to show the published values only, until a click
     # that, when every vector was cached, took a few seconds. A run that must encode waits for the button, which says how long.
@@ -235,6 +220,26 @@ def main() -> None:
         at_yours = at_yours.assign(**{constants.COL_MODEL: at_yours[constants.COL_MODEL].map(short)})
         at_yours.insert(1, "failure mode", at_yours[constants.COL_CATEGORY].map(lambda c: lexicon.CATEGORY_LABELS.get(c, c)))
         widgets.results_table(at_yours, f"papers failure rate at sidebar threshold {paper} {table}")
+
+
+def _reading_picker(paper: str) -> str:
+    """Ask which sentence the OOV paper's invented word replaced, since the paper does not say; other papers need no choice."""
+    if paper != reference.PAPER_OOV:
+        return constants.VARIANT_REPLACED_B
+    options = list(READING_LABELS)
+    saved = widgets.saved(READING_KEY, options[0])
+    return st.radio(
+        "Entity replaced in",
+        options,
+        index=options.index(saved) if saved in options else 0,
+        format_func=READING_LABELS.get,
+        key=READING_KEY,
+        on_change=widgets.persist,
+        args=(READING_KEY,),
+        horizontal=True,
+        help="The OOV paper does not say whether the invented word replaces the entity in both sentences of a pair or in one. "
+        "Only the second-sentence reading gives deltas like the published ones, so it is the default; see the OOV robustness page.",
+    )
 
 
 def _captions(paper: str, table: str, reading: str, token_model: str) -> None:

@@ -592,6 +592,21 @@ def _suite_results(result: RetrievalResult) -> None:
         widgets.chart(ranking_figure(ranking), ranking, "retrieval-ranking")
         _table(result.ranking, "retrieval-ranking-all")
 
+    _before_after_section(result, summary)
+
+    if not result.comparisons.empty:
+        st.header("Model vs model")
+        st.caption(
+            "On the same variants: the difference in win rate (model A − model B) with a paired bootstrap interval, and McNemar's "
+            "exact test on the variants only one of the two models lets win."
+        )
+        _table(result.comparisons, "retrieval-model-vs-model")
+
+    _group_table(result, shown)
+
+
+def _before_after_section(result: RetrievalResult, summary: pd.DataFrame) -> None:
+    """Draw what each mitigation fixed, broke and cost beside the plain cosine, so no fix is shown without its price."""
     st.header("Mitigations: before and after")
     _by_source(result.by_source)
     if len(result.mitigations) < 2:
@@ -634,16 +649,6 @@ def _suite_results(result: RetrievalResult) -> None:
             measured[[*(c for c in first if c in measured.columns), *(c for c in measured.columns if c not in first)]],
             "retrieval-before-after-table",
         )
-
-    if not result.comparisons.empty:
-        st.header("Model vs model")
-        st.caption(
-            "On the same variants: the difference in win rate (model A − model B) with a paired bootstrap interval, and McNemar's "
-            "exact test on the variants only one of the two models lets win."
-        )
-        _table(result.comparisons, "retrieval-model-vs-model")
-
-    _group_table(result, shown)
 
 
 def _by_source(by_source: pd.DataFrame) -> None:

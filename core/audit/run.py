@@ -234,17 +234,11 @@ def audit_corpus(
     if ids is not None and len(ids) != len(given):
         raise ValueError(f"got {len(ids)} ids for {len(given)} passages")
     texts = check_corpus(given)
-    first_id: dict[str, str] = {}
-    for row, text in enumerate(given):
-        if isinstance(text, str):
-            first_id.setdefault(passage_key(text), str(ids[row]) if ids is not None else str(row + 1))
-    passage_ids = [first_id[t] for t in texts]
+    passage_ids = _passage_ids(given, texts, ids)
     query_texts = [q for q in (passage_key(q) for q in queries) if q]
     errors: dict[str, str] = {}
     reports: dict[str, EncodeReport] = {}
-    frames, top, coords = [], {}, {}
-    timings: dict[str, dict[str, float]] = {}
-    search_reports: dict[str, SearchReport] = {}
+    audited: dict[str, tuple[VectorsAudit, dict[str, float]]] = {}
     # On Ray the actors' vectors go through the cache (the caller's, else one in memory for this run), so the
     # search below reads them exactly as a local run's, and a second run, local or Ray, encodes nothing again.
     store = cache if cache is not None or engine == constants.ENGINE_LOCAL else EmbeddingCache(False)
@@ -252,30 +246,13 @@ def audit_corpus(
     # Pair kinds are kept beside the embedding cache's file (never with --no-cache): a second run classifies nothing.
     kind_store = KindCache(cache.path.parent / KIND_CACHE_FILE) if cache is not None and cache.on_disk and cache.path else None
     for run in model_runs(models, options, cache=store, errors=errors, progress=progress):
-        clock = time.perf_counter()
-        on_ray = _encode_on_ray(run, wanted, store, options, ray_actors, ray_batch) if engine == constants.ENGINE_RAY else ""
-        if on_ray is None:
-            continue
-        encoded = run.encode(wanted, share=0.7)
+        ray = (ray_actors, ray_batch) if engine == constants.ENGINE_RAY else None
+        encoded = _encode_run(run, wanted, texts, query_texts, store, cache, options, ray)
         if encoded is None:
             continue
-        spent = {"encode": time.perf_counter() - clock}
-        vectors, reports[run.label] = encoded
-        if on_ray:
-            reports[run.label].notes = (*reports[run.label].notes, on_ray)
-        matrix = embedding_matrix(vectors, texts)
-        query_matrix = embedding_matrix(vectors, query_texts) if query_texts else None
-        del vectors
-        if cache is not None and cache.on_disk:
-            # The matrix holds every vector now; the disk layer keeps them for the next run (as the chunked runner does per chunk).
-            cache.clear_memory()
-        label = run.label
-
-        def noted(share: float, message: str, run=run) -> None:
-            run.note(0.7 + 0.2 * share, message)
-
+        matrix, query_matrix, reports[run.label], encode_seconds = encoded
         found = audit_vectors(
-            label,
+            run.label,
             texts,
             passage_ids,
             matrix,
@@ -285,33 +262,99 @@ def audit_corpus(
             kind_store=kind_store,
             max_pairs=max_pairs,
             project=project,
-            note=noted,
+            note=_search_note(run),
         )
-        frames.append(found.pairs)
-        search_reports[label] = found.search
-        if found.top is not None:
-            top[label] = found.top
-        if found.coords is not None:
-            coords[label] = found.coords
-        timings[label] = {k: round(v, 3) for k, v in {**spent, **found.timings}.items()}
+        audited[run.label] = (found, {"encode": encode_seconds})
     if kind_store is not None:
         kind_store.close()
-    pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PAIR_COLUMNS)
-    return AuditResult(
-        texts,
-        passage_ids,
-        query_texts,
-        float(floor),
-        pairs,
-        top,
-        coords,
-        dict(qrels) if qrels is not None else None,
-        errors,
-        reports,
-        time.perf_counter() - start,
-        timings,
-        search_reports,
-    )
+    result = AuditResult(texts, passage_ids, query_texts, float(floor), pd.DataFrame(columns=PAIR_COLUMNS))
+    return _collect(result, audited, qrels, errors, reports, start)
+
+
+def _passage_ids(given: list[str], texts: list[str], ids: Sequence[str] | None) -> list[str]:
+    """Name each distinct passage by its first row, so a repeated text keeps the id the user sees first."""
+    first_id: dict[str, str] = {}
+    for row, text in enumerate(given):
+        if isinstance(text, str):
+            first_id.setdefault(passage_key(text), str(ids[row]) if ids is not None else str(row + 1))
+    return [first_id[t] for t in texts]
+
+
+def _encode_run(
+    run: ModelRun,
+    wanted: list[str],
+    texts: list[str],
+    query_texts: list[str],
+    store: EmbeddingCache | None,
+    cache: EmbeddingCache | None,
+    options: EncodeOptions,
+    ray: tuple[int | None, int] | None,
+) -> tuple[np.ndarray, np.ndarray | None, EncodeReport, float] | None:
+    """Encode one model's passages and queries into matrices, so the per-text vectors are freed before the search.
+
+    Args:
+        ray: (actors, texts per batch) to encode the cache's misses on Ray first, or None to encode here.
+
+    Returns:
+        The (n, d) passage matrix, the (q, d) query matrix or None, the encoding report and the seconds spent;
+        None when the model failed (its error is recorded by ``run``).
+    """
+    clock = time.perf_counter()
+    on_ray = _encode_on_ray(run, wanted, store, options, *ray) if ray is not None else ""
+    if on_ray is None:
+        return None
+    encoded = run.encode(wanted, share=0.7)
+    if encoded is None:
+        return None
+    seconds = time.perf_counter() - clock
+    vectors, report = encoded
+    if on_ray:
+        report.notes = (*report.notes, on_ray)
+    matrix = embedding_matrix(vectors, texts)
+    query_matrix = embedding_matrix(vectors, query_texts) if query_texts else None
+    del vectors
+    if cache is not None and cache.on_disk:
+        # The matrix holds every vector now; the disk layer keeps them for the next run (as the chunked runner does per chunk).
+        cache.clear_memory()
+    return matrix, query_matrix, report, seconds
+
+
+def _search_note(run: ModelRun) -> Callable[[float, str], None]:
+    """Report the search's progress as 70-90% of the model's share, after its encoding's 70%."""
+
+    def noted(share: float, message: str) -> None:
+        run.note(0.7 + 0.2 * share, message)
+
+    return noted
+
+
+def _collect(
+    result: AuditResult,
+    audited: Mapping[str, tuple[VectorsAudit, dict[str, float]]],
+    qrels: Mapping[int, set[int]] | None,
+    errors: dict[str, str],
+    reports: dict[str, EncodeReport],
+    start: float,
+) -> AuditResult:
+    """Gather each model's audit into the one result, so the pages filter one table rather than one per model.
+
+    Args:
+        result: the corpus part (passages, ids, queries, floor); its other fields are filled here.
+        audited: model -> its audit and the seconds it spent encoding, in run order.
+        start: the run's :func:`time.perf_counter` at its start (the wall time counts this gathering too).
+    """
+    frames = [found.pairs for found, _ in audited.values()]
+    result.pairs = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=PAIR_COLUMNS)
+    for label, (found, spent) in audited.items():
+        result.search[label] = found.search
+        if found.top is not None:
+            result.top[label] = found.top
+        if found.coords is not None:
+            result.coords[label] = found.coords
+        result.timings[label] = {k: round(v, 3) for k, v in {**spent, **found.timings}.items()}
+    result.qrels = dict(qrels) if qrels is not None else None
+    result.errors, result.reports, result.seconds = errors, reports, time.perf_counter() - start
+    return result
 
 
 def _check_floor(floor: float) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -112,6 +113,78 @@ def _thresholds(value: float | Mapping[str, float], models: pd.Series) -> np.nda
     return np.full(len(models), float(value))
 
 
+def _category_changes(merged: pd.DataFrame, boot: dict[str, Any]) -> pd.DataFrame:
+    """Score each model and category's change, so :func:`diff_runs` reads as match, score, list.
+
+    Args:
+        merged: the matched pairs with both runs' cosines, thresholds and above flags.
+        boot: the bootstrap settings (``n_resamples``, ``confidence``, ``seed``).
+
+    Returns:
+        One row per model and category, columns :data:`CATEGORY_COLUMNS`.
+    """
+    rows = []
+    for (model, category), g in merged.groupby([constants.COL_MODEL, constants.COL_CATEGORY], sort=False):
+        cos_a, cos_b = g[f"{constants.COL_COSINE}_before"].to_numpy(float), g[f"{constants.COL_COSINE}_after"].to_numpy(float)
+        ind_a, ind_b = g["above_before"].to_numpy(float), g["above_after"].to_numpy(float)
+        mean_ci = interval_or_nan(bootstrap_diff_ci, cos_b, cos_a, **boot)
+        rate_ci = interval_or_nan(bootstrap_diff_ci, ind_b, ind_a, **boot)
+        rows.append(
+            (
+                model,
+                category,
+                len(g),
+                cos_a.mean(),
+                cos_b.mean(),
+                cos_b.mean() - cos_a.mean(),
+                *mean_ci,
+                float(g["threshold_before"].iloc[0]),
+                float(g["threshold_after"].iloc[0]),
+                ind_a.mean(),
+                ind_b.mean(),
+                ind_b.mean() - ind_a.mean(),
+                *rate_ci,
+                int((~g["above_before"] & g["above_after"]).sum()),
+                int((g["above_before"] & ~g["above_after"]).sum()),
+            )
+        )
+    return pd.DataFrame(rows, columns=CATEGORY_COLUMNS)
+
+
+def _crossed_pairs(merged: pd.DataFrame) -> pd.DataFrame:
+    """List the pairs whose side of the threshold changed, for the reader to inspect one by one.
+
+    Args:
+        merged: the matched pairs with both runs' cosines, thresholds and above flags.
+
+    Returns:
+        One row per crossed pair, columns :data:`CROSSED_COLUMNS`.
+    """
+    changed = merged[merged["above_before"] != merged["above_after"]]
+    return pd.DataFrame(
+        {
+            **{
+                c: changed[c]
+                for c in (
+                    constants.COL_MODEL,
+                    constants.COL_CATEGORY,
+                    constants.COL_SUITE,
+                    constants.COL_PAIR_ID,
+                    constants.COL_VARIANT,
+                    constants.COL_TEXT_A,
+                    constants.COL_TEXT_B,
+                )
+            },
+            "cosine_before": changed[f"{constants.COL_COSINE}_before"],
+            "cosine_after": changed[f"{constants.COL_COSINE}_after"],
+            "threshold_before": changed["threshold_before"],
+            "threshold_after": changed["threshold_after"],
+            "direction": np.where(changed["above_after"], CROSSED_UP, CROSSED_DOWN),
+        },
+        columns=CROSSED_COLUMNS,
+    ).reset_index(drop=True)
+
+
 def diff_runs(
     before: pd.DataFrame,
     after: pd.DataFrame,
@@ -154,55 +227,8 @@ def diff_runs(
     merged["above_before"] = merged[f"{constants.COL_COSINE}_before"] > merged["threshold_before"]
     merged["above_after"] = merged[f"{constants.COL_COSINE}_after"] > merged["threshold_after"]
     boot = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
-    rows = []
-    for (model, category), g in merged.groupby([constants.COL_MODEL, constants.COL_CATEGORY], sort=False):
-        cos_a, cos_b = g[f"{constants.COL_COSINE}_before"].to_numpy(float), g[f"{constants.COL_COSINE}_after"].to_numpy(float)
-        ind_a, ind_b = g["above_before"].to_numpy(float), g["above_after"].to_numpy(float)
-        mean_ci = interval_or_nan(bootstrap_diff_ci, cos_b, cos_a, **boot)
-        rate_ci = interval_or_nan(bootstrap_diff_ci, ind_b, ind_a, **boot)
-        rows.append(
-            (
-                model,
-                category,
-                len(g),
-                cos_a.mean(),
-                cos_b.mean(),
-                cos_b.mean() - cos_a.mean(),
-                *mean_ci,
-                float(g["threshold_before"].iloc[0]),
-                float(g["threshold_after"].iloc[0]),
-                ind_a.mean(),
-                ind_b.mean(),
-                ind_b.mean() - ind_a.mean(),
-                *rate_ci,
-                int((~g["above_before"] & g["above_after"]).sum()),
-                int((g["above_before"] & ~g["above_after"]).sum()),
-            )
-        )
-    categories = pd.DataFrame(rows, columns=CATEGORY_COLUMNS)
-    changed = merged[merged["above_before"] != merged["above_after"]]
-    crossed = pd.DataFrame(
-        {
-            **{
-                c: changed[c]
-                for c in (
-                    constants.COL_MODEL,
-                    constants.COL_CATEGORY,
-                    constants.COL_SUITE,
-                    constants.COL_PAIR_ID,
-                    constants.COL_VARIANT,
-                    constants.COL_TEXT_A,
-                    constants.COL_TEXT_B,
-                )
-            },
-            "cosine_before": changed[f"{constants.COL_COSINE}_before"],
-            "cosine_after": changed[f"{constants.COL_COSINE}_after"],
-            "threshold_before": changed["threshold_before"],
-            "threshold_after": changed["threshold_after"],
-            "direction": np.where(changed["above_after"], CROSSED_UP, CROSSED_DOWN),
-        },
-        columns=CROSSED_COLUMNS,
-    ).reset_index(drop=True)
+    categories = _category_changes(merged, boot)
+    crossed = _crossed_pairs(merged)
     models_a, models_b = set(a[constants.COL_MODEL]), set(b[constants.COL_MODEL])
     return RunDiff(
         categories=categories,

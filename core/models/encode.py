@@ -112,14 +112,8 @@ def encode_texts(
     report.model_parts = {t: i.text[len(prompt) :] for t, i in inputs.items() if i.cut}
 
     key = model.cache_key
-    changed = _model_change_note(model, cache) if cache is not None else None
-    if changed:
-        report.notes = (*report.notes, changed)
-    found = cache.get_many(key, unique, dimension=model.backend.dimension, unit_norm=True) if cache is not None else {}
-    if len({v.shape[0] for v in found.values()}) > 1:
-        # Cached under one key at two sizes (a server whose model changed between runs): none of them can be trusted.
-        report.notes = (*report.notes, _dimension_note(model, sorted({v.shape[0] for v in found.values()}), None, len(found)))
-        found = {}
+    found, cache_notes = _read_cache(model, cache, unique) if cache is not None else ({}, ())
+    report.notes = (*report.notes, *cache_notes)
     misses = sorted((t for t in unique if t not in found), key=lambda t: report.token_counts[t], reverse=True)
     report.n_cached = len(unique) - len(misses)
     usage_before = model.backend.usage_tokens
@@ -168,6 +162,22 @@ def encode_texts(
 
         record_throughput(model.name, report.n_encoded, report.seconds)
     return found, report
+
+
+def _read_cache(model: LoadedModel, cache: EmbeddingCache, unique: list[str]) -> tuple[dict[str, np.ndarray], tuple[str, ...]]:
+    """Serve the cached vectors only when they can be trusted, with the notes that say why some were not.
+
+    Returns:
+        A mapping text -> (dimension,) cached vector, and notes on changed weights or mixed sizes.
+    """
+    changed = _model_change_note(model, cache)
+    notes: tuple[str, ...] = (changed,) if changed else ()
+    found = cache.get_many(model.cache_key, unique, dimension=model.backend.dimension, unit_norm=True)
+    if len({v.shape[0] for v in found.values()}) > 1:
+        # Cached under one key at two sizes (a server whose model changed between runs): none of them can be trusted.
+        notes = (*notes, _dimension_note(model, sorted({v.shape[0] for v in found.values()}), None, len(found)))
+        found = {}
+    return found, notes
 
 
 def _short_fingerprint(fingerprint: str) -> str:

@@ -320,6 +320,89 @@ def _mitigated_top(
     return _TopK(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("scores", "gains", "ids", "texts")))
 
 
+def _rank_chunks(
+    run: ModelRun,
+    folder: BeirFolder,
+    queries: np.ndarray,
+    qrels: list[dict[str, int]],
+    judged: set[str],
+    chunk_rows: int,
+    depth: int,
+    cache: EmbeddingCache | None,
+    reports: dict[str, EncodeReport],
+    *,
+    hold: bool,
+) -> tuple[_TopK, int, dict[str, str], list[tuple[list[str], list[str], np.ndarray]]] | None:
+    """Encode and score the corpus a chunk at a time, so memory holds one chunk's vectors and each query's top ``depth``.
+
+    Args:
+        queries: (q, d) query vectors, float64.
+        hold: keep every chunk's vectors (up to :data:`MAX_MITIGATED_PASSAGES` passages) for the mitigations.
+
+    Returns:
+        The top passages per query, the passages ranked, the judged passages' texts by id and the held chunks
+        (ids, texts, (n, d) vectors); None when the model failed (its error is recorded by ``run``).
+    """
+    empty = np.empty((len(queries), 0))
+    top = _TopK(empty, empty, empty.astype(object), empty.astype(object))
+    n_passages, relevant = 0, {}
+    held: list[tuple[list[str], list[str], np.ndarray]] = []  # (ids, texts, vectors) per chunk, for the mitigations
+    for chunk in folder.corpus_chunks(chunk_rows):
+        # A passage with neither title nor text cannot be embedded; it cannot be retrieved either.
+        keep = [j for j, t in enumerate(chunk.texts) if t]
+        ids, texts = [chunk.ids[j] for j in keep], [chunk.texts[j] for j in keep]
+        if not ids:
+            continue
+        got = run.encode(texts, share=None)
+        if got is None:
+            return None
+        vectors, reports[run.label] = got
+        # Judged passages' texts are kept (a few per query): the per-query table shows a relevant one beside the top one.
+        relevant.update({d: t for d, t in zip(ids, texts, strict=True) if d in judged})
+        matrix = embedding_matrix(vectors, texts)
+        if hold and n_passages + len(ids) <= MAX_MITIGATED_PASSAGES:
+            held.append((ids, texts, matrix))
+        scores = cos_sim(queries, matrix)
+        top = top.merge(scores, _gains(qrels, ids), ids, texts, depth)
+        n_passages += len(ids)
+        if cache is not None:
+            cache.clear_memory()
+        run.note(chunk.fraction, f"{run.label}: ranked {n_passages:,} passages")
+    return top, n_passages, relevant, held
+
+
+def _apply_mitigation(
+    mitigation: Mitigation,
+    run: ModelRun,
+    folder: BeirFolder,
+    qids: list[str],
+    qrels: list[dict[str, int]],
+    queries: np.ndarray,
+    held: list[tuple[list[str], list[str], np.ndarray]],
+    depth: int,
+    n_passages: int,
+    ranks: list[pd.DataFrame],
+    rows: list[dict],
+    relevant: dict[str, str],
+    errors: dict[str, str],
+) -> None:
+    """Rescore the whole corpus with one mitigation and tabulate it; a failure goes to ``errors`` so the others still run."""
+    keys = {constants.COL_MODEL: run.label, constants.COL_MITIGATION: mitigation.name}
+    if n_passages > MAX_MITIGATED_PASSAGES:
+        errors[f"{run.label} + {mitigation.name}"] = (
+            f"{run.label} + {mitigation.name}: not applied: the corpus has {n_passages:,} passages, more than the "
+            f"{MAX_MITIGATED_PASSAGES:,} a mitigation rescores at once"
+        )
+        return
+    run.note(1.0, f"{run.label}: {mitigation.name}")
+    try:
+        mitigated = _mitigated_top(mitigation, run.label, [folder.queries[q] for q in qids], queries, qrels, held, depth)
+    except Exception as exc:  # noqa: BLE001 - a mitigation may raise anything; the others must still run
+        record_failure(errors, run.label, mitigation.name, exc)
+        return
+    _tabulate(mitigated, keys, folder, qids, qrels, n_passages, ranks, rows, relevant)
+
+
 def run_beir(
     folder: BeirFolder,
     models: Sequence[str],
@@ -384,53 +467,16 @@ def run_beir(
         if encoded is None:
             continue
         queries = embedding_matrix(encoded[0], [folder.queries[q] for q in qids]).astype(np.float64)
-        empty = np.empty((len(qids), 0))
-        top = _TopK(empty, empty, empty.astype(object), empty.astype(object))
-        n_passages, failed, relevant = 0, False, {}
-        held: list[tuple[list[str], list[str], np.ndarray]] = []  # (ids, texts, vectors) per chunk, for the mitigations
-        for chunk in folder.corpus_chunks(chunk_rows):
-            # A passage with neither title nor text cannot be embedded; it cannot be retrieved either.
-            keep = [j for j, t in enumerate(chunk.texts) if t]
-            ids, texts = [chunk.ids[j] for j in keep], [chunk.texts[j] for j in keep]
-            if not ids:
-                continue
-            got = run.encode(texts, share=None)
-            if got is None:
-                failed = True
-                break
-            vectors, reports[run.label] = got
-            # Judged passages' texts are kept (a few per query): the per-query table shows a relevant one beside the top one.
-            relevant.update({d: t for d, t in zip(ids, texts, strict=True) if d in judged})
-            matrix = embedding_matrix(vectors, texts)
-            if mitigations and n_passages + len(ids) <= MAX_MITIGATED_PASSAGES:
-                held.append((ids, texts, matrix))
-            scores = cos_sim(queries, matrix)
-            top = top.merge(scores, _gains(qrels, ids), ids, texts, depth)
-            n_passages += len(ids)
-            if cache is not None:
-                cache.clear_memory()
-            run.note(chunk.fraction, f"{run.label}: ranked {n_passages:,} passages")
-        if failed:
+        ranked = _rank_chunks(run, folder, queries, qrels, judged, chunk_rows, depth, cache, reports, hold=bool(mitigations))
+        if ranked is None:
             continue
+        top, n_passages, relevant, held = ranked
         if not n_passages:  # read_beir refuses an empty corpus; this one was emptied since it was read
             raise PairsFileError(f"{CORPUS_FILE} holds no passage to rank")
         keys = {constants.COL_MODEL: run.label, constants.COL_MITIGATION: constants.MITIGATION_NONE}
         _tabulate(top, keys, folder, qids, qrels, n_passages, ranks, rows, relevant)
         for mitigation in mitigations:
-            keys = {constants.COL_MODEL: run.label, constants.COL_MITIGATION: mitigation.name}
-            if n_passages > MAX_MITIGATED_PASSAGES:
-                errors[f"{run.label} + {mitigation.name}"] = (
-                    f"{run.label} + {mitigation.name}: not applied: the corpus has {n_passages:,} passages, more than the "
-                    f"{MAX_MITIGATED_PASSAGES:,} a mitigation rescores at once"
-                )
-                continue
-            run.note(1.0, f"{run.label}: {mitigation.name}")
-            try:
-                mitigated = _mitigated_top(mitigation, run.label, [folder.queries[q] for q in qids], queries, qrels, held, depth)
-            except Exception as exc:  # noqa: BLE001 - a mitigation may raise anything; the others must still run
-                record_failure(errors, run.label, mitigation.name, exc)
-                continue
-            _tabulate(mitigated, keys, folder, qids, qrels, n_passages, ranks, rows, relevant)
+            _apply_mitigation(mitigation, run, folder, qids, qrels, queries, held, depth, n_passages, ranks, rows, relevant, errors)
         if variants:
             made = _variant_rows(run, [folder.queries[q] for q in qids], qrels, relevant)
             if made is not None:

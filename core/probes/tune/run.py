@@ -108,6 +108,33 @@ def _phase(progress: ProgressFn | None, start: float, width: float) -> ProgressF
     return lambda fraction, message: progress(start + width * fraction, message)
 
 
+def _train_control(
+    model: Any,
+    original: Any,
+    triples: pd.DataFrame,
+    config: train.TuneConfig,
+    *,
+    progress: ProgressFn | None,
+    should_stop: Callable[[], bool] | None,
+) -> tuple[Any, dict[str, Any]]:
+    """Train the no-hard-negative control the same way, so any gain the tuned model shows over it is the negatives'.
+
+    Returns:
+        The averaged control model and its training statistics.
+    """
+    ctrl = train.trainable_copy(model)
+    stats = train.fine_tune(
+        ctrl,
+        data.control_pairs(triples),
+        config,
+        teacher=original if config.distill else None,
+        progress=progress,
+        should_stop=should_stop,
+    )
+    train.average_weights(ctrl, original, config.average)
+    return ctrl, stats
+
+
 def run_tune(
     model: Any,
     model_name: str,
@@ -171,16 +198,9 @@ def run_tune(
     encoders[C.TUNE_SETTING_TUNED] = encoder(tuned)
     control_stats = None
     if control:
-        ctrl = train.trainable_copy(model)
-        control_stats = train.fine_tune(
-            ctrl,
-            data.control_pairs(triples),
-            config,
-            teacher=original if config.distill else None,
-            progress=_phase(progress, 0.1 + train_share, 0.25),
-            should_stop=should_stop,
+        ctrl, control_stats = _train_control(
+            model, original, triples, config, progress=_phase(progress, 0.1 + train_share, 0.25), should_stop=should_stop
         )
-        train.average_weights(ctrl, original, config.average)
         frames.append(report.score_variants(encoder(ctrl), variants, split, C.TUNE_SETTING_CONTROL))
         encoders[C.TUNE_SETTING_CONTROL] = encoder(ctrl)
     say(0.9, "measuring the general cost on natural data it never saw")
