@@ -26,23 +26,23 @@ FIGURES = {
     "onnx_fp32_vs_torch": figures.onnx_fp32_vs_torch,
     "local_vs_ray": figures.local_vs_ray,
     "failure_modes_rerun": page_rerun.failure_modes_rerun,
-    # issue 12: any size in chunks, warm runs without weights, the app's upload limit
+    # Any size in chunks, warm runs without weights, the app's upload limit
     "scale_runs": scale.scale_runs,
     "warm_whole_process": scale.warm_whole_process,
-    # issue 27: a warm retrieval run loads no weights
+    # A warm retrieval run loads no weights
     "retrieval_warm": scale.retrieval_warm,
     "upload_50k": scale.upload,
-    # issue 23: every weights file and export hashed in full once per process
+    # Every weights file and export hashed in full once per process
     "weights_hashing": hashing.weights_hashing,
-    # issue 25: a default `cosine-probe tune` of MiniLM-L6
+    # A default `cosine-probe tune` of MiniLM-L6
     "tune_default": tune.tune_default,
-    # issue 39: perturb on the page's longest text of numbers, bounded
+    # Perturb on the page's longest text of numbers, bounded
     "perturb_long_text": perturb.perturb_long_text,
-    # issue 33: what a new user waits for in Chromium, warm cache, bundled models
+    # What a new user waits for in Chromium, warm cache, bundled models
     "browser": browser.browser,
-    # issue 35: the corpus audit at 100,000 passages, cold and warm
+    # The corpus audit at 100,000 passages, cold and warm
     "audit_100k": audit.audit_scale,
-    # issue 35: audit --engine ray on a two-node Ray cluster, a worker node killed mid-run (too slow for make test)
+    # Audit --engine ray on a two-node Ray cluster, a worker node killed mid-run (too slow for make test)
     "audit_ray_cluster": audit.ray_cluster,
     # a store read within bounds: peak memory of reading 100,000 x 384 from LanceDB, pgvector and Chroma
     "store_read": store_read.store_read,

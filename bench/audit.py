@@ -1,4 +1,4 @@
-"""Issue 35's size figures: ``cosine-probe audit`` of 100,000 passages with MiniLM-L3 (ONNX), cold then warm.
+"""The size figures: ``cosine-probe audit`` of 100,000 passages with MiniLM-L3 (ONNX), cold then warm.
 
 The passages are made from the shipped WordNet definitions
 (``data/corpora/wordnet-adjectives.csv``): each joins three definitions

@@ -1,4 +1,4 @@
-"""Issue 33's browser benchmark: what a new user waits for, in Chromium, with the bundled models and a warm cache.
+"""The browser benchmark: what a new user waits for, in Chromium, with the bundled models and a warm cache.
 
 A real ``streamlit run app.py`` (the helpers of ``tests/e2e_support.py``),
 Debian's Chromium through Playwright, the app's default models, the cache

@@ -1,4 +1,4 @@
-"""The six performance figures of issue 5, each a function returning a dict.
+"""The six performance figures, each a function returning a dict.
 
 Comparisons are ratios measured in the same run, because the machines are
 shared and noisy.  Nothing here asserts: ``bench/__main__.py`` writes the
@@ -85,7 +85,7 @@ def full_suites_cold() -> dict:
     """Figure 2: every suite × bundled model, empty disk cache, models loaded.
 
     Ours runs each model on its default backend (the bundled torch models on
-    their verified exact ONNX export, issue 12).  The baseline is the seed,
+    their verified exact ONNX export).  The baseline is the seed,
     the failure-mode paper's runner: ``model.encode([a, b])`` once per pair
     and model on torch, no deduplication, no cache.
     """
@@ -270,7 +270,7 @@ short = "The patient is allergic to penicillin"
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter()
 if sys.argv[1] == "whole":
-    # What the code did before issue 18: count, encode and Jaccard-tokenize the whole text.
+    # What the code did before the change: count, encode and Jaccard-tokenize the whole text.
     from core.models.tokens import token_counts
     token_counts(m.tokenizer, [text, short]); m.backend.embed([text, short]); m.tokenizer.tokenize(text)
 else:
@@ -282,7 +282,7 @@ print(json.dumps({"seconds": seconds, "extra_kb": resource.getrusage(resource.RU
 
 
 def long_text() -> dict:
-    """Issue 18, point 10: one pair with a 4 MB cell, scored by MiniLM, whole text vs cut before tokenizing."""
+    """One pair with a 4 MB cell, scored by MiniLM, whole text vs cut before tokenizing."""
     n_chars = 4_000_000
     out: dict = {"chars": n_chars}
     for mode in ("whole", "bounded"):
@@ -305,7 +305,7 @@ def _suite_texts_and_pairs():
 
 
 def onnx_fp32_vs_torch(repeats: int = 3) -> dict:
-    """Issue 12: each bundled torch model on torch and on its exact fp32 ONNX export, the suites' texts, one process.
+    """Each bundled torch model on torch and on its exact fp32 ONNX export, the suites' texts, one process.
 
     Runs alternate (torch, ONNX, torch, ONNX, …) so background load hits both
     alike; the figure is the ratio of the medians.  The export's one-off cost
@@ -369,7 +369,7 @@ def _synthetic_pairs(n_pairs: int, seed: int = 0):
 
 
 def local_vs_ray(n_pairs: int = 100_000) -> dict:
-    """Issue 12: the same staged file of synthetic pairs on the local engine and on Ray (local instance), L3 ONNX model.
+    """The same staged file of synthetic pairs on the local engine and on Ray (local instance), L3 ONNX model.
 
     100k pairs, as the issue asks: several minutes per engine on two cores.
     Ray's time includes starting its local instance and the actor (a fixed

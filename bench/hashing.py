@@ -1,4 +1,4 @@
-"""Issue 23: what hashing the bundled weights and exact exports in full costs on every process start.
+"""What hashing the bundled weights and exact exports in full costs on every process start.
 
 Each file is hashed with the project's own :func:`core.models.bundled.sha256_file`
 (median of three, page cache warm, as on a second start) and set beside the

@@ -1,4 +1,4 @@
-"""Issue 15, fast reruns: a sidebar threshold move and a worst-case search on cached Failure-modes results.
+"""Fast reruns: a sidebar threshold move and a worst-case search on cached Failure-modes results.
 
 Opens the Failure modes page in an ``AppTest`` (MiniLM only, a fresh cache
 folder), runs the suite once, then times reruns that change only the
@@ -21,7 +21,7 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGE = "views/failure_modes.py"
 THRESHOLDS = (0.71, 0.72, 0.73, 0.74, 0.75)
 GOAL_SECONDS = 1.0
-# The same measurement before issue 15 (every rerun recomputed every statistic and built every download), same machine.
+# The same measurement before the change (every rerun recomputed every statistic and built every download), same machine.
 BEFORE = {
     "rerun_no_change_median_s": 2.419,
     "threshold_new_value_median_s": 1.819,

@@ -1,4 +1,4 @@
-"""Issue 39 item 6: ``perturb`` on the page's longest text (2,000 characters) full of numbers.
+"""``perturb`` on the page's longest text (2,000 characters) full of numbers.
 
 One variant per number, each self-checked over the whole text, grew with the
 square of the numbers; the rules now scale the first ``MAX_NUMBERS_SCALED``

@@ -1,4 +1,4 @@
-"""Issue 12's scale figures: pairs/s and peak RSS at 1k/10k/100k pairs, the warm whole-process ratio, a 50k upload.
+"""The scale figures: pairs/s and peak RSS at 1k/10k/100k pairs, the warm whole-process ratio, a 50k upload.
 
 Each run is a new process (``python -m core run`` through a small wrapper
 that reports ``ru_maxrss``), on synthetic pairs of 4-9 words from a fixed
@@ -129,7 +129,7 @@ def warm_whole_process() -> dict:
 def retrieval_warm() -> dict:
     """``retrieval --suite retrieval --mitigate bm25,guard`` with the default models as a new process: cold cache, then warm.
 
-    Issue 27: retrieval took no warm path, so a fully cached run still loaded every model's weights
+    Retrieval took no warm path, so a fully cached run still loaded every model's weights
     (4.3 s and 690 MB warm against 17.7 s cold).  Now every runner goes through ``core.models.runs``.
     """
     with tempfile.TemporaryDirectory() as tmp:

@@ -28,7 +28,7 @@ def _held_out_negation(doc: dict) -> dict[str, float]:
 
 
 def _general_cost(doc: dict) -> dict[str, dict[str, float]]:
-    """The natural-data cost rows (issue 37 item 11): measure -> setting -> value, plus the shortcut probe's means."""
+    """The natural-data cost rows: measure -> setting -> value, plus the shortcut probe's means."""
     out: dict[str, dict[str, float]] = {}
     for r in doc.get("natural_cost", []):
         out.setdefault(r["measure"], {})[r["setting"]] = r["value"]

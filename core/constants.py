@@ -90,7 +90,7 @@ VARIANT_ORIGINAL = "original"
 VARIANT_REPLACED_BOTH = "replaced_both"
 VARIANT_REPLACED_B = "replaced_b"
 OOV_VARIANTS = (VARIANT_ORIGINAL, VARIANT_REPLACED_BOTH, VARIANT_REPLACED_B)
-# One colour per model across the app and the HTML report (issue 26; MiniLM-L6 blue, its int8 twin orange):
+# One colour per model across the app and the HTML report (MiniLM-L6 blue, its int8 twin orange):
 # registry models by their place in the registry, any other model by a stable hash of its name.
 # Plotly's qualitative palette, then Dark24's.
 MODEL_PALETTE = (
@@ -116,7 +116,7 @@ MODEL_PALETTE = (
     "#511CFB",
 )
 
-# The one default OOV reading of core, the CLI and both OOV pages (issues 26, 34): the paper's pair is an
+# The one default OOV reading of core, the CLI and both OOV pages: the paper's pair is an
 # original sentence and a "modified sentence" with the entity replaced (section 3.2), i.e. the invented word in
 # the second sentence only, and that reading is the one whose deltas resemble the published figures.
 OOV_DEFAULT_READING = VARIANT_REPLACED_B
@@ -161,7 +161,7 @@ HUB_TIMEOUT_SECONDS = 5.0
 CACHE_ENV_VAR = "COSINE_PROBE_CACHE_DIR"
 # The embedding cache's sqlite file in the cache folder (core.models.cache).
 EMBEDDING_CACHE_FILE = "embeddings.sqlite"
-# --- warm by default (issue 33): what a new user will certainly ask for, encoded at set-up or in the background ---
+# --- warm by default: what a new user will certainly ask for, encoded at set-up or in the background ---
 # "0" (or "off") keeps the app from filling a cold cache in the background (the tests set it; `make setup` warms instead).
 WARM_ENV_VAR = "COSINE_PROBE_WARM_IN_BACKGROUND"
 # The pages' first inputs, shared with the warm-up so what is shown first is what is cached.
@@ -286,7 +286,7 @@ COL_NDCG_AT = f"ndcg_at_{IR_CUTOFF}"
 # Judged rankings (triples, BEIR): queries whose figures trec_eval's tie rule decided (core.probes.retrieval.metrics.decided_ties).
 COL_TIE_DECIDED = "tie_decided"
 COL_TIED_QUERIES = "tied_queries"
-# A mitigation's churn against the plain cosine (issue 37.9): outcomes it fixed and outcomes it broke, beside each net figure.
+# A mitigation's churn against the plain cosine: outcomes it fixed and outcomes it broke, beside each net figure.
 COL_FIXED = "fixed"
 COL_BROKEN = "broken"
 
@@ -358,7 +358,7 @@ VERDICT_CONTRADICTION_WINS = "the contradiction wins"
 VERDICT_RIGHT_PASSAGE_WINS = "the right passage wins"
 VERDICT_TIE = "a tie: either could be returned first"
 
-# --- backends and engines (issue 12): exact ONNX exports of the bundled torch models, Ray ---
+# --- backends and engines: exact ONNX exports of the bundled torch models, Ray ---
 # "auto" runs a bundled torch model on its verified fp32 ONNX export on the CPU (torch elsewhere);
 # COSINE_PROBE_BACKEND sets the default for a process (the CLI's --backend overrides it).
 BACKEND_AUTO = "auto"
@@ -369,7 +369,7 @@ ONNX_OPSET = 17
 # Every cosine of the fixed verification set under the export within this of the torch model's.
 ONNX_VERIFY_TOLERANCE = 1e-5
 # What the one-off export and its check against torch take on a 2-core CPU, torch import included
-# (issue 26: the first run names it instead of showing a bare spinner); other bundles fall back to the default.
+# (the first run names it instead of showing a bare spinner); other bundles fall back to the default.
 ONNX_EXPORT_EXPECTED_SECONDS = {"minilm_l6": 45, "mpnet": 120}  # measured: MiniLM-L6 56 s on a busy 2-core machine (e2e)
 ONNX_EXPORT_EXPECTED_DEFAULT_S = 120
 ENGINE_LOCAL = "local"
@@ -385,7 +385,7 @@ RAY_BATCH_TEXTS = 512
 # GPUs each Ray actor reserves under --device cuda (a fraction shares one GPU between actors).
 RAY_GPUS_PER_ACTOR = 1.0
 
-# --- mitigations measured where they were not tuned; `tune` (issue 25) ---
+# --- mitigations measured where they were not tuned; `tune` ---
 # A retrieval variant is "rule-made" when core.probes.perturb.perturb(anchor) writes it word for word
 # (the contradiction guard inverts those rules), "hand-written" otherwise: the held-out kind, reported first.
 COL_VARIANT_SOURCE = "variant_source"

@@ -71,7 +71,7 @@ class CrashingBackend(BackendDefaults):
         raise RuntimeError("simulated encoder crash\nsecond line")
 
 
-# ---------------------------------------------------------------- issue 26: a page leads with its finding
+# ---------------------------------------------------------------- A page leads with its finding
 
 RESULT_TYPES = ("dataframe", "table", "plotly_chart", "metric")
 
@@ -90,7 +90,7 @@ def assert_leads_with(app: AppTest, sentences: list[str]) -> None:
     assert at[0] < first_result, f"the finding comes after a {order[first_result][0]}"
 
 
-# ---------------------------------------------------------------- issue 33: only the open tab is drawn
+# ---------------------------------------------------------------- Only the open tab is drawn
 
 
 def show_tab(app: AppTest, key: str, label: str) -> AppTest:

@@ -1,4 +1,4 @@
-"""Zips for the upload tests (issue 38): a small BEIR folder, and every malformed or hostile zip the page must refuse in one line.
+"""Zips for the upload tests: a small BEIR folder, and every malformed or hostile zip the page must refuse in one line.
 
 Nothing here is collected as a test (the file name does not start with ``test_``).
 """

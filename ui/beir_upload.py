@@ -1,6 +1,6 @@
 """A BEIR folder uploaded as a zip: one unpacked folder per session, replaced by the next good upload.
 
-Issue 38: the zip is unpacked once, by :func:`core.files.beir.unpack_beir_zip`
+The zip is unpacked once, by :func:`core.files.beir.unpack_beir_zip`
 (no links, no paths out of the folder, limits), into a temporary folder the
 session owns; its bytes are not kept.  A new upload that unpacks replaces the
 folder and removes the old one; one that does not is one error line and the

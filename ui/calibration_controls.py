@@ -81,7 +81,7 @@ def settings_widgets() -> Settings:
 def negatives_widget() -> Settings:
     """The one choice of what counts as a negative control (shared by every page that calibrates); returns the settings.
 
-    Issue 33: Retrieval's calibrated filter used the saved choice without
+    Retrieval's calibrated filter used the saved choice without
     showing it, so a user could not calibrate against the near-misses there.
     """
     st.checkbox(

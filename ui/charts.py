@@ -133,7 +133,7 @@ def failure_rate_curves_figure(curves: pd.DataFrame, threshold: float, title: st
         title=title,
     )
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
-    # One shape per panel in one layout update: add_vline(row="all", col="all") took about a second per rerun (issue 15).
+    # One shape per panel in one layout update: add_vline(row="all", col="all") took about a second per rerun.
     refs = [key.replace("axis", "") for key in fig.layout.to_plotly_json() if key.startswith("xaxis")]
     fig.update_layout(
         shapes=[
@@ -300,7 +300,7 @@ def roc_figure(roc: pd.DataFrame, calibration_table: pd.DataFrame, method: str) 
 def same_curve_as(curve: pd.DataFrame, seen: dict[tuple, str], name: str) -> str | None:
     """The model an identical curve (fpr, tpr to 6 decimals) was drawn for, or None; records this one in ``seen``.
 
-    Identical curves hide each other, so the legend says so instead (issue 15).
+    Identical curves hide each other, so the legend says so instead.
     """
     key = (tuple(curve["fpr"].round(6)), tuple(curve["tpr"].round(6)))
     if key in seen:
@@ -398,7 +398,7 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
         fig.add_trace(
             go.Scatter(
                 # Grouped scatter: each model on its own offset within a variant's row, so a twin with the same
-                # cosine (MiniLM-L6 and its int8 copy) never hides the other's marker (issue 26).
+                # cosine (MiniLM-L6 and its int8 copy) never hides the other's marker.
                 orientation="h",
                 offsetgroup=model,
                 x=group[constants.COL_COSINE],
@@ -570,7 +570,7 @@ def run_diff_figure(
 
 
 def zoomed_range(values) -> tuple[float, float]:
-    """An x-axis range that spans ``values`` (cosines, thresholds) closely enough to tell 0.96 from 0.98 (issue 33).
+    """An x-axis range that spans ``values`` (cosines, thresholds) closely enough to tell 0.96 from 0.98.
 
     Starts at 0 (or the lowest value, if negative) when the values reach down
     near 0 anyway; otherwise a little below the lowest value, at a round

@@ -1,6 +1,6 @@
 """The sidebar's "Add an endpoint": an OpenAI-compatible server's model as one more model to compare.
 
-A shared app must not let a visitor spend the server's secrets (issue 38), so
+A shared app must not let a visitor spend the server's secrets, so
 the form never takes the *name* of an environment variable.  An endpoint's
 key is either
 

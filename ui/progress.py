@@ -1,4 +1,4 @@
-"""Long runs said before they start and answered model by model (issue 33, items 2 and 4).
+"""Long runs said before they start and answered model by model.
 
 Before a run: :func:`expected_caption` states the expected time of a run
 longer than :data:`core.constants.ESTIMATE_SHOWN_ABOVE_SECONDS`, from

@@ -115,7 +115,7 @@ def oov_entities() -> pd.DataFrame:
 def tokenizer(name: str):
     """A model's tokenizer, without its weights when possible (raises ModelUnavailable).
 
-    Issue 33: a model with a ``tokenizer.json`` gets it under the ``tokenizers`` library
+    A model with a ``tokenizer.json`` gets it under the ``tokenizers`` library
     (``core.models.warm.fast_tokenizer``, the pieces and counts a warm run uses): milliseconds,
     where transformers' AutoTokenizer imports transformers and torch (8-10 s on a busy 2-core
     machine) on a page's first view. Others load as before.
@@ -277,8 +277,8 @@ def reranker_availability(model_id: str) -> Availability:
     return check(model_id)
 
 
-# --- analyses of a results table (issue 15: a slider move or a download must not recompute them).
-# Streamlit hashes a table of 50,000+ rows by its shape and a sample (issue 23), so an edited upload of the
+# --- analyses of a results table (a slider move or a download must not recompute them).
+# Streamlit hashes a table of 50,000+ rows by its shape and a sample, so an edited upload of the
 # same size could be served the previous file's analyses.  Each analysis therefore hashes a table by a digest of
 # every row (``hash_funcs``; computed once per table object) and is a typed wrapper of one core function.
 _DIGESTS: dict[int, tuple[weakref.ref, str]] = {}

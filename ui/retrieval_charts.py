@@ -158,7 +158,7 @@ def before_after_figure(
         title: the figure's title.
     """
     panels = [p for p in panels_of if p[0] in summary.columns and summary[p[0]].notna().any()]
-    # Issue 33: four titles in one row ran into each other (and into the chart's title) at 1280 px: two panels a row,
+    # Four titles in one row ran into each other (and into the chart's title) at 1280 px: two panels a row,
     # each title on two short lines.
     cols = min(2, max(1, len(panels)))
     rows = max(1, -(-len(panels) // cols))

@@ -93,7 +93,7 @@ def _label(name: str) -> str:
 
 def picker_label(name: str) -> str:
     """A model as the picker lists it: its short name, marked ⛔ when it cannot load here and 🔒 when it needs an opt-in
-    (issue 33: a model that cannot load was found out only after it was picked and run)."""
+    (a model that cannot load was found out only after it was picked and run)."""
     try:
         avail = resources.model_availability(name, name in st.session_state.get(KEY_REMOTE, []), settings_key(name))
     except Exception:  # noqa: BLE001 - a label never breaks the sidebar; the run says why
@@ -122,7 +122,7 @@ def custom_model_problem(name: str) -> str | None:
     # A folder's path may hold any run of letters; anything else shaped like a key is one pasted in the wrong box.
     if not key.startswith(("/", "./", "../", "~")) and endpoint.looks_like_secret(
         key
-    ):  # issue 38.6: a key pasted into the wrong box is refused, never echoed or stored
+    ):  # A key pasted into the wrong box is refused, never echoed or stored
         return (
             "that looks like a key, not a model id or folder; it was not added (an endpoint's key goes in its own box under \"Add an "
             'endpoint")'
@@ -245,9 +245,9 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
         return None
     from ui.progress import LiveRun, estimate, pair_texts, run_label
 
-    start = time.perf_counter()  # the whole action, model loading and one-off exports included (issue 26)
+    start = time.perf_counter()  # the whole action, model loading and one-off exports included
     n = len(selection.models)
-    # Issue 33: the expected time before, each model's answer as soon as it is done, fastest model first.
+    # The expected time before, each model's answer as soon as it is done, fastest model first.
     est = estimate(selection.models, pair_texts(pairs), selection.options)
     live = LiveRun(est, selection.threshold)
     with st.status(run_label(label, len(pairs), n), expanded=False) as status:
@@ -278,7 +278,7 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
             on_model=lambda frame, _report: live.model_done(frame),
         )
         if cache.on_disk:
-            # Issue 38: the cache is the server's, shared by every session; its memory layer would keep every
+            # The cache is the server's, shared by every session; its memory layer would keep every
             # uploaded text's vectors for the server's life. The disk layer keeps them (as the chunked runner does).
             cache.clear_memory()
         _in_sidebar_order(result, selection.models)
@@ -365,7 +365,7 @@ def show_notes(key: str) -> None:
     """The device each model encoded on and one note per way a loaded model departs from the registry
     (another snapshot, dimension, tokens kept, pooling, prompt, a one-off export), for the last result under ``key``.
 
-    Issue 26: one-off notes pushed results below the fold on every page. Each note is a toast the
+    One-off notes pushed results below the fold on every page. Each note is a toast the
     first time this server process sees it (so a new session is not covered in toasts), and otherwise
     sits in one collapsed line, never a box above results.
     """
@@ -377,7 +377,7 @@ def show_notes(key: str) -> None:
     for caveat in caveats:
         st.info(md_escape(caveat), icon="⚠️")
     notes = [note for note in result.notes if note not in caveats]
-    # Issue 33: a note about the server's models (an exact ONNX export made once) toasted over every new session's
+    # A note about the server's models (an exact ONNX export made once) toasted over every new session's
     # first result. It is toasted once per server; every session still has it in the collapsed line below.
     for note in resources.first_sighting(notes):
         st.toast(md_escape(note), icon="ℹ️")

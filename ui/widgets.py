@@ -37,12 +37,12 @@ def downloads(frame: pd.DataFrame, name: str) -> None:
     """CSV (spreadsheet-safe) and JSON download buttons for a table.
 
     The files are built only when clicked, and a click does not rerun the page
-    (issue 15: a download on a long page cost a full rerun of every table).
+    (a download on a long page cost a full rerun of every table).
     """
     slug = _slug(name)
     what = download_label(name)
     left, right = st.columns(2)
-    # Issue 33: two rows of bare "CSV / JSON" buttons looked the same; each says which table it holds.
+    # Two rows of bare "CSV / JSON" buttons looked the same; each says which table it holds.
     left.download_button(
         f"⬇ CSV · {what}",
         lambda: to_csv_bytes(frame),
@@ -72,7 +72,7 @@ def download_label(name: str) -> str:
 
 
 def table(frame: pd.DataFrame, name: str, **kwargs) -> None:
-    """A dataframe with its downloads underneath: readable headers (no snake_case) and "—" for missing cells (issue 26)."""
+    """A dataframe with its downloads underneath: readable headers (no snake_case) and "—" for missing cells."""
     config: dict[str, Any] = {str(c): str(c).replace("_", " ") for c in frame.columns if "_" in str(c)}
     for column, given in (kwargs.pop("column_config", None) or {}).items():
         config[column] = _readable(column, given, {})
@@ -89,7 +89,7 @@ def chart(fig: go.Figure, frame: pd.DataFrame, name: str) -> None:
 
 def report_html_bytes(results: pd.DataFrame, threshold: float, title: str, settings: dict, match_label: object = None) -> bytes:
     """The run's HTML report (``core.history.report``) with its label finding, no-match pairs and label settings
-    (``core.probes.labels.report_labels``) and its models (issue 33: the report left the label finding out)."""
+    (``core.probes.labels.report_labels``) and its models (the report left the label finding out)."""
     from core.history.report import report_html
     from core.models.registry import short_name
     from core.probes.labels import report_labels
@@ -101,7 +101,7 @@ def report_html_bytes(results: pd.DataFrame, threshold: float, title: str, setti
 
 
 def report_download(results: pd.DataFrame, threshold: float, title: str, settings: dict, key: str, match_label: object = None) -> None:
-    """One click: the run as a self-contained HTML report (:func:`report_html_bytes`), built only when clicked (issue 26)."""
+    """One click: the run as a self-contained HTML report (:func:`report_html_bytes`), built only when clicked."""
     st.download_button(
         "⬇ HTML report",
         lambda: report_html_bytes(results, threshold, title, settings, match_label),
@@ -115,7 +115,7 @@ def report_download(results: pd.DataFrame, threshold: float, title: str, setting
 
 
 def pair_chart(fig: go.Figure, frame: pd.DataFrame, name: str, columns: list[str]) -> None:
-    """A chart whose points are pairs: a click on a point shows that pair in full with its scores (issue 26).
+    """A chart whose points are pairs: a click on a point shows that pair in full with its scores.
 
     Each trace's ``customdata`` holds its points' row positions in ``frame``;
     traces without it (legends, thresholds) are not pairs.
@@ -207,12 +207,12 @@ def saved_radio(label: str, options: list, key: str, **kwargs):
 def saved_tabs(labels: list[str], key: str):
     """Tabs whose open tab survives every rerun (a slider move, a toggle) and page switches; returns the tab containers.
 
-    Issue 26: plain ``st.tabs`` reopen on the first tab after any rerun that
+    Plain ``st.tabs`` reopen on the first tab after any rerun that
     redraws them. Streamlit 1.67's stateful tabs (a ``key`` and an ``on_change``
     callback) keep the choice across reruns; the callback also copies it to
     :func:`saved_key` so a page switch does not lose it either.
 
-    Issue 33: each tab's ``.open`` says whether it is the open one; pages draw
+    Each tab's ``.open`` says whether it is the open one; pages draw
     only the open tab, inside a fragment, so a click reruns that fragment and
     draws one tab instead of rerunning the page and drawing every tab.
     """
@@ -354,7 +354,7 @@ def results_table(
         column_config: Streamlit column configs that override the defaults.
         notes: free-text columns cleaned with :func:`plain_note` for the screen.
         download: what the downloads hold when it differs from ``frame`` (full model ids, typed labels); None = ``frame``.
-        pair: the two text columns of a worst-case table (issue 33): a "changed words" column follows the lead columns,
+        pair: the two text columns of a worst-case table: a "changed words" column follows the lead columns,
             and the selected row, or else the first (the worst), is shown below with both texts in full and the
             words that differ marked.
         beside: the two ``pair`` texts side by side (two columns) rather than one under the other.
@@ -383,7 +383,7 @@ def results_table(
         st.dataframe(shown, width="stretch", hide_index=True, column_order=order, column_config=config, placeholder=MISSING)
         downloads(frame if download is None else download, name)
         return
-    # Issue 26: wrapped cells still cut a long sentence, so a selected row is shown below in full.
+    # Wrapped cells still cut a long sentence, so a selected row is shown below in full.
     event = st.dataframe(
         shown,
         width="stretch",
@@ -457,7 +457,7 @@ def marked_text(tokens: list[tuple[str, bool]]) -> str:
 
 def marked_pair(text_a: object, text_b: object, label_a: str = "text A", label_b: str = "text B", beside: bool = False) -> None:
     """Both texts of a pair in full, one under the other (or ``beside`` each other), with the words that differ marked in
-    each (issue 33: the contradicting sentence sat off-screen in every worst-case table)."""
+    each (the contradicting sentence sat off-screen in every worst-case table)."""
     from core.words import word_changes
 
     a, b = cell_text(text_a), cell_text(text_b)
@@ -487,7 +487,7 @@ def cell_text(value: object) -> str:
 
 
 def finding(sentences: list[str], where: Any = None) -> None:
-    """A page's finding (issue 26): its sentences as one escaped paragraph in ``where`` (the page by default); nothing when
+    """A page's finding: its sentences as one escaped paragraph in ``where`` (the page by default); nothing when
     the results say nothing yet, so no empty element sits above the charts."""
     if sentences:
         (where if where is not None else st).markdown(" ".join(md_escape(s) for s in sentences))

@@ -109,7 +109,7 @@ def _bar_chart(frame: pd.DataFrame, threshold: float | None) -> go.Figure:
             x=pub["published"], y=pub["label"], mode="markers", name="published", marker={"symbol": "diamond", "size": 12, "color": "black"}
         )
     if threshold is not None:
-        # Named in the legend, not written on the line, where it sat on the bars' labels (issue 33).
+        # Named in the legend, not written on the line, where it sat on the bars' labels.
         fig.add_vline(x=threshold, line_dash="dash", line_color="gray")
         fig.add_scatter(x=[None], y=[None], mode="lines", name=f"threshold {threshold:.2f}", line={"dash": "dash", "color": "gray"})
     else:
@@ -131,7 +131,7 @@ def _bar_chart(frame: pd.DataFrame, threshold: float | None) -> go.Figure:
     )
     title = "cosine similarity" if start <= 0 else f"cosine similarity · axis zoomed to the scores: it starts at {start:.2f}, not 0"
     fig.update_layout(
-        # Issue 33: on a 0-1 axis 0.96 and 0.98 looked equal; the axis spans the scores (and the threshold), with room right of
+        # On a 0-1 axis 0.96 and 0.98 looked equal; the axis spans the scores (and the threshold), with room right of
         # the longest bar for its value, and says where it starts. The models keep the sidebar's order whatever their verdict.
         xaxis={"title": title, "range": [start, end], "zeroline": start <= 0},
         yaxis={"title": None, "autorange": "reversed", "categoryorder": "array", "categoryarray": list(frame["label"])},
@@ -170,14 +170,14 @@ def _token_expander(model: str, splits: dict[str, Tokenization] | str) -> None:
 def _pair_area() -> None:
     """The example pills, the two boxes, the scores and the third box.
 
-    Issue 33: a fragment, so an example pill, the Compare button, an edited box or the threshold marker reruns this
+    A fragment, so an example pill, the Compare button, an edited box or the threshold marker reruns this
     area alone, not the page: the sidebar and the heatmap are not run or redrawn. A sidebar change still reruns the page.
     """
     sel = current()
     reset_shown_errors()  # a rerun of this area alone skips the sidebar, which starts each full run's "shown once" set
     checks = _inputs(sel)
     result = _results(sel, checks)
-    # A passage that should win (issue 11): the ranking a retriever gives query A, from the pair scored here.
+    # A passage that should win: the ranking a retriever gives query A, from the pair scored here.
     should_win.section(sel, result)
 
 
@@ -233,7 +233,7 @@ def _inputs(sel: Selection) -> tuple[TextCheck, TextCheck]:
 def _results(sel: Selection, checks: tuple[TextCheck, TextCheck]) -> RunResult | None:
     """The scores of the last compared pair: finding, table, chart, tokens and why; returns that result (None before any)."""
     show_errors(RESULT_KEY, notes=False)
-    # Issue 26: the finding and the table come first on screen (in the first 800 px), the threshold marker under them;
+    # The finding and the table come first on screen (in the first 800 px), the threshold marker under them;
     # the marker is drawn (and read) before the table is filled in, so the table's verdicts follow it.
     top = st.container()
     # None while "calibrated" is chosen but not computed yet: the table then keeps the global threshold.
@@ -246,7 +246,7 @@ def _results(sel: Selection, checks: tuple[TextCheck, TextCheck]) -> RunResult |
             st.subheader("Cosine per model")
             if (scored_a, scored_b) != (checks[0].cleaned, checks[1].cleaned):
                 st.info("The boxes changed since this pair was scored: press Compare to score what you typed.", icon="ℹ️")
-            # Issue 26: the finding in words, then the table, in the first screen; the chart, the texts and the notes after.
+            # The finding in words, then the table, in the first screen; the chart, the texts and the notes after.
             st.markdown(" ".join(md_escape(sentence) for sentence in findings.compare_findings(frame)))
             frame["label"] = frame[constants.COL_MODEL].map(short)
             shown = frame.rename(columns={constants.COL_TOKENS_A: "tokens A", constants.COL_TOKENS_B: "tokens B"})
@@ -296,7 +296,7 @@ def _results(sel: Selection, checks: tuple[TextCheck, TextCheck]) -> RunResult |
                 unknown = unknown_token_note(md_escape(short(model)), side, t.n_unk, t.n_tokens)
                 if unknown:
                     st.warning(unknown, icon="❓")
-        # The chart draws the table above: its downloads there hold the same numbers, so it has none of its own (issue 33).
+        # The chart draws the table above: its downloads there hold the same numbers, so it has none of its own.
         st.plotly_chart(
             _bar_chart(frame, None if isinstance(marked, dict) else sel.threshold), width="stretch", key="chart-compare-cosines"
         )
@@ -308,7 +308,7 @@ def _results(sel: Selection, checks: tuple[TextCheck, TextCheck]) -> RunResult |
             )
         for model, per_side in splits.items():
             _token_expander(model, per_side)
-        from ui.explain import why_this_score  # issue 14: token attributions and the layer curve per model
+        from ui.explain import why_this_score  # Token attributions and the layer curve per model
 
         why_this_score(result.models, scored_a, scored_b, sel)
         show_notes(RESULT_KEY)

@@ -126,7 +126,7 @@ def _worst_cases(results: pd.DataFrame) -> None:
     full_ids = worst_out[constants.COL_MODEL].copy()
     worst_out[constants.COL_MODEL] = worst_out[constants.COL_MODEL].map(state.short)
     st.caption(f"{len(worst_out)} pair score(s) match.")
-    if not worst_out.empty:  # issue 26: click a point, read the pair in full with its scores
+    if not worst_out.empty:  # Click a point, read the pair in full with its scores
         strip = worst_out.assign(**{constants.COL_MODEL: full_ids})  # the chart colours by model id
         widgets.pair_chart(
             charts.pair_strip_figure(strip, state.current().threshold),
@@ -207,7 +207,7 @@ def _own_threshold_tab(results: pd.DataFrame, models: list[str], threshold: floa
         st.info("This run has no positive and negative controls to calibrate on.")
     else:
         rates = resources.calibrated_failure_rates(results, cal_settings.negatives, cal_settings.max_fpr, cal_settings.method, threshold)
-        # Issue 33: a threshold calibrated against unrelated pairs made every failure rate 100% without a word.
+        # A threshold calibrated against unrelated pairs made every failure rate 100% without a word.
         widgets.finding(calibration.calibration_findings(rates, cal_settings.negatives, state.short))
         roc = resources.roc_table(results, cal_settings.negatives)
         widgets.chart(charts.roc_figure(roc, cal_table, cal_settings.method), roc, "failure-modes-roc")
@@ -351,7 +351,7 @@ SECTIONS = {
 
 @st.fragment
 def _results_tabs(results: pd.DataFrame, models: list[str], threshold: float, summary: pd.DataFrame) -> None:
-    """The results in tabs; only the open tab is drawn (issue 33).
+    """The results in tabs; only the open tab is drawn.
 
     A tab click reruns this fragment alone, not the page, and computes and
     sends one tab, not seven: a click used to rerun every section of every
@@ -392,7 +392,7 @@ st.caption(
 clicked = st.button(
     "Run failure-mode suite", type="primary", help="Scores every pair of the suite with the models selected in the sidebar."
 )
-if not clicked:  # issue 33: a long run says how long before it starts
+if not clicked:  # A long run says how long before it starts
     progress.expected_caption(selection.models, progress.pair_texts(suite_pairs), selection.options)
 if clicked and (ran := state.run(suite_pairs, selection, key=RUN_KEY, label="Scoring the failure-mode suite")) is not None:
     history.record("failure-modes", ran, selection, history.suite_sources(constants.SUITE_FAILURE_MODES))
@@ -410,7 +410,7 @@ else:
     )
     if set(models) != set(selection.models):
         st.caption("The sidebar selection changed since this run; press the button again to score the new selection.")
-    state.show_notes(RUN_KEY)  # one collapsed line; new notes as a toast (issue 26)
+    state.show_notes(RUN_KEY)  # one collapsed line; new notes as a toast
     widgets.report_download(
         results,
         threshold,

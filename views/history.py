@@ -121,7 +121,7 @@ if runs.empty:
     )
     st.stop()
 
-lead = st.container()  # issue 26: what changed between the compared runs, in words, above every table
+lead = st.container()  # What changed between the compared runs, in words, above every table
 shown = runs.assign(models=runs["models"].map(lambda text: ", ".join(state.short(m) for m in text.split(", ")) if text else ""))
 st.header("Runs")
 shown = shown.assign(
@@ -224,7 +224,7 @@ st.caption(
 if crossed.empty:
     st.info("No pair crossed the threshold between these runs.")
 else:
-    # issue 26: sentences wrapped, a selected row in full
+    # Sentences wrapped, a selected row in full
     widgets.results_table(
         crossed,
         "history-crossed-pairs",

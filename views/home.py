@@ -8,7 +8,7 @@ from ui import pages, resources, widgets
 from ui.state import short
 
 EXAMPLE_A, EXAMPLE_B = "The patient is allergic to penicillin", "The patient is not allergic to penicillin"
-EXAMPLE_MODEL, EXAMPLE_COSINE = "all-MiniLM-L6-v2", "0.947"  # the README's figure (issue 33)
+EXAMPLE_MODEL, EXAMPLE_COSINE = "all-MiniLM-L6-v2", "0.947"  # the README's figure
 
 st.title("cosine-probe")
 st.markdown(
@@ -16,7 +16,7 @@ st.markdown(
     "see how your embedding model scores sentences that differ in exactly the way that matters: "
     "a negation, a dosage, who acquired whom, before or after, all or none, a hedge, an invented drug name."
 )
-# Issue 33: one number a newcomer can check on Compare, with the README's pair and model.
+# One number a newcomer can check on Compare, with the README's pair and model.
 st.info(
     f'**Example:** {EXAMPLE_MODEL} scores *"{EXAMPLE_A}"* against *"{EXAMPLE_B}"* at **{EXAMPLE_COSINE}**: '
     "nearly the same meaning, by cosine. Open **Compare** to score it on your models.",

@@ -30,7 +30,7 @@ KEY_ENTITY = "iw_entity"
 KEY_SENTENCE = "iw_sentence"
 KINDS = {"both": "plausible and random", constants.WORD_PLAUSIBLE: "plausible only", constants.WORD_RANDOM: "random only"}
 ANY = "any"
-# The same default and order as OOV robustness (issue 26): second sentence only first.
+# The same default and order as OOV robustness: second sentence only first.
 READINGS = {constants.VARIANT_REPLACED_B: "second sentence only", constants.VARIANT_REPLACED_BOTH: "both sentences"}
 
 sel = state.current()
@@ -41,7 +41,7 @@ st.caption(
     "English word, and you can ask for an exact number of subword pieces."
 )
 
-lead = st.container()  # issue 26: the k-words run's finding in words, above every table
+lead = st.container()  # The k-words run's finding in words, above every table
 
 if not sel.models:
     st.warning("Select at least one model in the sidebar: pieces are counted under its tokenizer.")

@@ -27,7 +27,7 @@ READING_KEY = "oov_reading"
 TAB_KEY = "oov_tab"
 ENTITY_VALUES_KEY = "oov_entity_values"
 TOKEN_SOURCE_KEY = "oov_token_source"
-# The one-sided reading first: it is the one the paper's figures resemble, so the page opens on it (issue 15).
+# The one-sided reading first: it is the one the paper's figures resemble, so the page opens on it.
 READING_LABELS = {
     constants.VARIANT_REPLACED_B: "second sentence only (as the paper's figures)",
     constants.VARIANT_REPLACED_BOTH: "both sentences",
@@ -60,7 +60,7 @@ PERCENT = st.column_config.NumberColumn(format="percent")
 
 
 def _results_table(frame: pd.DataFrame, name: str, **kwargs) -> None:
-    """A results table with short model names on screen (issue 33: full Hugging Face ids pushed the numbers off it);
+    """A results table with short model names on screen (full Hugging Face ids pushed the numbers off it);
     the downloads keep the full ids."""
     shown = frame.assign(
         **{
@@ -482,7 +482,7 @@ def main() -> None:
                 history.suite_sources(constants.SUITE_OOV, constants.SUITE_BASELINE),
                 readings=list(constants.OOV_VARIANTS),
             )
-    else:  # issue 33: a long run says how long before it starts
+    else:  # A long run says how long before it starts
         progress.expected_caption(selection.models, progress.pair_texts(pairs), selection.options)
     show_errors(KEY, notes=False)
     result = stored(KEY)
@@ -494,7 +494,7 @@ def main() -> None:
         st.warning("The stored results lack the OOV or baseline suite; run the suites again.")
         return
     st.text(f"Results for: {', '.join(short(m) for m in result.models)} ({len(results)} scored pairs, {wall_time(result.seconds)})")
-    show_notes(KEY)  # one collapsed line; new notes as a toast (issue 26)
+    show_notes(KEY)  # one collapsed line; new notes as a toast
 
     reading = widgets.saved_radio(
         "Entity replaced in", list(READING_LABELS), READING_KEY, format_func=READING_LABELS.get, help=READING_HELP
@@ -503,13 +503,13 @@ def main() -> None:
     summary = resources.oov_tables(results, reading)[2]
     st.markdown(
         " ".join(widgets.md_escape(s) for s in findings.oov_findings(summary, constants.OOV_READINGS[reading]))
-    )  # issue 26: the finding first
+    )  # The finding first
     _results_tabs(results, list(result.models), reading, selection.threshold)
 
 
 @st.fragment
 def _results_tabs(results: pd.DataFrame, models: list[str], reading: str, threshold: float) -> None:
-    """The results in tabs; only the open tab is drawn (issue 33).
+    """The results in tabs; only the open tab is drawn.
 
     A tab click reruns this fragment alone and draws one tab: it used to rerun
     the page and every tab's statistics and charts (8-20 s on a busy machine).
@@ -537,7 +537,7 @@ def _results_tabs(results: pd.DataFrame, models: list[str], reading: str, thresh
                 _section_swap(results)
                 _section_categories(results, threshold)
             else:
-                from ui.explain import oov_layer_section  # issue 14: where in the network the gap appears
+                from ui.explain import oov_layer_section  # Where in the network the gap appears
 
                 oov_layer_section(models, reading, current())
 

@@ -96,7 +96,7 @@ def _display(comp: pd.DataFrame, hide_published_only: bool) -> pd.DataFrame:
     for col in ("note", "remark"):  # the data's notes name internal files and say "garbled": plain words on screen
         if col in shown.columns:
             shown[col] = [widgets.plain_note(v) if v else "" for v in shown[col]]
-    if "metric" in shown.columns:  # issue 33: "mean_cosine" on screen; the downloads keep the codes
+    if "metric" in shown.columns:  # "mean_cosine" on screen; the downloads keep the codes
         shown["metric"] = [str(m).replace("_", " ") if isinstance(m, str) else m for m in shown["metric"]]
     for col in shown.columns:  # a missing text cell showed "None" (numbers get "—" from the styler)
         if col not in NUMBERS and (shown[col].dtype == object or pd.api.types.is_string_dtype(shown[col])):
@@ -188,7 +188,7 @@ def main() -> None:
     counts = reproduce.comparison_counts(comp)
 
     st.subheader(reproduce.table_title(paper, table))
-    widgets.finding(reproduce.reproduction_findings(comp, tolerance))  # issue 26: the finding first
+    widgets.finding(reproduce.reproduction_findings(comp, tolerance))  # The finding first
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Cells compared", counts[reproduce.STATUS_COMPARED])
     c2.metric(f"Differ by more than {tolerance:.3f}", counts["differs"])

@@ -44,7 +44,7 @@ def _use_example() -> None:
 
 st.selectbox("Examples", ["", *EXAMPLES], key="pt_example", format_func=lambda t: t or "Pick an example sentence…", on_change=_use_example)
 text = widgets.persistent_text_area("Sentence", KEY_TEXT, DEFAULT_TEXT, height=80, max_chars=2000)
-lead = st.container()  # issue 26: the scores' finding in words, above every table
+lead = st.container()  # The scores' finding in words, above every table
 
 report = None
 try:
@@ -83,7 +83,7 @@ if (
     and st.button("Score variants", type="primary", help="Every selected model scores each original-variant pair.")
 ):
     state.run(report.to_frame(), sel, key=RUN_KEY, label="Scoring the variants")
-elif report is not None and report.variants:  # issue 33: a long run says how long before it starts
+elif report is not None and report.variants:  # A long run says how long before it starts
     progress.expected_caption(sel.models, progress.pair_texts(report.to_frame()), sel.options)
 state.show_errors(RUN_KEY)
 

@@ -215,7 +215,7 @@ def _beir_source() -> Source | None:
     if unpacked is None:
         st.info("Upload a zip of a BEIR folder to start.")
         return None
-    # A split is one of the qrels files the zip holds, picked, never typed: it is never a path (issue 38).
+    # A split is one of the qrels files the zip holds, picked, never typed: it is never a path.
     split = widgets.saved_selectbox(
         "qrels split", unpacked.splits, KEY_BEIR_SPLIT, help="The file under qrels/ to judge by (test, dev, train)."
     )
@@ -258,7 +258,7 @@ def _source(choice: str) -> Source | None:
         )
         if n >= total:
             return Source((SOURCE_SUITE, n), f"the retrieval suite ({total} groups)", suite=suite)
-        # Issue 33: the default is a quick run on a sample, said as such; the full suite is one click away (below the Run button).
+        # The default is a quick run on a sample, said as such; the full suite is one click away (below the Run button).
         st.caption(
             f"**A quick run on a sample**: {n} of the suite's {total} anchor groups, spread evenly over the failure modes and "
             f"domains (the same groups every time). Its intervals are wider than the full suite's: **{FULL_LABEL}** runs all {total}."
@@ -384,7 +384,7 @@ def _mitigations(selection: state.Selection) -> tuple[MitigationSpec, ...]:
 def _warm(source: Source, selection: state.Selection, bar, live: progress.LiveRun | None) -> None:
     """Encode every text once per model into the shared embedding cache, with progress (the cached run after it shows none).
 
-    A model whose every text is already cached loads no weights (core.models.runs). Issue 33: models go fastest
+    A model whose every text is already cached loads no weights (core.models.runs). Models go fastest
     first, and a suite's answer for each model (its win rate) is shown the moment that model is encoded.
     """
     if source.triples is not None or source.beir is not None or live is None:
@@ -415,7 +415,7 @@ def _run(source: Source, selection: state.Selection, inputs: tuple, specs: tuple
         st.error(f"{widgets.md_escape(problem)}. Pick auto or cpu as the device in the sidebar.", icon="⛔")
         return
     models = tuple(selection.models)
-    start = time.perf_counter()  # the whole action: loading, encoding and the probes (issue 26)
+    start = time.perf_counter()  # the whole action: loading, encoding and the probes
     est = progress.estimate(models, source.texts(), selection.options) if source.triples is None and source.beir is None else None
     live = progress.LiveRun(est, selection.threshold) if est is not None else None
     expected = f" · {progress.about(est.seconds)} expected" if est is not None else ""
@@ -664,7 +664,7 @@ def _by_source(by_source: pd.DataFrame) -> None:
     _table(by_source.rename(columns={constants.COL_VARIANT_SOURCE: "variants"}), "retrieval-win-rate-by-source")
 
 
-@st.fragment  # issue 33: a model pick, a mode filter or a search reruns this table alone, not the page
+@st.fragment  # A model pick, a mode filter or a search reruns this table alone, not the page
 def _group_table(result: RetrievalResult, mitigation: str) -> None:
     st.header("Per group")
     st.caption(
@@ -717,7 +717,7 @@ def _group_table(result: RetrievalResult, mitigation: str) -> None:
         c: st.column_config.NumberColumn(c, format="%.4f")
         for c in ("cosine_paraphrase", "cosine_variant", "margin", constants.COL_SCORE_PARAPHRASE, constants.COL_SCORE_VARIANT)
     }
-    # issue 26: texts wrapped, and a selected row shows the anchor, paraphrase and variant in full
+    # Texts wrapped, and a selected row shows the anchor, paraphrase and variant in full
     widgets.results_table(
         _shown(rows[[c for c in columns if c in rows.columns]]),
         "retrieval-per-group",
@@ -797,7 +797,7 @@ def _user_before_after(summary: pd.DataFrame, panels: tuple, name: str, caption:
 
 def _triples_results(result: TriplesResult) -> None:
     summary = result.summary()
-    st.markdown(" ".join(widgets.md_escape(s) for s in findings.triples_findings(summary)))  # issue 33.5: the finding first
+    st.markdown(" ".join(widgets.md_escape(s) for s in findings.triples_findings(summary)))  # The finding first
     _user_before_after(
         summary,
         TRIPLES_PANELS,
@@ -831,7 +831,7 @@ def _triples_results(result: TriplesResult) -> None:
     )
     st.header("Per triple, worst first")
     st.caption("Sorted by margin, the negative's cosine minus its positive's: the first rows are the negatives most above their positive.")
-    # Issue 33.5: the negative ran off the table's edge; the worst triple (or the selected one) is shown below in full, the
+    # The negative ran off the table's edge; the worst triple (or the selected one) is shown below in full, the
     # words that differ between its positive and its negative marked.
     widgets.results_table(
         _shown(result.scores.sort_values("margin", ascending=False, kind="stable")),
@@ -852,7 +852,7 @@ def _triples_results(result: TriplesResult) -> None:
 
 def _beir_results(result: BeirResult) -> None:
     summary = result.summary()
-    st.markdown(" ".join(widgets.md_escape(s) for s in findings.beir_findings(summary)))  # issue 33.5: the finding first
+    st.markdown(" ".join(widgets.md_escape(s) for s in findings.beir_findings(summary)))  # The finding first
     _user_before_after(
         summary,
         BEIR_PANELS,
@@ -949,7 +949,7 @@ choice = widgets.saved_radio("Inputs", list(SOURCES), key=KEY_SOURCE, format_fun
 source = _source(choice)
 stores_ui.connect_store("rt", "retrieval", selection)
 
-# Every input gets the mitigations (issue 37.12): a triples file on its win rate and ranking, a BEIR folder on its whole corpus.
+# Every input gets the mitigations: a triples file on its win rate and ranking, a BEIR folder on its whole corpus.
 st.subheader("Mitigations")
 st.caption("Each ticked fix rescores the same probes after the dense cosine; its rows appear next to the plain cosine's (none).")
 specs = _mitigations(selection)
@@ -959,7 +959,7 @@ stored: StoredRun | None = ss.get(KEY_RESULT)
 clicked = source is not None and st.button(RUN_LABEL, type="primary", key="rt_run")
 clicked = bool(ss.pop(KEY_RUN_FULL, False) and source is not None) or clicked
 if source is not None and not clicked and choice in ESTIMATED_SOURCES:
-    # Issue 33: a run longer than ~10 s says how long before it starts; the full suite is one click away, its time on the button.
+    # A run longer than ~10 s says how long before it starts; the full suite is one click away, its time on the button.
     progress.expected_caption(selection.models, source.texts(), selection.options, always=True)  # its runs are the long ones: always said
     _full_suite_button(choice, source, selection)
 # A ticked or unticked mitigation re-runs the same inputs at once (cached per inputs, so going back is instant).

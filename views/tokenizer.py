@@ -91,7 +91,7 @@ for r in split:
 # Lines first, then models in sidebar order, as the page reads.
 token_table = pd.DataFrame(rows).sort_values("line", kind="stable").reset_index(drop=True)
 word_table = pd.DataFrame(word_rows).sort_values("line", kind="stable")
-# Issue 33: identical splits are shown once with every model that makes them ("MiniLM-L6, MiniLM-L3"), not once per model,
+# Identical splits are shown once with every model that makes them ("MiniLM-L6, MiniLM-L3"), not once per model,
 # in the "All lines" table as in each line's box; what a model keeps is said per model only where the models differ.
 SPLIT = ["line", "text", "tokens", "n_tokens", "n_unk", "identical_across_models", "published_split", "matches_published"]
 
@@ -118,7 +118,7 @@ split_table = pd.DataFrame(
 )
 
 # ---------------------------------------------------------------- overview
-finding(split_findings(split))  # issue 26: the finding first
+finding(split_findings(split))  # The finding first
 st.subheader("All lines")
 st.caption("One row per line and split: models that cut a line alike share its row (the downloads keep one row per model).")
 results_table(

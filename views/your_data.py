@@ -311,7 +311,7 @@ else:
         if current not in options:
             current = NONE if optional else columns[min(len(columns) - 1, 0 if role == constants.COL_TEXT_A else 1)]
             ss[KEY_MAPPING] = mapping = {**mapping, role: None if current == NONE else current}
-        # One key per role for every file (issue 38): Streamlit never forgets a widget id's metadata, whose
+        # One key per role for every file: Streamlit never forgets a widget id's metadata, whose
         # on_change callback holds this run's globals (the parsed table, the pairs), so a key per upload kept
         # every upload's tables alive. A new file, or a return to the page, sets the box from KEY_MAPPING.
         widget_key = MAP_KEY_PREFIX + role
@@ -345,7 +345,7 @@ else:
 selection = state.current()
 threshold = selection.threshold
 clicked = pairs is not None and st.button("Run on selected models", type="primary")
-if pairs is not None and not clicked:  # issue 33: a long run says how long before it starts
+if pairs is not None and not clicked:  # A long run says how long before it starts
     progress.expected_caption(selection.models, progress.pair_texts(pairs), selection.options)
 if clicked and pairs is not None and (ran := state.run(pairs, selection, key=RUN_KEY, label="Scoring your pairs")) is not None:
     ss[KEY_RUN_INFO] = f"{ss[KEY_SOURCE]} · {len(pairs)} pairs"
@@ -368,9 +368,7 @@ if stored is not None:
     st.caption(
         f"Computed from {widgets.md_escape(ss.get(KEY_RUN_INFO, 'your pairs'))}. Change the file or columns and run again to update."
     )
-    saved_match = widgets.saved(
-        MATCH_KEY, MATCH_DEFAULT
-    )  # the polarity chosen below (issue 33: the report reads the labels as the page does)
+    saved_match = widgets.saved(MATCH_KEY, MATCH_DEFAULT)  # the polarity chosen below (the report reads the labels as the page does)
     widgets.report_download(
         results,
         threshold,
@@ -384,7 +382,7 @@ if stored is not None:
     models = state.sidebar_order(models)
     match = None
     match_label = None
-    if constants.COL_LABEL in results.columns:  # issue 26: the label result in words first, worst pairs first
+    if constants.COL_LABEL in results.columns:  # The label result in words first, worst pairs first
         # The polarity choice comes first: the headline, the worst-first order and the classifier all read the labels through it.
         match_label = _match_label(results)
         report = resources.label_report(results, threshold, match_label)

@@ -1,5 +1,5 @@
 """``models``: every registered model, whether it loads here, its ONNX export (``--export-onnx`` makes them now);
-``--warm`` fills the embedding cache with what a new user will certainly ask for (issue 33)."""
+``--warm`` fills the embedding cache with what a new user will certainly ask for."""
 
 from __future__ import annotations
 

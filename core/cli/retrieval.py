@@ -118,7 +118,7 @@ def _check_args(args) -> None:
     for flag, value in (("--triples", args.triples), ("--beir", args.beir)):
         if value is None:
             continue
-        # A triples file and a BEIR folder take --mitigate (issue 25: every mitigation measured on the user's data).
+        # A triples file and a BEIR folder take --mitigate (every mitigation measured on the user's data).
         others = [
             f
             for f, v in (

@@ -1,7 +1,6 @@
 """Unpacking an uploaded zip without trusting it: the one place a zip is opened.
 
-A zip comes from whoever uploads it, so nothing it says is taken on faith
-(issue 38):
+A zip comes from whoever uploads it, so nothing it says is taken on faith:
 
 * member names are plain relative paths: an absolute name, a drive letter, a
   ``..`` part or a backslash path is refused, and each file is written under

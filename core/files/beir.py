@@ -50,7 +50,7 @@ _QREL_COLUMNS = ("query-id", "corpus-id", "score")
 SCAN_ROWS = 8192
 # An uploaded BEIR zip may unpack to at most this many bytes (a larger corpus streams from disk on the command line).
 MAX_UNZIPPED_BYTES = 512 * 1024 * 1024
-# A split names a file under qrels/, never a path: no separator, no leading dot (issue 38).
+# A split names a file under qrels/, never a path: no separator, no leading dot.
 _SPLIT_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$")
 # Folders an archiver adds beside the content (macOS resource forks).
 _ARCHIVER_FOLDERS = frozenset({"__MACOSX"})

@@ -120,7 +120,7 @@ def _table(frame: pd.DataFrame, numeric: Mapping[str, str]) -> str:
 def non_matching(results: pd.DataFrame, match: pd.Series | None = None) -> pd.DataFrame:
     """Every pair that should not match: those the labels call no match (``match`` 0) when the run has binary labels,
     else every pair but the paraphrase controls (every failure mode, contradiction, negative and near-miss control, a
-    file's own categories). Issue 33: the worst cases came from the six named modes alone."""
+    file's own categories). The worst cases came from the six named modes alone."""
     if match is not None and (match == 0).any():
         return results[(match == 0).to_numpy()]
     return results[results[constants.COL_CATEGORY] != constants.CAT_POSITIVE]

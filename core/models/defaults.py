@@ -1,4 +1,4 @@
-"""The models scored when none is named: one rule for every CLI command and the app's sidebar (issue 34)."""
+"""The models scored when none is named: one rule for every CLI command and the app's sidebar."""
 
 from __future__ import annotations
 

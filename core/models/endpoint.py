@@ -88,7 +88,7 @@ class EndpointError(RuntimeError):
 
 
 class SessionKey:
-    """A key typed into the app, held in memory only (issue 38).
+    """A key typed into the app, held in memory only.
 
     Its repr shows a random token that tells two keys apart (so settings with
     different keys load different clients), never the key; it refuses to be

@@ -1,6 +1,6 @@
 """How long a run will take, before it starts: texts not cached yet × seconds per text, per model.
 
-Issue 33: a run that takes minutes must say so before it starts and give an
+A run that takes minutes must say so before it starts and give an
 ETA while it runs.  The estimate per model is
 
     texts not in the cache × seconds per text  (+ the load, when its weights are not in memory)

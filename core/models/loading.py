@@ -426,7 +426,7 @@ def load_step(name: str, device: str = DEVICE_AUTO, backend: str | None = None) 
     """What loading ``name`` on ``device`` is about to do, in words a progress line can show.
 
     Names the model by its short name; a bundled model whose exact ONNX export
-    is not made yet says so with the export's expected duration (issue 26: a
+    is not made yet says so with the export's expected duration (a
     first run that takes a minute must say why). Never raises: an unknown model
     or device gets the plain "loading" line and the load itself reports the error.
 

@@ -1,4 +1,4 @@
-"""Warm by default (issue 33): the texts a new user will certainly ask for, encoded once into the embedding cache.
+"""Warm by default: the texts a new user will certainly ask for, encoded once into the embedding cache.
 
 ``make setup`` runs ``cosine-probe models --warm`` and the app fills a cache
 folder that lacks them in the background, so a first click is answered from

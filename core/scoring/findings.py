@@ -1,4 +1,4 @@
-"""A page's finding in one or two plain sentences, computed from its results (issue 26, point 6).
+"""A page's finding in one or two plain sentences, computed from its results.
 
 Each page leads with what its numbers say before any chart or table. The
 sentences are built here, from the same tables the page draws, so they are
@@ -182,7 +182,7 @@ def oov_findings(summary: pd.DataFrame, reading: str) -> list[str]:
 
 
 def _churn(row: pd.Series, fixed: str, broken: str, ties: str | None = None, words: tuple[str, str] = ("fixed", "broken")) -> str:
-    """ " (3 fixed, 2 broken, 1 tie)": what a mitigation flipped each way beside its net figure (issue 37.9); empty without the counts."""
+    """ " (3 fixed, 2 broken, 1 tie)": what a mitigation flipped each way beside its net figure; empty without the counts."""
     if fixed not in row.index or broken not in row.index or pd.isna(row[fixed]) or pd.isna(row[broken]):
         return ""
     parts = [f"{int(row[fixed])} {words[0]}", f"{int(row[broken])} {words[1]}"]
@@ -454,7 +454,7 @@ def split_findings(rows: list[dict]) -> list[str]:
 
 
 def model_answer(frame: pd.DataFrame, threshold: float) -> str:
-    """One model's answer in a few words, shown the moment that model is done (issue 33: progressive answers).
+    """One model's answer in a few words, shown the moment that model is done (progressive answers).
 
     Args:
         frame: that model's rows of a results table (``cosine`` per pair).

@@ -1,4 +1,4 @@
-"""Issue #6, server settings: .streamlit/config.toml keeps XSRF on, an upload limit, and usage statistics off."""
+"""Server settings: .streamlit/config.toml keeps XSRF on, an upload limit, and usage statistics off."""
 
 from __future__ import annotations
 

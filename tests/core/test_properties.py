@@ -1,4 +1,4 @@
-"""Issue 18: properties that hold for any input, checked with hypothesis.
+"""Properties that hold for any input, checked with hypothesis.
 
 * any bytes given to the pair reader give pairs or the reader's own error;
 * any text gets a cosine in [-1, 1] from the real MiniLM, or a clear refusal;

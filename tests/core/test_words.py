@@ -43,7 +43,7 @@ def test_non_string_is_a_type_error(cut):
         cut(None)  # type: ignore[arg-type]
 
 
-# ---------------------------------------------------------------- issue 33: the words that differ, marked
+# ---------------------------------------------------------------- The words that differ, marked
 
 
 @pytest.mark.parametrize(

@@ -145,7 +145,7 @@ def test_compare_text_and_result_survive_page_switch(page):
 
 
 def test_an_example_pill_reruns_only_the_pair_area_and_shows_its_cosine(page, core_scores):
-    """Issue 33 item 3: an example pill fills both boxes and scores the pair by rerunning the pair's fragment alone: the
+    """An example pill fills both boxes and scores the pair by rerunning the pair's fragment alone: the
     server reports a fragment run, and draws nothing in the sidebar (a full rerun redraws it, as the first visit shows)."""
     frames = E.record_script_runs(page)
     E.goto(page, f"{page.base}/compare")
@@ -176,7 +176,7 @@ def _failure_rates(page, model_col: str) -> dict[str, float]:
     grid = _after_heading(page, "Failure rate at threshold")
     frame = E.read_dataframe(grid)
     assert {"failure mode", model_col} <= set(frame.columns), f"failure-rate table columns: {list(frame.columns)}"
-    # The page shows labels, never codes (issue 15); the grid's accessible table holds values, not their display format: 0.96 for "96%".
+    # The page shows labels, never codes; the grid's accessible table holds values, not their display format: 0.96 for "96%".
     code = {label: cat for cat, label in lexicon.CATEGORY_LABELS.items()}
     return {code[row["failure mode"]]: E.to_float(row[model_col]) for _, row in frame.iterrows()}
 
@@ -306,7 +306,7 @@ def test_invented_words_run_with_k_per_entity(page, core_scores):
     E.act(page, lambda: page.get_by_role("button", name="Run OOV with invented words").click())
     expect(page.locator(E.MAIN).get_by_text(f"20 entities × k = {constants.OOV_REPLICATES}")).to_be_visible()
     E.assert_no_errors(page)
-    # issue 26: the page opens on the OOV pages' one default reading (second sentence only)
+    # The page opens on the OOV pages' one default reading (second sentence only)
     pairs = oov_replacements(
         suites.read_suite_file(constants.SUITE_OOV),
         load_tokenizer(E.TEST_MODEL),
@@ -325,7 +325,7 @@ def test_failure_modes_calibrated_thresholds(page, core_scores):
     E.act(page, lambda: page.get_by_role("button", name="Run failure-mode suite").click())
     expect(page.locator(E.MAIN).get_by_text("Results for 1 model(s)")).to_be_visible()
     E.assert_no_errors(page)
-    # The page is in tabs (issue 15); a tab click reruns the page (it keeps the tab chosen), so wait for that run.
+    # The page is in tabs; a tab click reruns the page (it keeps the tab chosen), so wait for that run.
     E.act(page, lambda: page.get_by_role("tab", name="Each model's own threshold").click())
     shown = E.read_dataframe(_after_heading(page, "Each model's own threshold")).iloc[0]
     assert E.to_float(shown["youden threshold"]) == pytest.approx(_core_thresholds(core_scores), abs=1e-3)

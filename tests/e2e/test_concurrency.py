@@ -1,4 +1,4 @@
-"""Concurrency and state (issue #6): many sessions on one ``streamlit run`` server.
+"""Concurrency and state: many sessions on one ``streamlit run`` server.
 
 One server with two bundled models selected by default (MiniLM-L6 on torch,
 MiniLM-L3 on ONNX Runtime), one headless Chromium, and ``N_SESSIONS``

@@ -1,4 +1,4 @@
-"""End-to-end (issue 26): the explorer's first minute in headless Chromium at 1280×800 on a fresh cache.
+"""End-to-end: the explorer's first minute in headless Chromium at 1280×800 on a fresh cache.
 
 A new user opens Compare and sees which model loads (and the one-off exact
 ONNX export) while it loads, then the cosine table in the first screen; on

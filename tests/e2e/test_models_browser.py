@@ -1,4 +1,4 @@
-"""End-to-end (issue #19): the papers' models from a user's Hugging Face cache, in the real app.
+"""End-to-end: the papers' models from a user's Hugging Face cache, in the real app.
 
 Tiny stand-ins are installed under BGE-large's and mxbai-large's ids in a
 temporary ``HF_HOME`` (tests/hub_cache_support.py), and ``streamlit run`` is
@@ -94,7 +94,7 @@ def test_sidebar_shows_cached_standins_and_compare_scores_with_them(page, server
 
     # Where each stand-in departs from its registry record, the page says so, and where it encoded.
     main = page.locator(E.MAIN)
-    # The notes sit in one collapsed line under the results (issue 26), which names the device: open it.
+    # The notes sit in one collapsed line under the results, which names the device: open it.
     notes = main.get_by_text("Encoded on cpu · ").first
     expect(notes).to_be_visible()
     E.act(page, lambda: notes.click())

@@ -1,4 +1,4 @@
-"""End-to-end tour (issue 15): every page at 1280×800 in headless Chromium, its main action run, a screenshot kept.
+"""End-to-end tour: every page at 1280×800 in headless Chromium, its main action run, a screenshot kept.
 
 One ``streamlit run app.py`` (MiniLM only, a throw-away cache) and one browser
 context for the whole tour, as one user would go through the app: the history

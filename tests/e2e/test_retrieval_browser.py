@@ -1,4 +1,4 @@
-"""End-to-end (issue 11): the Retrieval page in headless Chromium against ``streamlit run``.
+"""End-to-end: the Retrieval page in headless Chromium against ``streamlit run``.
 
 A user opens the page, runs the suite's first groups with two mitigations
 ticked, and sees the win-rate chart, the paired-accuracy chart with its 25%
@@ -65,7 +65,7 @@ def test_run_the_suite_and_see_win_rates_and_the_random_line(page, server):
     expect(paired_chart.locator(".shapelayer path")).to_have_count(1)
 
     # The before/after table lists the plain cosine and both ticked mitigations, with their cost.
-    # The held-out split comes first (hand-written variants, then rule-made: issue 25), then the pooled before/after table.
+    # The held-out split comes first (hand-written variants, then rule-made), then the pooled before/after table.
     by_source = E.read_dataframe(
         page.locator(f"{E.MAIN} :is(h1, h2, h3)", has_text="Held out first").first.locator(
             "xpath=following::*[@data-testid='stDataFrame'][1]"
@@ -83,10 +83,10 @@ def test_run_the_suite_and_see_win_rates_and_the_random_line(page, server):
         constants.MITIGATION_LABELS[m] for m in (constants.MITIGATION_NONE, constants.MITIGATION_BM25_RRF, constants.MITIGATION_GUARD)
     ]
     assert {"paraphrases_lost", "correct_lost", "ms_per_query"} <= set(table.columns)
-    # Issue 37.8/37.9: ties, and what each mitigation fixed and broke, beside its win rate.
+    # Ties, and what each mitigation fixed and broke, beside its win rate.
     assert {"ties", "fixed", "broken", "correct_gained"} <= set(table.columns)
 
-    # Issue 33 (item 3 of "why it stays open"): the before/after chart, seen in the browser. One panel per figure, the plain
+    # The before/after chart, seen in the browser. One panel per figure, the plain
     # cosine and each ticked mitigation on x, bars drawn.
     chart = _chart_after(page, "Mitigations: before and after")
     expect(chart.locator(".gtitle")).to_contain_text("Before and after each mitigation")
@@ -103,7 +103,7 @@ def test_run_the_suite_and_see_win_rates_and_the_random_line(page, server):
 
 
 def test_a_triples_file_gets_a_finding_a_chart_and_the_ticked_mitigation(page, server):
-    """Issue 33.5 / 37.12: a triples upload leads with a sentence and a chart, and the ticked mitigation is applied.
+    """A triples upload leads with a sentence and a chart, and the ticked mitigation is applied.
 
     The applied mitigation shows its ties, fixed and broken.
     """
@@ -147,7 +147,7 @@ def _zip(folder) -> bytes:
 
 
 def _worst_in_full(page, heading: str, column: str, name: str) -> None:
-    """Issue 33.5: under a worst-first table, its first row's ``column`` text in full (it ran off the table's edge), with
+    """Under a worst-first table, its first row's ``column`` text in full (it ran off the table's edge), with
     the changed words marked; a screenshot from the heading to the end of that text."""
     title = page.locator(f"{E.MAIN} :is(h1, h2, h3)", has_text=heading).first
     worst = E.read_dataframe(title.locator("xpath=following::*[@data-testid='stDataFrame'][1]")).iloc[0]

@@ -1,4 +1,4 @@
-"""End-to-end (issue 33 item 5): what the walk found wrong on screen, each fixed, in headless Chromium at 1280×800.
+"""End-to-end: what the walk found wrong on screen, each fixed, in headless Chromium at 1280×800.
 
 On the shared e2e server (MiniLM, a fresh cache): Home links every main page, gives the README's example number,
 keeps the threshold in the first screen and marks models that cannot load in the picker; Compare's axis is zoomed

@@ -1,4 +1,4 @@
-"""End-to-end (issue 38): a hostile visitor of a shared app reaches none of the server's secrets or files.
+"""End-to-end: a hostile visitor of a shared app reaches none of the server's secrets or files.
 
 The app runs with secrets in its environment (``SECRET_TOKEN``,
 ``OPENAI_API_KEY``) and an operator allowlist naming one base URL and one
@@ -285,6 +285,6 @@ def test_twenty_uploads_leave_one_folder_and_bounded_memory(page, server, server
         upload(i)
     grown = _rss_mb(server.proc.pid) - before
     folders = sorted(p.name for p in set(server_tmp.glob("cosine-probe-beir-*")) - earlier)
-    print(f"issue 38: 20 uploads of a 1 MB zip: server RSS +{grown:.0f} MB, unpacked folders left: {len(folders)}")
+    print(f"20 uploads of a 1 MB zip: server RSS +{grown:.0f} MB, unpacked folders left: {len(folders)}")
     assert len(folders) == 1, f"{len(folders)} unpacked folders after 21 uploads in one session"
     assert grown < RSS_BOUND_MB, f"server memory grew {grown:.0f} MB over 20 uploads (bound {RSS_BOUND_MB} MB)"

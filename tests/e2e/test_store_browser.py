@@ -1,4 +1,4 @@
-"""End-to-end (issue 36): "Connect a store" on the Your corpus page in headless Chromium against ``streamlit run``.
+"""End-to-end: "Connect a store" on the Your corpus page in headless Chromium against ``streamlit run``.
 
 A LanceDB folder holds the first 120 passages of the shipped corpus
 (data/corpora/wordnet-adjectives.csv) with MiniLM-L6's vectors; the user

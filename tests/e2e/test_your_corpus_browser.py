@@ -1,4 +1,4 @@
-"""End-to-end (issue 35): the Your corpus page in headless Chromium against ``streamlit run``.
+"""End-to-end: the Your corpus page in headless Chromium against ``streamlit run``.
 
 A user uploads a corpus file, audits it (the progress names the model), reads
 the findings, the risk table and the twin-share curve, sees each twin pair

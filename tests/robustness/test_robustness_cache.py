@@ -1,4 +1,4 @@
-"""Issue #6, cache: an unwritable or corrupt cache folder gives a visible warning, never lost results.
+"""Cache: an unwritable or corrupt cache folder gives a visible warning, never lost results.
 
 The embedding cache is one ``st.cache_resource`` per server, so each test
 points ``COSINE_PROBE_CACHE_DIR`` somewhere bad, drops the cached instance,

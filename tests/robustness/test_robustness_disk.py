@@ -1,4 +1,4 @@
-"""Issue 18: trust nothing read from disk, through the command line and the app.
+"""Trust nothing read from disk, through the command line and the app.
 
 The CLI is run in-process (``core.cli.main.main``) where one process is
 enough, and as a subprocess where the point is a new process: a model folder

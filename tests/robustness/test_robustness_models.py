@@ -1,4 +1,4 @@
-"""Issue #6, models: names that do not exist, folders without weights, damaged
+"""Models: names that do not exist, folders without weights, damaged
 weights, remote code without opt-in, and a model that raises while encoding.
 
 Driven through the real sidebar of the Compare page: each failing model gets
@@ -137,7 +137,7 @@ def test_only_failing_models_keep_the_earlier_results(hub_refuses):
 
 
 def test_model_ids_with_markup_are_shown_as_text(hub_refuses):
-    # Text that cannot be a Hugging Face id or a folder is refused in the sidebar (issue 15), its markup shown as text.
+    # Text that cannot be a Hugging Face id or a folder is refused in the sidebar, its markup shown as text.
     at = new_compare_page()
     add_model(at, MARKUP_ID)
     assert MARKUP_ID not in at.session_state["selected_models"]

@@ -1,4 +1,4 @@
-"""Issue 23: output files that cannot be written fail up front, not after the run (one line, exit 2).
+"""Output files that cannot be written fail up front, not after the run (one line, exit 2).
 
 The tests run as root on CI boxes, where permission bits do not stop a write;
 a file name longer than the file system allows (ENAMETOOLONG) cannot be

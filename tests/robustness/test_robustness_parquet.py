@@ -1,4 +1,4 @@
-"""Issue 23: Parquet inputs to ``run``: a damaged page names the file, a real U+FFFD is not a decoding note,
+"""Parquet inputs to ``run``: a damaged page names the file, a real U+FFFD is not a decoding note,
 list and struct cells are refused by name, never scored as their Python repr.  No model runs here."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 23: Ray never hangs silently.
+"""Ray never hangs silently.
 
 Too many actors are capped with a note; an unreachable cluster, or a port that is not Ray, is one line.
 

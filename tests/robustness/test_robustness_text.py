@@ -1,4 +1,4 @@
-"""Issue #6, typed text: whatever is typed on the Compare page or given to the CLI.
+"""Typed text: whatever is typed on the Compare page or given to the CLI.
 
 Every case checks the specific message, that the boxes still hold what was
 typed, and that the results from before a refused input are still shown.

@@ -1,4 +1,4 @@
-"""Issue #6, uploaded files: every kind of file a user can give the Your data page or the CLI.
+"""Uploaded files: every kind of file a user can give the Your data page or the CLI.
 
 Files go through the real ``st.file_uploader`` (AppTest can set its value).
 One app session uploads a good file and runs it first; every later upload,
@@ -203,7 +203,7 @@ def test_extra_columns_are_ignored_and_named(at):
 
 
 def test_thousands_of_columns_are_named_in_a_bounded_line(at):
-    # Issue 39 item 7: the CLI's "ignored columns" line was bounded, the page still listed every column (34 KB).
+    # The CLI's "ignored columns" line was bounded, the page still listed every column (34 KB).
     names = [f"extra_column_with_a_long_name_{i:05d}" for i in range(1_000)]
     upload(at, "wide.csv", ("text_a,text_b," + ",".join(names) + "\nOne,Two," + ",".join("x" for _ in names) + "\n").encode())
     texts = [e.value for kind in ("caption", "info", "markdown", "warning", "error") for e in getattr(at, kind)]

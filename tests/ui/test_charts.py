@@ -99,7 +99,7 @@ L6, INT8 = "sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2-int8"
 
 
 def test_one_colour_per_model_on_every_chart_and_twins_are_told_apart():
-    """Issue 26: a model keeps its colour from page to page; MiniLM-L6 and its int8 twin differ in colour and never hide each other."""
+    """A model keeps its colour from page to page; MiniLM-L6 and its int8 twin differ in colour and never hide each other."""
     from core.models.registry import model_color
 
     assert model_color(L6) == model_color("MiniLM-L6") != model_color(INT8)
@@ -142,7 +142,7 @@ def test_share_above_panels_leave_no_empty_panel():
 
 
 def test_before_after_panels_keep_their_titles_apart():
-    """Issue 33: four panel titles in one row overlapped at 1280 px; now two panels a row, each title on two lines."""
+    """Four panel titles in one row overlapped at 1280 px; now two panels a row, each title on two lines."""
     from core import constants
     from ui.retrieval_charts import before_after_figure
 

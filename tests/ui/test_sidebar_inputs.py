@@ -1,4 +1,4 @@
-"""issue 15, honest inputs: the sidebar refuses what cannot be a model, asks for remote code only where needed,
+"""Honest inputs: the sidebar refuses what cannot be a model, asks for remote code only where needed,
 and a failed model's error appears once per page with what to do (AppTest, no model loaded)."""
 
 from __future__ import annotations

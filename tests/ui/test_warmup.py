@@ -1,4 +1,4 @@
-"""Issue 33: a cache folder without the examples fills in the background, its progress in the sidebar, and pages never wait for it."""
+"""A cache folder without the examples fills in the background, its progress in the sidebar, and pages never wait for it."""
 
 from __future__ import annotations
 

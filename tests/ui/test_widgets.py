@@ -27,7 +27,7 @@ def test_plain_note_drops_internal_paths_and_raw_words():
 
 
 def test_a_clicked_point_maps_back_to_its_pair_row():
-    """Issue 26: click a point, read the pair: the selection event's curve and point give the row through the trace's customdata."""
+    """Click a point, read the pair: the selection event's curve and point give the row through the trace's customdata."""
     import pandas as pd
     import plotly.graph_objects as go
 
@@ -44,7 +44,7 @@ def test_a_clicked_point_maps_back_to_its_pair_row():
 
 
 def test_a_finding_is_one_escaped_paragraph_and_nothing_when_there_is_none():
-    """Issue 26: no empty element sits above a page's charts before it has results."""
+    """No empty element sits above a page's charts before it has results."""
 
     class Where:
         def __init__(self):
@@ -74,7 +74,7 @@ def test_a_config_labelled_with_its_raw_column_name_still_gets_a_readable_header
 
 
 def test_marked_text_highlights_changed_runs_and_escapes_everything():
-    """Issue 33: the changed words are marked; typed Markdown in a sentence stays text."""
+    """The changed words are marked; typed Markdown in a sentence stays text."""
     from core.words import word_changes
 
     _, tokens = word_changes("The dose is **5** mg", "The dose is **50** mg [x](y)")

@@ -166,7 +166,7 @@ def test_marker_switches_to_each_models_calibrated_threshold(at):
     assert minilm_row(at)["threshold"] == pytest.approx(at.slider(key="threshold").value)
 
 
-# ---------------------------------------------------------------- issue 15: key numbers, plain words, charts that explain themselves
+# ---------------------------------------------------------------- Key numbers, plain words, charts that explain themselves
 
 
 def test_compare_table_leads_with_key_numbers_and_shows_a_dash_for_nothing_published():
@@ -196,7 +196,7 @@ def test_heatmap_scale_is_fixed_and_cells_above_threshold_are_marked(at):
 
 
 def test_result_leads_with_its_finding_then_the_table_then_the_chart(at):
-    """Issue 26: the key number in the first screen: the finding in words, the table, and only then the chart and notes."""
+    """The key number in the first screen: the finding in words, the table, and only then the chart and notes."""
     from core.scoring.findings import compare_findings
     from ui.widgets import md_escape
 
@@ -212,7 +212,7 @@ def test_result_leads_with_its_finding_then_the_table_then_the_chart(at):
 
 
 def test_bar_chart_zooms_to_the_scores_keeps_its_order_and_names_the_threshold_in_the_legend(monkeypatch):
-    """Issue 33: on a 0-1 axis 0.96 and 0.98 looked equal, the bars re-sorted when a threshold move changed a verdict, and the
+    """On a 0-1 axis 0.96 and 0.98 looked equal, the bars re-sorted when a threshold move changed a verdict, and the
     threshold's label sat on its line. Two models whose cosines straddle the threshold after a move."""
     from core.models.registry import MINILM_L6_INT8
 

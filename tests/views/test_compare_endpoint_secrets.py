@@ -1,4 +1,4 @@
-"""Issue 38 item 3: an endpoint that echoes the key gets the page's error line, never the key.
+"""An endpoint that echoes the key gets the page's error line, never the key.
 
 The page's error path passes the one redaction.
 """
@@ -37,7 +37,7 @@ def test_an_echoed_key_is_not_in_the_pages_error_line(tmp_path, monkeypatch):
             200, {"data": [{"index": i, "embedding": [echo, 0.1]} for i in range(len(texts))]}, {"X-Echo": echo}, f"OK {echo}"
         ),
     ) as server:
-        # The key a visitor typed for this endpoint (issue 38: a page takes no variable's name).
+        # The key a visitor typed for this endpoint (a page takes no variable's name).
         settings = endpoint.make_settings(NAME, server.base_url, session_key=endpoint.SessionKey(KEY))
         at.session_state[KEY_ENDPOINTS] = {settings.name: settings}
         at.session_state["selected_models"] = [NAME]

@@ -162,7 +162,7 @@ def test_calibration_section_matches_core(at, core_results):
     negation = core_results[core_results[constants.COL_CATEGORY] == constants.CAT_NEGATION][constants.COL_COSINE]
     assert rates.loc[constants.CAT_NEGATION, "failure_rate_calibrated"] == pytest.approx((negation > own).mean())
     assert rates.loc[constants.CAT_NEGATION, "failure_rate_global"] == pytest.approx((negation > 0.7).mean())
-    # issue 33: a calibrated threshold that makes failure rates 100% is said in a sentence, above the chart
+    # A calibrated threshold that makes failure rates 100% is said in a sentence, above the chart
     full = calibration.failure_rates(core_results, calibration.thresholds_by_model(expected.reset_index()), 0.7)
     said = calibration.calibration_findings(full, (constants.CAT_NEGATIVE,), lambda m: "MiniLM-L6")
     assert said and "100%" in said[0]  # MiniLM-L6 on the unrelated controls: the walk's 0.26-0.31
@@ -194,7 +194,7 @@ def test_calibration_settings_change_the_threshold_and_survive_a_page_switch(at,
 
 
 def test_vulnerability_ranking_shows_intervals_and_ties(monkeypatch):
-    """fp32 and int8 MiniLM differ by noise (issue 17): the page calls them tied, as core does."""
+    """fp32 and int8 MiniLM differ by noise: the page calls them tied, as core does."""
     from core.models.registry import MINILM_L6_INT8, short_name
     from core.papers.failure_modes import vulnerability_ranking
 
@@ -214,7 +214,7 @@ def test_vulnerability_ranking_shows_intervals_and_ties(monkeypatch):
         assert row["tied_with"] == f"tied with {other}"
 
 
-# ---------------------------------------------------------------- issue 15: what a user meets
+# ---------------------------------------------------------------- What a user meets
 
 
 def _shown_columns(app, column: str) -> list[str]:
@@ -234,7 +234,7 @@ def test_worst_cases_lead_with_model_cosine_verdict_and_hide_codes(at):
     assert shown[:4] == ["model", "cosine", "threshold", "verdict"]
     assert shown.index(constants.COL_TEXT_B) < shown.index(constants.COL_PAIR_ID) == len(shown) - 1
     assert constants.COL_CATEGORY not in shown and "failure mode" in shown
-    # issue 33: the contradicting sentence was off-screen; the words that differ sit before the texts, and the worst
+    # The contradicting sentence was off-screen; the words that differ sit before the texts, and the worst
     # pair is shown below in full with them marked in both sentences
     assert shown.index("changed words") < shown.index(constants.COL_TEXT_A)
     first = _worst(at).iloc[0]
@@ -283,7 +283,7 @@ def _open_tab(app, key: str) -> int:
 
 
 def test_across_thresholds_tab_survives_a_threshold_move_and_leads_with_a_finding(at):
-    """Issue 26: the tab built around the slider stays open when the slider moves; the page says its finding first."""
+    """The tab built around the slider stays open when the slider moves; the page says its finding first."""
     from core.scoring.findings import failure_mode_findings
     from core.scoring.tables import category_summary, rows_of_suite
 
@@ -303,7 +303,7 @@ def test_across_thresholds_tab_survives_a_threshold_move_and_leads_with_a_findin
     at.slider(key="threshold").set_value(0.7).run()
 
 
-# ---------------------------------------------------------------- issue 33: interactions that do not recompute
+# ---------------------------------------------------------------- Interactions that do not recompute
 
 
 def _spy_core(monkeypatch) -> list[str]:
@@ -333,7 +333,7 @@ def _spy_core(monkeypatch) -> list[str]:
 
 
 def test_a_tab_click_draws_one_tab_and_scores_nothing(at, monkeypatch):
-    """Issue 33: a tab click cost a full rerun of every tab (8-20 s); now only the open tab is drawn, and a tab seen
+    """A tab click cost a full rerun of every tab (8-20 s); now only the open tab is drawn, and a tab seen
     before, at a threshold seen before, calls no scoring or analysis function at all."""
     for label in TABS_SEEN:
         show_tab(at, "fm_tab", label)  # each tab drawn once: its analyses are cached
@@ -346,7 +346,7 @@ def test_a_tab_click_draws_one_tab_and_scores_nothing(at, monkeypatch):
 
 
 def test_a_threshold_move_recomputes_only_what_the_threshold_changes(at, monkeypatch):
-    """Issue 33: a threshold move (15.8 s) scored nothing again, but recomputed every tab's figures; now it computes
+    """A threshold move (15.8 s) scored nothing again, but recomputed every tab's figures; now it computes
     the threshold's own statistics for the open tab only, and never encodes or scores a pair."""
     show_tab(at, "fm_tab", "Across thresholds")
     calls = _spy_core(monkeypatch)

@@ -64,7 +64,7 @@ def test_two_runs_are_listed_and_compared(history_file):
     assert row["rate_before"] == pytest.approx(2 / 3) and row["rate_after"] == pytest.approx(2 / 3)
     crossed = table_with(app, "direction")
     assert sorted(zip(crossed["pair_id"], crossed["direction"], strict=True)) == [("p0", "now above"), ("p1", "now below")]
-    # issue 26: what changed, in words, above the runs table: (0.72 + 0.6 + 0.95 - 0.5 - 0.75 - 0.9) / 3 = +0.04
+    # What changed, in words, above the runs table: (0.72 + 0.6 + 0.95 - 0.5 - 0.75 - 0.9) / 3 = +0.04
     assert_leads_with(
         app,
         [

@@ -1,4 +1,4 @@
-"""Home (AppTest): where to start, one example number, the threshold in view, models marked before they are picked (issue 33)."""
+"""Home (AppTest): where to start, one example number, the threshold in view, models marked before they are picked."""
 
 from __future__ import annotations
 

@@ -76,7 +76,7 @@ def test_oov_with_k_words_matches_core(at):
     next(b for b in at.button if b.label == "Run OOV with invented words").click().run()
     assert not at.exception
     versus = _frame(at, "mean_plausible")
-    # issue 26: the page opens on the same reading as OOV robustness (second sentence only), named beside every figure
+    # The page opens on the same reading as OOV robustness (second sentence only), named beside every figure
     assert at.radio(key="iw_reading").value == constants.OOV_DEFAULT_READING == constants.VARIANT_REPLACED_B
     assert sum(c.value == f"Reading: {constants.OOV_READINGS[constants.VARIANT_REPLACED_B]}." for c in at.caption) == 2
     pairs = oov_replacements(read_suite_file(constants.SUITE_OOV), load_tokenizer(MINILM), 2, readings=[constants.VARIANT_REPLACED_B])
@@ -84,11 +84,11 @@ def test_oov_with_k_words_matches_core(at):
     expected = summary["plausible_vs_random"]
     assert versus["difference"].iloc[0] == pytest.approx(expected["difference"].iloc[0], abs=1e-6)
     assert versus["n_entities"].iloc[0] == 20
-    # issue 15: the reading is shown in words and the raw code column stays off the screen.
+    # The reading is shown in words and the raw code column stays off the screen.
     proto = next(d.proto for d in at.dataframe if "mean_plausible" in d.value.columns)
     assert "reading" not in list(proto.column_order) and "reading_label" in list(proto.column_order)
     assert versus["reading_label"].iloc[0] == "second sentence only"
-    # issue 26: the run's finding in words leads the page, above the generator's word table and every chart
+    # The run's finding in words leads the page, above the generator's word table and every chart
     sentences = invented_findings(summary["by_model"], expected, constants.OOV_READINGS[constants.VARIANT_REPLACED_B])
     by_kind = summary["by_model"].set_index(constants.COL_KIND)["mean_delta"]
     assert sentences[0] == (
@@ -99,7 +99,7 @@ def test_oov_with_k_words_matches_core(at):
 
 
 def test_cli_and_page_print_the_same_oov_figure_by_default(at, cli):
-    """Issue 34: one OOV reading in core, so ``oov-words --run`` with no ``--reading`` and the page's default agree."""
+    """One OOV reading in core, so ``oov-words --run`` with no ``--reading`` and the page's default agree."""
     import json
 
     at.radio(key="iw_reading").set_value(constants.OOV_DEFAULT_READING).run()

@@ -1,4 +1,4 @@
-"""issue 15: a model that cannot load gets one error box per page, not one per section (AppTest, hub refused).
+"""A model that cannot load gets one error box per page, not one per section (AppTest, hub refused).
 
 Compare draws the model in four places (the scores, the tokens, "Why this score" and
 the heatmap) and Invented words loads its tokenizer before anything else; each page

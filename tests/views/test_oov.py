@@ -62,7 +62,7 @@ def core_results(at):
 
 
 def _table(app: AppTest, *columns: str) -> pd.DataFrame:
-    """The first dataframe having all ``columns``, in the open tab or else in the first tab that has one (issue 33: only
+    """The first dataframe having all ``columns``, in the open tab or else in the first tab that has one (only
     the open tab is drawn)."""
     for label in [None, *TABS]:
         if label is not None:
@@ -77,7 +77,7 @@ def _table(app: AppTest, *columns: str) -> pd.DataFrame:
 def _row(frame: pd.DataFrame, **where) -> pd.Series:
     sel = frame
     for col, val in where.items():
-        # tables show short model names (issue 33), the _reading_box too
+        # tables show short model names, the _reading_box too
         sel = sel[sel[col].isin([val, short_name(val)])] if col == constants.COL_MODEL else sel[sel[col] == val]
     assert len(sel) == 1, f"expected one row for {where}, got {len(sel)}"
     return sel.iloc[0]
@@ -89,7 +89,7 @@ def _set_reading(app: AppTest, reading: str) -> None:
 
 
 def test_raw_delta_table_matches_core_both_sentences(at, core_results):
-    # issue 15: the page opens on the reading the paper's figures resemble, summary tab first, and says why
+    # The page opens on the reading the paper's figures resemble, summary tab first, and says why
     assert at.radio(key="oov_reading").value == constants.VARIANT_REPLACED_B
     assert "paper" in at.radio(key="oov_reading").help
     assert [t.label for t in at.tabs][0] == "Summary" and len(at.tabs) >= 8
@@ -195,7 +195,7 @@ def test_choices_survive_a_page_switch(at):
 
 
 def test_a_tab_click_draws_one_tab_and_recomputes_nothing(at, monkeypatch):
-    """Issue 33: a tab click on OOV robustness reran every tab's statistics (8-20 s); now it draws the open tab only,
+    """A tab click on OOV robustness reran every tab's statistics (8-20 s); now it draws the open tab only,
     from analyses cached by content, and scores no pair again."""
     from ui import state
 
@@ -220,7 +220,7 @@ def test_a_tab_click_draws_one_tab_and_recomputes_nothing(at, monkeypatch):
 
 
 def test_tables_show_short_model_names_and_downloads_keep_the_ids(at):
-    """Issue 33: full Hugging Face ids in the OOV tables; now the short names, the downloads unchanged."""
+    """Full Hugging Face ids in the OOV tables; now the short names, the downloads unchanged."""
     for label in TABS[:-1]:
         show_tab(at, "oov_tab", label)
         for frame in at.dataframe:

@@ -112,7 +112,7 @@ def test_failure_table1_published_vs_recomputed(at, failure_results):
     assert row["status"] == reproduce.STATUS_COMPARED
     bge = shown[shown["model"] == "BGE-large"]
     assert len(bge) == 18 and set(bge["status"]) == {reproduce.STATUS_NOT_RUN} and bge["recomputed"].isna().all()
-    # issue 26: the page leads with how many cells reproduce and the largest gap, counted here from the table shown
+    # The page leads with how many cells reproduce and the largest gap, counted here from the table shown
     tolerance = at.number_input(key="papers_tolerance").value
     numbers = shown[(shown["status"] == reproduce.STATUS_COMPARED) & shown["difference"].notna()]
     gap = numbers.loc[numbers["difference"].abs().idxmax()]
@@ -200,7 +200,7 @@ def test_failure_rate_table_uses_the_papers_threshold_and_shows_the_sidebar_one(
 
 
 def test_the_comparison_says_metrics_in_words_and_a_dash_for_a_missing_cell():
-    """Issue 33: "mean_cosine" and "None" on screen; the downloads keep the codes."""
+    """ "mean_cosine" and "None" on screen; the downloads keep the codes."""
     from apptest_support import open_page
 
     app = open_page("views/papers.py", timeout=120)

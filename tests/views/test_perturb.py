@@ -91,7 +91,7 @@ def test_markup_is_shown_as_text(at):
 
 
 def test_scores_lead_with_model_cosine_verdict_and_one_threshold_line(at):
-    """issue 15: the verdict is in view, and one global threshold is one line, not one legend entry per model."""
+    """The verdict is in view, and one global threshold is one line, not one legend entry per model."""
     import json
 
     at.text_area(key="pt_text").set_value("Google acquired YouTube").run()
@@ -116,7 +116,7 @@ def test_scores_lead_with_model_cosine_verdict_and_one_threshold_line(at):
 
 
 def test_scores_lead_with_their_finding_above_every_table(at):
-    """Issue 26: the count of variants a retriever would still return, and the closest one, before the listing and the chart."""
+    """The count of variants a retriever would still return, and the closest one, before the listing and the chart."""
     from apptest_support import assert_leads_with
 
     from core.scoring.findings import perturbation_findings

@@ -65,7 +65,7 @@ def cos(minilm):
 
 @pytest.fixture(scope="module")
 def suite():
-    return load_retrieval_suite().sample(N_GROUPS)  # the page runs an evenly spread sample of N groups (issue 33)
+    return load_retrieval_suite().sample(N_GROUPS)  # the page runs an evenly spread sample of N groups
 
 
 @pytest.fixture(scope="module")
@@ -251,7 +251,7 @@ def test_mitigation_toggle_changes_the_tables(at, hand_wins):
     assert set(wins[constants.COL_MITIGATION]) == {NONE_LABEL, GUARD_LABEL}
     before_after = next(c for c in _charts(at) if c["layout"]["title"]["text"].startswith("Before and after"))
     assert {tuple(d["x"]) for d in before_after["data"]} == {(NONE_LABEL, GUARD_LABEL)}
-    # Issue 25: every mitigation on hand-written (held-out) variants first, then rule-made, ties apart.
+    # Every mitigation on hand-written (held-out) variants first, then rule-made, ties apart.
     by_source = _frame(at, {"variants", constants.COL_TIES})
     assert list(by_source["variants"]) == [constants.SOURCE_HAND, constants.SOURCE_RULE] * 2
     assert list(by_source[constants.COL_MITIGATION]) == [NONE_LABEL, NONE_LABEL, GUARD_LABEL, GUARD_LABEL]
@@ -462,7 +462,7 @@ def test_compare_third_box_ranks_b_against_the_passage():
 
 
 def test_the_calibrated_filter_lets_the_user_choose_what_counts_as_a_negative():
-    """Issue 33: Retrieval's calibrated filter used the saved near-miss choice without showing it; now the choice sits under
+    """Retrieval's calibrated filter used the saved near-miss choice without showing it; now the choice sits under
     the filter (shared with Failure modes), and with the controls scored the thresholds it uses are named with their negatives."""
     from apptest_support import open_page
 

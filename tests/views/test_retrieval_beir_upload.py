@@ -1,4 +1,4 @@
-"""Issue 38 on the Retrieval page: a BEIR zip is unpacked safely into one folder per session.
+"""On the Retrieval page: a BEIR zip is unpacked safely into one folder per session.
 
 Every malformed or hostile zip is one error line and the earlier upload and
 its results stay; the split is picked from the qrels the zip holds, never
@@ -87,7 +87,7 @@ def test_the_split_is_picked_from_the_qrels_the_zip_holds_never_typed(tmp_folder
 
 
 def test_twenty_uploads_keep_one_folder_and_no_bytes(tmp_folders):
-    """Issue 38 item 5: what each upload kept (its bytes in session state, an unpacked folder never removed) is bounded."""
+    """What each upload kept (its bytes in session state, an unpacked folder never removed) is bounded."""
     app = _beir_page()
 
     def upload(i: int) -> None:
@@ -110,7 +110,7 @@ def test_twenty_uploads_keep_one_folder_and_no_bytes(tmp_folders):
     state = app.session_state._state.filtered_state  # AppTest's view of the session's state (no public listing)
     held = [k for k, v in state.items() if isinstance(v, bytes | bytearray) and len(v) > 65_536]
     assert not held, f"session state keeps an upload's bytes under {held}"
-    print(f"issue 38: 20 uploads grew Python memory by {grown / 2**20:.2f} MB")
+    print(f"20 uploads grew Python memory by {grown / 2**20:.2f} MB")
     assert grown < MEMORY_BOUND_BYTES, (
         f"20 uploads grew Python memory by {grown / 2**20:.1f} MB (bound {MEMORY_BOUND_BYTES / 2**20:.0f} MB)"
     )

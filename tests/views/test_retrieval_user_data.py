@@ -122,7 +122,7 @@ def test_beir_zip_gives_the_same_recall_at_1(direct, tmp_path, monkeypatch):
 
 
 def test_mitigations_apply_to_a_triples_file_and_a_beir_zip_with_a_finding_and_a_chart(tmp_path, monkeypatch, minilm):
-    """Issues 37.12 and 33.5: the ticked mitigations run on both user inputs, which lead with a sentence and a chart."""
+    """The ticked mitigations run on both user inputs, which lead with a sentence and a chart."""
     _history(tmp_path, monkeypatch)
     app = open_page(PAGE)
     app.radio(key="rt_source").set_value("triples").run()
@@ -158,7 +158,7 @@ def _shown_in_full(app, header: str) -> str:
 
 
 def test_the_worst_triple_and_the_worst_query_are_shown_in_full_with_the_changed_words_marked(tmp_path, monkeypatch):
-    """Issue 33.5: the triples and BEIR per-row tables cut the negative (the top passage) at the table's edge; the worst row
+    """The triples and BEIR per-row tables cut the negative (the top passage) at the table's edge; the worst row
     is now shown under them with both texts in full and the words that differ marked, as Failure modes does."""
     _history(tmp_path, monkeypatch)
     app = open_page(PAGE)

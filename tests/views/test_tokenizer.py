@@ -49,7 +49,7 @@ def test_default_invented_words(at):
     last = word_tables(at)[-1]
     assert last.loc[last["word"] == "patient", "in vocabulary"].iloc[0] == "yes"
     assert len(at.download_button) >= 2  # token table downloads
-    # issue 26: the page leads with the word that splits most (one model: no agreement to report)
+    # The page leads with the word that splits most (one model: no agreement to report)
     import pandas as pd
 
     words = pd.concat(word_tables(at), ignore_index=True)
@@ -94,7 +94,7 @@ def test_long_line_past_max_and_empty_input(at):
 
 
 def test_identical_splits_are_shown_once(monkeypatch):
-    """issue 15: MiniLM and its int8 copy share a tokenizer, so each line's split is shown once for both."""
+    """MiniLM and its int8 copy share a tokenizer, so each line's split is shown once for both."""
     monkeypatch.setenv("COSINE_PROBE_DEFAULT_MODELS", f"{MINILM},{INT8}")
     app = open_page("views/tokenizer.py", timeout=120)
     assert not app.exception
@@ -105,7 +105,7 @@ def test_identical_splits_are_shown_once(monkeypatch):
 
 
 def test_the_sentencepiece_model_splits_differently_and_an_endpoint_says_why_it_cannot(at):
-    """issue 28: the bundled e5 (XLM-RoBERTa SentencePiece) cuts words elsewhere than WordPiece, so agreement is no longer always green."""
+    """The bundled e5 (XLM-RoBERTa SentencePiece) cuts words elsewhere than WordPiece, so agreement is no longer always green."""
     e5 = "multilingual-e5-small-q4"
     at.session_state["selected_models"] = [MINILM, e5, "openai:text-embedding-3-small"]
     at.run()
@@ -124,7 +124,7 @@ def test_the_sentencepiece_model_splits_differently_and_an_endpoint_says_why_it_
 
 
 def test_identical_splits_are_shown_once_with_the_models_that_make_them(at):
-    """Issue 33: MiniLM and its int8 twin split every word alike, yet each split was printed once per model; now each
+    """MiniLM and its int8 twin split every word alike, yet each split was printed once per model; now each
     distinct split is shown once, naming its models, and the word tables have one row per word and split."""
     e5 = "multilingual-e5-small-q4"
     at.session_state["selected_models"] = [MINILM, INT8, e5]
@@ -144,7 +144,7 @@ def test_identical_splits_are_shown_once_with_the_models_that_make_them(at):
 
 
 def test_the_all_lines_table_has_one_row_per_line_and_split(at):
-    """Issue 33: the "All lines" table kept one row per model even where the models split a line identically; now models
+    """The "All lines" table kept one row per model even where the models split a line identically; now models
     that cut a line alike share its row, and what each keeps is said per model where they differ (MiniLM-L3 keeps 128)."""
     l3, e5 = "sentence-transformers/paraphrase-MiniLM-L3-v2", "multilingual-e5-small-q4"
     at.session_state["selected_models"] = [MINILM, INT8, l3, e5]

@@ -38,7 +38,7 @@ def test_tune_runs_and_shows_the_held_out_half_first(at):
     assert {C.TUNE_SETTING_UNTOUCHED, C.TUNE_SETTING_TUNED, C.TUNE_SETTING_CONTROL} <= set(wins[C.COL_SETTING])
     charts = [c for c in at.get("plotly_chart")]
     assert len(charts) == 2
-    # Issue 37 item 11: the general cost on natural data and the shortcut probe, the cost said first.
+    # The general cost on natural data and the shortcut probe, the cost said first.
     lead = next(m.value for m in at.markdown if m.value.startswith("**General cost on WordNet antonym glosses"))
     assert "**General cost on NLI sentence triples, natural data it never trained on**" in lead
     assert "General cost on natural data it never trained on" in headers and "Shortcut probe: a negation cue, or the meaning?" in headers

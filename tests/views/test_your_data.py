@@ -245,7 +245,7 @@ def test_identical_and_mirrored_pairs_are_named_and_can_be_dropped():
     assert not [e for e in app.expander if "break the category rules" in e.label]
 
 
-# ---------------------------------------------------------------- issue 15: labels the page understands
+# ---------------------------------------------------------------- Labels the page understands
 
 NLI = (
     b"premise,hypothesis,gold\n"
@@ -306,7 +306,7 @@ def test_results_lead_with_model_cosine_verdict(at):
         "changed words",
         constants.COL_TEXT_A,
         constants.COL_TEXT_B,
-    ]  # issue 33: the change on screen
+    ]  # The change on screen
     assert order.index(constants.COL_PAIR_ID) > order.index(constants.COL_TOKENS_A)
     summary = next(d.proto for d in at.dataframe if "fr_ci_low" in d.value.columns)
     assert "share above threshold" in summary.columns and constants.COL_CATEGORY not in list(summary.column_order)
@@ -362,7 +362,7 @@ def test_one_class_labels_say_why_there_is_no_classifier():
     assert not [d for d in app.dataframe if "auc" in d.value.columns]
 
 
-# ---------------------------------------------------------------- issue 26: the result said in words, worst pairs first
+# ---------------------------------------------------------------- The result said in words, worst pairs first
 
 BACKWARDS = (
     b"a,b,label\n"
@@ -399,7 +399,7 @@ def test_an_auc_below_half_is_said_in_words_with_the_groups_named_and_worst_pair
     assert shown[constants.COL_COSINE][:3].is_monotonic_decreasing and shown[constants.COL_COSINE][3:].is_monotonic_increasing
 
 
-# Issue 38 item 5: twenty uploads of one file in a session. Each parsed table lives in Arrow buffers (pandas 3 strings),
+# Twenty uploads of one file in a session. Each parsed table lives in Arrow buffers (pandas 3 strings),
 # which tracemalloc does not see; pyarrow counts them. The session keeps one parsed table and its mapped pairs, so
 # twenty more uploads may add at most this multiple of the file's size (they added about 55 times its size before).
 UPLOAD_ROWS = 3_000
@@ -434,7 +434,7 @@ def test_twenty_uploads_keep_one_parsed_table_alive():
     gc.collect()
     grown = pa.total_allocated_bytes() - start
     print(
-        f"issue 38: 20 uploads of a {len(data) / 2**20:.2f} MB CSV: Arrow memory +{grown / 2**20:.2f} MB, "
+        f"20 uploads of a {len(data) / 2**20:.2f} MB CSV: Arrow memory +{grown / 2**20:.2f} MB, "
         f"{tables_alive()} tables of its rows alive (after one upload: {alive})"
     )
     assert next(s for s in app.selectbox if s.label == "Category column (optional)").value == "category"
@@ -446,7 +446,7 @@ def test_twenty_uploads_keep_one_parsed_table_alive():
 
 
 def test_runs_of_distinct_uploads_leave_no_vectors_in_the_shared_caches_memory():
-    """Issue 38 item 5: the server's one embedding cache kept every scored upload's vectors in memory, for every session.
+    """The server's one embedding cache kept every scored upload's vectors in memory, for every session.
 
     After a page run its memory layer is empty (the disk layer keeps the vectors); running a file again reads them back.
     """

@@ -123,7 +123,7 @@ def _corpus_rows(
 def corpus_rates(pairs: pd.DataFrame, **bootstrap) -> pd.DataFrame:
     """Per model, mitigation and mode (and ``all``): how often a variant outranked its original, with a bootstrap interval over queries.
 
-    Beside each rate, as in the suite's before/after table (issue 37.8/37.9): ``ties`` (variant and
+    Beside each rate, as in the suite's before/after table: ``ties`` (variant and
     original scored alike: no win, and no fix), and against the plain cosine's rows of the same pairs
     ``fixed`` (the original is strictly first now and was not) and ``broken`` (the reverse); 0 for ``none``.
     """

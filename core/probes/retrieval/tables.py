@@ -135,7 +135,7 @@ def _aligned(frame: pd.DataFrame, value: pd.Series) -> pd.DataFrame:
 
 
 def churn_table(scores: pd.DataFrame, paired_groups: pd.DataFrame, ranks: pd.DataFrame) -> pd.DataFrame:
-    """What each mitigation fixed and broke against the plain cosine, beside its net figures (issue 37.9).
+    """What each mitigation fixed and broke against the plain cosine, beside its net figures.
 
     A net win rate that does not move can hide flips both ways, and a win
     turned into a tie is no fix.  Per model and mitigation:

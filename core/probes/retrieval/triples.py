@@ -459,7 +459,7 @@ def _by_source(scores: pd.DataFrame, **bootstrap) -> pd.DataFrame:
     The guard is the perturbation rules run in reverse, so on a negative those
     rules write word for word it is measured on its own output; the
     hand-written negatives are the figure that holds on data it was not built
-    from (issue 25).
+    from.
     """
     plain = (scores[constants.COL_MITIGATION] == constants.MITIGATION_NONE).to_numpy()
     frame = scores.copy()

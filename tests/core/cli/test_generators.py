@@ -1,4 +1,4 @@
-"""The CLI commands of issue #7: perturb and calibrate (oov-words is in tests/test_invented.py)."""
+"""The CLI commands of perturb and calibrate (oov-words is in tests/test_invented.py)."""
 
 from __future__ import annotations
 

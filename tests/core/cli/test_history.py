@@ -352,7 +352,7 @@ def test_a_mitigated_triples_run_is_stored_as_triples_with_each_mitigations_scor
     assert run.settings["columns"] == {"anchor": "premise", "positive": "entailed", "negative": ["contradicted"]}
     scored = f"score[{mitigation['name']}]"
     assert scored in run.results.columns and run.results[scored].notna().all()
-    # Issue 37.8/37.9: the stored summary, and so the run's HTML report, keeps each mitigation's ties, fixed and broken.
+    # The stored summary, and so the run's HTML report, keeps each mitigation's ties, fixed and broken.
     rows = {r["mitigation"]: r for r in run.settings["summary"]}
     assert {"ties", "fixed", "broken", "recall_gained", "recall_lost"} <= set(rows[mitigation["name"]])
     from core.history.report import run_report

@@ -171,7 +171,7 @@ def test_tokens_default_models_and_plain_output(capsys, monkeypatch):
 
 
 def test_cli_and_app_share_one_default_model_list(monkeypatch):
-    """Issue 34: $COSINE_PROBE_DEFAULT_MODELS chose the app's models but the CLI scored every bundled one."""
+    """$COSINE_PROBE_DEFAULT_MODELS chose the app's models but the CLI scored every bundled one."""
     from core.cli.common import default_models as cli_defaults
     from ui.state import default_models as app_defaults
 

@@ -1,5 +1,5 @@
-"""``cosine-probe report RUN_ID --out FILE`` never writes over a file it did not write (issue 39 item 1) and checks
-its output before the work (issue 37 item 4): one ``error:`` line, exit 2, the file left as it was."""
+"""``cosine-probe report RUN_ID --out FILE`` never writes over a file it did not write and checks
+its output before the work: one ``error:`` line, exit 2, the file left as it was."""
 
 from __future__ import annotations
 

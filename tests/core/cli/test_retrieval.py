@@ -90,7 +90,7 @@ def test_mitigate_gives_the_before_after_table(json_doc):
 
 
 def test_before_after_puts_ties_fixed_and_broken_beside_the_net_figures(json_doc):
-    """Issue 37.8/37.9: the JSON before_after (and so summary.csv, the same table) shows ties and churn apart from the win rate."""
+    """The JSON before_after (and so summary.csv, the same table) shows ties and churn apart from the win rate."""
     doc = json.loads(json_doc[1])
     for row in doc["before_after"]:
         assert {
@@ -109,7 +109,7 @@ def test_before_after_puts_ties_fixed_and_broken_beside_the_net_figures(json_doc
 
 
 def test_pairs_file_with_mitigate_prints_no_column_it_cannot_fill(cli, tmp_path, minilm):
-    """Issue 37.12: a pairs file has no query pairs, so paired accuracy and recall are left out, said in one line, never printed as NaN."""
+    """A pairs file has no query pairs, so paired accuracy and recall are left out, said in one line, never printed as NaN."""
     path = tmp_path / "pairs.csv"
     path.write_text(
         "text_a,text_b,category\n"

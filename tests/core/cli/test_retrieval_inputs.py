@@ -1,4 +1,4 @@
-"""retrieval's user inputs on the command line: corpus mode that no rule applies to (issue 23.11)."""
+"""retrieval's user inputs on the command line: corpus mode that no rule applies to."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_corpus_mode_without_any_applicable_rule_says_why(tmp_path, capsys, mini
 
 
 def test_quiet_hides_progress_but_never_the_file_notes(tmp_path, capsys, minilm):
-    # Issue 39 item 7: `retrieval --quiet` hid the rows dropped and the U+FFFD notes that `run --quiet` prints.
+    # `retrieval --quiet` hid the rows dropped and the U+FFFD notes that `run --quiet` prints.
     triples = tmp_path / "t.jsonl"
     triples.write_text(
         '{"anchor": 12, "positive": "p", "negative": "n"}\n'
@@ -51,7 +51,7 @@ def test_quiet_hides_progress_but_never_the_file_notes(tmp_path, capsys, minilm)
 
 
 def test_a_number_and_a_boolean_are_not_a_triple_the_win_rate_counts(tmp_path, capsys, minilm):
-    # Issue 39 item 3: {"anchor": 12, "negative": true} was scored "12" vs "True" and counted: 1/3 instead of 0/2.
+    # {"anchor": 12, "negative": true} was scored "12" vs "True" and counted: 1/3 instead of 0/2.
     triples = tmp_path / "t.jsonl"
     triples.write_text(
         '{"anchor": 12, "positive": "A man plays a guitar.", "negative": true}\n'

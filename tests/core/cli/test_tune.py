@@ -113,7 +113,7 @@ def test_suite_and_triples_together_are_refused(tmp_path, capsys):
 
 
 def test_retrieval_mitigations_on_a_users_triples_lead_with_hand_written(tmp_path, capsys, minilm):
-    """Issue 25: `retrieval --triples FILE --mitigate guard` reports every mitigation on the user's data, by variant source."""
+    """`retrieval --triples FILE --mitigate guard` reports every mitigation on the user's data, by variant source."""
     from core.paths import PROJECT_ROOT
 
     sample = PROJECT_ROOT / "data" / "samples" / "nli-triples.csv"

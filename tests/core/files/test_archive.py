@@ -1,4 +1,4 @@
-"""Unpacking an uploaded zip (issue 38): hostile and damaged zips end in one line naming the upload; nothing lands outside the folder."""
+"""Unpacking an uploaded zip: hostile and damaged zips end in one line naming the upload; nothing lands outside the folder."""
 
 from __future__ import annotations
 

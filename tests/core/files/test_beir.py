@@ -97,7 +97,7 @@ def test_zip_upload_unpacks_only_the_beir_files_under_the_target(tmp_path):
         beir_from_zip(out.getvalue(), "scifact.zip", tmp_path / "y", max_bytes=10)
 
 
-# Issue 39 items 3 and 4, issue 37 item 4: BEIR values by the rule of every text reader, repeated query ids, absent passages, no corpus.
+# BEIR values by the rule of every text reader, repeated query ids, absent passages, no corpus.
 def test_passages_that_are_not_text_take_no_part_with_the_corpus_readers_notes(tmp_path):
     corpus = [
         *CORPUS,

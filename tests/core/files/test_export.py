@@ -75,7 +75,7 @@ def test_json_bytes_are_verbatim():
 
 @pytest.mark.parametrize("value", ["-1", "-0.25", "+3", "-1e5", "-.5", "+0.75E-3"])
 def test_numbers_held_as_text_stay_numbers(value):
-    # Issue 18, point 11: a label column read from a file holds "-1"; "'-1" would turn it into text.
+    # A label column read from a file holds "-1"; "'-1" would turn it into text.
     assert neutralize_cell(value) == value
     exported = pd.read_csv(io.BytesIO(to_csv_bytes(pd.DataFrame({"label": [value], "text_a": ["-x"]}))), dtype=str)
     assert exported["label"].tolist() == [value] and float(exported["label"][0]) == float(value)

@@ -191,7 +191,7 @@ def test_chunk_rows_must_be_positive(tmp_path):
         list(iter_checked_chunks(_write(tmp_path, "tsv"), 0))
 
 
-# ---------------------------------------------------------------- issue 24.6: objects of records, sentence columns first
+# ---------------------------------------------------------------- Objects of records, sentence columns first
 
 
 def _captions(n: int) -> dict[str, dict[str, object]]:

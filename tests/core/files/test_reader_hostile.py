@@ -1,4 +1,4 @@
-"""Issue 18: hostile or unusual pairs files end as pairs or one clear PairsFileError.
+"""Hostile or unusual pairs files end as pairs or one clear PairsFileError.
 
 Points 3 (one bad byte must not turn a UTF-8 file into Latin-1), 4 (cells of
 only invisible or control characters follow the typed-text rule), 5 (JSON

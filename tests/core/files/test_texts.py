@@ -1,4 +1,4 @@
-"""Issue 23.5/23.6: a corpus or queries file goes through core/files with the pairs files' rules and messages naming the file."""
+"""A corpus or queries file goes through core/files with the pairs files' rules and messages naming the file."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_a_first_field_over_128_kb_is_no_wide_header(tmp_path):
 
 
 def test_validate_and_retrieval_suite_do_not_crash_on_a_long_first_field(tmp_path, capsys):
-    # Issue 23.6: "field larger than field limit" (exit 1) from the wide-format sniffing.
+    # "field larger than field limit" (exit 1) from the wide-format sniffing.
     path = tmp_path / "long.csv"
     path.write_text('text_a,text_b,category\n"' + "word " * 40_000 + '",b,negation\n')
     assert cli.main(["validate", str(path)]) in (0, 1)
@@ -148,7 +148,7 @@ def test_latin1_is_noted_once():
 
 
 def test_a_field_over_the_csv_limit_is_read_as_the_pairs_reader_reads_it():
-    # Issue 23.5: one reader; pandas has no 128 KiB field limit, so a long passage is a passage.
+    # One reader; pandas has no 128 KiB field limit, so a long passage is a passage.
     data = ("text\n" + "a" * 200_000 + "\n").encode()
     assert parse_texts(data, "c.csv", TEXT_COLUMNS["corpus"], what="corpus").texts == ["a" * 200_000]
 
@@ -162,7 +162,7 @@ def test_a_field_over_the_csv_limit_is_read_as_the_pairs_reader_reads_it():
     ],
 )
 def test_invisible_only_texts_are_dropped_with_a_note(tmp_path, name, content):
-    # Issue 39 item 7: a passage of zero-width characters only was ranked as a text, with no note.
+    # A passage of zero-width characters only was ranked as a text, with no note.
     path = tmp_path / name
     path.write_text(content, encoding="utf-8")
     found = read_texts(path, TEXT_COLUMNS["corpus"], what="corpus")

@@ -89,7 +89,7 @@ def test_read_triples_from_disk(tmp_path):
         read_triples(tmp_path / "absent.csv")
 
 
-# Issue 39 item 3: a JSON number or boolean was scored as its printed form ("12" against "True"), null and "" took part.
+# A JSON number or boolean was scored as its printed form ("12" against "True"), null and "" took part.
 HOSTILE_JSONL = (
     "\n".join(
         [

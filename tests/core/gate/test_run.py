@@ -145,7 +145,7 @@ def test_retrieval_budgets_without_the_retrieval_probes_are_a_config_error(tmp_p
         gate.run_check(config, [MINILM_L6])
 
 
-# ---------------------------------------------------------------- issue 24.5: the gate on the file's own labels
+# ---------------------------------------------------------------- The gate on the file's own labels
 
 LABELLED = (
     "premise,hypothesis,gold\n"

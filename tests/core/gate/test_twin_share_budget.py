@@ -1,4 +1,4 @@
-"""Issue 35: ``max_twin_share`` per mode on an ``[audit]`` corpus; the config names what is missing or wrong."""
+"""``max_twin_share`` per mode on an ``[audit]`` corpus; the config names what is missing or wrong."""
 
 from __future__ import annotations
 

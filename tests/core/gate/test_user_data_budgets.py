@@ -1,4 +1,4 @@
-"""Issue 24.5: max_win_rate and min_recall_at_k on the user's triples file and BEIR folder; unknown keys list the valid ones."""
+"""Max_win_rate and min_recall_at_k on the user's triples file and BEIR folder; unknown keys list the valid ones."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The shareable HTML report of a run (core.history.report) and ``cosine-probe report`` (issue 26)."""
+"""The shareable HTML report of a run (core.history.report) and ``cosine-probe report``."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def test_cli_report_writes_a_stored_run_and_says_one_line_for_an_unknown_id(tmp_
     assert main(["report", str(run_id), "--out", str(tmp_path / "missing" / "r.html")]) == 2
 
 
-# ---------------------------------------------------------------- issue 33: labels, every non-matching pair, the models
+# ---------------------------------------------------------------- Labels, every non-matching pair, the models
 
 
 def _labelled() -> pd.DataFrame:

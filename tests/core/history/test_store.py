@@ -221,7 +221,7 @@ def test_a_held_file_makes_the_writer_wait_then_say_so(tmp_path):
     assert json.loads(json.dumps(store.list_runs(path)["run_id"].tolist())) == [1]
 
 
-# ---------------------------------------------------------------- issue 24.7 / 26.10: content digests, names, pins, deletion
+# ---------------------------------------------------------------- Content digests, names, pins, deletion
 
 
 def _pairs(texts_a: list[str], suite: str, cosines: list[float] | None = None) -> pd.DataFrame:
@@ -321,7 +321,7 @@ def test_a_nan_threshold_is_stored_as_none(tmp_path):
 
 
 def test_an_old_run_is_re_read_at_its_own_threshold_not_todays_default(tmp_path, monkeypatch, cli):
-    """Issue 34: a run keeps every setting it used; a later default (here the threshold) never re-reads it."""
+    """A run keeps every setting it used; a later default (here the threshold) never re-reads it."""
     from core.history.report import run_report
 
     path = tmp_path / "history.duckdb"

@@ -1,4 +1,4 @@
-"""Issue 18, point 10: a very long text is cut to what the model can use before it is tokenized.
+"""A very long text is cut to what the model can use before it is tokenized.
 
 The cut must not change the vector (the model keeps the same first tokens),
 must still report the text as truncated, and must keep what the tokenizer

@@ -1,4 +1,4 @@
-"""Issue 18, point 2: a cached row read back from disk is checked, and a bad one is dropped and re-encoded.
+"""A cached row read back from disk is checked, and a bad one is dropped and re-encoded.
 
 Each test caches the penicillin pair with the real MiniLM, damages one row in
 the sqlite file directly, and encodes again through a new cache object (so

@@ -1,4 +1,4 @@
-"""Issue #19, the user's hardware: device resolution with the GPU's presence faked, batch sizes,
+"""The user's hardware: device resolution with the GPU's presence faked, batch sizes,
 ONNX providers, and the CLI's ``--device`` / ``--batch-size`` on this GPU-less machine."""
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ def _compare(*texts: str, base_url: str, extra: tuple[str, ...] = ()) -> tuple[i
     return code, out.getvalue(), err.getvalue()
 
 
-# ---------------------------------------------------------------- issue 37 item 2: wrong shapes
+# ---------------------------------------------------------------- Wrong shapes
 def _items(n: int, **fields) -> list[dict]:
     return [{"index": i, "embedding": [0.1 * (i + 1), 0.2], **fields} for i in range(n)]
 
@@ -141,7 +141,7 @@ def test_parse_answer_keeps_the_order_the_indices_give_and_reads_the_servers_tok
     assert vectors.dtype == np.float64 and tokens == 7
 
 
-# ---------------------------------------------------------------- issue 39 item 2: vectors with no direction
+# ---------------------------------------------------------------- Vectors with no direction
 def test_extreme_components_give_the_hand_computed_cosine(isolated):
     """Components whose squares overflow (1e19 and up) or underflow (1e-40) float32 keep their direction."""
     huge = {A: [3e19, 4e19, 0.0], B: [4e19, 3e19, 1e19]}
@@ -205,7 +205,7 @@ def test_the_cache_never_stores_a_zero_vector(tmp_path):
     assert list(cache.get_many("m", ["zero", "unit"])) == ["unit"]
 
 
-# ---------------------------------------------------------------- issue 37 item 3: the server's model changed size
+# ---------------------------------------------------------------- The server's model changed size
 def test_a_server_whose_model_changed_dimension_is_said_and_every_text_encoded_again(isolated):
     size = {"d": 16}
     with scripted_server(embeddings=lambda texts: vectors_reply([_vector(t, size["d"]) for t in texts])) as server:
@@ -223,7 +223,7 @@ def test_a_server_whose_model_changed_dimension_is_said_and_every_text_encoded_a
         assert code == 0 and json.loads(out)[0]["cosine"] == pytest.approx(_cosine(_vector(B, 32), _vector(C, 32)), abs=1e-6)
 
 
-# ---------------------------------------------------------------- issue 37 item 5: credentials in a URL shown
+# ---------------------------------------------------------------- Credentials in a URL shown
 @pytest.mark.parametrize(
     "url", ["http://user%3ASECRETPW%40127.0.0.1:9/v1", "http://user:SECRETPW@127.0.0.1:9/v1", "http://SECRETPW%40127.0.0.1:9/v1"]
 )
@@ -242,7 +242,7 @@ def test_every_url_shown_loses_its_user_info():
     assert "SECRETPW" not in shown and "http://[redacted]@host.example/v1" in shown
 
 
-# ---------------------------------------------------------------- issue 37 item 6: explain
+# ---------------------------------------------------------------- Explain
 def test_explain_on_an_endpoint_model_says_why_it_cannot_be_explained(isolated, capsys):
     code = cli.main(["explain", A, B, "--models", NAME, "--api-base", "http://127.0.0.1:9/v1"])
     err = capsys.readouterr().err
@@ -251,7 +251,7 @@ def test_explain_on_an_endpoint_model_says_why_it_cannot_be_explained(isolated, 
     assert "fast tokenizer" not in err and "cannot reach" not in err  # said before any request
 
 
-# ---------------------------------------------------------------- issue 39 item 7: price and a hanging server
+# ---------------------------------------------------------------- Price and a hanging server
 @pytest.mark.parametrize("price", ["nan", "inf", "-inf", "-1"])
 def test_a_price_that_is_not_a_finite_amount_is_refused(price, capsys):
     assert (

@@ -1,4 +1,4 @@
-"""Issue 38: where an endpoint's key comes from. A typed key is held in memory only; a session sees only its own endpoints."""
+"""Where an endpoint's key comes from. A typed key is held in memory only; a session sees only its own endpoints."""
 
 from __future__ import annotations
 
@@ -146,7 +146,7 @@ def test_a_bad_base_url_is_not_echoed():
 
 
 def test_a_short_word_typed_as_a_key_is_not_redacted_on_every_page_but_a_real_key_is():
-    """Review of issue 38: the redaction is process-wide, so a visitor typing "negation" as a key must not blank that word for everyone."""
+    """Review of the redaction is process-wide, so a visitor typing "negation" as a key must not blank that word for everyone."""
     from core.messages import redact as redact_everywhere
 
     word = endpoint.make_settings("m", "http://127.0.0.1:9/v1", session_key=endpoint.SessionKey("negation"))

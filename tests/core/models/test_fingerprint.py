@@ -1,4 +1,4 @@
-"""Issue 18, point 1: the cache key carries a fingerprint of the weights actually loaded.
+"""The cache key carries a fingerprint of the weights actually loaded.
 
 Folder fingerprints are checked on a copy of the bundled MiniLM folder:
 unchanged files give the same digest; a rewritten weights file, a config

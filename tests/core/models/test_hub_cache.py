@@ -1,4 +1,4 @@
-"""Issue #19: the papers' models as users have them, through a real Hugging Face cache, offline.
+"""The papers' models as users have them, through a real Hugging Face cache, offline.
 
 Tiny randomly initialised stand-ins (tests/hub_cache_support.py) are saved
 under the papers' ids with their repositories' own configuration and

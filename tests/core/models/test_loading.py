@@ -228,7 +228,7 @@ def test_in_memory_finds_the_instance_a_load_would_return_without_loading(minilm
 
 
 def test_load_step_names_the_model_and_the_one_off_export(monkeypatch, tmp_path):
-    """Issue 26: the first run's progress line names the model and, on a fresh cache, the export it makes and its expected time."""
+    """The first run's progress line names the model and, on a fresh cache, the export it makes and its expected time."""
     monkeypatch.setenv(constants.CACHE_ENV_VAR, str(tmp_path))
     monkeypatch.setenv(constants.BACKEND_ENV_VAR, "auto")
     monkeypatch.setattr(loading, "_LOADED", {})

@@ -1,6 +1,6 @@
 """The one model loop (core.models.runs) and its options: every runner's warm path, errors and progress.
 
-"A warm retrieval run loads no weights" (issue 27) is checked for each runner
+"A warm retrieval run loads no weights" is checked for each runner
 by making a load fail: after a cold run fills a file cache and the process
 forgets its models, a second run must give the same rows without loading.
 """

@@ -19,7 +19,7 @@ from core.scoring import tables
 
 FM, BL, OOV = constants.SUITE_FAILURE_MODES, constants.SUITE_BASELINE, constants.SUITE_OOV
 BOTH = constants.VARIANT_REPLACED_BOTH
-# Issue 34: an analysis takes exactly the rows it scores; the tests pick one suite's rows, as the callers do.
+# An analysis takes exactly the rows it scores; the tests pick one suite's rows, as the callers do.
 
 
 def _fm(results):
@@ -273,7 +273,7 @@ def test_dynamic_ranges(results):
 
 
 def test_oov_deltas(results):
-    # issue 34: core's one default is the paper's reading (the invented word in the second sentence only)
+    # Core's one default is the paper's reading (the invented word in the second sentence only)
     assert set(oov.oov_deltas(results)["reading"]) == {constants.OOV_DEFAULT_READING} == {constants.VARIANT_REPLACED_B}
     table = oov.oov_deltas(results, BOTH).sort_values([constants.COL_MODEL, constants.COL_PAIR_ID]).reset_index(drop=True)
     assert len(table) == 6
@@ -359,7 +359,7 @@ def test_summarize_has_every_table(results):
 
 
 def test_analyses_score_every_row_given_whatever_its_suite(results):
-    """Issue 34: no hidden suite filter; a user's file (any suite name) gets the same tables as the shipped suite."""
+    """No hidden suite filter; a user's file (any suite name) gets the same tables as the shipped suite."""
     fm, bl = _fm(results), _bl(results)
     mine, my_bl = fm.assign(**{constants.COL_SUITE: "my-pairs.csv"}), bl.assign(**{constants.COL_SUITE: "my-pairs.csv"})
     for analysis in (

@@ -170,7 +170,7 @@ def test_calibration_on_real_minilm_controls(minilm, fresh_cache):
     assert row["youden_j"] == pytest.approx(row["youden_tpr"] - row["youden_fpr"])
 
 
-# ---------------------------------------------------------------- issue 33: a 100% failure rate is said, not left silent
+# ---------------------------------------------------------------- A 100% failure rate is said, not left silent
 
 
 def _rates(values: dict[str, float], threshold: float = 0.29) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""Issue 24.3: `contradiction`, a contradiction of no named mode, is accepted wherever a failure mode is."""
+"""`contradiction`, a contradiction of no named mode, is accepted wherever a failure mode is."""
 
 from __future__ import annotations
 

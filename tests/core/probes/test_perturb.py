@@ -283,7 +283,7 @@ def test_a_bare_plural_subject_gets_a_quantifier():
     assert "add_quantifier" not in _by_rule("Google acquired YouTube.")  # a name, no plural
 
 
-# Issue 39 item 6: one variant per number, each self-checked over the whole text, grew with the square of the numbers.
+# One variant per number, each self-checked over the whole text, grew with the square of the numbers.
 # The digest is of every variant of every sentence of the shipped suites, computed by the rules before the bound:
 # normal sentences (far fewer than MAX_NUMBERS_SCALED numbers) keep exactly their variants.
 SUITE_VARIANTS_SHA256 = "929f120ee49c7c2fff83f5bc7eb00fab594f0bb07e0a32fe5790de69beb6dcb3"

@@ -118,7 +118,7 @@ def _write_beir(folder, corpus: dict[str, str], queries: dict[str, str], qrels: 
 
 
 def test_duplicate_passages_give_pytrec_evals_figures_and_are_counted(tmp_path, minilm):
-    """Issue 37.7: a text held twice ties exactly, and the figures equal pytrec_eval's.
+    """A text held twice ties exactly, and the figures equal pytrec_eval's.
 
     Ties are broken as trec_eval breaks them (id, descending).
     """
@@ -204,7 +204,7 @@ class _FilterAll:
 
 
 def test_mitigations_rescore_the_whole_corpus_and_equal_pytrec_eval_on_their_scores(folder, minilm):
-    """Issue 37.12 / 33.5: the mitigations apply to a BEIR folder; a filtered passage is not retrieved."""
+    """The mitigations apply to a BEIR folder; a filtered passage is not retrieved."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
     out = run_beir(folder, [MINILM_L6], chunk_rows=7, mitigations=[_Negate(), _FilterAll()])
     assert out.mitigations == [constants.MITIGATION_NONE, "negate", "filter-all"] and out.models == [MINILM_L6]

@@ -123,7 +123,7 @@ def test_bm25_matches_the_lucene_formula():
 
 
 def test_bm25_counts_a_repeated_query_word_once():
-    # Issue 37.10: bm25s sums every id it is given, so "the cat the cat" scored "the" and "cat" twice while the
+    # Bm25s sums every id it is given, so "the cat the cat" scored "the" and "cat" twice while the
     # docstring says distinct words. The hand computation is the formula summed over {"the", "cat"} once each.
     docs = [["the", "cat", "sat", "on", "the", "mat"], ["dogs", "chase", "cats", "in", "the", "park"], ["a", "cat", "naps"]]
     texts = [" ".join(d) for d in docs]

@@ -302,7 +302,7 @@ def test_corpus_mode_rescores_the_same_pairs(corpus_result):
 
 
 def test_every_mitigation_is_reported_on_hand_written_then_rule_made_variants(result):
-    """Issue 25: a variant is rule-made when perturb(anchor) writes it; ties are counted apart, never as fixes."""
+    """A variant is rule-made when perturb(anchor) writes it; ties are counted apart, never as fixes."""
     scores = result.scores
     rule = [
         v in {p.text for p in perturb(a).variants} for a, v in zip(scores[constants.COL_ANCHOR], scores[constants.COL_VARIANT], strict=True)
@@ -326,7 +326,7 @@ def test_every_mitigation_is_reported_on_hand_written_then_rule_made_variants(re
 
 
 def test_before_after_shows_ties_and_churn_beside_each_net_figure(result):
-    """Issue 37.8/37.9: a win turned into a tie is no fix, and flips both ways are counted beside the net figures."""
+    """A win turned into a tie is no fix, and flips both ways are counted beside the net figures."""
     summary = result.summary().set_index([constants.COL_MODEL, constants.COL_MITIGATION])
     none, negate, filtered = (summary.loc[(MINILM_L6, m)] for m in (constants.MITIGATION_NONE, "negate", "filter-all"))
     scores = result.scores
@@ -360,7 +360,7 @@ def test_before_after_shows_ties_and_churn_beside_each_net_figure(result):
 
 
 def test_corpus_mode_rates_show_ties_fixed_and_broken(corpus_result):
-    """Issue 37.8/37.9 in corpus mode: each mitigation's rate with its ties and the pairs it flipped each way."""
+    """In corpus mode: each mitigation's rate with its ties and the pairs it flipped each way."""
     before, after = _rows(corpus_result.pairs, constants.MITIGATION_NONE), _rows(corpus_result.pairs, "negate")
     was = (before["score_original"] > before["score_variant"]).to_numpy()
     now = (after["score_original"] > after["score_variant"]).to_numpy()

@@ -168,7 +168,7 @@ def test_missing_columns_is_one_violation():
 
 
 def test_a_missing_mode_column_is_a_mode_with_no_variant(tmp_path):
-    # Issue 34: a file written before a mode existed (here without direction, hedging and the rest) still reads;
+    # A file written before a mode existed (here without direction, hedging and the rest) still reads;
     # only the modes it has are scored.  Before, every mode's column was required.
     kept = (constants.CAT_NEGATION, constants.CAT_NUMERICAL, constants.CAT_TEMPORAL)
     row = {k: v for k, v in _group().items() if k not in MODES or k in kept}

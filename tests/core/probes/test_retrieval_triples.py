@@ -179,7 +179,7 @@ TIED = (
 
 
 def test_triples_break_exact_ties_as_pytrec_eval_and_count_them(minilm):
-    """Issue 37.7: one tie rule for triples and BEIR.
+    """One tie rule for triples and BEIR.
 
     MiniLM lowercases, so the two spellings tie exactly; the larger id (the negative's) wins.
     """
@@ -213,7 +213,7 @@ def test_triples_break_exact_ties_as_pytrec_eval_and_count_them(minilm):
 
 
 def test_mitigations_apply_to_triples_with_ties_and_churn_beside_each_figure(minilm):
-    """Issue 37.12 / 33.5: the ticked mitigations run on a triples file; a win turned into a tie is no fix."""
+    """The ticked mitigations run on a triples file; a win turned into a tie is no fix."""
     triples = read_triples(SAMPLE)
     out = run_triples(triples, [MINILM_L6], mitigations=[_Negate(), _FilterAll()], n_resamples=200)
     assert out.mitigations == [constants.MITIGATION_NONE, "negate", "filter-all"]
@@ -242,7 +242,7 @@ def test_mitigations_apply_to_triples_with_ties_and_churn_beside_each_figure(min
 
 
 def test_cli_triples_mitigate_prints_no_all_nan_column(minilm, capsys):
-    """Issue 37.12: `--triples --mitigate` printed NaN paired-accuracy and recall columns (the file has no query pairs)."""
+    """`--triples --mitigate` printed NaN paired-accuracy and recall columns (the file has no query pairs)."""
     code = cli.main(["retrieval", "--triples", str(SAMPLE), "--models", MINILM_L6, "--mitigate", "bm25", "--json", "--quiet"])
     assert code == 0
     doc = json.loads(capsys.readouterr().out)
@@ -256,7 +256,7 @@ def test_cli_triples_mitigate_prints_no_all_nan_column(minilm, capsys):
 
 
 def test_with_mitigations_each_is_reported_on_hand_written_negatives_first(minilm, tmp_path):
-    """Issue 25 kept through 37.12: a triples run with mitigations splits every win rate by negative source, held-out first.
+    """Kept through 37.12: a triples run with mitigations splits every win rate by negative source, held-out first.
 
     One negative is what the perturbation rules write word for word for its anchor (rule-made), the other a person wrote.
     """

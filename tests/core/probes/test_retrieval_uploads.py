@@ -74,7 +74,7 @@ def test_wide_format_missing_columns():
 
 
 def test_wide_upload_without_some_mode_columns_scores_the_modes_it_has():
-    # Issue 34: the shipped file without its direction and hedging columns (a file from before direction existed).
+    # The shipped file without its direction and hedging columns (a file from before direction existed).
     shipped = pd.read_csv(RETRIEVAL_FILE, dtype=str, keep_default_na=False)
     older = shipped.drop(columns=["direction", constants.CAT_HEDGING])
     older = older[~older[constants.COL_QUERY_MODE].isin(["direction", constants.CAT_HEDGING])]

@@ -1,4 +1,4 @@
-"""Issue 33, warm by default: what is warmed, that the warm-up fills the cache (its counters), that a second one encodes nothing."""
+"""Warm by default: what is warmed, that the warm-up fills the cache (its counters), that a second one encodes nothing."""
 
 from __future__ import annotations
 

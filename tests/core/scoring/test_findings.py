@@ -105,7 +105,7 @@ def test_retrieval_findings_say_the_plain_rate_and_each_mitigation():
 
 
 def test_retrieval_findings_put_fixed_broken_and_ties_beside_each_mitigations_rate():
-    """Issue 37.8/37.9: an unchanged net rate can hide flips both ways, and a win turned into a tie is no fix."""
+    """An unchanged net rate can hide flips both ways, and a win turned into a tie is no fix."""
     from core import constants
     from core.scoring.findings import retrieval_findings
 
@@ -153,7 +153,7 @@ def test_retrieval_headline_is_one_sentence_and_a_table():
 
 
 def test_triples_and_beir_findings_by_hand():
-    """Issue 33.5: triples and BEIR results lead with a sentence, each mitigation's effect with what it flipped."""
+    """Triples and BEIR results lead with a sentence, each mitigation's effect with what it flipped."""
     from core import constants
     from core.scoring.findings import beir_findings, triples_findings
 

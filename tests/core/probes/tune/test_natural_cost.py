@@ -1,4 +1,4 @@
-"""tune's cost rows (issue 37 item 11): the general cost on natural data it never saw, the ceiling note, the negation-shortcut probe.
+"""tune's cost rows: the general cost on natural data it never saw, the ceiling note, the negation-shortcut probe.
 
 Every figure is recomputed by hand from known vectors; the shipped WordNet gloss triples are pinned to the figures
 `retrieval --triples` gives on them (MiniLM-L6: win rate 376/515, recall@1 66/515) and the door pair to the outside

@@ -186,7 +186,7 @@ def test_cost_auc_matches_sklearn(tuned, tiny_folder):
 
 
 def test_report_leads_with_the_general_cost_and_prints_the_shortcut_probe(tuned, tiny_folder):
-    """Issue 37 item 11: the cost on natural data it never trained on, first; the shortcut pairs' cosines; every cost row's ceiling."""
+    """The cost on natural data it never trained on, first; the shortcut pairs' cosines; every cost row's ceiling."""
     result, written = tuned
     natural = result.tables["natural_cost"]
     assert set(natural[C.COL_SETTING]) == {C.TUNE_SETTING_UNTOUCHED, C.TUNE_SETTING_TUNED, C.TUNE_SETTING_CONTROL}
