@@ -159,17 +159,7 @@ def corpus_pairs(pairs: pd.DataFrame, name: str) -> pd.DataFrame:
     ]
     if pairs.empty:
         # No query's top passage gave a rule a handle: no variant, so no pair (the frame then has no columns either).
-        return pd.DataFrame(
-            columns=[
-                constants.COL_MODEL,
-                constants.COL_SUITE,
-                constants.COL_CATEGORY,
-                constants.COL_PAIR_ID,
-                constants.COL_TEXT_A,
-                constants.COL_TEXT_B,
-                constants.COL_COSINE,
-            ]
-        )
+        return pd.DataFrame(columns=list(constants.RESULT_COLUMNS))
     missing = [c for c in needed if c not in pairs.columns]
     if missing:
         raise ValueError(f"the corpus-mode pairs lack columns {missing}")

@@ -145,15 +145,7 @@ class BeirResult:
         its per-query recall/MRR/nDCG beside it; with variants, the query vs each rule-made contradiction of a
         relevant passage (category = its mode), ``outranks`` and the passage's own score beside it.
         """
-        columns = [
-            constants.COL_MODEL,
-            constants.COL_SUITE,
-            constants.COL_CATEGORY,
-            constants.COL_PAIR_ID,
-            constants.COL_TEXT_A,
-            constants.COL_TEXT_B,
-            constants.COL_COSINE,
-        ]
+        columns = list(constants.RESULT_COLUMNS)
         r = self.ranks
         if r.empty or constants.COL_QUERY not in r.columns:
             return pd.DataFrame(columns=columns)

@@ -170,17 +170,7 @@ class TriplesResult:
             )
             extra_p[f"score[{mitigation}]"], extra_n[f"score[{mitigation}]"] = aligned[key[0]].to_numpy(), aligned[key[1]].to_numpy()
         if s.empty:
-            return pd.DataFrame(
-                columns=[
-                    constants.COL_MODEL,
-                    constants.COL_SUITE,
-                    constants.COL_CATEGORY,
-                    constants.COL_PAIR_ID,
-                    constants.COL_TEXT_A,
-                    constants.COL_TEXT_B,
-                    constants.COL_COSINE,
-                ]
-            )
+            return pd.DataFrame(columns=list(constants.RESULT_COLUMNS))
         row = "row-" + s[constants.COL_SOURCE_ROW].astype(str)
         contradiction = s[constants.COL_NEGATIVE_COLUMN].str.lower().str.startswith(("contradict", "contradiction"))
         positives = pd.DataFrame(
