@@ -50,7 +50,6 @@ batch_size_for  # core/models/device.py
 guard_precision_recall  # core/probes/retrieval/guard.py
 perturb_matches  # core/probes/retrieval/suite_checks.py
 suite_counts  # core/probes/retrieval/suite.py
-history_pairs  # TriplesResult hook read by getattr in core/history/sources.retrieval_record (i24b)
 user_retrieval  # GateRun field (core/gate/run.py): the triples and BEIR results a gate ran, for callers and tests
 
 # Library-facing names vulture cannot see being used.

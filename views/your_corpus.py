@@ -130,7 +130,8 @@ def _run(
     if ok:
         st.session_state["yc_audit_key"] = key
         _, above, said = resources.audit_risk(key, threshold)
-        history.record_audit(above, said, threshold, result.errors, selection, history.upload_source(*corpus_source))
+        # The pairs its reader sees at the page's threshold, as the CLI stores those at its own.
+        history.record_audit(dataclasses.replace(result, pairs=above), said, threshold, selection, history.upload_source(*corpus_source))
 
 
 # --------------------------------------------------------------------------- page

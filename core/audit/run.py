@@ -31,6 +31,7 @@ from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport, embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ModelRun, ProgressFn, model_runs
+from core.scoring.result import HistoryRecord, backends
 from core.words import passage_key
 
 TOP_K = 5
@@ -94,6 +95,47 @@ class AuditResult:
     def models(self) -> list[str]:
         """The models that produced a result, in run order."""
         return [m for m in self.reports if m not in self.errors]
+
+    def summary(self) -> pd.DataFrame:
+        """Close pairs above the floor per model and kind (``model, kind, n``); the risk with its intervals at a chosen
+        threshold is :func:`core.audit.risk.risk_summary`."""
+        counts = self.pairs.groupby([constants.COL_MODEL, COL_KIND], sort=False).size() if not self.pairs.empty else None
+        if counts is None:
+            return pd.DataFrame({constants.COL_MODEL: pd.Series(dtype=str), COL_KIND: pd.Series(dtype=str), "n": pd.Series(dtype=int)})
+        return counts.rename("n").reset_index()
+
+    def history_record(self, name: str) -> HistoryRecord:
+        """Its close pairs as pairs (:func:`audit_pairs`) and the backends; the caller adds the findings it printed
+        (:func:`core.audit.findings.history_settings`); an audit without close pairs is stored too (a clean corpus is a
+        finding). A page passes the result with the pairs above its threshold (:func:`core.audit.risk.pairs_at`), what its reader saw."""
+        return HistoryRecord(audit_pairs(self.pairs, name), {"backends": backends(self.reports)}, nothing=None)
+
+
+def audit_pairs(pairs: pd.DataFrame, name: str) -> pd.DataFrame:
+    """An audit's close pairs (:data:`PAIR_COLUMNS`) as tidy pair results for the history.
+
+    ``category`` is a twin's mode, else its kind (``near-duplicate``, ``other``); ``pair_id`` joins the two passage ids.
+
+    Raises:
+        ValueError: ``pairs`` lacks a needed column.
+    """
+    needed = [constants.COL_MODEL, "id_a", "id_b", constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_COSINE, "kind", "mode"]
+    missing = [c for c in needed if c not in pairs.columns]
+    if missing:
+        raise ValueError(f"the audit's pairs lack columns {missing}")
+    category = pairs["mode"].where(pairs["kind"] == "twin", pairs["kind"]).astype(str)
+    return pd.DataFrame(
+        {
+            constants.COL_MODEL: pairs[constants.COL_MODEL],
+            constants.COL_SUITE: name,
+            constants.COL_CATEGORY: category,
+            constants.COL_PAIR_ID: pairs["id_a"].astype(str) + "~" + pairs["id_b"].astype(str),
+            constants.COL_TEXT_A: pairs[constants.COL_TEXT_A],
+            constants.COL_TEXT_B: pairs[constants.COL_TEXT_B],
+            constants.COL_COSINE: pairs[constants.COL_COSINE].astype(float),
+            "kind": pairs["kind"],
+        }
+    )
 
 
 def check_corpus(passages: Sequence[str]) -> list[str]:

@@ -377,8 +377,8 @@ def _report(args, result, out, sources: list[str], name: str, planted=None, line
     is a dedup run's checked inputs (:func:`_dedup_inputs`), judged against the audit's pairs."""
     from core.audit.findings import audit_findings, history_settings
     from core.audit.risk import risk_summary, summary_doc
-    from core.cli.history import record_history
-    from core.history.sources import audit_pairs, suite_source
+    from core.cli.history import record_result_history
+    from core.history.sources import suite_source
 
     print_errors(result.errors)
     for model, report in result.reports.items():
@@ -442,12 +442,7 @@ def _report(args, result, out, sources: list[str], name: str, planted=None, line
         id_corpus, dedup_run, keep_file = guarded
         doc["dedup"], dedup_lines = _dedup_report(id_corpus, dedup_run, result.pairs, keep_file, out, args.quiet)
         doc["findings"] = [*findings, *doc["dedup"]["findings"]]
-    record_history(
-        "audit",
-        audit_pairs(result.pairs, name),
-        {"sources": doc["sources"], **history_settings(said, args.threshold)},
-        result.errors,
-    )
+    record_result_history("audit", name, result, {"sources": doc["sources"], **history_settings(said, args.threshold)})
     if out is not None:
         _write(out, pairs, doc)
     if args.json:

@@ -13,7 +13,7 @@ import math
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -21,6 +21,9 @@ from core import constants
 from core.cli.common import CliError
 from core.messages import first_line
 from core.models import registry
+
+if TYPE_CHECKING:
+    from core.scoring.result import ProbeResult
 
 CROSSED_SHOWN = 20  # crossed pairs `history diff` prints unless --limit says otherwise
 
@@ -51,29 +54,36 @@ def record_history(command: str, results: pd.DataFrame, settings: Mapping[str, A
     return run_id
 
 
-def record_retrieval_history(name: str, result: Any, settings: Mapping[str, Any], sources: list[str] | None = None) -> int | None:
-    """Store any retrieval run (suite, pairs file, corpus mode, …) through ``core.history.sources.retrieval_record``:
-    its scores as pairs, each mitigation's score beside the dense cosine, its summary, no threshold; one warning if that fails.
+def record_result_history(command: str, name: str, result: ProbeResult, settings: Mapping[str, Any]) -> int | None:
+    """Store any probe's result (:class:`core.scoring.result.ProbeResult`): its history record's pairs and own settings
+    under the command's ``settings`` (a key there wins), its errors; one warning if that fails.
+
+    A record with nothing to compare (corpus mode on passages no rule can vary) is a finding, not a failure: one note says so.
 
     Args:
-        name: the suite's name or the input's (the pairs' ``suite``).
-        result: the retrieval result.
-        settings: how it ran (mitigations, seed, mode).
-        sources: files or suites it read (default: ``name``).
+        command: the command that ran (``retrieval``, ``tune``, ``audit``, …).
+        name: what it scored (the pairs' ``suite``).
+        result: the run's result.
+        settings: how it ran (sources, mitigations, seed, mode).
     """
-    from core.history.sources import retrieval_record, suite_source
-
     try:
-        pairs, own = retrieval_record(result, name)
-        found = [suite_source(s) for s in (sources or [name])]
+        record = result.history_record(name)
     except Exception as exc:  # noqa: BLE001 - the promise: history never breaks a run
         print(f"warning: run history not written: {first_line(exc)}", file=sys.stderr)
         return None
-    if pairs.empty:
-        # Corpus mode on passages no rule can vary scores nothing the history could compare later: a finding, not a failure.
-        print("note: not stored in the history: no variant was made, so there is nothing to compare", file=sys.stderr)
+    if not record.storable:
+        print(f"note: not stored in the history: {record.nothing}", file=sys.stderr)
         return None
-    return record_history("retrieval", pairs, {"sources": found, **own, **settings}, result.errors)
+    return record_history(command, record.pairs, {**record.settings, **settings}, result.errors)
+
+
+def record_retrieval_history(name: str, result: ProbeResult, settings: Mapping[str, Any], sources: list[str] | None = None) -> int | None:
+    """Store any retrieval run (suite, pairs file, corpus mode, triples, BEIR, a store) through :func:`record_result_history`,
+    each file or suite it read by its SHA-256 (``sources``, default ``name``)."""
+    from core.history.sources import suite_source
+
+    found = [suite_source(s) for s in (sources or [name])]
+    return record_result_history("retrieval", name, result, {"sources": found, **settings})
 
 
 def _store_call(fn, *args, **kwargs):

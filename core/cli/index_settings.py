@@ -122,14 +122,11 @@ def _triples(path: str):
 
 def _record(args, result, sources: list[str]) -> None:
     """The pairs probes' pairs (float32 cosine, each setting's score beside it) and the whole table in the run history."""
-    if result.pairs.empty:  # the history stores pairs; a retrieval- or triples-only run has its table in --out
-        return
-    from core.cli.history import record_history
-    from core.history.sources import index_settings_record, suite_source
+    from core.cli.history import record_result_history
+    from core.history.sources import suite_source
 
-    pairs, own = index_settings_record(result)
-    settings = {"threshold": args.threshold, "sources": [suite_source(s) for s in sources], "seed": args.seed, **own}
-    record_history("index-settings", pairs, settings, result.errors)
+    settings = {"threshold": args.threshold, "sources": [suite_source(s) for s in sources], "seed": args.seed}
+    record_result_history("index-settings", sources[0] if sources else "index-settings", result, settings)
 
 
 def cmd_index_settings(args) -> int:

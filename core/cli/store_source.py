@@ -190,8 +190,7 @@ def cmd_audit_store(args) -> int:
     from core.audit.findings import audit_findings
     from core.audit.neighbours import TooManyPairs
     from core.audit.risk import risk_summary, summary_doc
-    from core.cli.history import record_history
-    from core.history.sources import audit_pairs
+    from core.cli.history import record_result_history
     from core.models import registry
     from core.stores.audit import QUERY_DEPTH, audit_store, side_by_side
 
@@ -241,11 +240,11 @@ def cmd_audit_store(args) -> int:
             "store": {**result.as_dict(), "summary": summary_doc(result.through_store, store_summary, [])["summary"]},
         }
     )
-    record_history(
+    record_result_history(
         "audit",
-        audit_pairs(result.exact.pairs, result.store),
+        result.store,
+        result.exact,
         {"sources": doc["sources"], "threshold": args.threshold, "mode": "audit", "store": result.as_dict(), "findings": findings},
-        {},
     )
     if out is not None:
         _write(out, result, doc)
@@ -323,16 +322,10 @@ def cmd_retrieval_store(args) -> int:
     print_notes(result.notes)
     doc = {"command": "retrieval", "mode": "store", "seed": args.seed, **result.as_dict()}
     if not result.pairs.empty:
-        from types import SimpleNamespace
-
         from core.cli.history import record_retrieval_history
-        from core.stores.retrieval import COL_SEARCH, SEARCH_STORE
 
         # The store's side is the run recorded (corpus mode's rows with the store's first passage); the exact side is in settings.
-        mine = result.pairs[COL_SEARCH] == SEARCH_STORE
-        ran = SimpleNamespace(
-            pairs=result.pairs[mine].drop(columns=[COL_SEARCH]), rates=result.rates[result.rates[COL_SEARCH] == SEARCH_STORE], errors={}
-        )
+        ran = result.through_store()
         settings = {"mode": "store", "seed": args.seed, "store": {k: v for k, v in doc.items() if k not in ("rates", "command")}}
         record_retrieval_history(result.store, ran, settings, sources=[result.store])
     if out is not None:

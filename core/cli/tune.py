@@ -218,9 +218,8 @@ def cmd_tune(args) -> int:
 
 
 def _record(result) -> None:
-    """The run in the history (:func:`core.history.sources.tune_record`)."""
-    from core.cli.history import record_history
-    from core.history.sources import tune_record
+    """The run in the history (:meth:`core.probes.tune.run.TuneResult.history_record`)."""
+    from core.cli.history import record_result_history
 
-    pairs, settings = tune_record(result)
-    record_history("tune", pairs, {"sources": [{"suite": result.doc["suite"]}], **settings})
+    suite = result.doc["suite"]
+    record_result_history("tune", suite, result, {"sources": [{"suite": suite}]})

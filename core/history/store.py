@@ -50,6 +50,7 @@ from core import constants
 from core.messages import first_line, redact, terminal_safe
 from core.models import registry
 from core.paths import cache_dir, same_file
+from core.scoring.result import ProbeResult
 
 SCHEMA_VERSION = 2  # 2: runs.pairs_digest, name, pinned
 OFF_VALUES = ("off", "0", "false", "no")
@@ -455,6 +456,38 @@ def record_run(
                 con.execute("ROLLBACK")
             raise
     return run_id
+
+
+def record_result(
+    result: ProbeResult,
+    name: str,
+    *,
+    command: str,
+    origin: str,
+    settings: Mapping[str, Any] | None = None,
+    path: str | Path | None = None,
+) -> int | None:
+    """Store any probe's result: the pairs of its history record, its own settings under the caller's, its errors.
+
+    Args:
+        result: any :class:`core.scoring.result.ProbeResult` (a suite run, retrieval, triples, BEIR, corpus mode,
+            index settings, tune, an audit).
+        name: what it scored (the pairs' ``suite``).
+        command, origin, path: as :func:`record_run`.
+        settings: what only the caller knows (sources, the selected models, the device); a key here wins over the result's.
+
+    Returns:
+        The run's id, or None when the record is not stored (no pair to compare: its ``nothing`` says why).
+
+    Raises:
+        As :func:`record_run`.
+    """
+    record = result.history_record(name)
+    if not record.storable:
+        return None
+    return record_run(
+        record.pairs, command=command, origin=origin, settings={**record.settings, **(settings or {})}, errors=result.errors, path=path
+    )
 
 
 # ------------------------------------------------------------------ reading

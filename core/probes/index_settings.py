@@ -57,15 +57,18 @@ import pandas as pd
 
 from core import constants
 from core.models.cache import EmbeddingCache
-from core.models.encode import embedding_matrix
+from core.models.encode import EncodeReport, embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ProgressFn, model_runs
+from core.scoring.result import HistoryRecord
 from core.stats import bootstrap_ci, failure_rate, failure_rate_ci, interval_or_nan
 from core.stats.similarity import cos_sim, pairwise_cos_sim, unit_rows
 
 if TYPE_CHECKING:
     from core.files.triples import Triples
+    from core.probes.retrieval.run import RetrievalResult
     from core.probes.retrieval.suite import RetrievalSuite
+    from core.probes.retrieval.triples import TriplesResult
 
 FLOAT32, FLOAT16, INT8, INT8_GLOBAL, BINARY, BINARY_RESCORE = "float32", "float16", "int8", "int8-global", "binary", "binary-rescore"
 DIMS_PREFIX = "dims:"
@@ -593,13 +596,14 @@ def _rate_rows(
     return pd.DataFrame(rows, columns=TABLE_COLUMNS[:-1])
 
 
-def _retrieval_rows(result: Any, probe: str, **bootstrap: Any) -> list[tuple]:
-    """Win rates, paired accuracy and recall@k (with intervals over groups) of a retrieval result, mitigation -> setting."""
+def _retrieval_rows(win_rates: pd.DataFrame, paired: pd.DataFrame, ranks: pd.DataFrame, probe: str, **bootstrap: Any) -> list[tuple]:
+    """Win rates, paired accuracy (the suite's; none for triples) and recall@k (with intervals over groups) of a retrieval
+    result's tables, mitigation -> setting."""
     from core.probes.retrieval.metrics import rate_with_ci
 
     rows: list[tuple] = []
     name = {constants.MITIGATION_NONE: FLOAT32}
-    for r in result.win_rates.to_dict("records"):
+    for r in win_rates.to_dict("records"):
         mode = r.get(constants.COL_MODE, constants.MODE_ALL)
         rows.append(
             (
@@ -614,7 +618,6 @@ def _retrieval_rows(result: Any, probe: str, **bootstrap: Any) -> list[tuple]:
                 r["n"],
             )
         )
-    paired = getattr(result, "paired", pd.DataFrame())
     for r in paired.to_dict("records"):
         rows.append(
             (
@@ -629,7 +632,6 @@ def _retrieval_rows(result: Any, probe: str, **bootstrap: Any) -> list[tuple]:
                 r["n"],
             )
         )
-    ranks = result.ranks
     for (model, mitigation), part in ranks.groupby([constants.COL_MODEL, constants.COL_MITIGATION], sort=False) if not ranks.empty else ():
         if constants.COL_RANK_CORRECT in part:  # the suite: a group's two queries resampled together
             hits = {k: part[constants.COL_RANK_CORRECT].to_numpy(float) <= k for k in constants.RECALL_KS}
@@ -639,7 +641,8 @@ def _retrieval_rows(result: Any, probe: str, **bootstrap: Any) -> list[tuple]:
             clusters = None
         for k, hit in hits.items():
             rate, low, high = rate_with_ci(hit, clusters, **bootstrap)
-            rows.append((name.get(mitigation, mitigation), model, probe, f"recall_at_{k}", constants.MODE_ALL, rate, low, high, len(part)))
+            setting = name.get(str(mitigation), str(mitigation))
+            rows.append((setting, model, probe, f"recall_at_{k}", constants.MODE_ALL, rate, low, high, len(part)))
     return rows
 
 
@@ -656,6 +659,7 @@ class IndexSettingsResult:
         seconds: wall time.
         pairs: every pairs probe's pairs per model with the float32 ``cosine`` and each
             setting's ``score_<setting>`` (what the run history stores).
+        reports: model -> encoding report (empty for given vectors).
     """
 
     table: pd.DataFrame
@@ -664,6 +668,29 @@ class IndexSettingsResult:
     settings: tuple[str, ...] = ()
     seconds: float = 0.0
     pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    reports: dict[str, EncodeReport] = field(default_factory=dict)
+
+    @property
+    def models(self) -> list[str]:
+        """The models the table holds a figure of, in run order."""
+        return list(dict.fromkeys(self.table[constants.COL_MODEL])) if not self.table.empty else []
+
+    def summary(self) -> pd.DataFrame:
+        """The tidy long table (:data:`TABLE_COLUMNS`)."""
+        return self.table
+
+    def history_record(self, name: str) -> HistoryRecord:
+        """The pairs with the float32 ``cosine`` and each setting's ``score_<setting>`` beside it, the settings it ran and
+        its whole table (NaN as null). A run that scored no pairs (the retrieval suite or triples alone) gives none: the
+        history stores pairs, its table is in ``--out``."""
+        import json
+
+        table = json.loads(self.table.to_json(orient="records"))
+        return HistoryRecord(
+            self.pairs,
+            {"index_settings": list(self.settings), "table": table},
+            nothing="the run scored no pairs (a retrieval or triples run's table is in --out)",
+        )
 
 
 def with_change(table: pd.DataFrame) -> pd.DataFrame:
@@ -735,11 +762,12 @@ def run_index_settings(
     calibration: dict[str, np.ndarray] = {}
     frames: list[pd.DataFrame] = []
     scored: list[pd.DataFrame] = []
+    reports: dict[str, EncodeReport] = {}
     for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
         encoded = run.encode(texts, share=0.9)
         if encoded is None:
             continue
-        vectors[run.label] = encoded[0]
+        vectors[run.label], reports[run.label] = encoded
         calibration[run.label] = embedding_matrix(encoded[0], texts)
         dimension = calibration[run.label].shape[1]
         skipped = [s.name for s in chosen if not s.fits(dimension)]
@@ -764,9 +792,9 @@ def run_index_settings(
         for model in ran:
             dimension = calibration[model].shape[1]
             rescorers = [SettingRescorer(s, vectors, calibration) for s in chosen if s != FLOAT32_SETTING and s.fits(dimension)]
-            result = _retrieval_result(probe, source, [model], rescorers, cache, options, boot)
+            result, paired = _retrieval_result(probe, source, [model], rescorers, cache, options, boot)
             errors.update(result.errors)
-            rows += _retrieval_rows(result, probe, **boot)
+            rows += _retrieval_rows(result.win_rates, paired, result.ranks, probe, **boot)
     if rows:
         frames.append(pd.DataFrame(rows, columns=TABLE_COLUMNS[:-1]))
     frames = [f for f in frames if not f.empty]
@@ -774,7 +802,7 @@ def run_index_settings(
     order = {s.name: i for i, s in enumerate(chosen)}
     table = table.sort_values("setting", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
     every = pd.concat(scored, ignore_index=True) if scored else pd.DataFrame()
-    return IndexSettingsResult(table, errors, notes, tuple(s.name for s in chosen), time.perf_counter() - start, every)
+    return IndexSettingsResult(table, errors, notes, tuple(s.name for s in chosen), time.perf_counter() - start, every, reports)
 
 
 def _texts(pairs: Mapping[str, pd.DataFrame], retrieval: RetrievalSuite | None, triples: Triples | None) -> list[str]:
@@ -814,15 +842,17 @@ def _retrieval_result(
     cache: EmbeddingCache | None,
     options: EncodeOptions,
     boot: Mapping[str, Any],
-) -> Any:
+) -> tuple[RetrievalResult | TriplesResult, pd.DataFrame]:
+    """The probe's run under every setting and its NevIR paired accuracy (the suite's; triples have no query pairs)."""
     # The vectors are in the cache (or the model in memory) from the encode above: this run reads them, it does not encode again.
     if probe == PROBE_RETRIEVAL:
         from core.probes.retrieval.run import run_retrieval
 
-        return run_retrieval(cast("RetrievalSuite", source), models, cache=cache, mitigations=rescorers, options=options, **boot)
+        suite = run_retrieval(cast("RetrievalSuite", source), models, cache=cache, mitigations=rescorers, options=options, **boot)
+        return suite, suite.paired
     from core.probes.retrieval.triples import run_triples
 
-    return run_triples(cast("Triples", source), models, cache=cache, mitigations=rescorers, options=options, **boot)
+    return run_triples(cast("Triples", source), models, cache=cache, mitigations=rescorers, options=options, **boot), pd.DataFrame()
 
 
 def _cell(value: float, low: float, high: float) -> str:

@@ -22,6 +22,7 @@ from core.models.encode import EncodeReport, embedding_matrix, encode_texts
 from core.models.loading import LoadedModel
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ModelRun, ProgressFn, model_runs
+from core.scoring.result import HistoryRecord
 from core.stats import cos_sim, pairwise_cos_sim, token_jaccard, word_jaccard
 
 
@@ -59,6 +60,17 @@ class RunResult:
     def notes(self) -> list[str]:
         """Every model's encode notes (e.g. its weights changed since they were cached), once each."""
         return list(dict.fromkeys(note for report in self.reports.values() for note in report.notes))
+
+    def summary(self) -> pd.DataFrame:
+        """Mean ± SD cosine, its interval and the failure rate at the default threshold per model and category
+        (:func:`core.scoring.tables.category_summary`; a page or command with its own threshold calls that itself)."""
+        from core.scoring.tables import category_summary
+
+        return category_summary(self.results)
+
+    def history_record(self, name: str) -> HistoryRecord:
+        """Its results as they are (already tidy pairs; ``name`` is not used: each row names its suite), the devices and backends."""
+        return HistoryRecord(self.results, {"devices": self.devices, "backends": self.backends})
 
     def truncations(self) -> pd.DataFrame:
         """Texts cut at a model's maximum length: model, text, n_tokens, max_tokens."""

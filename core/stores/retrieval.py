@@ -30,7 +30,7 @@ from core.models.check import ModelCheck
 from core.models.encode import embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ProgressFn
-from core.probes.retrieval.corpus import SEARCH_EXACT, SEARCH_STORE, corpus_on_vectors, corpus_rates
+from core.probes.retrieval.corpus import SEARCH_EXACT, SEARCH_STORE, CorpusResult, corpus_on_vectors, corpus_rates
 from core.stores.audit import QUERY_DEPTH, check_store_model, indices_of, read_collection, searched
 from core.stores.base import StoreHandle
 from core.words import passage_keys
@@ -71,6 +71,15 @@ class StoreRetrieval:
             "same_first": self.same_first,
             "rates": json_records(self.rates),
         }
+
+    def through_store(self) -> CorpusResult:
+        """Corpus mode as the store ranks it (each query's first passage by the store's own search): the run the history
+        keeps, the exact side being in its settings."""
+
+        def stores(frame: pd.DataFrame) -> pd.DataFrame:
+            return frame if frame.empty else frame[frame[COL_SEARCH] == SEARCH_STORE].drop(columns=[COL_SEARCH])
+
+        return CorpusResult(stores(self.pairs), stores(self.rates), seconds=self.seconds)
 
 
 def json_records(frame: pd.DataFrame) -> list[dict]:

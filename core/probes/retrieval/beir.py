@@ -39,7 +39,9 @@ from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ModelRun, ProgressFn, model_runs
 from core.probes.retrieval.corpus import CORPUS_RATE_COLUMNS, corpus_rates, variants_of
 from core.probes.retrieval.metrics import flips, id_places, judged_figures, rank_order
+from core.probes.retrieval.records import ranked_settings
 from core.probes.retrieval.rescoring import check_names, checked_scores, record_failure
+from core.scoring.result import HistoryRecord
 from core.stats.similarity import cos_sim, pairwise_cos_sim
 
 if TYPE_CHECKING:
@@ -137,8 +139,12 @@ class BeirResult:
         order = [c for c in table.columns if c not in ("recall_gained", "recall_lost")]
         return table[[*order[:at], "recall_gained", "recall_lost", *order[at:]]]
 
+    def history_record(self, name: str) -> HistoryRecord:
+        """The pairs of :meth:`history_pairs`, the summary and the backends."""
+        return HistoryRecord(self.history_pairs(name), ranked_settings(self.reports, self.summary()))
+
     def history_pairs(self, name: str) -> pd.DataFrame:
-        """The run as tidy pair results for the run history (``core.history.sources.retrieval_record``'s hook).
+        """The run as tidy pair results for the run history (:meth:`history_record`).
 
         Per model and judged query: the query vs the passage it ranked first (category ``positive`` when that
         passage is judged relevant, ``hard_negative`` when an unjudged one outranked every relevant passage),

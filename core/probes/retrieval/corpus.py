@@ -21,11 +21,13 @@ from core import constants, lexicon
 from core.files.vectors import PassageVectors
 from core.models.cache import EmbeddingCache
 from core.models.check import Checked
-from core.models.encode import embedding_matrix
+from core.models.encode import EncodeReport, embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ProgressFn, model_runs
 from core.probes.retrieval.metrics import flips, rate_with_ci, target_ranks
+from core.probes.retrieval.records import corpus_pairs, ranked_settings
 from core.probes.retrieval.rescoring import check_names, checked_scores, record_failure
+from core.scoring.result import HistoryRecord
 from core.stats.similarity import cos_sim
 
 if TYPE_CHECKING:  # for the hints only: the run takes any object with the protocol's name and rescore
@@ -63,6 +65,7 @@ class CorpusResult:
         no_variant: model -> queries whose top passage no perturbation rule applies to (every model that ranked the corpus).
         errors: model (or ``model + mitigation``) -> one-line reason.
         seconds: wall time.
+        reports: model -> encoding report of the corpus and queries (empty for given vectors).
     """
 
     pairs: pd.DataFrame
@@ -70,12 +73,26 @@ class CorpusResult:
     no_variant: dict[str, int] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
+    reports: dict[str, EncodeReport] = field(default_factory=dict)
 
     @property
     def models(self) -> list[str]:
         """Models that ranked the corpus, including those for which no rule made a variant (their ``no_variant`` says why)."""
         scored = list(self.pairs[constants.COL_MODEL]) if not self.pairs.empty else []
         return list(dict.fromkeys([*scored, *self.no_variant]))
+
+    def summary(self) -> pd.DataFrame:
+        """The outrank rates: model, mitigation, mode (and ``all``), n, outranked, rate and its interval."""
+        return self.rates
+
+    def history_record(self, name: str) -> HistoryRecord:
+        """Each query vs its top passage and vs each rule-made variant of it as pairs
+        (:func:`core.probes.retrieval.records.corpus_pairs`), the rates and the backends."""
+        return HistoryRecord(
+            corpus_pairs(self.pairs, name),
+            ranked_settings(self.reports, self.rates),
+            nothing="no variant was made, so there is nothing to compare",
+        )
 
 
 def variants_of(passages: Sequence[str]) -> dict[str, list[tuple[str, str, str]]]:
@@ -202,11 +219,12 @@ def run_corpus_probe(
     errors: dict[str, str] = {}
     rows: list[dict] = []
     no_variant: dict[str, int] = {}
+    reports: dict[str, EncodeReport] = {}
     for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
         encoded = run.encode([*corpus, *queries], share=0.6)
         if encoded is None:
             continue
-        vectors, _report = encoded
+        vectors, reports[run.label] = encoded
         query_matrix = embedding_matrix(vectors, queries)
         passage_matrix = embedding_matrix(vectors, corpus)
         top = cos_sim(query_matrix, passage_matrix).argmax(axis=1)
@@ -229,7 +247,7 @@ def run_corpus_probe(
         if rows
         else pd.DataFrame(columns=CORPUS_RATE_COLUMNS)
     )
-    return CorpusResult(pairs, rates, no_variant, errors, time.perf_counter() - start)
+    return CorpusResult(pairs, rates, no_variant, errors, time.perf_counter() - start, reports)
 
 
 @dataclass

@@ -34,8 +34,10 @@ from core.models.runs import ProgressFn, model_runs
 from core.probes.retrieval import tables
 from core.probes.retrieval.metrics import adversarial_wins, paired_correct, target_ranks
 from core.probes.retrieval.origin import variant_sources
+from core.probes.retrieval.records import ranked_settings, retrieval_pairs
 from core.probes.retrieval.rescoring import check_names, checked_scores, cosine_matrix, record_failure
 from core.probes.retrieval.suite import PASSAGE_COLUMNS, QUERY_COLUMNS, RetrievalSuite, tidy_suite
+from core.scoring.result import HistoryRecord
 
 if TYPE_CHECKING:  # for the hints only: the run takes any object with the protocol's name and rescore
     from core.probes.retrieval.mitigations import Mitigation
@@ -108,6 +110,11 @@ class RetrievalResult:
         """The before/after table: model × mitigation -> win rate, paired accuracy, ranking, costs."""
         churn = tables.churn_table(self.scores, self.paired_groups, self.ranks) if not self.scores.empty else None
         return tables.summary_table(self.win_rates, self.paired, self.ranking, self.costs, churn)
+
+    def history_record(self, name: str) -> HistoryRecord:
+        """Each group's paraphrase and variants as pairs with every mitigation's score beside the cosine
+        (:func:`core.probes.retrieval.records.retrieval_pairs`), the summary and the backends."""
+        return HistoryRecord(retrieval_pairs(self.scores, name), ranked_settings(self.reports, self.summary()))
 
     def frames(self) -> dict[str, pd.DataFrame]:
         """Every table by name (for CSV export)."""

@@ -46,7 +46,9 @@ from core.models.runs import ProgressFn, model_runs
 from core.probes.retrieval import tables
 from core.probes.retrieval.metrics import flips, judged_figures, rank_order, rate_with_ci
 from core.probes.retrieval.origin import variant_sources
+from core.probes.retrieval.records import ranked_settings
 from core.probes.retrieval.rescoring import check_names, checked_scores, cosine_matrix, record_failure
+from core.scoring.result import HistoryRecord
 from core.stats.similarity import cos_sim
 
 if TYPE_CHECKING:
@@ -141,8 +143,12 @@ class TriplesResult:
                 order += [c, *after.get(c, [])]
         return table[order]
 
+    def history_record(self, name: str) -> HistoryRecord:
+        """The pairs of :meth:`history_pairs`, the summary and the backends."""
+        return HistoryRecord(self.history_pairs(name), ranked_settings(self.reports, self.summary()))
+
     def history_pairs(self, name: str) -> pd.DataFrame:
-        """The run as tidy pair results for the run history (``core.history.sources.retrieval_record``'s hook).
+        """The run as tidy pair results for the run history (:meth:`history_record`).
 
         Per model and source row: anchor vs positive (category ``positive``) and
         anchor vs each negative (category ``contradiction`` for an NLI

@@ -22,6 +22,7 @@ from core.files.triples import Triples
 from core.models.runs import ProgressFn
 from core.probes.retrieval.suite import RetrievalSuite
 from core.probes.tune import data, report, train
+from core.scoring.result import HistoryRecord
 
 C = constants
 ENCODE_BATCH = 64
@@ -39,6 +40,8 @@ class TuneResult:
         split: group_id, domain, split.
         model: the tuned (and averaged) ``SentenceTransformer``, to save.
         tables: the report's tables by name.
+        errors: always empty: a model that cannot be tuned stops the run with its error.
+        reports: always empty: the trainer encodes through sentence-transformers, not the model registry's runs.
     """
 
     doc: dict[str, Any]
@@ -48,6 +51,40 @@ class TuneResult:
     split: pd.DataFrame
     model: Any
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    reports: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def models(self) -> list[str]:
+        """The tuned model: one per run."""
+        return [str(self.doc["model"])]
+
+    @property
+    def seconds(self) -> float:
+        return float(self.doc.get("seconds", 0.0))
+
+    def summary(self) -> pd.DataFrame:
+        """Win rates per setting (untouched, tuned, control), split and mode (held-out first)."""
+        return self.tables.get("win_rates", pd.DataFrame())
+
+    def history_record(self, name: str) -> HistoryRecord:
+        """Every setting's cosine(anchor, variant) as pairs, the model named ``model [setting]``; the run's ``config``.
+
+        ``name`` is not used: the pairs are the suite's, named by the run itself.
+        """
+        scores = self.scores
+        pairs = pd.DataFrame(
+            {
+                C.COL_MODEL: self.doc["model"] + " [" + scores[C.COL_SETTING] + "]",
+                C.COL_PAIR_ID: scores[C.COL_GROUP_ID] + ":" + scores[C.COL_MODE],
+                C.COL_CATEGORY: scores[C.COL_MODE],
+                C.COL_TEXT_A: scores[C.COL_ANCHOR],
+                C.COL_TEXT_B: scores[C.ROLE_VARIANT],
+                C.COL_COSINE: scores["cosine_variant"],
+                C.COL_SPLIT: scores[C.COL_SPLIT],
+            }
+        )
+        return HistoryRecord(pairs, {"config": self.doc["config"]})
 
 
 def encoder(model: Any) -> report.EncodeFn:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -140,9 +141,30 @@ def test_run_stores_the_file_by_hash(history_file, minilm, tmp_path, capsys):
     assert run.models.set_index("model")["backend"].to_dict() == {m: e["backend"] for m, e in summary["encoding"].items()}
 
 
-def test_a_retrieval_run_is_stored_as_pairs(history_file, capsys):
-    from types import SimpleNamespace
+@dataclass
+class _Ranked:
+    """A retrieval result of the protocol's shape around a suite run's scores (``core.scoring.result.ProbeResult``)."""
 
+    scores: pd.DataFrame
+    errors: dict = field(default_factory=dict)
+    reports: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def models(self) -> list[str]:
+        return list(dict.fromkeys(self.scores["model"]))
+
+    def summary(self) -> pd.DataFrame:
+        return self.scores
+
+    def history_record(self, name: str):
+        from core.probes.retrieval.records import retrieval_pairs
+        from core.scoring.result import HistoryRecord
+
+        return HistoryRecord(retrieval_pairs(self.scores, name), {"threshold": None})
+
+
+def test_a_retrieval_run_is_stored_as_pairs(history_file, capsys):
     from core.cli.history import record_retrieval_history
 
     scores = pd.DataFrame(
@@ -158,7 +180,7 @@ def test_a_retrieval_run_is_stored_as_pairs(history_file, capsys):
             "cosine_variant": [0.9, 0.6, 0.2],
         }
     )
-    run_id = record_retrieval_history("retrieval", SimpleNamespace(scores=scores, errors={}), {"seed": 0})
+    run_id = record_retrieval_history("retrieval", _Ranked(scores), {"seed": 0})
     assert run_id == 1 and "note: stored as run 1" in capsys.readouterr().err
     run = store.load_run(1, history_file)
     assert run.command == "retrieval" and run.settings["seed"] == 0 and run.settings["sources"] == [{"suite": "retrieval"}]
@@ -167,7 +189,7 @@ def test_a_retrieval_run_is_stored_as_pairs(history_file, capsys):
         ("g1/numerical", 0.6),
         ("g1/paraphrase", 0.8),
     ]
-    assert record_retrieval_history("retrieval", SimpleNamespace(scores=scores.drop(columns="variant"), errors={}), {}) is None
+    assert record_retrieval_history("retrieval", _Ranked(scores.drop(columns="variant")), {}) is None
     assert capsys.readouterr().err.startswith("warning: run history not written")
 
 
@@ -249,9 +271,8 @@ def test_diff_into_a_closed_pipe_prints_no_broken_pipe_error(history_file):
 
 
 def test_a_corpus_mode_run_is_stored_with_its_mitigated_scores_and_no_threshold(history_file, capsys):
-    from types import SimpleNamespace
-
     from core.cli.history import record_retrieval_history
+    from core.probes.retrieval.corpus import CorpusResult
 
     pairs = pd.DataFrame(
         {
@@ -267,7 +288,7 @@ def test_a_corpus_mode_run_is_stored_with_its_mitigated_scores_and_no_threshold(
             "outranks": [True, False],
         }
     )
-    result = SimpleNamespace(pairs=pairs, rates=pd.DataFrame({"model": [MINILM_L6], "rate": [1.0]}), errors={})
+    result = CorpusResult(pairs, pd.DataFrame({"model": [MINILM_L6], "rate": [1.0]}))
     run_id = record_retrieval_history("corpus", result, {"mitigations": [{"name": "guard"}], "mode": "corpus"}, sources=["corpus.txt"])
     run = store.load_run(run_id, history_file)
     assert run.command == "retrieval" and run.threshold is None and run.settings["mode"] == "corpus"
