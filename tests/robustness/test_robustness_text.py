@@ -251,7 +251,7 @@ def test_heatmap_skips_invisible_lines_and_cleans_control_characters(at):
 
 def test_no_unsafe_html_anywhere_in_the_app():
     root = Path(__file__).resolve().parents[2]
-    sources = [p for folder in ("views", "ui") for p in (root / folder).glob("*.py")] + [root / "app.py"]
+    sources = [p for folder in ("views", "ui") for p in (root / folder).rglob("*.py")] + [root / "app.py"]
     offenders = [str(p) for p in sources if "unsafe_allow_html" in p.read_text(encoding="utf-8")]
     assert offenders == []
 
