@@ -23,6 +23,7 @@ redaction when the URI is parsed.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import streamlit as st
@@ -32,6 +33,10 @@ from core.stores.access import STORES_ENV, StoreAllowlist, allowlist_from_env
 from core.stores.base import StoreError, StoreKind
 from core.stores.kinds import STORE_KINDS
 from ui import resources, state, widgets
+
+if TYPE_CHECKING:
+    from core.stores.audit import StoreAudit
+    from core.stores.retrieval import StoreRetrieval
 
 KINDS = {kind.label: kind for kind in STORE_KINDS.values()}
 LABEL = "Connect a store"
@@ -193,7 +198,7 @@ def _run(
     st.session_state[f"{k}_result"] = {"lines": lines, "table": table}
 
 
-def _check(result, passages: int) -> str:
+def _check(result: StoreAudit | StoreRetrieval, passages: int) -> str:
     from core.stores.base import filter_words
 
     c = result.check

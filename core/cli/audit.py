@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -37,6 +37,9 @@ from core.cli.store_source import STORE_EXAMPLES, add_store_options, check_store
 from core.cli.vectors_source import VECTORS_EXAMPLE, VECTORS_HELP
 from core.models import registry
 from core.words import passage_key, passage_keys
+
+if TYPE_CHECKING:
+    from core.audit.run import AuditResult
 
 EXPORT_DROP = ("index_a", "index_b")
 DEDUP_REMOVALS = "dedup-removals.csv"
@@ -372,7 +375,7 @@ def cmd_audit(args) -> int:
     return _report(args, result, out, sources, name, planted, guarded=guarded)
 
 
-def _report(args, result, out, sources: list[str], name: str, planted=None, lines: tuple[str, ...] = (), guarded=None) -> int:
+def _report(args, result: AuditResult, out, sources: list[str], name: str, planted=None, lines: tuple[str, ...] = (), guarded=None) -> int:
     """Print, record and write one audit's result (a corpus's, a vectors file's); ``lines`` lead the findings; ``guarded``
     is a dedup run's checked inputs (:func:`_dedup_inputs`), judged against the audit's pairs."""
     from core.audit.findings import audit_findings, history_settings

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -20,6 +21,9 @@ from core.cli.common import (
     run_options,
 )
 from core.cli.endpoints import announce_tokens
+
+if TYPE_CHECKING:
+    from core.scoring.result import ProbeResult
 
 
 def cmd_compare(args) -> int:
@@ -75,7 +79,7 @@ def cmd_compare(args) -> int:
     return 0 if rows else EXIT_NO_MODEL
 
 
-def _api_tokens(result, model: str) -> dict:
+def _api_tokens(result: ProbeResult, model: str) -> dict:
     """``{"api_tokens": n}`` for an endpoint model (tokens its server reported for this run), else nothing."""
     report = result.reports.get(model)
     return {"api_tokens": report.api_tokens} if report is not None and report.api_tokens is not None else {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -30,6 +30,9 @@ from core.cli.common import (
     run_options,
 )
 from core.models import registry
+
+if TYPE_CHECKING:
+    from core.probes.index_settings import IndexSettingsResult
 
 EXAMPLES = (
     "cosine-probe index-settings --models all-MiniLM-L6-v2 --suite failure-modes",
@@ -120,7 +123,7 @@ def _triples(path: str):
     return triples
 
 
-def _record(args, result, sources: list[str]) -> None:
+def _record(args, result: IndexSettingsResult, sources: list[str]) -> None:
     """The pairs probes' pairs (float32 cosine, each setting's score beside it) and the whole table in the run history."""
     from core.cli.history import record_result_history
     from core.history.sources import suite_source
@@ -194,7 +197,7 @@ def cmd_index_settings(args) -> int:
     return 0
 
 
-def _said(result, settings) -> dict:
+def _said(result: IndexSettingsResult, settings) -> dict:
     """The findings and the binary scale's sentence, for ``--json`` (what the text output prints first)."""
     from core.probes.index_settings import METRIC_MEAN_SCORE, PROBE_RETRIEVAL, PROBE_TRIPLES, findings, scale_note
 
@@ -203,7 +206,7 @@ def _said(result, settings) -> dict:
     return {"findings": findings(result.table, registry.short_name), "scale_note": scale_note(settings) if thresholded else None}
 
 
-def _print_table(result, settings, heading: str) -> None:
+def _print_table(result: IndexSettingsResult, settings, heading: str) -> None:
     """The findings first, the scale of binary settings, then the wide table (what both the suites and a store print)."""
     from core.probes.index_settings import wide_table
 

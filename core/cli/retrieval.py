@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -33,6 +33,13 @@ from core.cli.outputs import output_folder, remember_written
 from core.cli.store_source import STORE_EXAMPLES, add_store_options, check_store_flags, cmd_retrieval_store, read_queries
 from core.files.export import safe_frame
 from core.models import registry
+
+if TYPE_CHECKING:
+    from core.probes.retrieval.beir import BeirResult
+    from core.probes.retrieval.corpus import CorpusResult
+    from core.probes.retrieval.run import RetrievalResult
+    from core.probes.retrieval.triples import TriplesResult
+    from core.scoring.result import ProbeResult
 
 EXAMPLES = (
     "python -m core retrieval --suite retrieval",
@@ -228,7 +235,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return json.loads(frame.to_json(orient="records")) if not frame.empty else []
 
 
-def _suite_doc(suite_name: str, result) -> dict[str, Any]:
+def _suite_doc(suite_name: str, result: RetrievalResult) -> dict[str, Any]:
     doc = {
         "suite": suite_name,
         "models": result.models,
@@ -246,7 +253,7 @@ def _suite_doc(suite_name: str, result) -> dict[str, Any]:
     return doc
 
 
-def _corpus_doc(args, corpus: list[str], queries: list[str], result) -> dict[str, Any]:
+def _corpus_doc(args, corpus: list[str], queries: list[str], result: CorpusResult) -> dict[str, Any]:
     return {
         "corpus": str(args.corpus),
         "queries": str(args.queries),
@@ -282,7 +289,7 @@ def _by_mode(table: pd.DataFrame, value: str) -> pd.DataFrame:
     return wide.loc[order, list(dict.fromkeys(cells["model"]))]
 
 
-def _print_suite(result) -> None:
+def _print_suite(result: RetrievalResult) -> None:
     with pd.option_context(
         "display.width", 220, "display.max_columns", 30, "display.max_colwidth", 40, "display.float_format", "{:.3f}".format
     ):
@@ -325,7 +332,7 @@ def _print_suite(result) -> None:
             _print_before_after(result.summary(), "win rate with its ties, fixed and broken variants; each net figure with what it flipped")
 
 
-def _print_corpus(result) -> None:
+def _print_corpus(result: CorpusResult) -> None:
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.float_format", "{:.3f}".format):
         print("\n== corpus mode: how often a variant of a query's top passage outranks it ==")
         rates = result.rates
@@ -352,7 +359,7 @@ def _print_before_after(summary: pd.DataFrame, what: str) -> None:
     print(shown.assign(model=shown[constants.COL_MODEL].map(registry.short_name)).to_string(index=False))
 
 
-def _triples_doc(args, triples, result) -> dict[str, Any]:
+def _triples_doc(args, triples, result: TriplesResult) -> dict[str, Any]:
     doc = {
         "triples": str(args.triples),
         "columns": triples.plain_mapping(),
@@ -370,7 +377,7 @@ def _triples_doc(args, triples, result) -> dict[str, Any]:
     return doc
 
 
-def _print_triples(result) -> None:
+def _print_triples(result: TriplesResult) -> None:
     with pd.option_context("display.width", 220, "display.max_columns", 30, "display.float_format", "{:.4f}".format):
         plain = constants.MITIGATION_NONE
         wr = result.win_rates[result.win_rates[constants.COL_MITIGATION] == plain].drop(columns=[constants.COL_MITIGATION])
@@ -503,7 +510,7 @@ def _corpus_on_vectors(args, queries: list[str], mitigations):
     return found, source.passages
 
 
-def _finish(args, result, frames: dict[str, pd.DataFrame], doc: dict[str, Any], printer) -> int:
+def _finish(args, result: ProbeResult, frames: dict[str, pd.DataFrame], doc: dict[str, Any], printer) -> int:
     """Errors, then the tables (or the JSON document), then the output folder; exit 3 when no model ran."""
     if not args.quiet:
         print(file=sys.stderr)
@@ -542,14 +549,14 @@ def _cmd_triples(args) -> int:
     return _finish(args, result, result.frames(), doc, _print_triples)
 
 
-def _record(args, name: str, result, settings: dict[str, Any], sources: list[str]) -> None:
+def _record(args, name: str, result: ProbeResult, settings: dict[str, Any], sources: list[str]) -> None:
     """Store a triples or BEIR run in the history: its sources by path and SHA-256, ``settings``, the seed."""
     from core.cli.history import record_retrieval_history
 
     record_retrieval_history(name, result, {**settings, "seed": args.seed}, sources=sources)
 
 
-def _print_beir(result) -> None:
+def _print_beir(result: BeirResult) -> None:
     with pd.option_context("display.width", 220, "display.max_columns", 30, "display.float_format", "{:.4f}".format):
         rk = result.ranking[result.ranking[constants.COL_MITIGATION] == constants.MITIGATION_NONE].drop(columns=[constants.COL_MITIGATION])
         print(

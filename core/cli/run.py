@@ -15,6 +15,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -36,6 +37,9 @@ from core.cli.pairs_files import COLUMN_FLAGS, PairsArgError, add_pairs_file_opt
 from core.cli.ray_run import add_engine_options, score_on_ray
 from core.files.errors import PairsFileError
 from core.models import endpoint
+
+if TYPE_CHECKING:
+    from core.scoring.chunked import ChunkedResult
 
 _TEXT_COLUMNS = (constants.COL_TEXT_A, constants.COL_TEXT_B)
 
@@ -276,7 +280,7 @@ def _labels(args, frame: pd.DataFrame) -> tuple[dict | None, dict[str, pd.DataFr
     return label_summary(report, short_name), tables
 
 
-def _summary(args, result, found: dict) -> tuple[dict, dict[str, pd.DataFrame], list[str]]:
+def _summary(args, result: ChunkedResult, found: dict) -> tuple[dict, dict[str, pd.DataFrame], list[str]]:
     """summary.json's document, the summary tables and the suites, from the written results (texts not read back)."""
     import pyarrow.parquet as pq
 
@@ -323,7 +327,7 @@ def _summary(args, result, found: dict) -> tuple[dict, dict[str, pd.DataFrame], 
     return summary, tables, suites
 
 
-def _record(args, result, out: Path, suites: list[str]) -> None:
+def _record(args, result: ChunkedResult, out: Path, suites: list[str]) -> None:
     """Store the run in the history when it is small enough to hold in memory; say so when it is not."""
     from core.cli.history import record_history
     from core.history.sources import suite_source

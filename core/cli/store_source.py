@@ -15,12 +15,15 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pandas as pd
 
 from core.cli.common import CliError, embedding_cache, print_notes, print_progress, run_options
 from core.cli.outputs import output_folder, remember_written
+
+if TYPE_CHECKING:
+    from core.stores.audit import StoreAudit
 
 T = TypeVar("T")
 
@@ -268,7 +271,7 @@ def cmd_audit_store(args) -> int:
     return 0
 
 
-def _write(out: Path, result, doc: dict[str, Any]) -> None:
+def _write(out: Path, result: StoreAudit, doc: dict[str, Any]) -> None:
     from core.files.export import safe_frame
 
     try:

@@ -15,12 +15,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from core import constants
 from core.cli.common import EXIT_NO_MODEL, CliError, print_progress
 from core.cli.outputs import output_folder, remember_written
+
+if TYPE_CHECKING:
+    from core.probes.tune.run import TuneResult
 
 EXAMPLES = (
     "cosine-probe tune --models MiniLM-L6 --out tuned --seed 0",
@@ -217,7 +221,7 @@ def cmd_tune(args) -> int:
     return 0
 
 
-def _record(result) -> None:
+def _record(result: TuneResult) -> None:
     """The run in the history (:meth:`core.probes.tune.run.TuneResult.history_record`)."""
     from core.cli.history import record_result_history
 

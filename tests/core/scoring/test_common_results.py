@@ -176,17 +176,14 @@ def test_a_record_with_nothing_to_compare_is_not_stored_and_says_why(tmp_path):
     assert store.record_result(empty, "corpus", command="test", origin=constants.ORIGIN_CLI, path=tmp_path / "h.duckdb") is None
 
 
-RECORDERS = [
-    PROJECT_ROOT / "core" / "history" / "store.py",
-    PROJECT_ROOT / "core" / "history" / "sources.py",
-    PROJECT_ROOT / "core" / "cli" / "history.py",
-    PROJECT_ROOT / "ui" / "history.py",
-]
+# Where results are taken: the history, the command line, the app's helpers and pages.
+TAKERS = sorted(path for folder in ("core/history", "core/cli", "ui", "views") for path in (PROJECT_ROOT / folder).rglob("*.py"))
 
 
-@pytest.mark.parametrize("path", RECORDERS, ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
-def test_the_recorders_read_no_result_by_getattr_and_take_no_any_result(path: Path):
-    """The history takes the protocol: no ``getattr``/``hasattr``/``isinstance`` guessing a result's kind, no ``result: Any``."""
+@pytest.mark.parametrize("path", TAKERS, ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
+def test_no_taker_reads_a_result_by_getattr_or_takes_an_untyped_result(path: Path):
+    """The history, the CLI and the pages take the protocol (or a named result): no ``getattr``/``hasattr``/``isinstance``
+    guessing a result's kind, no ``result`` parameter typed ``Any`` or left untyped."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr", "isinstance"):
