@@ -23,7 +23,7 @@ from core.cli.common import (
 from core.cli.endpoints import announce_tokens
 
 if TYPE_CHECKING:
-    from core.scoring.result import ProbeResult
+    from core.scoring.runner import RunResult
 
 
 def cmd_compare(args) -> int:
@@ -79,7 +79,7 @@ def cmd_compare(args) -> int:
     return 0 if rows else EXIT_NO_MODEL
 
 
-def _api_tokens(result: ProbeResult, model: str) -> dict:
+def _api_tokens(result: RunResult, model: str) -> dict:
     """``{"api_tokens": n}`` for an endpoint model (tokens its server reported for this run), else nothing."""
     report = result.reports.get(model)
     return {"api_tokens": report.api_tokens} if report is not None and report.api_tokens is not None else {}

@@ -328,18 +328,11 @@ def _summary(args, result: ChunkedResult, found: dict) -> tuple[dict, dict[str, 
 
 
 def _record(args, result: ChunkedResult, out: Path, suites: list[str]) -> None:
-    """Store the run in the history when it is small enough to hold in memory; say so when it is not."""
-    from core.cli.history import record_history
+    """Store the run in the history when it is small enough to hold in memory; say so when it is not
+    (:meth:`core.scoring.chunked.ChunkedResult.history_record`)."""
+    from core.cli.history import record_result_history
     from core.history.sources import suite_source
-    from core.scoring.chunked import read_results
 
-    if result.n_rows > constants.RUN_HISTORY_MAX_ROWS:
-        print(
-            f"note: not stored in the run history: {result.n_rows:,} result rows (more than {constants.RUN_HISTORY_MAX_ROWS:,}); "
-            f"{result.parquet} holds them",
-            file=sys.stderr,
-        )
-        return
     # A file is kept by path and hash; a shipped suite (with any companion it brought) by name and hash.
     names = (args.suite,) if Path(args.suite).expanduser().is_file() else suites
     settings = {
@@ -347,11 +340,9 @@ def _record(args, result: ChunkedResult, out: Path, suites: list[str]) -> None:
         "sources": [suite_source(n) for n in names],
         "out": str(out),
         "device": args.device,
-        "devices": result.devices,
-        "backends": result.backends,
         **({"match_label": args.match_label} if getattr(args, "match_label", None) is not None else {}),
     }
-    record_history("run", read_results(result.parquet), settings, result.errors)
+    record_result_history("run", args.suite, result, settings)
 
 
 def register(subparsers) -> None:

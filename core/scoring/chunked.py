@@ -35,6 +35,7 @@ from core.models.cache import EmbeddingCache
 from core.models.encode import EncodeReport
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ModelRun, model_runs
+from core.scoring.result import HistoryRecord
 from core.scoring.runner import _validate_pairs, score_pairs
 
 STAGED_PAIRS = "pairs-input.parquet"
@@ -134,6 +135,26 @@ class ChunkedResult:
     @property
     def notes(self) -> list[str]:
         return list(dict.fromkeys([*self.notes_extra, *(n for m in self.models for n in self.tallies[m].notes)]))
+
+    @property
+    def reports(self) -> dict[str, ModelTally]:
+        """Model -> its encoding summed over the chunks."""
+        return self.tallies
+
+    def summary(self) -> pd.DataFrame:
+        """Mean ± SD cosine, its interval and the failure rate at the default threshold per model and category, read back
+        from the written results (their cosines only; :func:`core.scoring.tables.category_summary`)."""
+        from core.scoring.tables import category_summary
+
+        return category_summary(read_results(self.parquet, SUMMARY_COLUMNS))
+
+    def history_record(self, name: str) -> HistoryRecord:
+        """The written results read back (``name`` is not used: each row names its suite), the devices and backends; none
+        above :data:`constants.RUN_HISTORY_MAX_ROWS` rows, which the history would hold in memory at once."""
+        if self.n_rows > constants.RUN_HISTORY_MAX_ROWS:
+            too_many = f"{self.n_rows:,} result rows (more than {constants.RUN_HISTORY_MAX_ROWS:,}); {self.parquet} holds them"
+            return HistoryRecord(pd.DataFrame(columns=list(constants.RESULT_COLUMNS)), nothing=too_many)
+        return HistoryRecord(read_results(self.parquet), {"devices": self.devices, "backends": self.backends})
 
 
 def stage_pairs(chunks: Iterable[pd.DataFrame], path: Path) -> int:
@@ -304,6 +325,9 @@ class _NoFile:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+SUMMARY_COLUMNS = (constants.COL_MODEL, constants.COL_SUITE, constants.COL_CATEGORY, constants.COL_VARIANT, constants.COL_COSINE)
 
 
 def read_results(parquet: Path, columns: Sequence[str] | None = None) -> pd.DataFrame:

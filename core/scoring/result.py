@@ -1,11 +1,11 @@
 """The one contract every probe's result meets, so the history, the CLI and the pages read any result the same way.
 
-A suite run, the retrieval suite, a triples file, a BEIR folder, corpus mode, index settings, a tune run and a
-corpus audit each produce their own tables; what every caller needs of any of them is the same few members:
-the models that produced something, the one-line reason of each that did not, each model's encoding report,
-the wall time, one summary table, and the run as the history stores it (tidy pairs and settings).  The history
-takes a :class:`ProbeResult` and asks it for its :class:`HistoryRecord`: no caller reads a result's own
-attributes to guess its kind.
+A suite run (in memory or chunked to disk), the retrieval suite, a triples file, a BEIR folder, corpus mode,
+index settings, a tune run and a corpus audit each produce their own tables; what every caller needs of any of
+them is the same few members: the models that produced something, the one-line reason of each that did not, how
+each model encoded, the wall time, one summary table, and the run as the history stores it (tidy pairs and
+settings).  The history takes a :class:`ProbeResult` and asks it for its :class:`HistoryRecord`: no caller reads
+a result's own attributes to guess its kind.
 
 It lives below the probes, the audit and the history so that every one of them can name it.
 """
@@ -14,12 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import pandas as pd
-
-if TYPE_CHECKING:  # hints only: the history imports this module and needs no encoder
-    from core.models.encode import EncodeReport
 
 
 @dataclass(frozen=True)
@@ -45,6 +42,20 @@ class HistoryRecord:
         return not self.pairs.empty or self.nothing is None
 
 
+class Encoding(Protocol):
+    """What a result says of how each model encoded, whatever it kept (``EncodeReport``, a chunked run's ``ModelTally``)."""
+
+    @property
+    def device(self) -> str:
+        """``cpu``, ``cuda`` or ``mps``."""
+        ...
+
+    @property
+    def backend(self) -> str:
+        """``torch``, ``onnx``, …; empty when unknown."""
+        ...
+
+
 @runtime_checkable
 class ProbeResult(Protocol):
     """What every probe's result offers (read-only members; a dataclass field satisfies each property)."""
@@ -60,8 +71,8 @@ class ProbeResult(Protocol):
         ...
 
     @property
-    def reports(self) -> Mapping[str, EncodeReport]:
-        """Model -> its encoding report (device, backend, counts, truncations); empty where the probe encodes otherwise."""
+    def reports(self) -> Mapping[str, Encoding]:
+        """Model -> how it encoded (device, backend, and what the probe counts); empty where the probe encodes otherwise."""
         ...
 
     @property
@@ -78,7 +89,7 @@ class ProbeResult(Protocol):
         ...
 
 
-def backends(reports: Mapping[str, EncodeReport]) -> dict[str, str]:
+def backends(reports: Mapping[str, Encoding]) -> dict[str, str]:
     """Model -> the backend that encoded it (``torch``, ``onnx``, …), models without one left out."""
     return {str(model): report.backend for model, report in reports.items() if report.backend}
 

@@ -20,7 +20,6 @@ import pytest
 
 from core import constants
 from core.history import store
-from core.models.encode import EncodeReport
 from core.models.registry import MINILM_L6
 from core.paths import PROJECT_ROOT
 from core.scoring.result import HistoryRecord, ProbeResult
@@ -37,14 +36,28 @@ PASSAGES = [
 QUERIES = ["Does the patient have a fever?", "How much of the drug should I take?"]
 
 
-def _run_pairs():
+def _run_pairs(folder: Path):
     from core.scoring.runner import run_pairs
 
     pairs = pd.DataFrame({"text_a": PASSAGES[0::2], "text_b": PASSAGES[1::2], "category": ["negation", "numerical", "positive"]})
     return run_pairs(pairs.assign(suite="mine"), [MINILM_L6])
 
 
-def _retrieval():
+def _chunked(folder: Path):
+    from core.models.cache import EmbeddingCache
+    from core.scoring.chunked import score_staged, stage_pairs
+
+    pairs = pd.DataFrame({"text_a": PASSAGES[0::2], "text_b": PASSAGES[1::2], "category": ["negation", "numerical", "positive"]})
+    staged = folder / "staged.parquet"
+    stage_pairs([pairs.assign(suite="mine")], staged)
+    cache = EmbeddingCache(False)
+    try:
+        return score_staged(staged, [MINILM_L6], folder / "out", cache=cache, chunk_rows=2, write_csv=False)
+    finally:
+        cache.close()
+
+
+def _retrieval(folder: Path):
     from core.probes.retrieval.mitigations import ContradictionGuard
     from core.probes.retrieval.run import run_retrieval
     from core.probes.retrieval.suite_files import load_retrieval_suite
@@ -52,34 +65,34 @@ def _retrieval():
     return run_retrieval(load_retrieval_suite().head(2), [MINILM_L6], mitigations=[ContradictionGuard()])
 
 
-def _corpus():
+def _corpus(folder: Path):
     from core.probes.retrieval.corpus import run_corpus_probe
 
     return run_corpus_probe(PASSAGES, QUERIES, [MINILM_L6])
 
 
-def _triples():
+def _triples(folder: Path):
     from core.files.triples import read_triples
     from core.probes.retrieval.triples import run_triples
 
     return run_triples(read_triples(SAMPLES / "nli-triples.csv"), [MINILM_L6])
 
 
-def _beir():
+def _beir(folder: Path):
     from core.files.beir import read_beir
     from core.probes.retrieval.beir import run_beir
 
     return run_beir(read_beir(SAMPLES / "nli-beir"), [MINILM_L6])
 
 
-def _index_settings():
+def _index_settings(folder: Path):
     from core.probes.index_settings import parse_settings, run_index_settings
 
     pairs = pd.DataFrame({"text_a": PASSAGES[0::2], "text_b": PASSAGES[1::2], "category": ["negation", "numerical", "positive"]})
     return run_index_settings([MINILM_L6], settings=parse_settings(["float32", "int8"]), pairs={"mine": pairs})
 
 
-def _tune():
+def _tune(folder: Path):
     from core.probes.tune.run import TuneResult
 
     scores = pd.DataFrame(
@@ -98,14 +111,15 @@ def _tune():
     return TuneResult(doc, "", scores, pd.DataFrame(), pd.DataFrame(), None, {"win_rates": win})
 
 
-def _audit():
+def _audit(folder: Path):
     from core.audit.run import audit_corpus
 
     return audit_corpus(PASSAGES, [MINILM_L6], floor=0.5)
 
 
-RESULTS: dict[str, Callable[[], ProbeResult]] = {
+RESULTS: dict[str, Callable[[Path], ProbeResult]] = {
     "pairs": _run_pairs,
+    "chunked": _chunked,
     "retrieval": _retrieval,
     "corpus": _corpus,
     "triples": _triples,
@@ -117,8 +131,8 @@ RESULTS: dict[str, Callable[[], ProbeResult]] = {
 
 
 @pytest.fixture(scope="module")
-def results(minilm) -> dict[str, ProbeResult]:
-    return {name: make() for name, make in RESULTS.items()}
+def results(minilm, tmp_path_factory) -> dict[str, ProbeResult]:
+    return {name: make(tmp_path_factory.mktemp(name)) for name, make in RESULTS.items()}
 
 
 @pytest.mark.parametrize("kind", RESULTS)
@@ -128,7 +142,7 @@ def test_every_result_is_a_probe_result_with_typed_members(results, kind):
     assert isinstance(result.models, Sequence) and result.models and all(isinstance(m, str) for m in result.models)
     assert isinstance(result.errors, Mapping) and not result.errors, result.errors
     assert isinstance(result.reports, Mapping)
-    assert all(isinstance(report, EncodeReport) for report in result.reports.values())
+    assert all(isinstance(r.device, str) and isinstance(r.backend, str) for r in result.reports.values())
     assert set(result.reports) <= set(result.models) or kind == "tune"
     assert isinstance(result.seconds, float) and math.isfinite(result.seconds) and result.seconds >= 0
     summary = result.summary()
@@ -174,6 +188,14 @@ def test_a_record_with_nothing_to_compare_is_not_stored_and_says_why(tmp_path):
     record = empty.history_record("corpus")
     assert not record.storable and "no variant" in (record.nothing or "")
     assert store.record_result(empty, "corpus", command="test", origin=constants.ORIGIN_CLI, path=tmp_path / "h.duckdb") is None
+
+
+def test_a_chunked_run_too_big_for_the_history_says_where_its_rows_are(tmp_path):
+    from core.scoring.chunked import ChunkedResult
+
+    big = ChunkedResult(tmp_path / "pairs.parquet", None, n_rows=constants.RUN_HISTORY_MAX_ROWS + 1)
+    record = big.history_record("big")  # the file is never read: it does not exist
+    assert not record.storable and str(tmp_path / "pairs.parquet") in (record.nothing or "")
 
 
 # Where results are taken: the history, the command line, the app's helpers and pages.
