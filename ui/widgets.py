@@ -10,7 +10,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.files.export import to_csv_bytes, to_json_bytes
+from core.history.report import report_html
 from core.messages import redact
+from core.models.registry import short_name
+from core.probes.labels import report_labels
+from core.words import change_summary, word_changes
 
 # Every character Markdown, Streamlit's ":color[...]"/":emoji:" directives or
 # LaTeX ("$") give a meaning to; escaped, each one is shown as typed.
@@ -27,6 +31,16 @@ def md_escape(text: object) -> str:
     a message may quote what a server echoed, the key included.
     """
     return _MD_SPECIAL.sub(r"\\\1", redact(text))
+
+
+def wall_time(seconds: float) -> str:
+    """A duration as a person reads it: "0.4 s", "48 s", "1 min 43 s"."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s"
 
 
 def _slug(text: str) -> str:
@@ -90,10 +104,6 @@ def chart(fig: go.Figure, frame: pd.DataFrame, name: str) -> None:
 def report_html_bytes(results: pd.DataFrame, threshold: float, title: str, settings: dict, match_label: object = None) -> bytes:
     """The run's HTML report (``core.history.report``) with its label finding, no-match pairs and label settings
     (``core.probes.labels.report_labels``) and its models (the report left the label finding out)."""
-    from core.history.report import report_html
-    from core.models.registry import short_name
-    from core.probes.labels import report_labels
-
     said, match, label_settings, label_table = report_labels(results, threshold, match_label, short_name)
     return report_html(
         results, threshold, title, settings, label_sentences=said, match=match, label_settings=label_settings, label_table=label_table
@@ -458,8 +468,6 @@ def marked_text(tokens: list[tuple[str, bool]]) -> str:
 def marked_pair(text_a: object, text_b: object, label_a: str = "text A", label_b: str = "text B", beside: bool = False) -> None:
     """Both texts of a pair in full, one under the other (or ``beside`` each other), with the words that differ marked in
     each (the contradicting sentence sat off-screen in every worst-case table)."""
-    from core.words import word_changes
-
     a, b = cell_text(text_a), cell_text(text_b)
     tokens_a, tokens_b = word_changes(a, b)
     left, right = st.columns(2) if beside else (st, st)
@@ -469,8 +477,6 @@ def marked_pair(text_a: object, text_b: object, label_a: str = "text A", label_b
 
 def with_changes(frame: pd.DataFrame, pair: tuple[str, str]) -> pd.DataFrame:
     """``frame`` with a :data:`CHANGE_COLUMN` column: the words that differ between the two ``pair`` columns, in one line."""
-    from core.words import change_summary
-
     a, b = pair
     if frame.empty or a not in frame.columns or b not in frame.columns:
         return frame

@@ -22,6 +22,7 @@ from core.scoring import findings, tables
 from core.scoring.runner import RunResult, similarity_matrix
 from ui import calibration_controls, resources, should_win
 from ui.charts import ABOVE_MARK, marked_cells, zoomed_range
+from ui.explain import why_this_score
 from ui.state import Selection, current, model_error, reset_shown_errors, run, short, show_errors, show_notes, stored
 from ui.widgets import chart, md_escape, persistent_text_area, results_table, set_text, table
 
@@ -308,8 +309,6 @@ def _results(sel: Selection, checks: tuple[TextCheck, TextCheck]) -> RunResult |
             )
         for model, per_side in splits.items():
             _token_expander(model, per_side)
-        from ui.explain import why_this_score  # Token attributions and the layer curve per model
-
         why_this_score(result.models, scored_a, scored_b, sel)
         show_notes(RESULT_KEY)
     return result

@@ -19,7 +19,8 @@ from core.models.tokens import load_tokenizers, piece_counts
 from core.papers import oov, reference, reproduce
 from core.scoring import findings, tables
 from ui import charts, history, progress, resources, widgets
-from ui.state import current, run, short, show_errors, show_notes, stored, wall_time
+from ui.explain import oov_layer_section
+from ui.state import current, run, short, show_errors, show_notes, stored
 
 KEY = "oov"
 PAPER = reference.PAPER_OOV
@@ -493,7 +494,7 @@ def main() -> None:
     if not {constants.SUITE_OOV, constants.SUITE_BASELINE} <= set(results[constants.COL_SUITE]):
         st.warning("The stored results lack the OOV or baseline suite; run the suites again.")
         return
-    st.text(f"Results for: {', '.join(short(m) for m in result.models)} ({len(results)} scored pairs, {wall_time(result.seconds)})")
+    st.text(f"Results for: {', '.join(short(m) for m in result.models)} ({len(results)} scored pairs, {widgets.wall_time(result.seconds)})")
     show_notes(KEY)  # one collapsed line; new notes as a toast
 
     reading = widgets.saved_radio(
@@ -537,8 +538,6 @@ def _results_tabs(results: pd.DataFrame, models: list[str], reading: str, thresh
                 _section_swap(results)
                 _section_categories(results, threshold)
             else:
-                from ui.explain import oov_layer_section  # Where in the network the gap appears
-
                 oov_layer_section(models, reading, current())
 
 

@@ -119,7 +119,7 @@ def _run(
         names = ", ".join(state.short(m) for m in result.models)
         status.update(
             # The pairs kept from FLOOR up are bookkeeping for the slider, not a finding: the count at the page's threshold is below.
-            label=f"Audit done with {widgets.md_escape(names)}: {len(result.passages):,} passages in {state.wall_time(result.seconds)}"
+            label=f"Audit done with {widgets.md_escape(names)}: {len(result.passages):,} passages in {widgets.wall_time(result.seconds)}"
             if ok
             else "Audit: no model produced results",
             state="complete" if ok else "error",
