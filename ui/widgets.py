@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 import pandas as pd
@@ -234,6 +235,19 @@ def saved_tabs(labels: list[str], key: str):
     tabs = st.tabs(labels, key=key, on_change=persist, args=(key,))
     ss[saved_key(key)] = ss[key]  # a tab opened from code (session state), not by a click, is kept too
     return tabs
+
+
+def lazy_tabs(sections: Mapping[str, Callable[[], None]], key: str) -> None:
+    """Saved tabs (:func:`saved_tabs`) that draw only the open one: ``sections`` maps each label, in order, to what draws it.
+
+    Call it inside a fragment (``st.fragment``): a tab click then reruns the fragment and draws one tab, where drawing
+    every tab on every click cost 8-20 s on a busy machine.
+    """
+    labels = list(sections)
+    for label, tab in zip(labels, saved_tabs(labels, key), strict=True):
+        if tab.open:
+            with tab:
+                sections[label]()
 
 
 # --- results tables: key numbers first -----------------------------------------

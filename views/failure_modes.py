@@ -24,15 +24,6 @@ DOMAINS_KEY = "fm_domains"
 MODES_KEY = "fm_modes"
 PUBLISHED_THRESHOLDS = {"Table 2": 0.7, "Appendix B": 0.8}
 TAB_KEY = "fm_tab"
-TABS = [
-    "Summary",
-    "Across thresholds",
-    "Each model's own threshold",
-    "Severity and effect size",
-    "Model vs model",
-    "Worst cases",
-    "Published vs ours",
-]
 
 
 # ------------------------------------------------- widget values that survive page switches
@@ -340,33 +331,21 @@ def _published_tab(results: pd.DataFrame) -> None:
         widgets.results_table(compare, f"failure-modes-published-{state.short(model)}", column_config=formats)
 
 
-SECTIONS = {
-    "Summary": _summary_tab,
-    "Across thresholds": _curves_tab,
-    "Each model's own threshold": _own_threshold_tab,
-    "Severity and effect size": _severity_tab,
-    "Model vs model": _models_tab,
-}
-
-
 @st.fragment
 def _results_tabs(results: pd.DataFrame, models: list[str], threshold: float, summary: pd.DataFrame) -> None:
-    """The results in tabs; only the open tab is drawn.
-
-    A tab click reruns this fragment alone, not the page, and computes and
-    sends one tab, not seven: a click used to rerun every section of every
-    tab (8-20 s on a busy machine).
-    """
-    for label, tab in zip(TABS, widgets.saved_tabs(TABS, TAB_KEY), strict=True):
-        if not tab.open:
-            continue
-        with tab:
-            if label == "Worst cases":
-                _worst_cases(results)
-            elif label == "Published vs ours":
-                _published_tab(results)
-            else:
-                SECTIONS[label](results, models, threshold, summary)
+    """The results in tabs; a tab click reruns this fragment alone and draws the open tab only."""
+    widgets.lazy_tabs(
+        {
+            "Summary": lambda: _summary_tab(results, models, threshold, summary),
+            "Across thresholds": lambda: _curves_tab(results, models, threshold, summary),
+            "Each model's own threshold": lambda: _own_threshold_tab(results, models, threshold, summary),
+            "Severity and effect size": lambda: _severity_tab(results, models, threshold, summary),
+            "Model vs model": lambda: _models_tab(results, models, threshold, summary),
+            "Worst cases": lambda: _worst_cases(results),
+            "Published vs ours": lambda: _published_tab(results),
+        },
+        TAB_KEY,
+    )
 
 
 # --------------------------------------------------------------------------- page

@@ -1,4 +1,4 @@
-"""ui/uploads.py: the one upload helper (Your data, Retrieval, Tune) keeps a file across page switches as an Upload."""
+"""ui/uploads.py: the one upload helper (Your data, Your corpus, Retrieval, Tune) keeps a file across page switches as an Upload."""
 
 from __future__ import annotations
 
@@ -19,6 +19,6 @@ def test_upload_digest_covers_name_and_bytes():
 
 def test_pages_that_keep_uploads_use_the_one_helper():
     # Retrieval's BEIR zip is unpacked, never kept as bytes (ui/beir_upload.py), so it is the one direct uploader there.
-    for page, direct in (("your_data.py", 0), ("tune.py", 0), ("retrieval.py", 1)):
+    for page, direct in (("your_data.py", 0), ("tune.py", 0), ("your_corpus.py", 0), ("retrieval.py", 1)):
         text = (VIEWS / page).read_text()
         assert text.count("st.file_uploader(") == direct and "uploads.uploader(" in text, page
