@@ -44,7 +44,7 @@ from core.models.cache import EmbeddingCache
 from core.models.loading import Availability, LoadedModel, availability, load_tokenizer
 from core.models.options import EncodeOptions
 from core.models.runs import load
-from core.papers import failure_modes, oov, reference, reproduce, suites
+from core.papers import failure_modes, oov, reference, reproduce, suites, versus
 from core.probes import calibration, labels
 from core.scoring import tables
 from ui.endpoints import settings_key
@@ -429,6 +429,12 @@ def entity_swap_check(results: pd.DataFrame) -> pd.DataFrame:
 def compare_to_published(results: pd.DataFrame, paper: str, table: str, reading: str) -> pd.DataFrame:
     """``core.papers.reproduce.compare_to_published`` at the default tolerance."""
     return reproduce.compare_to_published(results, paper, table, reading=reading)
+
+
+@_analysis
+def published_vs_ours(results: pd.DataFrame) -> pd.DataFrame:
+    """``core.papers.versus.published_vs_ours``: the failure paper's Table 1, Table 2 and Appendix B beside ``results``."""
+    return versus.published_vs_ours(results)
 
 
 # --- the corpus audit (core.audit): one run per corpus content, models and options, kept for the server's sessions;
