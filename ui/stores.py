@@ -157,7 +157,7 @@ def connect_store(page: str, what: str, selection: state.Selection, queries: lis
             for line in shown["lines"]:
                 st.markdown(widgets.md_escape(line))
             if shown["table"] is not None:
-                st.dataframe(shown["table"], hide_index=True, width="stretch")
+                widgets.table(shown["table"], f"store {what} {page}")
 
 
 def _run(

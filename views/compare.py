@@ -297,9 +297,10 @@ def _results(sel: Selection, checks: tuple[TextCheck, TextCheck]) -> RunResult |
                 unknown = unknown_token_note(md_escape(short(model)), side, t.n_unk, t.n_tokens)
                 if unknown:
                     st.warning(unknown, icon="❓")
-        # The chart draws the table above: its downloads there hold the same numbers, so it has none of its own.
-        st.plotly_chart(
-            _bar_chart(frame, None if isinstance(marked, dict) else sel.threshold), width="stretch", key="chart-compare-cosines"
+        chart(
+            _bar_chart(frame, None if isinstance(marked, dict) else sel.threshold),
+            frame[[constants.COL_MODEL, "label", constants.COL_COSINE, constants.COL_THRESHOLD, "verdict", "published"]],
+            "compare cosines",
         )
         st.text(f"A: {scored_a}\nB: {scored_b}")
         if frame["published"].notna().any():

@@ -46,15 +46,8 @@ def _mode_rows(wide: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-@st.fragment
-def _worst_cases(results: pd.DataFrame) -> None:
-    """The worst adversarial pairs, filtered and searched; a filter reruns only this section."""
-    st.header("Worst cases")
-    st.caption(
-        "Adversarial pairs sorted by cosine, highest first: the higher the score, the worse the failure. "
-        "Filter by domain or failure mode, or search the sentences."
-    )
-    worst = results[results[constants.COL_CATEGORY].isin(lexicon.FAILURE_MODES)]
+def _worst_filters(worst: pd.DataFrame) -> tuple[list[str], list[str], str]:
+    """The worst cases' filters, each kept across page switches: (domains, failure modes, search text); empty = all."""
     domains = sorted(worst[constants.COL_DOMAIN].dropna().unique()) if constants.COL_DOMAIN in worst.columns else []
     mode_options = [m for m in lexicon.FAILURE_MODES if m in set(worst[constants.COL_CATEGORY])]
     c1, c2, c3 = st.columns([2, 2, 3])
@@ -88,6 +81,19 @@ def _worst_cases(results: pd.DataFrame) -> None:
         placeholder="e.g. insulin, acquired, before",
         help="Case-insensitive; matches either sentence.",
     )
+    return chosen_domains, chosen_modes, query
+
+
+@st.fragment
+def _worst_cases(results: pd.DataFrame) -> None:
+    """The worst adversarial pairs, filtered and searched; a filter reruns only this section."""
+    st.header("Worst cases")
+    st.caption(
+        "Adversarial pairs sorted by cosine, highest first: the higher the score, the worse the failure. "
+        "Filter by domain or failure mode, or search the sentences."
+    )
+    worst = results[results[constants.COL_CATEGORY].isin(lexicon.FAILURE_MODES)]
+    chosen_domains, chosen_modes, query = _worst_filters(worst)
     if chosen_domains:
         worst = worst[worst[constants.COL_DOMAIN].isin(chosen_domains)]
     if chosen_modes:
@@ -209,7 +215,7 @@ def _own_threshold_tab(results: pd.DataFrame, models: list[str], threshold: floa
             "failure-modes-calibration",
             column_config={c: st.column_config.NumberColumn(format="%.3f") for c in cal_table.columns if cal_table[c].dtype.kind == "f"},
         )
-        st.plotly_chart(charts.calibrated_rates_figure(rates), width="stretch", key="chart-failure-modes-calibrated-rates")
+        widgets.chart(charts.calibrated_rates_figure(rates), rates, "failure-modes-calibrated-rates-chart")
         percent = {c: st.column_config.NumberColumn(format="percent") for c in ("failure_rate_global", "failure_rate_calibrated", "change")}
         shown_rates = rates.assign(model=rates[constants.COL_MODEL].map(state.short))
         shown_rates.insert(1, "failure mode", shown_rates[constants.COL_CATEGORY].map(charts.category_label))

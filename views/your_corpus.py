@@ -227,7 +227,8 @@ if key is not None and result is not None:
         },
         download=summary,
     )
-    st.plotly_chart(audit_ui.twin_curve_figure(resources.audit_curve(key), threshold), width="stretch", key="chart-your-corpus-curve")
+    curve = resources.audit_curve(key)
+    widgets.chart(audit_ui.twin_curve_figure(curve, threshold), curve, "your corpus twin share curve")
     st.header("The map")
     twins_now = pairs[pairs["kind"] == KIND_TWIN]
     mapped = [m for m in result.models if m in result.coords]
