@@ -126,12 +126,13 @@ def report_download(results: pd.DataFrame, threshold: float, title: str, setting
 
 
 def pair_chart(fig: go.Figure, frame: pd.DataFrame, name: str, columns: list[str]) -> None:
-    """A chart whose points are pairs: a click on a point shows that pair in full with its scores.
+    """A chart whose points are pairs, with ``frame`` as its downloads: a click on a point shows that pair in full with its scores.
 
     Each trace's ``customdata`` holds its points' row positions in ``frame``;
     traces without it (legends, thresholds) are not pairs.
     """
     event = st.plotly_chart(fig, width="stretch", key=f"chart-{_slug(name)}", on_select="rerun", selection_mode="points")
+    downloads(frame, name)
     picked = selected_rows(event, fig)
     if picked:
         row_detail(frame.iloc[picked[0]], columns, {c: c.replace("_", " ") for c in columns})

@@ -195,7 +195,7 @@ def _label_sections(results, models: list[str], threshold: float, match_label: s
     widgets.pair_chart(
         label_charts.cosine_by_label_figure(results, models, threshold, match_label),
         results.reset_index(drop=True).assign(**{constants.COL_MODEL: lambda f: f[constants.COL_MODEL].map(state.short)}),
-        "your-data-cosine-by-label",
+        "your-data-cosine-by-label-pairs",
         [constants.COL_MODEL, constants.COL_LABEL, constants.COL_COSINE, constants.COL_TEXT_A, constants.COL_TEXT_B],
     )
     by_label = report["by_label"].assign(**{constants.COL_MODEL: report["by_label"][constants.COL_MODEL].map(state.short)})
