@@ -283,3 +283,18 @@ def test_no_function_local_import_of_our_own_modules():
                     if name == "." or name.split(".")[0] in FIRST_PARTY
                 ]
     assert not found, "import these at the top of the module:\n" + "\n".join(sorted(set(found)))
+
+
+MAX_FUNCTION_LINES = 100
+
+
+def test_no_function_over_100_lines():
+    """A function that long does several steps: split it where a step can be named (in ui and views, from 80 lines)."""
+    long = []
+    for path in [*_core_files(), *_app_files()]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}() is {lines} lines")
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(long)
