@@ -17,7 +17,7 @@ OWN_DRAWING = {
 
 
 def _drawing_files() -> dict[str, int]:
-    files = [*sorted((ROOT / "views").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
+    files = [*sorted((ROOT / "views").rglob("*.py")), *sorted((ROOT / "ui").rglob("*.py"))]
     counts = {str(p.relative_to(ROOT)): len(DRAWS.findall(p.read_text(encoding="utf-8"))) for p in files}
     return {name: n for name, n in counts.items() if n and name != "ui/widgets.py"}
 
