@@ -231,6 +231,27 @@ def _inputs(sel: Selection) -> tuple[TextCheck, TextCheck]:
     return checks
 
 
+def _token_warnings(result: RunResult, scored_a: str, scored_b: str) -> dict[str, dict[str, Tokenization] | str]:
+    """Warn of each side a model cut short or read with unknown tokens; returns each model's tokenization of the two sides."""
+    for model, report in result.reports.items():
+        for cut in report.truncated:
+            side = SIDES[0] if cut.text == scored_a else SIDES[1]
+            st.warning(
+                f"{md_escape(short(model))}: {side} is {cut.n_tokens} tokens but the model keeps {cut.max_tokens}; "
+                "every token past that was cut before encoding and does not affect the cosine.",
+                icon="✂️",
+            )
+    splits = {model: _tokenizations(model, (scored_a, scored_b)) for model in result.models}
+    for model, per_side in splits.items():
+        if isinstance(per_side, str):
+            continue
+        for side, t in per_side.items():
+            unknown = unknown_token_note(md_escape(short(model)), side, t.n_unk, t.n_tokens)
+            if unknown:
+                st.warning(unknown, icon="❓")
+    return splits
+
+
 def _results(sel: Selection, checks: tuple[TextCheck, TextCheck]) -> RunResult | None:
     """The scores of the last compared pair: finding, table, chart, tokens and why; returns that result (None before any)."""
     show_errors(RESULT_KEY, notes=False)
@@ -281,22 +302,7 @@ def _results(sel: Selection, checks: tuple[TextCheck, TextCheck]) -> RunResult |
                     "tokens B": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
                 },
             )
-        for model, report in result.reports.items():
-            for cut in report.truncated:
-                side = SIDES[0] if cut.text == scored_a else SIDES[1]
-                st.warning(
-                    f"{md_escape(short(model))}: {side} is {cut.n_tokens} tokens but the model keeps {cut.max_tokens}; "
-                    "every token past that was cut before encoding and does not affect the cosine.",
-                    icon="✂️",
-                )
-        splits = {model: _tokenizations(model, (scored_a, scored_b)) for model in result.models}
-        for model, per_side in splits.items():
-            if isinstance(per_side, str):
-                continue
-            for side, t in per_side.items():
-                unknown = unknown_token_note(md_escape(short(model)), side, t.n_unk, t.n_tokens)
-                if unknown:
-                    st.warning(unknown, icon="❓")
+        splits = _token_warnings(result, scored_a, scored_b)
         chart(
             _bar_chart(frame, None if isinstance(marked, dict) else sel.threshold),
             frame[[constants.COL_MODEL, "label", constants.COL_COSINE, constants.COL_THRESHOLD, "verdict", "published"]],
