@@ -10,6 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ROOT / "core"
+FIRST_PARTY = ("core", "ui", "views", "app")
 
 # The layers of ARCHITECTURE.md, lowest first.  A core module may import its
 # own package, and any package of a lower layer; packages of one layer do not
@@ -105,14 +106,19 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _import_graph() -> dict[str, set[str]]:
-    """Each core module -> the core modules it imports, at module level or inside a function.
+def _app_files() -> list[Path]:
+    """The app's own modules: ``app.py``, ``ui/`` and ``views/``."""
+    return [ROOT / "app.py", *sorted((ROOT / "ui").rglob("*.py")), *sorted((ROOT / "views").rglob("*.py"))]
+
+
+def _import_graph(files: list[Path] | None = None) -> dict[str, set[str]]:
+    """Each module (of core, or of ``files``) -> the modules of that set it imports, at module level or inside a function.
 
     ``from core.x import y`` points at ``core.x.y`` when ``y`` is a module, else at ``core.x``;
     importing ``core.x.y`` does not count as importing ``core.x``'s ``__init__`` (Python runs it,
     but a package's ``__init__`` that imports its own modules is not a cycle).
     """
-    modules = {_module_name(p): p for p in _core_files()}
+    modules = {_module_name(p): p for p in (_core_files() if files is None else files)}
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -213,3 +219,82 @@ def test_cli_modules_import_no_private_name_of_each_other():
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("core.cli"):
                 found += [f"{path.name}:{node.lineno} imports {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
     assert not found, "make these public (core/cli/common.py holds what commands share):\n" + "\n".join(found)
+
+
+# --------------------------------------------------------------- the app: ui and views
+# ``ui/`` helps every page and ``views/`` holds one page a file: a page imports ``ui`` and ``core``, never another page
+# (what two pages share is a ``ui`` helper); ``ui`` never imports a page; no two ``ui`` modules import each other, even
+# through a function-local import that hides the loop from Python until a function runs.
+
+
+def _imports_of(path: Path) -> list[tuple[int, str]]:
+    """(line, imported module) for every absolute import in a file, function-local ones included."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+    return found
+
+
+def test_app_import_graph_reads_the_app():
+    graph = _import_graph(_app_files())
+    assert {"ui.pages", "ui.warmup", "ui.state"} <= graph["app"], "the import graph misreads app.py"
+    assert "ui.widgets" in graph["ui.state"], "the import graph misreads `from ui.widgets import ...`"
+
+
+def test_ui_has_no_import_cycle():
+    graph = _import_graph(_app_files())
+    loops = [f"{' -> '.join(_cycle_path(graph, c))} (the cycle's modules: {', '.join(c)})" for c in _cycles(graph)]
+    assert not loops, "import cycles in ui/views (function-local imports count): move what both sides need to a lower module\n" + "\n".join(
+        loops
+    )
+
+
+@pytest.mark.parametrize("path", _app_files()[1:], ids=lambda p: str(p.relative_to(ROOT)))
+def test_ui_and_views_imports_point_down(path: Path):
+    own = path.relative_to(ROOT).parts[0]
+    for line, module in _imports_of(path):
+        top = module.split(".")[0]
+        assert top != "views", f"{path.relative_to(ROOT)}:{line} imports {module}: " + (
+            "ui never imports a page" if own == "ui" else "a page never imports another page: share a ui helper"
+        )
+        assert top != "app", f"{path.relative_to(ROOT)}:{line} imports the router"
+
+
+def test_no_function_local_import_of_our_own_modules():
+    """A function-local import is for a heavy third-party package only: one of ours hid an import cycle."""
+    found = []
+    for path in _app_files():
+        for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.ImportFrom):
+                    names = [node.module or "."] if node.level == 0 else ["."]
+                elif isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                else:
+                    continue
+                found += [
+                    f"{path.relative_to(ROOT)}:{node.lineno} imports {name} inside {function.name}()"
+                    for name in names
+                    if name == "." or name.split(".")[0] in FIRST_PARTY
+                ]
+    assert not found, "import these at the top of the module:\n" + "\n".join(sorted(set(found)))
+
+
+MAX_FUNCTION_LINES = 100
+
+
+def test_no_function_over_100_lines():
+    """A function that long does several steps: split it where a step can be named (in ui and views, from 80 lines)."""
+    long = []
+    for path in [*_core_files(), *_app_files()]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}() is {lines} lines")
+    assert not long, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(long)

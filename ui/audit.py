@@ -15,7 +15,7 @@ from core.models.registry import model_color
 from core.words import word_changes
 from ui.charts import plot_text
 from ui.state import short
-from ui.widgets import marked_text, md_escape, selected_rows
+from ui.widgets import downloads, marked_text, md_escape, selected_rows
 
 
 def _cosines_line(cosines: dict[str, float], threshold: float) -> str:
@@ -145,6 +145,8 @@ def corpus_map(
     """The map, and for a clicked point its passage and each of its twins (``cards``: each pair once, every model's cosine)."""
     fig = map_figure(coords, twins, passages, method)
     event = st.plotly_chart(fig, width="stretch", key=key, on_select="rerun", selection_mode="points")
+    points = pd.DataFrame({"id": ids, "x": coords[:, 0], "y": coords[:, 1], "passage": passages})
+    downloads(points, f"{key.removeprefix('chart-')} points")
     picked = selected_rows(event, fig)
     if not picked:
         st.caption("Click a point to read its passage and its twins.")

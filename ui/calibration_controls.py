@@ -18,7 +18,7 @@ import streamlit as st
 from core import constants, lexicon
 from core.papers import suites
 from core.probes import calibration
-from ui import state, widgets
+from ui import progress, state, widgets
 
 RUN_KEY = "calibration"
 FAILURE_MODES_KEY = "failure_modes"  # views/failure_modes.py stores the whole suite under this key
@@ -154,8 +154,6 @@ def thresholds(selection: state.Selection, settings: Settings, button_key: str, 
     ):
         run_controls(selection)
     elif missing:  # a long run says how long before it starts
-        from ui import progress
-
         progress.expected_caption(selection.models, progress.pair_texts(_calibration_pairs()), selection.options)
     state.show_errors(RUN_KEY)
     cal = table(selection, settings)

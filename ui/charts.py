@@ -353,16 +353,11 @@ def calibrated_rates_figure(rates: pd.DataFrame) -> go.Figure:
 THRESHOLD_ZOOM_REACH = 0.1  # a threshold this far below the lowest cosine widens the axis; one further is named, not drawn
 
 
-def perturbation_figure(table: pd.DataFrame) -> go.Figure:
-    """Each variant's cosine per model, with each model's threshold as a tick.
-
-    Args:
-        table: ``core.scoring.tables.perturbation_table`` output, plus a ``label`` column naming the variant.
-    """
-    fig = go.Figure()
-    labels = list(dict.fromkeys(table["label"]))
+def _perturbation_axis(fig: go.Figure, table: pd.DataFrame) -> tuple[list[float], bool]:
+    """The cosine axis's range, and whether one threshold serves every model (then drawn as one line; thresholds off the axis
+    are named at its left edge)."""
     shared = table[constants.COL_THRESHOLD].dropna().unique()
-    one_line = len(shared) == 1 and table[constants.COL_THRESHOLD].notna().all()
+    one_line = bool(len(shared) == 1 and table[constants.COL_THRESHOLD].notna().all())
     # Zoomed on the cosines, which often all sit within 0.96-0.99 (on a 0-1 axis every dot is one blur); a threshold
     # far below them stays off the axis and is named at its left edge, so the dots keep the width.
     cosines = table[constants.COL_COSINE].astype(float)
@@ -392,42 +387,59 @@ def perturbation_figure(table: pd.DataFrame) -> go.Figure:
             if float(cosines.min()) > max(far)
             else "◀ threshold " + ", ".join(f"{t:.2f}" for t in far) + " (left of this axis)",
         )
+    return x_range, one_line
+
+
+def _variant_traces(fig: go.Figure, model: str, group: pd.DataFrame, one_line: bool) -> None:
+    """One model's dots (filled above its threshold) and, when thresholds differ, its threshold ticks."""
+    color = model_color(model)
+    above = group[constants.COL_COSINE] > group[constants.COL_THRESHOLD]
+    fig.add_trace(
+        go.Scatter(
+            # Grouped scatter: each model on its own offset within a variant's row, so a twin with the same
+            # cosine (MiniLM-L6 and its int8 copy) never hides the other's marker.
+            orientation="h",
+            offsetgroup=model,
+            x=group[constants.COL_COSINE],
+            y=group["label"],
+            mode="markers",
+            name=short(model),
+            marker={
+                "color": color,
+                "size": 12,
+                "symbol": ["circle" if a else "circle-open" for a in above],
+                "line": {"width": 2, "color": color},
+            },
+            hovertemplate="%{y}<br>cosine %{x:.4f}<extra>" + short(model) + "</extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            orientation="h",
+            offsetgroup=model,
+            x=group[constants.COL_THRESHOLD],
+            y=group["label"],
+            mode="markers",
+            name=f"{short(model)} threshold",
+            visible=not one_line,
+            showlegend=bool(group[constants.COL_THRESHOLD].notna().any()) and not one_line,
+            marker={"color": color, "symbol": "line-ns", "size": 18, "line": {"width": 2, "color": color}},
+            hovertemplate="threshold %{x:.3f}<extra>" + short(model) + "</extra>",
+        )
+    )
+
+
+def perturbation_figure(table: pd.DataFrame) -> go.Figure:
+    """Each variant's cosine per model, with each model's threshold as a tick.
+
+    Args:
+        table: ``core.scoring.tables.perturbation_table`` output, plus a ``label`` column naming the variant.
+    """
+    fig = go.Figure()
+    labels = list(dict.fromkeys(table["label"]))
+    x_range, one_line = _perturbation_axis(fig, table)
     for model, group in table.groupby(constants.COL_MODEL, sort=False):
-        color = model_color(str(model))
-        above = group[constants.COL_COSINE] > group[constants.COL_THRESHOLD]
-        fig.add_trace(
-            go.Scatter(
-                # Grouped scatter: each model on its own offset within a variant's row, so a twin with the same
-                # cosine (MiniLM-L6 and its int8 copy) never hides the other's marker.
-                orientation="h",
-                offsetgroup=model,
-                x=group[constants.COL_COSINE],
-                y=group["label"],
-                mode="markers",
-                name=short(model),
-                marker={
-                    "color": color,
-                    "size": 12,
-                    "symbol": ["circle" if a else "circle-open" for a in above],
-                    "line": {"width": 2, "color": color},
-                },
-                hovertemplate="%{y}<br>cosine %{x:.4f}<extra>" + short(model) + "</extra>",
-            )
-        )
-        fig.add_trace(
-            go.Scatter(
-                orientation="h",
-                offsetgroup=model,
-                x=group[constants.COL_THRESHOLD],
-                y=group["label"],
-                mode="markers",
-                name=f"{short(model)} threshold",
-                visible=not one_line,
-                showlegend=bool(group[constants.COL_THRESHOLD].notna().any()) and not one_line,
-                marker={"color": color, "symbol": "line-ns", "size": 18, "line": {"width": 2, "color": color}},
-                hovertemplate="threshold %{x:.3f}<extra>" + short(model) + "</extra>",
-            )
-        )
+        _variant_traces(fig, str(model), group, one_line)
     # Fill is the verdict: say so in the legend even when every dot has the same one.
     for symbol, meaning in (("circle", "filled: above threshold (treated as the same)"), ("circle-open", "open: at or below threshold")):
         fig.add_trace(

@@ -7,7 +7,6 @@ A file that cannot be read shows one line and leaves the previous result in plac
 
 from __future__ import annotations
 
-import hashlib
 import io
 
 import pandas as pd
@@ -40,11 +39,11 @@ def _example_for(corpus: dedup.IdCorpus, data: bytes) -> bytes:
     return frame[frame["id"].isin(set(corpus.ids))].to_csv(index=False).encode("utf-8")
 
 
-def _guard(corpus: tuple[str, bytes], upload: uploads.Upload) -> None:
+def _guard(corpus: uploads.Upload, upload: uploads.Upload) -> None:
     """Read both files and guard the run when either changed; a refused file keeps the previous result."""
     ss = st.session_state
-    name, data = corpus
-    signature = hashlib.sha256(name.encode("utf-8", "replace") + b"\0" + data + b"\0" + upload.digest.encode()).hexdigest()
+    name, data = corpus.name, corpus.data
+    signature = (corpus.digest, upload.digest)
     if signature == ss.get(_SEEN):
         return
     ss[_SEEN] = signature
@@ -75,8 +74,8 @@ def _side_by_side(worst: pd.DataFrame) -> None:
             right.markdown(widgets.marked_text(marks_removed))
 
 
-def dedup_section(corpus: tuple[str, bytes] | None) -> None:
-    """The page's "Check a dedup run" section for the corpus the page holds (its file name and bytes), or None."""
+def dedup_section(corpus: uploads.Upload | None) -> None:
+    """The page's "Check a dedup run" section for the corpus the page holds, or None."""
     ss = st.session_state
     st.header("Check a dedup run")
     st.markdown(

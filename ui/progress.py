@@ -25,7 +25,7 @@ from core.models.estimate import RunEstimate, about, estimate_run
 from core.models.options import EncodeOptions
 from core.scoring.findings import model_answer
 from ui import resources
-from ui.widgets import md_escape
+from ui.widgets import md_escape, wall_time
 
 # `about` for the pages
 __all__ = ["LiveRun", "about", "button_label", "describe", "estimate", "expected_caption", "pair_texts", "run_label"]
@@ -122,8 +122,6 @@ class LiveRun:
 
     def elapsed(self) -> str:
         """ "12 s elapsed of about 40 s expected" (or "longer than the 40 s expected")."""
-        from ui.state import wall_time
-
         spent = time.perf_counter() - self.start
         if spent > self.est.seconds * 1.2 and self.est.seconds >= 5:
             return f"{wall_time(spent)} elapsed, longer than the {about(self.est.seconds).removeprefix('about ')} expected"
@@ -136,8 +134,6 @@ class LiveRun:
 
     def answer(self, model: str, text: str) -> None:
         """Show ``model``'s answer in words (any page's own), with the seconds it took."""
-        from ui.state import wall_time
-
         now = time.perf_counter()
         self.done[registry.resolve(model).name] = f"{text} · {wall_time(now - self.began)}"
         self.began = now

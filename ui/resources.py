@@ -17,13 +17,37 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import pandas as pd
 import streamlit as st
 
+# Modules imported whole and called by full name, so each call reads the module's function at call time: a test that
+# replaces ``core.audit.run.audit_corpus`` replaces what the page calls.
+import core.audit.findings
+import core.audit.risk
+import core.audit.run
+import core.files.beir
+import core.files.triples
+import core.models.loaders
+import core.models.warm
+import core.probes.explain
+import core.probes.index_settings
+import core.probes.retrieval.beir
+import core.probes.retrieval.corpus
+import core.probes.retrieval.reranker
+import core.probes.retrieval.run
+import core.probes.retrieval.specs
+import core.probes.retrieval.suite
+import core.probes.retrieval.suite_files
+import core.probes.retrieval.triples
+from core import constants
 from core.history import store as history_store
 from core.history.diff import RunDiff, diff_runs
+from core.models import registry
 from core.models.cache import EmbeddingCache
 from core.models.loading import Availability, LoadedModel, availability, load_tokenizer
 from core.models.options import EncodeOptions
 from core.models.runs import load
-from core.papers import reference, suites
+from core.papers import failure_modes, oov, reference, reproduce, suites, versus
+from core.probes import calibration, labels
+from core.scoring import tables
+from ui.endpoints import settings_key
 
 if TYPE_CHECKING:
     from core.probes.retrieval.specs import MitigationSpec
@@ -120,14 +144,10 @@ def tokenizer(name: str):
     where transformers' AutoTokenizer imports transformers and torch (8-10 s on a busy 2-core
     machine) on a page's first view. Others load as before.
     """
-    from core.models import registry
-    from core.models.loaders import loader_for
-    from core.models.warm import fast_tokenizer
-
     try:
         meta = registry.resolve(name)
         # A server's model has only an estimate for counting, no pieces to show: its loader says why (ModelUnavailable).
-        fast = None if loader_for(meta).served else fast_tokenizer(meta)
+        fast = None if core.models.loaders.loader_for(meta).served else core.models.warm.fast_tokenizer(meta)
     except ValueError:
         fast = None
     return fast if fast is not None else load_tokenizer(name)
@@ -137,33 +157,25 @@ def tokenizer(name: str):
 @st.cache_data(show_spinner="Explaining the score…", max_entries=128)
 def explanation(name: str, options: EncodeOptions, text_a: str, text_b: str, method: str, unit: str, steps: int, baseline: str):
     """``core.probes.explain.explain_pair`` for one model and pair: (Explanation, note or None); raises ModelUnavailable, ValueError."""
-    from core.probes.explain import explain_pair
-
-    return explain_pair(model(name, options), text_a, text_b, method=method, unit=unit, steps=steps, baseline=baseline)
+    return core.probes.explain.explain_pair(model(name, options), text_a, text_b, method=method, unit=unit, steps=steps, baseline=baseline)
 
 
 @st.cache_data(show_spinner="Cosine layer by layer…", max_entries=128)
 def layer_curve(name: str, options: EncodeOptions, text_a: str, text_b: str) -> pd.DataFrame:
     """The pair's mean-pooled cosine at every layer of a torch model (raises ModelUnavailable, ValueError)."""
-    from core.probes.explain import layer_cosines
-
-    return layer_cosines(model(name, options), text_a, text_b)
+    return core.probes.explain.layer_cosines(model(name, options), text_a, text_b)
 
 
 @st.cache_data(show_spinner="Layer curves of the OOV suite…", max_entries=16)
 def oov_layer_curves(name: str, options: EncodeOptions) -> pd.DataFrame:
     """Layer curves of the OOV suite and the baseline controls for one torch model (raises ModelUnavailable, ValueError)."""
-    from core.probes.explain import oov_layer_curves as curves
-
-    return curves(model(name, options))
+    return core.probes.explain.oov_layer_curves(model(name, options))
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def oov_layer_report(curves: pd.DataFrame, reading: str) -> dict[str, pd.DataFrame]:
     """``core.probes.explain.oov_layer_report`` (bootstrap intervals per layer) for curves and a reading."""
-    from core.probes.explain import oov_layer_report as report
-
-    return report(curves, reading)
+    return core.probes.explain.oov_layer_report(curves, reading)
 
 
 # --- retrieval probes (core.probes.retrieval): a run ranks every passage for every query and bootstraps
@@ -171,9 +183,7 @@ def oov_layer_report(curves: pd.DataFrame, reading: str) -> dict[str, pd.DataFra
 @st.cache_data(show_spinner=False)
 def retrieval_suite():
     """The shipped retrieval suite as tidy passage and query tables (``RetrievalSuite``)."""
-    from core.probes.retrieval.suite_files import load_retrieval_suite
-
-    return load_retrieval_suite()
+    return core.probes.retrieval.suite_files.load_retrieval_suite()
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -186,16 +196,12 @@ def retrieval_run(
     mitigations: tuple[MitigationSpec, ...],
 ):
     """``run_retrieval`` of a suite (its two tables) with the mitigations the specs describe (``RetrievalResult``)."""
-    from core.probes.retrieval.run import run_retrieval
-    from core.probes.retrieval.specs import build_mitigations
-    from core.probes.retrieval.suite import RetrievalSuite
-
-    return run_retrieval(
-        RetrievalSuite(name, passages, queries),
+    return core.probes.retrieval.run.run_retrieval(
+        core.probes.retrieval.suite.RetrievalSuite(name, passages, queries),
         list(models),
         cache=embedding_cache(),
         options=options,
-        mitigations=build_mitigations(mitigations),
+        mitigations=core.probes.retrieval.specs.build_mitigations(mitigations),
     )
 
 
@@ -208,11 +214,13 @@ def corpus_run(
     mitigations: tuple[MitigationSpec, ...],
 ):
     """``run_corpus_probe`` of a corpus and its queries with the mitigations the specs describe (``CorpusResult``)."""
-    from core.probes.retrieval.corpus import run_corpus_probe
-    from core.probes.retrieval.specs import build_mitigations
-
-    return run_corpus_probe(
-        list(corpus), list(queries), list(models), cache=embedding_cache(), options=options, mitigations=build_mitigations(mitigations)
+    return core.probes.retrieval.corpus.run_corpus_probe(
+        list(corpus),
+        list(queries),
+        list(models),
+        cache=embedding_cache(),
+        options=options,
+        mitigations=core.probes.retrieval.specs.build_mitigations(mitigations),
     )
 
 
@@ -229,26 +237,20 @@ def triples_run(
 
     Cached per table, models and specs.
     """
-    from core.files.triples import Triples
-    from core.probes.retrieval.specs import build_mitigations
-    from core.probes.retrieval.triples import run_triples
-
-    return run_triples(
-        Triples(name, frame, dict(mapping)),  # type: ignore[arg-type]
+    return core.probes.retrieval.triples.run_triples(
+        core.files.triples.Triples(name, frame, dict(mapping)),  # type: ignore[arg-type]
         list(models),
         cache=embedding_cache(),
         options=options,
-        mitigations=build_mitigations(mitigations),
+        mitigations=core.probes.retrieval.specs.build_mitigations(mitigations),
     )
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def beir_folder(folder: str, name: str, split: str, digest: str):
     """An unpacked BEIR upload's judged queries and qrels for a split (``BeirFolder``); ``digest`` (of the upload) keys the cache."""
-    from core.files.beir import read_unpacked
-
     del digest
-    return read_unpacked(folder, name, split)
+    return core.files.beir.read_unpacked(folder, name, split)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -259,22 +261,20 @@ def beir_run(
 
     ``digest`` (of the upload) keys the cache.
     """
-    from core.files.beir import read_beir
-    from core.probes.retrieval.beir import run_beir
-    from core.probes.retrieval.specs import build_mitigations
-
     del digest
-    return run_beir(
-        read_beir(folder, split), list(models), cache=embedding_cache(), options=options, mitigations=build_mitigations(mitigations)
+    return core.probes.retrieval.beir.run_beir(
+        core.files.beir.read_beir(folder, split),
+        list(models),
+        cache=embedding_cache(),
+        options=options,
+        mitigations=core.probes.retrieval.specs.build_mitigations(mitigations),
     )
 
 
 @st.cache_data(ttl=60, show_spinner=False)
 def reranker_availability(model_id: str) -> Availability:
     """Whether a cross-encoder can load here (bounded by the hub timeout); re-checked at most once a minute."""
-    from core.probes.retrieval.reranker import reranker_availability as check
-
-    return check(model_id)
+    return core.probes.retrieval.reranker.reranker_availability(model_id)
 
 
 # --- analyses of a results table (a slider move or a download must not recompute them).
@@ -327,64 +327,48 @@ def _analysis(func: Callable[P, R]) -> Callable[P, R]:
 @_analysis
 def category_summary(results: pd.DataFrame, threshold: float) -> pd.DataFrame:
     """``core.scoring.tables.category_summary``."""
-    from core.scoring import tables
-
     return tables.category_summary(results, threshold)
 
 
 @_analysis
 def failure_rate_curves(results: pd.DataFrame) -> pd.DataFrame:
     """``core.scoring.tables.failure_rate_curves`` over the default grid."""
-    from core.scoring import tables
-
     return tables.failure_rate_curves(results)
 
 
 @_analysis
 def failure_mode_table(results: pd.DataFrame, threshold: float) -> pd.DataFrame:
     """``core.papers.failure_modes.failure_mode_table``."""
-    from core.papers import failure_modes
-
     return failure_modes.failure_mode_table(results, threshold)
 
 
 @_analysis
 def severity_ranking(results: pd.DataFrame) -> pd.DataFrame:
     """``core.papers.failure_modes.severity_ranking``."""
-    from core.papers import failure_modes
-
     return failure_modes.severity_ranking(results)
 
 
 @_analysis
 def kruskal_by_category(results: pd.DataFrame) -> pd.DataFrame:
     """``core.papers.failure_modes.kruskal_by_category``."""
-    from core.papers import failure_modes
-
     return failure_modes.kruskal_by_category(results)
 
 
 @_analysis
 def vulnerability_ranking(results: pd.DataFrame) -> pd.DataFrame:
     """``core.papers.failure_modes.vulnerability_ranking``."""
-    from core.papers import failure_modes
-
     return failure_modes.vulnerability_ranking(results)
 
 
 @_analysis
 def calibrate(results: pd.DataFrame, negatives: tuple[str, ...], max_fpr: float, threshold: float) -> pd.DataFrame:
     """``core.probes.calibration.calibrate``."""
-    from core.probes import calibration
-
     return calibration.calibrate(results, negatives, max_fpr, threshold)
 
 
 @_analysis
 def roc_table(results: pd.DataFrame, negatives: tuple[str, ...]) -> pd.DataFrame:
     """``core.probes.calibration.roc_table``."""
-    from core.probes import calibration
-
     return calibration.roc_table(results, negatives)
 
 
@@ -393,8 +377,6 @@ def calibrated_failure_rates(
     results: pd.DataFrame, negatives: tuple[str, ...], max_fpr: float, method: str, threshold: float
 ) -> pd.DataFrame:
     """``core.probes.calibration.failure_rates`` at each model's threshold calibrated by ``method``."""
-    from core.probes import calibration
-
     cal = calibration.calibrate(results, negatives, max_fpr, threshold)
     return calibration.failure_rates(results, calibration.thresholds_by_model(cal, method), threshold)
 
@@ -402,32 +384,24 @@ def calibrated_failure_rates(
 @_analysis
 def dynamic_ranges(results: pd.DataFrame) -> pd.DataFrame:
     """``core.papers.oov.dynamic_ranges``."""
-    from core.papers import oov
-
     return oov.dynamic_ranges(results)
 
 
 @_analysis
 def label_report(results: pd.DataFrame, threshold: float, match_label: str | None = None) -> dict[str, pd.DataFrame]:
     """``core.probes.labels.label_report``."""
-    from core.probes import labels
-
     return labels.label_report(results, threshold, match_label)
 
 
 @_analysis
 def label_correlation(results: pd.DataFrame) -> pd.DataFrame:
     """``core.scoring.tables.label_correlation``."""
-    from core.scoring import tables
-
     return tables.label_correlation(results)
 
 
 @_analysis
 def oov_tables(results: pd.DataFrame, reading: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The OOV paper's dynamic ranges (baseline suite), deltas at ``reading`` and their summary (``core.papers.oov``)."""
-    from core.papers import oov
-
     dynamic = oov.baseline_ranges(results)
     deltas = oov.oov_deltas(results, reading, dynamic)
     return dynamic, deltas, oov.oov_summary(deltas, dynamic)
@@ -436,33 +410,31 @@ def oov_tables(results: pd.DataFrame, reading: str) -> tuple[pd.DataFrame, pd.Da
 @_analysis
 def oov_readings(results: pd.DataFrame) -> pd.DataFrame:
     """``core.papers.oov.oov_readings`` (both readings side by side)."""
-    from core.papers import oov
-
     return oov.oov_readings(results)
 
 
 @_analysis
 def jaccard_correlation(results: pd.DataFrame) -> pd.DataFrame:
     """``core.papers.oov.jaccard_correlation``."""
-    from core.papers import oov
-
     return oov.jaccard_correlation(results)
 
 
 @_analysis
 def entity_swap_check(results: pd.DataFrame) -> pd.DataFrame:
     """``core.papers.oov.entity_swap_check``."""
-    from core.papers import oov
-
     return oov.entity_swap_check(results)
 
 
 @_analysis
 def compare_to_published(results: pd.DataFrame, paper: str, table: str, reading: str) -> pd.DataFrame:
     """``core.papers.reproduce.compare_to_published`` at the default tolerance."""
-    from core.papers import reproduce
-
     return reproduce.compare_to_published(results, paper, table, reading=reading)
+
+
+@_analysis
+def published_vs_ours(results: pd.DataFrame) -> pd.DataFrame:
+    """``core.papers.versus.published_vs_ours``: the failure paper's Table 1, Table 2 and Appendix B beside ``results``."""
+    return versus.published_vs_ours(results)
 
 
 # --- the corpus audit (core.audit): one run per corpus content, models and options, kept for the server's sessions;
@@ -482,8 +454,6 @@ def audit_key(digest: str, models: tuple[str, ...], options: EncodeOptions, floo
     An endpoint model is keyed by its settings' digest too: two sessions naming one ``openai:`` model at two URLs
     (or with two keys) never share an audit.
     """
-    from ui.endpoints import settings_key
-
     return (digest, tuple((m, settings_key(m)) for m in models), options, floor)
 
 
@@ -501,13 +471,11 @@ def audit_run(key: tuple, passages: list[str], queries: list[str], progress: Cal
     Raises:
         ValueError: as ``core.audit.run.audit_corpus`` (too few passages, too many pairs).
     """
-    from core.audit.run import audit_corpus
-
     found = stored_audit(key)
     if found is not None:
         return found
     _digest, keyed_models, options, floor = key
-    result = audit_corpus(
+    result = core.audit.run.audit_corpus(
         passages,
         [name for name, _settings in keyed_models],
         floor,
@@ -529,37 +497,30 @@ def audit_run(key: tuple, passages: list[str], queries: list[str], progress: Cal
 def audit_risk(key: tuple, threshold: float) -> tuple[pd.DataFrame, pd.DataFrame, Any]:
     """The kept audit at ``threshold``: (risk summary, pairs above it, ``core.audit.findings.AuditFindings``), cached per
     audit and threshold."""
-    from core.audit.findings import audit_findings
-    from core.audit.risk import pairs_at, risk_summary
-
     result = stored_audit(key)
     if result is None:
         raise ValueError("the audit is no longer kept; run it again")
-    summary = risk_summary(result, threshold)
-    return summary, pairs_at(result, threshold), audit_findings(result, summary, threshold)
+    summary = core.audit.risk.risk_summary(result, threshold)
+    return summary, core.audit.risk.pairs_at(result, threshold), core.audit.findings.audit_findings(result, summary, threshold)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def audit_cards(key: tuple, threshold: float, kind: str) -> pd.DataFrame:
     """The kept audit's close pairs of ``kind`` above ``threshold``, each once with every model's cosine
     (``core.audit.findings.pair_cards``)."""
-    from core.audit.findings import pair_cards
-
     result = stored_audit(key)
     if result is None:
         raise ValueError("the audit is no longer kept; run it again")
-    return pair_cards(result, threshold, kind)
+    return core.audit.findings.pair_cards(result, threshold, kind)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def audit_curve(key: tuple) -> pd.DataFrame:
     """The kept audit's twin-share curve (``core.audit.risk.twin_curve``)."""
-    from core.audit.risk import twin_curve
-
     result = stored_audit(key)
     if result is None:
         raise ValueError("the audit is no longer kept; run it again")
-    return twin_curve(result)
+    return core.audit.risk.twin_curve(result)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -575,14 +536,11 @@ def index_settings_run(
 
     The shipped suites are ``failure-modes`` and ``retrieval``.
     """
-    from core import constants
-    from core.probes.index_settings import parse_settings, run_index_settings
-
     if pairs is None and probe == constants.SUITE_FAILURE_MODES:
         pairs = suites.load_suite(probe)
-    return run_index_settings(
+    return core.probes.index_settings.run_index_settings(
         list(models),
-        settings=parse_settings(settings),
+        settings=core.probes.index_settings.parse_settings(settings),
         pairs={probe: pairs} if pairs is not None else None,
         retrieval=retrieval_suite() if probe == constants.SUITE_RETRIEVAL else None,
         cache=embedding_cache(),

@@ -92,4 +92,4 @@ def section(selection: state.Selection, compared: RunResult | None) -> None:
     widgets.chart(should_win_figure(table), table, "compare should win")
     shown = table.assign(**{constants.COL_MODEL: table[constants.COL_MODEL].map(state.short), "model id": table[constants.COL_MODEL]})
     fmt = {c: st.column_config.NumberColumn(c, format="%.4f") for c in (constants.COL_COSINE_B, constants.COL_COSINE_SHOULD_WIN, "margin")}
-    st.dataframe(shown, width="stretch", hide_index=True, column_config=fmt)
+    widgets.table(shown, "compare should win table", column_config=fmt)

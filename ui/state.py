@@ -16,13 +16,16 @@ import streamlit as st
 
 from core import constants
 from core.models import endpoint, registry
+from core.models.defaults import default_models
 from core.models.device import choose_device
 from core.models.loading import REMOTE_CODE_WARNING
 from core.models.options import EncodeOptions
 from core.scoring.runner import RunResult, run_pairs
 from ui import resources
 from ui.endpoints import endpoint_form, settings_key
-from ui.widgets import md_escape
+from ui.progress import LiveRun, estimate, pair_texts, run_label
+from ui.warmup import sidebar_status
+from ui.widgets import md_escape, wall_time
 
 KEY_MODELS = "selected_models"
 KEY_CUSTOM = "custom_models"
@@ -66,13 +69,6 @@ class Selection:
     def options_for(self, name: str) -> EncodeOptions:
         """:attr:`options` with only ``name``'s remote-code opt-in: a cache key that other models' opt-ins leave alone."""
         return EncodeOptions(device=self.device, allow_remote_code=self.remote_code & {name})
-
-
-def default_models() -> list[str]:
-    """The sidebar's first selection: the CLI's default models (``core.models.defaults``, ``$COSINE_PROBE_DEFAULT_MODELS``)."""
-    from core.models.defaults import default_models as defaults
-
-    return defaults()
 
 
 def init_state() -> None:
@@ -171,8 +167,6 @@ def sidebar() -> Selection:
             key=KEY_THRESHOLD,
             help="Pairs scoring above it count as retrieved as the same: a failure when they differ in meaning.",
         )
-        from ui.warmup import sidebar_status
-
         sidebar_status()  # the background loads and warm-up, their progress here; nothing once they are done
         st.subheader("Models")
         # The picker sends its selection back as labels, and a label shows the model's availability (⛔, 🔒): when that
@@ -243,8 +237,6 @@ def run(pairs: pd.DataFrame, selection: Selection, key: str, label: str = "Scori
     if problem:
         st.error(f"{problem}. Pick auto or cpu as the device in the sidebar.", icon="⛔")
         return None
-    from ui.progress import LiveRun, estimate, pair_texts, run_label
-
     start = time.perf_counter()  # the whole action, model loading and one-off exports included
     n = len(selection.models)
     # The expected time before, each model's answer as soon as it is done, fastest model first.
@@ -301,16 +293,6 @@ def _in_sidebar_order(result: RunResult, models: list[str]) -> None:
         result.results = result.results.iloc[order.argsort(kind="stable")].reset_index(drop=True)
     result.reports = dict(sorted(result.reports.items(), key=lambda item: rank.get(item[0], len(rank))))
     result.errors = dict(sorted(result.errors.items(), key=lambda item: rank.get(registry.resolve(item[0]).name, len(rank))))
-
-
-def wall_time(seconds: float) -> str:
-    """A duration as a person reads it: "0.4 s", "48 s", "1 min 43 s"."""
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    if seconds < 60:
-        return f"{seconds:.0f} s"
-    minutes, rest = divmod(round(seconds), 60)
-    return f"{minutes} min {rest} s"
 
 
 def stored(key: str) -> RunResult | None:

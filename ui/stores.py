@@ -28,10 +28,17 @@ from urllib.parse import quote
 
 import streamlit as st
 
+from core.audit.findings import percent_words
+from core.audit.neighbours import TooManyPairs
+from core.audit.risk import risk_summary
 from core.messages import redact
+from core.probes import index_settings
 from core.stores.access import STORES_ENV, StoreAllowlist, allowlist_from_env
-from core.stores.base import StoreError, StoreKind
-from core.stores.kinds import STORE_KINDS
+from core.stores.audit import audit_store, side_by_side
+from core.stores.base import StoreError, StoreKind, filter_words, parse_filters
+from core.stores.kinds import STORE_KINDS, open_store
+from core.stores.retrieval import retrieval_through_store
+from core.stores.settings import store_index_settings
 from ui import resources, state, widgets
 
 if TYPE_CHECKING:
@@ -155,7 +162,7 @@ def connect_store(page: str, what: str, selection: state.Selection, queries: lis
             for line in shown["lines"]:
                 st.markdown(widgets.md_escape(line))
             if shown["table"] is not None:
-                st.dataframe(shown["table"], hide_index=True, width="stretch")
+                widgets.table(shown["table"], f"store {what} {page}")
 
 
 def _run(
@@ -172,10 +179,6 @@ def _run(
     queries,
     allowed: StoreAllowlist,
 ) -> None:
-    from core.audit.neighbours import TooManyPairs
-    from core.stores.base import parse_filters
-    from core.stores.kinds import open_store
-
     try:
         handle = open_store(
             store_uri(kind, values),
@@ -199,8 +202,6 @@ def _run(
 
 
 def _check(result: StoreAudit | StoreRetrieval, passages: int) -> str:
-    from core.stores.base import filter_words
-
     c = result.check
     where = f" (filter: {filter_words(result.filters)})" if result.filters else ""
     return (
@@ -210,10 +211,6 @@ def _check(result: StoreAudit | StoreRetrieval, passages: int) -> str:
 
 
 def _audit(handle, model: str, selection: state.Selection, queries: list[str]):
-    from core.audit.findings import percent_words
-    from core.audit.risk import risk_summary
-    from core.stores.audit import audit_store, side_by_side
-
     result = audit_store(
         handle, model, selection.threshold, queries=queries, cache=resources.embedding_cache(), options=selection.options_for(model)
     )
@@ -234,8 +231,6 @@ def _audit(handle, model: str, selection: state.Selection, queries: list[str]):
 
 
 def _retrieval(handle, model: str, selection: state.Selection, queries: list[str]):
-    from core.stores.retrieval import retrieval_through_store
-
     result = retrieval_through_store(handle, model, queries, cache=resources.embedding_cache(), options=selection.options_for(model))
     recall = ", ".join(f"recall@{k} {v:.3f}" for k, v in result.recall.items())
     lines = [
@@ -251,15 +246,12 @@ def _retrieval(handle, model: str, selection: state.Selection, queries: list[str
 
 
 def _index_settings(handle, model: str, selection: state.Selection, queries: list[str]):
-    from core.probes.index_settings import DEFAULT_SETTINGS, findings, parse_settings, wide_table
-    from core.stores.settings import store_index_settings
-
     if not queries:
         raise ValueError("give at least one query, one per line: each is ranked over the stored passages under each setting")
     result, check = store_index_settings(
         handle,
         model,
-        parse_settings(DEFAULT_SETTINGS),
+        index_settings.parse_settings(index_settings.DEFAULT_SETTINGS),
         queries=queries,
         cache=resources.embedding_cache(),
         options=selection.options_for(model),
@@ -268,12 +260,12 @@ def _index_settings(handle, model: str, selection: state.Selection, queries: lis
     lines = [
         f"Model check: {state.short(check.model)} re-encoded {len(check.cosines)} stored passages of {handle.uri.display}: "
         f"cosine {min(check.cosines):.4f} to {max(check.cosines):.4f}.",
-        *findings(result.table, state.short),
+        *index_settings.findings(result.table, state.short),
         *result.notes,
         "Each setting's top 10 of every query against float32's over the stored vectors: the share of queries whose top 10 "
         "changed, and recall@k of float32's top k (ranks, so binary is compared as any setting).",
     ]
-    return lines, wide_table(result.table, state.short)
+    return lines, index_settings.wide_table(result.table, state.short)
 
 
 RUNNERS = {"audit": _audit, "retrieval": _retrieval, "index-settings": _index_settings}

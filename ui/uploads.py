@@ -1,4 +1,4 @@
-"""The one upload helper of the pages that take files (Your data, Retrieval, Tune).
+"""The one upload helper of the pages that take files (Your data, Your corpus and its dedup run, Retrieval, Tune).
 
 Streamlit's uploader forgets its file on a page switch, so a new file's name and bytes are copied once into session
 state under ``PREFIX_id``, ``PREFIX_name`` and ``PREFIX_bytes`` and read back as an :class:`Upload`: what the

@@ -24,8 +24,11 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from core import constants
+from core.messages import typed_first_line
+from core.models import defaults
 from core.models.cache import EmbeddingCache
 from core.models.options import DEFAULT_OPTIONS
+from core.probes import warmup as core_warmup  # by module: read at call time, as tests replace its functions
 from ui import resources
 from ui.widgets import md_escape
 
@@ -93,8 +96,6 @@ def enabled() -> bool:
 
 
 def _work(status: WarmStatus, cache: EmbeddingCache, models: list[str]) -> None:
-    from core.probes.warmup import load_weights, missing_texts, warm_cache
-
     _FIRST_PAGE_DRAWN.wait(START_DELAY_SECONDS)
     try:
         status.set(state=LOADING, message="loading the models' weights")
@@ -104,13 +105,13 @@ def _work(status: WarmStatus, cache: EmbeddingCache, models: list[str]) -> None:
             if fraction < 1.0:
                 _wait_quiet()  # before each model's load
 
-        load_errors = load_weights(models, DEFAULT_OPTIONS, progress=loading)
+        load_errors = core_warmup.load_weights(models, DEFAULT_OPTIONS, progress=loading)
         loaded = [m for m in models if m not in load_errors]
         if not loaded:
             status.set(state=FAILED, message="; ".join(load_errors.values()))
             return
         status.set(state=CHECKING, fraction=0.0, message="checking the embedding cache")
-        missing = missing_texts(loaded, cache, DEFAULT_OPTIONS)
+        missing = core_warmup.missing_texts(loaded, cache, DEFAULT_OPTIONS)
         if not missing:
             status.set(state=DONE, fraction=1.0, message="every example is in the embedding cache")
             return
@@ -119,7 +120,7 @@ def _work(status: WarmStatus, cache: EmbeddingCache, models: list[str]) -> None:
         def progress(fraction: float, message: str) -> None:
             status.set(fraction=fraction, message=message)
 
-        report = warm_cache(loaded, cache=cache, options=DEFAULT_OPTIONS, progress=progress)
+        report = core_warmup.warm_cache(loaded, cache=cache, options=DEFAULT_OPTIONS, progress=progress)
         failed = [m.error for m in report.failed if m.error]
         status.set(
             state=DONE,
@@ -127,8 +128,6 @@ def _work(status: WarmStatus, cache: EmbeddingCache, models: list[str]) -> None:
             message=f"{report.n_encoded:,} texts encoded" + (f"; {len(failed)} model(s) could not run" if failed else ""),
         )
     except Exception as exc:  # noqa: BLE001 - a background helper must never take the server down; the pages still work
-        from core.messages import typed_first_line
-
         status.set(state=FAILED, message=typed_first_line(exc))
 
 
@@ -138,12 +137,10 @@ _START_LOCK = threading.Lock()
 
 def background_warm() -> WarmStatus:
     """Start the warm-up thread once per server process (when :func:`enabled`); its status, shared by every session."""
-    from ui.state import default_models
-
     with _START_LOCK:
         if _STATUS:
             return _STATUS[0]
-        status = WarmStatus(models=default_models())
+        status = WarmStatus(models=defaults.default_models())
         _STATUS.append(status)
         if not enabled() or not status.models:
             status.set(state=OFF, fraction=1.0, message="")

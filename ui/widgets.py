@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 import pandas as pd
@@ -10,7 +11,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.files.export import to_csv_bytes, to_json_bytes
+from core.history.report import report_html
 from core.messages import redact
+from core.models.registry import short_name
+from core.probes.labels import report_labels
+from core.words import change_summary, word_changes
 
 # Every character Markdown, Streamlit's ":color[...]"/":emoji:" directives or
 # LaTeX ("$") give a meaning to; escaped, each one is shown as typed.
@@ -27,6 +32,16 @@ def md_escape(text: object) -> str:
     a message may quote what a server echoed, the key included.
     """
     return _MD_SPECIAL.sub(r"\\\1", redact(text))
+
+
+def wall_time(seconds: float) -> str:
+    """A duration as a person reads it: "0.4 s", "48 s", "1 min 43 s"."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s"
 
 
 def _slug(text: str) -> str:
@@ -90,10 +105,6 @@ def chart(fig: go.Figure, frame: pd.DataFrame, name: str) -> None:
 def report_html_bytes(results: pd.DataFrame, threshold: float, title: str, settings: dict, match_label: object = None) -> bytes:
     """The run's HTML report (``core.history.report``) with its label finding, no-match pairs and label settings
     (``core.probes.labels.report_labels``) and its models (the report left the label finding out)."""
-    from core.history.report import report_html
-    from core.models.registry import short_name
-    from core.probes.labels import report_labels
-
     said, match, label_settings, label_table = report_labels(results, threshold, match_label, short_name)
     return report_html(
         results, threshold, title, settings, label_sentences=said, match=match, label_settings=label_settings, label_table=label_table
@@ -115,12 +126,13 @@ def report_download(results: pd.DataFrame, threshold: float, title: str, setting
 
 
 def pair_chart(fig: go.Figure, frame: pd.DataFrame, name: str, columns: list[str]) -> None:
-    """A chart whose points are pairs: a click on a point shows that pair in full with its scores.
+    """A chart whose points are pairs, with ``frame`` as its downloads: a click on a point shows that pair in full with its scores.
 
     Each trace's ``customdata`` holds its points' row positions in ``frame``;
     traces without it (legends, thresholds) are not pairs.
     """
     event = st.plotly_chart(fig, width="stretch", key=f"chart-{_slug(name)}", on_select="rerun", selection_mode="points")
+    downloads(frame, name)
     picked = selected_rows(event, fig)
     if picked:
         row_detail(frame.iloc[picked[0]], columns, {c: c.replace("_", " ") for c in columns})
@@ -224,6 +236,19 @@ def saved_tabs(labels: list[str], key: str):
     tabs = st.tabs(labels, key=key, on_change=persist, args=(key,))
     ss[saved_key(key)] = ss[key]  # a tab opened from code (session state), not by a click, is kept too
     return tabs
+
+
+def lazy_tabs(sections: Mapping[str, Callable[[], None]], key: str) -> None:
+    """Saved tabs (:func:`saved_tabs`) that draw only the open one: ``sections`` maps each label, in order, to what draws it.
+
+    Call it inside a fragment (``st.fragment``): a tab click then reruns the fragment and draws one tab, where drawing
+    every tab on every click cost 8-20 s on a busy machine.
+    """
+    labels = list(sections)
+    for label, tab in zip(labels, saved_tabs(labels, key), strict=True):
+        if tab.open:
+            with tab:
+                sections[label]()
 
 
 # --- results tables: key numbers first -----------------------------------------
@@ -458,8 +483,6 @@ def marked_text(tokens: list[tuple[str, bool]]) -> str:
 def marked_pair(text_a: object, text_b: object, label_a: str = "text A", label_b: str = "text B", beside: bool = False) -> None:
     """Both texts of a pair in full, one under the other (or ``beside`` each other), with the words that differ marked in
     each (the contradicting sentence sat off-screen in every worst-case table)."""
-    from core.words import word_changes
-
     a, b = cell_text(text_a), cell_text(text_b)
     tokens_a, tokens_b = word_changes(a, b)
     left, right = st.columns(2) if beside else (st, st)
@@ -469,8 +492,6 @@ def marked_pair(text_a: object, text_b: object, label_a: str = "text A", label_b
 
 def with_changes(frame: pd.DataFrame, pair: tuple[str, str]) -> pd.DataFrame:
     """``frame`` with a :data:`CHANGE_COLUMN` column: the words that differ between the two ``pair`` columns, in one line."""
-    from core.words import change_summary
-
     a, b = pair
     if frame.empty or a not in frame.columns or b not in frame.columns:
         return frame

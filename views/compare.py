@@ -22,6 +22,7 @@ from core.scoring import findings, tables
 from core.scoring.runner import RunResult, similarity_matrix
 from ui import calibration_controls, resources, should_win
 from ui.charts import ABOVE_MARK, marked_cells, zoomed_range
+from ui.explain import why_this_score
 from ui.state import Selection, current, model_error, reset_shown_errors, run, short, show_errors, show_notes, stored
 from ui.widgets import chart, md_escape, persistent_text_area, results_table, set_text, table
 
@@ -230,6 +231,27 @@ def _inputs(sel: Selection) -> tuple[TextCheck, TextCheck]:
     return checks
 
 
+def _token_warnings(result: RunResult, scored_a: str, scored_b: str) -> dict[str, dict[str, Tokenization] | str]:
+    """Warn of each side a model cut short or read with unknown tokens; returns each model's tokenization of the two sides."""
+    for model, report in result.reports.items():
+        for cut in report.truncated:
+            side = SIDES[0] if cut.text == scored_a else SIDES[1]
+            st.warning(
+                f"{md_escape(short(model))}: {side} is {cut.n_tokens} tokens but the model keeps {cut.max_tokens}; "
+                "every token past that was cut before encoding and does not affect the cosine.",
+                icon="✂️",
+            )
+    splits = {model: _tokenizations(model, (scored_a, scored_b)) for model in result.models}
+    for model, per_side in splits.items():
+        if isinstance(per_side, str):
+            continue
+        for side, t in per_side.items():
+            unknown = unknown_token_note(md_escape(short(model)), side, t.n_unk, t.n_tokens)
+            if unknown:
+                st.warning(unknown, icon="❓")
+    return splits
+
+
 def _results(sel: Selection, checks: tuple[TextCheck, TextCheck]) -> RunResult | None:
     """The scores of the last compared pair: finding, table, chart, tokens and why; returns that result (None before any)."""
     show_errors(RESULT_KEY, notes=False)
@@ -280,25 +302,11 @@ def _results(sel: Selection, checks: tuple[TextCheck, TextCheck]) -> RunResult |
                     "tokens B": st.column_config.NumberColumn(help="Tokens the model receives, special tokens and prompt included."),
                 },
             )
-        for model, report in result.reports.items():
-            for cut in report.truncated:
-                side = SIDES[0] if cut.text == scored_a else SIDES[1]
-                st.warning(
-                    f"{md_escape(short(model))}: {side} is {cut.n_tokens} tokens but the model keeps {cut.max_tokens}; "
-                    "every token past that was cut before encoding and does not affect the cosine.",
-                    icon="✂️",
-                )
-        splits = {model: _tokenizations(model, (scored_a, scored_b)) for model in result.models}
-        for model, per_side in splits.items():
-            if isinstance(per_side, str):
-                continue
-            for side, t in per_side.items():
-                unknown = unknown_token_note(md_escape(short(model)), side, t.n_unk, t.n_tokens)
-                if unknown:
-                    st.warning(unknown, icon="❓")
-        # The chart draws the table above: its downloads there hold the same numbers, so it has none of its own.
-        st.plotly_chart(
-            _bar_chart(frame, None if isinstance(marked, dict) else sel.threshold), width="stretch", key="chart-compare-cosines"
+        splits = _token_warnings(result, scored_a, scored_b)
+        chart(
+            _bar_chart(frame, None if isinstance(marked, dict) else sel.threshold),
+            frame[[constants.COL_MODEL, "label", constants.COL_COSINE, constants.COL_THRESHOLD, "verdict", "published"]],
+            "compare cosines",
         )
         st.text(f"A: {scored_a}\nB: {scored_b}")
         if frame["published"].notna().any():
@@ -308,8 +316,6 @@ def _results(sel: Selection, checks: tuple[TextCheck, TextCheck]) -> RunResult |
             )
         for model, per_side in splits.items():
             _token_expander(model, per_side)
-        from ui.explain import why_this_score  # Token attributions and the layer curve per model
-
         why_this_score(result.models, scored_a, scored_b, sel)
         show_notes(RESULT_KEY)
     return result

@@ -22,17 +22,9 @@ RUN_KEY = "failure_modes"
 SEARCH_KEY = "fm_search"
 DOMAINS_KEY = "fm_domains"
 MODES_KEY = "fm_modes"
-PUBLISHED_THRESHOLDS = {"Table 2": 0.7, "Appendix B": 0.8}
+# The published figures' columns, by metric: Table 1's mean and SD, then each failure rate at its threshold.
+PUBLISHED_WORDS = {"mean_cosine": "mean", "sd_cosine": "SD", "failure_rate": "rate > {threshold:.1f}"}
 TAB_KEY = "fm_tab"
-TABS = [
-    "Summary",
-    "Across thresholds",
-    "Each model's own threshold",
-    "Severity and effect size",
-    "Model vs model",
-    "Worst cases",
-    "Published vs ours",
-]
 
 
 # ------------------------------------------------- widget values that survive page switches
@@ -54,15 +46,8 @@ def _mode_rows(wide: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-@st.fragment
-def _worst_cases(results: pd.DataFrame) -> None:
-    """The worst adversarial pairs, filtered and searched; a filter reruns only this section."""
-    st.header("Worst cases")
-    st.caption(
-        "Adversarial pairs sorted by cosine, highest first: the higher the score, the worse the failure. "
-        "Filter by domain or failure mode, or search the sentences."
-    )
-    worst = results[results[constants.COL_CATEGORY].isin(lexicon.FAILURE_MODES)]
+def _worst_filters(worst: pd.DataFrame) -> tuple[list[str], list[str], str]:
+    """The worst cases' filters, each kept across page switches: (domains, failure modes, search text); empty = all."""
     domains = sorted(worst[constants.COL_DOMAIN].dropna().unique()) if constants.COL_DOMAIN in worst.columns else []
     mode_options = [m for m in lexicon.FAILURE_MODES if m in set(worst[constants.COL_CATEGORY])]
     c1, c2, c3 = st.columns([2, 2, 3])
@@ -96,6 +81,19 @@ def _worst_cases(results: pd.DataFrame) -> None:
         placeholder="e.g. insulin, acquired, before",
         help="Case-insensitive; matches either sentence.",
     )
+    return chosen_domains, chosen_modes, query
+
+
+@st.fragment
+def _worst_cases(results: pd.DataFrame) -> None:
+    """The worst adversarial pairs, filtered and searched; a filter reruns only this section."""
+    st.header("Worst cases")
+    st.caption(
+        "Adversarial pairs sorted by cosine, highest first: the higher the score, the worse the failure. "
+        "Filter by domain or failure mode, or search the sentences."
+    )
+    worst = results[results[constants.COL_CATEGORY].isin(lexicon.FAILURE_MODES)]
+    chosen_domains, chosen_modes, query = _worst_filters(worst)
     if chosen_domains:
         worst = worst[worst[constants.COL_DOMAIN].isin(chosen_domains)]
     if chosen_modes:
@@ -217,7 +215,7 @@ def _own_threshold_tab(results: pd.DataFrame, models: list[str], threshold: floa
             "failure-modes-calibration",
             column_config={c: st.column_config.NumberColumn(format="%.3f") for c in cal_table.columns if cal_table[c].dtype.kind == "f"},
         )
-        st.plotly_chart(charts.calibrated_rates_figure(rates), width="stretch", key="chart-failure-modes-calibrated-rates")
+        widgets.chart(charts.calibrated_rates_figure(rates), rates, "failure-modes-calibrated-rates-chart")
         percent = {c: st.column_config.NumberColumn(format="percent") for c in ("failure_rate_global", "failure_rate_calibrated", "change")}
         shown_rates = rates.assign(model=rates[constants.COL_MODEL].map(state.short))
         shown_rates.insert(1, "failure mode", shown_rates[constants.COL_CATEGORY].map(charts.category_label))
@@ -295,6 +293,25 @@ def _models_tab(results: pd.DataFrame, models: list[str], threshold: float, summ
         widgets.results_table(vuln, "failure-modes-vulnerability")
 
 
+def _side_by_side(cells: pd.DataFrame, ran: bool) -> pd.DataFrame:
+    """One model's published cells as a row per failure mode: each figure's published column, then ours when it ran."""
+    figure = [PUBLISHED_WORDS[m].format(threshold=t) for m, t in zip(cells["metric"], cells["threshold"], strict=True)]
+    long = cells.assign(figure=figure)
+    sides = {"published": "published"} | ({"ours": "our"} if ran else {})
+    wide = pd.concat(
+        [long.pivot(index=constants.COL_CATEGORY, columns="figure", values=side).add_prefix(f"{word} ") for side, word in sides.items()],
+        axis=1,
+    )
+    # Table 1's mean and SD side by side for both sources, then each rate published beside ours, as the paper's tables go.
+    figures = list(dict.fromkeys(figure))
+    means = [f for f in figures if not f.startswith("rate")]
+    order = [f"{w} {f}" for w in sides.values() for f in means] + [f"{w} {f}" for f in figures if f not in means for w in sides.values()]
+    wide = wide.reindex(index=charts.ordered_categories(list(dict.fromkeys(cells[constants.COL_CATEGORY]))), columns=order)
+    out = wide.rename_axis(index=constants.COL_CATEGORY, columns=None).reset_index()
+    out.insert(0, "category label", out[constants.COL_CATEGORY].map(charts.category_label))
+    return out
+
+
 def _published_tab(results: pd.DataFrame) -> None:
     """The paper's Tables 1, 2 and Appendix B next to this run (the page's body before a run)."""
     st.header("Published figures vs this run")
@@ -303,32 +320,12 @@ def _published_tab(results: pd.DataFrame) -> None:
         "computes for the same model. Published failure rates are at fixed thresholds, so ours are shown at those same "
         "thresholds, not at the sidebar's. The paper's suite and ours are not the same pairs, so expect differences."
     )
-    published = resources.published("failure")
+    versus = resources.published_vs_ours(results)
     ran_models = set(results[constants.COL_MODEL]) if not results.empty else set()
-    published_models = [m for m in dict.fromkeys(published.loc[published["table"] == "Table 1", "model"]) if m]
+    published_models = list(dict.fromkeys(versus["model"]))
     shown = [m for m in published_models if m in ran_models] or [published_models[0]]
-    ours_summary = resources.category_summary(results, constants.DEFAULT_THRESHOLD) if ran_models else pd.DataFrame()
-    ours_rates = {table: resources.failure_mode_table(results, thr) for table, thr in PUBLISHED_THRESHOLDS.items()} if ran_models else {}
     for model in shown:
-        pub = published[published["model"] == model]
-        t1 = pub[pub["table"] == "Table 1"].pivot(index=constants.COL_CATEGORY, columns="metric", values="value")
-        compare = pd.DataFrame(index=pd.Index(charts.ordered_categories(t1.index), name=constants.COL_CATEGORY))
-        compare["published mean"] = t1["mean_cosine"]
-        compare["published SD"] = t1["sd_cosine"]
-        if model in ran_models:
-            mine = ours_summary[ours_summary[constants.COL_MODEL] == model].set_index(constants.COL_CATEGORY)
-            compare["our mean"] = mine["mean"]
-            compare["our SD"] = mine["sd"]
-        for table, thr in PUBLISHED_THRESHOLDS.items():
-            rows = pub[(pub["table"] == table) & (pub["metric"] == "failure_rate")].set_index(constants.COL_CATEGORY)
-            compare[f"published rate > {thr:.1f}"] = rows["value"]
-            if model in ran_models:
-                mine = ours_rates[table]
-                compare[f"our rate > {thr:.1f}"] = mine[mine[constants.COL_MODEL] == model].set_index(constants.COL_CATEGORY)[
-                    "failure_rate"
-                ]
-        compare = compare.reset_index()
-        compare.insert(0, "category label", compare[constants.COL_CATEGORY].map(charts.category_label))
+        compare = _side_by_side(versus[versus["model"] == model], model in ran_models)
         st.subheader(state.short(model))
         if model not in ran_models:
             st.caption("Not in this run: run the suite with this model selected to see our figures next to these.")
@@ -340,33 +337,21 @@ def _published_tab(results: pd.DataFrame) -> None:
         widgets.results_table(compare, f"failure-modes-published-{state.short(model)}", column_config=formats)
 
 
-SECTIONS = {
-    "Summary": _summary_tab,
-    "Across thresholds": _curves_tab,
-    "Each model's own threshold": _own_threshold_tab,
-    "Severity and effect size": _severity_tab,
-    "Model vs model": _models_tab,
-}
-
-
 @st.fragment
 def _results_tabs(results: pd.DataFrame, models: list[str], threshold: float, summary: pd.DataFrame) -> None:
-    """The results in tabs; only the open tab is drawn.
-
-    A tab click reruns this fragment alone, not the page, and computes and
-    sends one tab, not seven: a click used to rerun every section of every
-    tab (8-20 s on a busy machine).
-    """
-    for label, tab in zip(TABS, widgets.saved_tabs(TABS, TAB_KEY), strict=True):
-        if not tab.open:
-            continue
-        with tab:
-            if label == "Worst cases":
-                _worst_cases(results)
-            elif label == "Published vs ours":
-                _published_tab(results)
-            else:
-                SECTIONS[label](results, models, threshold, summary)
+    """The results in tabs; a tab click reruns this fragment alone and draws the open tab only."""
+    widgets.lazy_tabs(
+        {
+            "Summary": lambda: _summary_tab(results, models, threshold, summary),
+            "Across thresholds": lambda: _curves_tab(results, models, threshold, summary),
+            "Each model's own threshold": lambda: _own_threshold_tab(results, models, threshold, summary),
+            "Severity and effect size": lambda: _severity_tab(results, models, threshold, summary),
+            "Model vs model": lambda: _models_tab(results, models, threshold, summary),
+            "Worst cases": lambda: _worst_cases(results),
+            "Published vs ours": lambda: _published_tab(results),
+        },
+        TAB_KEY,
+    )
 
 
 # --------------------------------------------------------------------------- page

@@ -196,7 +196,7 @@ st.caption(
     "rate, for paraphrases the share a search finds."
 )
 widgets.chart(charts.run_diff_figure(diff.categories), cats, "history-mean-change")
-st.plotly_chart(
+widgets.chart(
     charts.run_diff_figure(
         diff.categories,
         "rate_change",
@@ -204,8 +204,8 @@ st.plotly_chart(
         "rate_ci_high",
         "Change in share above threshold (after − before), 95% paired bootstrap CI",
     ),
-    width="stretch",
-    key="chart-history-rate-change",
+    cats,
+    "history-rate-change",
 )
 rates = ("rate_before", "rate_after", "rate_change", "rate_ci_low", "rate_ci_high")
 config = {c: st.column_config.NumberColumn(c, format="percent") for c in rates} | {
@@ -243,4 +243,4 @@ with st.expander("Models of the two runs (revision, backend)"):
             st.error(widgets.md_escape(exc), icon="⛔")
             continue
         st.caption(f"Run #{run_id}")
-        st.dataframe(run_models, hide_index=True, width="stretch")
+        widgets.table(run_models, f"history run {run_id} models")

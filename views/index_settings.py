@@ -116,16 +116,17 @@ if result is not None:
     if moved.empty:
         st.caption("Nothing: every setting's figures overlap float32's 95% intervals.")
     else:
-        st.dataframe(moved, hide_index=True, width="stretch")
+        widgets.table(moved, "index settings moved beyond the intervals")
     for model in state.sidebar_order(list(dict.fromkeys(table[constants.COL_MODEL]))):
         rows = table[table[constants.COL_MODEL] == model]
         st.subheader(f"{state.short(model)}: change against float32")
         metrics = list(dict.fromkeys(rows["metric"]))
         metric = st.selectbox("Figure", metrics, format_func=metric_words, key=f"is_metric::{model}")
         probe_name = rows["probe"].iloc[0]
-        st.plotly_chart(
+        widgets.chart(
             changes_figure(rows, metric, f"{state.short(model)} · {probe_name} · {metric_words(metric)}"),
-            key=f"is_chart::{model}",
+            rows[rows["metric"] == metric],
+            f"index settings {state.short(model)} {metric}",
         )
         st.caption(
             "Each cell is the setting's value; coloured (by its change against float32) and marked * only where it moved beyond "
@@ -138,7 +139,7 @@ if result is not None:
         every = wide_table(table, state.short)
         # One model and one probe (the page's usual run): said in the chart's title, not repeated on every row.
         order = [c for c in every.columns if not (c in ("model", "probe") and every[c].nunique() == 1)]
-        st.dataframe(every, hide_index=True, width="stretch", column_config={**keys, **wide}, column_order=order)
+        widgets.table(every, "index settings every figure", column_config={**keys, **wide}, column_order=order)
     st.download_button(
         "Table (CSV)",
         safe_frame(table).to_csv(index=False),

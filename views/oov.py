@@ -19,7 +19,8 @@ from core.models.tokens import load_tokenizers, piece_counts
 from core.papers import oov, reference, reproduce
 from core.scoring import findings, tables
 from ui import charts, history, progress, resources, widgets
-from ui.state import current, run, short, show_errors, show_notes, stored, wall_time
+from ui.explain import oov_layer_section
+from ui.state import current, run, short, show_errors, show_notes, stored
 
 KEY = "oov"
 PAPER = reference.PAPER_OOV
@@ -36,16 +37,6 @@ READING_HELP = (
     "The paper does not say whether the other sentence keeps the real name. Only the second-sentence reading gives deltas "
     "like the published ones, so the page opens on it; the both-sentences reading is one click away."
 )
-TABS = [
-    "Summary",
-    "Dynamic range",
-    "Per entity",
-    "Model vs model",
-    "Token overlap",
-    "Token counts",
-    "Entity swap and categories",
-    "Layer by layer",
-]
 DELTA_SCALE = 0.5  # fixed colour scale of the delta heatmap: ±0.5 cosine
 RAW, NORMALIZED = "Raw delta", "Normalized delta (% of dynamic range)"
 FROM_TOKENIZER, FROM_TABLE2 = "each model's tokenizer", "the paper's Table 2"
@@ -493,7 +484,7 @@ def main() -> None:
     if not {constants.SUITE_OOV, constants.SUITE_BASELINE} <= set(results[constants.COL_SUITE]):
         st.warning("The stored results lack the OOV or baseline suite; run the suites again.")
         return
-    st.text(f"Results for: {', '.join(short(m) for m in result.models)} ({len(results)} scored pairs, {wall_time(result.seconds)})")
+    st.text(f"Results for: {', '.join(short(m) for m in result.models)} ({len(results)} scored pairs, {widgets.wall_time(result.seconds)})")
     show_notes(KEY)  # one collapsed line; new notes as a toast
 
     reading = widgets.saved_radio(
@@ -509,37 +500,31 @@ def main() -> None:
 
 @st.fragment
 def _results_tabs(results: pd.DataFrame, models: list[str], reading: str, threshold: float) -> None:
-    """The results in tabs; only the open tab is drawn.
-
-    A tab click reruns this fragment alone and draws one tab: it used to rerun
-    the page and every tab's statistics and charts (8-20 s on a busy machine).
-    """
+    """The results in tabs; a tab click reruns this fragment alone and draws the open tab only."""
     dyn, deltas, summary = resources.oov_tables(results, reading)
-    for label, tab in zip(TABS, widgets.saved_tabs(TABS, TAB_KEY), strict=True):
-        if not tab.open:
-            continue
-        with tab:
-            if label == "Summary":
-                _section_raw(summary, reading)
-                _section_normalized(summary, reading)
-                _reading_box(resources.oov_readings(results))
-            elif label == "Dynamic range":
-                _section_dynamic(dyn)
-            elif label == "Per entity":
-                _section_entities(deltas, reading)
-            elif label == "Model vs model":
-                _section_cohens_d(results, deltas, reading)
-            elif label == "Token overlap":
-                _section_jaccard(results)
-            elif label == "Token counts":
-                _section_tokens(results, deltas, reading)
-            elif label == "Entity swap and categories":
-                _section_swap(results)
-                _section_categories(results, threshold)
-            else:
-                from ui.explain import oov_layer_section  # Where in the network the gap appears
 
-                oov_layer_section(models, reading, current())
+    def summary_tab() -> None:
+        _section_raw(summary, reading)
+        _section_normalized(summary, reading)
+        _reading_box(resources.oov_readings(results))
+
+    def swap_tab() -> None:
+        _section_swap(results)
+        _section_categories(results, threshold)
+
+    widgets.lazy_tabs(
+        {
+            "Summary": summary_tab,
+            "Dynamic range": lambda: _section_dynamic(dyn),
+            "Per entity": lambda: _section_entities(deltas, reading),
+            "Model vs model": lambda: _section_cohens_d(results, deltas, reading),
+            "Token overlap": lambda: _section_jaccard(results),
+            "Token counts": lambda: _section_tokens(results, deltas, reading),
+            "Entity swap and categories": swap_tab,
+            "Layer by layer": lambda: oov_layer_section(models, reading, current()),  # where in the network the gap appears
+        },
+        TAB_KEY,
+    )
 
 
 main()

@@ -18,7 +18,7 @@ from core.models.tokens import piece_counts
 from core.papers import reference, reproduce
 from core.scoring import tables
 from ui import progress, resources, widgets
-from ui.state import current, run, short, show_errors, stored
+from ui.state import Selection, current, run, short, show_errors, stored
 
 KEY = "papers"
 PAPER_KEY = "papers_paper"
@@ -125,14 +125,8 @@ def _style(shown: pd.DataFrame):
 # ----------------------------------------------------------------------- page
 
 
-def main() -> None:
-    selection = current()
-    st.title("Papers")
-    st.markdown(
-        "Every table of the two source papers, cell by cell, next to the same figure recomputed on the models you selected. "
-        "The papers' numbers are claims: where ours differ, the **difference** column says by how much, and cells beyond "
-        "the tolerance are highlighted. Models the papers used but you did not run stay as *published (model not run here)*."
-    )
+def _choices() -> tuple[str, str, float, str]:
+    """The paper, its table, the tolerance that highlights a difference and (OOV paper) the reading."""
     left, mid, right = st.columns([2, 2, 1])
     with left:
         paper = widgets.saved_selectbox("Paper", list(PAPER_TITLES), PAPER_KEY, format_func=PAPER_TITLES.get)
@@ -152,8 +146,11 @@ def main() -> None:
             on_change=widgets.persist,
             args=(TOLERANCE_KEY,),
         )
-    reading = _reading_picker(paper)
+    return paper, table, tolerance, _reading_picker(paper)
 
+
+def _recomputed(selection: Selection) -> pd.DataFrame:
+    """The run of every suite on the selected models: at once when the cache holds it all, else on the button."""
     # What the cache answers is shown at once: a first view used to show the published values only, until a click
     # that, when every vector was cached, took a few seconds. A run that must encode waits for the button, which says how long.
     suite_pairs = resources.suite(constants.SUITE_ALL)
@@ -178,15 +175,14 @@ def main() -> None:
             "Showing the published values only: the selected models' vectors are not all in the embedding cache yet. "
             "Press **Recompute** to run all suites on them and compare."
         )
-        results = pd.DataFrame(columns=list(constants.RESULT_COLUMNS))
-    else:
-        results = result.results
-        st.text(f"Recomputed on: {', '.join(short(m) for m in result.models)} ({len(results)} scored pairs)")
+        return pd.DataFrame(columns=list(constants.RESULT_COLUMNS))
+    st.text(f"Recomputed on: {', '.join(short(m) for m in result.models)} ({len(result.results)} scored pairs)")
+    return result.results
 
-    token_counts, token_model = _token_counts(results, selection.remote_code)
-    comp = reproduce.compare_to_published(results, paper, table, tolerance=tolerance, reading=reading, token_counts=token_counts)
+
+def _comparison(comp: pd.DataFrame, paper: str, table: str, tolerance: float, reading: str, token_model: str) -> None:
+    """The finding, the counts, the captions and the table, cell by cell, with its downloads."""
     counts = reproduce.comparison_counts(comp)
-
     st.subheader(reproduce.table_title(paper, table))
     widgets.finding(reproduce.reproduction_findings(comp, tolerance))  # The finding first
     c1, c2, c3, c4 = st.columns(4)
@@ -211,6 +207,21 @@ def main() -> None:
             _style(shown), width="stretch", hide_index=True, key=f"papers_table_view_{paper}_{table}", placeholder=widgets.MISSING
         )  # not "None"
     widgets.downloads(comp, f"papers {paper} {table}")
+
+
+def main() -> None:
+    selection = current()
+    st.title("Papers")
+    st.markdown(
+        "Every table of the two source papers, cell by cell, next to the same figure recomputed on the models you selected. "
+        "The papers' numbers are claims: where ours differ, the **difference** column says by how much, and cells beyond "
+        "the tolerance are highlighted. Models the papers used but you did not run stay as *published (model not run here)*."
+    )
+    paper, table, tolerance, reading = _choices()
+    results = _recomputed(selection)
+    token_counts, token_model = _token_counts(results, selection.remote_code)
+    comp = reproduce.compare_to_published(results, paper, table, tolerance=tolerance, reading=reading, token_counts=token_counts)
+    _comparison(comp, paper, table, tolerance, reading, token_model)
 
     if paper == reference.PAPER_FAILURE and table in ("Table 2", "Appendix B") and not results.empty:
         st.markdown(f"**At your sidebar threshold ({selection.threshold:.2f})**")

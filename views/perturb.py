@@ -67,12 +67,11 @@ if report is not None:
     )
     if report.not_applicable:
         st.markdown("**No variant for:**")
-        st.dataframe(
+        widgets.table(
             pd.DataFrame(
                 {"failure mode": [charts.category_label(m) for m in report.not_applicable], "why": list(report.not_applicable.values())}
             ),
-            hide_index=True,
-            width="stretch",
+            "perturbation modes without a variant",
         )
 
 threshold = calibration_controls.marked_thresholds("Mark verdicts at", KEY_MARKER, "pt_calibrate", sel)

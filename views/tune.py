@@ -16,10 +16,16 @@ import streamlit as st
 from core import constants
 from core.files.errors import PairsFileError
 from core.files.triples import Triples
+from core.models.loading import ModelUnavailable
 from core.models.registry import resolve
+from core.models.runs import load
 from core.paths import cache_dir
+from core.probes.retrieval.convert import triples_suite
+from core.probes.retrieval.suite_files import load_retrieval_suite
+from core.probes.tune.data import labelled_from_bytes
 from core.probes.tune.report import cost_headline, natural_sets, shortcut_means
-from core.probes.tune.train import untunable_reason
+from core.probes.tune.run import run_tune, write_outputs
+from core.probes.tune.train import TuneCancelled, TuneConfig, untunable_reason
 from ui import history, state, uploads, widgets
 from ui import triples as upload_triples
 from ui.tune_charts import before_after_figure
@@ -78,8 +84,6 @@ def _triples() -> tuple[Triples, str, bytes] | None:
 
 def _labels() -> tuple[str, bytes, pd.DataFrame] | None:
     """The optional labelled pairs upload as ``text_a, text_b, same``; None when absent or refused (with one error)."""
-    from core.probes.tune.data import labelled_from_bytes
-
     found = _stored(
         "labels",
         "Optional: a labelled pairs file for the cost (AUC before/after)",
@@ -131,13 +135,6 @@ with st.expander("Training settings"):
 
 
 def _tune() -> None:
-    from core.models.loading import ModelUnavailable
-    from core.models.runs import load
-    from core.probes.retrieval.convert import triples_suite
-    from core.probes.retrieval.suite_files import load_retrieval_suite
-    from core.probes.tune.run import run_tune, write_outputs
-    from core.probes.tune.train import TuneCancelled, TuneConfig
-
     if data_source == DATA_TRIPLES and chosen is None:
         st.error("Upload a triples file that reads (above), or pick the retrieval suite.")
         return

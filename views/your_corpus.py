@@ -6,10 +6,10 @@ then move this page's threshold: the risk numbers, the curve and the twin
 table follow at once, from the one audit kept per corpus content
 (``ui.resources.audit_run``), with nothing encoded again.
 
-State: the uploaded bytes live in ``yc_corpus_bytes`` / ``yc_queries_bytes``
-(non-widget keys, so they survive page switches) and are parsed once per new
-content; a file that cannot be read shows an error and leaves the previous
-corpus and audit in place.
+State: each file is kept by the one upload helper (``ui/uploads.py``, under
+``yc_corpus`` and ``yc_queries``: its name and bytes survive page switches) and
+parsed once per new content; a file that cannot be read shows an error and
+leaves the previous corpus and audit in place.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from core.files.texts import TEXT_COLUMNS, parse_texts
 from core.paths import PROJECT_ROOT
 from ui import audit as audit_ui
 from ui import dedup as dedup_ui
-from ui import history, progress, resources, state, widgets
+from ui import history, progress, resources, state, uploads, widgets
 from ui import stores as stores_ui
 
 FLOOR = 0.5  # pairs are collected from here up, so the slider can go this low without a second audit
@@ -50,35 +50,28 @@ KINDS_SHOWN = {
 KEY = {kind: f"yc_{kind}" for kind in ("corpus", "queries")}
 
 
-def _bytes_key(kind: str) -> str:
-    return f"{KEY[kind]}_bytes"
-
-
-def _take_upload(kind: str, uploaded) -> None:
-    ss = st.session_state
-    if uploaded is not None and uploaded.file_id != ss.get(f"{KEY[kind]}_upload_id"):
-        ss[f"{KEY[kind]}_upload_id"] = uploaded.file_id
-        ss[_bytes_key(kind)] = (uploaded.name, uploaded.getvalue())
-        ss[f"{KEY[kind]}_seen"] = None
+def _upload(kind: str, label: str, help_text: str | None = None) -> None:
+    """The kind's uploader; a new file is read again even when its bytes equal the last one's."""
+    _held, new = uploads.uploader(label, f"{KEY[kind]}_uploader", KEY[kind], UPLOAD_TYPES, help=help_text)
+    if new:
+        st.session_state[f"{KEY[kind]}_seen"] = None
 
 
 def _use_sample() -> None:
     lines = SAMPLE.read_bytes().splitlines(keepends=True)
-    st.session_state[_bytes_key("corpus")] = (SAMPLE.name, b"".join(lines[: SAMPLE_ROWS + 1]))
+    st.session_state[f"{KEY['corpus']}_bytes"] = b"".join(lines[: SAMPLE_ROWS + 1])
+    st.session_state[f"{KEY['corpus']}_name"] = SAMPLE.name
     st.session_state[f"{KEY['corpus']}_seen"] = None
 
 
 def _ingest(kind: str) -> None:
-    """Parse the kind's bytes when new; a file that does not parse leaves the previous texts in place."""
+    """Parse the kind's upload when new; a file that does not parse leaves the previous texts in place."""
     ss = st.session_state
-    held = ss.get(_bytes_key(kind))
-    if held is None:
+    held = uploads.kept(KEY[kind], default_name=f"{kind}.txt")
+    if held is None or held.digest == ss.get(f"{KEY[kind]}_seen"):
         return
-    name, data = held
-    signature = hashlib.sha256(name.encode("utf-8", "replace") + b"\0" + data).hexdigest()
-    if signature == ss.get(f"{KEY[kind]}_seen"):
-        return
-    ss[f"{KEY[kind]}_seen"] = signature
+    ss[f"{KEY[kind]}_seen"] = held.digest
+    name, data = held.name, held.data
     try:
         found = parse_texts(data, name, TEXT_COLUMNS[kind], what=kind)
         if kind == "corpus":
@@ -119,7 +112,7 @@ def _run(
         names = ", ".join(state.short(m) for m in result.models)
         status.update(
             # The pairs kept from FLOOR up are bookkeeping for the slider, not a finding: the count at the page's threshold is below.
-            label=f"Audit done with {widgets.md_escape(names)}: {len(result.passages):,} passages in {state.wall_time(result.seconds)}"
+            label=f"Audit done with {widgets.md_escape(names)}: {len(result.passages):,} passages in {widgets.wall_time(result.seconds)}"
             if ok
             else "Audit: no model produced results",
             state="complete" if ok else "error",
@@ -146,22 +139,15 @@ st.markdown(
 )
 up_col, q_col = st.columns(2)
 with up_col:
-    _take_upload(
+    _upload(
         "corpus",
-        st.file_uploader(
-            CORPUS_LABEL,
-            type=UPLOAD_TYPES,
-            key="yc_corpus_uploader",
-            max_upload_size=constants.MAX_UPLOAD_MB,
-            help=f"Up to {constants.MAX_UPLOAD_MB} MB and {constants.MAX_UPLOAD_ROWS:,} passages; "
-            "`cosine-probe audit --corpus FILE` reads larger ones.",
-        ),
+        CORPUS_LABEL,
+        f"Up to {constants.MAX_UPLOAD_MB} MB and {constants.MAX_UPLOAD_ROWS:,} passages; "
+        "`cosine-probe audit --corpus FILE` reads larger ones.",
     )
     st.button(SAMPLE_LABEL, on_click=_use_sample, help="WordNet 3.0 (Princeton University), its licence in data/corpora/.")
 with q_col:
-    _take_upload(
-        "queries", st.file_uploader(QUERIES_LABEL, type=UPLOAD_TYPES, key="yc_queries_uploader", max_upload_size=constants.MAX_UPLOAD_MB)
-    )
+    _upload("queries", QUERIES_LABEL)
 
 for kind in ("corpus", "queries"):
     _ingest(kind)
@@ -206,8 +192,8 @@ else:
         # A long audit says how long before it starts (it took 90 s with no word of it): encoding the texts not cached.
         progress.expected_caption(selection.models, [*passages, *query_texts], selection.options, always=True)
         if clicked:
-            held = ss.get(_bytes_key("corpus"))
-            _run(passages, query_texts, selection, threshold, (name, held[1] if held and held[0] == name else None))
+            held = uploads.kept(KEY["corpus"])
+            _run(passages, query_texts, selection, threshold, (name, held.data if held and held.name == name else None))
 if ss.get("yc_run_error"):
     st.error(f"{widgets.md_escape(ss['yc_run_error'].rstrip('.'))}.", icon="⛔")
 state.show_errors("your_corpus")
@@ -242,7 +228,8 @@ if key is not None and result is not None:
         },
         download=summary,
     )
-    st.plotly_chart(audit_ui.twin_curve_figure(resources.audit_curve(key), threshold), width="stretch", key="chart-your-corpus-curve")
+    curve = resources.audit_curve(key)
+    widgets.chart(audit_ui.twin_curve_figure(curve, threshold), curve, "your corpus twin share curve")
     st.header("The map")
     twins_now = pairs[pairs["kind"] == KIND_TWIN]
     mapped = [m for m in result.models if m in result.coords]
@@ -277,4 +264,4 @@ if key is not None and result is not None:
     widgets.downloads(chosen.drop(columns=["index_a", "index_b"]), f"your corpus {kind_label}")
 
 # A dedup run checked against the corpus held above: needs no model, so it stands apart from the audit.
-dedup_ui.dedup_section(ss.get(_bytes_key("corpus")))
+dedup_ui.dedup_section(uploads.kept(KEY["corpus"]))

@@ -14,6 +14,7 @@ leaves the previously parsed pairs, mapping and results in place.
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from core import constants, lexicon
@@ -194,7 +195,7 @@ def _label_sections(results, models: list[str], threshold: float, match_label: s
     widgets.pair_chart(
         label_charts.cosine_by_label_figure(results, models, threshold, match_label),
         results.reset_index(drop=True).assign(**{constants.COL_MODEL: lambda f: f[constants.COL_MODEL].map(state.short)}),
-        "your-data-cosine-by-label",
+        "your-data-cosine-by-label-pairs",
         [constants.COL_MODEL, constants.COL_LABEL, constants.COL_COSINE, constants.COL_TEXT_A, constants.COL_TEXT_B],
     )
     by_label = report["by_label"].assign(**{constants.COL_MODEL: report["by_label"][constants.COL_MODEL].map(state.short)})
@@ -220,9 +221,7 @@ def _label_sections(results, models: list[str], threshold: float, match_label: s
         "ROC and AUC of cosine separating match from no-match pairs; the best threshold maximises Youden J (TPR − FPR). "
         f"Accuracy and F1 at that threshold and at the sidebar's ({threshold:.2f})."
     )
-    st.plotly_chart(
-        label_charts.label_roc_figure(report["roc"], report["classifier"], models), width="stretch", key="chart-your-data-label-roc"
-    )
+    widgets.chart(label_charts.label_roc_figure(report["roc"], report["classifier"], models), report["roc"], "your-data-label-roc")
     clf = report["classifier"].assign(**{constants.COL_MODEL: report["classifier"][constants.COL_MODEL].map(state.short)})
     three = {
         c: st.column_config.NumberColumn(c.replace("_", " "), format="%.3f")
@@ -334,13 +333,15 @@ else:
             st.info(widgets.md_escape(note))
         if violations:
             with st.expander(f"{len(violations)} pair(s) break the category rules (data/README.md)"):
-                st.dataframe(
-                    [{"pair_id": v.pair_id, "rule": v.rule, "problem": v.message} for v in violations], hide_index=True, width="stretch"
+                widgets.table(
+                    pd.DataFrame([{"pair_id": v.pair_id, "rule": v.rule, "problem": v.message} for v in violations]),
+                    "your data rule violations",
                 )
     if pairs is not None:
         st.subheader("Preview")
         st.caption(f"{len(pairs)} pairs after mapping; the first 20:")
         st.dataframe(pairs.head(20), hide_index=True, width="stretch")
+        widgets.downloads(pairs, "your data mapped pairs")  # every pair as mapped, not the 20 shown
 
 selection = state.current()
 threshold = selection.threshold

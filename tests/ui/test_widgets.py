@@ -82,3 +82,25 @@ def test_marked_text_highlights_changed_runs_and_escapes_everything():
     assert ":orange-background[**50**]" in marked
     assert "\\*\\*" in marked and "\\[x\\]\\(y\\)" in marked  # the typed asterisks and link are escaped, not rendered
     assert widgets.marked_text([("plain", False)]) == "plain"
+
+
+def _two_tabs_page():
+    import streamlit as st
+
+    from ui import widgets as w
+
+    drawn = st.session_state.setdefault("drawn", [])
+    w.lazy_tabs({"One": lambda: drawn.append("One") or st.write("first tab"), "Two": lambda: drawn.append("Two") or st.write("two")}, "t")
+
+
+def test_lazy_tabs_draw_only_the_open_tab_and_keep_it_across_reruns():
+    from streamlit.testing.v1 import AppTest
+
+    app = AppTest.from_function(_two_tabs_page).run()
+    assert [t.label for t in app.tabs] == ["One", "Two"] and app.session_state["drawn"] == ["One"]
+    assert [m.value for m in app.markdown] == ["first tab"]
+    app.session_state["t"] = "Two"  # what a click on the second tab sets
+    app.run()
+    assert app.session_state["drawn"] == ["One", "Two"] and [m.value for m in app.markdown] == ["two"]
+    app.run()  # a rerun (a slider moved) keeps the open tab and draws it alone
+    assert app.session_state["drawn"] == ["One", "Two", "Two"]

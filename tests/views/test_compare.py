@@ -238,6 +238,7 @@ def test_bar_chart_zooms_to_the_scores_keeps_its_order_and_names_the_threshold_i
     assert not [a for a in spec["layout"].get("annotations", []) if "threshold" in str(a.get("text", ""))]  # not on the line
     app.slider(key="threshold").set_value(round((cosines[0] + cosines[1]) / 2, 2) if cosines[1] - cosines[0] > 0.02 else 0.1).run()
     assert bars()["layout"]["yaxis"]["categoryarray"] == order  # the same order whatever the verdicts
-    # the chart has no download row of its own: the table's holds the same numbers, and each says what it holds
+    # every table and chart has its downloads, each saying what it holds
     labels = [b.proto.label for b in app.get("download_button")]
+    assert {"⬇ CSV · compare table", "⬇ CSV · compare cosines", "⬇ JSON · compare cosines"} <= set(labels), labels
     assert len(labels) == len(set(labels)) and all("·" in label for label in labels if "CSV" in label or "JSON" in label)

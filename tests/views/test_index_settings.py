@@ -45,7 +45,10 @@ def test_page_scores_the_failure_mode_suite_under_each_setting():
     heat = first["data"][0]
     assert heat["type"] == "heatmap" and heat["x"] == ["binary", "dims:64"]
     assert {row[0] for row in heat["text"]} == {"—"}
-    assert [b.label for b in app.get("download_button")] == ["Table (CSV)"]
+    # The long table in one CSV, and each table and chart its own downloads, each saying what it holds.
+    labels = [b.label for b in app.get("download_button")]
+    assert {"Table (CSV)", "⬇ CSV · index settings MiniLM L6 failure rate", "⬇ JSON · index settings every figure"} <= set(labels)
+    assert len(labels) == len(set(labels)), labels
     # Another metric redraws from the stored result, without a new run.
     app.selectbox(key=f"is_metric::{MINILM}").set_value("mean_score").run()
     assert not app.exception

@@ -34,6 +34,12 @@ def _labels(node, kind: str) -> list[str]:
     return found
 
 
+def _give(app, kind: str, name: str, data: bytes) -> None:
+    """A file as the page's uploader keeps it (ui/uploads.py: its name and bytes under ``yc_<kind>``)."""
+    app.session_state[f"yc_{kind}_name"] = name
+    app.session_state[f"yc_{kind}_bytes"] = data
+
+
 def _risk(app):
     frames = [d.value for d in app.dataframe if "twin_pairs" in d.value.columns]
     assert frames, "no risk table"
@@ -43,7 +49,7 @@ def _risk(app):
 
 def _audited(corpus: bytes = CORPUS):
     app = open_page(PAGE)
-    app.session_state["yc_corpus_bytes"] = ("kb.txt", corpus)
+    _give(app, "corpus", "kb.txt", corpus)
     app.run()
     # The audit's expected time is on screen before the click (a 90 s audit started with no word of how long).
     assert any(c.value.startswith("⏱️ Expected time:") for c in app.caption), [c.value for c in app.caption]
@@ -93,7 +99,7 @@ def test_bad_file_keeps_the_corpus_and_audit():
         ("same.txt", b"Same.\nSame.\n", "one distinct passage"),
         ("blob.txt", b"\x00\xff\x01" * 200, "binary"),
     ):
-        app.session_state["yc_corpus_bytes"] = (name, data)
+        _give(app, "corpus", name, data)
         app.run()
         errors = [e.value.replace("\\", "") for e in app.error]
         assert len(errors) == 1, errors
@@ -132,8 +138,8 @@ def test_map_links_twins_by_mode():
 
 def test_queries_add_the_query_numbers():
     app = open_page(PAGE)
-    app.session_state["yc_corpus_bytes"] = ("kb.txt", CORPUS)
-    app.session_state["yc_queries_bytes"] = ("q.txt", b"How much of the drug should I take?\nDoes the patient have diabetes?\n")
+    _give(app, "corpus", "kb.txt", CORPUS)
+    _give(app, "queries", "q.txt", b"How much of the drug should I take?\nDoes the patient have diabetes?\n")
     app.run()
     next(b for b in app.button if b.label == RUN).click().run()
     assert not app.exception
@@ -157,7 +163,7 @@ ID_CORPUS = (
 
 def _guarded(dedup_file: bytes, name: str = "clusters.csv"):
     app = open_page(PAGE)
-    app.session_state["yc_corpus_bytes"] = ("kb.csv", ID_CORPUS)
+    _give(app, "corpus", "kb.csv", ID_CORPUS)
     app.session_state["yc_dedup_bytes"] = dedup_file
     app.session_state["yc_dedup_name"] = name
     app.run()
@@ -194,7 +200,7 @@ def test_a_bad_dedup_file_is_one_line_and_keeps_the_previous_check():
 
 def test_a_corpus_without_ids_says_so():
     app = open_page(PAGE)
-    app.session_state["yc_corpus_bytes"] = ("kb.txt", CORPUS)
+    _give(app, "corpus", "kb.txt", CORPUS)
     app.session_state["yc_dedup_bytes"] = b"id,cluster_id\n1,A\n2,A\n"
     app.session_state["yc_dedup_name"] = "clusters.csv"
     app.run()
@@ -229,7 +235,7 @@ def test_one_card_per_pair_with_every_models_cosine_grouped_by_mode(monkeypatch,
     monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(history))
     app = open_page(PAGE)
     app.session_state["selected_models"] = ["sentence-transformers/all-MiniLM-L6-v2", INT8]
-    app.session_state["yc_corpus_bytes"] = ("kb.txt", CORPUS)
+    _give(app, "corpus", "kb.txt", CORPUS)
     app.run()
     app.slider(key="yc_threshold").set_value(0.6).run()
     next(b for b in app.button if b.label == RUN).click().run()
