@@ -21,7 +21,12 @@ def test_pages_that_keep_uploads_use_the_one_helper():
     # Retrieval's BEIR zip is unpacked, never kept as bytes (ui/beir_upload.py), so it is the one direct uploader there.
     # The Retrieval page's sources are the modules of ui/retrieval/ (one per source behind its registry).
     retrieval = [VIEWS / "retrieval.py", *sorted((VIEWS.parent / "ui" / "retrieval").glob("*.py"))]
-    pages = (("your_data", [VIEWS / "your_data.py"], 0), ("tune", [VIEWS / "tune.py"], 0), ("your_corpus", [VIEWS / "your_corpus.py"], 0), ("retrieval", retrieval, 1))
+    pages = (
+        ("your_data", [VIEWS / "your_data.py"], 0),
+        ("tune", [VIEWS / "tune.py"], 0),
+        ("your_corpus", [VIEWS / "your_corpus.py"], 0),
+        ("retrieval", retrieval, 1),
+    )
     for page, files, direct in pages:
         text = "".join(path.read_text() for path in files)
         assert text.count("st.file_uploader(") == direct and "uploads.uploader(" in text, page

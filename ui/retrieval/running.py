@@ -61,7 +61,7 @@ def run(source: Source, selection: state.Selection, inputs: tuple, specs: tuple[
         ran = source.run(models, selection.options, specs)
         ok = bool(ran.result.models)
         status.update(
-            label=f"Retrieval probes: done in {state.wall_time(time.perf_counter() - start)}"
+            label=f"Retrieval probes: done in {widgets.wall_time(time.perf_counter() - start)}"
             if ok
             else "Retrieval probes: no model produced results",
             state="complete" if ok else "error",
