@@ -190,7 +190,7 @@ def test_hub_waits_are_bounded_by_the_configured_timeout(hub_refuses, monkeypatc
             return getattr(threading, name)
 
     monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(loading, "threading", ThreadingSeenByModels())
+    monkeypatch.setattr(sources, "threading", ThreadingSeenByModels())
     at = new_compare_page()
     add_model(at, UNKNOWN)  # the sidebar's availability check and the run both ask about the hub
     assert any(md_escape("is unreachable: ConnectionRefusedError: refused") in e for e in errors(at))
