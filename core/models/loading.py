@@ -167,7 +167,7 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
         name: registry name, alias, Hugging Face id or local folder.
         allow_remote_code: the user opted in to this model's remote code.
         device: ``auto``, ``cpu``, ``cuda`` or ``mps`` (see :mod:`core.models.device`).
-        backend: ``auto``, ``torch`` or ``onnx`` (:func:`core.models.onnx_export.resolve_backend`);
+        backend: ``auto``, ``torch`` or ``onnx`` (:meth:`core.models.loaders.Loader.backend`);
             None follows ``$COSINE_PROBE_BACKEND``, then ``auto`` (:class:`core.models.options.EncodeOptions`
             carries a command's or a page's choice here).
 
@@ -262,7 +262,7 @@ def _exact_onnx_or_torch(meta: ModelMeta, device: str, explicit: bool) -> tuple[
     Raises:
         ExportError: the export failed and ``explicit`` is set.
     """
-    bundle = meta.bundle or ""  # resolve_backend chose onnx: an exportable bundle
+    bundle = meta.bundle or ""  # the loader chose onnx: an exportable bundle
     folder = bundle_path(bundle)
     length = meta.max_seq_length or 512
     built: list[str] = []
@@ -320,7 +320,7 @@ def in_memory(name: str, allow_remote_code: bool = False, device: str = DEVICE_A
 
     Nothing is loaded and torch is not imported: ``auto`` matches the model on
     any device, an explicit device only itself, and the backend must be the one
-    :func:`core.models.onnx_export.resolve_backend` picks for that device (a
+    :meth:`core.models.loaders.Loader.backend` picks for that device (a
     torch twin kept for an export's gradients does not stand in for the export).
     """
     try:

@@ -639,19 +639,7 @@ def _retrieval_rows(result: Any, probe: str, **bootstrap: Any) -> list[tuple]:
             clusters = None
         for k, hit in hits.items():
             rate, low, high = rate_with_ci(hit, clusters, **bootstrap)
-            rows.append(
-                (
-                    name.get(mitigation, mitigation),
-                    model,
-                    probe,
-                    constants.COL_IR_RECALL_AT[k],
-                    constants.MODE_ALL,
-                    rate,
-                    low,
-                    high,
-                    len(part),
-                )
-            )
+            rows.append((name.get(mitigation, mitigation), model, probe, f"recall_at_{k}", constants.MODE_ALL, rate, low, high, len(part)))
     return rows
 
 

@@ -62,6 +62,12 @@ def test_the_device_is_one_this_process_can_run_on(name):
     if loader.cpu_only:
         with pytest.raises(ValueError, match="CPU only"):
             loader.device(meta, constants.DEVICE_CUDA)
+    with pytest.raises(ValueError, match="backend must be one of"):
+        loader.backend(meta, "tensorrt", constants.DEVICE_CPU)
+    own = loader.backend(meta, constants.BACKEND_AUTO, constants.DEVICE_CPU)
+    assert own in (meta.backend, registry.BACKEND_ONNX)  # its own, or a bundled torch model's exact export
+    if own in constants.BACKEND_CHOICES:  # asked for by name, the backend it picks is kept
+        assert loader.backend(meta, own, constants.DEVICE_CPU) == own
 
 
 @pytest.mark.parametrize("name", LOADER_NAMES)
