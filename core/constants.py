@@ -6,6 +6,79 @@ they live here and nowhere else.
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
+
+
+# --- environment variables: one record each, every module reads its name and value here ---
+@dataclass(frozen=True)
+class EnvVar:
+    """An environment variable cosine-probe reads.
+
+    Attributes:
+        name: the variable's name (``COSINE_PROBE_CACHE_DIR``).
+        meaning: what it sets, in a phrase (``docs/development.md`` lists every record's).
+        default: what holds when it is unset, in words.
+    """
+
+    name: str
+    meaning: str
+    default: str
+
+    def value(self, unset: str = "") -> str:
+        """The variable's value with surrounding blanks removed, ``unset`` when it is not set or blank."""
+        return os.environ.get(self.name, "").strip() or unset
+
+
+ENV_CACHE_DIR = EnvVar(
+    "COSINE_PROBE_CACHE_DIR", "the cache folder (embeddings, exports, the run history)", "cosine-probe in the user cache folder"
+)
+ENV_WARM_IN_BACKGROUND = EnvVar("COSINE_PROBE_WARM_IN_BACKGROUND", "0 or off: the app does not fill a cold cache in the background", "on")
+ENV_HISTORY = EnvVar(
+    "COSINE_PROBE_HISTORY", "off (or 0) records no run; any other value is the history file's path", "history.duckdb in the cache folder"
+)
+ENV_BACKEND = EnvVar("COSINE_PROBE_BACKEND", "the backend a process prefers: auto, torch or onnx (--backend overrides it)", "auto")
+ENV_DEFAULT_MODELS = EnvVar(
+    "COSINE_PROBE_DEFAULT_MODELS", "comma-separated models scored when none is named", "the installed bundled models"
+)
+ENV_BOOTSTRAP_RESAMPLES = EnvVar("COSINE_PROBE_BOOTSTRAP_RESAMPLES", "bootstrap resamples per interval", "2000")
+ENV_ENDPOINT_TIMEOUT = EnvVar("COSINE_PROBE_ENDPOINT_TIMEOUT", "seconds an endpoint may take to answer one request", "15")
+ENV_ENDPOINTS = EnvVar(
+    "COSINE_PROBE_ENDPOINTS", "endpoints a shared app's visitors may use with a server key (URL=KEY_VARIABLE items)", "none"
+)
+ENV_STORES = EnvVar("COSINE_PROBE_STORES", "store folders and HOST:PORT servers a shared app may open", "none: store access off")
+ENV_LOAD_LOG = EnvVar("COSINE_PROBE_LOAD_LOG", "a file each real model load is appended to as a JSON line", "no file")
+ENV_DEBUG = EnvVar("COSINE_PROBE_DEBUG", "any value: the CLI shows a failure's traceback instead of one line", "one line")
+ENV_RAY_ADDRESS = EnvVar("RAY_ADDRESS", "the Ray cluster --engine ray joins", "a local Ray instance")
+ENV_RAY_USE_TLS = EnvVar("RAY_USE_TLS", "1, true or yes: the Ray cluster speaks TLS", "no TLS")
+ENV_OPENAI_BASE_URL = EnvVar("OPENAI_BASE_URL", "an endpoint model's base URL when none is given", "https://api.openai.com/v1")
+ENV_HF_ENDPOINT = EnvVar("HF_ENDPOINT", "the Hugging Face hub probed for a model not cached", "https://huggingface.co")
+ENV_HF_HUB_OFFLINE = EnvVar("HF_HUB_OFFLINE", "set (not 0 or false): the hub is never probed", "the hub is probed")
+ENV_CUDA_VISIBLE_DEVICES = EnvVar("CUDA_VISIBLE_DEVICES", "blank or -1: no GPU is looked for", "every GPU")
+ENV_XDG_CACHE_HOME = EnvVar("XDG_CACHE_HOME", "the user cache folder on Linux", "~/.cache")
+ENV_LOCALAPPDATA = EnvVar("LOCALAPPDATA", "the user cache folder on Windows", "~/AppData/Local")
+ENV_VARS = (
+    ENV_CACHE_DIR,
+    ENV_WARM_IN_BACKGROUND,
+    ENV_HISTORY,
+    ENV_BACKEND,
+    ENV_DEFAULT_MODELS,
+    ENV_BOOTSTRAP_RESAMPLES,
+    ENV_ENDPOINT_TIMEOUT,
+    ENV_ENDPOINTS,
+    ENV_STORES,
+    ENV_LOAD_LOG,
+    ENV_DEBUG,
+    ENV_RAY_ADDRESS,
+    ENV_RAY_USE_TLS,
+    ENV_OPENAI_BASE_URL,
+    ENV_HF_ENDPOINT,
+    ENV_HF_HUB_OFFLINE,
+    ENV_CUDA_VISIBLE_DEVICES,
+    ENV_XDG_CACHE_HOME,
+    ENV_LOCALAPPDATA,
+)
+
 # --- result table columns (tidy long format: one row per pair per model) ---
 COL_MODEL = "model"
 COL_SUITE = "suite"
@@ -158,12 +231,12 @@ DEVICE_CHOICES = (DEVICE_AUTO, DEVICE_CPU, DEVICE_CUDA, DEVICE_MPS)
 # Texts per forward pass: a GPU amortises its launch cost over more rows; the CPU one is ENCODE_BATCH_SIZE.
 BATCH_SIZE_BY_DEVICE = {DEVICE_CPU: ENCODE_BATCH_SIZE, DEVICE_CUDA: 128, DEVICE_MPS: 64}
 HUB_TIMEOUT_SECONDS = 5.0
-CACHE_ENV_VAR = "COSINE_PROBE_CACHE_DIR"
+CACHE_ENV_VAR = ENV_CACHE_DIR.name
 # The embedding cache's sqlite file in the cache folder (core.models.cache).
 EMBEDDING_CACHE_FILE = "embeddings.sqlite"
 # --- warm by default: what a new user will certainly ask for, encoded at set-up or in the background ---
 # "0" (or "off") keeps the app from filling a cold cache in the background (the tests set it; `make setup` warms instead).
-WARM_ENV_VAR = "COSINE_PROBE_WARM_IN_BACKGROUND"
+WARM_ENV_VAR = ENV_WARM_IN_BACKGROUND.name
 # The pages' first inputs, shared with the warm-up so what is shown first is what is cached.
 EXAMPLE_SENTENCE_A = "The patient is allergic to penicillin"
 EXAMPLE_SENTENCE_B = "The patient is not allergic to penicillin"
@@ -180,7 +253,7 @@ ESTIMATE_SHOWN_ABOVE_SECONDS = 10.0
 # --- run history (core.history): a DuckDB file in the cache folder ---
 HISTORY_FILE = "history.duckdb"
 # "off" (or "0") records nothing; any other value is the history file's path.
-HISTORY_ENV_VAR = "COSINE_PROBE_HISTORY"
+HISTORY_ENV_VAR = ENV_HISTORY.name
 # DuckDB lets one process at a time open the file: another waits this long, then says so.
 HISTORY_LOCK_TIMEOUT_SECONDS = 10.0
 ORIGIN_CLI = "cli"
@@ -242,7 +315,13 @@ MODE_ALL = "all"
 RETRIEVAL_MIN_MODES = 3
 # NevIR: two queries, two passages, ranked at random -> both right with p = 1/4.
 PAIRED_RANDOM_BASELINE = 0.25
-RECALL_KS = (1, 5)
+# The one record of recall@k cut-offs: every ranking reports recall at these (triples, BEIR, a store's search and an
+# index setting against exact), MRR and nDCG stop at the deepest (MRR@10, nDCG@10), and a binary shortlist is
+# rescored for it.
+IR_RECALL_KS = (1, 5, 10)
+# The retrieval suite's in-corpus ranking reports the first two of them (its before/after table already carries win
+# rate and paired accuracy beside them).
+RECALL_KS = IR_RECALL_KS[:2]
 # Columns of the retrieval tables (core.probes.retrieval.tables).
 COL_N = "n"
 COL_CI_LOW = "ci_low"
@@ -277,9 +356,7 @@ COL_TIES = "ties"
 COL_TIE_RATE = "tie_rate"
 COL_N_PASSAGES = "n_passages"
 COL_TOP1_NEGATIVE = "top1_negative"
-# The user-data rankings report recall at these cut-offs, and MRR and nDCG at IR_CUTOFF (MRR@10, nDCG@10).
-IR_RECALL_KS = (1, 5, 10)
-IR_CUTOFF = 10
+IR_CUTOFF = IR_RECALL_KS[-1]
 COL_IR_RECALL_AT = {k: f"recall_at_{k}" for k in IR_RECALL_KS}
 COL_MRR_AT = f"mrr_at_{IR_CUTOFF}"
 COL_NDCG_AT = f"ndcg_at_{IR_CUTOFF}"
@@ -363,7 +440,7 @@ VERDICT_TIE = "a tie: either could be returned first"
 # COSINE_PROBE_BACKEND sets the default for a process (the CLI's --backend overrides it).
 BACKEND_AUTO = "auto"
 BACKEND_CHOICES = (BACKEND_AUTO, "torch", "onnx")
-BACKEND_ENV_VAR = "COSINE_PROBE_BACKEND"
+BACKEND_ENV_VAR = ENV_BACKEND.name
 ONNX_EXPORT_FOLDER = "onnx"  # under the cache folder
 ONNX_OPSET = 17
 # Every cosine of the fixed verification set under the export within this of the torch model's.
@@ -375,7 +452,7 @@ ONNX_EXPORT_EXPECTED_DEFAULT_S = 120
 ENGINE_LOCAL = "local"
 ENGINE_RAY = "ray"
 ENGINE_CHOICES = (ENGINE_LOCAL, ENGINE_RAY)
-RAY_ADDRESS_ENV_VAR = "RAY_ADDRESS"
+RAY_ADDRESS_ENV_VAR = ENV_RAY_ADDRESS.name
 # Seconds to wait for a $RAY_ADDRESS to answer before one error line (Ray itself retries for minutes).
 RAY_CONNECT_TIMEOUT_S = 10.0
 # Pairs per Ray Data batch handed to a model's actor (each actor encodes them ENCODE_BATCH_SIZE at a time).

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from core.constants import CACHE_ENV_VAR
+from core.constants import CACHE_ENV_VAR, ENV_LOCALAPPDATA, ENV_XDG_CACHE_HOME
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = PROJECT_ROOT / "data"
@@ -23,11 +23,11 @@ def cache_dir() -> Path:
     if env:
         return Path(env).expanduser()
     if os.name == "nt":
-        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
+        base = Path(os.environ.get(ENV_LOCALAPPDATA.name, Path.home() / "AppData" / "Local"))
     elif os.uname().sysname == "Darwin":
         base = Path.home() / "Library" / "Caches"
     else:
-        base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+        base = Path(os.environ.get(ENV_XDG_CACHE_HOME.name, Path.home() / ".cache"))
     return base / "cosine-probe"
 
 

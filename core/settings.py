@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import os
 
+from core import constants
+
 # Percentile-bootstrap resamples per interval (core.stats.intervals, core.stats.ranking and everything
 # built on them); COSINE_PROBE_BOOTSTRAP_RESAMPLES sets another number for a process.
 BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_RESAMPLES_ENV_VAR = "COSINE_PROBE_BOOTSTRAP_RESAMPLES"
+BOOTSTRAP_RESAMPLES_ENV_VAR = constants.ENV_BOOTSTRAP_RESAMPLES.name
 
 
 def _env_int(name: str, default: int, minimum: int = 1) -> int:
@@ -60,7 +62,7 @@ def bootstrap_resamples(n_resamples: int | None = None) -> int:
 # given up on; the client tries at most MAX_RETRIES (core.models.endpoint) more times, so a server that accepts and
 # never answers costs (retries + 1) x this. COSINE_PROBE_ENDPOINT_TIMEOUT sets another number of seconds.
 ENDPOINT_TIMEOUT_SECONDS = 15.0
-ENDPOINT_TIMEOUT_ENV_VAR = "COSINE_PROBE_ENDPOINT_TIMEOUT"
+ENDPOINT_TIMEOUT_ENV_VAR = constants.ENV_ENDPOINT_TIMEOUT.name
 
 
 def endpoint_timeout(seconds: float | None = None) -> float:

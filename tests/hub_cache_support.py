@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.models import loading
+from core.models import loading, sources
 from core.models.bundled import tokenizer_path
 
 HIDDEN = 32
@@ -193,7 +193,7 @@ def use_hf_home(monkeypatch, home: Path) -> Path:
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr(constants, "HF_HOME", str(home))
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(hub))
-    monkeypatch.setattr(loading, "_HUB_STATE", {})
+    monkeypatch.setattr(sources, "_HUB_STATE", {})
     return hub
 
 

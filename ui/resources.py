@@ -147,7 +147,7 @@ def tokenizer(name: str):
     try:
         meta = registry.resolve(name)
         # A server's model has only an estimate for counting, no pieces to show: its loader says why (ModelUnavailable).
-        fast = None if core.models.loaders.loader_for(meta).served else core.models.warm.fast_tokenizer(meta)
+        fast = core.models.warm.fast_tokenizer(meta) if core.models.loaders.loader_for(meta).shows_pieces else None
     except ValueError:
         fast = None
     return fast if fast is not None else load_tokenizer(name)

@@ -223,7 +223,7 @@ def main() -> None:
     comp = reproduce.compare_to_published(results, paper, table, tolerance=tolerance, reading=reading, token_counts=token_counts)
     _comparison(comp, paper, table, tolerance, reading, token_model)
 
-    if paper == reference.PAPER_FAILURE and table in ("Table 2", "Appendix B") and not results.empty:
+    if reproduce.paper_table(paper, table).threshold is not None and not results.empty:
         st.markdown(f"**At your sidebar threshold ({selection.threshold:.2f})**")
         at_yours = resources.failure_mode_table(tables.rows_of_suite(results, constants.SUITE_FAILURE_MODES), selection.threshold)[
             [constants.COL_MODEL, constants.COL_CATEGORY, "n", "failure_rate"]
@@ -254,8 +254,9 @@ def _reading_picker(paper: str) -> str:
 
 
 def _captions(paper: str, table: str, reading: str, token_model: str) -> None:
+    record = reproduce.paper_table(paper, table)
     notes = []
-    if paper == reference.PAPER_FAILURE and table in ("Table 2", "Appendix B"):
+    if record.threshold is not None:
         notes.append(
             "Failure rates are recomputed at the threshold the paper used for this table (shown in the threshold column), so the "
             "comparison is like for like; the table below the comparison uses your sidebar threshold."
@@ -272,14 +273,9 @@ def _captions(paper: str, table: str, reading: str, token_model: str) -> None:
             f"OOV deltas use the reading: entity replaced in {READING_LABELS[reading]}. The paper's sentences were not released; the "
             "suites follow its design."
         )
-    if paper == reference.PAPER_OOV and table in ("Table 9", "Table 10") and token_model:
+    if record.token_counts and token_model:
         notes.append(f"Token counts from {widgets.md_escape(short(token_model))}'s tokenizer.")
-    if (paper, table) in {
-        (reference.PAPER_FAILURE, "Table 3"),
-        (reference.PAPER_FAILURE, "Table 4"),
-        (reference.PAPER_FAILURE, "Appendix A"),
-        (reference.PAPER_OOV, "Table 7"),
-    }:
+    if record.depends_on_models_run:
         notes.append("This figure compares or averages models, so its recomputed value depends on which models you ran.")
     for note in notes:
         st.caption(note)

@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Sequence
 from contextlib import suppress
 
+from core import constants
 from core.cli import about
 from core.cli.common import EXIT_BROKEN_PIPE, EXIT_NO_MODEL, EXIT_USAGE, CliError, check_device
 from core.cli.endpoints import EndpointArgError, configure_endpoints
@@ -129,7 +130,7 @@ def _run(args) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except Exception as exc:  # noqa: BLE001 - the promise is one line, never a traceback
-        if os.environ.get("COSINE_PROBE_DEBUG"):
+        if os.environ.get(constants.ENV_DEBUG.name):
             raise
-        print(f"error: {typed_first_line(exc, None)} (set COSINE_PROBE_DEBUG=1 for details)", file=sys.stderr)
+        print(f"error: {typed_first_line(exc, None)} (set {constants.ENV_DEBUG.name}=1 for details)", file=sys.stderr)
         return 1

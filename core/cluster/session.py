@@ -118,7 +118,7 @@ def check_reachable(address: str, timeout: float = constants.RAY_CONNECT_TIMEOUT
 
 
 def _tls() -> bool:
-    return os.environ.get("RAY_USE_TLS", "").strip().lower() in ("1", "true", "yes")
+    return constants.ENV_RAY_USE_TLS.value().lower() in ("1", "true", "yes")
 
 
 def _read_up_to(conn, n: int, deadline: float) -> bytes | None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 
+from core import constants
 from core.models import registry
 
-DEFAULT_MODELS_ENV = "COSINE_PROBE_DEFAULT_MODELS"
+DEFAULT_MODELS_ENV = constants.ENV_DEFAULT_MODELS.name
 
 
 def default_models() -> list[str]:

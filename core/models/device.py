@@ -20,6 +20,7 @@ import platform
 import sys
 from dataclasses import dataclass
 
+from core import constants
 from core.constants import BATCH_SIZE_BY_DEVICE, DEVICE_AUTO, DEVICE_CHOICES, DEVICE_CPU, DEVICE_CUDA, DEVICE_MPS
 
 CPU_PROVIDER = "CPUExecutionProvider"
@@ -143,7 +144,7 @@ def may_have_gpu() -> bool:
     """
     if sys.platform == "darwin" and platform.machine() == "arm64":
         return True
-    if os.environ.get("CUDA_VISIBLE_DEVICES", "x").strip() in ("", "-1"):
+    if os.environ.get(constants.ENV_CUDA_VISIBLE_DEVICES.name, "x").strip() in ("", "-1"):
         return False
     return any(os.path.exists(path) for path in GPU_DEVICE_FILES)
 

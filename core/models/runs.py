@@ -162,7 +162,7 @@ class ModelRun:
 
         For runners that load elsewhere (Ray's actors): availability, then the backend choice on the device.
         """
-        from core.models import onnx_export
+        from core.models.loaders import loader_for
 
         avail = availability(self.name, allow_remote_code=self.options.remote_code(self.name))
         if not avail.available:
@@ -172,7 +172,7 @@ class ModelRun:
         try:
             meta = registry.resolve(self.name)
             device = DEVICE_CPU if self.options.device == DEVICE_AUTO else self.options.device
-            onnx_export.resolve_backend(meta, self.options.backend, device)
+            loader_for(meta).backend(meta, self.options.backend, device)
         except ValueError as exc:
             self.failed = True
             self.errors[self.name] = redact(f"{self.name}: {exc}")

@@ -32,7 +32,7 @@ from core.models.cache import EmbeddingCache
 from core.models.loaders import loader_for
 from core.models.loading import LoadedModel, placement
 from core.models.protocols import BackendDefaults, Tokenizer
-from core.models.registry import BACKEND_ONNX, SOURCE_HUB, ModelMeta
+from core.models.registry import BACKEND_ONNX, ModelMeta
 
 _FAST_TOKENIZERS: dict[str, Tokenizer] = {}
 _FAST_LOCK = threading.Lock()
@@ -147,7 +147,7 @@ def cached_model(
         meta = registry.resolve(name)
     except ValueError:
         return None
-    if loader_for(meta).served:
+    if not loader_for(meta).weights_here:
         return _cached_endpoint(meta, texts, cache)
     fingerprint = _predicted_fingerprint(meta, allow_remote_code)
     if fingerprint is None:
@@ -183,7 +183,6 @@ def cached_model(
 
 def _predicted_fingerprint(meta: ModelMeta, allow_remote_code: bool) -> str | None:
     """The weights fingerprint a load of ``meta`` would give, read from files only; None when it cannot be predicted."""
-    from core.models.fingerprint import model_fingerprint
     from core.models.loading import availability
 
     if (
@@ -191,10 +190,12 @@ def _predicted_fingerprint(meta: ModelMeta, allow_remote_code: bool) -> str | No
         or not availability(meta.name, allow_remote_code=allow_remote_code, probe_hub=False).available
     ):
         return None
-    fingerprint = model_fingerprint(meta)
-    if meta.source == SOURCE_HUB and not fingerprint.startswith("commit:"):
-        return None  # not in the local cache: a load would download and key by the snapshot it gets
-    return fingerprint
+    loader = loader_for(meta)
+    fingerprint, snapshot = loader.fingerprint_before_load(meta)
+    if fingerprint:
+        return fingerprint
+    # Known only once the weights are here: a cached snapshot's, else a load would download and key by the one it gets.
+    return loader.fingerprint(meta, snapshot) if snapshot else None
 
 
 def predicted_cache_key(name: str, allow_remote_code: bool = False) -> str | None:
@@ -208,9 +209,7 @@ def predicted_cache_key(name: str, allow_remote_code: bool = False) -> str | Non
         meta = registry.resolve(name)
     except ValueError:
         return None
-    if loader_for(meta).served:
-        return None
-    fingerprint = _predicted_fingerprint(meta, allow_remote_code)
+    fingerprint = _predicted_fingerprint(meta, allow_remote_code)  # None for a model the registry does not describe
     if fingerprint is None:
         return None
     return CachedModel(meta=meta, backend=None, load_seconds=0.0, fingerprint=fingerprint).cache_key  # type: ignore[arg-type]

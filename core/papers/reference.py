@@ -119,34 +119,6 @@ MODELS_BY_PAPER = {
     PAPER_FAILURE: (MODEL_MINILM, MODEL_BGE, MODEL_NOMIC, MODEL_MXBAI),
 }
 
-KNOWN_TABLES = {
-    PAPER_OOV: (
-        "Table 1",
-        "Table 3",
-        "Table 4",
-        "Table 5",
-        "Table 6",
-        "Table 7",
-        "Table 8",
-        "Table 9",
-        "Table 10",
-        "Table 11",
-        "Table 12",
-        "Table A1",
-        "Table C1",
-    ),
-    PAPER_FAILURE: (
-        "Section 3.1",
-        "Table 1",
-        "Table 2",
-        "Table 3",
-        "Table 4",
-        "Table 5",
-        "Appendix A",
-        "Appendix B",
-    ),
-}
-
 WIDE_INDEXES = ("category", "entity", "metric")
 # Column holding model-free rows (e.g. failure paper Table 3) in published_wide.
 MODEL_FREE_COLUMN = "value"
@@ -161,9 +133,18 @@ def _check_paper(paper: str) -> str:
     return paper
 
 
+def published_tables(paper: str) -> tuple[str, ...]:
+    """The tables a paper's file holds, in source order: the data names them, nothing here lists them again.
+
+    Raises:
+        ValueError: an unknown paper.
+    """
+    return tuple(dict.fromkeys(load_reference(paper)["table"]))
+
+
 def _check_table(paper: str, table: str) -> str:
     """Return ``table`` if ``paper`` has it, else raise naming the known tables."""
-    known = KNOWN_TABLES[_check_paper(paper)]
+    known = published_tables(_check_paper(paper))
     if table not in known:
         raise ValueError(f"unknown table {table!r} for paper {paper!r}; known tables: {', '.join(known)}")
     return table
@@ -250,7 +231,7 @@ def published_table(paper: str, table: str) -> pd.DataFrame:
 
     Args:
         paper: ``"oov"`` or ``"failure"``.
-        table: A table name from :data:`KNOWN_TABLES` for that paper.
+        table: A table name from :func:`published_tables` for that paper.
 
     Returns:
         The table's rows with a fresh index, in source order.
@@ -259,8 +240,9 @@ def published_table(paper: str, table: str) -> pd.DataFrame:
         ValueError: If the paper or table is unknown (the message lists the
             known ones).
     """
-    _check_table(paper, table)
-    df = load_reference(paper)
+    df = load_reference(_check_paper(paper))
+    if table not in set(df["table"]):
+        _check_table(paper, table)  # raises, naming the paper's tables
     return df[df["table"] == table].reset_index(drop=True)
 
 
@@ -288,7 +270,7 @@ def published_wide(paper: str, table: str, metric: str | None, index: str = "cat
 
     Args:
         paper: ``"oov"`` or ``"failure"``.
-        table: A table name from :data:`KNOWN_TABLES` for that paper.
+        table: A table name from :func:`published_tables` for that paper.
         metric: The metric to pivot; None keeps every metric, which only makes
             sense with ``index="metric"``.
         index: ``"category"``, ``"entity"`` or ``"metric"``.

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -46,61 +47,6 @@ from core.scoring import tables
 
 SECTION_EXAMPLES = "Section 4.6"
 """The failure paper's worked examples (not a numbered table)."""
-
-TABLES: dict[str, tuple[str, ...]] = {
-    reference.PAPER_OOV: (
-        "Table 3",
-        "Table 4",
-        "Table 5",
-        "Table 6",
-        "Table 7",
-        "Table 8",
-        "Table 9",
-        "Table 10",
-        "Table 11",
-        "Table 12",
-        "Table A1",
-        "Table C1",
-        "Table 1",
-    ),
-    reference.PAPER_FAILURE: (
-        "Table 1",
-        "Table 2",
-        "Table 3",
-        "Table 4",
-        "Table 5",
-        "Appendix A",
-        "Appendix B",
-        SECTION_EXAMPLES,
-        "Section 3.1",
-    ),
-}
-"""Tables the Papers page offers, in menu order (model-metadata tables last)."""
-
-TABLE_TITLES: dict[tuple[str, str], str] = {
-    (reference.PAPER_OOV, "Table 1"): "Model characteristics",
-    (reference.PAPER_OOV, "Table 3"): "Entity swap cosine similarity",
-    (reference.PAPER_OOV, "Table 4"): "OOV sensitivity (raw cosine deltas)",
-    (reference.PAPER_OOV, "Table 5"): "Normalized OOV sensitivity and dynamic range",
-    (reference.PAPER_OOV, "Table 6"): "Per-entity normalized deltas (selected entities)",
-    (reference.PAPER_OOV, "Table 7"): "Cohen's d between models on OOV deltas",
-    (reference.PAPER_OOV, "Table 8"): "Model size and OOV sensitivity",
-    (reference.PAPER_OOV, "Table 9"): "Raw OOV delta by entity",
-    (reference.PAPER_OOV, "Table 10"): "OOV delta by original token count",
-    (reference.PAPER_OOV, "Table 11"): "Token Jaccard vs cosine correlation",
-    (reference.PAPER_OOV, "Table 12"): "Mean cosine by baseline category",
-    (reference.PAPER_OOV, "Table A1"): "Full OOV delta matrix",
-    (reference.PAPER_OOV, "Table C1"): "Full normalized OOV deltas",
-    (reference.PAPER_FAILURE, "Section 3.1"): "Models tested",
-    (reference.PAPER_FAILURE, "Table 1"): "Mean cosine (± SD) by model and category",
-    (reference.PAPER_FAILURE, "Table 2"): "Retrieval failure rate at 0.7",
-    (reference.PAPER_FAILURE, "Table 3"): "Failure mode severity ranking",
-    (reference.PAPER_FAILURE, "Table 4"): "Model vulnerability ranking",
-    (reference.PAPER_FAILURE, "Table 5"): "Cohen's d, failure mode vs positive controls",
-    (reference.PAPER_FAILURE, "Appendix A"): "Kruskal-Wallis H across models",
-    (reference.PAPER_FAILURE, "Appendix B"): "Retrieval failure rate at 0.8",
-    (reference.PAPER_FAILURE, SECTION_EXAMPLES): "Selected worst-case examples",
-}
 
 STATUS_COMPARED = "compared"
 STATUS_NOT_RUN = "published (model not run here)"
@@ -135,15 +81,6 @@ _NOT_RECOMPUTABLE = {
     "downloads": "model metadata, not measured",
     "interpretation": "a verbal label",
 }
-
-_OOV_DELTA_TABLES = {"Table 4", "Table 5", "Table 6", "Table 7", "Table 8", "Table 9", "Table 10", "Table A1", "Table C1"}
-
-
-def table_title(paper: str, table: str) -> str:
-    """``"Table 4 — OOV sensitivity (raw cosine deltas)"``."""
-    title = TABLE_TITLES.get((paper, table))
-    return f"{table} — {title}" if title else table
-
 
 # ------------------------------------------------------------------ builders
 
@@ -191,157 +128,198 @@ def _oov_parts(results: pd.DataFrame, reading: str) -> tuple[pd.DataFrame, pd.Da
     dyn = oov.baseline_ranges(results)
     deltas = oov.oov_deltas(results, reading, dyn)
     summary = oov.oov_summary(deltas, dyn)
+    summary = summary.assign(range_delta=summary["max_delta"] - summary["min_delta"]) if not summary.empty else summary
     return dyn, deltas, summary
 
 
-def _oov_tables(
-    table: str, results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None
-) -> list[dict]:
-    rows: list[dict] = []
-    if table in ("Table 3", "Table 12"):
-        cats = tables.category_summary(tables.rows_of_suite(results, constants.SUITE_BASELINE))
-        if table == "Table 3":
-            cats = cats[cats[constants.COL_CATEGORY] == constants.CAT_ENTITY_SWAP]
-            return _long(cats, {"mean": "mean_cosine", "sd": "sd_cosine"}, category_col=constants.COL_CATEGORY)
-        return _long(cats, {"mean": "mean_cosine"}, category_col=constants.COL_CATEGORY)
-    if table == "Table 11":
-        corr = oov.jaccard_correlation(tables.rows_of_suite(results, constants.SUITE_BASELINE))
-        return _long(corr, {"pearson_r": "pearson_r", "spearman_rho": "spearman_rho"})
-    dyn, deltas, summary = _oov_parts(results, reading)
+# One builder per published table: (results, published rows, reading, token counts) -> recomputed rows. Each maps one
+# analysis onto the paper's metric names; the builders share a shape, not logic.
+Builder = Callable[[pd.DataFrame, pd.DataFrame, str, Mapping[str, int] | None], list[dict]]
+
+
+def _baseline_categories(results: pd.DataFrame) -> pd.DataFrame:
+    return tables.category_summary(tables.rows_of_suite(results, constants.SUITE_BASELINE))
+
+
+def _oov_table3(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    cats = _baseline_categories(results)
+    cats = cats[cats[constants.COL_CATEGORY] == constants.CAT_ENTITY_SWAP]
+    return _long(cats, {"mean": "mean_cosine", "sd": "sd_cosine"}, category_col=constants.COL_CATEGORY)
+
+
+def _oov_table12(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    return _long(_baseline_categories(results), {"mean": "mean_cosine"}, category_col=constants.COL_CATEGORY)
+
+
+def _oov_table11(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    corr = oov.jaccard_correlation(tables.rows_of_suite(results, constants.SUITE_BASELINE))
+    return _long(corr, {"pearson_r": "pearson_r", "spearman_rho": "spearman_rho"})
+
+
+def _oov_table4(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    _, _, summary = _oov_parts(results, reading)
+    metrics = {m: m for m in ("mean_delta", "sd_delta", "min_delta", "max_delta", "range_delta")}
+    return _long(summary, metrics, category=constants.CAT_OOV) if not summary.empty else []
+
+
+def _oov_table5(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    dyn, _, summary = _oov_parts(results, reading)
     if summary.empty:
-        return rows
-    summary = summary.assign(range_delta=summary["max_delta"] - summary["min_delta"])
-    if table == "Table 4":
-        return _long(
-            summary,
-            {
-                "mean_delta": "mean_delta",
-                "sd_delta": "sd_delta",
-                "min_delta": "min_delta",
-                "max_delta": "max_delta",
-                "range_delta": "range_delta",
-            },
-            category=constants.CAT_OOV,
-        )
-    if table == "Table 5":
-        rows += _long(dyn, {"mean_positive": "mean_positive"}, category=constants.CAT_POSITIVE)
-        rows += _long(dyn, {"mean_negative": "mean_negative"}, category=constants.CAT_NEGATIVE)
-        rows += _long(dyn, {"dynamic_range": "dynamic_range"})
-        rows += _long(
+        return []
+    return [
+        *_long(dyn, {"mean_positive": "mean_positive"}, category=constants.CAT_POSITIVE),
+        *_long(dyn, {"mean_negative": "mean_negative"}, category=constants.CAT_NEGATIVE),
+        *_long(dyn, {"dynamic_range": "dynamic_range"}),
+        *_long(
             summary,
             {"mean_delta": "mean_delta", "normalized_mean": "normalized_mean_delta", "normalized_max": "normalized_max_delta"},
             category=constants.CAT_OOV,
-        )
-        return rows
-    if table == "Table 8":
-        return _long(summary, {"mean_delta": "mean_delta", "normalized_mean": "normalized_mean_delta"}, category=constants.CAT_OOV)
-    if table in ("Table 6", "Table C1"):
-        rows += _long(deltas, {"normalized_delta": "normalized_delta"}, category=constants.CAT_OOV, entity_col=constants.COL_ENTITY)
-        if table == "Table C1":
+        ),
+    ]
+
+
+def _oov_table8(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    _, _, summary = _oov_parts(results, reading)
+    metrics = {"mean_delta": "mean_delta", "normalized_mean": "normalized_mean_delta"}
+    return _long(summary, metrics, category=constants.CAT_OOV) if not summary.empty else []
+
+
+def _oov_normalized(with_means: bool) -> Builder:
+    """Table 6 (per-entity normalized deltas), and Table C1 (the same with each model's normalized mean)."""
+
+    def build(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+        _, deltas, summary = _oov_parts(results, reading)
+        if summary.empty:
+            return []
+        rows = _long(deltas, {"normalized_delta": "normalized_delta"}, category=constants.CAT_OOV, entity_col=constants.COL_ENTITY)
+        if with_means:
             rows += _long(summary, {"normalized_mean": "normalized_mean_delta"}, category=constants.CAT_OOV)
         return rows
-    if table == "Table A1":
-        return _long(
-            deltas,
-            {"cosine_original": "original_cosine", "cosine_replaced": "modified_cosine", "delta": "delta"},
-            category=constants.CAT_OOV,
-            entity_col=constants.COL_ENTITY,
-        )
-    if table == "Table 9":
-        rows += _long(deltas, {"delta": "delta"}, category=constants.CAT_OOV, entity_col=constants.COL_ENTITY)
-        minilm = deltas[deltas[constants.COL_MODEL] == reference.MODEL_MINILM]
-        if not minilm.empty:
-            ranks = minilm["delta"].rank(ascending=False, method="min")
-            rows += [
-                _row("rank", r, category=constants.CAT_OOV, entity=e) for e, r in zip(minilm[constants.COL_ENTITY], ranks, strict=True)
-            ]
-        if token_counts:
-            items = results.loc[
-                results[constants.COL_SUITE] == constants.SUITE_OOV, [constants.COL_ENTITY, constants.COL_REPLACEMENT]
-            ].drop_duplicates()
-            for ent, rep in zip(items[constants.COL_ENTITY], items[constants.COL_REPLACEMENT], strict=True):
-                if ent in token_counts and rep in token_counts:
-                    arrow = f"{token_counts[ent]}→{token_counts[rep]}"
-                    rows.append(_row("original_n_tokens", token_counts[ent], category=constants.CAT_OOV, entity=ent, text=arrow))
-                    rows.append(_row("replacement_n_tokens", token_counts[rep], category=constants.CAT_OOV, entity=ent, text=arrow))
-        return rows
-    if table == "Table 10":
-        counts = dict(token_counts) if token_counts else table2_token_counts()
-        groups = oov.oov_by_original_tokens(deltas, counts)
-        names = {"single-token": "single_token_mean_delta", "multi-token": "multi_token_mean_delta"}
-        return [
-            _row(names[g], v, model=m, category=constants.CAT_OOV)
-            for m, g, v in zip(groups[constants.COL_MODEL], groups["group"], groups["mean_delta"], strict=True)
-        ]
-    if table == "Table 7":
-        matrix = oov.cohens_d_matrix(deltas)
-        models = list(matrix.index)
-        pub_pairs = set(zip(published["model"], published["model_b"], strict=True))
-        for i, a in enumerate(models):
-            for b in models[i + 1 :]:
-                first, second = (b, a) if (b, a) in pub_pairs else (a, b)
-                rows.append(_row("cohens_d", matrix.loc[first, second], model=first, model_b=second, category=constants.CAT_OOV))
-        return rows
+
+    return build
+
+
+def _oov_tableA1(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    _, deltas, summary = _oov_parts(results, reading)
+    if summary.empty:
+        return []
+    return _long(
+        deltas,
+        {"cosine_original": "original_cosine", "cosine_replaced": "modified_cosine", "delta": "delta"},
+        category=constants.CAT_OOV,
+        entity_col=constants.COL_ENTITY,
+    )
+
+
+def _oov_table9(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    _, deltas, summary = _oov_parts(results, reading)
+    if summary.empty:
+        return []
+    rows = _long(deltas, {"delta": "delta"}, category=constants.CAT_OOV, entity_col=constants.COL_ENTITY)
+    minilm = deltas[deltas[constants.COL_MODEL] == reference.MODEL_MINILM]
+    if not minilm.empty:
+        ranks = minilm["delta"].rank(ascending=False, method="min")
+        rows += [_row("rank", r, category=constants.CAT_OOV, entity=e) for e, r in zip(minilm[constants.COL_ENTITY], ranks, strict=True)]
+    if token_counts:
+        items = results.loc[
+            results[constants.COL_SUITE] == constants.SUITE_OOV, [constants.COL_ENTITY, constants.COL_REPLACEMENT]
+        ].drop_duplicates()
+        for ent, rep in zip(items[constants.COL_ENTITY], items[constants.COL_REPLACEMENT], strict=True):
+            if ent in token_counts and rep in token_counts:
+                arrow = f"{token_counts[ent]}→{token_counts[rep]}"
+                rows.append(_row("original_n_tokens", token_counts[ent], category=constants.CAT_OOV, entity=ent, text=arrow))
+                rows.append(_row("replacement_n_tokens", token_counts[rep], category=constants.CAT_OOV, entity=ent, text=arrow))
     return rows
 
 
-def _failure_tables(table: str, results: pd.DataFrame, published: pd.DataFrame) -> list[dict]:
-    # ``results``: the failure-mode suite's rows only (the caller subsets).
-    # One branch per published table, each mapping one analysis onto metric rows: the branches share a shape, not logic.
-    if table == "Table 1":
-        cats = tables.category_summary(results)
-        return _long(cats, {"mean": "mean_cosine", "sd": "sd_cosine"}, category_col=constants.COL_CATEGORY)
-    if table in ("Table 2", "Appendix B"):
-        rows = []
-        for threshold in sorted(set(published["threshold"].dropna())):
-            modes = failure_modes.failure_mode_table(results, threshold=threshold)
-            rows += _long(modes, {"failure_rate": "failure_rate"}, category_col=constants.COL_CATEGORY)
-        return rows
-    if table == "Table 5":
-        modes = failure_modes.failure_mode_table(results)
-        return _long(modes, {"cohens_d": "cohens_d"}, category_col=constants.COL_CATEGORY)
-    if table == "Table 3":
-        sev = failure_modes.severity_ranking(results)
-        rows = []
-        for rec in sev.to_dict("records"):
-            for col, metric in (("avg_similarity", "avg_similarity"), ("severity_ratio", "severity_ratio"), ("rank", "severity_rank")):
-                rows.append(_row(metric, rec[col], category=rec[constants.COL_CATEGORY]))
-        return rows
-    if table == "Table 4":
-        vul = failure_modes.vulnerability_ranking(results)
-        rows = []
-        for rec in vul.to_dict("records"):
-            rows.append(_row("vulnerability_score", rec["score"], model=rec[constants.COL_MODEL]))
-            rows.append(_row("vulnerability_rank", rec["rank"], model=rec[constants.COL_MODEL]))
-            rows.append(
-                _row(
-                    "most_vulnerable_failure_mode",
-                    math.nan,
-                    model=rec[constants.COL_MODEL],
-                    text=rec["modes_ranked_first"] or "none ranked first",
-                )
-            )
-        return rows
-    if table == "Appendix A":
-        kw = failure_modes.kruskal_by_category(results)
-        rows = []
-        for rec in kw.to_dict("records"):
-            rows.append(_row("kruskal_h", rec["h"], category=rec[constants.COL_CATEGORY]))
-            rows.append(_row("kruskal_p", rec["p"], category=rec[constants.COL_CATEGORY]))
-        return rows
-    if table == SECTION_EXAMPLES:
-        rows = []
-        if results.empty:
-            return rows
-        for rec in published.drop_duplicates("item").to_dict("records"):
-            text_a, text_b = rec["_text_a"], rec["_text_b"]
-            hits = results[(results[constants.COL_TEXT_A] == text_a) & (results[constants.COL_TEXT_B] == text_b)].drop_duplicates(
-                constants.COL_MODEL
-            )
-            for model, cos in zip(hits[constants.COL_MODEL], hits[constants.COL_COSINE], strict=True):
-                rows.append(_row("cosine", cos, model=model, category=rec["category"], item=rec["item"]))
-        return rows
+def _oov_table10(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    _, deltas, summary = _oov_parts(results, reading)
+    if summary.empty:
+        return []
+    counts = dict(token_counts) if token_counts else table2_token_counts()
+    groups = oov.oov_by_original_tokens(deltas, counts)
+    names = {"single-token": "single_token_mean_delta", "multi-token": "multi_token_mean_delta"}
+    return [
+        _row(names[g], v, model=m, category=constants.CAT_OOV)
+        for m, g, v in zip(groups[constants.COL_MODEL], groups["group"], groups["mean_delta"], strict=True)
+    ]
+
+
+def _oov_table7(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    _, deltas, summary = _oov_parts(results, reading)
+    if summary.empty:
+        return []
+    matrix = oov.cohens_d_matrix(deltas)
+    models = list(matrix.index)
+    pub_pairs = set(zip(published["model"], published["model_b"], strict=True))
+    rows = []
+    for i, a in enumerate(models):
+        for b in models[i + 1 :]:
+            first, second = (b, a) if (b, a) in pub_pairs else (a, b)
+            rows.append(_row("cohens_d", matrix.loc[first, second], model=first, model_b=second, category=constants.CAT_OOV))
+    return rows
+
+
+def _nothing(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    """Model metadata (parameters, dimensions, layers): published only, nothing here measures it."""
     return []
+
+
+def _failure_table1(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    return _long(tables.category_summary(results), {"mean": "mean_cosine", "sd": "sd_cosine"}, category_col=constants.COL_CATEGORY)
+
+
+def _failure_rates(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    """Table 2 and Appendix B: failure rates at each threshold the published rows carry."""
+    rows = []
+    for threshold in sorted(set(published["threshold"].dropna())):
+        modes = failure_modes.failure_mode_table(results, threshold=threshold)
+        rows += _long(modes, {"failure_rate": "failure_rate"}, category_col=constants.COL_CATEGORY)
+    return rows
+
+
+def _failure_table5(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    return _long(failure_modes.failure_mode_table(results), {"cohens_d": "cohens_d"}, category_col=constants.COL_CATEGORY)
+
+
+def _failure_table3(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    rows = []
+    for rec in failure_modes.severity_ranking(results).to_dict("records"):
+        for col, metric in (("avg_similarity", "avg_similarity"), ("severity_ratio", "severity_ratio"), ("rank", "severity_rank")):
+            rows.append(_row(metric, rec[col], category=rec[constants.COL_CATEGORY]))
+    return rows
+
+
+def _failure_table4(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    rows = []
+    for rec in failure_modes.vulnerability_ranking(results).to_dict("records"):
+        model = rec[constants.COL_MODEL]
+        rows.append(_row("vulnerability_score", rec["score"], model=model))
+        rows.append(_row("vulnerability_rank", rec["rank"], model=model))
+        rows.append(_row("most_vulnerable_failure_mode", math.nan, model=model, text=rec["modes_ranked_first"] or "none ranked first"))
+    return rows
+
+
+def _failure_appendix_a(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    rows = []
+    for rec in failure_modes.kruskal_by_category(results).to_dict("records"):
+        rows.append(_row("kruskal_h", rec["h"], category=rec[constants.COL_CATEGORY]))
+        rows.append(_row("kruskal_p", rec["p"], category=rec[constants.COL_CATEGORY]))
+    return rows
+
+
+def _failure_examples(results: pd.DataFrame, published: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> list[dict]:
+    rows: list[dict] = []
+    if results.empty:
+        return rows
+    for rec in published.drop_duplicates("item").to_dict("records"):
+        text_a, text_b = rec["_text_a"], rec["_text_b"]
+        hits = results[(results[constants.COL_TEXT_A] == text_a) & (results[constants.COL_TEXT_B] == text_b)].drop_duplicates(
+            constants.COL_MODEL
+        )
+        for model, cos in zip(hits[constants.COL_MODEL], hits[constants.COL_COSINE], strict=True):
+            rows.append(_row("cosine", cos, model=model, category=rec["category"], item=rec["item"]))
+    return rows
 
 
 def example_item(text_a: str, text_b: str) -> str:
@@ -349,30 +327,145 @@ def example_item(text_a: str, text_b: str) -> str:
     return f"“{text_a}” vs “{text_b}”"
 
 
-def _published(paper: str, table: str) -> pd.DataFrame:
-    """Published rows of one table in the comparison layout (``item`` added)."""
-    if paper == reference.PAPER_FAILURE and table == SECTION_EXAMPLES:
-        ex = reference.load_failure_examples()
-        return pd.DataFrame(
-            {
-                "paper": paper,
-                "table": table,
-                "model": ex["model"],
-                "model_b": "",
-                "category": ex["category"],
-                "entity": "",
-                "item": [example_item(a, b) for a, b in zip(ex["text_a"], ex["text_b"], strict=True)],
-                "metric": "cosine",
-                "value": ex["published_cosine"],
-                "value_text": "",
-                "threshold": np.nan,
-                "note": ex["note"],
-                "_text_a": ex["text_a"],
-                "_text_b": ex["text_b"],
-            }
-        )
-    rows = reference.published_table(paper, table)
-    return rows.assign(item="")
+def _examples(paper: str, table: str) -> pd.DataFrame:
+    """The failure paper's worked examples in the comparison layout, their texts kept to find them in a run."""
+    ex = reference.load_failure_examples()
+    return pd.DataFrame(
+        {
+            "paper": paper,
+            "table": table,
+            "model": ex["model"],
+            "model_b": "",
+            "category": ex["category"],
+            "entity": "",
+            "item": [example_item(a, b) for a, b in zip(ex["text_a"], ex["text_b"], strict=True)],
+            "metric": "cosine",
+            "value": ex["published_cosine"],
+            "value_text": "",
+            "threshold": np.nan,
+            "note": ex["note"],
+            "_text_a": ex["text_a"],
+            "_text_b": ex["text_b"],
+        }
+    )
+
+
+def _table_rows(paper: str, table: str) -> pd.DataFrame:
+    """A numbered table's published rows in the comparison layout (``item`` added)."""
+    return reference.published_table(paper, table).assign(item="")
+
+
+@dataclass(frozen=True)
+class PaperTable:
+    """One published table of a paper, its behaviour on the record (adding a table is its builder and one of these).
+
+    Attributes:
+        paper: the paper's key (``oov``, ``failure``).
+        name: as the paper names it (``Table 4``, ``Appendix A``, ``Section 4.6``).
+        title: what it shows, in a phrase.
+        recompute: (results, published rows, OOV reading, token counts) -> recomputed rows (:data:`Builder`).
+        published: (paper, name) -> its published rows in the comparison layout.
+        suite: the suite whose rows it reads (None: every row, each builder picks its suites).
+        threshold: the cosine threshold it is published at (its rates are recomputed at it), or None.
+        needs_two_models: it compares models, so a recomputed cell needs at least two run.
+        averages_models: its figure is over the models run (a ranking or a test across them), not the paper's.
+        oov_deltas: it is built on OOV deltas, so the reading of the invented word matters.
+        token_counts: it reads tokenizer counts (``shown``: as columns; ``split``: to split entities, Table 2's by default).
+    """
+
+    paper: str
+    name: str
+    title: str
+    recompute: Builder
+    published: Callable[[str, str], pd.DataFrame] = _table_rows
+    suite: str | None = None
+    threshold: float | None = None
+    needs_two_models: bool = False
+    averages_models: bool = False
+    oov_deltas: bool = False
+    token_counts: str = ""
+
+    @property
+    def label(self) -> str:
+        """``"Table 4 — OOV sensitivity (raw cosine deltas)"``."""
+        return f"{self.name} — {self.title}"
+
+    @property
+    def depends_on_models_run(self) -> bool:
+        """Its recomputed value compares or averages models, so it depends on which were run."""
+        return self.averages_models or self.needs_two_models
+
+
+_OOV = reference.PAPER_OOV
+_FAILURE = reference.PAPER_FAILURE
+_FAILURE_SUITE = constants.SUITE_FAILURE_MODES
+
+PAPER_TABLES: tuple[PaperTable, ...] = (
+    PaperTable(_OOV, "Table 3", "Entity swap cosine similarity", _oov_table3),
+    PaperTable(_OOV, "Table 4", "OOV sensitivity (raw cosine deltas)", _oov_table4, oov_deltas=True),
+    PaperTable(_OOV, "Table 5", "Normalized OOV sensitivity and dynamic range", _oov_table5, oov_deltas=True),
+    PaperTable(_OOV, "Table 6", "Per-entity normalized deltas (selected entities)", _oov_normalized(False), oov_deltas=True),
+    PaperTable(_OOV, "Table 7", "Cohen's d between models on OOV deltas", _oov_table7, needs_two_models=True, oov_deltas=True),
+    PaperTable(_OOV, "Table 8", "Model size and OOV sensitivity", _oov_table8, oov_deltas=True),
+    PaperTable(_OOV, "Table 9", "Raw OOV delta by entity", _oov_table9, oov_deltas=True, token_counts="shown"),
+    PaperTable(_OOV, "Table 10", "OOV delta by original token count", _oov_table10, oov_deltas=True, token_counts="split"),
+    PaperTable(_OOV, "Table 11", "Token Jaccard vs cosine correlation", _oov_table11),
+    PaperTable(_OOV, "Table 12", "Mean cosine by baseline category", _oov_table12),
+    PaperTable(_OOV, "Table A1", "Full OOV delta matrix", _oov_tableA1, oov_deltas=True),
+    PaperTable(_OOV, "Table C1", "Full normalized OOV deltas", _oov_normalized(True), oov_deltas=True),
+    PaperTable(_OOV, "Table 1", "Model characteristics", _nothing),
+    PaperTable(_FAILURE, "Table 1", "Mean cosine (± SD) by model and category", _failure_table1, suite=_FAILURE_SUITE),
+    PaperTable(_FAILURE, "Table 2", "Retrieval failure rate at 0.7", _failure_rates, suite=_FAILURE_SUITE, threshold=0.7),
+    PaperTable(_FAILURE, "Table 3", "Failure mode severity ranking", _failure_table3, suite=_FAILURE_SUITE, averages_models=True),
+    PaperTable(
+        _FAILURE,
+        "Table 4",
+        "Model vulnerability ranking",
+        _failure_table4,
+        suite=_FAILURE_SUITE,
+        needs_two_models=True,
+        averages_models=True,
+    ),
+    PaperTable(_FAILURE, "Table 5", "Cohen's d, failure mode vs positive controls", _failure_table5, suite=_FAILURE_SUITE),
+    PaperTable(
+        _FAILURE,
+        "Appendix A",
+        "Kruskal-Wallis H across models",
+        _failure_appendix_a,
+        suite=_FAILURE_SUITE,
+        needs_two_models=True,
+        averages_models=True,
+    ),
+    PaperTable(_FAILURE, "Appendix B", "Retrieval failure rate at 0.8", _failure_rates, suite=_FAILURE_SUITE, threshold=0.8),
+    PaperTable(_FAILURE, SECTION_EXAMPLES, "Selected worst-case examples", _failure_examples, published=_examples, suite=_FAILURE_SUITE),
+    PaperTable(_FAILURE, "Section 3.1", "Models tested", _nothing),
+)
+"""Every published table, one record each, in the Papers page's menu order (model-metadata tables last)."""
+
+TABLES: dict[str, tuple[str, ...]] = {
+    paper: tuple(t.name for t in PAPER_TABLES if t.paper == paper) for paper in dict.fromkeys(t.paper for t in PAPER_TABLES)
+}
+"""Each paper's table names, in menu order (from :data:`PAPER_TABLES`)."""
+
+
+def paper_table(paper: str, table: str) -> PaperTable:
+    """The record of one published table.
+
+    Raises:
+        ValueError: a paper or table no record names (the message lists the paper's tables).
+    """
+    for record in PAPER_TABLES:
+        if record.paper == paper and record.name == table:
+            return record
+    raise ValueError(f"unknown table {table!r} for paper {paper!r}; known: {', '.join(TABLES.get(paper, ()))}")
+
+
+def table_title(paper: str, table: str) -> str:
+    """``"Table 4 — OOV sensitivity (raw cosine deltas)"``; the name alone for a table no record names."""
+    try:
+        return paper_table(paper, table).label
+    except ValueError:
+        return table
 
 
 def table2_token_counts() -> dict[str, int]:
@@ -421,20 +514,17 @@ def compare_to_published(
         ValueError: unknown paper or table, or a reading that is not an OOV
             variant.
     """
-    if paper not in TABLES or table not in TABLES[paper]:
-        known = ", ".join(TABLES.get(paper, ()))
-        raise ValueError(f"unknown table {table!r} for paper {paper!r}; known: {known}")
+    record = paper_table(paper, table)
     if reading not in constants.OOV_READINGS:
         raise ValueError(f"reading must be one of {', '.join(constants.OOV_READINGS)}, got {reading!r}")
-    published = _published(paper, table)
+    published = record.published(paper, table)
     results = results if results is not None else pd.DataFrame(columns=list(constants.RESULT_COLUMNS))
     run_models = set(results[constants.COL_MODEL]) if not results.empty else set()
     if results.empty:
         rec_rows: list[dict] = []
-    elif paper == reference.PAPER_OOV:
-        rec_rows = _oov_tables(table, results, published, reading, token_counts)
     else:
-        rec_rows = _failure_tables(table, tables.rows_of_suite(results, constants.SUITE_FAILURE_MODES), published)
+        scored = tables.rows_of_suite(results, record.suite) if record.suite else results
+        rec_rows = record.recompute(scored, published, reading, token_counts)
     recomputed = pd.DataFrame(rec_rows, columns=[*KEYS, "recomputed", "recomputed_text"])
     recomputed = recomputed.drop_duplicates(list(KEYS))
 
@@ -466,7 +556,7 @@ def compare_to_published(
             return STATUS_NOT_RUN, ""
         has_recomputed = not pd.isna(row["recomputed"]) or row["recomputed_text"] != ""
         if not has_recomputed:
-            return STATUS_NOT_RECOMPUTED, _why_not(paper, table, row["metric"], results, token_counts)
+            return STATUS_NOT_RECOMPUTED, _why_not(record, row["metric"], results, token_counts)
         if pd.isna(row["published"]) and row["published_text"] and not row["recomputed_text"]:
             return STATUS_COMPARED, f"the paper printed {row['published_text']!r}, no number"
         return STATUS_COMPARED, ""
@@ -474,25 +564,21 @@ def compare_to_published(
     pairs = [status(r) for r in merged.to_dict("records")]
     merged["status"] = [p[0] for p in pairs]
     merged["remark"] = [p[1] for p in pairs]
-    context = _context_remark(paper, table, results, reading, token_counts)
+    context = _context_remark(record, results, reading, token_counts)
     if context:
         has_rec = merged["status"].isin([STATUS_COMPARED, STATUS_EXTRA])
-        if paper == reference.PAPER_OOV and table in _OOV_DELTA_TABLES:
+        if record.oov_deltas:
             has_rec &= merged["category"] == constants.CAT_OOV  # the reading only matters for OOV deltas
         merged.loc[has_rec, "remark"] = [f"{r}; {context}" if r else context for r in merged.loc[has_rec, "remark"]]
     merged = merged.sort_values(["_order", "model", "model_b"], na_position="last", kind="stable")
     return merged[list(REPRODUCTION_COLUMNS)].reset_index(drop=True)
 
 
-def _why_not(paper: str, table: str, metric: str, results: pd.DataFrame, token_counts: Mapping[str, int] | None) -> str:
+def _why_not(record: PaperTable, metric: str, results: pd.DataFrame, token_counts: Mapping[str, int] | None) -> str:
     if metric in _NOT_RECOMPUTABLE:
         return _NOT_RECOMPUTABLE[metric]
     n_models = results[constants.COL_MODEL].nunique() if not results.empty else 0
-    if (paper, table) in {
-        (reference.PAPER_FAILURE, "Table 4"),
-        (reference.PAPER_FAILURE, "Appendix A"),
-        (reference.PAPER_OOV, "Table 7"),
-    } and n_models < 2:
+    if record.needs_two_models and n_models < 2:
         return "needs at least two models run"
     if metric == "rank":
         return "ranked by MiniLM's delta; MiniLM was not run"
@@ -501,18 +587,14 @@ def _why_not(paper: str, table: str, metric: str, results: pd.DataFrame, token_c
     return "not in the results (suite not run?)"
 
 
-def _context_remark(paper: str, table: str, results: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> str:
+def _context_remark(record: PaperTable, results: pd.DataFrame, reading: str, token_counts: Mapping[str, int] | None) -> str:
     """What a reader must know to compare the recomputed numbers fairly."""
     parts = []
-    if paper == reference.PAPER_OOV and table in _OOV_DELTA_TABLES:
+    if record.oov_deltas:
         parts.append(constants.OOV_READINGS[reading])
-    if paper == reference.PAPER_OOV and table == "Table 10":
+    if record.token_counts == "split":
         parts.append("original token counts from the given tokenizer" if token_counts else "original token counts from Table 2")
-    if (paper, table) in {
-        (reference.PAPER_FAILURE, "Table 3"),
-        (reference.PAPER_FAILURE, "Table 4"),
-        (reference.PAPER_FAILURE, "Appendix A"),
-    } and not results.empty:
+    if record.averages_models and not results.empty:
         parts.append(f"over the {results[constants.COL_MODEL].nunique()} model(s) run here, not the paper's four")
     return "; ".join(parts)
 

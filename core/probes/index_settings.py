@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 FLOAT32, FLOAT16, INT8, INT8_GLOBAL, BINARY, BINARY_RESCORE = "float32", "float16", "int8", "int8-global", "binary", "binary-rescore"
 DIMS_PREFIX = "dims:"
 DEFAULT_DIMS = (256, 128, 64, 32)
-RESCORE_TOP_K = 10  # the deepest cut-off the retrieval probes read (recall@10)
+RESCORE_TOP_K = constants.IR_CUTOFF  # the deepest cut-off the retrieval probes read (recall@10)
 RESCORE_MULTIPLIER = 2  # sentence_transformers.quantization.semantic_search_*'s default oversampling
 
 PROBE_RETRIEVAL = constants.SUITE_RETRIEVAL

@@ -51,8 +51,7 @@ from core.words import passage_key, passage_keys
 
 PROBE_STORE_QUERIES = "store queries"
 PROBE_VECTORS_QUERIES = "vectors queries"
-QUERY_KS = (1, 5, 10)
-METRIC_TOP_CHANGED = f"top{max(QUERY_KS)}_changed"
+METRIC_TOP_CHANGED = f"top{constants.IR_CUTOFF}_changed"
 
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:
@@ -87,7 +86,7 @@ def query_setting_rows(
     """
     from core.probes.retrieval.metrics import rate_with_ci
 
-    deepest = max(QUERY_KS)
+    deepest = constants.IR_CUTOFF
     if not len(queries):
         raise ValueError("give at least one query")
     if len(passages) < deepest:
@@ -101,11 +100,11 @@ def query_setting_rows(
         changed = np.array([set(g) != set(e) for g, e in zip(got, exact, strict=True)])
         rate, low, high = rate_with_ci(changed, **bootstrap)
         rows.append((setting.name, model, probe, METRIC_TOP_CHANGED, constants.MODE_ALL, rate, low, high, len(changed)))
-        for k in QUERY_KS:
+        for k in constants.IR_RECALL_KS:
             overlap = top_k_overlap(got, exact, k)
             low, high = interval_or_nan(bootstrap_ci, overlap, **bootstrap)
             value = float(overlap.mean())
-            rows.append((setting.name, model, probe, f"recall_at_{k}", constants.MODE_ALL, value, low, high, len(overlap)))
+            rows.append((setting.name, model, probe, constants.COL_IR_RECALL_AT[k], constants.MODE_ALL, value, low, high, len(overlap)))
     return pd.DataFrame(rows, columns=TABLE_COLUMNS[:-1])
 
 

@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from core import constants
 from core.stores.base import StoredCollection, StoreError, StoreHandle, StoreKind, StoreURI
 
-STORES_ENV = "COSINE_PROBE_STORES"
+STORES_ENV = constants.ENV_STORES.name
 _SERVER = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.\-]*):(?P<port>[0-9]{1,5})$")
 
 

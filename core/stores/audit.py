@@ -40,7 +40,7 @@ SIDE_BY_SIDE = ["twin_pairs", "twin_share", "query_twin_top5", "twin_first"]
 # Every query is asked of a store for this many rows, whatever is measured of them (the audit's top 5, retrieval's
 # recall@1/5/10): an index answers a deeper query differently (a wider candidate list), so one depth for every
 # command keeps one store's top 5 one thing.
-QUERY_DEPTH = 10
+QUERY_DEPTH = constants.IR_CUTOFF
 
 __all__ = ["ModelCheck", "QUERY_DEPTH", "StoreAudit", "StoreSearch", "audit_store", "check_store_model", "read_collection", "side_by_side"]
 

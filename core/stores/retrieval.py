@@ -35,7 +35,6 @@ from core.stores.audit import QUERY_DEPTH, check_store_model, indices_of, read_c
 from core.stores.base import StoreHandle
 from core.words import passage_keys
 
-KS = (1, 5, 10)
 COL_SEARCH = "search"
 __all__ = ["COL_SEARCH", "SEARCH_EXACT", "SEARCH_STORE", "StoreRetrieval", "json_records", "retrieval_through_store"]
 
@@ -94,7 +93,7 @@ def retrieval_through_store(
     cache: EmbeddingCache | None = None,
     options: EncodeOptions = DEFAULT_OPTIONS,
     progress: ProgressFn | None = None,
-    ks: Sequence[int] = KS,
+    ks: Sequence[int] = constants.IR_RECALL_KS,
     seed: int = constants.BOOTSTRAP_SEED,
     n_resamples: int | None = None,
 ) -> StoreRetrieval:

@@ -23,7 +23,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import constants
 from core.cli import main as cli
-from core.models import bundled, loading
+from core.models import bundled, loading, sources
 from core.models.loading import LoadedModel
 from core.models.registry import MINILM_L3_ONNX, MINILM_L6, NOMIC, ModelMeta, short_name
 from ui import resources
@@ -40,7 +40,7 @@ def hub_refuses(monkeypatch):
     """A hub endpoint that refuses connections at once, and no remembered probe."""
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr(loading, "_HUB_STATE", {})
+    monkeypatch.setattr(sources, "_HUB_STATE", {})
     resources.model_availability.clear()
     yield
     resources.model_availability.clear()
@@ -190,7 +190,7 @@ def test_hub_waits_are_bounded_by_the_configured_timeout(hub_refuses, monkeypatc
             return getattr(threading, name)
 
     monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(loading, "threading", ThreadingSeenByModels())
+    monkeypatch.setattr(sources, "threading", ThreadingSeenByModels())
     at = new_compare_page()
     add_model(at, UNKNOWN)  # the sidebar's availability check and the run both ask about the hub
     assert any(md_escape("is unreachable: ConnectionRefusedError: refused") in e for e in errors(at))

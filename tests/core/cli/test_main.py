@@ -14,7 +14,7 @@ import pytest
 
 from core import constants
 from core.cli import main as cli
-from core.models import loading
+from core.models import sources
 from core.models.defaults import DEFAULT_MODELS_ENV
 from core.models.registry import BUNDLED, DEFAULT_BUNDLED, MINILM_L6, MINILM_L6_INT8, NOMIC, REGISTRY
 from core.paths import PROJECT_ROOT
@@ -183,7 +183,7 @@ def test_cli_and_app_share_one_default_model_list(monkeypatch):
 
 def test_models_json_has_every_registry_entry(capsys, monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", REFUSING_HUB)
-    monkeypatch.setattr(loading, "_HUB_STATE", {})
+    monkeypatch.setattr(sources, "_HUB_STATE", {})
     assert cli.main(["models", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["model"] for r in rows] == list(REGISTRY)

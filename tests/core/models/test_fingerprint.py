@@ -21,9 +21,10 @@ import pytest
 from core.models.bundled import BUNDLES, bundle_path
 from core.models.cache import EmbeddingCache
 from core.models.encode import encode_texts
-from core.models.fingerprint import folder_fingerprint, model_fingerprint, safetensors_header
+from core.models.fingerprint import folder_fingerprint, safetensors_header
 from core.models.loading import LoadedModel
 from core.models.registry import MINILM_L6, MPNET, SOURCE_LOCAL, resolve
+from core.models.sources import model_fingerprint
 from core.paths import PROJECT_ROOT
 
 A, B = "The patient is allergic to penicillin", "The patient is not allergic to penicillin"
@@ -112,7 +113,7 @@ def test_model_fingerprints_by_source(copy, tmp_path):
 def test_fingerprinting_imports_no_torch_and_is_cheap(copy):
     code = (
         "import sys, time; t = time.perf_counter()\n"
-        "from core.models.fingerprint import model_fingerprint\nfrom core.models.registry import resolve\n"
+        "from core.models.sources import model_fingerprint\nfrom core.models.registry import resolve\n"
         f"fp = model_fingerprint(resolve({str(copy)!r}))\n"
         "print(fp.startswith('folder:'), 'torch' in sys.modules, 'transformers' in sys.modules, time.perf_counter() - t)"
     )

@@ -13,7 +13,7 @@ import pytest
 from apptest_support import CrashingBackend
 
 from core import constants
-from core.models import loading
+from core.models import loading, sources
 from core.models.encode import encode_texts
 from core.models.loading import LoadedModel, ModelUnavailable, availability, load_model
 from core.models.registry import BGE_LARGE, BUNDLED, MINILM_L6, NOMIC, REGISTRY, ModelMeta
@@ -27,7 +27,7 @@ def hub_refuses(monkeypatch):
     """A hub endpoint that refuses connections at once, and no remembered probe."""
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr(loading, "_HUB_STATE", {})
+    monkeypatch.setattr(sources, "_HUB_STATE", {})
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def hub_hangs(monkeypatch):
 
     monkeypatch.setenv("HF_ENDPOINT", "https://hub.cosine-probe-test.invalid")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr(loading, "_HUB_STATE", {})
+    monkeypatch.setattr(sources, "_HUB_STATE", {})
     monkeypatch.setattr(socket, "create_connection", hang)
     yield
     released.set()
@@ -74,7 +74,7 @@ def test_hub_answer_is_remembered(hub_refuses):
     availability(BGE_LARGE)
     _, elapsed = _timed_availability(UNKNOWN)
     assert elapsed < 1.0
-    assert len(loading._HUB_STATE) == 1
+    assert len(sources._HUB_STATE) == 1
 
 
 def test_offline_mode_is_honoured(monkeypatch):

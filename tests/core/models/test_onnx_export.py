@@ -20,7 +20,8 @@ from core.cli import main as cli
 from core.models import loading, onnx_export, registry
 from core.models.bundled import bundle_path
 from core.models.encode import encode_texts
-from core.models.onnx_export import ExactOnnxBackend, ExportError, resolve_backend, verify_export
+from core.models.loaders import loader_for
+from core.models.onnx_export import ExactOnnxBackend, ExportError, verify_export
 from core.models.registry import MINILM_L3_ONNX, MINILM_L6, MPNET, REGISTRY
 from core.papers.suites import load_suite
 from core.probes.explain.forward import embed_ids, is_torch
@@ -205,6 +206,11 @@ def test_an_export_that_departs_from_torch_is_refused_and_removed(tmp_path, monk
 
 
 # ------------------------------------------------------------- choosing the backend
+
+
+def resolve_backend(meta, requested, device):
+    """The backend a load picks: the model's loader's record decides."""
+    return loader_for(meta).backend(meta, requested, device)
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from cross_encoder_support import direct_logits as _direct_logits
 from cross_encoder_support import tiny_cross_encoder as _tiny_cross_encoder
 
 from core import constants
-from core.models import loading
+from core.models import sources
 from core.models.loading import ModelUnavailable
 from core.models.registry import MINILM_L6
 from core.probes.retrieval.guard import COL_FLAGS, contradiction_flags, flag_pairs, guard_precision_recall, suite_pairs
@@ -468,7 +468,7 @@ def hub_refuses(monkeypatch):
     """A hub endpoint that refuses connections at once, and no remembered probe."""
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr(loading, "_HUB_STATE", {})
+    monkeypatch.setattr(sources, "_HUB_STATE", {})
 
 
 def test_unavailable_reranker_says_why_within_the_hub_timeout(hub_refuses):
