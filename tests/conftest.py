@@ -97,6 +97,7 @@ def ray_instance():
     Code under test finds it running (``core.cluster.session.ray_session``) and leaves it up.
     """
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
+    # address="local": a new instance even while another Ray runs on this machine (ray.init would join that one).
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
     yield ray
     ray.shutdown()

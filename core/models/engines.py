@@ -111,6 +111,8 @@ class RayEngine:
         """
         from core.models.warm import predicted_cache_key
 
+        if _served(run.name):
+            return True  # a server encodes it whichever engine: the run asks it from here, as a local run does
         cache = run.cache
         if cache is None:  # model_runs gives one (cache_for); a caller building runs by hand may not
             raise ValueError("the Ray engine hands its vectors over in the embedding cache: give the run one")
@@ -158,6 +160,17 @@ class RayEngine:
         said = f"{counted(len(missing), 'text')} encoded on Ray by actors on {nodes} node(s), the rest from the cache"
         run.encoded_elsewhere(actual, len(missing), "; ".join([*got.notes, said]))
         return True
+
+
+def _served(name: str) -> bool:
+    """Whether a server encodes the model (an endpoint): actors would only relay its requests, with none of its settings."""
+    from core.models import registry
+    from core.models.loaders import loader_for
+
+    try:
+        return loader_for(registry.resolve(name)).served
+    except ValueError:
+        return False
 
 
 def _in_encode_order(name: str, texts: list[str]) -> list[str]:

@@ -161,9 +161,11 @@ def test_every_engine_is_a_hashable_record_that_passes_through_a_full_cache(name
     assert engine.fill(_NoRay(MINILM_L3_ONNX, cache), texts) is True
 
 
-def test_the_ray_engine_hands_vectors_over_in_a_cache_even_without_one():
+def test_the_ray_engine_hands_vectors_over_in_a_cache_even_without_one_and_leaves_served_models_to_their_server():
     assert RayEngine().cache_for(None) is not None
     assert ENGINES[constants.ENGINE_LOCAL].cache_for(None) is None
+    # An endpoint's server encodes: nothing is looked up or sent to actors, the run asks the server from here.
+    assert RayEngine().fill(_NoRay("openai:text-embedding-3-small", None), ["a text"]) is True
 
 
 def test_bad_engine_settings_are_refused_before_ray_starts(tmp_path, cli):
