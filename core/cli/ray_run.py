@@ -1,4 +1,4 @@
-"""``--engine`` and ``--ray-actors``: the options of ``run`` and ``audit`` that choose where missing vectors are encoded.
+"""``--engine`` and ``--ray-actors``: the options of ``run``, ``audit`` and ``retrieval`` that choose where missing vectors are encoded.
 
 The engine itself is a record on the run's options (:func:`core.cli.common.run_options`,
 :mod:`core.models.engines`).  A local Ray instance by default; ``RAY_ADDRESS``

@@ -179,7 +179,6 @@ def _stage(args, staged: Path) -> tuple[int, dict]:
 def run_command(args) -> int:
     """The ``run`` command (see the module docstring); exit 0, or 3 when no model produced results."""
     from core.cli.outputs import exclusive_folder, output_folder, remember_written
-    from core.cluster.session import RayUnavailable
     from core.scoring.chunked import STAGED_PAIRS, score_staged
 
     if not 1 <= args.chunk_rows <= constants.RUN_MAX_CHUNK_PAIRS:
@@ -205,18 +204,9 @@ def run_command(args) -> int:
                 texts = pd.read_parquet(staged, columns=list(_TEXT_COLUMNS))
                 announce_tokens(models, [*texts[constants.COL_TEXT_A], *texts[constants.COL_TEXT_B]], cache, args.price_per_million_tokens)
             # --engine ray is in the options: each chunk's missing texts are encoded on Ray into the cache first.
-            try:
-                result = score_staged(
-                    staged,
-                    models,
-                    out,
-                    cache=cache,
-                    chunk_rows=args.chunk_rows,
-                    options=options,
-                    progress=BarProgress(args.quiet),
-                )
-            except RayUnavailable as exc:
-                raise CliError(str(exc)) from exc
+            result = score_staged(
+                staged, models, out, cache=cache, chunk_rows=args.chunk_rows, options=options, progress=BarProgress(args.quiet)
+            )
         finally:
             staged.unlink(missing_ok=True)
         print_errors(result.errors)

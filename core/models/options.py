@@ -1,8 +1,8 @@
 """How a command or a page run loads and encodes its models: one frozen value passed to every runner.
 
-The CLI builds it from ``--device``, ``--batch-size``, ``--backend`` and
-``--trust-remote-code`` (:func:`core.cli.common.run_options`), the pages from
-the sidebar; every runner (pairs, chunked, Ray, retrieval, triples, BEIR)
+The CLI builds it from ``--device``, ``--batch-size``, ``--backend``,
+``--trust-remote-code`` and ``--engine`` (:func:`core.cli.common.run_options`), the pages from
+the sidebar; every runner (pairs, chunked, audit, retrieval, triples, BEIR)
 takes it whole and hands it to :mod:`core.models.runs`, so a choice made once
 reaches every model a run loads, with no module-level default in between.
 It is hashable, so the pages' cached wrappers key on it.

@@ -134,6 +134,20 @@ def test_audit_on_ray_equals_the_local_audit(ray_instance):
     assert len(local.pairs) >= 5
 
 
+def test_every_runner_gets_ray_the_triples_probe_too(ray_instance, cli):
+    """``retrieval --triples`` with ``--engine ray``: another runner, no code of its own for Ray, the local run's numbers."""
+    from core.paths import DATA_DIR
+
+    argv = ["retrieval", "--triples", str(DATA_DIR / "samples" / "nli-triples.csv"), "--models", MINILM_L3_ONNX, "--json", "--quiet"]
+    docs = {}
+    for engine in constants.ENGINE_CHOICES:
+        code, out, err = cli(*argv, "--no-cache", "--engine", engine)
+        assert code == 0, err
+        docs[engine] = json.loads(out)
+    assert docs["ray"]["win_rates"] == docs["local"]["win_rates"] and docs["ray"]["ranking"] == docs["local"]["ranking"]
+    assert not docs["ray"]["errors"] and docs["ray"]["n_triples"] == 24
+
+
 class _NoRay:
     """A model's turn in a run that fails the test if the engine starts Ray or encodes anything."""
 
