@@ -3,8 +3,8 @@
 Every use of Ray goes through :func:`ray_session`: a batch function on a
 pool of actors (:mod:`core.cluster.actors`, which the Ray encoder of
 :mod:`core.models.engines` uses) and the whole audit on Ray
-(:mod:`core.audit.ray_audit`); :func:`ray_kept` keeps one instance for a
-whole run.  Ray starts a local instance by default
+(:mod:`core.audit.ray_audit`); a session held open around many uses
+(a whole run: :meth:`core.models.runs.ModelRun.keep`) starts Ray once.  Ray starts a local instance by default
 (``address="local"``: never a cluster found by accident); ``$RAY_ADDRESS``
 (``ray://head:10001`` or ``head:6379``) joins a cluster unchanged, checked to
 answer first (:func:`check_reachable`: Ray itself retries an unreachable
@@ -183,24 +183,6 @@ def ray_session(quiet: bool = False) -> Iterator[None]:
             yield
         finally:
             if started:
-                _stop()
-
-
-@contextlib.contextmanager
-def ray_kept(quiet: bool = False) -> Iterator[None]:
-    """Ray started once for a longer piece of work (every chunk and model of a run), quieted only while it starts and
-    stops: each use inside runs in a :func:`ray_session` of its own, which finds it running.
-
-    Raises:
-        RayUnavailable: the cluster cannot be reached or joined.
-    """
-    with _quieted(quiet):
-        started = _start(quiet)
-    try:
-        yield
-    finally:
-        if started:
-            with _quieted(quiet):
                 _stop()
 
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from core import constants
 from core.cluster.actors import driver_env, map_on_actors
-from core.cluster.session import RayUnavailable, ray_kept, root_cause
+from core.cluster.session import RayUnavailable, ray_session, root_cause
 from core.messages import counted
 from core.models.cache import EmbeddingCache
 from core.models.encode import encode_texts
@@ -130,8 +130,9 @@ class RayEngine:
         def arrived(done: int, total: int) -> None:
             run.note(0.6 * done / max(total, 1), f"{run.name}: encoded {done:,}/{total:,} texts on Ray")
 
-        # One Ray instance for the whole run (every chunk and model), started only when a text is missing.
-        run.keep(ray_kept(self.quiet))
+        # One Ray session for the whole run (every chunk and model; Ray's lines kept off stdout throughout, where --json
+        # prints its document), started only when a text is missing.
+        run.keep("ray", lambda: ray_session(self.quiet))
         try:
             got = map_on_actors(
                 {_TEXT: missing},

@@ -16,7 +16,7 @@ whatever the engine.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -42,7 +42,7 @@ class EngineRun(Protocol):
 
     def known_key(self) -> str | None: ...
 
-    def keep(self, resource: AbstractContextManager) -> None: ...
+    def keep(self, name: str, make: Callable[[], AbstractContextManager]) -> None: ...
 
 
 class Engine(Protocol):

@@ -78,6 +78,7 @@ class ModelRun:
     _loaded: LoadedModel | None = field(default=None, repr=False)
     _done: float = field(default=0.0, repr=False)
     _resources: contextlib.ExitStack | None = field(default=None, repr=False)  # closed when the whole run ends
+    _held: set[str] = field(default_factory=set, repr=False)  # names of what _resources holds, shared by the run's models
     _key: str | None = field(default=None, repr=False)  # the cache key the engine's vectors went under
     _elsewhere: int = field(default=0, repr=False)  # texts the engine encoded, not yet in a report
     _notes: list[str] = field(default_factory=list, repr=False)  # the engine's notes, not yet in a report
@@ -195,11 +196,14 @@ class ModelRun:
         self.failed = True
         self.errors[self.name] = redact(line)
 
-    def keep(self, resource: AbstractContextManager) -> None:
-        """Hold ``resource`` (a Ray instance) open until the whole run ends, every model of it; entered now."""
+    def keep(self, name: str, make: Callable[[], AbstractContextManager]) -> None:
+        """Hold the resource ``make()`` opens (a Ray session) until the whole run ends, every model of it; opened at the
+        first call under ``name``, later calls of any model of the run find it open."""
         if self._resources is None:
             raise RuntimeError("this run holds no resources: build it with model_runs")
-        self._resources.enter_context(resource)
+        if name not in self._held:
+            self._resources.enter_context(make())
+            self._held.add(name)
 
     def fail(self, exc: BaseException) -> None:
         """Record that the model failed while encoding or scoring; the run goes on with the next model."""
@@ -256,9 +260,10 @@ def model_runs(
     """
     cache = options.engine.cache_for(cache)
     # What the engine keeps open for the whole run (a Ray instance) closes when the last model is done.
+    held: set[str] = set()
     with contextlib.ExitStack() as resources:
         for i, name in enumerate(names):
-            run = ModelRun(name, i, len(names), options, cache, errors, progress, on_load, _resources=resources)
+            run = ModelRun(name, i, len(names), options, cache, errors, progress, on_load, _resources=resources, _held=held)
             run.note(0.0, f"{name}: looking in the embedding cache")
             yield run
             if not run.failed:

@@ -199,6 +199,22 @@ def test_bad_engine_settings_are_refused_before_ray_starts(tmp_path, cli):
     assert (code, out, err.strip()) == (2, "", "error: --ray-actors must be at least 1, got 0")
 
 
+def test_what_an_engine_keeps_open_is_opened_once_per_run_and_closed_when_the_run_ends():
+    events: list[str] = []
+
+    @contextlib.contextmanager
+    def session():
+        events.append("open")
+        yield
+        events.append("close")
+
+    for run in model_runs(["first", "second"], EncodeOptions(), cache=None, errors={}):
+        for _chunk in range(3):  # every chunk of every model asks; one Ray session serves them all
+            run.keep("ray", session)
+        assert events == ["open"]
+    assert events == ["open", "close"]
+
+
 def test_a_row_lost_or_repeated_on_the_actors_is_an_error():
     def part(rows):
         return {"_row": np.array(rows), "_node": np.array(["n"] * len(rows)), "v": np.array(rows) * 10}
