@@ -38,7 +38,6 @@ import numpy as np
 from core import constants
 from core.cluster.actors import driver_env, map_on_actors
 from core.cluster.session import RayUnavailable, ray_session, root_cause
-from core.messages import counted
 from core.models.cache import EmbeddingCache
 from core.models.encode import encode_texts
 from core.models.loading import ModelUnavailable, load_model
@@ -157,9 +156,9 @@ class RayEngine:
             return False
         actual = str(keys.pop())
         cache.put_many(actual, missing, got.columns[_VECTOR])
-        nodes = len(set(got.nodes))
-        said = f"{counted(len(missing), 'text')} encoded on Ray by actors on {nodes} node(s), the rest from the cache"
-        run.encoded_elsewhere(actual, len(missing), "; ".join([*got.notes, said]))
+        # Without counts, so a run of many chunks says it once; the report's counts say how many were encoded.
+        said = f"the texts not in the embedding cache were encoded on Ray, by actors on {len(set(got.nodes))} node(s)"
+        run.encoded_elsewhere(actual, len(missing), [*got.notes, said])
         return True
 
 

@@ -184,12 +184,11 @@ class ModelRun:
         """The cache key this model's vectors go under, once known (a loaded model's, or the engine's actors')."""
         return self._loaded.cache_key if self._loaded is not None else self._key
 
-    def encoded_elsewhere(self, key: str, n: int, note: str) -> None:
-        """The engine stored ``n`` texts' vectors under ``key``; ``note`` says how, for the next report."""
+    def encoded_elsewhere(self, key: str, n: int, notes: Sequence[str]) -> None:
+        """The engine stored ``n`` texts' vectors under ``key``; ``notes`` say how, for the next report."""
         self._key = key
         self._elsewhere += n
-        if note not in self._notes:
-            self._notes.append(note)
+        self._notes += [note for note in notes if note not in self._notes]
 
     def failed_with(self, line: str) -> None:
         """Record that the model failed, in one line (redacted), before it encoded anything here."""

@@ -78,8 +78,9 @@ def test_a_killed_worker_node_loses_nothing_and_the_audit_equals_the_local_run(c
     done, total = killed_at[0].split("encoded ")[1].split(" texts")[0].split("/")
     assert 0 < int(done) < int(total) == N_PASSAGES
     assert not any(node["Alive"] for node in ray.nodes() if node["NodeID"] == worker.node_id)
-    note = on_ray.reports[on_ray.models[0]].notes[-1]
-    assert f"{N_PASSAGES} texts encoded on Ray by actors on 2 node(s)" in note, note  # the dead node had encoded some
+    report = on_ray.reports[on_ray.models[0]]
+    assert "encoded on Ray, by actors on 2 node(s)" in report.notes[-1], report.notes  # the dead node had encoded some
+    assert report.n_encoded == N_PASSAGES
     mine, theirs = _key(local.pairs), _key(on_ray.pairs)
     assert len(mine) >= 10, "the corpus must have close pairs to compare"
     assert mine.keys() == theirs.keys()
