@@ -31,7 +31,7 @@ suite).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -85,7 +85,7 @@ class RayEngine:
     batch_texts: int = constants.RAY_BATCH_TEXTS
     gpus_per_actor: float = constants.RAY_GPUS_PER_ACTOR
     quiet: bool = False
-    name: str = constants.ENGINE_RAY
+    name: str = field(default=constants.ENGINE_RAY, init=False)
 
     def __post_init__(self) -> None:
         if self.actors is not None and (isinstance(self.actors, bool) or not isinstance(self.actors, int) or self.actors < 1):
@@ -208,5 +208,5 @@ def engine_named(name: str, **settings: object) -> Engine:
     if name not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {name!r}")
     engine = ENGINES[name]
-    taken = {f.name for f in dataclasses.fields(engine)} - {"name"}  # type: ignore[arg-type]
+    taken = {f.name for f in dataclasses.fields(engine) if f.init}  # type: ignore[arg-type]
     return dataclasses.replace(engine, **{k: v for k, v in settings.items() if k in taken})  # type: ignore[type-var]

@@ -66,7 +66,7 @@ class Engine(Protocol):
 class LocalEngine:
     """Encode in this process: the run's own encoder encodes what the cache lacks, nothing beforehand."""
 
-    name: str = ENGINE_LOCAL
+    name: str = field(default=ENGINE_LOCAL, init=False)
 
     def cache_for(self, cache: EmbeddingCache | None) -> EmbeddingCache | None:
         return cache
