@@ -54,7 +54,7 @@ user_retrieval  # GateRun field (core/gate/run.py): the triples and BEIR results
 
 # Library-facing names vulture cannot see being used.
 _.graph_optimization_level  # onnxruntime.SessionOptions, set in core/models/backends.py
-_.enable_progress_bars  # ray.data.DataContext, set in core/scoring/ray_engine.py
+_.enable_progress_bars  # ray.data.DataContext, set in core/cluster/session.py
 _.forward  # torch.nn.Module.forward of the export wrapper, called by torch.onnx.export
 max_embedding_diff  # ExportCheck field, printed in reports and stored with the verification
 n_texts  # ExportCheck field, printed in reports and stored with the verification

@@ -455,9 +455,7 @@ ENGINE_CHOICES = (ENGINE_LOCAL, ENGINE_RAY)
 RAY_ADDRESS_ENV_VAR = ENV_RAY_ADDRESS.name
 # Seconds to wait for a $RAY_ADDRESS to answer before one error line (Ray itself retries for minutes).
 RAY_CONNECT_TIMEOUT_S = 10.0
-# Pairs per Ray Data batch handed to a model's actor (each actor encodes them ENCODE_BATCH_SIZE at a time).
-RAY_BATCH_PAIRS = 1024
-# Texts per Ray batch when the audit encodes a corpus on Ray (one block each: batches spread over the actors).
+# Texts per Ray batch when the Ray engine encodes what the cache lacks (one block each: batches spread over the actors).
 RAY_BATCH_TEXTS = 512
 # GPUs each Ray actor reserves under --device cuda (a fraction shares one GPU between actors).
 RAY_GPUS_PER_ACTOR = 1.0

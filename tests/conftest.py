@@ -88,3 +88,16 @@ def cli(capsys):
         return code, out, err
 
     return run
+
+
+@pytest.fixture(scope="session")
+def ray_instance():
+    """One local 2-CPU Ray instance for every test that needs Ray (starting one takes 10-20 s here), shut down at the end.
+
+    Code under test finds it running (``core.cluster.session.ray_session``) and leaves it up.
+    """
+    ray = pytest.importorskip("ray")
+    # address="local": a new instance even while another Ray runs on this machine (ray.init would join that one).
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
+    yield ray
+    ray.shutdown()

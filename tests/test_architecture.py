@@ -80,6 +80,23 @@ def test_core_imports_point_down(path: Path):
         )
 
 
+# Where Ray may be imported: the cluster plumbing, and the whole audit on Ray (a Ray Data pipeline of its own).
+# Everything else reaches Ray through them (the Ray encoder of core/models/engines.py, run --engine ray).
+RAY_HOMES = ("core/cluster/", "core/audit/ray_audit.py")
+
+
+def test_only_the_cluster_plumbing_imports_ray():
+    found = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path in _core_files()
+        if not str(path.relative_to(ROOT)).startswith(RAY_HOMES)
+        for line, module in _core_imports(path)
+        if module.split(".")[0] == "ray"
+    ]
+    assert not found, f"go through core/cluster/ (see ARCHITECTURE.md): {found}"
+    assert any(m.split(".")[0] == "ray" for _, m in _core_imports(CORE / "cluster" / "actors.py"))  # the rule sees Ray's imports
+
+
 def test_architecture_names_only_modules_that_exist():
     text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
     named = set(re.findall(r"`((?:core|ui|views|tests)/[\w/]+(?:\.py)?/?)`", text))

@@ -177,42 +177,6 @@ def pair_rows(model: str, passages: list[str], ids: list[str], found, store: Kin
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
 
-def _encode_on_ray(
-    run: ModelRun, texts: list[str], store: EmbeddingCache | None, options: EncodeOptions, actors: int | None, batch: int
-) -> str | None:
-    """Encode on Ray the texts ``store`` lacks for ``run``'s model and store them; a note saying so, or None when it failed.
-
-    Raises:
-        core.cluster.session.RayUnavailable: the cluster cannot be joined (every model would fail alike).
-    """
-    from core.cluster.session import RayUnavailable
-    from core.models.warm import predicted_cache_key
-    from core.scoring.ray_engine import encode_on_ray
-
-    assert store is not None  # noqa: S101 - audit_corpus always gives Ray a cache
-    key = predicted_cache_key(run.name, options.remote_code(run.name))
-    missing = [t for t in texts if t not in store.get_many(key, texts)] if key is not None else texts
-    if not missing:
-        return "every text was in the embedding cache: nothing encoded on Ray"
-    if not run.check():
-        return None
-    run.note(0.0, f"{run.name}: encoding {len(missing):,} texts on Ray")
-
-    def arrived(done: int, total: int) -> None:
-        run.note(0.6 * done / max(total, 1), f"{run.name}: encoded {done:,}/{total:,} texts on Ray")
-
-    try:
-        found = encode_on_ray(missing, run.name, options, actors=actors, batch_texts=batch, progress=arrived, quiet=True)
-    except RayUnavailable:
-        raise
-    except (RuntimeError, ValueError) as exc:
-        run.fail(exc)
-        return None
-    store.put_many(found.cache_key, missing, found.vectors)
-    nodes = len(set(found.nodes))
-    return "; ".join([*found.notes, f"{len(missing):,} texts encoded on Ray by actors on {nodes} node(s), the rest from the cache"])
-
-
 def audit_corpus(
     passages: Sequence[str],
     models: Sequence[str],
@@ -228,9 +192,6 @@ def audit_corpus(
     project: bool = False,
     approximate: bool | None = None,
     k: int = DEFAULT_K,
-    engine: str = constants.ENGINE_LOCAL,
-    ray_actors: int | None = None,
-    ray_batch: int = constants.RAY_BATCH_TEXTS,
     search: NeighbourSearch | None = None,
 ) -> AuditResult:
     """Encode every passage once per model, find every pair above ``floor``, classify each.
@@ -243,18 +204,15 @@ def audit_corpus(
         queries: optional queries; each keeps its top 5 passages.
         qrels: query index -> relevant passage indices, when the queries are judged.
         cache: the embedding cache, or None.
-        options: how models load and encode.
+        options: how models load and encode; with the Ray engine (:class:`core.models.engines.RayEngine`) the texts
+            the cache lacks are encoded on Ray's actors into the cache (the caller's, else one in memory for the
+            run) and searched here as a local run's are, so a second run, local or Ray, encodes nothing again.
         progress: (fraction, message) callback; messages name the model.
         max_pairs: refuse a threshold that lets more pairs through than this, per model.
         project: also map the passages in 2-D per model (``coords``; the page's map).
         approximate: find close pairs with the approximate index (True), exactly (False), or by size (None: from
             ``core.audit.approximate.APPROX_FROM`` passages); the approximate path measures its recall on a sample.
         k: neighbours per passage the approximate index returns.
-        engine: ``local`` encodes in this process; ``ray`` encodes the texts the cache lacks on Ray Data
-            (:func:`core.scoring.ray_engine.encode_on_ray`: a local instance, or the cluster at ``$RAY_ADDRESS``),
-            stores them in the cache, and searches here as the local engine does.
-        ray_actors: with ``ray``, actors per model (None: half the cluster's CPUs).
-        ray_batch: with ``ray``, texts per Ray batch.
         search: how close pairs are found (:class:`core.audit.search.NeighbourSearch`); None: by ``approximate``
             (:func:`default_search`).
 
@@ -262,15 +220,13 @@ def audit_corpus(
         An :class:`AuditResult`; a model that fails is in ``errors``, the others still run.
 
     Raises:
-        ValueError: no model, too few passages, ids that do not match, a floor out of range, or an unknown engine.
+        ValueError: no model, too few passages, ids that do not match, or a floor out of range.
         core.audit.neighbours.TooManyPairs: more than ``max_pairs`` close pairs.
-        core.cluster.session.RayUnavailable: ``engine="ray"`` and the cluster at ``$RAY_ADDRESS`` cannot be joined.
+        core.cluster.session.RayUnavailable: the Ray engine, and the cluster at ``$RAY_ADDRESS`` cannot be joined.
     """
     start = time.perf_counter()
     if not models:
         raise ValueError("give at least one model")
-    if engine not in constants.ENGINE_CHOICES:
-        raise ValueError(f"engine must be one of {', '.join(constants.ENGINE_CHOICES)}, got {engine!r}")
     _check_floor(floor)
     given = list(passages)
     if ids is not None and len(ids) != len(given):
@@ -281,15 +237,11 @@ def audit_corpus(
     errors: dict[str, str] = {}
     reports: dict[str, EncodeReport] = {}
     audited: dict[str, tuple[VectorsAudit, dict[str, float]]] = {}
-    # On Ray the actors' vectors go through the cache (the caller's, else one in memory for this run), so the
-    # search below reads them exactly as a local run's, and a second run, local or Ray, encodes nothing again.
-    store = cache if cache is not None or engine == constants.ENGINE_LOCAL else EmbeddingCache(False)
     wanted = list(dict.fromkeys([*texts, *query_texts]))
     # Pair kinds are kept beside the embedding cache's file (never with --no-cache): a second run classifies nothing.
     kind_store = KindCache(cache.path.parent / KIND_CACHE_FILE) if cache is not None and cache.on_disk and cache.path else None
-    for run in model_runs(models, options, cache=store, errors=errors, progress=progress):
-        ray = (ray_actors, ray_batch) if engine == constants.ENGINE_RAY else None
-        encoded = _encode_run(run, wanted, texts, query_texts, store, cache, options, ray)
+    for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
+        encoded = _encode_run(run, wanted, texts, query_texts, cache)
         if encoded is None:
             continue
         matrix, query_matrix, reports[run.label], encode_seconds = encoded
@@ -327,31 +279,20 @@ def _encode_run(
     wanted: list[str],
     texts: list[str],
     query_texts: list[str],
-    store: EmbeddingCache | None,
     cache: EmbeddingCache | None,
-    options: EncodeOptions,
-    ray: tuple[int | None, int] | None,
 ) -> tuple[np.ndarray, np.ndarray | None, EncodeReport, float] | None:
     """Encode one model's passages and queries into matrices, so the per-text vectors are freed before the search.
-
-    Args:
-        ray: (actors, texts per batch) to encode the cache's misses on Ray first, or None to encode here.
 
     Returns:
         The (n, d) passage matrix, the (q, d) query matrix or None, the encoding report and the seconds spent;
         None when the model failed (its error is recorded by ``run``).
     """
     clock = time.perf_counter()
-    on_ray = _encode_on_ray(run, wanted, store, options, *ray) if ray is not None else ""
-    if on_ray is None:
-        return None
     encoded = run.encode(wanted, share=0.7)
     if encoded is None:
         return None
     seconds = time.perf_counter() - clock
     vectors, report = encoded
-    if on_ray:
-        report.notes = (*report.notes, on_ray)
     matrix = embedding_matrix(vectors, texts)
     query_matrix = embedding_matrix(vectors, query_texts) if query_texts else None
     del vectors

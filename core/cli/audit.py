@@ -325,8 +325,7 @@ def cmd_audit(args) -> int:
         raise CliError("--queries goes with --corpus; a --beir folder brings its own queries")
     if args.max_pairs < 1:
         raise CliError(f"--max-pairs must be at least 1, got {args.max_pairs}")
-    if args.ray_actors is not None and args.ray_actors < 1:
-        raise CliError(f"--ray-actors must be at least 1, got {args.ray_actors}")
+    options = run_options(args)  # a bad --ray-actors is refused before anything is read
     if args.judge_decides and args.judge is None:
         raise CliError("--judge-decides needs --judge MODEL (an NLI cross-encoder)")
     # Before the run: a report that cannot be written must not cost it first.
@@ -358,12 +357,10 @@ def cmd_audit(args) -> int:
             queries=queries,
             qrels=qrels,
             cache=embedding_cache(args),
-            options=run_options(args),
+            options=options,
             progress=None if args.quiet else print_progress,
             max_pairs=args.max_pairs,
             approximate=True if args.approximate else None,
-            engine=args.engine,
-            ray_actors=args.ray_actors,
         )
     except (TooManyPairs, ValueError, RayUnavailable) as exc:
         if not args.quiet:

@@ -110,17 +110,30 @@ def check_device(args) -> None:
 
 
 def run_options(args) -> EncodeOptions:
-    """The command's :class:`EncodeOptions` from ``--device``, ``--batch-size``, ``--backend`` and ``--trust-remote-code``.
+    """The command's :class:`EncodeOptions` from ``--device``, ``--batch-size``, ``--backend``, ``--trust-remote-code``
+    and ``--engine`` (with ``--ray-actors`` and ``--quiet``).
 
-    Commands without one of them run on its default (auto device and backend, each model's batch size).
+    Commands without one of them run on its default (auto device and backend, each model's batch size, this process).
+
+    Raises:
+        CliError: ``--ray-actors`` below 1.
     """
+    from core.models.engines import engine_named
     from core.models.options import EncodeOptions
 
+    actors = getattr(args, "ray_actors", None)
+    try:
+        engine = engine_named(
+            getattr(args, "engine", None) or constants.ENGINE_LOCAL, actors=actors, quiet=bool(getattr(args, "quiet", False))
+        )
+    except ValueError as exc:
+        raise CliError(f"--ray-actors must be at least 1, got {actors}" if "actors" in str(exc) else str(exc)) from exc
     return EncodeOptions(
         device=getattr(args, "device", None) or constants.DEVICE_AUTO,
         batch_size=getattr(args, "batch_size", None),
         backend=getattr(args, "backend", None),
         allow_remote_code=frozenset(getattr(args, "trust_remote_code", None) or ()),
+        engine=engine,
     )
 
 

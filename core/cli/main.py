@@ -23,6 +23,7 @@ from core import constants
 from core.cli import about
 from core.cli.common import EXIT_BROKEN_PIPE, EXIT_NO_MODEL, EXIT_USAGE, CliError, check_device
 from core.cli.endpoints import EndpointArgError, configure_endpoints
+from core.cluster.session import RayUnavailable
 from core.messages import redact, terminal_safe, typed_first_line
 
 # The exit codes ``main`` returns stay importable from the entry point's module.
@@ -117,7 +118,7 @@ def _run(args) -> int:
         check_device(args)
         configure_endpoints(args)
         return args.func(args)
-    except (CliError, EndpointArgError) as exc:
+    except (CliError, EndpointArgError, RayUnavailable) as exc:  # an unreachable $RAY_ADDRESS is the user's to fix
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -30,6 +30,7 @@ from core.cli.common import (
     run_options,
 )
 from core.cli.outputs import output_folder, remember_written
+from core.cli.ray_run import add_engine_options
 from core.cli.store_source import STORE_EXAMPLES, add_store_options, check_store_flags, cmd_retrieval_store, read_queries
 from core.files.export import safe_frame
 from core.models import registry
@@ -109,6 +110,7 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=constants.BOOTSTRAP_SEED, help="seed of the bootstrap intervals (default %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     add_store_options(p)
+    add_engine_options(p)
     add_model_options(p)
     p.set_defaults(func=cmd_retrieval)
 

@@ -34,7 +34,7 @@ from core.cli.common import (
 )
 from core.cli.endpoints import announce_tokens
 from core.cli.pairs_files import COLUMN_FLAGS, PairsArgError, add_pairs_file_options, is_shipped, refuse_file_options_for_suite
-from core.cli.ray_run import add_engine_options, score_on_ray
+from core.cli.ray_run import add_engine_options
 from core.files.errors import PairsFileError
 from core.models import endpoint
 
@@ -192,6 +192,7 @@ def run_command(args) -> int:
     if getattr(args, "match_label", None) is not None and not args.match_label.strip():
         raise CliError("--match-label is empty; name the label value that means 'same meaning' (e.g. 1 or entailment)")
     models = models_arg(args.models)
+    options = run_options(args)  # a bad --ray-actors is refused before the file is read
     if not is_shipped(args.suite) and not os.path.lexists(Path(args.suite).expanduser()):
         raise CliError(f"no suite named {args.suite!r} and no such file; suites: {', '.join(constants.SUITES)}, {constants.SUITE_ALL}")
     out = output_folder(args.out, "--out", "run", (constants.RESULTS_CSV, constants.RESULTS_PARQUET, "summary.json"))
@@ -206,18 +207,10 @@ def run_command(args) -> int:
             if any(endpoint.is_endpoint(m) for m in models):
                 texts = pd.read_parquet(staged, columns=list(_TEXT_COLUMNS))
                 announce_tokens(models, [*texts[constants.COL_TEXT_A], *texts[constants.COL_TEXT_B]], cache, args.price_per_million_tokens)
-            if getattr(args, "engine", constants.ENGINE_LOCAL) == constants.ENGINE_RAY:
-                result = score_on_ray(args, staged, models, out, BarProgress(args.quiet))
-            else:
-                result = score_staged(
-                    staged,
-                    models,
-                    out,
-                    cache=cache,
-                    chunk_rows=args.chunk_rows,
-                    options=run_options(args),
-                    progress=BarProgress(args.quiet),
-                )
+            # --engine ray is in the options: each chunk's missing texts are encoded on Ray into the cache first.
+            result = score_staged(
+                staged, models, out, cache=cache, chunk_rows=args.chunk_rows, options=options, progress=BarProgress(args.quiet)
+            )
         finally:
             staged.unlink(missing_ok=True)
         print_errors(result.errors)

@@ -1,8 +1,10 @@
 """Ray sessions: joining the cluster at ``$RAY_ADDRESS`` or starting a local instance, and what a cluster can hold.
 
-Every use of Ray goes through :func:`ray_session`: scoring and encoding on
-Ray's actors (:mod:`core.scoring.ray_engine`) and the whole audit on Ray
-(:mod:`core.audit.ray_audit`).  Ray starts a local instance by default
+Every use of Ray goes through :func:`ray_session`: a batch function on a
+pool of actors (:mod:`core.cluster.actors`, which the Ray encoder of
+:mod:`core.models.engines` uses) and the whole audit on Ray
+(:mod:`core.audit.ray_audit`); a session held open around many uses
+(a whole run: :meth:`core.models.runs.ModelRun.keep`) starts Ray once.  Ray starts a local instance by default
 (``address="local"``: never a cluster found by accident); ``$RAY_ADDRESS``
 (``ray://head:10001`` or ``head:6379``) joins a cluster unchanged, checked to
 answer first (:func:`check_reachable`: Ray itself retries an unreachable
@@ -175,6 +177,21 @@ def ray_session(quiet: bool = False) -> Iterator[None]:
     Raises:
         RayUnavailable: the cluster cannot be reached or joined.
     """
+    with _quieted(quiet):
+        started = _start(quiet)
+        try:
+            yield
+        finally:
+            if started:
+                _stop()
+
+
+def _start(quiet: bool) -> bool:
+    """Join ``$RAY_ADDRESS`` or start a local instance, unless Ray is running; whether it was started here.
+
+    Raises:
+        RayUnavailable: the cluster cannot be reached or joined.
+    """
     address = os.environ.get(constants.RAY_ADDRESS_ENV_VAR, "").strip()
     if address and address not in ("local",):
         check_reachable(address)
@@ -182,27 +199,35 @@ def ray_session(quiet: bool = False) -> Iterator[None]:
     import ray.data
 
     level = logging.ERROR if quiet else logging.WARNING
-    with _stderr_silenced(quiet), _stdout_kept_for_results(quiet):
-        started = not ray.is_initialized()
-        if started:
-            try:
-                if address:
-                    ray.init(address=address, log_to_driver=False, logging_level=level)
-                else:
-                    ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level=level)
-            except (ConnectionError, RuntimeError, TimeoutError, ValueError) as exc:
-                raise RayUnavailable(
-                    f"cannot join the Ray cluster at ${constants.RAY_ADDRESS_ENV_VAR}={address or 'local'} ({root_cause(exc)})"
-                ) from exc
-        context = ray.data.DataContext.get_current()
-        context.enable_progress_bars = False
-        for name in ("ray", "ray.data"):
-            logging.getLogger(name).setLevel(level)
+    started = not ray.is_initialized()
+    if started:
         try:
-            yield
-        finally:
-            if started:
-                ray.shutdown()
+            if address:
+                ray.init(address=address, log_to_driver=False, logging_level=level)
+            else:
+                ray.init(address="local", include_dashboard=False, log_to_driver=False, logging_level=level)
+        except (ConnectionError, RuntimeError, TimeoutError, ValueError) as exc:
+            raise RayUnavailable(
+                f"cannot join the Ray cluster at ${constants.RAY_ADDRESS_ENV_VAR}={address or 'local'} ({root_cause(exc)})"
+            ) from exc
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    for name in ("ray", "ray.data"):
+        logging.getLogger(name).setLevel(level)
+    return started
+
+
+def _stop() -> None:
+    import ray
+
+    ray.shutdown()
+
+
+@contextlib.contextmanager
+def _quieted(quiet: bool) -> Iterator[None]:
+    """Ray's lines off stdout for the block (to stderr, or nowhere when ``quiet``), and fd 2 silenced when ``quiet``."""
+    with _stderr_silenced(quiet), _stdout_kept_for_results(quiet):
+        yield
 
 
 @contextlib.contextmanager

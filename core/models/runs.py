@@ -1,8 +1,11 @@
 """The one "run these models" loop: each model in turn, its weights loaded only when a text is not cached.
 
-Every runner (pairs, chunked, Ray, retrieval suite and corpus, triples,
-BEIR) iterates :func:`model_runs`.  Each :class:`ModelRun` hands out a model
-for the texts about to be encoded (:meth:`ModelRun.model_for`):
+Every runner (pairs, chunked, retrieval suite and corpus, triples, BEIR,
+the audit) iterates :func:`model_runs`.  Each :class:`ModelRun` hands out a
+model for the texts about to be encoded (:meth:`ModelRun.model_for`), after
+the options' engine has filled the cache with the texts it lacks
+(:mod:`core.models.engines`: nothing for the local engine, Ray actors for
+the Ray engine):
 
 * a model already in this process's memory is used as it is;
 * when the embedding cache holds every text, a :class:`core.models.warm.CachedModel`
@@ -18,7 +21,9 @@ one, so one model's failure never stops the others.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -72,6 +77,11 @@ class ModelRun:
     label: str = ""
     _loaded: LoadedModel | None = field(default=None, repr=False)
     _done: float = field(default=0.0, repr=False)
+    _resources: contextlib.ExitStack | None = field(default=None, repr=False)  # closed when the whole run ends
+    _held: set[str] = field(default_factory=set, repr=False)  # names of what _resources holds, shared by the run's models
+    _key: str | None = field(default=None, repr=False)  # the cache key the engine's vectors went under
+    _elsewhere: int = field(default=0, repr=False)  # texts the engine encoded, not yet in a report
+    _notes: list[str] = field(default_factory=list, repr=False)  # the engine's notes, not yet in a report
 
     def __post_init__(self) -> None:
         self.label = self.label or self.name
@@ -94,11 +104,17 @@ class ModelRun:
 
         Returns:
             The model, or None when it cannot load (recorded in ``errors``).
+
+        Raises:
+            core.cluster.session.RayUnavailable: the Ray engine cannot join its cluster.
         """
-        if self._loaded is not None:
-            return self._loaded
         if self.failed:
             return None
+        # The engine fills the cache first (Ray's actors; nothing for the local engine): what follows reads it.
+        if not self.options.engine.fill(self, texts):
+            return None
+        if self._loaded is not None:
+            return self._loaded
         remote = self.options.remote_code(self.name)
         # A model already in memory costs nothing and carries its notes (where the load departed from the registry).
         self._loaded = in_memory(self.name, remote, self.options.device, self.options.backend)
@@ -147,10 +163,46 @@ class ModelRun:
                 self.note(share * done / max(total, 1), f"{model.name}: encoded {done}/{counted(total, 'new text')}")
 
         try:
-            return encode_texts(model, texts, self.cache, batch_size=self.options.batch_size, progress=encoded)
+            vectors, report = encode_texts(model, texts, self.cache, batch_size=self.options.batch_size, progress=encoded)
         except Exception as exc:  # noqa: BLE001 - a model's encode may raise anything; the others must still run
             self.fail(exc)
             return None
+        return vectors, self.reported(report)
+
+    def reported(self, report: EncodeReport) -> EncodeReport:
+        """``report`` with what the engine did since the last report: the texts it encoded count as encoded, not
+        as served from the cache, and its notes are added."""
+        moved = min(self._elsewhere, report.n_cached)
+        report.n_encoded += moved
+        report.n_cached -= moved
+        report.notes = (*report.notes, *(n for n in self._notes if n not in report.notes))
+        self._elsewhere, self._notes = 0, []
+        return report
+
+    # What an engine reads and writes of the run (core.models.options.EngineRun).
+    def known_key(self) -> str | None:
+        """The cache key this model's vectors go under, once known (a loaded model's, or the engine's actors')."""
+        return self._loaded.cache_key if self._loaded is not None else self._key
+
+    def encoded_elsewhere(self, key: str, n: int, notes: Sequence[str]) -> None:
+        """The engine stored ``n`` texts' vectors under ``key``; ``notes`` say how, for the next report."""
+        self._key = key
+        self._elsewhere += n
+        self._notes += [note for note in notes if note not in self._notes]
+
+    def failed_with(self, line: str) -> None:
+        """Record that the model failed, in one line (redacted), before it encoded anything here."""
+        self.failed = True
+        self.errors[self.name] = redact(line)
+
+    def keep(self, name: str, make: Callable[[], AbstractContextManager]) -> None:
+        """Hold the resource ``make()`` opens (a Ray session) until the whole run ends, every model of it; opened at the
+        first call under ``name``, later calls of any model of the run find it open."""
+        if self._resources is None:
+            raise RuntimeError("this run holds no resources: build it with model_runs")
+        if name not in self._held:
+            self._resources.enter_context(make())
+            self._held.add(name)
 
     def fail(self, exc: BaseException) -> None:
         """Record that the model failed while encoding or scoring; the run goes on with the next model."""
@@ -201,11 +253,17 @@ def model_runs(
             just before a model's weights load; never for a model served from the cache.
 
     Yields:
-        n :class:`ModelRun` values; the caller asks each for its model or its vectors.
+        n :class:`ModelRun` values; the caller asks each for its model or its vectors, and passes its own encoding
+        reports through :meth:`ModelRun.reported`.  Their ``cache`` is ``cache``, or the one the options' engine needs
+        to hand its vectors over in (the Ray engine's, in memory, when ``cache`` is None).
     """
-    for i, name in enumerate(names):
-        run = ModelRun(name, i, len(names), options, cache, errors, progress, on_load)
-        run.note(0.0, f"{name}: looking in the embedding cache")
-        yield run
-        if not run.failed:
-            run.note(1.0, f"{run.label}: done")
+    cache = options.engine.cache_for(cache)
+    # What the engine keeps open for the whole run (a Ray instance) closes when the last model is done.
+    held: set[str] = set()
+    with contextlib.ExitStack() as resources:
+        for i, name in enumerate(names):
+            run = ModelRun(name, i, len(names), options, cache, errors, progress, on_load, _resources=resources, _held=held)
+            run.note(0.0, f"{name}: looking in the embedding cache")
+            yield run
+            if not run.failed:
+                run.note(1.0, f"{run.label}: done")

@@ -13,7 +13,10 @@ missing).  Finally the parts of the models that succeeded are copied into
 
 A chunk whose texts are all cached is scored without loading the model
 (:func:`core.models.warm.cached_model`); the weights load at the first chunk
-that needs them, at most once.
+that needs them, at most once.  With the Ray engine in the options
+(``run --engine ray``, :class:`core.models.engines.RayEngine`) each chunk's
+missing texts are encoded on Ray's actors into the cache first, so every
+chunk is served from the cache and scored here by the same code.
 """
 
 from __future__ import annotations
@@ -110,7 +113,6 @@ class ChunkedResult:
         n_pairs: pairs scored per model.
         n_rows: rows written (``n_pairs * len(models)``).
         seconds: wall time.
-        notes_extra: notes about the run as a whole (e.g. a capped Ray actor pool), printed before the models' own.
     """
 
     parquet: Path
@@ -121,7 +123,6 @@ class ChunkedResult:
     n_pairs: int = 0
     n_rows: int = 0
     seconds: float = 0.0
-    notes_extra: list[str] = field(default_factory=list)  # about the run itself, not one model (a capped Ray actor pool)
 
     @property
     def devices(self) -> dict[str, str]:
@@ -134,7 +135,7 @@ class ChunkedResult:
 
     @property
     def notes(self) -> list[str]:
-        return list(dict.fromkeys([*self.notes_extra, *(n for m in self.models for n in self.tallies[m].notes)]))
+        return list(dict.fromkeys(n for m in self.models for n in self.tallies[m].notes))
 
     @property
     def reports(self) -> dict[str, ModelTally]:
@@ -273,6 +274,7 @@ def _score_model(
             except Exception as exc:  # noqa: BLE001 - a model's encode may raise anything; the others must still run
                 run.fail(exc)
                 return None
+            report = run.reported(report)  # the texts the options' engine encoded (on Ray), and its notes
             if writer is None:
                 schema = pa.Schema.from_pandas(frame, preserve_index=False)
                 writer = pq.ParquetWriter(part, schema)

@@ -200,10 +200,12 @@ def run_pairs(
             run.note(done / max(total, 1), f"{run.label}: encoded {done}/{counted(total, 'new text')}")
 
         try:
-            frame, report = score_pairs(model, table, cache, progress=encoded, batch_size=options.batch_size)
+            # The run's cache: the caller's, or the one the options' engine filled (core.models.engines).
+            frame, report = score_pairs(model, table, run.cache, progress=encoded, batch_size=options.batch_size)
         except Exception as exc:  # noqa: BLE001 - a model's encode may raise anything; the others must still run
             run.fail(exc)
             continue
+        report = run.reported(report)
         frames.append(frame)
         result.reports[model.name] = report
         run.note(1.0, f"{model.name}: {report.n_encoded} encoded, {report.n_cached} from cache")

@@ -12,8 +12,8 @@ passage encoded exactly once in the result.
 Two Ray nodes, their actors loading the model twice and the dead node's
 detection take about 21 s on this 2-core machine when it is quiet (minutes
 under load), more than ``make test``'s budget allows, so ``make test`` runs the
-lighter form (the same audit on the one local Ray instance of
-``tests/core/scoring/test_ray_engine.py``, equal to the local run) and this
+lighter form (the same audit on the one local Ray instance,
+``tests/core/models/test_engines.py``, equal to the local run) and this
 test runs in ``make bench`` (``python -m bench audit_ray_cluster`` sets
 ``$COSINE_PROBE_RAY_CLUSTER_TEST=1``), or by hand with that variable set.
 """
@@ -24,10 +24,11 @@ import os
 
 import pytest
 
-from core import constants
 from core.audit.planted import planted_corpus
 from core.audit.run import audit_corpus
 from core.models.cache import EmbeddingCache
+from core.models.engines import RayEngine
+from core.models.options import EncodeOptions
 from core.models.registry import MINILM_L3_ONNX
 
 ray = pytest.importorskip("ray")
@@ -70,16 +71,16 @@ def test_a_killed_worker_node_loses_nothing_and_the_audit_equals_the_local_run(c
             made.remove_node(worker, allow_graceful=False)
 
     cache = EmbeddingCache(tmp_path / "e.sqlite")
-    on_ray = audit_corpus(
-        passages, [MINILM_L3_ONNX], THRESHOLD, cache=cache, engine=constants.ENGINE_RAY, ray_actors=2, ray_batch=8, progress=progress
-    )
+    options = EncodeOptions(engine=RayEngine(actors=2, batch_texts=8, quiet=True))
+    on_ray = audit_corpus(passages, [MINILM_L3_ONNX], THRESHOLD, cache=cache, options=options, progress=progress)
     assert not on_ray.errors
     # Killed mid-run: after the first batch of 8 came back, with the others still to come.
     done, total = killed_at[0].split("encoded ")[1].split(" texts")[0].split("/")
     assert 0 < int(done) < int(total) == N_PASSAGES
     assert not any(node["Alive"] for node in ray.nodes() if node["NodeID"] == worker.node_id)
-    note = on_ray.reports[on_ray.models[0]].notes[-1]
-    assert f"{N_PASSAGES} texts encoded on Ray by actors on 2 node(s)" in note, note  # the dead node had encoded some
+    report = on_ray.reports[on_ray.models[0]]
+    assert "encoded on Ray, by actors on 2 node(s)" in report.notes[-1], report.notes  # the dead node had encoded some
+    assert report.n_encoded == N_PASSAGES
     mine, theirs = _key(local.pairs), _key(on_ray.pairs)
     assert len(mine) >= 10, "the corpus must have close pairs to compare"
     assert mine.keys() == theirs.keys()

@@ -15,7 +15,7 @@ from core.audit.ray_audit import COL_NODE, file_shape, ray_audit
 from core.audit.run import pair_rows
 from tests.core.audit.vectors_files import write_vectors_file
 
-ray = pytest.importorskip("ray")
+pytest.importorskip("ray")
 
 THRESHOLD = 0.8
 ROWS, CELLS, PROBE = 600, 12, 3
@@ -39,14 +39,7 @@ def assert_same_pairs(ray_frame: pd.DataFrame, local: pd.DataFrame) -> None:
     assert (ray_frame["id_a"] < ray_frame["id_b"]).all()
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
-    yield
-    ray.shutdown()
-
-
-def test_the_audit_on_ray_lists_the_local_runs_pairs_once_each(local_ray, tmp_path):
+def test_the_audit_on_ray_lists_the_local_runs_pairs_once_each(ray_instance, tmp_path):
     matrix, ids, texts = write_vectors_file(tmp_path / "v.parquet", ROWS, twins=10)
     local = local_pairs(matrix, ids, texts)
     assert (local["kind"] == "twin").sum() >= 10 and len(local) > 50
@@ -69,7 +62,7 @@ def test_a_file_without_the_vector_column_is_refused_in_one_line(tmp_path):
         ray_audit(tmp_path / "bad.parquet", tmp_path / "out.parquet", 1.5)
 
 
-def test_the_command_runs_the_whole_audit_on_ray(local_ray, tmp_path, cli):
+def test_the_command_runs_the_whole_audit_on_ray(ray_instance, tmp_path, cli):
     """``audit --vectors FILE.parquet --engine ray --out DIR``: the Ray audit behind the command, its pairs in DIR."""
     import json
 

@@ -221,14 +221,10 @@ def test_device_batch_size_and_backend_reach_every_model_a_command_runs(argv, se
     assert {(o.device, o.batch_size, o.backend) for o in seen_options} == {("cpu", 3, "torch")}
 
 
-def test_the_run_command_and_its_ray_actors_take_the_flags(seen_options, minilm, tmp_path, capsys):
+def test_the_run_command_takes_the_flags_and_the_engine(seen_options, minilm, tmp_path, capsys):
     from core.cli import main as cli
-    from core.scoring.ray_engine import PairScorer
 
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("text_a\ttext_b\nA cat sat.\tA cat slept.\n", encoding="utf-8")
     assert cli.main(["run", "--suite", str(pairs), "--out", str(tmp_path / "out"), "--quiet", *FLAGS]) == 0, capsys.readouterr().err
-    assert {(o.device, o.batch_size, o.backend) for o in seen_options} == {("cpu", 3, "torch")}
-    # What the Ray engine hands each actor (the actor loads in its own process; here, in this one).
-    actor = PairScorer(MINILM_L6, EncodeOptions(device="cpu", batch_size=3, backend="torch"))
-    assert (actor.model.meta.backend, actor.batch_size) == ("torch", 3)
+    assert {(o.device, o.batch_size, o.backend, o.engine.name) for o in seen_options} == {("cpu", 3, "torch", "local")}
