@@ -21,7 +21,7 @@ from core.files.export import safe_frame
 from core.files.reader import apply_mapping, guess_mapping, parse_pairs
 from core.probes.index_settings import DEFAULT_SETTINGS, findings, metric_words, parse_settings, scale_note, wide_table
 from ui import history, resources, state, stores, uploads, widgets
-from ui.index_settings import changes_figure, changes_table
+from ui.index_settings import changes_figure, changes_table, own_threshold_note
 
 RESULT_KEY = "is_result"
 PROBES = {
@@ -131,6 +131,9 @@ if result is not None:
             "Each cell is the setting's value; coloured (by its change against float32) and marked * only where it moved beyond "
             "the intervals; — a figure the setting does not make."
         )
+        own_note = own_threshold_note(rows, metric)
+        if own_note:
+            st.caption(widgets.md_escape(own_note))
     with st.expander("Every figure: value [95% interval] per setting"):
         # Wide enough for "0.960 [0.88, 1.00]": the grid sizes a column by its first rows, often a bare "1.000".
         wide = {name: st.column_config.TextColumn(name, width=135) for name in result.settings}
