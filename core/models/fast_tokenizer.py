@@ -130,7 +130,7 @@ class FastFirstTokenizer:
             return self._fast.tokenize(text)
         return list(self.hub.tokenize(text, *args, **kwargs))
 
-    def __deepcopy__(self, memo: dict) -> FastFirstTokenizer:
+    def __deepcopy__(self, _memo: dict) -> FastFirstTokenizer:
         """A fresh instance over the same file (its own Hugging Face tokenizer, built on first use, as a copy would be)."""
         return FastFirstTokenizer(self._path, self._load_hub)
 
