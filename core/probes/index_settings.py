@@ -728,7 +728,7 @@ def run_index_settings(
     if FLOAT32_SETTING not in chosen:
         chosen.insert(0, FLOAT32_SETTING)
     boot = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
-    texts = _texts(pairs, retrieval, triples)
+    texts = probe_texts(pairs, retrieval, triples)
     errors: dict[str, str] = {}
     notes: list[str] = []
     vectors: dict[str, dict[str, np.ndarray]] = {}
@@ -777,8 +777,17 @@ def run_index_settings(
     return IndexSettingsResult(table, errors, notes, tuple(s.name for s in chosen), time.perf_counter() - start, every)
 
 
-def _texts(pairs: Mapping[str, pd.DataFrame], retrieval: RetrievalSuite | None, triples: Triples | None) -> list[str]:
-    """Every text the probes score, each once: what a model encodes."""
+def probe_texts(
+    pairs: Mapping[str, pd.DataFrame] | None = None, retrieval: RetrievalSuite | None = None, triples: Triples | None = None
+) -> list[str]:
+    """Every text the probes of :func:`run_index_settings` score, each once: what a model encodes (and a run's estimate counts).
+
+    Args:
+        pairs: probe name -> pairs table (``text_a``, ``text_b``).
+        retrieval: the retrieval suite, or None.
+        triples: a triples table, or None.
+    """
+    pairs = pairs or {}
     texts: list[str] = []
     for frame in pairs.values():
         texts += [*frame[constants.COL_TEXT_A].astype(str), *frame[constants.COL_TEXT_B].astype(str)]

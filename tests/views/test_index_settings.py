@@ -58,6 +58,14 @@ def test_page_scores_the_failure_mode_suite_under_each_setting():
     assert spec["data"][0]["x"] == SETTINGS[1:]
 
 
+def test_the_run_says_its_expected_time_before_the_click():
+    app = open_page(PAGE)
+    for probe in ("failure-modes", "retrieval"):
+        app.radio(key="is_probe").set_value(probe).run()
+        said = [c.value for c in app.caption if c.value.startswith("⏱️ Expected time:")]
+        assert len(said) == 1, (probe, [c.value for c in app.caption])
+
+
 def test_no_setting_disables_the_run():
     app = open_page(PAGE)
     app.multiselect(key="is_settings").set_value([]).run()
