@@ -115,9 +115,8 @@ def failure_rate_curves_figure(curves: pd.DataFrame, threshold: float, title: st
         threshold: the sidebar threshold (drawn as a dashed vertical line).
     """
     cats = ordered_categories(curves[constants.COL_CATEGORY])
-    data = curves.assign(
-        model_label=curves[constants.COL_MODEL].map(short), category_label=curves[constants.COL_CATEGORY].map(category_label)
-    )
+    drawn = _bends(curves, [constants.COL_MODEL, constants.COL_CATEGORY], "failure_rate")
+    data = drawn.assign(model_label=drawn[constants.COL_MODEL].map(short), category_label=drawn[constants.COL_CATEGORY].map(category_label))
     fig = px.line(
         data,
         x="threshold",
@@ -155,6 +154,17 @@ def failure_rate_curves_figure(curves: pd.DataFrame, threshold: float, title: st
     rows = -(-len(cats) // 3)
     fig.update_layout(height=max(300, 240 * rows + 80), margin={"l": 10, "r": 10, "t": 60, "b": 10})
     return fig
+
+
+def _bends(curves: pd.DataFrame, by: list[str], y: str) -> pd.DataFrame:
+    """Each curve's points without the inside of its flat stretches: the same line drawn, far fewer points.
+
+    A rate curve is flat over most of the grid (every pair above, or none); Chromium spent seconds drawing those
+    points. The table under the chart keeps every point.
+    """
+    values = curves.groupby(by, sort=False)[y]
+    inside_flat = (curves[y] == values.shift(1)) & (curves[y] == values.shift(-1))
+    return curves[~inside_flat]
 
 
 def hide_empty_panels(fig: go.Figure) -> None:

@@ -13,10 +13,13 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core import constants
-from core.probes.index_settings import FLOAT32, NOT_MADE, changed_cells, metric_words
+from core.probes.index_settings import FLOAT32, NOT_MADE, changed_cells, chart_cells, metric_words
 from ui.charts import category_label
 
 _MARGIN = {"l": 10, "r": 10, "t": 60, "b": 10}
+
+
+OWN_MARK = "†"  # a cell read at the setting's own threshold (a binary setting: its scores are not cosines)
 
 
 def changes_figure(table: pd.DataFrame, metric: str, title: str) -> go.Figure:
@@ -24,32 +27,27 @@ def changes_figure(table: pd.DataFrame, metric: str, title: str) -> go.Figure:
 
     Only a cell that moved beyond the intervals (:func:`core.probes.index_settings.changed_cells`) is coloured, by
     its change against float32, and marked ``*``: a drift inside the intervals stays white, so what changed stands
-    out.  A figure the setting does not make (a binary setting at the cosine threshold) reads ``—``.
+    out.  A binary setting's rate is at its own threshold and marked ``†`` (:func:`core.probes.index_settings.chart_cells`);
+    a figure the setting does not make reads ``—``.
 
     Args:
         table: rows of :func:`core.probes.index_settings.run_index_settings`'s table for one model and probe.
         metric: the metric to draw (``failure_rate``, ``win_rate``, ``recall_at_1``, ``mean_score`` ...).
         title: the chart's title.
     """
-    part = table[table["metric"] == metric]
+    cells = chart_cells(table, metric)
     settings = [s for s in dict.fromkeys(table["setting"]) if s != FLOAT32]
-    modes = list(dict.fromkeys(part[constants.COL_MODE]))
-    moved = changed_cells(table)
-    moved = moved[moved["metric"] == metric]
-    marked = set(zip(moved["setting"], moved[constants.COL_MODE], strict=True))
-    cells = part.set_index(["setting", constants.COL_MODE])
+    modes = list(dict.fromkeys(table.loc[table["metric"] == metric, constants.COL_MODE]))
+    modes += [m for m in dict.fromkeys(cells[constants.COL_MODE]) if m not in modes]
     z = np.full((len(modes), len(settings)), np.nan)
     text = [[NOT_MADE] * len(settings) for _ in modes]
-    changes = [[np.nan] * len(settings) for _ in modes]
-    for i, mode in enumerate(modes):
-        for j, setting in enumerate(settings):
-            if (setting, mode) not in cells.index:
-                continue
-            row = cells.loc[(setting, mode)]
-            moved_here = (setting, mode) in marked
-            z[i, j] = row["change"] if moved_here else 0.0
-            changes[i][j] = row["change"]
-            text[i][j] = f"{row['value']:.2f}{'*' if moved_here else ''}"
+    changes: list[list[float]] = [[np.nan] * len(settings) for _ in modes]
+    columns = (cells["setting"], cells[constants.COL_MODE], cells["value"].to_numpy(float), cells["change"].to_numpy(float))
+    for setting, mode, value, change, moved, own in zip(*columns, cells["moved"], cells["own_threshold"], strict=True):
+        i, j = modes.index(mode), settings.index(setting)
+        z[i, j] = change if moved else 0.0
+        changes[i][j] = change
+        text[i][j] = f"{value:.2f}{'*' if moved else ''}{OWN_MARK if own else ''}"
     span = float(np.nanmax(np.abs(z))) if np.isfinite(z).any() else 0.0
     fig = go.Figure(
         go.Heatmap(
@@ -77,6 +75,18 @@ def changes_figure(table: pd.DataFrame, metric: str, title: str) -> go.Figure:
         margin=_MARGIN,
     )
     return fig
+
+
+def own_threshold_note(table: pd.DataFrame, metric: str) -> str | None:
+    """The sentence under a chart of ``metric`` whose binary cells are at their own threshold (``†``), or None."""
+    cells = chart_cells(table, metric)
+    own = list(dict.fromkeys(cells.loc[cells["own_threshold"], "setting"]))
+    if not own:
+        return None
+    return (
+        f"{OWN_MARK} {', '.join(own)}: at {'its' if len(own) == 1 else 'their'} own calibrated threshold (scores on another scale "
+        "than a cosine are never read at the cosine one); the change is against float32 at its own threshold."
+    )
 
 
 def changes_table(table: pd.DataFrame, short_name: Callable[[str], str] = str) -> pd.DataFrame:

@@ -19,9 +19,9 @@ from core import constants
 from core.files.errors import PairsFileError
 from core.files.export import safe_frame
 from core.files.reader import apply_mapping, guess_mapping, parse_pairs
-from core.probes.index_settings import DEFAULT_SETTINGS, findings, metric_words, parse_settings, scale_note, wide_table
-from ui import history, resources, state, stores, uploads, widgets
-from ui.index_settings import changes_figure, changes_table
+from core.probes.index_settings import DEFAULT_SETTINGS, findings, metric_words, parse_settings, probe_texts, scale_note, wide_table
+from ui import history, progress, resources, state, stores, uploads, widgets
+from ui.index_settings import changes_figure, changes_table, own_threshold_note
 
 RESULT_KEY = "is_result"
 PROBES = {
@@ -78,7 +78,13 @@ if probe == YOUR_DATA and yours is not None:  # each pair once: the page scored 
     pairs = yours.drop_duplicates(constants.COL_PAIR_ID)[[constants.COL_TEXT_A, constants.COL_TEXT_B, constants.COL_CATEGORY]]
 chosen = st.multiselect("Index settings", list(DEFAULT_SETTINGS), default=list(DEFAULT_SETTINGS), key="is_settings")
 missing = probe in (YOUR_FILE, YOUR_DATA) and pairs is None
-if st.button(RUN_LABEL, type="primary", key="is_run", disabled=not selection.models or not chosen or missing):
+clicked = st.button(RUN_LABEL, type="primary", key="is_run", disabled=not selection.models or not chosen or missing)
+if not clicked and not missing:  # A long run says how long before it starts
+    to_score = pairs if pairs is not None else resources.suite(probe) if probe == constants.SUITE_FAILURE_MODES else None
+    retrieval = resources.retrieval_suite() if probe == constants.SUITE_RETRIEVAL else None
+    encoded = probe_texts({probe: to_score} if to_score is not None else None, retrieval)
+    progress.expected_caption(selection.models, encoded, selection.options, always=True)
+if clicked:
     with st.spinner("Encoding once per model, then scoring every setting…"):
         name = upload.name if upload is not None else probe
         ran = st.session_state[RESULT_KEY] = resources.index_settings_run(
@@ -132,6 +138,9 @@ if result is not None:
             "Each cell is the setting's value; coloured (by its change against float32) and marked * only where it moved beyond "
             "the intervals; — a figure the setting does not make."
         )
+        own_note = own_threshold_note(rows, metric)
+        if own_note:
+            st.caption(widgets.md_escape(own_note))
     with st.expander("Every figure: value [95% interval] per setting"):
         # Wide enough for "0.960 [0.88, 1.00]": the grid sizes a column by its first rows, often a bare "1.000".
         wide = {name: st.column_config.TextColumn(name, width=135) for name in result.settings}

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ import numpy as np
 
 from core.constants import BATCH_SIZE_BY_DEVICE, DEVICE_CPU, ENCODE_BATCH_SIZE
 from core.models.device import CPU_PROVIDER, provider_device
-from core.models.fast_tokenizer import FastTokenizer
+from core.models.fast_tokenizer import FastFirstTokenizer, FastTokenizer
 from core.models.protocols import Backend, BackendDefaults, Tokenizer
 from core.stats.similarity import normalize_rows
 
@@ -60,6 +61,36 @@ STATIC_MAX_TOKENS = 8192
 def _l2_normalize(x: np.ndarray) -> np.ndarray:
     """Unit rows by the one safe normalisation (:func:`core.stats.similarity.normalize_rows`); a zero or non-finite row is refused."""
     return normalize_rows(x).astype(np.float32)
+
+
+def _hub_tokenizer(folder: Path | str) -> Any:
+    """transformers' tokenizer of a folder, under the process-wide load lock."""
+    with HF_LOAD_LOCK:
+        from transformers import AutoTokenizer
+
+        return AutoTokenizer.from_pretrained(str(folder))
+
+
+def _truncating(file: Path, max_length: int) -> Any:
+    """A ``tokenizer.json`` that pads nothing and cuts at ``max_length`` (special tokens included), as a model encodes."""
+    from tokenizers import Tokenizer as _Tokenizer
+
+    fast = _Tokenizer.from_file(str(file))
+    # The shipped files pad every text to 128 and cut at 128: padding is done per batch instead.
+    fast.no_padding()
+    fast.enable_truncation(max_length=max_length)
+    return fast
+
+
+def padded_ids(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """(batch, longest) int64 ids padded with ``pad_id`` on the right, and the matching attention mask."""
+    width = max(len(r) for r in rows)
+    ids = np.full((len(rows), width), pad_id, dtype=np.int64)
+    mask = np.zeros((len(rows), width), dtype=np.int64)
+    for i, r in enumerate(rows):
+        ids[i, : len(r)] = r
+        mask[i, : len(r)] = 1
+    return ids, mask
 
 
 class TorchBackend(BackendDefaults):
@@ -165,7 +196,6 @@ class OnnxBackend(BackendDefaults):
     def __init__(self, onnx_path: Path, tokenizer_dir: Path, max_seq_length: int, providers: list[str] | None = None) -> None:
         with HF_LOAD_LOCK:
             import onnxruntime as ort
-            from transformers import AutoTokenizer
 
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = _THREADS
@@ -177,7 +207,17 @@ class OnnxBackend(BackendDefaults):
             opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self.session = ort.InferenceSession(str(onnx_path), opts, providers=providers or [CPU_PROVIDER])
             self.onnx_session = self.session
-            self.tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir))
+        # Encoding and counting read tokenizer.json by the tokenizers library; transformers (and the torch it imports)
+        # loads only when an explanation asks the Hugging Face tokenizer for more.
+        self._fast: Any = None
+        self._pad_id = 0
+        file = Path(tokenizer_dir) / "tokenizer.json"
+        if file.is_file():
+            self.tokenizer = FastFirstTokenizer(file, lambda: _hub_tokenizer(tokenizer_dir))
+            self._fast = _truncating(file, max_seq_length)
+            self._pad_id = self.tokenizer.pad_id or 0
+        else:
+            self.tokenizer = _hub_tokenizer(tokenizer_dir)
         # What the session really got: onnxruntime drops a provider it cannot start.
         self.device = provider_device(self.session.get_providers())
         self.batch_size = BATCH_SIZE_BY_DEVICE[self.device]
@@ -191,13 +231,22 @@ class OnnxBackend(BackendDefaults):
             if out.name == self._token_output and isinstance(out.shape[-1], int):
                 self.dimension = out.shape[-1]
 
+    def _encoded(self, batch: list[str]) -> dict[str, np.ndarray]:
+        """Ids, attention mask and token types of a batch, padded to its longest text and cut at the model's limit."""
+        if self._fast is None:
+            enc = self.tokenizer(batch, padding=True, truncation=True, max_length=self.max_seq_length, return_tensors="np")
+            return {k: enc[k].astype(np.int64) for k in ("input_ids", "attention_mask", "token_type_ids") if k in enc}
+        ids, mask = padded_ids([e.ids for e in self._fast.encode_batch(list(batch))], self._pad_id)
+        # One sentence per input: every token type is 0, as the Hugging Face tokenizer gives.
+        return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+
     def embed(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         batch_size = batch_size or self.batch_size
         rows = []
         for start in range(0, len(texts), batch_size):
             batch = texts[start : start + batch_size]
-            enc = self.tokenizer(batch, padding=True, truncation=True, max_length=self.max_seq_length, return_tensors="np")
-            feed = {k: enc[k].astype(np.int64) for k in ("input_ids", "attention_mask", "token_type_ids") if k in self._inputs}
+            enc = self._encoded(batch)
+            feed = {k: enc[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in self._inputs}
             (hidden,) = self.session.run([self._token_output], feed)
             mask = enc["attention_mask"][..., None].astype(np.float32)
             pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)

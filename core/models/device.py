@@ -119,16 +119,22 @@ def batch_size_for(device: str, override: int | None = None) -> int:
 
 @functools.cache
 def visible_devices() -> VisibleDevices:
-    """Ask torch and onnxruntime, once per process, what they can run on."""
-    import torch
+    """Ask torch and onnxruntime, once per process, what they can run on.
 
-    mps = getattr(torch.backends, "mps", None)
+    torch is asked only where it may see a GPU (:func:`may_have_gpu`): its import (seconds) is not paid by a
+    model that runs on ONNX, and a page never waits on the import lock while a background thread imports torch.
+    """
     try:
         import onnxruntime as ort
 
         providers = tuple(ort.get_available_providers())
     except ImportError:
         providers = (CPU_PROVIDER,)
+    if not may_have_gpu():
+        return VisibleDevices(onnx_providers=providers)
+    import torch
+
+    mps = getattr(torch.backends, "mps", None)
     return VisibleDevices(cuda=bool(torch.cuda.is_available()), mps=bool(mps is not None and mps.is_available()), onnx_providers=providers)
 
 
@@ -153,9 +159,9 @@ def choose_device(requested: str) -> str:
     """:func:`resolve_device` against this machine (see :func:`visible_devices`).
 
     ``auto`` on a machine that cannot have a GPU (:func:`may_have_gpu`) is the
-    CPU without importing torch: a run served from the cache stays torch-free
-    and reports the device a load would use.
+    CPU without asking torch or onnxruntime: a run served from the cache stays torch-free,
+    reports the device a load would use, and never waits for another thread's import of them.
     """
-    if (requested or "").strip().lower() == DEVICE_AUTO and "torch" not in sys.modules and not may_have_gpu():
+    if (requested or "").strip().lower() == DEVICE_AUTO and not may_have_gpu():
         return DEVICE_CPU
     return resolve_device(requested, visible_devices())

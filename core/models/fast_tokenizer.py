@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,8 @@ class FastTokenizer:
         return made
 
     def _setup(self, tok: Any, special_tokens: bool) -> None:
+        padding = tok.padding
+        self.pad_id: int | None = int(padding["pad_id"]) if padding else None  # the file's own, before padding is switched off
         tok.no_padding()
         tok.no_truncation()
         self._tok = tok
@@ -75,3 +78,63 @@ class FastTokenizer:
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         """The text of token ids (what occlusion embeds for a backend without an id path)."""
         return str(self._tok.decode(list(ids), skip_special_tokens=skip_special_tokens))
+
+
+# The keyword arguments of the counting call scoring makes (core.models.tokens.token_counts): nothing that pads or cuts.
+_COUNTING_KWARGS = frozenset({"add_special_tokens", "truncation", "verbose"})
+
+
+class FastFirstTokenizer:
+    """A model's Hugging Face tokenizer whose counting calls are answered by its ``tokenizer.json`` alone.
+
+    Scoring asks a tokenizer for token counts and pieces, which :class:`FastTokenizer` gives from the same file
+    with the same results. An ONNX model needs neither transformers nor torch to encode, yet its load built
+    transformers' AutoTokenizer for those two calls: importing both holds the GIL for about 2 s of CPU, which a
+    page drawn meanwhile waited for. Those calls go to :class:`FastTokenizer`; every other call or attribute
+    (the explanations' offsets, ids, decoding) goes to the Hugging Face tokenizer, built on first use by ``load_hub``.
+
+    Args:
+        path: the model's ``tokenizer.json``.
+        load_hub: builds the Hugging Face tokenizer of the same folder (called once, on first use).
+
+    Raises:
+        ValueError: the file is missing or not a tokenizer the library reads.
+    """
+
+    def __init__(self, path: str | Path, load_hub: Callable[[], Any]) -> None:
+        self._path = Path(path)
+        self._fast = FastTokenizer(path)
+        self._load_hub = load_hub
+        self._hub: Any = None
+        self._hub_lock = threading.Lock()
+        self.unk_token: str | None = self._fast.unk_token
+        self.pad_id = self._fast.pad_id
+
+    @property
+    def hub(self) -> Any:
+        """The Hugging Face tokenizer (built on first read)."""
+        with self._hub_lock:
+            if self._hub is None:
+                self._hub = self._load_hub()
+        return self._hub
+
+    def __call__(self, texts: Any, *args: Any, **kwargs: Any) -> Any:
+        """The counting call (``add_special_tokens``, no truncation) by the file alone; any other by the Hugging Face tokenizer."""
+        if not args and set(kwargs) <= _COUNTING_KWARGS and not kwargs.get("truncation", False):
+            return self._fast(texts, add_special_tokens=bool(kwargs.get("add_special_tokens", True)))
+        return self.hub(texts, *args, **kwargs)
+
+    def tokenize(self, text: str, *args: Any, **kwargs: Any) -> list[str]:
+        """Subword pieces without special tokens (by the file alone when asked nothing more)."""
+        if not args and not kwargs:
+            return self._fast.tokenize(text)
+        return list(self.hub.tokenize(text, *args, **kwargs))
+
+    def __deepcopy__(self, _memo: dict) -> FastFirstTokenizer:
+        """A fresh instance over the same file (its own Hugging Face tokenizer, built on first use, as a copy would be)."""
+        return FastFirstTokenizer(self._path, self._load_hub)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # never reached for the members set in __init__; keeps copy and pickle from building the hub
+            raise AttributeError(name)
+        return getattr(self.hub, name)

@@ -48,7 +48,7 @@ import numpy as np
 
 from core.constants import BACKEND_AUTO, BACKEND_CHOICES, BACKEND_ENV_VAR, ONNX_EXPORT_FOLDER, ONNX_OPSET, ONNX_VERIFY_TOLERANCE
 from core.messages import typed_first_line
-from core.models.backends import HF_LOAD_LOCK, Backend, OnnxBackend, _l2_normalize
+from core.models.backends import HF_LOAD_LOCK, Backend, OnnxBackend, _l2_normalize, padded_ids
 from core.models.bundled import BUNDLES, sha256_file, verify_file
 from core.models.registry import BACKEND_ONNX, BACKEND_TORCH, SOURCE_BUNDLED, ModelMeta
 from core.paths import cache_dir
@@ -404,15 +404,8 @@ class ExactOnnxBackend(OnnxBackend):
         torch_twin: Callable[[], Backend] | None = None,
     ) -> None:
         super().__init__(onnx_path, model_folder, max_seq_length, providers=providers)
-        from tokenizers import Tokenizer
-
-        fast = Tokenizer.from_file(str(model_folder / "tokenizer.json"))
-        # The shipped file pads every text to 128 and cuts at 128: padding is done per batch below instead.
-        fast.no_padding()
-        fast.enable_truncation(max_length=max_seq_length)
-        self._fast = fast
-        pad = getattr(self.tokenizer, "pad_token_id", None)
-        self._pad_id = int(pad) if pad is not None else 0
+        if self._fast is None:
+            raise ValueError(f"{model_folder}: an exact export encodes with its tokenizer.json, and it is missing")
         self._twin_factory = torch_twin
         self._twin: Backend | None = None
         self._twin_lock = threading.Lock()
@@ -454,17 +447,6 @@ class ExactOnnxBackend(OnnxBackend):
             (hidden,) = self.session.run([self._token_output], {"input_ids": batch_ids, "attention_mask": mask})
             out[chosen] = _mean_pool(hidden, mask)
         return _l2_normalize(out)
-
-
-def padded_ids(rows: Sequence[Sequence[int]], pad_id: int) -> tuple[np.ndarray, np.ndarray]:
-    """(batch, longest) int64 ids padded with ``pad_id`` on the right, and the matching attention mask."""
-    width = max(len(r) for r in rows)
-    ids = np.full((len(rows), width), pad_id, dtype=np.int64)
-    mask = np.zeros((len(rows), width), dtype=np.int64)
-    for i, r in enumerate(rows):
-        ids[i, : len(r)] = r
-        mask[i, : len(r)] = 1
-    return ids, mask
 
 
 def _mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -755,7 +755,7 @@ def run_index_settings(
     if FLOAT32_SETTING not in chosen:
         chosen.insert(0, FLOAT32_SETTING)
     boot = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
-    texts = _texts(pairs, retrieval, triples)
+    texts = probe_texts(pairs, retrieval, triples)
     errors: dict[str, str] = {}
     notes: list[str] = []
     vectors: dict[str, dict[str, np.ndarray]] = {}
@@ -805,8 +805,17 @@ def run_index_settings(
     return IndexSettingsResult(table, errors, notes, tuple(s.name for s in chosen), time.perf_counter() - start, every, reports)
 
 
-def _texts(pairs: Mapping[str, pd.DataFrame], retrieval: RetrievalSuite | None, triples: Triples | None) -> list[str]:
-    """Every text the probes score, each once: what a model encodes."""
+def probe_texts(
+    pairs: Mapping[str, pd.DataFrame] | None = None, retrieval: RetrievalSuite | None = None, triples: Triples | None = None
+) -> list[str]:
+    """Every text the probes of :func:`run_index_settings` score, each once: what a model encodes (and a run's estimate counts).
+
+    Args:
+        pairs: probe name -> pairs table (``text_a``, ``text_b``).
+        retrieval: the retrieval suite, or None.
+        triples: a triples table, or None.
+    """
+    pairs = pairs or {}
     texts: list[str] = []
     for frame in pairs.values():
         texts += [*frame[constants.COL_TEXT_A].astype(str), *frame[constants.COL_TEXT_B].astype(str)]
@@ -933,6 +942,48 @@ def changed_cells(table: pd.DataFrame) -> pd.DataFrame:
     moved = merged[outside]
     moved = moved.iloc[np.argsort(-moved["change"].abs().to_numpy(), kind="stable")]
     return moved[CHANGE_COLUMNS].reset_index(drop=True)
+
+
+# A rate at the cosine threshold and the same rate at the setting's own threshold: what a setting on another scale shows instead.
+OWN_THRESHOLD_TWIN = {METRIC_FAILURE_RATE: METRIC_FAILURE_RATE_OWN, METRIC_MATCH_RATE: METRIC_MATCH_RATE_OWN}
+CHART_CELL_COLUMNS = ["setting", constants.COL_MODE, "metric", "value", "change", "moved", "own_threshold"]
+
+
+def chart_cells(table: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Each setting's figure per mode for a chart of ``metric``, a setting on another scale read at its own threshold.
+
+    A binary setting makes no rate at the cosine threshold (its scores are not cosines); where ``metric`` is such a
+    rate, its cell is the same rate at its own calibrated threshold, and its change is against float32's rate at
+    float32's own threshold (two rates at calibrated thresholds), never against float32 at the cosine one.
+
+    Args:
+        table: rows of :attr:`IndexSettingsResult.table` (with ``change``) for one model and probe.
+        metric: the figure charted (``failure_rate``, ``win_rate``, ``mean_score`` ...).
+
+    Returns:
+        Columns :data:`CHART_CELL_COLUMNS`, one row per setting other than float32 and mode that has the figure:
+        ``metric`` the row read, ``moved`` whether it moved beyond the intervals (:func:`changed_cells`),
+        ``own_threshold`` whether it is read at the setting's own threshold in place of ``metric``.
+
+    Raises:
+        ValueError: ``metric`` is not in ``table``.
+    """
+    if metric not in set(table["metric"]):
+        raise ValueError(f"no figure {metric!r} in this table; it has {', '.join(map(repr, dict.fromkeys(table['metric'])))}")
+    keys = ["setting", constants.COL_MODE]
+    rows = table[(table["metric"] == metric) & (table["setting"] != FLOAT32)]
+    twin = OWN_THRESHOLD_TWIN.get(metric)
+    if twin is not None:
+        off = {name for name in dict.fromkeys(table["setting"]) if not parse_setting(name).scale.cosine}
+        own = table[(table["metric"] == twin) & table["setting"].isin(off)]
+        rows = pd.concat([rows, own[~own.set_index(keys).index.isin(rows.set_index(keys).index)]])
+    moved = changed_cells(table)
+    marked = set(zip(moved["setting"], moved[constants.COL_MODE], moved["metric"], strict=True))
+    out = rows.assign(
+        moved=[cell in marked for cell in zip(rows["setting"], rows[constants.COL_MODE], rows["metric"], strict=True)],
+        own_threshold=rows["metric"] != metric,
+    )
+    return out[CHART_CELL_COLUMNS].reset_index(drop=True)
 
 
 def findings(table: pd.DataFrame, short_name: Callable[[str], str] = str) -> list[str]:

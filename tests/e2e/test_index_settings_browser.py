@@ -1,8 +1,9 @@
 """End-to-end: the Index settings page in headless Chromium at 1280x800, the failure-mode suite under every default setting.
 
 A user scores the suite, reads the finding first, is told why binary is never read at the cosine threshold,
-sees what moved and the change chart, and opens every figure: binary's row at the cosine threshold is not made
-(``—``), its row at its own threshold is.  Screenshots land in tests/screenshots/ (``index-settings-*.png``).
+sees what moved and the change chart, whose binary cells are its rates at its own calibrated threshold (``†``), and
+opens every figure: binary's row at the cosine threshold is not made (``—``), its row at its own threshold is.
+Screenshots land in tests/screenshots/ (``index-settings-*.png``).
 
 Run: ``.venv/bin/python -m pytest tests/e2e/test_index_settings_browser.py -q``
 """
@@ -56,6 +57,12 @@ def test_binary_is_read_at_its_own_threshold_and_the_finding_leads(small_page, s
     E.wait_charts_drawn(page)
     chart = main.locator("[data-testid='stPlotlyChart']").first
     expect(chart).to_be_visible()
+    # The chart's binary cells are its failure rates at its own calibrated threshold, marked † and said under the chart.
+    heat = chart.locator(".js-plotly-plot").first.evaluate("div => ({x: div.data[0].x, text: div.data[0].text})")
+    column = heat["x"].index("binary")
+    binary_cells = [row[column] for row in heat["text"]]
+    assert binary_cells and all(cell.endswith("†") for cell in binary_cells), binary_cells
+    expect(main.get_by_text("own calibrated threshold", exact=False).first).to_be_visible()
     E.screenshot(page, "index-settings-failure-modes")
 
     # Every figure: binary has no failure rate at the cosine threshold, and one at its own threshold.
@@ -68,4 +75,7 @@ def test_binary_is_read_at_its_own_threshold_and_the_finding_leads(small_page, s
     assert len(at_cosine) >= 7 and (at_cosine["binary"] == "—").all() and (at_cosine["binary-rescore"] == "—").all()
     assert (at_cosine["float32"] != "—").all()
     assert len(at_own) == len(at_cosine) and all(E.to_float(v) >= 0 for v in at_own["binary"])
+    # The chart's binary cells are those rates at its own threshold, not the cosine threshold's "—".
+    charted = sorted(float(cell.rstrip("*†")) for cell in binary_cells)
+    assert charted == pytest.approx(sorted(round(E.to_float(v), 2) for v in at_own["binary"]), abs=0.0051)
     E.element_screenshot(page, grid, "index-settings-every-figure")

@@ -41,10 +41,14 @@ def test_page_scores_the_failure_mode_suite_under_each_setting():
     assert len(app.get("plotly_chart")) == 1
     first = json.loads(app.get("plotly_chart")[0].proto.spec)
     assert first["layout"]["title"]["text"].endswith("failure rate")  # the failure rate is drawn first
-    # One cell per setting and mode, float32 the baseline (not a column); binary's cells at the cosine threshold are not made.
+    # One cell per setting and mode, float32 the baseline (not a column); binary's cells are its rates at its own threshold (†),
+    # never "—" where a reader looks for them, never at the cosine threshold.
     heat = first["data"][0]
     assert heat["type"] == "heatmap" and heat["x"] == ["binary", "dims:64"]
-    assert {row[0] for row in heat["text"]} == {"—"}
+    own = expected.table[(expected.table["setting"] == "binary") & (expected.table["metric"] == "failure_rate_own_threshold")]
+    assert [row[0].rstrip("*†") for row in heat["text"]] == [f"{v:.2f}" for v in own["value"]]
+    assert all(row[0].endswith("†") for row in heat["text"]) and not any(row[1].endswith("†") for row in heat["text"])
+    assert any(c.value.startswith("† binary") and "own calibrated threshold" in c.value for c in app.caption)
     # The long table in one CSV, and each table and chart its own downloads, each saying what it holds.
     labels = [b.label for b in app.get("download_button")]
     assert {"Table (CSV)", "⬇ CSV · index settings MiniLM L6 failure rate", "⬇ JSON · index settings every figure"} <= set(labels)
@@ -55,6 +59,14 @@ def test_page_scores_the_failure_mode_suite_under_each_setting():
     spec = json.loads(app.get("plotly_chart")[0].proto.spec)
     assert "mean score" in spec["layout"]["title"]["text"]
     assert spec["data"][0]["x"] == SETTINGS[1:]
+
+
+def test_the_run_says_its_expected_time_before_the_click():
+    app = open_page(PAGE)
+    for probe in ("failure-modes", "retrieval"):
+        app.radio(key="is_probe").set_value(probe).run()
+        said = [c.value for c in app.caption if c.value.startswith("⏱️ Expected time:")]
+        assert len(said) == 1, (probe, [c.value for c in app.caption])
 
 
 def test_no_setting_disables_the_run():

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from core.models.backends import padded_ids
 from core.models.loading import LoadedModel
-from core.models.onnx_export import padded_ids
 from core.models.protocols import ExplainTokenizer
 from core.stats.similarity import normalize_rows
 

@@ -60,7 +60,7 @@ def test_unknown_device_names_are_refused(bad):
 
 
 def test_this_machine_has_no_gpu_so_auto_is_the_cpu():
-    """The probe itself (torch asked for real): the test machine has no GPU."""
+    """The probe itself: the test machine has no GPU (torch is not even asked: no GPU device file)."""
     seen = dev.visible_devices()
     assert seen.cuda is False and seen.mps is False
     assert dev.choose_device("auto") == "cpu"
@@ -115,6 +115,7 @@ class _Recorder(BackendDefaults):
 def fake_gpu(monkeypatch):
     """torch 'sees' a CUDA GPU and onnxruntime has its CUDA provider; backends record instead of loading."""
     monkeypatch.setattr(dev, "visible_devices", lambda: WITH_CUDA)
+    monkeypatch.setattr(dev, "may_have_gpu", lambda: True)
     torch_recorder = type("TorchRecorder", (_Recorder,), {"calls": []})
     onnx_recorder = type("OnnxRecorder", (_Recorder,), {"calls": []})
     monkeypatch.setattr(loading, "TorchBackend", torch_recorder)
@@ -279,9 +280,19 @@ def test_auto_asks_torch_only_when_a_gpu_may_be_there(monkeypatch):
     monkeypatch.delitem(dev.sys.modules, "torch", raising=False)
     monkeypatch.setattr(dev, "may_have_gpu", lambda: False)
     assert dev.choose_device("auto") == "cpu"
+    # Nor once torch is imported (or being imported by another thread, whose import lock a page would wait on).
+    monkeypatch.setitem(dev.sys.modules, "torch", object())
+    assert dev.choose_device("auto") == "cpu"
     monkeypatch.setattr(dev, "visible_devices", lambda: WITH_CUDA)
     monkeypatch.setattr(dev, "may_have_gpu", lambda: True)
     assert dev.choose_device("auto") == "cuda"
+
+
+def test_the_probe_imports_torch_only_where_a_gpu_may_be(monkeypatch):
+    monkeypatch.setattr(dev, "may_have_gpu", lambda: False)
+    monkeypatch.setitem(dev.sys.modules, "torch", None)  # an import of torch now raises
+    seen = dev.visible_devices.__wrapped__()
+    assert (seen.cuda, seen.mps) == (False, False) and CPU_PROVIDER in seen.onnx_providers
 
 
 def test_a_warm_run_reports_the_device_and_backend_a_cold_run_would(minilm, tmp_path, monkeypatch):

@@ -153,3 +153,50 @@ def test_token_rows(tok):
 def test_token_rows_one_model_is_identical_to_itself(tok):
     (row,) = token_rows([(MINILM_L6, tok)], ["Google acquired YouTube"])
     assert row["identical_across_models"] and row["max_tokens"] == max_seq_length(MINILM_L6)
+
+
+# ------------------------------------------- an ONNX model's tokenizer: the file for counting, transformers only when asked more
+
+
+def test_fast_first_tokenizer_counts_from_the_file_and_asks_transformers_only_for_more():
+    from transformers import AutoTokenizer
+
+    from core.models.bundled import tokenizer_path
+    from core.models.fast_tokenizer import FastFirstTokenizer
+
+    folder = tokenizer_path("minilm_l6", verify_weights=False)
+    built = []
+
+    def hub():
+        built.append(1)
+        return AutoTokenizer.from_pretrained(str(folder))
+
+    tok = FastFirstTokenizer(folder / "tokenizer.json", hub)
+    texts = ["The patient is not allergic to penicillin", "zorbixal"]
+    counted = tok(texts, add_special_tokens=True, truncation=False, verbose=False)["input_ids"]
+    pieces = tok.tokenize("zorbixal")
+    assert not built and tok.unk_token == "[UNK]" and tok.pad_id == 0  # what scoring asks needs no transformers
+    reference = AutoTokenizer.from_pretrained(str(folder))
+    assert counted == reference(texts, add_special_tokens=True, truncation=False)["input_ids"]
+    assert pieces == reference.tokenize("zorbixal")
+    # Anything more (offsets, padding, ids to pieces) is the Hugging Face tokenizer's, built once.
+    assert tok(texts[0], truncation=True, max_length=4)["input_ids"] == reference(texts[0], truncation=True, max_length=4)["input_ids"]
+    assert tok.is_fast and tok.convert_ids_to_tokens([101]) == ["[CLS]"] and len(built) == 1
+
+
+def test_an_onnx_model_loads_and_encodes_without_importing_transformers_or_torch():
+    """transformers and torch (about 2 s of CPU holding the GIL) were imported by every ONNX load, for its tokenizer alone."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from core.models.loading import load_model\n"
+        "model = load_model('sentence-transformers/paraphrase-MiniLM-L3-v2')\n"
+        "from core.models.encode import encode_texts\n"
+        "encode_texts(model, ['The patient is allergic to penicillin'], None)\n"
+        "print('torch' in sys.modules, 'transformers' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy(), timeout=300, check=True)
+    assert done.stdout.split() == ["False", "False"], done.stderr[-2000:]

@@ -340,6 +340,34 @@ def test_changed_cells_are_those_each_outside_the_others_interval():
     assert moved[c.FLOAT32].tolist() == [1.0, 0.36]
 
 
+def test_chart_cells_read_an_off_scale_setting_at_its_own_threshold_against_float32_at_its_own():
+    rows = [
+        ("float32", "m", "p", "failure_rate", "negation", 0.50, 0.40, 0.60, 55),
+        ("float32", "m", "p", "failure_rate_own_threshold", "negation", 0.30, 0.20, 0.40, 55),
+        ("int8", "m", "p", "failure_rate", "negation", 0.52, 0.42, 0.62, 55),
+        ("int8", "m", "p", "failure_rate_own_threshold", "negation", 0.31, 0.21, 0.41, 55),
+        # binary has no rate at the cosine threshold: its cell is its rate at its own threshold, moved against float32's own
+        ("binary", "m", "p", "failure_rate_own_threshold", "negation", 0.80, 0.70, 0.90, 55),
+        ("binary", "m", "p", "mean_score", "negation", 0.71, 0.68, 0.73, 55),
+        ("float32", "m", "p", "failure_rate", "hedging", 0.9, 0.8, 1.0, 20),
+        ("int8", "m", "p", "failure_rate", "hedging", 0.9, 0.8, 1.0, 20),  # binary made no figure here: no cell
+    ]
+    cells = c.chart_cells(_table(rows), "failure_rate")
+    assert list(cells.columns) == c.CHART_CELL_COLUMNS
+    got = {(r.setting, r.mode): (r.metric, r.value, r.own_threshold, r.moved) for r in cells.itertuples()}
+    assert got == {
+        ("int8", "negation"): ("failure_rate", 0.52, False, False),
+        ("binary", "negation"): ("failure_rate_own_threshold", 0.80, True, True),
+        ("int8", "hedging"): ("failure_rate", 0.9, False, False),
+    }
+    binary = cells[cells["setting"] == "binary"].iloc[0]
+    assert binary["change"] == pytest.approx(0.50)  # 0.80 - float32's 0.30 at its own threshold, never 0.80 - 0.50
+    # A figure with no own-threshold twin (mean score) reads only its own rows; an unknown figure is refused.
+    assert set(c.chart_cells(_table(rows), "mean_score")["setting"]) == {"binary"}
+    with pytest.raises(ValueError, match="no figure 'recall_at_1'"):
+        c.chart_cells(_table(rows), "recall_at_1")
+
+
 def test_findings_name_what_moved_and_what_did_not():
     rows = [
         ("float32", "m", "p", "recall_at_1", "all", 0.36, 0.31, 0.41, 270),
