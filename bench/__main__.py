@@ -51,6 +51,10 @@ FIGURES = {
     "audit_1m_methods": audit_1m.methods,
     # the whole audit (partition, verify, classify) on a three-node Ray cluster, a worker node killed mid-run
     "audit_ray_partitions": functools.partial(audit.ray_cluster, "tests/core/audit/test_ray_audit_cluster.py"),
+    # eight browser sessions at once on one server (make test runs the same test with four)
+    "concurrency_8": functools.partial(
+        audit.ray_cluster, "tests/e2e/test_concurrency.py::test_concurrent_sessions", COSINE_PROBE_CONCURRENCY_SESSIONS="8"
+    ),
 }
 RESULTS = Path(__file__).parent / "results.json"
 
@@ -105,6 +109,7 @@ def _headline(name: str, fig: dict) -> str:
         "audit_1m": ("seconds", "cpu_seconds", "peak_rss_mb", "recall", "planted_found", "below_threshold", "load_average_1min_before"),
         "audit_1m_methods": ("rows", "load_average_1min_after"),
         "audit_ray_partitions": ("passed", "seconds", "load_average_1min_before"),
+        "concurrency_8": ("passed", "seconds", "load_average_1min_before"),
         "browser": (
             "home_idle_s",
             "first_cosine_s",

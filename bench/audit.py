@@ -75,11 +75,12 @@ def audit_scale(n: int = 100_000) -> dict:
     return figure
 
 
-def ray_cluster(test: str = "tests/core/audit/test_ray.py") -> dict:
+def ray_cluster(test: str = "tests/core/audit/test_ray.py", **env: str) -> dict:
     """``tests/core/audit/test_ray.py`` in full: the audit on a two-node Ray cluster, a worker node killed mid-run
     (or another such cluster test: ``tests/core/audit/test_ray_audit_cluster.py``, the whole audit on three nodes).
 
-    Too slow for ``make test`` on 2 cores (two Ray nodes, the model loaded by two actors, the dead node's
+    Also any other test too slow for ``make test`` at full size, its size given by ``env`` (the eight-session
+    concurrency test). Too slow for ``make test`` on 2 cores (two Ray nodes, the model loaded by two actors, the dead node's
     detection), so it runs here: whether it passed, and its seconds with the load average beside them.
     """
     import os
@@ -87,7 +88,7 @@ def ray_cluster(test: str = "tests/core/audit/test_ray.py") -> dict:
     import sys
     import time
 
-    env = {**os.environ, "COSINE_PROBE_RAY_CLUSTER_TEST": "1", "COSINE_PROBE_HISTORY": "off"}
+    env = {**os.environ, "COSINE_PROBE_RAY_CLUSTER_TEST": "1", "COSINE_PROBE_HISTORY": "off", **env}
     load = os.getloadavg()[0]
     start = time.perf_counter()
     done = subprocess.run(
