@@ -51,6 +51,7 @@ guard_precision_recall  # core/probes/retrieval/guard.py
 perturb_matches  # core/probes/retrieval/suite_checks.py
 suite_counts  # core/probes/retrieval/suite.py
 user_retrieval  # GateRun field (core/gate/run.py): the triples and BEIR results a gate ran, for callers and tests
+ENV_VARS  # core/constants.py: every environment variable's record, read by docs/development.md's table and its test
 
 # Library-facing names vulture cannot see being used.
 _.graph_optimization_level  # onnxruntime.SessionOptions, set in core/models/backends.py

@@ -52,6 +52,7 @@ ENV_DEBUG = EnvVar("COSINE_PROBE_DEBUG", "any value: the CLI shows a failure's t
 ENV_RAY_ADDRESS = EnvVar("RAY_ADDRESS", "the Ray cluster --engine ray joins", "a local Ray instance")
 ENV_RAY_USE_TLS = EnvVar("RAY_USE_TLS", "1, true or yes: the Ray cluster speaks TLS", "no TLS")
 ENV_OPENAI_BASE_URL = EnvVar("OPENAI_BASE_URL", "an endpoint model's base URL when none is given", "https://api.openai.com/v1")
+ENV_OPENAI_API_KEY = EnvVar("OPENAI_API_KEY", "the key an endpoint model sends when --api-key-env names no other variable", "no key")
 ENV_HF_ENDPOINT = EnvVar("HF_ENDPOINT", "the Hugging Face hub probed for a model not cached", "https://huggingface.co")
 ENV_HF_HUB_OFFLINE = EnvVar("HF_HUB_OFFLINE", "set (not 0 or false): the hub is never probed", "the hub is probed")
 ENV_CUDA_VISIBLE_DEVICES = EnvVar("CUDA_VISIBLE_DEVICES", "blank or -1: no GPU is looked for", "every GPU")
@@ -72,6 +73,7 @@ ENV_VARS = (
     ENV_RAY_ADDRESS,
     ENV_RAY_USE_TLS,
     ENV_OPENAI_BASE_URL,
+    ENV_OPENAI_API_KEY,
     ENV_HF_ENDPOINT,
     ENV_HF_HUB_OFFLINE,
     ENV_CUDA_VISIBLE_DEVICES,

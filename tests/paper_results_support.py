@@ -12,7 +12,8 @@ EXTRA = "acme/tiny-embedder"  # a model neither paper tested
 PENICILLIN = ("The patient is allergic to penicillin", "The patient is not allergic to penicillin")
 
 
-def _rows(model: str, suite: str, category: str, cosines, **extra) -> list[dict]:
+def pair_rows(model: str, suite: str, category: str, cosines, **extra) -> list[dict]:
+    """One result row per cosine: ``model``'s pairs of ``category`` in ``suite``, numbered, with ``extra`` columns."""
     return [
         {
             constants.COL_MODEL: model,
@@ -59,20 +60,20 @@ def hand_results() -> pd.DataFrame:
     rows: list[dict] = []
     for model in (EXTRA, MINILM):  # the extra model first: orientation must follow the paper, not result order
         # failure-modes suite: positives mean 0.8, sample SD 0.1
-        rows += _rows(model, constants.SUITE_FAILURE_MODES, constants.CAT_POSITIVE, [0.8, 0.7, 0.9])
-        rows += _rows(model, constants.SUITE_FAILURE_MODES, constants.CAT_NEGATION, [0.9, 0.95])
+        rows += pair_rows(model, constants.SUITE_FAILURE_MODES, constants.CAT_POSITIVE, [0.8, 0.7, 0.9])
+        rows += pair_rows(model, constants.SUITE_FAILURE_MODES, constants.CAT_NEGATION, [0.9, 0.95])
         rows.append(
             {
-                **_rows(model, constants.SUITE_FAILURE_MODES, constants.CAT_NEGATION, [0.947])[0],
+                **pair_rows(model, constants.SUITE_FAILURE_MODES, constants.CAT_NEGATION, [0.947])[0],
                 constants.COL_PAIR_ID: "neg-002",
                 constants.COL_TEXT_A: PENICILLIN[0],
                 constants.COL_TEXT_B: PENICILLIN[1],
             }
         )
         # baseline: positive mean 0.7, negative mean 0.05 -> dynamic range 0.65
-        rows += _rows(model, constants.SUITE_BASELINE, constants.CAT_POSITIVE, [0.8, 0.6])
-        rows += _rows(model, constants.SUITE_BASELINE, constants.CAT_NEGATIVE, [0.1, 0.0])
-        rows += _rows(model, constants.SUITE_BASELINE, constants.CAT_ENTITY_SWAP, [0.99, 0.97])
+        rows += pair_rows(model, constants.SUITE_BASELINE, constants.CAT_POSITIVE, [0.8, 0.6])
+        rows += pair_rows(model, constants.SUITE_BASELINE, constants.CAT_NEGATIVE, [0.1, 0.0])
+        rows += pair_rows(model, constants.SUITE_BASELINE, constants.CAT_ENTITY_SWAP, [0.99, 0.97])
     # OOV: MiniLM deltas (both) = -0.1, -0.05; (second only) = 0.2, 0.3
     rows += _oov(MINILM, "Google", "Xylophrix", 0.8, 0.9, 0.6)
     rows += _oov(MINILM, "Microsoft", "Quarbitone", 0.7, 0.75, 0.4)

@@ -70,7 +70,7 @@ from core.stats.similarity import UnnormalizableRows, normalize_rows
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 BASE_URL_ENV = constants.ENV_OPENAI_BASE_URL.name
-DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_KEY_ENV = constants.ENV_OPENAI_API_KEY.name
 # Availability (GET /models) answers within this many seconds, like a hub probe.
 CHECK_TIMEOUT_SECONDS = 5.0
 # Per request (core.settings.endpoint_timeout); a hanging server costs (MAX_RETRIES + 1) times it, 45 s by default.

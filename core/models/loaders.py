@@ -39,7 +39,7 @@ from core.models.registry import (
     LOADER_STATIC,
     ModelMeta,
 )
-from core.models.sources import Availability, source_of
+from core.models.sources import Availability, model_fingerprint, source_of
 
 TOKENIZER_FILE = "tokenizer.json"
 
@@ -135,7 +135,7 @@ class Loader:
 
     def fingerprint(self, meta: ModelMeta, snapshot: str | Path | None = None) -> str:
         """What identifies the weights a load uses, without loading them (the embedding cache key's part)."""
-        return source_of(meta).fingerprint(meta, snapshot)
+        return model_fingerprint(meta, snapshot)
 
     def fingerprint_before_load(self, meta: ModelMeta) -> tuple[str, str | None]:
         """(fingerprint known now or "", cached hub snapshot or None): a folder is fingerprinted before its weights

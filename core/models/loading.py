@@ -140,11 +140,6 @@ _REGISTRY_LOCK = threading.Lock()
 LOAD_COUNTS: dict[str, int] = {}
 
 
-def _build_backend(meta: ModelMeta, allow_remote_code: bool, device: str = DEVICE_CPU, snapshot: str | None = None) -> Backend:
-    """The backend for a model on a resolved device, by the loader its record names; a hub model loads from ``snapshot`` when cached."""
-    return loader_for(meta).build(meta, LoadRequest(device=device, allow_remote_code=allow_remote_code, snapshot=snapshot))
-
-
 def placement(meta: ModelMeta, device: str, backend: str | None) -> tuple[str, str]:
     """Where a model runs and on what: (resolved device, backend), as a load resolves them (its loader's record says).
 

@@ -278,7 +278,7 @@ SOURCES: dict[str, Source] = {
         SOURCE_LOCAL,
         "local folder",
         _local_available,
-        lambda meta, verify: Path(meta.local_path or meta.name),
+        lambda meta, _verify: Path(meta.local_path or meta.name),
         _local_fingerprint,
         weights=lambda meta, snapshot: (meta.local_path or meta.name, {"local_files_only": True}),
     ),
@@ -286,14 +286,14 @@ SOURCES: dict[str, Source] = {
         SOURCE_HUB,
         "Hugging Face cache or hub",
         _hub_available,
-        lambda meta, verify: hub_snapshot(meta),
+        lambda meta, _verify: hub_snapshot(meta),
         _hub_fingerprint,
         known_before_load=False,
         weights=_hub_weights,
         snapshot=in_hf_cache,
     ),
     SOURCE_ENDPOINT: Source(
-        SOURCE_ENDPOINT, "an endpoint", _endpoint_available, lambda meta, verify: None, _endpoint_fingerprint, remote_code=False
+        SOURCE_ENDPOINT, "an endpoint", _endpoint_available, lambda meta, _verify: None, _endpoint_fingerprint, remote_code=False
     ),
 }
 

@@ -682,14 +682,14 @@ class IndexSettingsResult:
     def history_record(self, name: str) -> HistoryRecord:
         """The pairs with the float32 ``cosine`` and each setting's ``score_<setting>`` beside it, the settings it ran and
         its whole table (NaN as null). A run that scored no pairs (the retrieval suite or triples alone) gives none: the
-        history stores pairs, its table is in ``--out``."""
+        history stores pairs, and such a run's figures are its table (printed, and written to ``--out`` when given)."""
         import json
 
         table = json.loads(self.table.to_json(orient="records"))
         return HistoryRecord(
             self.pairs,
             {"index_settings": list(self.settings), "table": table},
-            nothing="the run scored no pairs (a retrieval or triples run's table is in --out)",
+            nothing="the run scored no pairs (a retrieval or triples run's figures are its table, not pairs to compare)",
         )
 
 

@@ -49,6 +49,11 @@ def test_no_module_spells_a_variable_name_of_its_own():
             spelled = isinstance(node, ast.Constant) and isinstance(node.value, str)
             if spelled and (node.value in NAMES or re.fullmatch(r"COSINE_PROBE_[A-Z_]+", node.value)):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
+            # A name of its own kept in a constant (``X_ENV = "SOME_VARIABLE"``) is read later through that constant.
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                if any(re.search(r"(^|_)ENV(_|$)", t) for t in targets):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {targets[0]} = {node.value.value!r}")
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
                 owner = node.func.value
                 owner_name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")

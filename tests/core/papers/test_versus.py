@@ -6,6 +6,7 @@ import math
 
 import pandas as pd
 import pytest
+from paper_results_support import pair_rows
 
 from core import constants
 from core.papers import reference
@@ -13,32 +14,18 @@ from core.papers.versus import FAILURE_MODE_TABLES, VERSUS_COLUMNS, published_vs
 
 MINILM = reference.MODEL_MINILM
 EXTRA = "acme/tiny-embedder"  # a model the paper did not test
+FAILURE = constants.SUITE_FAILURE_MODES
 NEGATION = [0.65, 0.72, 0.81, 0.70]  # one exactly at 0.70: not above it
 POSITIVE = [0.9, 0.6]
-
-
-def _rows(model: str, category: str, cosines: list[float], suite: str = constants.SUITE_FAILURE_MODES) -> list[dict]:
-    return [
-        {
-            constants.COL_MODEL: model,
-            constants.COL_SUITE: suite,
-            constants.COL_CATEGORY: category,
-            constants.COL_PAIR_ID: f"{suite}-{category}-{i}",
-            constants.COL_TEXT_A: f"{category} a{i}",
-            constants.COL_TEXT_B: f"{category} b{i}",
-            constants.COL_COSINE: c,
-        }
-        for i, c in enumerate(cosines)
-    ]
 
 
 @pytest.fixture(scope="module")
 def versus() -> pd.DataFrame:
     results = pd.DataFrame(
-        _rows(MINILM, constants.CAT_NEGATION, NEGATION)
-        + _rows(MINILM, constants.CAT_POSITIVE, POSITIVE)
-        + _rows(EXTRA, constants.CAT_NEGATION, [0.99, 0.98])
-        + _rows(MINILM, constants.CAT_NEGATION, [0.0, 0.0], suite=constants.SUITE_BASELINE)  # another suite: not read
+        pair_rows(MINILM, FAILURE, constants.CAT_NEGATION, NEGATION)
+        + pair_rows(MINILM, FAILURE, constants.CAT_POSITIVE, POSITIVE)
+        + pair_rows(EXTRA, FAILURE, constants.CAT_NEGATION, [0.99, 0.98])
+        + pair_rows(MINILM, constants.SUITE_BASELINE, constants.CAT_NEGATION, [0.0, 0.0])  # another suite: not read
     )
     return published_vs_ours(results)
 

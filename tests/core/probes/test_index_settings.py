@@ -402,3 +402,15 @@ def test_pairs_without_controls_say_why_binary_has_no_rate(shared_cache):
     ]
     binary = result.table[result.table["setting"] == "binary"]
     assert set(binary["metric"]) == {c.METRIC_MEAN_SCORE}
+
+
+def test_a_run_without_pairs_says_why_it_is_not_stored_without_naming_an_output_it_may_not_have(capsys, monkeypatch, tmp_path):
+    """A retrieval- or triples-only run stores no history; the note must not send the reader to an --out never given."""
+    from core.cli.history import record_result_history
+    from core.probes.index_settings import IndexSettingsResult
+
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(tmp_path / "history.duckdb"))
+    table = pd.DataFrame({"setting": ["float32"], "model": [MINILM_L6], "metric": ["recall_at_1"], "value": [1.0]})
+    assert record_result_history("index-settings", "retrieval", IndexSettingsResult(table), {}) is None
+    err = capsys.readouterr().err
+    assert err.startswith("note: not stored in the history: the run scored no pairs") and "--out" not in err, err
