@@ -168,7 +168,7 @@ def _served(name: str) -> bool:
     from core.models.loaders import loader_for
 
     try:
-        return loader_for(registry.resolve(name)).served
+        return not loader_for(registry.resolve(name)).weights_here
     except ValueError:
         return False
 
