@@ -41,7 +41,7 @@ from core.history import store as history_store
 from core.history.diff import RunDiff, diff_runs
 from core.models import registry
 from core.models.cache import EmbeddingCache
-from core.models.loading import Availability, LoadedModel, availability, load_tokenizer
+from core.models.loading import Availability, LoadedModel, ModelUnavailable, availability, load_tokenizer
 from core.models.options import EncodeOptions
 from core.models.runs import load
 from core.papers import failure_modes, oov, reference, reproduce, suites, versus
@@ -76,9 +76,20 @@ def first_sighting(notes: list[str]) -> list[str]:
     return new
 
 
-@st.cache_resource(show_spinner=False)
 def model(name: str, options: EncodeOptions) -> LoadedModel:
-    """A loaded model as ``options`` say (device, backend, remote code), shared by all sessions (raises ModelUnavailable)."""
+    """A loaded model as ``options`` say (device, backend, remote code), shared by all sessions (raises ModelUnavailable).
+
+    A model a server encodes (an endpoint) is refused before any load: its one shared instance would carry the first
+    session's endpoint settings and key to every other session, and nothing here (explanations) can use it anyway.
+    """
+    reason = core.probes.explain.not_explainable(name)
+    if reason:
+        raise ModelUnavailable(reason)
+    return _shared_model(name, options)
+
+
+@st.cache_resource(show_spinner=False)
+def _shared_model(name: str, options: EncodeOptions) -> LoadedModel:
     return load(name, options)
 
 

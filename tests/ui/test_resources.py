@@ -107,3 +107,18 @@ def test_a_note_is_toasted_once_per_server_not_once_per_session():
     toasts = [[t.value for t in app.toast] for app in (first, second)]
     assert any("exported once" in t for t in toasts[0]) and not any("exported once" in t for t in toasts[1]), toasts
     assert any("1 note" in e.label for e in second.expander)  # the second session still has it, collapsed
+
+
+def test_a_model_a_server_encodes_is_refused_before_any_load(monkeypatch):
+    """The shared model instance is one per process: an endpoint's would carry one session's key to every other."""
+    from core.models import registry
+    from core.models.loading import ModelUnavailable
+    from core.models.options import EncodeOptions
+
+    loads: list[str] = []
+    monkeypatch.setattr(resources, "load", lambda name, options: loads.append(name))
+    with pytest.raises(ModelUnavailable, match="served by an endpoint"):
+        resources.model("openai:text-embedding-3-small", EncodeOptions())
+    assert loads == []
+    resources.model(registry.MINILM_L6, EncodeOptions())
+    assert loads == [registry.MINILM_L6]

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from core import constants
 from core.models.loading import LoadedModel
-from core.models.registry import SOURCE_ENDPOINT, resolve
+from core.models.loaders import loader_for
+from core.models.registry import resolve
 from core.probes.explain.forward import is_torch
 from core.probes.explain.gradients import integrated_gradients
 from core.probes.explain.occlusion import occlusion
@@ -26,10 +27,10 @@ def not_explainable(name: str) -> str | None:
     vectors of whole texts, each one a paid request.
     """
     try:
-        endpoint = resolve(name).source == SOURCE_ENDPOINT
+        weights_here = loader_for(resolve(name)).weights_here
     except ValueError:
         return None
-    if not endpoint:
+    if weights_here:
         return None
     return (
         f"{name} is served by an endpoint, so it cannot be explained here: explanations need the model's own tokenizer "
