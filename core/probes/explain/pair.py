@@ -9,8 +9,8 @@ it, the page shows it).  An endpoint's model cannot be explained here at all
 from __future__ import annotations
 
 from core import constants
-from core.models.loading import LoadedModel
 from core.models.loaders import loader_for
+from core.models.loading import LoadedModel
 from core.models.registry import resolve
 from core.probes.explain.forward import is_torch
 from core.probes.explain.gradients import integrated_gradients
