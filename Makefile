@@ -13,7 +13,7 @@ CHROMIUM ?= /usr/bin/chromium
 
 setup: $(STAMP) warm
 
-# Issue 33, warm by default: the shipped suites and the pages' examples encoded once by the default models
+# Warm by default: the shipped suites and the pages' examples encoded once by the default models
 # (about 100 s the first time on 2 busy cores, mostly mpnet; a few seconds when already warm: nothing is encoded again).
 warm: $(STAMP)
 	$(BIN)/python -m core models --warm || echo "warning: the embedding cache is not warm; the app fills it in the background"
@@ -48,11 +48,15 @@ run: setup
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
+# The test files spread over the machine's cores (at most 4 workers). A file's tests stay on one worker, in their
+# order, so a module's shared fixtures (a server, a page under AppTest, a Ray session) are built once.
+PYTEST := $(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile
+
 test: setup browser
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 test-fast: setup
-	$(BIN)/python -m pytest -m "not browser"
+	$(PYTEST) -m "not browser"
 
 bench: setup
 	$(BIN)/python -m bench

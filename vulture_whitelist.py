@@ -38,7 +38,7 @@ validate_oov  # core/files/validators.py: the shipped OOV suite's rules (tests/c
 suite_report  # core/papers/suites.py: data/README.md's variety figures
 REFERENCE_CATEGORIES  # core/papers/reference.py: the categories a published figure may carry
 
-# Added by work in progress on other issues at the time vulture was added (issue 17);
+# Added by work in progress at the time vulture was added;
 # not judged here. Their authors wire each up or delete it, then remove its line.
 COL_ORIGIN  # core/constants.py
 COL_REVISION  # core/constants.py
