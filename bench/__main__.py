@@ -51,7 +51,7 @@ FIGURES = {
     "audit_1m_methods": audit_1m.methods,
     # the whole audit (partition, verify, classify) on a three-node Ray cluster, a worker node killed mid-run
     "audit_ray_partitions": functools.partial(audit.ray_cluster, "tests/core/audit/test_ray_audit_cluster.py"),
-    # eight browser sessions at once on one server (make test runs the same test with four)
+    # eight browser sessions at once on one server (make test runs the same test with three)
     "concurrency_8": functools.partial(
         audit.ray_cluster, "tests/e2e/test_concurrency.py::test_concurrent_sessions", COSINE_PROBE_CONCURRENCY_SESSIONS="8"
     ),

@@ -101,3 +101,13 @@ def ray_instance():
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
     yield ray
     ray.shutdown()
+
+
+def pytest_collection_modifyitems(config, items):
+    """The browser files first (a stable sort: each file's tests keep their order).
+
+    ``make test`` hands whole files to its workers in collection order (pytest-xdist's ``--dist loadfile``): the long
+    browser files started last left one worker running the final one alone while the other sat idle; started first,
+    the many short files fill the gaps at the end.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("browser") is None)

@@ -76,20 +76,17 @@ def first_sighting(notes: list[str]) -> list[str]:
     return new
 
 
+@st.cache_resource(show_spinner=False)
 def model(name: str, options: EncodeOptions) -> LoadedModel:
     """A loaded model as ``options`` say (device, backend, remote code), shared by all sessions (raises ModelUnavailable).
 
     A model a server encodes (an endpoint) is refused before any load: its one shared instance would carry the first
     session's endpoint settings and key to every other session, and nothing here (explanations) can use it anyway.
+    The refusal is raised, so it is never cached.
     """
     reason = core.probes.explain.not_explainable(name)
     if reason:
         raise ModelUnavailable(reason)
-    return _shared_model(name, options)
-
-
-@st.cache_resource(show_spinner=False)
-def _shared_model(name: str, options: EncodeOptions) -> LoadedModel:
     return load(name, options)
 
 

@@ -2,7 +2,7 @@
 
 One server with two bundled models selected by default (MiniLM-L6 on torch,
 MiniLM-L3 on ONNX Runtime), one headless Chromium, and ``N_SESSIONS``
-(4 here, 8 under ``make bench``'s ``concurrency_8``; ``$COSINE_PROBE_CONCURRENCY_SESSIONS``)
+(3 here, 8 under ``make bench``'s ``concurrency_8``; ``$COSINE_PROBE_CONCURRENCY_SESSIONS``)
 browser contexts, each its own Streamlit session, driven at the same time
 through Playwright's async API (one event loop, ``asyncio.gather``):
 
@@ -61,9 +61,9 @@ SKIP_REASON = E.chromium_available()
 # ONNX first: its load imports AutoTokenizer at the moment the Tokenizer-page
 # sessions do (the race core.backends.HF_LOAD_LOCK closes).
 MODELS = (registry.MINILM_L3_ONNX, registry.MINILM_L6)
-# Four sessions in `make test` keep every role (a suite of each kind, a Compare-only session, a Tokenizer-first one)
-# at half the cost; `make bench` (figure `concurrency_8`) runs the eight-session stress of the same test.
-N_SESSIONS = int(os.environ.get("COSINE_PROBE_CONCURRENCY_SESSIONS", "4"))
+# Three sessions in `make test` keep every role (a suite of each kind, and a Tokenizer-first session that then only compares)
+# for less; `make bench` (figure `concurrency_8`) runs the eight-session stress of the same test.
+N_SESSIONS = int(os.environ.get("COSINE_PROBE_CONCURRENCY_SESSIONS", "3"))
 # Sessions whose first page on the cold server is Tokenizer, not Compare: the last quarter.
 TOKENIZER_FIRST = set(range(N_SESSIONS - max(1, N_SESSIONS // 4), N_SESSIONS))
 _FAILURE_MODES = ("failure-modes", "Failure modes", "Run failure-mode suite", f"Results for {len(MODELS)} model(s)")

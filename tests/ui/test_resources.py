@@ -117,6 +117,7 @@ def test_a_model_a_server_encodes_is_refused_before_any_load(monkeypatch):
 
     loads: list[str] = []
     monkeypatch.setattr(resources, "load", lambda name, options: loads.append(name))
+    resources.model.clear()
     with pytest.raises(ModelUnavailable, match="served by an endpoint"):
         resources.model("openai:text-embedding-3-small", EncodeOptions())
     assert loads == []
