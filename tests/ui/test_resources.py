@@ -118,8 +118,11 @@ def test_a_model_a_server_encodes_is_refused_before_any_load(monkeypatch):
     loads: list[str] = []
     monkeypatch.setattr(resources, "load", lambda name, options: loads.append(name))
     resources.model.clear()
-    with pytest.raises(ModelUnavailable, match="served by an endpoint"):
-        resources.model("openai:text-embedding-3-small", EncodeOptions())
-    assert loads == []
-    resources.model(registry.MINILM_L6, EncodeOptions())
-    assert loads == [registry.MINILM_L6]
+    try:
+        with pytest.raises(ModelUnavailable, match="served by an endpoint"):
+            resources.model("openai:text-embedding-3-small", EncodeOptions())
+        assert loads == []
+        resources.model(registry.MINILM_L6, EncodeOptions())
+        assert loads == [registry.MINILM_L6]
+    finally:
+        resources.model.clear()  # the stand-in's None must not outlive this test in the shared cache
