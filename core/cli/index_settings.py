@@ -43,6 +43,17 @@ EXAMPLES = (
 PROBE_SUITES = (constants.SUITE_FAILURE_MODES, constants.SUITE_RETRIEVAL)
 
 
+def _run_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """What every index-settings run takes from the command line: the cache, the encode options, progress, threshold, seed."""
+    return {
+        "cache": embedding_cache(args),
+        "options": run_options(args),
+        "progress": None if args.quiet else print_progress,
+        "threshold": args.threshold,
+        "seed": args.seed,
+    }
+
+
 def register(subparsers) -> None:
     """Add the ``index-settings`` command."""
     from core.probes.index_settings import DEFAULT_SETTINGS, PRECISIONS
@@ -168,11 +179,7 @@ def cmd_index_settings(args) -> int:
         pairs=pairs,
         retrieval=retrieval,
         triples=triples,
-        cache=embedding_cache(args),
-        options=run_options(args),
-        progress=None if args.quiet else print_progress,
-        threshold=args.threshold,
-        seed=args.seed,
+        **_run_settings(args),
     )
     if not args.quiet:
         print(file=sys.stderr)
@@ -247,11 +254,7 @@ def _through_store(args, settings, out) -> int:
                     settings,
                     pairs=pairs,
                     queries=queries,
-                    cache=embedding_cache(args),
-                    options=run_options(args),
-                    progress=None if args.quiet else print_progress,
-                    threshold=args.threshold,
-                    seed=args.seed,
+                    **_run_settings(args),
                 ),
                 handle.uri.display,
             ),
@@ -288,11 +291,7 @@ def _on_vectors(args, settings, pairs, queries):
             probe=PROBE_VECTORS_QUERIES,
             pairs=pairs,
             queries=queries,
-            cache=embedding_cache(args),
-            options=run_options(args),
-            progress=None if args.quiet else print_progress,
-            threshold=args.threshold,
-            seed=args.seed,
+            **_run_settings(args),
         )
     except ValueError as exc:
         if not args.quiet:
