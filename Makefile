@@ -42,7 +42,7 @@ browser:
 	  || { test -x $(CHROMIUM) && echo "warning: no emoji font; page icons show as boxes in screenshots"; }; }
 
 run: setup
-	$(BIN)/streamlit run app.py --server.port $(PORT)
+	$(BIN)/python -m ui.serve --server.port $(PORT)
 
 # The documentation site on http://localhost:8000, rebuilt as docs/ and the docstrings change.
 docs: setup

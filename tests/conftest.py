@@ -12,10 +12,12 @@ itself), and the run history is off unless a test names a history file.
 
 from __future__ import annotations
 
+import functools
 import os
 
 import pytest
 from hypothesis import HealthCheck, settings
+from streamlit.components.v2 import manifest_scanner
 
 from core import settings as core_settings
 from core.constants import BACKEND_ENV_VAR, CACHE_ENV_VAR, HISTORY_ENV_VAR, WARM_ENV_VAR
@@ -30,6 +32,11 @@ TEST_RESAMPLES = 200
 settings.register_profile("default", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("nightly", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+# Each new AppTest scans every installed distribution's metadata for Streamlit components on its first run (0.3 s
+# here, paid by every AppTest in the suite); what is installed does not change while the tests run.
+manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -23,6 +23,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -116,7 +117,8 @@ def free_port() -> int:
 
 @dataclass
 class StreamlitServer:
-    """``streamlit run app.py`` in a subprocess, with its log in a file."""
+    """``python -m ui.serve`` (``make run``: ``streamlit run app.py`` once the pages' imports are done) in a subprocess,
+    with its log in a file."""
 
     root: Path
     env: dict[str, str]
@@ -129,11 +131,11 @@ class StreamlitServer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        streamlit = self.root / ".venv" / "bin" / "streamlit"
-        cmd = [
-            str(streamlit) if streamlit.exists() else "streamlit",
-            "run",
-            "app.py",
+        python = self.root / ".venv" / "bin" / "python"
+        cmd = [  # what ``make run`` starts: the pages' imports first, then ``streamlit run app.py``
+            str(python) if python.exists() else sys.executable,
+            "-m",
+            "ui.serve",
             "--server.port",
             str(self.port),
             "--server.address",
@@ -331,14 +333,14 @@ def settled_height(page, timeout_ms: int = 5_000) -> int:
 
 
 CHARTS_DRAWN_JS = """
-() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+() => [...document.querySelectorAll('[data-testid="stPlotlyChart"], [data-testid="stVegaLiteChart"]')]
   .filter(c => c.getClientRects().length > 0)  // charts in a hidden tab or a closed expander are never drawn
-  .every(c => c.querySelector('.main-svg .trace, .main-svg .hm, .main-svg image') !== null)
+  .every(c => c.querySelector('.main-svg .trace, .main-svg .hm, .main-svg image, canvas.marks, svg.marks') !== null)
 """
 
 
 def wait_charts_drawn(page, timeout_ms: int = 5_000) -> None:
-    """Wait (bounded) until every Plotly chart on the page has drawn its traces, so a screenshot never shows an empty frame."""
+    """Wait (bounded) until every chart on the page (Plotly, Vega-Lite) has drawn, so a screenshot never shows an empty frame."""
     with contextlib.suppress(Exception):  # a shot of a slow chart beats no shot; the tests assert on data, not pixels
         page.wait_for_function(CHARTS_DRAWN_JS, timeout=timeout_ms)
     page.wait_for_timeout(150)

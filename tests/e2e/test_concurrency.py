@@ -7,7 +7,7 @@ browser contexts, each its own Streamlit session, driven at the same time
 through Playwright's async API (one event loop, ``asyncio.gather``):
 
 1. every session opens the cold server at once: three quarters on Compare,
-   whose first visit scores the default pair and builds the heatmap, so both
+   whose first visit scores the default pair, so both
    models load while those sessions ask for them, and the last quarter on
    Tokenizer, which loads only the tokenizers meanwhile (then goes to Compare);
 2. all sessions (after a barrier) type their *own* pair, marked

@@ -1,5 +1,5 @@
 """Every table and chart a page draws has CSV and JSON downloads (README): drawn through ``ui.widgets`` (``table``,
-``results_table``, ``chart``, ``pair_chart``), or, where a page draws one itself, with ``widgets.downloads`` beside it."""
+``results_table``, ``chart``, ``vega_chart``, ``pair_chart``), or, where a page draws one itself, with ``widgets.downloads`` beside it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-DRAWS = re.compile(r"\bst\.(dataframe|plotly_chart)\(")
+DRAWS = re.compile(r"\bst\.(dataframe|plotly_chart|altair_chart)\(")
 # Where a page or helper calls Streamlit's own table or chart, and why its downloads are still there.
 OWN_DRAWING = {
     "views/papers.py": "a styled table (pandas Styler): widgets.downloads(comp) follows it",

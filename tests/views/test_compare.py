@@ -8,6 +8,8 @@ import os
 import tempfile
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 import pytest
 
 from core.papers.suites import control_pairs
@@ -40,6 +42,19 @@ def heatmaps(at: AppTest) -> list[dict]:
     return [s for s in specs if s["data"] and s["data"][0].get("type") == "heatmap"]
 
 
+def bar_chart(at: AppTest) -> tuple[dict, list[pd.DataFrame]]:
+    """Compare's cosine chart (Vega-Lite): its spec, and each layer's data in layer order."""
+    proto = next(el.proto for el in at.get("vega_lite_chart") if '"bar"' in el.proto.spec)
+    spec = json.loads(proto.spec)
+    datasets = {d.name: pa.ipc.open_stream(d.data.data).read_pandas() for d in proto.datasets}
+    return spec, [datasets[layer["data"]["name"]] for layer in spec["layer"]]
+
+
+def layer(spec: dict, mark: str) -> int:
+    """The position of the chart's layer drawn with ``mark``."""
+    return next(i for i, one in enumerate(spec["layer"]) if one["mark"]["type"] == mark)
+
+
 @pytest.fixture(scope="module")
 def at() -> AppTest:
     return open_page("views/compare.py", timeout=120)
@@ -52,12 +67,15 @@ def test_default_pair_is_scored_on_first_load(at):
     assert row["published"] == pytest.approx(0.92)  # the paper's section 4.6 figure for this pair
     assert row["tokens A"] == 10 and row["tokens B"] == 11 and not row["truncated"]
     assert any(DEFAULT_A in t.value and DEFAULT_B in t.value for t in at.text)
-    # bar chart + token splits in the per-model expander
-    bars = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
-    assert any(d.get("type") == "bar" and d.get("orientation") == "h" for s in bars for d in s["data"])
-    codes = [c.value for c in at.code]
-    assert "the patient is allergic to pen ##ici ##llin" in codes
-    assert "the patient is not allergic to pen ##ici ##llin" in codes
+    # bar chart (a bar per model, along the cosine axis) + token splits in the per-model expander
+    spec, data = bar_chart(at)
+    bars = spec["layer"][layer(spec, "bar")]
+    assert bars["encoding"]["x"]["field"] == "cosine" and bars["encoding"]["y"]["field"] == "label"
+    assert data[layer(spec, "bar")]["cosine"].tolist() == pytest.approx([row["cosine"]])
+    texts = [t.value for t in at.text]
+    assert "the patient is allergic to pen ##ici ##llin" in texts
+    assert "the patient is not allergic to pen ##ici ##llin" in texts
+    assert not at.code  # plain text: Streamlit's code highlighter (1.5 MB of JavaScript) held the first view
 
 
 def test_threshold_changes_verdict(at):
@@ -159,9 +177,10 @@ def test_marker_switches_to_each_models_calibrated_threshold(at):
     row = minilm_row(at)
     assert row["threshold"] == pytest.approx(own)
     assert row["verdict"] == ("above threshold" if row["cosine"] > own else "below threshold")
-    bars = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
-    ticks = [t for spec in bars for t in spec["data"] if t.get("name") == "model's calibrated threshold"]
-    assert ticks and as_array(ticks[0]["x"])[0] == pytest.approx(own)
+    spec, data = bar_chart(at)
+    ticks = data[layer(spec, "tick")]
+    assert ticks["what"].tolist() == ["model's calibrated threshold"] and ticks["threshold"].iloc[0] == pytest.approx(own)
+    assert "model's calibrated threshold" in spec["layer"][layer(spec, "tick")]["encoding"]["color"]["scale"]["domain"]
     at.radio(key="cmp_marker").set_value("global").run()
     assert minilm_row(at)["threshold"] == pytest.approx(at.slider(key="threshold").value)
 
@@ -178,9 +197,12 @@ def test_compare_table_leads_with_key_numbers_and_shows_a_dash_for_nothing_publi
     assert proto.placeholder == "—"  # a missing published value reads "—", never "None"
     notes = compare_table(app)["note"]
     assert not any("shared/notes" in n or ".md" in n for n in notes)
-    bars = next(json.loads(el.proto.spec) for el in app.get("plotly_chart") if json.loads(el.proto.spec)["data"][0].get("type") == "bar")
-    assert bars["layout"]["showlegend"] is True  # colour means the verdict, even when every bar shares one
-    assert bars["layout"]["xaxis"]["range"][1] > 1.0  # room for a bar value of 0.99 past the axis end
+    spec, data = bar_chart(app)
+    color = spec["layer"][layer(spec, "bar")]["encoding"]["color"]
+    # colour means the verdict, even when every bar shares one: a legend names it
+    assert color["legend"] is not None and set(data[layer(spec, "bar")]["verdict"]) <= set(color["scale"]["domain"])
+    end = spec["layer"][layer(spec, "bar")]["encoding"]["x"]["scale"]["domain"][1]
+    assert end > 1.0 and end > max(data[layer(spec, "bar")]["cosine"]) + 0.05  # room for a bar's value past its end
 
 
 def test_heatmap_scale_is_fixed_and_cells_above_threshold_are_marked(at):
@@ -205,9 +227,9 @@ def test_result_leads_with_its_finding_then_the_table_then_the_chart(at):
     sentence = " ".join(md_escape(s) for s in compare_findings(frame))
     assert sentence.startswith("MiniLM\\-L6 scores this pair") and f"{row['cosine']:.3f}".replace(".", "\\.") in sentence
     kinds = [node.type for node in at.main]  # top-level elements in drawing order
-    order = [k for k in kinds if k in ("markdown", "dataframe", "plotly_chart")]
+    order = [k for k in kinds if k in ("markdown", "dataframe", "vega_lite_chart")]
     assert [m.value for m in at.markdown].count(sentence) == 1
-    assert order.index("dataframe") < order.index("plotly_chart")
+    assert order.index("dataframe") < order.index("vega_lite_chart")
     assert not [i for i in at.info if "ONNX export" in i.value]  # one-off notes are never a box above the results
 
 
@@ -219,25 +241,23 @@ def test_bar_chart_zooms_to_the_scores_keeps_its_order_and_names_the_threshold_i
     monkeypatch.setenv("COSINE_PROBE_DEFAULT_MODELS", f"{MINILM},{MINILM_L6_INT8}")
     app = open_page("views/compare.py", timeout=120)
 
-    def bars() -> dict:
-        return next(
-            s
-            for s in (json.loads(el.proto.spec) for el in app.get("plotly_chart"))
-            if any(d.get("type") == "bar" and d.get("orientation") == "h" for d in s["data"])
-        )
-
     table = compare_table(app)
     cosines = sorted(table["cosine"])
-    spec = bars()
-    start, end = spec["layout"]["xaxis"]["range"]
+    spec, data = bar_chart(app)
+    x = spec["layer"][layer(spec, "bar")]["encoding"]["x"]
+    start, end = x["scale"]["domain"]
     assert 0 < start < cosines[0] and end > cosines[-1]  # zoomed to the scores, not 0-1
-    assert f"starts at {start:.2f}" in spec["layout"]["xaxis"]["title"]["text"]
-    order = spec["layout"]["yaxis"]["categoryarray"]
+    assert f"starts at {start:.2f}" in x["title"]
+    order = spec["layer"][layer(spec, "bar")]["encoding"]["y"]["sort"]
     assert sorted(order) == sorted(table["model"])  # the models, in a fixed order
-    assert any(d.get("name") == "threshold 0.70" for d in spec["data"])  # in the legend
-    assert not [a for a in spec["layout"].get("annotations", []) if "threshold" in str(a.get("text", ""))]  # not on the line
+    rule = layer(spec, "rule")
+    assert data[rule]["what"].tolist() == ["threshold 0.70"] and data[rule]["at"].tolist() == [0.7]  # in the legend
+    assert "threshold 0.70" in spec["layer"][rule]["encoding"]["color"]["scale"]["domain"]
+    written = [one["encoding"]["text"]["field"] for one in spec["layer"] if one["mark"]["type"] == "text"]
+    assert written == ["cosine"]  # the bars' values; no label written on the threshold's line
     app.slider(key="threshold").set_value(round((cosines[0] + cosines[1]) / 2, 2) if cosines[1] - cosines[0] > 0.02 else 0.1).run()
-    assert bars()["layout"]["yaxis"]["categoryarray"] == order  # the same order whatever the verdicts
+    spec, _ = bar_chart(app)
+    assert spec["layer"][layer(spec, "bar")]["encoding"]["y"]["sort"] == order  # the same order whatever the verdicts
     # every table and chart has its downloads, each saying what it holds
     labels = [b.proto.label for b in app.get("download_button")]
     assert {"⬇ CSV · compare table", "⬇ CSV · compare cosines", "⬇ JSON · compare cosines"} <= set(labels), labels
