@@ -1,6 +1,6 @@
 """The browser benchmark: what a new user waits for, in Chromium, with the bundled models and a warm cache.
 
-A real ``streamlit run app.py`` (the helpers of ``tests/e2e_support.py``),
+What ``make run`` starts (``python -m ui.serve``, through the helpers of ``tests/e2e_support.py``),
 Debian's Chromium through Playwright, the app's default models, the cache
 folder ``make setup`` warmed (``$COSINE_PROBE_CACHE_DIR`` or the default;
 the warm step is run first and timed, quick when already warm).  Measured:

@@ -169,7 +169,8 @@ def _free_port() -> int:
 
 
 def app_start() -> dict:
-    """Figure 4: from `streamlit run` to the home page rendered in Chromium."""
+    """Figure 4: from `make run`'s command (`python -m ui.serve`: the pages' imports, then `streamlit run app.py`) to the home
+    page rendered in Chromium."""
     from playwright.sync_api import sync_playwright
 
     port = _free_port()
@@ -177,7 +178,7 @@ def app_start() -> dict:
         env = {**os.environ, "COSINE_PROBE_CACHE_DIR": tmp}
         start = time.perf_counter()
         server = subprocess.Popen(
-            [str(Path(PY).parent / "streamlit"), "run", "app.py", "--server.port", str(port), "--server.headless", "true"],
+            [PY, "-m", "ui.serve", "--server.port", str(port), "--server.headless", "true"],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,

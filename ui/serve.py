@@ -24,8 +24,8 @@ from ui import pages
 
 APP_DIR = Path(__file__).resolve().parent.parent
 APP = APP_DIR / "app.py"
-# Streamlit imports these the first time a page asks for what they serve (page icons; a chart's JSON), not at start.
-STREAMLIT_LAZY = ("streamlit.emojis", "plotly.io", "streamlit.elements.lib.column_types")
+# Streamlit imports its emoji table when the first page icon is drawn (0.1 s of Home's first run), not at start.
+STREAMLIT_LAZY = ("streamlit.emojis",)
 # Streamlit warns, once per cached function, that it has no runtime yet: true while importing, and harmless (a cache
 # takes its storage when it is first called, in a run).
 _QUIET_LOGGERS = ("streamlit.runtime.caching.cache_data_api", "streamlit.runtime.scriptrunner_utils.script_run_context")
