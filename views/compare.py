@@ -126,14 +126,15 @@ def _bar_chart(frame: pd.DataFrame, threshold: float | None) -> alt.LayerChart:
         marker = alt.Chart(pub.assign(what="published")).mark_point(shape="diamond", filled=True, size=140, opacity=1)
         layers.append(marker.encode(x=alt.X("published:Q"), y=y, color=color, tooltip=[alt.Tooltip("published:Q", format=".2f")]))
     if threshold is not None:
-        rule = alt.Chart(pd.DataFrame({"at": [threshold], "what": [line]})).mark_rule(strokeDash=[6, 4], size=1.5)
+        rule = alt.Chart(pd.DataFrame({"at": [threshold], "what": [line]})).mark_rule(strokeDash=[6, 4], size=2)
         layers.append(rule.encode(x=alt.X("at:Q"), color=color))
     else:
         own = data.dropna(subset=[constants.COL_THRESHOLD]).assign(what=line)
         tick = alt.Chart(own).mark_tick(thickness=3, size=26)
         own_tip = [alt.Tooltip(f"{constants.COL_THRESHOLD}:Q", format=".3f")]
         layers.append(tick.encode(x=alt.X(f"{constants.COL_THRESHOLD}:Q"), y=y, color=color, tooltip=own_tip))
-    return alt.LayerChart(layer=layers, height=70 + 45 * len(data))
+    # Streamlit fits the whole chart (legend, axis and its title included: ~110 px) in this height; the rest is the bars'.
+    return alt.LayerChart(layer=layers, height=120 + 40 * len(data))
 
 
 def _tokenizations(model: str, texts: tuple[str, str]) -> dict[str, Tokenization] | str:

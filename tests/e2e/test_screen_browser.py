@@ -115,6 +115,8 @@ def test_compare_zooms_its_axis_names_the_threshold_and_labels_each_download(pag
     assert 0 < start <= min(ticks) < cosine < max(ticks), (start, ticks, cosine)  # zoomed to the score, not 0-1
     assert said.endswith(f"starts at {start:.2f}, not 0")
     assert "threshold 0.70" in chart.locator(".role-legend").text_content()  # in the legend, not on its line
+    bar = chart.locator(".mark-rect.role-mark path").first.bounding_box()
+    assert bar and bar["height"] > 15, bar  # one model: its bar is drawn (at a fixed 115 px height the legend and axis took it all)
     written = chart.locator(".mark-text.role-mark text").all_text_contents()  # the bars' values, nothing on the threshold's line
     assert written and all(t.replace(".", "", 1).isdigit() for t in written), written
     labels = [b.inner_text() for b in main.get_by_role("button", name="⬇").all()]
