@@ -279,7 +279,8 @@ def _no_classifier_reason(data: pd.DataFrame, value: str | None) -> str:
         side = f"all {n_no} labelled pairs read as no match (labels here: {present})"
     return (
         f"{side}; a classifier needs both matching and non-matching pairs, so no ROC, AUC or threshold can be fitted. "
-        "If another value means 'same meaning', name it (`run --match-label VALUE`, or the page's choice)."
+        "If another value means 'same meaning', name it (“Which label means ‘same meaning’?” on the page, --match-label VALUE on "
+        "the command line)."
     )
 
 
@@ -413,7 +414,8 @@ def label_findings(report: dict[str, pd.DataFrame], name: Callable[[str], str] =
                 Finding(
                     f"{who}: AUC {auc:.3f} is below 0.5: the model ranks the non-matching pairs (label {no_match}) above the matching "
                     f"ones (label {match}); a higher cosine here means less likely the same meaning. If {match} is not the label for "
-                    "'same meaning', name the right one (`--match-label`).",
+                    "'same meaning', choose the one that is (“Which label means ‘same meaning’?” on the page, --match-label on the "
+                    "command line).",
                     True,
                 )
             )

@@ -152,6 +152,9 @@ def test_an_auc_below_half_is_said_in_words():
     [finding] = labels.label_findings(report, name=lambda m: m.upper())
     assert finding.warning and finding.text.startswith("M: AUC 0.167 is below 0.5")
     assert "ranks the non-matching pairs (label 0) above the matching ones (label 1)" in finding.text
+    # Where to choose another match label, in words a page shows as written: no backticks (the page escaped them into
+    # literal `--match-label`).
+    assert "`" not in finding.text and "“Which label means ‘same meaning’?” on the page" in finding.text
     good = labels.label_findings(labels.label_report(_results(["1", "1", "1", "0", "0"]), 0.5))
     assert not good[0].warning and "AUC 0.833" in good[0].text
 
@@ -212,6 +215,7 @@ def test_one_class_says_why_no_classifier_can_be_fitted(words, match_label, why)
     head = report["kind"].iloc[0]
     assert head["kind"] == labels.KIND_BINARY and report["classifier"].empty and report["roc"].empty
     assert why in head["no_classifier"] and "needs both matching and non-matching pairs" in head["no_classifier"]
+    assert "`" not in head["no_classifier"]  # a page shows it as written: backticks would stay literal
     [finding] = labels.label_findings(report)
     assert finding.warning and finding.text.startswith("No classifier: ")
     assert not report["by_label"].empty
