@@ -107,6 +107,20 @@ def test_labels_become_categories_only_without_categories():
     assert labels.labels_as_categories(graded) is graded
 
 
+def test_categories_that_are_their_labels_are_said_in_words_through_the_polarity_choice():
+    results = pd.DataFrame({constants.COL_CATEGORY: ["0", "1", "negation", "uncategorized"], constants.COL_LABEL: ["0", "1", "0", ""]})
+    assert labels.categories_in_words(results)[constants.COL_CATEGORY].tolist() == [
+        "no match (0)",
+        "match (1)",
+        "negation",
+        "uncategorized",
+    ]
+    flipped = labels.categories_in_words(results, "0")[constants.COL_CATEGORY].tolist()
+    assert flipped[:2] == ["match (0)", "no match (1)"]  # the page's choice that 0 means "same meaning"
+    graded = pd.DataFrame({constants.COL_CATEGORY: ["0.5", "3", "4.5"], constants.COL_LABEL: ["0.5", "3", "4.5"]})
+    assert labels.categories_in_words(graded) is graded  # a score is no match / no-match
+
+
 def _random_labelled(n: int = 40, seed: int = 3) -> pd.DataFrame:
     import numpy as np
 
