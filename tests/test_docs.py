@@ -156,3 +156,15 @@ def test_the_command_reference_is_the_parser_s_own():
 
     written = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     assert written == reference(), "docs/cli.md is stale: run `python -m core.cli.reference > docs/cli.md`"
+
+
+def test_nothing_shipped_names_a_path_outside_the_repository():
+    """Code, docs and data name files of this repository only: a reader has no ``shared/notes`` folder (a note's path left in
+    a docstring or a CSV's note column sent readers outside the project)."""
+    outside = re.compile(r"(?:\.\./)?shared/notes/")
+    shipped = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", ROOT / "app.py"]
+    for folder, pattern in (("core", "*.py"), ("ui", "*.py"), ("views", "*.py"), ("docs", "*.md"), ("data", "*.csv")):
+        shipped += sorted((ROOT / folder).rglob(pattern))
+    scrubber = ROOT / "ui" / "widgets.py"  # holds the pattern that takes such a path off any note it shows
+    named = [str(p.relative_to(ROOT)) for p in shipped if p != scrubber and outside.search(p.read_text(encoding="utf-8", errors="replace"))]
+    assert not named, named

@@ -21,6 +21,7 @@ class PageRecord:
         url_path: the URL it opens at ("" for Home, the default page).
         blurb: what Home's "Start here" says of it (Home itself has none).
         heading: words its title (the page's h1) shows, what the browser tests look for.
+        records_history: whether its runs are stored in the run history (the History page names these pages).
     """
 
     path: str
@@ -29,6 +30,7 @@ class PageRecord:
     url_path: str
     blurb: str
     heading: str
+    records_history: bool = False
 
     @property
     def is_home(self) -> bool:
@@ -42,7 +44,7 @@ PAGES: tuple[PageRecord, ...] = (
     PageRecord("views/compare.py", "Compare", "⚖️", "compare", "Compare two sentences under every model", "Compare"),
     PageRecord("views/perturb.py", "Perturbations", "🧬", "perturb", "Generate failure-mode variants of your sentence", "Perturbations"),
     PageRecord("views/tokenizer.py", "Tokenizer", "🔤", "tokenizer", "See how tokenizers split invented words", "Tokeni"),
-    PageRecord("views/oov.py", "OOV robustness", "🧪", "oov", "Reproduce the OOV-robustness paper", "OOV"),
+    PageRecord("views/oov.py", "OOV robustness", "🧪", "oov", "Reproduce the OOV-robustness paper", "OOV", records_history=True),
     PageRecord(
         "views/invented.py",
         "Invented words",
@@ -51,7 +53,15 @@ PAGES: tuple[PageRecord, ...] = (
         "Invent words and measure OOV with k of them per entity",
         "Invented words",
     ),
-    PageRecord("views/failure_modes.py", "Failure modes", "🚨", "failure-modes", "Reproduce the failure-modes paper", "Failure"),
+    PageRecord(
+        "views/failure_modes.py",
+        "Failure modes",
+        "🚨",
+        "failure-modes",
+        "Reproduce the failure-modes paper",
+        "Failure",
+        records_history=True,
+    ),
     PageRecord(
         "views/retrieval.py",
         "Retrieval",
@@ -59,9 +69,12 @@ PAGES: tuple[PageRecord, ...] = (
         "retrieval",
         "Rank passages: does a contradiction outrank the paraphrase?",
         "Retrieval",
+        records_history=True,
     ),
-    PageRecord("views/tune.py", "Tune", "🛠️", "tune", "Fine-tune a model on its failures and see what it costs", "Tune"),
-    PageRecord("views/your_data.py", "Your data", "📄", "your-data", "Test your own sentence pairs", "Your"),
+    PageRecord(
+        "views/tune.py", "Tune", "🛠️", "tune", "Fine-tune a model on its failures and see what it costs", "Tune", records_history=True
+    ),
+    PageRecord("views/your_data.py", "Your data", "📄", "your-data", "Test your own sentence pairs", "Your", records_history=True),
     PageRecord(
         "views/your_corpus.py",
         "Your corpus",
@@ -69,6 +82,7 @@ PAGES: tuple[PageRecord, ...] = (
         "your-corpus",
         "Audit your corpus for passages a retriever cannot tell apart",
         "Your corpus",
+        records_history=True,
     ),
     PageRecord(
         "views/index_settings.py",
@@ -77,6 +91,7 @@ PAGES: tuple[PageRecord, ...] = (
         "index-settings",
         "What float16, int8, binary or fewer dimensions cost",
         "Index settings",
+        records_history=True,
     ),
     PageRecord("views/papers.py", "Papers", "📚", "papers", "Published figures vs recomputed", "Paper"),
     PageRecord("views/history.py", "History", "🗂️", "history", "Earlier runs: compare, pin, export a report", "History"),

@@ -15,7 +15,7 @@ from core.files.export import to_csv_bytes, to_json_bytes
 from core.history.report import report_html
 from core.messages import redact
 from core.models.registry import short_name
-from core.probes.labels import report_labels
+from core.probes.labels import categories_in_words, report_labels
 from core.words import change_summary, word_changes
 
 # Every character Markdown, Streamlit's ":color[...]"/":emoji:" directives or
@@ -114,8 +114,10 @@ def report_html_bytes(results: pd.DataFrame, threshold: float, title: str, setti
     """The run's HTML report (``core.history.report``) with its label finding, no-match pairs and label settings
     (``core.probes.labels.report_labels``) and its models (the report left the label finding out)."""
     said, match, label_settings, label_table = report_labels(results, threshold, match_label, short_name)
+    # Categories that are the pairs' 0/1 labels (Your data with no category column) read "no match (0)" / "match (1)", as on the page.
+    by_category = categories_in_words(results, match_label)
     return report_html(
-        results, threshold, title, settings, label_sentences=said, match=match, label_settings=label_settings, label_table=label_table
+        by_category, threshold, title, settings, label_sentences=said, match=match, label_settings=label_settings, label_table=label_table
     ).encode("utf-8")
 
 

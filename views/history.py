@@ -18,6 +18,7 @@ from core import constants
 from core.history import store
 from core.history.diff import CROSSED_UP, diff_findings
 from ui import charts, resources, state, widgets
+from ui.pages import PAGES
 
 BEFORE_KEY = "hist_before"
 AFTER_KEY = "hist_after"
@@ -96,10 +97,18 @@ def _manage(runs: pd.DataFrame, label) -> None:
             st.error(widgets.md_escape(st.session_state["hist_problem"]), icon="⛔")
 
 
+# The pages whose runs land here, named from the one page list so a page that starts recording is named with no edit here.
+_recording = [f"**{p.title}**" for p in PAGES if p.records_history]
+
+
+def _recording_pages(conjunction: str) -> str:
+    return f"{', '.join(_recording[:-1])} {conjunction} {_recording[-1]}" if len(_recording) > 1 else "".join(_recording)
+
+
 st.title("🗂️ History")
 st.markdown(
-    "Every run is stored here: `cosine-probe run`, `check` and `compare` on the command line, and the **Failure modes**, "
-    "**OOV robustness** and **Your data** pages in this app. Pick two runs to see what changed for each model and category "
+    "Every run is stored here: `cosine-probe run`, `check`, `compare`, `audit`, `retrieval`, `index-settings` and `tune` on the "
+    f"command line, and the {_recording_pages('and')} pages in this app. Pick two runs to see what changed for each model and category "
     "(the same pairs in both runs are compared, after − before) and which pairs crossed the threshold."
 )
 
@@ -115,10 +124,7 @@ except (store.HistoryError, ValueError) as exc:
 
 st.caption(f"Stored in {widgets.md_escape(path)} · {len(runs)} run(s). Command line: `cosine-probe history list`.")
 if runs.empty:
-    st.info(
-        "No run stored yet. Run a suite on the **Failure modes**, **OOV robustness** or **Your data** page (or `cosine-probe run`), "
-        "and it appears here."
-    )
+    st.info(f"No run stored yet. Run the {_recording_pages('or')} page (or `cosine-probe run`), and it appears here.")
     st.stop()
 
 lead = st.container()  # What changed between the compared runs, in words, above every table

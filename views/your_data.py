@@ -415,7 +415,9 @@ if stored is not None:
         pair=(constants.COL_TEXT_A, constants.COL_TEXT_B),
     )
 
-    summary = resources.category_summary(results, threshold)
+    # Categories that are the pairs' 0/1 labels read "no match (0)" / "match (1)", as the box plot's axis does.
+    by_category = labels.categories_in_words(results, match_label)
+    summary = resources.category_summary(by_category, threshold)
     st.header("Category summary")
     st.caption(
         f"Per model and category: mean cosine ± SD with a 95% bootstrap CI, and the share of pairs scoring above "
@@ -448,7 +450,7 @@ if stored is not None:
         summary[[constants.COL_MODEL, constants.COL_CATEGORY, "n", "failure_rate", "fr_ci_low", "fr_ci_high"]],
         "your-data-failure-rate",
     )
-    curves = resources.failure_rate_curves(results)
+    curves = resources.failure_rate_curves(by_category)
     st.header("Share above each threshold")
     st.caption("The dashed line is the sidebar threshold; move the slider to move it.")
     plotted = charts.ordered_categories(curves[constants.COL_CATEGORY])[:MAX_CURVE_PANELS]

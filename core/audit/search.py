@@ -31,6 +31,7 @@ from typing import Protocol
 import numpy as np
 
 from core import constants
+from core.messages import counted
 from core.stats.overlap import top_k_overlap
 
 __all__ = ["ClosePairs", "NeighbourSearch", "SearchReport", "TooManyPairs", "compare_with_exact", "pairs_from_neighbours", "top_k_overlap"]
@@ -115,10 +116,10 @@ class SearchReport:
         if self.within_cap < 0 or not self.k:
             return ""
         beyond = self.exact_pairs_in_sample - self.within_cap
-        which = "sampled passage(s)" if self.sample else "passage(s)"
+        which = counted(self.crowded, "sampled passage" if self.sample else "passage")
         line = (
             f"the neighbour cap (each passage's {self.k} nearest) leaves {beyond:,} of the {self.exact_pairs_in_sample:,} exact pairs "
-            f"out of reach of any {self.k}-neighbour search, exact or not ({self.crowded:,} {which} with more than {self.k} "
+            f"out of reach of any {self.k}-neighbour search, exact or not ({which} with more than {self.k} "
             "neighbours above the threshold)"
         )
         if self.within_cap:

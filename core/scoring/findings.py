@@ -365,26 +365,31 @@ def demoted_findings(demoted: pd.DataFrame, n_queries: dict[str, int], mitigatio
         mitigation: the mitigation's name (``guard``, ``bm25-rrf``, ...).
 
     Returns:
-        One sentence per model with a demoted passage, the first such query as its example; empty when none was.
+        One sentence naming every model with a demoted passage and how many queries each (models with the same count
+        named together), the first model's first such query as its example; empty when none was.
     """
-    out = []
+    if demoted.empty:
+        return []
+    groups: dict[tuple[int, int], list[str]] = {}
     for model, rows in demoted.groupby(constants.COL_MODEL, sort=False):
-        first = rows.iloc[0]
-        after = "out of the top 20" if pd.isna(first["rank_after"]) else f"to rank {int(first['rank_after'])}"
-        why = (
-            ": it penalises a passage whose polarity differs from the query's, as a correct answer's can (“Is aspirin "
-            "recommended?” answered by “Aspirin is not recommended”)"
-            if mitigation == constants.MITIGATION_GUARD
-            else ""
-        )
-        n = len(rows)
-        total = int(n_queries.get(str(model), n))
-        out.append(
-            f"{_label(mitigation)[:1].upper()}{_label(mitigation)[1:]} moved a passage you judged relevant down for {n} of "
-            f"{total} quer{'y' if total == 1 else 'ies'} with {short_name(str(model))}{why}. For example "
-            f"“{first[constants.COL_QUERY]}”: its relevant passage went from rank {int(first['rank_before'])} {after}."
-        )
-    return out
+        total = int(n_queries.get(str(model), len(rows)))
+        groups.setdefault((len(rows), total), []).append(str(model))
+    counts = ", ".join(
+        f"{n} of {total} quer{'y' if total == 1 else 'ies'} with {join_names(models)}" for (n, total), models in groups.items()
+    )
+    first = demoted.iloc[0]
+    after = "out of the top 20" if pd.isna(first["rank_after"]) else f"to rank {int(first['rank_after'])}"
+    why = (
+        ": it penalises a passage whose polarity differs from the query's, as a correct answer's can (“Is aspirin "
+        "recommended?” answered by “Aspirin is not recommended”)"
+        if mitigation == constants.MITIGATION_GUARD
+        else ""
+    )
+    whose = f" ({short_name(str(first[constants.COL_MODEL]))})" if len(demoted[constants.COL_MODEL].unique()) > 1 else ""
+    return [
+        f"{_label(mitigation)[:1].upper()}{_label(mitigation)[1:]} moved a passage you judged relevant down for {counts}{why}. "
+        f"For example “{first[constants.COL_QUERY]}”: its relevant passage went from rank {int(first['rank_before'])} {after}{whose}."
+    ]
 
 
 def perturbation_findings(table: pd.DataFrame) -> list[str]:

@@ -7,6 +7,7 @@ and these checks cover it with no new test.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,17 @@ def test_home_links_every_page_with_its_record(app: AppTest):
     app.switch_page("views/home.py").run()
     links = {link.proto.page: (link.proto.label, link.proto.icon) for link in app.get("page_link")}
     assert links == {p.url_path: (p.blurb, p.icon) for p in linked_pages()}
+
+
+def _code_of(page: PageRecord) -> str:
+    """A page's view and the ``ui`` packages it imports by name (``from ui.retrieval import ...``): where its runs are recorded."""
+    view = (ROOT / page.path).read_text(encoding="utf-8")
+    packages = {ROOT / "ui" / name for name in re.findall(r"^from ui\.(\w+)", view, flags=re.MULTILINE)}
+    return view + "".join(p.read_text(encoding="utf-8") for folder in packages if folder.is_dir() for p in sorted(folder.glob("*.py")))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.url_path or "home")
+def test_a_page_says_it_records_history_exactly_when_it_does(page: PageRecord):
+    """The History page names the pages whose runs it lists from this flag: a page that records and is not flagged goes unnamed."""
+    records = re.search(r"\bhistory\.record\w*\(", _code_of(page)) is not None
+    assert page.records_history == records, (page.path, "calls history.record" if records else "never calls history.record")

@@ -104,3 +104,22 @@ def test_lazy_tabs_draw_only_the_open_tab_and_keep_it_across_reruns():
     assert app.session_state["drawn"] == ["One", "Two"] and [m.value for m in app.markdown] == ["two"]
     app.run()  # a rerun (a slider moved) keeps the open tab and draws it alone
     assert app.session_state["drawn"] == ["One", "Two", "Two"]
+
+
+def test_the_report_of_pairs_grouped_by_their_0_1_labels_names_the_groups_in_words():
+    import pandas as pd
+
+    from core import constants
+    from core.models.registry import MINILM_L6
+
+    texts = [("He is here", "He is not here", "0", 0.9), ("A cat sat", "A feline sat", "1", 0.8), ("It is safe", "It is unsafe", "0", 0.95)]
+    results = pd.DataFrame(
+        [
+            {"model": MINILM_L6, "suite": "uploaded", "category": label, "label": label, "text_a": a, "text_b": b, "cosine": c}
+            for a, b, label, c in texts
+        ]
+    )
+    html = widgets.report_html_bytes(results, 0.7, "cosine-probe your data", {}).decode("utf-8")
+    by_category = html[html.index("<h2>By category</h2>") : html.index("<h2>Models</h2>")]
+    assert "no match (0)" in by_category and "match (1)" in by_category
+    assert results[constants.COL_CATEGORY].tolist() == ["0", "1", "0"]  # the caller's results untouched

@@ -47,6 +47,11 @@ def _frame(cosines: list[float]) -> pd.DataFrame:
 def test_empty_history_says_how_to_fill_it(history_file):
     app = open_page(PAGE)
     assert any("No run stored yet" in i.value for i in app.info)
+    # Every page whose runs land here is named, Your corpus's audits and Retrieval's runs too (once left out).
+    intro = app.markdown[0].value
+    for title in ("Failure modes", "OOV robustness", "Your data", "Your corpus", "Retrieval", "Index settings", "Tune"):
+        assert f"**{title}**" in intro, (title, intro)
+    assert "`audit`" in intro
 
 
 def test_two_runs_are_listed_and_compared(history_file):

@@ -137,6 +137,7 @@ def test_mitigations_apply_to_a_triples_file_and_a_beir_zip_with_a_finding_and_a
     sentence = next(m.value for m in app.markdown if "ranks a negative above its positive" in m.value)
     assert "fixed" in sentence and "broken" in sentence
     assert app.get("plotly_chart"), "a chart of the triples result"
+    _captions_name_columns_as_shown(app)
 
     app.radio(key="rt_source").set_value("beir").run()
     app.file_uploader[0].set_value(("nli-beir.zip", _zip(SAMPLES / "nli-beir"), "application/zip")).run()
@@ -146,6 +147,13 @@ def test_mitigations_apply_to_a_triples_file_and_a_beir_zip_with_a_finding_and_a
     assert table["mitigation"].nunique() == 2 and not table.isna().all().any()
     assert any("By your judgements" in m.value and "gained" in m.value for m in app.markdown)
     assert app.get("plotly_chart"), "a chart of the BEIR result"
+    _captions_name_columns_as_shown(app)
+
+
+def _captions_name_columns_as_shown(app) -> None:
+    """A caption explains a column by the header a reader sees ("recall gained"), never by its code (``recall_gained``)."""
+    coded = [c.value for c in app.caption if re.search(r"\b[a-z0-9]+_[a-z0-9_]+\b", re.sub(r"\w*trec_eval", "", c.value))]
+    assert not coded, coded
 
 
 def _shown_in_full(app, header: str) -> str:

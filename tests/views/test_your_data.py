@@ -500,6 +500,13 @@ def test_a_binary_column_named_same_meaning_is_the_label_and_the_box_plot_says_m
     spec = next(json.loads(c.proto.spec) for c in app.get("plotly_chart") if "Cosine by label" in c.proto.spec)
     axis = {x for trace in spec["data"] for x in trace["x"]}
     assert axis == {"match (1)", "no match (0)"}
+    # The labels stand in for the missing categories: the category charts and curves read them in words too, never 0 / 1.
+    specs = [json.loads(c.proto.spec) for c in app.get("plotly_chart")]
+    bars = next(sp for sp in specs if "(95% bootstrap CI)" in json.dumps(sp.get("layout", {}).get("title", "")))
+    assert {x for trace in bars["data"] for x in trace["x"]} == {"match (1)", "no match (0)"}
+    curves = next(sp for sp in specs if "above each threshold" in json.dumps(sp.get("layout", {}).get("title", "")))
+    panels = {a["text"] for a in curves["layout"].get("annotations", [])}
+    assert {"match (1)", "no match (0)"} <= panels and not {"0", "1"} & panels, panels
 
 
 def test_guess_mapping_finds_a_label_by_a_word_of_its_name():

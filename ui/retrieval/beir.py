@@ -81,14 +81,14 @@ def draw(result: BeirResult) -> None:
         summary,
         BEIR_PANELS,
         "retrieval-beir",
-        "Each mitigation rescored the whole corpus for every judged query. **recall_gained** / **recall_lost**: queries whose "
+        "Each mitigation rescored the whole corpus for every judged query. **recall gained** / **recall lost**: queries whose "
         "top passage became / stopped being relevant.",
     )
     st.header("Ranking by your relevance judgements")
     st.caption(
         "recall@k: the share of each query's relevant passages in its top k (trec_eval's recall); MRR@10 and nDCG@10 with graded "
         "relevance. Exact ties (a passage text held twice) are broken by passage id as trec_eval breaks them, so every figure "
-        "equals pytrec_eval's; **tied_queries**: queries whose figures that rule decided."
+        "equals pytrec_eval's; **tied queries**: queries whose figures that rule decided."
     )
     widgets.table(shown(result.ranking), "retrieval-beir-ranking", column_config=percent(list(constants.COL_IR_RECALL_AT.values())))
     n_queries = dict(zip(result.ranking[constants.COL_MODEL], result.ranking[constants.COL_N_QUERIES], strict=True))

@@ -148,16 +148,16 @@ def _before_after(result: RetrievalResult, summary: pd.DataFrame) -> None:
         )
         return
     st.caption(
-        "Both kinds of variant pooled. Each mitigation rescored the same probes. Costs: **paraphrases_lost**: groups whose "
+        "Both kinds of variant pooled. Each mitigation rescored the same probes. Costs: **paraphrases lost**: groups whose "
         "paraphrase ranked first before and "
-        "not after; **correct_lost**: queries whose right passage was first before and not after; **ms_per_query**: the "
+        "not after; **correct lost**: queries whose right passage was first before and not after; **ms per query**: the "
         "mitigation's own time per query."
     )
     widgets.chart(before_after_figure(summary), summary, "retrieval-before-after")
     st.caption(
         "**ties**: variants scored exactly as their paraphrase (no win, and no fix); **fixed** / **broken**: variants whose paraphrase "
-        "is strictly first after the mitigation and was not before / was before and is not after; likewise **paired_fixed** / "
-        "**paired_broken** for NevIR groups and **correct_gained** / **correct_lost** for queries."
+        "is strictly first after the mitigation and was not before / was before and is not after; likewise **paired fixed** / "
+        "**paired broken** for NevIR groups and **correct gained** / **correct lost** for queries."
     )
     # Figures these inputs cannot give are left out.
     measured = summary.dropna(axis=1, how="all")

@@ -56,7 +56,7 @@ def draw(result: TriplesResult) -> None:
         "retrieval-triples",
         "Each mitigation rescored every anchor's positives and negatives, and the whole file for the ranking. **ties**: a negative "
         "scored exactly as its positive (no win, and no fix); **fixed** / **broken**: negatives whose positive is strictly first "
-        "after the mitigation and was not before / was before and is not after; **recall_gained** / **recall_lost**: anchors "
+        "after the mitigation and was not before / was before and is not after; **recall gained** / **recall lost**: anchors "
         "whose top passage became / stopped being a positive.",
     )
     st.header("Does a negative outrank its positive?")
@@ -76,10 +76,10 @@ def _ranking(result: TriplesResult) -> None:
     st.header("In-corpus ranking")
     st.caption(
         "Every anchor ranks every positive and negative of the file (one passage per row, even when two rows hold the same text). "
-        "recall@k: anchors with a positive in the top k; MRR@10 and nDCG@10; top1_negative: anchors whose top passage is one of their "
+        "recall@k: anchors with a positive in the top k; MRR@10 and nDCG@10; **top1 negative**: anchors whose top passage is one of their "
         "negatives. "
         "Exact ties between different texts are broken as trec_eval breaks them (the later passage of the file first); "
-        "**tied_queries**: anchors whose figures that rule decided."
+        "**tied queries**: anchors whose figures that rule decided."
     )
     widgets.table(
         shown(result.ranking),

@@ -10,7 +10,7 @@ clipping at 1.0 and a batch sampler that never puts one text twice in a batch
   Wortsman et al. 2022), on by default at 50/50: it gives back general
   quality while keeping much of the fix;
 * ``distill``: a squared-L2 term pulling the anchors' embeddings towards the
-  original model's (λ ≈ 2 was tried in shared/notes/fine-tune.md).
+  original model's (λ ≈ 2 was tried; docs/tune.md).
 
 Nothing is written half: :func:`save_model` writes to a sibling folder and
 renames it into place, and a cancel (``should_stop`` or Ctrl-C) raises
@@ -41,7 +41,7 @@ class TuneCancelled(RuntimeError):
 
 @dataclass(frozen=True)
 class TuneConfig:
-    """The training settings (defaults: the recipe measured in shared/notes/fine-tune.md).
+    """The training settings (defaults: the measured recipe, docs/tune.md).
 
     Attributes:
         learning_rate: AdamW's peak rate.

@@ -130,3 +130,12 @@ def test_approximate_pairs_and_their_measured_recall():
     assert report.recall == pytest.approx(len(got) / len(truth))
     assert report.recall_low < report.recall < report.recall_high  # a sampled recall comes with its Wilson interval
     assert report.crowded == 150  # every passage has two neighbours above 0.8: one nearest each is the cap's loss, not the index's
+
+
+def test_the_neighbour_cap_counts_its_crowded_passages_in_words():
+    from core.audit.search import SearchReport
+
+    one = SearchReport("faiss HNSW", k=32, exact_pairs_in_sample=5, within_cap=4, crowded=1, index_recall=1.0).cap_words()
+    assert "(1 passage with more than 32 neighbours above the threshold)" in one and "(s)" not in one
+    none = SearchReport("faiss HNSW", k=32, sample=6, exact_pairs_in_sample=2, within_cap=2, crowded=0, index_recall=1.0)
+    assert "(0 sampled passages with more than 32" in none.cap_words()

@@ -196,3 +196,21 @@ def test_calibration_findings_say_when_every_failure_rate_is_100_percent():
     assert calibration.calibration_findings(_rates({constants.CAT_NEGATION: 0.9}), (constants.CAT_NEGATIVE,)) == []
     with pytest.raises(ValueError, match="lacks columns"):
         calibration.calibration_findings(pd.DataFrame({"model": ["m"]}), (constants.CAT_NEGATIVE,))
+
+
+def test_calibration_findings_say_every_rate_is_100_percent_once_for_every_model_it_holds_for():
+    every = {constants.CAT_NEGATION: 1.0, constants.CAT_NUMERICAL: 1.0}
+    rates = pd.concat(
+        [
+            _rates(every, 0.31).assign(**{constants.COL_MODEL: "a"}),
+            _rates(every, 0.26).assign(**{constants.COL_MODEL: "b"}),
+            _rates({constants.CAT_NEGATION: 1.0, constants.CAT_NUMERICAL: 0.5}, 0.4).assign(**{constants.COL_MODEL: "c"}),
+        ]
+    )
+    said = calibration.calibration_findings(rates, (constants.CAT_NEGATIVE,))
+    assert said[0] == (
+        "The calibrated thresholds of a (0.31) and b (0.26) lie below every pair of every failure mode: "
+        "at them, every failure rate is 100%."
+    )
+    assert said[1] == "c's calibrated threshold (0.40) lies below every pair of 1 of 2 failure modes: at it, its failure rate is 100%."
+    assert len(said) == 3 and sum("every failure rate is 100%" in s for s in said) == 1

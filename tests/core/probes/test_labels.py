@@ -107,6 +107,20 @@ def test_labels_become_categories_only_without_categories():
     assert labels.labels_as_categories(graded) is graded
 
 
+def test_categories_that_are_their_labels_are_said_in_words_through_the_polarity_choice():
+    results = pd.DataFrame({constants.COL_CATEGORY: ["0", "1", "negation", "uncategorized"], constants.COL_LABEL: ["0", "1", "0", ""]})
+    assert labels.categories_in_words(results)[constants.COL_CATEGORY].tolist() == [
+        "no match (0)",
+        "match (1)",
+        "negation",
+        "uncategorized",
+    ]
+    flipped = labels.categories_in_words(results, "0")[constants.COL_CATEGORY].tolist()
+    assert flipped[:2] == ["match (0)", "no match (1)"]  # the page's choice that 0 means "same meaning"
+    graded = pd.DataFrame({constants.COL_CATEGORY: ["0.5", "3", "4.5"], constants.COL_LABEL: ["0.5", "3", "4.5"]})
+    assert labels.categories_in_words(graded) is graded  # a score is no match / no-match
+
+
 def _random_labelled(n: int = 40, seed: int = 3) -> pd.DataFrame:
     import numpy as np
 
@@ -152,6 +166,9 @@ def test_an_auc_below_half_is_said_in_words():
     [finding] = labels.label_findings(report, name=lambda m: m.upper())
     assert finding.warning and finding.text.startswith("M: AUC 0.167 is below 0.5")
     assert "ranks the non-matching pairs (label 0) above the matching ones (label 1)" in finding.text
+    # Where to choose another match label, in words a page shows as written: no backticks (the page escaped them into
+    # literal `--match-label`).
+    assert "`" not in finding.text and "“Which label means ‘same meaning’?” on the page" in finding.text
     good = labels.label_findings(labels.label_report(_results(["1", "1", "1", "0", "0"]), 0.5))
     assert not good[0].warning and "AUC 0.833" in good[0].text
 
@@ -212,6 +229,7 @@ def test_one_class_says_why_no_classifier_can_be_fitted(words, match_label, why)
     head = report["kind"].iloc[0]
     assert head["kind"] == labels.KIND_BINARY and report["classifier"].empty and report["roc"].empty
     assert why in head["no_classifier"] and "needs both matching and non-matching pairs" in head["no_classifier"]
+    assert "`" not in head["no_classifier"]  # a page shows it as written: backticks would stay literal
     [finding] = labels.label_findings(report)
     assert finding.warning and finding.text.startswith("No classifier: ")
     assert not report["by_label"].empty

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from core import constants, lexicon
@@ -278,3 +279,26 @@ def test_each_query_shows_its_relevant_passage_and_the_guard_demotion(tmp_path, 
     assert said.startswith("Contradiction guard moved a passage you judged relevant down for 1 of 2 queries with MiniLM-L6")
     assert "polarity differs" in said and "went from rank 2" in said
     assert result.demoted("bm25").empty  # a mitigation that did not run demotes nothing
+
+
+def test_a_demotion_is_said_once_for_every_model_it_happened_with():
+    from core.models.registry import MPNET
+    from core.scoring.findings import demoted_findings
+
+    row = {"query_id": "q1", "query": "Is aspirin recommended?", "relevant": "Aspirin is not recommended.", "rank_before": 1}
+    demoted = pd.DataFrame(
+        [
+            {"model": MINILM_L6, **row, "rank_after": 2.0},
+            {"model": "sentence-transformers/paraphrase-MiniLM-L3-v2", **row, "rank_after": 3.0},
+            {"model": MPNET, **row, "rank_after": float("nan")},
+            {"model": MPNET, **row, "query_id": "q2", "rank_after": 4.0},
+        ]
+    )
+    total = {MINILM_L6: 6, "sentence-transformers/paraphrase-MiniLM-L3-v2": 6, MPNET: 6}
+    (said,) = demoted_findings(demoted, total, "guard")  # one warning, not one per model
+    assert said.startswith(
+        "Contradiction guard moved a passage you judged relevant down for 1 of 6 queries with MiniLM-L6 and MiniLM-L3 (ONNX), "
+        "2 of 6 queries with mpnet-base"
+    ), said
+    assert said.count("polarity differs") == 1 and said.endswith("went from rank 1 to rank 2 (MiniLM-L6).")
+    assert demoted_findings(demoted.iloc[:0], total, "guard") == []
