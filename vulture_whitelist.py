@@ -73,3 +73,4 @@ pair_setting_rows  # core/probes/index_settings.py: index settings scored on any
 score_bound  # core/probes/index_settings.py: each setting's documented score scale (1, or 1 + int8's decoding error), the bound tests/core/probes/test_common_index_settings.py holds every setting to
 PAIR_RULES  # core/lexicon/modes.py: the rule kinds a FailureMode may name; the common test over modes checks every record against it
 WIDE_COLUMNS  # core/probes/retrieval/suite.py: the wide suite file's columns in order, derived from the records; read by the suite and mode tests
+_use_warning_has_been_displayed  # ui/serve.py: Streamlit's own flag for its "run me with streamlit run" check, set because ui.serve is streamlit run (tests/ui/test_serve.py)
