@@ -285,6 +285,27 @@ def retrieval_headline(win_rates: pd.DataFrame, summary: pd.DataFrame | None = N
     ]
 
 
+def _spread(plain: pd.DataFrame, column: str) -> str:
+    """ "25% (MiniLM-L6) to 40% (mpnet-base)": the lowest and highest of ``column`` over the plain-cosine rows, by model."""
+    values = plain[column].to_numpy(float)
+    low, high = int(values.argmin()), int(values.argmax())
+    name = [short_name(str(m)) for m in plain[constants.COL_MODEL]]
+    if values[low] == values[high]:
+        return f"{_pct(values[low])} (every model)"
+    return f"{_pct(values[low])} ({name[low]}) to {_pct(values[high])} ({name[high]})"
+
+
+def _largest_move(summary: pd.DataFrame, column: str) -> pd.Series | None:
+    """The mitigation row whose ``column`` moved furthest from its model's plain cosine (None without mitigations)."""
+    plain = summary[summary[constants.COL_MITIGATION] == constants.MITIGATION_NONE].set_index(constants.COL_MODEL)[column]
+    fixes = summary[summary[constants.COL_MITIGATION] != constants.MITIGATION_NONE]
+    fixes = fixes[fixes[constants.COL_MODEL].isin(plain.index)]
+    if fixes.empty:
+        return None
+    moved = abs(fixes[column].to_numpy(float) - plain.loc[fixes[constants.COL_MODEL]].to_numpy(float))
+    return fixes.iloc[int(moved.argmax())]
+
+
 def triples_findings(summary: pd.DataFrame) -> list[str]:
     """What a triples file says: how often a negative outranks its positive, how often a positive comes first, and each mitigation's effect.
 
@@ -293,8 +314,26 @@ def triples_findings(summary: pd.DataFrame) -> list[str]:
             n_queries, recall_at_1, recall_gained, recall_lost, tied_queries).
 
     Returns:
-        One sentence per model; empty without plain-cosine rows.
+        One sentence: a model's figures and each mitigation's effect, or with several models the range over them and the
+        mitigation that moved a win rate most (the page's table below gives every model and mitigation); empty without
+        plain-cosine rows.
     """
+    plain = summary[summary[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
+    if plain[constants.COL_MODEL].nunique() > 1:
+        row = plain.iloc[0]
+        said = (
+            f"Models rank a negative above its positive in {_spread(plain, constants.COL_WIN_RATE)} of {int(row[constants.COL_N])} "
+            f"triples and a positive first for {_spread(plain, constants.COL_IR_RECALL_AT[1])} of {int(row[constants.COL_N_QUERIES])} "
+            "anchors"
+        )
+        move = _largest_move(summary, constants.COL_WIN_RATE)
+        if move is not None:
+            before = float(plain.set_index(constants.COL_MODEL).loc[move[constants.COL_MODEL], constants.COL_WIN_RATE])
+            said += (
+                f"; {_label(move[constants.COL_MITIGATION])} moves {short_name(str(move[constants.COL_MODEL]))} from {_pct(before)} to "
+                f"{_pct(float(move[constants.COL_WIN_RATE]))}{_churn(move, constants.COL_FIXED, constants.COL_BROKEN, constants.COL_TIES)}"
+            )
+        return [said + " (win rate: lower is better; recall@1: higher is better; the table gives every model and mitigation)."]
     out = []
     for model, mine in summary.groupby(constants.COL_MODEL, sort=False):
         plain = mine[mine[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
@@ -329,8 +368,27 @@ def beir_findings(summary: pd.DataFrame) -> list[str]:
             recall_lost, ndcg_at_10, tied_queries).
 
     Returns:
-        One sentence per model; empty without plain-cosine rows.
+        One sentence: a model's figures and each mitigation's effect, or with several models the range over them and the
+        mitigation that moved a recall@1 most (the page's tables below give every model and mitigation); empty without
+        plain-cosine rows.
     """
+    plain = summary[summary[constants.COL_MITIGATION] == constants.MITIGATION_NONE]
+    if plain[constants.COL_MODEL].nunique() > 1:
+        nd = plain[constants.COL_NDCG_AT].to_numpy(float)
+        said = (
+            f"By your judgements, the models rank a relevant passage first (recall@1) for "
+            f"{_spread(plain, constants.COL_IR_RECALL_AT[1])} of {int(plain[constants.COL_N_QUERIES].iloc[0])} queries, nDCG@10 "
+            + (f"{nd.min():.3f} to {nd.max():.3f}" if nd.min() != nd.max() else f"{nd.min():.3f}")
+        )
+        move = _largest_move(summary, constants.COL_IR_RECALL_AT[1])
+        if move is not None:
+            before = float(plain.set_index(constants.COL_MODEL).loc[move[constants.COL_MODEL], constants.COL_IR_RECALL_AT[1]])
+            said += (
+                f"; {_label(move[constants.COL_MITIGATION])} moves {short_name(str(move[constants.COL_MODEL]))}'s recall@1 from "
+                f"{_pct(before)} to {_pct(float(move[constants.COL_IR_RECALL_AT[1]]))}"
+                f"{_churn(move, 'recall_gained', 'recall_lost', words=('gained', 'lost'))}"
+            )
+        return [said + " (the tables below give every model and mitigation)."]
     out = []
     for model, mine in summary.groupby(constants.COL_MODEL, sort=False):
         plain = mine[mine[constants.COL_MITIGATION] == constants.MITIGATION_NONE]

@@ -188,6 +188,45 @@ def test_triples_and_beir_findings_by_hand():
     assert triples_findings(triples.iloc[1:]) == [] and beir_findings(beir.iloc[1:]) == []
 
 
+def test_triples_and_beir_findings_say_several_models_once():
+    """Several models: one sentence with the range over them and the mitigation that moved a model most (by hand), not
+    a sentence per model repeating the table below it."""
+    from core import constants
+    from core.scoring.findings import beir_findings, triples_findings
+
+    guard = constants.MITIGATION_LABELS.get("guard", "guard")
+    triples = pd.DataFrame(
+        {
+            "model": [L6, L6, MP, MP],
+            "mitigation": ["none", "guard", "none", "guard"],
+            "n": [24] * 4,
+            "ties": [0, 1, 0, 0],
+            "win_rate": [0.25, 0.125, 0.5, 0.25],  # moves: 0.125 (L6), 0.25 (mpnet): mpnet's is the largest
+            "fixed": [0, 3, 0, 6],
+            "broken": [0, 0, 0, 0],
+            "n_queries": [23] * 4,
+            "recall_at_1": [0.75, 0.75, 0.5, 0.5],
+            "recall_gained": [0, 0, 0, 0],
+            "recall_lost": [0, 0, 0, 0],
+            "tied_queries": [0] * 4,
+        }
+    )
+    said = triples_findings(triples)
+    assert said == [
+        "Models rank a negative above its positive in 25% (MiniLM-L6) to 50% (mpnet-base) of 24 triples and a positive first for "
+        f"50% (mpnet-base) to 75% (MiniLM-L6) of 23 anchors; {guard} moves mpnet-base from 50% to 25% (6 fixed, 0 broken, 0 ties) "
+        "(win rate: lower is better; recall@1: higher is better; the table gives every model and mitigation)."
+    ]
+    beir = triples.drop(columns=["n", "ties", "win_rate", "fixed", "broken"]).assign(
+        recall_at_1=[1.0, 4 / 6, 1.0, 1.0], recall_lost=[0, 2, 0, 0], ndcg_at_10=[1.0, 0.8, 0.9, 0.9]
+    )
+    assert beir_findings(beir) == [
+        "By your judgements, the models rank a relevant passage first (recall@1) for 100% (every model) of 23 queries, nDCG@10 "
+        f"0.900 to 1.000; {guard} moves MiniLM-L6's recall@1 from 100% to 67% (0 gained, 2 lost) (the tables below give every "
+        "model and mitigation)."
+    ]
+
+
 def _perturbed(model, rows):
     return pd.DataFrame(
         [
