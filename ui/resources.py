@@ -539,8 +539,11 @@ def index_settings_run(
     settings: tuple[str, ...],
     threshold: float,
     pairs: pd.DataFrame | None = None,
+    corpus: tuple[str, ...] | None = None,
+    queries: tuple[str, ...] = (),
 ):
-    """``run_index_settings`` of a shipped suite or of ``pairs`` named ``probe`` (``IndexSettingsResult``).
+    """``run_index_settings`` of a shipped suite, of ``pairs`` or of a ``corpus`` (and its ``queries``) named ``probe``
+    (``IndexSettingsResult``).
 
     The shipped suites are ``failure-modes`` and ``retrieval``.
     """
@@ -551,6 +554,8 @@ def index_settings_run(
         settings=core.probes.index_settings.parse_settings(settings),
         pairs={probe: pairs} if pairs is not None else None,
         retrieval=retrieval_suite() if probe == constants.SUITE_RETRIEVAL else None,
+        corpus={probe: list(corpus)} if corpus is not None else None,
+        queries=list(queries),
         cache=embedding_cache(),
         options=options,
         threshold=threshold,

@@ -52,6 +52,9 @@ from core.words import passage_key, passage_keys
 PROBE_STORE_QUERIES = "store queries"
 PROBE_VECTORS_QUERIES = "vectors queries"
 METRIC_TOP_CHANGED = f"top{constants.IR_CUTOFF}_changed"
+# A bare corpus ranks its own passages over the rest: this many of them at most (seeded), so a 100k-passage corpus
+# scores a (500, 100k) matrix per setting, not (100k, 100k).
+CORPUS_SELF_QUERIES = 500
 
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:
@@ -66,6 +69,7 @@ def query_setting_rows(
     *,
     model: str,
     probe: str = PROBE_STORE_QUERIES,
+    own: np.ndarray | None = None,
     **bootstrap: Any,
 ) -> pd.DataFrame:
     """Each setting's top k of every query over the passages against float32's: share changed, recall@1/5/10, with intervals.
@@ -76,6 +80,8 @@ def query_setting_rows(
         settings: the settings (float32 is the reference; a truncation to ``d`` dimensions or more is left out).
         model: the rows' model label.
         probe: the rows' probe name.
+        own: ``(n_queries,)`` when the queries are passages themselves: the row of each query's own passage, left out
+            of its ranking (else every setting finds the query first and recall@1 says nothing).
         **bootstrap: ``n_resamples``, ``confidence``, ``seed``.
 
     Returns:
@@ -89,14 +95,22 @@ def query_setting_rows(
     deepest = constants.IR_CUTOFF
     if not len(queries):
         raise ValueError("give at least one query")
-    if len(passages) < deepest:
-        raise ValueError(f"there are {len(passages)} passages; ranking a top {deepest} needs at least {deepest}")
-    exact = _top(setting_scores(FLOAT32_SETTING, queries, passages), deepest)
+    available = len(passages) - (own is not None)
+    if available < deepest:
+        raise ValueError(f"there are {available} passages to rank; a top {deepest} needs at least {deepest}")
+
+    def top(setting: IndexSetting) -> np.ndarray:
+        scores = np.asarray(setting_scores(setting, queries, passages, passages), dtype=np.float64)
+        if own is not None:
+            scores[np.arange(len(own)), own] = -np.inf
+        return _top(scores, deepest)
+
+    exact = top(FLOAT32_SETTING)
     rows: list[tuple] = []
     for setting in settings:
         if setting.dims and setting.dims >= passages.shape[1]:
             continue
-        got = _top(setting_scores(setting, queries, passages, passages), deepest)
+        got = top(setting)
         changed = np.array([set(g) != set(e) for g, e in zip(got, exact, strict=True)])
         rate, low, high = rate_with_ci(changed, **bootstrap)
         rows.append((setting.name, model, probe, METRIC_TOP_CHANGED, constants.MODE_ALL, rate, low, high, len(changed)))
@@ -106,6 +120,41 @@ def query_setting_rows(
             value = float(overlap.mean())
             rows.append((setting.name, model, probe, constants.COL_IR_RECALL_AT[k], constants.MODE_ALL, value, low, high, len(overlap)))
     return pd.DataFrame(rows, columns=TABLE_COLUMNS[:-1])
+
+
+def corpus_setting_rows(
+    passages: np.ndarray,
+    settings: Sequence[IndexSetting],
+    *,
+    model: str,
+    probe: str,
+    queries: np.ndarray | None = None,
+    **bootstrap: Any,
+) -> pd.DataFrame:
+    """:func:`query_setting_rows` over a corpus: its queries when given, else its own passages each ranked over the rest.
+
+    Without queries a corpus is probed as a store is with them: up to :data:`CORPUS_SELF_QUERIES` of its passages
+    (drawn with the bootstrap seed) are the queries, each left out of its own ranking, so recall@k is how many of a
+    passage's float32 nearest neighbours the setting still finds.
+
+    Args:
+        passages: ``(n_passages, d)`` the corpus's unit vectors (also the int8 calibration).
+        settings: as for :func:`query_setting_rows`.
+        model: the rows' model label.
+        probe: the rows' probe name.
+        queries: ``(n_queries, d)`` query vectors, or None.
+        **bootstrap: ``n_resamples``, ``confidence``, ``seed``.
+
+    Raises:
+        ValueError: fewer passages than a top k needs.
+    """
+    if queries is not None and len(queries):
+        return query_setting_rows(queries, passages, settings, model=model, probe=probe, **bootstrap)
+    rows = np.arange(len(passages))
+    if len(rows) > CORPUS_SELF_QUERIES:
+        rng = np.random.default_rng(bootstrap.get("seed", constants.BOOTSTRAP_SEED))
+        rows = np.sort(rng.choice(rows, CORPUS_SELF_QUERIES, replace=False))
+    return query_setting_rows(passages[rows], passages, settings, model=model, probe=probe, own=rows, **bootstrap)
 
 
 def vectors_index_settings(
@@ -153,7 +202,7 @@ def vectors_index_settings(
     chosen = list(settings)
     if FLOAT32_SETTING not in chosen:
         chosen.insert(0, FLOAT32_SETTING)
-    boot = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    boot: dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
     held = {text: source.vectors[i] for i, text in enumerate(source.passages)}
     pair_texts = list(
         dict.fromkeys(passage_key(t) for f in pairs.values() for c in (constants.COL_TEXT_A, constants.COL_TEXT_B) for t in f[c])
@@ -193,3 +242,20 @@ def vectors_index_settings(
     order = {s.name: i for i, s in enumerate(chosen)}
     table = table.sort_values("setting", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
     return IndexSettingsResult(table, {}, notes, tuple(s.name for s in chosen), time.perf_counter() - start), checked.check
+
+
+def vectors_file_index_settings(
+    source: PassageVectors, model: str, settings: Sequence[IndexSetting], **options: Any
+) -> tuple[IndexSettingsResult, ModelCheck]:
+    """:func:`vectors_index_settings` of a vectors file's passages (``index-settings --vectors FILE`` and the Index settings page).
+
+    Args:
+        source: the file's passages and vectors (:func:`core.files.vectors.read_vectors_file`).
+        model: the model that made them.
+        settings: the index settings.
+        **options: the keyword options of :func:`vectors_index_settings` but ``what`` and ``probe``.
+
+    Raises:
+        ValueError: no pairs and no queries; ModelMismatch: the model did not make the vectors.
+    """
+    return vectors_index_settings(source, model, settings, what="given", probe=PROBE_VECTORS_QUERIES, **options)
