@@ -36,6 +36,7 @@ import core.probes.retrieval.specs
 import core.probes.retrieval.suite
 import core.probes.retrieval.suite_files
 import core.probes.retrieval.triples
+import core.probes.vector_settings
 from core import constants
 from core.history import store as history_store
 from core.history.diff import RunDiff, diff_runs
@@ -547,6 +548,16 @@ def index_settings_run(
 
     The shipped suites are ``failure-modes`` and ``retrieval``.
     """
+    if corpus is not None:
+        return core.probes.vector_settings.corpus_index_settings(
+            list(models),
+            corpus,
+            name=probe,
+            settings=core.probes.index_settings.parse_settings(settings),
+            queries=queries,
+            cache=embedding_cache(),
+            options=options,
+        )
     if pairs is None and probe == constants.SUITE_FAILURE_MODES:
         pairs = suites.load_suite(probe)
     return core.probes.index_settings.run_index_settings(
@@ -554,8 +565,6 @@ def index_settings_run(
         settings=core.probes.index_settings.parse_settings(settings),
         pairs={probe: pairs} if pairs is not None else None,
         retrieval=retrieval_suite() if probe == constants.SUITE_RETRIEVAL else None,
-        corpus={probe: list(corpus)} if corpus is not None else None,
-        queries=list(queries),
         cache=embedding_cache(),
         options=options,
         threshold=threshold,

@@ -722,8 +722,6 @@ def run_index_settings(
     pairs: Mapping[str, pd.DataFrame] | None = None,
     retrieval: RetrievalSuite | None = None,
     triples: Triples | None = None,
-    corpus: Mapping[str, Sequence[str]] | None = None,
-    queries: Sequence[str] = (),
     cache: EmbeddingCache | None = None,
     options: EncodeOptions = DEFAULT_OPTIONS,
     progress: ProgressFn | None = None,
@@ -740,9 +738,6 @@ def run_index_settings(
         pairs: probe name -> pairs table (the failure-mode suite, a user's pairs): failure rates per category.
         retrieval: a :class:`core.probes.retrieval.suite.RetrievalSuite`: win rate by mode, paired accuracy, recall@1/5.
         triples: a :class:`core.files.triples.Triples`: win rate and recall@1/5/10 over its passages.
-        corpus: probe name -> a user's passages, ranked as a store's are (:func:`core.probes.vector_settings.corpus_setting_rows`):
-            ``queries`` over them, or without queries their own passages over the rest; each setting's top 10 against float32's.
-        queries: the queries ranked over each corpus.
         cache: vector cache, or None.
         options: device, batch size, backend.
         progress: called with (fraction done, message).
@@ -754,24 +749,19 @@ def run_index_settings(
         encoded for the model (the suites' or the user's texts), as an index calibrates on its corpus.
 
     Raises:
-        ValueError: no model, no probe, or a corpus too small to rank a top 10.
+        ValueError: no model, or no probe.
     """
     start = time.perf_counter()
     if not models:
         raise ValueError("give at least one model")
     pairs = dict(pairs or {})
-    corpus = {name: list(passages) for name, passages in (corpus or {}).items()}
-    if not pairs and retrieval is None and triples is None and not corpus:
-        raise ValueError("give at least one probe: pairs, the retrieval suite, a triples file or a corpus")
-    deepest = constants.IR_CUTOFF + (0 if queries else 1)  # without queries a passage is ranked over the others
-    for name, passages in corpus.items():
-        if len(passages) < deepest:
-            raise ValueError(f"{name} holds {len(passages)} passages; ranking a top {constants.IR_CUTOFF} needs at least {deepest}")
+    if not pairs and retrieval is None and triples is None:
+        raise ValueError("give at least one probe: pairs, the retrieval suite or a triples file")
     chosen = list(parse_settings(DEFAULT_SETTINGS) if settings is None else settings)
     if FLOAT32_SETTING not in chosen:
         chosen.insert(0, FLOAT32_SETTING)
     boot = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
-    texts = probe_texts(pairs, retrieval, triples, corpus, queries)
+    texts = probe_texts(pairs, retrieval, triples)
     errors: dict[str, str] = {}
     notes: list[str] = []
     vectors: dict[str, dict[str, np.ndarray]] = {}
@@ -800,13 +790,6 @@ def run_index_settings(
             scores_by = pair_setting_scores(frame, vectors[run.label], chosen, calibration[run.label])
             frames.append(_rate_rows(scores_by, _categories(frame), run.label, probe, threshold, boot))
             scored.append(_scored_pairs(frame, scores_by, run.label, probe))
-        for probe, passages in corpus.items():
-            from core.probes.vector_settings import corpus_setting_rows
-
-            run.note(0.95, f"{run.label}: {probe}")
-            query_matrix = embedding_matrix(encoded[0], list(queries)) if queries else None
-            matrix = embedding_matrix(encoded[0], passages)
-            frames.append(corpus_setting_rows(matrix, chosen, model=run.label, probe=probe, queries=query_matrix, **boot))
     ran = list(vectors)
     rows: list[tuple] = []
     for probe, source in ((PROBE_RETRIEVAL, retrieval), (PROBE_TRIPLES, triples)):
@@ -835,7 +818,8 @@ def probe_texts(
     corpus: Mapping[str, Sequence[str]] | None = None,
     queries: Sequence[str] = (),
 ) -> list[str]:
-    """Every text the probes of :func:`run_index_settings` score, each once: what a model encodes (and a run's estimate counts).
+    """Every text the probes of :func:`run_index_settings` (and :func:`core.probes.vector_settings.corpus_index_settings`)
+    score, each once: what a model encodes (and a run's estimate counts).
 
     Args:
         pairs: probe name -> pairs table (``text_a``, ``text_b``).

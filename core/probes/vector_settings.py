@@ -35,13 +35,15 @@ from core.models.cache import EmbeddingCache
 from core.models.check import ModelCheck, encode_checked
 from core.models.encode import embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
-from core.models.runs import ProgressFn
+from core.models.runs import ProgressFn, model_runs
 from core.probes.index_settings import (
+    DEFAULT_SETTINGS,
     FLOAT32_SETTING,
     TABLE_COLUMNS,
     IndexSetting,
     IndexSettingsResult,
     pair_setting_rows,
+    parse_settings,
     setting_scores,
     with_change,
 )
@@ -51,6 +53,7 @@ from core.words import passage_key, passage_keys
 
 PROBE_STORE_QUERIES = "store queries"
 PROBE_VECTORS_QUERIES = "vectors queries"
+PROBE_CORPUS = "corpus"
 METRIC_TOP_CHANGED = f"top{constants.IR_CUTOFF}_changed"
 # A bare corpus ranks its own passages over the rest: this many of them at most (seeded), so a 100k-passage corpus
 # scores a (500, 100k) matrix per setting, not (100k, 100k).
@@ -157,6 +160,76 @@ def corpus_setting_rows(
     return query_setting_rows(passages[rows], passages, settings, model=model, probe=probe, own=rows, **bootstrap)
 
 
+def _in_order(frames: list[pd.DataFrame], chosen: Sequence[IndexSetting]) -> pd.DataFrame:
+    """The rows with their change against float32, in the order the settings were asked for."""
+    frames = [f for f in frames if not f.empty]
+    table = with_change(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame(columns=TABLE_COLUMNS)
+    order = {s.name: i for i, s in enumerate(chosen)}
+    return table.sort_values("setting", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
+
+
+def corpus_index_settings(
+    models: Sequence[str],
+    passages: Sequence[str],
+    *,
+    name: str = PROBE_CORPUS,
+    settings: Sequence[IndexSetting] | None = None,
+    queries: Sequence[str] = (),
+    cache: EmbeddingCache | None = None,
+    options: EncodeOptions = DEFAULT_OPTIONS,
+    progress: ProgressFn | None = None,
+    n_resamples: int | None = None,
+    confidence: float = constants.CONFIDENCE,
+    seed: int = constants.BOOTSTRAP_SEED,
+) -> IndexSettingsResult:
+    """A user's corpus encoded by each model and ranked as a store's vectors are (:func:`corpus_setting_rows`).
+
+    Args:
+        models: model names, Hugging Face ids or folders.
+        passages: the corpus's passages (each a row of the index; the int8 settings calibrate on them).
+        name: the rows' probe name (the corpus file's).
+        settings: the index settings (None: the defaults; float32 always runs: it is the reference).
+        queries: ranked over the passages; none: the passages themselves, each over the rest.
+        cache, options, progress: as for :func:`core.probes.index_settings.run_index_settings`.
+        n_resamples, confidence, seed: of every bootstrap interval (the seed also draws the passages used as queries).
+
+    Returns:
+        The :class:`core.probes.index_settings.IndexSettingsResult` (no pairs: its figures are ranks).
+
+    Raises:
+        ValueError: no model, or fewer passages than a top 10 needs.
+    """
+    start = time.perf_counter()
+    if not models:
+        raise ValueError("give at least one model")
+    passages, queries = list(passages), list(queries)
+    deepest = constants.IR_CUTOFF + (0 if queries else 1)  # without queries a passage is ranked over the others
+    if len(passages) < deepest:
+        raise ValueError(f"{name} holds {len(passages)} passages; ranking a top {constants.IR_CUTOFF} needs at least {deepest}")
+    chosen = list(parse_settings(DEFAULT_SETTINGS) if settings is None else settings)
+    if FLOAT32_SETTING not in chosen:
+        chosen.insert(0, FLOAT32_SETTING)
+    boot: dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    errors: dict[str, str] = {}
+    notes: list[str] = []
+    frames: list[pd.DataFrame] = []
+    reports = {}
+    for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
+        encoded = run.encode([*passages, *queries], share=0.9)
+        if encoded is None:
+            continue
+        vectors, reports[run.label] = encoded
+        matrix = embedding_matrix(vectors, passages)
+        skipped = [s.name for s in chosen if not s.fits(matrix.shape[1])]
+        if skipped:
+            notes.append(f"{run.label}: {', '.join(skipped)} skipped: the model has {matrix.shape[1]} dimensions")
+        run.note(0.95, f"{run.label}: {name}")
+        ranked = embedding_matrix(vectors, queries) if queries else None
+        frames.append(corpus_setting_rows(matrix, chosen, model=run.label, probe=name, queries=ranked, **boot))
+    table = _in_order(frames, chosen)
+    return IndexSettingsResult(table, errors, notes, tuple(s.name for s in chosen), time.perf_counter() - start, reports=reports)
+
+
 def vectors_index_settings(
     source: PassageVectors,
     model: str,
@@ -238,9 +311,7 @@ def vectors_index_settings(
     if query_texts:
         query_matrix = embedding_matrix(checked.vectors, query_texts)
         frames.append(query_setting_rows(query_matrix, source.vectors, chosen, model=checked.label, probe=probe, **boot))
-    table = with_change(pd.concat(frames, ignore_index=True))
-    order = {s.name: i for i, s in enumerate(chosen)}
-    table = table.sort_values("setting", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
+    table = _in_order(frames, chosen)
     return IndexSettingsResult(table, {}, notes, tuple(s.name for s in chosen), time.perf_counter() - start), checked.check
 
 

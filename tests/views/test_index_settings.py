@@ -226,7 +226,7 @@ def test_a_vectors_file_is_probed_as_the_cli_probes_it_and_a_bad_one_is_one_line
     shown = next(d.value for d in app.dataframe if "binary-rescore" in d.value.columns)
     assert shown.reset_index(drop=True).equals(wide_table(expected.table, state.short))
     assert list(shown["metric"]) == ["top10_changed", "recall_at_1", "recall_at_5", "recall_at_10"]
-    said = widgets.md_escape(f"Model check: MiniLM-L6 re-encoded 20 of the 40 passages of chunks.parquet: cosine with their given vectors ")
+    said = widgets.md_escape("Model check: MiniLM-L6 re-encoded 20 of the 40 passages of chunks.parquet: cosine with their given vectors ")
     assert any(c.value.startswith(said) for c in app.caption) and check.rows == 40
     # Ranks only: binary's scale sentence is not said (it compares as any setting), as the CLI leaves it out.
     assert not any("Hamming scale" in i.value for i in app.info)
@@ -241,7 +241,7 @@ def test_a_vectors_file_is_probed_as_the_cli_probes_it_and_a_bad_one_is_one_line
 
 def test_the_users_corpus_is_ranked_over_itself_under_each_setting(stored, tmp_path, monkeypatch):  # noqa: F811
     """The Your corpus page's passages, no queries: each passage ranked over the others, the table core's for the same corpus."""
-    from core.probes.index_settings import run_index_settings
+    from core.probes.vector_settings import corpus_index_settings
 
     monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(tmp_path / "history.duckdb"))
     texts, _vectors = stored
@@ -253,9 +253,8 @@ def test_the_users_corpus_is_ranked_over_itself_under_each_setting(stored, tmp_p
     assert any("kb\\.txt · 30 passages" in c.value for c in app.caption)
     next(b for b in app.button if b.label == "Score index settings").click().run()
     assert not app.exception and not app.error
-    expected = run_index_settings(
-        [MINILM], settings=parse_settings(["float32", "binary", "dims:64"]), corpus={"kb.txt": texts[:30]}, cache=EmbeddingCache()
-    )
+    settings = parse_settings(["float32", "binary", "dims:64"])
+    expected = corpus_index_settings([MINILM], texts[:30], name="kb.txt", settings=settings, cache=EmbeddingCache())
     shown = next(d.value for d in app.dataframe if "dims:64" in d.value.columns)
     assert shown.reset_index(drop=True).equals(wide_table(expected.table, state.short))
     assert list(shown["metric"]) == ["top10_changed", "recall_at_1", "recall_at_5", "recall_at_10"]
@@ -265,7 +264,5 @@ def test_the_users_corpus_is_ranked_over_itself_under_each_setting(stored, tmp_p
     app.run()
     next(b for b in app.button if b.label == "Score index settings").click().run()
     assert not app.exception
-    assert [e.value for e in app.error] == [
-        widgets.md_escape("tiny.txt holds 5 passages; ranking a top 10 needs at least 11")
-    ]
+    assert [e.value for e in app.error] == [widgets.md_escape("tiny.txt holds 5 passages; ranking a top 10 needs at least 11")]
     assert next(d.value for d in app.dataframe if "dims:64" in d.value.columns).equals(shown)
