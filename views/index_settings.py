@@ -156,8 +156,8 @@ def _your_vectors(models: list[str]):
 st.title("Index settings")
 st.caption(
     "A vector store rarely compares the float32 vectors a model returns: it keeps half precision, int8 codes, sign bits "
-    "or fewer dimensions. Score the suites or your pairs under each setting to see what a compression changes on the "
-    "failures that matter, against float32. The CLI: `cosine-probe index-settings` (also `--store URI` for a store's vectors)."
+    "or fewer dimensions. Score the suites, your pairs, your corpus or your vectors file under each setting to see what a "
+    "compression changes on the failures and the rankings that matter, against float32. The CLI: `cosine-probe index-settings`."
 )
 selection = state.current()
 scored = state.stored(YOUR_DATA_RUN)

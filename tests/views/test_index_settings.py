@@ -266,3 +266,7 @@ def test_the_users_corpus_is_ranked_over_itself_under_each_setting(stored, tmp_p
     assert not app.exception
     assert [e.value for e in app.error] == [widgets.md_escape("tiny.txt holds 5 passages; ranking a top 10 needs at least 11")]
     assert next(d.value for d in app.dataframe if "dims:64" in d.value.columns).equals(shown)
+    # The Your corpus page's queries, when it has some, are ranked instead of the passages themselves.
+    app.session_state["yc_queries_texts"] = ("q.txt", ["very old", "easy to see"], [])
+    app.run()
+    assert any(c.value == "2 queries ranked over the passages" for c in app.caption)
