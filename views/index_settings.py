@@ -95,6 +95,7 @@ def _parsed(prefix: str, read):
     ss = st.session_state
     if held is not None and held.digest != ss.get(f"{prefix}_seen"):
         ss[f"{prefix}_seen"] = held.digest
+        ss[RUN_ERROR] = None  # the last run's refusal was about the file before
         try:
             ss[f"{prefix}_parsed"] = (held, read(held.data, held.name))
             ss[f"{prefix}_error"] = None
@@ -122,7 +123,9 @@ def _your_corpus():
     uploads.uploader("Corpus file (one passage per line, or a text column)", "is_corpus_uploader", CORPUS_PREFIX, UPLOAD_TYPES)
     held, passages = _parsed(CORPUS_PREFIX, _read_corpus)
     name = held.name if held is not None else None
-    if passages is None and st.session_state.get(CORPUS_KEPT):
+    if passages is not None:
+        st.caption(f"Corpus: {widgets.md_escape(str(name))} · {len(passages):,} passages.")
+    elif st.session_state.get(CORPUS_KEPT):
         name, passages, _notes = st.session_state[CORPUS_KEPT]
         st.caption(f"The corpus of the Your corpus page: {widgets.md_escape(name)} · {len(passages):,} passages.")
     queries = _typed_queries("Queries (optional, one per line)")

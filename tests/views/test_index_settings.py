@@ -266,6 +266,11 @@ def test_the_users_corpus_is_ranked_over_itself_under_each_setting(stored, tmp_p
     assert not app.exception
     assert [e.value for e in app.error] == [widgets.md_escape("tiny.txt holds 5 passages; ranking a top 10 needs at least 11")]
     assert next(d.value for d in app.dataframe if "dims:64" in d.value.columns).equals(shown)
+    # A file that is no corpus: one line (the run's refusal was about the file before); the last good corpus stays.
+    app.session_state["is_corpus_bytes"], app.session_state["is_corpus_name"] = b"\xff\xfe\x00bad", "bad.txt"
+    app.run()
+    assert not app.exception and len(app.error) == 1 and app.error[0].value.startswith("bad\\.txt")
+    assert any(c.value == "Corpus: tiny\\.txt · 5 passages." for c in app.caption)
     # The Your corpus page's queries, when it has some, are ranked instead of the passages themselves.
     app.session_state["yc_queries_texts"] = ("q.txt", ["very old", "easy to see"], [])
     app.run()
