@@ -715,6 +715,15 @@ def with_change(table: pd.DataFrame) -> pd.DataFrame:
     return out[TABLE_COLUMNS]
 
 
+def settings_table(frames: Sequence[pd.DataFrame], chosen: Sequence[IndexSetting]) -> pd.DataFrame:
+    """The rows (:data:`TABLE_COLUMNS` without ``change``) as one table with their change against float32, in the order
+    the settings were asked for; empty frames are left out."""
+    kept = [f for f in frames if not f.empty]
+    table = with_change(pd.concat(kept, ignore_index=True)) if kept else pd.DataFrame(columns=TABLE_COLUMNS)
+    order = {s.name: i for i, s in enumerate(chosen)}
+    return table.sort_values("setting", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
+
+
 def run_index_settings(
     models: Sequence[str],
     *,
@@ -803,10 +812,7 @@ def run_index_settings(
             rows += _retrieval_rows(result.win_rates, paired, result.ranks, probe, **boot)
     if rows:
         frames.append(pd.DataFrame(rows, columns=TABLE_COLUMNS[:-1]))
-    frames = [f for f in frames if not f.empty]
-    table = with_change(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame(columns=TABLE_COLUMNS)
-    order = {s.name: i for i, s in enumerate(chosen)}
-    table = table.sort_values("setting", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
+    table = settings_table(frames, chosen)
     every = pd.concat(scored, ignore_index=True) if scored else pd.DataFrame()
     return IndexSettingsResult(table, errors, notes, tuple(s.name for s in chosen), time.perf_counter() - start, every, reports)
 

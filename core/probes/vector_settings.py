@@ -45,7 +45,7 @@ from core.probes.index_settings import (
     pair_setting_rows,
     parse_settings,
     setting_scores,
-    with_change,
+    settings_table,
 )
 from core.stats import bootstrap_ci, interval_or_nan
 from core.stats.overlap import top_k_overlap
@@ -160,14 +160,6 @@ def corpus_setting_rows(
     return query_setting_rows(passages[rows], passages, settings, model=model, probe=probe, own=rows, **bootstrap)
 
 
-def _in_order(frames: list[pd.DataFrame], chosen: Sequence[IndexSetting]) -> pd.DataFrame:
-    """The rows with their change against float32, in the order the settings were asked for."""
-    frames = [f for f in frames if not f.empty]
-    table = with_change(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame(columns=TABLE_COLUMNS)
-    order = {s.name: i for i, s in enumerate(chosen)}
-    return table.sort_values("setting", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
-
-
 def corpus_index_settings(
     models: Sequence[str],
     passages: Sequence[str],
@@ -226,7 +218,7 @@ def corpus_index_settings(
         run.note(0.95, f"{run.label}: {name}")
         ranked = embedding_matrix(vectors, queries) if queries else None
         frames.append(corpus_setting_rows(matrix, chosen, model=run.label, probe=name, queries=ranked, **boot))
-    table = _in_order(frames, chosen)
+    table = settings_table(frames, chosen)
     return IndexSettingsResult(table, errors, notes, tuple(s.name for s in chosen), time.perf_counter() - start, reports=reports)
 
 
@@ -311,7 +303,7 @@ def vectors_index_settings(
     if query_texts:
         query_matrix = embedding_matrix(checked.vectors, query_texts)
         frames.append(query_setting_rows(query_matrix, source.vectors, chosen, model=checked.label, probe=probe, **boot))
-    table = _in_order(frames, chosen)
+    table = settings_table(frames, chosen)
     return IndexSettingsResult(table, {}, notes, tuple(s.name for s in chosen), time.perf_counter() - start), checked.check
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 from apptest_support import MINILM, open_page
 from store_support import build_lance, stored  # noqa: F401 - stored is a fixture
 
@@ -236,6 +237,13 @@ def test_a_vectors_file_is_probed_as_the_cli_probes_it_and_a_bad_one_is_one_line
     assert not app.exception
     assert len(app.error) == 1 and app.error[0].value.startswith(widgets.md_escape("bad.parquet is not a readable parquet file: "))
     assert any(c.value.startswith("chunks\\.parquet: 40 passages") for c in app.caption)
+    assert next(d.value for d in app.dataframe if "binary-rescore" in d.value.columns).equals(shown)
+    # Vectors the model did not make: the model check refuses them in one line, and the last result stays.
+    noise = np.random.default_rng(0).standard_normal(vectors[:40].shape)
+    app.session_state["is_vectors_bytes"], app.session_state["is_vectors_name"] = _parquet(texts[:40], noise), "other.parquet"
+    app.run()
+    next(b for b in app.button if b.label == "Score index settings").click().run()
+    assert not app.exception and len(app.error) == 1 and app.error[0].value.startswith("other\\.parquet\\: ")
     assert next(d.value for d in app.dataframe if "binary-rescore" in d.value.columns).equals(shown)
 
 
