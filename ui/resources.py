@@ -36,6 +36,7 @@ import core.probes.retrieval.specs
 import core.probes.retrieval.suite
 import core.probes.retrieval.suite_files
 import core.probes.retrieval.triples
+import core.probes.vector_settings
 from core import constants
 from core.history import store as history_store
 from core.history.diff import RunDiff, diff_runs
@@ -539,11 +540,24 @@ def index_settings_run(
     settings: tuple[str, ...],
     threshold: float,
     pairs: pd.DataFrame | None = None,
+    corpus: tuple[str, ...] | None = None,
+    queries: tuple[str, ...] = (),
 ):
-    """``run_index_settings`` of a shipped suite or of ``pairs`` named ``probe`` (``IndexSettingsResult``).
+    """``run_index_settings`` of a shipped suite, of ``pairs`` or of a ``corpus`` (and its ``queries``) named ``probe``
+    (``IndexSettingsResult``).
 
     The shipped suites are ``failure-modes`` and ``retrieval``.
     """
+    if corpus is not None:
+        return core.probes.vector_settings.corpus_index_settings(
+            list(models),
+            corpus,
+            name=probe,
+            settings=core.probes.index_settings.parse_settings(settings),
+            queries=queries,
+            cache=embedding_cache(),
+            options=options,
+        )
     if pairs is None and probe == constants.SUITE_FAILURE_MODES:
         pairs = suites.load_suite(probe)
     return core.probes.index_settings.run_index_settings(

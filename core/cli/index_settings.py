@@ -206,11 +206,10 @@ def cmd_index_settings(args) -> int:
 
 def _said(result: IndexSettingsResult, settings) -> dict:
     """The findings and the binary scale's sentence, for ``--json`` (what the text output prints first)."""
-    from core.probes.index_settings import METRIC_MEAN_SCORE, PROBE_RETRIEVAL, PROBE_TRIPLES, findings, scale_note
+    from core.probes.index_settings import findings, scale_matters, scale_note
 
-    # The scale matters where scores meet a threshold (pairs); a store's queries compare ranks only.
-    thresholded = result.table["metric"].eq(METRIC_MEAN_SCORE).any() or result.table["probe"].isin([PROBE_RETRIEVAL, PROBE_TRIPLES]).any()
-    return {"findings": findings(result.table, registry.short_name), "scale_note": scale_note(settings) if thresholded else None}
+    note = scale_note(settings) if scale_matters(result.table) else None
+    return {"findings": findings(result.table, registry.short_name), "scale_note": note}
 
 
 def _print_table(result: IndexSettingsResult, settings, heading: str) -> None:
@@ -278,17 +277,15 @@ def _through_store(args, settings, out) -> int:
 def _on_vectors(args, settings, pairs, queries):
     """``index-settings --vectors FILE``: the one index-settings run over given vectors, on a vectors file's."""
     from core.cli.vectors_source import one_model, read_vectors_arg
-    from core.probes.vector_settings import PROBE_VECTORS_QUERIES, vectors_index_settings
+    from core.probes.vector_settings import vectors_file_index_settings
 
     model = one_model(args, "scoring")
     source = read_vectors_arg(args)
     try:
-        result, check = vectors_index_settings(
+        result, check = vectors_file_index_settings(
             source,
             str(model),
             settings,
-            what="given",
-            probe=PROBE_VECTORS_QUERIES,
             pairs=pairs,
             queries=queries,
             **_run_settings(args),

@@ -384,3 +384,30 @@ def _read_npy(path: Path, max_bytes: int | None) -> PassageVectors:
     for start in range(0, matrix.shape[0], BATCH_ROWS):
         collector.add(None, lines[start : start + BATCH_ROWS], np.asarray(matrix[start : start + BATCH_ROWS], dtype=np.float32))
     return collector.finish()
+
+
+def read_vectors_bytes(
+    data: bytes, name: str, *, text_column: str | None = None, vector_column: str | None = None, max_bytes: int | None = None
+) -> PassageVectors:
+    """:func:`read_vectors_file` of an uploaded file's bytes (Parquet or Arrow; a ``.npy`` needs its text file beside it).
+
+    Args:
+        data: the file's bytes.
+        name: its name (the suffix picks the reader).
+        text_column, vector_column, max_bytes: as for :func:`read_vectors_file`.
+
+    Raises:
+        VectorsError: one line, as :func:`read_vectors_file`; a ``.npy`` alone (its passages are a second file).
+    """
+    import tempfile
+
+    suffix = Path(name).suffix.lower()
+    if VECTOR_SUFFIXES.get(suffix) == "npy":
+        raise VectorsError(
+            f"{name}: a .npy matrix needs its passages beside it; give a Parquet or Arrow file with a text and a vector column"
+        )
+    # pyarrow reads Parquet and Arrow IPC from a file; the bytes go to a private temporary folder, removed after reading.
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / (Path(name).name or "vectors")
+        path.write_bytes(data)
+        return read_vectors_file(path, text_column=text_column, vector_column=vector_column, max_bytes=max_bytes)

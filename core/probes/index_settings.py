@@ -436,6 +436,12 @@ def pair_scores(setting: IndexSetting, a: np.ndarray, b: np.ndarray, calibration
     return setting.pair_scores(a, b, calibration)
 
 
+def scale_matters(table: pd.DataFrame) -> bool:
+    """Whether the table holds a figure read at a threshold (pairs, the retrieval suite, triples): only then does binary's
+    scale need saying; a corpus's or a store's queries compare ranks, where binary is compared as any setting."""
+    return bool(table["metric"].eq(METRIC_MEAN_SCORE).any() or table["probe"].isin([PROBE_RETRIEVAL, PROBE_TRIPLES]).any())
+
+
 def off_scale(settings: Sequence[IndexSetting]) -> list[IndexSetting]:
     """The settings whose scores are not on the cosine scale (binary): never read at a cosine threshold."""
     return [s for s in settings if not s.scale.cosine]
@@ -709,6 +715,15 @@ def with_change(table: pd.DataFrame) -> pd.DataFrame:
     return out[TABLE_COLUMNS]
 
 
+def settings_table(frames: Sequence[pd.DataFrame], chosen: Sequence[IndexSetting]) -> pd.DataFrame:
+    """The rows (:data:`TABLE_COLUMNS` without ``change``) as one table with their change against float32, in the order
+    the settings were asked for; empty frames are left out."""
+    kept = [f for f in frames if not f.empty]
+    table = with_change(pd.concat(kept, ignore_index=True)) if kept else pd.DataFrame(columns=TABLE_COLUMNS)
+    order = {s.name: i for i, s in enumerate(chosen)}
+    return table.sort_values("setting", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
+
+
 def run_index_settings(
     models: Sequence[str],
     *,
@@ -797,23 +812,27 @@ def run_index_settings(
             rows += _retrieval_rows(result.win_rates, paired, result.ranks, probe, **boot)
     if rows:
         frames.append(pd.DataFrame(rows, columns=TABLE_COLUMNS[:-1]))
-    frames = [f for f in frames if not f.empty]
-    table = with_change(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame(columns=TABLE_COLUMNS)
-    order = {s.name: i for i, s in enumerate(chosen)}
-    table = table.sort_values("setting", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
+    table = settings_table(frames, chosen)
     every = pd.concat(scored, ignore_index=True) if scored else pd.DataFrame()
     return IndexSettingsResult(table, errors, notes, tuple(s.name for s in chosen), time.perf_counter() - start, every, reports)
 
 
 def probe_texts(
-    pairs: Mapping[str, pd.DataFrame] | None = None, retrieval: RetrievalSuite | None = None, triples: Triples | None = None
+    pairs: Mapping[str, pd.DataFrame] | None = None,
+    retrieval: RetrievalSuite | None = None,
+    triples: Triples | None = None,
+    corpus: Mapping[str, Sequence[str]] | None = None,
+    queries: Sequence[str] = (),
 ) -> list[str]:
-    """Every text the probes of :func:`run_index_settings` score, each once: what a model encodes (and a run's estimate counts).
+    """Every text the probes of :func:`run_index_settings` (and :func:`core.probes.vector_settings.corpus_index_settings`)
+    score, each once: what a model encodes (and a run's estimate counts).
 
     Args:
         pairs: probe name -> pairs table (``text_a``, ``text_b``).
         retrieval: the retrieval suite, or None.
         triples: a triples table, or None.
+        corpus: probe name -> passages, or None.
+        queries: the queries ranked over the corpus.
     """
     pairs = pairs or {}
     texts: list[str] = []
@@ -824,8 +843,10 @@ def probe_texts(
     if triples is not None:
         from core.probes.retrieval.triples import corpus_of
 
-        corpus = corpus_of(triples)
-        texts += [*corpus.queries, *corpus.passages]
+        ranked = corpus_of(triples)
+        texts += [*ranked.queries, *ranked.passages]
+    for passages in (corpus or {}).values():
+        texts += [*passages, *queries]
     return list(dict.fromkeys(texts))
 
 

@@ -35,15 +35,17 @@ from core.models.cache import EmbeddingCache
 from core.models.check import ModelCheck, encode_checked
 from core.models.encode import embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
-from core.models.runs import ProgressFn
+from core.models.runs import ProgressFn, model_runs
 from core.probes.index_settings import (
+    DEFAULT_SETTINGS,
     FLOAT32_SETTING,
     TABLE_COLUMNS,
     IndexSetting,
     IndexSettingsResult,
     pair_setting_rows,
+    parse_settings,
     setting_scores,
-    with_change,
+    settings_table,
 )
 from core.stats import bootstrap_ci, interval_or_nan
 from core.stats.overlap import top_k_overlap
@@ -51,7 +53,11 @@ from core.words import passage_key, passage_keys
 
 PROBE_STORE_QUERIES = "store queries"
 PROBE_VECTORS_QUERIES = "vectors queries"
+PROBE_CORPUS = "corpus"
 METRIC_TOP_CHANGED = f"top{constants.IR_CUTOFF}_changed"
+# A bare corpus ranks its own passages over the rest: this many of them at most (seeded), so a 100k-passage corpus
+# scores a (500, 100k) matrix per setting, not (100k, 100k).
+CORPUS_SELF_QUERIES = 500
 
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:
@@ -66,6 +72,7 @@ def query_setting_rows(
     *,
     model: str,
     probe: str = PROBE_STORE_QUERIES,
+    own: np.ndarray | None = None,
     **bootstrap: Any,
 ) -> pd.DataFrame:
     """Each setting's top k of every query over the passages against float32's: share changed, recall@1/5/10, with intervals.
@@ -76,6 +83,8 @@ def query_setting_rows(
         settings: the settings (float32 is the reference; a truncation to ``d`` dimensions or more is left out).
         model: the rows' model label.
         probe: the rows' probe name.
+        own: ``(n_queries,)`` when the queries are passages themselves: the row of each query's own passage, left out
+            of its ranking (else every setting finds the query first and recall@1 says nothing).
         **bootstrap: ``n_resamples``, ``confidence``, ``seed``.
 
     Returns:
@@ -89,14 +98,22 @@ def query_setting_rows(
     deepest = constants.IR_CUTOFF
     if not len(queries):
         raise ValueError("give at least one query")
-    if len(passages) < deepest:
-        raise ValueError(f"there are {len(passages)} passages; ranking a top {deepest} needs at least {deepest}")
-    exact = _top(setting_scores(FLOAT32_SETTING, queries, passages), deepest)
+    available = len(passages) - (own is not None)
+    if available < deepest:
+        raise ValueError(f"there are {available} passages to rank; a top {deepest} needs at least {deepest}")
+
+    def top(setting: IndexSetting) -> np.ndarray:
+        scores = np.asarray(setting_scores(setting, queries, passages, passages), dtype=np.float64)
+        if own is not None:
+            scores[np.arange(len(own)), own] = -np.inf
+        return _top(scores, deepest)
+
+    exact = top(FLOAT32_SETTING)
     rows: list[tuple] = []
     for setting in settings:
         if setting.dims and setting.dims >= passages.shape[1]:
             continue
-        got = _top(setting_scores(setting, queries, passages, passages), deepest)
+        got = top(setting)
         changed = np.array([set(g) != set(e) for g, e in zip(got, exact, strict=True)])
         rate, low, high = rate_with_ci(changed, **bootstrap)
         rows.append((setting.name, model, probe, METRIC_TOP_CHANGED, constants.MODE_ALL, rate, low, high, len(changed)))
@@ -106,6 +123,103 @@ def query_setting_rows(
             value = float(overlap.mean())
             rows.append((setting.name, model, probe, constants.COL_IR_RECALL_AT[k], constants.MODE_ALL, value, low, high, len(overlap)))
     return pd.DataFrame(rows, columns=TABLE_COLUMNS[:-1])
+
+
+def corpus_setting_rows(
+    passages: np.ndarray,
+    settings: Sequence[IndexSetting],
+    *,
+    model: str,
+    probe: str,
+    queries: np.ndarray | None = None,
+    **bootstrap: Any,
+) -> pd.DataFrame:
+    """:func:`query_setting_rows` over a corpus: its queries when given, else its own passages each ranked over the rest.
+
+    Without queries a corpus is probed as a store is with them: up to :data:`CORPUS_SELF_QUERIES` of its passages
+    (drawn with the bootstrap seed) are the queries, each left out of its own ranking, so recall@k is how many of a
+    passage's float32 nearest neighbours the setting still finds.
+
+    Args:
+        passages: ``(n_passages, d)`` the corpus's unit vectors (also the int8 calibration).
+        settings: as for :func:`query_setting_rows`.
+        model: the rows' model label.
+        probe: the rows' probe name.
+        queries: ``(n_queries, d)`` query vectors, or None.
+        **bootstrap: ``n_resamples``, ``confidence``, ``seed``.
+
+    Raises:
+        ValueError: fewer passages than a top k needs.
+    """
+    if queries is not None and len(queries):
+        return query_setting_rows(queries, passages, settings, model=model, probe=probe, **bootstrap)
+    rows = np.arange(len(passages))
+    if len(rows) > CORPUS_SELF_QUERIES:
+        rng = np.random.default_rng(bootstrap.get("seed", constants.BOOTSTRAP_SEED))
+        rows = np.sort(rng.choice(rows, CORPUS_SELF_QUERIES, replace=False))
+    return query_setting_rows(passages[rows], passages, settings, model=model, probe=probe, own=rows, **bootstrap)
+
+
+def corpus_index_settings(
+    models: Sequence[str],
+    passages: Sequence[str],
+    *,
+    name: str = PROBE_CORPUS,
+    settings: Sequence[IndexSetting] | None = None,
+    queries: Sequence[str] = (),
+    cache: EmbeddingCache | None = None,
+    options: EncodeOptions = DEFAULT_OPTIONS,
+    progress: ProgressFn | None = None,
+    n_resamples: int | None = None,
+    confidence: float = constants.CONFIDENCE,
+    seed: int = constants.BOOTSTRAP_SEED,
+) -> IndexSettingsResult:
+    """A user's corpus encoded by each model and ranked as a store's vectors are (:func:`corpus_setting_rows`).
+
+    Args:
+        models: model names, Hugging Face ids or folders.
+        passages: the corpus's passages (each a row of the index; the int8 settings calibrate on them).
+        name: the rows' probe name (the corpus file's).
+        settings: the index settings (None: the defaults; float32 always runs: it is the reference).
+        queries: ranked over the passages; none: the passages themselves, each over the rest.
+        cache, options, progress: as for :func:`core.probes.index_settings.run_index_settings`.
+        n_resamples, confidence, seed: of every bootstrap interval (the seed also draws the passages used as queries).
+
+    Returns:
+        The :class:`core.probes.index_settings.IndexSettingsResult` (no pairs: its figures are ranks).
+
+    Raises:
+        ValueError: no model, or fewer passages than a top 10 needs.
+    """
+    start = time.perf_counter()
+    if not models:
+        raise ValueError("give at least one model")
+    passages, queries = list(passages), list(queries)
+    deepest = constants.IR_CUTOFF + (0 if queries else 1)  # without queries a passage is ranked over the others
+    if len(passages) < deepest:
+        raise ValueError(f"{name} holds {len(passages)} passages; ranking a top {constants.IR_CUTOFF} needs at least {deepest}")
+    chosen = list(parse_settings(DEFAULT_SETTINGS) if settings is None else settings)
+    if FLOAT32_SETTING not in chosen:
+        chosen.insert(0, FLOAT32_SETTING)
+    boot: dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    errors: dict[str, str] = {}
+    notes: list[str] = []
+    frames: list[pd.DataFrame] = []
+    reports = {}
+    for run in model_runs(models, options, cache=cache, errors=errors, progress=progress):
+        encoded = run.encode([*passages, *queries], share=0.9)
+        if encoded is None:
+            continue
+        vectors, reports[run.label] = encoded
+        matrix = embedding_matrix(vectors, passages)
+        skipped = [s.name for s in chosen if not s.fits(matrix.shape[1])]
+        if skipped:
+            notes.append(f"{run.label}: {', '.join(skipped)} skipped: the model has {matrix.shape[1]} dimensions")
+        run.note(0.95, f"{run.label}: {name}")
+        ranked = embedding_matrix(vectors, queries) if queries else None
+        frames.append(corpus_setting_rows(matrix, chosen, model=run.label, probe=name, queries=ranked, **boot))
+    table = settings_table(frames, chosen)
+    return IndexSettingsResult(table, errors, notes, tuple(s.name for s in chosen), time.perf_counter() - start, reports=reports)
 
 
 def vectors_index_settings(
@@ -153,7 +267,7 @@ def vectors_index_settings(
     chosen = list(settings)
     if FLOAT32_SETTING not in chosen:
         chosen.insert(0, FLOAT32_SETTING)
-    boot = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
+    boot: dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
     held = {text: source.vectors[i] for i, text in enumerate(source.passages)}
     pair_texts = list(
         dict.fromkeys(passage_key(t) for f in pairs.values() for c in (constants.COL_TEXT_A, constants.COL_TEXT_B) for t in f[c])
@@ -189,7 +303,22 @@ def vectors_index_settings(
     if query_texts:
         query_matrix = embedding_matrix(checked.vectors, query_texts)
         frames.append(query_setting_rows(query_matrix, source.vectors, chosen, model=checked.label, probe=probe, **boot))
-    table = with_change(pd.concat(frames, ignore_index=True))
-    order = {s.name: i for i, s in enumerate(chosen)}
-    table = table.sort_values("setting", key=lambda c: c.map(order), kind="stable").reset_index(drop=True)
+    table = settings_table(frames, chosen)
     return IndexSettingsResult(table, {}, notes, tuple(s.name for s in chosen), time.perf_counter() - start), checked.check
+
+
+def vectors_file_index_settings(
+    source: PassageVectors, model: str, settings: Sequence[IndexSetting], **options: Any
+) -> tuple[IndexSettingsResult, ModelCheck]:
+    """:func:`vectors_index_settings` of a vectors file's passages (``index-settings --vectors FILE`` and the Index settings page).
+
+    Args:
+        source: the file's passages and vectors (:func:`core.files.vectors.read_vectors_file`).
+        model: the model that made them.
+        settings: the index settings.
+        **options: the keyword options of :func:`vectors_index_settings` but ``what`` and ``probe``.
+
+    Raises:
+        ValueError: no pairs and no queries; ModelMismatch: the model did not make the vectors.
+    """
+    return vectors_index_settings(source, model, settings, what="given", probe=PROBE_VECTORS_QUERIES, **options)

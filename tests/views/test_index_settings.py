@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 from apptest_support import MINILM, open_page
 from store_support import build_lance, stored  # noqa: F401 - stored is a fixture
 
@@ -94,10 +95,11 @@ def test_the_pairs_scored_on_your_data_are_a_probe_too_and_the_run_goes_into_the
         }
     )
     app = open_page(PAGE)
-    assert len(app.radio(key="is_probe").options) == 3  # the two suites and a file, until Your data has scored pairs
+    # the two suites, a pairs file, a corpus and a vectors file; Your data's pairs once it has scored some
+    assert len(app.radio(key="is_probe").options) == 5
     app.session_state[state.KEY_RESULTS] = {"your_data": run_pairs(pairs, [MINILM], cache=EmbeddingCache())}
     app.run()
-    assert len(app.radio(key="is_probe").options) == 4
+    assert len(app.radio(key="is_probe").options) == 6
     app.radio(key="is_probe").set_value("your data").run()
     app.multiselect(key="is_settings").set_value(["float32", "int8"]).run()
     next(b for b in app.button if b.label == "Score index settings").click().run()
@@ -187,3 +189,97 @@ def test_a_connected_store_is_probed_through_the_store_block(tmp_path, stored, m
     table = next(d.value for d in app.dataframe if "binary-rescore" in d.value.columns)
     assert list(table["metric"]) == ["top10_changed", "recall_at_1", "recall_at_5", "recall_at_10"]
     assert (table["float32"] == ["0.000", "1.000", "1.000", "1.000"]).all()
+
+
+def _parquet(texts, vectors) -> bytes:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = io.BytesIO()
+    pq.write_table(pa.table({"text": texts, "vector": [list(map(float, v)) for v in vectors]}), sink)
+    return sink.getvalue()
+
+
+def test_a_vectors_file_is_probed_as_the_cli_probes_it_and_a_bad_one_is_one_line(stored, tmp_path, monkeypatch):  # noqa: F811
+    """The file ``index-settings --vectors`` reads, uploaded: the page's table is the CLI's function's on the same bytes."""
+    from core.files.vectors import read_vectors_bytes
+    from core.probes.vector_settings import vectors_file_index_settings
+
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(tmp_path / "history.duckdb"))
+    texts, vectors = stored
+    data = _parquet(texts[:40], vectors[:40])
+    queries = [t.split()[0] for t in texts[:12]]
+    app = open_page(PAGE)
+    app.radio(key="is_probe").set_value("your vectors").run()
+    run = next(b for b in app.button if b.label == "Score index settings")
+    assert run.disabled  # no file yet
+    app.session_state["is_vectors_bytes"], app.session_state["is_vectors_name"] = data, "chunks.parquet"
+    app.multiselect(key="is_settings").set_value(["float32", "int8", "binary-rescore", "dims:128"]).run()
+    assert any(c.value.startswith("chunks\\.parquet: 40 passages, 384 dimensions") for c in app.caption)
+    assert next(b for b in app.button if b.label == "Score index settings").disabled  # no query yet
+    app.text_area(key="is_queries").input("\n".join(queries)).run()
+    next(b for b in app.button if b.label == "Score index settings").click().run()
+    assert not app.exception and not app.error
+    settings = parse_settings(["float32", "int8", "binary-rescore", "dims:128"])
+    expected, check = vectors_file_index_settings(read_vectors_bytes(data, "chunks.parquet"), MINILM, settings, queries=queries)
+    shown = next(d.value for d in app.dataframe if "binary-rescore" in d.value.columns)
+    assert shown.reset_index(drop=True).equals(wide_table(expected.table, state.short))
+    assert list(shown["metric"]) == ["top10_changed", "recall_at_1", "recall_at_5", "recall_at_10"]
+    said = widgets.md_escape("Model check: MiniLM-L6 re-encoded 20 of the 40 passages of chunks.parquet: cosine with their given vectors ")
+    assert any(c.value.startswith(said) for c in app.caption) and check.rows == 40
+    # Ranks only: binary's scale sentence is not said (it compares as any setting), as the CLI leaves it out.
+    assert not any("Hamming scale" in i.value for i in app.info)
+    # A file that is no vectors file: one line; the last good file and the result stay.
+    app.session_state["is_vectors_bytes"], app.session_state["is_vectors_name"] = b"not parquet at all", "bad.parquet"
+    app.run()
+    assert not app.exception
+    assert len(app.error) == 1 and app.error[0].value.startswith(widgets.md_escape("bad.parquet is not a readable parquet file: "))
+    assert any(c.value.startswith("chunks\\.parquet: 40 passages") for c in app.caption)
+    assert next(d.value for d in app.dataframe if "binary-rescore" in d.value.columns).equals(shown)
+    # Vectors the model did not make: the model check refuses them in one line, and the last result stays.
+    noise = np.random.default_rng(0).standard_normal(vectors[:40].shape)
+    app.session_state["is_vectors_bytes"], app.session_state["is_vectors_name"] = _parquet(texts[:40], noise), "other.parquet"
+    app.run()
+    next(b for b in app.button if b.label == "Score index settings").click().run()
+    assert not app.exception and len(app.error) == 1 and app.error[0].value.startswith("other\\.parquet\\: ")
+    assert next(d.value for d in app.dataframe if "binary-rescore" in d.value.columns).equals(shown)
+
+
+def test_the_users_corpus_is_ranked_over_itself_under_each_setting(stored, tmp_path, monkeypatch):  # noqa: F811
+    """The Your corpus page's passages, no queries: each passage ranked over the others, the table core's for the same corpus."""
+    from core.probes.vector_settings import corpus_index_settings
+
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(tmp_path / "history.duckdb"))
+    texts, _vectors = stored
+    app = open_page(PAGE)
+    app.radio(key="is_probe").set_value("your corpus").run()
+    assert next(b for b in app.button if b.label == "Score index settings").disabled  # no corpus yet
+    app.session_state["yc_corpus_texts"] = ("kb.txt", texts[:30], [])  # where the Your corpus page keeps its parsed corpus
+    app.multiselect(key="is_settings").set_value(["float32", "binary", "dims:64"]).run()
+    assert any("kb\\.txt · 30 passages" in c.value for c in app.caption)
+    next(b for b in app.button if b.label == "Score index settings").click().run()
+    assert not app.exception and not app.error
+    settings = parse_settings(["float32", "binary", "dims:64"])
+    expected = corpus_index_settings([MINILM], texts[:30], name="kb.txt", settings=settings, cache=EmbeddingCache())
+    shown = next(d.value for d in app.dataframe if "dims:64" in d.value.columns)
+    assert shown.reset_index(drop=True).equals(wide_table(expected.table, state.short))
+    assert list(shown["metric"]) == ["top10_changed", "recall_at_1", "recall_at_5", "recall_at_10"]
+    assert (shown["float32"] == ["0.000", "1.000", "1.000", "1.000"]).all()
+    # A corpus given here wins over the Your corpus page's; one too small to rank a top 10 is one line, the result stays.
+    app.session_state["is_corpus_bytes"], app.session_state["is_corpus_name"] = "\n".join(texts[:5]).encode(), "tiny.txt"
+    app.run()
+    next(b for b in app.button if b.label == "Score index settings").click().run()
+    assert not app.exception
+    assert [e.value for e in app.error] == [widgets.md_escape("tiny.txt holds 5 passages; ranking a top 10 needs at least 11")]
+    assert next(d.value for d in app.dataframe if "dims:64" in d.value.columns).equals(shown)
+    # A file that is no corpus: one line (the run's refusal was about the file before); the last good corpus stays.
+    app.session_state["is_corpus_bytes"], app.session_state["is_corpus_name"] = b"\xff\xfe\x00bad", "bad.txt"
+    app.run()
+    assert not app.exception and len(app.error) == 1 and app.error[0].value.startswith("bad\\.txt")
+    assert any(c.value == "Corpus: tiny\\.txt · 5 passages." for c in app.caption)
+    # The Your corpus page's queries, when it has some, are ranked instead of the passages themselves.
+    app.session_state["yc_queries_texts"] = ("q.txt", ["very old", "easy to see"], [])
+    app.run()
+    assert any(c.value == "2 queries ranked over the passages" for c in app.caption)

@@ -163,3 +163,17 @@ def test_rows_arriving_in_batches_keep_the_first_and_drop_with_notes_for_a_store
     assert got.passages == ["x", "w"] and got.ids == ["a", "e"]
     np.testing.assert_allclose(got.vectors, [[1.0, 0.0], [0.6, 0.8]], atol=1e-7)
     assert got.notes == ["1 row(s) dropped: repeated text", "2 row(s) dropped: no vector or a non-finite one"]
+
+
+def test_an_uploaded_files_bytes_read_as_the_file_and_a_bare_npy_is_refused():
+    """The Index settings page's upload: the same passages and vectors as the file on disk; a .npy alone is one line."""
+    import io
+
+    m = _matrix()
+    sink = io.BytesIO()
+    pq.write_table(_table(m), sink)
+    _check_read(vf.read_vectors_bytes(sink.getvalue(), "v.parquet"), m, ["doc-0", "doc-2", "doc-4"])
+    with pytest.raises(VectorsError, match=r"^x\.npy: a \.npy matrix needs its passages beside it"):
+        vf.read_vectors_bytes(b"\x93NUMPY", "x.npy")
+    with pytest.raises(VectorsError, match=r"^bad\.parquet is not a readable parquet file"):
+        vf.read_vectors_bytes(b"not parquet", "bad.parquet")

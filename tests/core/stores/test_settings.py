@@ -81,3 +81,33 @@ def test_binary_ranking_of_the_queries_is_what_setting_scores_gives():
     want = np.mean([len(set(g) & set(e)) / 10 for g, e in zip(got, exact, strict=True)])
     value = rows.query("setting == 'binary' and metric == 'recall_at_10'")["value"].item()
     assert abs(value - want) < 1e-12 and value < 1.0
+
+
+def test_a_corpus_without_queries_ranks_each_passage_over_the_others():
+    """Leave-one-out by hand: passage i's top 10 over the other passages, binary's against float32's."""
+    from core.probes.vector_settings import CORPUS_SELF_QUERIES, corpus_setting_rows
+
+    rng = np.random.default_rng(1)
+    passages = rng.standard_normal((30, 16))
+    passages /= np.linalg.norm(passages, axis=1, keepdims=True)
+    settings = [parse_setting("float32"), parse_setting("binary")]
+    rows = corpus_setting_rows(passages, settings, model="m", probe="kb", n_resamples=200)
+
+    def top(name: str) -> np.ndarray:
+        scores = setting_scores(parse_setting(name), passages, passages).astype(float)
+        np.fill_diagonal(scores, -np.inf)  # a passage is never its own neighbour
+        return np.argsort(-scores, axis=1, kind="stable")[:, :10]
+
+    exact, got = top("float32"), top("binary")
+    assert not (exact == np.arange(30)[:, None]).any()
+    for k in (1, 5, 10):
+        want = np.mean([len(set(g[:k]) & set(e[:k])) / k for g, e in zip(got, exact, strict=True)])
+        value = rows.query(f"setting == 'binary' and metric == 'recall_at_{k}'")["value"].item()
+        assert abs(value - want) < 1e-12
+    assert rows.query("setting == 'float32'")["value"].tolist() == [0.0, 1.0, 1.0, 1.0]
+    assert set(rows["n"]) == {30}
+    # A larger corpus: a seeded sample of its passages are the queries, the same on every run.
+    big = rng.standard_normal((CORPUS_SELF_QUERIES + 40, 8))
+    big /= np.linalg.norm(big, axis=1, keepdims=True)
+    first, again = (corpus_setting_rows(big, settings, model="m", probe="kb", n_resamples=50, seed=3) for _ in range(2))
+    assert set(first["n"]) == {CORPUS_SELF_QUERIES} and first.equals(again)
