@@ -201,13 +201,9 @@ def _run(
     st.session_state[f"{k}_result"] = {"lines": lines, "table": table, "download": download}
 
 
-def _check(result: StoreAudit | StoreRetrieval, passages: int) -> str:
-    c = result.check
+def _check(result: StoreAudit | StoreRetrieval) -> str:
     where = f" (filter: {filter_words(result.filters)})" if result.filters else ""
-    return (
-        f"Model check: {state.short(c.model)} re-encoded {len(c.cosines)} of {passages:,} stored passages of {result.store}{where}: "
-        f"cosine {min(c.cosines):.4f} to {max(c.cosines):.4f}."
-    )
+    return f"Model check: {result.check.sentence(f'{result.store}{where}', name=state.short)}."
 
 
 def _audit(handle, model: str, selection: state.Selection, queries: list[str]):
@@ -215,9 +211,9 @@ def _audit(handle, model: str, selection: state.Selection, queries: list[str]):
         handle, model, selection.threshold, queries=queries, cache=resources.embedding_cache(), options=selection.options_for(model)
     )
     table = side_by_side(risk_summary(result.exact, selection.threshold), risk_summary(result.through_store, selection.threshold))
-    recall = "no close pair" if result.pair_recall != result.pair_recall else f"{result.pair_recall:.4f}"
+    recall = "no close pair" if result.pair_recall != result.pair_recall else f"{result.pair_recall:.1%}"
     lines = [
-        _check(result, len(result.exact.passages)),
+        _check(result),
         f"Search: {result.method}. Close pairs above {selection.threshold:.2f}: {result.store_pairs:,} through the store, "
         f"{result.exact_pairs:,} by exact search; recall against exact {recall}.",
     ]
@@ -234,9 +230,9 @@ def _audit(handle, model: str, selection: state.Selection, queries: list[str]):
 
 def _retrieval(handle, model: str, selection: state.Selection, queries: list[str]):
     result = retrieval_through_store(handle, model, queries, cache=resources.embedding_cache(), options=selection.options_for(model))
-    recall = ", ".join(f"recall@{k} {v:.3f}" for k, v in result.recall.items())
+    recall = ", ".join(f"recall@{k} {v:.1%}" for k, v in result.recall.items())
     lines = [
-        _check(result, result.n_passages),
+        _check(result),
         f"Search: {result.method}. {result.n_queries:,} queries over {result.n_passages:,} stored passages: {recall}; "
         f"same first passage for {result.same_first:.1%}.",
     ]
@@ -260,8 +256,7 @@ def _index_settings(handle, model: str, selection: state.Selection, queries: lis
         threshold=selection.threshold,
     )
     lines = [
-        f"Model check: {state.short(check.model)} re-encoded {len(check.cosines)} stored passages of {handle.uri.display}: "
-        f"cosine {min(check.cosines):.4f} to {max(check.cosines):.4f}.",
+        f"Model check: {check.sentence(handle.uri.display, name=state.short)}.",
         *index_settings.findings(result.table, state.short),
         *result.notes,
         "Each setting's top 10 of every query against float32's over the stored vectors: the share of queries whose top 10 "

@@ -117,7 +117,7 @@ def test_your_corpus_audits_a_lancedb_folder_and_refuses_a_wrong_one_in_one_line
     for said in (
         "Model check: MiniLM-L6 re-encoded 20 of 40 stored passages",
         "LanceDB flat scan (exact), cosine distance",
-        "recall against exact",
+        "recall against exact 100.0%.",
     ):
         assert widgets.md_escape(said) in shown
     # Words and percentages, each number's exact and store values in one column so a 1280 px screen holds the table
