@@ -265,6 +265,28 @@ def labels_as_categories(pairs: pd.DataFrame) -> pd.DataFrame:
     return pairs.assign(**{constants.COL_CATEGORY: label.where(label != "", UNCATEGORIZED).astype(object)})
 
 
+def categories_in_words(results: pd.DataFrame, match_label: object = None) -> pd.DataFrame:
+    """The results with each category that is its pair's match or no-match label (:func:`labels_as_categories`) said as
+    :func:`label_words` says it ("no match (0)", "match (1)"), so a chart's axis never reads a bare 0 or 1.
+
+    Read through ``match_label`` as every other label figure is, so a flipped polarity flips these words too. Other
+    categories, and a table without binary labels, are returned unchanged.
+
+    Returns:
+        The results, same shape; ``results`` itself when nothing changes.
+    """
+    if constants.COL_LABEL not in results.columns or constants.COL_CATEGORY not in results.columns or results.empty:
+        return results
+    if label_kind(results[constants.COL_LABEL], match_label) != KIND_BINARY:
+        return results
+    label = results[constants.COL_LABEL].astype("string").str.strip().fillna("")
+    own = (label != "") & (results[constants.COL_CATEGORY].astype("string") == label).fillna(False).astype(bool)
+    if not own.any():
+        return results
+    words = label_words(results[constants.COL_LABEL], match_label)
+    return results.assign(**{constants.COL_CATEGORY: results[constants.COL_CATEGORY].where(~own, words)})
+
+
 def _accuracy_f1(cosine: np.ndarray, truth: np.ndarray, threshold: float) -> tuple[float, float]:
     from sklearn.metrics import accuracy_score, f1_score
 
