@@ -28,7 +28,7 @@ from urllib.parse import quote
 
 import streamlit as st
 
-from core.audit.findings import percent_words
+from core.audit.findings import side_by_side_words
 from core.audit.neighbours import TooManyPairs
 from core.audit.risk import risk_summary
 from core.messages import redact
@@ -162,7 +162,7 @@ def connect_store(page: str, what: str, selection: state.Selection, queries: lis
             for line in shown["lines"]:
                 st.markdown(widgets.md_escape(line))
             if shown["table"] is not None:
-                widgets.table(shown["table"], f"store {what} {page}")
+                widgets.table(shown["table"], f"store {what} {page}", download=shown.get("download"))
 
 
 def _run(
@@ -190,7 +190,7 @@ def _run(
         )
         try:
             with st.spinner(f"Reading the store and checking {state.short(model)} on 20 passages"):
-                lines, table = RUNNERS[what](handle, model, selection, queries)
+                lines, table, download = RUNNERS[what](handle, model, selection, queries)
         finally:
             handle.close()
     except (StoreError, TooManyPairs, ValueError) as exc:
@@ -198,16 +198,12 @@ def _run(
         st.session_state[f"{k}_error"] = redact(" ".join(str(exc).split()))
         return
     st.session_state[f"{k}_error"] = None
-    st.session_state[f"{k}_result"] = {"lines": lines, "table": table}
+    st.session_state[f"{k}_result"] = {"lines": lines, "table": table, "download": download}
 
 
-def _check(result: StoreAudit | StoreRetrieval, passages: int) -> str:
-    c = result.check
+def _check(result: StoreAudit | StoreRetrieval) -> str:
     where = f" (filter: {filter_words(result.filters)})" if result.filters else ""
-    return (
-        f"Model check: {state.short(c.model)} re-encoded {len(c.cosines)} of {passages:,} stored passages of {result.store}{where}: "
-        f"cosine {min(c.cosines):.4f} to {max(c.cosines):.4f}."
-    )
+    return f"Model check: {result.check.sentence(f'{result.store}{where}', name=state.short)}."
 
 
 def _audit(handle, model: str, selection: state.Selection, queries: list[str]):
@@ -215,9 +211,9 @@ def _audit(handle, model: str, selection: state.Selection, queries: list[str]):
         handle, model, selection.threshold, queries=queries, cache=resources.embedding_cache(), options=selection.options_for(model)
     )
     table = side_by_side(risk_summary(result.exact, selection.threshold), risk_summary(result.through_store, selection.threshold))
-    recall = "no close pair" if result.pair_recall != result.pair_recall else f"{result.pair_recall:.4f}"
+    recall = "no close pair" if result.pair_recall != result.pair_recall else f"{result.pair_recall:.1%}"
     lines = [
-        _check(result, len(result.exact.passages)),
+        _check(result),
         f"Search: {result.method}. Close pairs above {selection.threshold:.2f}: {result.store_pairs:,} through the store, "
         f"{result.exact_pairs:,} by exact search; recall against exact {recall}.",
     ]
@@ -227,14 +223,16 @@ def _audit(handle, model: str, selection: state.Selection, queries: list[str]):
     if not queries:
         # No query, no query column: they would be empty (None) on both sides, as the CLI leaves them out.
         table = table.drop(columns=[c for c in table.columns if c.startswith(("query_", "twin_first"))])
-    return lines, percent_words(table.assign(model=table["model"].map(state.short)))  # words and percentages, as the page's tables
+    # Words and percentages, each number's exact and store values in one column so the table fits a 1280 px screen; the
+    # download holds every column, typed.
+    return lines, side_by_side_words(table.assign(model=table["model"].map(state.short))), table
 
 
 def _retrieval(handle, model: str, selection: state.Selection, queries: list[str]):
     result = retrieval_through_store(handle, model, queries, cache=resources.embedding_cache(), options=selection.options_for(model))
-    recall = ", ".join(f"recall@{k} {v:.3f}" for k, v in result.recall.items())
+    recall = ", ".join(f"recall@{k} {v:.1%}" for k, v in result.recall.items())
     lines = [
-        _check(result, result.n_passages),
+        _check(result),
         f"Search: {result.method}. {result.n_queries:,} queries over {result.n_passages:,} stored passages: {recall}; "
         f"same first passage for {result.same_first:.1%}.",
     ]
@@ -242,7 +240,7 @@ def _retrieval(handle, model: str, selection: state.Selection, queries: list[str
     if not result.rates.empty:
         table = result.rates.pivot_table(index="mode", columns="search", values="rate", sort=False).reset_index()
         lines.append("How often a variant of a query's first passage outranks it, first passage by exact search vs by the store:")
-    return lines, table
+    return lines, table, None
 
 
 def _index_settings(handle, model: str, selection: state.Selection, queries: list[str]):
@@ -258,14 +256,13 @@ def _index_settings(handle, model: str, selection: state.Selection, queries: lis
         threshold=selection.threshold,
     )
     lines = [
-        f"Model check: {state.short(check.model)} re-encoded {len(check.cosines)} stored passages of {handle.uri.display}: "
-        f"cosine {min(check.cosines):.4f} to {max(check.cosines):.4f}.",
+        f"Model check: {check.sentence(handle.uri.display, name=state.short)}.",
         *index_settings.findings(result.table, state.short),
         *result.notes,
         "Each setting's top 10 of every query against float32's over the stored vectors: the share of queries whose top 10 "
         "changed, and recall@k of float32's top k (ranks, so binary is compared as any setting).",
     ]
-    return lines, index_settings.wide_table(result.table, state.short)
+    return lines, index_settings.wide_table(result.table, state.short), None
 
 
 RUNNERS = {"audit": _audit, "retrieval": _retrieval, "index-settings": _index_settings}

@@ -87,14 +87,17 @@ def download_label(name: str) -> str:
     return re.sub(r"[-_\s]+", " ", str(name)).strip() or "table"
 
 
-def table(frame: pd.DataFrame, name: str, **kwargs) -> None:
-    """A dataframe with its downloads underneath: readable headers (no snake_case) and "—" for missing cells."""
+def table(frame: pd.DataFrame, name: str, download: pd.DataFrame | None = None, **kwargs) -> None:
+    """A dataframe with its downloads underneath: readable headers (no snake_case) and "—" for missing cells.
+
+    ``download`` is what the downloads hold when the screen shows less (every column, typed); None = ``frame``.
+    """
     config: dict[str, Any] = {str(c): str(c).replace("_", " ") for c in frame.columns if "_" in str(c)}
     for column, given in (kwargs.pop("column_config", None) or {}).items():
         config[column] = _readable(column, given, {})
     kwargs.setdefault("placeholder", MISSING)
     st.dataframe(frame, width="stretch", hide_index=True, column_config=config, **kwargs)
-    downloads(frame, name)
+    downloads(frame if download is None else download, name)
 
 
 def chart(fig: go.Figure, frame: pd.DataFrame, name: str) -> None:

@@ -21,7 +21,7 @@ import streamlit as st
 
 from core import constants
 from core.audit import projection
-from core.audit.findings import QUERY_COLUMNS, SHARE_COLUMNS, mode_words, summary_words
+from core.audit.findings import QUERY_COLUMNS, risk_words
 from core.audit.kinds import KIND_DUPLICATE, KIND_OTHER, KIND_SEVERAL, KIND_TWIN
 from core.audit.run import check_corpus
 from core.files.errors import PairsFileError
@@ -202,7 +202,6 @@ key = ss.get("yc_audit_key")
 result = resources.stored_audit(key) if key is not None else None
 if key is not None and result is not None:
     summary, pairs, said = resources.audit_risk(key, threshold)
-    words = summary_words(said.judged)
     st.header("Findings")
     widgets.finding([said.lead])
     widgets.table(said.words_table(), "your-corpus-findings")
@@ -213,21 +212,11 @@ if key is not None and result is not None:
         "with a 95% bootstrap interval (passages resampled). With queries: the share whose top 5 holds a passage and its twin, "
         "and the share whose first passage has its twin right there."
     )
-    shown = summary.assign(**{constants.COL_MODEL: summary[constants.COL_MODEL].map(state.short), "mode": summary["mode"].map(mode_words)})
-    # Near-duplicate and other pairs are counted by the "Show" choice below; here the twins, so the table fits 1280 px.
-    counted_below = ("near_duplicate_pairs", "several_differences_pairs", "other_pairs")  # the Show choice below counts them
-    hide = ("threshold", "n_passages", *counted_below, *([] if result.queries else QUERY_COLUMNS))
-    widgets.results_table(
-        shown.drop(columns=[c for c in hide if c in shown.columns]),
-        "your-corpus-risk",
-        lead=(constants.COL_MODEL, "mode", "twin_pairs", "passages_with_twin", "twin_share", "twin_share_ci_low", "twin_share_ci_high"),
-        labels=words,
-        column_config={
-            "mode": st.column_config.TextColumn(words["mode"], width="medium"),
-            **{c: st.column_config.NumberColumn(words[c], format="percent") for c in SHARE_COLUMNS if c in shown.columns},
-        },
-        download=summary,
-    )
+    # On screen what the finding needs, in words (the fifteen columns of the summary ran off a 1280 px screen); the
+    # download holds every one of them, typed.
+    shown = summary if result.queries else summary.drop(columns=[c for c in QUERY_COLUMNS if c in summary.columns])
+    screen = risk_words(shown.assign(**{constants.COL_MODEL: shown[constants.COL_MODEL].map(state.short)}), said.judged)
+    widgets.table(screen, "your-corpus-risk", download=summary)
     curve = resources.audit_curve(key)
     widgets.chart(audit_ui.twin_curve_figure(curve, threshold), curve, "your corpus twin share curve")
     st.header("The map")

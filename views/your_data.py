@@ -34,6 +34,7 @@ KEY_PARSED = "yd_parsed"  # ParsedPairs of the last file that parsed
 KEY_SOURCE = "yd_source"  # name of that file
 KEY_ERROR = "yd_error"  # (name, message) of the last file that did not parse, or None
 KEY_MAPPING = "yd_mapping"  # role -> column of KEY_PARSED
+MATCH_QUESTION = "Which label means “same meaning”?"
 MATCH_KEY = "yd_match_label"  # the label value that means "same meaning" (MATCH_DEFAULT: the automatic words)
 MATCH_DEFAULT = "__automatic__"
 MAP_KEY_PREFIX = "yd_map_"  # + role: the mapping boxes, set from KEY_MAPPING whenever they differ from it
@@ -165,7 +166,7 @@ def _match_label(results) -> str | None:
     if labels.results_label_kind(results) not in (labels.KIND_BINARY, labels.KIND_TEXT):
         return None
     choice = widgets.saved_selectbox(
-        "Which label means “same meaning”?",
+        MATCH_QUESTION,
         [MATCH_DEFAULT, *labels.label_values(results[constants.COL_LABEL])],
         key=MATCH_KEY,
         format_func=lambda v: "automatic: 1, true, yes, paraphrase, entailment, …" if v == MATCH_DEFAULT else v,
@@ -198,7 +199,10 @@ def _label_sections(results, models: list[str], threshold: float, match_label: s
         "your-data-cosine-by-label-pairs",
         [constants.COL_MODEL, constants.COL_LABEL, constants.COL_COSINE, constants.COL_TEXT_A, constants.COL_TEXT_B],
     )
-    by_label = report["by_label"].assign(**{constants.COL_MODEL: report["by_label"][constants.COL_MODEL].map(state.short)})
+    # Each label named as the box plot names it ("match (1)"), not a bare label and a 0/1 column; the download keeps both.
+    by_label = labels.by_label_in_words(report["by_label"]).assign(
+        **{constants.COL_MODEL: report["by_label"][constants.COL_MODEL].map(state.short)}
+    )
     st.caption(
         f"share above = pairs scoring above {threshold:.2f}: for no-match labels the failure rate, for match labels the share a search "
         "finds."
@@ -209,12 +213,14 @@ def _label_sections(results, models: list[str], threshold: float, match_label: s
         lead=(constants.COL_MODEL, constants.COL_LABEL, "n", "share_above", "mean"),
         labels={"share_above": "share above threshold"},
         column_config={"share_above": st.column_config.NumberColumn("share above threshold", format="percent")},
+        download=report["by_label"],
     )
     if kind != labels.KIND_BINARY:
         return
     st.header("Cosine as a classifier of your label")
-    for finding in labels.label_findings(report, state.short):
-        (st.warning if finding.warning else st.info)(widgets.md_escape(finding.text))
+    # The AUC is said once: the page's lead sentence and this table; a warning only says what neither does.
+    for warning in labels.label_warnings(report, f"“{MATCH_QUESTION}” above"):
+        st.warning(widgets.md_escape(warning))
     if report["classifier"].empty:
         return
     st.caption(
@@ -389,8 +395,9 @@ if stored is not None:
         report = resources.label_report(results, threshold, match_label)
         if report["kind"].iloc[0]["kind"] == labels.KIND_BINARY:
             match = labels.match_labels(results[constants.COL_LABEL], match_label)
-            said = labels.label_headline(report, state.short)
-            st.markdown(" ".join(widgets.md_escape(finding.text) for finding in said))
+            # One sentence leads; each model's AUC is in the classifier's table below, said there once.
+            if not report["classifier"].empty:
+                st.markdown(" ".join(widgets.md_escape(line) for line in labels.label_lead(report, state.short)))
     st.header("Per-pair results")
     st.caption(
         "One row per pair and model, worst "

@@ -109,15 +109,78 @@ class AuditFindings:
         words = summary_words(self.judged)
         out = pd.DataFrame({"model": self.table[constants.COL_MODEL].map(registry.short_name)})
         out[words["twin_pairs"]] = self.table["twin_pairs"].map(lambda n: f"{int(n):,}")
-        out[words["twin_share"]] = [
-            f"{_pct(s)} ({int(k):,})" for s, k in zip(self.table["twin_share"], self.table["passages_with_twin"], strict=True)
-        ]
-        out["95% CI"] = [_interval(lo, hi) for lo, hi in zip(self.table[COL_SHARE_LOW], self.table[COL_SHARE_HIGH], strict=True)]
+        _share_said(self.table, words, out)
         out[words[COL_TOP_MODE]] = self.table[COL_TOP_MODE].fillna("—")
-        for column in ("query_twin_top5", "twin_first"):
-            if column in self.table.columns:
-                out[words[column]] = self.table[column].map(lambda x: "—" if x != x else _pct(x))
+        _queries_said(self.table, words, out)
         return out
+
+
+def _share_said(table: pd.DataFrame, words: dict[str, str], out: pd.DataFrame) -> None:
+    """The share of passages with a twin as "66.7% (4)" and its interval as one "95% CI" column, into ``out``."""
+    out[words["twin_share"]] = [f"{_pct(s)} ({int(k):,})" for s, k in zip(table["twin_share"], table["passages_with_twin"], strict=True)]
+    out["95% CI"] = [_interval(lo, hi) for lo, hi in zip(table[COL_SHARE_LOW], table[COL_SHARE_HIGH], strict=True)]
+
+
+def _queries_said(table: pd.DataFrame, words: dict[str, str], out: pd.DataFrame) -> None:
+    """The two query shares as percentages, into ``out``, when the table has them (their intervals stay in the download)."""
+    for column in ("query_twin_top5", "twin_first"):
+        if column in table.columns and table[column].notna().any():
+            out[words[column]] = table[column].map(lambda x: "—" if x != x else _pct(x))
+
+
+def risk_words(summary: pd.DataFrame, judged: bool = False) -> pd.DataFrame:
+    """A risk summary (:func:`core.audit.risk.risk_summary`) as a screen shows it: only what the finding needs, in words.
+
+    Model, failure mode (its label), twin pairs, the share of passages with a twin ("66.7% (4)"), its 95% CI in one column,
+    and with queries the two query shares; the threshold, the counts of other kinds and every interval's two ends stay
+    in the download, which holds the summary itself (five columns with no query, seven with: a 1280 px screen shows
+    them all, where the summary's fifteen ran off it).
+
+    Args:
+        summary: one row per model and mode.
+        judged: the first-passage column reads judged queries (a BEIR folder).
+
+    Returns:
+        One row per row of ``summary``, in its order, every cell text.
+    """
+    words = summary_words(judged)
+    out = pd.DataFrame(
+        {words[constants.COL_MODEL]: summary[constants.COL_MODEL].astype(str), words[COL_MODE]: summary[COL_MODE].map(mode_words)}
+    )
+    out[words["twin_pairs"]] = summary["twin_pairs"].map(lambda n: f"{int(n):,}")
+    _share_said(summary, words, out)
+    _queries_said(summary, words, out)
+    return out.reset_index(drop=True)
+
+
+def side_by_side_words(frame: pd.DataFrame, judged: bool = False) -> pd.DataFrame:
+    """Exact search vs the store's own search (:func:`core.stores.audit.side_by_side`) as a screen shows it: each number's
+    two values in one column, "exact → store" ("12 → 10", "4.0% → 3.3%"), so a 1280 px screen holds the table.
+
+    Args:
+        frame: model, mode and ``<column>_exact`` / ``<column>_store`` pairs of risk-summary columns.
+        judged: the first-passage column reads judged queries.
+
+    Returns:
+        One row per row of ``frame``: model, failure mode and one text column per number, headed
+        "<its words>: exact → store"; a number missing on both sides for every row is left out.
+    """
+    words = summary_words(judged)
+    out = pd.DataFrame(
+        {words[constants.COL_MODEL]: frame[constants.COL_MODEL].astype(str), words[COL_MODE]: frame[COL_MODE].map(mode_words)}
+    )
+    for column in frame.columns:
+        if not column.endswith("_exact") or f"{column[: -len('_exact')]}_store" not in frame.columns:
+            continue
+        base = column[: -len("_exact")]
+        exact, store = frame[column], frame[f"{base}_store"]
+        if exact.isna().all() and store.isna().all():
+            continue
+        said = _pct if base in SHARE_COLUMNS else (lambda n: "—" if n != n else f"{int(n):,}")
+        out[f"{words.get(base, base.replace('_', ' '))}: exact → store"] = [
+            f"{said(float(a))} → {said(float(b))}" for a, b in zip(exact, store, strict=True)
+        ]
+    return out.reset_index(drop=True)
 
 
 def _pct(x: float) -> str:
@@ -300,29 +363,6 @@ def pair_cards(result: AuditResult, threshold: Threshold, kind: str | None = Non
     ]
     cards = cards.sort_values(["_group", "best_cosine"], ascending=[True, False], kind="stable").drop(columns="_group")
     return cards.reset_index(drop=True)
-
-
-def percent_words(frame: pd.DataFrame, judged: bool = False) -> pd.DataFrame:
-    """A risk table (:func:`core.audit.risk.risk_summary`, or exact vs store side by side) as a person reads it as text:
-    word headers, modes by their labels, shares as percentages; a column that is exact vs the store's says which.
-
-    Returns:
-        The same rows, every column renamed and shares as "12.3%" ("—" where missing).
-    """
-    words = summary_words(judged)
-    out = frame.copy()
-    if COL_MODE in out.columns:
-        out[COL_MODE] = out[COL_MODE].map(mode_words)
-    renamed = {}
-    for column in out.columns:
-        base, way = column, ""
-        for suffix, said in (("_exact", "exact search"), ("_store", "the store's search")):
-            if column.endswith(suffix) and column[: -len(suffix)] in words:
-                base, way = column[: -len(suffix)], said
-        if base in SHARE_COLUMNS:
-            out[column] = out[column].map(lambda x: _pct(float(x)) if x is not None else "—")
-        renamed[column] = f"{words.get(base, base.replace('_', ' '))} ({way})" if way else words.get(base, base.replace("_", " "))
-    return out.rename(columns=renamed)
 
 
 def history_settings(said: AuditFindings, threshold: Threshold) -> dict:

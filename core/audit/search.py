@@ -123,7 +123,7 @@ class SearchReport:
             "neighbours above the threshold)"
         )
         if self.within_cap:
-            line += f"; the index found {self.index_recall:.4f} of the {self.within_cap:,} within the cap"
+            line += f"; the index found {self.index_recall:.1%} of the {self.within_cap:,} within the cap"
         return line
 
     def sentence(self) -> str:
@@ -134,9 +134,9 @@ class SearchReport:
         if self.recall != self.recall:
             found = "no close pair touched the sample" if self.sample else "no exact close pair to find"
         else:
-            found = f"{self.recall:.4f}"
+            found = f"{self.recall:.1%}"  # a percentage, as every share the findings say
             if self.recall_low == self.recall_low:
-                found += f" (95% {self.interval} interval {self.recall_low:.4f} to {self.recall_high:.4f})"
+                found += f" (95% {self.interval} interval {self.recall_low:.1%} to {self.recall_high:.1%})"
         line = f"close pairs by {self.method}; recall against exact search {where} ({self.exact_pairs_in_sample:,} exact pairs): {found}"
         cap = self.cap_words()
         return f"{line}; {cap}" if cap else line

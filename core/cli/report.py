@@ -29,13 +29,17 @@ def cmd_report(args) -> int:
     from core.history.report import is_report, run_report
     from core.history.store import HistoryError
     from core.models.registry import short_name
-    from core.probes.labels import report_labels
+    from core.probes.labels import categories_in_words, report_labels
 
     # Checked before the run is read: never over the history, the cache or a file that is not an earlier report.
     out = output_file(args.out, "--out", "report", replaces=is_report, kind="a cosine-probe report")
     assert out is not None  # --out is required
     try:
-        text = run_report(args.run_id, labels=lambda results, threshold, match: report_labels(results, threshold, match, short_name))
+        text = run_report(
+            args.run_id,
+            labels=lambda results, threshold, match: report_labels(results, threshold, match, short_name),
+            categories=categories_in_words,  # a page run's 0/1 categories in the page's words
+        )
     except (HistoryError, ValueError) as exc:
         raise CliError(first_line(exc)) from exc
     size = write_output(out, text, "--out", "report")

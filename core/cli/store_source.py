@@ -149,15 +149,9 @@ def read_queries(args) -> list[str]:
     return found.texts
 
 
-def check_line(check, store: str, passages: int | None = None) -> str:
-    """The model check in one line, saying how many of the store's ``passages`` it checked (when known)."""
-    from core.models import registry
-
-    of = "" if passages is None else f" of {passages:,}"
-    return (
-        f"model check: {registry.short_name(check.model)} re-encoded {len(check.cosines)}{of} stored passages of {store}: "
-        f"cosine with their stored vectors {min(check.cosines):.4f} to {max(check.cosines):.4f}"
-    )
+def check_line(check, store: str) -> str:
+    """The model check in one line, how many of the store's passages it checked (``ModelCheck.sentence``, the page's words)."""
+    return f"model check: {check.sentence(store)}"
 
 
 def run_on_store(args, run: Callable[[Any], T], *, refused: tuple[type[Exception], ...] = ()) -> T:
@@ -220,16 +214,16 @@ def cmd_audit_store(args) -> int:
     said = audit_findings(result.exact, exact_summary, args.threshold)
     findings = said.lines()
     search = result.search
-    recall = ": no exact close pair to find" if result.pair_recall != result.pair_recall else f" {result.pair_recall:.4f}"
+    recall = ": no exact close pair to find" if result.pair_recall != result.pair_recall else f" {result.pair_recall:.1%}"
     queried = ""
     if result.query_recall == result.query_recall:
         queried = (
-            f"; each query's top 5 recall {result.query_recall:.4f} (the store is asked for each query's {QUERY_DEPTH} nearest, "
+            f"; each query's top 5 recall {result.query_recall:.1%} (the store is asked for each query's {QUERY_DEPTH} nearest, "
             "by audit and retrieval alike, and its first 5 are compared with exact search's top 5)"
         )
     cap = search.cap_words()
     comparison = [
-        check_line(result.check, result.store, len(result.exact.passages)),
+        check_line(result.check, result.store),
         f"{registry.short_name(result.model)} through the store ({result.method}, {args.threshold:g}; each passage's {search.k} "
         f"nearest asked for): {result.store_pairs:,} close pairs against {result.exact_pairs:,} by exact search; recall against exact"
         f"{recall}{queried}" + (f"; {cap}" if cap else "") + ".",
@@ -342,7 +336,7 @@ def cmd_retrieval_store(args) -> int:
     if args.json:
         print(json.dumps(doc, indent=1, ensure_ascii=False))
     else:
-        print(check_line(result.check, result.store, result.n_passages))
+        print(check_line(result.check, result.store))
         recall = ", ".join(f"recall@{k} {v:.3f}" for k, v in result.recall.items())
         print(
             f"{registry.short_name(result.model)} through the store ({result.method}) against exact search over its "

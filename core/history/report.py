@@ -331,11 +331,19 @@ def is_report(path: str | Path) -> bool:
 LabelReader = Callable[[pd.DataFrame, float, Any], tuple[Sequence[str], "pd.Series | None", Mapping[str, str], "pd.DataFrame | None"]]
 
 
-def run_report(run_id: int, path: str | None = None, labels: LabelReader | None = None) -> str:
+def run_report(
+    run_id: int,
+    path: str | None = None,
+    labels: LabelReader | None = None,
+    categories: Callable[[pd.DataFrame, Any], pd.DataFrame] | None = None,
+) -> str:
     """The HTML report of a stored run (``core.history.store.load_run``; raises its ``HistoryError`` for an unknown id).
 
     ``labels`` reads a label column (``core.probes.labels.report_labels``, passed in by the caller: that package sits
-    beside this one and is not imported here) with the run's ``match_label`` setting, if it has one.
+    beside this one and is not imported here) with the run's ``match_label`` setting, if it has one. ``categories``
+    says the run's categories as the page said them (``core.probes.labels.categories_in_words``: a pair grouped by its
+    0/1 label reads "no match (0)"), read through the same setting; a page run keeps no polarity choice (it is made
+    after the run), so its labels are read the automatic way (1, true, yes: a match).
     """
     from core.history import store
 
@@ -345,8 +353,9 @@ def run_report(run_id: int, path: str | None = None, labels: LabelReader | None 
     said, match, label_settings, label_table = (
         labels(run.results, threshold, run.settings.get("match_label")) if labels is not None else ((), None, {}, None)
     )
+    shown = categories(run.results, run.settings.get("match_label")) if categories is not None else run.results
     return report_html(
-        run.results,
+        shown,
         threshold,
         f"cosine-probe run {run.run_id}: {run.command}",
         settings,

@@ -10,7 +10,7 @@ one: otherwise another model made them, and the run stops in one line.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,6 +47,23 @@ class ModelCheck:
     @property
     def passed(self) -> bool:
         return bool(self.cosines) and min(self.cosines) >= MIN_CHECK_COSINE
+
+    def sentence(self, where: str, what: str = "stored", name: Callable[[str], str] | None = None) -> str:
+        """The check in words, CLI and page alike: "MiniLM-L6 re-encoded 20 of 299 stored passages of <where>: cosine with
+        their stored vectors 0.9999 to 1.0000" (how many it checked of how many, which the pages and CLI said two ways).
+
+        Args:
+            where: the store or file the passages are of, as shown (no credentials).
+            what: how the given vectors are named (``stored``, ``given``).
+            name: a model's name as shown; None = the registry's short name.
+        """
+        from core.models import registry
+
+        shown = (name or registry.short_name)(self.model)
+        return (
+            f"{shown} re-encoded {len(self.cosines)} of {self.rows:,} {what} passages of {where}: cosine with their {what} vectors "
+            f"{min(self.cosines):.4f} to {max(self.cosines):.4f}"
+        )
 
     def as_dict(self) -> dict:
         return {

@@ -16,7 +16,7 @@ Uploads carry labels as text ("1", "true", "entailment", "not paraphrase",
 Which side is the match matters: in a negation set ``1`` often marks the
 contradicting pair.  ``match_label`` flips the reading (``run --match-label``,
 the Your data page's choice), and :func:`label_findings` (per model) and
-:func:`label_headline` (across models, a page's first lines) say in words when
+:func:`label_lead` (across models, a page's first sentence, the AUC in a table) say in words when
 the model ranks the non-matching pairs above the matching ones (AUC < 0.5) and
 why no classifier can be fitted (one class).  ``summary.json``, the CLI
 tables and the page all read :func:`label_report`.
@@ -160,10 +160,25 @@ def label_words(values: pd.Series, match_label: object = None) -> pd.Series:
     Returns:
         Text, shape (n,), aligned with ``values``.
     """
-    text = values.astype("string").str.strip().fillna("")
-    flag = match_labels(values, match_label)
+    return _in_words(values.astype("string").str.strip().fillna(""), match_labels(values, match_label))
+
+
+def _in_words(text: pd.Series, flag: pd.Series) -> pd.Series:
+    """Labels as written, each "match (…)" / "no match (…)" where its flag is 1 / 0."""
     said = np.where(flag == 1.0, "match (" + text + ")", np.where(flag == 0.0, "no match (" + text + ")", text))
-    return pd.Series(said, index=values.index, dtype=object)
+    return pd.Series(said, index=text.index, dtype=object)
+
+
+def by_label_in_words(by_label: pd.DataFrame) -> pd.DataFrame:
+    """:func:`label_report`'s ``by_label`` as a page shows it: each label named as the chart's axis names it ("match (1)",
+    "no match (0)", :func:`label_words`), read from the report's own ``match`` column, which then goes (a bare 0/1 column
+    said nothing the label does not).
+
+    Returns:
+        The same rows, ``label`` in words, without ``match``.
+    """
+    text = by_label[constants.COL_LABEL].astype("string").fillna("")
+    return by_label.assign(**{constants.COL_LABEL: _in_words(text, by_label["match"].astype(float))}).drop(columns="match")
 
 
 def label_kind(values: pd.Series, match_label: object = None) -> str:
@@ -461,58 +476,27 @@ def label_findings(report: dict[str, pd.DataFrame], name: Callable[[str], str] =
     return out
 
 
-def label_headline(report: dict[str, pd.DataFrame], name: Callable[[str], str] = str) -> list[Finding]:
-    """The label report in one or two sentences across models, for the top of a page (the section below gives
-    :func:`label_findings`, one per model).
-
-    Built on the same report, so the polarity choice (``match_label``) decides which group is the match. An AUC
-    below 0.5 says the models rank the no-match group above the match group, backwards, with both groups named by
-    their labels as written; 0.5 to 0.6 barely tells them apart; 0.6 and up ranks them the right way.
+def label_warnings(report: dict[str, pd.DataFrame], choose: str = "`--match-label`") -> list[str]:
+    """What a page warns about its labels beyond its lead (:func:`label_lead`) and the classifier's table, which say the
+    AUC once: why no classifier can be fitted, or, when a model ranks the groups backwards, that the match side may be
+    the wrong one and where to name it. No AUC here: it is in the table.
 
     Args:
         report: :func:`label_report`'s result.
-        name: model id -> the name to print (e.g. a short name).
-
-    Returns:
-        One finding per AUC band present (backwards ones a warning); empty unless the labels are binary with a classifier.
+        choose: where the reader names the label that means "same meaning" (the CLI's flag, a page's selector).
     """
     head = report["kind"].iloc[0]
-    classifier = report["classifier"]
-    if head["kind"] != KIND_BINARY or classifier.empty:
+    if head["kind"] != KIND_BINARY:
         return []
-    match, no_match = (
-        f"{word} ({labels})" if labels else word for word, labels in (("match", head["match"]), ("no match", head["no_match"]))
-    )
-    groups = f"“{match}” pairs ({int(classifier['n_match'].iloc[0])}) and “{no_match}” pairs ({int(classifier['n_no_match'].iloc[0])})"
-    auc = classifier["auc"].astype(float)
-    backwards, chance, good = classifier[auc < 0.5], classifier[(auc >= 0.5) & (auc < 0.6)], classifier[auc >= 0.6]
-
-    def who(rows: pd.DataFrame) -> str:
-        names = [name(m) for m in rows[constants.COL_MODEL]]
-        return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-    def aucs(rows: pd.DataFrame) -> str:
-        return ", ".join(f"{name(r[constants.COL_MODEL])} {float(r['auc']):.2f}" for r in rows.to_dict("records"))
-
-    out = []
-    if len(backwards):
-        subject = "Every model" if len(backwards) == len(classifier) else who(backwards)
-        out.append(
-            Finding(
-                f"{subject} scores the “{no_match}” pairs above the “{match}” pairs more often than not (AUC {aucs(backwards)}, "
-                f"below the 0.5 of a coin flip): on this data the cosine ranks {groups} backwards, so no threshold separates them.",
-                True,
-            )
-        )
-    if len(chance):
-        out.append(Finding(f"{who(chance)} barely tells {groups} apart (AUC {aucs(chance)}; 0.5 is a coin flip).", True))
-    if len(good):
-        out.append(
-            Finding(
-                f"{who(good)} scores “{match}” pairs above “{no_match}” pairs (AUC {aucs(good)}; 1.0 would separate them perfectly).", False
-            )
-        )
-    return out
+    if head["no_classifier"]:
+        return [f"No classifier: {head['no_classifier']}"]
+    classifier = report["classifier"]
+    if classifier.empty or not (classifier["auc"].astype(float) < 0.5).any():
+        return []
+    return [
+        f"A model that ranks the groups backwards may be reading the labels the wrong way round: if “{head['match']}” is not the "
+        f"label for 'same meaning', name the right one ({choose})."
+    ]
 
 
 def label_summary(report: dict[str, pd.DataFrame], name: Callable[[str], str] = str) -> dict[str, object]:

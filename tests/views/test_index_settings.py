@@ -184,7 +184,7 @@ def test_a_connected_store_is_probed_through_the_store_block(tmp_path, stored, m
     next(b for b in app.button if b.label == run).click().run()
     assert not app.exception and not app.error
     shown = " ".join(m.value for m in app.markdown)
-    assert widgets.md_escape("Model check: MiniLM-L6 re-encoded 20 stored passages") in shown
+    assert widgets.md_escape("Model check: MiniLM-L6 re-encoded 20 of 40 stored passages") in shown
     assert widgets.md_escape("MiniLM-L6: ") in shown
     table = next(d.value for d in app.dataframe if "binary-rescore" in d.value.columns)
     assert list(table["metric"]) == ["top10_changed", "recall_at_1", "recall_at_5", "recall_at_10"]

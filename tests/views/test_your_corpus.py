@@ -41,10 +41,10 @@ def _give(app, kind: str, name: str, data: bytes) -> None:
 
 
 def _risk(app):
-    frames = [d.value for d in app.dataframe if "twin_pairs" in d.value.columns]
+    frames = [d.value for d in app.dataframe if "failure mode" in d.value.columns]
     assert frames, "no risk table"
     table = frames[0]
-    return table[table["mode"] == "all modes"].iloc[0]
+    return table[table["failure mode"] == "all modes"].iloc[0]
 
 
 def _audited(corpus: bytes = CORPUS):
@@ -63,16 +63,12 @@ def test_audit_threshold_moves_numbers_without_encoding(monkeypatch):
     assert [s for s in _labels(app.main, "status") if s.startswith("Audit done with MiniLM\\-L6: 6 passages")], _labels(app.main, "status")
     app.slider(key="yc_threshold").set_value(0.6).run()
     row = _risk(app)
-    assert row["twin_pairs"] == 2 and row["passages_with_twin"] == 4
+    assert row["twin pairs"] == "2" and row["share of passages with a twin"] == "66.7% (4)"
     findings = " ".join(m.value for m in app.markdown)
     assert "66\\.7% of the 6 passages have a confusable twin above 0\\.60 for MiniLM\\-L6" in findings
     # The findings table: one row per model, in words and percentages.
     table = next(d.value for d in app.dataframe if "share of passages with a twin" in d.value.columns)
     assert table.iloc[0]["model"] == "MiniLM-L6" and table.iloc[0]["share of passages with a twin"] == "66.7% (4)"
-    # The risk table's headers are words, its shares percentages (the raw names only in the download).
-    risk = next(d for d in app.dataframe if "twin_pairs" in d.value.columns)
-    assert "share of passages with a twin" in str(risk.proto.columns) and "twin share ci low" not in str(risk.proto.columns)
-    assert "percent" in str(risk.proto.columns)
     assert any("2-D map" in str(c.proto.spec) for c in app.get("plotly_chart")), "the map is drawn"
     # The differing words are marked in the twin boxes.
     assert any(":orange-background[**500**]" in m.value for m in app.markdown)
@@ -86,9 +82,27 @@ def test_audit_threshold_moves_numbers_without_encoding(monkeypatch):
     monkeypatch.setattr(audit_run, "audit_corpus", refuse)
     app.slider(key="yc_threshold").set_value(0.95).run()
     assert not app.exception
-    assert _risk(app)["twin_pairs"] == 0
+    assert _risk(app)["twin pairs"] == "0"
     app.slider(key="yc_threshold").set_value(0.6).run()
-    assert _risk(app)["twin_pairs"] == 2
+    assert _risk(app)["twin pairs"] == "2"
+
+
+def test_the_risk_table_fits_a_screen_and_its_download_keeps_every_column(monkeypatch):
+    """The risk table ran past a 1280 px screen (fifteen columns, "95% CI from" cut): the screen shows the finding's five
+    columns in words and percentages, the download every column of the summary, typed."""
+    from ui import widgets
+
+    held = {}
+    monkeypatch.setattr(widgets, "downloads", lambda frame, name: held.setdefault(name, frame))
+    app = _audited()
+    risk = next(d.value for d in app.dataframe if "failure mode" in d.value.columns)
+    assert risk.columns.tolist() == ["model", "failure mode", "twin pairs", "share of passages with a twin", "95% CI"]
+    assert risk["share of passages with a twin"].str.contains("%").all() and not [c for c in risk.columns if "_" in c]
+    download = held["your-corpus-risk"]
+    assert {"twin_share", "twin_share_ci_low", "twin_share_ci_high", "threshold", "near_duplicate_pairs", "query_twin_top5"} <= set(
+        download.columns
+    )
+    assert download["twin_share"].dtype == float
 
 
 def test_bad_file_keeps_the_corpus_and_audit():
@@ -145,7 +159,7 @@ def test_queries_add_the_query_numbers():
     assert not app.exception
     app.slider(key="yc_threshold").set_value(0.6).run()
     row = _risk(app)
-    assert row["n_queries"] == 2 and row["query_twin_top5"] == 1.0
+    assert row["queries whose top 5 holds a passage and its twin"] == "100.0%"
     table = next(d.value for d in app.dataframe if "share of passages with a twin" in d.value.columns)
     assert table.iloc[0]["queries whose top 5 holds a passage and its twin"] == "100.0%"
 

@@ -9,6 +9,7 @@ stores), the real ``st.file_uploader``, and the paste box.
 from __future__ import annotations
 
 import gc
+import re
 
 import numpy as np
 import pandas as pd
@@ -51,6 +52,11 @@ def _table(app: AppTest, columns: set[str]):
     frames = [d.value for d in app.dataframe if columns <= set(d.value.columns)]
     assert frames, f"no table with columns {columns}"
     return frames[0]
+
+
+def _said(app: AppTest) -> list[str]:
+    """Every sentence the page says after its introduction (markdown, warnings, notes), Markdown escapes off."""
+    return [e.value.replace("\\", "") for e in [*app.markdown, *app.warning, *app.info] if not e.value.startswith("Score **your own")]
 
 
 def _results(app: AppTest):
@@ -288,9 +294,12 @@ def test_labels_become_categories_and_a_classifier(nli_app):
     assert clf["f1"] == pytest.approx(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
     best = clf["best_threshold"]
     assert clf["best_accuracy"] == pytest.approx(((cos > best) == match).mean())
-    by = _table(nli_app, {"share_above", "median"}).set_index(constants.COL_LABEL)
-    assert by.loc["entailment", "share_above"] == pytest.approx((cos[match] > threshold).mean())
-    assert by.loc["neutral", "n"] == 1
+    by = _table(nli_app, {"share_above", "median"})
+    # Each label in words, as the box plot names it, and no bare 0/1 match column.
+    assert "match" not in by.columns
+    by = by.set_index(constants.COL_LABEL)
+    assert by.loc["match (entailment)", "share_above"] == pytest.approx((cos[match] > threshold).mean())
+    assert by.loc["no match (neutral)", "n"] == 1
     charts = [c for c in nli_app.get("plotly_chart") if "Cosine by label" in c.proto.spec or "classifier of your label" in c.proto.spec]
     assert len(charts) == 2
 
@@ -337,10 +346,12 @@ def test_the_label_polarity_can_be_flipped_and_a_low_auc_is_said_in_words(nli_ap
         clf = _table(nli_app, {"auc", "best_threshold", "f1"}).iloc[0]
         assert (clf["n_match"], clf["n_no_match"]) == (2, 4)
         assert clf["auc"] == pytest.approx(roc_auc_score(truth, cos))
-        said = [e.value.replace("\\", "") for e in [*nli_app.warning, *nli_app.info] if "AUC" in e.value]  # markdown escapes off
-        assert len(said) == 1 and f"AUC {clf['auc']:.3f}" in said[0] and "(label contradiction)" in said[0]
-        if clf["auc"] < 0.5:
-            assert "ranks the non-matching pairs" in said[0]
+        # The AUC said once: one lead sentence naming the groups, each model's value in the table; no warning repeats it.
+        said = [v for v in _said(nli_app) if "AUC" in v]
+        assert len(said) == 1 and said[0].startswith("The AUC below is how often a “match (contradiction)” pair outscores")
+        assert not re.search(r"AUC[^.;]*\d\.\d", said[0])
+        backwards = [w.value for w in nli_app.warning if "wrong way round" in w.value]
+        assert len(backwards) == (1 if clf["auc"] < 0.5 else 0)
         # A value no pair has: one class, and the page says why there is no classifier.
         nli_app.session_state["yd_match_label"] = "neutral"
         box = next(s for s in nli_app.selectbox if s.label == "Which label means “same meaning”?")
@@ -376,7 +387,7 @@ BACKWARDS = (
 
 
 def test_an_auc_below_half_is_said_in_words_with_the_groups_named_and_worst_pairs_first():
-    from core.probes.labels import label_headline, label_report
+    from core.probes.labels import label_lead, label_report
     from ui.state import short
     from ui.widgets import md_escape
 
@@ -389,10 +400,12 @@ def test_an_auc_below_half_is_said_in_words_with_the_groups_named_and_worst_pair
     results = _results(app)
     report = label_report(results, app.slider(key="threshold").value)
     assert report["classifier"]["auc"].iloc[0] < 0.5  # every contradiction outscores its paraphrase
-    sentences = label_headline(report, short)
-    assert sentences[0].warning
-    assert sentences[0].text.startswith("Every model scores the “no match (contradiction)” pairs above the “match (paraphrase)” pairs")
-    assert " ".join(md_escape(s.text) for s in sentences) in [m.value for m in app.markdown]
+    [sentence] = label_lead(report, short)
+    assert sentence.startswith("The AUC below is how often a “match (paraphrase)” pair outscores a “no match (contradiction)” pair")
+    assert sentence.endswith("; MiniLM-L6 ranks them backwards.")
+    assert md_escape(sentence) in [m.value for m in app.markdown]
+    # Said once: the per-model AUC is in the classifier's table, no warning or note repeats a number of it.
+    assert len([v for v in _said(app) if "AUC" in v]) == 1 and "wrong way round" in " ".join(w.value for w in app.warning)
     shown = next(d.value for d in app.dataframe if constants.COL_TOKENS_A in d.value.columns)
     # worst first: the contradictions, highest cosine first, then the paraphrases, lowest first
     assert list(shown[constants.COL_LABEL][:3]) == ["contradiction"] * 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from core.audit.findings import TABLE_COLUMNS, audit_findings, history_settings, pair_cards, percent_words
+from core.audit.findings import TABLE_COLUMNS, audit_findings, history_settings, pair_cards, risk_words, side_by_side_words
 from core.audit.risk import risk_summary
 from core.audit.run import PAIR_COLUMNS, AuditResult
 from core.models.encode import EncodeReport
@@ -77,18 +77,30 @@ def test_no_twin_and_extra_sentences():
         audit_findings(audit, risk_summary(audit, 0.8, n_resamples=50), 0.8, worst=-1)
 
 
-def test_percent_words_labels_and_percentages(audit):
+def test_risk_words_fit_a_screen_in_words_and_percentages(audit):
+    """Five columns for the finding (the summary's fifteen ran off a 1280 px screen), modes by label, shares as percentages."""
     summary = risk_summary(audit, 0.8, n_resamples=50)
-    shown = percent_words(summary)
-    assert "share of passages with a twin" in shown.columns and "twin_share" not in shown.columns
-    assert shown.iloc[0]["failure mode"] == "all modes" and "Entity/role swap" in set(
-        percent_words(summary.assign(mode="entity_swap"))["failure mode"]
+    shown = risk_words(summary)
+    assert shown.columns.tolist() == ["model", "failure mode", "twin pairs", "share of passages with a twin", "95% CI"]
+    assert shown.iloc[0]["failure mode"] == "all modes" and shown.iloc[0]["share of passages with a twin"] == "66.7% (4)"
+    assert shown.iloc[0]["95% CI"].endswith("%")
+    assert "Entity/role swap" in set(risk_words(summary.assign(mode="entity_swap"))["failure mode"])
+    with_queries = risk_words(summary.assign(query_twin_top5=0.5, twin_first=float("nan")))
+    assert with_queries.columns.tolist()[5:] == ["queries whose top 5 holds a passage and its twin"]
+    assert with_queries.iloc[0, 5] == "50.0%"
+
+
+def test_side_by_side_words_one_column_per_number(audit):
+    """Exact vs the store: each number's two values in one column, no raw fraction; a number neither side has is left out."""
+    summary = risk_summary(audit, 0.8, n_resamples=50)
+    side = summary[["model", "mode"]].assign(
+        twin_pairs_exact=2,
+        twin_pairs_store=1,
+        twin_share_exact=0.5,
+        twin_share_store=float("nan"),
+        twin_first_exact=float("nan"),
+        twin_first_store=float("nan"),
     )
-    assert shown.iloc[0]["share of passages with a twin"] == "66.7%"
-    side = summary[["model", "mode"]].assign(twin_share_exact=0.5, twin_share_store=float("nan"))
-    words = percent_words(side)
-    assert words.columns.tolist()[2:] == [
-        "share of passages with a twin (exact search)",
-        "share of passages with a twin (the store's search)",
-    ]
-    assert words.iloc[0, 2] == "50.0%" and words.iloc[0, 3] == "—"
+    words = side_by_side_words(side)
+    assert words.columns.tolist() == ["model", "failure mode", "twin pairs: exact → store", "share of passages with a twin: exact → store"]
+    assert words.iloc[0, 2] == "2 → 1" and words.iloc[0, 3] == "50.0% → —"

@@ -230,9 +230,9 @@ def test_approximate_search_prints_its_recall(cli, corpus_file, tmp_path, minilm
     # The sampled recall with its Wilson interval (2 of 2: 0.3424 to 1), the neighbour cap apart from the index.
     assert (
         "MiniLM-L6: close pairs by approximate (faiss HNSW, k=32); recall against exact search on a sample of 6 passages (2 exact "
-        "pairs): 1.0000 (95% Wilson interval 0.3424 to 1.0000); the neighbour cap (each passage's 32 nearest) leaves 0 of the 2 "
+        "pairs): 100.0% (95% Wilson interval 34.2% to 100.0%); the neighbour cap (each passage's 32 nearest) leaves 0 of the 2 "
         "exact pairs out of reach of any 32-neighbour search, exact or not (0 sampled passages with more than 32 neighbours above "
-        "the threshold); the index found 1.0000 of the 2 within the cap." in stdout
+        "the threshold); the index found 100.0% of the 2 within the cap." in stdout
     )
     doc = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert doc["search"][MINILM_L6]["recall"] == 1.0

@@ -184,3 +184,32 @@ def test_report_of_an_audit_shows_its_findings_table_once():
     findings = text[text.index("<h2>Findings</h2>") : text.index("<h2>Charts</h2>")]
     assert "<th>twin pairs</th>" in findings and "66.7% of the 6 passages" in findings
     assert "findings_table" not in text[text.index("<h2>Settings</h2>") :]
+
+
+def test_cli_report_of_a_page_run_grouped_by_its_0_1_labels_names_the_groups_in_words(tmp_path, monkeypatch):
+    """A Your data run with no category column groups its pairs by their 0/1 labels; the page names the groups "no match
+    (0)" / "match (1)", and the report of the stored run (which keeps the labels, not the page's polarity) says the same."""
+    monkeypatch.setenv(constants.HISTORY_ENV_VAR, str(tmp_path / "history.duckdb"))
+    rows = [("He is here", "He is not here", "0", 0.9), ("A cat sat", "A feline sat", "1", 0.8), ("It is safe", "It is unsafe", "0", 0.95)]
+    results = pd.DataFrame(
+        [
+            {
+                constants.COL_MODEL: L6,
+                constants.COL_SUITE: "uploaded",
+                constants.COL_CATEGORY: label,
+                constants.COL_PAIR_ID: f"p{i}",
+                constants.COL_TEXT_A: a,
+                constants.COL_TEXT_B: b,
+                constants.COL_COSINE: cos,
+                constants.COL_LABEL: label,
+            }
+            for i, (a, b, label, cos) in enumerate(rows)
+        ]
+    )
+    run_id = store.record_run(results, command="run", origin=constants.ORIGIN_APP, settings={"threshold": 0.7})
+    out = tmp_path / "report.html"
+    assert main(["report", str(run_id), "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    by_category = text[text.index("<h2>By category</h2>") : text.index("<h2>Models</h2>")]
+    assert "<td>no match (0)</td>" in by_category and "<td>match (1)</td>" in by_category
+    assert not re.search(r"MiniLM-L6</td><td>[01]</td>", by_category)  # no group named by a bare 0 or 1

@@ -186,33 +186,34 @@ def _two_models(para_mp: list[float], words: tuple[str, str] = ("paraphrase", "c
     )
 
 
-def test_the_headline_says_backwards_in_words_with_the_groups_named():
+def test_the_lead_says_the_auc_once_and_warnings_say_only_what_the_table_does_not():
+    """A page said each model's AUC four times (headline, one warning per model, the table): the lead names what the AUC
+    measures and who reads the groups backwards, with no number; a warning only for what the table cannot say."""
     from core.models.registry import short_name
 
     # MiniLM: both contradictions above both paraphrases (AUC 0); mpnet: 0.85 beats 0.8 only (1 of 4 pairs: AUC 0.25).
     report = labels.label_report(_two_models([0.3, 0.85]), 0.5)
-    [finding] = labels.label_headline(report, short_name)
-    assert finding.warning
-    assert finding.text.startswith("Every model scores the “no match (contradiction)” pairs above the “match (paraphrase)” pairs")
-    assert (
-        "AUC MiniLM-L6 0.00, mpnet-base 0.25" in finding.text
-        and "backwards" in finding.text
-        and "no threshold separates them" in finding.text
-    )
-    assert "“match (paraphrase)” pairs (2) and “no match (contradiction)” pairs (2)" in finding.text
-    # The polarity choice applies: naming "contradiction" as the match turns the same scores the right way round.
-    [flipped] = labels.label_headline(labels.label_report(_two_models([0.3, 0.85]), 0.5, "contradiction"), short_name)
-    assert not flipped.warning and flipped.text.startswith(
-        "MiniLM-L6 and mpnet-base scores “match (contradiction)” pairs above “no match (paraphrase)”"
-    )
-    assert "AUC MiniLM-L6 1.00, mpnet-base 0.75" in flipped.text
-    # One model backwards, one right: one sentence each, the backwards one first.
-    backwards, good = labels.label_headline(labels.label_report(_two_models([0.95, 0.99]), 0.5), short_name)
-    assert backwards.text.startswith("MiniLM-L6 scores the “no match (contradiction)” pairs above") and backwards.warning
-    assert good.text.startswith("mpnet-base scores “match (paraphrase)” pairs above") and not good.warning
-    # No headline without a classifier (one class; the section below says why) or for text labels.
-    assert labels.label_headline(labels.label_report(_results(["1"] * 5), 0.5)) == []
-    assert labels.label_headline(labels.label_report(_results(["a", "b", "c", "a", "b"]), 0.5)) == []
+    [lead] = labels.label_lead(report, short_name)
+    assert lead.startswith("The AUC below is how often a “match (paraphrase)” pair outscores a “no match (contradiction)” pair (2 and 2")
+    assert lead.endswith("; every model ranks them backwards.") and "0.25" not in lead
+    [warning] = labels.label_warnings(report, "the box above")
+    assert "AUC" not in warning and "if “paraphrase” is not the label for 'same meaning', name the right one (the box above)" in warning
+    # The polarity choice applies: naming "contradiction" as the match turns the same scores the right way round, no warning.
+    assert labels.label_warnings(labels.label_report(_two_models([0.3, 0.85]), 0.5, "contradiction")) == []
+    # One class: the reason, once; text labels: nothing.
+    [why] = labels.label_warnings(labels.label_report(_results(["1"] * 5), 0.5))
+    assert why.startswith("No classifier: all 5 labelled pairs read as a match")
+    assert labels.label_warnings(labels.label_report(_results(["a", "b", "c", "a", "b"]), 0.5)) == []
+
+
+def test_cosine_by_label_names_each_label_in_words():
+    """The by-label table named a label "1" beside a bare 0/1 match column: each label reads as the box plot's axis."""
+    report = labels.label_report(_results(["1", "1", "0", "0", "maybe"]), 0.5, "1")
+    shown = labels.by_label_in_words(report["by_label"])
+    assert shown[constants.COL_LABEL].tolist() == ["match (1)", "no match (0)", "no match (maybe)"]
+    assert "match" not in shown.columns and report["by_label"]["match"].tolist() == [1.0, 0.0, 0.0]
+    text = labels.label_report(_results(["a", "b", "a", "b", "c"]), 0.5)["by_label"]
+    assert labels.by_label_in_words(text)[constants.COL_LABEL].tolist() == ["a", "b", "c"]
 
 
 @pytest.mark.parametrize(

@@ -83,7 +83,7 @@ def test_the_neighbour_cap_is_apart_from_the_index():
     assert report.crowded >= 1
     words = report.sentence()
     assert f"leaves {exact.i.size - flat.i.size:,} of the {exact.i.size:,} exact pairs out of reach of any 2-neighbour search" in words
-    assert f"the index found 1.0000 of the {flat.i.size:,} within the cap" in words
+    assert f"the index found 100.0% of the {flat.i.size:,} within the cap" in words
 
 
 def test_wilson_interval_and_top_k_overlap_by_hand():
@@ -92,7 +92,7 @@ def test_wilson_interval_and_top_k_overlap_by_hand():
     centre, half = (0.8 + z * z / 20) / (1 + z * z / 10), z / (1 + z * z / 10) * np.sqrt(0.8 * 0.2 / 10 + z * z / 400)
     assert low == pytest.approx(centre - half, abs=1e-9) and high == pytest.approx(centre + half, abs=1e-9)
     report = SearchReport("faiss", 32, 0.8, 100, 10, low, high)
-    assert f"recall against exact search on a sample of 100 passages (10 exact pairs): 0.8000 (95% Wilson interval {low:.4f} to " in (
+    assert f"recall against exact search on a sample of 100 passages (10 exact pairs): 80.0% (95% Wilson interval {low:.1%} to " in (
         report.sentence()
     )
     np.testing.assert_allclose(top_k_overlap([[1, 2, 3], [4]], [[3, 2, 9], [4, 5, 6]], 2), [0.5, 0.5])

@@ -33,7 +33,7 @@ def test_pairs_and_queries_scored_with_the_stores_vectors_under_each_setting(cli
     assert code == 0, err
     assert folder_digest(folder) == before  # read only
     assert "note: 2 of the 22 pair texts are not in the store: their vectors are MiniLM-L6's, encoded now" in err
-    assert "model check: MiniLM-L6 re-encoded 20 stored passages" in stdout and "vectors from lancedb://" in stdout
+    assert "model check: MiniLM-L6 re-encoded 20 of 120 stored passages" in stdout and "vectors from lancedb://" in stdout
     table = pd.read_csv(out)
     # float32: the mean cosine of ten pairs of stored vectors and one pair the model encoded now.
     row = table.query("setting == 'float32' and metric == 'mean_score'")

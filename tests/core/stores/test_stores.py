@@ -84,11 +84,11 @@ def test_hnsw_index_searched_with_a_small_ef_search_reports_the_difference(cli, 
         assert code == 0, err
         assert (
             f"{result.store_pairs:,} close pairs against {result.exact_pairs:,} by exact search; recall against exact "
-            f"{result.pair_recall:.4f}" in out
+            f"{result.pair_recall:.1%}" in out
         )
         assert "twin_pairs_exact  twin_pairs_store" in out
         code, out, _ = cli("audit", "--store", uri, "--models", MINILM_L6, "--threshold", "0.5", "--quiet", "--store-search", "exact")
-        assert "pgvector exact scan (no index scan)" in out and "recall against exact 1.0000" in out
+        assert "pgvector exact scan (no index scan)" in out and "recall against exact 100.0%" in out
     finally:
         with pg.connect() as conn:
             conn.execute("ALTER ROLE probe RESET ALL")
@@ -113,12 +113,12 @@ def test_binary_search_in_pgvector_reports_the_difference_and_writes_nothing(cli
     argv = ("audit", "--store", uri, "--models", MINILM_L6, "--threshold", "0.5", "--quiet", "--queries", str(queries), "--store-search")
     code, out, err = cli(*argv, "binary")
     assert code == 0, err
-    assert f"recall against exact {result.pair_recall:.4f}; each query's top 5 recall {result.query_recall:.4f}" in out
+    assert f"recall against exact {result.pair_recall:.1%}; each query's top 5 recall {result.query_recall:.1%}" in out
     assert "twin_pairs_exact  twin_pairs_store" in out
     code, out, err = cli(*argv, "binary-rescore")
     assert code == 0, err
     assert "shortlist rescored by cosine distance of the stored vectors" in out
-    rescored = float(out.split("each query's top 5 recall ")[1][:6])
+    rescored = float(out.split("each query's top 5 recall ")[1].split("%")[0]) / 100
     assert result.query_recall < rescored <= 1.0  # rescoring the Hamming shortlist in float wins neighbours back
     assert table_fingerprint(pg, table) == before  # a query-time expression: no index built, no row touched
     lance = build_lance(tmp_path / "kb.lance", texts[:10], vectors[:10])
