@@ -36,6 +36,8 @@ FIGURES = {
     "weights_hashing": hashing.weights_hashing,
     # A default `cosine-probe tune` of MiniLM-L6
     "tune_default": tune.tune_default,
+    # What a tune's estimate is made of: MiniLM-L6's seconds per text trained and encoded (core/probes/tune/estimate.py)
+    "tune_rates": tune.tune_rates,
     # Perturb on the page's longest text of numbers, bounded
     "perturb_long_text": perturb.perturb_long_text,
     # What a new user waits for in Chromium, warm cache, bundled models
@@ -102,6 +104,7 @@ def _headline(name: str, fig: dict) -> str:
         "upload_50k": ("seconds", "peak_rss_mb"),
         "weights_hashing": ("minilm_hash_seconds", "mpnet_hash_seconds"),
         "tune_default": ("seconds", "peak_rss_mb", "held_out_negation_drop", "met"),
+        "tune_rates": ("train_seconds_per_text", "eval_seconds_per_text", "failing_share", "load_average_1min"),
         "perturb_long_text": ("slowest_seconds", "slowest_unbounded_seconds", "met"),
         "audit_100k": ("cold_seconds", "cold_peak_rss_mb", "warm_seconds", "met"),
         "audit_ray_cluster": ("passed", "seconds", "load_average_1min_before"),

@@ -36,6 +36,7 @@ import core.probes.retrieval.specs
 import core.probes.retrieval.suite
 import core.probes.retrieval.suite_files
 import core.probes.retrieval.triples
+import core.probes.tune.estimate
 import core.probes.vector_settings
 from core import constants
 from core.history import store as history_store
@@ -253,6 +254,13 @@ def triples_run(
         options=options,
         mitigations=core.probes.retrieval.specs.build_mitigations(mitigations),
     )
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def tune_counts(name: str, passages: pd.DataFrame, queries: pd.DataFrame, seed: int):
+    """What a tune of this suite trains on and probes, for its estimate (``SuiteCounts``); kept per suite and seed."""
+    suite = core.probes.retrieval.suite.RetrievalSuite(name, passages, queries)
+    return core.probes.tune.estimate.suite_counts(suite, seed)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

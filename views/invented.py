@@ -7,6 +7,8 @@ random-string control.  The generator and statistics live in
 
 from __future__ import annotations
 
+import contextlib
+
 import pandas as pd
 import streamlit as st
 
@@ -22,10 +24,12 @@ from core.probes.invented import (
     slot_pairs,
     slot_table,
 )
-from ui import charts, resources, state, widgets
+from ui import charts, progress, resources, state, widgets
 
 RUN_KEY = "invented_oov"
+RUN_LABEL = "Run OOV with invented words"
 SLOT_KEY = "invented_slot"
+PAIRS_KEY = "iw_oov_pairs"  # the k-words run's pairs, built once per setting: its estimate counts them, its run scores them
 KEY_ENTITY = "iw_entity"
 KEY_SENTENCE = "iw_sentence"
 KINDS = {"both": "plausible and random", constants.WORD_PLAUSIBLE: "plausible only", constants.WORD_RANDOM: "random only"}
@@ -124,6 +128,9 @@ if words:
             st.error(widgets.md_escape(exc), icon="⛔")
         else:
             state.run(pairs, sel, key=SLOT_KEY, label="Scoring the sentence")
+    else:  # A long run (a model to load) says how long before it starts; a sentence without the entity is said on the click
+        with contextlib.suppress(ValueError):
+            progress.expected_caption(sel.models, progress.pair_texts(slot_pairs(sentence, entity.strip(), words)), sel.options)
     state.show_errors(SLOT_KEY)
     slot = state.stored(SLOT_KEY)
     if slot is not None:
@@ -162,9 +169,21 @@ reading = d2.radio(
     on_change=widgets.persist,
     args=("iw_reading",),
 )
-if st.button("Run OOV with invented words", type="primary"):
+
+
+def _oov_pairs() -> pd.DataFrame | ValueError:
+    """The k-words run's pairs for the settings on the page (or why there are none), built once per setting.
+
+    The estimate under the button counts these texts and the click scores these very pairs; a rerun of the page
+    (a threshold move) finds them in the session instead of generating 20 × k words again.
+    """
+    setting = (tuple(sel.models), sel.options, int(k), tuple(kinds), reading, pieces, int(seed))
+    kept = st.session_state.get(PAIRS_KEY)
+    if kept is not None and kept[0] == setting:
+        return kept[1]
+    built: pd.DataFrame | ValueError
     try:
-        pairs = oov_replacements(
+        built = oov_replacements(
             read_suite_file(constants.SUITE_OOV),
             ref_tok,
             int(k),
@@ -175,13 +194,24 @@ if st.button("Run OOV with invented words", type="primary"):
             other_tokenizers=[t for _, t in toks[1:]],
         )
     except ValueError as exc:
-        st.error(widgets.md_escape(exc), icon="⛔")
+        built = exc
+    st.session_state[PAIRS_KEY] = (setting, built)
+    return built
+
+
+oov_pairs = _oov_pairs()
+estimated = None if isinstance(oov_pairs, ValueError) else progress.estimate(sel.models, progress.pair_texts(oov_pairs), sel.options)
+if st.button(progress.button_label(RUN_LABEL, estimated), type="primary", key="iw_run"):
+    if isinstance(oov_pairs, ValueError):
+        st.error(widgets.md_escape(oov_pairs), icon="⛔")
     else:
-        state.run(pairs, sel, key=RUN_KEY, label="Scoring the OOV suite with invented words")
+        state.run(oov_pairs, sel, key=RUN_KEY, label="Scoring the OOV suite with invented words")
+elif estimated is not None:  # Its run encodes every invented word's sentences: said before the click, however short
+    st.caption(f"⏱️ {progress.describe(estimated)}")
 state.show_errors(RUN_KEY)
 result = state.stored(RUN_KEY)
 if result is None:
-    st.info("Press **Run OOV with invented words** to score the 20 entities with k words each.")
+    st.info(f"Press **{RUN_LABEL}** to score the 20 entities with k words each.")
 else:
     tables = oov_replicate_summary(result.results)
     by_model, by_entity, versus = tables["by_model"], tables["by_entity"], tables["plausible_vs_random"]

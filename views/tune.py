@@ -21,12 +21,13 @@ from core.models.registry import resolve
 from core.models.runs import load
 from core.paths import cache_dir
 from core.probes.retrieval.convert import triples_suite
-from core.probes.retrieval.suite_files import load_retrieval_suite
+from core.probes.retrieval.suite import RetrievalSuite
 from core.probes.tune.data import labelled_from_bytes
+from core.probes.tune.estimate import TuneEstimate, estimate_tune, expected_words
 from core.probes.tune.report import cost_headline, natural_sets, shortcut_means
 from core.probes.tune.run import run_tune, write_outputs
 from core.probes.tune.train import TuneCancelled, TuneConfig, untunable_reason
-from ui import history, state, uploads, widgets
+from ui import history, progress, resources, state, uploads, widgets
 from ui import triples as upload_triples
 from ui.tune_charts import before_after_figure
 
@@ -111,7 +112,7 @@ groups = left.number_input(
     value=200,
     step=2,
     key="tn_groups",
-    help="Fewer groups run faster; the default uses the whole suite (about 10 minutes on 2 CPU cores).",
+    help="Fewer groups run faster; the default uses the whole suite. The expected time is on the Tune button.",
 )
 seed = middle.number_input("Seed (split and training)", min_value=0, value=0, key="tn_seed")
 average = right.slider(
@@ -134,25 +135,47 @@ with st.expander("Training settings"):
     control = f.checkbox("Train the no-hard-negative control", value=True, key="tn_control")
 
 
+def _suite() -> RetrievalSuite:
+    """The suite the run takes: the user's triples read as one, or the shipped suite's first groups."""
+    if chosen is not None:
+        triples = chosen[0]
+        return triples_suite(triples.frame, triples.name)
+    return resources.retrieval_suite().head(int(groups))
+
+
+def _config() -> TuneConfig:
+    """The training settings on the page (ValueError on one the run refuses)."""
+    return TuneConfig(
+        learning_rate=float(lr),
+        batch_size=int(batch),
+        epochs=float(epochs),
+        seed=int(seed),
+        average=float(average),
+        distill=float(distill),
+        max_steps=int(max_steps) or None,
+    )
+
+
+def _estimate() -> TuneEstimate | None:
+    """The run's expected time on the settings above, or None when the click would refuse them (and say why then)."""
+    if model is None or (data_source == DATA_TRIPLES and chosen is None) or untunable_reason(resolve(model)):
+        return None
+    try:
+        suite, config = _suite(), _config()
+        counts = resources.tune_counts(suite.name, suite.passages, suite.queries, config.seed)
+    except (ValueError, PairsFileError):
+        return None
+    return estimate_tune(model, counts, config, control=control, labelled=[labelled[2]] if labelled else [])
+
+
 def _tune() -> None:
     if data_source == DATA_TRIPLES and chosen is None:
         st.error("Upload a triples file that reads (above), or pick the retrieval suite.")
         return
     try:
-        if chosen is not None:
-            triples, name, data = chosen
-            suite, sources = triples_suite(triples.frame, triples.name), history.upload_source(name, data)
-        else:
-            suite, sources = load_retrieval_suite().head(int(groups)), history.suite_sources(constants.SUITE_RETRIEVAL)
-        config = TuneConfig(
-            learning_rate=float(lr),
-            batch_size=int(batch),
-            epochs=float(epochs),
-            seed=int(seed),
-            average=float(average),
-            distill=float(distill),
-            max_steps=int(max_steps) or None,
-        )
+        suite = _suite()
+        sources = history.upload_source(chosen[1], chosen[2]) if chosen is not None else history.suite_sources(constants.SUITE_RETRIEVAL)
+        config = _config()
         reason = untunable_reason(resolve(model))
         if reason:
             raise ValueError(reason)
@@ -195,8 +218,12 @@ def _tune() -> None:
     }
 
 
-if st.button("Tune", key="tn_run", type="primary", help="Streamlit's Stop button cancels; nothing is saved until the run ends."):
+expected = _estimate()
+label = f"Tune ({progress.about(expected.seconds)})" if expected is not None else "Tune"
+if st.button(label, key="tn_run", type="primary", help="Streamlit's Stop button cancels; nothing is saved until the run ends."):
     _tune()
+elif expected is not None:  # Training takes minutes: said before the click
+    st.caption(f"⏱️ Expected time: {expected_words(expected)}.")  # our words only: nothing typed or uploaded in them
 
 
 def _table(frame: pd.DataFrame, name: str, rates: tuple[str, ...] = RATE_COLUMNS) -> None:

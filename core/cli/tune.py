@@ -157,6 +157,22 @@ def _model(name: str, allow_remote_code: bool):
     return loaded.meta.name, st_model
 
 
+def _say_expected(name: str, suite, config, labelled: dict[str, pd.DataFrame], *, control: bool) -> None:
+    """One line before the run: training takes minutes (:func:`core.probes.tune.estimate.estimate_tune`)."""
+    from core.models.registry import resolve
+    from core.probes.tune.estimate import estimate_tune, expected_words, suite_counts
+    from core.probes.tune.train import untunable_reason
+
+    if untunable_reason(resolve(name)):
+        return  # the load says why, next
+    try:
+        counts = suite_counts(suite, config.seed)
+    except ValueError:
+        return  # the run refuses this suite with its own message
+    est = estimate_tune(name, counts, config, control=control, labelled=list(labelled.values()))
+    print(f"note: expected time {expected_words(est)}", file=sys.stderr)
+
+
 class _NoModel(Exception):
     pass
 
@@ -183,6 +199,8 @@ def cmd_tune(args) -> int:
     labelled = _labelled(args.labels)
     out = _out_folder(args.out)
     name = args.models[0]
+    if not args.quiet:
+        _say_expected(name, suite, config, labelled, control=not args.no_control)
     try:
         model_name, model = _model(name, bool(args.trust_remote_code and name in args.trust_remote_code))
     except _NoModel as exc:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from apptest_support import assert_leads_with, open_page, table_with
 
@@ -71,9 +73,22 @@ def test_sentence_without_the_entity_says_so(at):
     assert at.text_area(key="iw_sentence").value == "Nothing to replace here."
 
 
+def test_the_k_words_run_says_its_expected_time_before_the_click(at):
+    """Its run encodes 20 × k × kinds new sentences, and the page said nothing of how long until it had run."""
+    at.slider(key="iw_k").set_value(2).run()
+    assert not at.exception
+    said = [c.value for c in at.caption if c.value.startswith("⏱️ Expected time:")]
+    assert len(said) == 1, said
+    # 2 words × 2 kinds × 20 entities in the second sentence are new to the test cache; the 40 originals may be cached already
+    to_encode = int(re.search(r"\((\d+) by MiniLM\\-L6 still to encode", said[0]).group(1))
+    assert 80 <= to_encode <= 120, said
+    label = at.button(key="iw_run").label
+    assert label.startswith("Run OOV with invented words (") and label.endswith(")") and "cached" not in label, label
+
+
 def test_oov_with_k_words_matches_core(at):
     at.slider(key="iw_k").set_value(2).run()
-    next(b for b in at.button if b.label == "Run OOV with invented words").click().run()
+    at.button(key="iw_run").click().run()
     assert not at.exception
     versus = _frame(at, "mean_plausible")
     # The page opens on the same reading as OOV robustness (second sentence only), named beside every figure
@@ -104,7 +119,7 @@ def test_cli_and_page_print_the_same_oov_figure_by_default(at, cli):
 
     at.radio(key="iw_reading").set_value(constants.OOV_DEFAULT_READING).run()
     at.slider(key="iw_k").set_value(2).run()
-    next(b for b in at.button if b.label == "Run OOV with invented words").click().run()
+    at.button(key="iw_run").click().run()
     assert not at.exception
     page = _frame(at, "mean_plausible").iloc[0]
     code, out, err = cli("oov-words", "--run", "--k", "2", "--models", MINILM, "--quiet", "--json")

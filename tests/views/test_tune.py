@@ -12,6 +12,7 @@ from core.history.sources import file_sha256
 from core.paths import PROJECT_ROOT
 
 PAGE = "views/tune.py"
+BEFORE_CLICK: dict[str, object] = {}  # what the page said before the fixture's click
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +25,7 @@ def at(tmp_path_factory):
         app.number_input(key="tn_groups").set_value(8).run()
         app.number_input(key="tn_batch").set_value(4).run()
         app.number_input(key="tn_max_steps").set_value(1).run()
+        BEFORE_CLICK.update(label=app.button(key="tn_run").label, captions=[c.value for c in app.caption])
         app.button(key="tn_run").click().run()
         yield app
 
@@ -49,6 +51,15 @@ def test_tune_runs_and_shows_the_held_out_half_first(at):
     assert set(natural["measure"]) == {"opposite win rate", "recall@1"}
     assert any("The door was not closed." in set(d.value.get(C.COL_TEXT_B, [])) for d in at.dataframe)
     assert any("saved to" in s.value for s in at.success)
+
+
+def test_the_run_says_its_expected_time_before_the_click(at):
+    """Training takes minutes and the page said nothing of how long until it had run."""
+    said = [c for c in BEFORE_CLICK["captions"] if c.startswith("⏱️ Expected time: ")]
+    assert len(said) == 1, BEFORE_CLICK["captions"]
+    # One step (the cap set above), the control's too; a folder model's size is unknown, taken as base-size and said so
+    assert "(1 training step and 1 for the control; " in said[0] and "unknown size (taken as base-size)" in said[0], said
+    assert str(BEFORE_CLICK["label"]).startswith("Tune (") and str(BEFORE_CLICK["label"]).endswith(")")
 
 
 def test_the_saved_model_loads_as_a_folder(at):
@@ -91,6 +102,8 @@ def test_a_triples_upload_tunes_reports_and_is_recorded(tiny, tmp_path, monkeypa
     app.number_input(key="tn_batch").set_value(4).run()
     app.number_input(key="tn_max_steps").set_value(1).run()
     app.checkbox(key="tn_control").uncheck().run()
+    said = [c.value for c in app.caption if c.value.startswith("⏱️ Expected time: ")]
+    assert len(said) == 1 and "(1 training step; " in said[0], said  # the triples file's run, without the control
     app.button(key="tn_run").click().run()
     assert not app.exception, app.exception
     assert not app.error, [e.value for e in app.error]

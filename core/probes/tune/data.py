@@ -91,6 +91,16 @@ def variant_table(suite: RetrievalSuite) -> pd.DataFrame:
         Columns :data:`VARIANT_COLUMNS`, in suite order; groups without an
         anchor or a paraphrase are left out.
     """
+    v = variant_rows(suite)
+    return v.assign(**{C.COL_VARIANT_SOURCE: variant_sources(v[C.COL_ANCHOR], v[C.ROLE_VARIANT])})[VARIANT_COLUMNS]
+
+
+def variant_rows(suite: RetrievalSuite) -> pd.DataFrame:
+    """:func:`variant_table`'s rows without ``variant_source`` (which reruns the rules on every anchor): what a count needs.
+
+    Returns:
+        Columns :data:`VARIANT_COLUMNS` but the last, in suite order; groups without an anchor or a paraphrase are left out.
+    """
     p = suite.passages
     role = p[C.COL_ROLE]
     anchors = p[role == C.ROLE_ANCHOR].drop_duplicates(C.COL_GROUP_ID).set_index(C.COL_GROUP_ID)[C.COL_TEXT]
@@ -99,8 +109,7 @@ def variant_table(suite: RetrievalSuite) -> pd.DataFrame:
     v[C.COL_ANCHOR] = v[C.COL_GROUP_ID].map(anchors)
     v[C.COL_PARAPHRASE] = v[C.COL_GROUP_ID].map(paraphrases)
     v = v.dropna(subset=[C.COL_ANCHOR, C.COL_PARAPHRASE]).rename(columns={C.COL_TEXT: C.ROLE_VARIANT}).reset_index(drop=True)
-    v[C.COL_VARIANT_SOURCE] = variant_sources(v[C.COL_ANCHOR], v[C.ROLE_VARIANT])
-    return v[VARIANT_COLUMNS]
+    return v[VARIANT_COLUMNS[:-1]]
 
 
 def split_groups(groups: pd.DataFrame, *, train_fraction: float = C.TUNE_TRAIN_FRACTION, seed: int = 0) -> dict[str, str]:

@@ -163,3 +163,21 @@ def test_a_model_without_torch_weights_is_refused_saying_tune_needs_them(tmp_pat
     assert cli.main(["tune", "--models", model, "--out", str(tmp_path / "t")]) == cli.EXIT_NO_MODEL
     err = capsys.readouterr().err
     assert "tune trains torch weights" in err and "--backend" not in err and "MiniLM-L6" in err
+
+
+def test_the_expected_time_is_one_line_before_the_run(tmp_path, capsys, monkeypatch):
+    """Training takes minutes: one note says how long before the model loads (--quiet keeps stderr for errors alone)."""
+    from core.cli import tune
+
+    def stop(*args, **kwargs):
+        raise tune._NoModel("stopped here: the note comes before any model loads")
+
+    monkeypatch.setattr(tune, "_model", stop)
+    assert cli.main(["tune", "--models", "MiniLM-L6", "--out", str(tmp_path / "out")]) == cli.EXIT_NO_MODEL
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and err[1].startswith("error: stopped here"), err
+    # The default run on the shipped suite trains on 536 triples (34 batches × 3 epochs) and 230 control pairs (15 × 3), as the
+    # measured run did (bench/results.json, tune_rates)
+    assert err[0].startswith("note: expected time about ") and "(102 training steps and 45 for the control; " in err[0], err
+    assert cli.main(["tune", "--models", "MiniLM-L6", "--out", str(tmp_path / "out"), "--quiet", "--no-control"]) == cli.EXIT_NO_MODEL
+    assert capsys.readouterr().err.strip().splitlines() == ["error: stopped here: the note comes before any model loads"]
