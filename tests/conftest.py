@@ -21,6 +21,13 @@ from core import settings as core_settings
 from core.constants import BACKEND_ENV_VAR, CACHE_ENV_VAR, HISTORY_ENV_VAR, WARM_ENV_VAR
 from core.models.registry import MINILM_L6
 
+# One torch (OpenMP) thread per core per pytest-xdist worker, set in each worker before anything imports torch; the app's
+# servers and the CLI's subprocesses a test starts inherit it.  `make test` runs a worker per core: two workers of two
+# threads each on two cores spin on OpenMP's barriers for each other's threads (the same two files on two workers:
+# 81 CPU-s and 181 s with two threads, 35 CPU-s and 72 s with one, at load 8).  An OMP_NUM_THREADS already set is kept.
+if "PYTEST_XDIST_WORKER_COUNT" in os.environ:
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
+
 DEFAULT_MODELS_ENV = "COSINE_PROBE_DEFAULT_MODELS"
 # Resamples per bootstrap interval in tests that only need an interval to exist and be ordered.
 TEST_RESAMPLES = 200
