@@ -13,6 +13,7 @@ itself), and the run history is off unless a test names a history file.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -110,11 +111,31 @@ def ray_instance():
     ray.shutdown()
 
 
-def pytest_collection_modifyitems(config, items):
-    """The browser files first (a stable sort: each file's tests keep their order).
+# Non-browser files of 40 s or more (`--durations`, load 8-11, where the browser files took 20-250 s each): started
+# right after the browser files, so that no long file is the last one left on a worker.  A file missing here, or one
+# that got faster, only costs time at the end, never a test.
+LONG_FILES = (
+    "core/models/test_onnx_export.py",
+    "core/papers/test_suites.py",
+    "views/test_your_data.py",
+    "core/cli/test_audit.py",
+    "core/models/test_runs.py",
+    "core/cli/test_main.py",
+    "core/probes/tune/test_natural_cost.py",
+    "core/models/test_engines.py",
+    "core/cli/test_pairs_files.py",
+    "views/test_retrieval.py",
+)
 
-    ``make test`` hands whole files to its workers in collection order (pytest-xdist's ``--dist loadfile``): the long
-    browser files started last left one worker running the final one alone while the other sat idle; started first,
-    the many short files fill the gaps at the end.
+
+def pytest_collection_modifyitems(config, items):
+    """The browser files first, then :data:`LONG_FILES`, then the rest (a stable sort: each file's tests keep their order).
+
+    ``make test`` hands whole files to its workers in collection order (pytest-xdist's ``--dist loadfile`` with
+    ``--no-loadscope-reorder``; without it xdist orders files by their number of tests, which left the one- to
+    three-test browser files of 20-100 s to the end): the long files started last left one worker running the final
+    one alone while the other sat idle; started first, the many short files fill the gaps at the end.
     """
-    items.sort(key=lambda item: item.get_closest_marker("browser") is None)
+    tests = Path(__file__).parent
+    long_files = {tests / name for name in LONG_FILES}
+    items.sort(key=lambda item: (item.get_closest_marker("browser") is None, item.path not in long_files))
