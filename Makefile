@@ -49,8 +49,9 @@ docs: setup
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 # The test files spread over the machine's cores (at most 4 workers). A file's tests stay on one worker, in their
-# order, so a module's shared fixtures (a server, a page under AppTest, a Ray session) are built once.
-PYTEST := $(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile
+# order, so a module's shared fixtures (a server, a page under AppTest, a Ray session) are built once. Files are handed
+# out in the order tests/conftest.py gives (longest first), not re-sorted by their number of tests.
+PYTEST := $(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder
 
 test: setup browser
 	$(PYTEST)

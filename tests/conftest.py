@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -22,6 +23,13 @@ from streamlit.components.v2 import manifest_scanner
 from core import settings as core_settings
 from core.constants import BACKEND_ENV_VAR, CACHE_ENV_VAR, HISTORY_ENV_VAR, WARM_ENV_VAR
 from core.models.registry import MINILM_L6
+
+# One torch (OpenMP) thread per core per pytest-xdist worker, set in each worker before anything imports torch; the app's
+# servers and the CLI's subprocesses a test starts inherit it.  `make test` runs a worker per core: two workers of two
+# threads each on two cores spin on OpenMP's barriers for each other's threads (the same two files on two workers:
+# 81 CPU-s and 181 s with two threads, 35 CPU-s and 72 s with one, at load 8).  An OMP_NUM_THREADS already set is kept.
+if "PYTEST_XDIST_WORKER_COUNT" in os.environ:
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 
 DEFAULT_MODELS_ENV = "COSINE_PROBE_DEFAULT_MODELS"
 # Resamples per bootstrap interval in tests that only need an interval to exist and be ordered.
@@ -110,11 +118,31 @@ def ray_instance():
     ray.shutdown()
 
 
-def pytest_collection_modifyitems(config, items):
-    """The browser files first (a stable sort: each file's tests keep their order).
+# Non-browser files of 40 s or more (`--durations`, load 8-11, where the browser files took 20-250 s each): started
+# right after the browser files, so that no long file is the last one left on a worker.  A file missing here, or one
+# that got faster, only costs time at the end, never a test.
+LONG_FILES = (
+    "core/models/test_onnx_export.py",
+    "core/papers/test_suites.py",
+    "views/test_your_data.py",
+    "core/cli/test_audit.py",
+    "core/models/test_runs.py",
+    "core/cli/test_main.py",
+    "core/probes/tune/test_natural_cost.py",
+    "core/models/test_engines.py",
+    "core/cli/test_pairs_files.py",
+    "views/test_retrieval.py",
+)
 
-    ``make test`` hands whole files to its workers in collection order (pytest-xdist's ``--dist loadfile``): the long
-    browser files started last left one worker running the final one alone while the other sat idle; started first,
-    the many short files fill the gaps at the end.
+
+def pytest_collection_modifyitems(config, items):
+    """The browser files first, then :data:`LONG_FILES`, then the rest (a stable sort: each file's tests keep their order).
+
+    ``make test`` hands whole files to its workers in collection order (pytest-xdist's ``--dist loadfile`` with
+    ``--no-loadscope-reorder``; without it xdist orders files by their number of tests, which left the one- to
+    three-test browser files of 20-100 s to the end): the long files started last left one worker running the final
+    one alone while the other sat idle; started first, the many short files fill the gaps at the end.
     """
-    items.sort(key=lambda item: item.get_closest_marker("browser") is None)
+    tests = Path(__file__).parent
+    long_files = {tests / name for name in LONG_FILES}
+    items.sort(key=lambda item: (item.get_closest_marker("browser") is None, item.path not in long_files))
