@@ -164,9 +164,15 @@ def test_an_example_pill_reruns_only_the_pair_area_and_shows_its_cosine(page, co
     assert (text_a, text_b) != before, "the boxes did not take the example's text"
     expect(page.locator(E.MAIN).get_by_text(f"A: {text_a}")).to_be_visible()
     expect(page.get_by_text("The boxes changed since this pair was scored")).to_have_count(0)
-    shown = E.read_dataframe(_after_heading(page, "Cosine per model"))
-    want = core_scores(pd.DataFrame({"text_a": [text_a], "text_b": [text_b]}))["cosine"].iloc[0]
-    assert E.to_float(shown["cosine"].iloc[0]) == pytest.approx(float(want), abs=1e-3)
+    want = float(core_scores(pd.DataFrame({"text_a": [text_a], "text_b": [text_b]}))["cosine"].iloc[0])
+    # The grid draws its new rows a moment after the run's text (its data is decoded apart): read it until it shows
+    # the pair's cosine, for at most 5 s; a grid still showing the old pair's then fails.
+    for _ in range(20):
+        shown = E.to_float(E.read_dataframe(_after_heading(page, "Cosine per model"))["cosine"].iloc[0])
+        if shown == pytest.approx(want, abs=1e-3):
+            break
+        page.wait_for_timeout(250)
+    assert shown == pytest.approx(want, abs=1e-3), (shown, want)
 
 
 # --------------------------------------------------------------- failure modes
