@@ -37,7 +37,7 @@ from core.stores.access import STORES_ENV, StoreAllowlist, allowlist_from_env
 from core.stores.audit import audit_store, side_by_side
 from core.stores.base import StoreError, StoreKind, filter_words, parse_filters
 from core.stores.kinds import STORE_KINDS, open_store
-from core.stores.retrieval import retrieval_through_store
+from core.stores.retrieval import rates_words, retrieval_through_store
 from core.stores.settings import store_index_settings
 from ui import resources, state, widgets
 
@@ -236,11 +236,10 @@ def _retrieval(handle, model: str, selection: state.Selection, queries: list[str
         f"Search: {result.method}. {result.n_queries:,} queries over {result.n_passages:,} stored passages: {recall}; "
         f"same first passage for {result.same_first:.1%}.",
     ]
-    table = None
-    if not result.rates.empty:
-        table = result.rates.pivot_table(index="mode", columns="search", values="rate", sort=False).reset_index()
-        lines.append("How often a variant of a query's first passage outranks it, first passage by exact search vs by the store:")
-    return lines, table, None
+    if result.rates.empty:
+        return lines, None, None
+    lines.append("How often a variant of a query's first passage outranks it, first passage by exact search vs by the store:")
+    return lines, rates_words(result.rates), result.rates  # the download keeps every rate with its interval, typed
 
 
 def _index_settings(handle, model: str, selection: state.Selection, queries: list[str]):

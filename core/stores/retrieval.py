@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from core import constants
+from core.audit.findings import mode_words
 from core.audit.neighbours import top_k
 from core.audit.search import top_k_overlap
 from core.models.cache import EmbeddingCache
@@ -36,7 +37,7 @@ from core.stores.base import StoreHandle
 from core.words import passage_keys
 
 COL_SEARCH = "search"
-__all__ = ["COL_SEARCH", "SEARCH_EXACT", "SEARCH_STORE", "StoreRetrieval", "json_records", "retrieval_through_store"]
+__all__ = ["COL_SEARCH", "SEARCH_EXACT", "SEARCH_STORE", "StoreRetrieval", "json_records", "rates_words", "retrieval_through_store"]
 
 
 @dataclass
@@ -145,3 +146,23 @@ def retrieval_through_store(
         list(collection.notes),
         dict(handle.filters),
     )
+
+
+SEARCH_WORDS = {SEARCH_EXACT: "exact search", SEARCH_STORE: "the store's search"}
+
+
+def rates_words(rates: pd.DataFrame) -> pd.DataFrame:
+    """How often a variant outranks a query's first passage, as a person reads it: a row per failure mode, by label.
+
+    Args:
+        rates: ``StoreRetrieval.rates`` (model, mitigation, mode, rate, ..., search), one row per mode and search.
+
+    Returns:
+        ``failure mode`` ("Entity swap", "all modes") and one column per search ("exact search", "the store's
+        search") holding the rate as a percentage ("12.5%"; "—" where a search had no such variant).
+    """
+    wide = rates.pivot_table(index=constants.COL_MODE, columns=COL_SEARCH, values="rate", sort=False)
+    out = pd.DataFrame({"failure mode": [mode_words(str(mode)) for mode in wide.index]})
+    for search in wide.columns:
+        out[SEARCH_WORDS.get(str(search), str(search))] = ["—" if pd.isna(v) else f"{float(v):.1%}" for v in wide[search]]
+    return out

@@ -9,6 +9,7 @@ store for the same depth per query.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from store_support import build_chroma, build_lance, build_pg
 
@@ -121,3 +122,24 @@ def test_every_command_asks_the_store_for_one_depth_per_query(tmp_path, stored, 
         handle.close()
     # The audit: every passage's 8 nearest (and itself); then the queries, as retrieval asks them.
     assert asked == [(120, 9), (3, QUERY_DEPTH), (3, QUERY_DEPTH)]
+
+
+def test_store_retrieval_rates_read_as_labels_and_percentages():
+    """The store retrieval block's rates: a failure mode by its label and each search's rate as a percentage (it showed
+    ``entity_swap`` and 0.125); by hand."""
+    from core.stores.retrieval import rates_words
+
+    rates = pd.DataFrame(
+        {
+            "mode": ["negation", "all", "negation", "all", "entity_swap"],
+            "rate": [0.125, 0.25, 0.5, 1 / 3, 0.0],
+            "search": ["exact", "exact", "store", "store", "store"],
+        }
+    )
+    words = rates_words(rates)
+    assert words.columns.tolist() == ["failure mode", "exact search", "the store's search"]
+    assert words.to_dict("records") == [
+        {"failure mode": "Negation", "exact search": "12.5%", "the store's search": "50.0%"},
+        {"failure mode": "all modes", "exact search": "25.0%", "the store's search": "33.3%"},
+        {"failure mode": "Entity/role swap", "exact search": "—", "the store's search": "0.0%"},
+    ]
