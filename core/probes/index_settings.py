@@ -715,6 +715,13 @@ def with_change(table: pd.DataFrame) -> pd.DataFrame:
     return out[TABLE_COLUMNS]
 
 
+def with_float32(settings: Sequence[IndexSetting] | None) -> list[IndexSetting]:
+    """The settings a run scores: ``settings`` (None: :data:`DEFAULT_SETTINGS`) in their order, float32 first when not
+    among them: every ``change`` is against it."""
+    chosen = list(parse_settings(DEFAULT_SETTINGS) if settings is None else settings)
+    return chosen if FLOAT32_SETTING in chosen else [FLOAT32_SETTING, *chosen]
+
+
 def settings_table(frames: Sequence[pd.DataFrame], chosen: Sequence[IndexSetting]) -> pd.DataFrame:
     """The rows (:data:`TABLE_COLUMNS` without ``change``) as one table with their change against float32, in the order
     the settings were asked for; empty frames are left out."""
@@ -766,9 +773,7 @@ def run_index_settings(
     pairs = dict(pairs or {})
     if not pairs and retrieval is None and triples is None:
         raise ValueError("give at least one probe: pairs, the retrieval suite or a triples file")
-    chosen = list(parse_settings(DEFAULT_SETTINGS) if settings is None else settings)
-    if FLOAT32_SETTING not in chosen:
-        chosen.insert(0, FLOAT32_SETTING)
+    chosen = with_float32(settings)
     boot = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
     texts = probe_texts(pairs, retrieval, triples)
     errors: dict[str, str] = {}

@@ -37,15 +37,14 @@ from core.models.encode import embedding_matrix
 from core.models.options import DEFAULT_OPTIONS, EncodeOptions
 from core.models.runs import ProgressFn, model_runs
 from core.probes.index_settings import (
-    DEFAULT_SETTINGS,
     FLOAT32_SETTING,
     TABLE_COLUMNS,
     IndexSetting,
     IndexSettingsResult,
     pair_setting_rows,
-    parse_settings,
     setting_scores,
     settings_table,
+    with_float32,
 )
 from core.stats import bootstrap_ci, interval_or_nan
 from core.stats.overlap import top_k_overlap
@@ -198,9 +197,7 @@ def corpus_index_settings(
     deepest = constants.IR_CUTOFF + (0 if queries else 1)  # without queries a passage is ranked over the others
     if len(passages) < deepest:
         raise ValueError(f"{name} holds {len(passages)} passages; ranking a top {constants.IR_CUTOFF} needs at least {deepest}")
-    chosen = list(parse_settings(DEFAULT_SETTINGS) if settings is None else settings)
-    if FLOAT32_SETTING not in chosen:
-        chosen.insert(0, FLOAT32_SETTING)
+    chosen = with_float32(settings)
     boot: dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
     errors: dict[str, str] = {}
     notes: list[str] = []
@@ -264,9 +261,7 @@ def vectors_index_settings(
     query_texts = passage_keys(list(queries))
     if not pairs and not query_texts:
         raise ValueError(f"give pairs or queries to score against the {what} vectors")
-    chosen = list(settings)
-    if FLOAT32_SETTING not in chosen:
-        chosen.insert(0, FLOAT32_SETTING)
+    chosen = with_float32(settings)
     boot: dict[str, Any] = {"n_resamples": n_resamples, "confidence": confidence, "seed": seed}
     held = {text: source.vectors[i] for i, text in enumerate(source.passages)}
     pair_texts = list(
