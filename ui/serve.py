@@ -56,6 +56,11 @@ def app_scripts() -> list[Path]:
     return [APP, *(APP_DIR / p.path for p in pages.PAGES)]
 
 
+def app_imports() -> list[str]:
+    """The names the router and the pages import at their top, in order (:func:`script_imports` of :func:`app_scripts`)."""
+    return [name for path in app_scripts() for name in script_imports(path.read_text(encoding="utf-8"))]
+
+
 def preload(modules: Iterable[str]) -> list[str]:
     """Import ``modules`` (names that are attributes, not modules, are skipped); the ones imported."""
     for name in _QUIET_LOGGERS:  # Streamlit sets a logger's level when its module is imported: import first, then quiet
@@ -71,9 +76,9 @@ def preload(modules: Iterable[str]) -> list[str]:
                 continue
             try:
                 importlib.import_module(name)
-            except ModuleNotFoundError:  # ``from ui.state import current``: ``ui.state.current`` is a function, not a module
-                continue
-            except Exception:  # noqa: BLE001 - a page that cannot import says so in the browser, on its own run
+            # ``from ui.state import current`` names a function, not a module; a page that cannot import says so in the
+            # browser, on its own run
+            except Exception:  # noqa: BLE001
                 continue
             done.append(name)
     finally:
@@ -94,8 +99,7 @@ def skip_repl_check() -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Import the pages' modules, then run ``streamlit run app.py`` with ``argv`` (default: this command's arguments)."""
-    names = [name for path in app_scripts() for name in script_imports(path.read_text(encoding="utf-8"))]
-    preload([*names, *STREAMLIT_LAZY])
+    preload([*app_imports(), *STREAMLIT_LAZY])
     skip_repl_check()
     from streamlit.web import cli  # noqa: PLC0415 - imported once the app's modules are, as its own start would
 

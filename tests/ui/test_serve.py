@@ -44,7 +44,7 @@ def test_preload_imports_modules_and_skips_names_that_are_not_modules(monkeypatc
 
 def test_every_page_import_resolves():
     """A page whose import line names nothing importable would fail in the browser; here it fails first."""
-    names = [name for path in serve.app_scripts() for name in serve.script_imports(path.read_text(encoding="utf-8"))]
+    names = serve.app_imports()
     assert "pandas" in names and "ui.state" in names
     modules = [n for n in names if n.split(".")[0] in {"core", "ui"} and (ROOT / (n.replace(".", "/") + ".py")).exists()]
     assert modules and all(module in sys.modules or serve.preload([module]) == [module] for module in modules)
